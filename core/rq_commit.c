@@ -1,0 +1,232 @@
+/*
+ * rq_commit: build commit objects byte for byte from the original's raw
+ * data.
+ */
+#include "rq_commit.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct buf {
+	char *p;
+	size_t len, cap;
+	int oom;
+} buf;
+
+static void buf_add(buf *b, const char *s, size_t n)
+{
+	if (b->oom)
+		return;
+	if (b->len + n + 1 > b->cap) {
+		size_t ncap = b->cap ? b->cap : 256;
+		while (ncap < b->len + n + 1)
+			ncap *= 2;
+		char *np = realloc(b->p, ncap);
+		if (!np) {
+			b->oom = 1;
+			return;
+		}
+		b->p = np;
+		b->cap = ncap;
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+static void buf_str(buf *b, const char *s)
+{
+	buf_add(b, s, strlen(s));
+}
+
+static void buf_oid_line(buf *b, const char *key, const git_oid *oid)
+{
+	char hex[GIT_OID_HEXSZ + 1];
+	git_oid_tostr(hex, sizeof(hex), oid);
+	buf_str(b, key);
+	buf_add(b, hex, GIT_OID_HEXSZ);
+	buf_add(b, "\n", 1);
+}
+
+/* Start of the message: after the header's blank line, blank lines skipped. */
+static const char *message_start(const char *data, size_t len, const char **header_end)
+{
+	const char *end = data + len, *sep = NULL, *p;
+
+	for (p = data; p + 1 < end; p++) {
+		if (p[0] == '\n' && p[1] == '\n') {
+			sep = p;
+			break;
+		}
+	}
+	if (!sep) {
+		*header_end = end;
+		return end;
+	}
+	*header_end = sep + 1; /* the header keeps its last newline */
+	p = sep + 2;
+	while (p < end) { /* skip lines made only of white space */
+		const char *q = p;
+		while (q < end && *q != '\n' && isspace((unsigned char)*q))
+			q++;
+		if (q < end && *q != '\n')
+			break;
+		p = q < end ? q + 1 : end;
+	}
+	return p;
+}
+
+static int header_key_is(const char *line, size_t len, const char *key)
+{
+	size_t k = strlen(key);
+	return len >= k && !memcmp(line, key, k) && (len == k || line[k] == ' ');
+}
+
+static int read_raw(git_odb *odb, const git_oid *id, git_odb_object **obj, rq_error *err)
+{
+	if (git_odb_read(obj, odb, id) < 0)
+		return rq_error_git(err, "cannot read commit");
+	if (git_odb_object_type(*obj) != GIT_OBJECT_COMMIT) {
+		git_odb_object_free(*obj);
+		*obj = NULL;
+		return rq_error_set(err, RQ_E_BAD_REVISION, "object is not a commit");
+	}
+	return 0;
+}
+
+static int finish(git_odb *odb, buf *b, git_oid *out, rq_error *err)
+{
+	int rc = 0;
+	if (b->oom)
+		rc = rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	else if (git_odb_write(out, odb, b->p, b->len, GIT_OBJECT_COMMIT) < 0)
+		rc = rq_error_git(err, "failed to write commit object");
+	free(b->p);
+	return rc;
+}
+
+int rq_commit_pick(git_odb *odb, const git_oid *orig, const git_oid *tree, const git_oid *parent,
+                   const char *committer, git_oid *out, rq_error *err)
+{
+	git_odb_object *obj = NULL;
+	const char *data, *end, *hend, *msg, *p;
+	const char *author = NULL;
+	size_t author_len = 0;
+	buf b = {0}, extra = {0};
+	int rc;
+
+	if (read_raw(odb, orig, &obj, err) < 0)
+		return -1;
+	data = git_odb_object_data(obj);
+	end = data + git_odb_object_size(obj);
+	msg = message_start(data, (size_t)(end - data), &hend);
+
+	/* walk header fields; a field is its line plus continuation lines */
+	for (p = data; p < hend;) {
+		const char *f = p, *nl;
+		int keep;
+		do {
+			nl = memchr(p, '\n', (size_t)(hend - p));
+			p = nl ? nl + 1 : hend;
+		} while (p < hend && *p == ' ');
+		size_t flen = (size_t)(p - f);
+		size_t first = (size_t)((memchr(f, '\n', flen) ? (const char *)memchr(f, '\n', flen) : p) - f);
+		if (header_key_is(f, first, "author")) {
+			author = f;
+			author_len = flen;
+			continue;
+		}
+		keep = !(header_key_is(f, first, "tree") || header_key_is(f, first, "parent") ||
+		         header_key_is(f, first, "committer") || header_key_is(f, first, "gpgsig") ||
+		         header_key_is(f, first, "gpgsig-sha256"));
+		if (keep) {
+			buf_add(&extra, f, flen);
+			if (f[flen - 1] != '\n')
+				buf_add(&extra, "\n", 1);
+		}
+	}
+	if (!author) {
+		git_odb_object_free(obj);
+		free(extra.p);
+		return rq_error_set(err, RQ_E_BAD_REVISION, "commit has no author");
+	}
+	buf_oid_line(&b, "tree ", tree);
+	if (parent)
+		buf_oid_line(&b, "parent ", parent);
+	buf_add(&b, author, author_len);
+	if (author[author_len - 1] != '\n')
+		buf_add(&b, "\n", 1);
+	buf_str(&b, "committer ");
+	buf_str(&b, committer);
+	buf_add(&b, "\n", 1);
+	if (extra.len)
+		buf_add(&b, extra.p, extra.len);
+	buf_add(&b, "\n", 1);
+	buf_add(&b, msg, (size_t)(end - msg));
+	b.oom |= extra.oom;
+	free(extra.p);
+	git_odb_object_free(obj);
+	rc = finish(odb, &b, out, err);
+	return rc;
+}
+
+char *rq_commit_revert_message(const char *message, size_t len, const char *hex)
+{
+	const char *nl = memchr(message, '\n', len);
+	size_t slen = nl ? (size_t)(nl - message) : len;
+	buf b = {0};
+	const char *rp = "Revert \"";
+	size_t rpl = strlen(rp);
+
+	if (slen >= rpl && !memcmp(message, rp, rpl) &&
+	    !(slen >= 2 * rpl && !memcmp(message + rpl, rp, rpl))) {
+		buf_str(&b, "Reapply \"");
+		buf_add(&b, message + rpl, slen - rpl);
+	} else {
+		buf_str(&b, rp);
+		buf_add(&b, message, slen);
+		buf_str(&b, "\"");
+	}
+	buf_str(&b, "\n\nThis reverts commit ");
+	buf_str(&b, hex);
+	buf_str(&b, ".\n");
+	if (b.oom) {
+		free(b.p);
+		return NULL;
+	}
+	return b.p;
+}
+
+int rq_commit_revert(git_odb *odb, const git_oid *orig, const git_oid *tree, const git_oid *parent,
+                     const char *committer, git_oid *out, rq_error *err)
+{
+	git_odb_object *obj = NULL;
+	const char *data, *end, *hend, *msg;
+	char hex[GIT_OID_HEXSZ + 1];
+	char *text;
+	buf b = {0};
+
+	if (read_raw(odb, orig, &obj, err) < 0)
+		return -1;
+	data = git_odb_object_data(obj);
+	end = data + git_odb_object_size(obj);
+	msg = message_start(data, (size_t)(end - data), &hend);
+	git_oid_tostr(hex, sizeof(hex), orig);
+	text = rq_commit_revert_message(msg, (size_t)(end - msg), hex);
+	git_odb_object_free(obj);
+	if (!text)
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	buf_oid_line(&b, "tree ", tree);
+	if (parent)
+		buf_oid_line(&b, "parent ", parent);
+	buf_str(&b, "author ");
+	buf_str(&b, committer);
+	buf_str(&b, "\ncommitter ");
+	buf_str(&b, committer);
+	buf_str(&b, "\n\n");
+	buf_str(&b, text);
+	free(text);
+	return finish(odb, &b, out, err);
+}

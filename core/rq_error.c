@@ -1,0 +1,67 @@
+/*
+ * rq_error: error codes, their stable names, and message formatting.
+ */
+#include "rq_error.h"
+
+#include <git2.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const code_names[RQ_E_COUNT] = {
+    [RQ_OK] = "ok",
+    [RQ_E_USAGE] = "usage",
+    [RQ_E_BAD_REPO] = "bad_repo",
+    [RQ_E_BAD_REVISION] = "bad_revision",
+    [RQ_E_AMBIGUOUS] = "ambiguous_ref",
+    [RQ_E_NOT_A_REF] = "not_a_ref",
+    [RQ_E_BAD_REF] = "bad_ref",
+    [RQ_E_NOTHING] = "nothing_to_replay",
+    [RQ_E_MERGE_COMMIT] = "merge_commit",
+    [RQ_E_EMPTY_COMMIT] = "empty_commit",
+    [RQ_E_TOO_MANY_COMMITS] = "too_many_commits",
+    [RQ_E_IDENT] = "no_identity",
+    [RQ_E_BAD_DATE] = "bad_date",
+    [RQ_E_REF_MOVED] = "ref_moved",
+    [RQ_E_IO] = "io",
+    [RQ_E_GIT] = "git",
+    [RQ_E_NOMEM] = "out_of_memory",
+    [RQ_E_INTERNAL] = "internal",
+};
+
+void rq_error_clear(rq_error *err)
+{
+	if (!err)
+		return;
+	err->code = RQ_OK;
+	err->msg[0] = '\0';
+}
+
+int rq_error_set(rq_error *err, rq_code code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err)
+		return -1;
+	err->code = code;
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int rq_error_git(rq_error *err, const char *what)
+{
+	const git_error *e = git_error_last();
+
+	if (e && e->klass == GIT_ERROR_NOMEMORY)
+		return rq_error_set(err, RQ_E_NOMEM, "%s: out of memory", what);
+	return rq_error_set(err, RQ_E_GIT, "%s: %s", what, e && e->message ? e->message : "unknown error");
+}
+
+const char *rq_code_name(rq_code code)
+{
+	if ((int)code < 0 || code >= RQ_E_COUNT || !code_names[code])
+		return "internal";
+	return code_names[code];
+}

@@ -1,0 +1,62 @@
+/*
+ * rq_error: the error value every replayq library call fills on failure.
+ *
+ * A call that fails returns a negative int and leaves a stable code (one of
+ * rq_code, with a fixed string name used in JSON results and logs) and a
+ * human message in the rq_error it was given. Messages are complete
+ * sentences without the "fatal: " prefix; the program adds that.
+ */
+#ifndef RQ_ERROR_H
+#define RQ_ERROR_H
+
+#include <stddef.h>
+
+typedef enum {
+	RQ_OK = 0,
+	RQ_E_USAGE,            /* bad option or combination of options */
+	RQ_E_BAD_REPO,         /* repository missing, unreadable or outside its root */
+	RQ_E_BAD_REVISION,     /* a revision argument does not name a commit */
+	RQ_E_AMBIGUOUS,        /* a name matches several refs */
+	RQ_E_NOT_A_REF,        /* a name that must be a ref is not one */
+	RQ_E_BAD_REF,          /* a ref name that is not valid */
+	RQ_E_NOTHING,          /* no commits to replay were given */
+	RQ_E_MERGE_COMMIT,     /* the range holds a merge commit */
+	RQ_E_EMPTY_COMMIT,     /* a pick became empty with empty=abort */
+	RQ_E_TOO_MANY_COMMITS, /* the range holds more commits than allowed */
+	RQ_E_IDENT,            /* no committer identity could be found */
+	RQ_E_BAD_DATE,         /* a date that cannot be parsed */
+	RQ_E_REF_MOVED,        /* a ref changed since it was read */
+	RQ_E_IO,               /* a file system operation failed */
+	RQ_E_GIT,              /* libgit2 reported an unexpected error */
+	RQ_E_NOMEM,            /* out of memory */
+	RQ_E_INTERNAL,         /* a bug */
+	RQ_E_COUNT
+} rq_code;
+
+#define RQ_ERROR_MSG_MAX 512
+
+typedef struct rq_error {
+	rq_code code;
+	char msg[RQ_ERROR_MSG_MAX];
+} rq_error;
+
+/* Clear an error (code RQ_OK, empty message). err may be NULL. */
+void rq_error_clear(rq_error *err);
+
+/*
+ * Set code and a printf-style message; returns -1 so that callers can
+ * write `return rq_error_set(err, ...)`. err may be NULL.
+ */
+int rq_error_set(rq_error *err, rq_code code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/*
+ * Set RQ_E_GIT (or RQ_E_NOMEM) from libgit2's last error, prefixed with
+ * what was being done. Returns -1.
+ */
+int rq_error_git(rq_error *err, const char *what);
+
+/* Stable snake_case name of a code ("bad_revision", ...). */
+const char *rq_code_name(rq_code code);
+
+#endif

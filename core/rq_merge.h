@@ -1,0 +1,64 @@
+/*
+ * rq_merge: the 3-way tree merge behind every pick.
+ *
+ * base = the picked commit's parent tree (NULL: the empty tree), ours = the
+ * tree the pick lands on, theirs = the picked commit's tree (for a revert,
+ * base and theirs are swapped by the caller). A clean merge writes the
+ * result tree and returns 0; a conflicted one returns 1 and lists each
+ * conflicting path with its kind; errors are negative.
+ *
+ * Trivial cases are resolved without reading a tree: theirs == base gives
+ * ours, ours == base or ours == theirs gives theirs. Everything else uses
+ * libgit2's merge with rename detection at git's default 50% similarity,
+ * following merge.renames and merge.renameLimit from the repository config.
+ */
+#ifndef RQ_MERGE_H
+#define RQ_MERGE_H
+
+#include <git2.h>
+#include <stddef.h>
+
+#include "rq_error.h"
+
+/* The id of the empty tree. */
+#define RQ_EMPTY_TREE_HEX "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+typedef enum {
+	RQ_CONFLICT_CONTENT,
+	RQ_CONFLICT_ADD_ADD,
+	RQ_CONFLICT_MODIFY_DELETE,
+	RQ_CONFLICT_RENAME,
+	RQ_CONFLICT_FILE_DIRECTORY,
+	RQ_CONFLICT_COUNT
+} rq_conflict_kind;
+
+typedef struct rq_conflict {
+	char *path;
+	rq_conflict_kind kind;
+} rq_conflict;
+
+typedef struct rq_conflicts {
+	rq_conflict *v;
+	size_t n, cap;
+} rq_conflicts;
+
+/* Stable names: "content", "add/add", "modify/delete", "rename", "file/directory". */
+const char *rq_conflict_kind_name(rq_conflict_kind kind);
+void rq_conflicts_free(rq_conflicts *c);
+
+typedef struct rq_merge_stats {
+	size_t trivial;  /* picks resolved without opening a tree */
+	size_t full;     /* picks that needed a full tree merge */
+	size_t fallback; /* picks that used libgit2's merge */
+} rq_merge_stats;
+
+typedef struct rq_merger rq_merger;
+
+int rq_merger_new(rq_merger **out, git_repository *repo, rq_error *err);
+void rq_merger_free(rq_merger *m);
+const rq_merge_stats *rq_merger_stats(const rq_merger *m);
+
+int rq_merger_merge(rq_merger *m, const git_oid *base, const git_oid *ours, const git_oid *theirs,
+                    git_oid *out, rq_conflicts *conflicts, rq_error *err);
+
+#endif

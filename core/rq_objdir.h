@@ -1,0 +1,45 @@
+/*
+ * rq_objdir: a temporary object directory for the objects a replay writes.
+ *
+ * rq_objdir_open() creates <objects>/replayq-tmp-<pid>-XXXXXX and gives the
+ * repository handle an object database that reads the repository's packs,
+ * loose objects and alternates plus the temporary directory, and writes
+ * only to the temporary directory. rq_objdir_finish() packs every new
+ * object into one packfile with its index, moves the pack and then the
+ * index into objects/pack, removes the temporary directory and gives the
+ * repository back its own object database. rq_objdir_free() without a
+ * finish (conflict, error) removes the directory and everything in it.
+ *
+ * rq_objdir_clean_stale() removes temporary directories left by killed
+ * processes: older than max_age seconds and not owned by a live process.
+ */
+#ifndef RQ_OBJDIR_H
+#define RQ_OBJDIR_H
+
+#include <git2.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rq_error.h"
+
+typedef struct rq_objdir rq_objdir;
+
+typedef struct rq_objdir_stats {
+	size_t objects;       /* objects written by the replay */
+	uint64_t pack_bytes;  /* size of the packfile */
+	char pack_name[96];   /* "pack-<hex>" or "" when nothing was written */
+} rq_objdir_stats;
+
+int rq_objdir_open(rq_objdir **out, git_repository *repo, rq_error *err);
+int rq_objdir_finish(rq_objdir *od, rq_objdir_stats *stats, rq_error *err);
+void rq_objdir_free(rq_objdir *od);
+/* The temporary directory's path (for tests and logs). */
+const char *rq_objdir_path(const rq_objdir *od);
+
+/* Returns the number of directories removed, or -1. */
+int rq_objdir_clean_stale(git_repository *repo, unsigned max_age, rq_error *err);
+
+/* Remove a directory tree (no symlinks followed). 0 or -1 (errno set). */
+int rq_rmtree(const char *path);
+
+#endif

@@ -1,0 +1,26 @@
+/*
+ * rq_oidmap: an open-addressing hash map from object id to a size_t value
+ * (an index into a caller's array). Used by the walk and the replay loop.
+ */
+#ifndef RQ_OIDMAP_H
+#define RQ_OIDMAP_H
+
+#include <git2.h>
+#include <stddef.h>
+
+typedef struct rq_oidmap {
+	git_oid *keys;
+	size_t *vals;
+	unsigned char *used;
+	size_t cap; /* power of two */
+	size_t len;
+} rq_oidmap;
+
+void rq_oidmap_init(rq_oidmap *m);
+void rq_oidmap_free(rq_oidmap *m);
+/* Insert or overwrite; 0 on success, -1 out of memory. */
+int rq_oidmap_put(rq_oidmap *m, const git_oid *key, size_t val);
+/* 1 and *val set if present, else 0. */
+int rq_oidmap_get(const rq_oidmap *m, const git_oid *key, size_t *val);
+
+#endif

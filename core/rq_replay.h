@@ -1,0 +1,90 @@
+/*
+ * rq_replay: replay commits onto a new base without a worktree or index.
+ *
+ * This is the engine's one entry point, modelled on git's replay: it takes
+ * an opened repository, revision arguments and options, replays the
+ * selected commits (rebase with RQ_MODE_ONTO, cherry-pick with
+ * RQ_MODE_ADVANCE, revert with RQ_MODE_REVERT) and fills a result with the
+ * ref updates to make. It never prints, never exits and never touches a
+ * worktree, the index or a ref: rq_replay_apply() applies the updates in
+ * one transaction, rq_replay_format_updates() writes them as
+ * `update <ref> <new> <old>` lines for `git update-ref --stdin`.
+ *
+ * New objects go to a temporary object directory and become one packfile
+ * in objects/pack before rq_replay_run() returns 0; on conflict or error
+ * nothing new is left in the repository.
+ *
+ * Returns 0 (clean), 1 (conflict: result->conflict filled, no updates) or
+ * -1 with err set.
+ */
+#ifndef RQ_REPLAY_H
+#define RQ_REPLAY_H
+
+#include <git2.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rq_error.h"
+#include "rq_ident.h"
+#include "rq_merge.h"
+
+typedef enum { RQ_MODE_ONTO, RQ_MODE_ADVANCE, RQ_MODE_REVERT } rq_mode;
+
+typedef enum { RQ_EMPTY_DROP, RQ_EMPTY_KEEP, RQ_EMPTY_ABORT } rq_empty;
+
+typedef struct rq_replay_opts {
+	rq_mode mode;
+	const char *target;  /* --onto commit-ish, or the --advance/--revert branch */
+	int contained;       /* --contained (RQ_MODE_ONTO only) */
+	const char *ref;     /* --ref: fully qualified ref that receives the result */
+	const char *const *revisions;
+	size_t nrevisions;
+	rq_empty empty;
+	const rq_ident *committer; /* NULL: git's usual sources (rq_ident_default) */
+	size_t max_commits;        /* 0: no limit */
+} rq_replay_opts;
+
+typedef struct rq_ref_update {
+	char *ref;
+	git_oid old_id; /* zero: the ref must not exist yet */
+	git_oid new_id;
+} rq_ref_update;
+
+typedef struct rq_replay_stats {
+	size_t commits;      /* commits in the range */
+	size_t picked;       /* new commits written */
+	size_t dropped;      /* picks that became empty and were dropped */
+	size_t merges_trivial, merges_full, merges_fallback;
+	size_t objects;      /* new objects */
+	uint64_t pack_bytes;
+	char pack_name[96];
+	double ms_resolve, ms_walk, ms_replay, ms_pack, ms_total;
+} rq_replay_stats;
+
+typedef struct rq_replay_result {
+	rq_ref_update *updates;
+	size_t nupdates;
+	int conflicted;
+	git_oid conflict_commit; /* the commit whose pick conflicted */
+	rq_conflicts conflicts;
+	char reflog_msg[300]; /* "replay --onto <id>", "replay --advance <branch>", ... */
+	rq_replay_stats stats;
+} rq_replay_result;
+
+int rq_replay_run(git_repository *repo, const rq_replay_opts *opts, rq_replay_result *result,
+                  rq_error *err);
+void rq_replay_result_free(rq_replay_result *result);
+
+/*
+ * Apply every update in one transaction: each ref is locked, its current
+ * value checked against old_id (RQ_E_REF_MOVED if it moved), then all are
+ * written with a reflog entry (result->reflog_msg) by committer. Nothing is
+ * changed unless every check passes.
+ */
+int rq_replay_apply(git_repository *repo, const rq_replay_result *result,
+                    const rq_ident *committer, rq_error *err);
+
+/* "update <ref> <new> <old>\n" lines; malloc'ed, NULL when out of memory. */
+char *rq_replay_format_updates(const rq_replay_result *result);
+
+#endif

@@ -1,0 +1,306 @@
+/*
+ * rq_revs: parse revision arguments and resolve names like git does.
+ */
+#include "rq_revs.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const dwim_rules[] = {
+    "%s", "refs/%s", "refs/tags/%s", "refs/heads/%s", "refs/remotes/%s", "refs/remotes/%s/HEAD",
+};
+
+static int is_pseudoref_like(const char *name)
+{
+	if (!*name)
+		return 0;
+	for (const char *p = name; *p; p++)
+		if (!(isupper((unsigned char)*p) || *p == '_'))
+			return 0;
+	return 1;
+}
+
+int rq_refname_is_valid_full(const char *s)
+{
+	int valid = 0;
+
+	if (!s)
+		return 0;
+	if (!strcmp(s, "HEAD"))
+		return 1;
+	if (strncmp(s, "refs/", 5) != 0)
+		return 0;
+	if (git_reference_name_is_valid(&valid, s) < 0)
+		return 0;
+	return valid;
+}
+
+int rq_dwim_ref(git_repository *repo, const char *name, char **fullname, git_oid *oid,
+                rq_error *err)
+{
+	int found = 0;
+	size_t len = strlen(name);
+
+	if (fullname)
+		*fullname = NULL;
+	if (!len || len > 4096)
+		return 0;
+	for (size_t i = 0; i < sizeof(dwim_rules) / sizeof(dwim_rules[0]); i++) {
+		char cand[4200];
+		git_reference *ref = NULL, *resolved = NULL;
+		int valid = 0;
+
+		if (i == 0 && strncmp(name, "refs/", 5) != 0 && !is_pseudoref_like(name))
+			continue;
+		snprintf(cand, sizeof(cand), dwim_rules[i], name);
+		if (git_reference_name_is_valid(&valid, cand) < 0 || !valid)
+			continue;
+		int rc = git_reference_lookup(&ref, repo, cand);
+		if (rc == GIT_ENOTFOUND || rc == GIT_EINVALIDSPEC)
+			continue;
+		if (rc < 0)
+			return rq_error_git(err, "cannot read ref");
+		rc = git_reference_resolve(&resolved, ref);
+		git_reference_free(ref);
+		if (rc < 0)
+			continue; /* dangling symref: ignored, as git does */
+		if (!found) {
+			if (oid)
+				git_oid_cpy(oid, git_reference_target(resolved));
+			if (fullname) {
+				*fullname = strdup(git_reference_name(resolved));
+				if (!*fullname) {
+					git_reference_free(resolved);
+					return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+				}
+			}
+		}
+		found++;
+		git_reference_free(resolved);
+	}
+	return found;
+}
+
+static int all_hex(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (!isxdigit((unsigned char)s[i]))
+			return 0;
+	return 1;
+}
+
+static int unknown_revision(rq_error *err, const char *expr)
+{
+	return rq_error_set(err, RQ_E_BAD_REVISION,
+	                    "ambiguous argument '%s': unknown revision or path not in the working tree.",
+	                    expr);
+}
+
+/* Resolve the base name (before any ~ ^ suffix) to an object id. */
+static int resolve_base(git_repository *repo, const char *expr, const char *base, git_oid *out,
+                        rq_error *err)
+{
+	size_t len = strlen(base);
+	int n;
+
+	if (!strcmp(base, "@"))
+		base = "HEAD";
+	if (len == GIT_OID_HEXSZ && all_hex(base, len) && git_oid_fromstr(out, base) == 0) {
+		git_odb *odb = NULL;
+		int exists = 0;
+		if (git_repository_odb(&odb, repo) == 0) {
+			exists = git_odb_exists(odb, out);
+			git_odb_free(odb);
+		}
+		if (!exists)
+			return unknown_revision(err, expr);
+		return 0;
+	}
+	n = rq_dwim_ref(repo, base, NULL, out, err);
+	if (n < 0)
+		return -1;
+	if (n > 1)
+		return rq_error_set(err, RQ_E_AMBIGUOUS, "refname '%s' is ambiguous.", base);
+	if (n == 1)
+		return 0;
+	if (len >= 4 && len < GIT_OID_HEXSZ && all_hex(base, len)) {
+		git_object *obj = NULL;
+		git_oid prefix;
+		int rc;
+		if (git_oid_fromstrn(&prefix, base, len) < 0)
+			return unknown_revision(err, expr);
+		rc = git_object_lookup_prefix(&obj, repo, &prefix, len, GIT_OBJECT_ANY);
+		if (rc == GIT_EAMBIGUOUS)
+			return rq_error_set(err, RQ_E_AMBIGUOUS, "short object ID %s is ambiguous",
+			                    base);
+		if (rc < 0)
+			return unknown_revision(err, expr);
+		git_oid_cpy(out, git_object_id(obj));
+		git_object_free(obj);
+		return 0;
+	}
+	return unknown_revision(err, expr);
+}
+
+int rq_resolve_commit(git_repository *repo, const char *expr, git_oid *out, rq_error *err)
+{
+	size_t blen = strcspn(expr, "~^");
+	char *base;
+	git_oid oid;
+	git_object *obj = NULL, *peeled = NULL;
+	int rc;
+
+	if (!*expr || expr[0] == '-' || strchr(expr, ':') || blen == 0)
+		return unknown_revision(err, expr);
+	base = strndup(expr, blen);
+	if (!base)
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	rc = resolve_base(repo, expr, base, &oid, err);
+	free(base);
+	if (rc < 0)
+		return -1;
+	if (expr[blen]) {
+		char spec[GIT_OID_HEXSZ + 1 + 256];
+		char hex[GIT_OID_HEXSZ + 1];
+		if (strlen(expr + blen) > 255)
+			return unknown_revision(err, expr);
+		git_oid_tostr(hex, sizeof(hex), &oid);
+		snprintf(spec, sizeof(spec), "%s%s", hex, expr + blen);
+		if (git_revparse_single(&obj, repo, spec) < 0)
+			return unknown_revision(err, expr);
+	} else if (git_object_lookup(&obj, repo, &oid, GIT_OBJECT_ANY) < 0) {
+		return unknown_revision(err, expr);
+	}
+	rc = git_object_peel(&peeled, obj, GIT_OBJECT_COMMIT);
+	git_object_free(obj);
+	if (rc < 0)
+		return rq_error_set(err, RQ_E_BAD_REVISION, "'%s' does not name a commit", expr);
+	git_oid_cpy(out, git_object_id(peeled));
+	git_object_free(peeled);
+	return 0;
+}
+
+void rq_revs_free(rq_revs *revs)
+{
+	if (!revs)
+		return;
+	for (size_t i = 0; i < revs->n; i++) {
+		free(revs->v[i].name);
+		free(revs->v[i].fullref);
+	}
+	free(revs->v);
+	memset(revs, 0, sizeof(*revs));
+}
+
+static int push_rev(git_repository *repo, rq_revs *revs, size_t *cap, const char *name, size_t len,
+                    int negative, const git_oid *known, rq_error *err)
+{
+	rq_rev *r;
+	int n;
+
+	if (revs->n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 8;
+		rq_rev *nv = realloc(revs->v, ncap * sizeof(*nv));
+		if (!nv)
+			return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+		revs->v = nv;
+		*cap = ncap;
+	}
+	r = &revs->v[revs->n];
+	memset(r, 0, sizeof(*r));
+	r->negative = negative;
+	r->name = len ? strndup(name, len) : strdup("HEAD");
+	if (!r->name)
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	revs->n++;
+	if (negative)
+		revs->nnegative++;
+	else
+		revs->npositive++;
+	if (known) {
+		git_oid_cpy(&r->oid, known);
+		return 0;
+	}
+	if (rq_resolve_commit(repo, r->name, &r->oid, err) < 0)
+		return -1;
+	n = rq_dwim_ref(repo, r->name, &r->fullref, NULL, err);
+	if (n < 0)
+		return -1;
+	if (n != 1) {
+		free(r->fullref);
+		r->fullref = NULL;
+	}
+	return 0;
+}
+
+static int add_merge_bases(git_repository *repo, rq_revs *revs, size_t *cap, const git_oid *a,
+                           const git_oid *b, rq_error *err)
+{
+	git_oidarray bases = {0};
+	int rc = git_merge_bases(&bases, repo, a, b);
+
+	if (rc == GIT_ENOTFOUND)
+		return 0;
+	if (rc < 0)
+		return rq_error_git(err, "cannot compute merge bases");
+	for (size_t i = 0; i < bases.count; i++) {
+		char hex[GIT_OID_HEXSZ + 1];
+		git_oid_tostr(hex, sizeof(hex), &bases.ids[i]);
+		if (push_rev(repo, revs, cap, hex, GIT_OID_HEXSZ, 1, &bases.ids[i], err) < 0) {
+			git_oidarray_dispose(&bases);
+			return -1;
+		}
+	}
+	git_oidarray_dispose(&bases);
+	return 0;
+}
+
+static int parse_one(git_repository *repo, rq_revs *revs, size_t *cap, const char *arg,
+                     rq_error *err)
+{
+	const char *dots = strstr(arg, "..");
+
+	if (!*arg || arg[0] == '-')
+		return rq_error_set(err, RQ_E_USAGE, "option-like revision '%s' is not allowed", arg);
+	if (dots) {
+		int symmetric = dots[2] == '.';
+		const char *right = dots + (symmetric ? 3 : 2);
+		size_t llen = (size_t)(dots - arg);
+		size_t first;
+
+		if (arg[0] == '^' || strstr(right, ".."))
+			return unknown_revision(err, arg);
+		first = revs->n;
+		if (push_rev(repo, revs, cap, arg, llen, !symmetric, NULL, err) < 0)
+			return -1;
+		if (push_rev(repo, revs, cap, right, strlen(right), 0, NULL, err) < 0)
+			return -1;
+		if (symmetric)
+			return add_merge_bases(repo, revs, cap, &revs->v[first].oid,
+			                       &revs->v[first + 1].oid, err);
+		return 0;
+	}
+	if (arg[0] == '^') {
+		if (!arg[1])
+			return unknown_revision(err, arg);
+		return push_rev(repo, revs, cap, arg + 1, strlen(arg + 1), 1, NULL, err);
+	}
+	return push_rev(repo, revs, cap, arg, strlen(arg), 0, NULL, err);
+}
+
+int rq_revs_parse(git_repository *repo, const char *const *args, size_t nargs, rq_revs *out,
+                  rq_error *err)
+{
+	size_t cap = 0;
+
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < nargs; i++) {
+		if (parse_one(repo, out, &cap, args[i], err) < 0) {
+			rq_revs_free(out);
+			return -1;
+		}
+	}
+	return 0;
+}

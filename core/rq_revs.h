@@ -1,0 +1,53 @@
+/*
+ * rq_revs: revision arguments resolved the way git resolves them.
+ *
+ * Accepted forms: "A..B", "A...B" (symmetric difference: both sides
+ * positive, their merge bases negative), "^A", "B"; each side a full or
+ * abbreviated object id, a ref name resolved with git's DWIM rules
+ * (X, refs/X, refs/tags/X, refs/heads/X, refs/remotes/X,
+ * refs/remotes/X/HEAD), "HEAD"/"@", optionally followed by "~N", "^N" or
+ * "^{...}" suffixes. A name that matches two refs is refused as ambiguous.
+ */
+#ifndef RQ_REVS_H
+#define RQ_REVS_H
+
+#include <git2.h>
+#include <stddef.h>
+
+#include "rq_error.h"
+
+typedef struct rq_rev {
+	char *name;    /* the expression for this side, without '^' */
+	int negative;  /* excluded ("^A", left of "A..B", a merge base) */
+	git_oid oid;   /* the commit it names */
+	char *fullref; /* full ref name when name is exactly one ref, else NULL */
+} rq_rev;
+
+typedef struct rq_revs {
+	rq_rev *v;
+	size_t n;
+	size_t npositive;
+	size_t nnegative;
+} rq_revs;
+
+/* Parse and resolve every argument; on failure *out is left empty. */
+int rq_revs_parse(git_repository *repo, const char *const *args, size_t nargs, rq_revs *out,
+                  rq_error *err);
+void rq_revs_free(rq_revs *revs);
+
+/*
+ * DWIM a name to a ref. Returns the number of refs that match (0, 1, 2...)
+ * or -1 on error; when at least one matches, *fullname (may be NULL: not
+ * wanted) receives the first match's full name, with symbolic refs
+ * followed (HEAD -> refs/heads/main), and *oid its target.
+ */
+int rq_dwim_ref(git_repository *repo, const char *name, char **fullname, git_oid *oid,
+                rq_error *err);
+
+/* Resolve a commit-ish expression (no ranges) to a commit id. */
+int rq_resolve_commit(git_repository *repo, const char *expr, git_oid *out, rq_error *err);
+
+/* 1 if s is a valid, fully qualified ref name ("refs/..." or "HEAD"). */
+int rq_refname_is_valid_full(const char *s);
+
+#endif

@@ -1,0 +1,433 @@
+/*
+ * rq_walk: select and order the commits of a replay.
+ *
+ * A date-ordered walk marks what the negative revisions exclude (stopping,
+ * as git does, a few commits after only excluded commits remain), then a
+ * depth-first topological sort in graph order orders the rest.
+ */
+#include "rq_walk.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rq_oidmap.h"
+
+#define F_SEEN          1u
+#define F_UNINTERESTING 2u
+#define F_PARSED        4u
+
+#define SLOP 5
+
+typedef struct node {
+	git_oid oid;
+	int64_t date;
+	size_t *parents;
+	unsigned nparents;
+	unsigned flags;
+	unsigned indegree;
+	git_commit *commit;
+} node;
+
+typedef struct qent {
+	size_t node;
+	struct qent *next;
+} qent;
+
+typedef struct walker {
+	git_repository *repo;
+	node *nodes;
+	size_t n, cap;
+	rq_oidmap map;
+	qent *free_q;
+	rq_error *err;
+} walker;
+
+static int get_node(walker *w, const git_oid *oid, size_t *out)
+{
+	if (rq_oidmap_get(&w->map, oid, out))
+		return 0;
+	if (w->n == w->cap) {
+		size_t ncap = w->cap ? w->cap * 2 : 256;
+		node *nn = realloc(w->nodes, ncap * sizeof(*nn));
+		if (!nn)
+			return rq_error_set(w->err, RQ_E_NOMEM, "out of memory");
+		w->nodes = nn;
+		w->cap = ncap;
+	}
+	memset(&w->nodes[w->n], 0, sizeof(node));
+	git_oid_cpy(&w->nodes[w->n].oid, oid);
+	if (rq_oidmap_put(&w->map, oid, w->n) < 0)
+		return rq_error_set(w->err, RQ_E_NOMEM, "out of memory");
+	*out = w->n++;
+	return 0;
+}
+
+static int parse_node(walker *w, size_t i)
+{
+	git_commit *c = NULL;
+	unsigned np;
+	size_t *parents = NULL;
+
+	if (w->nodes[i].flags & F_PARSED)
+		return 0;
+	if (git_commit_lookup(&c, w->repo, &w->nodes[i].oid) < 0) {
+		char hex[GIT_OID_HEXSZ + 1];
+		git_oid_tostr(hex, sizeof(hex), &w->nodes[i].oid);
+		return rq_error_set(w->err, RQ_E_BAD_REVISION, "could not parse commit %s", hex);
+	}
+	np = git_commit_parentcount(c);
+	if (np) {
+		parents = malloc(np * sizeof(*parents));
+		if (!parents) {
+			git_commit_free(c);
+			return rq_error_set(w->err, RQ_E_NOMEM, "out of memory");
+		}
+	}
+	for (unsigned k = 0; k < np; k++) {
+		size_t pi;
+		if (get_node(w, git_commit_parent_id(c, k), &pi) < 0) {
+			free(parents);
+			git_commit_free(c);
+			return -1;
+		}
+		parents[k] = pi;
+	}
+	/* get_node may have moved the array */
+	w->nodes[i].commit = c;
+	w->nodes[i].parents = parents;
+	w->nodes[i].nparents = np;
+	w->nodes[i].date = (int64_t)git_commit_time(c);
+	w->nodes[i].flags |= F_PARSED;
+	return 0;
+}
+
+static int push_idx(walker *w, size_t **stack, size_t *sn, size_t *scap, size_t v)
+{
+	if (*sn == *scap) {
+		size_t ncap = *scap ? *scap * 2 : 64;
+		size_t *ns = realloc(*stack, ncap * sizeof(*ns));
+		if (!ns)
+			return rq_error_set(w->err, RQ_E_NOMEM, "out of memory");
+		*stack = ns;
+		*scap = ncap;
+	}
+	(*stack)[(*sn)++] = v;
+	return 0;
+}
+
+/* Mark every known ancestor of start excluded (git's mark_parents_uninteresting). */
+static int mark_parents_uninteresting(walker *w, size_t start)
+{
+	size_t *stack = NULL, sn = 0, scap = 0;
+	int rc = 0;
+
+	for (unsigned k = 0; k < w->nodes[start].nparents && !rc; k++)
+		rc = push_idx(w, &stack, &sn, &scap, w->nodes[start].parents[k]);
+	while (sn && !rc) {
+		node *p = &w->nodes[stack[--sn]];
+		if (p->flags & F_UNINTERESTING)
+			continue;
+		p->flags |= F_UNINTERESTING;
+		for (unsigned j = 0; j < p->nparents && !rc; j++)
+			rc = push_idx(w, &stack, &sn, &scap, p->parents[j]);
+	}
+	free(stack);
+	return rc;
+}
+
+static qent *new_qent(walker *w, size_t ni)
+{
+	qent *q = w->free_q;
+	if (q)
+		w->free_q = q->next;
+	else if (!(q = malloc(sizeof(*q))))
+		return NULL;
+	q->node = ni;
+	q->next = NULL;
+	return q;
+}
+
+/* Insert after every entry of equal or newer date, like git's list. */
+static int insert_by_date(walker *w, qent **list, size_t ni)
+{
+	qent **pp = list, *q;
+	while (*pp && w->nodes[(*pp)->node].date >= w->nodes[ni].date)
+		pp = &(*pp)->next;
+	if (!(q = new_qent(w, ni)))
+		return rq_error_set(w->err, RQ_E_NOMEM, "out of memory");
+	q->next = *pp;
+	*pp = q;
+	return 0;
+}
+
+static int process_parents(walker *w, size_t ni, qent **list)
+{
+	unsigned np = w->nodes[ni].nparents;
+
+	if (w->nodes[ni].flags & F_UNINTERESTING) {
+		for (unsigned k = 0; k < np; k++) {
+			size_t pi = w->nodes[ni].parents[k];
+			w->nodes[pi].flags |= F_UNINTERESTING;
+			if (parse_node(w, pi) < 0)
+				return -1;
+			if (w->nodes[pi].nparents && mark_parents_uninteresting(w, pi) < 0)
+				return -1;
+			if (w->nodes[pi].flags & F_SEEN)
+				continue;
+			w->nodes[pi].flags |= F_SEEN;
+			if (insert_by_date(w, list, pi) < 0)
+				return -1;
+		}
+		return 0;
+	}
+	for (unsigned k = 0; k < np; k++) {
+		size_t pi = w->nodes[ni].parents[k];
+		if (parse_node(w, pi) < 0)
+			return -1;
+		if (!(w->nodes[pi].flags & F_SEEN)) {
+			w->nodes[pi].flags |= F_SEEN;
+			if (insert_by_date(w, list, pi) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+static int everybody_uninteresting(walker *w, qent *list)
+{
+	for (; list; list = list->next)
+		if (!(w->nodes[list->node].flags & F_UNINTERESTING))
+			return 0;
+	return 1;
+}
+
+static int still_interesting(walker *w, qent *list, int64_t date, int slop)
+{
+	if (!list)
+		return 0;
+	if (date <= w->nodes[list->node].date)
+		return SLOP;
+	if (!everybody_uninteresting(w, list))
+		return SLOP;
+	return slop - 1;
+}
+
+static void free_list(walker *w, qent *list)
+{
+	while (list) {
+		qent *n = list->next;
+		list->next = w->free_q;
+		w->free_q = list;
+		list = n;
+	}
+}
+
+
+/* Walk; fills *order with interesting node indices in limiting-walk order. */
+static int limit(walker *w, const rq_revs *revs, size_t **order, size_t *norder)
+{
+	qent *list = NULL, **tail = &list;
+	size_t *tips = NULL, ntips = 0, *out = NULL, nout = 0, cap = 0;
+	int64_t date = INT64_MAX;
+	int slop = SLOP, rc = -1;
+
+	tips = malloc((revs->n + 1) * sizeof(*tips));
+	if (!tips)
+		return rq_error_set(w->err, RQ_E_NOMEM, "out of memory");
+	for (size_t i = 0; i < revs->n; i++) {
+		size_t ni;
+		if (get_node(w, &revs->v[i].oid, &ni) < 0 || parse_node(w, ni) < 0)
+			goto out;
+		if (revs->v[i].negative) {
+			w->nodes[ni].flags |= F_UNINTERESTING;
+			if (mark_parents_uninteresting(w, ni) < 0)
+				goto out;
+		}
+		if (!(w->nodes[ni].flags & F_SEEN)) {
+			w->nodes[ni].flags |= F_SEEN;
+			tips[ntips++] = ni;
+		}
+	}
+	/* stable sort of the starting points, newest first */
+	for (size_t i = 1; i < ntips; i++) {
+		size_t v = tips[i], j = i;
+		while (j > 0 && w->nodes[tips[j - 1]].date < w->nodes[v].date) {
+			tips[j] = tips[j - 1];
+			j--;
+		}
+		tips[j] = v;
+	}
+	for (size_t i = 0; i < ntips; i++) {
+		qent *q = new_qent(w, tips[i]);
+		if (!q) {
+			rq_error_set(w->err, RQ_E_NOMEM, "out of memory");
+			goto out;
+		}
+		*tail = q;
+		tail = &q->next;
+	}
+	while (list) {
+		qent *q = list;
+		size_t ni = q->node;
+		list = q->next;
+		q->next = w->free_q;
+		w->free_q = q;
+		if (process_parents(w, ni, &list) < 0)
+			goto out;
+		if (w->nodes[ni].flags & F_UNINTERESTING) {
+			if (mark_parents_uninteresting(w, ni) < 0)
+				goto out;
+			slop = still_interesting(w, list, date, slop);
+			if (slop)
+				continue;
+			break;
+		}
+		date = w->nodes[ni].date;
+		if (nout == cap) {
+			size_t ncap = cap ? cap * 2 : 64;
+			size_t *no = realloc(out, ncap * sizeof(*no));
+			if (!no) {
+				rq_error_set(w->err, RQ_E_NOMEM, "out of memory");
+				goto out;
+			}
+			out = no;
+			cap = ncap;
+		}
+		out[nout++] = ni;
+	}
+	/* drop what turned out to be excluded after it was listed */
+	{
+		size_t k = 0;
+		for (size_t i = 0; i < nout; i++)
+			if (!(w->nodes[out[i]].flags & F_UNINTERESTING))
+				out[k++] = out[i];
+		nout = k;
+	}
+	*order = out;
+	*norder = nout;
+	out = NULL;
+	rc = 0;
+out:
+	free_list(w, list);
+	free(tips);
+	free(out);
+	return rc;
+}
+
+/* git's sort_in_topological_order with REV_SORT_IN_GRAPH_ORDER. */
+static int topo_sort(walker *w, size_t *orig, size_t n, size_t *sorted)
+{
+	size_t *stack = malloc((n + 1) * sizeof(*stack)), sn = 0, on = 0;
+
+	if (!stack)
+		return rq_error_set(w->err, RQ_E_NOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++)
+		w->nodes[orig[i]].indegree = 1;
+	for (size_t i = 0; i < n; i++) {
+		node *c = &w->nodes[orig[i]];
+		for (unsigned k = 0; k < c->nparents; k++)
+			if (w->nodes[c->parents[k]].indegree)
+				w->nodes[c->parents[k]].indegree++;
+	}
+	/* tips, pushed so that the first in walk order pops first */
+	for (size_t i = n; i-- > 0;)
+		if (w->nodes[orig[i]].indegree == 1)
+			stack[sn++] = orig[i];
+	while (sn) {
+		size_t ci = stack[--sn];
+		node *c = &w->nodes[ci];
+		for (unsigned k = 0; k < c->nparents; k++) {
+			node *p = &w->nodes[c->parents[k]];
+			if (!p->indegree)
+				continue;
+			if (--p->indegree == 1)
+				stack[sn++] = c->parents[k];
+		}
+		c->indegree = 0;
+		sorted[on++] = ci;
+	}
+	free(stack);
+	if (on != n)
+		return rq_error_set(w->err, RQ_E_INTERNAL, "topological sort lost commits");
+	return 0;
+}
+
+static void walker_free(walker *w)
+{
+	for (size_t i = 0; i < w->n; i++) {
+		free(w->nodes[i].parents);
+		git_commit_free(w->nodes[i].commit);
+	}
+	free(w->nodes);
+	rq_oidmap_free(&w->map);
+	while (w->free_q) {
+		qent *n = w->free_q->next;
+		free(w->free_q);
+		w->free_q = n;
+	}
+}
+
+int rq_walk_run(git_repository *repo, const rq_revs *revs, int newest_first, size_t max_commits,
+                rq_walk *out, rq_error *err)
+{
+	walker w;
+	size_t *order = NULL, norder = 0, *sorted = NULL;
+	int rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	memset(&w, 0, sizeof(w));
+	w.repo = repo;
+	w.err = err;
+	rq_oidmap_init(&w.map);
+
+	if (limit(&w, revs, &order, &norder) < 0)
+		goto done;
+	if (max_commits && norder > max_commits) {
+		rq_error_set(err, RQ_E_TOO_MANY_COMMITS,
+		             "the range holds %zu commits, more than the limit of %zu", norder,
+		             max_commits);
+		goto done;
+	}
+	for (size_t i = 0; i < norder; i++) {
+		if (w.nodes[order[i]].nparents > 1) {
+			rq_error_set(err, RQ_E_MERGE_COMMIT,
+			             "replaying merge commits is not supported yet!");
+			goto done;
+		}
+	}
+	sorted = malloc((norder + 1) * sizeof(*sorted));
+	out->commits = calloc(norder + 1, sizeof(*out->commits));
+	if (!sorted || !out->commits) {
+		rq_error_set(err, RQ_E_NOMEM, "out of memory");
+		goto done;
+	}
+	if (topo_sort(&w, order, norder, sorted) < 0)
+		goto done;
+	for (size_t i = 0; i < norder; i++) {
+		size_t ni = sorted[newest_first ? i : norder - 1 - i];
+		out->commits[i] = w.nodes[ni].commit;
+		w.nodes[ni].commit = NULL; /* ownership moves to the result */
+	}
+	out->n = norder;
+	rc = 0;
+done:
+	if (rc < 0) {
+		free(out->commits);
+		memset(out, 0, sizeof(*out));
+	}
+	free(order);
+	free(sorted);
+	walker_free(&w);
+	return rc;
+}
+
+void rq_walk_free(rq_walk *walk)
+{
+	if (!walk)
+		return;
+	for (size_t i = 0; i < walk->n; i++)
+		git_commit_free(walk->commits[i]);
+	free(walk->commits);
+	memset(walk, 0, sizeof(*walk));
+}

@@ -1,0 +1,34 @@
+/*
+ * rq_walk: the commits to replay, in the order git replays them.
+ *
+ * The set is every commit reachable from a positive revision and not from
+ * a negative one. The order is git's `rev-list --topo-order` (graph order)
+ * reversed, parents first: the walk follows git's date-ordered limiting
+ * walk and its topological sort, so that several divergent branches are
+ * replayed in the order `git rev-list --reverse --topo-order` lists them.
+ * With newest_first the list is not reversed (used by revert).
+ */
+#ifndef RQ_WALK_H
+#define RQ_WALK_H
+
+#include <git2.h>
+#include <stddef.h>
+
+#include "rq_error.h"
+#include "rq_revs.h"
+
+typedef struct rq_walk {
+	git_commit **commits; /* owned; replay order */
+	size_t n;
+} rq_walk;
+
+/*
+ * Fill *out. max_commits 0 means no limit; more commits than that fail
+ * with RQ_E_TOO_MANY_COMMITS. A merge commit in the set fails with
+ * RQ_E_MERGE_COMMIT.
+ */
+int rq_walk_run(git_repository *repo, const rq_revs *revs, int newest_first, size_t max_commits,
+                rq_walk *out, rq_error *err);
+void rq_walk_free(rq_walk *walk);
+
+#endif

@@ -1,0 +1,20 @@
+/*
+ * rq_result_json: a replay's outcome as a JSON result object (v1).
+ *
+ * {"v":1, "status":"ok"|"conflict"|"error", "updates":[{"ref","old","new"}],
+ *  "applied":bool, "conflict":{"commit", "paths":[{"path","kind"}]},
+ *  "error":{"code","message"}, "stats":{...}}
+ * "conflict" is present only with status "conflict", "error" only with
+ * status "error".
+ */
+#ifndef RQ_RESULT_JSON_H
+#define RQ_RESULT_JSON_H
+
+#include <jansson.h>
+
+#include "rq_replay.h"
+
+/* rc: what rq_replay_run (or a later step) returned: 0, 1 or negative. */
+json_t *rq_result_to_json(const rq_replay_result *res, int rc, const rq_error *err, int applied);
+
+#endif

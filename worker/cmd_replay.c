@@ -1,0 +1,270 @@
+/*
+ * replayq replay: the command-line face of the engine, a drop-in for
+ * `git replay`. Parses options like git's parse-options (--opt=value and
+ * --opt value), runs rq_replay_run(), then prints or applies the ref
+ * updates. Exit status: 0 clean, 1 conflict, 128 error, 129 usage.
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmds.h"
+#include "rq_replay.h"
+#include "rq_result_json.h"
+
+static const char replay_usage[] =
+    "usage: replayq [-C <path>] replay ([--contained] --onto=<newbase> | --advance=<branch> |\n"
+    "                                  --revert=<branch>) [--ref=<ref>]\n"
+    "                                  [--ref-action=update|print] [--empty=drop|keep|abort]\n"
+    "                                  [--format=text|json] <revision>...\n"
+    "\n"
+    "    --onto <revision>     replay onto given commit\n"
+    "    --advance <branch>    make replay advance given branch\n"
+    "    --revert <branch>     revert the commits on top of given branch\n"
+    "    --contained           update all branches that point at commits in the range\n"
+    "    --ref <ref>           update this ref instead\n"
+    "    --ref-action <mode>   update the refs (default) or print the updates\n"
+    "    --empty <mode>        commits that become empty: drop (default), keep, abort\n"
+    "    --format <fmt>        text (default) or json\n";
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fputs("error: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fputs("\n\n", stderr);
+	fputs(replay_usage, stderr);
+	return 129;
+}
+
+typedef struct cli {
+	const char *onto, *advance, *revert, *ref, *ref_action, *empty, *format;
+	int contained;
+	const char **revs;
+	size_t nrevs;
+} cli;
+
+/* Match "--name=value" or "--name value"; 1 matched, 0 not, -1 missing value. */
+static int opt_value(int argc, char **argv, int *i, const char *name, const char **out)
+{
+	const char *a = argv[*i] + 2;
+	size_t n = strlen(name);
+
+	if (strncmp(a, name, n) != 0)
+		return 0;
+	if (a[n] == '=') {
+		*out = a + n + 1;
+		return 1;
+	}
+	if (a[n] != '\0')
+		return 0;
+	if (*i + 1 >= argc)
+		return -1;
+	*out = argv[++*i];
+	return 1;
+}
+
+static int parse_args(int argc, char **argv, cli *c)
+{
+	static const char *const names[] = {"onto",  "advance", "revert", "ref",
+	                                    "ref-action", "empty", "format"};
+	c->revs = calloc((size_t)argc + 1, sizeof(*c->revs));
+	if (!c->revs) {
+		fputs("fatal: out of memory\n", stderr);
+		return 128;
+	}
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		int matched = 0;
+
+		if (!strcmp(a, "--")) {
+			if (i + 1 < argc)
+				return usage_error("pathspecs are not supported: '%s'", argv[i + 1]);
+			break;
+		}
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			fputs(replay_usage, stdout);
+			return 129;
+		}
+		if (a[0] != '-') {
+			c->revs[c->nrevs++] = a;
+			continue;
+		}
+		if (!strcmp(a, "--contained")) {
+			c->contained = 1;
+			continue;
+		}
+		if (!strcmp(a, "--no-contained")) {
+			c->contained = 0;
+			continue;
+		}
+		if (a[1] == '-') {
+			const char **slots[] = {&c->onto,  &c->advance, &c->revert, &c->ref,
+			                        &c->ref_action, &c->empty, &c->format};
+			for (size_t k = 0; k < sizeof(names) / sizeof(names[0]) && !matched; k++) {
+				int r = opt_value(argc, argv, &i, names[k], slots[k]);
+				if (r < 0)
+					return usage_error("option `%s' requires a value", names[k]);
+				matched = r;
+			}
+		}
+		if (!matched)
+			return usage_error("unknown option `%s'", a[1] == '-' ? a + 2 : a + 1);
+	}
+	return 0;
+}
+
+static void print_conflict(const rq_replay_result *res)
+{
+	char hex[GIT_OID_HEXSZ + 1];
+	git_oid_tostr(hex, sizeof(hex), &res->conflict_commit);
+	fprintf(stderr, "error: could not replay %s: conflicts\n", hex);
+	for (size_t i = 0; i < res->conflicts.n; i++)
+		fprintf(stderr, "CONFLICT (%s): %s\n", rq_conflict_kind_name(res->conflicts.v[i].kind),
+		        res->conflicts.v[i].path);
+}
+
+static int emit_json(const rq_replay_result *res, int rc, const rq_error *err, int applied)
+{
+	json_t *o = rq_result_to_json(res, rc, err, applied);
+	char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	json_decref(o);
+	if (!s) {
+		fputs("fatal: out of memory\n", stderr);
+		return -1;
+	}
+	puts(s);
+	free(s);
+	return 0;
+}
+
+static int config_ref_action(git_repository *repo, const char **out)
+{
+	git_config *cfg = NULL, *snap = NULL;
+	const char *v = NULL;
+	static char buf[32];
+	int rc = 0;
+
+	*out = NULL;
+	if (git_repository_config(&cfg, repo) == 0 && git_config_snapshot(&snap, cfg) == 0 &&
+	    git_config_get_string(&v, snap, "replay.refAction") == 0 && v) {
+		if (strlen(v) >= sizeof(buf))
+			rc = -1;
+		else
+			*out = strcpy(buf, v);
+	}
+	git_config_free(snap);
+	git_config_free(cfg);
+	return rc;
+}
+
+int cmd_replay(int argc, char **argv)
+{
+	cli c;
+	rq_replay_opts o;
+	rq_replay_result res;
+	rq_error err;
+	rq_ident ident;
+	git_repository *repo = NULL;
+	int rc, json = 0, print = 0, applied = 0, modes, status;
+
+	memset(&c, 0, sizeof(c));
+	memset(&o, 0, sizeof(o));
+	memset(&res, 0, sizeof(res));
+	rq_error_clear(&err);
+
+	if ((status = parse_args(argc, argv, &c)) != 0)
+		goto out;
+	status = 129;
+	modes = !!c.onto + !!c.advance + !!c.revert;
+	if (!modes) {
+		usage_error("%s", "option --onto, --advance or --revert is mandatory");
+		goto out;
+	}
+	status = 128;
+	if (modes > 1) {
+		fprintf(stderr, "fatal: options '%s' and '%s' cannot be used together\n",
+		        c.onto ? "--onto" : "--advance", c.revert ? "--revert" : "--advance");
+		goto out;
+	}
+	if (c.format && strcmp(c.format, "text") && strcmp(c.format, "json")) {
+		status = usage_error("invalid --format value '%s' (text or json)", c.format);
+		goto out;
+	}
+	json = c.format && !strcmp(c.format, "json");
+	if (c.empty && strcmp(c.empty, "drop") && strcmp(c.empty, "keep") && strcmp(c.empty, "abort")) {
+		status = usage_error("invalid --empty value '%s' (drop, keep or abort)", c.empty);
+		goto out;
+	}
+	if (c.ref_action && strcmp(c.ref_action, "update") && strcmp(c.ref_action, "print")) {
+		status = usage_error("invalid --ref-action value '%s' (update or print)", c.ref_action);
+		goto out;
+	}
+
+	if (git_repository_open_ext(&repo, ".", 0, NULL) < 0) {
+		fputs("fatal: not a git repository (or any of the parent directories): .git\n", stderr);
+		goto out;
+	}
+	if (!c.ref_action) {
+		if (config_ref_action(repo, &c.ref_action) < 0 ||
+		    (c.ref_action && strcmp(c.ref_action, "update") && strcmp(c.ref_action, "print"))) {
+			fprintf(stderr, "fatal: invalid value for replay.refAction: '%s'\n",
+			        c.ref_action ? c.ref_action : "(too long)");
+			goto out;
+		}
+	}
+	print = c.ref_action && !strcmp(c.ref_action, "print");
+
+	o.mode = c.onto ? RQ_MODE_ONTO : c.advance ? RQ_MODE_ADVANCE : RQ_MODE_REVERT;
+	o.target = c.onto ? c.onto : c.advance ? c.advance : c.revert;
+	o.contained = c.contained;
+	o.ref = c.ref;
+	o.revisions = c.revs;
+	o.nrevisions = c.nrevs;
+	o.empty = !c.empty || !strcmp(c.empty, "drop")   ? RQ_EMPTY_DROP
+	          : !strcmp(c.empty, "keep")               ? RQ_EMPTY_KEEP
+	                                                   : RQ_EMPTY_ABORT;
+	if (rq_ident_default(repo, &ident, &err) < 0) {
+		rc = -1;
+		goto report;
+	}
+	o.committer = &ident;
+
+	rc = rq_replay_run(repo, &o, &res, &err);
+	if (rc == 0 && !print) {
+		if (rq_replay_apply(repo, &res, &ident, &err) < 0)
+			rc = -1;
+		else
+			applied = 1;
+	}
+report:
+	if (json && emit_json(&res, rc, &err, applied) < 0)
+		rc = -1;
+	if (rc < 0) {
+		fprintf(stderr, "fatal: %s\n", err.msg);
+		status = 128;
+	} else if (rc == 1) {
+		if (!json)
+			print_conflict(&res);
+		status = 1;
+	} else {
+		if (print && !json) {
+			char *lines = rq_replay_format_updates(&res);
+			if (!lines) {
+				fputs("fatal: out of memory\n", stderr);
+				status = 128;
+				goto out;
+			}
+			fputs(lines, stdout);
+			free(lines);
+		}
+		status = 0;
+	}
+out:
+	rq_replay_result_free(&res);
+	git_repository_free(repo);
+	free(c.revs);
+	if (fflush(stdout) != 0 && status == 0)
+		status = 128;
+	return status;
+}
