@@ -108,7 +108,7 @@ static int finish(git_odb *odb, buf *b, git_oid *out, rq_error *err)
 }
 
 int rq_commit_pick(git_odb *odb, const git_oid *orig, const git_oid *tree, const git_oid *parent,
-                   const char *committer, git_oid *out, rq_error *err)
+		   const char *committer, git_oid *out, rq_error *err)
 {
 	git_odb_object *obj = NULL;
 	const char *data, *end, *hend, *msg, *p;
@@ -132,15 +132,17 @@ int rq_commit_pick(git_odb *odb, const git_oid *orig, const git_oid *tree, const
 			p = nl ? nl + 1 : hend;
 		} while (p < hend && *p == ' ');
 		size_t flen = (size_t)(p - f);
-		size_t first = (size_t)((memchr(f, '\n', flen) ? (const char *)memchr(f, '\n', flen) : p) - f);
+		size_t first =
+		    (size_t)((memchr(f, '\n', flen) ? (const char *)memchr(f, '\n', flen) : p) - f);
 		if (header_key_is(f, first, "author")) {
 			author = f;
 			author_len = flen;
 			continue;
 		}
-		keep = !(header_key_is(f, first, "tree") || header_key_is(f, first, "parent") ||
-		         header_key_is(f, first, "committer") || header_key_is(f, first, "gpgsig") ||
-		         header_key_is(f, first, "gpgsig-sha256"));
+		keep =
+		    !(header_key_is(f, first, "tree") || header_key_is(f, first, "parent") ||
+		      header_key_is(f, first, "committer") || header_key_is(f, first, "gpgsig") ||
+		      header_key_is(f, first, "gpgsig-sha256"));
 		if (keep) {
 			buf_add(&extra, f, flen);
 			if (f[flen - 1] != '\n')
@@ -200,7 +202,7 @@ char *rq_commit_revert_message(const char *message, size_t len, const char *hex)
 }
 
 int rq_commit_revert(git_odb *odb, const git_oid *orig, const git_oid *tree, const git_oid *parent,
-                     const char *committer, git_oid *out, rq_error *err)
+		     const char *committer, git_oid *out, rq_error *err)
 {
 	git_odb_object *obj = NULL;
 	const char *data, *end, *hend, *msg;

@@ -56,7 +56,8 @@ int rq_error_git(rq_error *err, const char *what)
 
 	if (e && e->klass == GIT_ERROR_NOMEMORY)
 		return rq_error_set(err, RQ_E_NOMEM, "%s: out of memory", what);
-	return rq_error_set(err, RQ_E_GIT, "%s: %s", what, e && e->message ? e->message : "unknown error");
+	return rq_error_set(err, RQ_E_GIT, "%s: %s", what,
+			    e && e->message ? e->message : "unknown error");
 }
 
 const char *rq_code_name(rq_code code)

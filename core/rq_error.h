@@ -13,23 +13,23 @@
 
 typedef enum {
 	RQ_OK = 0,
-	RQ_E_USAGE,            /* bad option or combination of options */
-	RQ_E_BAD_REPO,         /* repository missing, unreadable or outside its root */
+	RQ_E_USAGE,	       /* bad option or combination of options */
+	RQ_E_BAD_REPO,	       /* repository missing, unreadable or outside its root */
 	RQ_E_BAD_REVISION,     /* a revision argument does not name a commit */
-	RQ_E_AMBIGUOUS,        /* a name matches several refs */
-	RQ_E_NOT_A_REF,        /* a name that must be a ref is not one */
-	RQ_E_BAD_REF,          /* a ref name that is not valid */
-	RQ_E_NOTHING,          /* no commits to replay were given */
+	RQ_E_AMBIGUOUS,	       /* a name matches several refs */
+	RQ_E_NOT_A_REF,	       /* a name that must be a ref is not one */
+	RQ_E_BAD_REF,	       /* a ref name that is not valid */
+	RQ_E_NOTHING,	       /* no commits to replay were given */
 	RQ_E_MERGE_COMMIT,     /* the range holds a merge commit */
 	RQ_E_EMPTY_COMMIT,     /* a pick became empty with empty=abort */
 	RQ_E_TOO_MANY_COMMITS, /* the range holds more commits than allowed */
-	RQ_E_IDENT,            /* no committer identity could be found */
-	RQ_E_BAD_DATE,         /* a date that cannot be parsed */
-	RQ_E_REF_MOVED,        /* a ref changed since it was read */
-	RQ_E_IO,               /* a file system operation failed */
-	RQ_E_GIT,              /* libgit2 reported an unexpected error */
-	RQ_E_NOMEM,            /* out of memory */
-	RQ_E_INTERNAL,         /* a bug */
+	RQ_E_IDENT,	       /* no committer identity could be found */
+	RQ_E_BAD_DATE,	       /* a date that cannot be parsed */
+	RQ_E_REF_MOVED,	       /* a ref changed since it was read */
+	RQ_E_IO,	       /* a file system operation failed */
+	RQ_E_GIT,	       /* libgit2 reported an unexpected error */
+	RQ_E_NOMEM,	       /* out of memory */
+	RQ_E_INTERNAL,	       /* a bug */
 	RQ_E_COUNT
 } rq_code;
 

@@ -12,7 +12,7 @@
 #include <time.h>
 
 static const char *const month_names[12] = {"jan", "feb", "mar", "apr", "may", "jun",
-                                            "jul", "aug", "sep", "oct", "nov", "dec"};
+					    "jul", "aug", "sep", "oct", "nov", "dec"};
 
 /* Days from 1970-01-01 to y-m-d (proleptic Gregorian). */
 static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
@@ -231,7 +231,7 @@ int rq_date_parse(const char *s, int64_t *time_out, int *tz, rq_error *err)
 		if (!parse_epoch(p + 1, time_out, tz, 0))
 			return 0;
 	} else if (!parse_epoch(p, time_out, tz, 1) || !parse_iso(p, time_out, tz) ||
-	           !parse_rfc2822(p, time_out, tz)) {
+		   !parse_rfc2822(p, time_out, tz)) {
 		return 0;
 	}
 	return rq_error_set(err, RQ_E_BAD_DATE, "invalid date format: %s", s);
@@ -239,8 +239,8 @@ int rq_date_parse(const char *s, int64_t *time_out, int *tz, rq_error *err)
 
 static int is_crud(unsigned char c)
 {
-	return c <= 32 || c == ',' || c == ':' || c == ';' || c == '<' || c == '>' ||
-	       c == '"' || c == '\\' || c == '\'';
+	return c <= 32 || c == ',' || c == ':' || c == ';' || c == '<' || c == '>' || c == '"' ||
+	       c == '\\' || c == '\'';
 }
 
 static int copy_clean(char *dst, size_t size, const char *src)
@@ -272,7 +272,7 @@ int rq_ident_set(rq_ident *id, const char *name, const char *email, rq_error *er
 		return rq_error_set(err, RQ_E_IDENT, "committer email missing or too long");
 	if (!id->name[0])
 		return rq_error_set(err, RQ_E_IDENT, "empty ident name (for <%s>) not allowed",
-		                    id->email);
+				    id->email);
 	return 0;
 }
 
@@ -309,9 +309,10 @@ int rq_ident_default(git_repository *repo, rq_ident *id, rq_error *err)
 	if (!email)
 		email = getenv("EMAIL");
 	if (!name || !email) {
-		rq_error_set(err, RQ_E_IDENT,
-		             "Committer identity unknown: set user.name and user.email (git config) "
-		             "or GIT_COMMITTER_NAME and GIT_COMMITTER_EMAIL");
+		rq_error_set(
+		    err, RQ_E_IDENT,
+		    "Committer identity unknown: set user.name and user.email (git config) "
+		    "or GIT_COMMITTER_NAME and GIT_COMMITTER_EMAIL");
 		goto out;
 	}
 	if (rq_ident_set(id, name, email, err))
@@ -337,6 +338,6 @@ int rq_ident_format(const rq_ident *id, char *buf, size_t size)
 {
 	int tz = id->tz < 0 ? -id->tz : id->tz;
 	int n = snprintf(buf, size, "%s <%s> %" PRId64 " %c%02d%02d", id->name, id->email, id->time,
-	                 id->tz < 0 ? '-' : '+', tz / 60, tz % 60);
+			 id->tz < 0 ? '-' : '+', tz / 60, tz % 60);
 	return n < 0 || (size_t)n >= size ? -1 : 0;
 }

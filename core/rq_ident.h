@@ -22,7 +22,7 @@ typedef struct rq_ident {
 	char name[RQ_IDENT_FIELD_MAX];
 	char email[RQ_IDENT_FIELD_MAX];
 	int64_t time; /* seconds since the epoch */
-	int tz;       /* minutes east of UTC */
+	int tz;	      /* minutes east of UTC */
 } rq_ident;
 
 /* Parse a date; 0 on success, -1 (RQ_E_BAD_DATE) if not understood. */

@@ -126,7 +126,7 @@ static int collect_conflicts(git_index *index, rq_conflicts *conflicts, rq_error
 }
 
 int rq_merger_merge(rq_merger *m, const git_oid *base, const git_oid *ours, const git_oid *theirs,
-                    git_oid *out, rq_conflicts *conflicts, rq_error *err)
+		    git_oid *out, rq_conflicts *conflicts, rq_error *err)
 {
 	git_tree *tb = NULL, *to = NULL, *tt = NULL;
 	git_index *index = NULL;

@@ -47,8 +47,8 @@ const char *rq_conflict_kind_name(rq_conflict_kind kind);
 void rq_conflicts_free(rq_conflicts *c);
 
 typedef struct rq_merge_stats {
-	size_t trivial;  /* picks resolved without opening a tree */
-	size_t full;     /* picks that needed a full tree merge */
+	size_t trivial;	 /* picks resolved without opening a tree */
+	size_t full;	 /* picks that needed a full tree merge */
 	size_t fallback; /* picks that used libgit2's merge */
 } rq_merge_stats;
 
@@ -59,6 +59,6 @@ void rq_merger_free(rq_merger *m);
 const rq_merge_stats *rq_merger_stats(const rq_merger *m);
 
 int rq_merger_merge(rq_merger *m, const git_oid *base, const git_oid *ours, const git_oid *theirs,
-                    git_oid *out, rq_conflicts *conflicts, rq_error *err);
+		    git_oid *out, rq_conflicts *conflicts, rq_error *err);
 
 #endif

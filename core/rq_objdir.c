@@ -19,12 +19,12 @@
 #include <unistd.h>
 
 #define TMP_PREFIX "replayq-tmp-"
-#define DIR_MAX    3800 /* leaves room for file names below PATH_MAX */
+#define DIR_MAX	   3800 /* leaves room for file names below PATH_MAX */
 
 struct rq_objdir {
 	git_repository *repo;
-	git_odb *orig_odb; /* the repository's own database, restored at the end */
-	git_odb *odb;      /* ours: repository + temporary directory */
+	git_odb *orig_odb;	      /* the repository's own database, restored at the end */
+	git_odb *odb;		      /* ours: repository + temporary directory */
 	git_odb_backend *tmp_backend; /* owned by odb */
 	char objects[DIR_MAX];
 	char path[DIR_MAX];
@@ -48,7 +48,8 @@ int rq_rmtree(const char *path)
 		char child[PATH_MAX];
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		if (snprintf(child, sizeof(child), "%s/%s", path, e->d_name) >= (int)sizeof(child)) {
+		if (snprintf(child, sizeof(child), "%s/%s", path, e->d_name) >=
+		    (int)sizeof(child)) {
 			rc = -1;
 			continue;
 		}
@@ -90,14 +91,14 @@ int rq_objdir_open(rq_objdir **out, git_repository *repo, rq_error *err)
 	if (objects_dir(repo, od->objects, sizeof(od->objects), err) < 0)
 		goto fail;
 	n = snprintf(od->path, sizeof(od->path), "%s/" TMP_PREFIX "%ld-XXXXXX", od->objects,
-	             (long)getpid());
+		     (long)getpid());
 	if (n < 0 || (size_t)n >= sizeof(od->path)) {
 		rq_error_set(err, RQ_E_IO, "objects directory path too long");
 		goto fail;
 	}
 	if (!mkdtemp(od->path)) {
 		rq_error_set(err, RQ_E_IO, "cannot create a temporary object directory in %s: %s",
-		             od->objects, strerror(errno));
+			     od->objects, strerror(errno));
 		od->path[0] = '\0';
 		goto fail;
 	}
@@ -177,7 +178,7 @@ int rq_objdir_finish(rq_objdir *od, rq_objdir_stats *stats, rq_error *err)
 	int rc = -1;
 
 	memset(stats, 0, sizeof(*stats));
-	if (od->tmp_backend->foreach(od->tmp_backend, collect_cb, &l) < 0) {
+	if (od->tmp_backend->foreach (od->tmp_backend, collect_cb, &l) < 0) {
 		rq_error_set(err, RQ_E_IO, "cannot list the new objects");
 		goto out;
 	}
@@ -222,10 +223,11 @@ int rq_objdir_finish(rq_objdir *od, rq_objdir_stats *stats, rq_error *err)
 			stats->pack_bytes = (uint64_t)st.st_size;
 		if (rename(src, dst) < 0) {
 			rq_error_set(err, RQ_E_IO, "cannot move %s into place: %s", src,
-			             strerror(errno));
+				     strerror(errno));
 			if (i == 1) {
 				/* leave no pack without its index */
-				snprintf(dst, sizeof(dst), "%s/pack/pack-%s.pack", od->objects, name);
+				snprintf(dst, sizeof(dst), "%s/pack/pack-%s.pack", od->objects,
+					 name);
 				unlink(dst);
 			}
 			goto out;

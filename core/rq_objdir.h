@@ -25,9 +25,9 @@
 typedef struct rq_objdir rq_objdir;
 
 typedef struct rq_objdir_stats {
-	size_t objects;       /* objects written by the replay */
-	uint64_t pack_bytes;  /* size of the packfile */
-	char pack_name[96];   /* "pack-<hex>" or "" when nothing was written */
+	size_t objects;	     /* objects written by the replay */
+	uint64_t pack_bytes; /* size of the packfile */
+	char pack_name[96];  /* "pack-<hex>" or "" when nothing was written */
 } rq_objdir_stats;
 
 int rq_objdir_open(rq_objdir **out, git_repository *repo, rq_error *err);

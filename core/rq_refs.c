@@ -8,8 +8,8 @@
 
 #include "rq_replay.h"
 
-int rq_replay_apply(git_repository *repo, const rq_replay_result *result,
-                    const rq_ident *committer, rq_error *err)
+int rq_replay_apply(git_repository *repo, const rq_replay_result *result, const rq_ident *committer,
+		    rq_error *err)
 {
 	git_transaction *tx = NULL;
 	git_signature *sig = NULL;
@@ -18,7 +18,7 @@ int rq_replay_apply(git_repository *repo, const rq_replay_result *result,
 	if (!result->nupdates)
 		return 0;
 	if (git_signature_new(&sig, committer->name, committer->email, (git_time_t)committer->time,
-	                      committer->tz) < 0)
+			      committer->tz) < 0)
 		return rq_error_git(err, "invalid committer identity");
 	if (git_transaction_new(&tx, repo) < 0) {
 		rq_error_git(err, "cannot start a ref transaction");
@@ -31,7 +31,7 @@ int rq_replay_apply(git_repository *repo, const rq_replay_result *result,
 		if (git_transaction_lock_ref(tx, u->ref) < 0) {
 			const git_error *e = git_error_last();
 			rq_error_set(err, RQ_E_REF_MOVED, "cannot lock ref '%s': %s", u->ref,
-			             e && e->message ? e->message : "locked by another process");
+				     e && e->message ? e->message : "locked by another process");
 			goto out;
 		}
 		r = git_reference_name_to_id(&cur, repo, u->ref);
@@ -46,11 +46,12 @@ int rq_replay_apply(git_repository *repo, const rq_replay_result *result,
 			git_oid_tostr(have, sizeof(have), &cur);
 			git_oid_tostr(want, sizeof(want), &u->old_id);
 			rq_error_set(err, RQ_E_REF_MOVED,
-			             "cannot lock ref '%s': is at %s but expected %s", u->ref, have,
-			             want);
+				     "cannot lock ref '%s': is at %s but expected %s", u->ref, have,
+				     want);
 			goto out;
 		}
-		if (git_transaction_set_target(tx, u->ref, &u->new_id, sig, result->reflog_msg) < 0) {
+		if (git_transaction_set_target(tx, u->ref, &u->new_id, sig, result->reflog_msg) <
+		    0) {
 			rq_error_git(err, "cannot update ref");
 			goto out;
 		}

@@ -113,7 +113,7 @@ static int load_decorations(git_repository *repo, int with_head, decos *d, rq_er
 }
 
 static int add_update(rq_replay_result *r, size_t *cap, const char *ref, const git_oid *new_id,
-                      const git_oid *old_id, rq_error *err)
+		      const git_oid *old_id, rq_error *err)
 {
 	if (r->nupdates == *cap) {
 		size_t ncap = *cap ? *cap * 2 : 8;
@@ -156,14 +156,16 @@ static int validate(const rq_replay_opts *o, rq_error *err)
 	if (o->mode != RQ_MODE_ONTO && o->mode != RQ_MODE_ADVANCE && o->mode != RQ_MODE_REVERT)
 		return rq_error_set(err, RQ_E_USAGE, "unknown replay mode");
 	if (o->contained && o->mode != RQ_MODE_ONTO)
-		return rq_error_set(err, RQ_E_USAGE, "options '%s' and '%s' cannot be used together",
-		                    mode_option(o->mode), "--contained");
+		return rq_error_set(err, RQ_E_USAGE,
+				    "options '%s' and '%s' cannot be used together",
+				    mode_option(o->mode), "--contained");
 	if (o->ref && o->contained)
-		return rq_error_set(err, RQ_E_USAGE, "options '%s' and '%s' cannot be used together",
-		                    "--ref", "--contained");
+		return rq_error_set(err, RQ_E_USAGE,
+				    "options '%s' and '%s' cannot be used together", "--ref",
+				    "--contained");
 	if (o->ref && (!rq_refname_is_valid_full(o->ref) || !strncmp(o->ref, "HEAD", 5)))
-		return rq_error_set(err, RQ_E_BAD_REF, "'%s' is not a valid fully qualified ref name",
-		                    o->ref);
+		return rq_error_set(err, RQ_E_BAD_REF,
+				    "'%s' is not a valid fully qualified ref name", o->ref);
 	if (o->empty != RQ_EMPTY_DROP && o->empty != RQ_EMPTY_KEEP && o->empty != RQ_EMPTY_ABORT)
 		return rq_error_set(err, RQ_E_USAGE, "unknown empty-commit mode");
 	if (!o->nrevisions)
@@ -182,7 +184,7 @@ typedef struct state {
 	rq_objdir *objdir;
 	rq_merger *merger;
 	git_odb *odb;
-	rq_oidmap map;    /* original commit -> index in new_ids */
+	rq_oidmap map;	  /* original commit -> index in new_ids */
 	git_oid *new_ids; /* replayed form of walk.commits[i] */
 	git_oid *new_trees;
 	git_oid onto, onto_tree;
@@ -202,8 +204,9 @@ static int resolve_target(state *s)
 		if (rq_resolve_commit(s->repo, o->target, &s->onto, err) < 0)
 			return -1;
 		if (o->ref && s->revs.npositive > 1)
-			return rq_error_set(err, RQ_E_USAGE,
-			                    "--ref with --onto needs exactly one positive revision");
+			return rq_error_set(
+			    err, RQ_E_USAGE,
+			    "--ref with --onto needs exactly one positive revision");
 		if (!o->ref)
 			for (size_t i = 0; i < s->revs.n; i++)
 				if (!s->revs.v[i].negative && !s->revs.v[i].fullref)
@@ -216,17 +219,19 @@ static int resolve_target(state *s)
 			return -1;
 		if (n > 1)
 			return rq_error_set(err, RQ_E_AMBIGUOUS, "refname '%s' is ambiguous.",
-			                    o->target);
+					    o->target);
 		if (n == 0)
-			return rq_error_set(err, RQ_E_NOT_A_REF, "argument to %s must be a reference",
-			                    mode_option(o->mode));
+			return rq_error_set(err, RQ_E_NOT_A_REF,
+					    "argument to %s must be a reference",
+					    mode_option(o->mode));
 		if (rq_resolve_commit(s->repo, o->target, &s->onto, err) < 0)
 			return -1;
 		if (s->revs.npositive > 1)
-			return rq_error_set(err, RQ_E_USAGE,
-			                    "cannot %s target with multiple sources because ordering "
-			                    "would be ill-defined",
-			                    o->mode == RQ_MODE_REVERT ? "revert onto" : "advance");
+			return rq_error_set(
+			    err, RQ_E_USAGE,
+			    "cannot %s target with multiple sources because ordering "
+			    "would be ill-defined",
+			    o->mode == RQ_MODE_REVERT ? "revert onto" : "advance");
 	}
 	return commit_tree(s->repo, &s->onto, &s->onto_tree, err);
 }
@@ -286,11 +291,12 @@ static int pick_one(state *s, size_t i, const git_oid *last, const git_oid *last
 	if (s->opts->mode == RQ_MODE_REVERT) {
 		if (!base_tree && ensure_empty_tree(s) < 0)
 			return -1;
-		rc = rq_merger_merge(s->merger, pick_tree, ours_tree, base_tree ? base_tree : &empty,
-		                     &merged, &s->res->conflicts, s->err);
+		rc =
+		    rq_merger_merge(s->merger, pick_tree, ours_tree, base_tree ? base_tree : &empty,
+				    &merged, &s->res->conflicts, s->err);
 	} else {
 		rc = rq_merger_merge(s->merger, base_tree, ours_tree, pick_tree, &merged,
-		                     &s->res->conflicts, s->err);
+				     &s->res->conflicts, s->err);
 	}
 	if (rc < 0)
 		return -1;
@@ -305,7 +311,8 @@ static int pick_one(state *s, size_t i, const git_oid *last, const git_oid *last
 		if (s->opts->empty == RQ_EMPTY_ABORT) {
 			char hex[GIT_OID_HEXSZ + 1];
 			git_oid_tostr(hex, sizeof(hex), git_commit_id(c));
-			return rq_error_set(s->err, RQ_E_EMPTY_COMMIT, "commit %s became empty", hex);
+			return rq_error_set(s->err, RQ_E_EMPTY_COMMIT, "commit %s became empty",
+					    hex);
 		}
 		if (s->opts->empty == RQ_EMPTY_DROP) {
 			git_oid_cpy(&new_id, ours_id);
@@ -315,10 +322,10 @@ static int pick_one(state *s, size_t i, const git_oid *last, const git_oid *last
 	}
 	if (s->opts->mode == RQ_MODE_REVERT)
 		rc = rq_commit_revert(s->odb, git_commit_id(c), &merged, ours_id, s->committer,
-		                      &new_id, s->err);
+				      &new_id, s->err);
 	else
-		rc = rq_commit_pick(s->odb, git_commit_id(c), &merged, ours_id, s->committer, &new_id,
-		                    s->err);
+		rc = rq_commit_pick(s->odb, git_commit_id(c), &merged, ours_id, s->committer,
+				    &new_id, s->err);
 	if (rc < 0)
 		return -1;
 	s->res->stats.picked++;
@@ -361,7 +368,7 @@ static void free_updates(rq_replay_result *r)
 }
 
 int rq_replay_run(git_repository *repo, const rq_replay_opts *opts, rq_replay_result *result,
-                  rq_error *err)
+		  rq_error *err)
 {
 	state s;
 	rq_ident ident;
@@ -399,13 +406,13 @@ int rq_replay_run(git_repository *repo, const rq_replay_opts *opts, rq_replay_re
 		snprintf(result->reflog_msg, sizeof(result->reflog_msg), "replay --onto %s", hex);
 	} else {
 		snprintf(result->reflog_msg, sizeof(result->reflog_msg), "replay %s %s",
-		         mode_option(opts->mode), s.branch);
+			 mode_option(opts->mode), s.branch);
 	}
 	t = now_ms();
 	result->stats.ms_resolve = t - t0;
 
 	if (rq_walk_run(repo, &s.revs, opts->mode == RQ_MODE_REVERT, opts->max_commits, &s.walk,
-	                err) < 0)
+			err) < 0)
 		goto out;
 	result->stats.commits = s.walk.n;
 	if (opts->mode == RQ_MODE_ONTO && !opts->ref &&

@@ -34,14 +34,14 @@ typedef enum { RQ_EMPTY_DROP, RQ_EMPTY_KEEP, RQ_EMPTY_ABORT } rq_empty;
 
 typedef struct rq_replay_opts {
 	rq_mode mode;
-	const char *target;  /* --onto commit-ish, or the --advance/--revert branch */
-	int contained;       /* --contained (RQ_MODE_ONTO only) */
-	const char *ref;     /* --ref: fully qualified ref that receives the result */
+	const char *target; /* --onto commit-ish, or the --advance/--revert branch */
+	int contained;	    /* --contained (RQ_MODE_ONTO only) */
+	const char *ref;    /* --ref: fully qualified ref that receives the result */
 	const char *const *revisions;
 	size_t nrevisions;
 	rq_empty empty;
 	const rq_ident *committer; /* NULL: git's usual sources (rq_ident_default) */
-	size_t max_commits;        /* 0: no limit */
+	size_t max_commits;	   /* 0: no limit */
 } rq_replay_opts;
 
 typedef struct rq_ref_update {
@@ -51,11 +51,11 @@ typedef struct rq_ref_update {
 } rq_ref_update;
 
 typedef struct rq_replay_stats {
-	size_t commits;      /* commits in the range */
-	size_t picked;       /* new commits written */
-	size_t dropped;      /* picks that became empty and were dropped */
+	size_t commits; /* commits in the range */
+	size_t picked;	/* new commits written */
+	size_t dropped; /* picks that became empty and were dropped */
 	size_t merges_trivial, merges_full, merges_fallback;
-	size_t objects;      /* new objects */
+	size_t objects; /* new objects */
 	uint64_t pack_bytes;
 	char pack_name[96];
 	double ms_resolve, ms_walk, ms_replay, ms_pack, ms_total;
@@ -72,7 +72,7 @@ typedef struct rq_replay_result {
 } rq_replay_result;
 
 int rq_replay_run(git_repository *repo, const rq_replay_opts *opts, rq_replay_result *result,
-                  rq_error *err);
+		  rq_error *err);
 void rq_replay_result_free(rq_replay_result *result);
 
 /*
@@ -81,8 +81,8 @@ void rq_replay_result_free(rq_replay_result *result);
  * written with a reflog entry (result->reflog_msg) by committer. Nothing is
  * changed unless every check passes.
  */
-int rq_replay_apply(git_repository *repo, const rq_replay_result *result,
-                    const rq_ident *committer, rq_error *err);
+int rq_replay_apply(git_repository *repo, const rq_replay_result *result, const rq_ident *committer,
+		    rq_error *err);
 
 /* "update <ref> <new> <old>\n" lines; malloc'ed, NULL when out of memory. */
 char *rq_replay_format_updates(const rq_replay_result *result);

@@ -38,7 +38,7 @@ int rq_refname_is_valid_full(const char *s)
 }
 
 int rq_dwim_ref(git_repository *repo, const char *name, char **fullname, git_oid *oid,
-                rq_error *err)
+		rq_error *err)
 {
 	int found = 0;
 	size_t len = strlen(name);
@@ -93,14 +93,14 @@ static int all_hex(const char *s, size_t len)
 
 static int unknown_revision(rq_error *err, const char *expr)
 {
-	return rq_error_set(err, RQ_E_BAD_REVISION,
-	                    "ambiguous argument '%s': unknown revision or path not in the working tree.",
-	                    expr);
+	return rq_error_set(
+	    err, RQ_E_BAD_REVISION,
+	    "ambiguous argument '%s': unknown revision or path not in the working tree.", expr);
 }
 
 /* Resolve the base name (before any ~ ^ suffix) to an object id. */
 static int resolve_base(git_repository *repo, const char *expr, const char *base, git_oid *out,
-                        rq_error *err)
+			rq_error *err)
 {
 	size_t len = strlen(base);
 	int n;
@@ -134,7 +134,7 @@ static int resolve_base(git_repository *repo, const char *expr, const char *base
 		rc = git_object_lookup_prefix(&obj, repo, &prefix, len, GIT_OBJECT_ANY);
 		if (rc == GIT_EAMBIGUOUS)
 			return rq_error_set(err, RQ_E_AMBIGUOUS, "short object ID %s is ambiguous",
-			                    base);
+					    base);
 		if (rc < 0)
 			return unknown_revision(err, expr);
 		git_oid_cpy(out, git_object_id(obj));
@@ -195,7 +195,7 @@ void rq_revs_free(rq_revs *revs)
 }
 
 static int push_rev(git_repository *repo, rq_revs *revs, size_t *cap, const char *name, size_t len,
-                    int negative, const git_oid *known, rq_error *err)
+		    int negative, const git_oid *known, rq_error *err)
 {
 	rq_rev *r;
 	int n;
@@ -236,7 +236,7 @@ static int push_rev(git_repository *repo, rq_revs *revs, size_t *cap, const char
 }
 
 static int add_merge_bases(git_repository *repo, rq_revs *revs, size_t *cap, const git_oid *a,
-                           const git_oid *b, rq_error *err)
+			   const git_oid *b, rq_error *err)
 {
 	git_oidarray bases = {0};
 	int rc = git_merge_bases(&bases, repo, a, b);
@@ -258,12 +258,13 @@ static int add_merge_bases(git_repository *repo, rq_revs *revs, size_t *cap, con
 }
 
 static int parse_one(git_repository *repo, rq_revs *revs, size_t *cap, const char *arg,
-                     rq_error *err)
+		     rq_error *err)
 {
 	const char *dots = strstr(arg, "..");
 
 	if (!*arg || arg[0] == '-')
-		return rq_error_set(err, RQ_E_USAGE, "option-like revision '%s' is not allowed", arg);
+		return rq_error_set(err, RQ_E_USAGE, "option-like revision '%s' is not allowed",
+				    arg);
 	if (dots) {
 		int symmetric = dots[2] == '.';
 		const char *right = dots + (symmetric ? 3 : 2);
@@ -279,7 +280,7 @@ static int parse_one(git_repository *repo, rq_revs *revs, size_t *cap, const cha
 			return -1;
 		if (symmetric)
 			return add_merge_bases(repo, revs, cap, &revs->v[first].oid,
-			                       &revs->v[first + 1].oid, err);
+					       &revs->v[first + 1].oid, err);
 		return 0;
 	}
 	if (arg[0] == '^') {
@@ -291,7 +292,7 @@ static int parse_one(git_repository *repo, rq_revs *revs, size_t *cap, const cha
 }
 
 int rq_revs_parse(git_repository *repo, const char *const *args, size_t nargs, rq_revs *out,
-                  rq_error *err)
+		  rq_error *err)
 {
 	size_t cap = 0;
 

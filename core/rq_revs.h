@@ -32,7 +32,7 @@ typedef struct rq_revs {
 
 /* Parse and resolve every argument; on failure *out is left empty. */
 int rq_revs_parse(git_repository *repo, const char *const *args, size_t nargs, rq_revs *out,
-                  rq_error *err);
+		  rq_error *err);
 void rq_revs_free(rq_revs *revs);
 
 /*
@@ -42,7 +42,7 @@ void rq_revs_free(rq_revs *revs);
  * followed (HEAD -> refs/heads/main), and *oid its target.
  */
 int rq_dwim_ref(git_repository *repo, const char *name, char **fullname, git_oid *oid,
-                rq_error *err);
+		rq_error *err);
 
 /* Resolve a commit-ish expression (no ranges) to a commit id. */
 int rq_resolve_commit(git_repository *repo, const char *expr, git_oid *out, rq_error *err);

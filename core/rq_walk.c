@@ -13,9 +13,9 @@
 
 #include "rq_oidmap.h"
 
-#define F_SEEN          1u
+#define F_SEEN		1u
 #define F_UNINTERESTING 2u
-#define F_PARSED        4u
+#define F_PARSED	4u
 
 #define SLOP 5
 
@@ -223,7 +223,6 @@ static void free_list(walker *w, qent *list)
 	}
 }
 
-
 /* Walk; fills *order with interesting node indices in limiting-walk order. */
 static int limit(walker *w, const rq_revs *revs, size_t **order, size_t *norder)
 {
@@ -369,7 +368,7 @@ static void walker_free(walker *w)
 }
 
 int rq_walk_run(git_repository *repo, const rq_revs *revs, int newest_first, size_t max_commits,
-                rq_walk *out, rq_error *err)
+		rq_walk *out, rq_error *err)
 {
 	walker w;
 	size_t *order = NULL, norder = 0, *sorted = NULL;
@@ -385,14 +384,14 @@ int rq_walk_run(git_repository *repo, const rq_revs *revs, int newest_first, siz
 		goto done;
 	if (max_commits && norder > max_commits) {
 		rq_error_set(err, RQ_E_TOO_MANY_COMMITS,
-		             "the range holds %zu commits, more than the limit of %zu", norder,
-		             max_commits);
+			     "the range holds %zu commits, more than the limit of %zu", norder,
+			     max_commits);
 		goto done;
 	}
 	for (size_t i = 0; i < norder; i++) {
 		if (w.nodes[order[i]].nparents > 1) {
 			rq_error_set(err, RQ_E_MERGE_COMMIT,
-			             "replaying merge commits is not supported yet!");
+				     "replaying merge commits is not supported yet!");
 			goto done;
 		}
 	}

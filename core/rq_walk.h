@@ -28,7 +28,7 @@ typedef struct rq_walk {
  * RQ_E_MERGE_COMMIT.
  */
 int rq_walk_run(git_repository *repo, const rq_revs *revs, int newest_first, size_t max_commits,
-                rq_walk *out, rq_error *err);
+		rq_walk *out, rq_error *err);
 void rq_walk_free(rq_walk *walk);
 
 #endif

@@ -12,16 +12,15 @@ static json_t *oid_json(const git_oid *oid)
 
 static json_t *stats_json(const rq_replay_stats *s)
 {
-	return json_pack("{s:I, s:I, s:I, s:{s:I, s:I, s:I}, s:I, s:I, s:s?, s:{s:f, s:f, s:f, "
-	                 "s:f, s:f}}",
-	                 "commits", (json_int_t)s->commits, "picked", (json_int_t)s->picked,
-	                 "dropped", (json_int_t)s->dropped, "merges", "trivial",
-	                 (json_int_t)s->merges_trivial, "full", (json_int_t)s->merges_full,
-	                 "fallback", (json_int_t)s->merges_fallback, "objects",
-	                 (json_int_t)s->objects, "pack_bytes", (json_int_t)s->pack_bytes, "pack",
-	                 s->pack_name[0] ? s->pack_name : NULL, "ms", "resolve", s->ms_resolve,
-	                 "walk", s->ms_walk, "replay", s->ms_replay, "pack", s->ms_pack, "total",
-	                 s->ms_total);
+	return json_pack(
+	    "{s:I, s:I, s:I, s:{s:I, s:I, s:I}, s:I, s:I, s:s?, s:{s:f, s:f, s:f, "
+	    "s:f, s:f}}",
+	    "commits", (json_int_t)s->commits, "picked", (json_int_t)s->picked, "dropped",
+	    (json_int_t)s->dropped, "merges", "trivial", (json_int_t)s->merges_trivial, "full",
+	    (json_int_t)s->merges_full, "fallback", (json_int_t)s->merges_fallback, "objects",
+	    (json_int_t)s->objects, "pack_bytes", (json_int_t)s->pack_bytes, "pack",
+	    s->pack_name[0] ? s->pack_name : NULL, "ms", "resolve", s->ms_resolve, "walk",
+	    s->ms_walk, "replay", s->ms_replay, "pack", s->ms_pack, "total", s->ms_total);
 }
 
 json_t *rq_result_to_json(const rq_replay_result *res, int rc, const rq_error *err, int applied)
@@ -39,10 +38,9 @@ json_t *rq_result_to_json(const rq_replay_result *res, int rc, const rq_error *e
 	if (rc == 0) {
 		for (size_t i = 0; i < res->nupdates; i++) {
 			const rq_ref_update *u = &res->updates[i];
-			json_array_append_new(updates,
-			                      json_pack("{s:s, s:o, s:o}", "ref", u->ref, "old",
-			                                oid_json(&u->old_id), "new",
-			                                oid_json(&u->new_id)));
+			json_array_append_new(updates, json_pack("{s:s, s:o, s:o}", "ref", u->ref,
+								 "old", oid_json(&u->old_id), "new",
+								 oid_json(&u->new_id)));
 		}
 	}
 	json_object_set_new(o, "updates", updates);
@@ -52,15 +50,15 @@ json_t *rq_result_to_json(const rq_replay_result *res, int rc, const rq_error *e
 		for (size_t i = 0; i < res->conflicts.n; i++)
 			json_array_append_new(
 			    paths, json_pack("{s:s, s:s}", "path", res->conflicts.v[i].path, "kind",
-			                     rq_conflict_kind_name(res->conflicts.v[i].kind)));
+					     rq_conflict_kind_name(res->conflicts.v[i].kind)));
 		json_object_set_new(o, "conflict",
-		                    json_pack("{s:o, s:o}", "commit", oid_json(&res->conflict_commit),
-		                              "paths", paths));
+				    json_pack("{s:o, s:o}", "commit",
+					      oid_json(&res->conflict_commit), "paths", paths));
 	}
 	if (rc < 0) {
-		json_object_set_new(o, "error",
-		                    json_pack("{s:s, s:s}", "code", rq_code_name(err->code),
-		                              "message", err->msg));
+		json_object_set_new(
+		    o, "error",
+		    json_pack("{s:s, s:s}", "code", rq_code_name(err->code), "message", err->msg));
 	}
 	json_object_set_new(o, "stats", stats_json(&res->stats));
 	return o;

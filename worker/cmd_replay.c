@@ -66,8 +66,8 @@ static int opt_value(int argc, char **argv, int *i, const char *name, const char
 
 static int parse_args(int argc, char **argv, cli *c)
 {
-	static const char *const names[] = {"onto",  "advance", "revert", "ref",
-	                                    "ref-action", "empty", "format"};
+	static const char *const names[] = {"onto",	  "advance", "revert", "ref",
+					    "ref-action", "empty",   "format"};
 	c->revs = calloc((size_t)argc + 1, sizeof(*c->revs));
 	if (!c->revs) {
 		fputs("fatal: out of memory\n", stderr);
@@ -79,7 +79,8 @@ static int parse_args(int argc, char **argv, cli *c)
 
 		if (!strcmp(a, "--")) {
 			if (i + 1 < argc)
-				return usage_error("pathspecs are not supported: '%s'", argv[i + 1]);
+				return usage_error("pathspecs are not supported: '%s'",
+						   argv[i + 1]);
 			break;
 		}
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -99,12 +100,13 @@ static int parse_args(int argc, char **argv, cli *c)
 			continue;
 		}
 		if (a[1] == '-') {
-			const char **slots[] = {&c->onto,  &c->advance, &c->revert, &c->ref,
-			                        &c->ref_action, &c->empty, &c->format};
+			const char **slots[] = {&c->onto,	&c->advance, &c->revert, &c->ref,
+						&c->ref_action, &c->empty,   &c->format};
 			for (size_t k = 0; k < sizeof(names) / sizeof(names[0]) && !matched; k++) {
 				int r = opt_value(argc, argv, &i, names[k], slots[k]);
 				if (r < 0)
-					return usage_error("option `%s' requires a value", names[k]);
+					return usage_error("option `%s' requires a value",
+							   names[k]);
 				matched = r;
 			}
 		}
@@ -120,8 +122,8 @@ static void print_conflict(const rq_replay_result *res)
 	git_oid_tostr(hex, sizeof(hex), &res->conflict_commit);
 	fprintf(stderr, "error: could not replay %s: conflicts\n", hex);
 	for (size_t i = 0; i < res->conflicts.n; i++)
-		fprintf(stderr, "CONFLICT (%s): %s\n", rq_conflict_kind_name(res->conflicts.v[i].kind),
-		        res->conflicts.v[i].path);
+		fprintf(stderr, "CONFLICT (%s): %s\n",
+			rq_conflict_kind_name(res->conflicts.v[i].kind), res->conflicts.v[i].path);
 }
 
 static int emit_json(const rq_replay_result *res, int rc, const rq_error *err, int applied)
@@ -184,7 +186,7 @@ int cmd_replay(int argc, char **argv)
 	status = 128;
 	if (modes > 1) {
 		fprintf(stderr, "fatal: options '%s' and '%s' cannot be used together\n",
-		        c.onto ? "--onto" : "--advance", c.revert ? "--revert" : "--advance");
+			c.onto ? "--onto" : "--advance", c.revert ? "--revert" : "--advance");
 		goto out;
 	}
 	if (c.format && strcmp(c.format, "text") && strcmp(c.format, "json")) {
@@ -192,24 +194,28 @@ int cmd_replay(int argc, char **argv)
 		goto out;
 	}
 	json = c.format && !strcmp(c.format, "json");
-	if (c.empty && strcmp(c.empty, "drop") && strcmp(c.empty, "keep") && strcmp(c.empty, "abort")) {
+	if (c.empty && strcmp(c.empty, "drop") && strcmp(c.empty, "keep") &&
+	    strcmp(c.empty, "abort")) {
 		status = usage_error("invalid --empty value '%s' (drop, keep or abort)", c.empty);
 		goto out;
 	}
 	if (c.ref_action && strcmp(c.ref_action, "update") && strcmp(c.ref_action, "print")) {
-		status = usage_error("invalid --ref-action value '%s' (update or print)", c.ref_action);
+		status =
+		    usage_error("invalid --ref-action value '%s' (update or print)", c.ref_action);
 		goto out;
 	}
 
-	if (git_repository_open_ext(&repo, ".", 0, NULL) < 0) {
-		fputs("fatal: not a git repository (or any of the parent directories): .git\n", stderr);
+	if (git_repository_open_ext(&repo, NULL, GIT_REPOSITORY_OPEN_FROM_ENV, NULL) < 0) {
+		fputs("fatal: not a git repository (or any of the parent directories): .git\n",
+		      stderr);
 		goto out;
 	}
 	if (!c.ref_action) {
 		if (config_ref_action(repo, &c.ref_action) < 0 ||
-		    (c.ref_action && strcmp(c.ref_action, "update") && strcmp(c.ref_action, "print"))) {
+		    (c.ref_action && strcmp(c.ref_action, "update") &&
+		     strcmp(c.ref_action, "print"))) {
 			fprintf(stderr, "fatal: invalid value for replay.refAction: '%s'\n",
-			        c.ref_action ? c.ref_action : "(too long)");
+				c.ref_action ? c.ref_action : "(too long)");
 			goto out;
 		}
 	}
@@ -221,9 +227,9 @@ int cmd_replay(int argc, char **argv)
 	o.ref = c.ref;
 	o.revisions = c.revs;
 	o.nrevisions = c.nrevs;
-	o.empty = !c.empty || !strcmp(c.empty, "drop")   ? RQ_EMPTY_DROP
-	          : !strcmp(c.empty, "keep")               ? RQ_EMPTY_KEEP
-	                                                   : RQ_EMPTY_ABORT;
+	o.empty = !c.empty || !strcmp(c.empty, "drop") ? RQ_EMPTY_DROP
+		  : !strcmp(c.empty, "keep")	       ? RQ_EMPTY_KEEP
+						       : RQ_EMPTY_ABORT;
 	if (rq_ident_default(repo, &ident, &err) < 0) {
 		rc = -1;
 		goto report;

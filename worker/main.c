@@ -11,12 +11,11 @@
 
 #define RQ_VERSION "0.1.0"
 
-static const char usage_text[] =
-    "usage: replayq [-C <path>] <command> [<args>]\n"
-    "\n"
-    "commands:\n"
-    "   replay     replay commits onto a new base (like git replay)\n"
-    "   version    print the version\n";
+static const char usage_text[] = "usage: replayq [-C <path>] <command> [<args>]\n"
+				 "\n"
+				 "commands:\n"
+				 "   replay     replay commits onto a new base (like git replay)\n"
+				 "   version    print the version\n";
 
 int main(int argc, char **argv)
 {
@@ -30,7 +29,7 @@ int main(int argc, char **argv)
 			}
 			if (argv[i + 1][0] && chdir(argv[i + 1]) < 0) {
 				fprintf(stderr, "fatal: cannot change to '%s': %s\n", argv[i + 1],
-				        strerror(errno));
+					strerror(errno));
 				return 128;
 			}
 			i += 2;
