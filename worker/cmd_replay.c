@@ -129,7 +129,7 @@ static void print_conflict(const rq_replay_result *res)
 static int emit_json(const rq_replay_result *res, int rc, const rq_error *err, int applied)
 {
 	json_t *o = rq_result_to_json(res, rc, err, applied);
-	char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	char *s = o ? json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(6)) : NULL;
 	json_decref(o);
 	if (!s) {
 		fputs("fatal: out of memory\n", stderr);
