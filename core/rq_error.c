@@ -26,6 +26,11 @@ static const char *const code_names[RQ_E_COUNT] = {
     [RQ_E_IO] = "io",
     [RQ_E_GIT] = "git",
     [RQ_E_NOMEM] = "out_of_memory",
+    [RQ_E_INVALID_JOB] = "invalid_job",
+    [RQ_E_TIMEOUT] = "timeout",
+    [RQ_E_CRASHED] = "crashed",
+    [RQ_E_DEAD] = "dead_letter",
+    [RQ_E_REDIS] = "redis",
     [RQ_E_INTERNAL] = "internal",
 };
 

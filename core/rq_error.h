@@ -29,6 +29,11 @@ typedef enum {
 	RQ_E_IO,	       /* a file system operation failed */
 	RQ_E_GIT,	       /* libgit2 reported an unexpected error */
 	RQ_E_NOMEM,	       /* out of memory */
+	RQ_E_INVALID_JOB,      /* a job that is not valid JSON or breaks a rule */
+	RQ_E_TIMEOUT,	       /* a job ran past its deadline */
+	RQ_E_CRASHED,	       /* the process running a job died */
+	RQ_E_DEAD,	       /* a job dead-lettered after too many deliveries */
+	RQ_E_REDIS,	       /* the queue server failed or refused a command */
 	RQ_E_INTERNAL,	       /* a bug */
 	RQ_E_COUNT
 } rq_code;

@@ -25,6 +25,9 @@ static json_t *stats_json(const rq_replay_stats *s)
 
 json_t *rq_result_to_json(const rq_replay_result *res, int rc, const rq_error *err, int applied)
 {
+	static const rq_replay_result none;
+	if (!res)
+		res = &none;
 	json_t *o = json_object(), *updates = json_array();
 	const char *status = rc < 0 ? "error" : rc == 1 ? "conflict" : "ok";
 

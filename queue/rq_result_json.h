@@ -14,7 +14,10 @@
 
 #include "rq_replay.h"
 
-/* rc: what rq_replay_run (or a later step) returned: 0, 1 or negative. */
+/*
+ * rc: what rq_replay_run (or a later step) returned: 0, 1 or negative.
+ * res may be NULL (an error before any replay: empty updates and stats).
+ */
 json_t *rq_result_to_json(const rq_replay_result *res, int rc, const rq_error *err, int applied);
 
 #endif

@@ -5,5 +5,10 @@
 #define RQ_CMDS_H
 
 int cmd_replay(int argc, char **argv);
+int cmd_worker(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_submit(int argc, char **argv);
+int cmd_result(int argc, char **argv);
+int cmd_queue(int argc, char **argv);
 
 #endif

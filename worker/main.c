@@ -52,12 +52,21 @@ int main(int argc, char **argv)
 		printf("replayq version %s\n", RQ_VERSION);
 		return 0;
 	}
-	if (strcmp(argv[i], "replay") != 0) {
+	static const struct {
+		const char *name;
+		int (*fn)(int, char **);
+	} cmds[] = {{"replay", cmd_replay}, {"worker", cmd_worker}, {"run", cmd_run},
+		    {"submit", cmd_submit}, {"result", cmd_result}, {"queue", cmd_queue}};
+	int (*fn)(int, char **) = NULL;
+	for (size_t k = 0; k < sizeof(cmds) / sizeof(cmds[0]); k++)
+		if (!strcmp(argv[i], cmds[k].name))
+			fn = cmds[k].fn;
+	if (!fn) {
 		fprintf(stderr, "replayq: '%s' is not a replayq command.\n%s", argv[i], usage_text);
 		return 129;
 	}
 	git_libgit2_init();
-	rc = cmd_replay(argc - i, argv + i);
+	rc = fn(argc - i, argv + i);
 	git_libgit2_shutdown();
 	return rc;
 }

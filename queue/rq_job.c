@@ -1,0 +1,441 @@
+/*
+ * rq_job: job JSON parsing and validation.
+ */
+#include "rq_job.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rq_revs.h"
+
+static const char *const known_fields[] = {"v",		  "id",	       "repo",	       "mode",
+					   "target",	  "revisions", "contained",    "ref",
+					   "ref_action",  "empty",     "committer",    "timeout_ms",
+					   "max_commits", "reply_to",  "submitted_at", NULL};
+
+int rq_job_id_valid(const char *s)
+{
+	size_t n = 0;
+
+	if (!s || !*s)
+		return 0;
+	for (; s[n]; n++) {
+		unsigned char c = (unsigned char)s[n];
+		if (!(isalnum(c) || strchr("._:@/+-", c)))
+			return 0;
+	}
+	return n <= RQ_JOB_ID_MAX;
+}
+
+int rq_job_repo_valid(const char *s)
+{
+	const char *p;
+	size_t len;
+
+	if (!s || !*s || s[0] == '/' || (len = strlen(s)) > RQ_JOB_REPO_MAX)
+		return 0;
+	for (p = s; *p; p++)
+		if ((unsigned char)*p < 32 || *p == '\\' || *p == 0x7f)
+			return 0;
+	/* every component: not empty, not "." or ".." */
+	p = s;
+	while (*p) {
+		const char *e = strchr(p, '/');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		if (n == 0 && e && e[1] == '\0')
+			return 1; /* a trailing slash */
+		if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+			return 0;
+		p += n;
+		if (*p == '/')
+			p++;
+	}
+	return 1;
+}
+
+static int bad(rq_error *err, const char *fmt, const char *field)
+{
+	return rq_error_set(err, RQ_E_INVALID_JOB, fmt, field);
+}
+
+static int get_string(json_t *o, const char *key, int required, size_t max, char **out,
+		      rq_error *err)
+{
+	json_t *v = json_object_get(o, key);
+
+	*out = NULL;
+	if (!v || json_is_null(v)) {
+		if (required)
+			return bad(err, "field '%s' is required", key);
+		return 0;
+	}
+	if (!json_is_string(v))
+		return bad(err, "field '%s' must be a string", key);
+	if (json_string_length(v) == 0 && required)
+		return bad(err, "field '%s' must not be empty", key);
+	if (json_string_length(v) > max)
+		return rq_error_set(err, RQ_E_INVALID_JOB, "field '%s' is longer than %zu bytes",
+				    key, max);
+	if (strlen(json_string_value(v)) != json_string_length(v))
+		return bad(err, "field '%s' contains a NUL byte", key);
+	if (!(*out = strdup(json_string_value(v))))
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	return 0;
+}
+
+static int get_bool(json_t *o, const char *key, int *out, rq_error *err)
+{
+	json_t *v = json_object_get(o, key);
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_boolean(v))
+		return bad(err, "field '%s' must be true or false", key);
+	*out = json_is_true(v);
+	return 0;
+}
+
+static int get_int(json_t *o, const char *key, int64_t min, int64_t max, int64_t *out,
+		   rq_error *err)
+{
+	json_t *v = json_object_get(o, key);
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_integer(v))
+		return bad(err, "field '%s' must be an integer", key);
+	if (json_integer_value(v) < min || json_integer_value(v) > max)
+		return rq_error_set(err, RQ_E_INVALID_JOB,
+				    "field '%s' must be between %lld and %lld", key, (long long)min,
+				    (long long)max);
+	*out = json_integer_value(v);
+	return 0;
+}
+
+static int parse_tz(const char *s, int *tz)
+{
+	if (strlen(s) != 5 || (s[0] != '+' && s[0] != '-'))
+		return -1;
+	for (int i = 1; i < 5; i++)
+		if (!isdigit((unsigned char)s[i]))
+			return -1;
+	int hh = (s[1] - '0') * 10 + (s[2] - '0'), mm = (s[3] - '0') * 10 + (s[4] - '0');
+	if (hh > 14 || mm > 59)
+		return -1;
+	*tz = (s[0] == '-' ? -1 : 1) * (hh * 60 + mm);
+	return 0;
+}
+
+static int parse_committer(json_t *o, rq_job *job, rq_error *err)
+{
+	json_t *c = json_object_get(o, "committer"), *v;
+	const char *key;
+	char *name = NULL, *email = NULL, *tz = NULL;
+	int64_t t = -1;
+	int rc = -1;
+
+	if (!c || json_is_null(c))
+		return 0;
+	if (!json_is_object(c))
+		return bad(err, "field '%s' must be an object", "committer");
+	json_object_foreach(c, key, v)
+	{
+		if (strcmp(key, "name") && strcmp(key, "email") && strcmp(key, "time") &&
+		    strcmp(key, "tz"))
+			return rq_error_set(err, RQ_E_INVALID_JOB, "unknown field 'committer.%s'",
+					    key);
+	}
+	if (get_string(c, "name", 0, RQ_JOB_NAME_MAX, &name, err) < 0 ||
+	    get_string(c, "email", 0, RQ_JOB_NAME_MAX, &email, err) < 0 ||
+	    get_string(c, "tz", 0, 5, &tz, err) < 0 ||
+	    get_int(c, "time", 0, INT64_C(253402300799), &t, err) < 0)
+		goto out;
+	if (!!name != !!email) {
+		bad(err, "field '%s' needs both name and email", "committer");
+		goto out;
+	}
+	if (name) {
+		if (rq_ident_set(&job->committer, name, email, err) < 0) {
+			err->code = RQ_E_INVALID_JOB;
+			goto out;
+		}
+		job->has_name = 1;
+	}
+	if (tz && parse_tz(tz, &job->committer.tz) < 0) {
+		bad(err, "field '%s' must look like +0100", "committer.tz");
+		goto out;
+	}
+	if (t >= 0) {
+		job->committer.time = t;
+		job->has_time = 1;
+	} else if (tz) {
+		bad(err, "field '%s' needs committer.time", "committer.tz");
+		goto out;
+	}
+	rc = 0;
+out:
+	free(name);
+	free(email);
+	free(tz);
+	return rc;
+}
+
+static int parse_revisions(json_t *o, rq_job *job, rq_error *err)
+{
+	json_t *a = json_object_get(o, "revisions"), *v;
+	size_t i;
+
+	if (!a)
+		return bad(err, "field '%s' is required", "revisions");
+	if (!json_is_array(a))
+		return bad(err, "field '%s' must be an array of strings", "revisions");
+	if (json_array_size(a) == 0)
+		return bad(err, "field '%s' must not be empty", "revisions");
+	if (json_array_size(a) > RQ_JOB_REVS_MAX)
+		return rq_error_set(err, RQ_E_INVALID_JOB,
+				    "field 'revisions' has more than %d entries", RQ_JOB_REVS_MAX);
+	job->revisions = calloc(json_array_size(a) + 1, sizeof(char *));
+	if (!job->revisions)
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	json_array_foreach(a, i, v)
+	{
+		const char *s;
+		if (!json_is_string(v))
+			return bad(err, "field '%s' must be an array of strings", "revisions");
+		s = json_string_value(v);
+		if (!*s || json_string_length(v) > RQ_JOB_REV_LEN_MAX ||
+		    strlen(s) != json_string_length(v))
+			return rq_error_set(err, RQ_E_BAD_REVISION,
+					    "revisions[%zu] is empty or too long", i);
+		if (s[0] == '-')
+			return rq_error_set(err, RQ_E_BAD_REVISION,
+					    "revisions[%zu] looks like an option: '%.64s'", i, s);
+		for (const char *p = s; *p; p++)
+			if ((unsigned char)*p <= ' ' || *p == 0x7f || *p == ':' || *p == '\\')
+				return rq_error_set(
+				    err, RQ_E_BAD_REVISION,
+				    "revisions[%zu] holds a character not allowed in a "
+				    "revision: '%.64s'",
+				    i, s);
+		if (!(job->revisions[i] = strdup(s)))
+			return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+		job->nrevisions++;
+	}
+	return 0;
+}
+
+static int parse_fields(json_t *o, rq_job *job, rq_error *err)
+{
+	const char *key;
+	json_t *v;
+	char *mode = NULL, *action = NULL, *empty = NULL;
+	int64_t ver = 1, timeout = RQ_JOB_TIMEOUT_DEF_MS, commits = RQ_JOB_COMMITS_DEF, sub = 0;
+	int rc = -1;
+
+	json_object_foreach(o, key, v)
+	{
+		int known = 0;
+		for (int i = 0; known_fields[i]; i++)
+			known |= !strcmp(known_fields[i], key);
+		if (!known)
+			return rq_error_set(err, RQ_E_INVALID_JOB, "unknown field '%.64s'", key);
+	}
+	if (get_int(o, "v", 1, 1, &ver, err) < 0)
+		return -1;
+	if (get_string(o, "repo", 1, RQ_JOB_REPO_MAX, &job->repo, err) < 0)
+		return -1;
+	if (!rq_job_repo_valid(job->repo))
+		return rq_error_set(
+		    err, RQ_E_BAD_REPO,
+		    "field 'repo' must be a relative path without '..' or empty parts");
+	if (get_string(o, "mode", 1, 16, &mode, err) < 0)
+		goto out;
+	if (!strcmp(mode, "onto"))
+		job->mode = RQ_MODE_ONTO;
+	else if (!strcmp(mode, "advance"))
+		job->mode = RQ_MODE_ADVANCE;
+	else if (!strcmp(mode, "revert"))
+		job->mode = RQ_MODE_REVERT;
+	else {
+		bad(err, "field '%s' must be onto, advance or revert", "mode");
+		goto out;
+	}
+	if (get_string(o, "target", 1, RQ_JOB_REV_LEN_MAX, &job->target, err) < 0)
+		goto out;
+	if (job->target[0] == '-') {
+		rq_error_set(err, RQ_E_BAD_REVISION, "field 'target' looks like an option");
+		goto out;
+	}
+	if (parse_revisions(o, job, err) < 0 || get_bool(o, "contained", &job->contained, err) < 0)
+		goto out;
+	if (job->contained && job->mode != RQ_MODE_ONTO) {
+		bad(err, "field '%s' needs mode onto", "contained");
+		goto out;
+	}
+	if (get_string(o, "ref", 0, RQ_JOB_REV_LEN_MAX, &job->ref, err) < 0)
+		goto out;
+	if (job->ref && (!rq_refname_is_valid_full(job->ref) || !strcmp(job->ref, "HEAD"))) {
+		rq_error_set(err, RQ_E_BAD_REF,
+			     "field 'ref' is not a valid fully qualified ref name");
+		goto out;
+	}
+	if (job->ref && job->contained) {
+		bad(err, "fields 'ref' and 'contained' cannot be used together%s", "");
+		goto out;
+	}
+	if (get_string(o, "ref_action", 0, 16, &action, err) < 0)
+		goto out;
+	if (action && strcmp(action, "print") && strcmp(action, "update")) {
+		bad(err, "field '%s' must be print or update", "ref_action");
+		goto out;
+	}
+	job->ref_update = action && !strcmp(action, "update");
+	if (get_string(o, "empty", 0, 16, &empty, err) < 0)
+		goto out;
+	if (!empty || !strcmp(empty, "drop"))
+		job->empty = RQ_EMPTY_DROP;
+	else if (!strcmp(empty, "keep"))
+		job->empty = RQ_EMPTY_KEEP;
+	else if (!strcmp(empty, "abort"))
+		job->empty = RQ_EMPTY_ABORT;
+	else {
+		bad(err, "field '%s' must be drop, keep or abort", "empty");
+		goto out;
+	}
+	if (parse_committer(o, job, err) < 0 ||
+	    get_int(o, "timeout_ms", 1, RQ_JOB_TIMEOUT_MAX_MS, &timeout, err) < 0 ||
+	    get_int(o, "max_commits", 1, RQ_JOB_COMMITS_MAX, &commits, err) < 0 ||
+	    get_int(o, "submitted_at", 0, INT64_C(253402300799000), &sub, err) < 0)
+		goto out;
+	job->timeout_ms = timeout;
+	job->max_commits = (size_t)commits;
+	job->submitted_at = sub;
+	if (get_string(o, "reply_to", 0, RQ_JOB_REPLY_MAX, &job->reply_to, err) < 0)
+		goto out;
+	if (job->reply_to && !rq_job_id_valid(job->reply_to)) {
+		bad(err, "field '%s' must be 1-128 of [A-Za-z0-9._:@/+-]", "reply_to");
+		goto out;
+	}
+	rc = 0;
+out:
+	free(mode);
+	free(action);
+	free(empty);
+	return rc;
+}
+
+int rq_job_parse(const char *text, size_t len, rq_job *job, char *id_out, rq_error *err)
+{
+	json_error_t jerr;
+	json_t *o = NULL, *idv;
+	int rc = -1;
+
+	memset(job, 0, sizeof(*job));
+	if (id_out)
+		id_out[0] = '\0';
+	if (len > RQ_JOB_MAX_BYTES)
+		return rq_error_set(err, RQ_E_INVALID_JOB, "job is larger than %d bytes",
+				    RQ_JOB_MAX_BYTES);
+	o = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!o)
+		return rq_error_set(err, RQ_E_INVALID_JOB, "job is not valid JSON: %s (line %d)",
+				    jerr.text, jerr.line);
+	if (!json_is_object(o)) {
+		rq_error_set(err, RQ_E_INVALID_JOB, "job must be a JSON object");
+		goto out;
+	}
+	idv = json_object_get(o, "id");
+	if (!idv || !json_is_string(idv) || !rq_job_id_valid(json_string_value(idv))) {
+		bad(err, "field '%s' is required: 1-128 of [A-Za-z0-9._:@/+-]", "id");
+		goto out;
+	}
+	if (id_out)
+		snprintf(id_out, RQ_JOB_ID_MAX + 1, "%s", json_string_value(idv));
+	if (!(job->id = strdup(json_string_value(idv)))) {
+		rq_error_set(err, RQ_E_NOMEM, "out of memory");
+		goto out;
+	}
+	rc = parse_fields(o, job, err);
+out:
+	json_decref(o);
+	if (rc < 0)
+		rq_job_free(job);
+	return rc;
+}
+
+void rq_job_free(rq_job *job)
+{
+	if (!job)
+		return;
+	free(job->id);
+	free(job->repo);
+	free(job->target);
+	for (size_t i = 0; i < job->nrevisions; i++)
+		free(job->revisions[i]);
+	free(job->revisions);
+	free(job->ref);
+	free(job->reply_to);
+	memset(job, 0, sizeof(*job));
+}
+
+json_t *rq_job_to_json(const rq_job *job)
+{
+	static const char *const modes[] = {"onto", "advance", "revert"};
+	static const char *const empties[] = {"drop", "keep", "abort"};
+	json_t *o = json_object(), *revs = json_array();
+
+	if (!o || !revs) {
+		json_decref(o);
+		json_decref(revs);
+		return NULL;
+	}
+	for (size_t i = 0; i < job->nrevisions; i++)
+		json_array_append_new(revs, json_string(job->revisions[i]));
+	json_object_set_new(o, "v", json_integer(1));
+	json_object_set_new(o, "id", json_string(job->id));
+	json_object_set_new(o, "repo", json_string(job->repo));
+	json_object_set_new(o, "mode", json_string(modes[job->mode]));
+	json_object_set_new(o, "target", json_string(job->target));
+	json_object_set_new(o, "revisions", revs);
+	json_object_set_new(o, "contained", json_boolean(job->contained));
+	if (job->ref)
+		json_object_set_new(o, "ref", json_string(job->ref));
+	json_object_set_new(o, "ref_action", json_string(job->ref_update ? "update" : "print"));
+	json_object_set_new(o, "empty", json_string(empties[job->empty]));
+	if (job->has_name || job->has_time) {
+		json_t *c = json_object();
+		if (job->has_name) {
+			json_object_set_new(c, "name", json_string(job->committer.name));
+			json_object_set_new(c, "email", json_string(job->committer.email));
+		}
+		if (job->has_time) {
+			char tz[8];
+			int a = job->committer.tz < 0 ? -job->committer.tz : job->committer.tz;
+			snprintf(tz, sizeof(tz), "%c%02d%02d", job->committer.tz < 0 ? '-' : '+',
+				 a / 60 % 100, a % 60);
+			json_object_set_new(c, "time", json_integer(job->committer.time));
+			json_object_set_new(c, "tz", json_string(tz));
+		}
+		json_object_set_new(o, "committer", c);
+	}
+	json_object_set_new(o, "timeout_ms", json_integer(job->timeout_ms));
+	json_object_set_new(o, "max_commits", json_integer((json_int_t)job->max_commits));
+	if (job->reply_to)
+		json_object_set_new(o, "reply_to", json_string(job->reply_to));
+	if (job->submitted_at)
+		json_object_set_new(o, "submitted_at", json_integer(job->submitted_at));
+	return o;
+}
+
+void rq_job_replay_opts(const rq_job *job, rq_replay_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->mode = job->mode;
+	o->target = job->target;
+	o->contained = job->contained;
+	o->ref = job->ref;
+	o->revisions = (const char *const *)job->revisions;
+	o->nrevisions = job->nrevisions;
+	o->empty = job->empty;
+	o->max_commits = job->max_commits;
+}

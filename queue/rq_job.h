@@ -1,0 +1,79 @@
+/*
+ * rq_job: a replay job, parsed from untrusted JSON and validated before any
+ * git work.
+ *
+ * {"v":1, "id":"...", "repo":"group/project.git", "mode":"onto",
+ *  "target":"main", "revisions":["main..topic"], "contained":false,
+ *  "ref":"refs/heads/x", "ref_action":"print", "empty":"drop",
+ *  "committer":{"name":"Bot","email":"bot@example.com","time":1700000000,
+ *               "tz":"+0000"},
+ *  "timeout_ms":600000, "max_commits":10000, "reply_to":"name",
+ *  "submitted_at":1700000000123}
+ *
+ * Every rule violation is RQ_E_INVALID_JOB (or RQ_E_BAD_REF /
+ * RQ_E_BAD_REVISION / RQ_E_BAD_REPO for those fields) with a message that
+ * names the field. Unknown fields are refused.
+ */
+#ifndef RQ_JOB_H
+#define RQ_JOB_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rq_error.h"
+#include "rq_replay.h"
+
+#define RQ_JOB_MAX_BYTES      (64 * 1024)
+#define RQ_JOB_ID_MAX	      128
+#define RQ_JOB_REPO_MAX	      1024
+#define RQ_JOB_REVS_MAX	      1000
+#define RQ_JOB_REV_LEN_MAX    1024
+#define RQ_JOB_NAME_MAX	      255
+#define RQ_JOB_TIMEOUT_MAX_MS 3600000
+#define RQ_JOB_TIMEOUT_DEF_MS 600000
+#define RQ_JOB_COMMITS_MAX    100000
+#define RQ_JOB_COMMITS_DEF    10000
+#define RQ_JOB_REPLY_MAX      200
+
+typedef struct rq_job {
+	char *id;
+	char *repo;
+	rq_mode mode;
+	char *target;
+	char **revisions;
+	size_t nrevisions;
+	int contained;
+	char *ref;
+	int ref_update; /* ref_action "update" */
+	rq_empty empty;
+	int has_name; /* committer name/email given */
+	int has_time; /* committer time given */
+	rq_ident committer;
+	int64_t timeout_ms;
+	size_t max_commits;
+	char *reply_to;
+	int64_t submitted_at; /* ms since the epoch, 0 if unknown */
+} rq_job;
+
+/*
+ * Parse and validate. On failure *job is empty, and if the text held a
+ * usable "id" it is copied to id_out (size RQ_JOB_ID_MAX + 1) so that an
+ * error result can name the job; otherwise id_out is "".
+ */
+int rq_job_parse(const char *text, size_t len, rq_job *job, char *id_out, rq_error *err);
+void rq_job_free(rq_job *job);
+
+/* 1 if s is a valid job id: 1..128 of [A-Za-z0-9._:@/+-]. */
+int rq_job_id_valid(const char *s);
+
+/* 1 if a repo path is acceptable: relative, no "..", no empty parts. */
+int rq_job_repo_valid(const char *s);
+
+/* The job as JSON (all fields, defaults filled in). */
+json_t *rq_job_to_json(const rq_job *job);
+
+/* Engine options for the job; valid while job and revs live. */
+void rq_job_replay_opts(const rq_job *job, rq_replay_opts *opts);
+
+#endif

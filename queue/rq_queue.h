@@ -1,0 +1,107 @@
+/*
+ * rq_queue: a replay queue on Redis Streams.
+ *
+ * All keys of queue Q share the hash tag {Q}, so a queue lives on one
+ * shard of a Redis Cluster:
+ *   replayq:{Q}:jobs          stream of jobs (fields id, job), group "workers"
+ *   replayq:{Q}:job:<id>      the stream entry of a job not finished yet
+ *   replayq:{Q}:result:<id>   the result (JSON), with a TTL
+ *   replayq:{Q}:results       stream of results (fields id, status, result), capped
+ *   replayq:{Q}:reply:<name>  list a job's result is pushed to ("reply_to")
+ *   replayq:{Q}:dead          stream of dead-lettered jobs (id, job, reason)
+ *   replayq:{Q}:attempts      hash: job id -> last transient failure (JSON)
+ *   replayq:{Q}:stats         hash of counters (submitted, ok, conflict, error, dead, retried)
+ *   replayq:{Q}:workers       hash: worker name -> last heartbeat (JSON)
+ *   replayq:{Q}:worker:<name> set while a worker is alive (TTL)
+ *
+ * A job is acknowledged (XACK, then XDEL) only in the same Lua script that
+ * stores its result, so that a job is neither lost nor reported twice: a
+ * redelivered job whose result already exists is acknowledged without a
+ * second result.
+ */
+#ifndef RQ_QUEUE_H
+#define RQ_QUEUE_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "rq_error.h"
+#include "rq_redis.h"
+
+#define RQ_QUEUE_GROUP "workers"
+
+typedef struct rq_queue rq_queue;
+
+typedef struct rq_msg {
+	char sid[64]; /* stream entry id */
+	char *id;     /* job id (NULL if the entry has none) */
+	char *job;    /* job JSON text (NULL if missing) */
+	size_t job_len;
+	long deliveries;
+} rq_msg;
+
+typedef struct rq_queue_opts {
+	int result_ttl_s;    /* default 7 days */
+	long results_maxlen; /* default 100000 */
+} rq_queue_opts;
+
+/* 1 if name is a valid queue name: 1..64 of [A-Za-z0-9._-]. */
+int rq_queue_name_valid(const char *name);
+
+/* r is borrowed and must outlive the queue. */
+int rq_queue_open(rq_queue **out, rq_redis *r, const char *name, const rq_queue_opts *opts,
+		  rq_error *err);
+void rq_queue_free(rq_queue *q);
+rq_redis *rq_queue_redis(rq_queue *q);
+const char *rq_queue_name(const rq_queue *q);
+
+/* Create the stream and the group if missing. */
+int rq_queue_ensure_group(rq_queue *q, rq_error *err);
+
+/*
+ * Enqueue. 0: queued (sid set). 1: refused, a result or a pending entry
+ * already exists for this id (sid holds "result" or the pending entry).
+ * force: drop an existing result and queue again.
+ */
+int rq_queue_enqueue(rq_queue *q, const char *id, const char *job, size_t len, int force,
+		     char sid[64], rq_error *err);
+
+/* New jobs for this consumer (XREADGROUP ... BLOCK block_ms). */
+int rq_queue_read(rq_queue *q, const char *consumer, size_t count, int block_ms, rq_msg **msgs,
+		  size_t *n, rq_error *err);
+
+/* Jobs idle longer than min_idle_ms in any consumer, claimed for this one. */
+int rq_queue_reclaim(rq_queue *q, const char *consumer, long min_idle_ms, size_t count,
+		     rq_msg **msgs, size_t *n, rq_error *err);
+
+void rq_msgs_free(rq_msg *msgs, size_t n);
+
+/*
+ * Store the result and acknowledge in one step. status: "ok", "conflict"
+ * or "error". dead_reason non-NULL: also append the job to the dead
+ * stream. Returns 0 stored, 1 a result existed (only acknowledged).
+ */
+int rq_queue_complete(rq_queue *q, const rq_msg *m, const char *id, const char *result,
+		      const char *status, const char *reply_to, const char *dead_reason,
+		      rq_error *err);
+
+/* Record a transient failure (crash, timeout) for a later retry. */
+int rq_queue_note_attempt(rq_queue *q, const char *id, const char *info, rq_error *err);
+/* The last transient failure of a job, or NULL. */
+char *rq_queue_last_attempt(rq_queue *q, const char *id, rq_error *err);
+
+/* 0 found (*json malloc'ed), 1 no result, -1 error. */
+int rq_queue_result(rq_queue *q, const char *id, char **json, rq_error *err);
+/* Wait for results pushed to a reply list (BLPOP); 0 got one, 1 timeout. */
+int rq_queue_wait_reply(rq_queue *q, const char *reply_to, int timeout_ms, char **json,
+			rq_error *err);
+
+int rq_queue_heartbeat(rq_queue *q, const char *worker, const char *info, int ttl_s, rq_error *err);
+int rq_queue_worker_gone(rq_queue *q, const char *worker, rq_error *err);
+
+/* Operator views: stats, dead letters, pending entries. */
+int rq_queue_stats(rq_queue *q, json_t **out, rq_error *err);
+int rq_queue_dead_list(rq_queue *q, size_t count, json_t **out, rq_error *err);
+int rq_queue_pending_list(rq_queue *q, size_t count, json_t **out, rq_error *err);
+
+#endif

@@ -1,0 +1,435 @@
+/*
+ * replayq submit / result / queue: the client side of the Redis queue.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmds.h"
+#include "opts.h"
+#include "rq_job.h"
+#include "rq_queue.h"
+
+static long long wall_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static long long mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static const char submit_usage[] =
+    "usage: replayq submit [--redis=URL] [--queue=Q] [--force] [--no-validate]\n"
+    "                      [--wait[=SECONDS]] [FILE|-]\n"
+    "Enqueues one job (a JSON object) or JSON lines of jobs. Prints the job ids, or\n"
+    "with --wait the results as JSON lines; exit 0 when all are ok, 1 if any\n"
+    "conflicted, 2 if any failed, was refused or timed out.\n";
+
+typedef struct pending {
+	char *id;
+	int own_reply; /* the result comes to our reply list */
+	int done;
+} pending;
+
+/* Read the input: a single JSON object, or JSON lines. */
+static json_t *read_jobs(FILE *in, rq_error *err)
+{
+	json_t *arr = json_array();
+	json_error_t jerr;
+	char *text = NULL;
+	size_t len = 0, cap = 0;
+	char buf[65536];
+	size_t n;
+	json_t *one;
+
+	while ((n = fread(buf, 1, sizeof(buf), in)) > 0) {
+		if (len + n + 1 > cap) {
+			cap = (len + n + 1) * 2;
+			char *nt = realloc(text, cap);
+			if (!nt) {
+				free(text);
+				json_decref(arr);
+				rq_error_set(err, RQ_E_NOMEM, "out of memory");
+				return NULL;
+			}
+			text = nt;
+		}
+		memcpy(text + len, buf, n);
+		len += n;
+	}
+	if (!text) {
+		json_decref(arr);
+		rq_error_set(err, RQ_E_INVALID_JOB, "no job given");
+		return NULL;
+	}
+	text[len] = '\0';
+	one = json_loads(text, 0, &jerr);
+	if (one && json_is_object(one)) {
+		json_array_append_new(arr, one);
+		free(text);
+		return arr;
+	}
+	json_decref(one);
+	/* JSON lines */
+	unsigned long lineno = 0;
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+		lineno++;
+		while (*line == ' ' || *line == '\t' || *line == '\r')
+			line++;
+		if (!*line)
+			continue;
+		one = json_loads(line, 0, &jerr);
+		if (!one || !json_is_object(one)) {
+			json_decref(one);
+			json_decref(arr);
+			free(text);
+			rq_error_set(err, RQ_E_INVALID_JOB, "line %lu is not a JSON object: %s",
+				     lineno, jerr.text);
+			return NULL;
+		}
+		json_array_append_new(arr, one);
+	}
+	free(text);
+	return arr;
+}
+
+static int status_rank(const char *result)
+{
+	json_t *o = json_loads(result, 0, NULL);
+	const char *s = o ? json_string_value(json_object_get(o, "status")) : NULL;
+	int r = !s ? 2 : !strcmp(s, "ok") ? 0 : !strcmp(s, "conflict") ? 1 : 2;
+	json_decref(o);
+	return r;
+}
+
+int cmd_submit(int argc, char **argv)
+{
+	const char *redis = NULL, *queue = NULL, *file = NULL, *wait = NULL;
+	int force = 0, validate = 1, waiting = 0, worst = 0, rc = 0;
+	rq_redis *r = NULL;
+	rq_queue *q = NULL;
+	rq_error err;
+	json_t *jobs = NULL, *job;
+	size_t i, npend = 0;
+	pending *pend = NULL;
+	char reply[128];
+	FILE *in = stdin;
+
+	for (int k = 1; k < argc; k++) {
+		int m;
+		if (!strcmp(argv[k], "-h") || !strcmp(argv[k], "--help")) {
+			fputs(submit_usage, stdout);
+			return 0;
+		}
+		if (!strcmp(argv[k], "--force")) {
+			force = 1;
+			continue;
+		}
+		if (!strcmp(argv[k], "--no-validate")) {
+			validate = 0;
+			continue;
+		}
+		if (!strcmp(argv[k], "--wait")) {
+			waiting = 1;
+			continue;
+		}
+		if (!strncmp(argv[k], "--wait=", 7)) {
+			waiting = 1;
+			wait = argv[k] + 7;
+			continue;
+		}
+		if ((m = rq_opt_value(argc, argv, &k, "redis", &redis)) ||
+		    (m = rq_opt_value(argc, argv, &k, "queue", &queue))) {
+			if (m < 0) {
+				fprintf(stderr, "error: option requires a value\n%s", submit_usage);
+				return 129;
+			}
+			continue;
+		}
+		if (argv[k][0] == '-' && strcmp(argv[k], "-") != 0) {
+			fprintf(stderr, "error: unknown option `%s'\n%s", argv[k], submit_usage);
+			return 129;
+		}
+		if (file) {
+			fprintf(stderr, "error: more than one input file\n%s", submit_usage);
+			return 129;
+		}
+		file = argv[k];
+	}
+	long wait_s = 300;
+	if (wait) {
+		char *end;
+		wait_s = strtol(wait, &end, 10);
+		if (!*wait || *end || wait_s < 1 || wait_s > 86400) {
+			fprintf(stderr, "error: --wait takes seconds from 1 to 86400\n");
+			return 129;
+		}
+	}
+	if (file && strcmp(file, "-") && !(in = fopen(file, "r"))) {
+		fprintf(stderr, "fatal: cannot open '%s': %s\n", file, strerror(errno));
+		return 128;
+	}
+	jobs = read_jobs(in, &err);
+	if (in != stdin)
+		fclose(in);
+	if (!jobs) {
+		fprintf(stderr, "fatal: %s\n", err.msg);
+		return 2;
+	}
+	if (rq_open_queue(redis, queue, 10000, &r, &q, &err) < 0 ||
+	    rq_queue_ensure_group(q, &err) < 0) {
+		fprintf(stderr, "fatal: %s\n", err.msg);
+		json_decref(jobs);
+		rq_queue_free(q);
+		rq_redis_free(r);
+		return 2;
+	}
+	snprintf(reply, sizeof(reply), "submit-%ld-%lld", (long)getpid(), wall_ms());
+	pend = calloc(json_array_size(jobs) + 1, sizeof(*pend));
+	json_array_foreach(jobs, i, job)
+	{
+		const char *id = json_string_value(json_object_get(job, "id"));
+		char sid[64], *text;
+		rq_job parsed;
+		char idbuf[RQ_JOB_ID_MAX + 1];
+		int own = 0;
+
+		if (!id || !rq_job_id_valid(id)) {
+			fprintf(stderr,
+				"error: job %zu: field 'id' is required: 1-128 of "
+				"[A-Za-z0-9._:@/+-]\n",
+				i + 1);
+			worst = 2;
+			continue;
+		}
+		if (!json_object_get(job, "submitted_at"))
+			json_object_set_new(job, "submitted_at", json_integer(wall_ms()));
+		if (waiting && !json_object_get(job, "reply_to")) {
+			json_object_set_new(job, "reply_to", json_string(reply));
+			own = 1;
+		}
+		text = json_dumps(job, JSON_COMPACT);
+		if (!text) {
+			fprintf(stderr, "fatal: out of memory\n");
+			worst = 2;
+			break;
+		}
+		if (validate && rq_job_parse(text, strlen(text), &parsed, idbuf, &err) < 0) {
+			fprintf(stderr, "error: job %s refused: %s: %s\n", id,
+				rq_code_name(err.code), err.msg);
+			free(text);
+			worst = 2;
+			continue;
+		}
+		if (validate)
+			rq_job_free(&parsed);
+		rc = rq_queue_enqueue(q, id, text, strlen(text), force, sid, &err);
+		free(text);
+		if (rc < 0) {
+			fprintf(stderr, "fatal: %s\n", err.msg);
+			worst = 2;
+			break;
+		}
+		if (rc == 1) {
+			fprintf(stderr,
+				"warning: job %s not queued again: %s (use --force to rerun)\n", id,
+				strcmp(sid, "result") ? "it is already queued"
+						      : "its result exists");
+			if (!waiting)
+				worst = 2;
+			own = 0; /* its result goes where the first submission said */
+		} else if (!waiting) {
+			printf("%s\n", id);
+		}
+		pend[npend].id = strdup(id);
+		pend[npend].own_reply = own;
+		npend++;
+	}
+	if (waiting) {
+		long long deadline = mono_ms() + wait_s * 1000;
+		size_t left = npend;
+		while (left && mono_ms() < deadline) {
+			char *res = NULL;
+			/* results that do not come to our list: poll their keys */
+			for (size_t k = 0; k < npend; k++) {
+				if (pend[k].done || pend[k].own_reply)
+					continue;
+				if (rq_queue_result(q, pend[k].id, &res, &err) == 0) {
+					printf("%s\n", res);
+					worst = worst > status_rank(res) ? worst : status_rank(res);
+					free(res);
+					pend[k].done = 1;
+					left--;
+				}
+			}
+			if (!left)
+				break;
+			int w = rq_queue_wait_reply(q, reply, 500, &res, &err);
+			if (w < 0) {
+				fprintf(stderr, "warning: %s\n", err.msg);
+				continue;
+			}
+			if (w == 0) {
+				json_t *o = json_loads(res, 0, NULL);
+				const char *rid =
+				    o ? json_string_value(json_object_get(o, "id")) : NULL;
+				for (size_t k = 0; rid && k < npend; k++)
+					if (!pend[k].done && !strcmp(pend[k].id, rid)) {
+						pend[k].done = 1;
+						left--;
+						printf("%s\n", res);
+						worst = worst > status_rank(res) ? worst
+										 : status_rank(res);
+						break;
+					}
+				json_decref(o);
+				free(res);
+			}
+			fflush(stdout);
+		}
+		for (size_t k = 0; k < npend; k++)
+			if (!pend[k].done) {
+				fprintf(stderr, "error: no result for job %s within %lds\n",
+					pend[k].id, wait_s);
+				worst = 2;
+			}
+	}
+	for (size_t k = 0; k < npend; k++)
+		free(pend[k].id);
+	free(pend);
+	json_decref(jobs);
+	rq_queue_free(q);
+	rq_redis_free(r);
+	return worst;
+}
+
+static const char result_usage[] = "usage: replayq result [--redis=URL] [--queue=Q] ID...\n";
+
+int cmd_result(int argc, char **argv)
+{
+	const char *redis = NULL, *queue = NULL;
+	rq_redis *r = NULL;
+	rq_queue *q = NULL;
+	rq_error err;
+	int missing = 0, nids = 0;
+
+	for (int k = 1; k < argc; k++) {
+		int m;
+		if ((m = rq_opt_value(argc, argv, &k, "redis", &redis)) ||
+		    (m = rq_opt_value(argc, argv, &k, "queue", &queue))) {
+			if (m < 0) {
+				fputs(result_usage, stderr);
+				return 129;
+			}
+			argv[k] = NULL;
+			continue;
+		}
+		if (argv[k][0] == '-') {
+			fprintf(stderr, "error: unknown option `%s'\n%s", argv[k], result_usage);
+			return 129;
+		}
+		nids++;
+	}
+	if (!nids) {
+		fputs(result_usage, stderr);
+		return 129;
+	}
+	if (rq_open_queue(redis, queue, 10000, &r, &q, &err) < 0) {
+		fprintf(stderr, "fatal: %s\n", err.msg);
+		return 128;
+	}
+	for (int k = 1; k < argc; k++) {
+		char *res = NULL;
+		int g;
+		if (!argv[k] || argv[k][0] == '-' || (k > 1 && !argv[k - 1]))
+			continue;
+		g = rq_queue_result(q, argv[k], &res, &err);
+		if (g < 0) {
+			fprintf(stderr, "fatal: %s\n", err.msg);
+			missing = 128;
+			break;
+		}
+		if (g == 1) {
+			fprintf(stderr, "error: no result for job %s\n", argv[k]);
+			missing = 1;
+			continue;
+		}
+		printf("%s\n", res);
+		free(res);
+	}
+	rq_queue_free(q);
+	rq_redis_free(r);
+	return missing;
+}
+
+static const char queue_usage[] =
+    "usage: replayq queue [--redis=URL] [--queue=Q] stats|dead|pending [--count=N]\n";
+
+int cmd_queue(int argc, char **argv)
+{
+	const char *redis = NULL, *queue = NULL, *what = NULL, *count = "100";
+	rq_redis *r = NULL;
+	rq_queue *q = NULL;
+	rq_error err;
+	json_t *out = NULL;
+	int rc;
+
+	for (int k = 1; k < argc; k++) {
+		int m;
+		if ((m = rq_opt_value(argc, argv, &k, "redis", &redis)) ||
+		    (m = rq_opt_value(argc, argv, &k, "queue", &queue)) ||
+		    (m = rq_opt_value(argc, argv, &k, "count", &count))) {
+			if (m < 0) {
+				fputs(queue_usage, stderr);
+				return 129;
+			}
+			continue;
+		}
+		if (argv[k][0] == '-' || what) {
+			fprintf(stderr, "error: unexpected `%s'\n%s", argv[k], queue_usage);
+			return 129;
+		}
+		what = argv[k];
+	}
+	if (!what || (strcmp(what, "stats") && strcmp(what, "dead") && strcmp(what, "pending"))) {
+		fputs(queue_usage, stderr);
+		return 129;
+	}
+	long n = strtol(count, NULL, 10);
+	if (n < 1 || n > 100000) {
+		fputs("error: --count must be from 1 to 100000\n", stderr);
+		return 129;
+	}
+	if (rq_open_queue(redis, queue, 10000, &r, &q, &err) < 0) {
+		fprintf(stderr, "fatal: %s\n", err.msg);
+		return 128;
+	}
+	if (!strcmp(what, "stats"))
+		rc = rq_queue_stats(q, &out, &err);
+	else if (!strcmp(what, "dead"))
+		rc = rq_queue_dead_list(q, (size_t)n, &out, &err);
+	else
+		rc = rq_queue_pending_list(q, (size_t)n, &out, &err);
+	if (rc < 0) {
+		fprintf(stderr, "fatal: %s\n", err.msg);
+	} else {
+		char *s = json_dumps(out, JSON_INDENT(2));
+		if (s)
+			printf("%s\n", s);
+		free(s);
+	}
+	json_decref(out);
+	rq_queue_free(q);
+	rq_redis_free(r);
+	return rc < 0 ? 128 : 0;
+}

@@ -1,0 +1,718 @@
+/*
+ * replayq worker / replayq run: the job pool over Redis, or over JSON lines.
+ *
+ * worker: the parent holds the Redis connection, reads jobs with
+ * XREADGROUP, reclaims stalled ones with XAUTOCLAIM, runs each in a forked
+ * child (pool.c), stores each result and acknowledges the job in one step,
+ * and beats a heartbeat. It never opens a repository itself.
+ * run: the same pool over jobs read from a file or stdin, results on
+ * stdout.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmds.h"
+#include "log.h"
+#include "opts.h"
+#include "pool.h"
+#include "rq_job.h"
+#include "rq_queue.h"
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+static long long wall_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static long long mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int default_jobs(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (int)(n > 64 ? 64 : n) : 1;
+}
+
+/* Committer time for a job without one: its submission time, else the
+ * time in its stream entry id ("<ms>-<seq>"), else now. */
+static int64_t job_default_time(const rq_job *job, const char *sid)
+{
+	if (job->submitted_at)
+		return job->submitted_at / 1000;
+	if (sid && *sid) {
+		long long ms = strtoll(sid, NULL, 10);
+		if (ms > 0)
+			return ms / 1000;
+	}
+	return (int64_t)time(NULL);
+}
+
+static char *job_reply_to(const char *text, size_t len)
+{
+	json_t *o = json_loadb(text, len, 0, NULL);
+	char *r = NULL;
+	if (o && json_is_string(json_object_get(o, "reply_to")))
+		r = strdup(json_string_value(json_object_get(o, "reply_to")));
+	json_decref(o);
+	if (r && !rq_job_id_valid(r)) {
+		free(r);
+		r = NULL;
+	}
+	return r;
+}
+
+/* ===================== worker (Redis) ===================== */
+
+typedef struct task {
+	rq_msg msg;
+	char *reply_to;
+	long long started;
+	struct task *next; /* in the list of results waiting for Redis */
+	char *result;
+	char *status;
+	char *dead_reason;
+} task;
+
+typedef struct wctx {
+	rq_queue *q;
+	rq_pool *pool;
+	char name[128];
+	long max_deliveries;
+	long visibility_ms;
+	task *waiting; /* finished, result not stored yet (Redis down) */
+	task **running;
+	int nrunning_cap;
+	unsigned long done_ok, done_conflict, done_error;
+} wctx;
+
+static void task_free(task *t)
+{
+	if (!t)
+		return;
+	free(t->msg.id);
+	free(t->msg.job);
+	free(t->reply_to);
+	free(t->result);
+	free(t->status);
+	free(t->dead_reason);
+	free(t);
+}
+
+static void running_add(wctx *w, task *t)
+{
+	for (int i = 0; i < w->nrunning_cap; i++)
+		if (!w->running[i]) {
+			w->running[i] = t;
+			return;
+		}
+}
+
+static void running_del(wctx *w, task *t)
+{
+	for (int i = 0; i < w->nrunning_cap; i++)
+		if (w->running[i] == t)
+			w->running[i] = NULL;
+}
+
+static json_t *log_fields(const task *t)
+{
+	return json_pack("{s:s, s:s, s:I}", "job", t->msg.id ? t->msg.id : "", "entry", t->msg.sid,
+			 "delivery", (json_int_t)t->msg.deliveries);
+}
+
+/* Try to store a finished task's result; keep it for later if Redis fails. */
+static int store(wctx *w, task *t)
+{
+	rq_error err;
+	int rc = rq_queue_complete(w->q, &t->msg, t->msg.id ? t->msg.id : t->msg.sid, t->result,
+				   t->status, t->reply_to, t->dead_reason, &err);
+	if (rc < 0) {
+		json_t *f = log_fields(t);
+		json_object_set_new(f, "error", json_string(err.msg));
+		rq_log(RQ_LOG_WARN, "cannot store result yet; will retry", f);
+		return -1;
+	}
+	json_t *f = log_fields(t);
+	json_object_set_new(f, "status", json_string(t->status));
+	json_object_set_new(f, "ms", json_integer(t->started ? mono_ms() - t->started : 0));
+	if (rc == 1)
+		json_object_set_new(f, "duplicate", json_true());
+	if (t->dead_reason)
+		json_object_set_new(f, "dead_letter", json_string(t->dead_reason));
+	{
+		json_t *r = json_loads(t->result, 0, NULL);
+		json_t *st = r ? json_object_get(r, "stats") : NULL;
+		json_t *e = r ? json_object_get(r, "error") : NULL;
+		if (r && json_is_string(json_object_get(r, "repo")))
+			json_object_set(f, "repo", json_object_get(r, "repo"));
+		if (st)
+			json_object_set(f, "phases", json_object_get(st, "ms"));
+		if (e)
+			json_object_set(f, "code", json_object_get(e, "code"));
+		json_decref(r);
+	}
+	rq_log(RQ_LOG_INFO, "job done", f);
+	if (!strcmp(t->status, "ok"))
+		w->done_ok++;
+	else if (!strcmp(t->status, "conflict"))
+		w->done_conflict++;
+	else
+		w->done_error++;
+	return 0;
+}
+
+static void finish_task(wctx *w, task *t, const char *result, const char *status,
+			const char *dead_reason)
+{
+	t->result = strdup(result);
+	t->status = strdup(status);
+	t->dead_reason = dead_reason ? strdup(dead_reason) : NULL;
+	if (!t->result || !t->status) {
+		rq_log(RQ_LOG_ERROR, "out of memory storing a result", log_fields(t));
+		task_free(t);
+		return;
+	}
+	if (store(w, t) == 0) {
+		task_free(t);
+		return;
+	}
+	t->next = w->waiting;
+	w->waiting = t;
+}
+
+static void on_done(void *arg, void *ctx, const char *result, const char *status, int transient)
+{
+	wctx *w = arg;
+	task *t = ctx;
+	rq_error err;
+
+	running_del(w, t);
+	if (transient && t->msg.deliveries < w->max_deliveries) {
+		/* leave it unacknowledged: it comes back after the visibility timeout */
+		json_t *f = log_fields(t);
+		json_object_set_new(f, "result", json_string(result));
+		rq_log(RQ_LOG_WARN, "job failed; it will be retried", f);
+		if (rq_queue_note_attempt(w->q, t->msg.id ? t->msg.id : t->msg.sid, result, &err) <
+		    0)
+			rq_log(RQ_LOG_WARN, "cannot record the attempt",
+			       json_pack("{s:s}", "error", err.msg));
+		task_free(t);
+		return;
+	}
+	finish_task(w, t, result, status,
+		    transient ? "too many deliveries: the job crashed or timed out each time"
+			      : NULL);
+}
+
+static void flush_waiting(wctx *w)
+{
+	task **pp = &w->waiting;
+	while (*pp) {
+		task *t = *pp;
+		if (store(w, t) == 0) {
+			*pp = t->next;
+			task_free(t);
+		} else {
+			return; /* Redis still down */
+		}
+	}
+}
+
+/* A message just read or reclaimed: run it, or answer it without running. */
+static void handle_msg(wctx *w, rq_msg *m)
+{
+	task *t = calloc(1, sizeof(*t));
+	rq_job job;
+	rq_error err;
+	char idbuf[RQ_JOB_ID_MAX + 1];
+	char *existing = NULL;
+	const char *id;
+
+	if (!t) {
+		rq_msgs_free(m, 1);
+		return;
+	}
+	t->msg = *m;
+	memset(m, 0, sizeof(*m));
+	t->started = mono_ms();
+	id = t->msg.id && rq_job_id_valid(t->msg.id) ? t->msg.id : t->msg.sid;
+	if (t->msg.job)
+		t->reply_to = job_reply_to(t->msg.job, t->msg.job_len);
+
+	/* a redelivery after a worker died between storing and acknowledging */
+	if (rq_queue_result(w->q, id, &existing, &err) == 0) {
+		rq_log(RQ_LOG_INFO, "result exists; acknowledging", log_fields(t));
+		finish_task(w, t, existing, "ok", NULL);
+		free(existing);
+		return;
+	}
+	if (t->msg.deliveries > w->max_deliveries) {
+		char *last = rq_queue_last_attempt(w->q, id, &err);
+		char *res = last ? last
+				 : rq_error_result(id, NULL, RQ_E_CRASHED,
+						   "the worker running the job died",
+						   t->msg.deliveries, w->name);
+		finish_task(w, t, res ? res : "{}", "error", "too many deliveries");
+		free(res);
+		return;
+	}
+	if (!t->msg.job || rq_job_parse(t->msg.job, t->msg.job_len, &job, idbuf, &err) < 0) {
+		char *res;
+		if (!t->msg.job)
+			rq_error_set(&err, RQ_E_INVALID_JOB, "stream entry has no 'job' field");
+		res = rq_error_result(id, NULL, err.code, err.msg, t->msg.deliveries, w->name);
+		rq_log(RQ_LOG_WARN, "invalid job",
+		       json_pack("{s:s, s:s}", "job", id, "error", err.msg));
+		finish_task(w, t, res ? res : "{}", "error", NULL);
+		free(res);
+		return;
+	}
+	if (t->msg.id && strcmp(t->msg.id, job.id) != 0) {
+		char *res = rq_error_result(id, job.repo, RQ_E_INVALID_JOB,
+					    "stream field 'id' differs from the job's id",
+					    t->msg.deliveries, w->name);
+		rq_job_free(&job);
+		finish_task(w, t, res ? res : "{}", "error", NULL);
+		free(res);
+		return;
+	}
+	if (rq_pool_spawn(w->pool, &job, job_default_time(&job, t->msg.sid), t->msg.deliveries, t,
+			  &err) < 0) {
+		rq_log(RQ_LOG_ERROR, "cannot start the job; it will be retried",
+		       json_pack("{s:s, s:s}", "job", id, "error", err.msg));
+		task_free(t); /* unacknowledged: reclaimed later */
+	} else {
+		json_t *f = log_fields(t);
+		json_object_set_new(f, "repo", json_string(job.repo));
+		rq_log(RQ_LOG_DEBUG, "job started", f);
+		running_add(w, t);
+	}
+	rq_job_free(&job);
+}
+
+/* Reset the idle time of the jobs we run, so no one reclaims them. */
+static void keep_claims(wctx *w)
+{
+	rq_error err;
+	for (int i = 0; i < w->nrunning_cap; i++) {
+		task *t = w->running[i];
+		if (!t)
+			continue;
+		char key[160];
+		snprintf(key, sizeof(key), "replayq:{%s}:jobs", rq_queue_name(w->q));
+		redisReply *rep =
+		    rq_redis_cmdv(rq_queue_redis(w->q), 0, &err, "XCLAIM", key, RQ_QUEUE_GROUP,
+				  w->name, "0", t->msg.sid, "JUSTID", NULL);
+		if (rep)
+			freeReplyObject(rep);
+	}
+}
+
+static void heartbeat(wctx *w, int ttl)
+{
+	rq_error err;
+	char host[128] = "";
+	json_t *o;
+	char *s;
+
+	gethostname(host, sizeof(host) - 1);
+	o = json_pack("{s:I, s:s, s:i, s:i, s:I, s:I, s:I}", "time", (json_int_t)(wall_ms() / 1000),
+		      "host", host, "pid", (int)getpid(), "running", rq_pool_running(w->pool), "ok",
+		      (json_int_t)w->done_ok, "conflict", (json_int_t)w->done_conflict, "error",
+		      (json_int_t)w->done_error);
+	s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	json_decref(o);
+	if (s && rq_queue_heartbeat(w->q, w->name, s, ttl, &err) < 0)
+		rq_log(RQ_LOG_WARN, "heartbeat failed", json_pack("{s:s}", "error", err.msg));
+	free(s);
+	keep_claims(w);
+}
+
+static void drop_running(void *arg, void *ctx)
+{
+	wctx *w = arg;
+	task *t = ctx;
+	running_del(w, t);
+	rq_log(RQ_LOG_WARN, "job left unacknowledged for another worker", log_fields(t));
+	task_free(t);
+}
+
+static const char worker_usage[] =
+    "usage: replayq worker [--redis=URL] [--queue=Q] --repo-root=DIR [--jobs=N] [--name=ID]\n"
+    "                      [--visibility-timeout=S] [--max-deliveries=N] [--grace=S]\n"
+    "                      [--memory-limit=MB] [--log-level=debug|info|warn|error]\n"
+    "environment: REPLAYQ_REDIS_URL, REPLAYQ_REDIS_PASSWORD, REPLAYQ_QUEUE, REPLAYQ_REPO_ROOT,\n"
+    "  REPLAYQ_JOBS, REPLAYQ_WORKER_NAME, REPLAYQ_VISIBILITY_TIMEOUT, REPLAYQ_MAX_DELIVERIES,\n"
+    "  REPLAYQ_GRACE, REPLAYQ_MEMORY_LIMIT_MB, REPLAYQ_LOG_LEVEL\n";
+
+typedef struct common_opts {
+	const char *redis, *queue, *root, *jobs, *name, *visibility, *max_deliveries, *grace,
+	    *memory, *log_level;
+	const char *file;
+} common_opts;
+
+static int parse_common(int argc, char **argv, common_opts *o, const char *usage)
+{
+	static const char *const names[] = {
+	    "redis",	      "queue", "repo-root",    "jobs",	   "name", "visibility-timeout",
+	    "max-deliveries", "grace", "memory-limit", "log-level"};
+	const char **slots[] = {&o->redis,  &o->queue,	    &o->root,		&o->jobs,
+				&o->name,   &o->visibility, &o->max_deliveries, &o->grace,
+				&o->memory, &o->log_level};
+	for (int i = 1; i < argc; i++) {
+		int matched = 0;
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			fputs(usage, stdout);
+			return 1;
+		}
+		if (argv[i][0] != '-' || !strcmp(argv[i], "-")) {
+			if (o->file) {
+				fprintf(stderr, "error: more than one input file\n%s", usage);
+				return 129;
+			}
+			o->file = argv[i];
+			continue;
+		}
+		for (size_t k = 0; k < sizeof(names) / sizeof(names[0]) && !matched; k++) {
+			int r = rq_opt_value(argc, argv, &i, names[k], slots[k]);
+			if (r < 0) {
+				fprintf(stderr, "error: option `%s' requires a value\n%s", names[k],
+					usage);
+				return 129;
+			}
+			matched = r;
+		}
+		if (!matched) {
+			fprintf(stderr, "error: unknown option `%s'\n%s", argv[i], usage);
+			return 129;
+		}
+	}
+	if (!o->root)
+		o->root = getenv("REPLAYQ_REPO_ROOT");
+	if (!o->jobs)
+		o->jobs = getenv("REPLAYQ_JOBS");
+	if (!o->name)
+		o->name = getenv("REPLAYQ_WORKER_NAME");
+	if (!o->visibility)
+		o->visibility = getenv("REPLAYQ_VISIBILITY_TIMEOUT");
+	if (!o->max_deliveries)
+		o->max_deliveries = getenv("REPLAYQ_MAX_DELIVERIES");
+	if (!o->grace)
+		o->grace = getenv("REPLAYQ_GRACE");
+	if (!o->memory)
+		o->memory = getenv("REPLAYQ_MEMORY_LIMIT_MB");
+	if (!o->log_level)
+		o->log_level = getenv("REPLAYQ_LOG_LEVEL");
+	return 0;
+}
+
+static int num_opt(const char *s, long def, long min, long max, const char *name, long *out)
+{
+	char *end;
+	long v;
+	if (!s) {
+		*out = def;
+		return 0;
+	}
+	v = strtol(s, &end, 10);
+	if (*s == '\0' || *end || v < min || v > max) {
+		fprintf(stderr, "error: --%s must be a number from %ld to %ld\n", name, min, max);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static int pool_from_opts(const common_opts *o, const char *name, rq_pool **pool)
+{
+	long jobs, mem;
+	rq_pool_opts po;
+	rq_error err;
+
+	if (!o->root) {
+		fprintf(stderr, "error: --repo-root (or REPLAYQ_REPO_ROOT) is required\n");
+		return 129;
+	}
+	if (num_opt(o->jobs, default_jobs(), 1, 256, "jobs", &jobs) < 0 ||
+	    num_opt(o->memory, 0, 0, 1 << 22, "memory-limit", &mem) < 0)
+		return 129;
+	memset(&po, 0, sizeof(po));
+	po.jobs = (int)jobs;
+	po.repo_root = o->root;
+	po.memory_limit = (uint64_t)mem * 1024 * 1024;
+	po.worker = name;
+	if (rq_pool_new(pool, &po, &err) < 0) {
+		fprintf(stderr, "fatal: %s\n", err.msg);
+		return 128;
+	}
+	return 0;
+}
+
+int cmd_worker(int argc, char **argv)
+{
+	common_opts o;
+	wctx w;
+	rq_redis *r = NULL;
+	rq_error err;
+	long vis, maxd, grace;
+	long long next_beat = 0, next_reclaim = 0, drain_deadline = 0;
+	int rc;
+
+	memset(&o, 0, sizeof(o));
+	memset(&w, 0, sizeof(w));
+	if ((rc = parse_common(argc, argv, &o, worker_usage)) != 0)
+		return rc == 1 ? 0 : rc;
+	if (o.file) {
+		fprintf(stderr, "error: worker takes no input file\n%s", worker_usage);
+		return 129;
+	}
+	if (num_opt(o.visibility, 60, 1, 86400, "visibility-timeout", &vis) < 0 ||
+	    num_opt(o.max_deliveries, 3, 1, 1000, "max-deliveries", &maxd) < 0 ||
+	    num_opt(o.grace, 30, 0, 86400, "grace", &grace) < 0)
+		return 129;
+	if (o.name) {
+		snprintf(w.name, sizeof(w.name), "%s", o.name);
+	} else {
+		char host[64] = "host";
+		gethostname(host, sizeof(host) - 1);
+		snprintf(w.name, sizeof(w.name), "%s-%ld", host, (long)getpid());
+	}
+	if (!rq_job_id_valid(w.name)) {
+		fprintf(stderr, "error: bad worker name '%s'\n", w.name);
+		return 129;
+	}
+	if (rq_log_setup(o.log_level, w.name) < 0) {
+		fprintf(stderr, "error: bad --log-level\n");
+		return 129;
+	}
+	if ((rc = pool_from_opts(&o, w.name, &w.pool)) != 0)
+		return rc;
+	w.max_deliveries = maxd;
+	w.visibility_ms = vis * 1000;
+	w.nrunning_cap = rq_pool_free_slots(w.pool);
+	w.running = calloc((size_t)w.nrunning_cap, sizeof(*w.running));
+	install_signals();
+	/* keep retrying the first connection: workers may start before Redis */
+	if (rq_open_queue(o.redis, o.queue, -1, &r, &w.q, &err) < 0) {
+		fprintf(stderr, "fatal: %s\n", err.msg);
+		rq_pool_free(w.pool);
+		free(w.running);
+		return 128;
+	}
+	while (rq_queue_ensure_group(w.q, &err) < 0 && !stop_requested)
+		rq_log(RQ_LOG_WARN, "cannot create the group yet",
+		       json_pack("{s:s}", "error", err.msg));
+	rq_log(RQ_LOG_INFO, "worker started",
+	       json_pack("{s:s, s:s, s:i, s:I}", "queue", rq_queue_name(w.q), "repo_root", o.root,
+			 "jobs", w.nrunning_cap, "visibility_s", (json_int_t)vis));
+
+	for (;;) {
+		long long now = mono_ms();
+		if (stop_requested && !drain_deadline) {
+			drain_deadline = now + grace * 1000;
+			rq_log(RQ_LOG_INFO, "draining",
+			       json_pack("{s:i, s:I}", "running", rq_pool_running(w.pool),
+					 "grace_s", (json_int_t)grace));
+		}
+		if (drain_deadline && (rq_pool_running(w.pool) == 0 || now >= drain_deadline))
+			break;
+		if (now >= next_beat) {
+			heartbeat(&w, (int)(vis > 10 ? vis : 10));
+			next_beat = now + 2000;
+		}
+		flush_waiting(&w);
+		if (!drain_deadline && !w.waiting && now >= next_reclaim &&
+		    rq_pool_free_slots(w.pool) > 0) {
+			rq_msg *msgs = NULL;
+			size_t n = 0;
+			next_reclaim =
+			    now + (w.visibility_ms / 2 > 1000 ? w.visibility_ms / 2 : 1000);
+			if (rq_queue_reclaim(w.q, w.name, w.visibility_ms,
+					     (size_t)rq_pool_free_slots(w.pool), &msgs, &n,
+					     &err) < 0) {
+				rq_log(RQ_LOG_WARN, "reclaim failed",
+				       json_pack("{s:s}", "error", err.msg));
+			} else {
+				for (size_t i = 0; i < n; i++) {
+					json_t *f =
+					    json_pack("{s:s, s:I}", "entry", msgs[i].sid,
+						      "delivery", (json_int_t)msgs[i].deliveries);
+					rq_log(RQ_LOG_INFO, "reclaimed a stalled job", f);
+					handle_msg(&w, &msgs[i]);
+				}
+				free(msgs);
+			}
+		}
+		if (!drain_deadline && !w.waiting && rq_pool_free_slots(w.pool) > 0) {
+			rq_msg *msgs = NULL;
+			size_t n = 0;
+			int block = rq_pool_running(w.pool) ? 50 : 1000;
+			if (rq_queue_read(w.q, w.name, (size_t)rq_pool_free_slots(w.pool), block,
+					  &msgs, &n, &err) < 0) {
+				rq_log(RQ_LOG_WARN, "read failed",
+				       json_pack("{s:s}", "error", err.msg));
+				struct timespec ts = {0, 200 * 1000000L};
+				nanosleep(&ts, NULL);
+			} else {
+				for (size_t i = 0; i < n; i++)
+					handle_msg(&w, &msgs[i]);
+				free(msgs);
+			}
+			rq_pool_poll(w.pool, 0, on_done, &w);
+		} else {
+			rq_pool_poll(w.pool, 100, on_done, &w);
+		}
+	}
+	rq_pool_kill_all(w.pool, drop_running, &w);
+	for (int i = 0; i < 50 && w.waiting; i++) {
+		flush_waiting(&w);
+		if (w.waiting) {
+			struct timespec ts = {0, 100 * 1000000L};
+			nanosleep(&ts, NULL);
+		}
+	}
+	while (w.waiting) { /* could not store: left unacknowledged, redelivered later */
+		task *t = w.waiting;
+		w.waiting = t->next;
+		task_free(t);
+	}
+	rq_queue_worker_gone(w.q, w.name, &err);
+	rq_log(RQ_LOG_INFO, "worker stopped",
+	       json_pack("{s:I, s:I, s:I}", "ok", (json_int_t)w.done_ok, "conflict",
+			 (json_int_t)w.done_conflict, "error", (json_int_t)w.done_error));
+	rq_pool_free(w.pool);
+	rq_queue_free(w.q);
+	rq_redis_free(r);
+	free(w.running);
+	return 0;
+}
+
+/* ===================== run (local JSON lines) ===================== */
+
+typedef struct rctx {
+	int any_conflict, any_error;
+	unsigned long n;
+} rctx;
+
+static void print_result(rctx *c, const char *result, const char *status)
+{
+	fputs(result, stdout);
+	fputc('\n', stdout);
+	fflush(stdout);
+	c->n++;
+	if (!strcmp(status, "conflict"))
+		c->any_conflict = 1;
+	else if (strcmp(status, "ok"))
+		c->any_error = 1;
+}
+
+static void on_run_done(void *arg, void *ctx, const char *result, const char *status, int transient)
+{
+	(void)ctx;
+	(void)transient;
+	print_result(arg, result, status);
+}
+
+static const char run_usage[] =
+    "usage: replayq run --repo-root=DIR [--jobs=N] [--memory-limit=MB] [FILE|-]\n"
+    "Runs JSON-lines jobs from FILE (or stdin) and prints one result per line.\n";
+
+int cmd_run(int argc, char **argv)
+{
+	common_opts o;
+	rq_pool *pool = NULL;
+	rctx c = {0};
+	FILE *in;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	unsigned long lineno = 0;
+	int rc;
+
+	memset(&o, 0, sizeof(o));
+	if ((rc = parse_common(argc, argv, &o, run_usage)) != 0)
+		return rc == 1 ? 0 : rc;
+	if (o.redis || o.queue || o.visibility || o.max_deliveries) {
+		fprintf(stderr, "error: run takes no queue options\n%s", run_usage);
+		return 129;
+	}
+	rq_log_setup(o.log_level ? o.log_level : "warn", "local");
+	if ((rc = pool_from_opts(&o, "local", &pool)) != 0)
+		return rc;
+	if (!o.file || !strcmp(o.file, "-"))
+		in = stdin;
+	else if (!(in = fopen(o.file, "r"))) {
+		fprintf(stderr, "fatal: cannot open '%s': %s\n", o.file, strerror(errno));
+		rq_pool_free(pool);
+		return 128;
+	}
+	install_signals();
+	while (!stop_requested && (len = getline(&line, &cap, in)) >= 0) {
+		rq_job job;
+		rq_error err;
+		char idbuf[RQ_JOB_ID_MAX + 1];
+		lineno++;
+		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+			line[--len] = '\0';
+		if (len == 0)
+			continue;
+		if (rq_job_parse(line, (size_t)len, &job, idbuf, &err) < 0) {
+			char fallback[64];
+			snprintf(fallback, sizeof(fallback), "line-%lu", lineno);
+			char *res = rq_error_result(idbuf[0] ? idbuf : fallback, NULL, err.code,
+						    err.msg, 1, "local");
+			if (res)
+				print_result(&c, res, "error");
+			free(res);
+			continue;
+		}
+		while (rq_pool_free_slots(pool) == 0)
+			rq_pool_poll(pool, 100, on_run_done, &c);
+		if (rq_pool_spawn(pool, &job, job_default_time(&job, NULL), 1, NULL, &err) < 0) {
+			char *res =
+			    rq_error_result(job.id, job.repo, err.code, err.msg, 1, "local");
+			if (res)
+				print_result(&c, res, "error");
+			free(res);
+		}
+		rq_job_free(&job);
+	}
+	while (rq_pool_running(pool))
+		rq_pool_poll(pool, 100, on_run_done, &c);
+	free(line);
+	if (in != stdin)
+		fclose(in);
+	rq_pool_free(pool);
+	return c.any_error ? 2 : c.any_conflict ? 1 : 0;
+}

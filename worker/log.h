@@ -1,0 +1,17 @@
+/*
+ * log: one JSON object per line on stderr (time, level, worker, message
+ * and any fields given), filtered by level.
+ */
+#ifndef RQ_LOG_H
+#define RQ_LOG_H
+
+#include <jansson.h>
+
+enum { RQ_LOG_DEBUG, RQ_LOG_INFO, RQ_LOG_WARN, RQ_LOG_ERROR };
+
+/* Set the level ("debug", "info", "warn", "error") and worker name. */
+int rq_log_setup(const char *level, const char *worker);
+/* Log msg with the fields of extra (stolen; may be NULL). */
+void rq_log(int level, const char *msg, json_t *extra);
+
+#endif

@@ -1,0 +1,476 @@
+/*
+ * pool: forked children that run one job each and report over a pipe.
+ */
+#include "pool.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <git2.h>
+#include <jansson.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rq_objdir.h"
+#include "rq_replay.h"
+#include "rq_result_json.h"
+
+#define EXIT_NOMEM 3
+
+typedef struct slot {
+	pid_t pid;
+	int fd;
+	char *buf;
+	size_t len, cap;
+	long long deadline;
+	int timed_out;
+	int reaped;
+	int wstatus;
+	long attempt;
+	char *id;
+	char *repo;
+	void *ctx;
+} slot;
+
+struct rq_pool {
+	rq_pool_opts opts;
+	char root[PATH_MAX];
+	char worker[128];
+	slot *slots;
+	int running;
+};
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+char *rq_error_result(const char *id, const char *repo, rq_code code, const char *msg, long attempt,
+		      const char *worker)
+{
+	rq_error e;
+	json_t *o;
+	char *s;
+
+	rq_error_set(&e, code, "%s", msg);
+	o = rq_result_to_json(NULL, -1, &e, 0);
+	if (!o)
+		return NULL;
+	json_object_set_new(o, "id", json_string(id ? id : ""));
+	if (repo)
+		json_object_set_new(o, "repo", json_string(repo));
+	json_object_set_new(o, "attempt", json_integer(attempt));
+	json_object_set_new(o, "worker", json_string(worker ? worker : ""));
+	s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(6));
+	json_decref(o);
+	return s;
+}
+
+int rq_pool_new(rq_pool **out, const rq_pool_opts *opts, rq_error *err)
+{
+	rq_pool *p = calloc(1, sizeof(*p));
+
+	*out = NULL;
+	if (!p)
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	p->opts = *opts;
+	if (p->opts.jobs < 1)
+		p->opts.jobs = 1;
+	if (!realpath(opts->repo_root, p->root)) {
+		rq_error_set(err, RQ_E_BAD_REPO, "repository root '%s': %s", opts->repo_root,
+			     strerror(errno));
+		free(p);
+		return -1;
+	}
+	snprintf(p->worker, sizeof(p->worker), "%s", opts->worker ? opts->worker : "");
+	p->opts.worker = p->worker;
+	p->opts.repo_root = p->root;
+	p->slots = calloc((size_t)p->opts.jobs, sizeof(*p->slots));
+	if (!p->slots) {
+		free(p);
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	}
+	for (int i = 0; i < p->opts.jobs; i++)
+		p->slots[i].fd = -1;
+	*out = p;
+	return 0;
+}
+
+static void slot_clear(slot *s)
+{
+	if (s->fd >= 0)
+		close(s->fd);
+	free(s->buf);
+	free(s->id);
+	free(s->repo);
+	memset(s, 0, sizeof(*s));
+	s->fd = -1;
+}
+
+void rq_pool_free(rq_pool *p)
+{
+	if (!p)
+		return;
+	rq_pool_kill_all(p, NULL, NULL);
+	free(p->slots);
+	free(p);
+}
+
+int rq_pool_free_slots(const rq_pool *p)
+{
+	return p->opts.jobs - p->running;
+}
+
+int rq_pool_running(const rq_pool *p)
+{
+	return p->running;
+}
+
+/* --- the child ---------------------------------------------------------- */
+
+static int write_all(int fd, const char *s, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, s, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		s += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Resolve the job's repository under the root; symlinks may not escape. */
+static int resolve_repo(const char *root, const char *rel, char *out, rq_error *err)
+{
+	char joined[PATH_MAX * 2];
+	size_t rl = strlen(root);
+
+	snprintf(joined, sizeof(joined), "%s/%s", root, rel);
+	if (!realpath(joined, out))
+		return rq_error_set(err, RQ_E_BAD_REPO,
+				    "repository '%s' not found under the root: %s", rel,
+				    strerror(errno));
+	if (strncmp(out, root, rl) != 0 || (out[rl] != '/' && out[rl] != '\0'))
+		return rq_error_set(err, RQ_E_BAD_REPO,
+				    "repository '%s' resolves outside the repository root", rel);
+	return 0;
+}
+
+static int job_committer(git_repository *repo, const rq_job *job, int64_t default_time,
+			 rq_ident *id, rq_error *err)
+{
+	const char *n = getenv("REPLAYQ_COMMITTER_NAME"), *e = getenv("REPLAYQ_COMMITTER_EMAIL");
+
+	if (job->has_name) {
+		*id = job->committer;
+	} else if (n && e) {
+		if (rq_ident_set(id, n, e, err) < 0)
+			return -1;
+	} else if (rq_ident_default(repo, id, err) < 0) {
+		return -1;
+	}
+	if (job->has_time) {
+		id->time = job->committer.time;
+		id->tz = job->committer.tz;
+	} else {
+		id->time = default_time;
+		id->tz = 0;
+	}
+	return 0;
+}
+
+static char *run_job(const rq_pool *p, const rq_job *job, int64_t default_time, long attempt)
+{
+	char path[PATH_MAX];
+	git_repository *repo = NULL;
+	rq_replay_opts o;
+	rq_replay_result res;
+	rq_ident ident;
+	rq_error err;
+	int rc = -1, applied = 0;
+	json_t *j;
+	char *s;
+
+	memset(&res, 0, sizeof(res));
+	rq_error_clear(&err);
+	if (resolve_repo(p->root, job->repo, path, &err) < 0)
+		goto done;
+	if (git_repository_open_ext(&repo, path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
+		rq_error_set(&err, RQ_E_BAD_REPO, "'%s' is not a git repository", job->repo);
+		goto done;
+	}
+	rq_objdir_clean_stale(repo, 300, NULL);
+	if (job_committer(repo, job, default_time, &ident, &err) < 0)
+		goto done;
+	rq_job_replay_opts(job, &o);
+	o.committer = &ident;
+	rc = rq_replay_run(repo, &o, &res, &err);
+	if (rc == 0 && job->ref_update) {
+		if (rq_replay_apply(repo, &res, &ident, &err) < 0)
+			rc = -1;
+		else
+			applied = 1;
+	}
+done:
+	j = rq_result_to_json(&res, rc, &err, applied);
+	rq_replay_result_free(&res);
+	git_repository_free(repo);
+	if (!j)
+		return NULL;
+	json_object_set_new(j, "id", json_string(job->id));
+	json_object_set_new(j, "repo", json_string(job->repo));
+	json_object_set_new(j, "attempt", json_integer(attempt));
+	json_object_set_new(j, "worker", json_string(p->worker));
+	s = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(6));
+	json_decref(j);
+	return s;
+}
+
+static void child_main(const rq_pool *p, int fd, pid_t parent, const rq_job *job,
+		       int64_t default_time, long attempt)
+{
+	char *s;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(1);
+	signal(SIGINT, SIG_IGN); /* a terminal's ^C drains the worker, not the job */
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGPIPE, SIG_IGN);
+	if (p->opts.memory_limit) {
+		struct rlimit rl = {(rlim_t)p->opts.memory_limit, (rlim_t)p->opts.memory_limit};
+		setrlimit(RLIMIT_AS, &rl);
+	}
+	if (getenv("REPLAYQ_TEST_CRASH") && !strcmp(getenv("REPLAYQ_TEST_CRASH"), job->id))
+		raise(SIGSEGV); /* test hook: a child that crashes */
+	git_libgit2_init();
+	s = run_job(p, job, default_time, attempt);
+	if (!s)
+		_exit(EXIT_NOMEM);
+	if (write_all(fd, s, strlen(s)) < 0)
+		_exit(1);
+	close(fd);
+	_exit(0);
+}
+
+int rq_pool_spawn(rq_pool *p, const rq_job *job, int64_t default_time, long attempt, void *ctx,
+		  rq_error *err)
+{
+	int fds[2];
+	slot *s = NULL;
+	pid_t pid, parent = getpid();
+
+	for (int i = 0; i < p->opts.jobs; i++)
+		if (!p->slots[i].pid) {
+			s = &p->slots[i];
+			break;
+		}
+	if (!s)
+		return rq_error_set(err, RQ_E_INTERNAL, "no free slot");
+	if (pipe(fds) < 0)
+		return rq_error_set(err, RQ_E_IO, "pipe: %s", strerror(errno));
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return rq_error_set(err, RQ_E_IO, "fork: %s", strerror(errno));
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		for (int i = 0; i < p->opts.jobs; i++)
+			if (p->slots[i].fd >= 0)
+				close(p->slots[i].fd);
+		child_main(p, fds[1], parent, job, default_time, attempt);
+		_exit(1);
+	}
+	close(fds[1]);
+	fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK);
+	fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+	s->pid = pid;
+	s->fd = fds[0];
+	s->deadline = now_ms() + job->timeout_ms;
+	s->attempt = attempt;
+	s->id = strdup(job->id);
+	s->repo = strdup(job->repo);
+	s->ctx = ctx;
+	p->running++;
+	return 0;
+}
+
+static void read_some(slot *s)
+{
+	for (;;) {
+		if (s->cap - s->len < 4096) {
+			size_t ncap = s->cap ? s->cap * 2 : 8192;
+			char *nb = realloc(s->buf, ncap);
+			if (!nb)
+				return;
+			s->buf = nb;
+			s->cap = ncap;
+		}
+		ssize_t r = read(s->fd, s->buf + s->len, s->cap - s->len - 1);
+		if (r > 0) {
+			s->len += (size_t)r;
+			continue;
+		}
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && errno == EAGAIN)
+			return;
+		close(s->fd); /* EOF or error */
+		s->fd = -1;
+		return;
+	}
+}
+
+/* Remove a killed child's temporary object directory right away. */
+static void clean_child_objdir(const rq_pool *p, const slot *s)
+{
+	char path[PATH_MAX];
+	static const char *const objdirs[] = {"objects", ".git/objects"};
+	rq_error err;
+
+	if (resolve_repo(p->root, s->repo, path, &err) < 0)
+		return;
+	for (int i = 0; i < 2; i++) {
+		char dir[PATH_MAX * 2], prefix[64];
+		snprintf(dir, sizeof(dir), "%s/%s", path, objdirs[i]);
+		snprintf(prefix, sizeof(prefix), "replayq-tmp-%ld-", (long)s->pid);
+		DIR *d = opendir(dir);
+		struct dirent *e;
+		if (!d)
+			continue;
+		while ((e = readdir(d))) {
+			char victim[PATH_MAX * 3];
+			if (strncmp(e->d_name, prefix, strlen(prefix)) != 0)
+				continue;
+			snprintf(victim, sizeof(victim), "%s/%s", dir, e->d_name);
+			rq_rmtree(victim);
+		}
+		closedir(d);
+	}
+}
+
+static void finish_slot(rq_pool *p, slot *s, rq_pool_done_fn done, void *arg)
+{
+	char *result = NULL;
+	const char *status = "error";
+	int transient = 0;
+	json_t *j = NULL;
+
+	if (WIFEXITED(s->wstatus) && WEXITSTATUS(s->wstatus) == 0 && s->buf) {
+		s->buf[s->len] = '\0';
+		j = json_loads(s->buf, 0, NULL);
+	}
+	if (j && json_is_string(json_object_get(j, "status"))) {
+		status = json_string_value(json_object_get(j, "status"));
+		result = strdup(s->buf);
+	} else {
+		char msg[256];
+		rq_code code = RQ_E_CRASHED;
+		if (s->timed_out) {
+			code = RQ_E_TIMEOUT;
+			snprintf(msg, sizeof(msg), "the job ran past its deadline and was killed");
+		} else if (WIFSIGNALED(s->wstatus)) {
+			snprintf(msg, sizeof(msg),
+				 "the process running the job died of signal %d (%s)",
+				 WTERMSIG(s->wstatus), strsignal(WTERMSIG(s->wstatus)));
+		} else if (WIFEXITED(s->wstatus) && WEXITSTATUS(s->wstatus) == EXIT_NOMEM) {
+			code = RQ_E_NOMEM;
+			snprintf(msg, sizeof(msg), "the job ran out of memory");
+		} else {
+			snprintf(msg, sizeof(msg),
+				 "the process running the job exited with status %d",
+				 WIFEXITED(s->wstatus) ? WEXITSTATUS(s->wstatus) : -1);
+		}
+		transient = code == RQ_E_CRASHED || code == RQ_E_TIMEOUT;
+		if (code != RQ_E_NOMEM)
+			clean_child_objdir(p, s);
+		result = rq_error_result(s->id, s->repo, code, msg, s->attempt, p->worker);
+	}
+	if (result)
+		done(arg, s->ctx, result, status, transient);
+	json_decref(j);
+	free(result);
+	slot_clear(s);
+	p->running--;
+}
+
+int rq_pool_poll(rq_pool *p, int timeout_ms, rq_pool_done_fn done, void *arg)
+{
+	struct pollfd pfd[256];
+	int n = 0;
+	long long now;
+
+	for (int i = 0; i < p->opts.jobs && n < 256; i++)
+		if (p->slots[i].pid && p->slots[i].fd >= 0) {
+			pfd[n].fd = p->slots[i].fd;
+			pfd[n].events = POLLIN;
+			n++;
+		}
+	if (n)
+		poll(pfd, (nfds_t)n, timeout_ms);
+	else if (p->running && timeout_ms > 0) {
+		struct timespec ts = {0, 20 * 1000000L};
+		nanosleep(&ts, NULL);
+	}
+	now = now_ms();
+	for (int i = 0; i < p->opts.jobs; i++) {
+		slot *s = &p->slots[i];
+		if (!s->pid)
+			continue;
+		if (s->fd >= 0)
+			read_some(s);
+		if (!s->timed_out && now > s->deadline) {
+			kill(s->pid, SIGKILL);
+			s->timed_out = 1;
+		}
+		if (!s->reaped) {
+			pid_t r = waitpid(s->pid, &s->wstatus, WNOHANG);
+			if (r == s->pid)
+				s->reaped = 1;
+		}
+		if (s->reaped) {
+			if (s->fd >= 0)
+				read_some(s);
+			if (s->fd < 0)
+				finish_slot(p, s, done, arg);
+		}
+	}
+	return 0;
+}
+
+void rq_pool_kill_all(rq_pool *p, void (*dropped)(void *arg, void *ctx), void *arg)
+{
+	for (int i = 0; i < p->opts.jobs; i++) {
+		slot *s = &p->slots[i];
+		if (!s->pid)
+			continue;
+		if (!s->reaped) {
+			kill(s->pid, SIGKILL);
+			waitpid(s->pid, &s->wstatus, 0);
+		}
+		clean_child_objdir(p, s);
+		if (dropped)
+			dropped(arg, s->ctx);
+		slot_clear(s);
+		p->running--;
+	}
+}

@@ -1,0 +1,60 @@
+/*
+ * pool: run jobs in forked children, at most N at once.
+ *
+ * Each child opens the job's repository under the repository root, runs the
+ * engine, and writes its result (JSON) to a pipe; the parent never touches
+ * a repository. A child that crashes, is killed, runs past its deadline
+ * (the parent kills it) or exceeds its memory limit (RLIMIT_AS) yields an
+ * error result (crashed / timeout / out_of_memory) built by the parent.
+ * Children die with the parent (PR_SET_PDEATHSIG).
+ */
+#ifndef RQ_POOL_H
+#define RQ_POOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "rq_error.h"
+#include "rq_job.h"
+
+typedef struct rq_pool rq_pool;
+
+typedef struct rq_pool_opts {
+	int jobs;	       /* children at once */
+	const char *repo_root; /* absolute, resolved */
+	uint64_t memory_limit; /* bytes of address space per child, 0: none */
+	const char *worker;    /* name reported in results */
+} rq_pool_opts;
+
+/*
+ * Called when a job is finished: result is the result JSON text (always
+ * set, also for crashes and timeouts), transient is 1 for crashed/timeout
+ * (worth a retry), status is "ok", "conflict" or "error".
+ */
+typedef void (*rq_pool_done_fn)(void *arg, void *ctx, const char *result, const char *status,
+				int transient);
+
+int rq_pool_new(rq_pool **out, const rq_pool_opts *opts, rq_error *err);
+void rq_pool_free(rq_pool *p);
+int rq_pool_free_slots(const rq_pool *p);
+int rq_pool_running(const rq_pool *p);
+
+/*
+ * Start a job. default_time: committer time (seconds) when the job has
+ * none. attempt: delivery number. ctx is handed back to done.
+ */
+int rq_pool_spawn(rq_pool *p, const rq_job *job, int64_t default_time, long attempt, void *ctx,
+		  rq_error *err);
+
+/* Wait up to timeout_ms for children; call done for each finished one. */
+int rq_pool_poll(rq_pool *p, int timeout_ms, rq_pool_done_fn done, void *arg);
+
+/* Kill every child (SIGKILL) and reap them; done is not called. */
+void rq_pool_kill_all(rq_pool *p, void (*dropped)(void *arg, void *ctx), void *arg);
+
+/* The result JSON for a job that failed before or outside a replay. */
+char *rq_error_result(const char *id, const char *repo, rq_code code, const char *msg, long attempt,
+		      const char *worker);
+
+#endif
