@@ -8,6 +8,10 @@
 
 #include "rq_replay.h"
 
+/*
+ * Every locked ref must get a target before the commit: libgit2 cannot
+ * commit a lock without one.
+ */
 int rq_replay_apply(git_repository *repo, const rq_replay_result *result, const rq_ident *committer,
 		    rq_error *err)
 {
@@ -41,7 +45,8 @@ int rq_replay_apply(git_repository *repo, const rq_replay_result *result, const 
 			rq_error_git(err, "cannot read ref");
 			goto out;
 		}
-		if (!git_oid_equal(&cur, &u->old_id)) {
+		/* a ref already at its new value: a retried job applied before */
+		if (!git_oid_equal(&cur, &u->old_id) && !git_oid_equal(&cur, &u->new_id)) {
 			char have[GIT_OID_HEXSZ + 1], want[GIT_OID_HEXSZ + 1];
 			git_oid_tostr(have, sizeof(have), &cur);
 			git_oid_tostr(want, sizeof(want), &u->old_id);

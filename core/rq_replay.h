@@ -79,7 +79,8 @@ void rq_replay_result_free(rq_replay_result *result);
  * Apply every update in one transaction: each ref is locked, its current
  * value checked against old_id (RQ_E_REF_MOVED if it moved), then all are
  * written with a reflog entry (result->reflog_msg) by committer. Nothing is
- * changed unless every check passes.
+ * changed unless every check passes. A ref that already holds its new value
+ * is left alone (a retried job whose updates were applied before).
  */
 int rq_replay_apply(git_repository *repo, const rq_replay_result *result, const rq_ident *committer,
 		    rq_error *err);

@@ -67,6 +67,7 @@ run_rq() {
 	RC=$?
 	ERR=$(cat "$T/stderr")
 }
+stamp() { echo "[$SECONDS s] $*" >&2; }
 finish() {
 	echo "$PASS passed, $FAIL failed"
 	[ "$FAIL" -eq 0 ]
@@ -87,4 +88,76 @@ no_litter() {
 	gd=$(git -C "$1" rev-parse --git-dir)
 	case "$gd" in /*) ;; *) gd="$1/$gd" ;; esac
 	! ls -d "$gd"/objects/replayq-tmp-* >/dev/null 2>&1
+}
+
+# --- a private redis-server -------------------------------------------------
+# start_redis [extra redis-server args...]: starts a server on a free
+# loopback port in $T/redis (AOF on), sets REDIS_PORT, REDIS_URL and
+# REPLAYQ_REDIS_URL; it is stopped when the test exits, even on failure.
+REDIS_PIDS=()
+free_port() {
+	local p
+	for _ in $(seq 1 50); do
+		p=$((20000 + RANDOM % 20000))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+			echo "$p"
+			return 0
+		fi
+	done
+	return 1
+}
+start_redis() {
+	REDIS_PORT=${REDIS_PORT:-$(free_port)}
+	mkdir -p "$T/redis"
+	redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --dir "$T/redis" \
+		--appendonly yes --save '' --daemonize yes --pidfile "$T/redis/redis.pid" \
+		--logfile "$T/redis/redis.log" --maxmemory-policy noeviction "$@" >/dev/null
+	for _ in $(seq 1 100); do
+		[ -s "$T/redis/redis.pid" ] && redis-cli -p "$REDIS_PORT" ${REDIS_AUTH:-} ping 2>/dev/null | grep -q PONG && break
+		sleep 0.05
+	done
+	REDIS_PIDS+=("$(cat "$T/redis/redis.pid")")
+	REDIS_URL="redis://127.0.0.1:$REDIS_PORT/0"
+	export REDIS_URL REPLAYQ_REDIS_URL=$REDIS_URL
+}
+stop_redis() {
+	local pid
+	pid=$(cat "$T/redis/redis.pid" 2>/dev/null) || return 0
+	kill "$pid" 2>/dev/null
+	for _ in $(seq 1 100); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	rm -f "$T/redis/redis.pid"
+}
+rcli() {
+	redis-cli -p "$REDIS_PORT" ${REDIS_AUTH:-} "$@"
+}
+cleanup_all() {
+	local p
+	for p in "${BG_PIDS[@]:-}"; do [ -n "$p" ] && kill -9 "$p" 2>/dev/null; done
+	for p in "${REDIS_PIDS[@]:-}"; do [ -n "$p" ] && kill -9 "$p" 2>/dev/null; done
+	rm -rf "$T"
+}
+BG_PIDS=()
+trap cleanup_all EXIT
+# start_worker name [args...]: a replayq worker in the background, log in $T/<name>.log
+start_worker() {
+	local name=$1
+	shift
+	"$REPLAYQ" worker --name="$name" "$@" 2>"$T/$name.log" &
+	WORKER_PID=$!
+	BG_PIDS+=("$WORKER_PID")
+}
+# wait_for "description" seconds command...: poll until the command succeeds
+wait_for() {
+	local what=$1 secs=$2
+	shift 2
+	local end=$((SECONDS + secs))
+	while [ $SECONDS -lt $end ]; do
+		"$@" && return 0
+		sleep 0.1
+	done
+	echo "timed out waiting for: $what" >&2
+	return 1
 }

@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -34,6 +33,7 @@ typedef struct slot {
 	size_t len, cap;
 	long long deadline;
 	int timed_out;
+	int over_memory;
 	int reaped;
 	int wstatus;
 	long attempt;
@@ -252,10 +252,6 @@ static void child_main(const rq_pool *p, int fd, pid_t parent, const rq_job *job
 	signal(SIGINT, SIG_IGN); /* a terminal's ^C drains the worker, not the job */
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGPIPE, SIG_IGN);
-	if (p->opts.memory_limit) {
-		struct rlimit rl = {(rlim_t)p->opts.memory_limit, (rlim_t)p->opts.memory_limit};
-		setrlimit(RLIMIT_AS, &rl);
-	}
 	if (getenv("REPLAYQ_TEST_CRASH") && !strcmp(getenv("REPLAYQ_TEST_CRASH"), job->id))
 		raise(SIGSEGV); /* test hook: a child that crashes */
 	git_libgit2_init();
@@ -312,6 +308,22 @@ int rq_pool_spawn(rq_pool *p, const rq_job *job, int64_t default_time, long atte
 	s->ctx = ctx;
 	p->running++;
 	return 0;
+}
+
+/* Resident set size of a process, from /proc; 0 if unknown. */
+static uint64_t resident_bytes(pid_t pid)
+{
+	char path[64];
+	unsigned long long size = 0, resident = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%ld/statm", (long)pid);
+	if (!(f = fopen(path, "r")))
+		return 0;
+	if (fscanf(f, "%llu %llu", &size, &resident) != 2)
+		resident = 0;
+	fclose(f);
+	return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
 }
 
 static void read_some(slot *s)
@@ -385,7 +397,13 @@ static void finish_slot(rq_pool *p, slot *s, rq_pool_done_fn done, void *arg)
 	} else {
 		char msg[256];
 		rq_code code = RQ_E_CRASHED;
-		if (s->timed_out) {
+		if (s->over_memory) {
+			code = RQ_E_NOMEM;
+			snprintf(
+			    msg, sizeof(msg),
+			    "the job used more than its memory limit of %llu MiB and was killed",
+			    (unsigned long long)(p->opts.memory_limit >> 20));
+		} else if (s->timed_out) {
 			code = RQ_E_TIMEOUT;
 			snprintf(msg, sizeof(msg), "the job ran past its deadline and was killed");
 		} else if (WIFSIGNALED(s->wstatus)) {
@@ -438,9 +456,14 @@ int rq_pool_poll(rq_pool *p, int timeout_ms, rq_pool_done_fn done, void *arg)
 			continue;
 		if (s->fd >= 0)
 			read_some(s);
-		if (!s->timed_out && now > s->deadline) {
+		if (!s->timed_out && !s->over_memory && now > s->deadline) {
 			kill(s->pid, SIGKILL);
 			s->timed_out = 1;
+		}
+		if (p->opts.memory_limit && !s->reaped && !s->timed_out && !s->over_memory &&
+		    resident_bytes(s->pid) > p->opts.memory_limit) {
+			kill(s->pid, SIGKILL);
+			s->over_memory = 1;
 		}
 		if (!s->reaped) {
 			pid_t r = waitpid(s->pid, &s->wstatus, WNOHANG);

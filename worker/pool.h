@@ -4,8 +4,9 @@
  * Each child opens the job's repository under the repository root, runs the
  * engine, and writes its result (JSON) to a pipe; the parent never touches
  * a repository. A child that crashes, is killed, runs past its deadline
- * (the parent kills it) or exceeds its memory limit (RLIMIT_AS) yields an
- * error result (crashed / timeout / out_of_memory) built by the parent.
+ * (the parent kills it) or exceeds its memory limit (resident set size,
+ * watched by the parent, which kills it) yields an error result (crashed /
+ * timeout / out_of_memory) built by the parent.
  * Children die with the parent (PR_SET_PDEATHSIG).
  */
 #ifndef RQ_POOL_H
@@ -23,7 +24,7 @@ typedef struct rq_pool rq_pool;
 typedef struct rq_pool_opts {
 	int jobs;	       /* children at once */
 	const char *repo_root; /* absolute, resolved */
-	uint64_t memory_limit; /* bytes of address space per child, 0: none */
+	uint64_t memory_limit; /* bytes of resident memory per child, 0: none */
 	const char *worker;    /* name reported in results */
 } rq_pool_opts;
 

@@ -1,0 +1,260 @@
+#!/usr/bin/env bash
+# replayq worker end to end: a real redis-server, real repositories, the
+# real binary. A batch of jobs across several repositories through two
+# workers (one SIGKILLed mid-batch) gives exactly one result per job, equal
+# to what `replayq replay` gives for the same job; crashes, timeouts and
+# memory limits give their error codes while the worker goes on; SIGTERM
+# drains; path escapes are refused; `replayq run` gives the same results.
+. "$(dirname "$0")/../lib.sh"
+command -v jq >/dev/null || {
+	not_ok "jq is installed (deploy/install-deps)"
+	finish
+}
+command -v redis-server >/dev/null || {
+	not_ok "redis-server is installed (deploy/install-deps)"
+	finish
+}
+N=${RQ_WORKER_JOBS:-120}
+ROOT=$T/root
+mkdir -p "$ROOT"
+export REPLAYQ_QUEUE=wtest
+
+# make_repo dir variant: main with base, topic, a stack, a clashing branch,
+# update targets u-1..u-N, and main moved on by two commits.
+make_repo() {
+	local r=$1 v=$2
+	git init -q -b main "$r"
+	commit_file "$r" a.txt "a $v" "base a $v"
+	commit_file "$r" b.txt "b $v" "base b $v"
+	git -C "$r" tag base
+	git -C "$r" checkout -q -b topic
+	commit_file "$r" t1.txt "t1 $v" "topic one $v"
+	commit_file "$r" t2.txt "t2 $v" "topic two $v"
+	git -C "$r" checkout -q -b s1 base
+	commit_file "$r" s1.txt "s1 $v" "stack one $v"
+	git -C "$r" checkout -q -b s2
+	commit_file "$r" s2.txt "s2 $v" "stack two $v"
+	git -C "$r" checkout -q -b clash base
+	commit_file "$r" c.txt "clash $v" "clashing c $v"
+	git -C "$r" checkout -q main
+	commit_file "$r" c.txt "c $v" "main c $v"
+	commit_file "$r" d.txt "d $v" "main d $v"
+	for i in $(seq 1 "$N"); do echo "create refs/heads/u-$i $(git -C "$r" rev-parse topic)"; done |
+		git -C "$r" update-ref --stdin
+}
+make_repo "$ROOT/r0" zero
+make_repo "$ROOT/r1" one
+git clone -q --bare --no-local "$ROOT/r1" "$ROOT/r2.git"
+
+REPOS=(r0 r1 r2.git)
+
+# job i: kinds cycle through every mode and outcome. job_spec sets JSON (the
+# job) and ARGS (the same replay as `replayq replay` arguments).
+job_spec() {
+	local i=$1 kind=$(($1 % 10)) t=$((1800000000 + $1))
+	REPO=${REPOS[$(($1 % 3))]}
+	TIME=$t
+	local c='"committer":{"name":"Bot","email":"bot@example.com","time":'$t',"tz":"+0100"}'
+	local head='{"id":"job-'$i'","repo":"'$REPO'",'
+	case $kind in
+	0) JSON=$head'"mode":"onto","target":"main","revisions":["base..topic"],'$c'}'
+	   ARGS=(--onto=main base..topic) ;;
+	1) JSON=$head'"mode":"onto","target":"main","revisions":["^base","topic","s2"],'$c'}'
+	   ARGS=(--onto=main ^base topic s2) ;;
+	2) JSON=$head'"mode":"onto","target":"main","revisions":["base..s2"],"contained":true,'$c'}'
+	   ARGS=(--onto=main --contained base..s2) ;;
+	3) JSON=$head'"mode":"advance","target":"main","revisions":["base..topic"],'$c'}'
+	   ARGS=(--advance=main base..topic) ;;
+	4) JSON=$head'"mode":"revert","target":"main","revisions":["main~2..main"],'$c'}'
+	   ARGS=(--revert=main main~2..main) ;;
+	5) JSON=$head'"mode":"onto","target":"main","revisions":["base..clash"],'$c'}'
+	   ARGS=(--onto=main base..clash) ;;
+	6) JSON=$head'"mode":"onto","target":"main","revisions":["base..u-'$i'"],"ref_action":"update",'$c'}'
+	   ARGS=(--onto=main base..u-$i) ;;
+	7) JSON=$head'"mode":"onto","target":"main","revisions":["base..nosuch"],'$c'}'
+	   ARGS=(--onto=main base..nosuch) ;;
+	8) JSON=$head'"mode":"onto","target":"main","revisions":["--all"],'$c'}'
+	   ARGS=() ;;
+	9) JSON=$head'"mode":"onto","target":"main","revisions":["base..topic"],"empty":"keep","ref":"refs/heads/out-'$i'",'$c'}'
+	   ARGS=(--onto=main --empty=keep --ref=refs/heads/out-$i base..topic) ;;
+	esac
+}
+
+# the reference: replayq replay on the same job, reduced to what must agree
+norm='{status, updates: [.updates[] | {ref, old, new}], conflict: (.conflict.commit // null), paths: ([.conflict.paths[]?.path]), code: (.error.code // null)}'
+: >"$T/jobs.jsonl"
+: >"$T/refs.jsonl"
+for i in $(seq 1 "$N"); do
+	job_spec "$i"
+	echo "$JSON" >>"$T/jobs.jsonl"
+	if [ ${#ARGS[@]} -eq 0 ]; then
+		echo '{"status":"error","updates":[],"error":{"code":"bad_revision"}}'
+	else
+		GIT_COMMITTER_NAME=Bot GIT_COMMITTER_EMAIL=bot@example.com GIT_COMMITTER_DATE="@$TIME +0100" \
+			"$REPLAYQ" -C "$ROOT/$REPO" replay --format=json --ref-action=print "${ARGS[@]}" 2>/dev/null
+	fi >>"$T/refs.jsonl"
+done
+jq -c "$norm" "$T/refs.jsonl" >"$T/refs.norm"
+i=0
+while read -r line; do
+	i=$((i + 1))
+	echo "$line" >"$T/ref-$i.json"
+done <"$T/refs.norm"
+check_eq "references: conflicts seen" 12 "$(cat "$T"/ref-*.json | grep -c '"status":"conflict"')"
+check_eq "references: clean replays seen" 84 "$(cat "$T"/ref-*.json | grep -c '"status":"ok"')"
+
+stamp "the batch"
+# --- the batch: two workers, one killed with SIGKILL in the middle ------------
+start_redis
+start_worker w1 --repo-root="$ROOT" --jobs=2 --visibility-timeout=2
+W1=$WORKER_PID
+start_worker w2 --repo-root="$ROOT" --jobs=2 --visibility-timeout=2
+W2=$WORKER_PID
+# --no-validate: the workers validate (job 8 of each ten is invalid)
+run_rq submit --no-validate "$T/jobs.jsonl"
+check_eq "submit: exit 0" 0 "$RC"
+check_eq "submit: prints every id" "$N" "$(echo "$OUT" | grep -c '^job-')"
+results() { rcli XLEN "replayq:{wtest}:results"; }
+wait_for "a third of the results" 60 bash -c "[ \$(redis-cli -p $REDIS_PORT XLEN 'replayq:{wtest}:results') -ge $((N / 3)) ]"
+stamp "killing w1"
+kill -9 "$W1"
+start_worker w3 --repo-root="$ROOT" --jobs=2 --visibility-timeout=2
+W3=$WORKER_PID
+wait_for "all results" 180 bash -c "[ \$(redis-cli -p $REDIS_PORT XLEN 'replayq:{wtest}:results') -ge $N ]"
+sleep 3 # anything reclaimed late would show up as a second result
+check_eq "exactly one result per job" "$N" "$(results)"
+check_eq "no job id reported twice" "$N" "$(rcli XRANGE 'replayq:{wtest}:results' - + | grep -c '^job-' | tr -d ' ')"
+check_eq "nothing pending" 0 "$(rcli XPENDING 'replayq:{wtest}:jobs' workers | head -1)"
+mism=0
+for i in $(seq 1 "$N"); do rcli GET "replayq:{wtest}:result:job-$i"; done | jq -c "$norm" >"$T/got.norm"
+i=0
+while read -r got; do
+	i=$((i + 1))
+	if [ "$got" != "$(cat "$T/ref-$i.json")" ]; then
+		mism=$((mism + 1))
+		echo "job-$i: got $got expected $(cat "$T/ref-$i.json")" >&2
+	fi
+done <"$T/got.norm"
+check_eq "every result equals replayq replay's" 0 "$mism"
+moved=0
+for i in $(seq 6 10 "$N"); do
+	repo=${REPOS[$((i % 3))]}
+	exp=$(jq -r '.updates[0].new' "$T/ref-$i.json")
+	[ "$(git -C "$ROOT/$repo" rev-parse "u-$i")" = "$exp" ] && moved=$((moved + 1))
+done
+check_eq "ref_action update jobs moved their refs" $(((N - 6) / 10 + 1)) "$moved"
+for r in "${REPOS[@]}"; do
+	check "fsck $r" git -C "$ROOT/$r" fsck --strict --no-progress --no-dangling
+	check "no temporary object directory in $r" no_litter "$ROOT/$r"
+done
+check_contains "the killed worker's jobs were reclaimed" "reclaimed a stalled job" "$(cat "$T"/w2.log "$T"/w3.log)"
+kill -TERM "$W2" "$W3"
+wait "$W2"
+check_eq "SIGTERM: worker exits 0" 0 "$?"
+wait "$W3"
+
+stamp "a heavy job"
+# --- a heavy job: 300 commits to replay ---------------------------------------
+{
+	base=$(git -C "$ROOT/r0" rev-parse base)
+	for i in $(seq 1 300); do
+		echo "commit refs/heads/heavy"
+		echo "committer A <a@example.com> $((1700000000 + i)) +0000"
+		echo "data 8"
+		printf 'heavy%03d' "$i"
+		[ "$i" -eq 1 ] && echo "from $base"
+		echo "M 100644 inline heavy/f$i.txt"
+		echo "data 6"
+		printf 'line%02d\n' $((i % 100))
+	done
+} | git -C "$ROOT/r0" fast-import --quiet
+heavy='"repo":"r0","mode":"onto","target":"main","revisions":["base..heavy"],"committer":{"name":"Bot","email":"bot@example.com","time":1800000000,"tz":"+0000"}'
+
+stamp "a child that crashes"
+# a child that crashes: error "crashed", worker goes on
+REPLAYQ_TEST_CRASH=crash-1 start_worker w4 --repo-root="$ROOT" --jobs=1 --max-deliveries=1 --visibility-timeout=1
+run_rq submit --wait=60 <<<'{"id":"crash-1",'"$heavy"'}'
+check_eq "crash: exit 2" 2 "$RC"
+check_eq "crash: code crashed" crashed "$(jq -r .error.code <<<"$OUT")"
+check_eq "crash: dead-lettered after its last delivery" 1 "$(rcli XLEN 'replayq:{wtest}:dead')"
+run_rq submit --wait=60 <<<'{"id":"after-crash",'"$heavy"'}'
+check_eq "worker goes on after a crash" ok "$(jq -r .status <<<"$OUT")"
+check "worker still alive" kill -0 "$WORKER_PID"
+check "no litter after a crash" no_litter "$ROOT/r0"
+
+stamp "a job past its deadline"
+# a job past its deadline: error "timeout"
+run_rq submit --wait=60 <<<'{"id":"slow-1","timeout_ms":1,'"$heavy"'}'
+check_eq "timeout: code" timeout "$(jq -r .error.code <<<"$OUT")"
+check "no litter after a timeout" no_litter "$ROOT/r0"
+kill -TERM "$WORKER_PID"
+wait "$WORKER_PID"
+
+stamp "a job over its memory"
+# a job over its memory limit: error "out_of_memory"
+start_worker w5 --repo-root="$ROOT" --jobs=1 --memory-limit=1
+run_rq submit --wait=60 <<<'{"id":"fat-1",'"$heavy"'}'
+check_eq "memory limit: code" out_of_memory "$(jq -r .error.code <<<"$OUT")"
+check "worker alive after a memory kill" kill -0 "$WORKER_PID"
+kill -TERM "$WORKER_PID"
+wait "$WORKER_PID"
+
+stamp "SIGTERM drains"
+# --- SIGTERM drains: the running job finishes, then the worker exits 0 ---------
+start_worker w6 --repo-root="$ROOT" --jobs=1 --log-level=debug --grace=60
+W6=$WORKER_PID
+run_rq submit <<<'{"id":"drain-1",'"$heavy"'}'
+wait_for "drain-1 started" 30 grep -q '"job started".*drain-1\|drain-1.*"job started"' "$T/w6.log"
+kill -TERM "$W6"
+wait "$W6"
+check_eq "drain: exit 0" 0 "$?"
+check_eq "drain: the running job finished" ok "$(rcli GET 'replayq:{wtest}:result:drain-1' | jq -r .status)"
+stamp "with no grace"
+# with no grace, the job is left for another worker
+start_worker w7 --repo-root="$ROOT" --jobs=1 --log-level=debug --grace=0
+W7=$WORKER_PID
+run_rq submit <<<'{"id":"drain-2",'"$heavy"'}'
+wait_for "drain-2 started" 30 grep -q 'drain-2' "$T/w7.log"
+kill -TERM "$W7"
+wait "$W7"
+check_eq "no grace: exit 0" 0 "$?"
+check_eq "no grace: job left unacknowledged" 1 "$(rcli XPENDING 'replayq:{wtest}:jobs' workers | head -1)"
+check "no grace: no litter" no_litter "$ROOT/r0"
+start_worker w8 --repo-root="$ROOT" --jobs=1 --visibility-timeout=1
+run_rq submit --wait=60 <<<'{"id":"drain-2",'"$heavy"'}'
+check_eq "no grace: another worker finishes it" ok "$(jq -r .status <<<"$OUT")"
+check_eq "no grace: second delivery" 2 "$(jq -r .attempt <<<"$OUT")"
+
+stamp "path escapes"
+# --- path escapes ----------------------------------------------------------------
+mkdir -p "$T/outside"
+git clone -q --bare --no-local "$ROOT/r1" "$T/outside/secret.git"
+ln -s "$T/outside/secret.git" "$ROOT/evil"
+ln -s "$T/outside" "$ROOT/evildir"
+for spec in 'evil:bad_repo' 'evildir/secret.git:bad_repo' '../outside/secret.git:bad_repo' 'nosuchrepo:bad_repo'; do
+	repo=${spec%%:*} code=${spec#*:}
+	run_rq submit --no-validate --wait=60 <<<'{"id":"esc-'"${repo//[^a-z]/}"'","repo":"'"$repo"'","mode":"onto","target":"main","revisions":["base..topic"]}'
+	check_eq "path escape '$repo': $code" "$code" "$(jq -r .error.code <<<"$OUT")"
+done
+run_rq submit --no-validate --wait=60 <<<'{"id":"esc-abs","repo":"'"$T/outside/secret.git"'","mode":"onto","target":"main","revisions":["base..topic"]}'
+check_eq "absolute path: bad_repo" bad_repo "$(jq -r .error.code <<<"$OUT")"
+kill -TERM "$WORKER_PID"
+wait "$WORKER_PID"
+
+stamp "replayq run"
+# --- replayq run: the same pool without Redis ----------------------------------------
+head -20 "$T/jobs.jsonl" | grep -v '"ref_action":"update"' >"$T/local.jsonl"
+run_rq run --repo-root="$ROOT" --jobs=2 "$T/local.jsonl"
+check_eq "run: exit 2 (some jobs fail)" 2 "$RC"
+mism=0
+while read -r line; do
+	id=$(jq -r .id <<<"$line")
+	i=${id#job-}
+	[ "$(jq -c "$norm" <<<"$line")" = "$(cat "$T/ref-$i.json")" ] || mism=$((mism + 1))
+done <<<"$OUT"
+check_eq "run: one result per job" "$(wc -l <"$T/local.jsonl")" "$(echo "$OUT" | wc -l)"
+check_eq "run: results equal replayq replay's" 0 "$mism"
+run_rq run --repo-root="$ROOT" <<<'this is not json'
+check_eq "run: bad line -> invalid_job" invalid_job "$(jq -r .error.code <<<"$OUT")"
+
+finish
