@@ -31,6 +31,7 @@ static const char *const code_names[RQ_E_COUNT] = {
     [RQ_E_CRASHED] = "crashed",
     [RQ_E_DEAD] = "dead_letter",
     [RQ_E_REDIS] = "redis",
+    [RQ_E_INTERRUPTED] = "interrupted",
     [RQ_E_INTERNAL] = "internal",
 };
 

@@ -34,6 +34,7 @@ typedef enum {
 	RQ_E_CRASHED,	       /* the process running a job died */
 	RQ_E_DEAD,	       /* a job dead-lettered after too many deliveries */
 	RQ_E_REDIS,	       /* the queue server failed or refused a command */
+	RQ_E_INTERRUPTED,      /* stopped by a signal */
 	RQ_E_INTERNAL,	       /* a bug */
 	RQ_E_COUNT
 } rq_code;

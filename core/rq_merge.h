@@ -29,6 +29,11 @@ typedef enum {
 	RQ_CONFLICT_MODIFY_DELETE,
 	RQ_CONFLICT_RENAME,
 	RQ_CONFLICT_FILE_DIRECTORY,
+	RQ_CONFLICT_RENAME_DELETE, /* renamed on one side, deleted on the other */
+	RQ_CONFLICT_RENAME_RENAME, /* renamed differently on the two sides */
+	RQ_CONFLICT_DIR_RENAME,	   /* a path moved (or not) by a directory rename */
+	RQ_CONFLICT_MODE,	   /* both sides changed the mode differently */
+	RQ_CONFLICT_TYPE,	   /* file, symlink, submodule: different kinds */
 	RQ_CONFLICT_COUNT
 } rq_conflict_kind;
 
@@ -42,7 +47,11 @@ typedef struct rq_conflicts {
 	size_t n, cap;
 } rq_conflicts;
 
-/* Stable names: "content", "add/add", "modify/delete", "rename", "file/directory". */
+/*
+ * Stable names: "content", "add/add", "modify/delete", "rename",
+ * "file/directory", "rename/delete", "rename/rename", "directory rename",
+ * "mode", "distinct types".
+ */
 const char *rq_conflict_kind_name(rq_conflict_kind kind);
 void rq_conflicts_free(rq_conflicts *c);
 

@@ -10,6 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "rq_commit.h"
 #include "rq_objdir.h"
@@ -261,6 +269,8 @@ static int ensure_empty_tree(state *s)
 }
 
 /* Pick (or revert) walk.commits[i]; 1 on conflict. */
+static int final_updates(state *s, const git_oid *last);
+
 static int pick_one(state *s, size_t i, const git_oid *last, const git_oid *last_tree)
 {
 	git_commit *c = s->walk.commits[i];
@@ -334,9 +344,446 @@ mapped:
 	git_oid_cpy(&s->new_trees[i], &merged);
 	if (rq_oidmap_put(&s->map, git_commit_id(c), i) < 0)
 		return rq_error_set(s->err, RQ_E_NOMEM, "out of memory");
-	if (s->opts->mode == RQ_MODE_ONTO && !s->opts->ref)
-		return decorate_updates(s, c, &new_id);
 	return 0;
+}
+
+/*
+ * Pick, in order, every commit (mine NULL) or those with mine[i] set.
+ * 0 clean, 1 conflict, -1 error; *fail is the index of the failing pick.
+ */
+static int pick_range(state *s, const unsigned char *mine, size_t *fail)
+{
+	git_oid last, last_tree;
+
+	git_oid_cpy(&last, &s->onto);
+	git_oid_cpy(&last_tree, &s->onto_tree);
+	for (size_t i = 0; i < s->walk.n; i++) {
+		int r;
+		if (mine && !mine[i])
+			continue;
+		if (s->opts->cancel && *s->opts->cancel) {
+			*fail = i;
+			return rq_error_set(s->err, RQ_E_INTERRUPTED, "interrupted");
+		}
+		r = pick_one(s, i, &last, &last_tree);
+		if (r != 0) {
+			*fail = i;
+			return r;
+		}
+		git_oid_cpy(&last, &s->new_ids[i]);
+		git_oid_cpy(&last_tree, &s->new_trees[i]);
+	}
+	return 0;
+}
+
+/* ---- parallel replay: independent groups of commits in forked children ---- */
+
+static size_t uf_find(size_t *p, size_t x)
+{
+	while (p[x] != x) {
+		p[x] = p[p[x]];
+		x = p[x];
+	}
+	return x;
+}
+
+/*
+ * Groups: a commit is in its parent's group when the parent is replayed
+ * too, so a stacked branch goes with the branch below it. Returns the
+ * number of groups; group[i] numbers them from 0 in order of appearance.
+ */
+static size_t compute_groups(state *s, size_t *group, rq_error *err)
+{
+	size_t n = s->walk.n, k = 0;
+	size_t *uf = malloc((n + 1) * sizeof(*uf)), *label = malloc((n + 1) * sizeof(*label));
+	rq_oidmap idx;
+
+	rq_oidmap_init(&idx);
+	if (!uf || !label) {
+		free(uf);
+		free(label);
+		rq_error_set(err, RQ_E_NOMEM, "out of memory");
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		uf[i] = i;
+		label[i] = SIZE_MAX;
+		if (rq_oidmap_put(&idx, git_commit_id(s->walk.commits[i]), i) < 0) {
+			rq_error_set(err, RQ_E_NOMEM, "out of memory");
+			k = 0;
+			goto out;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t p;
+		git_commit *c = s->walk.commits[i];
+		if (git_commit_parentcount(c) &&
+		    rq_oidmap_get(&idx, git_commit_parent_id(c, 0), &p))
+			uf[uf_find(uf, i)] = uf_find(uf, p);
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t r = uf_find(uf, i);
+		if (label[r] == SIZE_MAX)
+			label[r] = k++;
+		group[i] = label[r];
+	}
+out:
+	rq_oidmap_free(&idx);
+	free(uf);
+	free(label);
+	return k;
+}
+
+typedef struct wbuf {
+	char *p;
+	size_t len, cap;
+	int oom;
+} wbuf;
+
+static void wb_add(wbuf *b, const char *s, size_t n)
+{
+	if (b->oom)
+		return;
+	if (b->len + n + 1 > b->cap) {
+		size_t ncap = b->cap ? b->cap * 2 : 4096;
+		while (ncap < b->len + n + 1)
+			ncap *= 2;
+		char *np = realloc(b->p, ncap);
+		if (!np) {
+			b->oom = 1;
+			return;
+		}
+		b->p = np;
+		b->cap = ncap;
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+static void wb_fmt(wbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void wb_fmt(wbuf *b, const char *fmt, ...)
+{
+	char tmp[256];
+	va_list ap;
+	int n;
+	va_start(ap, fmt);
+	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		wb_add(b, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
+}
+
+/* Runs in the child: pick my groups and write what happened to fd. */
+static void child_run(state *s, const unsigned char *mine, int fd)
+{
+	wbuf b = {0};
+	size_t fail = 0;
+	int r;
+	const rq_merge_stats *ms;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	signal(SIGINT, SIG_IGN); /* the parent decides; it kills us if it must */
+	signal(SIGTERM, SIG_DFL);
+	r = pick_range(s, mine, &fail);
+	for (size_t i = 0; i < s->walk.n; i++) {
+		char a[GIT_OID_HEXSZ + 1], t[GIT_OID_HEXSZ + 1];
+		if (!mine[i] || ((r != 0) && i >= fail))
+			continue;
+		git_oid_tostr(a, sizeof(a), &s->new_ids[i]);
+		git_oid_tostr(t, sizeof(t), &s->new_trees[i]);
+		wb_fmt(&b, "N %zu %s %s\n", i, a, t);
+	}
+	ms = rq_merger_stats(s->merger);
+	wb_fmt(&b, "S %zu %zu %zu %zu %zu\n", s->res->stats.picked, s->res->stats.dropped,
+	       ms->trivial, ms->full, ms->fallback);
+	if (r == 1) {
+		wb_fmt(&b, "C %zu\n", fail);
+		for (size_t k = 0; k < s->res->conflicts.n; k++) {
+			size_t len = strlen(s->res->conflicts.v[k].path);
+			wb_fmt(&b, "P %d %zu\n", (int)s->res->conflicts.v[k].kind, len);
+			wb_add(&b, s->res->conflicts.v[k].path, len);
+			wb_add(&b, "\n", 1);
+		}
+	} else if (r < 0) {
+		size_t len = strlen(s->err->msg);
+		wb_fmt(&b, "E %zu %d %zu\n", fail, (int)s->err->code, len);
+		wb_add(&b, s->err->msg, len);
+		wb_add(&b, "\n", 1);
+	}
+	wb_add(&b, "D\n", 2);
+	if (b.oom)
+		_exit(3);
+	for (size_t off = 0; off < b.len;) {
+		ssize_t w = write(fd, b.p + off, b.len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			_exit(4);
+		off += (size_t)w;
+	}
+	_exit(0);
+}
+
+typedef struct child {
+	pid_t pid;
+	int fd;
+	wbuf out;
+	int status;
+	int reaped;
+} child;
+
+/* Parse one child's report into the state. fail/fail_kind: earliest failure. */
+static int absorb(state *s, child *c, size_t *fail, int *fail_kind, rq_conflicts *fconf,
+		  rq_error *ferr)
+{
+	char *p = c->out.p, *end = c->out.p ? c->out.p + c->out.len : NULL;
+	int done = 0;
+
+	while (p && p < end) {
+		char *nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl)
+			break;
+		*nl = '\0';
+		if (p[0] == 'N') {
+			size_t i;
+			char a[GIT_OID_HEXSZ + 1], t[GIT_OID_HEXSZ + 1];
+			if (sscanf(p, "N %zu %40s %40s", &i, a, t) != 3 || i >= s->walk.n ||
+			    git_oid_fromstr(&s->new_ids[i], a) < 0 ||
+			    git_oid_fromstr(&s->new_trees[i], t) < 0)
+				return -1;
+		} else if (p[0] == 'S') {
+			size_t v[5];
+			if (sscanf(p, "S %zu %zu %zu %zu %zu", &v[0], &v[1], &v[2], &v[3], &v[4]) !=
+			    5)
+				return -1;
+			s->res->stats.picked += v[0];
+			s->res->stats.dropped += v[1];
+			s->res->stats.merges_trivial += v[2];
+			s->res->stats.merges_full += v[3];
+			s->res->stats.merges_fallback += v[4];
+		} else if (p[0] == 'C' || p[0] == 'E') {
+			size_t i, len = 0;
+			int code = 0;
+			if (p[0] == 'C' ? sscanf(p, "C %zu", &i) != 1
+					: sscanf(p, "E %zu %d %zu", &i, &code, &len) != 3)
+				return -1;
+			int better = i < *fail;
+			if (p[0] == 'E') {
+				if (nl + 1 + len > end)
+					return -1;
+				if (better) {
+					char msg[RQ_ERROR_MSG_MAX];
+					snprintf(msg, sizeof(msg), "%.*s", (int)len, nl + 1);
+					rq_error_set(ferr, (rq_code)code, "%s", msg);
+				}
+				nl += len + 1;
+			}
+			if (better) {
+				rq_conflicts_free(fconf);
+				*fail = i;
+				*fail_kind = p[0] == 'C' ? 1 : -1;
+			}
+			/* conflict paths follow as P lines; keep them only for the winner */
+			while (p[0] == 'C' && nl + 1 < end && nl[1] == 'P') {
+				char *q = nl + 1, *ql = memchr(q, '\n', (size_t)(end - q));
+				int kind;
+				size_t plen;
+				if (!ql)
+					return -1;
+				*ql = '\0';
+				if (sscanf(q, "P %d %zu", &kind, &plen) != 2 || ql + 1 + plen > end)
+					return -1;
+				if (better) {
+					if (fconf->n == fconf->cap) {
+						size_t ncap = fconf->cap ? fconf->cap * 2 : 8;
+						rq_conflict *nv =
+						    realloc(fconf->v, ncap * sizeof(*nv));
+						if (!nv)
+							return -1;
+						fconf->v = nv;
+						fconf->cap = ncap;
+					}
+					fconf->v[fconf->n].path = strndup(ql + 1, plen);
+					fconf->v[fconf->n].kind = (rq_conflict_kind)kind;
+					if (!fconf->v[fconf->n].path)
+						return -1;
+					fconf->n++;
+				}
+				nl = ql + 1 + plen;
+			}
+		} else if (p[0] == 'D') {
+			done = 1;
+		}
+		p = nl + 1;
+	}
+	return done ? 0 : -1;
+}
+
+static void kill_children(child *ch, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (ch[i].pid > 0 && !ch[i].reaped) {
+			kill(ch[i].pid, SIGKILL);
+			waitpid(ch[i].pid, &ch[i].status, 0);
+			ch[i].reaped = 1;
+		}
+}
+
+static int pick_parallel(state *s, const size_t *group, size_t ngroups, int jobs)
+{
+	size_t n = s->walk.n, *gsize = calloc(ngroups, sizeof(*gsize)),
+	       *order = malloc(ngroups * sizeof(*order));
+	size_t load[RQ_MAX_JOBS] = {0}, fail = SIZE_MAX;
+	int *owner = malloc(ngroups * sizeof(*owner));
+	unsigned char *mine = malloc(n + 1);
+	int nch = (int)(ngroups < (size_t)jobs ? ngroups : (size_t)jobs), fail_kind = 0, rc = -1;
+	child ch[RQ_MAX_JOBS];
+	rq_conflicts fconf = {0};
+	rq_error ferr;
+
+	memset(ch, 0, sizeof(ch));
+	rq_error_clear(&ferr);
+	if (!gsize || !order || !owner || !mine) {
+		rq_error_set(s->err, RQ_E_NOMEM, "out of memory");
+		goto out;
+	}
+	/* biggest groups first, each to the least loaded child */
+	for (size_t i = 0; i < n; i++)
+		gsize[group[i]]++;
+	for (size_t g = 0; g < ngroups; g++)
+		order[g] = g;
+	for (size_t a = 1; a < ngroups; a++) {
+		size_t v = order[a], b = a;
+		while (b > 0 && gsize[order[b - 1]] < gsize[v]) {
+			order[b] = order[b - 1];
+			b--;
+		}
+		order[b] = v;
+	}
+	for (size_t k = 0; k < ngroups; k++) {
+		int best = 0;
+		for (int c = 1; c < nch; c++)
+			if (load[c] < load[best])
+				best = c;
+		owner[order[k]] = best;
+		load[best] += gsize[order[k]];
+	}
+	fflush(NULL);
+	for (int c = 0; c < nch; c++) {
+		int fds[2];
+		ch[c].fd = -1;
+		if (pipe(fds) < 0) {
+			rq_error_set(s->err, RQ_E_IO, "pipe: %s", strerror(errno));
+			goto out;
+		}
+		ch[c].pid = fork();
+		if (ch[c].pid < 0) {
+			close(fds[0]);
+			close(fds[1]);
+			rq_error_set(s->err, RQ_E_IO, "fork: %s", strerror(errno));
+			goto out;
+		}
+		if (ch[c].pid == 0) {
+			close(fds[0]);
+			for (int o = 0; o < c; o++)
+				if (ch[o].fd >= 0)
+					close(ch[o].fd);
+			for (size_t i = 0; i < n; i++)
+				mine[i] = owner[group[i]] == c;
+			child_run(s, mine, fds[1]);
+		}
+		close(fds[1]);
+		ch[c].fd = fds[0];
+	}
+	/* read every child's report; a child that dies takes the others down */
+	for (;;) {
+		struct pollfd pfd[RQ_MAX_JOBS];
+		int idx[RQ_MAX_JOBS], np = 0;
+		for (int c = 0; c < nch; c++)
+			if (ch[c].fd >= 0) {
+				pfd[np].fd = ch[c].fd;
+				pfd[np].events = POLLIN;
+				idx[np++] = c;
+			}
+		if (!np)
+			break;
+		if (poll(pfd, (nfds_t)np, 1000) < 0 && errno != EINTR) {
+			rq_error_set(s->err, RQ_E_IO, "poll: %s", strerror(errno));
+			goto out;
+		}
+		if (s->opts->cancel && *s->opts->cancel) {
+			rq_error_set(s->err, RQ_E_INTERRUPTED, "interrupted");
+			goto out;
+		}
+		for (int k = 0; k < np; k++) {
+			child *c = &ch[idx[k]];
+			char buf[65536];
+			ssize_t r;
+			if (!(pfd[k].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			r = read(c->fd, buf, sizeof(buf));
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r > 0) {
+				wb_add(&c->out, buf, (size_t)r);
+				continue;
+			}
+			close(c->fd);
+			c->fd = -1;
+			waitpid(c->pid, &c->status, 0);
+			c->reaped = 1;
+			if (!WIFEXITED(c->status) || WEXITSTATUS(c->status) != 0) {
+				rq_error_set(s->err, RQ_E_CRASHED,
+					     "a replay child died (%s %d); the replay is abandoned",
+					     WIFSIGNALED(c->status) ? "signal" : "status",
+					     WIFSIGNALED(c->status) ? WTERMSIG(c->status)
+								    : WEXITSTATUS(c->status));
+				goto out;
+			}
+		}
+	}
+	for (int c = 0; c < nch; c++) {
+		if (ch[c].out.oom || absorb(s, &ch[c], &fail, &fail_kind, &fconf, &ferr) < 0) {
+			rq_error_set(s->err, RQ_E_INTERNAL,
+				     "unreadable report from a replay child");
+			goto out;
+		}
+	}
+	if (fail_kind == 1) {
+		s->res->conflicted = 1;
+		git_oid_cpy(&s->res->conflict_commit, git_commit_id(s->walk.commits[fail]));
+		s->res->conflicts = fconf;
+		memset(&fconf, 0, sizeof(fconf));
+		rc = 1;
+	} else if (fail_kind == -1) {
+		*s->err = ferr;
+		rc = -1;
+	} else {
+		rc = 0;
+	}
+out:
+	kill_children(ch, nch);
+	for (int c = 0; c < nch; c++) {
+		if (ch[c].fd >= 0)
+			close(ch[c].fd);
+		free(ch[c].out.p);
+	}
+	rq_conflicts_free(&fconf);
+	free(gsize);
+	free(order);
+	free(owner);
+	free(mine);
+	return rc;
+}
+
+static int make_updates(state *s)
+{
+	if (s->opts->mode == RQ_MODE_ONTO && !s->opts->ref)
+		for (size_t i = 0; i < s->walk.n; i++)
+			if (decorate_updates(s, s->walk.commits[i], &s->new_ids[i]) < 0)
+				return -1;
+	return final_updates(s, s->walk.n ? &s->new_ids[s->walk.n - 1] : &s->onto);
 }
 
 static int final_updates(state *s, const git_oid *last)
@@ -374,7 +821,6 @@ int rq_replay_run(git_repository *repo, const rq_replay_opts *opts, rq_replay_re
 	rq_ident ident;
 	const rq_ident *committer = opts->committer;
 	double t0 = now_ms(), t;
-	git_oid last, last_tree;
 	int rc = -1;
 
 	memset(result, 0, sizeof(*result));
@@ -436,28 +882,43 @@ int rq_replay_run(git_repository *repo, const rq_replay_opts *opts, rq_replay_re
 	if (rq_merger_new(&s.merger, repo, err) < 0)
 		goto out;
 
-	git_oid_cpy(&last, &s.onto);
-	git_oid_cpy(&last_tree, &s.onto_tree);
-	for (size_t i = 0; i < s.walk.n; i++) {
-		int r = pick_one(&s, i, &last, &last_tree);
+	{
+		int jobs = opts->jobs > RQ_MAX_JOBS ? RQ_MAX_JOBS : opts->jobs, r;
+		size_t ngroups = 0, fail = 0, *group = NULL;
+		if (jobs > 1 && opts->mode != RQ_MODE_REVERT &&
+		    s.walk.n >= RQ_PARALLEL_MIN_COMMITS) {
+			if (!(group = malloc(s.walk.n * sizeof(*group)))) {
+				rq_error_set(err, RQ_E_NOMEM, "out of memory");
+				goto out;
+			}
+			ngroups = compute_groups(&s, group, err);
+			if (!ngroups) {
+				free(group);
+				goto out;
+			}
+		}
+		if (ngroups > 1) {
+			r = pick_parallel(&s, group, ngroups, jobs);
+			result->stats.parallel = ngroups < (size_t)jobs ? ngroups : (size_t)jobs;
+		} else {
+			r = pick_range(&s, NULL, &fail);
+			const rq_merge_stats *ms = rq_merger_stats(s.merger);
+			result->stats.merges_trivial = ms->trivial;
+			result->stats.merges_full = ms->full;
+			result->stats.merges_fallback = ms->fallback;
+			result->stats.parallel = 1;
+		}
+		result->stats.groups = ngroups ? ngroups : 1;
+		free(group);
 		if (r < 0)
 			goto out;
 		if (r == 1) {
-			free_updates(result);
 			rc = 1;
 			goto out;
 		}
-		git_oid_cpy(&last, &s.new_ids[i]);
-		git_oid_cpy(&last_tree, &s.new_trees[i]);
 	}
-	if (final_updates(&s, &last) < 0)
+	if (make_updates(&s) < 0)
 		goto out;
-	{
-		const rq_merge_stats *ms = rq_merger_stats(s.merger);
-		result->stats.merges_trivial = ms->trivial;
-		result->stats.merges_full = ms->full;
-		result->stats.merges_fallback = ms->fallback;
-	}
 	result->stats.ms_replay = now_ms() - t;
 	t = now_ms();
 	{
@@ -473,14 +934,8 @@ int rq_replay_run(git_repository *repo, const rq_replay_opts *opts, rq_replay_re
 	result->stats.ms_pack = now_ms() - t;
 	rc = 0;
 out:
-	if (rc < 0)
+	if (rc != 0)
 		free_updates(result);
-	if (s.merger && rc != 0) {
-		const rq_merge_stats *ms = rq_merger_stats(s.merger);
-		result->stats.merges_trivial = ms->trivial;
-		result->stats.merges_full = ms->full;
-		result->stats.merges_fallback = ms->fallback;
-	}
 	git_odb_free(s.odb);
 	rq_objdir_free(s.objdir);
 	rq_merger_free(s.merger);

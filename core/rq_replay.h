@@ -14,6 +14,14 @@
  * in objects/pack before rq_replay_run() returns 0; on conflict or error
  * nothing new is left in the repository.
  *
+ * With opts->jobs > 1, commits that fall into independent groups (branches
+ * that share no commit to replay) are replayed by forked children that
+ * share the opened repository, its mapped packs and the temporary object
+ * directory; the parent gathers their commit maps. Output, commit ids and
+ * the conflict reported are those of a sequential run. A child that dies
+ * fails the whole replay (RQ_E_CRASHED) and no child is left running.
+ * Children end with _exit(); nothing else in the library exits.
+ *
  * Returns 0 (clean), 1 (conflict: result->conflict filled, no updates) or
  * -1 with err set.
  */
@@ -40,9 +48,16 @@ typedef struct rq_replay_opts {
 	const char *const *revisions;
 	size_t nrevisions;
 	rq_empty empty;
-	const rq_ident *committer; /* NULL: git's usual sources (rq_ident_default) */
-	size_t max_commits;	   /* 0: no limit */
+	const rq_ident *committer;  /* NULL: git's usual sources (rq_ident_default) */
+	size_t max_commits;	    /* 0: no limit */
+	int jobs;		    /* forked children for independent groups (<= 1: none) */
+	const volatile int *cancel; /* set (by a signal handler) to stop at the next pick */
 } rq_replay_opts;
+
+/* The most children a parallel replay forks. */
+#define RQ_MAX_JOBS 64
+/* Replays with fewer commits are not worth forking for. */
+#define RQ_PARALLEL_MIN_COMMITS 8
 
 typedef struct rq_ref_update {
 	char *ref;
@@ -55,7 +70,9 @@ typedef struct rq_replay_stats {
 	size_t picked;	/* new commits written */
 	size_t dropped; /* picks that became empty and were dropped */
 	size_t merges_trivial, merges_full, merges_fallback;
-	size_t objects; /* new objects */
+	size_t groups;	 /* independent groups of commits */
+	size_t parallel; /* children that replayed them (1: in process) */
+	size_t objects;	 /* new objects */
 	uint64_t pack_bytes;
 	char pack_name[96];
 	double ms_resolve, ms_walk, ms_replay, ms_pack, ms_total;

@@ -33,12 +33,8 @@
 
 static int nomem(tm_state *s)
 {
+	s->oom = 1;
 	return rq_error_set(s->err, RQ_E_NOMEM, "out of memory");
-}
-
-static int is_null_oid(const git_oid *id)
-{
-	return git_oid_is_zero(id);
 }
 
 int tm_add_conflict(tm_state *s, const char *path, int kind)
@@ -123,7 +119,6 @@ static tm_entry *entry_new(tm_state *s, tm_entry *dir, const char *path)
 }
 
 /* Used by directory renames: an entry for a path not collected. */
-tm_entry *tm_entry_insert(tm_state *s, const char *path);
 tm_entry *tm_entry_insert(tm_state *s, const char *path)
 {
 	const char *slash = strrchr(path, '/');
@@ -270,6 +265,7 @@ static int add_pair(tm_state *s, const tm_group *g, const char *path, int side, 
 	p = tm_alloc(&s->arena, sizeof(*p));
 	if (!p)
 		return nomem(s);
+	p->path0 = path;
 	if (is_add) {
 		p->two = path;
 		git_oid_cpy(&p->dst.oid, &g->nm[idx]->oid);
@@ -551,11 +547,11 @@ static int write_blob(tm_state *s, const char *buf, size_t n, git_oid *out)
  * is then side a, as git does).
  */
 int tm_content_merge(tm_state *s, const char *path, const tm_stage *o, const tm_stage *a,
-		     const tm_stage *b, tm_stage *result, int *clean, int *binary)
+		     const tm_stage *b, tm_stage *result, int *clean, int *why)
 {
 	(void)path;
 	*clean = 1;
-	*binary = 0;
+	*why = 0;
 	if (a->mode == b->mode || a->mode == o->mode) {
 		result->mode = b->mode;
 	} else {
@@ -563,6 +559,8 @@ int tm_content_merge(tm_state *s, const char *path, const tm_stage *o, const tm_
 			s->unsure = 1;
 		result->mode = a->mode;
 		*clean = b->mode == o->mode;
+		if (!*clean)
+			*why |= TM_CM_MODE;
 	}
 	if (git_oid_equal(&a->oid, &b->oid) || git_oid_equal(&a->oid, &o->oid)) {
 		git_oid_cpy(&result->oid, &b->oid);
@@ -589,7 +587,7 @@ int tm_content_merge(tm_state *s, const char *path, const tm_stage *o, const tm_
 		if (rq_buffer_is_binary(po, no) || rq_buffer_is_binary(pa, na) ||
 		    rq_buffer_is_binary(pb, nb) || no > (1u << 30) || na > (1u << 30) ||
 		    nb > (1u << 30)) {
-			*binary = 1;
+			*why |= TM_CM_BINARY;
 			*clean = 0;
 			git_oid_cpy(&result->oid, &a->oid);
 			rc = 0;
@@ -600,6 +598,7 @@ int tm_content_merge(tm_state *s, const char *path, const tm_stage *o, const tm_
 			if (st < 0) {
 				nomem(s);
 			} else if (st == 1) {
+				*why |= TM_CM_CONTENT;
 				*clean = 0;
 				git_oid_cpy(&result->oid, &a->oid);
 				rc = 0;
@@ -616,10 +615,12 @@ int tm_content_merge(tm_state *s, const char *path, const tm_stage *o, const tm_
 			return -1;
 	} else if (IS_GITLINK(a->mode) || IS_LNK(a->mode)) {
 		/* submodules are not merged (not checked out); symlinks conflict */
+		*why |= TM_CM_CONTENT;
 		*clean = 0;
 		git_oid_cpy(&result->oid, &a->oid);
 	} else {
 		s->unsure = 1;
+		*why |= TM_CM_OTHER;
 		*clean = 0;
 	}
 	return 0;
@@ -685,10 +686,10 @@ static int process_entry(tm_state *s, tm_entry *ci)
 		kind = RQ_CONFLICT_TYPE;
 	} else if (ci->filemask >= 6) {
 		tm_stage merged;
-		int cm, binary;
+		int cm, why;
 		memset(&merged, 0, sizeof(merged));
 		if (tm_content_merge(s, ci->path, &ci->stages[0], &ci->stages[1], &ci->stages[2],
-				     &merged, &cm, &binary) < 0)
+				     &merged, &cm, &why) < 0)
 			return -1;
 		clean = cm && !ci->df_conflict && !ci->path_conflict;
 		ci->result = merged;
@@ -696,10 +697,7 @@ static int process_entry(tm_state *s, tm_entry *ci)
 		if (!cm) {
 			if (ci->filemask == 6)
 				kind = RQ_CONFLICT_ADD_ADD;
-			else if (ci->stages[1].mode != ci->stages[2].mode &&
-				 ci->stages[1].mode != ci->stages[0].mode &&
-				 ci->stages[2].mode != ci->stages[0].mode &&
-				 !git_oid_equal(&merged.oid, &ci->stages[1].oid))
+			else if (why == TM_CM_MODE)
 				kind = RQ_CONFLICT_MODE;
 		}
 	} else if (ci->filemask == 3 || ci->filemask == 5) {
@@ -946,11 +944,4 @@ unsure:
 out:
 	tm_arena_free(&s.arena);
 	return rc;
-}
-
-/* unused helper kept for symmetry with git's is_null_oid checks */
-int tm_is_null_oid(const git_oid *id);
-int tm_is_null_oid(const git_oid *id)
-{
-	return is_null_oid(id);
 }

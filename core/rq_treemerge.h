@@ -105,7 +105,9 @@ struct tm_entry {
 };
 
 typedef struct tm_pair {
-	const char *one; /* source path (NULL: add) */
+	const char *path0; /* the path where it was collected */
+	size_t seq;	   /* position when sorted stably */
+	const char *one;   /* source path (NULL: add) */
 	const char *two; /* destination path (NULL: delete) */
 	tm_stage src, dst;
 	char status;	 /* 'A', 'D', 'R', 0 */
@@ -118,10 +120,13 @@ typedef struct tm_pairs {
 	size_t n, cap;
 } tm_pairs;
 
+typedef struct rq_tm_cache rq_tm_cache;
+
 typedef struct tm_state {
 	git_repository *repo;
 	git_odb *odb;
 	const rq_tm_config *cfg;
+	rq_tm_cache *cache;
 	tm_arena arena;
 	rq_error *err;
 	rq_conflicts *conflicts;
@@ -143,14 +148,18 @@ typedef struct tm_state {
 
 	int unclean; /* conflicts found outside the entries (rename phase) */
 	int unsure;  /* a case this code does not reproduce: fall back */
+	int oom;     /* out of memory was reported */
 	int write;   /* write blobs and trees (cleared after a conflict) */
 } tm_state;
 
 /* rq_treemerge.c */
 tm_entry *tm_entry_get(tm_state *s, const char *path);
 int tm_add_conflict(tm_state *s, const char *path, int kind);
+/* tm_content_merge() *why: what made it unclean */
+enum { TM_CM_CONTENT = 1, TM_CM_BINARY = 2, TM_CM_MODE = 4, TM_CM_OTHER = 8 };
 int tm_content_merge(tm_state *s, const char *path, const tm_stage *o, const tm_stage *a,
-		     const tm_stage *b, tm_stage *result, int *clean, int *binary);
+		     const tm_stage *b, tm_stage *result, int *clean, int *why);
+tm_entry *tm_entry_insert(tm_state *s, const char *path);
 int tm_pair_push(tm_state *s, tm_pairs *q, tm_pair *p);
 int tm_read_blob(tm_state *s, const git_oid *id, git_blob **out);
 
@@ -168,7 +177,6 @@ int rq_xmerge(const char *base, size_t nbase, const char *ours, size_t nours, co
 int rq_buffer_is_binary(const char *buf, size_t n);
 
 /* Similarity cache shared by the merges of one merger. */
-typedef struct rq_tm_cache rq_tm_cache;
 int rq_tm_cache_new(rq_tm_cache **out);
 void rq_tm_cache_free(rq_tm_cache *c);
 

@@ -12,15 +12,25 @@ static json_t *oid_json(const git_oid *oid)
 
 static json_t *stats_json(const rq_replay_stats *s)
 {
-	return json_pack(
-	    "{s:I, s:I, s:I, s:{s:I, s:I, s:I}, s:I, s:I, s:s?, s:{s:f, s:f, s:f, "
-	    "s:f, s:f}}",
-	    "commits", (json_int_t)s->commits, "picked", (json_int_t)s->picked, "dropped",
-	    (json_int_t)s->dropped, "merges", "trivial", (json_int_t)s->merges_trivial, "full",
-	    (json_int_t)s->merges_full, "fallback", (json_int_t)s->merges_fallback, "objects",
-	    (json_int_t)s->objects, "pack_bytes", (json_int_t)s->pack_bytes, "pack",
-	    s->pack_name[0] ? s->pack_name : NULL, "ms", "resolve", s->ms_resolve, "walk",
-	    s->ms_walk, "replay", s->ms_replay, "pack", s->ms_pack, "total", s->ms_total);
+	json_t *o = json_object();
+
+	json_object_set_new(o, "commits", json_integer((json_int_t)s->commits));
+	json_object_set_new(o, "picked", json_integer((json_int_t)s->picked));
+	json_object_set_new(o, "dropped", json_integer((json_int_t)s->dropped));
+	json_object_set_new(o, "merges",
+			    json_pack("{s:I, s:I, s:I}", "trivial", (json_int_t)s->merges_trivial,
+				      "full", (json_int_t)s->merges_full, "fallback",
+				      (json_int_t)s->merges_fallback));
+	json_object_set_new(o, "groups", json_integer((json_int_t)s->groups));
+	json_object_set_new(o, "parallel", json_integer((json_int_t)s->parallel));
+	json_object_set_new(o, "objects", json_integer((json_int_t)s->objects));
+	json_object_set_new(o, "pack_bytes", json_integer((json_int_t)s->pack_bytes));
+	json_object_set_new(o, "pack", s->pack_name[0] ? json_string(s->pack_name) : json_null());
+	json_object_set_new(o, "ms",
+			    json_pack("{s:f, s:f, s:f, s:f, s:f}", "resolve", s->ms_resolve, "walk",
+				      s->ms_walk, "replay", s->ms_replay, "pack", s->ms_pack,
+				      "total", s->ms_total));
+	return o;
 }
 
 json_t *rq_result_to_json(const rq_replay_result *res, int rc, const rq_error *err, int applied)

@@ -5,13 +5,24 @@
  * updates. Exit status: 0 clean, 1 conflict, 128 error, 129 usage.
  */
 #include <jansson.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmds.h"
+#include "rq_objdir.h"
 #include "rq_replay.h"
 #include "rq_result_json.h"
+
+static volatile int interrupted;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
 
 static const char replay_usage[] =
     "usage: replayq [-C <path>] replay ([--contained] --onto=<newbase> | --advance=<branch> |\n"
@@ -26,7 +37,9 @@ static const char replay_usage[] =
     "    --ref <ref>           update this ref instead\n"
     "    --ref-action <mode>   update the refs (default) or print the updates\n"
     "    --empty <mode>        commits that become empty: drop (default), keep, abort\n"
-    "    --format <fmt>        text (default) or json\n";
+    "    --format <fmt>        text (default) or json\n"
+    "    --jobs <n>            replay independent branches in n forked children\n"
+    "                          (default: the number of cores)\n";
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -38,7 +51,7 @@ static int usage_error(const char *fmt, const char *arg)
 }
 
 typedef struct cli {
-	const char *onto, *advance, *revert, *ref, *ref_action, *empty, *format;
+	const char *onto, *advance, *revert, *ref, *ref_action, *empty, *format, *jobs;
 	int contained;
 	const char **revs;
 	size_t nrevs;
@@ -67,7 +80,7 @@ static int opt_value(int argc, char **argv, int *i, const char *name, const char
 static int parse_args(int argc, char **argv, cli *c)
 {
 	static const char *const names[] = {"onto",	  "advance", "revert", "ref",
-					    "ref-action", "empty",   "format"};
+					    "ref-action", "empty",   "format", "jobs"};
 	c->revs = calloc((size_t)argc + 1, sizeof(*c->revs));
 	if (!c->revs) {
 		fputs("fatal: out of memory\n", stderr);
@@ -101,7 +114,7 @@ static int parse_args(int argc, char **argv, cli *c)
 		}
 		if (a[1] == '-') {
 			const char **slots[] = {&c->onto,	&c->advance, &c->revert, &c->ref,
-						&c->ref_action, &c->empty,   &c->format};
+						&c->ref_action, &c->empty,   &c->format, &c->jobs};
 			for (size_t k = 0; k < sizeof(names) / sizeof(names[0]) && !matched; k++) {
 				int r = opt_value(argc, argv, &i, names[k], slots[k]);
 				if (r < 0)
@@ -220,6 +233,35 @@ int cmd_replay(int argc, char **argv)
 		}
 	}
 	print = c.ref_action && !strcmp(c.ref_action, "print");
+	if (c.jobs) {
+		char *end;
+		long j = strtol(c.jobs, &end, 10);
+		if (!*c.jobs || *end || j < 1 || j > RQ_MAX_JOBS) {
+			status =
+			    usage_error("--jobs takes a number from 1 to 64, not '%s'", c.jobs);
+			goto out;
+		}
+		o.jobs = (int)j;
+	} else {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+		o.jobs = n < 1 ? 1 : n > RQ_MAX_JOBS ? RQ_MAX_JOBS : (int)n;
+	}
+	{
+		/* a signal stops the replay between picks; the engine cleans up */
+		struct sigaction sa;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_signal;
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGHUP, &sa, NULL);
+		o.cancel = &interrupted;
+	}
+	/* temporary object directories left by killed runs */
+	rq_objdir_clean_stale(repo,
+			      (unsigned)atoi(getenv("REPLAYQ_STALE_SECONDS")
+						 ? getenv("REPLAYQ_STALE_SECONDS")
+						 : "300"),
+			      NULL);
 
 	o.mode = c.onto ? RQ_MODE_ONTO : c.advance ? RQ_MODE_ADVANCE : RQ_MODE_REVERT;
 	o.target = c.onto ? c.onto : c.advance ? c.advance : c.revert;
@@ -248,7 +290,7 @@ report:
 		rc = -1;
 	if (rc < 0) {
 		fprintf(stderr, "fatal: %s\n", err.msg);
-		status = 128;
+		status = err.code == RQ_E_INTERRUPTED ? 130 : 128;
 	} else if (rc == 1) {
 		if (!json)
 			print_conflict(&res);

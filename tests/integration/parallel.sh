@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# replayq replay --jobs=N: independent branches in forked children. Output,
+# ids, exit status and conflict reports equal --jobs=1's; a killed child
+# fails the replay with nothing left behind; signals and SIGKILL of the
+# parent leave no temporary object directory (after the next run).
+. "$(dirname "$0")/../lib.sh"
+
+# gen_repo dir branches conflict_branch: base of 100 files, main 20 commits
+# newer, <branches> branches of 3 commits off the base (every 4th stacked
+# on the one before), branch <conflict_branch> clashing with main.
+# data "text": a fast-import data block
+data() {
+	printf 'data %d\n%s\n' "${#1}" "$1"
+}
+gen_repo() {
+	local r=$1 nb=$2 clash=$3
+	git init -q -b main "$r"
+	{
+		echo "commit refs/heads/main"
+		echo "mark :1"
+		echo "committer A <a@example.com> 1700000000 +0000"
+		data "base"
+		for f in $(seq 1 100); do
+			echo "M 100644 inline d$((f % 10))/f$f.txt"
+			data "$(printf 'file %d\nline 2\nline 3' "$f")"
+		done
+		echo "reset refs/tags/base"
+		echo "from :1"
+		echo
+		for m in $(seq 1 20); do
+			f=$((m * 3))
+			echo "commit refs/heads/main"
+			echo "committer A <a@example.com> $((1700001000 + m)) +0000"
+			data "main $m"
+			echo "M 100644 inline d$((f % 10))/f$f.txt"
+			data "$(printf 'file %d\nline 2 main\nline 3' "$f")"
+		done
+		for b in $(seq 1 "$nb"); do
+			echo "commit refs/heads/b$b"
+			echo "committer A <a@example.com> $((1700002000 + b)) +0000"
+			data "b$b.1"
+			if [ $((b % 4)) -eq 0 ]; then echo "from refs/heads/b$((b - 1))"; else echo "from :1"; fi
+			echo "M 100644 inline new/b$b.txt"
+			data "b$b"
+			for c in 2 3; do
+				echo "commit refs/heads/b$b"
+				echo "committer A <a@example.com> $((1700002000 + b)) +0000"
+				data "b$b.$c"
+				echo "M 100644 inline new/b$b-$c.txt"
+				data "c$c"
+			done
+			if [ "$b" -eq "$clash" ]; then
+				echo "commit refs/heads/b$b"
+				echo "committer A <a@example.com> $((1700002000 + b)) +0000"
+				data "clash"
+				echo "M 100644 inline d3/f3.txt"
+				data "$(printf 'file 3\nline 2 other\nline 3')"
+			fi
+		done
+	} | git -C "$r" fast-import --quiet
+}
+
+branches() { for b in $(seq 1 "$1"); do echo "b$b"; done; }
+
+R=$T/par
+gen_repo "$R" 40 0
+mapfile -t BR < <(branches 40)
+export RQ_DATE="@1800000000 +0000"
+run_rq -C "$R" replay --ref-action=print --jobs=1 --onto main ^base "${BR[@]}"
+check_eq "jobs=1: exit 0" 0 "$RC"
+ONE=$OUT
+check_eq "jobs=1: every branch updated" 40 "$(echo "$ONE" | grep -c '^update refs/heads/b')"
+for j in 2 3 4; do
+	run_rq -C "$R" replay --ref-action=print --jobs=$j --onto main ^base "${BR[@]}"
+	check_eq "jobs=$j: exit 0" 0 "$RC"
+	check_eq "jobs=$j: same lines, same order, same ids as jobs=1" "$ONE" "$OUT"
+done
+run_rq -C "$R" replay --ref-action=print --format=json --jobs=2 --onto main ^base "${BR[@]}"
+check_contains "json: ran in 2 children" '"parallel":2' "$OUT"
+check_contains "json: 30 independent groups (stacked branches share one)" '"groups":30' "$OUT"
+check "no litter" no_litter "$R"
+check_eq "no loose objects" 0 "$(git -C "$R" count-objects -v | awk '$1=="count:"{print $2}')"
+check "fsck" git -C "$R" fsck --strict --no-progress --no-dangling
+# applied in one transaction
+run_rq -C "$R" replay --jobs=2 --onto main ^base "${BR[@]}"
+check_eq "update: exit 0" 0 "$RC"
+moved=0
+while read -r _ ref new _; do [ "$(git -C "$R" rev-parse "$ref")" = "$new" ] && moved=$((moved + 1)); done <<<"$ONE"
+check_eq "update: all 40 refs at their new ids" 40 "$moved"
+
+# a conflict in one group: same report whatever the number of children
+R2=$T/par2
+gen_repo "$R2" 40 17
+run_rq -C "$R2" replay --format=json --ref-action=print --jobs=1 --onto main ^base "${BR[@]}"
+check_eq "conflict jobs=1: exit 1" 1 "$RC"
+C1=$(echo "$OUT" | sed 's/"stats".*//')
+for j in 2 4; do
+	run_rq -C "$R2" replay --format=json --ref-action=print --jobs=$j --onto main ^base "${BR[@]}"
+	check_eq "conflict jobs=$j: exit 1" 1 "$RC"
+	check_eq "conflict jobs=$j: same conflict report" "$C1" "$(echo "$OUT" | sed 's/"stats".*//')"
+done
+check_contains "conflict names the path" '"path":"d3/f3.txt"' "$C1"
+check "conflict: no litter" no_litter "$R2"
+
+# a big replay for the kill tests: 300 branches
+R3=$T/par3
+gen_repo "$R3" 300 0
+mapfile -t BIG < <(branches 300)
+no_children() { [ -z "$(pgrep -P "$1")" ]; }
+children_running() { [ -n "$(pgrep -P "$1")" ]; }
+
+# a child killed: the replay fails, the other children go, nothing is left
+"$REPLAYQ" -C "$R3" replay --ref-action=print --jobs=2 --onto main ^base "${BIG[@]}" >"$T/out" 2>"$T/err" &
+P=$!
+if wait_for "children" 30 children_running "$P"; then
+	kill -9 "$(pgrep -P "$P" | head -1)" 2>/dev/null
+	wait "$P"
+	rc=$?
+	if grep -q '^update' "$T/out"; then
+		ok # the replay finished before the kill landed: nothing to check
+	else
+		check_eq "killed child: exit 128" 128 "$rc"
+		check_contains "killed child: message" "replay child died" "$(cat "$T/err")"
+	fi
+else
+	wait "$P"
+fi
+check "killed child: no child left" no_children "$P"
+check "killed child: no litter" no_litter "$R3"
+
+# SIGINT: stops, cleans up, exit 130
+"$REPLAYQ" -C "$R3" replay --ref-action=print --jobs=2 --onto main ^base "${BIG[@]}" >"$T/out" 2>"$T/err" &
+P=$!
+wait_for "children" 30 children_running "$P"
+kill -INT "$P"
+wait "$P"
+rc=$?
+[ "$rc" -eq 0 ] || check_eq "SIGINT: exit 130" 130 "$rc"
+check "SIGINT: no litter" no_litter "$R3"
+check "SIGINT: no child left" no_children "$P"
+"$REPLAYQ" -C "$R3" replay --ref-action=print --jobs=1 --onto main ^base "${BIG[@]}" >"$T/out" 2>"$T/err" &
+P=$!
+sleep 0.3
+kill -TERM "$P"
+wait "$P"
+rc=$?
+[ "$rc" -eq 0 ] || check_eq "SIGTERM (jobs=1): exit 130" 130 "$rc"
+check "SIGTERM: no litter" no_litter "$R3"
+
+# SIGKILL of the parent: its children die with it; the next run removes
+# the temporary directory once it is old enough
+"$REPLAYQ" -C "$R3" replay --ref-action=print --jobs=2 --onto main ^base "${BIG[@]}" >"$T/out" 2>"$T/err" &
+P=$!
+wait_for "children" 30 children_running "$P"
+kids=$(pgrep -P "$P")
+kill -9 "$P"
+wait "$P" 2>/dev/null
+gone() { for k in $kids; do kill -0 "$k" 2>/dev/null && return 1; done; return 0; }
+check "SIGKILL: children die with the parent" wait_for "children gone" 10 gone
+REPLAYQ_STALE_SECONDS=0 "$REPLAYQ" -C "$R3" replay --ref-action=print --onto main base..b1 >/dev/null
+check "SIGKILL: next run removes the stale directory" no_litter "$R3"
+check "fsck after kills" git -C "$R3" fsck --strict --no-progress --no-dangling
+
+finish
