@@ -271,6 +271,11 @@ void rq_redis_free(rq_redis *r)
 	free(r);
 }
 
+void rq_redis_set_retry(rq_redis *r, int retry_ms_max)
+{
+	r->opts.retry_ms_max = retry_ms_max;
+}
+
 unsigned rq_redis_reconnects(const rq_redis *r)
 {
 	return r->reconnects;

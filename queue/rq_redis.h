@@ -58,6 +58,9 @@ redisReply *rq_redis_cmd(rq_redis *r, int block_ms, rq_error *err, int argc, con
 /* Same with a NULL-terminated list of C strings. */
 redisReply *rq_redis_cmdv(rq_redis *r, int block_ms, rq_error *err, ...);
 
+/* Change how long a command keeps retrying (-1: forever). */
+void rq_redis_set_retry(rq_redis *r, int retry_ms_max);
+
 /* Number of reconnects done so far (for logs and tests). */
 unsigned rq_redis_reconnects(const rq_redis *r);
 

@@ -9,6 +9,8 @@
  * stdout.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <jansson.h>
 #include <limits.h>
 #include <signal.h>
@@ -347,6 +349,14 @@ static void heartbeat(wctx *w, int ttl)
 	char *s;
 
 	gethostname(host, sizeof(host) - 1);
+	if (getenv("REPLAYQ_HEARTBEAT_FILE")) { /* for liveness probes */
+		int fd =
+		    open(getenv("REPLAYQ_HEARTBEAT_FILE"), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+		if (fd >= 0) {
+			futimens(fd, NULL);
+			close(fd);
+		}
+	}
 	o = json_pack("{s:I, s:s, s:i, s:i, s:I, s:I, s:I}", "time", (json_int_t)(wall_ms() / 1000),
 		      "host", host, "pid", (int)getpid(), "running", rq_pool_running(w->pool), "ok",
 		      (json_int_t)w->done_ok, "conflict", (json_int_t)w->done_conflict, "error",
@@ -374,7 +384,8 @@ static const char worker_usage[] =
     "                      [--memory-limit=MB] [--log-level=debug|info|warn|error]\n"
     "environment: REPLAYQ_REDIS_URL, REPLAYQ_REDIS_PASSWORD, REPLAYQ_QUEUE, REPLAYQ_REPO_ROOT,\n"
     "  REPLAYQ_JOBS, REPLAYQ_WORKER_NAME, REPLAYQ_VISIBILITY_TIMEOUT, REPLAYQ_MAX_DELIVERIES,\n"
-    "  REPLAYQ_GRACE, REPLAYQ_MEMORY_LIMIT_MB, REPLAYQ_LOG_LEVEL\n";
+    "  REPLAYQ_GRACE, REPLAYQ_MEMORY_LIMIT_MB, REPLAYQ_LOG_LEVEL, REPLAYQ_HEARTBEAT_FILE,\n"
+    "  REPLAYQ_COMMITTER_NAME, REPLAYQ_COMMITTER_EMAIL\n";
 
 typedef struct common_opts {
 	const char *redis, *queue, *root, *jobs, *name, *visibility, *max_deliveries, *grace,
@@ -530,6 +541,9 @@ int cmd_worker(int argc, char **argv)
 		free(w.running);
 		return 128;
 	}
+	/* from now on a command gives up after a while: the loop must go on
+	 * reaping children and beating while Redis is away */
+	rq_redis_set_retry(r, 2000);
 	while (rq_queue_ensure_group(w.q, &err) < 0 && !stop_requested)
 		rq_log(RQ_LOG_WARN, "cannot create the group yet",
 		       json_pack("{s:s}", "error", err.msg));
