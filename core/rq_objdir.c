@@ -134,6 +134,20 @@ const char *rq_objdir_path(const rq_objdir *od)
 	return od->path;
 }
 
+static void restore_odb(rq_objdir *od)
+{
+	if (od->orig_odb) {
+		git_repository_set_odb(od->repo, od->orig_odb);
+		git_odb_free(od->orig_odb);
+		od->orig_odb = NULL;
+	}
+	if (od->odb) {
+		git_odb_free(od->odb);
+		od->odb = NULL;
+		od->tmp_backend = NULL;
+	}
+}
+
 typedef struct oidlist {
 	git_oid *v;
 	size_t n, cap;
@@ -152,20 +166,6 @@ static int collect_cb(const git_oid *id, void *payload)
 	}
 	git_oid_cpy(&l->v[l->n++], id);
 	return 0;
-}
-
-static void restore_odb(rq_objdir *od)
-{
-	if (od->orig_odb) {
-		git_repository_set_odb(od->repo, od->orig_odb);
-		git_odb_free(od->orig_odb);
-		od->orig_odb = NULL;
-	}
-	if (od->odb) {
-		git_odb_free(od->odb);
-		od->odb = NULL;
-		od->tmp_backend = NULL;
-	}
 }
 
 int rq_objdir_finish(rq_objdir *od, rq_objdir_stats *stats, rq_error *err)
@@ -237,8 +237,12 @@ int rq_objdir_finish(rq_objdir *od, rq_objdir_stats *stats, rq_error *err)
 out:
 	git_packbuilder_free(pb);
 	free(l.v);
-	if (rc == 0)
+	if (rc == 0) {
 		od->finished = 1;
+		restore_odb(od);
+		rq_rmtree(od->path);
+		od->path[0] = '\0';
+	}
 	return rc;
 }
 
@@ -277,7 +281,8 @@ int rq_objdir_clean_stale(git_repository *repo, unsigned max_age, rq_error *err)
 		if (now - st.st_mtime < (time_t)max_age)
 			continue;
 		pid = strtol(e->d_name + strlen(TMP_PREFIX), NULL, 10);
-		if (pid > 0 && pid != (long)getpid() && kill((pid_t)pid, 0) == 0)
+		if (pid > 0 && pid != (long)getpid() &&
+		    (kill((pid_t)pid, 0) == 0 || errno == EPERM))
 			continue; /* its owner still runs here */
 		if (rq_rmtree(path) == 0)
 			removed++;

@@ -3,6 +3,73 @@
  */
 #include "rq_result_json.h"
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Length of a valid UTF-8 sequence at p (at most n bytes), or 0. */
+static size_t utf8_seq(const unsigned char *p, size_t n)
+{
+	size_t len;
+	unsigned cp;
+
+	if (p[0] < 0x80)
+		return 1;
+	if ((p[0] & 0xE0) == 0xC0)
+		len = 2, cp = p[0] & 0x1F;
+	else if ((p[0] & 0xF0) == 0xE0)
+		len = 3, cp = p[0] & 0x0F;
+	else if ((p[0] & 0xF8) == 0xF0)
+		len = 4, cp = p[0] & 0x07;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((p[i] & 0xC0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (p[i] & 0x3F);
+	}
+	if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+	    cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+		return 0;
+	return len;
+}
+
+/*
+ * A JSON string for bytes that git allows but JSON does not (ref names
+ * and paths need not be UTF-8): each byte that is not part of valid UTF-8
+ * is written as the four characters \xNN.
+ */
+json_t *rq_json_bytes(const char *s)
+{
+	json_t *j;
+	size_t n, o = 0;
+	char *out;
+
+	if (!s)
+		return json_null();
+	if ((j = json_string(s)))
+		return j;
+	n = strlen(s);
+	if (!(out = malloc(n * 4 + 1)))
+		return NULL;
+	for (size_t i = 0; i < n;) {
+		size_t k = utf8_seq((const unsigned char *)s + i, n - i);
+		if (k) {
+			memcpy(out + o, s + i, k);
+			o += k;
+			i += k;
+		} else {
+			o += (size_t)sprintf(out + o, "\\x%02X", (unsigned char)s[i]);
+			i++;
+		}
+	}
+	j = json_stringn(out, o);
+	free(out);
+	return j;
+}
+
 static json_t *oid_json(const git_oid *oid)
 {
 	char hex[GIT_OID_HEXSZ + 1];
@@ -51,8 +118,9 @@ json_t *rq_result_to_json(const rq_replay_result *res, int rc, const rq_error *e
 	if (rc == 0) {
 		for (size_t i = 0; i < res->nupdates; i++) {
 			const rq_ref_update *u = &res->updates[i];
-			json_array_append_new(updates, json_pack("{s:s, s:o, s:o}", "ref", u->ref,
-								 "old", oid_json(&u->old_id), "new",
+			json_array_append_new(updates, json_pack("{s:o, s:o, s:o}", "ref",
+								 rq_json_bytes(u->ref), "old",
+								 oid_json(&u->old_id), "new",
 								 oid_json(&u->new_id)));
 		}
 	}
@@ -62,16 +130,18 @@ json_t *rq_result_to_json(const rq_replay_result *res, int rc, const rq_error *e
 		json_t *paths = json_array();
 		for (size_t i = 0; i < res->conflicts.n; i++)
 			json_array_append_new(
-			    paths, json_pack("{s:s, s:s}", "path", res->conflicts.v[i].path, "kind",
-					     rq_conflict_kind_name(res->conflicts.v[i].kind)));
+			    paths,
+			    json_pack("{s:o, s:s}", "path", rq_json_bytes(res->conflicts.v[i].path),
+				      "kind", rq_conflict_kind_name(res->conflicts.v[i].kind)));
 		json_object_set_new(o, "conflict",
 				    json_pack("{s:o, s:o}", "commit",
 					      oid_json(&res->conflict_commit), "paths", paths));
 	}
 	if (rc < 0) {
-		json_object_set_new(
-		    o, "error",
-		    json_pack("{s:s, s:s}", "code", rq_code_name(err->code), "message", err->msg));
+		json_object_set_new(o, "error",
+				    json_pack("{s:s, s:o}", "code",
+					      err ? rq_code_name(err->code) : "internal", "message",
+					      rq_json_bytes(err ? err->msg : "unknown error")));
 	}
 	json_object_set_new(o, "stats", stats_json(&res->stats));
 	return o;

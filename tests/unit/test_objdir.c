@@ -1,0 +1,444 @@
+/*
+ * rq_objdir: the temporary object directory, its packfile, and stale
+ * directory clean-up.
+ */
+#include "testutil.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <utime.h>
+
+#include "rq_objdir.h"
+
+static int setup(void **state)
+{
+	tu_repo *r = tu_repo_new(0);
+	tu_commit_file(r, "a.txt", "hello\n", "first");
+	*state = r;
+	return 0;
+}
+
+static int setup_bare(void **state)
+{
+	tu_repo *r = tu_repo_new(1);
+	*state = r;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	tu_repo_free(*state);
+	*state = NULL;
+	return 0;
+}
+
+static void objects_path(tu_repo *r, char *buf, size_t size, const char *sub)
+{
+	snprintf(buf, size, "%.3000s/objects%s%s", r->gitdir, sub ? "/" : "", sub ? sub : "");
+}
+
+/* The loose object path of id under dir. */
+static void loose_path(const char *dir, const git_oid *id, char *buf, size_t size)
+{
+	const char *hex = tu_hex(id);
+	snprintf(buf, size, "%s/%.2s/%s", dir, hex, hex + 2);
+}
+
+/* Write a blob, a tree holding it, and a commit on HEAD through the repository. */
+static void write_objects(git_repository *repo, const char *content, git_oid *blob, git_oid *tree,
+			  git_oid *commit)
+{
+	git_odb *odb;
+	git_treebuilder *tb;
+	git_signature *sig;
+	git_commit *head;
+	git_tree *t;
+	git_oid head_id;
+
+	assert_int_equal(git_repository_odb(&odb, repo), 0);
+	assert_int_equal(git_odb_write(blob, odb, content, strlen(content), GIT_OBJECT_BLOB), 0);
+	git_odb_free(odb);
+	assert_int_equal(git_treebuilder_new(&tb, repo, NULL), 0);
+	assert_int_equal(git_treebuilder_insert(NULL, tb, "new.txt", blob, GIT_FILEMODE_BLOB), 0);
+	assert_int_equal(git_treebuilder_write(tree, tb), 0);
+	git_treebuilder_free(tb);
+	assert_int_equal(git_signature_new(&sig, "C O Mitter", "c@example.com", 1700000000, 0), 0);
+	assert_int_equal(git_reference_name_to_id(&head_id, repo, "HEAD"), 0);
+	assert_int_equal(git_commit_lookup(&head, repo, &head_id), 0);
+	assert_int_equal(git_tree_lookup(&t, repo, tree), 0);
+	assert_int_equal(
+	    git_commit_create_v(commit, repo, NULL, sig, sig, NULL, "objdir test\n", t, 1, head),
+	    0);
+	git_tree_free(t);
+	git_commit_free(head);
+	git_signature_free(sig);
+}
+
+static int odb_has(git_repository *repo, const git_oid *id)
+{
+	git_odb *odb;
+	int has;
+
+	assert_int_equal(git_repository_odb(&odb, repo), 0);
+	has = git_odb_exists(odb, id);
+	git_odb_free(odb);
+	return has;
+}
+
+static void test_open_write_finish(void **state)
+{
+	tu_repo *r = *state;
+	git_repository *repo = tu_repo_open(r);
+	rq_objdir *od = NULL;
+	rq_objdir_stats stats;
+	rq_error err;
+	git_oid blob, tree, commit;
+	char objects[PATH_MAX], packdir[PATH_MAX + 8], prefix[64], tmp[PATH_MAX], p[2 * PATH_MAX];
+	int loose_before, packs_before, idx_before;
+
+	objects_path(r, objects, sizeof(objects), NULL);
+	objects_path(r, packdir, sizeof(packdir), "pack");
+	loose_before = tu_loose_count(r);
+	packs_before = tu_count_entries(packdir, "pack-", ".pack");
+	idx_before = tu_count_entries(packdir, "pack-", ".idx");
+	assert_true(loose_before > 0);
+
+	rq_error_clear(&err);
+	assert_int_equal(rq_objdir_open(&od, repo, &err), 0);
+	assert_non_null(od);
+	/* objects/replayq-tmp-<pid>-XXXXXX */
+	snprintf(prefix, sizeof(prefix), "replayq-tmp-%ld-", (long)getpid());
+	snprintf(tmp, sizeof(tmp), "%s", rq_objdir_path(od));
+	assert_int_equal(strncmp(tmp, objects, strlen(objects)), 0);
+	assert_int_equal(tmp[strlen(objects)], '/');
+	assert_int_equal(strncmp(tmp + strlen(objects) + 1, prefix, strlen(prefix)), 0);
+	assert_int_equal(strlen(tmp + strlen(objects) + 1), strlen(prefix) + 6);
+	assert_int_equal(tu_count_entries(objects, prefix, ""), 1);
+	{
+		struct stat st;
+		assert_int_equal(stat(tmp, &st), 0);
+		assert_true(S_ISDIR(st.st_mode));
+	}
+
+	/* existing objects stay readable */
+	{
+		git_oid head;
+		git_commit *c;
+		assert_int_equal(git_reference_name_to_id(&head, repo, "HEAD"), 0);
+		assert_int_equal(git_commit_lookup(&c, repo, &head), 0);
+		git_commit_free(c);
+	}
+	/* new objects land in the temporary directory only */
+	write_objects(repo, "new content\n", &blob, &tree, &commit);
+	loose_path(tmp, &blob, p, sizeof(p));
+	assert_true(tu_exists(p));
+	loose_path(tmp, &commit, p, sizeof(p));
+	assert_true(tu_exists(p));
+	loose_path(objects, &blob, p, sizeof(p));
+	assert_false(tu_exists(p));
+	loose_path(objects, &commit, p, sizeof(p));
+	assert_false(tu_exists(p));
+	assert_int_equal(tu_loose_count(r), loose_before);
+	assert_true(odb_has(repo, &blob));
+	/* git does not see them yet */
+	assert_int_not_equal(tu_run(r, "git cat-file -e %s 2>/dev/null", tu_hex(&blob)), 0);
+
+	memset(&stats, 0x5a, sizeof(stats));
+	assert_int_equal(rq_objdir_finish(od, &stats, &err), 0);
+	assert_int_equal(stats.objects, 3);
+	assert_int_equal(strncmp(stats.pack_name, "pack-", 5), 0);
+	assert_int_equal(strlen(stats.pack_name), 5 + 40);
+	assert_true(stats.pack_bytes > 0);
+	/* exactly one new pack with its index, named as reported */
+	assert_int_equal(tu_count_entries(packdir, "pack-", ".pack"), packs_before + 1);
+	assert_int_equal(tu_count_entries(packdir, "pack-", ".idx"), idx_before + 1);
+	snprintf(p, sizeof(p), "%s/%s.pack", packdir, stats.pack_name);
+	assert_true(tu_exists(p));
+	{
+		struct stat st;
+		assert_int_equal(stat(p, &st), 0);
+		assert_int_equal((uint64_t)st.st_size, stats.pack_bytes);
+	}
+	snprintf(p, sizeof(p), "%s/%s.idx", packdir, stats.pack_name);
+	assert_true(tu_exists(p));
+	/* no loose object was written into the repository */
+	assert_int_equal(tu_loose_count(r), loose_before);
+	rq_objdir_free(od);
+	/* the temporary directory is gone */
+	assert_false(tu_exists(tmp));
+	assert_int_equal(tu_count_entries(objects, "replayq-tmp-", ""), 0);
+
+	/* git sees a valid pack holding the objects */
+	assert_int_equal(tu_run(r, "git cat-file -e %s && git cat-file -e %s && git cat-file -e %s",
+				tu_hex(&blob), tu_hex(&tree), tu_hex(&commit)),
+			 0);
+	assert_int_equal(tu_run(r, "git fsck --strict --no-dangling 2>&1"), 0);
+	assert_int_equal(tu_run(r, "git verify-pack '%s/%s.idx'", packdir, stats.pack_name), 0);
+	{
+		char *n =
+		    tu_capture(r, "git show-index <'%s/%s.idx' | wc -l", packdir, stats.pack_name);
+		assert_non_null(n);
+		assert_string_equal(n, "3");
+		free(n);
+	}
+	/* and so does libgit2, through the repository's own database */
+	assert_true(odb_has(repo, &commit));
+	{
+		git_commit *c;
+		assert_int_equal(git_commit_lookup(&c, repo, &commit), 0);
+		assert_string_equal(git_commit_message(c), "objdir test\n");
+		git_commit_free(c);
+	}
+}
+
+static void test_finish_nothing_written(void **state)
+{
+	tu_repo *r = *state;
+	rq_objdir *od = NULL;
+	rq_objdir_stats stats;
+	char packdir[PATH_MAX + 8], tmp[PATH_MAX];
+	int packs_before;
+
+	objects_path(r, packdir, sizeof(packdir), "pack");
+	packs_before = tu_count_entries(packdir, "pack-", ".pack");
+	assert_int_equal(rq_objdir_open(&od, tu_repo_open(r), NULL), 0);
+	snprintf(tmp, sizeof(tmp), "%s", rq_objdir_path(od));
+	memset(&stats, 0x5a, sizeof(stats));
+	assert_int_equal(rq_objdir_finish(od, &stats, NULL), 0);
+	assert_int_equal(stats.objects, 0);
+	assert_string_equal(stats.pack_name, "");
+	assert_int_equal(stats.pack_bytes, 0);
+	rq_objdir_free(od);
+	assert_false(tu_exists(tmp));
+	assert_int_equal(tu_count_entries(packdir, "pack-", ".pack"), packs_before);
+}
+
+static void test_free_without_finish(void **state)
+{
+	tu_repo *r = *state;
+	git_repository *repo = tu_repo_open(r);
+	rq_objdir *od = NULL;
+	git_oid blob, tree, commit;
+	char objects[PATH_MAX], packdir[PATH_MAX + 8], tmp[PATH_MAX];
+	int loose_before, packs_before;
+
+	objects_path(r, objects, sizeof(objects), NULL);
+	objects_path(r, packdir, sizeof(packdir), "pack");
+	loose_before = tu_loose_count(r);
+	packs_before = tu_count_entries(packdir, "pack-", "");
+	assert_int_equal(rq_objdir_open(&od, repo, NULL), 0);
+	snprintf(tmp, sizeof(tmp), "%s", rq_objdir_path(od));
+	write_objects(repo, "discarded\n", &blob, &tree, &commit);
+	assert_true(odb_has(repo, &commit));
+	rq_objdir_free(od);
+	/* everything removed, nothing left in the repository */
+	assert_false(tu_exists(tmp));
+	assert_int_equal(tu_count_entries(objects, "replayq-tmp-", ""), 0);
+	assert_int_equal(tu_loose_count(r), loose_before);
+	assert_int_equal(tu_count_entries(packdir, "pack-", ""), packs_before);
+	assert_false(odb_has(repo, &blob));
+	assert_false(odb_has(repo, &commit));
+	assert_int_not_equal(tu_run(r, "git cat-file -e %s 2>/dev/null", tu_hex(&commit)), 0);
+	/* writing again goes to the repository's own database */
+	{
+		git_odb *odb;
+		git_oid id;
+		char p[2 * PATH_MAX];
+		assert_int_equal(git_repository_odb(&odb, repo), 0);
+		assert_int_equal(git_odb_write(&id, odb, "after\n", 6, GIT_OBJECT_BLOB), 0);
+		git_odb_free(odb);
+		loose_path(objects, &id, p, sizeof(p));
+		assert_true(tu_exists(p));
+	}
+	/* free(NULL) is fine */
+	rq_objdir_free(NULL);
+}
+
+/* Two at once in the same repository get different directories. */
+static void test_two_dirs(void **state)
+{
+	tu_repo *r = *state;
+	git_repository *other;
+	rq_objdir *a = NULL, *b = NULL;
+	char objects[PATH_MAX];
+
+	objects_path(r, objects, sizeof(objects), NULL);
+	assert_int_equal(git_repository_open(&other, r->path), 0);
+	assert_int_equal(rq_objdir_open(&a, tu_repo_open(r), NULL), 0);
+	assert_int_equal(rq_objdir_open(&b, other, NULL), 0);
+	assert_string_not_equal(rq_objdir_path(a), rq_objdir_path(b));
+	assert_int_equal(tu_count_entries(objects, "replayq-tmp-", ""), 2);
+	rq_objdir_free(a);
+	rq_objdir_free(b);
+	assert_int_equal(tu_count_entries(objects, "replayq-tmp-", ""), 0);
+	git_repository_free(other);
+}
+
+static void make_dir(const char *objects, const char *name, long age)
+{
+	char p[2 * PATH_MAX], f[3 * PATH_MAX];
+	FILE *fp;
+
+	snprintf(p, sizeof(p), "%s/%s", objects, name);
+	assert_int_equal(mkdir(p, 0755), 0);
+	/* with some content, as a killed replay leaves it */
+	snprintf(f, sizeof(f), "%s/ab", p);
+	assert_int_equal(mkdir(f, 0755), 0);
+	snprintf(f, sizeof(f), "%s/ab/cdef", p);
+	fp = fopen(f, "w");
+	assert_non_null(fp);
+	fputs("x", fp);
+	fclose(fp);
+	if (age) {
+		struct utimbuf t;
+		t.actime = t.modtime = time(NULL) - age;
+		assert_int_equal(utime(p, &t), 0);
+	}
+}
+
+static long dead_pid(void)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(0);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	/* reaped: no process has this id now (barring immediate reuse) */
+	assert_int_equal(kill(pid, 0), -1);
+	return (long)pid;
+}
+
+static void test_clean_stale(void **state)
+{
+	tu_repo *r = *state;
+	char objects[PATH_MAX], name[128], p[2 * PATH_MAX];
+	long dead = dead_pid(), live = (long)getppid();
+	rq_error err;
+
+	objects_path(r, objects, sizeof(objects), NULL);
+	snprintf(name, sizeof(name), "replayq-tmp-%ld-oldone", dead);
+	make_dir(objects, name, 7200);
+	snprintf(name, sizeof(name), "replayq-tmp-%ld-fresh1", dead);
+	make_dir(objects, name, 0);
+	snprintf(name, sizeof(name), "replayq-tmp-%ld-oldliv", live);
+	make_dir(objects, name, 7200);
+	make_dir(objects, "replayq-tmp-garbage", 7200);
+	make_dir(objects, "other-dir", 7200);
+	/* a file with the prefix is not a directory: left alone */
+	snprintf(p, sizeof(p), "%s/replayq-tmp-1-file", objects);
+	{
+		FILE *f = fopen(p, "w");
+		assert_non_null(f);
+		fclose(f);
+		struct utimbuf t;
+		t.actime = t.modtime = time(NULL) - 7200;
+		assert_int_equal(utime(p, &t), 0);
+	}
+
+	rq_error_clear(&err);
+	/* old dead-owner and ownerless dirs go; fresh, live-owned and others stay */
+	assert_int_equal(rq_objdir_clean_stale(tu_repo_open(r), 3600, &err), 2);
+	snprintf(p, sizeof(p), "%s/replayq-tmp-%ld-oldone", objects, dead);
+	assert_false(tu_exists(p));
+	snprintf(p, sizeof(p), "%s/replayq-tmp-garbage", objects);
+	assert_false(tu_exists(p));
+	snprintf(p, sizeof(p), "%s/replayq-tmp-%ld-fresh1", objects, dead);
+	assert_true(tu_exists(p));
+	snprintf(p, sizeof(p), "%s/replayq-tmp-%ld-oldliv", objects, live);
+	assert_true(tu_exists(p));
+	snprintf(p, sizeof(p), "%s/other-dir", objects);
+	assert_true(tu_exists(p));
+	snprintf(p, sizeof(p), "%s/replayq-tmp-1-file", objects);
+	assert_true(tu_exists(p));
+	/* nothing more to do */
+	assert_int_equal(rq_objdir_clean_stale(tu_repo_open(r), 3600, &err), 0);
+	/* max_age 0: the fresh one too, once its owner is dead */
+	assert_int_equal(rq_objdir_clean_stale(tu_repo_open(r), 0, &err), 1);
+	snprintf(p, sizeof(p), "%s/replayq-tmp-%ld-fresh1", objects, dead);
+	assert_false(tu_exists(p));
+	snprintf(p, sizeof(p), "%s/replayq-tmp-%ld-oldliv", objects, live);
+	assert_true(tu_exists(p));
+	/* git is happy with what is left */
+	assert_int_equal(tu_run(r, "git fsck --no-dangling 2>/dev/null"), 0);
+}
+
+/* A live replay's own directory is not removed by a clean-up with a long max_age. */
+static void test_clean_stale_keeps_open(void **state)
+{
+	tu_repo *r = *state;
+	rq_objdir *od = NULL;
+	char tmp[PATH_MAX];
+
+	assert_int_equal(rq_objdir_open(&od, tu_repo_open(r), NULL), 0);
+	snprintf(tmp, sizeof(tmp), "%s", rq_objdir_path(od));
+	assert_int_equal(rq_objdir_clean_stale(tu_repo_open(r), 3600, NULL), 0);
+	assert_true(tu_exists(tmp));
+	rq_objdir_free(od);
+	assert_false(tu_exists(tmp));
+}
+
+static void test_bare_repository(void **state)
+{
+	tu_repo *r = *state;
+	git_repository *repo;
+	rq_objdir *od = NULL;
+	rq_objdir_stats stats;
+	git_oid blob;
+	git_odb *odb;
+	char objects[PATH_MAX], tmp[PATH_MAX];
+
+	repo = tu_repo_open(r);
+	objects_path(r, objects, sizeof(objects), NULL);
+	assert_int_equal(rq_objdir_open(&od, repo, NULL), 0);
+	snprintf(tmp, sizeof(tmp), "%s", rq_objdir_path(od));
+	assert_int_equal(strncmp(tmp, objects, strlen(objects)), 0);
+	assert_int_equal(git_repository_odb(&odb, repo), 0);
+	assert_int_equal(git_odb_write(&blob, odb, "bare\n", 5, GIT_OBJECT_BLOB), 0);
+	git_odb_free(odb);
+	assert_int_equal(rq_objdir_finish(od, &stats, NULL), 0);
+	assert_int_equal(stats.objects, 1);
+	rq_objdir_free(od);
+	assert_false(tu_exists(tmp));
+	assert_int_equal(tu_run(r, "git cat-file -e %s", tu_hex(&blob)), 0);
+	assert_int_equal(tu_loose_count(r), 0);
+}
+
+static void test_rmtree(void **state)
+{
+	tu_repo *r = *state;
+	char p[PATH_MAX + 32];
+
+	snprintf(p, sizeof(p), "%s/tree", r->root);
+	tu_git(r, "mkdir -p ../tree/a/b ../tree/c ../outside && echo x >../tree/a/b/f && "
+		  "echo y >../outside/keep && ln -s ../../outside ../tree/c/link && "
+		  "chmod 444 ../tree/a/b/f");
+	assert_int_equal(rq_rmtree(p), 0);
+	assert_false(tu_exists(p));
+	/* the symlink was removed, not followed */
+	snprintf(p, sizeof(p), "%s/outside/keep", r->root);
+	assert_true(tu_exists(p));
+	/* a missing path is fine */
+	snprintf(p, sizeof(p), "%s/missing", r->root);
+	assert_int_equal(rq_rmtree(p), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_open_write_finish, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_finish_nothing_written, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_free_without_finish, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_two_dirs, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_clean_stale, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_clean_stale_keeps_open, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_bare_repository, setup_bare, teardown),
+	    cmocka_unit_test_setup_teardown(test_rmtree, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
+}

@@ -1,0 +1,566 @@
+/*
+ * rq_revs: DWIM ref lookup, commit resolution, revision ranges and full
+ * ref name validation, checked against git rev-parse / check-ref-format.
+ */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rq_revs.h"
+
+static tu_repo *repo;
+
+/*
+ * main: c1 - c2 - c3 (tag v1 annotated at c2, lw lightweight at c1)
+ * side: c1 - s1 ; branch dup at c2 and tag dup at c3 ; orphan: a root
+ * refs/remotes/origin/main = c3, refs/remotes/origin/HEAD -> origin/main
+ * refs/heads/dangling -> refs/heads/nothing ; ORIG_HEAD = c2
+ */
+static int group_setup(void **state)
+{
+	if (tu_group_setup(state) < 0)
+		return -1;
+	repo = tu_repo_new(0);
+	tu_commit_file(repo, "a.txt", "1\n", "c1");
+	tu_commit_file(repo, "a.txt", "2\n", "c2");
+	tu_commit_file(repo, "a.txt", "3\n", "c3");
+	tu_git(repo, "git tag -a v1 -m 'version 1' main~1 && git tag lw main~2 && "
+		     "git branch dup main~1 && git tag dup main && "
+		     "git branch side main~2 && git checkout -q side");
+	tu_commit_file(repo, "b.txt", "s\n", "s1");
+	tu_git(repo, "git checkout -q main && "
+		     "git update-ref refs/remotes/origin/main main && "
+		     "git symbolic-ref refs/remotes/origin/HEAD refs/remotes/origin/main && "
+		     "git symbolic-ref refs/heads/dangling refs/heads/nothing && "
+		     "git update-ref ORIG_HEAD main~1 && "
+		     "git update-ref refs/heads/orphan "
+		     "$(git commit-tree -m orphan $(git mktree </dev/null))");
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	tu_repo_free(repo);
+	repo = NULL;
+	return tu_group_teardown(state);
+}
+
+static void check_dwim(const char *name, int count, const char *full, const char *target_rev)
+{
+	char *fullname = (char *)"unset";
+	git_oid oid, want;
+	rq_error err;
+	int n;
+
+	rq_error_clear(&err);
+	n = rq_dwim_ref(tu_repo_open(repo), name, &fullname, &oid, &err);
+	if (n != count)
+		fail_msg("rq_dwim_ref(%s) = %d, want %d (%s)", name, n, count, err.msg);
+	if (!full) {
+		assert_null(fullname);
+		return;
+	}
+	assert_non_null(fullname);
+	assert_string_equal(fullname, full);
+	tu_rev_parse(repo, target_rev, &want);
+	assert_string_equal(tu_hex(&oid), tu_hex(&want));
+	free(fullname);
+}
+
+static void test_dwim_ref(void **state)
+{
+	git_oid oid;
+	char *full;
+
+	(void)state;
+	check_dwim("main", 1, "refs/heads/main", "refs/heads/main");
+	check_dwim("heads/main", 1, "refs/heads/main", "refs/heads/main");
+	check_dwim("refs/heads/main", 1, "refs/heads/main", "refs/heads/main");
+	check_dwim("side", 1, "refs/heads/side", "side");
+	/* tags: the target is the tag object for an annotated tag */
+	check_dwim("v1", 1, "refs/tags/v1", "refs/tags/v1");
+	check_dwim("tags/v1", 1, "refs/tags/v1", "refs/tags/v1");
+	check_dwim("lw", 1, "refs/tags/lw", "lw");
+	/* HEAD is followed to its branch */
+	check_dwim("HEAD", 1, "refs/heads/main", "HEAD");
+	/* remotes: X/HEAD followed to what it points at */
+	check_dwim("origin", 1, "refs/remotes/origin/main", "refs/remotes/origin/main");
+	check_dwim("origin/main", 1, "refs/remotes/origin/main", "refs/remotes/origin/main");
+	check_dwim("ORIG_HEAD", 1, "ORIG_HEAD", "main~1");
+	/* both a tag and a branch: 2, the tag first (git's rule order) */
+	check_dwim("dup", 2, "refs/tags/dup", "refs/tags/dup");
+	/* no match */
+	check_dwim("nope", 0, NULL, NULL);
+	check_dwim("main~1", 0, NULL, NULL);
+	check_dwim("", 0, NULL, NULL);
+	check_dwim("dangling", 0, NULL, NULL);
+	check_dwim("refs/heads/nothing", 0, NULL, NULL);
+	/* fullname and oid are optional */
+	assert_int_equal(rq_dwim_ref(tu_repo_open(repo), "main", NULL, NULL, NULL), 1);
+	assert_int_equal(rq_dwim_ref(tu_repo_open(repo), "dup", NULL, &oid, NULL), 2);
+	full = NULL;
+	assert_int_equal(rq_dwim_ref(tu_repo_open(repo), "lw", &full, NULL, NULL), 1);
+	assert_string_equal(full, "refs/tags/lw");
+	free(full);
+}
+
+static void check_resolve(const char *expr)
+{
+	git_oid got, want;
+	rq_error err;
+	char *hex;
+
+	rq_error_clear(&err);
+	if (rq_resolve_commit(tu_repo_open(repo), expr, &got, &err) != 0)
+		fail_msg("rq_resolve_commit(%s): %s", expr, err.msg);
+	hex = tu_capture(repo, "git rev-parse --verify -q '%s^{commit}'", expr);
+	assert_non_null(hex);
+	assert_int_equal(git_oid_fromstr(&want, hex), 0);
+	if (!git_oid_equal(&got, &want))
+		fail_msg("%s: rq %s, git %s", expr, tu_hex(&got), hex);
+	free(hex);
+}
+
+static void check_resolve_fails(const char *expr, rq_code code)
+{
+	git_oid got;
+	rq_error err;
+
+	rq_error_clear(&err);
+	if (rq_resolve_commit(tu_repo_open(repo), expr, &got, &err) != -1)
+		fail_msg("rq_resolve_commit(%s) succeeded", expr);
+	if (err.code != code)
+		fail_msg("rq_resolve_commit(%s): code %s, want %s (%s)", expr,
+			 rq_code_name(err.code), rq_code_name(code), err.msg);
+	assert_true(strlen(err.msg) > 0);
+}
+
+static void test_resolve_commit(void **state)
+{
+	char *full, expr[64];
+
+	(void)state;
+	check_resolve("main");
+	check_resolve("main~1");
+	check_resolve("main~2");
+	check_resolve("main^");
+	check_resolve("main^1");
+	check_resolve("main~1^");
+	check_resolve("v1");
+	check_resolve("v1^{commit}");
+	check_resolve("v1~1");
+	check_resolve("v1^{}");
+	check_resolve("lw");
+	check_resolve("HEAD");
+	check_resolve("HEAD~2");
+	check_resolve("@");
+	check_resolve("@~1");
+	check_resolve("origin");
+	check_resolve("side");
+	check_resolve("tags/v1");
+	check_resolve("refs/heads/side");
+	check_resolve("orphan");
+	check_resolve("ORIG_HEAD");
+
+	/* full and abbreviated ids, and the id of an annotated tag */
+	full = tu_capture(repo, "git rev-parse main~1");
+	assert_non_null(full);
+	check_resolve(full);
+	for (size_t len = 4; len < 40; len += 7) {
+		snprintf(expr, sizeof(expr), "%.*s", (int)len, full);
+		check_resolve(expr);
+	}
+	snprintf(expr, sizeof(expr), "%.10s~1", full);
+	check_resolve(expr);
+	free(full);
+	full = tu_capture(repo, "git rev-parse v1");
+	assert_non_null(full);
+	check_resolve(full);
+	free(full);
+
+	/* unknown names */
+	check_resolve_fails("nope", RQ_E_BAD_REVISION);
+	check_resolve_fails("main~3", RQ_E_BAD_REVISION);
+	check_resolve_fails("main^2", RQ_E_BAD_REVISION);
+	check_resolve_fails("0000000000000000000000000000000000000000", RQ_E_BAD_REVISION);
+	check_resolve_fails("dangling", RQ_E_BAD_REVISION);
+	check_resolve_fails("", RQ_E_BAD_REVISION);
+	check_resolve_fails("~1", RQ_E_BAD_REVISION);
+	check_resolve_fails("^main", RQ_E_BAD_REVISION);
+	check_resolve_fails("main:a.txt", RQ_E_BAD_REVISION);
+	check_resolve_fails("main..side", RQ_E_BAD_REVISION);
+	/* option-like */
+	check_resolve_fails("-x", RQ_E_BAD_REVISION);
+	check_resolve_fails("--all", RQ_E_BAD_REVISION);
+	/* not commits */
+	full = tu_capture(repo, "git rev-parse main:a.txt");
+	assert_non_null(full);
+	check_resolve_fails(full, RQ_E_BAD_REVISION);
+	free(full);
+	full = tu_capture(repo, "git rev-parse main^{tree}");
+	assert_non_null(full);
+	check_resolve_fails(full, RQ_E_BAD_REVISION);
+	free(full);
+	check_resolve_fails("main^{tree}", RQ_E_BAD_REVISION);
+	/* ambiguous ref */
+	check_resolve_fails("dup", RQ_E_AMBIGUOUS);
+	check_resolve_fails("dup~1", RQ_E_AMBIGUOUS);
+	/* the same commit, unambiguously */
+	check_resolve("heads/dup");
+	check_resolve("tags/dup");
+}
+
+static void test_resolve_ambiguous_prefix(void **state)
+{
+	tu_repo *r = tu_repo_new(1);
+	char *prefix;
+	git_oid oid;
+	rq_error err;
+
+	(void)state;
+	/* 1500 blobs: some 4-digit prefix is shared (deterministically) */
+	tu_git(r, "mkdir ../blobs && i=0 && while [ $i -lt 1500 ]; do echo \"blob $i\" "
+		  ">../blobs/$i; i=$((i + 1)); done && "
+		  "ls -d ../blobs/* | git hash-object -w --stdin-paths && rm -rf ../blobs");
+	prefix = tu_capture(r, "git cat-file --batch-all-objects --batch-check='%%(objectname)' "
+			       "| cut -c1-4 | sort | uniq -d | head -n1");
+	assert_non_null(prefix);
+	assert_int_equal(strlen(prefix), 4);
+	/* git agrees it is ambiguous */
+	assert_int_not_equal(tu_run(r, "git rev-parse --verify -q %s 2>/dev/null", prefix), 0);
+	rq_error_clear(&err);
+	assert_int_equal(rq_resolve_commit(tu_repo_open(r), prefix, &oid, &err), -1);
+	assert_int_equal(err.code, RQ_E_AMBIGUOUS);
+	assert_non_null(strstr(err.msg, prefix));
+	free(prefix);
+	tu_repo_free(r);
+}
+
+/* Our revisions as git rev-parse prints them ("<hex>" or "^<hex>"), sorted. */
+static char *revs_as_text(const rq_revs *revs)
+{
+	size_t n = revs->n;
+	char **lines = calloc(n + 1, sizeof(*lines));
+	char *out = calloc(n * 43 + 1, 1);
+
+	assert_non_null(lines);
+	assert_non_null(out);
+	for (size_t i = 0; i < n; i++) {
+		lines[i] = malloc(43);
+		assert_non_null(lines[i]);
+		snprintf(lines[i], 43, "%s%s", revs->v[i].negative ? "^" : "",
+			 tu_hex(&revs->v[i].oid));
+	}
+	/* insertion sort, bytewise like sort(1) with LC_ALL=C */
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && strcmp(lines[j - 1], lines[j]) > 0; j--) {
+			char *t = lines[j];
+			lines[j] = lines[j - 1];
+			lines[j - 1] = t;
+		}
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			strcat(out, "\n");
+		strcat(out, lines[i]);
+		free(lines[i]);
+	}
+	free(lines);
+	return out;
+}
+
+/* Parse args; compare the set of revisions with git rev-parse's. */
+static void parse_like_git(const char *const *args, size_t nargs, rq_revs *revs)
+{
+	char cmd[1024] = "git rev-parse";
+	rq_error err;
+	char *ours, *theirs;
+
+	rq_error_clear(&err);
+	if (rq_revs_parse(tu_repo_open(repo), args, nargs, revs, &err) != 0)
+		fail_msg("rq_revs_parse(%s...): %s", args[0], err.msg);
+	for (size_t i = 0; i < nargs; i++) {
+		strcat(cmd, " '");
+		strcat(cmd, args[i]);
+		strcat(cmd, "'");
+	}
+	strcat(cmd, " | sort");
+	theirs = tu_capture(repo, "%s", cmd);
+	assert_non_null(theirs);
+	ours = revs_as_text(revs);
+	assert_string_equal(ours, theirs);
+	free(ours);
+	free(theirs);
+}
+
+static void test_revs_parse_ranges(void **state)
+{
+	rq_revs revs;
+	git_oid c1, c3, s1, base;
+
+	(void)state;
+	tu_rev_parse(repo, "main~2", &c1);
+	tu_rev_parse(repo, "main", &c3);
+	tu_rev_parse(repo, "side", &s1);
+
+	/* A..B */
+	{
+		const char *args[] = {"main~2..main"};
+		parse_like_git(args, 1, &revs);
+		assert_int_equal(revs.n, 2);
+		assert_int_equal(revs.npositive, 1);
+		assert_int_equal(revs.nnegative, 1);
+		assert_string_equal(revs.v[0].name, "main~2");
+		assert_true(revs.v[0].negative);
+		assert_true(git_oid_equal(&revs.v[0].oid, &c1));
+		assert_null(revs.v[0].fullref);
+		assert_string_equal(revs.v[1].name, "main");
+		assert_false(revs.v[1].negative);
+		assert_true(git_oid_equal(&revs.v[1].oid, &c3));
+		assert_non_null(revs.v[1].fullref);
+		assert_string_equal(revs.v[1].fullref, "refs/heads/main");
+		rq_revs_free(&revs);
+		assert_int_equal(revs.n, 0);
+		assert_null(revs.v);
+	}
+	/* ^A B */
+	{
+		const char *args[] = {"^side", "main", "lw"};
+		parse_like_git(args, 3, &revs);
+		assert_int_equal(revs.n, 3);
+		assert_int_equal(revs.npositive, 2);
+		assert_int_equal(revs.nnegative, 1);
+		assert_string_equal(revs.v[0].name, "side");
+		assert_true(revs.v[0].negative);
+		assert_string_equal(revs.v[0].fullref, "refs/heads/side");
+		assert_true(git_oid_equal(&revs.v[0].oid, &s1));
+		assert_string_equal(revs.v[2].fullref, "refs/tags/lw");
+		assert_true(git_oid_equal(&revs.v[2].oid, &c1));
+		rq_revs_free(&revs);
+	}
+	/* an annotated tag: peeled to its commit, fullref the tag */
+	{
+		const char *args[] = {"v1", "^v1~1"};
+		git_oid c2, tagobj;
+		tu_rev_parse(repo, "v1^{commit}", &c2);
+		tu_rev_parse(repo, "v1", &tagobj);
+		assert_false(git_oid_equal(&c2, &tagobj));
+		assert_int_equal(rq_revs_parse(tu_repo_open(repo), args, 2, &revs, NULL), 0);
+		assert_int_equal(revs.n, 2);
+		assert_true(git_oid_equal(&revs.v[0].oid, &c2));
+		assert_string_equal(revs.v[0].fullref, "refs/tags/v1");
+		assert_true(git_oid_equal(&revs.v[1].oid, &c1));
+		assert_true(revs.v[1].negative);
+		assert_null(revs.v[1].fullref);
+		rq_revs_free(&revs);
+	}
+	/* A...B: both positive, the merge base negative */
+	{
+		const char *args[] = {"side...main"};
+		parse_like_git(args, 1, &revs);
+		assert_int_equal(revs.n, 3);
+		assert_int_equal(revs.npositive, 2);
+		assert_int_equal(revs.nnegative, 1);
+		assert_false(revs.v[0].negative);
+		assert_false(revs.v[1].negative);
+		assert_string_equal(revs.v[0].fullref, "refs/heads/side");
+		assert_string_equal(revs.v[1].fullref, "refs/heads/main");
+		assert_true(revs.v[2].negative);
+		{
+			char *mb = tu_capture(repo, "git merge-base side main");
+			assert_non_null(mb);
+			assert_int_equal(git_oid_fromstr(&base, mb), 0);
+			free(mb);
+		}
+		assert_true(git_oid_equal(&revs.v[2].oid, &base));
+		assert_true(git_oid_equal(&base, &c1));
+		assert_null(revs.v[2].fullref);
+		rq_revs_free(&revs);
+	}
+	/* A...B without a merge base: no negative */
+	{
+		const char *args[] = {"orphan...main"};
+		parse_like_git(args, 1, &revs);
+		assert_int_equal(revs.n, 2);
+		assert_int_equal(revs.nnegative, 0);
+		rq_revs_free(&revs);
+	}
+	/* ..B is HEAD..B, A.. is A..HEAD */
+	{
+		const char *args[] = {"..side"};
+		parse_like_git(args, 1, &revs);
+		assert_int_equal(revs.n, 2);
+		assert_string_equal(revs.v[0].name, "HEAD");
+		assert_true(revs.v[0].negative);
+		assert_true(git_oid_equal(&revs.v[0].oid, &c3));
+		assert_string_equal(revs.v[0].fullref, "refs/heads/main");
+		assert_string_equal(revs.v[1].name, "side");
+		rq_revs_free(&revs);
+	}
+	{
+		const char *args[] = {"side.."};
+		parse_like_git(args, 1, &revs);
+		assert_int_equal(revs.n, 2);
+		assert_string_equal(revs.v[0].name, "side");
+		assert_true(revs.v[0].negative);
+		assert_string_equal(revs.v[1].name, "HEAD");
+		assert_false(revs.v[1].negative);
+		rq_revs_free(&revs);
+	}
+	/* fullref only for names that are exactly one ref */
+	{
+		char *hex = tu_capture(repo, "git rev-parse side");
+		const char *args[] = {"main~1", hex, "lw", "origin", "v1^{commit}", "heads/dup"};
+		assert_non_null(hex);
+		parse_like_git(args, 6, &revs);
+		assert_int_equal(revs.n, 6);
+		assert_null(revs.v[0].fullref);
+		assert_null(revs.v[1].fullref);
+		assert_string_equal(revs.v[2].fullref, "refs/tags/lw");
+		assert_string_equal(revs.v[3].fullref, "refs/remotes/origin/main");
+		assert_null(revs.v[4].fullref);
+		assert_string_equal(revs.v[5].fullref, "refs/heads/dup");
+		rq_revs_free(&revs);
+		free(hex);
+	}
+	/* no arguments: empty */
+	assert_int_equal(rq_revs_parse(tu_repo_open(repo), NULL, 0, &revs, NULL), 0);
+	assert_int_equal(revs.n, 0);
+	rq_revs_free(&revs);
+}
+
+static void check_parse_fails(const char *const *args, size_t nargs, rq_code code)
+{
+	rq_revs revs;
+	rq_error err;
+
+	memset(&revs, 0x5a, sizeof(revs));
+	rq_error_clear(&err);
+	if (rq_revs_parse(tu_repo_open(repo), args, nargs, &revs, &err) != -1)
+		fail_msg("rq_revs_parse(%s) succeeded", args[nargs - 1]);
+	if (err.code != code)
+		fail_msg("rq_revs_parse(%s): code %s, want %s (%s)", args[nargs - 1],
+			 rq_code_name(err.code), rq_code_name(code), err.msg);
+	/* left empty */
+	assert_int_equal(revs.n, 0);
+	assert_null(revs.v);
+	assert_int_equal(revs.npositive, 0);
+	assert_int_equal(revs.nnegative, 0);
+	rq_revs_free(&revs);
+}
+
+static void test_revs_parse_errors(void **state)
+{
+	(void)state;
+	{
+		const char *a[] = {"-x"};
+		check_parse_fails(a, 1, RQ_E_USAGE);
+	}
+	{
+		const char *a[] = {"main", "--not"};
+		check_parse_fails(a, 2, RQ_E_USAGE);
+	}
+	{
+		const char *a[] = {"main", "side", "nope"};
+		check_parse_fails(a, 3, RQ_E_BAD_REVISION);
+	}
+	{
+		const char *a[] = {"nope..main"};
+		check_parse_fails(a, 1, RQ_E_BAD_REVISION);
+	}
+	{
+		const char *a[] = {"main..nope"};
+		check_parse_fails(a, 1, RQ_E_BAD_REVISION);
+	}
+	{
+		const char *a[] = {"main...nope"};
+		check_parse_fails(a, 1, RQ_E_BAD_REVISION);
+	}
+	{
+		const char *a[] = {"^"};
+		check_parse_fails(a, 1, RQ_E_BAD_REVISION);
+	}
+	{
+		const char *a[] = {"main..side..main"};
+		check_parse_fails(a, 1, RQ_E_BAD_REVISION);
+	}
+	{
+		const char *a[] = {"^main..side"};
+		check_parse_fails(a, 1, RQ_E_BAD_REVISION);
+	}
+	{
+		const char *a[] = {"main", "dup..main"};
+		check_parse_fails(a, 2, RQ_E_AMBIGUOUS);
+	}
+	{
+		const char *a[] = {"^dup"};
+		check_parse_fails(a, 1, RQ_E_AMBIGUOUS);
+	}
+}
+
+static void test_refname_is_valid_full(void **state)
+{
+	static const char *const names[] = {"refs/heads/main",
+					    "refs/heads/a/b/c",
+					    "refs/tags/v1.0",
+					    "refs/x",
+					    "refs/heads/a..b",
+					    "refs/heads/x.lock",
+					    "refs/heads/",
+					    "refs/heads/a b",
+					    "refs/heads/a~1",
+					    "refs/heads/a^",
+					    "refs/heads/a:b",
+					    "refs/heads/a?",
+					    "refs/heads/a*",
+					    "refs/heads/a[",
+					    "refs/heads/.dot",
+					    "refs/heads/a/",
+					    "refs/heads//a",
+					    "refs/heads/a\\b",
+					    "refs/heads/a@{1}",
+					    "refs/heads/a.",
+					    "refs/heads/\x01"
+					    "a",
+					    "refs/heads/a\tb",
+					    "refs/heads/-dash",
+					    "refs/heads/@",
+					    "refs/heads/a@b"};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		int ours = rq_refname_is_valid_full(names[i]);
+		int git = tu_run(repo, "git check-ref-format '%s'", names[i]) == 0;
+		if (ours != git)
+			fail_msg("'%s': rq %d, git check-ref-format %d", names[i], ours, git);
+	}
+	/*
+	 * Not checked: "refs/heads/a\x7f" (DEL). git check-ref-format refuses
+	 * it, libgit2 1.5 (and so rq_refname_is_valid_full) accepts it; see the
+	 * report.
+	 */
+	assert_int_equal(rq_refname_is_valid_full("refs/heads/main"), 1);
+	assert_int_equal(rq_refname_is_valid_full("refs/heads/a..b"), 0);
+	assert_int_equal(rq_refname_is_valid_full("HEAD"), 1);
+	/* not fully qualified */
+	assert_int_equal(rq_refname_is_valid_full("main"), 0);
+	assert_int_equal(rq_refname_is_valid_full("heads/main"), 0);
+	assert_int_equal(rq_refname_is_valid_full("FETCH_HEAD"), 0);
+	assert_int_equal(rq_refname_is_valid_full("ref/heads/main"), 0);
+	assert_int_equal(rq_refname_is_valid_full(""), 0);
+	assert_int_equal(rq_refname_is_valid_full(NULL), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_dwim_ref),
+	    cmocka_unit_test(test_resolve_commit),
+	    cmocka_unit_test(test_resolve_ambiguous_prefix),
+	    cmocka_unit_test(test_revs_parse_ranges),
+	    cmocka_unit_test(test_revs_parse_errors),
+	    cmocka_unit_test(test_refname_is_valid_full),
+	};
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
