@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# The fault suite: a batch of jobs over several repositories while workers
+# are SIGKILLed at random moments, Redis is restarted once (AOF), and one
+# repository's file system fills up. At the end every job has exactly one
+# final result, every result equals the single-process reference (or, on
+# the full file system, is an error that changed nothing), git fsck passes
+# everywhere, no temporary object directory remains, and no ref moved that
+# a result did not report. RQ_FAULT_JOBS sets the batch size (bench/faults
+# runs 500); RQ_FAULT_SEED the random moments.
+. "$(dirname "$0")/../lib.sh"
+N=${RQ_FAULT_JOBS:-100}
+RANDOM=${RQ_FAULT_SEED:-7}
+ROOT=$T/root
+mkdir -p "$ROOT"
+export REPLAYQ_QUEUE=faults
+t_start=$SECONDS
+
+make_repo() {
+	local r=$1 v=$2
+	git init -q -b main "$r"
+	commit_file "$r" a.txt "a $v" "base a $v"
+	commit_file "$r" b.txt "b $v" "base b $v"
+	git -C "$r" tag base
+	git -C "$r" checkout -q -b topic
+	commit_file "$r" t1.txt "t1 $v" "topic one $v"
+	commit_file "$r" t2.txt "t2 $v" "topic two $v"
+	git -C "$r" checkout -q -b s2 base
+	commit_file "$r" s1.txt "s1 $v" "stack one $v"
+	commit_file "$r" s2.txt "s2 $v" "stack two $v"
+	git -C "$r" checkout -q -b clash base
+	commit_file "$r" c.txt "clash $v" "clashing c $v"
+	git -C "$r" checkout -q main
+	commit_file "$r" c.txt "c $v" "main c $v"
+	for i in $(seq 1 "$N"); do echo "create refs/heads/u-$i $(git -C "$r" rev-parse topic)"; done |
+		git -C "$r" update-ref --stdin
+}
+REPOS=(r0 r1 r2 full)
+for r in r0 r1 r2; do make_repo "$ROOT/$r" "$r"; done
+# the last repository lives on a small file system that will be full
+FULL=0
+if mkdir -p "$ROOT/full" && mount -t tmpfs -o size=3m tmpfs "$ROOT/full" 2>/dev/null; then
+	FULL=1
+	trap 'umount -l "$ROOT/full" 2>/dev/null; cleanup_all' EXIT
+	make_repo "$ROOT/full" full
+else
+	echo "cannot mount a small file system here (not root?): the full-disk part is skipped" >&2
+	REPOS=(r0 r1 r2)
+	make_repo "$ROOT/full" full
+fi
+NREPOS=${#REPOS[@]}
+
+job_spec() {
+	local i=$1 kind=$(($1 % 6)) t=$((1800000000 + $1))
+	REPO=${REPOS[$(($1 % NREPOS))]}
+	TIME=$t
+	local c='"committer":{"name":"Bot","email":"bot@example.com","time":'$t',"tz":"+0000"}'
+	local head='{"id":"f-'$i'","repo":"'$REPO'",'
+	case $kind in
+	0) JSON=$head'"mode":"onto","target":"main","revisions":["base..topic"],'$c'}'; ARGS=(--onto=main base..topic) ;;
+	1) JSON=$head'"mode":"onto","target":"main","revisions":["^base","topic","s2"],'$c'}'; ARGS=(--onto=main ^base topic s2) ;;
+	2) JSON=$head'"mode":"advance","target":"main","revisions":["base..topic"],'$c'}'; ARGS=(--advance=main base..topic) ;;
+	3) JSON=$head'"mode":"revert","target":"main","revisions":["main~1..main"],'$c'}'; ARGS=(--revert=main main~1..main) ;;
+	4) JSON=$head'"mode":"onto","target":"main","revisions":["base..clash"],'$c'}'; ARGS=(--onto=main base..clash) ;;
+	5) JSON=$head'"mode":"onto","target":"main","revisions":["base..u-'$i'"],"ref_action":"update",'$c'}'; ARGS=(--onto=main base..u-$i) ;;
+	esac
+}
+norm='{status, updates: [.updates[] | {ref, old, new}], conflict: (.conflict.commit // null), code: (.error.code // null)}'
+: >"$T/jobs.jsonl"
+: >"$T/refs.jsonl"
+for i in $(seq 1 "$N"); do
+	job_spec "$i"
+	echo "$JSON" >>"$T/jobs.jsonl"
+	GIT_COMMITTER_NAME=Bot GIT_COMMITTER_EMAIL=bot@example.com GIT_COMMITTER_DATE="@$TIME +0000" \
+		"$REPLAYQ" -C "$ROOT/$REPO" replay --format=json --ref-action=print "${ARGS[@]}" 2>/dev/null >>"$T/refs.jsonl"
+done
+jq -c "$norm" "$T/refs.jsonl" >"$T/refs.norm"
+# the reference wrote packs; the batch must write its own objects again
+for r in "${REPOS[@]}"; do
+	find "$ROOT/$r/.git/objects/pack" -newer "$ROOT/$r/.git/refs/heads/u-1" -name 'pack-*' -delete
+	git -C "$ROOT/$r" for-each-ref --format='%(refname) %(objectname)' | sort >"$T/before-$r"
+done
+if [ $FULL -eq 1 ]; then
+	dd if=/dev/zero of="$ROOT/full/filler" bs=64k 2>/dev/null || true
+	sync
+fi
+
+start_redis
+declare -A WPID
+spawn() {
+	"$REPLAYQ" worker --name="w$1-$RANDOM" --repo-root="$ROOT" --jobs=2 --visibility-timeout=2 \
+		--max-deliveries=20 2>>"$T/workers.log" &
+	WPID[$1]=$!
+	BG_PIDS+=("$!")
+}
+for s in 1 2 3; do spawn $s; done
+run_rq submit --no-validate "$T/jobs.jsonl"
+check_eq "submit: all queued" "$N" "$(echo "$OUT" | grep -c '^f-')"
+
+count() { rcli XLEN 'replayq:{faults}:results'; }
+kills=0 restarted=0
+while [ "$(count)" -lt "$N" ] && [ $((SECONDS - t_start)) -lt 600 ]; do
+	sleep "0.$((RANDOM % 5 + 1))"
+	s=$((RANDOM % 3 + 1))
+	kill -9 "${WPID[$s]}" 2>/dev/null && kills=$((kills + 1))
+	wait "${WPID[$s]}" 2>/dev/null
+	spawn "$s"
+	if [ $restarted -eq 0 ] && [ "$(count)" -ge $((N / 2)) ]; then
+		stop_redis
+		sleep 0.5
+		start_redis
+		restarted=1
+	fi
+done
+for s in 1 2 3; do kill -TERM "${WPID[$s]}" 2>/dev/null; done
+for s in 1 2 3; do wait "${WPID[$s]}" 2>/dev/null; done
+elapsed=$((SECONDS - t_start))
+
+check_eq "Redis was restarted once" 1 "$restarted"
+check_eq "every job has a result" "$N" "$(for i in $(seq 1 "$N"); do rcli EXISTS "replayq:{faults}:result:f-$i"; done | grep -c 1)"
+check_eq "exactly one final result per job" "$N" "$(count)"
+check_eq "no job id reported twice" "$N" "$(rcli XRANGE 'replayq:{faults}:results' - + | grep '^f-' | sort -u | wc -l | tr -d ' ')"
+for i in $(seq 1 "$N"); do rcli GET "replayq:{faults}:result:f-$i"; done >"$T/got.jsonl"
+jq -c "$norm" "$T/got.jsonl" >"$T/got.norm"
+mism=0 fullerr=0 i=0
+exec 3<"$T/refs.norm"
+while read -r got; do
+	i=$((i + 1))
+	read -r want <&3
+	[ "$got" = "$want" ] && continue
+	if [ "${REPOS[$((i % NREPOS))]}" = full ] && [ "$(jq -r .status <<<"$got")" = error ] &&
+		[[ "$(jq -r .code <<<"$got")" =~ ^(io|git|out_of_memory)$ ]]; then
+		fullerr=$((fullerr + 1))
+		continue
+	fi
+	mism=$((mism + 1))
+	echo "f-$i: got $got want $want" >&2
+done <"$T/got.norm"
+exec 3<&-
+check_eq "every result equals the single-process reference" 0 "$mism"
+[ $FULL -eq 1 ] && check "the full file system made jobs fail" [ "$fullerr" -gt 0 ]
+moved_unreported=0
+for r in "${REPOS[@]}"; do
+	check "fsck $r" git -C "$ROOT/$r" fsck --strict --no-progress --no-dangling
+	check "no temporary object directory in $r" no_litter "$ROOT/$r"
+	git -C "$ROOT/$r" for-each-ref --format='%(refname) %(objectname)' | sort >"$T/after-$r"
+	while read -r ref new; do
+		jq -e -s --arg ref "$ref" --arg new "$new" --arg repo "$r" \
+			'any(.[] | select(.repo == $repo and .status == "ok" and .applied) | .updates[]; .ref == $ref and .new == $new)' \
+			"$T/got.jsonl" >/dev/null || { moved_unreported=$((moved_unreported + 1)); echo "unreported move: $r $ref $new" >&2; }
+	done < <(comm -13 "$T/before-$r" "$T/after-$r")
+done
+check_eq "no ref moved that a result did not report" 0 "$moved_unreported"
+redelivered=$(jq -s '[.[] | select(.attempt > 1)] | length' "$T/got.jsonl")
+echo "faults: $N jobs over $NREPOS repositories in ${elapsed}s: $kills workers SIGKILLed, Redis restarted $restarted time(s), $redelivered jobs finished on a redelivery, $fullerr failed on the full file system, $mism mismatches" >&2
+[ -n "${RQ_KEEP:-}" ] && cp "$T/got.jsonl" /tmp/got.jsonl
+finish
