@@ -107,7 +107,9 @@ static int parse_iso(const char *p, int64_t *time_out, int *tz)
 	if (parse_digits(&p, 4, &y) || *p++ != '-' || parse_digits(&p, 2, &mon) || *p++ != '-' ||
 	    parse_digits(&p, 2, &d))
 		return -1;
-	if (*p == 'T' || *p == 't' || *p == ' ') {
+	if (*p != 'T' && *p != 't' && *p != ' ')
+		return -1; /* a date without a time: git refuses it too */
+	{
 		p++;
 		if (parse_digits(&p, 2, &h) || *p++ != ':' || parse_digits(&p, 2, &mi))
 			return -1;
@@ -212,7 +214,7 @@ static int parse_epoch(const char *p, int64_t *time_out, int *tz, int need_big)
 	if (!*p) {
 		*time_out = (int64_t)v;
 		*tz = local_tz_at((int64_t)v);
-		return need_big ? -1 : 0; /* "<epoch>" alone needs '@' */
+		return 0; /* "<epoch>" alone: local zone, as git does */
 	}
 	if ((n = parse_tz(p, tz)) < 0 || *skip_spaces(p + n))
 		return -1;
