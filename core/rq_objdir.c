@@ -7,6 +7,7 @@
 #include <git2/sys/odb_backend.h>
 #include <git2/sys/repository.h>
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -79,6 +80,21 @@ static int objects_dir(git_repository *repo, char *out, size_t size, rq_error *e
 	return 0;
 }
 
+/* This machine's name, made safe for a file name. */
+static void this_host(char *out, size_t size)
+{
+	char h[256] = "";
+	size_t j = 0;
+
+	gethostname(h, sizeof(h) - 1);
+	for (size_t i = 0; h[i] && j + 1 < size && j < 64; i++)
+		if (isalnum((unsigned char)h[i]) || h[i] == '.' || h[i] == '_')
+			out[j++] = h[i];
+	if (!j)
+		out[j++] = 'h';
+	out[j] = '\0';
+}
+
 int rq_objdir_open(rq_objdir **out, git_repository *repo, rq_error *err)
 {
 	rq_objdir *od = calloc(1, sizeof(*od));
@@ -90,8 +106,12 @@ int rq_objdir_open(rq_objdir **out, git_repository *repo, rq_error *err)
 	od->repo = repo;
 	if (objects_dir(repo, od->objects, sizeof(od->objects), err) < 0)
 		goto fail;
-	n = snprintf(od->path, sizeof(od->path), "%s/" TMP_PREFIX "%ld-XXXXXX", od->objects,
-		     (long)getpid());
+	{
+		char host[80];
+		this_host(host, sizeof(host));
+		n = snprintf(od->path, sizeof(od->path), "%s/" TMP_PREFIX "%ld@%s-XXXXXX",
+			     od->objects, (long)getpid(), host);
+	}
 	if (n < 0 || (size_t)n >= sizeof(od->path)) {
 		rq_error_set(err, RQ_E_IO, "objects directory path too long");
 		goto fail;
@@ -256,37 +276,57 @@ void rq_objdir_free(rq_objdir *od)
 	free(od);
 }
 
-int rq_objdir_clean_stale(git_repository *repo, unsigned max_age, rq_error *err)
+/*
+ * Is the temporary directory `name` (in an objects directory) stale? Made
+ * on this machine by a process that is gone: yes, whatever its age. Made
+ * elsewhere (shared storage) or named the old way: when older than max_age
+ * and its owner is not alive here.
+ */
+static int is_stale(const char *name, const struct stat *st, unsigned max_age, time_t now)
 {
-	char objects[DIR_MAX];
+	char host[80], *end;
+	const char *at;
+	long pid = strtol(name + strlen(TMP_PREFIX), &end, 10);
+	int alive =
+	    pid > 0 && (pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno == EPERM);
+
+	this_host(host, sizeof(host));
+	at = *end == '@' ? end + 1 : NULL;
+	if (at && !strncmp(at, host, strlen(host)) && at[strlen(host)] == '-')
+		return !alive;
+	return now - st->st_mtime >= (time_t)max_age && !alive;
+}
+
+int rq_objdir_clean_stale_dir(const char *objects, unsigned max_age)
+{
 	DIR *d;
 	struct dirent *e;
 	int removed = 0;
 	time_t now = time(NULL);
 
-	if (objects_dir(repo, objects, sizeof(objects), err) < 0)
-		return -1;
 	if (!(d = opendir(objects)))
 		return 0;
 	while ((e = readdir(d))) {
 		char path[PATH_MAX];
 		struct stat st;
-		long pid;
 		if (strncmp(e->d_name, TMP_PREFIX, strlen(TMP_PREFIX)) != 0)
 			continue;
 		if (snprintf(path, sizeof(path), "%s/%s", objects, e->d_name) >= (int)sizeof(path))
 			continue;
 		if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode))
 			continue;
-		if (now - st.st_mtime < (time_t)max_age)
-			continue;
-		pid = strtol(e->d_name + strlen(TMP_PREFIX), NULL, 10);
-		if (pid > 0 && pid != (long)getpid() &&
-		    (kill((pid_t)pid, 0) == 0 || errno == EPERM))
-			continue; /* its owner still runs here */
-		if (rq_rmtree(path) == 0)
+		if (is_stale(e->d_name, &st, max_age, now) && rq_rmtree(path) == 0)
 			removed++;
 	}
 	closedir(d);
 	return removed;
+}
+
+int rq_objdir_clean_stale(git_repository *repo, unsigned max_age, rq_error *err)
+{
+	char objects[DIR_MAX];
+
+	if (objects_dir(repo, objects, sizeof(objects), err) < 0)
+		return -1;
+	return rq_objdir_clean_stale_dir(objects, max_age);
 }

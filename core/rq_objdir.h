@@ -10,8 +10,10 @@
  * repository back its own object database. rq_objdir_free() without a
  * finish (conflict, error) removes the directory and everything in it.
  *
- * rq_objdir_clean_stale() removes temporary directories left by killed
- * processes: older than max_age seconds and not owned by a live process.
+ * The directory is named replayq-tmp-<pid>@<host>-XXXXXX. rq_objdir_clean_stale()
+ * removes those left by killed processes: made on this machine by a process
+ * that is gone (at once), or made elsewhere and older than max_age seconds
+ * (shared storage). A directory whose owner runs is never removed.
  */
 #ifndef RQ_OBJDIR_H
 #define RQ_OBJDIR_H
@@ -38,6 +40,9 @@ const char *rq_objdir_path(const rq_objdir *od);
 
 /* Returns the number of directories removed, or -1. */
 int rq_objdir_clean_stale(git_repository *repo, unsigned max_age, rq_error *err);
+
+/* The same for an objects directory given by path (no repository needed). */
+int rq_objdir_clean_stale_dir(const char *objects_dir, unsigned max_age);
 
 /* Remove a directory tree (no symlinks followed). 0 or -1 (errno set). */
 int rq_rmtree(const char *path);

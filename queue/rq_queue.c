@@ -30,13 +30,14 @@ static const char enqueue_lua[] =
     "redis.call('HINCRBY', KEYS[4], 'submitted', 1)\n"
     "return {1, sid}\n";
 
-/* KEYS: jobs result results jobkey stats reply attempts dead
+/* KEYS: jobs result results jobkey stats reply attempts dead intent
  * ARGV: group sid id result status ttl maxlen has_reply dead_reason job */
 static const char complete_lua[] =
     "local function ack()\n"
     "  redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])\n"
     "  redis.call('XDEL', KEYS[1], ARGV[2])\n"
     "  if redis.call('GET', KEYS[4]) == ARGV[2] then redis.call('DEL', KEYS[4]) end\n"
+    "  redis.call('DEL', KEYS[9])\n"
     "end\n"
     "if redis.call('EXISTS', KEYS[2]) == 1 then ack() return 0 end\n"
     "redis.call('SET', KEYS[2], ARGV[4], 'EX', ARGV[6])\n"
@@ -311,9 +312,9 @@ int rq_queue_complete(rq_queue *q, const rq_msg *m, const char *id, const char *
 		      const char *status, const char *reply_to, const char *dead_reason,
 		      rq_error *err)
 {
-	char reskey[512], jobkey[512], replykey[512], ttl[32], maxlen[32];
-	const char *argv[22];
-	size_t lens[22];
+	char reskey[512], jobkey[512], replykey[512], intentkey[512], ttl[32], maxlen[32];
+	const char *argv[24];
+	size_t lens[24];
 	int argc = 0;
 	redisReply *rep;
 	int rc;
@@ -321,11 +322,12 @@ int rq_queue_complete(rq_queue *q, const rq_msg *m, const char *id, const char *
 	key(q, reskey, sizeof(reskey), "result", id);
 	key(q, jobkey, sizeof(jobkey), "job", id);
 	key(q, replykey, sizeof(replykey), "reply", reply_to ? reply_to : "-");
+	key(q, intentkey, sizeof(intentkey), "intent", id);
 	snprintf(ttl, sizeof(ttl), "%d", q->opts.result_ttl_s);
 	snprintf(maxlen, sizeof(maxlen), "%ld", q->opts.results_maxlen);
 	argv[argc++] = "EVAL";
 	argv[argc++] = complete_lua;
-	argv[argc++] = "8";
+	argv[argc++] = "9";
 	argv[argc++] = q->jobs;
 	argv[argc++] = reskey;
 	argv[argc++] = q->results;
@@ -334,6 +336,7 @@ int rq_queue_complete(rq_queue *q, const rq_msg *m, const char *id, const char *
 	argv[argc++] = replykey;
 	argv[argc++] = q->attempts;
 	argv[argc++] = q->dead;
+	argv[argc++] = intentkey;
 	argv[argc++] = RQ_QUEUE_GROUP;
 	argv[argc++] = m->sid;
 	argv[argc++] = id;
@@ -354,6 +357,36 @@ int rq_queue_complete(rq_queue *q, const rq_msg *m, const char *id, const char *
 	rc = rep->type == REDIS_REPLY_INTEGER && rep->integer == 0 ? 1 : 0;
 	freeReplyObject(rep);
 	return rc;
+}
+
+int rq_queue_set_intent(rq_queue *q, const char *id, const char *result, rq_error *err)
+{
+	char k[512], ttl[32];
+	redisReply *rep;
+
+	key(q, k, sizeof(k), "intent", id);
+	snprintf(ttl, sizeof(ttl), "%d", q->opts.result_ttl_s);
+	rep = rq_redis_cmdv(q->r, 0, err, "SET", k, result, "EX", ttl, NULL);
+	if (reply_error(rep, err, "cannot record the intent") < 0)
+		return -1;
+	freeReplyObject(rep);
+	return 0;
+}
+
+char *rq_queue_get_intent(rq_queue *q, const char *id, rq_error *err)
+{
+	char k[512];
+	redisReply *rep;
+	char *s = NULL;
+
+	key(q, k, sizeof(k), "intent", id);
+	rep = rq_redis_cmdv(q->r, 0, err, "GET", k, NULL);
+	if (reply_error(rep, err, "cannot read the intent") < 0)
+		return NULL;
+	if (rep->type == REDIS_REPLY_STRING)
+		s = dupn(rep->str, rep->len);
+	freeReplyObject(rep);
+	return s;
 }
 
 int rq_queue_note_attempt(rq_queue *q, const char *id, const char *info, rq_error *err)

@@ -10,6 +10,7 @@
  *   replayq:{Q}:reply:<name>  list a job's result is pushed to ("reply_to")
  *   replayq:{Q}:dead          stream of dead-lettered jobs (id, job, reason)
  *   replayq:{Q}:attempts      hash: job id -> last transient failure (JSON)
+ *   replayq:{Q}:intent:<id>   the result of a job about to apply its ref updates
  *   replayq:{Q}:stats         hash of counters (submitted, ok, conflict, error, dead, retried)
  *   replayq:{Q}:workers       hash: worker name -> last heartbeat (JSON)
  *   replayq:{Q}:worker:<name> set while a worker is alive (TTL)
@@ -84,6 +85,14 @@ void rq_msgs_free(rq_msg *msgs, size_t n);
 int rq_queue_complete(rq_queue *q, const rq_msg *m, const char *id, const char *result,
 		      const char *status, const char *reply_to, const char *dead_reason,
 		      rq_error *err);
+
+/*
+ * Write-ahead record of a job about to apply its ref updates: if its worker
+ * dies before the result is stored, the redelivered job finds its refs
+ * already moved and reports this result instead of replaying again.
+ */
+int rq_queue_set_intent(rq_queue *q, const char *id, const char *result, rq_error *err);
+char *rq_queue_get_intent(rq_queue *q, const char *id, rq_error *err);
 
 /* Record a transient failure (crash, timeout) for a later retry. */
 int rq_queue_note_attempt(rq_queue *q, const char *id, const char *info, rq_error *err);

@@ -8,7 +8,9 @@
  * run: the same pool over jobs read from a file or stdin, results on
  * stdout.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <sys/wait.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <jansson.h>
@@ -24,6 +26,7 @@
 #include "log.h"
 #include "opts.h"
 #include "pool.h"
+#include "rq_objdir.h"
 #include "rq_job.h"
 #include "rq_queue.h"
 
@@ -92,6 +95,54 @@ static char *job_reply_to(const char *text, size_t len)
 		r = NULL;
 	}
 	return r;
+}
+
+/* ===================== stale temporary directories ===================== */
+
+/* Look for objects/ directories up to `depth` levels below dir. */
+static void janitor_walk(const char *dir, int depth, unsigned *budget, unsigned max_age)
+{
+	DIR *d;
+	struct dirent *e;
+
+	if (!(d = opendir(dir)))
+		return;
+	while ((e = readdir(d)) && *budget > 0) {
+		char path[PATH_MAX];
+		struct stat st;
+		if (e->d_name[0] == '.' && strcmp(e->d_name, ".git") != 0)
+			continue;
+		if (snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) >= (int)sizeof(path))
+			continue;
+		if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+			continue;
+		(*budget)--;
+		if (!strcmp(e->d_name, "objects"))
+			rq_objdir_clean_stale_dir(path, max_age);
+		else if (depth > 0 || !strcmp(e->d_name, ".git"))
+			janitor_walk(path, depth - 1, budget, max_age);
+	}
+	closedir(d);
+}
+
+/*
+ * At start, a forked child removes the temporary object directories that
+ * killed processes left in the repositories under the root (the parent
+ * itself never opens a repository).
+ */
+static void start_janitor(const char *root)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		/* the grandchild does the work, so that no zombie is left to reap */
+		if (fork() == 0) {
+			unsigned budget = 200000;
+			janitor_walk(root, 3, &budget, 300);
+		}
+		_exit(0);
+	}
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
 }
 
 /* ===================== worker (Redis) ===================== */
@@ -213,6 +264,20 @@ static void finish_task(wctx *w, task *t, const char *result, const char *status
 	w->waiting = t;
 }
 
+static int on_intent(void *arg, void *ctx, const char *result)
+{
+	wctx *w = arg;
+	task *t = ctx;
+	rq_error err;
+
+	if (rq_queue_set_intent(w->q, t->msg.id ? t->msg.id : t->msg.sid, result, &err) < 0) {
+		rq_log(RQ_LOG_WARN, "cannot record the intent; the job is left for a retry",
+		       json_pack("{s:s}", "error", err.msg));
+		return -1;
+	}
+	return 0;
+}
+
 static void on_done(void *arg, void *ctx, const char *result, const char *status, int transient)
 {
 	wctx *w = arg;
@@ -220,6 +285,11 @@ static void on_done(void *arg, void *ctx, const char *result, const char *status
 	rq_error err;
 
 	running_del(w, t);
+	if (!result) {
+		rq_log(RQ_LOG_WARN, "job left unacknowledged for a retry", log_fields(t));
+		task_free(t);
+		return;
+	}
 	if (transient && t->msg.deliveries < w->max_deliveries) {
 		/* leave it unacknowledged: it comes back after the visibility timeout */
 		json_t *f = log_fields(t);
@@ -309,8 +379,12 @@ static void handle_msg(wctx *w, rq_msg *m)
 		free(res);
 		return;
 	}
-	if (rq_pool_spawn(w->pool, &job, job_default_time(&job, t->msg.sid), t->msg.deliveries, t,
-			  &err) < 0) {
+	char *intent =
+	    job.ref_update && t->msg.deliveries > 1 ? rq_queue_get_intent(w->q, id, &err) : NULL;
+	int spawned = rq_pool_spawn(w->pool, &job, job_default_time(&job, t->msg.sid),
+				    t->msg.deliveries, intent, t, &err);
+	free(intent);
+	if (spawned < 0) {
 		rq_log(RQ_LOG_ERROR, "cannot start the job; it will be retried",
 		       json_pack("{s:s, s:s}", "job", id, "error", err.msg));
 		task_free(t); /* unacknowledged: reclaimed later */
@@ -465,7 +539,7 @@ static int num_opt(const char *s, long def, long min, long max, const char *name
 	return 0;
 }
 
-static int pool_from_opts(const common_opts *o, const char *name, rq_pool **pool)
+static int pool_from_opts(const common_opts *o, const char *name, rq_pool **pool, void *wctx_arg)
 {
 	long jobs, mem;
 	rq_pool_opts po;
@@ -483,6 +557,10 @@ static int pool_from_opts(const common_opts *o, const char *name, rq_pool **pool
 	po.repo_root = o->root;
 	po.memory_limit = (uint64_t)mem * 1024 * 1024;
 	po.worker = name;
+	if (wctx_arg) {
+		po.intent = on_intent;
+		po.intent_arg = wctx_arg;
+	}
 	if (rq_pool_new(pool, &po, &err) < 0) {
 		fprintf(stderr, "fatal: %s\n", err.msg);
 		return 128;
@@ -527,7 +605,7 @@ int cmd_worker(int argc, char **argv)
 		fprintf(stderr, "error: bad --log-level\n");
 		return 129;
 	}
-	if ((rc = pool_from_opts(&o, w.name, &w.pool)) != 0)
+	if ((rc = pool_from_opts(&o, w.name, &w.pool, &w)) != 0)
 		return rc;
 	w.max_deliveries = maxd;
 	w.visibility_ms = vis * 1000;
@@ -547,6 +625,7 @@ int cmd_worker(int argc, char **argv)
 	while (rq_queue_ensure_group(w.q, &err) < 0 && !stop_requested)
 		rq_log(RQ_LOG_WARN, "cannot create the group yet",
 		       json_pack("{s:s}", "error", err.msg));
+	start_janitor(o.root);
 	rq_log(RQ_LOG_INFO, "worker started",
 	       json_pack("{s:s, s:s, s:i, s:I}", "queue", rq_queue_name(w.q), "repo_root", o.root,
 			 "jobs", w.nrunning_cap, "visibility_s", (json_int_t)vis));
@@ -682,7 +761,7 @@ int cmd_run(int argc, char **argv)
 		return 129;
 	}
 	rq_log_setup(o.log_level ? o.log_level : "warn", "local");
-	if ((rc = pool_from_opts(&o, "local", &pool)) != 0)
+	if ((rc = pool_from_opts(&o, "local", &pool, NULL)) != 0)
 		return rc;
 	if (!o.file || !strcmp(o.file, "-"))
 		in = stdin;
@@ -713,7 +792,8 @@ int cmd_run(int argc, char **argv)
 		}
 		while (rq_pool_free_slots(pool) == 0)
 			rq_pool_poll(pool, 100, on_run_done, &c);
-		if (rq_pool_spawn(pool, &job, job_default_time(&job, NULL), 1, NULL, &err) < 0) {
+		if (rq_pool_spawn(pool, &job, job_default_time(&job, NULL), 1, NULL, NULL, &err) <
+		    0) {
 			char *res =
 			    rq_error_result(job.id, job.repo, err.code, err.msg, 1, "local");
 			if (res)

@@ -25,10 +25,14 @@
 #include "rq_result_json.h"
 
 #define EXIT_NOMEM 3
+#define EXIT_ABORT 5 /* the parent could not record the intent */
 
 typedef struct slot {
 	pid_t pid;
 	int fd;
+	int go_fd;    /* parent -> child: 'g' to apply the ref updates */
+	int prepared; /* the child's intent was handled */
+	int aborted;
 	char *buf;
 	size_t len, cap;
 	long long deadline;
@@ -103,7 +107,7 @@ int rq_pool_new(rq_pool **out, const rq_pool_opts *opts, rq_error *err)
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	}
 	for (int i = 0; i < p->opts.jobs; i++)
-		p->slots[i].fd = -1;
+		p->slots[i].fd = p->slots[i].go_fd = -1;
 	*out = p;
 	return 0;
 }
@@ -112,11 +116,13 @@ static void slot_clear(slot *s)
 {
 	if (s->fd >= 0)
 		close(s->fd);
+	if (s->go_fd >= 0)
+		close(s->go_fd);
 	free(s->buf);
 	free(s->id);
 	free(s->repo);
 	memset(s, 0, sizeof(*s));
-	s->fd = -1;
+	s->fd = s->go_fd = -1;
 }
 
 void rq_pool_free(rq_pool *p)
@@ -194,7 +200,58 @@ static int job_committer(git_repository *repo, const rq_job *job, int64_t defaul
 	return 0;
 }
 
-static char *run_job(const rq_pool *p, const rq_job *job, int64_t default_time, long attempt)
+/* Serialize a result, with the job's id, repo, attempt and worker. */
+static char *result_text(json_t *j, const rq_pool *p, const rq_job *job, long attempt)
+{
+	char *s;
+	if (!j)
+		return NULL;
+	json_object_set_new(j, "id", json_string(job->id));
+	json_object_set_new(j, "repo", json_string(job->repo));
+	json_object_set_new(j, "attempt", json_integer(attempt));
+	json_object_set_new(j, "worker", json_string(p->worker));
+	s = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(6));
+	json_decref(j);
+	return s;
+}
+
+/* The intent's updates are all in place already: 1, else 0. */
+static int intent_applied(git_repository *repo, const char *intent)
+{
+	json_t *o = json_loads(intent, 0, NULL), *u;
+	size_t i;
+	int all = 0;
+
+	if (o && json_is_array(json_object_get(o, "updates")) &&
+	    json_array_size(json_object_get(o, "updates")) > 0) {
+		all = 1;
+		json_array_foreach(json_object_get(o, "updates"), i, u)
+		{
+			const char *ref = json_string_value(json_object_get(u, "ref"));
+			const char *nw = json_string_value(json_object_get(u, "new"));
+			git_oid want, cur;
+			if (!ref || !nw || git_oid_fromstr(&want, nw) < 0 ||
+			    git_reference_name_to_id(&cur, repo, ref) < 0 ||
+			    !git_oid_equal(&cur, &want))
+				all = 0;
+		}
+	}
+	json_decref(o);
+	return all;
+}
+
+static int write_all(int fd, const char *s, size_t n);
+
+/* Send a framed message: a type byte, the JSON, a NUL. */
+static int send_msg(int fd, char type, const char *json)
+{
+	if (write_all(fd, &type, 1) < 0 || write_all(fd, json, strlen(json) + 1) < 0)
+		return -1;
+	return 0;
+}
+
+static char *run_job(const rq_pool *p, const rq_job *job, int64_t default_time, long attempt,
+		     const char *intent, int out_fd, int go_fd)
 {
 	char path[PATH_MAX];
 	git_repository *repo = NULL;
@@ -215,12 +272,33 @@ static char *run_job(const rq_pool *p, const rq_job *job, int64_t default_time, 
 		goto done;
 	}
 	rq_objdir_clean_stale(repo, 300, NULL);
+	if (job->ref_update && intent && intent_applied(repo, intent)) {
+		/* an earlier delivery applied these updates, then its worker died */
+		git_repository_free(repo);
+		j = json_loads(intent, 0, NULL);
+		if (j)
+			json_object_set_new(j, "recovered", json_true());
+		return result_text(j, p, job, attempt);
+	}
 	if (job_committer(repo, job, default_time, &ident, &err) < 0)
 		goto done;
 	rq_job_replay_opts(job, &o);
 	o.committer = &ident;
 	rc = rq_replay_run(repo, &o, &res, &err);
 	if (rc == 0 && job->ref_update) {
+		if (go_fd >= 0) {
+			/* write-ahead: the parent records the result before any ref moves */
+			char go = 0, *prepared = result_text(rq_result_to_json(&res, 0, &err, 1), p,
+							     job, attempt);
+			ssize_t r;
+			if (!prepared || send_msg(out_fd, 'P', prepared) < 0)
+				_exit(prepared ? 1 : EXIT_NOMEM);
+			free(prepared);
+			while ((r = read(go_fd, &go, 1)) < 0 && errno == EINTR)
+				;
+			if (r != 1 || go != 'g')
+				_exit(EXIT_ABORT);
+		}
 		if (rq_replay_apply(repo, &res, &ident, &err) < 0)
 			rc = -1;
 		else
@@ -230,19 +308,12 @@ done:
 	j = rq_result_to_json(&res, rc, &err, applied);
 	rq_replay_result_free(&res);
 	git_repository_free(repo);
-	if (!j)
-		return NULL;
-	json_object_set_new(j, "id", json_string(job->id));
-	json_object_set_new(j, "repo", json_string(job->repo));
-	json_object_set_new(j, "attempt", json_integer(attempt));
-	json_object_set_new(j, "worker", json_string(p->worker));
-	s = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(6));
-	json_decref(j);
+	s = result_text(j, p, job, attempt);
 	return s;
 }
 
-static void child_main(const rq_pool *p, int fd, pid_t parent, const rq_job *job,
-		       int64_t default_time, long attempt)
+static void child_main(const rq_pool *p, int fd, int go_fd, pid_t parent, const rq_job *job,
+		       int64_t default_time, long attempt, const char *intent)
 {
 	char *s;
 
@@ -253,21 +324,31 @@ static void child_main(const rq_pool *p, int fd, pid_t parent, const rq_job *job
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGPIPE, SIG_IGN);
 	if (getenv("REPLAYQ_TEST_CRASH") && !strcmp(getenv("REPLAYQ_TEST_CRASH"), job->id))
-		raise(SIGSEGV); /* test hook: a child that crashes */
+		raise(SIGSEGV);		    /* test hook: a child that crashes */
+	if (getenv("REPLAYQ_TEST_DELAY")) { /* test hook: "<job id>:<ms>", a slow child */
+		const char *d = getenv("REPLAYQ_TEST_DELAY"), *c = strrchr(d, ':');
+		if (c && (size_t)(c - d) == strlen(job->id) &&
+		    !strncmp(d, job->id, (size_t)(c - d))) {
+			long ms = atol(c + 1);
+			struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+			while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+				;
+		}
+	}
 	git_libgit2_init();
-	s = run_job(p, job, default_time, attempt);
+	s = run_job(p, job, default_time, attempt, intent, fd, go_fd);
 	if (!s)
 		_exit(EXIT_NOMEM);
-	if (write_all(fd, s, strlen(s)) < 0)
+	if (send_msg(fd, 'R', s) < 0)
 		_exit(1);
 	close(fd);
 	_exit(0);
 }
 
-int rq_pool_spawn(rq_pool *p, const rq_job *job, int64_t default_time, long attempt, void *ctx,
-		  rq_error *err)
+int rq_pool_spawn(rq_pool *p, const rq_job *job, int64_t default_time, long attempt,
+		  const char *intent, void *ctx, rq_error *err)
 {
-	int fds[2];
+	int fds[2], go[2] = {-1, -1};
 	slot *s = NULL;
 	pid_t pid, parent = getpid();
 
@@ -280,23 +361,42 @@ int rq_pool_spawn(rq_pool *p, const rq_job *job, int64_t default_time, long atte
 		return rq_error_set(err, RQ_E_INTERNAL, "no free slot");
 	if (pipe(fds) < 0)
 		return rq_error_set(err, RQ_E_IO, "pipe: %s", strerror(errno));
+	if (p->opts.intent && job->ref_update && pipe(go) < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return rq_error_set(err, RQ_E_IO, "pipe: %s", strerror(errno));
+	}
 	fflush(stdout);
 	fflush(stderr);
 	pid = fork();
 	if (pid < 0) {
 		close(fds[0]);
 		close(fds[1]);
+		if (go[0] >= 0) {
+			close(go[0]);
+			close(go[1]);
+		}
 		return rq_error_set(err, RQ_E_IO, "fork: %s", strerror(errno));
 	}
 	if (pid == 0) {
 		close(fds[0]);
-		for (int i = 0; i < p->opts.jobs; i++)
+		if (go[1] >= 0)
+			close(go[1]);
+		for (int i = 0; i < p->opts.jobs; i++) {
 			if (p->slots[i].fd >= 0)
 				close(p->slots[i].fd);
-		child_main(p, fds[1], parent, job, default_time, attempt);
+			if (p->slots[i].go_fd >= 0)
+				close(p->slots[i].go_fd);
+		}
+		child_main(p, fds[1], go[0], parent, job, default_time, attempt, intent);
 		_exit(1);
 	}
 	close(fds[1]);
+	if (go[0] >= 0) {
+		close(go[0]);
+		fcntl(go[1], F_SETFD, FD_CLOEXEC);
+	}
+	s->go_fd = go[1];
 	fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK);
 	fcntl(fds[0], F_SETFD, FD_CLOEXEC);
 	s->pid = pid;
@@ -364,7 +464,7 @@ static void clean_child_objdir(const rq_pool *p, const slot *s)
 	for (int i = 0; i < 2; i++) {
 		char dir[PATH_MAX * 2], prefix[64];
 		snprintf(dir, sizeof(dir), "%s/%s", path, objdirs[i]);
-		snprintf(prefix, sizeof(prefix), "replayq-tmp-%ld-", (long)s->pid);
+		snprintf(prefix, sizeof(prefix), "replayq-tmp-%ld@", (long)s->pid);
 		DIR *d = opendir(dir);
 		struct dirent *e;
 		if (!d)
@@ -380,6 +480,32 @@ static void clean_child_objdir(const rq_pool *p, const slot *s)
 	}
 }
 
+/* A complete 'P' (prepare) message at the head of the buffer: record the
+ * intent through the callback, then let the child apply or abort. */
+static void handle_prepare(rq_pool *p, slot *s)
+{
+	char *nul;
+	char go;
+	size_t mlen;
+
+	if (s->prepared || s->len < 2 || s->buf[0] != 'P' || !(nul = memchr(s->buf, '\0', s->len)))
+		return;
+	s->prepared = 1;
+	go = p->opts.intent && p->opts.intent(p->opts.intent_arg, s->ctx, s->buf + 1) == 0 ? 'g'
+											   : 'a';
+	if (go != 'g')
+		s->aborted = 1;
+	if (s->go_fd >= 0) {
+		if (write_all(s->go_fd, &go, 1) < 0)
+			s->aborted = 1;
+		close(s->go_fd);
+		s->go_fd = -1;
+	}
+	mlen = (size_t)(nul - s->buf) + 1;
+	memmove(s->buf, nul + 1, s->len - mlen);
+	s->len -= mlen;
+}
+
 static void finish_slot(rq_pool *p, slot *s, rq_pool_done_fn done, void *arg)
 {
 	char *result = NULL;
@@ -387,13 +513,22 @@ static void finish_slot(rq_pool *p, slot *s, rq_pool_done_fn done, void *arg)
 	int transient = 0;
 	json_t *j = NULL;
 
-	if (WIFEXITED(s->wstatus) && WEXITSTATUS(s->wstatus) == 0 && s->buf) {
+	if (s->aborted || (WIFEXITED(s->wstatus) && WEXITSTATUS(s->wstatus) == EXIT_ABORT)) {
+		/* the intent could not be recorded: no ref moved; leave the job */
+		clean_child_objdir(p, s);
+		done(arg, s->ctx, NULL, "error", 1);
+		slot_clear(s);
+		p->running--;
+		return;
+	}
+	if (WIFEXITED(s->wstatus) && WEXITSTATUS(s->wstatus) == 0 && s->buf && s->len > 1 &&
+	    s->buf[0] == 'R') {
 		s->buf[s->len] = '\0';
-		j = json_loads(s->buf, 0, NULL);
+		j = json_loads(s->buf + 1, 0, NULL);
 	}
 	if (j && json_is_string(json_object_get(j, "status"))) {
 		status = json_string_value(json_object_get(j, "status"));
-		result = strdup(s->buf);
+		result = strdup(s->buf + 1);
 	} else {
 		char msg[256];
 		rq_code code = RQ_E_CRASHED;
@@ -456,6 +591,7 @@ int rq_pool_poll(rq_pool *p, int timeout_ms, rq_pool_done_fn done, void *arg)
 			continue;
 		if (s->fd >= 0)
 			read_some(s);
+		handle_prepare(p, s);
 		if (!s->timed_out && !s->over_memory && now > s->deadline) {
 			kill(s->pid, SIGKILL);
 			s->timed_out = 1;
@@ -473,6 +609,7 @@ int rq_pool_poll(rq_pool *p, int timeout_ms, rq_pool_done_fn done, void *arg)
 		if (s->reaped) {
 			if (s->fd >= 0)
 				read_some(s);
+			handle_prepare(p, s);
 			if (s->fd < 0)
 				finish_slot(p, s, done, arg);
 		}

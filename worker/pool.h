@@ -26,12 +26,22 @@ typedef struct rq_pool_opts {
 	const char *repo_root; /* absolute, resolved */
 	uint64_t memory_limit; /* bytes of resident memory per child, 0: none */
 	const char *worker;    /* name reported in results */
+	/*
+	 * Write-ahead for ref_action "update": called by the parent with the
+	 * result a child is about to make true; 0 lets the child apply its ref
+	 * updates, anything else stops it (the job is then left for a retry:
+	 * done gets result NULL). NULL: children apply without asking.
+	 */
+	int (*intent)(void *arg, void *ctx, const char *result);
+	void *intent_arg;
 } rq_pool_opts;
 
 /*
- * Called when a job is finished: result is the result JSON text (always
- * set, also for crashes and timeouts), transient is 1 for crashed/timeout
- * (worth a retry), status is "ok", "conflict" or "error".
+ * Called when a job is finished: result is the result JSON text (also for
+ * crashes and timeouts; NULL when the job was stopped before moving any ref
+ * because its intent could not be recorded: leave it for a retry),
+ * transient is 1 for crashed/timeout (worth a retry), status is "ok",
+ * "conflict" or "error".
  */
 typedef void (*rq_pool_done_fn)(void *arg, void *ctx, const char *result, const char *status,
 				int transient);
@@ -43,10 +53,12 @@ int rq_pool_running(const rq_pool *p);
 
 /*
  * Start a job. default_time: committer time (seconds) when the job has
- * none. attempt: delivery number. ctx is handed back to done.
+ * none. attempt: delivery number. intent: the intent an earlier delivery
+ * recorded (or NULL): if its updates are all in place, it is the result.
+ * ctx is handed back to done.
  */
-int rq_pool_spawn(rq_pool *p, const rq_job *job, int64_t default_time, long attempt, void *ctx,
-		  rq_error *err);
+int rq_pool_spawn(rq_pool *p, const rq_job *job, int64_t default_time, long attempt,
+		  const char *intent, void *ctx, rq_error *err);
 
 /* Wait up to timeout_ms for children; call done for each finished one. */
 int rq_pool_poll(rq_pool *p, int timeout_ms, rq_pool_done_fn done, void *arg);

@@ -201,7 +201,7 @@ wait "$WORKER_PID"
 
 stamp "SIGTERM drains"
 # --- SIGTERM drains: the running job finishes, then the worker exits 0 ---------
-start_worker w6 --repo-root="$ROOT" --jobs=1 --log-level=debug --grace=60
+REPLAYQ_TEST_DELAY=drain-1:1500 start_worker w6 --repo-root="$ROOT" --jobs=1 --log-level=debug --grace=60
 W6=$WORKER_PID
 run_rq submit <<<'{"id":"drain-1",'"$heavy"'}'
 wait_for "drain-1 started" 30 grep -q '"job started".*drain-1\|drain-1.*"job started"' "$T/w6.log"
@@ -211,7 +211,7 @@ check_eq "drain: exit 0" 0 "$?"
 check_eq "drain: the running job finished" ok "$(rcli GET 'replayq:{wtest}:result:drain-1' | jq -r .status)"
 stamp "with no grace"
 # with no grace, the job is left for another worker
-start_worker w7 --repo-root="$ROOT" --jobs=1 --log-level=debug --grace=0
+REPLAYQ_TEST_DELAY=drain-2:5000 start_worker w7 --repo-root="$ROOT" --jobs=1 --log-level=debug --grace=0
 W7=$WORKER_PID
 run_rq submit <<<'{"id":"drain-2",'"$heavy"'}'
 wait_for "drain-2 started" 30 grep -q 'drain-2' "$T/w7.log"

@@ -111,13 +111,15 @@ static void test_open_write_finish(void **state)
 	rq_error_clear(&err);
 	assert_int_equal(rq_objdir_open(&od, repo, &err), 0);
 	assert_non_null(od);
-	/* objects/replayq-tmp-<pid>-XXXXXX */
-	snprintf(prefix, sizeof(prefix), "replayq-tmp-%ld-", (long)getpid());
+	/* objects/replayq-tmp-<pid>@<host>-XXXXXX */
+	snprintf(prefix, sizeof(prefix), "replayq-tmp-%ld@", (long)getpid());
 	snprintf(tmp, sizeof(tmp), "%s", rq_objdir_path(od));
 	assert_int_equal(strncmp(tmp, objects, strlen(objects)), 0);
 	assert_int_equal(tmp[strlen(objects)], '/');
 	assert_int_equal(strncmp(tmp + strlen(objects) + 1, prefix, strlen(prefix)), 0);
-	assert_int_equal(strlen(tmp + strlen(objects) + 1), strlen(prefix) + 6);
+	/* then the host name, '-' and six random characters */
+	assert_non_null(strchr(tmp + strlen(objects) + 1 + strlen(prefix), '-'));
+	assert_int_equal(strlen(strrchr(tmp, '-') + 1), 6);
 	assert_int_equal(tu_count_entries(objects, prefix, ""), 1);
 	{
 		struct stat st;
