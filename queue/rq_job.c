@@ -44,8 +44,8 @@ int rq_job_repo_valid(const char *s)
 	while (*p) {
 		const char *e = strchr(p, '/');
 		size_t n = e ? (size_t)(e - p) : strlen(p);
-		if (n == 0 && e && e[1] == '\0')
-			return 1; /* a trailing slash */
+		if (n == 0 && e && e[1] == '\0' && p != s && p[-1] != '/')
+			return 1; /* one trailing slash */
 		if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
 			return 0;
 		p += n;
@@ -156,7 +156,10 @@ static int parse_committer(json_t *o, rq_job *job, rq_error *err)
 	}
 	if (name) {
 		if (rq_ident_set(&job->committer, name, email, err) < 0) {
-			err->code = RQ_E_INVALID_JOB;
+			char msg[RQ_ERROR_MSG_MAX];
+			snprintf(msg, sizeof(msg), "%s", err->msg);
+			rq_error_set(err, RQ_E_INVALID_JOB,
+				     "field 'committer.name'/'committer.email': %s", msg);
 			goto out;
 		}
 		job->has_name = 1;

@@ -57,21 +57,20 @@ int rq_redis_url_parse(const char *url, rq_redis_url *u, rq_error *err)
 		size_t n = q ? (size_t)(q - (url + 7)) : strlen(url + 7);
 		u->is_unix = 1;
 		if (n == 0 || url[7] != '/' || copy_part(u->path, sizeof(u->path), url + 7, n) < 0)
-			return rq_error_set(err, RQ_E_USAGE, "bad Redis URL '%s': unix:///path",
-					    url);
+			return rq_error_set(err, RQ_E_USAGE,
+					    "bad Redis URL: expected unix:///path");
 		if (q) {
 			if (strncmp(q, "?db=", 4) != 0 ||
 			    parse_int(q + 4, strlen(q + 4), 0, 100000, &u->db) < 0)
 				return rq_error_set(err, RQ_E_USAGE,
-						    "bad Redis URL '%s': expected ?db=N", url);
+						    "bad Redis URL: expected ?db=N");
 		}
 		return 0;
 	}
 	if (strncmp(url, "redis://", 8) != 0)
 		return rq_error_set(err, RQ_E_USAGE,
-				    "bad Redis URL '%s': redis://[user:password@]host:port/db or "
-				    "unix:///path",
-				    url);
+				    "bad Redis URL: redis://[user:password@]host:port/db or "
+				    "unix:///path");
 	p = url + 8;
 	slash = strchr(p, '/');
 	at = memchr(p, '@', slash ? (size_t)(slash - p) : strlen(p));
@@ -92,25 +91,25 @@ int rq_redis_url_parse(const char *url, rq_redis_url *u, rq_error *err)
 	if (*p == '[') { /* [ipv6]:port */
 		const char *rb = memchr(p, ']', (size_t)(host_end - p));
 		if (!rb || copy_part(u->host, sizeof(u->host), p + 1, (size_t)(rb - p - 1)) < 0)
-			return rq_error_set(err, RQ_E_USAGE, "bad Redis URL '%s': host", url);
+			return rq_error_set(err, RQ_E_USAGE, "bad Redis URL: host");
 		p = rb + 1;
 	} else {
 		const char *colon = memchr(p, ':', (size_t)(host_end - p));
 		const char *he = colon ? colon : host_end;
 		if (copy_part(u->host, sizeof(u->host), p, (size_t)(he - p)) < 0)
-			return rq_error_set(err, RQ_E_USAGE, "bad Redis URL '%s': host", url);
+			return rq_error_set(err, RQ_E_USAGE, "bad Redis URL: host");
 		p = he;
 	}
 	if (!u->host[0])
-		return rq_error_set(err, RQ_E_USAGE, "bad Redis URL '%s': no host", url);
+		return rq_error_set(err, RQ_E_USAGE, "bad Redis URL: no host");
 	if (*p == ':') {
 		if (parse_int(p + 1, (size_t)(host_end - p - 1), 1, 65535, &u->port) < 0)
-			return rq_error_set(err, RQ_E_USAGE, "bad Redis URL '%s': port", url);
+			return rq_error_set(err, RQ_E_USAGE, "bad Redis URL: port");
 	} else if (p != host_end) {
-		return rq_error_set(err, RQ_E_USAGE, "bad Redis URL '%s': host", url);
+		return rq_error_set(err, RQ_E_USAGE, "bad Redis URL: host");
 	}
 	if (slash && slash[1] && parse_int(slash + 1, strlen(slash + 1), 0, 100000, &u->db) < 0)
-		return rq_error_set(err, RQ_E_USAGE, "bad Redis URL '%s': database number", url);
+		return rq_error_set(err, RQ_E_USAGE, "bad Redis URL: database number");
 	return 0;
 }
 
@@ -118,10 +117,15 @@ void rq_redis_url_display(const rq_redis_url *u, char *buf, size_t size)
 {
 	if (u->is_unix)
 		snprintf(buf, size, "unix://%s?db=%d", u->path, u->db);
-	else if (u->password[0] || u->user[0])
-		snprintf(buf, size, "redis://%s:***@%s:%d/%d", u->user, u->host, u->port, u->db);
-	else
-		snprintf(buf, size, "redis://%s:%d/%d", u->host, u->port, u->db);
+	else {
+		int v6 = strchr(u->host, ':') != NULL;
+		if (u->password[0] || u->user[0])
+			snprintf(buf, size, "redis://%s:***@%s%s%s:%d/%d", u->user, v6 ? "[" : "",
+				 u->host, v6 ? "]" : "", u->port, u->db);
+		else
+			snprintf(buf, size, "redis://%s%s%s:%d/%d", v6 ? "[" : "", u->host,
+				 v6 ? "]" : "", u->port, u->db);
+	}
 }
 
 static struct timeval tv_ms(int ms)

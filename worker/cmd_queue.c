@@ -318,55 +318,61 @@ static const char result_usage[] = "usage: replayq result [--redis=URL] [--queue
 int cmd_result(int argc, char **argv)
 {
 	const char *redis = NULL, *queue = NULL;
+	const char **ids = calloc((size_t)argc + 1, sizeof(*ids));
 	rq_redis *r = NULL;
 	rq_queue *q = NULL;
 	rq_error err;
 	int missing = 0, nids = 0;
 
+	if (!ids) {
+		fputs("fatal: out of memory\n", stderr);
+		return 128;
+	}
 	for (int k = 1; k < argc; k++) {
 		int m;
 		if ((m = rq_opt_value(argc, argv, &k, "redis", &redis)) ||
 		    (m = rq_opt_value(argc, argv, &k, "queue", &queue))) {
 			if (m < 0) {
 				fputs(result_usage, stderr);
+				free(ids);
 				return 129;
 			}
-			argv[k] = NULL;
 			continue;
 		}
 		if (argv[k][0] == '-') {
 			fprintf(stderr, "error: unknown option `%s'\n%s", argv[k], result_usage);
+			free(ids);
 			return 129;
 		}
-		nids++;
+		ids[nids++] = argv[k];
 	}
 	if (!nids) {
 		fputs(result_usage, stderr);
+		free(ids);
 		return 129;
 	}
 	if (rq_open_queue(redis, queue, 10000, &r, &q, &err) < 0) {
 		fprintf(stderr, "fatal: %s\n", err.msg);
+		free(ids);
 		return 128;
 	}
-	for (int k = 1; k < argc; k++) {
+	for (int k = 0; k < nids; k++) {
 		char *res = NULL;
-		int g;
-		if (!argv[k] || argv[k][0] == '-' || (k > 1 && !argv[k - 1]))
-			continue;
-		g = rq_queue_result(q, argv[k], &res, &err);
+		int g = rq_queue_result(q, ids[k], &res, &err);
 		if (g < 0) {
 			fprintf(stderr, "fatal: %s\n", err.msg);
 			missing = 128;
 			break;
 		}
 		if (g == 1) {
-			fprintf(stderr, "error: no result for job %s\n", argv[k]);
+			fprintf(stderr, "error: no result for job %s\n", ids[k]);
 			missing = 1;
 			continue;
 		}
 		printf("%s\n", res);
 		free(res);
 	}
+	free(ids);
 	rq_queue_free(q);
 	rq_redis_free(r);
 	return missing;

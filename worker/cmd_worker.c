@@ -191,6 +191,14 @@ static void running_add(wctx *w, task *t)
 		}
 }
 
+static int is_running(const wctx *w, const char *sid)
+{
+	for (int i = 0; i < w->nrunning_cap; i++)
+		if (w->running[i] && !strcmp(w->running[i]->msg.sid, sid))
+			return 1;
+	return 0;
+}
+
 static void running_del(wctx *w, task *t)
 {
 	for (int i = 0; i < w->nrunning_cap; i++)
@@ -622,9 +630,21 @@ int cmd_worker(int argc, char **argv)
 	/* from now on a command gives up after a while: the loop must go on
 	 * reaping children and beating while Redis is away */
 	rq_redis_set_retry(r, 2000);
-	while (rq_queue_ensure_group(w.q, &err) < 0 && !stop_requested)
+	for (int attempt = 0; rq_queue_ensure_group(w.q, &err) < 0 && !stop_requested; attempt++) {
+		if (strstr(err.msg, "NOAUTH") || strstr(err.msg, "WRONGPASS") ||
+		    strstr(err.msg, "NOPERM") || strstr(err.msg, "WRONGTYPE")) {
+			fprintf(stderr, "fatal: %s\n", err.msg);
+			rq_pool_free(w.pool);
+			rq_queue_free(w.q);
+			rq_redis_free(r);
+			free(w.running);
+			return 128;
+		}
 		rq_log(RQ_LOG_WARN, "cannot create the group yet",
 		       json_pack("{s:s}", "error", err.msg));
+		struct timespec ts = {attempt < 5 ? 0 : 1, attempt < 5 ? 200 * 1000000L : 0};
+		nanosleep(&ts, NULL);
+	}
 	start_janitor(o.root);
 	rq_log(RQ_LOG_INFO, "worker started",
 	       json_pack("{s:s, s:s, s:i, s:I}", "queue", rq_queue_name(w.q), "repo_root", o.root,
@@ -642,7 +662,8 @@ int cmd_worker(int argc, char **argv)
 			break;
 		if (now >= next_beat) {
 			heartbeat(&w, (int)(vis > 10 ? vis : 10));
-			next_beat = now + 2000;
+			/* often enough that no one reclaims a job we run */
+			next_beat = now + (w.visibility_ms / 3 < 2000 ? w.visibility_ms / 3 : 2000);
 		}
 		flush_waiting(&w);
 		if (!drain_deadline && !w.waiting && now >= next_reclaim &&
@@ -658,6 +679,11 @@ int cmd_worker(int argc, char **argv)
 				       json_pack("{s:s}", "error", err.msg));
 			} else {
 				for (size_t i = 0; i < n; i++) {
+					if (is_running(&w, msgs[i].sid)) { /* ours, still running */
+						free(msgs[i].id);
+						free(msgs[i].job);
+						continue;
+					}
 					json_t *f =
 					    json_pack("{s:s, s:I}", "entry", msgs[i].sid,
 						      "delivery", (json_int_t)msgs[i].deliveries);
