@@ -4,13 +4,17 @@
  * base = the picked commit's parent tree (NULL: the empty tree), ours = the
  * tree the pick lands on, theirs = the picked commit's tree (for a revert,
  * base and theirs are swapped by the caller). A clean merge writes the
- * result tree and returns 0; a conflicted one returns 1 and lists each
- * conflicting path with its kind; errors are negative.
+ * result tree (and any merged blobs and new subtrees) through the
+ * repository's object database and returns 0; a conflicted one returns 1
+ * and lists each conflicting path with its kind; errors are negative.
  *
  * Trivial cases are resolved without reading a tree: theirs == base gives
- * ours, ours == base or ours == theirs gives theirs. Everything else uses
- * libgit2's merge with rename detection at git's default 50% similarity,
- * following merge.renames and merge.renameLimit from the repository config.
+ * ours, ours == base or ours == theirs gives theirs. Everything else is a
+ * tree-level re-implementation of git 2.39's merge-ort (see rq_merge.c for
+ * what it covers and when it falls back to libgit2's merge), reading only
+ * the directories that differ, following merge.renameLimit,
+ * merge.directoryRenames and merge.conflictStyle from the repository
+ * config. Like merge-ort, merge.renames/diff.renames are not consulted.
  */
 #ifndef RQ_MERGE_H
 #define RQ_MERGE_H
@@ -57,8 +61,8 @@ void rq_conflicts_free(rq_conflicts *c);
 
 typedef struct rq_merge_stats {
 	size_t trivial;	 /* picks resolved without opening a tree */
-	size_t full;	 /* picks that needed a full tree merge */
-	size_t fallback; /* picks that used libgit2's merge */
+	size_t full;	 /* picks that needed a real merge (tree merge or fallback) */
+	size_t fallback; /* of those, picks merged by libgit2's merge */
 } rq_merge_stats;
 
 typedef struct rq_merger rq_merger;

@@ -37,6 +37,13 @@ static int nomem(tm_state *s)
 	return rq_error_set(s->err, RQ_E_NOMEM, "out of memory");
 }
 
+void tm_unsure(tm_state *s, const char *why)
+{
+	if (!s->unsure)
+		s->unsure_why = why;
+	s->unsure = 1;
+}
+
 int tm_add_conflict(tm_state *s, const char *path, int kind)
 {
 	rq_conflicts *c = s->conflicts;
@@ -182,10 +189,27 @@ static int name_cmp(const void *a_, const void *b_)
 /* Entries of the (up to) three trees, sorted by name as traverse_trees()
  * meets them: plain byte order, a file and a directory of the same name
  * side by side. */
+/* Sort a nearly sorted run (a tree's entries are in git order, which
+ * differs from plain order only around names that prefix others). */
+static void insertion_sort_names(tm_name *v, size_t n)
+{
+	for (size_t i = 1; i < n; i++) {
+		if (name_cmp(&v[i - 1], &v[i]) <= 0)
+			continue;
+		tm_name t = v[i];
+		size_t j = i;
+		while (j > 0 && name_cmp(&v[j - 1], &t) > 0) {
+			v[j] = v[j - 1];
+			j--;
+		}
+		v[j] = t;
+	}
+}
+
 static int dirlist_load(tm_state *s, const git_oid *const oids[3], tm_dirlist *l)
 {
-	size_t total = 0, k = 0;
-	int sorted = 1;
+	size_t total = 0, k = 0, start[4] = {0, 0, 0, 0};
+	tm_name *runs;
 
 	memset(l, 0, sizeof(*l));
 	for (int i = 0; i < 3; i++) {
@@ -206,12 +230,15 @@ static int dirlist_load(tm_state *s, const git_oid *const oids[3], tm_dirlist *l
 	}
 	if (!total)
 		return 0;
-	l->names = malloc(total * sizeof(*l->names));
+	l->names = malloc(2 * total * sizeof(*l->names));
 	if (!l->names) {
 		dirlist_free(l);
 		return nomem(s);
 	}
+	/* one sorted run per distinct tree, then a 3-way merge */
+	runs = l->names + total;
 	for (int i = 0; i < 3; i++) {
+		start[i] = k;
 		if (!l->trees[i])
 			continue;
 		unsigned sides = 0;
@@ -221,21 +248,32 @@ static int dirlist_load(tm_state *s, const git_oid *const oids[3], tm_dirlist *l
 		size_t cnt = git_tree_entrycount(l->trees[i]);
 		for (size_t e = 0; e < cnt; e++) {
 			const git_tree_entry *te = git_tree_entry_byindex(l->trees[i], e);
-			tm_name *nm = &l->names[k++];
+			tm_name *nm = &runs[k++];
 			nm->name = git_tree_entry_name(te);
 			nm->len = strlen(nm->name);
 			nm->sides = sides;
 			nm->mode = (uint32_t)git_tree_entry_filemode(te);
 			git_oid_cpy(&nm->oid, git_tree_entry_id(te));
-			if (k > 1 && name_cmp(&l->names[k - 2], nm) > 0)
-				sorted = 0;
+		}
+		insertion_sort_names(runs + start[i], k - start[i]);
+	}
+	start[3] = k;
+	{
+		size_t pos[3], end[3], out = 0;
+		for (int i = 0; i < 3; i++) {
+			pos[i] = start[i];
+			end[i] = start[i + 1];
+		}
+		while (out < k) {
+			int best = -1;
+			for (int i = 0; i < 3; i++)
+				if (pos[i] < end[i] &&
+				    (best < 0 || name_cmp(&runs[pos[i]], &runs[pos[best]]) < 0))
+					best = i;
+			l->names[out++] = runs[pos[best]++];
 		}
 	}
 	l->n = k;
-	if (!sorted || k != git_tree_entrycount(l->trees[0]   ? l->trees[0]
-						: l->trees[1] ? l->trees[1]
-							      : l->trees[2]))
-		qsort(l->names, l->n, sizeof(*l->names), name_cmp);
 	return 0;
 }
 
@@ -284,7 +322,7 @@ static int collect_rename_info(tm_state *s, const tm_group *g, const char *dirna
 {
 	if (s->dir_rename_mask != 0x07 && (dirmask == 3 || dirmask == 5)) {
 		if (s->dir_rename_mask != 0 && s->dir_rename_mask != (dirmask & ~1u))
-			s->unsure = 1;
+			tm_unsure(s, "directory removed on both sides in turn");
 		s->dir_rename_mask = dirmask & ~1u;
 	}
 	if (dirmask == 1 || dirmask == 3 || dirmask == 5) {
@@ -444,7 +482,7 @@ static int walk_dir(tm_state *s, tm_entry *dir, const git_oid *const oids[3])
 				if (!(l.names[j].sides & (1u << side)))
 					continue;
 				if (g->nm[side])
-					s->unsure = 1; /* duplicate name in a tree */
+					tm_unsure(s, "a name twice in one tree");
 				g->nm[side] = &l.names[j];
 				g->mask |= 1u << side;
 				if (IS_DIR(l.names[j].mode))
@@ -472,7 +510,7 @@ static int walk_dir(tm_state *s, tm_entry *dir, const git_oid *const oids[3])
 static void resolve_trivial_directory(tm_state *s, tm_entry *e, int side)
 {
 	if (!((side == 1 && e->match_mask == 5) || (side == 2 && e->match_mask == 3)))
-		s->unsure = 1;
+		tm_unsure(s, "trivial directory merge of an unexpected entry");
 	e->result = e->stages[side];
 	e->is_null = e->stages[side].mode == 0;
 	e->match_mask = 0;
@@ -485,15 +523,23 @@ static int handle_deferred_entries(tm_state *s)
 		int okay = s->relevant_sources[side].live == 0;
 		tm_map copy = s->possible_trivial[side];
 
+		size_t *order = NULL;
+
 		s->trivial_okay[side] = (unsigned)okay;
 		tm_map_init(&s->possible_trivial[side], &s->arena);
-		for (size_t i = 0; i < copy.n; i++) {
+		/* merge-ort walks the deferred directories in hash-table order,
+		 * which decides the order of rename destinations found there */
+		if (copy.n && (!(order = tm_alloc(&s->arena, copy.n * sizeof(*order))) ||
+			       tm_git_hash_order(copy.keys, copy.n, order) < 0))
+			return nomem(s);
+		for (size_t o = 0; o < copy.n; o++) {
+			size_t i = order[o];
 			tm_entry *e;
 			if (copy.dead[i])
 				continue;
 			e = tm_entry_get(s, copy.keys[i]);
 			if (!e) {
-				s->unsure = 1;
+				tm_unsure(s, "deferred directory without an entry");
 				continue;
 			}
 			if (okay) {
@@ -512,7 +558,7 @@ static int handle_deferred_entries(tm_state *s)
 				continue;
 			e = tm_entry_get(s, s->possible_trivial[side].keys[i]);
 			if (!e || !okay) {
-				s->unsure = 1;
+				tm_unsure(s, "directory deferred after rename search");
 				continue;
 			}
 			resolve_trivial_directory(s, e, side);
@@ -543,8 +589,9 @@ static int write_blob(tm_state *s, const char *buf, size_t n, git_oid *out)
 
 /*
  * handle_content_merge(): same type on both sides (file, symlink, gitlink).
- * *clean is 0 on a conflict; *binary tells a binary conflict (the result
- * is then side a, as git does).
+ * *clean is 0 on a conflict and *why says why (TM_CM_*). On a conflict the
+ * result is side a (as git does for binary files, symlinks and submodules;
+ * for text git would keep the text with conflict markers, TM_CM_TEXT).
  */
 int tm_content_merge(tm_state *s, const char *path, const tm_stage *o, const tm_stage *a,
 		     const tm_stage *b, tm_stage *result, int *clean, int *why)
@@ -556,7 +603,7 @@ int tm_content_merge(tm_state *s, const char *path, const tm_stage *o, const tm_
 		result->mode = b->mode;
 	} else {
 		if (!IS_REG(a->mode))
-			s->unsure = 1;
+			tm_unsure(s, "mode merge of non-regular files");
 		result->mode = a->mode;
 		*clean = b->mode == o->mode;
 		if (!*clean)
@@ -595,10 +642,15 @@ int tm_content_merge(tm_state *s, const char *path, const tm_stage *o, const tm_
 			char *out = NULL;
 			size_t outlen = 0;
 			int st = rq_xmerge(po, no, pa, na, pb, nb, s->cfg->style, &out, &outlen);
-			if (st < 0) {
+			if (st == -2) {
+				tm_unsure(s, "xdiff hash chain overflow"); /* git fails here */
+				*clean = 0;
+				*why |= TM_CM_OTHER;
+				rc = 0;
+			} else if (st < 0) {
 				nomem(s);
 			} else if (st == 1) {
-				*why |= TM_CM_CONTENT;
+				*why |= TM_CM_CONTENT | TM_CM_TEXT;
 				*clean = 0;
 				git_oid_cpy(&result->oid, &a->oid);
 				rc = 0;
@@ -619,7 +671,7 @@ int tm_content_merge(tm_state *s, const char *path, const tm_stage *o, const tm_
 		*clean = 0;
 		git_oid_cpy(&result->oid, &a->oid);
 	} else {
-		s->unsure = 1;
+		tm_unsure(s, "content merge of an unknown type");
 		*why |= TM_CM_OTHER;
 		*clean = 0;
 	}
@@ -643,38 +695,40 @@ static void zero_non_file_stages(tm_entry *e)
 			memset(&e->stages[i], 0, sizeof(e->stages[i]));
 }
 
-static int process_entry(tm_state *s, tm_entry *ci)
+/*
+ * A rename that collided with a file at its destination, whose content
+ * merge conflicted: merge-ort keeps the text with conflict markers as that
+ * side's version and may take it into a clean result (when the other side
+ * added the same file). replayq reports a conflict instead of committing
+ * conflict markers.
+ */
+static int dirty_stage(tm_state *s, tm_entry *ci, int *clean_out, int *kind_out)
 {
-	if (ci->dirmask && ci->filemask == 0)
-		return 0; /* a directory: its tree is the result */
-	if (ci->dirmask && !ci->df_conflict)
-		s->unsure = 1;
+	(void)s;
+	(void)ci;
+	*clean_out = 0;
+	*kind_out = RQ_CONFLICT_RENAME;
+	return 0;
+}
 
-	if (ci->df_conflict && ci->result.mode == 0) {
-		/* the directory merged away: the file can take its place */
-		ci->df_conflict = 0;
-		ci->is_null = 0;
-		ci->match_mask &= ~ci->dirmask;
-		ci->dirmask = 0;
-		zero_non_file_stages(ci);
-	} else if (ci->df_conflict && ci->result.mode != 0) {
-		if (ci->filemask == 1) {
-			ci->filemask = 0;
-			return 0;
-		}
-		/* the directory stays, the file would be moved aside */
-		return conflict(s, ci, RQ_CONFLICT_FILE_DIRECTORY);
-	}
-
+/* Resolve the file part of an entry (the switch of merge-ort's
+ * process_entry()); sets ci->result and tells whether it is clean. */
+static int resolve_file(tm_state *s, tm_entry *ci, int *clean_out, int *kind_out)
+{
 	int clean = 0, kind = RQ_CONFLICT_CONTENT;
+
 	if (ci->match_mask) {
 		clean = !ci->df_conflict && !ci->path_conflict;
 		if (ci->match_mask == 6) {
+			if (ci->dirty & 2)
+				return dirty_stage(s, ci, clean_out, kind_out);
 			ci->result = ci->stages[1];
 			ci->is_null = 0;
 		} else {
 			unsigned othermask = 7 & ~ci->match_mask;
 			int side = othermask == 4 ? 2 : 1;
+			if (ci->dirty & (1u << side))
+				return dirty_stage(s, ci, clean_out, kind_out);
 			ci->result = ci->stages[side];
 			ci->is_null = ci->result.mode == 0;
 			if (ci->is_null)
@@ -687,6 +741,8 @@ static int process_entry(tm_state *s, tm_entry *ci)
 	} else if (ci->filemask >= 6) {
 		tm_stage merged;
 		int cm, why;
+		if (ci->dirty & ci->filemask)
+			return dirty_stage(s, ci, clean_out, kind_out);
 		memset(&merged, 0, sizeof(merged));
 		if (tm_content_merge(s, ci->path, &ci->stages[0], &ci->stages[1], &ci->stages[2],
 				     &merged, &cm, &why) < 0)
@@ -708,23 +764,63 @@ static int process_entry(tm_state *s, tm_entry *ci)
 		kind = ci->path_conflict ? RQ_CONFLICT_RENAME_DELETE : RQ_CONFLICT_MODIFY_DELETE;
 	} else if (ci->filemask == 2 || ci->filemask == 4) {
 		int side = ci->filemask == 4 ? 2 : 1;
+		if (ci->dirty & (1u << side))
+			return dirty_stage(s, ci, clean_out, kind_out);
 		ci->result = ci->stages[side];
 		ci->is_null = 0;
 		clean = !ci->df_conflict && !ci->path_conflict;
-		if (ci->df_conflict)
-			kind = RQ_CONFLICT_FILE_DIRECTORY;
 	} else if (ci->filemask == 1) {
 		ci->is_null = 1;
 		memset(&ci->result, 0, sizeof(ci->result));
 		clean = !ci->path_conflict;
 	} else {
-		s->unsure = 1;
+		tm_unsure(s, "entry with no file and no directory");
 	}
-	if (!clean) {
-		if (ci->df_conflict)
-			kind = RQ_CONFLICT_FILE_DIRECTORY;
+	if (ci->df_conflict)
+		kind = RQ_CONFLICT_FILE_DIRECTORY;
+	*clean_out = clean;
+	*kind_out = kind;
+	return 0;
+}
+
+static int process_entry(tm_state *s, tm_entry *ci)
+{
+	int clean, kind;
+
+	if (ci->dirmask && ci->filemask == 0)
+		return 0; /* a directory: its tree is the result */
+	if (ci->dirmask && !ci->df_conflict)
+		tm_unsure(s, "directory and file without a conflict");
+
+	if (ci->df_conflict && ci->result.mode == 0) {
+		/* the directory merged away: the file can take its place */
+		ci->df_conflict = 0;
+		ci->is_null = 0;
+		ci->match_mask &= ~ci->dirmask;
+		ci->dirmask = 0;
+		zero_non_file_stages(ci);
+	} else if (ci->df_conflict && ci->result.mode != 0) {
+		tm_entry file;
+		if (ci->filemask == 1) {
+			ci->filemask = 0;
+			return 0;
+		}
+		/* the directory stays; the file would go to a path of its own,
+		 * which is clean only when it resolves to nothing */
+		file = *ci;
+		file.match_mask &= ~file.dirmask;
+		file.dirmask = 0;
+		zero_non_file_stages(&file);
+		if (resolve_file(s, &file, &clean, &kind) < 0)
+			return -1;
+		if (!clean || !file.is_null)
+			return conflict(s, ci, RQ_CONFLICT_FILE_DIRECTORY);
+		return 0;
+	}
+	if (resolve_file(s, ci, &clean, &kind) < 0)
+		return -1;
+	if (!clean)
 		return conflict(s, ci, kind);
-	}
 	ci->clean = 1;
 	return 0;
 }
@@ -778,7 +874,18 @@ static int write_dir(tm_state *s, tm_entry *d)
 		free(v);
 		return 0;
 	}
-	qsort(v, n, sizeof(*v), tent_cmp);
+	/* children come in plain name order: nearly git's tree order */
+	for (size_t i = 1; i < n; i++) {
+		if (tent_cmp(&v[i - 1], &v[i]) <= 0)
+			continue;
+		tm_tent t = v[i];
+		size_t j = i;
+		while (j > 0 && tent_cmp(&v[j - 1], &t) > 0) {
+			v[j] = v[j - 1];
+			j--;
+		}
+		v[j] = t;
+	}
 	buf = malloc(size);
 	if (!buf) {
 		free(v);
@@ -787,7 +894,7 @@ static int write_dir(tm_state *s, tm_entry *d)
 	p = buf;
 	for (size_t i = 0; i < n; i++) {
 		if (i && !tent_cmp(&v[i - 1], &v[i]))
-			s->unsure = 1; /* two results for one name */
+			tm_unsure(s, "two results for one name");
 		uint32_t mode = v[i].st->mode;
 		char mbuf[8];
 		int ml = 0;
@@ -840,15 +947,17 @@ static int process_dir(tm_state *s, tm_entry *d)
 {
 	for (size_t i = 0; i < d->nkids; i++) {
 		tm_entry *k = d->kids[i];
-		if (k->removed || k->clean)
+		if (k->removed)
 			continue;
-		if (k->dirmask) {
-			if (!k->walked) {
-				s->unsure = 1;
-				continue;
-			}
-			if (process_dir(s, k) < 0)
-				return -1;
+		/* a collected directory gets its tree even when its entry was
+		 * resolved (a rename source at the path of a directory) */
+		if (k->dirmask && k->walked && process_dir(s, k) < 0)
+			return -1;
+		if (k->clean)
+			continue;
+		if (k->dirmask && !k->walked) {
+			tm_unsure(s, "unresolved directory not walked");
+			continue;
 		}
 		if (process_entry(s, k) < 0)
 			return -1;
@@ -880,6 +989,7 @@ int rq_treemerge(git_repository *repo, git_odb *odb, const rq_tm_config *cfg, rq
 	size_t nconf = conflicts->n;
 	int rc = -1;
 
+	rq_tm_cache_trim(cache);
 	memset(&s, 0, sizeof(s));
 	s.repo = repo;
 	s.odb = odb;
@@ -888,6 +998,7 @@ int rq_treemerge(git_repository *repo, git_odb *odb, const rq_tm_config *cfg, rq
 	s.err = err;
 	s.conflicts = conflicts;
 	s.write = 1;
+	rq_tm_cache_lend(cache, &s.arena);
 	state_init(&s);
 
 	s.root = tm_alloc(&s.arena, sizeof(*s.root));
@@ -912,11 +1023,11 @@ int rq_treemerge(git_repository *repo, git_odb *odb, const rq_tm_config *cfg, rq
 		goto unsure;
 	if (tm_detect_and_process_renames(&s) < 0)
 		goto out;
-	if (s.unsure)
+	if (s.unsure && !s.forced_conflict)
 		goto unsure;
-	if (process_dir(&s, s.root) < 0)
+	if (!s.unsure && process_dir(&s, s.root) < 0)
 		goto out;
-	if (s.unsure)
+	if (s.unsure && !s.forced_conflict)
 		goto unsure;
 	if (s.unclean || conflicts->n > nconf) {
 		if (conflicts->n == nconf && tm_add_conflict(&s, "", RQ_CONFLICT_RENAME) < 0)
@@ -942,6 +1053,6 @@ unsure:
 	}
 	rc = 2;
 out:
-	tm_arena_free(&s.arena);
+	rq_tm_cache_take_back(cache, &s.arena);
 	return rc;
 }

@@ -43,12 +43,16 @@ typedef struct rq_tm_config {
 typedef struct tm_chunk tm_chunk;
 typedef struct tm_arena {
 	tm_chunk *head;
+	tm_chunk *spare; /* chunks kept from an earlier merge */
 } tm_arena;
 
 void *tm_alloc(tm_arena *a, size_t n); /* zeroed; NULL when out of memory */
 char *tm_strndup(tm_arena *a, const char *s, size_t n);
 char *tm_strdup(tm_arena *a, const char *s);
 void tm_arena_free(tm_arena *a);
+/* Release the arena, returning up to keep_bytes of chunks for reuse. */
+tm_chunk *tm_arena_release(tm_arena *a, size_t keep_bytes);
+void tm_chunks_free(tm_chunk *c);
 
 /* ---- string-keyed map, insertion ordered ------------------------------ */
 
@@ -69,6 +73,9 @@ int tm_map_get(const tm_map *m, const char *key, intptr_t *val);
 int tm_map_has(const tm_map *m, const char *key);
 void tm_map_del(tm_map *m, const char *key);
 /* Iterate: for (i = 0; i < m->n; i++) if (!m->dead[i]) ... */
+
+/* The iteration order of git's hashmap for keys inserted in this order. */
+int tm_git_hash_order(const char *const *keys, size_t n, size_t *order);
 
 /* ---- merge state ----------------------------------------------------- */
 
@@ -97,8 +104,8 @@ struct tm_entry {
 	unsigned is_null : 1; /* merged result is absent */
 	unsigned walked : 1;  /* directory whose children were collected */
 	unsigned removed : 1; /* dropped from its directory (directory rename) */
-	unsigned moved_df : 1;
-	int conflict_kind; /* rq_conflict_kind, -1 none */
+	unsigned dirty : 3;   /* stages holding a conflicted merge (not reproduced) */
+	int conflict_kind;    /* rq_conflict_kind, -1 none */
 	tm_stage result;
 	tm_entry **kids;
 	size_t nkids, capkids;
@@ -108,7 +115,7 @@ typedef struct tm_pair {
 	const char *path0; /* the path where it was collected */
 	size_t seq;	   /* position when sorted stably */
 	const char *one;   /* source path (NULL: add) */
-	const char *two; /* destination path (NULL: delete) */
+	const char *two;   /* destination path (NULL: delete) */
 	tm_stage src, dst;
 	char status;	 /* 'A', 'D', 'R', 0 */
 	int side;	 /* set by collect_renames */
@@ -148,15 +155,18 @@ typedef struct tm_state {
 
 	int unclean; /* conflicts found outside the entries (rename phase) */
 	int unsure;  /* a case this code does not reproduce: fall back */
-	int oom;     /* out of memory was reported */
-	int write;   /* write blobs and trees (cleared after a conflict) */
+	const char *unsure_why;
+	int oom;	     /* out of memory was reported */
+	int forced_conflict; /* a conflict whatever else happens */
+	int write;	     /* write blobs and trees (cleared after a conflict) */
 } tm_state;
 
 /* rq_treemerge.c */
+void tm_unsure(tm_state *s, const char *why);
 tm_entry *tm_entry_get(tm_state *s, const char *path);
 int tm_add_conflict(tm_state *s, const char *path, int kind);
 /* tm_content_merge() *why: what made it unclean */
-enum { TM_CM_CONTENT = 1, TM_CM_BINARY = 2, TM_CM_MODE = 4, TM_CM_OTHER = 8 };
+enum { TM_CM_CONTENT = 1, TM_CM_BINARY = 2, TM_CM_MODE = 4, TM_CM_OTHER = 8, TM_CM_TEXT = 16 };
 int tm_content_merge(tm_state *s, const char *path, const tm_stage *o, const tm_stage *a,
 		     const tm_stage *b, tm_stage *result, int *clean, int *why);
 tm_entry *tm_entry_insert(tm_state *s, const char *path);
@@ -179,6 +189,10 @@ int rq_buffer_is_binary(const char *buf, size_t n);
 /* Similarity cache shared by the merges of one merger. */
 int rq_tm_cache_new(rq_tm_cache **out);
 void rq_tm_cache_free(rq_tm_cache *c);
+void rq_tm_cache_trim(rq_tm_cache *c);
+/* The arena memory kept by the cache, lent to a merge and taken back. */
+void rq_tm_cache_lend(rq_tm_cache *c, tm_arena *a);
+void rq_tm_cache_take_back(rq_tm_cache *c, tm_arena *a);
 
 /*
  * Merge. Returns 0 (clean, *out is the tree), 1 (conflicts listed), 2 (not

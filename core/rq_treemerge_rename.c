@@ -25,13 +25,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_SCORE 60000
-#define DEFAULT_RENAME_SCORE 30000
+#define MAX_SCORE	      60000
+#define DEFAULT_RENAME_SCORE  30000
 #define NUM_CANDIDATE_PER_DST 4
-#define HASHBASE 107927
-#define S_IFMT_ 0170000
-#define S_IFREG_ 0100000
-#define IS_REG(m) (((m) & S_IFMT_) == S_IFREG_)
+#define HASHBASE	      107927
+#define S_IFMT_		      0170000
+#define S_IFREG_	      0100000
+#define IS_REG(m)	      (((m)&S_IFMT_) == S_IFREG_)
 
 static const char UNKNOWN_DIR[] = "/";
 
@@ -56,6 +56,7 @@ typedef struct sim_ent {
 } sim_ent;
 
 struct rq_tm_cache {
+	tm_chunk *chunks; /* arena memory kept between merges */
 	sim_ent *v;
 	size_t n, cap;
 	uint32_t *tab;
@@ -71,11 +72,13 @@ int rq_tm_cache_new(rq_tm_cache **out)
 
 static void cache_clear(rq_tm_cache *c)
 {
+	tm_chunk *chunks = c->chunks;
 	for (size_t i = 0; i < c->n; i++)
 		free(c->v[i].spans);
 	free(c->v);
 	free(c->tab);
 	memset(c, 0, sizeof(*c));
+	c->chunks = chunks;
 }
 
 void rq_tm_cache_free(rq_tm_cache *c)
@@ -83,7 +86,19 @@ void rq_tm_cache_free(rq_tm_cache *c)
 	if (!c)
 		return;
 	cache_clear(c);
+	tm_chunks_free(c->chunks);
 	free(c);
+}
+
+void rq_tm_cache_lend(rq_tm_cache *c, tm_arena *a)
+{
+	a->spare = c->chunks;
+	c->chunks = NULL;
+}
+
+void rq_tm_cache_take_back(rq_tm_cache *c, tm_arena *a)
+{
+	c->chunks = tm_arena_release(a, 16u << 20);
 }
 
 static uint32_t oidhash(const git_oid *id)
@@ -93,25 +108,32 @@ static uint32_t oidhash(const git_oid *id)
 	return h;
 }
 
-/* The cache entry for a blob (created on demand); NULL out of memory. */
-static sim_ent *cache_ent(rq_tm_cache *c, const git_oid *id)
+/* Bound the cache between merges (never during one: entries are used by
+ * index while a merge runs). */
+void rq_tm_cache_trim(rq_tm_cache *c)
+{
+	if (c->n >= 65536 || c->bytes > (64u << 20))
+		cache_clear(c);
+}
+
+/* The index of the cache entry for a blob (created on demand); -1 out of
+ * memory. Entries move when the cache grows: keep indices, not pointers. */
+static long cache_ent(rq_tm_cache *c, const git_oid *id)
 {
 	if (c->tabsz) {
 		size_t mask = c->tabsz - 1, i = oidhash(id) & mask;
 		while (c->tab[i]) {
 			sim_ent *e = &c->v[c->tab[i] - 1];
 			if (git_oid_equal(&e->oid, id))
-				return e;
+				return (long)(c->tab[i] - 1);
 			i = (i + 1) & mask;
 		}
 	}
-	if (c->n >= 65536 || c->bytes > (64u << 20))
-		cache_clear(c);
 	if (c->n == c->cap) {
 		size_t ncap = c->cap ? c->cap * 2 : 64;
 		sim_ent *nv = realloc(c->v, ncap * sizeof(*nv));
 		if (!nv)
-			return NULL;
+			return -1;
 		c->v = nv;
 		c->cap = ncap;
 	}
@@ -119,7 +141,7 @@ static sim_ent *cache_ent(rq_tm_cache *c, const git_oid *id)
 		size_t tabsz = c->tabsz ? c->tabsz * 2 : 128;
 		uint32_t *tab = calloc(tabsz, sizeof(*tab));
 		if (!tab)
-			return NULL;
+			return -1;
 		for (size_t k = 0; k < c->n; k++) {
 			size_t i = oidhash(&c->v[k].oid) & (tabsz - 1);
 			while (tab[i])
@@ -139,7 +161,7 @@ static sim_ent *cache_ent(rq_tm_cache *c, const git_oid *id)
 			i = (i + 1) & (c->tabsz - 1);
 		c->tab[i] = (uint32_t)c->n;
 	}
-	return e;
+	return (long)(c->n - 1);
 }
 
 static int span_cmp(const void *a_, const void *b_)
@@ -244,8 +266,8 @@ static int blob_spans(tm_state *s, sim_ent *e)
 		return 0;
 	if (tm_read_blob(s, &e->oid, &b) < 0)
 		return -1;
-	if (hash_chars(git_blob_rawcontent(b), (size_t)git_blob_rawsize(b), &e->spans,
-		       &e->nspans) < 0) {
+	if (hash_chars(git_blob_rawcontent(b), (size_t)git_blob_rawsize(b), &e->spans, &e->nspans) <
+	    0) {
 		git_blob_free(b);
 		return nomem(s);
 	}
@@ -261,36 +283,25 @@ static int blob_spans(tm_state *s, sim_ent *e)
 static int estimate_similarity(tm_state *s, const tm_stage *src, const tm_stage *dst,
 			       int minimum_score)
 {
-	sim_ent *es, *ed;
+	rq_tm_cache *c = s->cache;
+	long is, id;
 	unsigned long max_size, base_size, delta_size, sc = 0;
 
 	if (!IS_REG(src->mode) || !IS_REG(dst->mode))
 		return 0;
-	if (!(es = cache_ent(s->cache, &src->oid)) || !(ed = cache_ent(s->cache, &dst->oid)))
+	if ((is = cache_ent(c, &src->oid)) < 0 || (id = cache_ent(c, &dst->oid)) < 0)
 		return nomem(s);
-	/* cache_ent() may move entries: look them up again after each call */
-	if (blob_size(s, es) < 0)
+	if (blob_size(s, &c->v[is]) < 0 || blob_size(s, &c->v[id]) < 0)
 		return -1;
-	ed = cache_ent(s->cache, &dst->oid);
-	if (!ed || blob_size(s, ed) < 0)
-		return ed ? -1 : nomem(s);
-	es = cache_ent(s->cache, &src->oid);
-	if (!es)
-		return nomem(s);
-	max_size = es->size > ed->size ? es->size : ed->size;
-	base_size = es->size < ed->size ? es->size : ed->size;
+	max_size = c->v[is].size > c->v[id].size ? c->v[is].size : c->v[id].size;
+	base_size = c->v[is].size < c->v[id].size ? c->v[is].size : c->v[id].size;
 	delta_size = max_size - base_size;
 	if (max_size * (MAX_SCORE - minimum_score) < delta_size * MAX_SCORE)
 		return 0;
-	if (blob_spans(s, es) < 0)
+	if (blob_spans(s, &c->v[is]) < 0 || blob_spans(s, &c->v[id]) < 0)
 		return -1;
-	ed = cache_ent(s->cache, &dst->oid);
-	if (!ed || blob_spans(s, ed) < 0)
-		return ed ? -1 : nomem(s);
-	es = cache_ent(s->cache, &src->oid);
-	if (!es)
-		return nomem(s);
 	{
+		const sim_ent *es = &c->v[is], *ed = &c->v[id];
 		const span *a = es->spans, *ae = es->spans + es->nspans;
 		const span *d = ed->spans, *de = ed->spans + ed->nspans;
 		for (; a < ae; a++) {
@@ -301,9 +312,9 @@ static int estimate_similarity(tm_state *s, const tm_stage *src, const tm_stage 
 				dst_cnt = (d++)->cnt;
 			sc += a->cnt < dst_cnt ? a->cnt : dst_cnt;
 		}
+		if (!ed->size)
+			return 0;
 	}
-	if (!ed->size)
-		return 0;
 	return (int)(sc * MAX_SCORE / max_size);
 }
 
@@ -339,9 +350,9 @@ typedef struct rn {
 
 static int is_empty_blob(const git_oid *id)
 {
-	static const unsigned char empty[GIT_OID_RAWSZ] = {
-	    0xe6, 0x9d, 0xe2, 0x9b, 0xb2, 0xd1, 0xd6, 0x43, 0x4b, 0x8b,
-	    0x29, 0xae, 0x77, 0x5a, 0xd8, 0xc2, 0xe4, 0x8c, 0x53, 0x91};
+	static const unsigned char empty[GIT_OID_RAWSZ] = {0xe6, 0x9d, 0xe2, 0x9b, 0xb2, 0xd1, 0xd6,
+							   0x43, 0x4b, 0x8b, 0x29, 0xae, 0x77, 0x5a,
+							   0xd8, 0xc2, 0xe4, 0x8c, 0x53, 0x91};
 	return !memcmp(id->id, empty, GIT_OID_RAWSZ);
 }
 
@@ -404,7 +415,8 @@ static int increment_count(rn *r, const char *old_dir, const char *new_dir)
 	if (tm_map_get(counts, new_dir, &v))
 		return tm_map_put(counts, new_dir, v + 1) < 0 ? nomem(s) : 0;
 	{
-		char *key = new_dir == UNKNOWN_DIR ? (char *)UNKNOWN_DIR : tm_strdup(&s->arena, new_dir);
+		char *key =
+		    new_dir == UNKNOWN_DIR ? (char *)UNKNOWN_DIR : tm_strdup(&s->arena, new_dir);
 		if (!key || tm_map_put(counts, key, 1) < 0)
 			return nomem(s);
 	}
@@ -471,19 +483,25 @@ static int update_dir_rename_counts(rn *r, tm_map *dirs_removed, const char *old
 	return 0;
 }
 
-static const char *get_highest_rename_path(const tm_map *counts)
+/* The first highest count in git's hash-table order (ties matter). */
+static int get_highest_rename_path(tm_state *s, const tm_map *counts, const char **best)
 {
 	intptr_t highest = 0;
-	const char *best = NULL;
-	for (size_t i = 0; i < counts->n; i++) {
+	size_t *order = counts->n ? tm_alloc(&s->arena, counts->n * sizeof(*order)) : NULL;
+
+	*best = NULL;
+	if (counts->n && (!order || tm_git_hash_order(counts->keys, counts->n, order) < 0))
+		return nomem(s);
+	for (size_t o = 0; o < counts->n; o++) {
+		size_t i = order[o];
 		if (counts->dead[i])
 			continue;
 		if (counts->vals[i] > highest) {
 			highest = counts->vals[i];
-			best = counts->keys[i];
+			*best = counts->keys[i];
 		}
 	}
-	return best;
+	return 0;
 }
 
 static int initialize_dir_rename_info(rn *r, tm_map *dirs_removed)
@@ -509,7 +527,8 @@ static int initialize_dir_rename_info(rn *r, tm_map *dirs_removed)
 		const char *best;
 		if (drc->dead[i])
 			continue;
-		best = get_highest_rename_path((tm_map *)drc->vals[i]);
+		if (get_highest_rename_path(s, (tm_map *)drc->vals[i], &best) < 0)
+			return -1;
 		if (best && tm_map_put(&r->info.dir_rename_guess, drc->keys[i], (intptr_t)best) < 0)
 			return nomem(s);
 	}
@@ -778,34 +797,51 @@ static int diffcore_rename(tm_state *s, int side)
 	if (!r.ndst || !r.nsrc)
 		goto cleanup;
 
-	/* exact renames */
-	for (size_t i = 0; i < r.ndst; i++) {
-		const tm_stage *target = &r.dst[i].p->dst;
-		long best = -1;
-		int best_score = -1, left = 100;
-		for (size_t j = 0; j < r.nsrc; j++) {
-			const tm_pair *sp = r.src[j].p;
-			int score;
-			if (!git_oid_equal(&sp->src.oid, &target->oid))
-				continue;
-			if ((!IS_REG(sp->src.mode) || !IS_REG(target->mode)) &&
-			    sp->src.mode != target->mode)
-				continue;
-			if (sp->rename_used)
-				continue;
-			score = 1 + basename_same(sp->one, r.dst[i].p->two);
-			if (score > best_score) {
-				best = (long)j;
-				best_score = score;
-				if (score == 2)
+	/* exact renames: sources by blob id, each chain in source order */
+	{
+		size_t nb = 16;
+		long *head, *next;
+		while (nb < r.nsrc * 2)
+			nb <<= 1;
+		head = tm_alloc(&s->arena, nb * sizeof(*head));
+		next = tm_alloc(&s->arena, r.nsrc * sizeof(*next));
+		if (!head || !next)
+			return nomem(s);
+		for (size_t b = 0; b < nb; b++)
+			head[b] = -1;
+		for (size_t j = r.nsrc; j-- > 0;) {
+			size_t b = oidhash(&r.src[j].p->src.oid) & (nb - 1);
+			next[j] = head[b];
+			head[b] = (long)j;
+		}
+		for (size_t i = 0; i < r.ndst; i++) {
+			const tm_stage *target = &r.dst[i].p->dst;
+			long best = -1;
+			int best_score = -1, left = 100;
+			for (long j = head[oidhash(&target->oid) & (nb - 1)]; j >= 0; j = next[j]) {
+				const tm_pair *sp = r.src[j].p;
+				int score;
+				if (!git_oid_equal(&sp->src.oid, &target->oid))
+					continue;
+				if ((!IS_REG(sp->src.mode) || !IS_REG(target->mode)) &&
+				    sp->src.mode != target->mode)
+					continue;
+				if (sp->rename_used)
+					continue;
+				score = 1 + basename_same(sp->one, r.dst[i].p->two);
+				if (score > best_score) {
+					best = j;
+					best_score = score;
+					if (score == 2)
+						break;
+				}
+				if (!--left)
 					break;
 			}
-			if (!--left)
-				break;
-		}
-		if (best >= 0) {
-			record_rename_pair(&r, i, (size_t)best);
-			rename_count++;
+			if (best >= 0) {
+				record_rename_pair(&r, i, (size_t)best);
+				rename_count++;
+			}
 		}
 	}
 
@@ -848,14 +884,15 @@ static int diffcore_rename(tm_state *s, int side)
 				m[j].dst = -1;
 			for (size_t j = 0; j < r.nsrc; j++) {
 				diff_score this_src;
-				int score = estimate_similarity(s, &r.src[j].p->src, &r.dst[i].p->dst,
-								minimum_score);
+				int score = estimate_similarity(s, &r.src[j].p->src,
+								&r.dst[i].p->dst, minimum_score);
 				if (score < 0) {
 					free(mx);
 					return -1;
 				}
 				this_src.score = score;
-				this_src.name_score = basename_same(r.src[j].p->one, r.dst[i].p->two);
+				this_src.name_score =
+				    basename_same(r.src[j].p->one, r.dst[i].p->two);
 				this_src.dst = (long)i;
 				this_src.src = (long)j;
 				this_src.order = 0;
@@ -1062,7 +1099,8 @@ static int compute_collisions(tm_state *s, tm_map *collisions, const tm_map *dir
 			ci->sources = nv;
 			ci->cap = ncap;
 		}
-		memmove(&ci->sources[pos + 1], &ci->sources[pos], (ci->n - pos) * sizeof(*ci->sources));
+		memmove(&ci->sources[pos + 1], &ci->sources[pos],
+			(ci->n - pos) * sizeof(*ci->sources));
 		ci->sources[pos] = p->two;
 		ci->n++;
 	}
@@ -1091,7 +1129,7 @@ static char *handle_path_level_conflicts(tm_state *s, const char *path, int side
 		return NULL;
 	}
 	if (!tm_map_get(collisions, new_path, &v)) {
-		s->unsure = 1;
+		tm_unsure(s, "directory rename without a collision record");
 		return NULL;
 	}
 	ci = (collision_info *)v;
@@ -1136,16 +1174,36 @@ static char *check_for_directory_rename(tm_state *s, const char *path, int side_
 }
 
 /* Move the entry of pair->two to new_path (creating parent directories). */
+/*
+ * A directory rename meets a state merge-ort does not handle cleanly (it
+ * asserts, or leaves entries it then mishandles). With
+ * merge.directoryRenames=conflict the moved path is a conflict whatever
+ * happens next, so say so; with =true, fall back.
+ */
+static int dir_rename_trouble(tm_state *s, const char *new_path, int df, const char *why)
+{
+	tm_entry *at = tm_entry_get(s, new_path);
+	/* with =true, an entry that is also a directory, or a file moved onto
+	 * a directory, ends in a file/directory conflict (or git dies);
+	 * anything else is left to the fallback */
+	if (s->cfg->dir_renames == RQ_TM_DIRREN_TRUE && !df && !(at && at->dirmask && !at->clean)) {
+		tm_unsure(s, why);
+		return 0;
+	}
+	s->unclean = 1;
+	s->forced_conflict = 1;
+	return tm_add_conflict(s, new_path, RQ_CONFLICT_DIR_RENAME);
+}
+
 static int apply_directory_rename_modifications(tm_state *s, tm_pair *pair, char *new_path)
 {
 	tm_entry *ci = tm_entry_get(s, pair->two), *new_ci, *dir;
 	const char *slash;
 
 	if (!ci || ci->clean || ci->removed || (ci->filemask != 2 && ci->filemask != 4) ||
-	    ci->dirmask) {
-		s->unsure = 1;
-		return 0;
-	}
+	    ci->dirmask)
+		return dir_rename_trouble(s, new_path, ci && ci->dirmask,
+					  "dir rename of an unexpected entry");
 	/* parent directories missing from paths */
 	slash = strrchr(new_path, '/');
 	if (slash) {
@@ -1158,8 +1216,8 @@ static int apply_directory_rename_modifications(tm_state *s, tm_pair *pair, char
 			char *p = parent;
 			for (;;) {
 				char *sl = strchr(p, '/');
-				char *prefix = tm_strndup(&s->arena, parent,
-							  sl ? (size_t)(sl - parent) : strlen(parent));
+				char *prefix = tm_strndup(
+				    &s->arena, parent, sl ? (size_t)(sl - parent) : strlen(parent));
 				tm_entry *d;
 				if (!prefix)
 					return nomem(s);
@@ -1171,8 +1229,8 @@ static int apply_directory_rename_modifications(tm_state *s, tm_pair *pair, char
 					d->dirmask = ci->filemask;
 					d->is_null = 1;
 				} else if (d->clean || !d->walked) {
-					s->unsure = 1;
-					return 0;
+					return dir_rename_trouble(s, new_path, 0,
+								  "dir rename into a resolved dir");
 				}
 				if (!sl)
 					break;
@@ -1180,8 +1238,7 @@ static int apply_directory_rename_modifications(tm_state *s, tm_pair *pair, char
 			}
 			dir = tm_entry_get(s, parent);
 		} else if (dir->clean || !dir->walked || dir->removed) {
-			s->unsure = 1;
-			return 0;
+			return dir_rename_trouble(s, new_path, 0, "dir rename into a resolved dir");
 		}
 	} else {
 		dir = s->root;
@@ -1212,10 +1269,9 @@ static int apply_directory_rename_modifications(tm_state *s, tm_pair *pair, char
 		ci = moved;
 	} else {
 		int index;
-		if (new_ci->clean || (new_ci->filemask & ci->filemask)) {
-			s->unsure = 1;
-			return 0;
-		}
+		if (new_ci->clean || (new_ci->filemask & ci->filemask))
+			return dir_rename_trouble(s, new_path, 0,
+						  "dir rename onto a resolved path");
 		new_ci->filemask |= ci->filemask;
 		if (new_ci->dirmask)
 			new_ci->df_conflict = 1;
@@ -1296,7 +1352,7 @@ static int process_renames(tm_state *s, tm_pairs *renames)
 			tm_entry *base = oldinfo, *side1 = tm_entry_get(s, p1),
 				 *side2 = tm_entry_get(s, p2);
 			if (!side1 || !side2 || side1->clean || side2->clean) {
-				s->unsure = 1;
+				tm_unsure(s, "rename/rename of resolved entries");
 				return 0;
 			}
 			if (!strcmp(p1, p2)) {
@@ -1316,7 +1372,7 @@ static int process_renames(tm_state *s, tm_pairs *renames)
 			continue;
 		}
 		if (!newinfo || newinfo->clean) {
-			s->unsure = 1;
+			tm_unsure(s, "rename onto a resolved entry");
 			return 0;
 		}
 		target_index = pair->side;
@@ -1324,13 +1380,13 @@ static int process_renames(tm_state *s, tm_pairs *renames)
 		old_sidemask = 1u << other_source_index;
 		source_deleted = oldinfo->filemask == 1;
 		collision = (newinfo->filemask & old_sidemask) != 0;
-		type_changed = !source_deleted &&
-			       (IS_REG(oldinfo->stages[other_source_index].mode) !=
-				IS_REG(newinfo->stages[target_index].mode));
+		type_changed =
+		    !source_deleted && (IS_REG(oldinfo->stages[other_source_index].mode) !=
+					IS_REG(newinfo->stages[target_index].mode));
 		if (type_changed && collision)
 			collision = 0;
 		if (!source_deleted && !(oldinfo->filemask & old_sidemask)) {
-			s->unsure = 1;
+			tm_unsure(s, "rename source missing on the other side");
 			return 0;
 		}
 		if (collision && !source_deleted) {
@@ -1341,16 +1397,20 @@ static int process_renames(tm_state *s, tm_pairs *renames)
 			const tm_entry *side_a = target_index == 1 ? newinfo : oldinfo;
 			const tm_entry *side_b = target_index == 2 ? newinfo : oldinfo;
 			memset(&merged, 0, sizeof(merged));
-			if ((side_a->stages[1].mode & S_IFMT_) != (side_b->stages[2].mode & S_IFMT_)) {
-				s->unsure = 1;
+			if ((side_a->stages[1].mode & S_IFMT_) !=
+			    (side_b->stages[2].mode & S_IFMT_)) {
+				tm_unsure(s, "rename/add of different kinds");
 				return 0;
 			}
 			if (tm_content_merge(s, oldpath, &oldinfo->stages[0], &side_a->stages[1],
 					     &side_b->stages[2], &merged, &clean, &why) < 0)
 				return -1;
 			newinfo->stages[target_index] = merged;
-			if (!clean)
-				mark(s, newinfo, RQ_CONFLICT_RENAME);
+			/* merge-ort puts the conflicted text (with markers) there
+			 * and lets the path resolve as usual; that text is not
+			 * reproduced here, so the path must not depend on it */
+			if (!clean && (why & TM_CM_TEXT))
+				newinfo->dirty |= 1u << target_index;
 		} else if (collision && source_deleted) {
 			mark(s, newinfo, RQ_CONFLICT_RENAME_DELETE);
 		} else {

@@ -16,7 +16,7 @@ struct tm_chunk {
 	max_align_t data[];
 };
 
-#define TM_CHUNK_SIZE (64 * 1024)
+#define TM_CHUNK_SIZE (256 * 1024)
 
 void *tm_alloc(tm_arena *a, size_t n)
 {
@@ -28,9 +28,13 @@ void *tm_alloc(tm_arena *a, size_t n)
 		n = align;
 	if (!c || c->size - c->used < n) {
 		size_t size = n > TM_CHUNK_SIZE / 4 ? n : TM_CHUNK_SIZE;
-		tm_chunk *nc = malloc(sizeof(*nc) + size);
-		if (!nc)
+		tm_chunk *nc;
+		if (size == TM_CHUNK_SIZE && a->spare) {
+			nc = a->spare;
+			a->spare = nc->next;
+		} else if (!(nc = malloc(sizeof(*nc) + size))) {
 			return NULL;
+		}
 		nc->size = size;
 		nc->used = 0;
 		if (c && size != TM_CHUNK_SIZE) {
@@ -64,15 +68,44 @@ char *tm_strdup(tm_arena *a, const char *s)
 	return tm_strndup(a, s, strlen(s));
 }
 
-void tm_arena_free(tm_arena *a)
+/* Keep up to keep_bytes of standard chunks for the next merge (page faults
+ * on fresh memory are a large part of a small merge); free the rest. */
+tm_chunk *tm_arena_release(tm_arena *a, size_t keep_bytes)
 {
-	tm_chunk *c = a->head;
+	tm_chunk *lists[2] = {a->head, a->spare}, *kept = NULL;
+	size_t total = 0;
+	for (int l = 0; l < 2; l++) {
+		tm_chunk *c = lists[l];
+		while (c) {
+			tm_chunk *next = c->next;
+			if (c->size == TM_CHUNK_SIZE && total + c->size <= keep_bytes) {
+				c->next = kept;
+				kept = c;
+				total += c->size;
+			} else {
+				free(c);
+			}
+			c = next;
+		}
+	}
+	a->head = a->spare = NULL;
+	return kept;
+}
+
+void tm_chunks_free(tm_chunk *c)
+{
 	while (c) {
 		tm_chunk *next = c->next;
 		free(c);
 		c = next;
 	}
-	a->head = NULL;
+}
+
+void tm_arena_free(tm_arena *a)
+{
+	tm_chunks_free(a->head);
+	tm_chunks_free(a->spare);
+	a->head = a->spare = NULL;
 }
 
 static uint32_t strhash(const char *s)
@@ -195,4 +228,77 @@ int rq_buffer_is_binary(const char *buf, size_t n)
 	if (n > 8000)
 		n = 8000;
 	return memchr(buf, 0, n) != NULL;
+}
+
+/*
+ * The order in which git's hashmap (hashmap.c, as used by strmap and
+ * strintmap) iterates keys inserted in the given order: buckets by
+ * strhash() (FNV-1) modulo a table of 64 slots growing 4x past 80% load,
+ * each bucket newest first, rehashing reversing chains. Some merge-ort
+ * results depend on that order (ties); order[] receives the key indices.
+ */
+static uint32_t git_strhash(const char *s)
+{
+	uint32_t c, hash = 0x811c9dc5u;
+	while ((c = (unsigned char)*s++))
+		hash = (hash * 0x01000193u) ^ c;
+	return hash;
+}
+
+int tm_git_hash_order(const char *const *keys, size_t n, size_t *order)
+{
+	size_t tablesize = 64, grow_at = 64 * 80 / 100;
+	long *table = malloc(tablesize * sizeof(*table));
+	long *next = malloc((n ? n : 1) * sizeof(*next));
+	uint32_t *hash = malloc((n ? n : 1) * sizeof(*hash));
+	size_t k = 0;
+
+	if (!table || !next || !hash) {
+		free(table);
+		free(next);
+		free(hash);
+		return -1;
+	}
+	for (size_t i = 0; i < tablesize; i++)
+		table[i] = -1;
+	for (size_t i = 0; i < n; i++) {
+		size_t b;
+		hash[i] = git_strhash(keys[i]);
+		b = hash[i] & (tablesize - 1);
+		next[i] = table[b];
+		table[b] = (long)i;
+		if (i + 1 > grow_at) {
+			size_t newsize = tablesize << 2;
+			long *nt = malloc(newsize * sizeof(*nt));
+			if (!nt) {
+				free(table);
+				free(next);
+				free(hash);
+				return -1;
+			}
+			for (size_t j = 0; j < newsize; j++)
+				nt[j] = -1;
+			for (size_t j = 0; j < tablesize; j++) {
+				long e = table[j];
+				while (e >= 0) {
+					long nx = next[e];
+					size_t nb = hash[e] & (newsize - 1);
+					next[e] = nt[nb];
+					nt[nb] = e;
+					e = nx;
+				}
+			}
+			free(table);
+			table = nt;
+			tablesize = newsize;
+			grow_at = (size_t)((uint64_t)newsize * 80 / 100);
+		}
+	}
+	for (size_t b = 0; b < tablesize; b++)
+		for (long e = table[b]; e >= 0; e = next[e])
+			order[k++] = (size_t)e;
+	free(table);
+	free(next);
+	free(hash);
+	return 0;
 }
