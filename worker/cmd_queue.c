@@ -14,20 +14,6 @@
 #include "rq_job.h"
 #include "rq_queue.h"
 
-static long long wall_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static long long mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static const char submit_usage[] =
     "usage: replayq submit [--redis=URL] [--queue=Q] [--force] [--no-validate]\n"
     "                      [--wait[=SECONDS]] [FILE|-]\n"
@@ -194,7 +180,7 @@ int cmd_submit(int argc, char **argv)
 		rq_redis_free(r);
 		return 2;
 	}
-	snprintf(reply, sizeof(reply), "submit-%ld-%lld", (long)getpid(), wall_ms());
+	snprintf(reply, sizeof(reply), "submit-%ld-%lld", (long)getpid(), rq_wall_ms());
 	pend = calloc(json_array_size(jobs) + 1, sizeof(*pend));
 	json_array_foreach(jobs, i, job)
 	{
@@ -213,7 +199,7 @@ int cmd_submit(int argc, char **argv)
 			continue;
 		}
 		if (!json_object_get(job, "submitted_at"))
-			json_object_set_new(job, "submitted_at", json_integer(wall_ms()));
+			json_object_set_new(job, "submitted_at", json_integer(rq_wall_ms()));
 		if (waiting && !json_object_get(job, "reply_to")) {
 			json_object_set_new(job, "reply_to", json_string(reply));
 			own = 1;
@@ -256,9 +242,9 @@ int cmd_submit(int argc, char **argv)
 		npend++;
 	}
 	if (waiting) {
-		long long deadline = mono_ms() + wait_s * 1000;
+		long long deadline = rq_mono_ms() + wait_s * 1000;
 		size_t left = npend;
-		while (left && mono_ms() < deadline) {
+		while (left && rq_mono_ms() < deadline) {
 			char *res = NULL;
 			/* results that do not come to our list: poll their keys */
 			for (size_t k = 0; k < npend; k++) {

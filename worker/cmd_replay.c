@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cmds.h"
+#include "opts.h"
 #include "rq_objdir.h"
 #include "rq_replay.h"
 #include "rq_result_json.h"
@@ -57,26 +58,6 @@ typedef struct cli {
 	size_t nrevs;
 } cli;
 
-/* Match "--name=value" or "--name value"; 1 matched, 0 not, -1 missing value. */
-static int opt_value(int argc, char **argv, int *i, const char *name, const char **out)
-{
-	const char *a = argv[*i] + 2;
-	size_t n = strlen(name);
-
-	if (strncmp(a, name, n) != 0)
-		return 0;
-	if (a[n] == '=') {
-		*out = a + n + 1;
-		return 1;
-	}
-	if (a[n] != '\0')
-		return 0;
-	if (*i + 1 >= argc)
-		return -1;
-	*out = argv[++*i];
-	return 1;
-}
-
 static int parse_args(int argc, char **argv, cli *c)
 {
 	static const char *const names[] = {"onto",	  "advance", "revert", "ref",
@@ -116,7 +97,7 @@ static int parse_args(int argc, char **argv, cli *c)
 			const char **slots[] = {&c->onto,	&c->advance, &c->revert, &c->ref,
 						&c->ref_action, &c->empty,   &c->format, &c->jobs};
 			for (size_t k = 0; k < sizeof(names) / sizeof(names[0]) && !matched; k++) {
-				int r = opt_value(argc, argv, &i, names[k], slots[k]);
+				int r = rq_opt_value(argc, argv, &i, names[k], slots[k]);
 				if (r < 0)
 					return usage_error("option `%s' requires a value",
 							   names[k]);

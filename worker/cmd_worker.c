@@ -49,20 +49,6 @@ static void install_signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
-static long long wall_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static long long mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int default_jobs(void)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -226,7 +212,7 @@ static int store(wctx *w, task *t)
 	}
 	json_t *f = log_fields(t);
 	json_object_set_new(f, "status", json_string(t->status));
-	json_object_set_new(f, "ms", json_integer(t->started ? mono_ms() - t->started : 0));
+	json_object_set_new(f, "ms", json_integer(t->started ? rq_mono_ms() - t->started : 0));
 	if (rc == 1)
 		json_object_set_new(f, "duplicate", json_true());
 	if (t->dead_reason)
@@ -345,7 +331,7 @@ static void handle_msg(wctx *w, rq_msg *m)
 	}
 	t->msg = *m;
 	memset(m, 0, sizeof(*m));
-	t->started = mono_ms();
+	t->started = rq_mono_ms();
 	id = t->msg.id && rq_job_id_valid(t->msg.id) ? t->msg.id : t->msg.sid;
 	if (t->msg.job)
 		t->reply_to = job_reply_to(t->msg.job, t->msg.job_len);
@@ -439,10 +425,10 @@ static void heartbeat(wctx *w, int ttl)
 			close(fd);
 		}
 	}
-	o = json_pack("{s:I, s:s, s:i, s:i, s:I, s:I, s:I}", "time", (json_int_t)(wall_ms() / 1000),
-		      "host", host, "pid", (int)getpid(), "running", rq_pool_running(w->pool), "ok",
-		      (json_int_t)w->done_ok, "conflict", (json_int_t)w->done_conflict, "error",
-		      (json_int_t)w->done_error);
+	o = json_pack("{s:I, s:s, s:i, s:i, s:I, s:I, s:I}", "time",
+		      (json_int_t)(rq_wall_ms() / 1000), "host", host, "pid", (int)getpid(),
+		      "running", rq_pool_running(w->pool), "ok", (json_int_t)w->done_ok, "conflict",
+		      (json_int_t)w->done_conflict, "error", (json_int_t)w->done_error);
 	s = o ? json_dumps(o, JSON_COMPACT) : NULL;
 	json_decref(o);
 	if (s && rq_queue_heartbeat(w->q, w->name, s, ttl, &err) < 0)
@@ -651,7 +637,7 @@ int cmd_worker(int argc, char **argv)
 			 "jobs", w.nrunning_cap, "visibility_s", (json_int_t)vis));
 
 	for (;;) {
-		long long now = mono_ms();
+		long long now = rq_mono_ms();
 		if (stop_requested && !drain_deadline) {
 			drain_deadline = now + grace * 1000;
 			rq_log(RQ_LOG_INFO, "draining",

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 int rq_opt_value(int argc, char **argv, int *i, const char *name, const char **out)
 {
@@ -25,6 +26,20 @@ int rq_opt_value(int argc, char **argv, int *i, const char *name, const char **o
 		return -1;
 	*out = argv[++*i];
 	return 1;
+}
+
+long long rq_wall_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+long long rq_mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 const char *rq_env_or(const char *var, const char *def)

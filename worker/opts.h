@@ -11,6 +11,10 @@
 /* Match option `name` at argv[*i]; 1 matched (value in *out), 0 not, -1 missing value. */
 int rq_opt_value(int argc, char **argv, int *i, const char *name, const char **out);
 
+/* Milliseconds: wall clock (since the epoch) and monotonic. */
+long long rq_wall_ms(void);
+long long rq_mono_ms(void);
+
 /* An environment variable or a default. */
 const char *rq_env_or(const char *var, const char *def);
 
