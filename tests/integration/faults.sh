@@ -6,9 +6,9 @@
 # the full file system, is an error that changed nothing), git fsck passes
 # everywhere, no temporary object directory remains, and no ref moved that
 # a result did not report. RQ_FAULT_JOBS sets the batch size (bench/faults
-# runs 500); RQ_FAULT_SEED the random moments.
+# runs 500; the suite 60); RQ_FAULT_SEED the random moments.
 . "$(dirname "$0")/../lib.sh"
-N=${RQ_FAULT_JOBS:-100}
+N=${RQ_FAULT_JOBS:-60}
 RANDOM=${RQ_FAULT_SEED:-7}
 ROOT=$T/root
 mkdir -p "$ROOT"
