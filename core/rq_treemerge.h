@@ -150,15 +150,13 @@ typedef struct tm_state {
 	tm_map possible_trivial[3]; /* deferred dirs -> dir_rename_mask */
 	unsigned trivial_okay[3];
 	unsigned dir_rename_mask;
-	int needed_limit;
-	int rename11; /* a rename/rename(1to1) was seen */
 
-	int unclean; /* conflicts found outside the entries (rename phase) */
-	int unsure;  /* a case this code does not reproduce: fall back */
-	const char *unsure_why;
-	int oom;	     /* out of memory was reported */
-	int forced_conflict; /* a conflict whatever else happens */
-	int write;	     /* write blobs and trees (cleared after a conflict) */
+	int unclean;		/* conflicts found outside the entries (rename phase) */
+	int unsure;		/* a case this code does not reproduce: fall back */
+	const char *unsure_why; /* the first reason (for a debugger) */
+	int oom;		/* out of memory was reported */
+	int forced_conflict;	/* a conflict whatever else happens */
+	int write;		/* write blobs and trees (cleared after a conflict) */
 } tm_state;
 
 /* rq_treemerge.c */

@@ -869,7 +869,6 @@ static int diffcore_rename(tm_state *s, int side)
 			goto cleanup;
 		if ((uint64_t)num_destinations * (uint64_t)num_sources >
 		    (uint64_t)rename_limit * (uint64_t)rename_limit) {
-			s->needed_limit = 1;
 			goto cleanup;
 		}
 		mx = calloc(NUM_CANDIDATE_PER_DST * num_destinations, sizeof(*mx));
@@ -1361,7 +1360,6 @@ static int process_renames(tm_state *s, tm_pairs *renames)
 				side1->pathnames[0] = oldpath;
 				base->is_null = 1;
 				base->clean = 1;
-				s->rename11 = 1;
 				i++;
 				continue;
 			}
