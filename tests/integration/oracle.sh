@@ -64,7 +64,7 @@
 #   RQ_ORACLE_VERBOSE=1       one line per seed
 . "$(dirname "$0")/../lib.sh"
 
-SEEDS=${RQ_ORACLE_SEEDS:-150}
+SEEDS=${RQ_ORACLE_SEEDS:-100}
 FIRST=${RQ_ORACLE_FIRST:-1}
 ALL=${RQ_ORACLE_ALL:-0}
 DIRREN=${RQ_ORACLE_DIR_RENAMES:-$ALL}

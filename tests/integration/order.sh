@@ -47,7 +47,7 @@
 #                               adds a detached HEAD when --contained).
 . "$(dirname "$0")/../lib.sh"
 
-SEEDS=${RQ_ORDER_SEEDS:-30}
+SEEDS=${RQ_ORDER_SEEDS:-20}
 FIRST=${RQ_ORDER_FIRST:-1}
 DETACHED=${RQ_ORDER_DETACHED_HEAD:-0}
 POOL=(alpha beta topic/one topic/two zeta m feature-9 Upper z/last x)
