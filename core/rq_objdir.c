@@ -3,6 +3,7 @@
  * end of a replay.
  */
 #include "rq_objdir.h"
+#include "rq_memodb.h"
 
 #include <git2/sys/odb_backend.h>
 #include <git2/sys/repository.h>
@@ -24,9 +25,10 @@
 
 struct rq_objdir {
 	git_repository *repo;
-	git_odb *orig_odb;	      /* the repository's own database, restored at the end */
-	git_odb *odb;		      /* ours: repository + temporary directory */
-	git_odb_backend *tmp_backend; /* owned by odb */
+	git_odb *orig_odb;    /* the repository's own database, restored at the end */
+	git_odb *odb;	      /* ours: repository + temporary directory */
+	git_odb_backend *mem; /* the new objects; owned by odb */
+	rq_pack_encoder *enc;
 	char objects[DIR_MAX];
 	char path[DIR_MAX];
 	int finished;
@@ -130,15 +132,15 @@ int rq_objdir_open(rq_objdir **out, git_repository *repo, rq_error *err)
 		rq_error_git(err, "cannot open the object database");
 		goto fail;
 	}
-	if (git_odb_backend_loose(&od->tmp_backend, od->path, -1, 0, 0, 0) < 0) {
-		rq_error_git(err, "cannot open the temporary object directory");
+	if (!(od->enc = rq_pack_encoder_new()) || rq_memodb_new(&od->mem) < 0) {
+		rq_error_set(err, RQ_E_NOMEM, "out of memory");
 		goto fail;
 	}
 	/* above the packs (2) and loose objects (1): it takes every write */
-	if (git_odb_add_backend(od->odb, od->tmp_backend, 10) < 0) {
-		od->tmp_backend->free(od->tmp_backend);
-		od->tmp_backend = NULL;
-		rq_error_git(err, "cannot add the temporary object directory");
+	if (git_odb_add_backend(od->odb, od->mem, 10) < 0) {
+		od->mem->free(od->mem);
+		od->mem = NULL;
+		rq_error_git(err, "cannot add the object store of the replay");
 		goto fail;
 	}
 	git_repository_set_odb(repo, od->odb);
@@ -164,71 +166,87 @@ static void restore_odb(rq_objdir *od)
 	if (od->odb) {
 		git_odb_free(od->odb);
 		od->odb = NULL;
-		od->tmp_backend = NULL;
+		od->mem = NULL;
 	}
 }
 
-typedef struct oidlist {
-	git_oid *v;
-	size_t n, cap;
-} oidlist;
-
-static int collect_cb(const git_oid *id, void *payload)
+size_t rq_objdir_mark(const rq_objdir *od)
 {
-	oidlist *l = payload;
-	if (l->n == l->cap) {
-		size_t ncap = l->cap ? l->cap * 2 : 256;
-		git_oid *nv = realloc(l->v, ncap * sizeof(*nv));
-		if (!nv)
-			return -1;
-		l->v = nv;
-		l->cap = ncap;
+	return rq_memodb_count(od->mem);
+}
+
+static int part_path(const rq_objdir *od, unsigned idx, const char *suffix, char *out, size_t size)
+{
+	int n = snprintf(out, size, "%s/part-%u%s", od->path, idx, suffix);
+	return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
+int rq_objdir_save_part(rq_objdir *od, size_t since, unsigned idx, rq_error *err)
+{
+	char tmp[PATH_MAX], final[PATH_MAX];
+
+	if (part_path(od, idx, ".tmp", tmp, sizeof(tmp)) < 0 ||
+	    part_path(od, idx, "", final, sizeof(final)) < 0)
+		return rq_error_set(err, RQ_E_IO, "objects directory path too long");
+	/* compressed here, in parallel with the other children */
+	if (rq_memodb_encode(od->mem, od->enc, since) < 0)
+		return rq_error_set(err, RQ_E_NOMEM, "cannot compress the new objects");
+	if (rq_memodb_save(od->mem, since, tmp, err) < 0)
+		return -1;
+	if (rename(tmp, final) < 0) {
+		unlink(tmp);
+		return rq_error_set(err, RQ_E_IO, "cannot move %s into place: %s", tmp,
+				    strerror(errno));
 	}
-	git_oid_cpy(&l->v[l->n++], id);
 	return 0;
+}
+
+int rq_objdir_load_part(rq_objdir *od, unsigned idx, rq_error *err)
+{
+	char path[PATH_MAX];
+	int rc;
+
+	if (part_path(od, idx, "", path, sizeof(path)) < 0)
+		return rq_error_set(err, RQ_E_IO, "objects directory path too long");
+	rc = rq_memodb_load(od->mem, path, err);
+	unlink(path);
+	return rc;
 }
 
 int rq_objdir_finish(rq_objdir *od, rq_objdir_stats *stats, rq_error *err)
 {
-	oidlist l = {0};
-	git_packbuilder *pb = NULL;
+	rq_pack_entry *e = NULL;
 	char packdir[DIR_MAX + 8], src[PATH_MAX], dst[PATH_MAX];
-	const char *name;
-	struct stat st;
 	int rc = -1;
 
 	memset(stats, 0, sizeof(*stats));
-	if (od->tmp_backend->foreach (od->tmp_backend, collect_cb, &l) < 0) {
-		rq_error_set(err, RQ_E_IO, "cannot list the new objects");
-		goto out;
-	}
-	stats->objects = l.n;
-	if (l.n == 0) {
+	stats->objects = rq_memodb_count(od->mem);
+	if (stats->objects == 0) {
 		rc = 0;
 		goto out;
 	}
-	if (git_packbuilder_new(&pb, od->repo) < 0) {
-		rq_error_git(err, "cannot start a pack");
+	if (rq_memodb_encode(od->mem, od->enc, 0) < 0 ||
+	    rq_memodb_check_deltas(od->mem, od->enc) < 0) {
+		rq_error_set(err, RQ_E_NOMEM, "cannot compress the new objects");
 		goto out;
 	}
-	git_packbuilder_set_threads(pb, 1);
-	for (size_t i = 0; i < l.n; i++) {
-		if (git_packbuilder_insert(pb, &l.v[i], NULL) < 0) {
-			rq_error_git(err, "cannot add an object to the pack");
+	if (!(e = malloc(stats->objects * sizeof(*e)))) {
+		rq_error_set(err, RQ_E_NOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < stats->objects; i++)
+		if (rq_memodb_entry(od->mem, i, &e[i]) < 0) {
+			rq_error_set(err, RQ_E_INTERNAL, "an object was not encoded");
 			goto out;
 		}
-	}
 	snprintf(packdir, sizeof(packdir), "%s/pack", od->path);
 	if (mkdir(packdir, 0755) < 0 && errno != EEXIST) {
 		rq_error_set(err, RQ_E_IO, "cannot create %s: %s", packdir, strerror(errno));
 		goto out;
 	}
-	if (git_packbuilder_write(pb, packdir, 0444, NULL, NULL) < 0) {
-		rq_error_git(err, "cannot write the pack");
+	if (rq_pack_write(packdir, e, stats->objects, stats->pack_name, &stats->pack_bytes, err) <
+	    0)
 		goto out;
-	}
-	name = git_packbuilder_name(pb);
-	snprintf(stats->pack_name, sizeof(stats->pack_name), "pack-%s", name);
 	snprintf(dst, sizeof(dst), "%s/pack", od->objects);
 	if (mkdir(dst, 0755) < 0 && errno != EEXIST) {
 		rq_error_set(err, RQ_E_IO, "cannot create %s: %s", dst, strerror(errno));
@@ -237,17 +255,15 @@ int rq_objdir_finish(rq_objdir *od, rq_objdir_stats *stats, rq_error *err)
 	/* the pack first, its index last: readers only see complete packs */
 	static const char *const exts[] = {".pack", ".idx"};
 	for (int i = 0; i < 2; i++) {
-		snprintf(src, sizeof(src), "%s/pack-%s%s", packdir, name, exts[i]);
-		snprintf(dst, sizeof(dst), "%s/pack/pack-%s%s", od->objects, name, exts[i]);
-		if (i == 0 && stat(src, &st) == 0)
-			stats->pack_bytes = (uint64_t)st.st_size;
+		snprintf(src, sizeof(src), "%s/%s%s", packdir, stats->pack_name, exts[i]);
+		snprintf(dst, sizeof(dst), "%s/pack/%s%s", od->objects, stats->pack_name, exts[i]);
 		if (rename(src, dst) < 0) {
 			rq_error_set(err, RQ_E_IO, "cannot move %s into place: %s", src,
 				     strerror(errno));
 			if (i == 1) {
 				/* leave no pack without its index */
-				snprintf(dst, sizeof(dst), "%s/pack/pack-%s.pack", od->objects,
-					 name);
+				snprintf(dst, sizeof(dst), "%s/pack/%s.pack", od->objects,
+					 stats->pack_name);
 				unlink(dst);
 			}
 			goto out;
@@ -255,13 +271,15 @@ int rq_objdir_finish(rq_objdir *od, rq_objdir_stats *stats, rq_error *err)
 	}
 	rc = 0;
 out:
-	git_packbuilder_free(pb);
-	free(l.v);
+	free(e);
 	if (rc == 0) {
 		od->finished = 1;
 		restore_odb(od);
 		rq_rmtree(od->path);
 		od->path[0] = '\0';
+	} else {
+		stats->pack_name[0] = '\0';
+		stats->pack_bytes = 0;
 	}
 	return rc;
 }
@@ -273,6 +291,7 @@ void rq_objdir_free(rq_objdir *od)
 	restore_odb(od);
 	if (od->path[0])
 		rq_rmtree(od->path);
+	rq_pack_encoder_free(od->enc);
 	free(od);
 }
 

@@ -1,11 +1,14 @@
 /*
- * rq_objdir: a temporary object directory for the objects a replay writes.
+ * rq_objdir: where the objects a replay writes go until its one packfile.
  *
- * rq_objdir_open() creates <objects>/replayq-tmp-<pid>-XXXXXX and gives the
- * repository handle an object database that reads the repository's packs,
- * loose objects and alternates plus the temporary directory, and writes
- * only to the temporary directory. rq_objdir_finish() packs every new
- * object into one packfile with its index, moves the pack and then the
+ * rq_objdir_open() creates <objects>/replayq-tmp-<pid>@<host>-XXXXXX and gives
+ * the repository handle an object database that reads the repository's
+ * packs, loose objects and alternates, and writes only to an in-memory
+ * store of the replay (rq_memodb): no file per object. Forked children of a
+ * parallel replay hand their new objects to the parent as part files in
+ * the temporary directory (rq_objdir_save_part / rq_objdir_load_part).
+ * rq_objdir_finish() packs every new object into one packfile with its
+ * index, written in the temporary directory, moves the pack and then the
  * index into objects/pack, removes the temporary directory and gives the
  * repository back its own object database. rq_objdir_free() without a
  * finish (conflict, error) removes the directory and everything in it.
@@ -35,6 +38,14 @@ typedef struct rq_objdir_stats {
 int rq_objdir_open(rq_objdir **out, git_repository *repo, rq_error *err);
 int rq_objdir_finish(rq_objdir *od, rq_objdir_stats *stats, rq_error *err);
 void rq_objdir_free(rq_objdir *od);
+/* The number of new objects held so far (a mark for rq_objdir_save_part). */
+size_t rq_objdir_mark(const rq_objdir *od);
+/* In a forked child: write the objects added since `mark` to the part file
+ * number idx in the temporary directory (complete, or not there at all). */
+int rq_objdir_save_part(rq_objdir *od, size_t mark, unsigned idx, rq_error *err);
+/* In the parent: take the objects of part file idx (then removed). */
+int rq_objdir_load_part(rq_objdir *od, unsigned idx, rq_error *err);
+
 /* The temporary directory's path (for tests and logs). */
 const char *rq_objdir_path(const rq_objdir *od);
 

@@ -24,6 +24,7 @@
 #include "rq_oidmap.h"
 #include "rq_revs.h"
 #include "rq_walk.h"
+#include "rq_memodb.h"
 
 static double now_ms(void)
 {
@@ -263,7 +264,7 @@ static int decorate_updates(state *s, const git_commit *c, const git_oid *new_id
 static int ensure_empty_tree(state *s)
 {
 	git_oid id;
-	if (git_odb_write(&id, s->odb, "", 0, GIT_OBJECT_TREE) < 0)
+	if (rq_odb_write(&id, s->odb, "", 0, GIT_OBJECT_TREE) < 0)
 		return rq_error_git(s->err, "cannot write the empty tree");
 	return 0;
 }
@@ -475,7 +476,7 @@ static void wb_fmt(wbuf *b, const char *fmt, ...)
 }
 
 /* Runs in the child: pick my groups and write what happened to fd. */
-static void child_run(state *s, const unsigned char *mine, int fd)
+static void child_run(state *s, const unsigned char *mine, int fd, unsigned idx, size_t mark)
 {
 	wbuf b = {0};
 	size_t fail = 0;
@@ -486,6 +487,11 @@ static void child_run(state *s, const unsigned char *mine, int fd)
 	signal(SIGINT, SIG_IGN); /* the parent decides; it kills us if it must */
 	signal(SIGTERM, SIG_DFL);
 	r = pick_range(s, mine, &fail);
+	/* my new objects go to the parent through the temporary directory */
+	if (r == 0 && rq_objdir_save_part(s->objdir, mark, idx, s->err) < 0) {
+		r = -1;
+		fail = 0;
+	}
 	for (size_t i = 0; i < s->walk.n; i++) {
 		char a[GIT_OID_HEXSZ + 1], t[GIT_OID_HEXSZ + 1];
 		if (!mine[i] || ((r != 0) && i >= fail))
@@ -634,7 +640,7 @@ static int pick_parallel(state *s, const size_t *group, size_t ngroups, int jobs
 {
 	size_t n = s->walk.n, *gsize = calloc(ngroups, sizeof(*gsize)),
 	       *order = malloc(ngroups * sizeof(*order));
-	size_t load[RQ_MAX_JOBS] = {0}, fail = SIZE_MAX;
+	size_t load[RQ_MAX_JOBS] = {0}, fail = SIZE_MAX, mark;
 	int *owner = malloc(ngroups * sizeof(*owner));
 	unsigned char *mine = malloc(n + 1);
 	int nch = (int)(ngroups < (size_t)jobs ? ngroups : (size_t)jobs), fail_kind = 0, rc = -1;
@@ -670,6 +676,7 @@ static int pick_parallel(state *s, const size_t *group, size_t ngroups, int jobs
 		load[best] += gsize[order[k]];
 	}
 	fflush(NULL);
+	mark = rq_objdir_mark(s->objdir);
 	for (int c = 0; c < nch; c++) {
 		int fds[2];
 		ch[c].fd = -1;
@@ -691,7 +698,7 @@ static int pick_parallel(state *s, const size_t *group, size_t ngroups, int jobs
 					close(ch[o].fd);
 			for (size_t i = 0; i < n; i++)
 				mine[i] = owner[group[i]] == c;
-			child_run(s, mine, fds[1]);
+			child_run(s, mine, fds[1], (unsigned)c, mark);
 		}
 		close(fds[1]);
 		ch[c].fd = fds[0];
@@ -760,6 +767,9 @@ static int pick_parallel(state *s, const size_t *group, size_t ngroups, int jobs
 		*s->err = ferr;
 		rc = -1;
 	} else {
+		for (int c = 0; c < nch; c++)
+			if (rq_objdir_load_part(s->objdir, (unsigned)c, s->err) < 0)
+				goto out;
 		rc = 0;
 	}
 out:
@@ -886,7 +896,8 @@ int rq_replay_run(git_repository *repo, const rq_replay_opts *opts, rq_replay_re
 		int jobs = opts->jobs > RQ_MAX_JOBS ? RQ_MAX_JOBS : opts->jobs, r;
 		size_t ngroups = 0, fail = 0, *group = NULL;
 		if (jobs > 1 && opts->mode != RQ_MODE_REVERT &&
-		    s.walk.n >= RQ_PARALLEL_MIN_COMMITS) {
+		    s.walk.n >=
+			(opts->jobs_auto ? RQ_PARALLEL_AUTO_MIN : RQ_PARALLEL_MIN_COMMITS)) {
 			if (!(group = malloc(s.walk.n * sizeof(*group)))) {
 				rq_error_set(err, RQ_E_NOMEM, "out of memory");
 				goto out;

@@ -12,6 +12,111 @@ static const char *const dwim_rules[] = {
     "%s", "refs/%s", "refs/tags/%s", "refs/heads/%s", "refs/remotes/%s", "refs/remotes/%s/HEAD",
 };
 
+/*
+ * The names of all refs, read once when many names are to be resolved: a
+ * DWIM candidate under refs/ that is not in the set needs no lookup. (Six
+ * rules per name, each a stat of a loose ref and a check of packed-refs,
+ * cost ~80 us per name; with 200 branches in one replay that was 15 ms.)
+ */
+#define REFSET_MIN_NAMES 16
+
+typedef struct refent {
+	char *name;
+	int direct; /* a direct ref: oid is its target */
+	git_oid oid;
+} refent;
+
+typedef struct refset {
+	refent *slot; /* open addressing, name NULL = empty */
+	size_t nslot;
+	size_t n;
+} refset;
+
+static size_t str_hash(const char *s)
+{
+	size_t h = 1469598103934665603ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+static const refent *refset_get(const refset *rs, const char *name)
+{
+	for (size_t i = str_hash(name) & (rs->nslot - 1);; i = (i + 1) & (rs->nslot - 1)) {
+		if (!rs->slot[i].name)
+			return NULL;
+		if (!strcmp(rs->slot[i].name, name))
+			return &rs->slot[i];
+	}
+}
+
+static int refset_add(refset *rs, const git_reference *ref)
+{
+	const char *name = git_reference_name(ref);
+	size_t i;
+
+	if ((rs->n + 1) * 2 > rs->nslot) {
+		size_t ns = rs->nslot ? rs->nslot * 2 : 256;
+		refent *sl = calloc(ns, sizeof(*sl));
+		if (!sl)
+			return -1;
+		for (size_t k = 0; k < rs->nslot; k++) {
+			if (!rs->slot[k].name)
+				continue;
+			i = str_hash(rs->slot[k].name) & (ns - 1);
+			while (sl[i].name)
+				i = (i + 1) & (ns - 1);
+			sl[i] = rs->slot[k];
+		}
+		free(rs->slot);
+		rs->slot = sl;
+		rs->nslot = ns;
+	}
+	for (i = str_hash(name) & (rs->nslot - 1); rs->slot[i].name; i = (i + 1) & (rs->nslot - 1))
+		if (!strcmp(rs->slot[i].name, name))
+			return 0;
+	if (!(rs->slot[i].name = strdup(name)))
+		return -1;
+	if (git_reference_type(ref) == GIT_REFERENCE_DIRECT && git_reference_target(ref)) {
+		rs->slot[i].direct = 1;
+		git_oid_cpy(&rs->slot[i].oid, git_reference_target(ref));
+	}
+	rs->n++;
+	return 0;
+}
+
+static void refset_free(refset *rs)
+{
+	for (size_t k = 0; k < rs->nslot; k++)
+		free(rs->slot[k].name);
+	free(rs->slot);
+	memset(rs, 0, sizeof(*rs));
+}
+
+/* 0, or -1: no set (the caller then looks every candidate up). */
+static int refset_load(git_repository *repo, refset *rs)
+{
+	git_reference_iterator *it = NULL;
+	git_reference *ref;
+	int rc;
+
+	memset(rs, 0, sizeof(*rs));
+	if (git_reference_iterator_new(&it, repo) < 0)
+		return -1;
+	while ((rc = git_reference_next(&ref, it)) == 0) {
+		int bad = refset_add(rs, ref) < 0;
+		git_reference_free(ref);
+		if (bad)
+			break;
+	}
+	git_reference_iterator_free(it);
+	if (rc != GIT_ITEROVER || !rs->nslot) {
+		refset_free(rs);
+		return -1;
+	}
+	return 0;
+}
+
 static int is_pseudoref_like(const char *name)
 {
 	if (!*name)
@@ -37,8 +142,8 @@ int rq_refname_is_valid_full(const char *s)
 	return valid;
 }
 
-int rq_dwim_ref(git_repository *repo, const char *name, char **fullname, git_oid *oid,
-		rq_error *err)
+static int dwim_ref(git_repository *repo, const refset *known, const char *name, char **fullname,
+		    git_oid *oid, rq_error *err)
 {
 	int found = 0;
 	size_t len = strlen(name);
@@ -57,6 +162,20 @@ int rq_dwim_ref(git_repository *repo, const char *name, char **fullname, git_oid
 		snprintf(cand, sizeof(cand), dwim_rules[i], name);
 		if (git_reference_name_is_valid(&valid, cand) < 0 || !valid)
 			continue;
+		if (known && !strncmp(cand, "refs/", 5)) {
+			const refent *e = refset_get(known, cand);
+			if (!e)
+				continue;
+			if (e->direct) {
+				/* as read by the iterator: no second lookup */
+				if (!found && oid)
+					git_oid_cpy(oid, &e->oid);
+				if (!found && fullname && !(*fullname = strdup(cand)))
+					return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+				found++;
+				continue;
+			}
+		}
 		int rc = git_reference_lookup(&ref, repo, cand);
 		if (rc == GIT_ENOTFOUND || rc == GIT_EINVALIDSPEC)
 			continue;
@@ -83,6 +202,12 @@ int rq_dwim_ref(git_repository *repo, const char *name, char **fullname, git_oid
 	return found;
 }
 
+int rq_dwim_ref(git_repository *repo, const char *name, char **fullname, git_oid *oid,
+		rq_error *err)
+{
+	return dwim_ref(repo, NULL, name, fullname, oid, err);
+}
+
 static int all_hex(const char *s, size_t len)
 {
 	for (size_t i = 0; i < len; i++)
@@ -99,8 +224,8 @@ static int unknown_revision(rq_error *err, const char *expr)
 }
 
 /* Resolve the base name (before any ~ ^ suffix) to an object id. */
-static int resolve_base(git_repository *repo, const char *expr, const char *base, git_oid *out,
-			rq_error *err)
+static int resolve_base(git_repository *repo, const refset *known, const char *expr,
+			const char *base, git_oid *out, rq_error *err)
 {
 	size_t len = strlen(base);
 	int n;
@@ -118,7 +243,7 @@ static int resolve_base(git_repository *repo, const char *expr, const char *base
 			return unknown_revision(err, expr);
 		return 0;
 	}
-	n = rq_dwim_ref(repo, base, NULL, out, err);
+	n = dwim_ref(repo, known, base, NULL, out, err);
 	if (n < 0)
 		return -1;
 	if (n > 1)
@@ -144,7 +269,8 @@ static int resolve_base(git_repository *repo, const char *expr, const char *base
 	return unknown_revision(err, expr);
 }
 
-int rq_resolve_commit(git_repository *repo, const char *expr, git_oid *out, rq_error *err)
+static int resolve_commit(git_repository *repo, const refset *known, const char *expr, git_oid *out,
+			  rq_error *err)
 {
 	size_t blen = strcspn(expr, "~^");
 	char *base;
@@ -157,7 +283,7 @@ int rq_resolve_commit(git_repository *repo, const char *expr, git_oid *out, rq_e
 	base = strndup(expr, blen);
 	if (!base)
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	rc = resolve_base(repo, expr, base, &oid, err);
+	rc = resolve_base(repo, known, expr, base, &oid, err);
 	free(base);
 	if (rc < 0)
 		return -1;
@@ -182,6 +308,11 @@ int rq_resolve_commit(git_repository *repo, const char *expr, git_oid *out, rq_e
 	return 0;
 }
 
+int rq_resolve_commit(git_repository *repo, const char *expr, git_oid *out, rq_error *err)
+{
+	return resolve_commit(repo, NULL, expr, out, err);
+}
+
 void rq_revs_free(rq_revs *revs)
 {
 	if (!revs)
@@ -194,8 +325,8 @@ void rq_revs_free(rq_revs *revs)
 	memset(revs, 0, sizeof(*revs));
 }
 
-static int push_rev(git_repository *repo, rq_revs *revs, size_t *cap, const char *name, size_t len,
-		    int negative, const git_oid *known, rq_error *err)
+static int push_rev(git_repository *repo, const refset *refs, rq_revs *revs, size_t *cap,
+		    const char *name, size_t len, int negative, const git_oid *known, rq_error *err)
 {
 	rq_rev *r;
 	int n;
@@ -223,9 +354,9 @@ static int push_rev(git_repository *repo, rq_revs *revs, size_t *cap, const char
 		git_oid_cpy(&r->oid, known);
 		return 0;
 	}
-	if (rq_resolve_commit(repo, r->name, &r->oid, err) < 0)
+	if (resolve_commit(repo, refs, r->name, &r->oid, err) < 0)
 		return -1;
-	n = rq_dwim_ref(repo, r->name, &r->fullref, NULL, err);
+	n = dwim_ref(repo, refs, r->name, &r->fullref, NULL, err);
 	if (n < 0)
 		return -1;
 	if (n != 1) {
@@ -248,7 +379,8 @@ static int add_merge_bases(git_repository *repo, rq_revs *revs, size_t *cap, con
 	for (size_t i = 0; i < bases.count; i++) {
 		char hex[GIT_OID_HEXSZ + 1];
 		git_oid_tostr(hex, sizeof(hex), &bases.ids[i]);
-		if (push_rev(repo, revs, cap, hex, GIT_OID_HEXSZ, 1, &bases.ids[i], err) < 0) {
+		if (push_rev(repo, NULL, revs, cap, hex, GIT_OID_HEXSZ, 1, &bases.ids[i], err) <
+		    0) {
 			git_oidarray_dispose(&bases);
 			return -1;
 		}
@@ -257,8 +389,8 @@ static int add_merge_bases(git_repository *repo, rq_revs *revs, size_t *cap, con
 	return 0;
 }
 
-static int parse_one(git_repository *repo, rq_revs *revs, size_t *cap, const char *arg,
-		     rq_error *err)
+static int parse_one(git_repository *repo, const refset *refs, rq_revs *revs, size_t *cap,
+		     const char *arg, rq_error *err)
 {
 	const char *dots = strstr(arg, "..");
 
@@ -274,9 +406,9 @@ static int parse_one(git_repository *repo, rq_revs *revs, size_t *cap, const cha
 		if (arg[0] == '^' || strstr(right, ".."))
 			return unknown_revision(err, arg);
 		first = revs->n;
-		if (push_rev(repo, revs, cap, arg, llen, !symmetric, NULL, err) < 0)
+		if (push_rev(repo, refs, revs, cap, arg, llen, !symmetric, NULL, err) < 0)
 			return -1;
-		if (push_rev(repo, revs, cap, right, strlen(right), 0, NULL, err) < 0)
+		if (push_rev(repo, refs, revs, cap, right, strlen(right), 0, NULL, err) < 0)
 			return -1;
 		if (symmetric)
 			return add_merge_bases(repo, revs, cap, &revs->v[first].oid,
@@ -286,22 +418,28 @@ static int parse_one(git_repository *repo, rq_revs *revs, size_t *cap, const cha
 	if (arg[0] == '^') {
 		if (!arg[1])
 			return unknown_revision(err, arg);
-		return push_rev(repo, revs, cap, arg + 1, strlen(arg + 1), 1, NULL, err);
+		return push_rev(repo, refs, revs, cap, arg + 1, strlen(arg + 1), 1, NULL, err);
 	}
-	return push_rev(repo, revs, cap, arg, strlen(arg), 0, NULL, err);
+	return push_rev(repo, refs, revs, cap, arg, strlen(arg), 0, NULL, err);
 }
 
 int rq_revs_parse(git_repository *repo, const char *const *args, size_t nargs, rq_revs *out,
 		  rq_error *err)
 {
 	size_t cap = 0;
+	refset refs;
+	int have_refs = nargs >= REFSET_MIN_NAMES && refset_load(repo, &refs) == 0;
 
 	memset(out, 0, sizeof(*out));
 	for (size_t i = 0; i < nargs; i++) {
-		if (parse_one(repo, out, &cap, args[i], err) < 0) {
+		if (parse_one(repo, have_refs ? &refs : NULL, out, &cap, args[i], err) < 0) {
 			rq_revs_free(out);
+			if (have_refs)
+				refset_free(&refs);
 			return -1;
 		}
 	}
+	if (have_refs)
+		refset_free(&refs);
 	return 0;
 }

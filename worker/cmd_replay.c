@@ -226,6 +226,7 @@ int cmd_replay(int argc, char **argv)
 	} else {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 		o.jobs = n < 1 ? 1 : n > RQ_MAX_JOBS ? RQ_MAX_JOBS : (int)n;
+		o.jobs_auto = 1;
 	}
 	{
 		/* a signal stops the replay between picks; the engine cleans up */

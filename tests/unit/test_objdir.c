@@ -1,6 +1,6 @@
 /*
- * rq_objdir: the temporary object directory, its packfile, and stale
- * directory clean-up.
+ * rq_objdir: the replay's object store, its temporary directory, its
+ * packfile, and stale directory clean-up.
  */
 #include "testutil.h"
 
@@ -135,18 +135,18 @@ static void test_open_write_finish(void **state)
 		assert_int_equal(git_commit_lookup(&c, repo, &head), 0);
 		git_commit_free(c);
 	}
-	/* new objects land in the temporary directory only */
+	/* new objects are held by the replay: no loose object anywhere */
 	write_objects(repo, "new content\n", &blob, &tree, &commit);
 	loose_path(tmp, &blob, p, sizeof(p));
-	assert_true(tu_exists(p));
-	loose_path(tmp, &commit, p, sizeof(p));
-	assert_true(tu_exists(p));
+	assert_false(tu_exists(p));
 	loose_path(objects, &blob, p, sizeof(p));
 	assert_false(tu_exists(p));
 	loose_path(objects, &commit, p, sizeof(p));
 	assert_false(tu_exists(p));
 	assert_int_equal(tu_loose_count(r), loose_before);
 	assert_true(odb_has(repo, &blob));
+	assert_true(odb_has(repo, &commit));
+	assert_int_equal(rq_objdir_mark(od), 3);
 	/* git does not see them yet */
 	assert_int_not_equal(tu_run(r, "git cat-file -e %s 2>/dev/null", tu_hex(&blob)), 0);
 

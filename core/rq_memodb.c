@@ -1,0 +1,567 @@
+/*
+ * rq_memodb: objects written during a replay, held in memory.
+ */
+#include "rq_memodb.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define PART_MAGIC     "RQPART1\n"
+#define PART_MAGIC_LEN 8
+#define REC_HEAD       (1 + GIT_OID_RAWSZ + 8 + 8 + 4 + 4 + GIT_OID_RAWSZ)
+#define DELTA_WINDOW   16 /* earlier trees tried as a delta base */
+#define DELTA_DEPTH    50 /* longest delta chain (git's default) */
+
+typedef struct memobj {
+	git_oid id;
+	git_object_t type;
+	size_t len;
+	unsigned char *data;
+	unsigned char *z; /* the object as a pack entry, once encoded */
+	size_t zlen;
+	uint32_t crc;
+	uint32_t depth; /* 0: whole; else a delta against base */
+	git_oid base;
+	/* bit 0: data (and the loaded z) point into a part file; bit 1: z was
+	 * re-encoded since and is owned */
+	unsigned char borrowed;
+} memobj;
+
+struct rq_memodb {
+	git_odb_backend parent;
+	memobj *v;
+	size_t n, cap;
+	uint32_t *slot;	       /* open addressing: index + 1, 0 = empty */
+	size_t nslot;	       /* power of two */
+	unsigned char **files; /* loaded part files, which objects point into */
+	size_t nfiles;
+};
+
+static size_t hash_id(const git_oid *id)
+{
+	uint64_t h;
+	memcpy(&h, id->id, sizeof(h));
+	return (size_t)h;
+}
+
+static memobj *find(struct rq_memodb *m, const git_oid *id)
+{
+	if (!m->nslot)
+		return NULL;
+	for (size_t i = hash_id(id) & (m->nslot - 1);; i = (i + 1) & (m->nslot - 1)) {
+		uint32_t s = m->slot[i];
+		if (!s)
+			return NULL;
+		if (git_oid_equal(&m->v[s - 1].id, id))
+			return &m->v[s - 1];
+	}
+}
+
+static int grow_slots(struct rq_memodb *m)
+{
+	size_t ns = m->nslot ? m->nslot * 2 : 1024;
+	uint32_t *sl = calloc(ns, sizeof(*sl));
+
+	if (!sl)
+		return -1;
+	for (size_t k = 0; k < m->n; k++) {
+		size_t i = hash_id(&m->v[k].id) & (ns - 1);
+		while (sl[i])
+			i = (i + 1) & (ns - 1);
+		sl[i] = (uint32_t)(k + 1);
+	}
+	free(m->slot);
+	m->slot = sl;
+	m->nslot = ns;
+	return 0;
+}
+
+/* Add the object (the caller checked it is not held): a copy of data, or
+ * data itself when borrowed. */
+static int add_obj(struct rq_memodb *m, const git_oid *id, const void *data, size_t len,
+		   git_object_t type, int borrowed)
+{
+	memobj *o;
+
+	if (m->n >= UINT32_MAX - 1)
+		return -1;
+	if ((m->n + 1) * 2 > m->nslot && grow_slots(m) < 0)
+		return -1;
+	if (m->n == m->cap) {
+		size_t ncap = m->cap ? m->cap * 2 : 256;
+		memobj *nv = realloc(m->v, ncap * sizeof(*nv));
+		if (!nv)
+			return -1;
+		m->v = nv;
+		m->cap = ncap;
+	}
+	o = &m->v[m->n];
+	if (borrowed) {
+		o->data = (unsigned char *)(uintptr_t)data;
+	} else {
+		if (!(o->data = malloc(len ? len : 1)))
+			return -1;
+		if (len)
+			memcpy(o->data, data, len);
+	}
+	o->borrowed = (unsigned char)borrowed;
+	git_oid_cpy(&o->id, id);
+	o->type = type;
+	o->len = len;
+	o->z = NULL;
+	o->zlen = 0;
+	o->crc = 0;
+	o->depth = 0;
+	memset(&o->base, 0, sizeof(o->base));
+	{
+		size_t i = hash_id(id) & (m->nslot - 1);
+		while (m->slot[i])
+			i = (i + 1) & (m->nslot - 1);
+		m->slot[i] = (uint32_t)(m->n + 1);
+	}
+	m->n++;
+	return 0;
+}
+
+static int copy_out(void **out, size_t *len, git_object_t *type, git_odb_backend *b,
+		    const memobj *o)
+{
+	void *p = git_odb_backend_data_alloc(b, o->len + 1);
+	if (!p)
+		return -1;
+	memcpy(p, o->data, o->len);
+	((unsigned char *)p)[o->len] = '\0';
+	*out = p;
+	*len = o->len;
+	*type = o->type;
+	return 0;
+}
+
+static int m_read(void **out, size_t *len, git_object_t *type, git_odb_backend *b,
+		  const git_oid *id)
+{
+	memobj *o = find((struct rq_memodb *)b, id);
+	if (!o)
+		return GIT_ENOTFOUND;
+	return copy_out(out, len, type, b, o);
+}
+
+static int m_read_header(size_t *len, git_object_t *type, git_odb_backend *b, const git_oid *id)
+{
+	memobj *o = find((struct rq_memodb *)b, id);
+	if (!o)
+		return GIT_ENOTFOUND;
+	*len = o->len;
+	*type = o->type;
+	return 0;
+}
+
+static int prefix_match(const git_oid *id, const git_oid *prefix, size_t hexlen)
+{
+	size_t full = hexlen / 2;
+	if (memcmp(id->id, prefix->id, full))
+		return 0;
+	if (hexlen & 1)
+		return (id->id[full] & 0xf0) == (prefix->id[full] & 0xf0);
+	return 1;
+}
+
+/* The one object whose id starts with the prefix: 0, GIT_ENOTFOUND or
+ * GIT_EAMBIGUOUS. */
+static int find_prefix(struct rq_memodb *m, const git_oid *prefix, size_t hexlen, memobj **out)
+{
+	*out = NULL;
+	for (size_t k = 0; k < m->n; k++) {
+		if (!prefix_match(&m->v[k].id, prefix, hexlen))
+			continue;
+		if (*out)
+			return GIT_EAMBIGUOUS;
+		*out = &m->v[k];
+	}
+	return *out ? 0 : GIT_ENOTFOUND;
+}
+
+static int m_read_prefix(git_oid *out_id, void **out, size_t *len, git_object_t *type,
+			 git_odb_backend *b, const git_oid *prefix, size_t hexlen)
+{
+	memobj *o;
+	int r = find_prefix((struct rq_memodb *)b, prefix, hexlen, &o);
+	if (r < 0)
+		return r;
+	git_oid_cpy(out_id, &o->id);
+	return copy_out(out, len, type, b, o);
+}
+
+static int m_exists_prefix(git_oid *out_id, git_odb_backend *b, const git_oid *prefix,
+			   size_t hexlen)
+{
+	memobj *o;
+	int r = find_prefix((struct rq_memodb *)b, prefix, hexlen, &o);
+	if (r < 0)
+		return r;
+	git_oid_cpy(out_id, &o->id);
+	return 0;
+}
+
+static int m_exists(git_odb_backend *b, const git_oid *id)
+{
+	return find((struct rq_memodb *)b, id) != NULL;
+}
+
+static int m_write(git_odb_backend *b, const git_oid *id, const void *data, size_t len,
+		   git_object_t type)
+{
+	struct rq_memodb *m = (struct rq_memodb *)b;
+	if (find(m, id))
+		return 0;
+	if (add_obj(m, id, data, len, type, 0) < 0) {
+		git_error_set_oom();
+		return -1;
+	}
+	return 0;
+}
+
+static int m_foreach(git_odb_backend *b, git_odb_foreach_cb cb, void *payload)
+{
+	struct rq_memodb *m = (struct rq_memodb *)b;
+	for (size_t k = 0; k < m->n; k++) {
+		int r = cb(&m->v[k].id, payload);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+static void m_free(git_odb_backend *b)
+{
+	struct rq_memodb *m = (struct rq_memodb *)b;
+	if (!m)
+		return;
+	for (size_t k = 0; k < m->n; k++) {
+		if (m->v[k].borrowed & 1)
+			continue;
+		free(m->v[k].data);
+		free(m->v[k].z);
+	}
+	for (size_t k = 0; k < m->n; k++)
+		if (m->v[k].borrowed & 2)
+			free(m->v[k].z);
+	for (size_t k = 0; k < m->nfiles; k++)
+		free(m->files[k]);
+	free(m->files);
+	free(m->v);
+	free(m->slot);
+	free(m);
+}
+
+int rq_odb_write(git_oid *out, git_odb *odb, const void *data, size_t len, git_object_t type)
+{
+	git_odb_backend *b = NULL;
+
+	if (git_odb_get_backend(&b, odb, 0) < 0 || !b || b->read != m_read)
+		return git_odb_write(out, odb, data, len, type);
+	if (git_odb_hash(out, data, len, type) < 0)
+		return -1;
+	if (git_odb_exists_ext(odb, out, GIT_ODB_LOOKUP_NO_REFRESH))
+		return git_odb_write(out, odb, data, len, type);
+	return m_write(b, out, data, len, type);
+}
+
+int rq_memodb_new(git_odb_backend **out)
+{
+	struct rq_memodb *m = calloc(1, sizeof(*m));
+
+	*out = NULL;
+	if (!m)
+		return -1;
+	git_odb_init_backend(&m->parent, GIT_ODB_BACKEND_VERSION);
+	m->parent.read = m_read;
+	m->parent.read_prefix = m_read_prefix;
+	m->parent.read_header = m_read_header;
+	m->parent.write = m_write;
+	m->parent.exists = m_exists;
+	m->parent.exists_prefix = m_exists_prefix;
+	m->parent.foreach = m_foreach;
+	m->parent.free = m_free;
+	*out = &m->parent;
+	return 0;
+}
+
+size_t rq_memodb_count(git_odb_backend *b)
+{
+	return ((struct rq_memodb *)b)->n;
+}
+
+const git_oid *rq_memodb_id(git_odb_backend *b, size_t i)
+{
+	struct rq_memodb *m = (struct rq_memodb *)b;
+	return i < m->n ? &m->v[i].id : NULL;
+}
+
+static void put_le(unsigned char *p, uint64_t v, int n)
+{
+	for (int i = 0; i < n; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t get_le(const unsigned char *p, int n)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < n; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+static int write_all(FILE *f, const void *p, size_t n)
+{
+	return fwrite(p, 1, n, f) == n ? 0 : -1;
+}
+
+int rq_memodb_save(git_odb_backend *b, size_t since, const char *path, rq_error *err)
+{
+	struct rq_memodb *m = (struct rq_memodb *)b;
+	FILE *f = fopen(path, "wb");
+	int bad = 0;
+
+	if (!f)
+		return rq_error_set(err, RQ_E_IO, "cannot create %s: %s", path, strerror(errno));
+	bad |= write_all(f, PART_MAGIC, PART_MAGIC_LEN);
+	for (size_t k = since; k < m->n && !bad; k++) {
+		const memobj *o = &m->v[k];
+		unsigned char head[REC_HEAD];
+		put_le(head + 1 + GIT_OID_RAWSZ, o->len, 8);
+		put_le(head + 1 + GIT_OID_RAWSZ + 8, o->z ? o->zlen : 0, 8);
+		put_le(head + 1 + GIT_OID_RAWSZ + 16, o->crc, 4);
+		put_le(head + 1 + GIT_OID_RAWSZ + 20, o->z ? o->depth : 0, 4);
+		memcpy(head + 1 + GIT_OID_RAWSZ + 24, o->base.id, GIT_OID_RAWSZ);
+		head[0] = (unsigned char)o->type;
+		memcpy(head + 1, o->id.id, GIT_OID_RAWSZ);
+		bad |= write_all(f, head, sizeof(head));
+		bad |= write_all(f, o->data, o->len);
+		if (o->z)
+			bad |= write_all(f, o->z, o->zlen);
+	}
+	if (fclose(f) != 0)
+		bad = 1;
+	if (bad) {
+		unlink(path);
+		return rq_error_set(err, RQ_E_IO, "cannot write %s", path);
+	}
+	return 0;
+}
+
+static int read_file(const char *path, unsigned char **out, size_t *len, rq_error *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	unsigned char *buf;
+	size_t got = 0;
+
+	*out = NULL;
+	if (fd < 0)
+		return rq_error_set(err, RQ_E_IO, "cannot open %s: %s", path, strerror(errno));
+	if (fstat(fd, &st) < 0 || st.st_size < 0 || (uint64_t)st.st_size > SIZE_MAX / 2) {
+		close(fd);
+		return rq_error_set(err, RQ_E_IO, "cannot read %s", path);
+	}
+	if (!(buf = malloc((size_t)st.st_size + 1))) {
+		close(fd);
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	}
+	while (got < (size_t)st.st_size) {
+		ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	close(fd);
+	if (got != (size_t)st.st_size) {
+		free(buf);
+		return rq_error_set(err, RQ_E_IO, "cannot read %s", path);
+	}
+	*out = buf;
+	*len = got;
+	return 0;
+}
+
+/*
+ * The file is kept in memory and its objects point into it. Part files come
+ * from this process's own children through its private directory, written
+ * whole and renamed; the load checks their structure and the CRC-32 of each
+ * encoded object, not the object ids.
+ */
+int rq_memodb_load(git_odb_backend *b, const char *path, rq_error *err)
+{
+	struct rq_memodb *m = (struct rq_memodb *)b;
+	unsigned char *buf, **nf;
+	size_t len = 0, pos = PART_MAGIC_LEN;
+
+	if (read_file(path, &buf, &len, err) < 0)
+		return -1;
+	if (!(nf = realloc(m->files, (m->nfiles + 1) * sizeof(*nf)))) {
+		free(buf);
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	}
+	m->files = nf;
+	m->files[m->nfiles++] = buf;
+	if (len < PART_MAGIC_LEN || memcmp(buf, PART_MAGIC, PART_MAGIC_LEN) != 0)
+		return rq_error_set(err, RQ_E_INTERNAL, "%s: not an object part file", path);
+	while (pos < len) {
+		const unsigned char *head = buf + pos;
+		uint64_t olen, zlen;
+		uint32_t crc, depth;
+		git_oid id;
+		git_object_t type;
+		memobj *o;
+
+		if (len - pos < REC_HEAD)
+			return rq_error_set(err, RQ_E_INTERNAL, "%s: truncated", path);
+		type = (git_object_t)head[0];
+		git_oid_fromraw(&id, head + 1);
+		olen = get_le(head + 1 + GIT_OID_RAWSZ, 8);
+		zlen = get_le(head + 1 + GIT_OID_RAWSZ + 8, 8);
+		crc = (uint32_t)get_le(head + 1 + GIT_OID_RAWSZ + 16, 4);
+		depth = (uint32_t)get_le(head + 1 + GIT_OID_RAWSZ + 20, 4);
+		pos += REC_HEAD;
+		if (type < GIT_OBJECT_COMMIT || type > GIT_OBJECT_TAG || olen > len - pos ||
+		    zlen > len - pos - olen)
+			return rq_error_set(err, RQ_E_INTERNAL, "%s: bad object header", path);
+		if (zlen && crc32(0L, buf + pos + olen, (uInt)zlen) != crc)
+			return rq_error_set(err, RQ_E_INTERNAL, "%s: damaged object", path);
+		if (!find(m, &id)) {
+			if (add_obj(m, &id, buf + pos, (size_t)olen, type, 1) < 0)
+				return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+			o = &m->v[m->n - 1];
+			if (zlen) {
+				o->z = buf + pos + olen;
+				o->zlen = (size_t)zlen;
+				o->crc = crc;
+				if (depth) {
+					o->depth = depth;
+					git_oid_fromraw(&o->base, head + 1 + GIT_OID_RAWSZ + 24);
+				}
+			}
+		}
+		pos += (size_t)(olen + zlen);
+	}
+	return 0;
+}
+
+static void drop_z(memobj *o)
+{
+	if (!(o->borrowed & 1) || (o->borrowed & 2))
+		free(o->z);
+	o->z = NULL;
+	o->borrowed &= (unsigned char)~2;
+}
+
+/* Encode o whole. */
+static int encode_whole(memobj *o, rq_pack_encoder *enc)
+{
+	drop_z(o);
+	o->depth = 0;
+	if (rq_pack_encode(enc, o->type, o->data, o->len, &o->z, &o->zlen, &o->crc) < 0)
+		return -1;
+	if (o->borrowed & 1)
+		o->borrowed |= 2; /* this z is ours to free */
+	return 0;
+}
+
+/*
+ * A tree is tried as a delta against the earlier encoded trees in a small
+ * window (a replay writes each changed directory once per pick, mostly
+ * next to its previous version): the smallest delta wins. Bases always come
+ * before their deltas in write order, and so in the pack.
+ */
+static int encode_one(struct rq_memodb *m, size_t k, size_t lo, rq_pack_encoder *enc)
+{
+	memobj *o = &m->v[k];
+	const memobj *best = NULL;
+	size_t best_cost = SIZE_MAX;
+
+	if (o->type == GIT_OBJECT_TREE && o->len >= 128) {
+		size_t tried = 0;
+		for (size_t j = k; j > lo && tried < DELTA_WINDOW; j--) {
+			const memobj *b = &m->v[j - 1];
+			size_t cost;
+			if (b->type != GIT_OBJECT_TREE || !b->z || b->depth >= DELTA_DEPTH)
+				continue;
+			tried++;
+			cost = rq_pack_delta_cost(b->data, b->len, o->data, o->len);
+			if (cost < best_cost) {
+				best_cost = cost;
+				best = b;
+			}
+		}
+	}
+	if (best) {
+		unsigned char *z;
+		size_t zlen;
+		uint32_t crc;
+		int r = rq_pack_encode_delta(enc, &best->id, best->data, best->len, o->data, o->len,
+					     &z, &zlen, &crc);
+		if (r < 0)
+			return -1;
+		if (r > 0) {
+			drop_z(o);
+			if (o->borrowed & 1)
+				o->borrowed |= 2;
+			o->z = z;
+			o->zlen = zlen;
+			o->crc = crc;
+			o->depth = best->depth + 1;
+			git_oid_cpy(&o->base, &best->id);
+			return 0;
+		}
+	}
+	return encode_whole(o, enc);
+}
+
+int rq_memodb_encode(git_odb_backend *b, rq_pack_encoder *enc, size_t since)
+{
+	struct rq_memodb *m = (struct rq_memodb *)b;
+	for (size_t k = since; k < m->n; k++)
+		if (!m->v[k].z && encode_one(m, k, since, enc) < 0)
+			return -1;
+	return 0;
+}
+
+int rq_memodb_check_deltas(git_odb_backend *b, rq_pack_encoder *enc)
+{
+	struct rq_memodb *m = (struct rq_memodb *)b;
+	for (size_t k = 0; k < m->n; k++) {
+		memobj *o = &m->v[k], *base;
+		if (!o->depth)
+			continue;
+		base = find(m, &o->base);
+		/* a base that is missing, later in the pack or too deep: whole */
+		if (!base || base >= o || base->depth >= DELTA_DEPTH) {
+			if (encode_whole(o, enc) < 0)
+				return -1;
+			continue;
+		}
+		o->depth = base->depth + 1;
+	}
+	return 0;
+}
+
+int rq_memodb_entry(git_odb_backend *b, size_t i, rq_pack_entry *out)
+{
+	struct rq_memodb *m = (struct rq_memodb *)b;
+	if (i >= m->n || !m->v[i].z)
+		return -1;
+	git_oid_cpy(&out->id, &m->v[i].id);
+	out->data = m->v[i].z;
+	out->len = m->v[i].zlen;
+	out->crc = m->v[i].crc;
+	return 0;
+}

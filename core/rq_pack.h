@@ -1,0 +1,57 @@
+/*
+ * rq_pack: packfiles (version 2) and their index (version 2), written from
+ * objects already encoded as pack entries.
+ *
+ * rq_pack_encode() turns one object into a whole entry: the type-and-size
+ * header and the zlib stream of the content, with the entry's CRC-32 for
+ * the index; rq_pack_encode_delta() into a delta against another object of
+ * the same pack. Entries can be encoded anywhere (forked children do
+ * their own); rq_pack_write() only concatenates them, so the serial end of a
+ * replay is a copy and a checksum.
+ */
+#ifndef RQ_PACK_H
+#define RQ_PACK_H
+
+#include <git2.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rq_error.h"
+
+typedef struct rq_pack_entry {
+	git_oid id;
+	const unsigned char *data; /* the entry's bytes: header + zlib stream */
+	size_t len;
+	uint32_t crc; /* CRC-32 of those bytes */
+} rq_pack_entry;
+
+typedef struct rq_pack_encoder rq_pack_encoder;
+rq_pack_encoder *rq_pack_encoder_new(void); /* NULL: out of memory */
+void rq_pack_encoder_free(rq_pack_encoder *enc);
+
+/* Encode an object. *out is malloc'ed. 0, or -1 (out of memory, zlib). */
+int rq_pack_encode(rq_pack_encoder *enc, git_object_t type, const void *content, size_t len,
+		   unsigned char **out, size_t *out_len, uint32_t *crc);
+
+/*
+ * Encode `target` as a delta against `base` (a REF_DELTA entry naming
+ * base_id) when the two share most of their bytes as a common prefix and
+ * suffix, the shape of a tree or commit rewritten by a replay. Returns 1
+ * (encoded), 0 (not worth a delta: nothing encoded) or -1.
+ */
+/* The literal bytes such a delta would carry, or SIZE_MAX (no delta). */
+size_t rq_pack_delta_cost(const void *base, size_t base_len, const void *target, size_t len);
+
+int rq_pack_encode_delta(rq_pack_encoder *enc, const git_oid *base_id, const void *base,
+			 size_t base_len, const void *target, size_t len, unsigned char **out,
+			 size_t *out_len, uint32_t *crc);
+
+/*
+ * Write the n entries (distinct ids, in this order) as dir/pack-<hash>.pack
+ * and then dir/pack-<hash>.idx, each written to a temporary name, synced to
+ * disk and renamed. name receives "pack-<hash>" (46 bytes with the NUL).
+ */
+int rq_pack_write(const char *dir, const rq_pack_entry *e, size_t n, char name[64],
+		  uint64_t *pack_bytes, rq_error *err);
+
+#endif

@@ -1,0 +1,21 @@
+/*
+ * rq_sha1: SHA-1 (FIPS 180-4) for pack and index checksums.
+ */
+#ifndef RQ_SHA1_H
+#define RQ_SHA1_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct rq_sha1 {
+	uint32_t h[5];
+	uint64_t len; /* bytes hashed */
+	unsigned char buf[64];
+	size_t nbuf;
+} rq_sha1;
+
+void rq_sha1_init(rq_sha1 *s);
+void rq_sha1_update(rq_sha1 *s, const void *data, size_t n);
+void rq_sha1_final(rq_sha1 *s, unsigned char out[20]);
+
+#endif

@@ -1,0 +1,319 @@
+/*
+ * rq_sha1, rq_pack and rq_memodb: checksums against sha1sum, packs and
+ * deltas read back by git, part files handed between processes.
+ */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rq_memodb.h"
+#include "rq_objdir.h"
+#include "rq_pack.h"
+#include "rq_sha1.h"
+
+static int setup(void **state)
+{
+	tu_repo *r = tu_repo_new(0);
+	tu_commit_file(r, "a.txt", "hello\n", "first");
+	*state = r;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	tu_repo_free(*state);
+	*state = NULL;
+	return 0;
+}
+
+static void sha1_hex(const void *data, size_t n, size_t step, char out[41])
+{
+	rq_sha1 s;
+	unsigned char d[20];
+	const unsigned char *p = data;
+
+	rq_sha1_init(&s);
+	for (size_t i = 0; i < n; i += step)
+		rq_sha1_update(&s, p + i, n - i < step ? n - i : step);
+	rq_sha1_final(&s, d);
+	for (int i = 0; i < 20; i++)
+		snprintf(out + 2 * i, 3, "%02x", d[i]);
+}
+
+/* FIPS 180 examples, and every length around the block and padding edges
+ * fed in pieces of several sizes, against sha1sum. */
+static void test_sha1(void **state)
+{
+	char hex[41];
+	unsigned char buf[300];
+	tu_repo *r = *state;
+
+	sha1_hex("abc", 3, 3, hex);
+	assert_string_equal(hex, "a9993e364706816aba3e25717850c26c9cd0d89d");
+	sha1_hex("", 0, 1, hex);
+	assert_string_equal(hex, "da39a3ee5e6b4b0d3255bfef95601890afd80709");
+	sha1_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", 56, 7, hex);
+	assert_string_equal(hex, "84983e441c3bd26ebaae4aa1f95129e5e54670f1");
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (unsigned char)(i * 7 + 3);
+	{
+		char path[PATH_MAX];
+		FILE *f;
+		snprintf(path, sizeof(path), "%.3000s/sha-input", r->root);
+		f = fopen(path, "wb");
+		assert_non_null(f);
+		assert_int_equal(fwrite(buf, 1, sizeof(buf), f), sizeof(buf));
+		fclose(f);
+		for (size_t n = 0; n <= 200; n += (n < 130 ? 1 : 17)) {
+			char *want =
+			    tu_capture(NULL, "head -c %zu '%s' | sha1sum | cut -c1-40", n, path);
+			assert_non_null(want);
+			for (size_t step = 1; step <= 65; step += 32) {
+				sha1_hex(buf, n, step, hex);
+				assert_string_equal(hex, want);
+			}
+			free(want);
+		}
+	}
+}
+
+/* Write a tree of n entries "f000".."f<n>" whose i-th blob id is blobs[i]. */
+static void write_tree(git_odb *odb, const git_oid *blobs, int n, git_oid *out)
+{
+	unsigned char buf[64 * 64];
+	size_t len = 0;
+
+	assert_true(n <= 64);
+	for (int i = 0; i < n; i++) {
+		len += (size_t)sprintf((char *)buf + len, "100644 f%03d", i) + 1;
+		memcpy(buf + len, blobs[i].id, GIT_OID_RAWSZ);
+		len += GIT_OID_RAWSZ;
+	}
+	assert_int_equal(rq_odb_write(out, odb, buf, len, GIT_OBJECT_TREE), 0);
+}
+
+/*
+ * A chain of trees that each change one entry of the previous one becomes
+ * deltas, no chain longer than git's default 50; git reads every tree back
+ * the same, verify-pack and fsck --strict pass.
+ */
+static void test_pack_deltas(void **state)
+{
+	tu_repo *r = *state;
+	git_repository *repo = tu_repo_open(r);
+	rq_objdir *od = NULL;
+	rq_objdir_stats stats;
+	git_odb *odb;
+	git_oid blobs[40], trees[120];
+	char packdir[PATH_MAX], *out;
+	int ndelta = 0, maxchain = 0;
+
+	assert_int_equal(rq_objdir_open(&od, repo, NULL), 0);
+	assert_int_equal(git_repository_odb(&odb, repo), 0);
+	for (int i = 0; i < 40; i++) {
+		char c[32];
+		int n = snprintf(c, sizeof(c), "content %d\n", i);
+		assert_int_equal(rq_odb_write(&blobs[i], odb, c, (size_t)n, GIT_OBJECT_BLOB), 0);
+	}
+	for (int t = 0; t < 120; t++) {
+		git_oid b = blobs[t % 40];
+		blobs[t % 40] = blobs[(t * 7 + 1) % 40];
+		blobs[(t * 7 + 1) % 40] = b;
+		write_tree(odb, blobs, 40, &trees[t]);
+	}
+	git_odb_free(odb);
+	assert_int_equal(rq_objdir_finish(od, &stats, NULL), 0);
+	rq_objdir_free(od);
+	assert_true(stats.objects >= 150);
+
+	snprintf(packdir, sizeof(packdir), "%.3000s/objects/pack", r->gitdir);
+	out = tu_capture(r, "git verify-pack -v '%s/%s.idx'", packdir, stats.pack_name);
+	assert_non_null(out);
+	for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+		int depth;
+		char id[41], type[16];
+		/* <id> <type> <size> <size-in-pack> <offset> [<depth> <base-id>] */
+		if (sscanf(line, "%40s %15s %*u %*u %*u %d", id, type, &depth) == 3) {
+			ndelta++;
+			if (depth > maxchain)
+				maxchain = depth;
+		}
+	}
+	free(out);
+	assert_true(ndelta > 50);
+	assert_true(maxchain <= 50);
+	for (int t = 0; t < 120; t += 7) {
+		/* git reads the tree, and its content hashes to its id */
+		char *a = tu_capture(r, "git cat-file tree %s | git hash-object -t tree --stdin",
+				     tu_hex(&trees[t]));
+		git_tree *tree;
+		assert_non_null(a);
+		assert_string_equal(a, tu_hex(&trees[t]));
+		free(a);
+		/* and so does libgit2, through the new pack */
+		assert_int_equal(git_tree_lookup(&tree, repo, &trees[t]), 0);
+		assert_int_equal(git_tree_entrycount(tree), 40);
+		git_tree_free(tree);
+	}
+	assert_int_equal(tu_run(r, "git fsck --strict --no-dangling 2>&1"), 0);
+	assert_int_equal(tu_run(r, "git verify-pack '%s/%s.idx'", packdir, stats.pack_name), 0);
+	/* git's own index of the same pack is identical to ours */
+	assert_int_equal(
+	    tu_run(r,
+		   "cp '%s/%s.pack' check.pack && git index-pack check.pack >/dev/null && "
+		   "cmp check.idx '%s/%s.idx' && rm -f check.pack check.idx",
+		   packdir, stats.pack_name, packdir, stats.pack_name),
+	    0);
+}
+
+/* Objects saved from one store load into another; a damaged or truncated
+ * file is refused with an error, never a crash. */
+static void test_parts(void **state)
+{
+	tu_repo *r = *state;
+	git_odb_backend *a, *b;
+	rq_pack_encoder *enc = rq_pack_encoder_new();
+	rq_error err;
+	git_oid ids[20];
+	char path[PATH_MAX], cmd[2 * PATH_MAX];
+
+	assert_non_null(enc);
+	assert_int_equal(rq_memodb_new(&a), 0);
+	assert_int_equal(rq_memodb_new(&b), 0);
+	for (int i = 0; i < 20; i++) {
+		char c[64];
+		int n = snprintf(c, sizeof(c), "object number %d\n", i);
+		assert_int_equal(git_odb_hash(&ids[i], c, (size_t)n, GIT_OBJECT_BLOB), 0);
+		assert_int_equal(a->write(a, &ids[i], c, (size_t)n, GIT_OBJECT_BLOB), 0);
+	}
+	assert_int_equal(rq_memodb_count(a), 20);
+	/* a duplicate write is a no-op */
+	assert_int_equal(a->write(a, &ids[3], "object number 3\n", 16, GIT_OBJECT_BLOB), 0);
+	assert_int_equal(rq_memodb_count(a), 20);
+	assert_int_equal(rq_memodb_encode(a, enc, 5), 0);
+
+	snprintf(path, sizeof(path), "%.3000s/part", r->root);
+	rq_error_clear(&err);
+	assert_int_equal(rq_memodb_save(a, 5, path, &err), 0);
+	assert_int_equal(rq_memodb_load(b, path, &err), 0);
+	assert_int_equal(rq_memodb_count(b), 15);
+	for (int i = 0; i < 20; i++) {
+		void *data = NULL;
+		size_t len = 0;
+		git_object_t type;
+		int rc = b->read(&data, &len, &type, b, &ids[i]);
+		if (i < 5) {
+			assert_int_equal(rc, GIT_ENOTFOUND);
+			continue;
+		}
+		assert_int_equal(rc, 0);
+		assert_int_equal(type, GIT_OBJECT_BLOB);
+		{
+			char want[64];
+			int n = snprintf(want, sizeof(want), "object number %d\n", i);
+			assert_int_equal(len, (size_t)n);
+			assert_memory_equal(data, want, len);
+		}
+		git_odb_backend_data_free(b, data);
+		/* loaded with their encoded form */
+		{
+			rq_pack_entry e;
+			assert_int_equal(rq_memodb_entry(b, (size_t)i - 5, &e), 0);
+			assert_true(git_oid_equal(&e.id, &ids[i]));
+		}
+	}
+	/* loading the same file again adds nothing */
+	assert_int_equal(rq_memodb_load(b, path, &err), 0);
+	assert_int_equal(rq_memodb_count(b), 15);
+
+	/* damaged: a byte of the last object's encoded form flipped */
+	snprintf(cmd, sizeof(cmd),
+		 "f='%s'; n=$(stat -c %%s \"$f\"); printf '\\377' | dd of=\"$f\" bs=1 "
+		 "seek=$((n-3)) conv=notrunc 2>/dev/null",
+		 path);
+	assert_int_equal(tu_run(NULL, "%s", cmd), 0);
+	{
+		git_odb_backend *c;
+		assert_int_equal(rq_memodb_new(&c), 0);
+		rq_error_clear(&err);
+		assert_int_equal(rq_memodb_load(c, path, &err), -1);
+		assert_int_equal(err.code, RQ_E_INTERNAL);
+		assert_non_null(strstr(err.msg, "damaged"));
+		c->free(c);
+	}
+	/* truncated in the middle of a record */
+	assert_int_equal(tu_run(NULL, "truncate -s 100 '%s'", path), 0);
+	{
+		git_odb_backend *c;
+		assert_int_equal(rq_memodb_new(&c), 0);
+		assert_int_equal(rq_memodb_load(c, path, &err), -1);
+		c->free(c);
+	}
+	/* not a part file at all; a missing one */
+	assert_int_equal(tu_run(NULL, "echo hello > '%s'", path), 0);
+	assert_int_equal(rq_memodb_load(b, path, &err), -1);
+	assert_non_null(strstr(err.msg, "not an object part file"));
+	assert_int_equal(rq_memodb_load(b, "/nonexistent/part", &err), -1);
+	assert_int_equal(err.code, RQ_E_IO);
+	assert_int_equal(rq_memodb_count(b), 15);
+
+	a->free(a);
+	b->free(b);
+	rq_pack_encoder_free(enc);
+}
+
+/* Abbreviated ids resolve through the store; two matches are ambiguous. */
+static void test_prefix(void **state)
+{
+	git_odb_backend *m;
+	git_oid ids[300], out, prefix;
+	void *data;
+	size_t len;
+	git_object_t type;
+	int found_pair = 0;
+
+	(void)state;
+	assert_int_equal(rq_memodb_new(&m), 0);
+	for (int i = 0; i < 300; i++) {
+		char c[32];
+		int n = snprintf(c, sizeof(c), "p%d", i);
+		assert_int_equal(git_odb_hash(&ids[i], c, (size_t)n, GIT_OBJECT_BLOB), 0);
+		assert_int_equal(m->write(m, &ids[i], c, (size_t)n, GIT_OBJECT_BLOB), 0);
+	}
+	/* a unique 12-digit prefix */
+	memset(&prefix, 0, sizeof(prefix));
+	memcpy(prefix.id, ids[17].id, 6);
+	assert_int_equal(m->read_prefix(&out, &data, &len, &type, m, &prefix, 12), 0);
+	assert_true(git_oid_equal(&out, &ids[17]));
+	git_odb_backend_data_free(m, data);
+	assert_int_equal(m->exists_prefix(&out, m, &prefix, 12), 0);
+	/* one hex digit is shared by many of 300 ids */
+	memset(&prefix, 0, sizeof(prefix));
+	prefix.id[0] = ids[0].id[0] & 0xf0;
+	for (int i = 1; i < 300; i++)
+		if ((ids[i].id[0] & 0xf0) == prefix.id[0])
+			found_pair = 1;
+	assert_true(found_pair);
+	assert_int_equal(m->exists_prefix(&out, m, &prefix, 1), GIT_EAMBIGUOUS);
+	/* nothing starts with this */
+	memset(&prefix, 0, sizeof(prefix));
+	memcpy(prefix.id, "\x12\x34\x56\x78\x9a\xbc\xde\xf0\x12\x34", 10);
+	assert_int_equal(m->exists_prefix(&out, m, &prefix, 20), GIT_ENOTFOUND);
+	assert_int_equal(m->exists(m, &ids[299]), 1);
+	m->free(m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_sha1, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_pack_deltas, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_parts, setup, teardown),
+	    cmocka_unit_test(test_prefix),
+	};
+	return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
+}
