@@ -28,45 +28,37 @@
 #   - print mode moves no ref, no temporary object directory is left, and
 #     every 10th repository passes `git fsck --strict`.
 #
+# Every history category is on by default: directory renames (a branch
+# empties a directory while moving its files out, by rename or rename then
+# delete; merge-ort's default merge.directoryRenames=conflict stops with
+# "CONFLICT (file location)" when the other side added a file there), mode
+# flips of binary files, and add/add of the same content with different
+# modes. The suite's default (300 seeds, topics of 1-24 commits) compares
+# at least 2,000 picks, and the test fails if a default run compares fewer.
+#
 # Environment:
-#   RQ_ORACLE_SEEDS=N         number of seeds (default 150)
+#   RQ_ORACLE_SEEDS=N         number of seeds (default 300)
 #   RQ_ORACLE_FIRST=S         first seed (default 1): reproduce seed S with
 #                             RQ_ORACLE_FIRST=S RQ_ORACLE_SEEDS=1
-#   RQ_ORACLE_DIR_RENAMES=1   also generate histories in which a branch
-#                             empties a directory while moving files out of
-#                             it (by rename, or by rename then delete), i.e.
-#                             directory renames. Off by default: merge-ort
-#                             detects directory renames (git's default
-#                             merge.directoryRenames=conflict stops with
-#                             "CONFLICT (file location)" when the other side
-#                             added a file in the renamed directory), and
-#                             libgit2's git_merge_trees, which replayq uses
-#                             for non-trivial merges, has no directory rename
-#                             detection at all, so those cases disagree.
-#   RQ_ORACLE_BINARY_MODE=1   also flip the executable bit of binary files.
-#                             Off by default: when one side changes a binary
-#                             file's content and the other only its mode,
-#                             merge-ort takes both (clean), while libgit2
-#                             resolves the entry with its binary file driver
-#                             and reports a content conflict.
-#   RQ_ORACLE_ADDADD_MODE=1   also flip the executable bit of a file that a
-#                             topic commit and upstream both add (the commits
-#                             meant to become empty). Off by default: for an
-#                             add/add of the same content with different
-#                             modes merge-ort reports a conflict, libgit2
-#                             silently keeps our mode (clean, often empty).
-#   RQ_ORACLE_ALL=1           all three of the above. The three exclusions
-#                             are libgit2's merge, not git's: once replayq's
-#                             merges no longer go through git_merge_trees,
-#                             they should be on by default.
+#   RQ_ORACLE_TOPIC_MAX=N     topics of 1..N commits (default 24)
+#   RQ_ORACLE_MIN_PICKS=N     fail unless this many picks were compared
+#                             (default 2000 with the default seeds, else 0)
+#   RQ_ORACLE_DIR_RENAMES=0, RQ_ORACLE_BINARY_MODE=0, RQ_ORACLE_ADDADD_MODE=0
+#                             leave one category out; RQ_ORACLE_ALL=0 all
 #   RQ_ORACLE_KEEP=DIR        copy the repository of every disagreeing seed
 #                             into DIR for inspection
 #   RQ_ORACLE_VERBOSE=1       one line per seed
 . "$(dirname "$0")/../lib.sh"
 
-SEEDS=${RQ_ORACLE_SEEDS:-100}
+SEEDS=${RQ_ORACLE_SEEDS:-300}
 FIRST=${RQ_ORACLE_FIRST:-1}
-ALL=${RQ_ORACLE_ALL:-0}
+ALL=${RQ_ORACLE_ALL:-1}
+TMAX=${RQ_ORACLE_TOPIC_MAX:-24}
+if [ -z "${RQ_ORACLE_SEEDS:-}${RQ_ORACLE_FIRST:-}${RQ_ORACLE_TOPIC_MAX:-}" ]; then
+	MIN_PICKS=${RQ_ORACLE_MIN_PICKS:-2000}
+else
+	MIN_PICKS=${RQ_ORACLE_MIN_PICKS:-0}
+fi
 DIRREN=${RQ_ORACLE_DIR_RENAMES:-$ALL}
 BINMODE=${RQ_ORACLE_BINARY_MODE:-$ALL}
 ADDMODE=${RQ_ORACLE_ADDADD_MODE:-$ALL}
@@ -278,7 +270,7 @@ BEGIN {
 
 	# topic, generated first so that upstream can repeat some of its changes
 	BRANCH = "topic"
-	nt = 1 + rnd(8); from = 1; TB = ""; ND = 0
+	nt = 1 + rnd(TMAX); from = 1; TB = ""; ND = 0
 	for (j = 1; j <= nt; j++) {
 		snap(); desc = ""
 		if (rnd(8) == 0) {
@@ -352,6 +344,7 @@ fsck_ok() {
 gen_repo() {
 	git init -q "$2" &&
 		LC_ALL=C awk -v SEED="$1" -v DIRREN="$DIRREN" -v BINMODE="$BINMODE" -v ADDMODE="$ADDMODE" \
+			-v TMAX="$TMAX" \
 			"$GEN_AWK" </dev/null |
 		tr '\001' '\000' | git -C "$2" fast-import --quiet
 }
@@ -536,4 +529,5 @@ else
 	echo "oracle: $SEEDS seeds, $PICKS picks compared, $CLEAN clean, $CONFLICTS conflicts," \
 		"$BAD seeds DISAGREED"
 fi
+check "at least $MIN_PICKS picks compared (got $PICKS)" test "$PICKS" -ge "$MIN_PICKS"
 finish
