@@ -79,14 +79,16 @@
  *    merge-ort rewrites the root tree, the trivial cases here return the
  *    input tree unchanged.
  *
- * Caching: the chunk counts of blobs used in similarity scoring (rename
- * detection) are kept across the picks of one merger, so an upstream
- * rename met by many picks is scored from memory after the first; the
- * merge's memory is also reused between picks. Rename pairs are not carried
- * from one pick to the next (merge-ort's "cached pairs" for git replay):
- * those can make a pick's result differ from a fresh merge of the same
- * trees (git cherry-pick and git merge-tree do not use them), and this
- * merger gives every pick the result of a fresh merge.
+ * Caching across the picks of one merger: the chunk counts of blobs used in
+ * similarity scoring, and every similarity score computed (by the pair of
+ * blob ids), so a rename search that meets the pairs of an earlier pick
+ * (an upstream rename met pick after pick) scores only the new pairs
+ * (stats: similarity_computed / similarity_reused); the merge's memory is
+ * also reused. Rename pairs themselves are not carried from one pick to the
+ * next (merge-ort's "cached pairs" for git replay): those can make a pick's
+ * result differ from a fresh merge of the same trees (git cherry-pick and
+ * git merge-tree do not use them), and this merger gives every pick the
+ * result of a fresh merge.
  */
 #include "rq_merge.h"
 #include "rq_treemerge.h"
@@ -232,6 +234,8 @@ void rq_merger_free(rq_merger *m)
 
 const rq_merge_stats *rq_merger_stats(const rq_merger *m)
 {
+	rq_merger *mm = (rq_merger *)m;
+	rq_tm_cache_score_stats(m->cache, &mm->stats.scores_computed, &mm->stats.scores_reused);
 	return &m->stats;
 }
 

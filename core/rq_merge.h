@@ -63,6 +63,8 @@ typedef struct rq_merge_stats {
 	size_t trivial;	 /* picks resolved without opening a tree */
 	size_t full;	 /* picks that needed a real merge (tree merge or fallback) */
 	size_t fallback; /* of those, picks merged by libgit2's merge */
+	/* rename similarity scores: computed, and remembered from an earlier pick */
+	size_t scores_computed, scores_reused;
 } rq_merge_stats;
 
 typedef struct rq_merger rq_merger;

@@ -501,8 +501,8 @@ static void child_run(state *s, const unsigned char *mine, int fd, unsigned idx,
 		wb_fmt(&b, "N %zu %s %s\n", i, a, t);
 	}
 	ms = rq_merger_stats(s->merger);
-	wb_fmt(&b, "S %zu %zu %zu %zu %zu\n", s->res->stats.picked, s->res->stats.dropped,
-	       ms->trivial, ms->full, ms->fallback);
+	wb_fmt(&b, "S %zu %zu %zu %zu %zu %zu %zu\n", s->res->stats.picked, s->res->stats.dropped,
+	       ms->trivial, ms->full, ms->fallback, ms->scores_computed, ms->scores_reused);
 	if (r == 1) {
 		wb_fmt(&b, "C %zu\n", fail);
 		for (size_t k = 0; k < s->res->conflicts.n; k++) {
@@ -559,15 +559,17 @@ static int absorb(state *s, child *c, size_t *fail, int *fail_kind, rq_conflicts
 			    git_oid_fromstr(&s->new_trees[i], t) < 0)
 				return -1;
 		} else if (p[0] == 'S') {
-			size_t v[5];
-			if (sscanf(p, "S %zu %zu %zu %zu %zu", &v[0], &v[1], &v[2], &v[3], &v[4]) !=
-			    5)
+			size_t v[7];
+			if (sscanf(p, "S %zu %zu %zu %zu %zu %zu %zu", &v[0], &v[1], &v[2], &v[3],
+				   &v[4], &v[5], &v[6]) != 7)
 				return -1;
 			s->res->stats.picked += v[0];
 			s->res->stats.dropped += v[1];
 			s->res->stats.merges_trivial += v[2];
 			s->res->stats.merges_full += v[3];
 			s->res->stats.merges_fallback += v[4];
+			s->res->stats.scores_computed += v[5];
+			s->res->stats.scores_reused += v[6];
 		} else if (p[0] == 'C' || p[0] == 'E') {
 			size_t i, len = 0;
 			int code = 0;
@@ -917,6 +919,8 @@ int rq_replay_run(git_repository *repo, const rq_replay_opts *opts, rq_replay_re
 			result->stats.merges_trivial = ms->trivial;
 			result->stats.merges_full = ms->full;
 			result->stats.merges_fallback = ms->fallback;
+			result->stats.scores_computed = ms->scores_computed;
+			result->stats.scores_reused = ms->scores_reused;
 			result->stats.parallel = 1;
 		}
 		result->stats.groups = ngroups ? ngroups : 1;

@@ -78,9 +78,10 @@ typedef struct rq_replay_stats {
 	size_t picked;	/* new commits written */
 	size_t dropped; /* picks that became empty and were dropped */
 	size_t merges_trivial, merges_full, merges_fallback;
-	size_t groups;	 /* independent groups of commits */
-	size_t parallel; /* children that replayed them (1: in process) */
-	size_t objects;	 /* new objects */
+	size_t scores_computed, scores_reused; /* rename similarity scores */
+	size_t groups;			       /* independent groups of commits */
+	size_t parallel;		       /* children that replayed them (1: in process) */
+	size_t objects;			       /* new objects */
 	uint64_t pack_bytes;
 	char pack_name[96];
 	double ms_resolve, ms_walk, ms_replay, ms_pack, ms_total;

@@ -188,6 +188,9 @@ int rq_buffer_is_binary(const char *buf, size_t n);
 int rq_tm_cache_new(rq_tm_cache **out);
 void rq_tm_cache_free(rq_tm_cache *c);
 void rq_tm_cache_trim(rq_tm_cache *c);
+/* Rename similarity scores computed, and taken from earlier picks (see
+ * rq_treemerge_rename.c), over the cache's life. */
+void rq_tm_cache_score_stats(const rq_tm_cache *c, size_t *computed, size_t *reused);
 /* The arena memory kept by the cache, lent to a merge and taken back. */
 void rq_tm_cache_lend(rq_tm_cache *c, tm_arena *a);
 void rq_tm_cache_take_back(rq_tm_cache *c, tm_arena *a);

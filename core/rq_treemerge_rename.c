@@ -55,8 +55,26 @@ typedef struct sim_ent {
 	int have_size, have_spans;
 } sim_ent;
 
+/*
+ * Similarity scores, remembered across the picks of one merger: a score is
+ * a function of the two blobs (and the minimum score asked for), so a pick
+ * that meets a source/destination pair an earlier pick scored takes the
+ * score from here. In a topic replayed onto an upstream that renamed files,
+ * each pick's rename search meets mostly the pairs of the pick before (the
+ * same upstream renames), and pays only for the pairs the pick changed.
+ * Unlike merge-ort's remembered rename pairs this never changes a result:
+ * every pick gets the pairs a fresh merge would find.
+ */
+typedef struct pair_score {
+	git_oid src, dst;
+	int min_score, score;
+} pair_score;
+
 struct rq_tm_cache {
 	tm_chunk *chunks; /* arena memory kept between merges */
+	pair_score *ps;	  /* open addressing; src all zero: empty */
+	size_t ps_n, ps_size;
+	size_t scores_computed, scores_reused; /* over the merger's life */
 	sim_ent *v;
 	size_t n, cap;
 	uint32_t *tab;
@@ -73,12 +91,89 @@ int rq_tm_cache_new(rq_tm_cache **out)
 static void cache_clear(rq_tm_cache *c)
 {
 	tm_chunk *chunks = c->chunks;
+	size_t computed = c->scores_computed, reused = c->scores_reused;
 	for (size_t i = 0; i < c->n; i++)
 		free(c->v[i].spans);
 	free(c->v);
 	free(c->tab);
+	free(c->ps);
 	memset(c, 0, sizeof(*c));
 	c->chunks = chunks;
+	c->scores_computed = computed;
+	c->scores_reused = reused;
+}
+
+void rq_tm_cache_score_stats(const rq_tm_cache *c, size_t *computed, size_t *reused)
+{
+	*computed = c->scores_computed;
+	*reused = c->scores_reused;
+}
+
+static size_t pair_slot(const rq_tm_cache *c, const git_oid *src, const git_oid *dst, int min_score)
+{
+	uint64_t a, b;
+	memcpy(&a, src->id, sizeof(a));
+	memcpy(&b, dst->id, sizeof(b));
+	return (size_t)((a ^ (b * 0x9e3779b97f4a7c15ull) ^ (uint64_t)min_score) & (c->ps_size - 1));
+}
+
+static int is_zero_oid(const git_oid *id)
+{
+	for (size_t i = 0; i < GIT_OID_RAWSZ; i++)
+		if (id->id[i])
+			return 0;
+	return 1;
+}
+
+/* The remembered score, or -1. */
+static int pair_get(const rq_tm_cache *c, const git_oid *src, const git_oid *dst, int min_score)
+{
+	if (!c->ps_size)
+		return -1;
+	for (size_t i = pair_slot(c, src, dst, min_score);; i = (i + 1) & (c->ps_size - 1)) {
+		const pair_score *p = &c->ps[i];
+		if (is_zero_oid(&p->src))
+			return -1;
+		if (p->min_score == min_score && git_oid_equal(&p->src, src) &&
+		    git_oid_equal(&p->dst, dst))
+			return p->score;
+	}
+}
+
+/* Remember a score (best effort: out of memory just forgets). */
+static void pair_put(rq_tm_cache *c, const git_oid *src, const git_oid *dst, int min_score,
+		     int score)
+{
+	size_t i;
+	if (is_zero_oid(src))
+		return;
+	if ((c->ps_n + 1) * 2 > c->ps_size) {
+		size_t ns = c->ps_size ? c->ps_size * 2 : 1024;
+		pair_score *old = c->ps, *nt = calloc(ns, sizeof(*nt));
+		size_t os = c->ps_size;
+		if (!nt)
+			return;
+		c->ps = nt;
+		c->ps_size = ns;
+		for (size_t k = 0; k < os; k++) {
+			if (is_zero_oid(&old[k].src))
+				continue;
+			i = pair_slot(c, &old[k].src, &old[k].dst, old[k].min_score);
+			while (!is_zero_oid(&c->ps[i].src))
+				i = (i + 1) & (ns - 1);
+			c->ps[i] = old[k];
+		}
+		free(old);
+	}
+	i = pair_slot(c, src, dst, min_score);
+	while (!is_zero_oid(&c->ps[i].src))
+		i = (i + 1) & (c->ps_size - 1);
+	git_oid_cpy(&c->ps[i].src, src);
+	git_oid_cpy(&c->ps[i].dst, dst);
+	c->ps[i].min_score = min_score;
+	c->ps[i].score = score;
+	c->ps_n++;
+	c->bytes += 2 * sizeof(pair_score);
 }
 
 void rq_tm_cache_free(rq_tm_cache *c)
@@ -279,16 +374,35 @@ static int blob_spans(tm_state *s, sim_ent *e)
 	return 0;
 }
 
+static int score_blobs(tm_state *s, const tm_stage *src, const tm_stage *dst, int minimum_score);
+
 /* estimate_similarity(); -1 on error. */
 static int estimate_similarity(tm_state *s, const tm_stage *src, const tm_stage *dst,
 			       int minimum_score)
 {
 	rq_tm_cache *c = s->cache;
-	long is, id;
-	unsigned long max_size, base_size, delta_size, sc = 0;
+	int score;
 
 	if (!IS_REG(src->mode) || !IS_REG(dst->mode))
 		return 0;
+	if ((score = pair_get(c, &src->oid, &dst->oid, minimum_score)) >= 0) {
+		c->scores_reused++;
+		return score;
+	}
+	if ((score = score_blobs(s, src, dst, minimum_score)) < 0)
+		return -1;
+	c->scores_computed++;
+	pair_put(c, &src->oid, &dst->oid, minimum_score, score);
+	return score;
+}
+
+/* The score itself, from the blobs' chunk counts. */
+static int score_blobs(tm_state *s, const tm_stage *src, const tm_stage *dst, int minimum_score)
+{
+	rq_tm_cache *c = s->cache;
+	long is, id;
+	unsigned long max_size, base_size, delta_size, sc = 0;
+
 	if ((is = cache_ent(c, &src->oid)) < 0 || (id = cache_ent(c, &dst->oid)) < 0)
 		return nomem(s);
 	if (blob_size(s, &c->v[is]) < 0 || blob_size(s, &c->v[id]) < 0)

@@ -84,10 +84,12 @@ static json_t *stats_json(const rq_replay_stats *s)
 	json_object_set_new(o, "commits", json_integer((json_int_t)s->commits));
 	json_object_set_new(o, "picked", json_integer((json_int_t)s->picked));
 	json_object_set_new(o, "dropped", json_integer((json_int_t)s->dropped));
-	json_object_set_new(o, "merges",
-			    json_pack("{s:I, s:I, s:I}", "trivial", (json_int_t)s->merges_trivial,
-				      "full", (json_int_t)s->merges_full, "fallback",
-				      (json_int_t)s->merges_fallback));
+	json_object_set_new(
+	    o, "merges",
+	    json_pack("{s:I, s:I, s:I, s:I, s:I}", "trivial", (json_int_t)s->merges_trivial, "full",
+		      (json_int_t)s->merges_full, "fallback", (json_int_t)s->merges_fallback,
+		      "similarity_computed", (json_int_t)s->scores_computed, "similarity_reused",
+		      (json_int_t)s->scores_reused));
 	json_object_set_new(o, "groups", json_integer((json_int_t)s->groups));
 	json_object_set_new(o, "parallel", json_integer((json_int_t)s->parallel));
 	json_object_set_new(o, "objects", json_integer((json_int_t)s->objects));

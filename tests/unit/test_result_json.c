@@ -81,6 +81,8 @@ static void check_common(json_t *o, const char *status, int applied)
 	int_at(merges, "trivial");
 	int_at(merges, "full");
 	int_at(merges, "fallback");
+	int_at(merges, "similarity_computed");
+	int_at(merges, "similarity_reused");
 	ms = json_object_get(stats, "ms");
 	assert_true(json_is_object(ms));
 	for (size_t i = 0; i < sizeof(times) / sizeof(times[0]); i++)
@@ -117,6 +119,8 @@ static void test_ok(void **state)
 	res.stats.merges_trivial = 3;
 	res.stats.merges_full = 4;
 	res.stats.merges_fallback = 1;
+	res.stats.scores_computed = 40;
+	res.stats.scores_reused = 160;
 	res.stats.objects = 12;
 	res.stats.pack_bytes = 5000000000ULL; /* more than 32 bits */
 	snprintf(res.stats.pack_name, sizeof(res.stats.pack_name), "pack-%s", HEX_D);
@@ -144,6 +148,8 @@ static void test_ok(void **state)
 	assert_int_equal(int_at(json_object_get(stats, "merges"), "trivial"), 3);
 	assert_int_equal(int_at(json_object_get(stats, "merges"), "full"), 4);
 	assert_int_equal(int_at(json_object_get(stats, "merges"), "fallback"), 1);
+	assert_int_equal(int_at(json_object_get(stats, "merges"), "similarity_computed"), 40);
+	assert_int_equal(int_at(json_object_get(stats, "merges"), "similarity_reused"), 160);
 	assert_string_equal(str_at(stats, "pack"), "pack-" HEX_D);
 	assert_true(json_real_value(json_object_get(json_object_get(stats, "ms"), "total")) ==
 		    12.5);
