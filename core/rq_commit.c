@@ -3,6 +3,7 @@
  * data.
  */
 #include "rq_commit.h"
+#include "rq_buf.h"
 #include "rq_memodb.h"
 
 #include <ctype.h>
@@ -10,45 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct buf {
-	char *p;
-	size_t len, cap;
-	int oom;
-} buf;
-
-static void buf_add(buf *b, const char *s, size_t n)
-{
-	if (b->oom)
-		return;
-	if (b->len + n + 1 > b->cap) {
-		size_t ncap = b->cap ? b->cap : 256;
-		while (ncap < b->len + n + 1)
-			ncap *= 2;
-		char *np = realloc(b->p, ncap);
-		if (!np) {
-			b->oom = 1;
-			return;
-		}
-		b->p = np;
-		b->cap = ncap;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-static void buf_str(buf *b, const char *s)
-{
-	buf_add(b, s, strlen(s));
-}
-
-static void buf_oid_line(buf *b, const char *key, const git_oid *oid)
+static void buf_oid_line(rq_buf *b, const char *key, const git_oid *oid)
 {
 	char hex[GIT_OID_HEXSZ + 1];
 	git_oid_tostr(hex, sizeof(hex), oid);
-	buf_str(b, key);
-	buf_add(b, hex, GIT_OID_HEXSZ);
-	buf_add(b, "\n", 1);
+	rq_buf_str(b, key);
+	rq_buf_add(b, hex, GIT_OID_HEXSZ);
+	rq_buf_add(b, "\n", 1);
 }
 
 /* Start of the message: after the header's blank line, blank lines skipped. */
@@ -97,7 +66,7 @@ static int read_raw(git_odb *odb, const git_oid *id, git_odb_object **obj, rq_er
 	return 0;
 }
 
-static int finish(git_odb *odb, buf *b, git_oid *out, rq_error *err)
+static int finish(git_odb *odb, rq_buf *b, git_oid *out, rq_error *err)
 {
 	int rc = 0;
 	if (b->oom)
@@ -115,7 +84,7 @@ int rq_commit_pick(git_odb *odb, const git_oid *orig, const git_oid *tree, const
 	const char *data, *end, *hend, *msg, *p;
 	const char *author = NULL;
 	size_t author_len = 0;
-	buf b = {0}, extra = {0};
+	rq_buf b = {0}, extra = {0};
 	int rc;
 
 	if (read_raw(odb, orig, &obj, err) < 0)
@@ -145,9 +114,9 @@ int rq_commit_pick(git_odb *odb, const git_oid *orig, const git_oid *tree, const
 		      header_key_is(f, first, "committer") || header_key_is(f, first, "gpgsig") ||
 		      header_key_is(f, first, "gpgsig-sha256"));
 		if (keep) {
-			buf_add(&extra, f, flen);
+			rq_buf_add(&extra, f, flen);
 			if (f[flen - 1] != '\n')
-				buf_add(&extra, "\n", 1);
+				rq_buf_add(&extra, "\n", 1);
 		}
 	}
 	if (!author) {
@@ -158,16 +127,16 @@ int rq_commit_pick(git_odb *odb, const git_oid *orig, const git_oid *tree, const
 	buf_oid_line(&b, "tree ", tree);
 	if (parent)
 		buf_oid_line(&b, "parent ", parent);
-	buf_add(&b, author, author_len);
+	rq_buf_add(&b, author, author_len);
 	if (author[author_len - 1] != '\n')
-		buf_add(&b, "\n", 1);
-	buf_str(&b, "committer ");
-	buf_str(&b, committer);
-	buf_add(&b, "\n", 1);
+		rq_buf_add(&b, "\n", 1);
+	rq_buf_str(&b, "committer ");
+	rq_buf_str(&b, committer);
+	rq_buf_add(&b, "\n", 1);
 	if (extra.len)
-		buf_add(&b, extra.p, extra.len);
-	buf_add(&b, "\n", 1);
-	buf_add(&b, msg, (size_t)(end - msg));
+		rq_buf_add(&b, extra.p, extra.len);
+	rq_buf_add(&b, "\n", 1);
+	rq_buf_add(&b, msg, (size_t)(end - msg));
 	b.oom |= extra.oom;
 	free(extra.p);
 	git_odb_object_free(obj);
@@ -179,22 +148,22 @@ char *rq_commit_revert_message(const char *message, size_t len, const char *hex)
 {
 	const char *nl = memchr(message, '\n', len);
 	size_t slen = nl ? (size_t)(nl - message) : len;
-	buf b = {0};
+	rq_buf b = {0};
 	const char *rp = "Revert \"";
 	size_t rpl = strlen(rp);
 
 	if (slen >= rpl && !memcmp(message, rp, rpl) &&
 	    !(slen >= 2 * rpl && !memcmp(message + rpl, rp, rpl))) {
-		buf_str(&b, "Reapply \"");
-		buf_add(&b, message + rpl, slen - rpl);
+		rq_buf_str(&b, "Reapply \"");
+		rq_buf_add(&b, message + rpl, slen - rpl);
 	} else {
-		buf_str(&b, rp);
-		buf_add(&b, message, slen);
-		buf_str(&b, "\"");
+		rq_buf_str(&b, rp);
+		rq_buf_add(&b, message, slen);
+		rq_buf_str(&b, "\"");
 	}
-	buf_str(&b, "\n\nThis reverts commit ");
-	buf_str(&b, hex);
-	buf_str(&b, ".\n");
+	rq_buf_str(&b, "\n\nThis reverts commit ");
+	rq_buf_str(&b, hex);
+	rq_buf_str(&b, ".\n");
 	if (b.oom) {
 		free(b.p);
 		return NULL;
@@ -209,7 +178,7 @@ int rq_commit_revert(git_odb *odb, const git_oid *orig, const git_oid *tree, con
 	const char *data, *end, *hend, *msg;
 	char hex[GIT_OID_HEXSZ + 1];
 	char *text;
-	buf b = {0};
+	rq_buf b = {0};
 
 	if (read_raw(odb, orig, &obj, err) < 0)
 		return -1;
@@ -224,12 +193,12 @@ int rq_commit_revert(git_odb *odb, const git_oid *orig, const git_oid *tree, con
 	buf_oid_line(&b, "tree ", tree);
 	if (parent)
 		buf_oid_line(&b, "parent ", parent);
-	buf_str(&b, "author ");
-	buf_str(&b, committer);
-	buf_str(&b, "\ncommitter ");
-	buf_str(&b, committer);
-	buf_str(&b, "\n\n");
-	buf_str(&b, text);
+	rq_buf_str(&b, "author ");
+	rq_buf_str(&b, committer);
+	rq_buf_str(&b, "\ncommitter ");
+	rq_buf_str(&b, committer);
+	rq_buf_str(&b, "\n\n");
+	rq_buf_str(&b, text);
 	free(text);
 	return finish(odb, &b, out, err);
 }

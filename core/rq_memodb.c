@@ -29,9 +29,8 @@ typedef struct memobj {
 	uint32_t crc;
 	uint32_t depth; /* 0: whole; else a delta against base */
 	git_oid base;
-	/* bit 0: data (and the loaded z) point into a part file; bit 1: z was
-	 * re-encoded since and is owned */
-	unsigned char borrowed;
+	/* data and z are ours to free (else they point into a loaded part file) */
+	unsigned char own_data, own_z;
 } memobj;
 
 struct rq_memodb {
@@ -111,11 +110,12 @@ static int add_obj(struct rq_memodb *m, const git_oid *id, const void *data, siz
 		if (len)
 			memcpy(o->data, data, len);
 	}
-	o->borrowed = (unsigned char)borrowed;
+	o->own_data = !borrowed;
 	git_oid_cpy(&o->id, id);
 	o->type = type;
 	o->len = len;
 	o->z = NULL;
+	o->own_z = 0;
 	o->zlen = 0;
 	o->crc = 0;
 	o->depth = 0;
@@ -245,14 +245,11 @@ static void m_free(git_odb_backend *b)
 	if (!m)
 		return;
 	for (size_t k = 0; k < m->n; k++) {
-		if (m->v[k].borrowed & 1)
-			continue;
-		free(m->v[k].data);
-		free(m->v[k].z);
-	}
-	for (size_t k = 0; k < m->n; k++)
-		if (m->v[k].borrowed & 2)
+		if (m->v[k].own_data)
+			free(m->v[k].data);
+		if (m->v[k].own_z)
 			free(m->v[k].z);
+	}
 	for (size_t k = 0; k < m->nfiles; k++)
 		free(m->files[k]);
 	free(m->files);
@@ -458,10 +455,10 @@ int rq_memodb_load(git_odb_backend *b, const char *path, rq_error *err)
 
 static void drop_z(memobj *o)
 {
-	if (!(o->borrowed & 1) || (o->borrowed & 2))
+	if (o->own_z)
 		free(o->z);
 	o->z = NULL;
-	o->borrowed &= (unsigned char)~2;
+	o->own_z = 0;
 }
 
 /* Encode o whole. */
@@ -471,8 +468,7 @@ static int encode_whole(memobj *o, rq_pack_encoder *enc)
 	o->depth = 0;
 	if (rq_pack_encode(enc, o->type, o->data, o->len, &o->z, &o->zlen, &o->crc) < 0)
 		return -1;
-	if (o->borrowed & 1)
-		o->borrowed |= 2; /* this z is ours to free */
+	o->own_z = 1;
 	return 0;
 }
 
@@ -513,8 +509,7 @@ static int encode_one(struct rq_memodb *m, size_t k, size_t lo, rq_pack_encoder 
 			return -1;
 		if (r > 0) {
 			drop_z(o);
-			if (o->borrowed & 1)
-				o->borrowed |= 2;
+			o->own_z = 1;
 			o->z = z;
 			o->zlen = zlen;
 			o->crc = crc;

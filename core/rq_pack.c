@@ -310,12 +310,16 @@ static int open_out(out *o, char *tmpl)
 	return o->fd < 0 ? -1 : 0;
 }
 
-static const rq_pack_entry *g_sort_base;
+/* What the index says of an entry. */
+typedef struct idx_ent {
+	git_oid id;
+	uint32_t crc;
+	uint64_t off;
+} idx_ent;
 
 static int cmp_idx(const void *a, const void *b)
 {
-	return git_oid_cmp(&g_sort_base[*(const size_t *)a].id,
-			   &g_sort_base[*(const size_t *)b].id);
+	return git_oid_cmp(&((const idx_ent *)a)->id, &((const idx_ent *)b)->id);
 }
 
 int rq_pack_write(const char *dir, const rq_pack_entry *e, size_t n, char name[64],
@@ -324,8 +328,7 @@ int rq_pack_write(const char *dir, const rq_pack_entry *e, size_t n, char name[6
 	out o;
 	char tmp_pack[PATH_MAX], tmp_idx[PATH_MAX], path[PATH_MAX];
 	unsigned char pack_sum[20], idx_sum[20];
-	uint64_t *offs = NULL;
-	size_t *ord = NULL;
+	idx_ent *ix = NULL;
 	char hex[GIT_OID_HEXSZ + 1];
 	int rc = -1;
 
@@ -334,9 +337,7 @@ int rq_pack_write(const char *dir, const rq_pack_entry *e, size_t n, char name[6
 	o.fd = -1;
 	if (n > UINT32_MAX)
 		return rq_error_set(err, RQ_E_INTERNAL, "too many objects for one pack");
-	offs = malloc((n + 1) * sizeof(*offs));
-	ord = malloc((n + 1) * sizeof(*ord));
-	if (!offs || !ord) {
+	if (!(ix = malloc((n + 1) * sizeof(*ix)))) {
 		rq_error_set(err, RQ_E_NOMEM, "out of memory");
 		goto out;
 	}
@@ -358,7 +359,9 @@ int rq_pack_write(const char *dir, const rq_pack_entry *e, size_t n, char name[6
 	put_be32(&o, 2);
 	put_be32(&o, (uint32_t)n);
 	for (size_t i = 0; i < n; i++) {
-		offs[i] = o.total;
+		git_oid_cpy(&ix[i].id, &e[i].id);
+		ix[i].crc = e[i].crc;
+		ix[i].off = o.total;
 		put(&o, e[i].data, e[i].len);
 	}
 	if (close_out(&o, pack_sum) < 0) {
@@ -368,10 +371,7 @@ int rq_pack_write(const char *dir, const rq_pack_entry *e, size_t n, char name[6
 	*pack_bytes = o.total;
 
 	/* its index: fan-out, sorted ids, CRCs, offsets, large offsets, sums */
-	for (size_t i = 0; i < n; i++)
-		ord[i] = i;
-	g_sort_base = e;
-	qsort(ord, n, sizeof(*ord), cmp_idx);
+	qsort(ix, n, sizeof(*ix), cmp_idx);
 	if (open_out(&o, tmp_idx) < 0) {
 		rq_error_set(err, RQ_E_IO, "cannot create a pack index in %s: %s", dir,
 			     strerror(errno));
@@ -383,23 +383,23 @@ int rq_pack_write(const char *dir, const rq_pack_entry *e, size_t n, char name[6
 	{
 		size_t k = 0;
 		for (unsigned b = 0; b < 256; b++) {
-			while (k < n && e[ord[k]].id.id[0] <= b)
+			while (k < n && ix[k].id.id[0] <= b)
 				k++;
 			put_be32(&o, (uint32_t)k);
 		}
 	}
 	for (size_t k = 0; k < n; k++)
-		put(&o, e[ord[k]].id.id, GIT_OID_RAWSZ);
+		put(&o, ix[k].id.id, GIT_OID_RAWSZ);
 	for (size_t k = 0; k < n; k++)
-		put_be32(&o, e[ord[k]].crc);
+		put_be32(&o, ix[k].crc);
 	{
 		uint32_t large = 0;
 		for (size_t k = 0; k < n; k++) {
-			uint64_t off = offs[ord[k]];
+			uint64_t off = ix[k].off;
 			put_be32(&o, off < 0x80000000u ? (uint32_t)off : 0x80000000u | large++);
 		}
 		for (size_t k = 0; k < n; k++) {
-			uint64_t off = offs[ord[k]];
+			uint64_t off = ix[k].off;
 			if (off >= 0x80000000u) {
 				put_be32(&o, (uint32_t)(off >> 32));
 				put_be32(&o, (uint32_t)off);
@@ -441,7 +441,6 @@ out:
 		unlink(tmp_idx);
 	if (rc < 0)
 		name[0] = '\0';
-	free(offs);
-	free(ord);
+	free(ix);
 	return rc;
 }

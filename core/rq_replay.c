@@ -24,6 +24,7 @@
 #include "rq_oidmap.h"
 #include "rq_revs.h"
 #include "rq_walk.h"
+#include "rq_buf.h"
 #include "rq_memodb.h"
 
 static double now_ms(void)
@@ -435,35 +436,8 @@ out:
 	return k;
 }
 
-typedef struct wbuf {
-	char *p;
-	size_t len, cap;
-	int oom;
-} wbuf;
-
-static void wb_add(wbuf *b, const char *s, size_t n)
-{
-	if (b->oom)
-		return;
-	if (b->len + n + 1 > b->cap) {
-		size_t ncap = b->cap ? b->cap * 2 : 4096;
-		while (ncap < b->len + n + 1)
-			ncap *= 2;
-		char *np = realloc(b->p, ncap);
-		if (!np) {
-			b->oom = 1;
-			return;
-		}
-		b->p = np;
-		b->cap = ncap;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-static void wb_fmt(wbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void wb_fmt(wbuf *b, const char *fmt, ...)
+static void wb_fmt(rq_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void wb_fmt(rq_buf *b, const char *fmt, ...)
 {
 	char tmp[256];
 	va_list ap;
@@ -472,13 +446,13 @@ static void wb_fmt(wbuf *b, const char *fmt, ...)
 	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
 	va_end(ap);
 	if (n > 0)
-		wb_add(b, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
+		rq_buf_add(b, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
 }
 
 /* Runs in the child: pick my groups and write what happened to fd. */
 static void child_run(state *s, const unsigned char *mine, int fd, unsigned idx, size_t mark)
 {
-	wbuf b = {0};
+	rq_buf b = {0};
 	size_t fail = 0;
 	int r;
 	const rq_merge_stats *ms;
@@ -508,16 +482,16 @@ static void child_run(state *s, const unsigned char *mine, int fd, unsigned idx,
 		for (size_t k = 0; k < s->res->conflicts.n; k++) {
 			size_t len = strlen(s->res->conflicts.v[k].path);
 			wb_fmt(&b, "P %d %zu\n", (int)s->res->conflicts.v[k].kind, len);
-			wb_add(&b, s->res->conflicts.v[k].path, len);
-			wb_add(&b, "\n", 1);
+			rq_buf_add(&b, s->res->conflicts.v[k].path, len);
+			rq_buf_add(&b, "\n", 1);
 		}
 	} else if (r < 0) {
 		size_t len = strlen(s->err->msg);
 		wb_fmt(&b, "E %zu %d %zu\n", fail, (int)s->err->code, len);
-		wb_add(&b, s->err->msg, len);
-		wb_add(&b, "\n", 1);
+		rq_buf_add(&b, s->err->msg, len);
+		rq_buf_add(&b, "\n", 1);
 	}
-	wb_add(&b, "D\n", 2);
+	rq_buf_add(&b, "D\n", 2);
 	if (b.oom)
 		_exit(3);
 	for (size_t off = 0; off < b.len;) {
@@ -534,7 +508,7 @@ static void child_run(state *s, const unsigned char *mine, int fd, unsigned idx,
 typedef struct child {
 	pid_t pid;
 	int fd;
-	wbuf out;
+	rq_buf out;
 	int status;
 	int reaped;
 } child;
@@ -735,7 +709,7 @@ static int pick_parallel(state *s, const size_t *group, size_t ngroups, int jobs
 			if (r < 0 && errno == EINTR)
 				continue;
 			if (r > 0) {
-				wb_add(&c->out, buf, (size_t)r);
+				rq_buf_add(&c->out, buf, (size_t)r);
 				continue;
 			}
 			close(c->fd);
