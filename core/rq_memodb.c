@@ -9,12 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include <zlib.h>
 
-#define PART_MAGIC     "RQPART1\n"
+#define PART_MAGIC     "RQPART2\n"
 #define PART_MAGIC_LEN 8
+#define PART_HEAD      (PART_MAGIC_LEN + 8)
 #define REC_HEAD       (1 + GIT_OID_RAWSZ + 8 + 8 + 4 + 4 + GIT_OID_RAWSZ)
 #define DELTA_WINDOW   16 /* earlier trees tried as a delta base */
 #define DELTA_DEPTH    50 /* longest delta chain (git's default) */
@@ -37,9 +40,12 @@ struct rq_memodb {
 	git_odb_backend parent;
 	memobj *v;
 	size_t n, cap;
-	uint32_t *slot;	       /* open addressing: index + 1, 0 = empty */
-	size_t nslot;	       /* power of two */
-	unsigned char **files; /* loaded part files, which objects point into */
+	uint32_t *slot; /* open addressing: index + 1, 0 = empty */
+	size_t nslot;	/* power of two */
+	struct part_map {
+		void *p;
+		size_t len;
+	} * files; /* mapped part files, which loaded objects point into */
 	size_t nfiles;
 };
 
@@ -251,7 +257,7 @@ static void m_free(git_odb_backend *b)
 			free(m->v[k].z);
 	}
 	for (size_t k = 0; k < m->nfiles; k++)
-		free(m->files[k]);
+		munmap(m->files[k].p, m->files[k].len);
 	free(m->files);
 	free(m->v);
 	free(m->slot);
@@ -316,82 +322,99 @@ static uint64_t get_le(const unsigned char *p, int n)
 	return v;
 }
 
-static int write_all(FILE *f, const void *p, size_t n)
+/* Write the pieces with as few system calls as the kernel allows. */
+typedef struct iobatch {
+	int fd, bad;
+	struct iovec v[64];
+	int n;
+} iobatch;
+
+static void io_flush(iobatch *io)
 {
-	return fwrite(p, 1, n, f) == n ? 0 : -1;
+	int first = 0;
+	while (!io->bad && first < io->n) {
+		ssize_t w = writev(io->fd, io->v + first, io->n - first);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			io->bad = 1;
+			break;
+		}
+		while (first < io->n && (size_t)w >= io->v[first].iov_len)
+			w -= (ssize_t)io->v[first++].iov_len;
+		if (first < io->n) {
+			io->v[first].iov_base = (char *)io->v[first].iov_base + w;
+			io->v[first].iov_len -= (size_t)w;
+		}
+	}
+	io->n = 0;
 }
 
+static void io_add(iobatch *io, const void *p, size_t len)
+{
+	if (!len)
+		return;
+	if (io->n == (int)(sizeof(io->v) / sizeof(io->v[0])))
+		io_flush(io);
+	io->v[io->n].iov_base = (void *)(uintptr_t)p;
+	io->v[io->n].iov_len = len;
+	io->n++;
+}
+
+/*
+ * The part file: the magic, the object count (8 bytes), a record per
+ * object (REC_HEAD bytes), then every encoded form, then every content,
+ * each in object order. The parent maps the file and reads the records
+ * and the encoded forms only; contents are touched only if an object must
+ * be encoded again (rq_memodb_check_deltas).
+ */
 int rq_memodb_save(git_odb_backend *b, size_t since, const char *path, rq_error *err)
 {
 	struct rq_memodb *m = (struct rq_memodb *)b;
-	FILE *f = fopen(path, "wb");
-	int bad = 0;
+	size_t count = since < m->n ? m->n - since : 0;
+	unsigned char head[PART_HEAD], *recs = malloc(count * REC_HEAD + 1);
+	iobatch io = {.fd = -1};
 
-	if (!f)
+	if (!recs)
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	io.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (io.fd < 0) {
+		free(recs);
 		return rq_error_set(err, RQ_E_IO, "cannot create %s: %s", path, strerror(errno));
-	bad |= write_all(f, PART_MAGIC, PART_MAGIC_LEN);
-	for (size_t k = since; k < m->n && !bad; k++) {
-		const memobj *o = &m->v[k];
-		unsigned char head[REC_HEAD];
-		put_le(head + 1 + GIT_OID_RAWSZ, o->len, 8);
-		put_le(head + 1 + GIT_OID_RAWSZ + 8, o->z ? o->zlen : 0, 8);
-		put_le(head + 1 + GIT_OID_RAWSZ + 16, o->crc, 4);
-		put_le(head + 1 + GIT_OID_RAWSZ + 20, o->z ? o->depth : 0, 4);
-		memcpy(head + 1 + GIT_OID_RAWSZ + 24, o->base.id, GIT_OID_RAWSZ);
-		head[0] = (unsigned char)o->type;
-		memcpy(head + 1, o->id.id, GIT_OID_RAWSZ);
-		bad |= write_all(f, head, sizeof(head));
-		bad |= write_all(f, o->data, o->len);
-		if (o->z)
-			bad |= write_all(f, o->z, o->zlen);
 	}
-	if (fclose(f) != 0)
-		bad = 1;
-	if (bad) {
+	memcpy(head, PART_MAGIC, PART_MAGIC_LEN);
+	put_le(head + PART_MAGIC_LEN, count, 8);
+	for (size_t k = 0; k < count; k++) {
+		const memobj *o = &m->v[since + k];
+		unsigned char *r = recs + k * REC_HEAD;
+		r[0] = (unsigned char)o->type;
+		memcpy(r + 1, o->id.id, GIT_OID_RAWSZ);
+		put_le(r + 1 + GIT_OID_RAWSZ, o->len, 8);
+		put_le(r + 1 + GIT_OID_RAWSZ + 8, o->z ? o->zlen : 0, 8);
+		put_le(r + 1 + GIT_OID_RAWSZ + 16, o->z ? o->crc : 0, 4);
+		put_le(r + 1 + GIT_OID_RAWSZ + 20, o->z ? o->depth : 0, 4);
+		memcpy(r + 1 + GIT_OID_RAWSZ + 24, o->base.id, GIT_OID_RAWSZ);
+	}
+	io_add(&io, head, sizeof(head));
+	io_add(&io, recs, count * REC_HEAD);
+	for (size_t k = since; k < m->n; k++)
+		if (m->v[k].z)
+			io_add(&io, m->v[k].z, m->v[k].zlen);
+	for (size_t k = since; k < m->n; k++)
+		io_add(&io, m->v[k].data, m->v[k].len);
+	io_flush(&io);
+	free(recs);
+	if (close(io.fd) != 0)
+		io.bad = 1;
+	if (io.bad) {
 		unlink(path);
 		return rq_error_set(err, RQ_E_IO, "cannot write %s", path);
 	}
 	return 0;
 }
 
-static int read_file(const char *path, unsigned char **out, size_t *len, rq_error *err)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	struct stat st;
-	unsigned char *buf;
-	size_t got = 0;
-
-	*out = NULL;
-	if (fd < 0)
-		return rq_error_set(err, RQ_E_IO, "cannot open %s: %s", path, strerror(errno));
-	if (fstat(fd, &st) < 0 || st.st_size < 0 || (uint64_t)st.st_size > SIZE_MAX / 2) {
-		close(fd);
-		return rq_error_set(err, RQ_E_IO, "cannot read %s", path);
-	}
-	if (!(buf = malloc((size_t)st.st_size + 1))) {
-		close(fd);
-		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	}
-	while (got < (size_t)st.st_size) {
-		ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
-	close(fd);
-	if (got != (size_t)st.st_size) {
-		free(buf);
-		return rq_error_set(err, RQ_E_IO, "cannot read %s", path);
-	}
-	*out = buf;
-	*len = got;
-	return 0;
-}
-
 /*
- * The file is kept in memory and its objects point into it. Part files come
+ * The file stays mapped and its objects point into it. Part files come
  * from this process's own children through its private directory, written
  * whole and renamed; the load checks their structure and the CRC-32 of each
  * encoded object, not the object ids.
@@ -399,56 +422,85 @@ static int read_file(const char *path, unsigned char **out, size_t *len, rq_erro
 int rq_memodb_load(git_odb_backend *b, const char *path, rq_error *err)
 {
 	struct rq_memodb *m = (struct rq_memodb *)b;
-	unsigned char *buf, **nf;
-	size_t len = 0, pos = PART_MAGIC_LEN;
+	struct part_map *nf;
+	struct stat st;
+	const unsigned char *buf, *zp, *dp;
+	size_t len, count, zsum = 0, dsum = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	void *map;
 
-	if (read_file(path, &buf, &len, err) < 0)
-		return -1;
+	if (fd < 0)
+		return rq_error_set(err, RQ_E_IO, "cannot open %s: %s", path, strerror(errno));
+	if (fstat(fd, &st) < 0 || st.st_size < PART_HEAD || (uint64_t)st.st_size > SIZE_MAX / 2) {
+		close(fd);
+		return rq_error_set(err, RQ_E_INTERNAL, "%s: not an object part file", path);
+	}
+	len = (size_t)st.st_size;
+	map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return rq_error_set(err, RQ_E_IO, "cannot map %s: %s", path, strerror(errno));
 	if (!(nf = realloc(m->files, (m->nfiles + 1) * sizeof(*nf)))) {
-		free(buf);
+		munmap(map, len);
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	}
 	m->files = nf;
-	m->files[m->nfiles++] = buf;
-	if (len < PART_MAGIC_LEN || memcmp(buf, PART_MAGIC, PART_MAGIC_LEN) != 0)
+	m->files[m->nfiles].p = map;
+	m->files[m->nfiles].len = len;
+	m->nfiles++;
+	buf = map;
+	if (memcmp(buf, PART_MAGIC, PART_MAGIC_LEN) != 0)
 		return rq_error_set(err, RQ_E_INTERNAL, "%s: not an object part file", path);
-	while (pos < len) {
-		const unsigned char *head = buf + pos;
-		uint64_t olen, zlen;
-		uint32_t crc, depth;
+	count = (size_t)get_le(buf + PART_MAGIC_LEN, 8);
+	if (count > (len - PART_HEAD) / REC_HEAD)
+		return rq_error_set(err, RQ_E_INTERNAL, "%s: truncated", path);
+	/* the sizes first: the file must be exactly records, forms, contents */
+	for (size_t k = 0; k < count; k++) {
+		const unsigned char *r = buf + PART_HEAD + k * REC_HEAD;
+		uint64_t olen = get_le(r + 1 + GIT_OID_RAWSZ, 8),
+			 zlen = get_le(r + 1 + GIT_OID_RAWSZ + 8, 8);
+		if (olen > len || zlen > len)
+			return rq_error_set(err, RQ_E_INTERNAL, "%s: bad object header", path);
+		zsum += (size_t)zlen;
+		dsum += (size_t)olen;
+		if (zsum > len || dsum > len || zsum + dsum > len)
+			return rq_error_set(err, RQ_E_INTERNAL, "%s: truncated", path);
+	}
+	if (PART_HEAD + count * REC_HEAD + zsum + dsum != len)
+		return rq_error_set(err, RQ_E_INTERNAL, "%s: truncated or too long", path);
+	zp = buf + PART_HEAD + count * REC_HEAD;
+	dp = zp + zsum;
+	for (size_t k = 0; k < count; k++) {
+		const unsigned char *r = buf + PART_HEAD + k * REC_HEAD;
+		git_object_t type = (git_object_t)r[0];
+		size_t olen = (size_t)get_le(r + 1 + GIT_OID_RAWSZ, 8),
+		       zlen = (size_t)get_le(r + 1 + GIT_OID_RAWSZ + 8, 8);
+		uint32_t crc = (uint32_t)get_le(r + 1 + GIT_OID_RAWSZ + 16, 4),
+			 depth = (uint32_t)get_le(r + 1 + GIT_OID_RAWSZ + 20, 4);
 		git_oid id;
-		git_object_t type;
 		memobj *o;
 
-		if (len - pos < REC_HEAD)
-			return rq_error_set(err, RQ_E_INTERNAL, "%s: truncated", path);
-		type = (git_object_t)head[0];
-		git_oid_fromraw(&id, head + 1);
-		olen = get_le(head + 1 + GIT_OID_RAWSZ, 8);
-		zlen = get_le(head + 1 + GIT_OID_RAWSZ + 8, 8);
-		crc = (uint32_t)get_le(head + 1 + GIT_OID_RAWSZ + 16, 4);
-		depth = (uint32_t)get_le(head + 1 + GIT_OID_RAWSZ + 20, 4);
-		pos += REC_HEAD;
-		if (type < GIT_OBJECT_COMMIT || type > GIT_OBJECT_TAG || olen > len - pos ||
-		    zlen > len - pos - olen)
+		if (type < GIT_OBJECT_COMMIT || type > GIT_OBJECT_TAG)
 			return rq_error_set(err, RQ_E_INTERNAL, "%s: bad object header", path);
-		if (zlen && crc32(0L, buf + pos + olen, (uInt)zlen) != crc)
+		if (zlen && crc32(0L, zp, (uInt)zlen) != crc)
 			return rq_error_set(err, RQ_E_INTERNAL, "%s: damaged object", path);
+		git_oid_fromraw(&id, r + 1);
 		if (!find(m, &id)) {
-			if (add_obj(m, &id, buf + pos, (size_t)olen, type, 1) < 0)
+			if (add_obj(m, &id, dp, olen, type, 1) < 0)
 				return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 			o = &m->v[m->n - 1];
 			if (zlen) {
-				o->z = buf + pos + olen;
-				o->zlen = (size_t)zlen;
+				o->z = (unsigned char *)(uintptr_t)zp;
+				o->zlen = zlen;
 				o->crc = crc;
 				if (depth) {
 					o->depth = depth;
-					git_oid_fromraw(&o->base, head + 1 + GIT_OID_RAWSZ + 24);
+					git_oid_fromraw(&o->base, r + 1 + GIT_OID_RAWSZ + 24);
 				}
 			}
 		}
-		pos += (size_t)(olen + zlen);
+		zp += zlen;
+		dp += olen;
 	}
 	return 0;
 }

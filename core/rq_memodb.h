@@ -7,11 +7,14 @@
  * forked child hands its objects to the parent that way) and loaded back;
  * a load checks every object's id against its content.
  *
- * Part file format: "RQPART1\n", then per object: the type (1 byte), the
- * raw 20-byte id, the length (8 bytes, little-endian), the encoded length
- * (8 bytes; 0: not encoded), the encoded form's CRC-32 (4 bytes), its delta
- * depth (4 bytes; 0: whole), its delta base's raw id (20 bytes), the
- * content, the encoded form (a pack entry, see rq_pack).
+ * Part file format: "RQPART2\n", the object count (8 bytes, little-endian),
+ * then a record per object: the type (1 byte), the raw 20-byte id, the
+ * length (8 bytes), the encoded length (8 bytes; 0: not encoded), the
+ * encoded form's CRC-32 (4 bytes), its delta depth (4 bytes; 0: whole), its
+ * delta base's raw id (20 bytes). Then every encoded form (a pack entry,
+ * see rq_pack), then every content, both in object order. The loader maps
+ * the file: a parent that only packs the objects never touches the
+ * contents.
  */
 #ifndef RQ_MEMODB_H
 #define RQ_MEMODB_H
@@ -46,8 +49,9 @@ const git_oid *rq_memodb_id(git_odb_backend *b, size_t i);
 int rq_memodb_save(git_odb_backend *b, size_t since, const char *path, rq_error *err);
 
 /* Add the objects of a file written by rq_memodb_save (ones already held
- * are skipped). A malformed file or an id that does not match its content
- * is an error; the objects read before it stay. */
+ * are skipped). The file stays mapped until the backend is freed. A
+ * malformed file or a damaged encoded form is an error; the objects read
+ * before it stay. */
 int rq_memodb_load(git_odb_backend *b, const char *path, rq_error *err);
 
 /* Encode objects [since, count) as pack entries (those not encoded yet):

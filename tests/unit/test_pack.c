@@ -230,10 +230,25 @@ static void test_parts(void **state)
 	assert_int_equal(rq_memodb_load(b, path, &err), 0);
 	assert_int_equal(rq_memodb_count(b), 15);
 
-	/* damaged: a byte of the last object's encoded form flipped */
+	/* one byte too many: refused */
+	assert_int_equal(
+	    tu_run(NULL, "cp '%s' '%s.long' && printf x >> '%s.long'", path, path, path), 0);
+	{
+		git_odb_backend *c;
+		char longer[PATH_MAX + 8];
+		snprintf(longer, sizeof(longer), "%s.long", path);
+		assert_int_equal(rq_memodb_new(&c), 0);
+		rq_error_clear(&err);
+		assert_int_equal(rq_memodb_load(c, longer, &err), -1);
+		assert_int_equal(err.code, RQ_E_INTERNAL);
+		assert_non_null(strstr(err.msg, "too long"));
+		c->free(c);
+	}
+	/* damaged: a byte of the first object's encoded form flipped (the
+	 * forms follow the 16-byte head and 15 records of 65 bytes) */
 	snprintf(cmd, sizeof(cmd),
-		 "f='%s'; n=$(stat -c %%s \"$f\"); printf '\\377' | dd of=\"$f\" bs=1 "
-		 "seek=$((n-3)) conv=notrunc 2>/dev/null",
+		 "f='%s'; printf '\\377' | dd of=\"$f\" bs=1 "
+		 "seek=$((16 + 15 * 65 + 4)) conv=notrunc 2>/dev/null",
 		 path);
 	assert_int_equal(tu_run(NULL, "%s", cmd), 0);
 	{
