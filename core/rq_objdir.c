@@ -181,6 +181,13 @@ static int part_path(const rq_objdir *od, unsigned idx, const char *suffix, char
 	return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 
+int rq_objdir_encode(rq_objdir *od, size_t since, rq_error *err)
+{
+	if (rq_memodb_encode(od->mem, od->enc, since) < 0)
+		return rq_error_set(err, RQ_E_NOMEM, "cannot compress the new objects");
+	return 0;
+}
+
 int rq_objdir_save_part(rq_objdir *od, size_t since, unsigned idx, rq_error *err)
 {
 	char tmp[PATH_MAX], final[PATH_MAX];
@@ -188,9 +195,9 @@ int rq_objdir_save_part(rq_objdir *od, size_t since, unsigned idx, rq_error *err
 	if (part_path(od, idx, ".tmp", tmp, sizeof(tmp)) < 0 ||
 	    part_path(od, idx, "", final, sizeof(final)) < 0)
 		return rq_error_set(err, RQ_E_IO, "objects directory path too long");
-	/* compressed here, in parallel with the other children */
-	if (rq_memodb_encode(od->mem, od->enc, since) < 0)
-		return rq_error_set(err, RQ_E_NOMEM, "cannot compress the new objects");
+	/* compressed here, in parallel with the other workers */
+	if (rq_objdir_encode(od, since, err) < 0)
+		return -1;
 	if (rq_memodb_save(od->mem, since, tmp, err) < 0)
 		return -1;
 	if (rename(tmp, final) < 0) {

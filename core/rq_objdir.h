@@ -40,6 +40,9 @@ int rq_objdir_finish(rq_objdir *od, rq_objdir_stats *stats, rq_error *err);
 void rq_objdir_free(rq_objdir *od);
 /* The number of new objects held so far (a mark for rq_objdir_save_part). */
 size_t rq_objdir_mark(const rq_objdir *od);
+/* Compress the objects added since `mark` (pack entries; trees as deltas
+ * against earlier trees of the same range), ahead of the pack. */
+int rq_objdir_encode(rq_objdir *od, size_t mark, rq_error *err);
 /* In a forked child: write the objects added since `mark` to the part file
  * number idx in the temporary directory (complete, or not there at all). */
 int rq_objdir_save_part(rq_objdir *od, size_t mark, unsigned idx, rq_error *err);

@@ -14,7 +14,9 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -350,10 +352,10 @@ mapped:
 }
 
 /*
- * Pick, in order, every commit (mine NULL) or those with mine[i] set.
+ * Pick every commit, in order.
  * 0 clean, 1 conflict, -1 error; *fail is the index of the failing pick.
  */
-static int pick_range(state *s, const unsigned char *mine, size_t *fail)
+static int pick_range(state *s, size_t *fail)
 {
 	git_oid last, last_tree;
 
@@ -361,8 +363,6 @@ static int pick_range(state *s, const unsigned char *mine, size_t *fail)
 	git_oid_cpy(&last_tree, &s->onto_tree);
 	for (size_t i = 0; i < s->walk.n; i++) {
 		int r;
-		if (mine && !mine[i])
-			continue;
 		if (s->opts->cancel && *s->opts->cancel) {
 			*fail = i;
 			return rq_error_set(s->err, RQ_E_INTERRUPTED, "interrupted");
@@ -449,26 +449,116 @@ static void wb_fmt(rq_buf *b, const char *fmt, ...)
 		rq_buf_add(b, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
 }
 
-/* Runs in the child: pick my groups and write what happened to fd. */
-static void child_run(state *s, const unsigned char *mine, int fd, unsigned idx, size_t mark)
+/*
+ * The workers of a parallel replay (the parent and its children) take
+ * groups from one shared list, biggest first, through a counter in a
+ * shared page, so a worker that is slowed down takes fewer groups. They
+ * also share the lowest index of a failed pick: a pick after it cannot
+ * change the result (a sequential replay stops there), so it is skipped.
+ */
+typedef struct sched {
+	atomic_size_t next; /* next entry of order[] to take */
+	atomic_size_t fail; /* lowest failed pick so far; SIZE_MAX: none */
+} sched;
+
+typedef struct plan {
+	size_t ngroups;
+	size_t *order;	 /* groups, biggest first */
+	size_t *start;	 /* group g's commits: members[start[g] .. start[g + 1]) */
+	size_t *members; /* commit indexes, in walk order within each group */
+	sched *sh;	 /* shared with the children */
+} plan;
+
+/* What one worker saw: its earliest failed pick (none: fail SIZE_MAX). */
+typedef struct wresult {
+	size_t fail;
+	int kind; /* 1 conflict (conf), -1 error (err) */
+	rq_conflicts conf;
+	rq_error err;
+} wresult;
+
+static void lower_fail(sched *sh, size_t i)
+{
+	size_t cur = atomic_load(&sh->fail);
+	while (i < cur && !atomic_compare_exchange_weak(&sh->fail, &cur, i))
+		;
+}
+
+/*
+ * Take groups until none is left; did[i] is set for every commit picked.
+ * A failed pick ends its group (the group's later commits come after it).
+ * Returns 0, or -1 when interrupted (s->err set).
+ */
+static int run_groups(state *s, const plan *pl, unsigned char *did, wresult *wr)
+{
+	for (;;) {
+		size_t k = atomic_fetch_add(&pl->sh->next, 1), g;
+		if (k >= pl->ngroups)
+			return 0;
+		g = pl->order[k];
+		for (size_t j = pl->start[g]; j < pl->start[g + 1]; j++) {
+			size_t i = pl->members[j];
+			int r;
+			if (i > atomic_load(&pl->sh->fail))
+				break;
+			if (s->opts->cancel && *s->opts->cancel)
+				return rq_error_set(s->err, RQ_E_INTERRUPTED, "interrupted");
+			r = pick_one(s, i, &s->onto, &s->onto_tree);
+			if (r == 0) {
+				did[i] = 1;
+				continue;
+			}
+			/* i is below every failure seen so far, this worker's too */
+			wr->fail = i;
+			wr->kind = r;
+			rq_conflicts_free(&wr->conf);
+			if (r == 1) {
+				wr->conf = s->res->conflicts;
+				memset(&s->res->conflicts, 0, sizeof(s->res->conflicts));
+				s->res->conflicted = 0;
+			} else {
+				wr->err = *s->err;
+				rq_error_clear(s->err);
+			}
+			lower_fail(pl->sh, i);
+			break;
+		}
+	}
+}
+
+/* Runs in a child: pick groups, hand the new objects over as part file idx,
+ * write what happened to fd, exit. */
+static void child_run(state *s, const plan *pl, int fd, unsigned idx, size_t mark)
 {
 	rq_buf b = {0};
-	size_t fail = 0;
-	int r;
+	wresult wr = {.fail = SIZE_MAX};
+	unsigned char *did = calloc(s->walk.n + 1, 1);
 	const rq_merge_stats *ms;
+	int r;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	signal(SIGINT, SIG_IGN); /* the parent decides; it kills us if it must */
 	signal(SIGTERM, SIG_DFL);
-	r = pick_range(s, mine, &fail);
-	/* my new objects go to the parent through the temporary directory */
-	if (r == 0 && rq_objdir_save_part(s->objdir, mark, idx, s->err) < 0) {
+	if (getppid() == 1)
+		_exit(5); /* the parent is gone already */
+	if (!did)
+		_exit(3);
+	rq_error_clear(&wr.err);
+	r = run_groups(s, pl, did, &wr);
+	/* my new objects go to the parent through the temporary directory
+	 * (not needed when the replay fails) */
+	if (r == 0 && wr.fail == SIZE_MAX && rq_objdir_save_part(s->objdir, mark, idx, s->err) < 0)
 		r = -1;
-		fail = 0;
+	if (r < 0) {
+		/* not a pick's failure: it fails the whole replay */
+		rq_conflicts_free(&wr.conf);
+		wr.fail = 0;
+		wr.kind = -1;
+		wr.err = *s->err;
 	}
 	for (size_t i = 0; i < s->walk.n; i++) {
 		char a[GIT_OID_HEXSZ + 1], t[GIT_OID_HEXSZ + 1];
-		if (!mine[i] || ((r != 0) && i >= fail))
+		if (!did[i])
 			continue;
 		git_oid_tostr(a, sizeof(a), &s->new_ids[i]);
 		git_oid_tostr(t, sizeof(t), &s->new_trees[i]);
@@ -477,18 +567,18 @@ static void child_run(state *s, const unsigned char *mine, int fd, unsigned idx,
 	ms = rq_merger_stats(s->merger);
 	wb_fmt(&b, "S %zu %zu %zu %zu %zu %zu %zu\n", s->res->stats.picked, s->res->stats.dropped,
 	       ms->trivial, ms->full, ms->fallback, ms->scores_computed, ms->scores_reused);
-	if (r == 1) {
-		wb_fmt(&b, "C %zu\n", fail);
-		for (size_t k = 0; k < s->res->conflicts.n; k++) {
-			size_t len = strlen(s->res->conflicts.v[k].path);
-			wb_fmt(&b, "P %d %zu\n", (int)s->res->conflicts.v[k].kind, len);
-			rq_buf_add(&b, s->res->conflicts.v[k].path, len);
+	if (wr.fail != SIZE_MAX && wr.kind == 1) {
+		wb_fmt(&b, "C %zu\n", wr.fail);
+		for (size_t k = 0; k < wr.conf.n; k++) {
+			size_t len = strlen(wr.conf.v[k].path);
+			wb_fmt(&b, "P %d %zu\n", (int)wr.conf.v[k].kind, len);
+			rq_buf_add(&b, wr.conf.v[k].path, len);
 			rq_buf_add(&b, "\n", 1);
 		}
-	} else if (r < 0) {
-		size_t len = strlen(s->err->msg);
-		wb_fmt(&b, "E %zu %d %zu\n", fail, (int)s->err->code, len);
-		rq_buf_add(&b, s->err->msg, len);
+	} else if (wr.fail != SIZE_MAX) {
+		size_t len = strlen(wr.err.msg);
+		wb_fmt(&b, "E %zu %d %zu\n", wr.fail, (int)wr.err.code, len);
+		rq_buf_add(&b, wr.err.msg, len);
 		rq_buf_add(&b, "\n", 1);
 	}
 	rq_buf_add(&b, "D\n", 2);
@@ -612,50 +702,99 @@ static void kill_children(child *ch, int n)
 		}
 }
 
+typedef struct gsz {
+	size_t size, g;
+} gsz;
+
+static int cmp_gsz(const void *pa, const void *pb)
+{
+	const gsz *a = pa, *b = pb;
+	if (a->size != b->size)
+		return a->size > b->size ? -1 : 1;
+	return a->g < b->g ? -1 : a->g > b->g;
+}
+
+/* The groups' member lists and the order they are taken in. */
+static int make_plan(state *s, const size_t *group, size_t ngroups, plan *pl)
+{
+	size_t n = s->walk.n, *fill;
+	gsz *by = malloc(ngroups * sizeof(*by));
+
+	memset(pl, 0, sizeof(*pl));
+	pl->ngroups = ngroups;
+	pl->order = malloc(ngroups * sizeof(*pl->order));
+	pl->start = calloc(ngroups + 1, sizeof(*pl->start));
+	pl->members = malloc((n + 1) * sizeof(*pl->members));
+	fill = calloc(ngroups + 1, sizeof(*fill));
+	if (!by || !pl->order || !pl->start || !pl->members || !fill) {
+		free(by);
+		free(fill);
+		return rq_error_set(s->err, RQ_E_NOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < n; i++)
+		pl->start[group[i] + 1]++;
+	for (size_t g = 0; g < ngroups; g++) {
+		by[g].size = pl->start[g + 1];
+		by[g].g = g;
+		pl->start[g + 1] += pl->start[g];
+	}
+	for (size_t i = 0; i < n; i++)
+		pl->members[pl->start[group[i]] + fill[group[i]]++] = i;
+	qsort(by, ngroups, sizeof(*by), cmp_gsz);
+	for (size_t k = 0; k < ngroups; k++)
+		pl->order[k] = by[k].g;
+	free(by);
+	free(fill);
+	pl->sh =
+	    mmap(NULL, sizeof(sched), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (pl->sh == MAP_FAILED) {
+		pl->sh = NULL;
+		return rq_error_set(s->err, RQ_E_NOMEM, "cannot map a shared page: %s",
+				    strerror(errno));
+	}
+	atomic_init(&pl->sh->next, 0);
+	atomic_init(&pl->sh->fail, SIZE_MAX);
+	return 0;
+}
+
+static void free_plan(plan *pl)
+{
+	free(pl->order);
+	free(pl->start);
+	free(pl->members);
+	if (pl->sh)
+		munmap(pl->sh, sizeof(sched));
+}
+
+/*
+ * Replay the groups with `jobs` workers: this process and jobs - 1 forked
+ * children. Children hand their objects over as part files; this process
+ * keeps its own in memory. 0 clean, 1 conflict, -1 error.
+ */
 static int pick_parallel(state *s, const size_t *group, size_t ngroups, int jobs)
 {
-	size_t n = s->walk.n, *gsize = calloc(ngroups, sizeof(*gsize)),
-	       *order = malloc(ngroups * sizeof(*order));
-	size_t load[RQ_MAX_JOBS] = {0}, fail = SIZE_MAX, mark;
-	int *owner = malloc(ngroups * sizeof(*owner));
-	unsigned char *mine = malloc(n + 1);
-	int nch = (int)(ngroups < (size_t)jobs ? ngroups : (size_t)jobs), fail_kind = 0, rc = -1;
+	size_t n = s->walk.n, fail, mark;
+	int nw = (int)(ngroups < (size_t)jobs ? ngroups : (size_t)jobs), nch = nw - 1, fail_kind,
+	    rc = -1;
 	child ch[RQ_MAX_JOBS];
-	rq_conflicts fconf = {0};
-	rq_error ferr;
+	unsigned char *did = calloc(n + 1, 1);
+	wresult wr = {.fail = SIZE_MAX};
+	plan pl;
 
 	memset(ch, 0, sizeof(ch));
-	rq_error_clear(&ferr);
-	if (!gsize || !order || !owner || !mine) {
+	for (int c = 0; c < RQ_MAX_JOBS; c++)
+		ch[c].fd = -1;
+	rq_error_clear(&wr.err);
+	if (make_plan(s, group, ngroups, &pl) < 0)
+		goto out;
+	if (!did) {
 		rq_error_set(s->err, RQ_E_NOMEM, "out of memory");
 		goto out;
 	}
-	/* biggest groups first, each to the least loaded child */
-	for (size_t i = 0; i < n; i++)
-		gsize[group[i]]++;
-	for (size_t g = 0; g < ngroups; g++)
-		order[g] = g;
-	for (size_t a = 1; a < ngroups; a++) {
-		size_t v = order[a], b = a;
-		while (b > 0 && gsize[order[b - 1]] < gsize[v]) {
-			order[b] = order[b - 1];
-			b--;
-		}
-		order[b] = v;
-	}
-	for (size_t k = 0; k < ngroups; k++) {
-		int best = 0;
-		for (int c = 1; c < nch; c++)
-			if (load[c] < load[best])
-				best = c;
-		owner[order[k]] = best;
-		load[best] += gsize[order[k]];
-	}
 	fflush(NULL);
 	mark = rq_objdir_mark(s->objdir);
-	for (int c = 0; c < nch; c++) {
+	for (int c = 1; c <= nch; c++) {
 		int fds[2];
-		ch[c].fd = -1;
 		if (pipe(fds) < 0) {
 			rq_error_set(s->err, RQ_E_IO, "pipe: %s", strerror(errno));
 			goto out;
@@ -669,21 +808,26 @@ static int pick_parallel(state *s, const size_t *group, size_t ngroups, int jobs
 		}
 		if (ch[c].pid == 0) {
 			close(fds[0]);
-			for (int o = 0; o < c; o++)
+			for (int o = 1; o < c; o++)
 				if (ch[o].fd >= 0)
 					close(ch[o].fd);
-			for (size_t i = 0; i < n; i++)
-				mine[i] = owner[group[i]] == c;
-			child_run(s, mine, fds[1], (unsigned)c, mark);
+			child_run(s, &pl, fds[1], (unsigned)c, mark);
 		}
 		close(fds[1]);
 		ch[c].fd = fds[0];
 	}
+	/* this process is worker 0: it picks too, and compresses what it wrote
+	 * while the children finish */
+	if (run_groups(s, &pl, did, &wr) < 0)
+		goto out;
+	if (wr.fail == SIZE_MAX && atomic_load(&pl.sh->fail) == SIZE_MAX &&
+	    rq_objdir_encode(s->objdir, mark, s->err) < 0)
+		goto out;
 	/* read every child's report; a child that dies takes the others down */
 	for (;;) {
 		struct pollfd pfd[RQ_MAX_JOBS];
 		int idx[RQ_MAX_JOBS], np = 0;
-		for (int c = 0; c < nch; c++)
+		for (int c = 1; c <= nch; c++)
 			if (ch[c].fd >= 0) {
 				pfd[np].fd = ch[c].fd;
 				pfd[np].events = POLLIN;
@@ -726,40 +870,41 @@ static int pick_parallel(state *s, const size_t *group, size_t ngroups, int jobs
 			}
 		}
 	}
-	for (int c = 0; c < nch; c++) {
-		if (ch[c].out.oom || absorb(s, &ch[c], &fail, &fail_kind, &fconf, &ferr) < 0) {
+	/* the earliest failure wins, this process's own included */
+	fail = wr.fail;
+	fail_kind = wr.kind;
+	for (int c = 1; c <= nch; c++) {
+		if (ch[c].out.oom || absorb(s, &ch[c], &fail, &fail_kind, &wr.conf, &wr.err) < 0) {
 			rq_error_set(s->err, RQ_E_INTERNAL,
 				     "unreadable report from a replay child");
 			goto out;
 		}
 	}
-	if (fail_kind == 1) {
+	if (fail != SIZE_MAX && fail_kind == 1) {
 		s->res->conflicted = 1;
 		git_oid_cpy(&s->res->conflict_commit, git_commit_id(s->walk.commits[fail]));
-		s->res->conflicts = fconf;
-		memset(&fconf, 0, sizeof(fconf));
+		s->res->conflicts = wr.conf;
+		memset(&wr.conf, 0, sizeof(wr.conf));
 		rc = 1;
-	} else if (fail_kind == -1) {
-		*s->err = ferr;
+	} else if (fail != SIZE_MAX) {
+		*s->err = wr.err;
 		rc = -1;
 	} else {
-		for (int c = 0; c < nch; c++)
+		for (int c = 1; c <= nch; c++)
 			if (rq_objdir_load_part(s->objdir, (unsigned)c, s->err) < 0)
 				goto out;
 		rc = 0;
 	}
 out:
-	kill_children(ch, nch);
-	for (int c = 0; c < nch; c++) {
+	kill_children(ch, nch + 1);
+	for (int c = 1; c <= nch; c++) {
 		if (ch[c].fd >= 0)
 			close(ch[c].fd);
 		free(ch[c].out.p);
 	}
-	rq_conflicts_free(&fconf);
-	free(gsize);
-	free(order);
-	free(owner);
-	free(mine);
+	rq_conflicts_free(&wr.conf);
+	free_plan(&pl);
+	free(did);
 	return rc;
 }
 
@@ -888,14 +1033,17 @@ int rq_replay_run(git_repository *repo, const rq_replay_opts *opts, rq_replay_re
 			r = pick_parallel(&s, group, ngroups, jobs);
 			result->stats.parallel = ngroups < (size_t)jobs ? ngroups : (size_t)jobs;
 		} else {
-			r = pick_range(&s, NULL, &fail);
-			const rq_merge_stats *ms = rq_merger_stats(s.merger);
-			result->stats.merges_trivial = ms->trivial;
-			result->stats.merges_full = ms->full;
-			result->stats.merges_fallback = ms->fallback;
-			result->stats.scores_computed = ms->scores_computed;
-			result->stats.scores_reused = ms->scores_reused;
+			r = pick_range(&s, &fail);
 			result->stats.parallel = 1;
+		}
+		{
+			/* this process's merges (the children's came with their reports) */
+			const rq_merge_stats *ms = rq_merger_stats(s.merger);
+			result->stats.merges_trivial += ms->trivial;
+			result->stats.merges_full += ms->full;
+			result->stats.merges_fallback += ms->fallback;
+			result->stats.scores_computed += ms->scores_computed;
+			result->stats.scores_reused += ms->scores_reused;
 		}
 		result->stats.groups = ngroups ? ngroups : 1;
 		free(group);

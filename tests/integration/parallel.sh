@@ -5,9 +5,9 @@
 # parent leave no temporary object directory (after the next run).
 . "$(dirname "$0")/../lib.sh"
 
-# gen_repo dir branches conflict_branch: base of 100 files, main 20 commits
-# newer, <branches> branches of 3 commits off the base (every 4th stacked
-# on the one before), branch <conflict_branch> clashing with main.
+# gen_repo dir branches "conflict_branches": base of 100 files, main 20
+# commits newer, <branches> branches of 3 commits off the base (every 4th
+# stacked on the one before), each branch of the list clashing with main.
 # data "text": a fast-import data block
 data() {
 	printf 'data %d\n%s\n' "${#1}" "$1"
@@ -49,7 +49,7 @@ gen_repo() {
 				echo "M 100644 inline new/b$b-$c.txt"
 				data "c$c"
 			done
-			if [ "$b" -eq "$clash" ]; then
+			if [[ " $clash " == *" $b "* ]]; then
 				echo "commit refs/heads/b$b"
 				echo "committer A <a@example.com> $((1700002000 + b)) +0000"
 				data "clash"
@@ -101,6 +101,23 @@ for j in 2 4; do
 done
 check_contains "conflict names the path" '"path":"d3/f3.txt"' "$C1"
 check "conflict: no litter" no_litter "$R2"
+
+# several conflicting groups: the one a sequential replay meets first is
+# reported, whichever worker met which (every order of the branches)
+R4=$T/par4
+gen_repo "$R4" 40 "9 22 35"
+for order in fwd rev; do
+	if [ $order = fwd ]; then mapfile -t BR4 < <(branches 40); else mapfile -t BR4 < <(branches 40 | tac); fi
+	run_rq -C "$R4" replay --format=json --ref-action=print --jobs=1 --onto main ^base "${BR4[@]}"
+	check_eq "3 conflicts ($order) jobs=1: exit 1" 1 "$RC"
+	C1=$(echo "$OUT" | sed 's/"stats".*//')
+	for j in 2 3 4; do
+		run_rq -C "$R4" replay --format=json --ref-action=print --jobs=$j --onto main ^base "${BR4[@]}"
+		check_eq "3 conflicts ($order) jobs=$j: exit 1" 1 "$RC"
+		check_eq "3 conflicts ($order) jobs=$j: the same first conflict" "$C1" "$(echo "$OUT" | sed 's/"stats".*//')"
+	done
+done
+check "3 conflicts: no litter" no_litter "$R4"
 
 # a big replay for the kill tests: 300 branches
 R3=$T/par3
