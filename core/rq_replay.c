@@ -185,6 +185,19 @@ static int validate(const rq_replay_opts *o, rq_error *err)
 	return 0;
 }
 
+typedef struct child {
+	pid_t pid;
+	int fd;
+	rq_buf out;
+	int status;
+	int reaped;
+} child;
+
+typedef struct sched {
+	atomic_size_t next; /* next entry of order[] to take */
+	atomic_size_t fail; /* lowest failed pick so far; SIZE_MAX: none */
+} sched;
+
 typedef struct state {
 	git_repository *repo;
 	const rq_replay_opts *opts;
@@ -203,6 +216,14 @@ typedef struct state {
 	char *branch; /* --advance/--revert: full name */
 	char committer[2 * RQ_IDENT_FIELD_MAX + 64];
 	size_t ucap;
+	/* a parallel replay's workers, forked once the revisions are resolved
+	 * (fork_workers): in the parent, its children; in a child, its number
+	 * (from 1) and where its report goes */
+	child ch[RQ_MAX_JOBS];
+	int nch;
+	sched *sh;
+	unsigned child_idx;
+	int child_fd;
 } state;
 
 static int resolve_target(state *s)
@@ -456,17 +477,13 @@ static void wb_fmt(rq_buf *b, const char *fmt, ...)
  * also share the lowest index of a failed pick: a pick after it cannot
  * change the result (a sequential replay stops there), so it is skipped.
  */
-typedef struct sched {
-	atomic_size_t next; /* next entry of order[] to take */
-	atomic_size_t fail; /* lowest failed pick so far; SIZE_MAX: none */
-} sched;
 
 typedef struct plan {
 	size_t ngroups;
 	size_t *order;	 /* groups, biggest first */
 	size_t *start;	 /* group g's commits: members[start[g] .. start[g + 1]) */
 	size_t *members; /* commit indexes, in walk order within each group */
-	sched *sh;	 /* shared with the children */
+	sched *sh;	 /* the state's page shared with the other workers */
 } plan;
 
 /* What one worker saw: its earliest failed pick (none: fail SIZE_MAX). */
@@ -526,21 +543,43 @@ static int run_groups(state *s, const plan *pl, unsigned char *did, wresult *wr)
 	}
 }
 
-/* Runs in a child: pick groups, hand the new objects over as part file idx,
- * write what happened to fd, exit. */
-static void child_run(state *s, const plan *pl, int fd, unsigned idx, size_t mark)
+/* Write a child's report to its parent and exit. */
+static void child_report(state *s, rq_buf *b)
 {
+	if (b->oom)
+		_exit(3);
+	for (size_t off = 0; off < b->len;) {
+		ssize_t w = write(s->child_fd, b->p + off, b->len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			_exit(4);
+		off += (size_t)w;
+	}
+	_exit(0);
+}
+
+/* In a child that takes no group (the replay is not parallel after all, or
+ * its walk failed: the parent meets the same failure): say so and exit. */
+static void child_giveup(state *s)
+{
+	rq_buf b = {0};
+	rq_buf_add(&b, "X\n", 2);
+	child_report(s, &b);
+}
+
+/* Runs in a child: pick groups, hand the new objects over as a part file,
+ * report what happened, exit. */
+static void child_run(state *s, const plan *pl)
+{
+	size_t mark = rq_objdir_mark(s->objdir);
+	unsigned idx = s->child_idx;
 	rq_buf b = {0};
 	wresult wr = {.fail = SIZE_MAX};
 	unsigned char *did = calloc(s->walk.n + 1, 1);
 	const rq_merge_stats *ms;
 	int r;
 
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	signal(SIGINT, SIG_IGN); /* the parent decides; it kills us if it must */
-	signal(SIGTERM, SIG_DFL);
-	if (getppid() == 1)
-		_exit(5); /* the parent is gone already */
 	if (!did)
 		_exit(3);
 	rq_error_clear(&wr.err);
@@ -582,26 +621,8 @@ static void child_run(state *s, const plan *pl, int fd, unsigned idx, size_t mar
 		rq_buf_add(&b, "\n", 1);
 	}
 	rq_buf_add(&b, "D\n", 2);
-	if (b.oom)
-		_exit(3);
-	for (size_t off = 0; off < b.len;) {
-		ssize_t w = write(fd, b.p + off, b.len - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			_exit(4);
-		off += (size_t)w;
-	}
-	_exit(0);
+	child_report(s, &b);
 }
-
-typedef struct child {
-	pid_t pid;
-	int fd;
-	rq_buf out;
-	int status;
-	int reaped;
-} child;
 
 /* Parse one child's report into the state. fail/fail_kind: earliest failure. */
 static int absorb(state *s, child *c, size_t *fail, int *fail_kind, rq_conflicts *fconf,
@@ -684,7 +705,8 @@ static int absorb(state *s, child *c, size_t *fail, int *fail_kind, rq_conflicts
 				}
 				nl = ql + 1 + plen;
 			}
-		} else if (p[0] == 'D') {
+		} else if (p[0] == 'D' || p[0] == 'X') {
+			/* X: the child took no group */
 			done = 1;
 		}
 		p = nl + 1;
@@ -745,15 +767,7 @@ static int make_plan(state *s, const size_t *group, size_t ngroups, plan *pl)
 		pl->order[k] = by[k].g;
 	free(by);
 	free(fill);
-	pl->sh =
-	    mmap(NULL, sizeof(sched), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (pl->sh == MAP_FAILED) {
-		pl->sh = NULL;
-		return rq_error_set(s->err, RQ_E_NOMEM, "cannot map a shared page: %s",
-				    strerror(errno));
-	}
-	atomic_init(&pl->sh->next, 0);
-	atomic_init(&pl->sh->fail, SIZE_MAX);
+	pl->sh = s->sh;
 	return 0;
 }
 
@@ -762,8 +776,6 @@ static void free_plan(plan *pl)
 	free(pl->order);
 	free(pl->start);
 	free(pl->members);
-	if (pl->sh)
-		munmap(pl->sh, sizeof(sched));
 }
 
 /*
@@ -771,56 +783,118 @@ static void free_plan(plan *pl)
  * children. Children hand their objects over as part files; this process
  * keeps its own in memory. 0 clean, 1 conflict, -1 error.
  */
-static int pick_parallel(state *s, const size_t *group, size_t ngroups, int jobs)
+/*
+ * Fork jobs - 1 workers, once the revisions are resolved: each walks the
+ * commits itself (the same walk: the ids are resolved already) and builds
+ * its own caches, instead of sharing the parent's through copy-on-write
+ * pages, which the measurements showed slowed every worker down. They
+ * share the open repository, its mapped pack indexes and the temporary
+ * object directory. In a child this returns 0 with s->child_idx set.
+ */
+static int fork_workers(state *s, int jobs)
+{
+	git_oid zero;
+
+	s->sh =
+	    mmap(NULL, sizeof(sched), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (s->sh == MAP_FAILED) {
+		s->sh = NULL;
+		return rq_error_set(s->err, RQ_E_NOMEM, "cannot map a shared page: %s",
+				    strerror(errno));
+	}
+	atomic_init(&s->sh->next, 0);
+	atomic_init(&s->sh->fail, SIZE_MAX);
+	/* a lookup that misses visits every pack: all their indexes get mapped
+	 * here, once, for every worker */
+	memset(&zero, 0, sizeof(zero));
+	(void)git_odb_exists(s->odb, &zero);
+	fflush(NULL);
+	for (int c = 1; c < jobs; c++) {
+		int fds[2];
+		pid_t pid;
+		s->ch[c].fd = -1;
+		if (pipe(fds) < 0)
+			return rq_error_set(s->err, RQ_E_IO, "pipe: %s", strerror(errno));
+		pid = fork();
+		if (pid < 0) {
+			close(fds[0]);
+			close(fds[1]);
+			return rq_error_set(s->err, RQ_E_IO, "fork: %s", strerror(errno));
+		}
+		if (pid == 0) {
+			close(fds[0]);
+			for (int o = 1; o < c; o++)
+				close(s->ch[o].fd);
+			memset(s->ch, 0, sizeof(s->ch));
+			s->nch = 0;
+			s->child_idx = (unsigned)c;
+			s->child_fd = fds[1];
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			/* the parent decides; it kills us if it must */
+			signal(SIGINT, SIG_IGN);
+			signal(SIGTERM, SIG_DFL);
+			if (getppid() == 1)
+				_exit(5); /* the parent is gone already */
+			return 0;
+		}
+		close(fds[1]);
+		s->ch[c].pid = pid;
+		s->ch[c].fd = fds[0];
+		s->nch = c;
+	}
+	return 0;
+}
+
+/* Kill and reap the children (when they are not needed, or on failure). */
+static void drop_workers(state *s)
+{
+	kill_children(s->ch, s->nch + 1);
+	for (int c = 1; c <= s->nch; c++) {
+		if (s->ch[c].fd >= 0)
+			close(s->ch[c].fd);
+		s->ch[c].fd = -1;
+		free(s->ch[c].out.p);
+		s->ch[c].out.p = NULL;
+	}
+	s->nch = 0;
+	if (s->sh)
+		munmap(s->sh, sizeof(sched));
+	s->sh = NULL;
+}
+
+/*
+ * Replay the groups with the workers fork_workers() made: this process is
+ * worker 0. Children hand their objects over as part files; this process
+ * keeps its own in memory. In a child this does not return. 0 clean,
+ * 1 conflict, -1 error.
+ */
+static int pick_parallel(state *s, const size_t *group, size_t ngroups)
 {
 	size_t n = s->walk.n, fail, mark;
-	int nw = (int)(ngroups < (size_t)jobs ? ngroups : (size_t)jobs), nch = nw - 1, fail_kind,
-	    rc = -1;
-	child ch[RQ_MAX_JOBS];
+	int nch = s->nch, fail_kind, rc = -1;
+	child *ch = s->ch;
 	unsigned char *did = calloc(n + 1, 1);
 	wresult wr = {.fail = SIZE_MAX};
 	plan pl;
 
-	memset(ch, 0, sizeof(ch));
-	for (int c = 0; c < RQ_MAX_JOBS; c++)
-		ch[c].fd = -1;
 	rq_error_clear(&wr.err);
-	if (make_plan(s, group, ngroups, &pl) < 0)
+	if (make_plan(s, group, ngroups, &pl) < 0) {
+		if (s->child_idx)
+			child_giveup(s);
 		goto out;
+	}
+	if (s->child_idx)
+		child_run(s, &pl);
 	if (!did) {
 		rq_error_set(s->err, RQ_E_NOMEM, "out of memory");
 		goto out;
 	}
-	fflush(NULL);
 	mark = rq_objdir_mark(s->objdir);
-	for (int c = 1; c <= nch; c++) {
-		int fds[2];
-		if (pipe(fds) < 0) {
-			rq_error_set(s->err, RQ_E_IO, "pipe: %s", strerror(errno));
-			goto out;
-		}
-		ch[c].pid = fork();
-		if (ch[c].pid < 0) {
-			close(fds[0]);
-			close(fds[1]);
-			rq_error_set(s->err, RQ_E_IO, "fork: %s", strerror(errno));
-			goto out;
-		}
-		if (ch[c].pid == 0) {
-			close(fds[0]);
-			for (int o = 1; o < c; o++)
-				if (ch[o].fd >= 0)
-					close(ch[o].fd);
-			child_run(s, &pl, fds[1], (unsigned)c, mark);
-		}
-		close(fds[1]);
-		ch[c].fd = fds[0];
-	}
-	/* this process is worker 0: it picks too, and compresses what it wrote
-	 * while the children finish */
+	/* this process picks too, and compresses what it wrote while the
+	 * children finish */
 	if (run_groups(s, &pl, did, &wr) < 0)
 		goto out;
-	if (wr.fail == SIZE_MAX && atomic_load(&pl.sh->fail) == SIZE_MAX &&
+	if (wr.fail == SIZE_MAX && atomic_load(&s->sh->fail) == SIZE_MAX &&
 	    rq_objdir_encode(s->objdir, mark, s->err) < 0)
 		goto out;
 	/* read every child's report; a child that dies takes the others down */
@@ -896,12 +970,7 @@ static int pick_parallel(state *s, const size_t *group, size_t ngroups, int jobs
 		rc = 0;
 	}
 out:
-	kill_children(ch, nch + 1);
-	for (int c = 1; c <= nch; c++) {
-		if (ch[c].fd >= 0)
-			close(ch[c].fd);
-		free(ch[c].out.p);
-	}
+	drop_workers(s);
 	rq_conflicts_free(&wr.conf);
 	free_plan(&pl);
 	free(did);
@@ -945,6 +1014,18 @@ static void free_updates(rq_replay_result *r)
 	r->nupdates = 0;
 }
 
+/* The temporary object directory and the odb that writes into it (once). */
+static int open_objects(state *s)
+{
+	if (s->objdir)
+		return 0;
+	if (rq_objdir_open(&s->objdir, s->repo, s->err) < 0)
+		return -1;
+	if (git_repository_odb(&s->odb, s->repo) < 0)
+		return rq_error_git(s->err, "cannot open the object database");
+	return 0;
+}
+
 int rq_replay_run(git_repository *repo, const rq_replay_opts *opts, rq_replay_result *result,
 		  rq_error *err)
 {
@@ -952,7 +1033,7 @@ int rq_replay_run(git_repository *repo, const rq_replay_opts *opts, rq_replay_re
 	rq_ident ident;
 	const rq_ident *committer = opts->committer;
 	double t0 = now_ms(), t;
-	int rc = -1;
+	int rc = -1, jobs = opts->jobs > RQ_MAX_JOBS ? RQ_MAX_JOBS : opts->jobs;
 
 	memset(result, 0, sizeof(*result));
 	memset(&s, 0, sizeof(s));
@@ -988,11 +1069,20 @@ int rq_replay_run(git_repository *repo, const rq_replay_opts *opts, rq_replay_re
 	t = now_ms();
 	result->stats.ms_resolve = t - t0;
 
+	/* several branches and --jobs: the workers are forked now, and each
+	 * walks (the walk and the replay's reads build per-process caches) */
+	if (jobs > 1 && opts->mode != RQ_MODE_REVERT && s.revs.npositive > 1) {
+		if (open_objects(&s) < 0 ||
+		    fork_workers(&s, s.revs.npositive < (size_t)jobs ? (int)s.revs.npositive
+								     : jobs) < 0)
+			goto out;
+	}
+
 	if (rq_walk_run(repo, &s.revs, opts->mode == RQ_MODE_REVERT, opts->max_commits, &s.walk,
 			err) < 0)
 		goto out;
 	result->stats.commits = s.walk.n;
-	if (opts->mode == RQ_MODE_ONTO && !opts->ref &&
+	if (opts->mode == RQ_MODE_ONTO && !opts->ref && !s.child_idx &&
 	    load_decorations(repo, opts->contained, &s.decos, err) < 0)
 		goto out;
 	result->stats.ms_walk = now_ms() - t;
@@ -1004,19 +1094,15 @@ int rq_replay_run(git_repository *repo, const rq_replay_opts *opts, rq_replay_re
 		rq_error_set(err, RQ_E_NOMEM, "out of memory");
 		goto out;
 	}
-	if (rq_objdir_open(&s.objdir, repo, err) < 0)
+	if (open_objects(&s) < 0)
 		goto out;
-	if (git_repository_odb(&s.odb, repo) < 0) {
-		rq_error_git(err, "cannot open the object database");
-		goto out;
-	}
 	if (rq_merger_new(&s.merger, repo, err) < 0)
 		goto out;
 
 	{
-		int jobs = opts->jobs > RQ_MAX_JOBS ? RQ_MAX_JOBS : opts->jobs, r;
 		size_t ngroups = 0, fail = 0, *group = NULL;
-		if (jobs > 1 && opts->mode != RQ_MODE_REVERT &&
+		int r;
+		if ((s.nch || s.child_idx) &&
 		    s.walk.n >=
 			(opts->jobs_auto ? RQ_PARALLEL_AUTO_MIN : RQ_PARALLEL_MIN_COMMITS)) {
 			if (!(group = malloc(s.walk.n * sizeof(*group)))) {
@@ -1030,9 +1116,15 @@ int rq_replay_run(git_repository *repo, const rq_replay_opts *opts, rq_replay_re
 			}
 		}
 		if (ngroups > 1) {
-			r = pick_parallel(&s, group, ngroups, jobs);
-			result->stats.parallel = ngroups < (size_t)jobs ? ngroups : (size_t)jobs;
+			int workers = s.nch + 1;
+			r = pick_parallel(&s, group, ngroups);
+			result->stats.parallel =
+			    ngroups < (size_t)workers ? ngroups : (size_t)workers;
 		} else {
+			/* one process after all */
+			if (s.child_idx)
+				child_giveup(&s);
+			drop_workers(&s);
 			r = pick_range(&s, &fail);
 			result->stats.parallel = 1;
 		}
@@ -1071,6 +1163,9 @@ int rq_replay_run(git_repository *repo, const rq_replay_opts *opts, rq_replay_re
 	result->stats.ms_pack = now_ms() - t;
 	rc = 0;
 out:
+	if (s.child_idx)
+		child_giveup(&s); /* the parent meets the same failure */
+	drop_workers(&s);
 	if (rc != 0)
 		free_updates(result);
 	git_odb_free(s.odb);
