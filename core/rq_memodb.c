@@ -21,6 +21,8 @@
 #define REC_HEAD       (1 + GIT_OID_RAWSZ + 8 + 8 + 4 + 4 + GIT_OID_RAWSZ)
 #define DELTA_WINDOW   16 /* earlier trees tried as a delta base */
 #define DELTA_DEPTH    50 /* longest delta chain (git's default) */
+/* deepest chain materialize() follows: part files chain across processes */
+#define MATERIALIZE_DEPTH (DELTA_DEPTH * 64 + 64)
 
 typedef struct memobj {
 	git_oid id;
@@ -136,10 +138,55 @@ static int add_obj(struct rq_memodb *m, const git_oid *id, const void *data, siz
 	return 0;
 }
 
-static int copy_out(void **out, size_t *len, git_object_t *type, git_odb_backend *b,
-		    const memobj *o)
+/*
+ * Give an object handed over without its content (data NULL) its content
+ * back: inflate its encoded form and, for a delta, apply it to its base's
+ * content. Only needed when such an object is read or encoded again.
+ * 0, or -1 (damaged, out of memory).
+ */
+static int materialize(struct rq_memodb *m, memobj *o, unsigned guard)
 {
-	void *p = git_odb_backend_data_alloc(b, o->len + 1);
+	rq_pack_entry_info info;
+	unsigned char *raw;
+	size_t rawlen;
+
+	if (o->data)
+		return 0;
+	if (!o->z || !guard || rq_pack_entry_parse(o->z, o->zlen, &info) < 0 ||
+	    rq_pack_inflate(info.zdata, info.zlen, info.size, &raw) < 0)
+		return -1;
+	rawlen = info.size;
+	if (info.code == 7) {
+		memobj *base = find(m, &info.base);
+		unsigned char *full;
+		size_t fulllen;
+		if (!base || base == o || materialize(m, base, guard - 1) < 0 ||
+		    rq_pack_apply_delta(base->data, base->len, raw, rawlen, &full, &fulllen) < 0) {
+			free(raw);
+			return -1;
+		}
+		free(raw);
+		raw = full;
+		rawlen = fulllen;
+	}
+	if (rawlen != o->len) {
+		free(raw);
+		return -1;
+	}
+	o->data = raw;
+	o->own_data = 1;
+	return 0;
+}
+
+static int copy_out(void **out, size_t *len, git_object_t *type, git_odb_backend *b, memobj *o)
+{
+	void *p;
+
+	if (materialize((struct rq_memodb *)b, o, MATERIALIZE_DEPTH) < 0) {
+		git_error_set_str(GIT_ERROR_ODB, "a handed-over object cannot be read back");
+		return -1;
+	}
+	p = git_odb_backend_data_alloc(b, o->len + 1);
 	if (!p)
 		return -1;
 	memcpy(p, o->data, o->len);
@@ -363,10 +410,9 @@ static void io_add(iobatch *io, const void *p, size_t len)
 
 /*
  * The part file: the magic, the object count (8 bytes), a record per
- * object (REC_HEAD bytes), then every encoded form, then every content,
- * each in object order. The parent maps the file and reads the records
- * and the encoded forms only; contents are touched only if an object must
- * be encoded again (rq_memodb_check_deltas).
+ * object (REC_HEAD bytes), then every encoded form, in object order. No
+ * content: the parent only copies the encoded forms into the pack, and
+ * an object it must read or encode again is inflated (materialize()).
  */
 int rq_memodb_save(git_odb_backend *b, size_t since, const char *path, rq_error *err)
 {
@@ -397,11 +443,15 @@ int rq_memodb_save(git_odb_backend *b, size_t since, const char *path, rq_error 
 	}
 	io_add(&io, head, sizeof(head));
 	io_add(&io, recs, count * REC_HEAD);
-	for (size_t k = since; k < m->n; k++)
-		if (m->v[k].z)
-			io_add(&io, m->v[k].z, m->v[k].zlen);
-	for (size_t k = since; k < m->n; k++)
-		io_add(&io, m->v[k].data, m->v[k].len);
+	for (size_t k = since; k < m->n; k++) {
+		if (!m->v[k].z) {
+			free(recs);
+			close(io.fd);
+			unlink(path);
+			return rq_error_set(err, RQ_E_INTERNAL, "an object was not encoded");
+		}
+		io_add(&io, m->v[k].z, m->v[k].zlen);
+	}
 	io_flush(&io);
 	free(recs);
 	if (close(io.fd) != 0)
@@ -424,8 +474,8 @@ int rq_memodb_load(git_odb_backend *b, const char *path, rq_error *err)
 	struct rq_memodb *m = (struct rq_memodb *)b;
 	struct part_map *nf;
 	struct stat st;
-	const unsigned char *buf, *zp, *dp;
-	size_t len, count, zsum = 0, dsum = 0;
+	const unsigned char *buf, *zp;
+	size_t len, count, zsum = 0;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	void *map;
 
@@ -454,53 +504,48 @@ int rq_memodb_load(git_odb_backend *b, const char *path, rq_error *err)
 	count = (size_t)get_le(buf + PART_MAGIC_LEN, 8);
 	if (count > (len - PART_HEAD) / REC_HEAD)
 		return rq_error_set(err, RQ_E_INTERNAL, "%s: truncated", path);
-	/* the sizes first: the file must be exactly records, forms, contents */
+	/* the sizes first: the file must be exactly the records and the forms */
 	for (size_t k = 0; k < count; k++) {
 		const unsigned char *r = buf + PART_HEAD + k * REC_HEAD;
-		uint64_t olen = get_le(r + 1 + GIT_OID_RAWSZ, 8),
-			 zlen = get_le(r + 1 + GIT_OID_RAWSZ + 8, 8);
-		if (olen > len || zlen > len)
+		uint64_t zlen = get_le(r + 1 + GIT_OID_RAWSZ + 8, 8);
+		if (!zlen || zlen > len)
 			return rq_error_set(err, RQ_E_INTERNAL, "%s: bad object header", path);
 		zsum += (size_t)zlen;
-		dsum += (size_t)olen;
-		if (zsum > len || dsum > len || zsum + dsum > len)
+		if (zsum > len)
 			return rq_error_set(err, RQ_E_INTERNAL, "%s: truncated", path);
 	}
-	if (PART_HEAD + count * REC_HEAD + zsum + dsum != len)
+	if (PART_HEAD + count * REC_HEAD + zsum != len)
 		return rq_error_set(err, RQ_E_INTERNAL, "%s: truncated or too long", path);
 	zp = buf + PART_HEAD + count * REC_HEAD;
-	dp = zp + zsum;
 	for (size_t k = 0; k < count; k++) {
 		const unsigned char *r = buf + PART_HEAD + k * REC_HEAD;
 		git_object_t type = (git_object_t)r[0];
-		size_t olen = (size_t)get_le(r + 1 + GIT_OID_RAWSZ, 8),
-		       zlen = (size_t)get_le(r + 1 + GIT_OID_RAWSZ + 8, 8);
+		uint64_t olen = get_le(r + 1 + GIT_OID_RAWSZ, 8);
+		size_t zlen = (size_t)get_le(r + 1 + GIT_OID_RAWSZ + 8, 8);
 		uint32_t crc = (uint32_t)get_le(r + 1 + GIT_OID_RAWSZ + 16, 4),
 			 depth = (uint32_t)get_le(r + 1 + GIT_OID_RAWSZ + 20, 4);
 		git_oid id;
 		memobj *o;
 
-		if (type < GIT_OBJECT_COMMIT || type > GIT_OBJECT_TAG)
+		if (type < GIT_OBJECT_COMMIT || type > GIT_OBJECT_TAG || olen > SIZE_MAX / 2)
 			return rq_error_set(err, RQ_E_INTERNAL, "%s: bad object header", path);
-		if (zlen && crc32(0L, zp, (uInt)zlen) != crc)
+		if (crc32(0L, zp, (uInt)zlen) != crc)
 			return rq_error_set(err, RQ_E_INTERNAL, "%s: damaged object", path);
 		git_oid_fromraw(&id, r + 1);
 		if (!find(m, &id)) {
-			if (add_obj(m, &id, dp, olen, type, 1) < 0)
+			/* no content: materialize() inflates it if it is ever needed */
+			if (add_obj(m, &id, NULL, (size_t)olen, type, 1) < 0)
 				return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 			o = &m->v[m->n - 1];
-			if (zlen) {
-				o->z = (unsigned char *)(uintptr_t)zp;
-				o->zlen = zlen;
-				o->crc = crc;
-				if (depth) {
-					o->depth = depth;
-					git_oid_fromraw(&o->base, r + 1 + GIT_OID_RAWSZ + 24);
-				}
+			o->z = (unsigned char *)(uintptr_t)zp;
+			o->zlen = zlen;
+			o->crc = crc;
+			if (depth) {
+				o->depth = depth;
+				git_oid_fromraw(&o->base, r + 1 + GIT_OID_RAWSZ + 24);
 			}
 		}
 		zp += zlen;
-		dp += olen;
 	}
 	return 0;
 }
@@ -541,7 +586,8 @@ static int encode_one(struct rq_memodb *m, size_t k, size_t lo, rq_pack_encoder 
 		for (size_t j = k; j > lo && tried < DELTA_WINDOW; j--) {
 			const memobj *b = &m->v[j - 1];
 			size_t cost;
-			if (b->type != GIT_OBJECT_TREE || !b->z || b->depth >= DELTA_DEPTH)
+			if (b->type != GIT_OBJECT_TREE || !b->z || !b->data ||
+			    b->depth >= DELTA_DEPTH)
 				continue;
 			tried++;
 			cost = rq_pack_delta_cost(b->data, b->len, o->data, o->len);
@@ -592,7 +638,7 @@ int rq_memodb_check_deltas(git_odb_backend *b, rq_pack_encoder *enc)
 		base = find(m, &o->base);
 		/* a base that is missing, later in the pack or too deep: whole */
 		if (!base || base >= o || base->depth >= DELTA_DEPTH) {
-			if (encode_whole(o, enc) < 0)
+			if (materialize(m, o, MATERIALIZE_DEPTH) < 0 || encode_whole(o, enc) < 0)
 				return -1;
 			continue;
 		}

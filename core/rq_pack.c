@@ -227,6 +227,143 @@ int rq_pack_encode_delta(rq_pack_encoder *enc, const git_oid *base_id, const voi
 	return rc < 0 ? -1 : 1;
 }
 
+/* ---- reading entries back (objects handed over without their content) ---- */
+
+int rq_pack_entry_parse(const unsigned char *e, size_t len, rq_pack_entry_info *info)
+{
+	size_t pos = 0;
+	uint64_t size;
+	unsigned shift = 4;
+
+	memset(info, 0, sizeof(*info));
+	if (!len)
+		return -1;
+	info->code = (e[0] >> 4) & 7;
+	size = e[0] & 0x0f;
+	while (e[pos] & 0x80) {
+		if (++pos >= len || shift > 57)
+			return -1;
+		size |= (uint64_t)(e[pos] & 0x7f) << shift;
+		shift += 7;
+	}
+	pos++;
+	if (info->code == 7) {
+		if (len - pos < GIT_OID_RAWSZ)
+			return -1;
+		git_oid_fromraw(&info->base, e + pos);
+		pos += GIT_OID_RAWSZ;
+	} else if (info->code < 1 || info->code > 4) {
+		return -1;
+	}
+	if (size > SIZE_MAX / 2)
+		return -1;
+	info->size = (size_t)size;
+	info->zdata = e + pos;
+	info->zlen = len - pos;
+	return 0;
+}
+
+int rq_pack_inflate(const unsigned char *z, size_t zlen, size_t size, unsigned char **out)
+{
+	z_stream s;
+	unsigned char *buf = malloc(size + 1);
+	int r;
+
+	*out = NULL;
+	if (!buf || zlen > UINT_MAX || size > UINT_MAX) {
+		free(buf);
+		return -1;
+	}
+	memset(&s, 0, sizeof(s));
+	if (inflateInit(&s) != Z_OK) {
+		free(buf);
+		return -1;
+	}
+	s.next_in = (Bytef *)(uintptr_t)z;
+	s.avail_in = (uInt)zlen;
+	s.next_out = buf;
+	s.avail_out = (uInt)size + 1; /* one spare byte: a longer stream is caught */
+	r = inflate(&s, Z_FINISH);
+	inflateEnd(&s);
+	if (r != Z_STREAM_END || s.total_out != size) {
+		free(buf);
+		return -1;
+	}
+	buf[size] = '\0';
+	*out = buf;
+	return 0;
+}
+
+static int get_varint(const unsigned char **p, const unsigned char *end, uint64_t *v)
+{
+	unsigned shift = 0;
+	*v = 0;
+	do {
+		if (*p >= end || shift > 63)
+			return -1;
+		*v |= (uint64_t)(**p & 0x7f) << shift;
+		shift += 7;
+	} while (*(*p)++ & 0x80);
+	return 0;
+}
+
+int rq_pack_apply_delta(const unsigned char *base, size_t base_len, const unsigned char *delta,
+			size_t delta_len, unsigned char **out, size_t *out_len)
+{
+	const unsigned char *p = delta, *end = delta + delta_len;
+	uint64_t src, dst;
+	unsigned char *buf;
+	size_t n = 0;
+
+	*out = NULL;
+	if (get_varint(&p, end, &src) < 0 || get_varint(&p, end, &dst) < 0 || src != base_len ||
+	    dst > SIZE_MAX / 2)
+		return -1;
+	if (!(buf = malloc((size_t)dst + 1)))
+		return -1;
+	while (p < end) {
+		unsigned char op = *p++;
+		if (op & 0x80) {
+			size_t off = 0, k = 0;
+			for (int i = 0; i < 4; i++)
+				if (op & (1u << i)) {
+					if (p >= end)
+						goto bad;
+					off |= (size_t)*p++ << (8 * i);
+				}
+			for (int i = 0; i < 3; i++)
+				if (op & (0x10u << i)) {
+					if (p >= end)
+						goto bad;
+					k |= (size_t)*p++ << (8 * i);
+				}
+			if (!k)
+				k = 0x10000;
+			if (off > base_len || k > base_len - off || k > dst - n)
+				goto bad;
+			memcpy(buf + n, base + off, k);
+			n += k;
+		} else if (op) {
+			if (op > (size_t)(end - p) || op > dst - n)
+				goto bad;
+			memcpy(buf + n, p, op);
+			p += op;
+			n += op;
+		} else {
+			goto bad; /* reserved */
+		}
+	}
+	if (n != dst)
+		goto bad;
+	buf[n] = '\0';
+	*out = buf;
+	*out_len = n;
+	return 0;
+bad:
+	free(buf);
+	return -1;
+}
+
 typedef struct out {
 	int fd;
 	rq_sha1 sha;

@@ -46,6 +46,29 @@ int rq_pack_encode_delta(rq_pack_encoder *enc, const git_oid *base_id, const voi
 			 size_t base_len, const void *target, size_t len, unsigned char **out,
 			 size_t *out_len, uint32_t *crc);
 
+/* What an entry's header says. code: 1-4 (a whole commit, tree, blob, tag)
+ * or 7 (a REF_DELTA against base); size: the content's (or the delta's)
+ * length; zdata/zlen: the zlib stream. */
+typedef struct rq_pack_entry_info {
+	unsigned code;
+	size_t size;
+	git_oid base;
+	const unsigned char *zdata;
+	size_t zlen;
+} rq_pack_entry_info;
+
+/* Parse an entry's header. 0, or -1 (malformed). */
+int rq_pack_entry_parse(const unsigned char *e, size_t len, rq_pack_entry_info *info);
+
+/* Inflate a zlib stream that must give exactly size bytes. *out is
+ * malloc'ed (NUL-terminated). 0, or -1 (damaged, out of memory). */
+int rq_pack_inflate(const unsigned char *z, size_t zlen, size_t size, unsigned char **out);
+
+/* Apply a git delta to base. *out is malloc'ed (NUL-terminated). 0, or -1
+ * (a delta that does not fit the base, out of memory). */
+int rq_pack_apply_delta(const unsigned char *base, size_t base_len, const unsigned char *delta,
+			size_t delta_len, unsigned char **out, size_t *out_len);
+
 /*
  * Write the n entries (distinct ids, in this order) as dir/pack-<hash>.pack
  * and then dir/pack-<hash>.idx, each written to a temporary name, synced to

@@ -170,6 +170,169 @@ static void test_pack_deltas(void **state)
 	    0);
 }
 
+/* Tree number k of a chain: 40 entries, entry k % 40 changed at each step. */
+static size_t chain_tree(int k, unsigned char *buf)
+{
+	size_t len = 0;
+	for (int i = 0; i < 40; i++) {
+		unsigned char id[GIT_OID_RAWSZ];
+		/* entry i carries the number of the last step that changed it */
+		int last = k - ((k - i) % 40 + 40) % 40;
+		memset(id, 0, sizeof(id));
+		memcpy(id, &last, sizeof(last));
+		id[19] = (unsigned char)i;
+		len += (size_t)sprintf((char *)buf + len, "100644 f%03d", i) + 1;
+		memcpy(buf + len, id, GIT_OID_RAWSZ);
+		len += GIT_OID_RAWSZ;
+	}
+	return len;
+}
+
+static void put_tree(git_odb_backend *b, int k, git_oid *id)
+{
+	unsigned char buf[64 * 64];
+	size_t len = chain_tree(k, buf);
+	assert_int_equal(git_odb_hash(id, buf, len, GIT_OBJECT_TREE), 0);
+	assert_int_equal(b->write(b, id, buf, len, GIT_OBJECT_TREE), 0);
+}
+
+/*
+ * Part files carry no content. A handed-over delta is read back through
+ * its base; a delta whose chain grows too deep across processes (its base
+ * is an object the parent already had, deeper in its own chain) is
+ * encoded again whole from its inflated content; git reads the pack.
+ */
+static void test_parts_deltas(void **state)
+{
+	tu_repo *r = *state;
+	git_odb_backend *parent, *child;
+	rq_pack_encoder *enc = rq_pack_encoder_new();
+	rq_pack_entry *e;
+	rq_error err;
+	git_oid ids[70];
+	char path[PATH_MAX], packdir[PATH_MAX], name[64];
+	uint64_t bytes = 0;
+	size_t n;
+	int whole_after = 0;
+
+	assert_non_null(enc);
+	assert_int_equal(rq_memodb_new(&parent), 0);
+	assert_int_equal(rq_memodb_new(&child), 0);
+	/* the parent: trees 0..49, a chain of deltas 49 deep */
+	for (int k = 0; k < 50; k++)
+		put_tree(parent, k, &ids[k]);
+	assert_int_equal(rq_memodb_encode(parent, enc, 0), 0);
+	/* the child: tree 49 again (whole there), then 50..69 on top of it */
+	for (int k = 49; k < 70; k++)
+		put_tree(child, k, &ids[k]);
+	assert_int_equal(rq_memodb_encode(child, enc, 0), 0);
+	snprintf(path, sizeof(path), "%.3000s/part-deltas", r->root);
+	rq_error_clear(&err);
+	assert_int_equal(rq_memodb_save(child, 0, path, &err), 0);
+	child->free(child);
+	assert_int_equal(rq_memodb_load(parent, path, &err), 0);
+	assert_int_equal(rq_memodb_count(parent), 70);
+
+	/* read back through the chain: the content hashes to the id */
+	for (int k = 50; k < 70; k += 6) {
+		void *data;
+		size_t len;
+		git_object_t type;
+		git_oid back;
+		assert_int_equal(parent->read(&data, &len, &type, parent, &ids[k]), 0);
+		assert_int_equal(type, GIT_OBJECT_TREE);
+		assert_int_equal(git_odb_hash(&back, data, len, GIT_OBJECT_TREE), 0);
+		assert_true(git_oid_equal(&back, &ids[k]));
+		git_odb_backend_data_free(parent, data);
+	}
+	/* too deep: re-encoded whole, and every chain is at most 50 again */
+	assert_int_equal(rq_memodb_check_deltas(parent, enc), 0);
+	n = rq_memodb_count(parent);
+	e = calloc(n, sizeof(*e));
+	assert_non_null(e);
+	for (size_t i = 0; i < n; i++) {
+		rq_pack_entry_info info;
+		assert_int_equal(rq_memodb_entry(parent, i, &e[i]), 0);
+		assert_int_equal(rq_pack_entry_parse(e[i].data, e[i].len, &info), 0);
+		if (i >= 51 && info.code != 7)
+			whole_after++;
+	}
+	assert_true(whole_after >= 1);
+	snprintf(packdir, sizeof(packdir), "%.3000s/objects/pack", r->gitdir);
+	assert_int_equal(rq_pack_write(packdir, e, n, name, &bytes, &err), 0);
+	free(e);
+	{
+		char *out =
+		    tu_capture(r,
+			       "git verify-pack -v '%s/%s.idx' | awk 'NF == 7 { print $6 }' "
+			       "| sort -n | tail -1",
+			       packdir, name);
+		assert_non_null(out);
+		assert_true(atoi(out) <= 50);
+		free(out);
+	}
+	for (int k = 0; k < 70; k += 3) {
+		char *a = tu_capture(r, "git cat-file tree %s | git hash-object -t tree --stdin",
+				     tu_hex(&ids[k]));
+		assert_non_null(a);
+		assert_string_equal(a, tu_hex(&ids[k]));
+		free(a);
+	}
+	parent->free(parent);
+	rq_pack_encoder_free(enc);
+}
+
+/* Malformed entries and deltas are refused, never read past their end. */
+static void test_decode_bad(void **state)
+{
+	rq_pack_entry_info info;
+	unsigned char *out = NULL;
+	size_t outlen = 0;
+	const unsigned char base[] = "0123456789";
+	/* header continuation bytes running off the end; type 0; type 6 */
+	const unsigned char e1[] = {0xb5, 0x80}, e2[] = {0x05}, e3[] = {0x65};
+	/* delta: source size 10, target 4, copy 4 bytes from offset 8 (past
+	 * the end); an insert longer than the delta; target size not reached */
+	const unsigned char d1[] = {10, 4, 0x91, 8, 4}, d2[] = {10, 4, 9, 'a'},
+			    d3[] = {10, 4, 0x90, 2}, d4[] = {9, 2, 0x90, 2},
+			    ok[] = {10, 3, 0x91, 2, 3};
+
+	(void)state;
+	assert_int_equal(rq_pack_entry_parse(e1, sizeof(e1), &info), -1);
+	assert_int_equal(rq_pack_entry_parse(e2, sizeof(e2), &info), -1);
+	assert_int_equal(rq_pack_entry_parse(e3, sizeof(e3), &info), -1);
+	assert_int_equal(rq_pack_entry_parse(e1, 0, &info), -1);
+	assert_int_equal(rq_pack_apply_delta(base, 10, d1, sizeof(d1), &out, &outlen), -1);
+	assert_int_equal(rq_pack_apply_delta(base, 10, d2, sizeof(d2), &out, &outlen), -1);
+	assert_int_equal(rq_pack_apply_delta(base, 10, d3, sizeof(d3), &out, &outlen), -1);
+	assert_int_equal(rq_pack_apply_delta(base, 10, d4, sizeof(d4), &out, &outlen), -1);
+	assert_null(out);
+	assert_int_equal(rq_pack_apply_delta(base, 10, ok, sizeof(ok), &out, &outlen), 0);
+	assert_int_equal(outlen, 3);
+	assert_memory_equal(out, "234", 3);
+	free(out);
+	/* a zlib stream that gives more or fewer bytes than announced */
+	{
+		unsigned char *z, *raw;
+		size_t zlen;
+		uint32_t crc;
+		rq_pack_encoder *enc = rq_pack_encoder_new();
+		assert_int_equal(rq_pack_encode(enc, GIT_OBJECT_BLOB, "hello", 5, &z, &zlen, &crc),
+				 0);
+		assert_int_equal(rq_pack_entry_parse(z, zlen, &info), 0);
+		assert_int_equal(info.code, 3);
+		assert_int_equal(info.size, 5);
+		assert_int_equal(rq_pack_inflate(info.zdata, info.zlen, 5, &raw), 0);
+		assert_memory_equal(raw, "hello", 5);
+		free(raw);
+		assert_int_equal(rq_pack_inflate(info.zdata, info.zlen, 4, &raw), -1);
+		assert_int_equal(rq_pack_inflate(info.zdata, info.zlen, 6, &raw), -1);
+		assert_int_equal(rq_pack_inflate(info.zdata, info.zlen - 2, 5, &raw), -1);
+		free(z);
+		rq_pack_encoder_free(enc);
+	}
+}
+
 /* Objects saved from one store load into another; a damaged or truncated
  * file is refused with an error, never a crash. */
 static void test_parts(void **state)
@@ -328,6 +491,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_sha1, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_pack_deltas, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_parts, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_parts_deltas, setup, teardown),
+	    cmocka_unit_test(test_decode_bad),
 	    cmocka_unit_test(test_prefix),
 	};
 	return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
