@@ -5,14 +5,20 @@
 
 #include <string.h>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#include <immintrin.h>
+#define RQ_SHA1_X86 1
+#endif
+
 static uint32_t rol(uint32_t x, unsigned n)
 {
 	return (x << n) | (x >> (32 - n));
 }
 
-static void block(rq_sha1 *s, const unsigned char *p)
+static void block(uint32_t *h, const unsigned char *p)
 {
-	uint32_t w[80], a = s->h[0], b = s->h[1], c = s->h[2], d = s->h[3], e = s->h[4];
+	uint32_t w[80], a = h[0], b = h[1], c = h[2], d = h[3], e = h[4];
 
 	for (int t = 0; t < 16; t++)
 		w[t] = (uint32_t)p[4 * t] << 24 | (uint32_t)p[4 * t + 1] << 16 |
@@ -41,11 +47,109 @@ static void block(rq_sha1 *s, const unsigned char *p)
 		b = a;
 		a = tmp;
 	}
-	s->h[0] += a;
-	s->h[1] += b;
-	s->h[2] += c;
-	s->h[3] += d;
-	s->h[4] += e;
+	h[0] += a;
+	h[1] += b;
+	h[2] += c;
+	h[3] += d;
+	h[4] += e;
+}
+
+static void blocks_portable(uint32_t *h, const unsigned char *p, size_t n)
+{
+	for (; n; n--, p += 64)
+		block(h, p);
+}
+
+#ifdef RQ_SHA1_X86
+/*
+ * The x86 SHA extensions: four rounds per sha1rnds4. The message schedule
+ * is kept as four vectors of four words (W[4i..4i+3], first word in the
+ * top lane); x[i % 4] turns from W-block i-4 into block i with
+ * msg1/xor/msg2, and sha1nexte adds the rotated A of four rounds earlier
+ * to the next block (E).
+ */
+#define RQ_SHA1_STEP(i)                                                                            \
+	do {                                                                                       \
+		if ((i) < 4)                                                                       \
+			x[(i)&3] = _mm_shuffle_epi8(                                               \
+			    _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * (i))), swap); \
+		else                                                                               \
+			x[(i)&3] = _mm_sha1msg2_epu32(                                             \
+			    _mm_xor_si128(_mm_sha1msg1_epu32(x[(i)&3], x[((i) + 1) & 3]),          \
+					  x[((i) + 2) & 3]),                                       \
+			    x[((i) + 3) & 3]);                                                     \
+		e = (i) == 0 ? _mm_add_epi32(e0, x[0]) : _mm_sha1nexte_epu32(prev, x[(i)&3]);      \
+		prev = abcd;                                                                       \
+		abcd = _mm_sha1rnds4_epu32(abcd, e, (i) / 5);                                      \
+	} while (0)
+
+__attribute__((target("sha,ssse3,sse4.1"))) static void
+blocks_shani(uint32_t *h, const unsigned char *p, size_t n)
+{
+	const __m128i swap = _mm_set_epi64x(0x0001020304050607LL, 0x08090a0b0c0d0e0fLL);
+	__m128i abcd = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)(const void *)h), 0x1b);
+	__m128i e0 = _mm_set_epi32((int)h[4], 0, 0, 0);
+
+	for (; n; n--, p += 64) {
+		__m128i x[4], e, prev, abcd0 = abcd;
+		RQ_SHA1_STEP(0);
+		RQ_SHA1_STEP(1);
+		RQ_SHA1_STEP(2);
+		RQ_SHA1_STEP(3);
+		RQ_SHA1_STEP(4);
+		RQ_SHA1_STEP(5);
+		RQ_SHA1_STEP(6);
+		RQ_SHA1_STEP(7);
+		RQ_SHA1_STEP(8);
+		RQ_SHA1_STEP(9);
+		RQ_SHA1_STEP(10);
+		RQ_SHA1_STEP(11);
+		RQ_SHA1_STEP(12);
+		RQ_SHA1_STEP(13);
+		RQ_SHA1_STEP(14);
+		RQ_SHA1_STEP(15);
+		RQ_SHA1_STEP(16);
+		RQ_SHA1_STEP(17);
+		RQ_SHA1_STEP(18);
+		RQ_SHA1_STEP(19);
+		e0 = _mm_sha1nexte_epu32(prev, e0);
+		abcd = _mm_add_epi32(abcd, abcd0);
+	}
+	_mm_storeu_si128((__m128i *)(void *)h, _mm_shuffle_epi32(abcd, 0x1b));
+	h[4] = (uint32_t)_mm_extract_epi32(e0, 3);
+}
+
+static int cpu_has_sha(void)
+{
+	unsigned a, b, c, d;
+	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 9)) || !(c & (1u << 19)))
+		return 0; /* SSSE3, SSE4.1 */
+	if (__get_cpuid_max(0, NULL) < 7)
+		return 0;
+	__cpuid_count(7, 0, a, b, c, d);
+	return (b >> 29) & 1;
+}
+#endif
+
+static int force_portable;
+
+void rq_sha1_use_portable(int on)
+{
+	force_portable = on;
+}
+
+static void blocks(uint32_t *h, const unsigned char *p, size_t n)
+{
+#ifdef RQ_SHA1_X86
+	static int has = -1;
+	if (has < 0)
+		has = cpu_has_sha();
+	if (has && !force_portable) {
+		blocks_shani(h, p, n);
+		return;
+	}
+#endif
+	blocks_portable(h, p, n);
 }
 
 void rq_sha1_init(rq_sha1 *s)
@@ -70,11 +174,14 @@ void rq_sha1_update(rq_sha1 *s, const void *data, size_t n)
 		n -= take;
 		if (s->nbuf < 64)
 			return;
-		block(s, s->buf);
+		blocks(s->h, s->buf, 1);
 		s->nbuf = 0;
 	}
-	for (; n >= 64; p += 64, n -= 64)
-		block(s, p);
+	if (n >= 64) {
+		blocks(s->h, p, n / 64);
+		p += n / 64 * 64;
+		n %= 64;
+	}
 	memcpy(s->buf, p, n);
 	s->nbuf = n;
 }

@@ -18,4 +18,8 @@ void rq_sha1_init(rq_sha1 *s);
 void rq_sha1_update(rq_sha1 *s, const void *data, size_t n);
 void rq_sha1_final(rq_sha1 *s, unsigned char out[20]);
 
+/* The SHA extensions of x86 CPUs are used when the CPU has them; tests
+ * check the portable code too by turning this on. */
+void rq_sha1_use_portable(int on);
+
 #endif
