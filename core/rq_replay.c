@@ -807,10 +807,8 @@ static int fork_workers(state *s, int jobs)
 	/* a lookup that misses visits every pack: all their indexes get mapped
 	 * here, once, for every worker */
 	memset(&zero, 0, sizeof(zero));
-	double F0 = now_ms();
 	(void)git_odb_exists(s->odb, &zero);
 	fflush(NULL);
-	if (getenv("RQ_TRACE")) fprintf(stderr, "fork at %.2f (exists %.2f)\n", now_ms(), now_ms()-F0);
 	for (int c = 1; c < jobs; c++) {
 		int fds[2];
 		pid_t pid;
@@ -1080,17 +1078,14 @@ int rq_replay_run(git_repository *repo, const rq_replay_opts *opts, rq_replay_re
 			goto out;
 	}
 
-	if (getenv("RQ_TRACE")) fprintf(stderr, "%u: walk start %.2f\n", s.child_idx, now_ms());
 	if (rq_walk_run(repo, &s.revs, opts->mode == RQ_MODE_REVERT, opts->max_commits, &s.walk,
 			err) < 0)
 		goto out;
 	result->stats.commits = s.walk.n;
-	if (getenv("RQ_TRACE")) fprintf(stderr, "%u: walk end %.2f\n", s.child_idx, now_ms());
 	if (opts->mode == RQ_MODE_ONTO && !opts->ref && !s.child_idx &&
 	    load_decorations(repo, opts->contained, &s.decos, err) < 0)
 		goto out;
 	result->stats.ms_walk = now_ms() - t;
-	if (getenv("RQ_TRACE")) fprintf(stderr, "%u: decos end %.2f\n", s.child_idx, now_ms());
 	t = now_ms();
 
 	s.new_ids = calloc(s.walk.n + 1, sizeof(*s.new_ids));
