@@ -345,6 +345,50 @@ static void test_decode_bad(void **state)
 	}
 }
 
+/*
+ * rq_odb_write: an object the repository has in a pack is not written
+ * again (its pack is freshened); one it has only as a loose file is not
+ * looked for (no system call per new object) and goes into the replay's
+ * pack, which does no harm; one the replay wrote already is not stored twice.
+ */
+static void test_odb_write_existing(void **state)
+{
+	tu_repo *r = *state;
+	git_repository *repo = tu_repo_open(r);
+	rq_objdir *od = NULL;
+	rq_objdir_stats stats;
+	git_odb *odb;
+	git_oid id;
+	char *loose;
+
+	/* one packed blob, one loose blob */
+	tu_git(r, "git repack -adq && echo packed | git hash-object -w --stdin | "
+		  "git pack-objects -q \"$(git rev-parse --git-path objects/pack)/pack\" && "
+		  "git prune-packed && echo loose | git hash-object -w --stdin");
+	loose = tu_capture(r, "git count-objects | cut -d' ' -f1");
+	assert_non_null(loose);
+	assert_string_equal(loose, "1");
+	free(loose);
+	assert_int_equal(rq_objdir_open(&od, repo, NULL), 0);
+	assert_int_equal(git_repository_odb(&odb, repo), 0);
+	assert_int_equal(rq_odb_write(&id, odb, "packed\n", 7, GIT_OBJECT_BLOB), 0);
+	assert_int_equal(rq_objdir_mark(od), 0);
+	assert_int_equal(rq_odb_write(&id, odb, "loose\n", 6, GIT_OBJECT_BLOB), 0);
+	assert_int_equal(rq_objdir_mark(od), 1);
+	assert_int_equal(rq_odb_write(&id, odb, "loose\n", 6, GIT_OBJECT_BLOB), 0);
+	assert_int_equal(rq_odb_write(&id, odb, "new\n", 4, GIT_OBJECT_BLOB), 0);
+	assert_int_equal(rq_objdir_mark(od), 2);
+	git_odb_free(odb);
+	assert_int_equal(rq_objdir_finish(od, &stats, NULL), 0);
+	rq_objdir_free(od);
+	assert_int_equal(stats.objects, 2);
+	assert_int_equal(tu_run(r, "git fsck --strict --no-dangling 2>/dev/null"), 0);
+	assert_int_equal(tu_run(r,
+				"echo loose | git hash-object --stdin | git cat-file --batch-check "
+				"| grep -q blob"),
+			 0);
+}
+
 /* Objects saved from one store load into another; a damaged or truncated
  * file is refused with an error, never a crash. */
 static void test_parts(void **state)
@@ -505,6 +549,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_parts, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_parts_deltas, setup, teardown),
 	    cmocka_unit_test(test_decode_bad),
+	    cmocka_unit_test_setup_teardown(test_odb_write_existing, setup, teardown),
 	    cmocka_unit_test(test_prefix),
 	};
 	return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
