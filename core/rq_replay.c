@@ -27,7 +27,13 @@
 #include "rq_revs.h"
 #include "rq_walk.h"
 #include "rq_buf.h"
+#include "rq_mem.h"
 #include "rq_memodb.h"
+
+/* Heap a pick is expected to add (objects read and written, merge memory),
+ * reserved ahead of the picks (rq_mem_reserve): measured about 13 KiB on
+ * the 100k-file corpus. */
+#define RQ_RESERVE_PER_PICK ((size_t)12 << 10)
 
 static double now_ms(void)
 {
@@ -220,7 +226,7 @@ typedef struct state {
 	 * (fork_workers): in the parent, its children; in a child, its number
 	 * (from 1) and where its report goes */
 	child ch[RQ_MAX_JOBS];
-	int nch;
+	int nch, workers;
 	sched *sh;
 	unsigned child_idx;
 	int child_fd;
@@ -804,6 +810,7 @@ static int fork_workers(state *s, int jobs)
 	}
 	atomic_init(&s->sh->next, 0);
 	atomic_init(&s->sh->fail, SIZE_MAX);
+	s->workers = jobs;
 	/* a lookup that misses visits every pack: all their indexes get mapped
 	 * here, once, for every worker */
 	memset(&zero, 0, sizeof(zero));
@@ -883,6 +890,7 @@ static int pick_parallel(state *s, const size_t *group, size_t ngroups)
 			child_giveup(s);
 		goto out;
 	}
+	rq_mem_reserve(n / (size_t)s->workers * RQ_RESERVE_PER_PICK);
 	if (s->child_idx)
 		child_run(s, &pl);
 	if (!did) {
@@ -1125,6 +1133,7 @@ int rq_replay_run(git_repository *repo, const rq_replay_opts *opts, rq_replay_re
 			if (s.child_idx)
 				child_giveup(&s);
 			drop_workers(&s);
+			rq_mem_reserve(s.walk.n * RQ_RESERVE_PER_PICK);
 			r = pick_range(&s, &fail);
 			result->stats.parallel = 1;
 		}

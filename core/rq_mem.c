@@ -1,0 +1,41 @@
+/*
+ * rq_mem: heap reservation (see rq_mem.h).
+ */
+#include "rq_mem.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
+#define RESERVE_MAX ((size_t)256 << 20)
+
+void rq_mem_reserve(size_t bytes)
+{
+#if defined(__GLIBC__) && defined(MADV_POPULATE_WRITE)
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	uintptr_t start, end;
+	char *p;
+
+	if (bytes > RESERVE_MAX)
+		bytes = RESERVE_MAX;
+	if (bytes < 16 * page)
+		return;
+	/* big blocks from the heap too, and freed memory kept in it */
+	mallopt(M_MMAP_THRESHOLD, (int)(RESERVE_MAX + page));
+	mallopt(M_TRIM_THRESHOLD, (int)(2 * RESERVE_MAX));
+	if (!(p = malloc(bytes)))
+		return;
+	start = ((uintptr_t)p + page - 1) & ~(uintptr_t)(page - 1);
+	end = ((uintptr_t)p + bytes) & ~(uintptr_t)(page - 1);
+	if (end > start)
+		(void)madvise((void *)start, end - start, MADV_POPULATE_WRITE);
+	free(p);
+#else
+	(void)bytes;
+#endif
+}
