@@ -1130,6 +1130,7 @@ int rq_replay_run(git_repository *repo, const rq_replay_opts *opts, rq_replay_re
 	{
 		size_t npos = positive_args(opts);
 		if (jobs > 1 && opts->mode != RQ_MODE_REVERT && npos > 1 &&
+		    (!opts->jobs_auto || npos >= RQ_PARALLEL_AUTO_MIN_REVS) &&
 		    (open_objects(&s) < 0 ||
 		     fork_workers(&s, npos < (size_t)jobs ? (int)npos : jobs) < 0))
 			goto out;

@@ -48,10 +48,10 @@ typedef struct rq_replay_opts {
 	const char *const *revisions;
 	size_t nrevisions;
 	rq_empty empty;
-	const rq_ident *committer; /* NULL: git's usual sources (rq_ident_default) */
-	size_t max_commits;	   /* 0: no limit */
-	int jobs;		   /* forked children for independent groups (<= 1: none) */
-	int jobs_auto; /* jobs is a default: children only from RQ_PARALLEL_AUTO_MIN commits */
+	const rq_ident *committer;  /* NULL: git's usual sources (rq_ident_default) */
+	size_t max_commits;	    /* 0: no limit */
+	int jobs;		    /* forked children for independent groups (<= 1: none) */
+	int jobs_auto;		    /* jobs is a default: see RQ_PARALLEL_AUTO_MIN */
 	const volatile int *cancel; /* set (by a signal handler) to stop at the next pick */
 } rq_replay_opts;
 
@@ -60,12 +60,15 @@ typedef struct rq_replay_opts {
 /* Replays with fewer commits are not worth forking for. */
 #define RQ_PARALLEL_MIN_COMMITS 8
 /*
- * With the default --jobs, fewer commits than this replay in the process:
- * a pick costs ~0.1 ms, and forking, handing the objects over and the
- * children's cold page tables cost more than the second core saves below a
- * few thousand picks (bench/run-mass: 600 picks 0.95x, 6000 picks 1.14x).
+ * With the default --jobs, workers are forked only for at least this many
+ * positive revisions (they are forked before the walk, when the number of
+ * commits is not known), and used only from RQ_PARALLEL_AUTO_MIN commits:
+ * below a few hundred picks, forking and handing the objects over cost
+ * more than the second core saves (bench/run-mass, 100k files: 300 picks
+ * 1.0x, 600 picks 1.14x, 6000 picks 1.5x).
  */
-#define RQ_PARALLEL_AUTO_MIN 4096
+#define RQ_PARALLEL_AUTO_MIN_REVS 64
+#define RQ_PARALLEL_AUTO_MIN	  512
 
 typedef struct rq_ref_update {
 	char *ref;
