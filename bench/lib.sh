@@ -101,6 +101,30 @@ corpus_clean() {
 }
 
 # median FILE: the median of the numbers in FILE (one a line).
+# cpu_capacity: how much of a second core this machine gives right now:
+# the work two concurrent CPU-bound processes (sha1sum of 64 MiB) do in the
+# time one takes, best of 3 (2.00: two full cores; 1.00: no more than one).
+# A virtual machine's cores can be shared with other guests: the speed-up
+# any parallel program can show is bounded by this figure.
+cpu_capacity() {
+	local f=$WORK/capacity.bin t1 t2 best1=999999999 best2=999999999 k
+	[ -s "$f" ] || head -c 67108864 /dev/urandom >"$f"
+	sha1sum "$f" >/dev/null
+	for k in 1 2 3; do
+		t1=$(now_us)
+		sha1sum "$f" >/dev/null
+		t2=$(now_us)
+		[ $((t2 - t1)) -lt "$best1" ] && best1=$((t2 - t1))
+		t1=$(now_us)
+		sha1sum "$f" >/dev/null &
+		sha1sum "$f" >/dev/null
+		wait
+		t2=$(now_us)
+		[ $((t2 - t1)) -lt "$best2" ] && best2=$((t2 - t1))
+	done
+	awk -v a="$best1" -v b="$best2" 'BEGIN { printf "%.2f\n", 2 * a / b }'
+}
+
 median() {
 	sort -g "$1" | awk '{ v[NR] = $1 } END { if (NR == 0) { print "nan"; exit }
 		if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
