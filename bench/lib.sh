@@ -100,7 +100,6 @@ corpus_clean() {
 	done
 }
 
-# median FILE: the median of the numbers in FILE (one a line).
 # cpu_capacity: how much of a second core this machine gives right now:
 # the work two concurrent CPU-bound processes (sha1sum of 64 MiB) do in the
 # time one takes, best of 3 (2.00: two full cores; 1.00: no more than one).
@@ -125,6 +124,7 @@ cpu_capacity() {
 	awk -v a="$best1" -v b="$best2" 'BEGIN { printf "%.2f\n", 2 * a / b }'
 }
 
+# median FILE: the median of the numbers in FILE (one a line).
 median() {
 	sort -g "$1" | awk '{ v[NR] = $1 } END { if (NR == 0) { print "nan"; exit }
 		if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
