@@ -567,6 +567,9 @@ static void child_report(state *s, rq_buf *b)
 			_exit(4);
 		off += (size_t)w;
 	}
+	/* the parent sees the end of the report now, not after this process's
+	 * memory is torn down */
+	close(s->child_fd);
 	_exit(0);
 }
 
@@ -633,6 +636,16 @@ static void child_run(state *s, const plan *pl)
 	}
 	rq_buf_add(&b, "D\n", 2);
 	child_report(s, &b);
+}
+
+/* A report ends with "D" (done) or "X" (took no group) on a line. */
+static int report_complete(const rq_buf *out)
+{
+	const char *p = out->p;
+	size_t n = out->len;
+	if (out->oom || n < 2 || p[n - 1] != '\n' || (p[n - 2] != 'D' && p[n - 2] != 'X'))
+		return 0;
+	return n == 2 || p[n - 3] == '\n';
 }
 
 /* Parse one child's report into the state. fail/fail_kind: earliest failure. */
@@ -1002,6 +1015,10 @@ static int pick_parallel(state *s, const size_t *group, size_t ngroups)
 			}
 			close(c->fd);
 			c->fd = -1;
+			/* a whole report: the child is done (reaped at the end, while
+			 * its exit runs); else it died, and how matters */
+			if (report_complete(&c->out))
+				continue;
 			waitpid(c->pid, &c->status, 0);
 			c->reaped = 1;
 			if (!WIFEXITED(c->status) || WEXITSTATUS(c->status) != 0) {
@@ -1040,7 +1057,9 @@ static int pick_parallel(state *s, const size_t *group, size_t ngroups)
 		rc = 0;
 	}
 out:
-	drop_workers(s);
+	/* on success the children, done, are reaped at the end of the replay */
+	if (rc != 0)
+		drop_workers(s);
 	rq_conflicts_free(&wr.conf);
 	free_plan(&pl);
 	free(did);
