@@ -107,15 +107,35 @@ free_port() {
 	return 1
 }
 start_redis() {
-	REDIS_PORT=${REDIS_PORT:-$(free_port)}
+	local fixed=${REDIS_PORT:-} attempt up=0
 	mkdir -p "$T/redis"
-	redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --dir "$T/redis" \
-		--appendonly yes --save '' --daemonize yes --pidfile "$T/redis/redis.pid" \
-		--logfile "$T/redis/redis.log" --maxmemory-policy noeviction "$@" >/dev/null
-	for _ in $(seq 1 100); do
-		[ -s "$T/redis/redis.pid" ] && redis-cli -p "$REDIS_PORT" ${REDIS_AUTH:-} ping 2>/dev/null | grep -q PONG && break
-		sleep 0.05
+	# a new port for each attempt (another test may take a free port first);
+	# a restart keeps its port and retries it. Under a loaded machine the
+	# server can take seconds: up to 20 s each. A server that never comes up
+	# fails the test at once, with its log, instead of letting it hang.
+	for attempt in 1 2 3; do
+		REDIS_PORT=${fixed:-$(free_port)}
+		rm -f "$T/redis/redis.pid"
+		redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --dir "$T/redis" \
+			--appendonly yes --save '' --daemonize yes --pidfile "$T/redis/redis.pid" \
+			--logfile "$T/redis/redis.log" --maxmemory-policy noeviction "$@" >/dev/null
+		for _ in $(seq 1 400); do
+			if [ -s "$T/redis/redis.pid" ] &&
+				redis-cli -p "$REDIS_PORT" ${REDIS_AUTH:-} ping 2>/dev/null | grep -q PONG; then
+				up=1
+				break
+			fi
+			sleep 0.05
+		done
+		[ $up -eq 1 ] && break
+		[ -s "$T/redis/redis.pid" ] && kill -9 "$(cat "$T/redis/redis.pid")" 2>/dev/null
+		echo "start_redis: no answer on port $REDIS_PORT (attempt $attempt)" >&2
 	done
+	if [ $up -ne 1 ]; then
+		tail -n 20 "$T/redis/redis.log" >&2 2>/dev/null
+		echo "FAIL: redis-server did not start" >&2
+		exit 1
+	fi
 	REDIS_PIDS+=("$(cat "$T/redis/redis.pid")")
 	REDIS_URL="redis://127.0.0.1:$REDIS_PORT/0"
 	export REDIS_URL REPLAYQ_REDIS_URL=$REDIS_URL
