@@ -4,17 +4,16 @@
  *
  * rq_objdir layers it above the repository's packs and loose objects, so
  * a replay writes no file per object. Objects can be saved to a file (a
- * forked child hands its objects to the parent that way) and loaded back;
- * a load checks every object's id against its content.
+ * forked child hands its objects to the parent that way) and loaded back.
  *
  * Part file format: "RQPART2\n", the object count (8 bytes, little-endian),
  * then a record per object: the type (1 byte), the raw 20-byte id, the
- * length (8 bytes), the encoded length (8 bytes; 0: not encoded), the
- * encoded form's CRC-32 (4 bytes), its delta depth (4 bytes; 0: whole), its
- * delta base's raw id (20 bytes). Then every encoded form (a pack entry,
- * see rq_pack), then every content, both in object order. The loader maps
- * the file: a parent that only packs the objects never touches the
- * contents.
+ * length (8 bytes), the encoded length (8 bytes, never 0: only encoded
+ * objects are saved), the encoded form's CRC-32 (4 bytes), its delta depth
+ * (4 bytes; 0: whole), its delta base's raw id (20 bytes). Then every
+ * encoded form (a pack entry, see rq_pack), in object order. No contents:
+ * the loader maps the file, and an object that must be read or encoded
+ * again is inflated from its entry (through its delta base).
  */
 #ifndef RQ_MEMODB_H
 #define RQ_MEMODB_H

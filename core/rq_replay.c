@@ -200,6 +200,13 @@ typedef struct child {
 	int reaped;
 } child;
 
+/*
+ * The workers of a parallel replay (the parent and its children) take
+ * groups from one shared list, biggest first, through a counter in a
+ * shared page, so a worker that is slowed down takes fewer groups. They
+ * also share the lowest index of a failed pick: a pick after it cannot
+ * change the result (a sequential replay stops there), so it is skipped.
+ */
 typedef struct sched {
 	atomic_size_t next; /* next entry of order[] to take */
 	atomic_size_t fail; /* lowest failed pick so far; SIZE_MAX: none */
@@ -481,20 +488,11 @@ static void wb_fmt(rq_buf *b, const char *fmt, ...)
 		rq_buf_add(b, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
 }
 
-/*
- * The workers of a parallel replay (the parent and its children) take
- * groups from one shared list, biggest first, through a counter in a
- * shared page, so a worker that is slowed down takes fewer groups. They
- * also share the lowest index of a failed pick: a pick after it cannot
- * change the result (a sequential replay stops there), so it is skipped.
- */
-
 typedef struct plan {
 	size_t ngroups;
 	size_t *order;	 /* groups, biggest first */
 	size_t *start;	 /* group g's commits: members[start[g] .. start[g + 1]) */
 	size_t *members; /* commit indexes, in walk order within each group */
-	sched *sh;	 /* the state's page shared with the other workers */
 } plan;
 
 /* What one worker saw: its earliest failed pick (none: fail SIZE_MAX). */
@@ -520,14 +518,14 @@ static void lower_fail(sched *sh, size_t i)
 static int run_groups(state *s, const plan *pl, unsigned char *did, wresult *wr)
 {
 	for (;;) {
-		size_t k = atomic_fetch_add(&pl->sh->next, 1), g;
+		size_t k = atomic_fetch_add(&s->sh->next, 1), g;
 		if (k >= pl->ngroups)
 			return 0;
 		g = pl->order[k];
 		for (size_t j = pl->start[g]; j < pl->start[g + 1]; j++) {
 			size_t i = pl->members[j];
 			int r;
-			if (i > atomic_load(&pl->sh->fail))
+			if (i > atomic_load(&s->sh->fail))
 				break;
 			if (s->opts->cancel && *s->opts->cancel)
 				return rq_error_set(s->err, RQ_E_INTERRUPTED, "interrupted");
@@ -548,7 +546,7 @@ static int run_groups(state *s, const plan *pl, unsigned char *did, wresult *wr)
 				wr->err = *s->err;
 				rq_error_clear(s->err);
 			}
-			lower_fail(pl->sh, i);
+			lower_fail(s->sh, i);
 			break;
 		}
 	}
@@ -791,7 +789,6 @@ static int make_plan(state *s, const size_t *group, size_t ngroups, plan *pl)
 		pl->order[k] = by[k].g;
 	free(by);
 	free(fill);
-	pl->sh = s->sh;
 	return 0;
 }
 
