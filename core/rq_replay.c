@@ -198,6 +198,7 @@ typedef struct child {
 	rq_buf out;
 	int status;
 	int reaped;
+	int done; /* it reported "D": it took part (and saved its objects) */
 } child;
 
 /*
@@ -728,7 +729,8 @@ static int absorb(state *s, child *c, size_t *fail, int *fail_kind, rq_conflicts
 				nl = ql + 1 + plen;
 			}
 		} else if (p[0] == 'D' || p[0] == 'X') {
-			/* X: the child took no group */
+			/* X: the child took no group (and left no part file) */
+			c->done = p[0] == 'D';
 			done = 1;
 		}
 		p = nl + 1;
@@ -914,6 +916,8 @@ static int fork_workers(state *s, int jobs)
 			signal(SIGTERM, SIG_DFL);
 			if (getppid() == 1)
 				_exit(5); /* the parent is gone already */
+			if (s->opts->child_hook)
+				s->opts->child_hook((unsigned)c, s->opts->child_hook_arg);
 			return 0;
 		}
 		close(fds[1]);
@@ -1049,7 +1053,7 @@ static int pick_parallel(state *s, const size_t *group, size_t ngroups)
 		rc = -1;
 	} else {
 		for (int c = 1; c <= nch; c++)
-			if (rq_objdir_load_part(s->objdir, (unsigned)c, s->err) < 0)
+			if (ch[c].done && rq_objdir_load_part(s->objdir, (unsigned)c, s->err) < 0)
 				goto out;
 		rc = 0;
 	}

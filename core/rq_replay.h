@@ -53,6 +53,10 @@ typedef struct rq_replay_opts {
 	int jobs;		    /* forked children for independent groups (<= 1: none) */
 	int jobs_auto;		    /* jobs is a default: see RQ_PARALLEL_AUTO_MIN */
 	const volatile int *cancel; /* set (by a signal handler) to stop at the next pick */
+	/* tests: runs in each forked worker (1..jobs-1) right after the fork,
+	 * before it resolves the revisions */
+	void (*child_hook)(unsigned worker, void *arg);
+	void *child_hook_arg;
 } rq_replay_opts;
 
 /* The most children a parallel replay forks. */

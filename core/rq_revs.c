@@ -4,9 +4,12 @@
 #include "rq_revs.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 static const char *const dwim_rules[] = {
     "%s", "refs/%s", "refs/tags/%s", "refs/heads/%s", "refs/remotes/%s", "refs/remotes/%s/HEAD",
@@ -93,8 +96,37 @@ static void refset_free(refset *rs)
 	memset(rs, 0, sizeof(*rs));
 }
 
-/* 0, or -1: no set (the caller then looks every candidate up). */
-static int refset_load(git_repository *repo, refset *rs)
+/* What identifies one version of packed-refs (all zero: no such file). */
+typedef struct packed_stamp {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime, ctime;
+} packed_stamp;
+
+static int packed_stamp_read(const char *path, packed_stamp *st)
+{
+	struct stat sb;
+
+	memset(st, 0, sizeof(*st));
+	if (stat(path, &sb) < 0)
+		return errno == ENOENT ? 0 : -1;
+	st->dev = sb.st_dev;
+	st->ino = sb.st_ino;
+	st->size = sb.st_size;
+	st->mtime = sb.st_mtim;
+	st->ctime = sb.st_ctim;
+	return 0;
+}
+
+static int packed_stamp_eq(const packed_stamp *a, const packed_stamp *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+	       a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec &&
+	       a->ctime.tv_sec == b->ctime.tv_sec && a->ctime.tv_nsec == b->ctime.tv_nsec;
+}
+
+static int refset_iterate(git_repository *repo, refset *rs)
 {
 	git_reference_iterator *it = NULL;
 	git_reference *ref;
@@ -115,6 +147,33 @@ static int refset_load(git_repository *repo, refset *rs)
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * 0, or -1: no set (the caller then looks every candidate up).
+ *
+ * The iterator reads packed-refs, then the loose refs: a concurrent `git
+ * pack-refs` (run by `git gc`) that writes packed-refs and deletes the
+ * loose files in between makes refs vanish from the set. Such a set is not
+ * used: packed-refs must be the same file before and after the iteration
+ * (it is replaced, never rewritten in place), else the set is read again.
+ */
+static int refset_load(git_repository *repo, refset *rs)
+{
+	char path[4096];
+	int n = snprintf(path, sizeof(path), "%spacked-refs", git_repository_commondir(repo));
+
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return -1;
+	for (int attempt = 0; attempt < 4; attempt++) {
+		packed_stamp before, after;
+		if (packed_stamp_read(path, &before) < 0 || refset_iterate(repo, rs) < 0)
+			return -1;
+		if (packed_stamp_read(path, &after) == 0 && packed_stamp_eq(&before, &after))
+			return 0;
+		refset_free(rs);
+	}
+	return -1;
 }
 
 static int is_pseudoref_like(const char *name)

@@ -75,6 +75,7 @@ check_eq "git commands during the replays: failures" 0 "$GIT_FAIL"
 [ "$GIT_FAIL" -eq 0 ] || cat "$T/git.err" >&2
 check "git ran while replays were in progress ($N rounds)" test "$N" -ge 2
 check_eq "every replay and update-ref succeeded" 0 "$(cat "$T/replays.rc")"
+[ "$(cat "$T/replays.rc")" = 0 ] || tail -n 5 "$T"/run*.err >&2
 for i in $(seq 2 8); do
 	check_eq "run $i printed what run 1 printed" "$(cat "$T/run1.out")" "$(cat "$T/run$i.out")"
 done

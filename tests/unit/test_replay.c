@@ -1026,6 +1026,42 @@ static void test_parallel_conflict(void **state)
 	}
 }
 
+/* In a forked worker: one revision names another branch, as if a ref had
+ * moved between the parent's and the worker's reads. */
+static void move_a_ref(unsigned worker, void *arg)
+{
+	(void)worker;
+	memcpy(arg, "main..p3", 9);
+}
+
+/* A worker that resolved the revisions differently takes no group: the
+ * parent replays everything, with the same result as a sequential run. */
+static void test_parallel_child_disagrees(void **state)
+{
+	tu_repo *r = *state;
+	char last[16] = "main..p4";
+	const char *revs[] = {"main..p0", "main..p1", "main..p2", "main..p3", last};
+	rq_replay_opts o = make_opts(RQ_MODE_ONTO, "main", revs, 5);
+	rq_replay_result seq, par;
+
+	make_parallel_branches(r);
+	o.jobs = 1;
+	run(r, &o, &seq, 0);
+	o.jobs = 3;
+	o.child_hook = move_a_ref;
+	o.child_hook_arg = last;
+	run(r, &o, &par, 0);
+	assert_no_children();
+	assert_no_litter(r);
+	assert_string_equal(last, "main..p4"); /* the parent's own copy */
+	assert_int_equal(par.stats.commits, 15);
+	assert_int_equal(par.stats.picked, 15);
+	assert_same_updates(&seq, &par);
+	assert_int_equal(tu_run(r, "git fsck --strict --no-dangling 2>&1"), 0);
+	rq_replay_result_free(&seq);
+	rq_replay_result_free(&par);
+}
+
 /* A cancel flag already set stops the replay before its first pick. */
 static void test_cancel(void **state)
 {
@@ -1069,6 +1105,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_format_updates, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_parallel, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_parallel_conflict, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_parallel_child_disagrees, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cancel, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
