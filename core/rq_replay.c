@@ -43,6 +43,14 @@ static double now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* Build with -DRQ_TRACE for a timestamped line per phase on stderr (each
+ * worker's pid, CLOCK_MONOTONIC ms): where a replay's time goes. */
+#ifdef RQ_TRACE
+#define TRACE(what) fprintf(stderr, "[%d] %9.3f %s\n", (int)getpid(), now_ms(), what)
+#else
+#define TRACE(what) ((void)0)
+#endif
+
 static const char *mode_option(rq_mode mode)
 {
 	switch (mode) {
@@ -569,6 +577,7 @@ static void child_report(state *s, rq_buf *b)
 	/* the parent sees the end of the report now, not after this process's
 	 * memory is torn down */
 	close(s->child_fd);
+	TRACE("child reported");
 	_exit(0);
 }
 
@@ -596,7 +605,9 @@ static void child_run(state *s, const plan *pl)
 	if (!did)
 		_exit(3);
 	rq_error_clear(&wr.err);
+	TRACE("child groups start");
 	r = run_groups(s, pl, did, &wr);
+	TRACE("child groups done");
 	/* my new objects go to the parent through the temporary directory
 	 * (not needed when the replay fails) */
 	if (r == 0 && wr.fail == SIZE_MAX && rq_objdir_save_part(s->objdir, mark, idx, s->err) < 0)
@@ -976,8 +987,10 @@ static int pick_parallel(state *s, const size_t *group, size_t ngroups)
 	mark = rq_objdir_mark(s->objdir);
 	/* this process picks too, and compresses what it wrote while the
 	 * children finish */
+	TRACE("groups start");
 	if (run_groups(s, &pl, did, &wr) < 0)
 		goto out;
+	TRACE("groups done");
 	if (wr.fail == SIZE_MAX && atomic_load(&s->sh->fail) == SIZE_MAX &&
 	    rq_objdir_encode(s->objdir, mark, s->err) < 0)
 		goto out;
@@ -1032,6 +1045,7 @@ static int pick_parallel(state *s, const size_t *group, size_t ngroups)
 			}
 		}
 	}
+	TRACE("reports in");
 	/* the earliest failure wins, this process's own included */
 	fail = wr.fail;
 	fail_kind = wr.kind;
@@ -1155,10 +1169,13 @@ int rq_replay_run(git_repository *repo, const rq_replay_opts *opts, rq_replay_re
 		     fork_workers(&s, npos < (size_t)jobs ? (int)npos : jobs) < 0))
 			goto out;
 	}
+	TRACE("forked");
 	if (rq_revs_parse(repo, opts->revisions, opts->nrevisions, &s.revs, err) < 0)
 		goto out;
+	TRACE("parsed");
 	if (resolve_target(&s) < 0)
 		goto out;
+	TRACE("target");
 	if (s.sh && agree_on_resolution(&s) < 0)
 		goto out; /* a child that saw other refs: the parent replays without it */
 	if (opts->mode == RQ_MODE_ONTO) {
@@ -1180,6 +1197,7 @@ int rq_replay_run(git_repository *repo, const rq_replay_opts *opts, rq_replay_re
 	    load_decorations(repo, opts->contained, &s.decos, err) < 0)
 		goto out;
 	result->stats.ms_walk = now_ms() - t;
+	TRACE("walked");
 	t = now_ms();
 
 	s.new_ids = calloc(s.walk.n + 1, sizeof(*s.new_ids));
@@ -1192,6 +1210,7 @@ int rq_replay_run(git_repository *repo, const rq_replay_opts *opts, rq_replay_re
 		goto out;
 	if (rq_merger_new(&s.merger, repo, err) < 0)
 		goto out;
+	TRACE("merger");
 
 	{
 		size_t ngroups = 0, fail = 0, *group = NULL;
@@ -1244,6 +1263,7 @@ int rq_replay_run(git_repository *repo, const rq_replay_opts *opts, rq_replay_re
 	if (make_updates(&s) < 0)
 		goto out;
 	result->stats.ms_replay = now_ms() - t;
+	TRACE("updates");
 	t = now_ms();
 	{
 		rq_objdir_stats os;
@@ -1256,6 +1276,7 @@ int rq_replay_run(git_repository *repo, const rq_replay_opts *opts, rq_replay_re
 		memcpy(result->stats.pack_name, os.pack_name, sizeof(os.pack_name));
 	}
 	result->stats.ms_pack = now_ms() - t;
+	TRACE("packed");
 	rc = 0;
 out:
 	if (s.child_idx)

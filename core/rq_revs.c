@@ -219,11 +219,10 @@ static int dwim_ref(git_repository *repo, const refset *known, const char *name,
 		if (i == 0 && strncmp(name, "refs/", 5) != 0 && !is_pseudoref_like(name))
 			continue;
 		snprintf(cand, sizeof(cand), dwim_rules[i], name);
-		if (git_reference_name_is_valid(&valid, cand) < 0 || !valid)
-			continue;
 		if (known && !strncmp(cand, "refs/", 5)) {
+			/* most candidates are not refs: that is found out first */
 			const refent *e = refset_get(known, cand);
-			if (!e)
+			if (!e || git_reference_name_is_valid(&valid, cand) < 0 || !valid)
 				continue;
 			if (e->direct) {
 				/* as read by the iterator: no second lookup */
@@ -235,6 +234,9 @@ static int dwim_ref(git_repository *repo, const refset *known, const char *name,
 				continue;
 			}
 		}
+		if (!(known && !strncmp(cand, "refs/", 5)) &&
+		    (git_reference_name_is_valid(&valid, cand) < 0 || !valid))
+			continue;
 		int rc = git_reference_lookup(&ref, repo, cand);
 		if (rc == GIT_ENOTFOUND || rc == GIT_EINVALIDSPEC)
 			continue;
@@ -283,14 +285,18 @@ static int unknown_revision(rq_error *err, const char *expr)
 }
 
 /* Resolve the base name (before any ~ ^ suffix) to an object id. */
+/* *fullname (when not NULL): the ref the name resolved through, when the
+ * name was looked up as a ref (*named set); NULL if it named no ref. */
 static int resolve_base(git_repository *repo, const refset *known, const char *expr,
-			const char *base, git_oid *out, rq_error *err)
+			const char *base, git_oid *out, char **fullname, int *named, rq_error *err)
 {
 	size_t len = strlen(base);
 	int n;
 
-	if (!strcmp(base, "@"))
+	if (!strcmp(base, "@")) {
 		base = "HEAD";
+		fullname = NULL; /* "@" itself names no ref */
+	}
 	if (len == GIT_OID_HEXSZ && all_hex(base, len) && git_oid_fromstr(out, base) == 0) {
 		git_odb *odb = NULL;
 		int exists = 0;
@@ -302,11 +308,13 @@ static int resolve_base(git_repository *repo, const refset *known, const char *e
 			return unknown_revision(err, expr);
 		return 0;
 	}
-	n = dwim_ref(repo, known, base, NULL, out, err);
+	n = dwim_ref(repo, known, base, fullname, out, err);
 	if (n < 0)
 		return -1;
 	if (n > 1)
 		return rq_error_set(err, RQ_E_AMBIGUOUS, "refname '%s' is ambiguous.", base);
+	if (fullname)
+		*named = 1;
 	if (n == 1)
 		return 0;
 	if (len >= 4 && len < GIT_OID_HEXSZ && all_hex(base, len)) {
@@ -328,24 +336,37 @@ static int resolve_base(git_repository *repo, const refset *known, const char *e
 	return unknown_revision(err, expr);
 }
 
+/*
+ * fullref (may be NULL): when *named comes back set, *fullref is what
+ * dwim_ref() gives for the whole expression (a plain name was looked up
+ * once for both).
+ */
 static int resolve_commit(git_repository *repo, const refset *known, const char *expr, git_oid *out,
-			  rq_error *err)
+			  char **fullref, int *named, rq_error *err)
 {
 	size_t blen = strcspn(expr, "~^");
 	char *base;
 	git_oid oid;
 	git_object *obj = NULL, *peeled = NULL;
-	int rc;
+	int rc, n = 0;
 
 	if (!*expr || expr[0] == '-' || strchr(expr, ':') || blen == 0)
 		return unknown_revision(err, expr);
 	base = strndup(expr, blen);
 	if (!base)
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	rc = resolve_base(repo, known, expr, base, &oid, err);
+	rc = resolve_base(repo, known, expr, base, &oid, fullref && !expr[blen] ? fullref : NULL,
+			  &n, err);
 	free(base);
-	if (rc < 0)
+	if (rc < 0) {
+		if (fullref) {
+			free(*fullref);
+			*fullref = NULL;
+		}
 		return -1;
+	}
+	if (named)
+		*named = n;
 	if (expr[blen]) {
 		char spec[GIT_OID_HEXSZ + 1 + 256];
 		char hex[GIT_OID_HEXSZ + 1];
@@ -369,7 +390,7 @@ static int resolve_commit(git_repository *repo, const refset *known, const char 
 
 int rq_resolve_commit(git_repository *repo, const char *expr, git_oid *out, rq_error *err)
 {
-	return resolve_commit(repo, NULL, expr, out, err);
+	return resolve_commit(repo, NULL, expr, out, NULL, NULL, err);
 }
 
 void rq_revs_free(rq_revs *revs)
@@ -388,7 +409,7 @@ static int push_rev(git_repository *repo, const refset *refs, rq_revs *revs, siz
 		    const char *name, size_t len, int negative, const git_oid *known, rq_error *err)
 {
 	rq_rev *r;
-	int n;
+	int n = 0;
 
 	if (revs->n == *cap) {
 		size_t ncap = *cap ? *cap * 2 : 8;
@@ -413,8 +434,10 @@ static int push_rev(git_repository *repo, const refset *refs, rq_revs *revs, siz
 		git_oid_cpy(&r->oid, known);
 		return 0;
 	}
-	if (resolve_commit(repo, refs, r->name, &r->oid, err) < 0)
+	if (resolve_commit(repo, refs, r->name, &r->oid, &r->fullref, &n, err) < 0)
 		return -1;
+	if (n) /* looked up as a ref already */
+		return 0;
 	n = dwim_ref(repo, refs, r->name, &r->fullref, NULL, err);
 	if (n < 0)
 		return -1;

@@ -29,9 +29,16 @@ typedef struct node {
 	git_commit *commit;
 } node;
 
+/*
+ * The walk's queue: git keeps a list sorted by date, newest first, a new
+ * entry going after every entry of equal or newer date; that costs a scan
+ * per insertion (quadratic in the number of branches). This binary heap
+ * pops in the same order: by date, newest first, then by insertion order.
+ */
 typedef struct qent {
+	int64_t date;
+	uint64_t seq;
 	size_t node;
-	struct qent *next;
 } qent;
 
 typedef struct walker {
@@ -39,9 +46,83 @@ typedef struct walker {
 	node *nodes;
 	size_t n, cap;
 	rq_oidmap map;
-	qent *free_q;
+	qent *heap;
+	size_t qn, qcap;
+	uint64_t seq;
+	size_t qinteresting; /* queued nodes not (yet) excluded */
 	rq_error *err;
 } walker;
+
+#define F_QUEUED 8u
+
+/* Exclude a node; the queue's count of interesting entries follows. */
+static void mark_excluded(walker *w, size_t i)
+{
+	node *nd = &w->nodes[i];
+	if (nd->flags & F_UNINTERESTING)
+		return;
+	nd->flags |= F_UNINTERESTING;
+	if (nd->flags & F_QUEUED)
+		w->qinteresting--;
+}
+
+static int qent_before(const qent *a, const qent *b)
+{
+	return a->date > b->date || (a->date == b->date && a->seq < b->seq);
+}
+
+static int queue_push(walker *w, size_t ni)
+{
+	size_t k;
+
+	if (w->qn == w->qcap) {
+		size_t ncap = w->qcap ? w->qcap * 2 : 64;
+		qent *nh = realloc(w->heap, ncap * sizeof(*nh));
+		if (!nh)
+			return rq_error_set(w->err, RQ_E_NOMEM, "out of memory");
+		w->heap = nh;
+		w->qcap = ncap;
+	}
+	k = w->qn++;
+	w->heap[k] = (qent){w->nodes[ni].date, w->seq++, ni};
+	while (k > 0) {
+		size_t up = (k - 1) / 2;
+		if (!qent_before(&w->heap[k], &w->heap[up]))
+			break;
+		qent t = w->heap[up];
+		w->heap[up] = w->heap[k];
+		w->heap[k] = t;
+		k = up;
+	}
+	w->nodes[ni].flags |= F_QUEUED;
+	if (!(w->nodes[ni].flags & F_UNINTERESTING))
+		w->qinteresting++;
+	return 0;
+}
+
+static size_t queue_pop(walker *w)
+{
+	size_t ni = w->heap[0].node, k = 0;
+
+	w->heap[0] = w->heap[--w->qn];
+	for (;;) {
+		size_t l = 2 * k + 1, r = l + 1, m = k;
+		if (l < w->qn && qent_before(&w->heap[l], &w->heap[m]))
+			m = l;
+		if (r < w->qn && qent_before(&w->heap[r], &w->heap[m]))
+			m = r;
+		if (m == k)
+			break;
+		qent t = w->heap[m];
+		w->heap[m] = w->heap[k];
+		w->heap[k] = t;
+		k = m;
+	}
+	w->nodes[ni].flags &= ~F_QUEUED;
+	if (!(w->nodes[ni].flags & F_UNINTERESTING))
+		w->qinteresting--;
+	return ni;
+}
 
 static int get_node(walker *w, const git_oid *oid, size_t *out)
 {
@@ -125,10 +206,11 @@ static int mark_parents_uninteresting(walker *w, size_t start)
 	for (unsigned k = 0; k < w->nodes[start].nparents && !rc; k++)
 		rc = push_idx(w, &stack, &sn, &scap, w->nodes[start].parents[k]);
 	while (sn && !rc) {
-		node *p = &w->nodes[stack[--sn]];
+		size_t pi = stack[--sn];
+		node *p = &w->nodes[pi];
 		if (p->flags & F_UNINTERESTING)
 			continue;
-		p->flags |= F_UNINTERESTING;
+		mark_excluded(w, pi);
 		for (unsigned j = 0; j < p->nparents && !rc; j++)
 			rc = push_idx(w, &stack, &sn, &scap, p->parents[j]);
 	}
@@ -136,39 +218,14 @@ static int mark_parents_uninteresting(walker *w, size_t start)
 	return rc;
 }
 
-static qent *new_qent(walker *w, size_t ni)
-{
-	qent *q = w->free_q;
-	if (q)
-		w->free_q = q->next;
-	else if (!(q = malloc(sizeof(*q))))
-		return NULL;
-	q->node = ni;
-	q->next = NULL;
-	return q;
-}
-
-/* Insert after every entry of equal or newer date, like git's list. */
-static int insert_by_date(walker *w, qent **list, size_t ni)
-{
-	qent **pp = list, *q;
-	while (*pp && w->nodes[(*pp)->node].date >= w->nodes[ni].date)
-		pp = &(*pp)->next;
-	if (!(q = new_qent(w, ni)))
-		return rq_error_set(w->err, RQ_E_NOMEM, "out of memory");
-	q->next = *pp;
-	*pp = q;
-	return 0;
-}
-
-static int process_parents(walker *w, size_t ni, qent **list)
+static int process_parents(walker *w, size_t ni)
 {
 	unsigned np = w->nodes[ni].nparents;
 
 	if (w->nodes[ni].flags & F_UNINTERESTING) {
 		for (unsigned k = 0; k < np; k++) {
 			size_t pi = w->nodes[ni].parents[k];
-			w->nodes[pi].flags |= F_UNINTERESTING;
+			mark_excluded(w, pi);
 			if (parse_node(w, pi) < 0)
 				return -1;
 			if (w->nodes[pi].nparents && mark_parents_uninteresting(w, pi) < 0)
@@ -176,7 +233,7 @@ static int process_parents(walker *w, size_t ni, qent **list)
 			if (w->nodes[pi].flags & F_SEEN)
 				continue;
 			w->nodes[pi].flags |= F_SEEN;
-			if (insert_by_date(w, list, pi) < 0)
+			if (queue_push(w, pi) < 0)
 				return -1;
 		}
 		return 0;
@@ -187,46 +244,27 @@ static int process_parents(walker *w, size_t ni, qent **list)
 			return -1;
 		if (!(w->nodes[pi].flags & F_SEEN)) {
 			w->nodes[pi].flags |= F_SEEN;
-			if (insert_by_date(w, list, pi) < 0)
+			if (queue_push(w, pi) < 0)
 				return -1;
 		}
 	}
 	return 0;
 }
 
-static int everybody_uninteresting(walker *w, qent *list)
+static int still_interesting(walker *w, int64_t date, int slop)
 {
-	for (; list; list = list->next)
-		if (!(w->nodes[list->node].flags & F_UNINTERESTING))
-			return 0;
-	return 1;
-}
-
-static int still_interesting(walker *w, qent *list, int64_t date, int slop)
-{
-	if (!list)
+	if (!w->qn)
 		return 0;
-	if (date <= w->nodes[list->node].date)
+	if (date <= w->heap[0].date)
 		return SLOP;
-	if (!everybody_uninteresting(w, list))
+	if (w->qinteresting) /* not everybody uninteresting */
 		return SLOP;
 	return slop - 1;
-}
-
-static void free_list(walker *w, qent *list)
-{
-	while (list) {
-		qent *n = list->next;
-		list->next = w->free_q;
-		w->free_q = list;
-		list = n;
-	}
 }
 
 /* Walk; fills *order with interesting node indices in limiting-walk order. */
 static int limit(walker *w, const rq_revs *revs, size_t **order, size_t *norder)
 {
-	qent *list = NULL, **tail = &list;
 	size_t *tips = NULL, ntips = 0, *out = NULL, nout = 0, cap = 0;
 	int64_t date = INT64_MAX;
 	int slop = SLOP, rc = -1;
@@ -239,7 +277,7 @@ static int limit(walker *w, const rq_revs *revs, size_t **order, size_t *norder)
 		if (get_node(w, &revs->v[i].oid, &ni) < 0 || parse_node(w, ni) < 0)
 			goto out;
 		if (revs->v[i].negative) {
-			w->nodes[ni].flags |= F_UNINTERESTING;
+			mark_excluded(w, ni);
 			if (mark_parents_uninteresting(w, ni) < 0)
 				goto out;
 		}
@@ -257,27 +295,17 @@ static int limit(walker *w, const rq_revs *revs, size_t **order, size_t *norder)
 		}
 		tips[j] = v;
 	}
-	for (size_t i = 0; i < ntips; i++) {
-		qent *q = new_qent(w, tips[i]);
-		if (!q) {
-			rq_error_set(w->err, RQ_E_NOMEM, "out of memory");
+	for (size_t i = 0; i < ntips; i++)
+		if (queue_push(w, tips[i]) < 0)
 			goto out;
-		}
-		*tail = q;
-		tail = &q->next;
-	}
-	while (list) {
-		qent *q = list;
-		size_t ni = q->node;
-		list = q->next;
-		q->next = w->free_q;
-		w->free_q = q;
-		if (process_parents(w, ni, &list) < 0)
+	while (w->qn) {
+		size_t ni = queue_pop(w);
+		if (process_parents(w, ni) < 0)
 			goto out;
 		if (w->nodes[ni].flags & F_UNINTERESTING) {
 			if (mark_parents_uninteresting(w, ni) < 0)
 				goto out;
-			slop = still_interesting(w, list, date, slop);
+			slop = still_interesting(w, date, slop);
 			if (slop)
 				continue;
 			break;
@@ -308,7 +336,7 @@ static int limit(walker *w, const rq_revs *revs, size_t **order, size_t *norder)
 	out = NULL;
 	rc = 0;
 out:
-	free_list(w, list);
+	w->qn = 0;
 	free(tips);
 	free(out);
 	return rc;
@@ -360,11 +388,7 @@ static void walker_free(walker *w)
 	}
 	free(w->nodes);
 	rq_oidmap_free(&w->map);
-	while (w->free_q) {
-		qent *n = w->free_q->next;
-		free(w->free_q);
-		w->free_q = n;
-	}
+	free(w->heap);
 }
 
 int rq_walk_run(git_repository *repo, const rq_revs *revs, int newest_first, size_t max_commits,

@@ -499,6 +499,74 @@ static void test_revs_parse_errors(void **state)
 	}
 }
 
+/*
+ * With 16 names or more, all refs are read once (a ref set) instead of
+ * every DWIM candidate being looked up: each revision, its id and its full
+ * ref name are what the same argument alone (looked up) gives.
+ */
+static void test_revs_parse_many(void **state)
+{
+	char *hex = tu_capture(repo, "git rev-parse side");
+	const char *args[] = {"main~2..main",
+			      "^side",
+			      "main",
+			      "lw",
+			      "v1",
+			      "^v1~1",
+			      "..side",
+			      "main~1",
+			      hex,
+			      "origin",
+			      "v1^{commit}",
+			      "heads/dup",
+			      "@",
+			      "HEAD",
+			      "refs/heads/main",
+			      "side",
+			      "orphan",
+			      "tags/v1",
+			      "ORIG_HEAD",
+			      "origin/HEAD",
+			      "remotes/origin/main",
+			      "side~1"};
+	size_t nargs = sizeof(args) / sizeof(args[0]), k = 0;
+	rq_revs all;
+	rq_error aerr;
+
+	(void)state;
+	assert_non_null(hex);
+	assert_true(nargs >= 16);
+	rq_error_clear(&aerr);
+	if (rq_revs_parse(tu_repo_open(repo), args, nargs, &all, &aerr) != 0)
+		fail_msg("rq_revs_parse: %s", aerr.msg);
+	for (size_t i = 0; i < nargs; i++) {
+		rq_revs one;
+		rq_error err;
+		rq_error_clear(&err);
+		if (rq_revs_parse(tu_repo_open(repo), &args[i], 1, &one, &err) != 0)
+			fail_msg("rq_revs_parse(%s): %s", args[i], err.msg);
+		for (size_t j = 0; j < one.n; j++, k++) {
+			assert_true(k < all.n);
+			assert_string_equal(one.v[j].name, all.v[k].name);
+			assert_int_equal(one.v[j].negative, all.v[k].negative);
+			assert_string_equal(tu_hex(&one.v[j].oid), tu_hex(&all.v[k].oid));
+			if (!one.v[j].fullref)
+				assert_null(all.v[k].fullref);
+			else
+				assert_string_equal(one.v[j].fullref, all.v[k].fullref);
+		}
+		rq_revs_free(&one);
+	}
+	assert_int_equal(k, all.n);
+	/* spot checks */
+	assert_string_equal(all.v[3].fullref, "refs/heads/main");  /* main */
+	assert_string_equal(all.v[5].fullref, "refs/tags/v1");	   /* v1 */
+	assert_null(all.v[14].fullref);				   /* @ */
+	assert_string_equal(all.v[15].fullref, "refs/heads/main"); /* HEAD */
+	rq_revs_free(&all);
+	free(hex);
+}
+
 static void test_refname_is_valid_full(void **state)
 {
 	static const char *const names[] = {"refs/heads/main",
@@ -560,6 +628,7 @@ int main(void)
 	    cmocka_unit_test(test_resolve_ambiguous_prefix),
 	    cmocka_unit_test(test_revs_parse_ranges),
 	    cmocka_unit_test(test_revs_parse_errors),
+	    cmocka_unit_test(test_revs_parse_many),
 	    cmocka_unit_test(test_refname_is_valid_full),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
