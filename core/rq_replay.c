@@ -4,8 +4,10 @@
  * commits into a temporary object directory, packs them, and computes the
  * ref updates the way git replay does.
  */
+#define _GNU_SOURCE /* pipe2 */
 #include "rq_replay.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -251,6 +253,7 @@ typedef struct state {
 	sched *sh;
 	unsigned child_idx;
 	int child_fd;
+	pid_t parent_pid; /* in a child: the parent it was forked from */
 } state;
 
 static int resolve_target(state *s)
@@ -562,12 +565,10 @@ static int run_groups(state *s, const plan *pl, unsigned char *did, wresult *wr)
 }
 
 /* Write a child's report to its parent and exit. */
-static void child_report(state *s, rq_buf *b)
+static void child_send(state *s, const char *p, size_t len)
 {
-	if (b->oom)
-		_exit(3);
-	for (size_t off = 0; off < b->len;) {
-		ssize_t w = write(s->child_fd, b->p + off, b->len - off);
+	for (size_t off = 0; off < len;) {
+		ssize_t w = write(s->child_fd, p + off, len - off);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
@@ -581,13 +582,19 @@ static void child_report(state *s, rq_buf *b)
 	_exit(0);
 }
 
-/* In a child that takes no group (the replay is not parallel after all, or
- * its walk failed: the parent meets the same failure): say so and exit. */
+/* In a child that takes no group (the replay is not parallel after all,
+ * its walk failed and the parent meets the same failure, or it ran out of
+ * memory before its first group): say so and exit. Allocates nothing. */
 static void child_giveup(state *s)
 {
-	rq_buf b = {0};
-	rq_buf_add(&b, "X\n", 2);
-	child_report(s, &b);
+	child_send(s, "X\n", 2);
+}
+
+static void child_report(state *s, rq_buf *b)
+{
+	if (b->oom)
+		_exit(3);
+	child_send(s, b->p, b->len);
 }
 
 /* Runs in a child: pick groups, hand the new objects over as a part file,
@@ -603,22 +610,16 @@ static void child_run(state *s, const plan *pl)
 	int r;
 
 	if (!did)
-		_exit(3);
+		child_giveup(s); /* before any group: the other workers take them */
 	rq_error_clear(&wr.err);
 	TRACE("child groups start");
 	r = run_groups(s, pl, did, &wr);
 	TRACE("child groups done");
-	/* my new objects go to the parent through the temporary directory
-	 * (not needed when the replay fails) */
-	if (r == 0 && wr.fail == SIZE_MAX && rq_objdir_save_part(s->objdir, mark, idx, s->err) < 0)
+	/* my new objects go to the parent through the temporary directory;
+	 * not when the replay fails, here or in another worker already */
+	if (r == 0 && wr.fail == SIZE_MAX && atomic_load(&s->sh->fail) == SIZE_MAX &&
+	    rq_objdir_save_part(s->objdir, mark, idx, s->err) < 0)
 		r = -1;
-	if (r < 0) {
-		/* not a pick's failure: it fails the whole replay */
-		rq_conflicts_free(&wr.conf);
-		wr.fail = 0;
-		wr.kind = -1;
-		wr.err = *s->err;
-	}
 	for (size_t i = 0; i < s->walk.n; i++) {
 		char a[GIT_OID_HEXSZ + 1], t[GIT_OID_HEXSZ + 1];
 		if (!did[i])
@@ -644,6 +645,14 @@ static void child_run(state *s, const plan *pl)
 		rq_buf_add(&b, wr.err.msg, len);
 		rq_buf_add(&b, "\n", 1);
 	}
+	if (r < 0) {
+		/* not a pick's failure (no part file, say): it fails the replay,
+		 * unless a pick failed, which is what --jobs=1 would report */
+		size_t len = strlen(s->err->msg);
+		wb_fmt(&b, "F %d %zu\n", (int)s->err->code, len);
+		rq_buf_add(&b, s->err->msg, len);
+		rq_buf_add(&b, "\n", 1);
+	}
 	rq_buf_add(&b, "D\n", 2);
 	child_report(s, &b);
 }
@@ -660,7 +669,7 @@ static int report_complete(const rq_buf *out)
 
 /* Parse one child's report into the state. fail/fail_kind: earliest failure. */
 static int absorb(state *s, child *c, size_t *fail, int *fail_kind, rq_conflicts *fconf,
-		  rq_error *ferr)
+		  rq_error *ferr, rq_error *other, int *has_other)
 {
 	char *p = c->out.p, *end = c->out.p ? c->out.p + c->out.len : NULL;
 	int done = 0;
@@ -739,6 +748,16 @@ static int absorb(state *s, child *c, size_t *fail, int *fail_kind, rq_conflicts
 				}
 				nl = ql + 1 + plen;
 			}
+		} else if (p[0] == 'F') {
+			int code;
+			size_t len;
+			if (sscanf(p, "F %d %zu", &code, &len) != 2 || nl + 1 + len > end)
+				return -1;
+			if (!*has_other) {
+				rq_error_set(other, (rq_code)code, "%.*s", (int)len, nl + 1);
+				*has_other = 1;
+			}
+			nl += len + 1;
 		} else if (p[0] == 'D' || p[0] == 'X') {
 			/* X: the child took no group (and left no part file) */
 			c->done = p[0] == 'D';
@@ -749,13 +768,23 @@ static int absorb(state *s, child *c, size_t *fail, int *fail_kind, rq_conflicts
 	return done ? 0 : -1;
 }
 
+/* Reap one child (retrying when a signal interrupts the wait). */
+static void reap(child *c)
+{
+	pid_t r;
+	do
+		r = waitpid(c->pid, &c->status, 0);
+	while (r < 0 && errno == EINTR);
+	if (r == c->pid || (r < 0 && errno == ECHILD))
+		c->reaped = 1;
+}
+
 static void kill_children(child *ch, int n)
 {
 	for (int i = 0; i < n; i++)
 		if (ch[i].pid > 0 && !ch[i].reaped) {
 			kill(ch[i].pid, SIGKILL);
-			waitpid(ch[i].pid, &ch[i].status, 0);
-			ch[i].reaped = 1;
+			reap(&ch[i]);
 		}
 }
 
@@ -852,6 +881,8 @@ static int agree_on_resolution(state *s)
 	}
 	while (!atomic_load(&s->sh->resolved)) {
 		struct timespec ts = {0, 20000};
+		if (getppid() != s->parent_pid)
+			_exit(5); /* the parent is gone */
 		nanosleep(&ts, NULL);
 	}
 	return memcmp(mine, s->sh->digest, sizeof(mine)) ? -1 : 0;
@@ -888,9 +919,8 @@ static int fork_workers(state *s, int jobs)
 	s->sh =
 	    mmap(NULL, sizeof(sched), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (s->sh == MAP_FAILED) {
-		s->sh = NULL;
-		return rq_error_set(s->err, RQ_E_NOMEM, "cannot map a shared page: %s",
-				    strerror(errno));
+		s->sh = NULL; /* this process replays alone */
+		return 0;
 	}
 	atomic_init(&s->sh->next, 0);
 	atomic_init(&s->sh->fail, SIZE_MAX);
@@ -901,17 +931,27 @@ static int fork_workers(state *s, int jobs)
 	memset(&zero, 0, sizeof(zero));
 	(void)git_odb_exists(s->odb, &zero);
 	fflush(NULL);
+	s->parent_pid = getpid();
 	for (int c = 1; c < jobs; c++) {
 		int fds[2];
 		pid_t pid;
 		s->ch[c].fd = -1;
-		if (pipe(fds) < 0)
-			return rq_error_set(s->err, RQ_E_IO, "pipe: %s", strerror(errno));
-		pid = fork();
-		if (pid < 0) {
+		/* close-on-exec: a program a threaded host starts meanwhile must
+		 * not hold a report pipe open */
+		if (pipe2(fds, O_CLOEXEC) < 0)
+			pid = -1;
+		else if ((pid = fork()) < 0) {
 			close(fds[0]);
 			close(fds[1]);
-			return rq_error_set(s->err, RQ_E_IO, "fork: %s", strerror(errno));
+		}
+		if (pid < 0) {
+			/* out of processes or descriptors: fewer workers, or none */
+			s->workers = c;
+			if (c == 1) {
+				munmap(s->sh, sizeof(sched));
+				s->sh = NULL;
+			}
+			return 0;
 		}
 		if (pid == 0) {
 			close(fds[0]);
@@ -924,8 +964,9 @@ static int fork_workers(state *s, int jobs)
 			prctl(PR_SET_PDEATHSIG, SIGKILL);
 			/* the parent decides; it kills us if it must */
 			signal(SIGINT, SIG_IGN);
+			signal(SIGHUP, SIG_IGN);
 			signal(SIGTERM, SIG_DFL);
-			if (getppid() == 1)
+			if (getppid() != s->parent_pid)
 				_exit(5); /* the parent is gone already */
 			if (s->opts->child_hook)
 				s->opts->child_hook((unsigned)c, s->opts->child_hook_arg);
@@ -965,13 +1006,15 @@ static void drop_workers(state *s)
 static int pick_parallel(state *s, const size_t *group, size_t ngroups)
 {
 	size_t n = s->walk.n, fail, mark;
-	int nch = s->nch, fail_kind, rc = -1;
+	int nch = s->nch, fail_kind, rc = -1, has_other = 0;
 	child *ch = s->ch;
 	unsigned char *did = calloc(n + 1, 1);
 	wresult wr = {.fail = SIZE_MAX};
+	rq_error other; /* the first failure that is not a pick's */
 	plan pl;
 
 	rq_error_clear(&wr.err);
+	rq_error_clear(&other);
 	if (make_plan(s, group, ngroups, &pl) < 0) {
 		if (s->child_idx)
 			child_giveup(s);
@@ -991,9 +1034,11 @@ static int pick_parallel(state *s, const size_t *group, size_t ngroups)
 	if (run_groups(s, &pl, did, &wr) < 0)
 		goto out;
 	TRACE("groups done");
+	/* a failure to compress counts only if no pick failed (a child's
+	 * report may still bring one): --jobs=1 would have reported that */
 	if (wr.fail == SIZE_MAX && atomic_load(&s->sh->fail) == SIZE_MAX &&
-	    rq_objdir_encode(s->objdir, mark, s->err) < 0)
-		goto out;
+	    rq_objdir_encode(s->objdir, mark, &other) < 0)
+		has_other = 1;
 	/* read every child's report; a child that dies takes the others down */
 	for (;;) {
 		struct pollfd pfd[RQ_MAX_JOBS];
@@ -1033,9 +1078,8 @@ static int pick_parallel(state *s, const size_t *group, size_t ngroups)
 			 * its exit runs); else it died, and how matters */
 			if (report_complete(&c->out))
 				continue;
-			waitpid(c->pid, &c->status, 0);
-			c->reaped = 1;
-			if (!WIFEXITED(c->status) || WEXITSTATUS(c->status) != 0) {
+			reap(c);
+			if (!c->reaped || !WIFEXITED(c->status) || WEXITSTATUS(c->status) != 0) {
 				rq_error_set(s->err, RQ_E_CRASHED,
 					     "a replay child died (%s %d); the replay is abandoned",
 					     WIFSIGNALED(c->status) ? "signal" : "status",
@@ -1050,7 +1094,12 @@ static int pick_parallel(state *s, const size_t *group, size_t ngroups)
 	fail = wr.fail;
 	fail_kind = wr.kind;
 	for (int c = 1; c <= nch; c++) {
-		if (ch[c].out.oom || absorb(s, &ch[c], &fail, &fail_kind, &wr.conf, &wr.err) < 0) {
+		if (ch[c].out.oom) {
+			rq_error_set(s->err, RQ_E_NOMEM, "out of memory");
+			goto out;
+		}
+		if (absorb(s, &ch[c], &fail, &fail_kind, &wr.conf, &wr.err, &other, &has_other) <
+		    0) {
 			rq_error_set(s->err, RQ_E_INTERNAL,
 				     "unreadable report from a replay child");
 			goto out;
@@ -1064,6 +1113,9 @@ static int pick_parallel(state *s, const size_t *group, size_t ngroups)
 		rc = 1;
 	} else if (fail != SIZE_MAX) {
 		*s->err = wr.err;
+		rc = -1;
+	} else if (has_other) {
+		*s->err = other;
 		rc = -1;
 	} else {
 		for (int c = 1; c <= nch; c++)

@@ -178,4 +178,35 @@ REPLAYQ_STALE_SECONDS=0 "$REPLAYQ" -C "$R3" replay --ref-action=print --onto mai
 check "SIGKILL: next run removes the stale directory" no_litter "$R3"
 check "fsck after kills" git -C "$R3" fsck --strict --no-progress --no-dangling
 
+# no process to spare (a user limited to 1 or 2 processes; root is not
+# limited, hence a repository owned by nobody): the replay uses the workers
+# it could fork, or none, with the same output
+if id nobody >/dev/null 2>&1 && command -v setpriv >/dev/null; then
+	chmod 711 "$T"
+	RN=$T/parn
+	gen_repo "$RN" 40 0
+	chown -R nobody "$RN"
+	as_nobody() { # nproc args...: replayq as nobody, at most nproc processes
+		local n=$1
+		shift
+		OUT=$(cd "$RN" && HOME=$RN GIT_COMMITTER_DATE="$RQ_DATE" ASAN_OPTIONS=detect_leaks=0 \
+			setpriv --reuid=nobody --regid=nogroup --clear-groups \
+			bash -c 'ulimit -u "$0" && exec "$@"' "$n" "$REPLAYQ" "$@" 2>"$T/stderr")
+		RC=$?
+		ERR=$(cat "$T/stderr")
+	}
+	as_nobody 1 replay --ref-action=print --jobs=3 --onto main ^base "${BR[@]}"
+	check_eq "no fork possible: exit 0 ($ERR)" 0 "$RC"
+	check_eq "no fork possible: same output as jobs=1" "$ONE" "$OUT"
+	as_nobody 1 replay --ref-action=print --format=json --jobs=3 --onto main ^base "${BR[@]}"
+	check_contains "no fork possible: one worker" '"parallel":1' "$OUT"
+	as_nobody 2 replay --ref-action=print --format=json --jobs=3 --onto main ^base "${BR[@]}"
+	check_eq "one fork possible: exit 0 ($ERR)" 0 "$RC"
+	check_contains "one fork possible: two workers" '"parallel":2' "$OUT"
+	as_nobody 2 replay --ref-action=print --jobs=3 --onto main ^base "${BR[@]}"
+	check_eq "one fork possible: same output as jobs=1" "$ONE" "$OUT"
+	check "limited processes: no litter" bash -c "! ls -d '$RN'/.git/objects/replayq-tmp-* 2>/dev/null"
+	check "limited processes: a pack was written" bash -c "ls '$RN'/.git/objects/pack/*.pack >/dev/null"
+fi
+
 finish

@@ -6,9 +6,11 @@
 #include "testutil.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include "rq_replay.h"
@@ -1062,6 +1064,56 @@ static void test_parallel_child_disagrees(void **state)
 	rq_replay_result_free(&par);
 }
 
+/* In a forked worker: files can no longer grow (as on a full disk), so its
+ * part file cannot be written. */
+static void no_file_writes(unsigned worker, void *arg)
+{
+	struct rlimit rl = {0, 0};
+	(void)worker;
+	(void)arg;
+	signal(SIGXFSZ, SIG_IGN);
+	setrlimit(RLIMIT_FSIZE, &rl);
+}
+
+/* A worker that cannot hand its objects over fails the replay with an I/O
+ * error and leaves nothing behind; when a pick conflicts too, the conflict
+ * is the result, as with --jobs=1. */
+static void test_parallel_child_cannot_write(void **state)
+{
+	tu_repo *r = *state;
+	const char *revs[] = {"main..p0", "main..p1", "main..p2", "main..p3", "main..p4"};
+	const char *crevs[] = {"main..p0", "main..p1", "main..conf", "main..p2", "main..p3"};
+	rq_replay_opts o = make_opts(RQ_MODE_ONTO, "main", revs, 5);
+	rq_replay_result seq, par;
+	rq_error e;
+
+	make_parallel_branches(r);
+	o.jobs = 2;
+	o.child_hook = no_file_writes;
+	rq_error_clear(&e);
+	assert_int_equal(rq_replay_run(tu_repo_open(r), &o, &par, &e), -1);
+	assert_int_equal(e.code, RQ_E_IO);
+	assert_int_equal(par.nupdates, 0);
+	assert_no_children();
+	assert_no_litter(r);
+	rq_replay_result_free(&par);
+
+	o = make_opts(RQ_MODE_ONTO, "main", crevs, 5);
+	o.jobs = 1;
+	run(r, &o, &seq, 1);
+	for (int j = 2; j <= 4; j++) {
+		o.jobs = j;
+		o.child_hook = no_file_writes;
+		run(r, &o, &par, 1);
+		assert_no_children();
+		assert_no_litter(r);
+		assert_oid_eq(&seq.conflict_commit, &par.conflict_commit);
+		assert_int_equal(seq.conflicts.n, par.conflicts.n);
+		rq_replay_result_free(&par);
+	}
+	rq_replay_result_free(&seq);
+}
+
 /* A cancel flag already set stops the replay before its first pick. */
 static void test_cancel(void **state)
 {
@@ -1106,6 +1158,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_parallel, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_parallel_conflict, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_parallel_child_disagrees, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_parallel_child_cannot_write, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cancel, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
