@@ -11,6 +11,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -32,7 +33,26 @@ struct rq_objdir {
 	char objects[DIR_MAX];
 	char path[DIR_MAX];
 	int finished;
+	time_t touched; /* CLOCK_MONOTONIC seconds of the directory's last touch */
 };
+
+static time_t mono_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec;
+}
+
+void rq_objdir_keepalive(rq_objdir *od, unsigned every)
+{
+	time_t now = mono_seconds();
+
+	if (!od || !od->path[0] || now - od->touched < (time_t)every)
+		return;
+	/* its modification time is what another machine's clean-up looks at */
+	(void)utimensat(AT_FDCWD, od->path, NULL, 0);
+	od->touched = now;
+}
 
 int rq_rmtree(const char *path)
 {
@@ -118,6 +138,7 @@ int rq_objdir_open(rq_objdir **out, git_repository *repo, rq_error *err)
 		rq_error_set(err, RQ_E_IO, "objects directory path too long");
 		goto fail;
 	}
+	od->touched = mono_seconds();
 	if (!mkdtemp(od->path)) {
 		rq_error_set(err, RQ_E_IO, "cannot create a temporary object directory in %s: %s",
 			     od->objects, strerror(errno));
@@ -226,6 +247,7 @@ int rq_objdir_finish(rq_objdir *od, rq_objdir_stats *stats, rq_error *err)
 	char packdir[DIR_MAX + 8], src[PATH_MAX], dst[PATH_MAX];
 	int rc = -1;
 
+	rq_objdir_keepalive(od, 60); /* the pack of a long replay takes a while */
 	memset(stats, 0, sizeof(*stats));
 	stats->objects = rq_memodb_count(od->mem);
 	if (stats->objects == 0) {

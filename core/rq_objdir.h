@@ -15,8 +15,9 @@
  *
  * The directory is named replayq-tmp-<pid>@<host>-XXXXXX. rq_objdir_clean_stale()
  * removes those left by killed processes: made on this machine by a process
- * that is gone (at once), or made elsewhere and older than max_age seconds
- * (shared storage). A directory whose owner runs is never removed.
+ * that is gone (at once), or made elsewhere and not modified for max_age
+ * seconds (shared storage; a running replay refreshes its directory, see
+ * rq_objdir_keepalive). A directory whose owner runs is never removed.
  */
 #ifndef RQ_OBJDIR_H
 #define RQ_OBJDIR_H
@@ -48,6 +49,14 @@ int rq_objdir_encode(rq_objdir *od, size_t mark, rq_error *err);
 int rq_objdir_save_part(rq_objdir *od, size_t mark, unsigned idx, rq_error *err);
 /* In the parent: take the objects of part file idx (then removed). */
 int rq_objdir_load_part(rq_objdir *od, unsigned idx, rq_error *err);
+
+/*
+ * Refresh the directory's modification time when `every` seconds or more
+ * have passed since it was made or last refreshed: a replay that runs for
+ * longer than another machine's max_age (shared storage) keeps its
+ * directory. Cheap to call often (a clock read).
+ */
+void rq_objdir_keepalive(rq_objdir *od, unsigned every);
 
 /* The temporary directory's path (for tests and logs). */
 const char *rq_objdir_path(const rq_objdir *od);

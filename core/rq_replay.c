@@ -38,6 +38,10 @@
  * the 100k-file corpus. */
 #define RQ_RESERVE_PER_PICK ((size_t)12 << 10)
 
+/* A running replay refreshes its temporary directory this often (other
+ * machines remove one left unmodified for 300 s). */
+#define RQ_KEEPALIVE_SECONDS 60
+
 static double now_ms(void)
 {
 	struct timespec ts;
@@ -335,6 +339,7 @@ static int pick_one(state *s, size_t i, const git_oid *last, const git_oid *last
 	int have_parent = git_commit_parentcount(c) > 0, rc;
 	size_t pidx;
 
+	rq_objdir_keepalive(s->objdir, RQ_KEEPALIVE_SECONDS);
 	git_oid_fromstr(&empty, RQ_EMPTY_TREE_HEX);
 	if (have_parent) {
 		base_id = git_commit_parent_id(c, 0);

@@ -385,6 +385,42 @@ static void test_clean_stale_keeps_open(void **state)
 	assert_false(tu_exists(tmp));
 }
 
+/* A running replay keeps its directory's modification time recent, which
+ * is what another machine's clean-up looks at; not more often than asked. */
+static void test_keepalive(void **state)
+{
+	tu_repo *r = *state;
+	rq_objdir *od = NULL;
+	char tmp[2 * PATH_MAX], objects[PATH_MAX], name[160];
+	struct utimbuf old;
+	struct stat st;
+	time_t now = time(NULL);
+
+	assert_int_equal(rq_objdir_open(&od, tu_repo_open(r), NULL), 0);
+	snprintf(tmp, sizeof(tmp), "%s", rq_objdir_path(od));
+	old.actime = old.modtime = now - 7200;
+	assert_int_equal(utime(tmp, &old), 0);
+	/* made just now: not yet */
+	rq_objdir_keepalive(od, 3600);
+	assert_int_equal(stat(tmp, &st), 0);
+	assert_true(st.st_mtime <= now - 7000);
+	rq_objdir_keepalive(od, 0);
+	assert_int_equal(stat(tmp, &st), 0);
+	assert_true(st.st_mtime >= now - 5);
+	rq_objdir_keepalive(NULL, 0); /* fine */
+	rq_objdir_free(od);
+
+	/* another machine's directories: by age only */
+	objects_path(r, objects, sizeof(objects), NULL);
+	snprintf(name, sizeof(name), "replayq-tmp-%ld@elsewhere.example-abcdef", dead_pid());
+	make_dir(objects, name, 7200);
+	snprintf(name, sizeof(name), "replayq-tmp-%ld@elsewhere.example-ghijkl", dead_pid());
+	make_dir(objects, name, 60);
+	assert_int_equal(rq_objdir_clean_stale(tu_repo_open(r), 300, NULL), 1);
+	snprintf(tmp, sizeof(tmp), "%s/%s", objects, name);
+	assert_true(tu_exists(tmp));
+}
+
 static void test_bare_repository(void **state)
 {
 	tu_repo *r = *state;
@@ -439,6 +475,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_two_dirs, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_clean_stale, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_clean_stale_keeps_open, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_keepalive, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_bare_repository, setup_bare, teardown),
 	    cmocka_unit_test_setup_teardown(test_rmtree, setup, teardown),
 	};
