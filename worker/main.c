@@ -66,6 +66,10 @@ int main(int argc, char **argv)
 		return 129;
 	}
 	git_libgit2_init();
+	/* objects read are not hashed again to check their id: git's merge
+	 * machinery reads trees and commits that way too, and zlib's checksum
+	 * still catches a corrupt entry (5-10% of a mass replay's CPU) */
+	git_libgit2_opts(GIT_OPT_ENABLE_STRICT_HASH_VERIFICATION, 0);
 	rc = fn(argc - i, argv + i);
 	git_libgit2_shutdown();
 	return rc;

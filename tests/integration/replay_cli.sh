@@ -321,4 +321,20 @@ after=$(git ls-files -s | md5sum; cat a.txt)
 check_eq "worktree and index untouched" "$before" "$after"
 check_eq "checked-out branch moved" "$EXP_TOPIC" "$(git rev-parse topic)"
 
+# a corrupt object (a loose tree overwritten with garbage): a clean error,
+# nothing moved, nothing left behind
+cd "$T" || exit 1
+RB=$T/corrupt
+make_repo "$RB"
+TREE=$(git -C "$RB" rev-parse topic^{tree})
+OBJ=$RB/.git/objects/${TREE:0:2}/${TREE:2}
+chmod u+w "$OBJ"
+printf 'not a zlib stream at all' >"$OBJ"
+BEFORE=$(git -C "$RB" for-each-ref)
+run_rq -C "$RB" replay --onto main main..topic
+check_eq "corrupt object: exit 128" 128 "$RC"
+check_contains "corrupt object: fatal message" "fatal:" "$ERR"
+check_eq "corrupt object: no ref moved" "$BEFORE" "$(git -C "$RB" for-each-ref)"
+check "corrupt object: no litter" no_litter "$RB"
+
 finish
