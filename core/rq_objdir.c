@@ -247,7 +247,8 @@ int rq_objdir_finish(rq_objdir *od, rq_objdir_stats *stats, rq_error *err)
 	char packdir[DIR_MAX + 8], src[PATH_MAX], dst[PATH_MAX];
 	int rc = -1;
 
-	rq_objdir_keepalive(od, 60); /* the pack of a long replay takes a while */
+	rq_objdir_keepalive(od,
+			    RQ_OBJDIR_KEEPALIVE_SECONDS); /* a long replay's pack takes a while */
 	memset(stats, 0, sizeof(*stats));
 	stats->objects = rq_memodb_count(od->mem);
 	if (stats->objects == 0) {

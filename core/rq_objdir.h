@@ -57,6 +57,8 @@ int rq_objdir_load_part(rq_objdir *od, unsigned idx, rq_error *err);
  * directory. Cheap to call often (a clock read).
  */
 void rq_objdir_keepalive(rq_objdir *od, unsigned every);
+/* How often a replay refreshes it (clean-ups elsewhere wait 300 s). */
+#define RQ_OBJDIR_KEEPALIVE_SECONDS 60
 
 /* The temporary directory's path (for tests and logs). */
 const char *rq_objdir_path(const rq_objdir *od);

@@ -38,10 +38,6 @@
  * the 100k-file corpus. */
 #define RQ_RESERVE_PER_PICK ((size_t)12 << 10)
 
-/* A running replay refreshes its temporary directory this often (other
- * machines remove one left unmodified for 300 s). */
-#define RQ_KEEPALIVE_SECONDS 60
-
 static double now_ms(void)
 {
 	struct timespec ts;
@@ -339,7 +335,7 @@ static int pick_one(state *s, size_t i, const git_oid *last, const git_oid *last
 	int have_parent = git_commit_parentcount(c) > 0, rc;
 	size_t pidx;
 
-	rq_objdir_keepalive(s->objdir, RQ_KEEPALIVE_SECONDS);
+	rq_objdir_keepalive(s->objdir, RQ_OBJDIR_KEEPALIVE_SECONDS);
 	git_oid_fromstr(&empty, RQ_EMPTY_TREE_HEX);
 	if (have_parent) {
 		base_id = git_commit_parent_id(c, 0);
@@ -915,9 +911,10 @@ static size_t positive_args(const rq_replay_opts *o)
  * shared copy-on-write, made every worker slower (measured: 240 ms
  * instead of 195 ms for 3,000 picks). Workers share the open repository,
  * its mapped pack indexes and the temporary object directory. In a child
- * this returns 0 with s->child_idx set.
+ * this returns with s->child_idx set. What cannot be forked (no shared
+ * page, no process or descriptor left) leaves fewer workers, or none.
  */
-static int fork_workers(state *s, int jobs)
+static void fork_workers(state *s, int jobs)
 {
 	git_oid zero;
 
@@ -925,7 +922,7 @@ static int fork_workers(state *s, int jobs)
 	    mmap(NULL, sizeof(sched), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (s->sh == MAP_FAILED) {
 		s->sh = NULL; /* this process replays alone */
-		return 0;
+		return;
 	}
 	atomic_init(&s->sh->next, 0);
 	atomic_init(&s->sh->fail, SIZE_MAX);
@@ -956,7 +953,7 @@ static int fork_workers(state *s, int jobs)
 				munmap(s->sh, sizeof(sched));
 				s->sh = NULL;
 			}
-			return 0;
+			return;
 		}
 		if (pid == 0) {
 			close(fds[0]);
@@ -975,14 +972,14 @@ static int fork_workers(state *s, int jobs)
 				_exit(5); /* the parent is gone already */
 			if (s->opts->child_hook)
 				s->opts->child_hook((unsigned)c, s->opts->child_hook_arg);
-			return 0;
+			return;
 		}
 		close(fds[1]);
 		s->ch[c].pid = pid;
 		s->ch[c].fd = fds[0];
 		s->nch = c;
 	}
-	return 0;
+	return;
 }
 
 /* Kill and reap the children (when they are not needed, or on failure). */
@@ -1221,10 +1218,11 @@ int rq_replay_run(git_repository *repo, const rq_replay_opts *opts, rq_replay_re
 	{
 		size_t npos = positive_args(opts);
 		if (jobs > 1 && opts->mode != RQ_MODE_REVERT && npos > 1 &&
-		    (!opts->jobs_auto || npos >= RQ_PARALLEL_AUTO_MIN_REVS) &&
-		    (open_objects(&s) < 0 ||
-		     fork_workers(&s, npos < (size_t)jobs ? (int)npos : jobs) < 0))
-			goto out;
+		    (!opts->jobs_auto || npos >= RQ_PARALLEL_AUTO_MIN_REVS)) {
+			if (open_objects(&s) < 0)
+				goto out;
+			fork_workers(&s, npos < (size_t)jobs ? (int)npos : jobs);
+		}
 	}
 	TRACE("forked");
 	if (rq_revs_parse(repo, opts->revisions, opts->nrevisions, &s.revs, err) < 0)

@@ -219,24 +219,20 @@ static int dwim_ref(git_repository *repo, const refset *known, const char *name,
 		if (i == 0 && strncmp(name, "refs/", 5) != 0 && !is_pseudoref_like(name))
 			continue;
 		snprintf(cand, sizeof(cand), dwim_rules[i], name);
-		if (known && !strncmp(cand, "refs/", 5)) {
-			/* most candidates are not refs: that is found out first */
-			const refent *e = refset_get(known, cand);
-			if (!e || git_reference_name_is_valid(&valid, cand) < 0 || !valid)
-				continue;
-			if (e->direct) {
-				/* as read by the iterator: no second lookup */
-				if (!found && oid)
-					git_oid_cpy(oid, &e->oid);
-				if (!found && fullname && !(*fullname = strdup(cand)))
-					return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-				found++;
-				continue;
-			}
-		}
-		if (!(known && !strncmp(cand, "refs/", 5)) &&
-		    (git_reference_name_is_valid(&valid, cand) < 0 || !valid))
+		/* most candidates are not refs: with a set, that is found out first */
+		int in_set = known && !strncmp(cand, "refs/", 5);
+		const refent *e = in_set ? refset_get(known, cand) : NULL;
+		if ((in_set && !e) || git_reference_name_is_valid(&valid, cand) < 0 || !valid)
 			continue;
+		if (e && e->direct) {
+			/* as read by the iterator: no second lookup */
+			if (!found && oid)
+				git_oid_cpy(oid, &e->oid);
+			if (!found && fullname && !(*fullname = strdup(cand)))
+				return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+			found++;
+			continue;
+		}
 		int rc = git_reference_lookup(&ref, repo, cand);
 		if (rc == GIT_ENOTFOUND || rc == GIT_EINVALIDSPEC)
 			continue;
@@ -284,9 +280,11 @@ static int unknown_revision(rq_error *err, const char *expr)
 	    "ambiguous argument '%s': unknown revision or path not in the working tree.", expr);
 }
 
-/* Resolve the base name (before any ~ ^ suffix) to an object id. */
-/* *fullname (when not NULL): the ref the name resolved through, when the
- * name was looked up as a ref (*named set); NULL if it named no ref. */
+/*
+ * Resolve the base name (before any ~ ^ suffix) to an object id.
+ * *fullname (when not NULL): the ref the name resolved through, when the
+ * name was looked up as a ref (*named set); NULL if it named no ref.
+ */
 static int resolve_base(git_repository *repo, const refset *known, const char *expr,
 			const char *base, git_oid *out, char **fullname, int *named, rq_error *err)
 {

@@ -16,6 +16,7 @@
 #define F_SEEN		1u
 #define F_UNINTERESTING 2u
 #define F_PARSED	4u
+#define F_QUEUED	8u /* in the walk's queue */
 
 #define SLOP 5
 
@@ -53,8 +54,6 @@ typedef struct walker {
 	rq_error *err;
 } walker;
 
-#define F_QUEUED 8u
-
 /* Exclude a node; the queue's count of interesting entries follows. */
 static void mark_excluded(walker *w, size_t i)
 {
@@ -69,6 +68,13 @@ static void mark_excluded(walker *w, size_t i)
 static int qent_before(const qent *a, const qent *b)
 {
 	return a->date > b->date || (a->date == b->date && a->seq < b->seq);
+}
+
+static void qswap(qent *h, size_t a, size_t b)
+{
+	qent t = h[a];
+	h[a] = h[b];
+	h[b] = t;
 }
 
 static int queue_push(walker *w, size_t ni)
@@ -89,9 +95,7 @@ static int queue_push(walker *w, size_t ni)
 		size_t up = (k - 1) / 2;
 		if (!qent_before(&w->heap[k], &w->heap[up]))
 			break;
-		qent t = w->heap[up];
-		w->heap[up] = w->heap[k];
-		w->heap[k] = t;
+		qswap(w->heap, up, k);
 		k = up;
 	}
 	w->nodes[ni].flags |= F_QUEUED;
@@ -113,9 +117,7 @@ static size_t queue_pop(walker *w)
 			m = r;
 		if (m == k)
 			break;
-		qent t = w->heap[m];
-		w->heap[m] = w->heap[k];
-		w->heap[k] = t;
+		qswap(w->heap, m, k);
 		k = m;
 	}
 	w->nodes[ni].flags &= ~F_QUEUED;
