@@ -183,6 +183,11 @@ check "fsck after kills" git -C "$R3" fsck --strict --no-progress --no-dangling
 # it could fork, or none, with the same output
 if id nobody >/dev/null 2>&1 && command -v setpriv >/dev/null; then
 	chmod 711 "$T"
+	# the build tree may be out of nobody's reach (a checkout under a
+	# private directory): a copy of the binary
+	mkdir -m 755 "$T/bin"
+	cp "$REPLAYQ" "$T/bin/replayq"
+	chmod 755 "$T/bin/replayq"
 	RN=$T/parn
 	gen_repo "$RN" 40 0
 	chown -R nobody "$RN"
@@ -191,7 +196,7 @@ if id nobody >/dev/null 2>&1 && command -v setpriv >/dev/null; then
 		shift
 		OUT=$(cd "$RN" && HOME=$RN GIT_COMMITTER_DATE="$RQ_DATE" ASAN_OPTIONS=detect_leaks=0 \
 			setpriv --reuid=nobody --regid=nogroup --clear-groups \
-			bash -c 'ulimit -u "$0" && exec "$@"' "$n" "$REPLAYQ" "$@" 2>"$T/stderr")
+			bash -c 'ulimit -u "$0" && exec "$@"' "$n" "$T/bin/replayq" "$@" 2>"$T/stderr")
 		RC=$?
 		ERR=$(cat "$T/stderr")
 	}
