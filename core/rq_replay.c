@@ -32,6 +32,7 @@
 #include "rq_mem.h"
 #include "rq_memodb.h"
 #include "rq_sha1.h"
+#include "rq_testhook.h"
 
 /* Heap a pick is expected to add (objects read and written, merge memory),
  * reserved ahead of the picks (rq_mem_reserve): measured about 13 KiB on
@@ -413,6 +414,8 @@ static int pick_range(state *s, size_t *fail)
 
 	git_oid_cpy(&last, &s->onto);
 	git_oid_cpy(&last_tree, &s->onto_tree);
+	if (s->walk.n)
+		rq_testhook_hold("pick");
 	for (size_t i = 0; i < s->walk.n; i++) {
 		int r;
 		if (s->opts->cancel && *s->opts->cancel) {
@@ -972,6 +975,7 @@ static void fork_workers(state *s, int jobs)
 				_exit(5); /* the parent is gone already */
 			if (s->opts->child_hook)
 				s->opts->child_hook((unsigned)c, s->opts->child_hook_arg);
+			rq_testhook_hold("replay-child");
 			return;
 		}
 		close(fds[1]);

@@ -231,21 +231,11 @@ void rq_msgs_free(rq_msg *msgs, size_t n)
 	free(msgs);
 }
 
-int rq_queue_read(rq_queue *q, const char *consumer, size_t count, int block_ms, rq_msg **msgs,
-		  size_t *n, rq_error *err)
+/* The reply of an XREADGROUP: the entries it carries (none on a timeout). */
+static int read_reply(rq_queue *q, redisReply *rep, rq_msg **msgs, size_t *n, rq_error *err)
 {
-	char cnt[32], blk[32];
-	redisReply *rep;
 	int rc = 0;
 
-	*msgs = NULL;
-	*n = 0;
-	snprintf(cnt, sizeof(cnt), "%zu", count ? count : 1);
-	snprintf(blk, sizeof(blk), "%d", block_ms);
-	rep = rq_redis_cmdv(q->r, block_ms, err, "XREADGROUP", "GROUP", RQ_QUEUE_GROUP, consumer,
-			    "COUNT", cnt, "BLOCK", blk, "STREAMS", q->jobs, ">", NULL);
-	if (!rep)
-		return -1;
 	if (rep->type == REDIS_REPLY_ERROR && !strncmp(rep->str, "NOGROUP", 7)) {
 		freeReplyObject(rep);
 		return rq_queue_ensure_group(q, err);
@@ -258,6 +248,61 @@ int rq_queue_read(rq_queue *q, const char *consumer, size_t count, int block_ms,
 		rc = parse_entries(rep->element[0]->element[1], msgs, n, err);
 	freeReplyObject(rep);
 	return rc;
+}
+
+static void read_args(const rq_queue *q, const char *consumer, size_t count, int block_ms,
+		      char cnt[32], char blk[32], const char *argv[11])
+{
+	snprintf(cnt, 32, "%zu", count ? count : 1);
+	snprintf(blk, 32, "%d", block_ms);
+	argv[0] = "XREADGROUP";
+	argv[1] = "GROUP";
+	argv[2] = RQ_QUEUE_GROUP;
+	argv[3] = consumer;
+	argv[4] = "COUNT";
+	argv[5] = cnt;
+	argv[6] = "BLOCK";
+	argv[7] = blk;
+	argv[8] = "STREAMS";
+	argv[9] = q->jobs;
+	argv[10] = ">";
+}
+
+int rq_queue_read(rq_queue *q, const char *consumer, size_t count, int block_ms, rq_msg **msgs,
+		  size_t *n, rq_error *err)
+{
+	char cnt[32], blk[32];
+	const char *argv[11];
+	redisReply *rep;
+
+	*msgs = NULL;
+	*n = 0;
+	read_args(q, consumer, count, block_ms, cnt, blk, argv);
+	rep = rq_redis_cmd(q->r, block_ms, err, 11, argv, NULL);
+	if (!rep)
+		return -1;
+	return read_reply(q, rep, msgs, n, err);
+}
+
+int rq_queue_read_send(rq_queue *q, const char *consumer, size_t count, int block_ms, rq_error *err)
+{
+	char cnt[32], blk[32];
+	const char *argv[11];
+
+	read_args(q, consumer, count, block_ms, cnt, blk, argv);
+	return rq_redis_send(q->r, err, 11, argv);
+}
+
+int rq_queue_read_recv(rq_queue *q, rq_msg **msgs, size_t *n, rq_error *err)
+{
+	redisReply *rep;
+	int r;
+
+	*msgs = NULL;
+	*n = 0;
+	if ((r = rq_redis_recv(q->r, &rep, err)) <= 0)
+		return r < 0 ? -1 : 0;
+	return read_reply(q, rep, msgs, n, err) < 0 ? -1 : 1;
 }
 
 static long delivery_count(rq_queue *q, const char *sid, rq_error *err)

@@ -71,6 +71,16 @@ int rq_queue_enqueue(rq_queue *q, const char *id, const char *job, size_t len, i
 int rq_queue_read(rq_queue *q, const char *consumer, size_t count, int block_ms, rq_msg **msgs,
 		  size_t *n, rq_error *err);
 
+/*
+ * The same read in two halves, for an event loop (see rq_redis_send): send
+ * it, poll rq_redis_fd(rq_queue_redis(q)), then receive: 1 done (*msgs,
+ * *n set; none on a timeout), 0 not complete yet, -1 error. Use a
+ * connection of its own: nothing else may run on it meanwhile.
+ */
+int rq_queue_read_send(rq_queue *q, const char *consumer, size_t count, int block_ms,
+		       rq_error *err);
+int rq_queue_read_recv(rq_queue *q, rq_msg **msgs, size_t *n, rq_error *err);
+
 /* Jobs idle longer than min_idle_ms in any consumer, claimed for this one. */
 int rq_queue_reclaim(rq_queue *q, const char *consumer, long min_idle_ms, size_t count,
 		     rq_msg **msgs, size_t *n, rq_error *err);

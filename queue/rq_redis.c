@@ -310,6 +310,51 @@ redisReply *rq_redis_cmd(rq_redis *r, int block_ms, rq_error *err, int argc, con
 	}
 }
 
+int rq_redis_send(rq_redis *r, rq_error *err, int argc, const char **argv)
+{
+	long long deadline = r->opts.retry_ms_max < 0 ? -1 : mono_ms() + r->opts.retry_ms_max;
+	int done = 0;
+
+	if (ensure(r, deadline, err) < 0)
+		return -1;
+	if (redisAppendCommandArgv(r->c, argc, argv, NULL) != REDIS_OK)
+		goto broken;
+	while (!done)
+		if (redisBufferWrite(r->c, &done) != REDIS_OK)
+			goto broken;
+	return 0;
+broken:
+	rq_error_set(err, RQ_E_REDIS, "Redis command %s failed: %s", argv[0], r->c->errstr);
+	drop(r);
+	return -1;
+}
+
+int rq_redis_fd(const rq_redis *r)
+{
+	return r->c ? r->c->fd : -1;
+}
+
+int rq_redis_recv(rq_redis *r, redisReply **reply, rq_error *err)
+{
+	void *rep = NULL;
+
+	*reply = NULL;
+	if (!r->c)
+		return rq_error_set(err, RQ_E_REDIS, "Redis: no connection");
+	if (redisBufferRead(r->c) != REDIS_OK || redisGetReplyFromReader(r->c, &rep) != REDIS_OK) {
+		rq_error_set(err, RQ_E_REDIS, "Redis read failed: %s", r->c->errstr);
+		drop(r);
+		return -1;
+	}
+	*reply = rep;
+	return rep ? 1 : 0;
+}
+
+void rq_redis_disconnect(rq_redis *r)
+{
+	drop(r);
+}
+
 redisReply *rq_redis_cmdv(rq_redis *r, int block_ms, rq_error *err, ...)
 {
 	const char *argv[64];

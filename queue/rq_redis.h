@@ -58,6 +58,21 @@ redisReply *rq_redis_cmd(rq_redis *r, int block_ms, rq_error *err, int argc, con
 /* Same with a NULL-terminated list of C strings. */
 redisReply *rq_redis_cmdv(rq_redis *r, int block_ms, rq_error *err, ...);
 
+/*
+ * A command in two halves, for an event loop that waits on this connection
+ * and on other descriptors at once. rq_redis_send connects if needed
+ * (within the retry budget) and writes the command; rq_redis_fd is then the
+ * socket to poll for input; rq_redis_recv reads what has arrived: 1 with
+ * *reply set, 0 when the reply is not complete yet, -1 with err set when the
+ * connection broke (it is dropped; the next send reconnects). One command
+ * at a time may be outstanding, and no rq_redis_cmd meanwhile.
+ */
+int rq_redis_send(rq_redis *r, rq_error *err, int argc, const char **argv);
+int rq_redis_fd(const rq_redis *r);
+int rq_redis_recv(rq_redis *r, redisReply **reply, rq_error *err);
+/* Close the connection (an outstanding command is abandoned). */
+void rq_redis_disconnect(rq_redis *r);
+
 /* Change how long a command keeps retrying (-1: forever). */
 void rq_redis_set_retry(rq_redis *r, int retry_ms_max);
 

@@ -169,6 +169,25 @@ start_worker() {
 	WORKER_PID=$!
 	BG_PIDS+=("$WORKER_PID")
 }
+# Holds (core/rq_testhook.h): a process that reaches a point named in
+# REPLAYQ_TEST_HOLD announces itself with $HOLD_DIR/<point>.<pid> and waits
+# for a signal. hold_pid point: wait for the announcement, print the pid.
+HOLD_DIR=$T/holds
+mkdir -p "$HOLD_DIR"
+export REPLAYQ_TEST_HOLD_DIR=$HOLD_DIR
+held() { compgen -G "$HOLD_DIR/$1.[0-9]*" >/dev/null; }
+hold_pid() {
+	wait_for "a process held at '$1'" 60 held "$1" || return 1
+	local f
+	for f in "$HOLD_DIR/$1".[0-9]*; do
+		cat "$f"
+		return 0
+	done
+}
+# dead_or_zombie pid: the process has exited (reaped or not)
+dead_or_zombie() {
+	[ ! -e "/proc/$1" ] || [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = Z ]
+}
 # wait_for "description" seconds command...: poll until the command succeeds
 wait_for() {
 	local what=$1 secs=$2

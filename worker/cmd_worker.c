@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <jansson.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,16 +32,27 @@
 #include "rq_queue.h"
 
 static volatile sig_atomic_t stop_requested;
+static int stop_pipe[2] = {-1, -1}; /* the handler wakes the event loop */
 
 static void on_stop(int sig)
 {
+	int saved = errno;
 	(void)sig;
 	stop_requested = 1;
+	if (stop_pipe[1] >= 0 && write(stop_pipe[1], "s", 1) < 0) {
+		/* full: the loop is awake already */
+	}
+	errno = saved;
 }
 
 static void install_signals(void)
 {
 	struct sigaction sa;
+	if (stop_pipe[0] < 0 && pipe(stop_pipe) == 0)
+		for (int i = 0; i < 2; i++)
+			if (fcntl(stop_pipe[i], F_SETFL, O_NONBLOCK) < 0 ||
+			    fcntl(stop_pipe[i], F_SETFD, FD_CLOEXEC) < 0)
+				break;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stop;
 	sa.sa_flags = SA_RESTART;
@@ -144,8 +156,12 @@ typedef struct task {
 } task;
 
 typedef struct wctx {
-	rq_queue *q;
+	rq_queue *q;	 /* commands: results, intents, heartbeats, claims */
+	rq_queue *qread; /* its own connection: the blocking XREADGROUP */
 	rq_pool *pool;
+	int reading; /* an XREADGROUP is outstanding on qread */
+	long long next_beat, next_reclaim, next_read, drain_deadline;
+	long grace_ms;
 	char name[128];
 	long max_deliveries;
 	long visibility_ms;
@@ -562,164 +578,301 @@ static int pool_from_opts(const common_opts *o, const char *name, rq_pool **pool
 	return 0;
 }
 
-int cmd_worker(int argc, char **argv)
+/* Give back what cmd_worker set up. */
+static void worker_free(wctx *w, rq_redis *r, rq_redis *rr)
 {
-	common_opts o;
-	wctx w;
-	rq_redis *r = NULL;
-	rq_error err;
-	long vis, maxd, grace;
-	long long next_beat = 0, next_reclaim = 0, drain_deadline = 0;
-	int rc;
+	rq_pool_free(w->pool);
+	rq_queue_free(w->q);
+	rq_queue_free(w->qread);
+	rq_redis_free(r);
+	rq_redis_free(rr);
+	free(w->running);
+}
 
-	memset(&o, 0, sizeof(o));
-	memset(&w, 0, sizeof(w));
-	if ((rc = parse_common(argc, argv, &o, worker_usage)) != 0)
-		return rc == 1 ? 0 : rc;
-	if (o.file) {
-		fprintf(stderr, "error: worker takes no input file\n%s", worker_usage);
-		return 129;
-	}
-	if (num_opt(o.visibility, 60, 1, 86400, "visibility-timeout", &vis) < 0 ||
-	    num_opt(o.max_deliveries, 3, 1, 1000, "max-deliveries", &maxd) < 0 ||
-	    num_opt(o.grace, 30, 0, 86400, "grace", &grace) < 0)
-		return 129;
-	if (o.name) {
-		snprintf(w.name, sizeof(w.name), "%s", o.name);
-	} else {
-		char host[64] = "host";
-		gethostname(host, sizeof(host) - 1);
-		snprintf(w.name, sizeof(w.name), "%s-%ld", host, (long)getpid());
-	}
-	if (!rq_job_id_valid(w.name)) {
-		fprintf(stderr, "error: bad worker name '%s'\n", w.name);
-		return 129;
-	}
-	if (rq_log_setup(o.log_level, w.name) < 0) {
-		fprintf(stderr, "error: bad --log-level\n");
-		return 129;
-	}
-	if ((rc = pool_from_opts(&o, w.name, &w.pool, &w)) != 0)
-		return rc;
-	w.max_deliveries = maxd;
-	w.visibility_ms = vis * 1000;
-	w.nrunning_cap = rq_pool_free_slots(w.pool);
-	w.running = calloc((size_t)w.nrunning_cap, sizeof(*w.running));
-	install_signals();
-	/* keep retrying the first connection: workers may start before Redis */
-	if (rq_open_queue(o.redis, o.queue, -1, &r, &w.q, &err) < 0) {
-		fprintf(stderr, "fatal: %s\n", err.msg);
-		rq_pool_free(w.pool);
-		free(w.running);
-		return 128;
-	}
-	/* from now on a command gives up after a while: the loop must go on
-	 * reaping children and beating while Redis is away */
-	rq_redis_set_retry(r, 2000);
-	for (int attempt = 0; rq_queue_ensure_group(w.q, &err) < 0 && !stop_requested; attempt++) {
+/* Create the group, waiting for a server that is not ready yet; -1 on an
+ * error no wait can fix (authentication, a key of the wrong type). */
+static int worker_ensure_group(wctx *w)
+{
+	rq_error err;
+
+	for (int attempt = 0; rq_queue_ensure_group(w->q, &err) < 0 && !stop_requested; attempt++) {
 		if (strstr(err.msg, "NOAUTH") || strstr(err.msg, "WRONGPASS") ||
 		    strstr(err.msg, "NOPERM") || strstr(err.msg, "WRONGTYPE")) {
 			fprintf(stderr, "fatal: %s\n", err.msg);
-			rq_pool_free(w.pool);
-			rq_queue_free(w.q);
-			rq_redis_free(r);
-			free(w.running);
-			return 128;
+			return -1;
 		}
 		rq_log(RQ_LOG_WARN, "cannot create the group yet",
 		       json_pack("{s:s}", "error", err.msg));
 		struct timespec ts = {attempt < 5 ? 0 : 1, attempt < 5 ? 200 * 1000000L : 0};
 		nanosleep(&ts, NULL);
 	}
-	start_janitor(o.root);
-	rq_log(RQ_LOG_INFO, "worker started",
-	       json_pack("{s:s, s:s, s:i, s:I}", "queue", rq_queue_name(w.q), "repo_root", o.root,
-			 "jobs", w.nrunning_cap, "visibility_s", (json_int_t)vis));
+	return 0;
+}
 
+/* Jobs idle past the visibility timeout in any consumer: claim and run. */
+static void worker_reclaim(wctx *w, long long now)
+{
+	rq_msg *msgs = NULL;
+	size_t n = 0;
+	rq_error err;
+
+	w->next_reclaim = now + (w->visibility_ms / 2 > 1000 ? w->visibility_ms / 2 : 1000);
+	if (rq_queue_reclaim(w->q, w->name, w->visibility_ms, (size_t)rq_pool_free_slots(w->pool),
+			     &msgs, &n, &err) < 0) {
+		rq_log(RQ_LOG_WARN, "reclaim failed", json_pack("{s:s}", "error", err.msg));
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (is_running(w, msgs[i].sid)) { /* ours, still running */
+			free(msgs[i].id);
+			free(msgs[i].job);
+			continue;
+		}
+		rq_log(RQ_LOG_INFO, "reclaimed a stalled job",
+		       json_pack("{s:s, s:I}", "entry", msgs[i].sid, "delivery",
+				 (json_int_t)msgs[i].deliveries));
+		handle_msg(w, &msgs[i]);
+	}
+	free(msgs);
+}
+
+/* Start a read for as many jobs as there are free slots. It blocks on the
+ * server no longer than until the next reclaim is due. */
+static void worker_send_read(wctx *w, long long now)
+{
+	rq_error err;
+	long long block = w->next_reclaim - now;
+
+	if (block < 1)
+		block = 1;
+	if (block > 1000)
+		block = 1000;
+	if (rq_queue_read_send(w->qread, w->name, (size_t)rq_pool_free_slots(w->pool), (int)block,
+			       &err) < 0) {
+		rq_log(RQ_LOG_WARN, "read failed", json_pack("{s:s}", "error", err.msg));
+		w->next_read = now + 200;
+		return;
+	}
+	w->reading = 1;
+}
+
+/* The read's socket is readable: take the reply when it is complete. */
+static void worker_recv_read(wctx *w)
+{
+	rq_msg *msgs = NULL;
+	size_t n = 0;
+	rq_error err;
+	int r = rq_queue_read_recv(w->qread, &msgs, &n, &err);
+
+	if (r == 0)
+		return;
+	w->reading = 0;
+	if (r < 0) {
+		rq_log(RQ_LOG_WARN, "read failed", json_pack("{s:s}", "error", err.msg));
+		w->next_read = rq_mono_ms() + 200;
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		handle_msg(w, &msgs[i]);
+	free(msgs);
+}
+
+/* Timers: the heartbeat (with the claim refresh), the drain, the reclaim,
+ * the next read. 1 when the loop is over. */
+static int worker_timers(wctx *w, long long now)
+{
+	if (stop_requested && !w->drain_deadline) {
+		w->drain_deadline = now + w->grace_ms;
+		if (w->reading) { /* abandoned: what it may have got is reclaimed later */
+			rq_redis_disconnect(rq_queue_redis(w->qread));
+			w->reading = 0;
+		}
+		rq_log(RQ_LOG_INFO, "draining",
+		       json_pack("{s:i, s:I}", "running", rq_pool_running(w->pool), "grace_s",
+				 (json_int_t)(w->grace_ms / 1000)));
+	}
+	if (w->drain_deadline && (rq_pool_running(w->pool) == 0 || now >= w->drain_deadline))
+		return 1;
+	if (now >= w->next_beat) {
+		heartbeat(w, (int)(w->visibility_ms / 1000 > 10 ? w->visibility_ms / 1000 : 10));
+		/* often enough that no one reclaims a job we run */
+		w->next_beat = now + (w->visibility_ms / 3 < 2000 ? w->visibility_ms / 3 : 2000);
+	}
+	flush_waiting(w);
+	if (w->drain_deadline || w->waiting || w->reading || rq_pool_free_slots(w->pool) == 0)
+		return 0;
+	if (now >= w->next_reclaim)
+		worker_reclaim(w, now);
+	if (rq_pool_free_slots(w->pool) > 0 && now >= w->next_read)
+		worker_send_read(w, now);
+	return 0;
+}
+
+/* How long the loop may wait: until the nearest timer. */
+static int worker_timeout(const wctx *w, long long now)
+{
+	long long next = w->next_beat;
+
+	if (w->drain_deadline && w->drain_deadline < next)
+		next = w->drain_deadline;
+	if (w->waiting && now + 200 < next)
+		next = now + 200; /* a result to store while Redis is away */
+	/* not reading with a free slot: a failed read waits before the next */
+	if (!w->drain_deadline && !w->reading && rq_pool_free_slots(w->pool) > 0 &&
+	    w->next_read < next)
+		next = w->next_read;
+	return next > now ? (int)(next - now) : 0;
+}
+
+/*
+ * The event loop: one poll on the signal pipe, the read's socket and every
+ * child's pipe and pidfd, with the nearest timer (a job's deadline, the
+ * next memory check, the heartbeat, the reclaim, the drain) as its timeout,
+ * so that a deadline is acted on when it falls, whatever Redis is doing.
+ */
+static void worker_loop(wctx *w)
+{
+	int cap = 2 * w->nrunning_cap + 2;
+	struct pollfd *pfd = calloc((size_t)cap, sizeof(*pfd));
+
+	if (!pfd) {
+		rq_log(RQ_LOG_ERROR, "out of memory", NULL);
+		return;
+	}
 	for (;;) {
 		long long now = rq_mono_ms();
-		if (stop_requested && !drain_deadline) {
-			drain_deadline = now + grace * 1000;
-			rq_log(RQ_LOG_INFO, "draining",
-			       json_pack("{s:i, s:I}", "running", rq_pool_running(w.pool),
-					 "grace_s", (json_int_t)grace));
-		}
-		if (drain_deadline && (rq_pool_running(w.pool) == 0 || now >= drain_deadline))
+		int n = 0, timeout, rd = -1;
+		if (worker_timers(w, now))
 			break;
-		if (now >= next_beat) {
-			heartbeat(&w, (int)(vis > 10 ? vis : 10));
-			/* often enough that no one reclaims a job we run */
-			next_beat = now + (w.visibility_ms / 3 < 2000 ? w.visibility_ms / 3 : 2000);
+		timeout = worker_timeout(w, rq_mono_ms());
+		pfd[n++] = (struct pollfd){.fd = stop_pipe[0], .events = POLLIN};
+		if (w->reading && rq_redis_fd(rq_queue_redis(w->qread)) >= 0) {
+			rd = n;
+			pfd[n++] = (struct pollfd){.fd = rq_redis_fd(rq_queue_redis(w->qread)),
+						   .events = POLLIN};
 		}
-		flush_waiting(&w);
-		if (!drain_deadline && !w.waiting && now >= next_reclaim &&
-		    rq_pool_free_slots(w.pool) > 0) {
-			rq_msg *msgs = NULL;
-			size_t n = 0;
-			next_reclaim =
-			    now + (w.visibility_ms / 2 > 1000 ? w.visibility_ms / 2 : 1000);
-			if (rq_queue_reclaim(w.q, w.name, w.visibility_ms,
-					     (size_t)rq_pool_free_slots(w.pool), &msgs, &n,
-					     &err) < 0) {
-				rq_log(RQ_LOG_WARN, "reclaim failed",
-				       json_pack("{s:s}", "error", err.msg));
-			} else {
-				for (size_t i = 0; i < n; i++) {
-					if (is_running(&w, msgs[i].sid)) { /* ours, still running */
-						free(msgs[i].id);
-						free(msgs[i].job);
-						continue;
-					}
-					json_t *f =
-					    json_pack("{s:s, s:I}", "entry", msgs[i].sid,
-						      "delivery", (json_int_t)msgs[i].deliveries);
-					rq_log(RQ_LOG_INFO, "reclaimed a stalled job", f);
-					handle_msg(&w, &msgs[i]);
-				}
-				free(msgs);
+		n += rq_pool_pollfds(w->pool, pfd + n, cap - n, &timeout);
+		if (poll(pfd, (nfds_t)n, timeout) > 0) {
+			char drain[64];
+			if ((pfd[0].revents & POLLIN) &&
+			    read(stop_pipe[0], drain, sizeof(drain)) < 0) {
+				/* nothing to do: the flag is what counts */
 			}
+			if (rd >= 0 && pfd[rd].revents)
+				worker_recv_read(w);
 		}
-		if (!drain_deadline && !w.waiting && rq_pool_free_slots(w.pool) > 0) {
-			rq_msg *msgs = NULL;
-			size_t n = 0;
-			int block = rq_pool_running(w.pool) ? 50 : 1000;
-			if (rq_queue_read(w.q, w.name, (size_t)rq_pool_free_slots(w.pool), block,
-					  &msgs, &n, &err) < 0) {
-				rq_log(RQ_LOG_WARN, "read failed",
-				       json_pack("{s:s}", "error", err.msg));
-				struct timespec ts = {0, 200 * 1000000L};
-				nanosleep(&ts, NULL);
-			} else {
-				for (size_t i = 0; i < n; i++)
-					handle_msg(&w, &msgs[i]);
-				free(msgs);
-			}
-			rq_pool_poll(w.pool, 0, on_done, &w);
-		} else {
-			rq_pool_poll(w.pool, 100, on_done, &w);
-		}
+		rq_pool_process(w->pool, on_done, w);
 	}
-	rq_pool_kill_all(w.pool, drop_running, &w);
-	for (int i = 0; i < 50 && w.waiting; i++) {
-		flush_waiting(&w);
-		if (w.waiting) {
+	free(pfd);
+}
+
+/* After the loop: kill what still runs, store what can be stored. */
+static void worker_shutdown(wctx *w)
+{
+	rq_error err;
+
+	rq_pool_kill_all(w->pool, drop_running, w);
+	for (int i = 0; i < 50 && w->waiting; i++) {
+		flush_waiting(w);
+		if (w->waiting) {
 			struct timespec ts = {0, 100 * 1000000L};
 			nanosleep(&ts, NULL);
 		}
 	}
-	while (w.waiting) { /* could not store: left unacknowledged, redelivered later */
-		task *t = w.waiting;
-		w.waiting = t->next;
+	while (w->waiting) { /* could not store: left unacknowledged, redelivered later */
+		task *t = w->waiting;
+		w->waiting = t->next;
 		task_free(t);
 	}
-	rq_queue_worker_gone(w.q, w.name, &err);
+	rq_queue_worker_gone(w->q, w->name, &err);
 	rq_log(RQ_LOG_INFO, "worker stopped",
-	       json_pack("{s:I, s:I, s:I}", "ok", (json_int_t)w.done_ok, "conflict",
-			 (json_int_t)w.done_conflict, "error", (json_int_t)w.done_error));
-	rq_pool_free(w.pool);
-	rq_queue_free(w.q);
-	rq_redis_free(r);
-	free(w.running);
+	       json_pack("{s:I, s:I, s:I}", "ok", (json_int_t)w->done_ok, "conflict",
+			 (json_int_t)w->done_conflict, "error", (json_int_t)w->done_error));
+}
+
+/* Options, the worker's name, logging, the pool. 0 or an exit status. */
+static int worker_setup(int argc, char **argv, common_opts *o, wctx *w)
+{
+	long vis, maxd, grace;
+	int rc;
+
+	if ((rc = parse_common(argc, argv, o, worker_usage)) != 0)
+		return rc == 1 ? -1 : rc;
+	if (o->file) {
+		fprintf(stderr, "error: worker takes no input file\n%s", worker_usage);
+		return 129;
+	}
+	if (num_opt(o->visibility, 60, 1, 86400, "visibility-timeout", &vis) < 0 ||
+	    num_opt(o->max_deliveries, 3, 1, 1000, "max-deliveries", &maxd) < 0 ||
+	    num_opt(o->grace, 30, 0, 86400, "grace", &grace) < 0)
+		return 129;
+	if (o->name) {
+		snprintf(w->name, sizeof(w->name), "%s", o->name);
+	} else {
+		char host[64] = "host";
+		gethostname(host, sizeof(host) - 1);
+		snprintf(w->name, sizeof(w->name), "%s-%ld", host, (long)getpid());
+	}
+	if (!rq_job_id_valid(w->name)) {
+		fprintf(stderr, "error: bad worker name '%s'\n", w->name);
+		return 129;
+	}
+	if (rq_log_setup(o->log_level, w->name) < 0) {
+		fprintf(stderr, "error: bad --log-level\n");
+		return 129;
+	}
+	w->max_deliveries = maxd;
+	w->visibility_ms = vis * 1000;
+	w->grace_ms = grace * 1000;
+	return pool_from_opts(o, w->name, &w->pool, w);
+}
+
+int cmd_worker(int argc, char **argv)
+{
+	common_opts o;
+	wctx w;
+	rq_redis *r = NULL, *rr = NULL;
+	rq_error err;
+	int rc;
+
+	memset(&o, 0, sizeof(o));
+	memset(&w, 0, sizeof(w));
+	if ((rc = worker_setup(argc, argv, &o, &w)) != 0) {
+		rq_pool_free(w.pool);
+		return rc < 0 ? 0 : rc;
+	}
+	w.nrunning_cap = rq_pool_free_slots(w.pool);
+	w.running = calloc((size_t)w.nrunning_cap, sizeof(*w.running));
+	if (!w.running) {
+		fprintf(stderr, "fatal: out of memory\n");
+		rq_pool_free(w.pool);
+		return 128;
+	}
+	install_signals();
+	/* keep retrying the first connection: workers may start before Redis */
+	if (rq_open_queue(o.redis, o.queue, -1, &r, &w.q, &err) < 0 ||
+	    rq_open_queue(o.redis, o.queue, -1, &rr, &w.qread, &err) < 0) {
+		fprintf(stderr, "fatal: %s\n", err.msg);
+		worker_free(&w, r, rr);
+		return 128;
+	}
+	/* from now on a command gives up after a while: the loop must go on
+	 * reaping children and beating while Redis is away */
+	rq_redis_set_retry(r, 2000);
+	rq_redis_set_retry(rr, 2000);
+	if (worker_ensure_group(&w) < 0) {
+		worker_free(&w, r, rr);
+		return 128;
+	}
+	start_janitor(o.root);
+	rq_log(RQ_LOG_INFO, "worker started",
+	       json_pack("{s:s, s:s, s:i, s:I, s:b}", "queue", rq_queue_name(w.q), "repo_root",
+			 o.root, "jobs", w.nrunning_cap, "visibility_s",
+			 (json_int_t)(w.visibility_ms / 1000), "kernel_memory_limit",
+			 rq_pool_kernel_memory_limit()));
+	worker_loop(&w);
+	worker_shutdown(&w);
+	worker_free(&w, r, rr);
 	return 0;
 }
 

@@ -15,6 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -23,19 +26,29 @@
 #include "rq_objdir.h"
 #include "rq_replay.h"
 #include "rq_result_json.h"
+#include "rq_testhook.h"
 
-#define EXIT_NOMEM 3
-#define EXIT_ABORT 5 /* the parent could not record the intent */
+#define EXIT_NOMEM	     3
+#define EXIT_ABORT	     5 /* the parent could not record the intent */
+#define RQ_POOL_MEM_CHECK_MS 5 /* how often the parent reads a child's resident set */
+#define RQ_POOL_REAP_MS	     2 /* without a pidfd: how soon to look again at an exiting child */
 
 typedef struct slot {
 	pid_t pid;
 	int fd;
+	int pidfd;    /* readable when the child exits; -1 if the kernel has none */
 	int go_fd;    /* parent -> child: 'g' to apply the ref updates */
 	int prepared; /* the child's intent was handled */
 	int aborted;
+	int committed; /* told to move refs: no limit interrupts it any more */
 	char *buf;
 	size_t len, cap;
 	long long deadline;
+	long long timeout_ms;
+	long long killed_at;   /* when the parent killed it (deadline, memory) */
+	long long finished_at; /* the child's clock when it sent its result */
+	long long exited_at;   /* when the parent saw it exit */
+	uint64_t rss_at_kill;
 	int timed_out;
 	int over_memory;
 	int reaped;
@@ -52,6 +65,7 @@ struct rq_pool {
 	char worker[128];
 	slot *slots;
 	int running;
+	long long next_mem_check;
 };
 
 static long long now_ms(void)
@@ -107,7 +121,7 @@ int rq_pool_new(rq_pool **out, const rq_pool_opts *opts, rq_error *err)
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	}
 	for (int i = 0; i < p->opts.jobs; i++)
-		p->slots[i].fd = p->slots[i].go_fd = -1;
+		p->slots[i].fd = p->slots[i].go_fd = p->slots[i].pidfd = -1;
 	*out = p;
 	return 0;
 }
@@ -118,11 +132,13 @@ static void slot_clear(slot *s)
 		close(s->fd);
 	if (s->go_fd >= 0)
 		close(s->go_fd);
+	if (s->pidfd >= 0)
+		close(s->pidfd);
 	free(s->buf);
 	free(s->id);
 	free(s->repo);
 	memset(s, 0, sizeof(*s));
-	s->fd = s->go_fd = -1;
+	s->fd = s->go_fd = s->pidfd = -1;
 }
 
 void rq_pool_free(rq_pool *p)
@@ -240,14 +256,106 @@ static int intent_applied(git_repository *repo, const char *intent)
 	return all;
 }
 
-static int write_all(int fd, const char *s, size_t n);
-
-/* Send a framed message: a type byte, the JSON, a NUL. */
+/*
+ * Send a framed message: a type byte, the sender's monotonic clock in
+ * milliseconds and a space, the JSON, a NUL. The parent judges a result
+ * against its deadline by the time the child finished, not by the time the
+ * parent got round to reading it.
+ */
 static int send_msg(int fd, char type, const char *json)
 {
-	if (write_all(fd, &type, 1) < 0 || write_all(fd, json, strlen(json) + 1) < 0)
+	char head[32];
+	int n = snprintf(head, sizeof(head), "%c%lld ", type, now_ms());
+
+	if (write_all(fd, head, (size_t)n) < 0 || write_all(fd, json, strlen(json) + 1) < 0)
 		return -1;
 	return 0;
+}
+
+/* --- limits the kernel enforces in the child ----------------------------- */
+
+#if defined(__SANITIZE_ADDRESS__)
+#define RQ_POOL_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RQ_POOL_ASAN 1
+#endif
+#endif
+
+int rq_pool_kernel_memory_limit(void)
+{
+#ifdef RQ_POOL_ASAN
+	return 0; /* the sanitizer's shadow memory counts as data: no limit fits */
+#else
+	return 1;
+#endif
+}
+
+/* The child's private data (VmData) in bytes, 0 if unknown. */
+static uint64_t own_data_bytes(void)
+{
+	char line[256];
+	unsigned long long kb = 0;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmData: %llu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return (uint64_t)kb * 1024;
+}
+
+/*
+ * A child stops by itself even when the parent cannot watch it in time
+ * (busy storing a result while Redis is away, stopped, swapped out):
+ * SIGALRM at the deadline, SIGXCPU one second of CPU time after it, and,
+ * with a memory limit, no private memory beyond twice the limit above what
+ * it inherited (RLIMIT_DATA counts memory reserved, not only touched, so it
+ * is looser than the parent's resident-set limit).
+ */
+static void child_limits(const rq_pool *p, long long deadline, long long timeout_ms)
+{
+	long long left = deadline - now_ms();
+	struct itimerval it;
+	struct rlimit rl;
+
+	if (left <= 0)
+		raise(SIGALRM);
+	memset(&it, 0, sizeof(it));
+	it.it_value.tv_sec = (time_t)(left / 1000);
+	it.it_value.tv_usec = (suseconds_t)(left % 1000) * 1000;
+	setitimer(ITIMER_REAL, &it, NULL);
+	if (getrlimit(RLIMIT_CPU, &rl) == 0) {
+		rlim_t cpu = (rlim_t)(timeout_ms / 1000 + 2);
+		if (rl.rlim_max == RLIM_INFINITY || cpu < rl.rlim_max) {
+			rl.rlim_cur = cpu;
+			setrlimit(RLIMIT_CPU, &rl);
+		}
+	}
+	if (p->opts.memory_limit && rq_pool_kernel_memory_limit() &&
+	    getrlimit(RLIMIT_DATA, &rl) == 0) {
+		rlim_t data = (rlim_t)(own_data_bytes() + 2 * p->opts.memory_limit);
+		if (rl.rlim_max == RLIM_INFINITY || data < rl.rlim_max) {
+			rl.rlim_cur = data;
+			setrlimit(RLIMIT_DATA, &rl);
+		}
+	}
+}
+
+/* Before the ref updates: nothing may interrupt them half-way. */
+static void child_lift_limits(void)
+{
+	struct itimerval it;
+	struct rlimit rl;
+
+	memset(&it, 0, sizeof(it));
+	setitimer(ITIMER_REAL, &it, NULL);
+	if (getrlimit(RLIMIT_CPU, &rl) == 0) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_CPU, &rl);
+	}
 }
 
 static char *run_job(const rq_pool *p, const rq_job *job, int64_t default_time, long attempt,
@@ -299,6 +407,7 @@ static char *run_job(const rq_pool *p, const rq_job *job, int64_t default_time, 
 			if (r != 1 || go != 'g')
 				_exit(EXIT_ABORT);
 		}
+		child_lift_limits();
 		if (rq_replay_apply(repo, &res, &ident, &err) < 0)
 			rc = -1;
 		else
@@ -312,8 +421,42 @@ done:
 	return s;
 }
 
+/* Test hooks: REPLAYQ_TEST_CRASH=<id> crashes the child; REPLAYQ_TEST_ALLOC=
+ * <id>:<MiB> makes it allocate and touch that much memory; then the
+ * rq_testhook point "job:<id>" (see rq_testhook.h) can hold it. */
+static void child_test_hooks(const rq_pool *p, const rq_job *job, long attempt, int fd)
+{
+	const char *crash = getenv("REPLAYQ_TEST_CRASH"), *alloc = getenv("REPLAYQ_TEST_ALLOC");
+	char point[RQ_JOB_ID_MAX + 32];
+
+	if (crash && !strcmp(crash, job->id))
+		raise(SIGSEGV);
+	if (alloc) {
+		const char *c = strrchr(alloc, ':');
+		if (c && (size_t)(c - alloc) == strlen(job->id) &&
+		    !strncmp(alloc, job->id, (size_t)(c - alloc))) {
+			size_t n = (size_t)atol(c + 1) << 20;
+			char *m = malloc(n);
+			if (!m) {
+				char *res = rq_error_result(job->id, job->repo, RQ_E_NOMEM,
+							    "out of memory", attempt, p->worker);
+				if (res)
+					send_msg(fd, 'R', res);
+				free(res);
+				_exit(0);
+			}
+			memset(m, 1, n);
+			__asm__ volatile("" : : "r"(m) : "memory"); /* keep it */
+		}
+	}
+	snprintf(point, sizeof(point), "job:%s", job->id);
+	rq_testhook_hold(point);
+	snprintf(point, sizeof(point), "job:%s@%ld", job->id, attempt);
+	rq_testhook_hold(point);
+}
+
 static void child_main(const rq_pool *p, int fd, int go_fd, pid_t parent, const rq_job *job,
-		       int64_t default_time, long attempt, const char *intent)
+		       int64_t default_time, long attempt, const char *intent, long long deadline)
 {
 	char *s;
 
@@ -323,18 +466,10 @@ static void child_main(const rq_pool *p, int fd, int go_fd, pid_t parent, const 
 	signal(SIGINT, SIG_IGN); /* a terminal's ^C drains the worker, not the job */
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGPIPE, SIG_IGN);
-	if (getenv("REPLAYQ_TEST_CRASH") && !strcmp(getenv("REPLAYQ_TEST_CRASH"), job->id))
-		raise(SIGSEGV);		    /* test hook: a child that crashes */
-	if (getenv("REPLAYQ_TEST_DELAY")) { /* test hook: "<job id>:<ms>", a slow child */
-		const char *d = getenv("REPLAYQ_TEST_DELAY"), *c = strrchr(d, ':');
-		if (c && (size_t)(c - d) == strlen(job->id) &&
-		    !strncmp(d, job->id, (size_t)(c - d))) {
-			long ms = atol(c + 1);
-			struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-			while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-				;
-		}
-	}
+	signal(SIGALRM, SIG_DFL);
+	signal(SIGXCPU, SIG_DFL);
+	child_limits(p, deadline, job->timeout_ms);
+	child_test_hooks(p, job, attempt, fd);
 	git_libgit2_init();
 	s = run_job(p, job, default_time, attempt, intent, fd, go_fd);
 	if (!s)
@@ -345,67 +480,92 @@ static void child_main(const rq_pool *p, int fd, int go_fd, pid_t parent, const 
 	_exit(0);
 }
 
-int rq_pool_spawn(rq_pool *p, const rq_job *job, int64_t default_time, long attempt,
-		  const char *intent, void *ctx, rq_error *err)
+static void close_pair(int fds[2])
 {
-	int fds[2], go[2] = {-1, -1};
-	slot *s = NULL;
-	pid_t pid, parent = getpid();
+	if (fds[0] >= 0)
+		close(fds[0]);
+	if (fds[1] >= 0)
+		close(fds[1]);
+}
 
-	for (int i = 0; i < p->opts.jobs; i++)
-		if (!p->slots[i].pid) {
-			s = &p->slots[i];
-			break;
-		}
-	if (!s)
-		return rq_error_set(err, RQ_E_INTERNAL, "no free slot");
-	if (pipe(fds) < 0)
-		return rq_error_set(err, RQ_E_IO, "pipe: %s", strerror(errno));
-	if (p->opts.intent && job->ref_update && pipe(go) < 0) {
-		close(fds[0]);
-		close(fds[1]);
-		return rq_error_set(err, RQ_E_IO, "pipe: %s", strerror(errno));
+/* In a new child: close the parent's ends of the other children's pipes. */
+static void child_close_others(const rq_pool *p, int go_write)
+{
+	if (go_write >= 0)
+		close(go_write);
+	for (int i = 0; i < p->opts.jobs; i++) {
+		if (p->slots[i].fd >= 0)
+			close(p->slots[i].fd);
+		if (p->slots[i].go_fd >= 0)
+			close(p->slots[i].go_fd);
+		if (p->slots[i].pidfd >= 0)
+			close(p->slots[i].pidfd);
 	}
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	if (pid < 0) {
-		close(fds[0]);
-		close(fds[1]);
-		if (go[0] >= 0) {
-			close(go[0]);
-			close(go[1]);
-		}
-		return rq_error_set(err, RQ_E_IO, "fork: %s", strerror(errno));
-	}
-	if (pid == 0) {
-		close(fds[0]);
-		if (go[1] >= 0)
-			close(go[1]);
-		for (int i = 0; i < p->opts.jobs; i++) {
-			if (p->slots[i].fd >= 0)
-				close(p->slots[i].fd);
-			if (p->slots[i].go_fd >= 0)
-				close(p->slots[i].go_fd);
-		}
-		child_main(p, fds[1], go[0], parent, job, default_time, attempt, intent);
-		_exit(1);
-	}
-	close(fds[1]);
-	if (go[0] >= 0) {
-		close(go[0]);
-		fcntl(go[1], F_SETFD, FD_CLOEXEC);
-	}
-	s->go_fd = go[1];
-	fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK);
-	fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+}
+
+static void slot_start(slot *s, pid_t pid, int fd, int go_fd, const rq_job *job, long long deadline,
+		       long attempt, void *ctx)
+{
 	s->pid = pid;
-	s->fd = fds[0];
-	s->deadline = now_ms() + job->timeout_ms;
+	s->fd = fd;
+	s->go_fd = go_fd;
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	fcntl(fd, F_SETFD, FD_CLOEXEC);
+	if (go_fd >= 0)
+		fcntl(go_fd, F_SETFD, FD_CLOEXEC);
+#ifdef SYS_pidfd_open
+	s->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (s->pidfd >= 0)
+		fcntl(s->pidfd, F_SETFD, FD_CLOEXEC);
+#endif
+	s->deadline = deadline;
+	s->timeout_ms = job->timeout_ms;
 	s->attempt = attempt;
 	s->id = strdup(job->id);
 	s->repo = strdup(job->repo);
 	s->ctx = ctx;
+}
+
+int rq_pool_spawn(rq_pool *p, const rq_job *job, int64_t default_time, long attempt,
+		  const char *intent, void *ctx, rq_error *err)
+{
+	int fds[2] = {-1, -1}, go[2] = {-1, -1};
+	slot *s = NULL;
+	pid_t pid, parent = getpid();
+	long long deadline;
+
+	for (int i = 0; i < p->opts.jobs && !s; i++)
+		if (!p->slots[i].pid)
+			s = &p->slots[i];
+	if (!s)
+		return rq_error_set(err, RQ_E_INTERNAL, "no free slot");
+	/* a job that moves refs asks the parent first (go pipe), so that the
+	 * parent knows when no limit may interrupt it any more */
+	if (pipe(fds) < 0 || (job->ref_update && pipe(go) < 0)) {
+		rq_error_set(err, RQ_E_IO, "pipe: %s", strerror(errno));
+		close_pair(fds);
+		return -1;
+	}
+	fflush(stdout);
+	fflush(stderr);
+	deadline = now_ms() + job->timeout_ms;
+	pid = fork();
+	if (pid < 0) {
+		rq_error_set(err, RQ_E_IO, "fork: %s", strerror(errno));
+		close_pair(fds);
+		close_pair(go);
+		return -1;
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		child_close_others(p, go[1]);
+		child_main(p, fds[1], go[0], parent, job, default_time, attempt, intent, deadline);
+		_exit(1);
+	}
+	close(fds[1]);
+	if (go[0] >= 0)
+		close(go[0]);
+	slot_start(s, pid, fds[0], go[1], job, deadline, attempt, ctx);
 	p->running++;
 	return 0;
 }
@@ -480,24 +640,50 @@ static void clean_child_objdir(const rq_pool *p, const slot *s)
 	}
 }
 
+/* The JSON of a framed message (see send_msg); *ms: the sender's clock. */
+static const char *msg_json(const char *m, long long *ms)
+{
+	char *end;
+
+	*ms = strtoll(m + 1, &end, 10);
+	return *end == ' ' ? end + 1 : NULL;
+}
+
+static void kill_slot(slot *s, long long now)
+{
+	kill(s->pid, SIGKILL);
+	s->killed_at = now;
+}
+
 /* A complete 'P' (prepare) message at the head of the buffer: record the
- * intent through the callback, then let the child apply or abort. */
-static void handle_prepare(rq_pool *p, slot *s)
+ * intent through the callback, then let the child apply or abort. Past its
+ * deadline, a job may not start moving refs: it is killed as timed out. */
+static void handle_prepare(rq_pool *p, slot *s, long long now)
 {
 	char *nul;
-	char go;
+	const char *json;
+	char go = 'a';
+	long long sent;
 	size_t mlen;
 
 	if (s->prepared || s->len < 2 || s->buf[0] != 'P' || !(nul = memchr(s->buf, '\0', s->len)))
 		return;
 	s->prepared = 1;
-	go = p->opts.intent && p->opts.intent(p->opts.intent_arg, s->ctx, s->buf + 1) == 0 ? 'g'
-											   : 'a';
+	json = msg_json(s->buf, &sent);
+	if (now >= s->deadline && !s->timed_out && !s->over_memory) {
+		s->timed_out = 1;
+		kill_slot(s, now);
+	} else if (json && !s->timed_out && !s->over_memory &&
+		   (!p->opts.intent || p->opts.intent(p->opts.intent_arg, s->ctx, json) == 0)) {
+		go = 'g';
+	}
 	if (go != 'g')
 		s->aborted = 1;
 	if (s->go_fd >= 0) {
 		if (write_all(s->go_fd, &go, 1) < 0)
 			s->aborted = 1;
+		else if (go == 'g')
+			s->committed = 1;
 		close(s->go_fd);
 		s->go_fd = -1;
 	}
@@ -506,14 +692,95 @@ static void handle_prepare(rq_pool *p, slot *s)
 	s->len -= mlen;
 }
 
+/* The error result the parent writes for a job that gave none in time. */
+static char *slot_error(const rq_pool *p, const slot *s, rq_code code, const char *msg,
+			long long overrun)
+{
+	char *text = rq_error_result(s->id, s->repo, code, msg, s->attempt, p->worker), *out;
+	json_t *j = text ? json_loads(text, 0, NULL) : NULL;
+
+	if (!j)
+		return text;
+	if (code == RQ_E_TIMEOUT) {
+		json_object_set_new(j, "timeout_ms", json_integer(s->timeout_ms));
+		json_object_set_new(j, "overrun_ms", json_integer(overrun));
+	}
+	if (s->over_memory)
+		json_object_set_new(j, "rss_bytes", json_integer((json_int_t)s->rss_at_kill));
+	out = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(6));
+	json_decref(j);
+	free(text);
+	return out;
+}
+
+/* Why a child that gave no usable result stopped, as an error result. */
+static char *slot_failure(const rq_pool *p, slot *s, int *transient)
+{
+	char msg[256];
+	rq_code code = RQ_E_CRASHED;
+	long long overrun = 0;
+	int sig = WIFSIGNALED(s->wstatus) ? WTERMSIG(s->wstatus) : 0;
+
+	if (s->over_memory) {
+		code = RQ_E_NOMEM;
+		snprintf(msg, sizeof(msg),
+			 "the job used %llu MiB, more than its memory limit of %llu MiB, and was "
+			 "killed",
+			 (unsigned long long)(s->rss_at_kill >> 20),
+			 (unsigned long long)(p->opts.memory_limit >> 20));
+	} else if (s->timed_out || sig == SIGALRM || sig == SIGXCPU) {
+		long long at = s->killed_at ? s->killed_at : s->exited_at;
+		code = RQ_E_TIMEOUT;
+		overrun = at > s->deadline ? at - s->deadline : 0;
+		snprintf(msg, sizeof(msg),
+			 "the job ran past its deadline of %lld ms (by %lld ms) and was killed%s",
+			 s->timeout_ms, overrun,
+			 s->timed_out	  ? ""
+			 : sig == SIGALRM ? " by its own deadline timer"
+					  : " by its CPU time limit");
+	} else if (sig) {
+		snprintf(msg, sizeof(msg), "the process running the job died of signal %d (%s)",
+			 sig, strsignal(sig));
+	} else if (WIFEXITED(s->wstatus) && WEXITSTATUS(s->wstatus) == EXIT_NOMEM) {
+		code = RQ_E_NOMEM;
+		snprintf(msg, sizeof(msg), "the job ran out of memory");
+	} else {
+		snprintf(msg, sizeof(msg), "the process running the job exited with status %d",
+			 WIFEXITED(s->wstatus) ? WEXITSTATUS(s->wstatus) : -1);
+	}
+	*transient = code == RQ_E_CRASHED || code == RQ_E_TIMEOUT;
+	if (code != RQ_E_NOMEM)
+		clean_child_objdir(p, s);
+	return slot_error(p, s, code, msg, overrun);
+}
+
+/* A result that came after the deadline: the job did not finish in time.
+ * Not when it was already moving refs (committed, or applied without
+ * asking): then the result is what happened, and it stands. */
+static char *late_result(const rq_pool *p, slot *s, json_t *j, long long finished)
+{
+	char msg[256];
+	long long overrun = finished - s->deadline;
+
+	if (s->committed || overrun <= 0 || json_is_true(json_object_get(j, "applied")))
+		return NULL;
+	snprintf(msg, sizeof(msg),
+		 "the job finished %lld ms past its deadline of %lld ms; its result was discarded",
+		 overrun, s->timeout_ms);
+	clean_child_objdir(p, s);
+	return slot_error(p, s, RQ_E_TIMEOUT, msg, overrun);
+}
+
 static void finish_slot(rq_pool *p, slot *s, rq_pool_done_fn done, void *arg)
 {
 	char *result = NULL;
-	const char *status = "error";
+	const char *status = "error", *json = NULL;
 	int transient = 0;
+	long long finished = 0;
 	json_t *j = NULL;
 
-	if (s->aborted || (WIFEXITED(s->wstatus) && WEXITSTATUS(s->wstatus) == EXIT_ABORT)) {
+	if ((s->aborted && !s->timed_out && !s->over_memory) ||
+	    (!s->timed_out && WIFEXITED(s->wstatus) && WEXITSTATUS(s->wstatus) == EXIT_ABORT)) {
 		/* the intent could not be recorded: no ref moved; leave the job */
 		clean_child_objdir(p, s);
 		done(arg, s->ctx, NULL, "error", 1);
@@ -524,39 +791,18 @@ static void finish_slot(rq_pool *p, slot *s, rq_pool_done_fn done, void *arg)
 	if (WIFEXITED(s->wstatus) && WEXITSTATUS(s->wstatus) == 0 && s->buf && s->len > 1 &&
 	    s->buf[0] == 'R') {
 		s->buf[s->len] = '\0';
-		j = json_loads(s->buf + 1, 0, NULL);
+		if ((json = msg_json(s->buf, &finished)))
+			j = json_loads(json, 0, NULL);
 	}
 	if (j && json_is_string(json_object_get(j, "status"))) {
-		status = json_string_value(json_object_get(j, "status"));
-		result = strdup(s->buf + 1);
-	} else {
-		char msg[256];
-		rq_code code = RQ_E_CRASHED;
-		if (s->over_memory) {
-			code = RQ_E_NOMEM;
-			snprintf(
-			    msg, sizeof(msg),
-			    "the job used more than its memory limit of %llu MiB and was killed",
-			    (unsigned long long)(p->opts.memory_limit >> 20));
-		} else if (s->timed_out) {
-			code = RQ_E_TIMEOUT;
-			snprintf(msg, sizeof(msg), "the job ran past its deadline and was killed");
-		} else if (WIFSIGNALED(s->wstatus)) {
-			snprintf(msg, sizeof(msg),
-				 "the process running the job died of signal %d (%s)",
-				 WTERMSIG(s->wstatus), strsignal(WTERMSIG(s->wstatus)));
-		} else if (WIFEXITED(s->wstatus) && WEXITSTATUS(s->wstatus) == EXIT_NOMEM) {
-			code = RQ_E_NOMEM;
-			snprintf(msg, sizeof(msg), "the job ran out of memory");
+		if ((result = late_result(p, s, j, finished))) {
+			transient = 1;
 		} else {
-			snprintf(msg, sizeof(msg),
-				 "the process running the job exited with status %d",
-				 WIFEXITED(s->wstatus) ? WEXITSTATUS(s->wstatus) : -1);
+			status = json_string_value(json_object_get(j, "status"));
+			result = strdup(json);
 		}
-		transient = code == RQ_E_CRASHED || code == RQ_E_TIMEOUT;
-		if (code != RQ_E_NOMEM)
-			clean_child_objdir(p, s);
-		result = rq_error_result(s->id, s->repo, code, msg, s->attempt, p->worker);
+	} else {
+		result = slot_failure(p, s, &transient);
 	}
 	if (result)
 		done(arg, s->ctx, result, status, transient);
@@ -566,54 +812,87 @@ static void finish_slot(rq_pool *p, slot *s, rq_pool_done_fn done, void *arg)
 	p->running--;
 }
 
-int rq_pool_poll(rq_pool *p, int timeout_ms, rq_pool_done_fn done, void *arg)
+int rq_pool_pollfds(const rq_pool *p, struct pollfd *pfd, int max, int *timeout_ms)
 {
-	struct pollfd pfd[256];
+	long long now = now_ms(), next = -1;
 	int n = 0;
-	long long now;
 
-	for (int i = 0; i < p->opts.jobs && n < 256; i++)
-		if (p->slots[i].pid && p->slots[i].fd >= 0) {
-			pfd[n].fd = p->slots[i].fd;
-			pfd[n].events = POLLIN;
-			n++;
-		}
-	if (n)
-		poll(pfd, (nfds_t)n, timeout_ms);
-	else if (p->running && timeout_ms > 0) {
-		struct timespec ts = {0, 20 * 1000000L};
-		nanosleep(&ts, NULL);
+	for (int i = 0; i < p->opts.jobs; i++) {
+		const slot *s = &p->slots[i];
+		if (!s->pid)
+			continue;
+		if (s->fd >= 0 && n < max)
+			pfd[n++] = (struct pollfd){.fd = s->fd, .events = POLLIN};
+		if (s->pidfd >= 0 && !s->reaped && n < max)
+			pfd[n++] = (struct pollfd){.fd = s->pidfd, .events = POLLIN};
+		if (!s->committed && !s->timed_out && (next < 0 || s->deadline < next))
+			next = s->deadline;
+		if (s->pidfd < 0 && s->fd < 0) /* exiting, and nothing to wait on */
+			next =
+			    next < 0 || now + RQ_POOL_REAP_MS < next ? now + RQ_POOL_REAP_MS : next;
 	}
-	now = now_ms();
+	if (p->running && p->opts.memory_limit && (next < 0 || p->next_mem_check < next))
+		next = p->next_mem_check;
+	if (next >= 0) {
+		long long wait = next > now ? next - now : 0;
+		if (*timeout_ms < 0 || wait < *timeout_ms)
+			*timeout_ms = (int)wait;
+	}
+	return n;
+}
+
+/* Enforce the deadline and the memory limit of one child. */
+static void watch_slot(const rq_pool *p, slot *s, long long now, int mem_check)
+{
+	uint64_t rss;
+
+	if (s->committed || s->reaped || s->timed_out || s->over_memory)
+		return;
+	if (now >= s->deadline) {
+		s->timed_out = 1;
+		kill_slot(s, now);
+	} else if (mem_check && (rss = resident_bytes(s->pid)) > p->opts.memory_limit) {
+		s->over_memory = 1;
+		s->rss_at_kill = rss;
+		kill_slot(s, now);
+	}
+}
+
+void rq_pool_process(rq_pool *p, rq_pool_done_fn done, void *arg)
+{
+	long long now = now_ms();
+	int mem_check = p->opts.memory_limit && now >= p->next_mem_check;
+
+	if (mem_check)
+		p->next_mem_check = now + RQ_POOL_MEM_CHECK_MS;
 	for (int i = 0; i < p->opts.jobs; i++) {
 		slot *s = &p->slots[i];
 		if (!s->pid)
 			continue;
 		if (s->fd >= 0)
 			read_some(s);
-		handle_prepare(p, s);
-		if (!s->timed_out && !s->over_memory && now > s->deadline) {
-			kill(s->pid, SIGKILL);
-			s->timed_out = 1;
-		}
-		if (p->opts.memory_limit && !s->reaped && !s->timed_out && !s->over_memory &&
-		    resident_bytes(s->pid) > p->opts.memory_limit) {
-			kill(s->pid, SIGKILL);
-			s->over_memory = 1;
-		}
-		if (!s->reaped) {
-			pid_t r = waitpid(s->pid, &s->wstatus, WNOHANG);
-			if (r == s->pid)
-				s->reaped = 1;
-		}
-		if (s->reaped) {
+		/* reap first: a child that ended by itself is not killed as well */
+		if (!s->reaped && waitpid(s->pid, &s->wstatus, WNOHANG) == s->pid) {
+			s->reaped = 1;
+			s->exited_at = now_ms();
 			if (s->fd >= 0)
 				read_some(s);
-			handle_prepare(p, s);
-			if (s->fd < 0)
-				finish_slot(p, s, done, arg);
 		}
+		handle_prepare(p, s, now);
+		watch_slot(p, s, now, mem_check);
+		if (s->reaped && s->fd < 0)
+			finish_slot(p, s, done, arg);
 	}
+}
+
+int rq_pool_poll(rq_pool *p, int timeout_ms, rq_pool_done_fn done, void *arg)
+{
+	struct pollfd pfd[2 * RQ_POOL_MAX_JOBS];
+	int n = rq_pool_pollfds(p, pfd, 2 * RQ_POOL_MAX_JOBS, &timeout_ms);
+
+	if (n || timeout_ms > 0)
+		poll(pfd, (nfds_t)n, timeout_ms);
+	rq_pool_process(p, done, arg);
 	return 0;
 }
 

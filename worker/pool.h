@@ -13,11 +13,14 @@
 #define RQ_POOL_H
 
 #include <stddef.h>
+#include <poll.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "rq_error.h"
 #include "rq_job.h"
+
+#define RQ_POOL_MAX_JOBS 256
 
 typedef struct rq_pool rq_pool;
 
@@ -60,8 +63,22 @@ int rq_pool_running(const rq_pool *p);
 int rq_pool_spawn(rq_pool *p, const rq_job *job, int64_t default_time, long attempt,
 		  const char *intent, void *ctx, rq_error *err);
 
-/* Wait up to timeout_ms for children; call done for each finished one. */
+/*
+ * For an event loop: the descriptors to wait on (at most max; 2 per
+ * running job is always enough), and *timeout_ms (-1: none) lowered to the
+ * pool's next timer (the nearest deadline, the next memory check). After
+ * the wait, rq_pool_process reads the children's messages, enforces the
+ * deadlines and memory limits, reaps, and calls done for each finished job.
+ */
+int rq_pool_pollfds(const rq_pool *p, struct pollfd *pfd, int max, int *timeout_ms);
+void rq_pool_process(rq_pool *p, rq_pool_done_fn done, void *arg);
+
+/* Both, waiting up to timeout_ms. */
 int rq_pool_poll(rq_pool *p, int timeout_ms, rq_pool_done_fn done, void *arg);
+
+/* 1 if children get a kernel memory limit (RLIMIT_DATA); 0 in sanitizer
+ * builds, whose shadow memory no such limit can fit. */
+int rq_pool_kernel_memory_limit(void);
 
 /* Kill every child (SIGKILL) and reap them; done is not called. */
 void rq_pool_kill_all(rq_pool *p, void (*dropped)(void *arg, void *ctx), void *arg);

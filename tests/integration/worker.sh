@@ -121,7 +121,8 @@ kill -9 "$W1"
 start_worker w3 --repo-root="$ROOT" --jobs=2 --visibility-timeout=2
 W3=$WORKER_PID
 wait_for "all results" 180 bash -c "[ \$(redis-cli -p $REDIS_PORT XLEN 'replayq:{wtest}:results') -ge $N ]"
-sleep 3 # anything reclaimed late would show up as a second result
+# nothing pending and the job stream empty: nothing can come back later
+check_eq "the job stream is empty" 0 "$(rcli XLEN 'replayq:{wtest}:jobs')"
 check_eq "exactly one result per job" "$N" "$(results)"
 check_eq "no job id reported twice" "$N" "$(rcli XRANGE 'replayq:{wtest}:results' - + | grep -c '^job-' | tr -d ' ')"
 check_eq "nothing pending" 0 "$(rcli XPENDING 'replayq:{wtest}:jobs' workers | head -1)"
@@ -183,38 +184,99 @@ check "worker still alive" kill -0 "$WORKER_PID"
 check "no litter after a crash" no_litter "$ROOT/r0"
 
 stamp "a job past its deadline"
-# a job past its deadline: error "timeout"
-run_rq submit --wait=60 <<<'{"id":"slow-1","timeout_ms":1,'"$heavy"'}'
+# a job past its deadline: held on purpose (it never finishes by itself), so
+# the outcome does not depend on the speed of the machine
+kill -TERM "$WORKER_PID"
+wait "$WORKER_PID"
+REPLAYQ_TEST_HOLD=job:slow-1 start_worker w4b --repo-root="$ROOT" --jobs=1 --max-deliveries=1
+run_rq submit --wait=60 <<<'{"id":"slow-1","timeout_ms":300,'"$heavy"'}'
 check_eq "timeout: code" timeout "$(jq -r .error.code <<<"$OUT")"
+check_eq "timeout: the result names the deadline" 300 "$(jq -r .timeout_ms <<<"$OUT")"
+check "timeout: the result says by how much it overran" jq -e '.overrun_ms >= 0' <<<"$OUT"
+check_contains "timeout: the message says so" "past its deadline of 300 ms" "$(jq -r .error.message <<<"$OUT")"
 check "no litter after a timeout" no_litter "$ROOT/r0"
+check "worker alive after a timeout" kill -0 "$WORKER_PID"
+kill -TERM "$WORKER_PID"
+wait "$WORKER_PID"
+# a timed-out job is retried like any other transient failure: only its
+# first delivery is held, the second one finishes
+rm -f "$HOLD_DIR"/*
+REPLAYQ_TEST_HOLD=job:slow-2@1 start_worker w4c --repo-root="$ROOT" --jobs=1 --max-deliveries=2 --visibility-timeout=1
+# (a light job with a deadline far above what it needs: only the held
+# delivery can miss it)
+light='"repo":"r0","mode":"onto","target":"main","revisions":["base..topic"],"ref_action":"print"'
+run_rq submit --wait=60 <<<'{"id":"slow-2","timeout_ms":3000,'"$light"'}'
+check_eq "timeout: retried, the retry is ok at attempt 2" "ok 2" "$(jq -r '"\(.status) \(.attempt)"' <<<"$OUT")"
+check "timeout: the first delivery was held" held job:slow-2@1
+check_contains "timeout: the worker logged the retry" "it will be retried" "$(cat "$T/w4c.log")"
 kill -TERM "$WORKER_PID"
 wait "$WORKER_PID"
 
+stamp "a child the parent cannot watch"
+# the child stops by itself at its deadline even while the parent is
+# stopped (SIGSTOP): its own timer
+rm -f "$HOLD_DIR"/*
+REPLAYQ_TEST_HOLD=job:slow-3 start_worker w4e --repo-root="$ROOT" --jobs=1 --max-deliveries=1
+W4E=$WORKER_PID
+run_rq submit <<<'{"id":"slow-3","timeout_ms":300,'"$heavy"'}'
+CHILD=$(hold_pid job:slow-3)
+kill -STOP "$W4E"
+check "stopped parent: the child ends at its own deadline" wait_for "child gone" 60 dead_or_zombie "$CHILD"
+kill -CONT "$W4E"
+check "stopped parent: result stored" wait_for "slow-3 result" 60 bash -c "[ \"\$(redis-cli -p $REDIS_PORT EXISTS 'replayq:{wtest}:result:slow-3')\" = 1 ]"
+check_eq "stopped parent: code timeout" timeout "$(rcli GET 'replayq:{wtest}:result:slow-3' | jq -r .error.code)"
+check_contains "stopped parent: the child's own timer" "by its own deadline timer" "$(rcli GET 'replayq:{wtest}:result:slow-3' | jq -r .error.message)"
+kill -TERM "$W4E"
+wait "$W4E"
+
 stamp "a job over its memory"
-# a job over its memory limit: error "out_of_memory"
-start_worker w5 --repo-root="$ROOT" --jobs=1 --memory-limit=1
+# a job over its memory limit: it allocates 384 MiB on purpose (limit 256)
+# and is held there, so the parent's check must see it
+rm -f "$HOLD_DIR"/*
+REPLAYQ_TEST_ALLOC=fat-1:384 REPLAYQ_TEST_HOLD=job:fat-1 start_worker w5 --repo-root="$ROOT" --jobs=1 --memory-limit=256
 run_rq submit --wait=60 <<<'{"id":"fat-1",'"$heavy"'}'
 check_eq "memory limit: code" out_of_memory "$(jq -r .error.code <<<"$OUT")"
+check_contains "memory limit: the message names the limit" "memory limit of 256 MiB" "$(jq -r .error.message <<<"$OUT")"
+check "memory limit: the result gives the resident size" jq -e '.rss_bytes > 268435456' <<<"$OUT"
 check "worker alive after a memory kill" kill -0 "$WORKER_PID"
+# an allocation far past the limit: the kernel limit (RLIMIT_DATA) refuses
+# it in the child itself (sanitizer builds have no kernel limit; the
+# parent's check catches the touched memory instead)
+run_rq submit --wait=60 <<<'{"id":"fat-2",'"$heavy"'}'
+check_eq "memory limit: an ordinary job still runs" ok "$(jq -r .status <<<"$OUT")"
+kill -TERM "$WORKER_PID"
+wait "$WORKER_PID"
+REPLAYQ_TEST_ALLOC=fat-3:2048 start_worker w5b --repo-root="$ROOT" --jobs=1 --memory-limit=256
+run_rq submit --wait=60 <<<'{"id":"fat-3",'"$heavy"'}'
+check_eq "kernel memory limit: code" out_of_memory "$(jq -r .error.code <<<"$OUT")"
+if grep -q '"kernel_memory_limit":true' "$T/w5b.log"; then
+	check_eq "kernel memory limit: the child's own error" "out of memory" "$(jq -r .error.message <<<"$OUT")"
+else
+	echo "# notice: sanitizer build, no kernel memory limit: the parent's check caught it" >&2
+fi
 kill -TERM "$WORKER_PID"
 wait "$WORKER_PID"
 
 stamp "SIGTERM drains"
 # --- SIGTERM drains: the running job finishes, then the worker exits 0 ---------
-REPLAYQ_TEST_DELAY=drain-1:1500 start_worker w6 --repo-root="$ROOT" --jobs=1 --log-level=debug --grace=60
+rm -f "$HOLD_DIR"/*
+REPLAYQ_TEST_HOLD=job:drain-1 start_worker w6 --repo-root="$ROOT" --jobs=1 --log-level=debug --grace=60
 W6=$WORKER_PID
 run_rq submit <<<'{"id":"drain-1",'"$heavy"'}'
-wait_for "drain-1 started" 30 grep -q '"job started".*drain-1\|drain-1.*"job started"' "$T/w6.log"
+CHILD=$(hold_pid job:drain-1)
 kill -TERM "$W6"
+check "drain: the worker says it drains" wait_for "draining" 30 grep -q '"draining"' "$T/w6.log"
+kill -USR1 "$CHILD" # let the job go on
 wait "$W6"
 check_eq "drain: exit 0" 0 "$?"
 check_eq "drain: the running job finished" ok "$(rcli GET 'replayq:{wtest}:result:drain-1' | jq -r .status)"
 stamp "with no grace"
 # with no grace, the job is left for another worker
-REPLAYQ_TEST_DELAY=drain-2:5000 start_worker w7 --repo-root="$ROOT" --jobs=1 --log-level=debug --grace=0
+rm -f "$HOLD_DIR"/*
+REPLAYQ_TEST_HOLD=job:drain-2 start_worker w7 --repo-root="$ROOT" --jobs=1 --log-level=debug --grace=0
 W7=$WORKER_PID
 run_rq submit <<<'{"id":"drain-2",'"$heavy"'}'
-wait_for "drain-2 started" 30 grep -q 'drain-2' "$T/w7.log"
+hold_pid job:drain-2 >/dev/null
 kill -TERM "$W7"
 wait "$W7"
 check_eq "no grace: exit 0" 0 "$?"

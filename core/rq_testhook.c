@@ -1,0 +1,82 @@
+/*
+ * rq_testhook: hold a process at a named point until a test lets it go.
+ */
+#include "rq_testhook.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int rq_testhook_wanted(const char *point)
+{
+	const char *list = getenv("REPLAYQ_TEST_HOLD");
+	size_t n = strlen(point);
+
+	while (list && *list) {
+		const char *end = strchr(list, ',');
+		size_t len = end ? (size_t)(end - list) : strlen(list);
+		if (len == n && !strncmp(list, point, n))
+			return 1;
+		list = end ? end + 1 : NULL;
+	}
+	return 0;
+}
+
+static void on_release(int sig)
+{
+	(void)sig;
+}
+
+/* Announce the hold: <dir>/<point>.<pid>, holding the pid. */
+static void announce(const char *point)
+{
+	const char *dir = getenv("REPLAYQ_TEST_HOLD_DIR");
+	char path[PATH_MAX], tmp[PATH_MAX + 8], pid[32];
+	int fd, n;
+
+	if (!dir || !*dir)
+		dir = ".";
+	n = snprintf(path, sizeof(path), "%s/%s.%ld", dir, point, (long)getpid());
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+	if (write(fd, pid, (size_t)n) != n) {
+		close(fd);
+		unlink(tmp);
+		return;
+	}
+	close(fd);
+	rename(tmp, path); /* the file appears whole */
+}
+
+void rq_testhook_hold(const char *point)
+{
+	struct sigaction sa, old_sa;
+	sigset_t block, old_mask, wait_mask;
+
+	if (!rq_testhook_wanted(point))
+		return;
+	/* block SIGUSR1 until sigsuspend, so that a release sent right after
+	 * the announcement is not lost */
+	sigemptyset(&block);
+	sigaddset(&block, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &block, &old_mask);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_release;
+	sigaction(SIGUSR1, &sa, &old_sa);
+	announce(point);
+	wait_mask = old_mask;
+	sigdelset(&wait_mask, SIGUSR1);
+	sigsuspend(&wait_mask);
+	sigaction(SIGUSR1, &old_sa, NULL);
+	sigprocmask(SIG_SETMASK, &old_mask, NULL);
+}

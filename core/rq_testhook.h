@@ -1,0 +1,27 @@
+/*
+ * rq_testhook: named points where a test can stop a process on purpose.
+ *
+ * Tests must not depend on the speed of the machine: a test that needs a
+ * replay or a job to be "still running" holds it at a named point instead
+ * of hoping it is slow. With REPLAYQ_TEST_HOLD set to a comma-separated
+ * list of points, a process that reaches one of them creates the file
+ * $REPLAYQ_TEST_HOLD_DIR/<point>.<pid> (the test waits for it) and then
+ * waits for a signal: SIGUSR1 lets it go on, any signal the process handles
+ * (a replay's SIGTERM) makes it return too, and a signal it does not handle
+ * acts as usual (SIGKILL, a SIGALRM deadline). Unset, a hook costs one
+ * getenv per call and does nothing. Points used:
+ *   job:<id>        a worker's child, before it runs job <id>
+ *   job:<id>@<n>    the same, for delivery <n> only
+ *   replay-child    a child of a parallel replay, before its first pick
+ *   pick            a sequential replay, before its first pick
+ */
+#ifndef RQ_TESTHOOK_H
+#define RQ_TESTHOOK_H
+
+/* Hold here if REPLAYQ_TEST_HOLD names this point; returns when let go. */
+void rq_testhook_hold(const char *point);
+
+/* 1 if REPLAYQ_TEST_HOLD names this point. */
+int rq_testhook_wanted(const char *point);
+
+#endif
