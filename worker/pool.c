@@ -262,10 +262,12 @@ static int intent_applied(git_repository *repo, const char *intent)
  * against its deadline by the time the child finished, not by the time the
  * parent got round to reading it.
  */
+static long long clock_skew_ms; /* test hook REPLAYQ_TEST_LATE: a child that is late */
+
 static int send_msg(int fd, char type, const char *json)
 {
 	char head[32];
-	int n = snprintf(head, sizeof(head), "%c%lld ", type, now_ms());
+	int n = snprintf(head, sizeof(head), "%c%lld ", type, now_ms() + clock_skew_ms);
 
 	if (write_all(fd, head, (size_t)n) < 0 || write_all(fd, json, strlen(json) + 1) < 0)
 		return -1;
@@ -421,34 +423,59 @@ done:
 	return s;
 }
 
-/* Test hooks: REPLAYQ_TEST_CRASH=<id> crashes the child; REPLAYQ_TEST_ALLOC=
- * <id>:<MiB> makes it allocate and touch that much memory; then the
- * rq_testhook point "job:<id>" (see rq_testhook.h) can hold it. */
+/* The value of a test hook "<job id>:<value>" ("*": every job) for this
+ * job, or NULL. */
+static const char *hook_value(const char *var, const char *id)
+{
+	const char *v = getenv(var), *c = v ? strrchr(v, ':') : NULL;
+
+	if (c && c - v == 1 && *v == '*')
+		return c + 1;
+	if (!c || (size_t)(c - v) != strlen(id) || strncmp(v, id, (size_t)(c - v)) != 0)
+		return NULL;
+	return c + 1;
+}
+
+/* Allocate and touch MiB of memory; an allocation the kernel refuses ends
+ * the job as out of memory, as the engine would. */
+static void hook_alloc(const rq_pool *p, const rq_job *job, long attempt, int fd, long mib)
+{
+	size_t n = (size_t)mib << 20;
+	char *m = malloc(n), *res;
+
+	if (m) {
+		memset(m, 1, n);
+		__asm__ volatile("" : : "r"(m) : "memory"); /* keep it */
+		return;
+	}
+	res = rq_error_result(job->id, job->repo, RQ_E_NOMEM, "out of memory", attempt, p->worker);
+	if (res)
+		send_msg(fd, 'R', res);
+	free(res);
+	_exit(0);
+}
+
+/*
+ * Test hooks: REPLAYQ_TEST_CRASH=<id> crashes the child;
+ * REPLAYQ_TEST_ALLOC=<id>:<MiB> makes it allocate and touch that much
+ * memory; REPLAYQ_TEST_LATE=<id>[@<delivery>]:<ms> makes its clock that
+ * much late, as a child that finished after its deadline would be; the
+ * rq_testhook points
+ * "job:<id>" and "job:<id>@<delivery>" (see rq_testhook.h) hold it.
+ */
 static void child_test_hooks(const rq_pool *p, const rq_job *job, long attempt, int fd)
 {
-	const char *crash = getenv("REPLAYQ_TEST_CRASH"), *alloc = getenv("REPLAYQ_TEST_ALLOC");
+	const char *crash = getenv("REPLAYQ_TEST_CRASH"), *v;
 	char point[RQ_JOB_ID_MAX + 32];
 
 	if (crash && !strcmp(crash, job->id))
 		raise(SIGSEGV);
-	if (alloc) {
-		const char *c = strrchr(alloc, ':');
-		if (c && (size_t)(c - alloc) == strlen(job->id) &&
-		    !strncmp(alloc, job->id, (size_t)(c - alloc))) {
-			size_t n = (size_t)atol(c + 1) << 20;
-			char *m = malloc(n);
-			if (!m) {
-				char *res = rq_error_result(job->id, job->repo, RQ_E_NOMEM,
-							    "out of memory", attempt, p->worker);
-				if (res)
-					send_msg(fd, 'R', res);
-				free(res);
-				_exit(0);
-			}
-			memset(m, 1, n);
-			__asm__ volatile("" : : "r"(m) : "memory"); /* keep it */
-		}
-	}
+	if ((v = hook_value("REPLAYQ_TEST_ALLOC", job->id)))
+		hook_alloc(p, job, attempt, fd, atol(v));
+	snprintf(point, sizeof(point), "%s@%ld", job->id, attempt);
+	if ((v = hook_value("REPLAYQ_TEST_LATE", job->id)) ||
+	    (v = hook_value("REPLAYQ_TEST_LATE", point)))
+		clock_skew_ms = atoll(v);
 	snprintf(point, sizeof(point), "job:%s", job->id);
 	rq_testhook_hold(point);
 	snprintf(point, sizeof(point), "job:%s@%ld", job->id, attempt);

@@ -106,7 +106,9 @@ while [ "$(count)" -lt "$N" ] && [ $((SECONDS - t_start)) -lt 600 ]; do
 	spawn "$s"
 	if [ $restarted -eq 0 ] && [ "$(count)" -ge $((N / 2)) ]; then
 		stop_redis
-		sleep 0.5
+		# the outage lasts until a worker has met it (a failed read)
+		nfail=$(grep -c '"read failed"' "$T/workers.log")
+		wait_for "a worker meets the outage" 60 bash -c "[ \$(grep -c '\"read failed\"' '$T/workers.log') -gt $nfail ]"
 		start_redis
 		restarted=1
 	fi

@@ -199,16 +199,14 @@ check "worker alive after a timeout" kill -0 "$WORKER_PID"
 kill -TERM "$WORKER_PID"
 wait "$WORKER_PID"
 # a timed-out job is retried like any other transient failure: only its
-# first delivery is held, the second one finishes
-rm -f "$HOLD_DIR"/*
-REPLAYQ_TEST_HOLD=job:slow-2@1 start_worker w4c --repo-root="$ROOT" --jobs=1 --max-deliveries=2 --visibility-timeout=1
-# (a light job with a deadline far above what it needs: only the held
-# delivery can miss it)
+# first delivery is late (its clock made late on purpose), the second one
+# finishes (a light job, a deadline of a minute)
 light='"repo":"r0","mode":"onto","target":"main","revisions":["base..topic"],"ref_action":"print"'
-run_rq submit --wait=60 <<<'{"id":"slow-2","timeout_ms":3000,'"$light"'}'
+REPLAYQ_TEST_LATE=slow-2@1:600000 start_worker w4c --repo-root="$ROOT" --jobs=1 --max-deliveries=2 --visibility-timeout=1
+run_rq submit --wait=60 <<<'{"id":"slow-2","timeout_ms":60000,'"$light"'}'
 check_eq "timeout: retried, the retry is ok at attempt 2" "ok 2" "$(jq -r '"\(.status) \(.attempt)"' <<<"$OUT")"
-check "timeout: the first delivery was held" held job:slow-2@1
 check_contains "timeout: the worker logged the retry" "it will be retried" "$(cat "$T/w4c.log")"
+check_contains "timeout: the first attempt was a timeout" '\"code\":\"timeout\"' "$(cat "$T/w4c.log")"
 kill -TERM "$WORKER_PID"
 wait "$WORKER_PID"
 
@@ -228,6 +226,26 @@ check_eq "stopped parent: code timeout" timeout "$(rcli GET 'replayq:{wtest}:res
 check_contains "stopped parent: the child's own timer" "by its own deadline timer" "$(rcli GET 'replayq:{wtest}:result:slow-3' | jq -r .error.message)"
 kill -TERM "$W4E"
 wait "$W4E"
+
+stamp "a result after its deadline"
+# a child whose result comes after its deadline (its clock made late on
+# purpose): the job did not finish in time, whatever it says
+REPLAYQ_TEST_LATE=late-1:600000 start_worker w4f --repo-root="$ROOT" --jobs=1 --max-deliveries=1
+run_rq submit --wait=60 <<<'{"id":"late-1","timeout_ms":60000,'"$light"'}'
+check_eq "late result: code timeout" timeout "$(jq -r .error.code <<<"$OUT")"
+check "late result: overrun_ms says by how much" jq -e '.overrun_ms >= 540000' <<<"$OUT"
+check_contains "late result: the message says so" "past its deadline of 60000 ms; its result was discarded" "$(jq -r .error.message <<<"$OUT")"
+kill -TERM "$WORKER_PID"
+wait "$WORKER_PID"
+# ... but a job that had started moving its refs before the deadline keeps
+# its result: the refs moved, and the result says so
+git -C "$ROOT/r0" branch late2 topic
+REPLAYQ_TEST_LATE=late-2:600000 start_worker w4g --repo-root="$ROOT" --jobs=1 --max-deliveries=1
+run_rq submit --wait=60 <<<'{"id":"late-2","timeout_ms":60000,"repo":"r0","mode":"onto","target":"main","revisions":["base..late2"],"ref_action":"update"}'
+check_eq "late result after the ref update: ok, applied" "ok true" "$(jq -r '"\(.status) \(.applied)"' <<<"$OUT")"
+check_eq "late result after the ref update: the ref moved" "$(jq -r '.updates[0].new' <<<"$OUT")" "$(git -C "$ROOT/r0" rev-parse late2)"
+kill -TERM "$WORKER_PID"
+wait "$WORKER_PID"
 
 stamp "a job over its memory"
 # a job over its memory limit: it allocates 384 MiB on purpose (limit 256)
