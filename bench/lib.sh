@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # Shared helpers for the bench/ scripts (bash; sourced, not run).
 #
 # Paths: everything generated goes under bench/work/ (git-ignored);

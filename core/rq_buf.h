@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * rq_buf: a growable byte buffer, always NUL-terminated. Appends after an
  * allocation failure are dropped and set oom; the owner checks oom once at

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * rq_commit: build commit objects byte for byte from the original's raw
  * data.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * rq_git2_nonet: libgit2 without its network transports, for the static
  * link (CMake option RQ_STATIC_LIBGIT2).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * rq_memodb: an object database backend that keeps the objects written to
  * it in memory, in the order they were written.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * rq_objdir: temporary object directory and the single packfile at the
  * end of a replay.

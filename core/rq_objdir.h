@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * rq_objdir: where the objects a replay writes go until its one packfile.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * rq_oidmap: linear-probing hash map keyed by git_oid.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * rq_oidmap: an open-addressing hash map from object id to a size_t value
  * (an index into a caller's array). Used by the walk and the replay loop.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * rq_pack: packfiles (version 2) and their index (version 2), written from
  * objects already encoded as pack entries.

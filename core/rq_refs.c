@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * rq_refs: apply a replay's ref updates in one checked transaction, or
  * format them for `git update-ref --stdin`.

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* follows git's replay.c and builtin/replay.c (Elijah Newren, Christian Couder) */
 /*
  * rq_replay: the replay driver. Resolves the revisions and the target,
  * walks the commits, picks each one with a tree merge, writes the new

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * rq_replay: replay commits onto a new base without a worktree or index.
  *

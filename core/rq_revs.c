@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * rq_revs: parse revision arguments and resolve names like git does.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * rq_revs: revision arguments resolved the way git resolves them.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * rq_sha1: SHA-1 as specified in FIPS 180-4, section 6.1.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * rq_sha1: SHA-1 (FIPS 180-4) for pack and index checksums.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * rq_testhook: hold a process at a named point until a test lets it go.
  */

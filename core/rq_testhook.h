@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * rq_testhook: named points where a test can stop a process on purpose.
  *

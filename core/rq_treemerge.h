@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * rq_treemerge: the tree-level 3-way merge behind rq_merger (internal).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only; follows git's merge-ort.c and diffcore-rename.c */
 /*
  * rq_treemerge_rename: rename detection and processing for rq_treemerge,
  * with the behaviour of git 2.39's merge-ort over diffcore-rename:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only; follows git's merge-ort.c (Elijah Newren) */
 /*
  * rq_treemerge_util: the arena and the string map used by one tree merge.
  *

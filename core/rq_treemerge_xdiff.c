@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* follows git's xdiff: xmerge.c and xhistogram.c (README: Credits) */
 /*
  * rq_treemerge_xdiff: the 3-way merge of one text file, as git's merge-ort
  * does it (ll_merge -> xdl_merge, level XDL_MERGE_ZEALOUS, histogram diff).

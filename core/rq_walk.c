@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* follows git's revision walk (revision.c) for the order git replay uses */
 /*
  * rq_walk: select and order the commits of a replay.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * rq_job: a replay job, parsed from untrusted JSON and validated before any
  * git work.

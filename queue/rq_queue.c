@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * rq_queue: Redis Streams queue operations; multi-key steps are Lua
  * scripts so that each is atomic.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * rq_redis: one connection to Redis, with URL parsing, timeouts and
  * reconnection.

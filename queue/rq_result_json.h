@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * rq_result_json: a replay's outcome as a JSON result object (v1).
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # Shared helpers for the integration tests (bash).
 #
 # Each test script sources this file, calls the check functions, and ends

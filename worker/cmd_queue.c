@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * replayq submit / result / queue: the client side of the Redis queue.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * replayq replay: the command-line face of the engine, a drop-in for
  * `git replay`. Parses options like git's parse-options (--opt=value and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * replayq worker / replayq run: the job pool over Redis, or over JSON lines.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The replayq program's subcommands. Each returns the process exit status.
  */

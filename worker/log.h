@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * log: one JSON object per line on stderr (time, level, worker, message
  * and any fields given), filtered by level.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * replayq: the program. Global options (-C <path>), then a subcommand.
  */

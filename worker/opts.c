@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * opts: option helpers and queue connection for the subcommands.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * opts: shared option handling for the queue subcommands: --name=value or
  * --name value, with defaults from REPLAYQ_* environment variables.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * pool: forked children that run one job each and report over a pipe.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * corpus: writes a `git fast-import` stream for the replayq benchmarks.
  *

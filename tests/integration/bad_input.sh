@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Hostile and malformed jobs, put on the queue raw (as any producer could):
 # each gets an error result with its code, none is retried, and the worker
 # survives them all and still runs a good job afterwards. The same corpus

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # A replay in progress never breaks git commands on the same repository:
 # while replayq replays 40 branches again and again (serially and with
 # --jobs=2), `git log --all`, `git gc` (git's default expiry), `git

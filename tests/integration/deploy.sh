@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # deploy/: the Kubernetes manifests parse and agree with each other and
 # with the queue's key names; the systemd unit passes systemd-analyze
 # verify; the local launcher starts Redis and workers that run a job, and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # The fault suite: a batch of jobs over several repositories while workers
 # are SIGKILLed at random moments, Redis is restarted once (AOF), and one
 # repository's file system fills up. At the end every job has exactly one

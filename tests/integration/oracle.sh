@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # oracle.sh: replayq against git itself, on random histories.
 #
 # For each seed a small repository is generated deterministically (an awk

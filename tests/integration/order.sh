@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # order.sh: several branches in one replay: the order of the ref updates,
 # commits shared between branches, --contained and --ref-action=update.
 #

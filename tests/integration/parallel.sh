@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # replayq replay --jobs=N: independent branches in forked children. Output,
 # ids, exit status and conflict reports equal --jobs=1's; a killed child
 # fails the replay with nothing left behind; signals and SIGKILL of the

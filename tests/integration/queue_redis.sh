@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # The Redis queue end to end, against a private redis-server: submit, the
 # keys a job and its result live in, a real worker reading and completing
 # jobs, `replayq result` and `replayq queue`, duplicate submissions,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Rename similarity scores remembered from pick to pick. A topic that adds a
 # file in every commit to a directory that upstream renamed (its files moved
 # with small edits and new names, so only the similarity matrix pairs them)

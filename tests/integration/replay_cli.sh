@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # replayq replay: options, output, exit codes and errors of the command, in
 # bare and non-bare repositories, checked against git where git can tell.
 . "$(dirname "$0")/../lib.sh"

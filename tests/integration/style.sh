@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Style: every C file is formatted with the project's .clang-format.
 . "$(dirname "$0")/../lib.sh"
 cd "$(dirname "$0")/../.." || exit 1

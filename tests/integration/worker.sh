@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # replayq worker end to end: a real redis-server, real repositories, the
 # real binary. A batch of jobs across several repositories through two
 # workers (one SIGKILLed mid-batch) gives exactly one result per job, equal

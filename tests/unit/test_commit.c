@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * rq_commit: revert messages and the raw text of picked and reverted
  * commits.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The libgit2 replayq is linked with. Statically linked (RQ_GIT2_STATIC),
  * its network transports are left out (core/rq_git2_nonet.c): local

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * rq_ident: date parsing, identity clean-up and formatting, default
  * identity, with git itself as the oracle.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * rq_job: parsing and validation of untrusted job JSON. Every rule gets a
  * bad input that must fail with its code and a message that names the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * rq_merge: differential test of the tree merge against git's merge-ort.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * rq_objdir: the replay's object store, its temporary directory, its
  * packfile, and stale directory clean-up.

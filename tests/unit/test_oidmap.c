@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * rq_oidmap: put/get/overwrite, growth, collisions, missing keys.
  */

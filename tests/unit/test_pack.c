@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * rq_sha1, rq_pack and rq_memodb: checksums against sha1sum, packs and
  * deltas read back by git, part files handed between processes.

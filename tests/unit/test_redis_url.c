@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * rq_redis_url_parse / rq_redis_url_display: the forms of a Redis URL, the
  * bad ones, and a display that never shows the password.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * rq_replay: the engine end to end through the library, with git
  * cherry-pick and git revert (same committer) as the oracle for the new

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * rq_result_to_json: the JSON result of ok, conflict and error outcomes,
  * and the stable error code names.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * rq_revs: DWIM ref lookup, commit resolution, revision ranges and full
  * ref name validation, checked against git rev-parse / check-ref-format.

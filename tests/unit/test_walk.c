@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * rq_walk: the commits of a range and their order, checked against
  * `git rev-list --reverse --topo-order` (and without --reverse for

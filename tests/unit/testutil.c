@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * testutil: temporary repositories made with git, shell commands, libgit2
  * set-up for the unit tests.

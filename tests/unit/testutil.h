@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * testutil: shared helpers for the cmocka unit tests.
  *
