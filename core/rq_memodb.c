@@ -354,7 +354,7 @@ static int exists_packed(git_odb *odb, const git_oid *id)
 	return 0;
 }
 
-int rq_odb_write(git_oid *out, git_odb *odb, const void *data, size_t len, git_object_t type)
+int rq_memodb_write(git_oid *out, git_odb *odb, const void *data, size_t len, git_object_t type)
 {
 	git_odb_backend *b = NULL;
 

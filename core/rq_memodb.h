@@ -39,7 +39,7 @@ int rq_memodb_new(git_odb_backend **out);
  * new object. Objects the database has go through git_odb_write(), which
  * freshens them as git does. Any other odb: git_odb_write().
  */
-int rq_odb_write(git_oid *out, git_odb *odb, const void *data, size_t len, git_object_t type);
+int rq_memodb_write(git_oid *out, git_odb *odb, const void *data, size_t len, git_object_t type);
 
 /* The number of objects held; objects are numbered 0.. in write order. */
 size_t rq_memodb_count(git_odb_backend *b);

@@ -55,7 +55,7 @@ void rq_objdir_keepalive(rq_objdir *od, unsigned every)
 	od->touched = now;
 }
 
-int rq_rmtree(const char *path)
+int rq_objdir_rmtree(const char *path)
 {
 	struct stat st;
 	DIR *d;
@@ -77,7 +77,7 @@ int rq_rmtree(const char *path)
 			rc = -1;
 			continue;
 		}
-		if (rq_rmtree(child) < 0)
+		if (rq_objdir_rmtree(child) < 0)
 			rc = -1;
 	}
 	closedir(d);
@@ -306,7 +306,7 @@ out:
 	if (rc == 0) {
 		od->finished = 1;
 		restore_odb(od);
-		rq_rmtree(od->path);
+		rq_objdir_rmtree(od->path);
 		od->path[0] = '\0';
 	} else {
 		stats->pack_name[0] = '\0';
@@ -321,7 +321,7 @@ void rq_objdir_free(rq_objdir *od)
 		return;
 	restore_odb(od);
 	if (od->path[0])
-		rq_rmtree(od->path);
+		rq_objdir_rmtree(od->path);
 	rq_pack_encoder_free(od->enc);
 	free(od);
 }
@@ -365,7 +365,7 @@ int rq_objdir_clean_stale_dir(const char *objects, unsigned max_age)
 			continue;
 		if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode))
 			continue;
-		if (is_stale(e->d_name, &st, max_age, now) && rq_rmtree(path) == 0)
+		if (is_stale(e->d_name, &st, max_age, now) && rq_objdir_rmtree(path) == 0)
 			removed++;
 	}
 	closedir(d);

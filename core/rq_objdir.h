@@ -71,6 +71,6 @@ int rq_objdir_clean_stale(git_repository *repo, unsigned max_age, rq_error *err)
 int rq_objdir_clean_stale_dir(const char *objects_dir, unsigned max_age);
 
 /* Remove a directory tree (no symlinks followed). 0 or -1 (errno set). */
-int rq_rmtree(const char *path);
+int rq_objdir_rmtree(const char *path);
 
 #endif

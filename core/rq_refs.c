@@ -7,14 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rq_replay.h"
+#include "rq_refs.h"
 
 /*
  * Every locked ref must get a target before the commit: libgit2 cannot
  * commit a lock without one.
  */
-int rq_replay_apply(git_repository *repo, const rq_replay_result *result, const rq_ident *committer,
-		    rq_error *err)
+int rq_refs_apply(git_repository *repo, const rq_replay_result *result, const rq_ident *committer,
+		  rq_error *err)
 {
 	git_transaction *tx = NULL;
 	git_signature *sig = NULL;
@@ -73,7 +73,7 @@ out:
 	return rc;
 }
 
-char *rq_replay_format_updates(const rq_replay_result *result)
+char *rq_refs_format_updates(const rq_replay_result *result)
 {
 	size_t line = 8 + 2 * (GIT_OID_HEXSZ + 1) + 1;
 	size_t size = 1;

@@ -195,7 +195,7 @@ static int validate(const rq_replay_opts *o, rq_error *err)
 		return rq_error_set(err, RQ_E_USAGE,
 				    "options '%s' and '%s' cannot be used together", "--ref",
 				    "--contained");
-	if (o->ref && (!rq_refname_is_valid_full(o->ref) || !strncmp(o->ref, "HEAD", 5)))
+	if (o->ref && (!rq_revs_refname_valid(o->ref) || !strncmp(o->ref, "HEAD", 5)))
 		return rq_error_set(err, RQ_E_BAD_REF,
 				    "'%s' is not a valid fully qualified ref name", o->ref);
 	if (o->empty != RQ_EMPTY_DROP && o->empty != RQ_EMPTY_KEEP && o->empty != RQ_EMPTY_ABORT)
@@ -267,7 +267,7 @@ static int resolve_target(state *s)
 	if (!s->revs.npositive)
 		return rq_error_set(err, RQ_E_NOTHING, "need some commits to replay");
 	if (o->mode == RQ_MODE_ONTO) {
-		if (rq_resolve_commit(s->repo, o->target, &s->onto, err) < 0)
+		if (rq_revs_resolve_commit(s->repo, o->target, &s->onto, err) < 0)
 			return -1;
 		if (o->ref && s->revs.npositive > 1)
 			return rq_error_set(
@@ -280,7 +280,7 @@ static int resolve_target(state *s)
 					    err, RQ_E_NOT_A_REF,
 					    "all positive revisions given must be references");
 	} else {
-		int n = rq_dwim_ref(s->repo, o->target, &s->branch, NULL, err);
+		int n = rq_revs_dwim_ref(s->repo, o->target, &s->branch, NULL, err);
 		if (n < 0)
 			return -1;
 		if (n > 1)
@@ -290,7 +290,7 @@ static int resolve_target(state *s)
 			return rq_error_set(err, RQ_E_NOT_A_REF,
 					    "argument to %s must be a reference",
 					    mode_option(o->mode));
-		if (rq_resolve_commit(s->repo, o->target, &s->onto, err) < 0)
+		if (rq_revs_resolve_commit(s->repo, o->target, &s->onto, err) < 0)
 			return -1;
 		if (s->revs.npositive > 1)
 			return rq_error_set(
@@ -321,7 +321,7 @@ static int decorate_updates(state *s, const git_commit *c, const git_oid *new_id
 static int ensure_empty_tree(state *s)
 {
 	git_oid id;
-	if (rq_odb_write(&id, s->odb, "", 0, GIT_OBJECT_TREE) < 0)
+	if (rq_memodb_write(&id, s->odb, "", 0, GIT_OBJECT_TREE) < 0)
 		return rq_error_git(s->err, "cannot write the empty tree");
 	return 0;
 }

@@ -7,8 +7,8 @@
  * selected commits (rebase with RQ_MODE_ONTO, cherry-pick with
  * RQ_MODE_ADVANCE, revert with RQ_MODE_REVERT) and fills a result with the
  * ref updates to make. It never prints, never exits and never touches a
- * worktree, the index or a ref: rq_replay_apply() applies the updates in
- * one transaction, rq_replay_format_updates() writes them as
+ * worktree, the index or a ref: rq_refs_apply() applies the updates in
+ * one transaction, rq_refs_format_updates() writes them as
  * `update <ref> <new> <old>` lines for `git update-ref --stdin`.
  *
  * New objects go to a temporary object directory and become one packfile
@@ -108,18 +108,5 @@ typedef struct rq_replay_result {
 int rq_replay_run(git_repository *repo, const rq_replay_opts *opts, rq_replay_result *result,
 		  rq_error *err);
 void rq_replay_result_free(rq_replay_result *result);
-
-/*
- * Apply every update in one transaction: each ref is locked, its current
- * value checked against old_id (RQ_E_REF_MOVED if it moved), then all are
- * written with a reflog entry (result->reflog_msg) by committer. Nothing is
- * changed unless every check passes. A ref that already holds its new value
- * is left alone (a retried job whose updates were applied before).
- */
-int rq_replay_apply(git_repository *repo, const rq_replay_result *result, const rq_ident *committer,
-		    rq_error *err);
-
-/* "update <ref> <new> <old>\n" lines; malloc'ed, NULL when out of memory. */
-char *rq_replay_format_updates(const rq_replay_result *result);
 
 #endif

@@ -187,7 +187,7 @@ static int is_pseudoref_like(const char *name)
 	return 1;
 }
 
-int rq_refname_is_valid_full(const char *s)
+int rq_revs_refname_valid(const char *s)
 {
 	int valid = 0;
 
@@ -260,8 +260,8 @@ static int dwim_ref(git_repository *repo, const refset *known, const char *name,
 	return found;
 }
 
-int rq_dwim_ref(git_repository *repo, const char *name, char **fullname, git_oid *oid,
-		rq_error *err)
+int rq_revs_dwim_ref(git_repository *repo, const char *name, char **fullname, git_oid *oid,
+		     rq_error *err)
 {
 	return dwim_ref(repo, NULL, name, fullname, oid, err);
 }
@@ -387,7 +387,7 @@ static int resolve_commit(git_repository *repo, const refset *known, const char 
 	return 0;
 }
 
-int rq_resolve_commit(git_repository *repo, const char *expr, git_oid *out, rq_error *err)
+int rq_revs_resolve_commit(git_repository *repo, const char *expr, git_oid *out, rq_error *err)
 {
 	return resolve_commit(repo, NULL, expr, out, NULL, NULL, err);
 }

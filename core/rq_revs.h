@@ -42,13 +42,13 @@ void rq_revs_free(rq_revs *revs);
  * wanted) receives the first match's full name, with symbolic refs
  * followed (HEAD -> refs/heads/main), and *oid its target.
  */
-int rq_dwim_ref(git_repository *repo, const char *name, char **fullname, git_oid *oid,
-		rq_error *err);
+int rq_revs_dwim_ref(git_repository *repo, const char *name, char **fullname, git_oid *oid,
+		     rq_error *err);
 
 /* Resolve a commit-ish expression (no ranges) to a commit id. */
-int rq_resolve_commit(git_repository *repo, const char *expr, git_oid *out, rq_error *err);
+int rq_revs_resolve_commit(git_repository *repo, const char *expr, git_oid *out, rq_error *err);
 
 /* 1 if s is a valid, fully qualified ref name ("refs/..." or "HEAD"). */
-int rq_refname_is_valid_full(const char *s);
+int rq_revs_refname_valid(const char *s);
 
 #endif

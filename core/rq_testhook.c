@@ -33,11 +33,12 @@ static void on_release(int sig)
 	(void)sig;
 }
 
-/* Announce the hold: <dir>/<point>.<pid>, holding the pid. */
+/* Announce the hold: <dir>/<point>.<pid>, holding the pid, written under
+ * another name first (".<point>.<pid>.tmp") so that it appears whole. */
 static void announce(const char *point)
 {
 	const char *dir = getenv("REPLAYQ_TEST_HOLD_DIR");
-	char path[PATH_MAX], tmp[PATH_MAX + 8], pid[32];
+	char path[PATH_MAX], tmp[PATH_MAX], pid[32];
 	int fd, n;
 
 	if (!dir || !*dir)
@@ -45,7 +46,9 @@ static void announce(const char *point)
 	n = snprintf(path, sizeof(path), "%s/%s.%ld", dir, point, (long)getpid());
 	if (n < 0 || (size_t)n >= sizeof(path))
 		return;
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	n = snprintf(tmp, sizeof(tmp), "%s/.%s.%ld.tmp", dir, point, (long)getpid());
+	if (n < 0 || (size_t)n >= sizeof(tmp))
+		return;
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return;
@@ -56,7 +59,7 @@ static void announce(const char *point)
 		return;
 	}
 	close(fd);
-	rename(tmp, path); /* the file appears whole */
+	rename(tmp, path);
 }
 
 void rq_testhook_hold(const char *point)

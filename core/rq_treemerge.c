@@ -581,7 +581,7 @@ int tm_read_blob(tm_state *s, const git_oid *id, git_blob **out)
 static int write_blob(tm_state *s, const char *buf, size_t n, git_oid *out)
 {
 	if (s->write) {
-		if (rq_odb_write(out, s->odb, buf, n, GIT_OBJECT_BLOB) < 0)
+		if (rq_memodb_write(out, s->odb, buf, n, GIT_OBJECT_BLOB) < 0)
 			return rq_error_git(s->err, "cannot write blob");
 	} else if (git_odb_hash(out, buf, n, GIT_OBJECT_BLOB) < 0) {
 		return rq_error_git(s->err, "cannot hash blob");
@@ -928,7 +928,7 @@ static int write_dir(tm_state *s, tm_entry *d)
 				exists = 1;
 		if (!exists) {
 			git_oid wid;
-			if (rq_odb_write(&wid, s->odb, buf, (size_t)(p - buf), GIT_OBJECT_TREE) <
+			if (rq_memodb_write(&wid, s->odb, buf, (size_t)(p - buf), GIT_OBJECT_TREE) <
 			    0) {
 				rq_error_git(s->err, "cannot write tree");
 				goto out;
@@ -1038,7 +1038,7 @@ int rq_treemerge(git_repository *repo, git_odb *odb, const rq_tm_config *cfg, rq
 		goto out;
 	}
 	if (s.root->is_null) {
-		if (rq_odb_write(out, odb, "", 0, GIT_OBJECT_TREE) < 0) {
+		if (rq_memodb_write(out, odb, "", 0, GIT_OBJECT_TREE) < 0) {
 			rq_error_git(err, "cannot write the empty tree");
 			goto out;
 		}

@@ -278,7 +278,7 @@ static int parse_fields(json_t *o, rq_job *job, rq_error *err)
 	}
 	if (get_string(o, "ref", 0, RQ_JOB_REV_LEN_MAX, &job->ref, err) < 0)
 		goto out;
-	if (job->ref && (!rq_refname_is_valid_full(job->ref) || !strcmp(job->ref, "HEAD"))) {
+	if (job->ref && (!rq_revs_refname_valid(job->ref) || !strcmp(job->ref, "HEAD"))) {
 		rq_error_set(err, RQ_E_BAD_REF,
 			     "field 'ref' is not a valid fully qualified ref name");
 		goto out;

@@ -149,3 +149,24 @@ json_t *rq_result_to_json(const rq_replay_result *res, int rc, const rq_error *e
 	json_object_set_new(o, "stats", stats_json(&res->stats));
 	return o;
 }
+
+char *rq_result_error_text(const char *id, const char *repo, rq_code code, const char *msg,
+			   long attempt, const char *worker)
+{
+	rq_error e;
+	json_t *o;
+	char *s;
+
+	rq_error_set(&e, code, "%s", msg);
+	o = rq_result_to_json(NULL, -1, &e, 0);
+	if (!o)
+		return NULL;
+	json_object_set_new(o, "id", json_string(id ? id : ""));
+	if (repo)
+		json_object_set_new(o, "repo", json_string(repo));
+	json_object_set_new(o, "attempt", json_integer(attempt));
+	json_object_set_new(o, "worker", json_string(worker ? worker : ""));
+	s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(6));
+	json_decref(o);
+	return s;
+}

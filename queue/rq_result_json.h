@@ -27,4 +27,12 @@ json_t *rq_result_to_json(const rq_replay_result *res, int rc, const rq_error *e
  */
 json_t *rq_json_bytes(const char *s);
 
+/*
+ * The result JSON text (malloc'ed; NULL when out of memory) of a job that
+ * failed before or outside a replay: status "error", the code and message,
+ * with the job's id, repo (may be NULL), delivery and worker.
+ */
+char *rq_result_error_text(const char *id, const char *repo, rq_code code, const char *msg,
+			   long attempt, const char *worker);
+
 #endif

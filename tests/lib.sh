@@ -181,9 +181,9 @@ hold_pid() {
 	wait_for "a process held at '$1'" 60 held "$1" || return 1
 	local f
 	for f in "$HOLD_DIR/$1".[0-9]*; do
-		cat "$f"
-		return 0
+		[ -s "$f" ] && cat "$f" && return 0
 	done
+	return 1
 }
 # dead_or_zombie pid: the process has exited (reaped or not)
 dead_or_zombie() {

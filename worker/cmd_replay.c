@@ -15,6 +15,7 @@
 #include "cmds.h"
 #include "opts.h"
 #include "rq_objdir.h"
+#include "rq_refs.h"
 #include "rq_replay.h"
 #include "rq_result_json.h"
 
@@ -263,7 +264,7 @@ int cmd_replay(int argc, char **argv)
 
 	rc = rq_replay_run(repo, &o, &res, &err);
 	if (rc == 0 && !print) {
-		if (rq_replay_apply(repo, &res, &ident, &err) < 0)
+		if (rq_refs_apply(repo, &res, &ident, &err) < 0)
 			rc = -1;
 		else
 			applied = 1;
@@ -280,7 +281,7 @@ report:
 		status = 1;
 	} else {
 		if (print && !json) {
-			char *lines = rq_replay_format_updates(&res);
+			char *lines = rq_refs_format_updates(&res);
 			if (!lines) {
 				fputs("fatal: out of memory\n", stderr);
 				status = 128;

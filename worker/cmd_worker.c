@@ -363,9 +363,9 @@ static void handle_msg(wctx *w, rq_msg *m)
 	if (t->msg.deliveries > w->max_deliveries) {
 		char *last = rq_queue_last_attempt(w->q, id, &err);
 		char *res = last ? last
-				 : rq_error_result(id, NULL, RQ_E_CRASHED,
-						   "the worker running the job died",
-						   t->msg.deliveries, w->name);
+				 : rq_result_error_text(id, NULL, RQ_E_CRASHED,
+							"the worker running the job died",
+							t->msg.deliveries, w->name);
 		finish_task(w, t, res ? res : "{}", "error", "too many deliveries");
 		free(res);
 		return;
@@ -374,7 +374,7 @@ static void handle_msg(wctx *w, rq_msg *m)
 		char *res;
 		if (!t->msg.job)
 			rq_error_set(&err, RQ_E_INVALID_JOB, "stream entry has no 'job' field");
-		res = rq_error_result(id, NULL, err.code, err.msg, t->msg.deliveries, w->name);
+		res = rq_result_error_text(id, NULL, err.code, err.msg, t->msg.deliveries, w->name);
 		rq_log(RQ_LOG_WARN, "invalid job",
 		       json_pack("{s:s, s:s}", "job", id, "error", err.msg));
 		finish_task(w, t, res ? res : "{}", "error", NULL);
@@ -382,9 +382,9 @@ static void handle_msg(wctx *w, rq_msg *m)
 		return;
 	}
 	if (t->msg.id && strcmp(t->msg.id, job.id) != 0) {
-		char *res = rq_error_result(id, job.repo, RQ_E_INVALID_JOB,
-					    "stream field 'id' differs from the job's id",
-					    t->msg.deliveries, w->name);
+		char *res = rq_result_error_text(id, job.repo, RQ_E_INVALID_JOB,
+						 "stream field 'id' differs from the job's id",
+						 t->msg.deliveries, w->name);
 		rq_job_free(&job);
 		finish_task(w, t, res ? res : "{}", "error", NULL);
 		free(res);
@@ -618,7 +618,7 @@ static void worker_reclaim(wctx *w, long long now)
 	rq_error err;
 
 	w->next_reclaim = now + (w->visibility_ms / 2 > 1000 ? w->visibility_ms / 2 : 1000);
-	if (rq_queue_reclaim(w->q, w->name, w->visibility_ms, (size_t)rq_pool_free_slots(w->pool),
+	if (rq_queue_reclaim(w->q, w->name, w->visibility_ms, (size_t)rq_pool_idle_slots(w->pool),
 			     &msgs, &n, &err) < 0) {
 		rq_log(RQ_LOG_WARN, "reclaim failed", json_pack("{s:s}", "error", err.msg));
 		return;
@@ -648,7 +648,7 @@ static void worker_send_read(wctx *w, long long now)
 		block = 1;
 	if (block > 1000)
 		block = 1000;
-	if (rq_queue_read_send(w->qread, w->name, (size_t)rq_pool_free_slots(w->pool), (int)block,
+	if (rq_queue_read_send(w->qread, w->name, (size_t)rq_pool_idle_slots(w->pool), (int)block,
 			       &err) < 0) {
 		rq_log(RQ_LOG_WARN, "read failed", json_pack("{s:s}", "error", err.msg));
 		w->next_read = now + 200;
@@ -700,11 +700,11 @@ static int worker_timers(wctx *w, long long now)
 		w->next_beat = now + (w->visibility_ms / 3 < 2000 ? w->visibility_ms / 3 : 2000);
 	}
 	flush_waiting(w);
-	if (w->drain_deadline || w->waiting || w->reading || rq_pool_free_slots(w->pool) == 0)
+	if (w->drain_deadline || w->waiting || w->reading || rq_pool_idle_slots(w->pool) == 0)
 		return 0;
 	if (now >= w->next_reclaim)
 		worker_reclaim(w, now);
-	if (rq_pool_free_slots(w->pool) > 0 && now >= w->next_read)
+	if (rq_pool_idle_slots(w->pool) > 0 && now >= w->next_read)
 		worker_send_read(w, now);
 	return 0;
 }
@@ -719,7 +719,7 @@ static int worker_timeout(const wctx *w, long long now)
 	if (w->waiting && now + 200 < next)
 		next = now + 200; /* a result to store while Redis is away */
 	/* not reading with a free slot: a failed read waits before the next */
-	if (!w->drain_deadline && !w->reading && rq_pool_free_slots(w->pool) > 0 &&
+	if (!w->drain_deadline && !w->reading && rq_pool_idle_slots(w->pool) > 0 &&
 	    w->next_read < next)
 		next = w->next_read;
 	return next > now ? (int)(next - now) : 0;
@@ -842,7 +842,7 @@ int cmd_worker(int argc, char **argv)
 		rq_pool_free(w.pool);
 		return rc < 0 ? 0 : rc;
 	}
-	w.nrunning_cap = rq_pool_free_slots(w.pool);
+	w.nrunning_cap = rq_pool_idle_slots(w.pool);
 	w.running = calloc((size_t)w.nrunning_cap, sizeof(*w.running));
 	if (!w.running) {
 		fprintf(stderr, "fatal: out of memory\n");
@@ -949,19 +949,19 @@ int cmd_run(int argc, char **argv)
 		if (rq_job_parse(line, (size_t)len, &job, idbuf, &err) < 0) {
 			char fallback[64];
 			snprintf(fallback, sizeof(fallback), "line-%lu", lineno);
-			char *res = rq_error_result(idbuf[0] ? idbuf : fallback, NULL, err.code,
-						    err.msg, 1, "local");
+			char *res = rq_result_error_text(idbuf[0] ? idbuf : fallback, NULL,
+							 err.code, err.msg, 1, "local");
 			if (res)
 				print_result(&c, res, "error");
 			free(res);
 			continue;
 		}
-		while (rq_pool_free_slots(pool) == 0)
+		while (rq_pool_idle_slots(pool) == 0)
 			rq_pool_poll(pool, 100, on_run_done, &c);
 		if (rq_pool_spawn(pool, &job, job_default_time(&job, NULL), 1, NULL, NULL, &err) <
 		    0) {
 			char *res =
-			    rq_error_result(job.id, job.repo, err.code, err.msg, 1, "local");
+			    rq_result_error_text(job.id, job.repo, err.code, err.msg, 1, "local");
 			if (res)
 				print_result(&c, res, "error");
 			free(res);

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "rq_objdir.h"
+#include "rq_refs.h"
 #include "rq_replay.h"
 #include "rq_result_json.h"
 #include "rq_testhook.h"
@@ -74,27 +75,6 @@ static long long now_ms(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-char *rq_error_result(const char *id, const char *repo, rq_code code, const char *msg, long attempt,
-		      const char *worker)
-{
-	rq_error e;
-	json_t *o;
-	char *s;
-
-	rq_error_set(&e, code, "%s", msg);
-	o = rq_result_to_json(NULL, -1, &e, 0);
-	if (!o)
-		return NULL;
-	json_object_set_new(o, "id", json_string(id ? id : ""));
-	if (repo)
-		json_object_set_new(o, "repo", json_string(repo));
-	json_object_set_new(o, "attempt", json_integer(attempt));
-	json_object_set_new(o, "worker", json_string(worker ? worker : ""));
-	s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(6));
-	json_decref(o);
-	return s;
 }
 
 int rq_pool_new(rq_pool **out, const rq_pool_opts *opts, rq_error *err)
@@ -151,7 +131,7 @@ void rq_pool_free(rq_pool *p)
 	free(p);
 }
 
-int rq_pool_free_slots(const rq_pool *p)
+int rq_pool_idle_slots(const rq_pool *p)
 {
 	return p->opts.jobs - p->running;
 }
@@ -411,7 +391,7 @@ static char *run_job(const rq_pool *p, const rq_job *job, int64_t default_time, 
 				_exit(EXIT_ABORT);
 		}
 		child_lift_limits();
-		if (rq_replay_apply(repo, &res, &ident, &err) < 0)
+		if (rq_refs_apply(repo, &res, &ident, &err) < 0)
 			rc = -1;
 		else
 			applied = 1;
@@ -449,7 +429,8 @@ static void hook_alloc(const rq_pool *p, const rq_job *job, long attempt, int fd
 		__asm__ volatile("" : : "r"(m) : "memory"); /* keep it */
 		return;
 	}
-	res = rq_error_result(job->id, job->repo, RQ_E_NOMEM, "out of memory", attempt, p->worker);
+	res = rq_result_error_text(job->id, job->repo, RQ_E_NOMEM, "out of memory", attempt,
+				   p->worker);
 	if (res)
 		send_msg(fd, 'R', res);
 	free(res);
@@ -662,7 +643,7 @@ static void clean_child_objdir(const rq_pool *p, const slot *s)
 			if (strncmp(e->d_name, prefix, strlen(prefix)) != 0)
 				continue;
 			snprintf(victim, sizeof(victim), "%s/%s", dir, e->d_name);
-			rq_rmtree(victim);
+			rq_objdir_rmtree(victim);
 		}
 		closedir(d);
 	}
@@ -724,7 +705,7 @@ static void handle_prepare(rq_pool *p, slot *s, long long now)
 static char *slot_error(const rq_pool *p, const slot *s, rq_code code, const char *msg,
 			long long overrun)
 {
-	char *text = rq_error_result(s->id, s->repo, code, msg, s->attempt, p->worker), *out;
+	char *text = rq_result_error_text(s->id, s->repo, code, msg, s->attempt, p->worker), *out;
 	json_t *j = text ? json_loads(text, 0, NULL) : NULL;
 
 	if (!j)

@@ -20,6 +20,7 @@
 
 #include "rq_error.h"
 #include "rq_job.h"
+#include "rq_result_json.h"
 
 #define RQ_POOL_MAX_JOBS 256
 
@@ -52,7 +53,7 @@ typedef void (*rq_pool_done_fn)(void *arg, void *ctx, const char *result, const 
 
 int rq_pool_new(rq_pool **out, const rq_pool_opts *opts, rq_error *err);
 void rq_pool_free(rq_pool *p);
-int rq_pool_free_slots(const rq_pool *p);
+int rq_pool_idle_slots(const rq_pool *p);
 int rq_pool_running(const rq_pool *p);
 
 /*
@@ -83,9 +84,5 @@ int rq_pool_kernel_memory_limit(void);
 
 /* Kill every child (SIGKILL) and reap them; done is not called. */
 void rq_pool_kill_all(rq_pool *p, void (*dropped)(void *arg, void *ctx), void *arg);
-
-/* The result JSON for a job that failed before or outside a replay. */
-char *rq_error_result(const char *id, const char *repo, rq_code code, const char *msg, long attempt,
-		      const char *worker);
 
 #endif

@@ -107,9 +107,11 @@ while [ "$(count)" -lt "$N" ] && [ $((SECONDS - t_start)) -lt 600 ]; do
 	spawn "$s"
 	if [ $restarted -eq 0 ] && [ "$(count)" -ge $((N / 2)) ]; then
 		stop_redis
-		# the outage lasts until a worker has met it (a failed read)
-		nfail=$(grep -c '"read failed"' "$T/workers.log")
-		wait_for "a worker meets the outage" 60 bash -c "[ \$(grep -c '\"read failed\"' '$T/workers.log') -gt $nfail ]"
+		# the outage lasts until a worker has met it (a failed read,
+		# heartbeat or result store: a heartbeat comes every 2 s at most)
+		pat='"(read failed|heartbeat failed|cannot store result yet; will retry)"'
+		nfail=$(grep -cE "$pat" "$T/workers.log")
+		wait_for "a worker meets the outage" 60 bash -c "[ \$(grep -cE '$pat' '$T/workers.log') -gt $nfail ]"
 		start_redis
 		restarted=1
 	fi

@@ -457,14 +457,14 @@ static void test_rmtree(void **state)
 	tu_git(r, "mkdir -p ../tree/a/b ../tree/c ../outside && echo x >../tree/a/b/f && "
 		  "echo y >../outside/keep && ln -s ../../outside ../tree/c/link && "
 		  "chmod 444 ../tree/a/b/f");
-	assert_int_equal(rq_rmtree(p), 0);
+	assert_int_equal(rq_objdir_rmtree(p), 0);
 	assert_false(tu_exists(p));
 	/* the symlink was removed, not followed */
 	snprintf(p, sizeof(p), "%s/outside/keep", r->root);
 	assert_true(tu_exists(p));
 	/* a missing path is fine */
 	snprintf(p, sizeof(p), "%s/missing", r->root);
-	assert_int_equal(rq_rmtree(p), 0);
+	assert_int_equal(rq_objdir_rmtree(p), 0);
 }
 
 int main(void)

@@ -14,6 +14,7 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 
+#include "rq_refs.h"
 #include "rq_replay.h"
 
 /* The replay's committer: what GIT_COMMITTER_* + RQ_DATE give git. */
@@ -719,7 +720,7 @@ static void test_apply(void **state)
 
 	run(r, &o, &res, 0);
 	rq_error_clear(&err);
-	assert_int_equal(rq_replay_apply(tu_repo_open(r), &res, &committer, &err), 0);
+	assert_int_equal(rq_refs_apply(tu_repo_open(r), &res, &committer, &err), 0);
 	git_oid_cpy(&newid, &res.updates[0].new_id);
 	assert_ref_is(r, "refs/heads/topic", &newid);
 	/* the reflog entry: message and identity */
@@ -744,7 +745,7 @@ static void test_apply(void **state)
 		    tu_capture(r, "git reflog show --format='%%H %%gs' refs/heads/topic");
 		char *after;
 		rq_error_clear(&err);
-		assert_int_equal(rq_replay_apply(tu_repo_open(r), &res, &committer, &err), 0);
+		assert_int_equal(rq_refs_apply(tu_repo_open(r), &res, &committer, &err), 0);
 		assert_ref_is(r, "refs/heads/topic", &newid);
 		after = tu_capture(r, "git reflog show --format='%%H %%gs' refs/heads/topic");
 		/* left alone: no second reflog entry */
@@ -760,7 +761,7 @@ static void test_apply(void **state)
 		tu_rev_parse(r, "main~2", &c1);
 		tu_git(r, "git update-ref refs/heads/topic %s", tu_hex(&c1));
 		rq_error_clear(&err);
-		assert_int_equal(rq_replay_apply(tu_repo_open(r), &res, &committer, &err), -1);
+		assert_int_equal(rq_refs_apply(tu_repo_open(r), &res, &committer, &err), -1);
 		assert_int_equal(err.code, RQ_E_REF_MOVED);
 		assert_non_null(strstr(err.msg, "refs/heads/topic"));
 		assert_ref_is(r, "refs/heads/topic", &c1);
@@ -769,7 +770,7 @@ static void test_apply(void **state)
 
 	/* no updates: nothing to do */
 	memset(&res, 0, sizeof(res));
-	assert_int_equal(rq_replay_apply(tu_repo_open(r), &res, &committer, &err), 0);
+	assert_int_equal(rq_refs_apply(tu_repo_open(r), &res, &committer, &err), 0);
 }
 
 static void test_apply_ref_moved(void **state)
@@ -791,7 +792,7 @@ static void test_apply_ref_moved(void **state)
 	log_before = tu_capture(r, "git reflog show --format=%%H%%gs %s", res.updates[0].ref);
 	assert_non_null(log_before);
 	rq_error_clear(&err);
-	assert_int_equal(rq_replay_apply(tu_repo_open(r), &res, &committer, &err), -1);
+	assert_int_equal(rq_refs_apply(tu_repo_open(r), &res, &committer, &err), -1);
 	assert_int_equal(err.code, RQ_E_REF_MOVED);
 	assert_non_null(strstr(err.msg, res.updates[1].ref));
 	/* nothing changed: the first ref and its reflog as they were */
@@ -817,7 +818,7 @@ static void test_apply_ref_moved(void **state)
 		assert_oid_eq(&res.updates[0].old_id, &zero_oid);
 		tu_git(r, "git branch fresh main");
 		rq_error_clear(&err);
-		assert_int_equal(rq_replay_apply(tu_repo_open(r), &res, &committer, &err), -1);
+		assert_int_equal(rq_refs_apply(tu_repo_open(r), &res, &committer, &err), -1);
 		assert_int_equal(err.code, RQ_E_REF_MOVED);
 		rq_replay_result_free(&res);
 	}
@@ -841,14 +842,14 @@ static void test_ref_option(void **state)
 	assert_string_equal(res.updates[0].ref, "refs/heads/rebased");
 	assert_oid_eq(&res.updates[0].old_id, &zero_oid);
 	assert_oid_eq(&res.updates[0].new_id, &want);
-	text = rq_replay_format_updates(&res);
+	text = rq_refs_format_updates(&res);
 	assert_non_null(text);
 	snprintf(expect, sizeof(expect),
 		 "update refs/heads/rebased %s 0000000000000000000000000000000000000000\n",
 		 tu_hex(&want));
 	assert_string_equal(text, expect);
 	free(text);
-	assert_int_equal(rq_replay_apply(tu_repo_open(r), &res, &committer, NULL), 0);
+	assert_int_equal(rq_refs_apply(tu_repo_open(r), &res, &committer, NULL), 0);
 	assert_ref_is(r, "refs/heads/rebased", &want);
 	rq_replay_result_free(&res);
 	/* an existing ref: old is its current value, whatever the range */
@@ -877,7 +878,7 @@ static void test_format_updates(void **state)
 			 tu_hex(&res.updates[i].new_id), tu_hex(&res.updates[i].old_id));
 		strcat(expect, line);
 	}
-	text = rq_replay_format_updates(&res);
+	text = rq_refs_format_updates(&res);
 	assert_non_null(text);
 	assert_string_equal(text, expect);
 	/* git update-ref --stdin takes it as it is */
@@ -897,7 +898,7 @@ static void test_format_updates(void **state)
 	rq_replay_result_free(&res);
 	/* no updates: an empty string */
 	memset(&res, 0, sizeof(res));
-	text = rq_replay_format_updates(&res);
+	text = rq_refs_format_updates(&res);
 	assert_non_null(text);
 	assert_string_equal(text, "");
 	free(text);

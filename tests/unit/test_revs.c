@@ -56,9 +56,9 @@ static void check_dwim(const char *name, int count, const char *full, const char
 	int n;
 
 	rq_error_clear(&err);
-	n = rq_dwim_ref(tu_repo_open(repo), name, &fullname, &oid, &err);
+	n = rq_revs_dwim_ref(tu_repo_open(repo), name, &fullname, &oid, &err);
 	if (n != count)
-		fail_msg("rq_dwim_ref(%s) = %d, want %d (%s)", name, n, count, err.msg);
+		fail_msg("rq_revs_dwim_ref(%s) = %d, want %d (%s)", name, n, count, err.msg);
 	if (!full) {
 		assert_null(fullname);
 		return;
@@ -99,10 +99,10 @@ static void test_dwim_ref(void **state)
 	check_dwim("dangling", 0, NULL, NULL);
 	check_dwim("refs/heads/nothing", 0, NULL, NULL);
 	/* fullname and oid are optional */
-	assert_int_equal(rq_dwim_ref(tu_repo_open(repo), "main", NULL, NULL, NULL), 1);
-	assert_int_equal(rq_dwim_ref(tu_repo_open(repo), "dup", NULL, &oid, NULL), 2);
+	assert_int_equal(rq_revs_dwim_ref(tu_repo_open(repo), "main", NULL, NULL, NULL), 1);
+	assert_int_equal(rq_revs_dwim_ref(tu_repo_open(repo), "dup", NULL, &oid, NULL), 2);
 	full = NULL;
-	assert_int_equal(rq_dwim_ref(tu_repo_open(repo), "lw", &full, NULL, NULL), 1);
+	assert_int_equal(rq_revs_dwim_ref(tu_repo_open(repo), "lw", &full, NULL, NULL), 1);
 	assert_string_equal(full, "refs/tags/lw");
 	free(full);
 }
@@ -114,8 +114,8 @@ static void check_resolve(const char *expr)
 	char *hex;
 
 	rq_error_clear(&err);
-	if (rq_resolve_commit(tu_repo_open(repo), expr, &got, &err) != 0)
-		fail_msg("rq_resolve_commit(%s): %s", expr, err.msg);
+	if (rq_revs_resolve_commit(tu_repo_open(repo), expr, &got, &err) != 0)
+		fail_msg("rq_revs_resolve_commit(%s): %s", expr, err.msg);
 	hex = tu_capture(repo, "git rev-parse --verify -q '%s^{commit}'", expr);
 	assert_non_null(hex);
 	assert_int_equal(git_oid_fromstr(&want, hex), 0);
@@ -130,10 +130,10 @@ static void check_resolve_fails(const char *expr, rq_code code)
 	rq_error err;
 
 	rq_error_clear(&err);
-	if (rq_resolve_commit(tu_repo_open(repo), expr, &got, &err) != -1)
-		fail_msg("rq_resolve_commit(%s) succeeded", expr);
+	if (rq_revs_resolve_commit(tu_repo_open(repo), expr, &got, &err) != -1)
+		fail_msg("rq_revs_resolve_commit(%s) succeeded", expr);
 	if (err.code != code)
-		fail_msg("rq_resolve_commit(%s): code %s, want %s (%s)", expr,
+		fail_msg("rq_revs_resolve_commit(%s): code %s, want %s (%s)", expr,
 			 rq_code_name(err.code), rq_code_name(code), err.msg);
 	assert_true(strlen(err.msg) > 0);
 }
@@ -232,7 +232,7 @@ static void test_resolve_ambiguous_prefix(void **state)
 	/* git agrees it is ambiguous */
 	assert_int_not_equal(tu_run(r, "git rev-parse --verify -q %s 2>/dev/null", prefix), 0);
 	rq_error_clear(&err);
-	assert_int_equal(rq_resolve_commit(tu_repo_open(r), prefix, &oid, &err), -1);
+	assert_int_equal(rq_revs_resolve_commit(tu_repo_open(r), prefix, &oid, &err), -1);
 	assert_int_equal(err.code, RQ_E_AMBIGUOUS);
 	assert_non_null(strstr(err.msg, prefix));
 	free(prefix);
@@ -599,26 +599,26 @@ static void test_refname_is_valid_full(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		int ours = rq_refname_is_valid_full(names[i]);
+		int ours = rq_revs_refname_valid(names[i]);
 		int git = tu_run(repo, "git check-ref-format '%s'", names[i]) == 0;
 		if (ours != git)
 			fail_msg("'%s': rq %d, git check-ref-format %d", names[i], ours, git);
 	}
 	/*
 	 * Not checked: "refs/heads/a\x7f" (DEL). git check-ref-format refuses
-	 * it, libgit2 1.5 (and so rq_refname_is_valid_full) accepts it; see the
+	 * it, libgit2 1.5 (and so rq_revs_refname_valid) accepts it; see the
 	 * report.
 	 */
-	assert_int_equal(rq_refname_is_valid_full("refs/heads/main"), 1);
-	assert_int_equal(rq_refname_is_valid_full("refs/heads/a..b"), 0);
-	assert_int_equal(rq_refname_is_valid_full("HEAD"), 1);
+	assert_int_equal(rq_revs_refname_valid("refs/heads/main"), 1);
+	assert_int_equal(rq_revs_refname_valid("refs/heads/a..b"), 0);
+	assert_int_equal(rq_revs_refname_valid("HEAD"), 1);
 	/* not fully qualified */
-	assert_int_equal(rq_refname_is_valid_full("main"), 0);
-	assert_int_equal(rq_refname_is_valid_full("heads/main"), 0);
-	assert_int_equal(rq_refname_is_valid_full("FETCH_HEAD"), 0);
-	assert_int_equal(rq_refname_is_valid_full("ref/heads/main"), 0);
-	assert_int_equal(rq_refname_is_valid_full(""), 0);
-	assert_int_equal(rq_refname_is_valid_full(NULL), 0);
+	assert_int_equal(rq_revs_refname_valid("main"), 0);
+	assert_int_equal(rq_revs_refname_valid("heads/main"), 0);
+	assert_int_equal(rq_revs_refname_valid("FETCH_HEAD"), 0);
+	assert_int_equal(rq_revs_refname_valid("ref/heads/main"), 0);
+	assert_int_equal(rq_revs_refname_valid(""), 0);
+	assert_int_equal(rq_revs_refname_valid(NULL), 0);
 }
 
 int main(void)

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * rq_refs: a replay's ref updates, applied in one checked transaction or
+ * formatted as `git replay` prints them (`git update-ref --stdin` lines).
+ */
+#ifndef RQ_REFS_H
+#define RQ_REFS_H
+
+#include <git2.h>
+
+#include "rq_error.h"
+#include "rq_ident.h"
+#include "rq_replay.h"
+
+/*
+ * Apply every update in one transaction: each ref is locked, its current
+ * value checked against old_id (RQ_E_REF_MOVED if it moved), then all are
+ * written with a reflog entry (result->reflog_msg) by committer. Nothing is
+ * changed unless every check passes. A ref that already holds its new value
+ * is left alone (a retried job whose updates were applied before).
+ */
+int rq_refs_apply(git_repository *repo, const rq_replay_result *result, const rq_ident *committer,
+		  rq_error *err);
+
+/* "update <ref> <new> <old>\n" lines; malloc'ed, NULL when out of memory. */
+char *rq_refs_format_updates(const rq_replay_result *result);
+
+#endif
