@@ -297,11 +297,26 @@ commit_file "$LONG" other.txt "other" "main moves"
 QS=qs
 run_rq submit --queue=$QS < <(job long1 | sed -e 's/"proj"/"long"/' -e 's/base..topic/lbase..long/')
 check_eq "long job queued" "0 long1" "$RC $OUT"
-start_worker w8 --repo-root="$ROOT" --queue=$QS --jobs=2 --visibility-timeout=1 --grace=0
+# the job is held on purpose until three seconds of the server's clock
+# have passed (three visibility timeouts), with a second worker that
+# would reclaim it if its claim went stale
+rm -f "$HOLD_DIR"/*
+REPLAYQ_TEST_HOLD=job:long1 start_worker w8 --repo-root="$ROOT" --queue=$QS --jobs=2 --visibility-timeout=1 --grace=0
 W8=$WORKER_PID
+LPID=$(hold_pid job:long1)
+t0=$(rcli TIME | head -1)
+start_worker w9 --repo-root="$ROOT" --queue=$QS --jobs=1 --visibility-timeout=1 --grace=0
+W9=$WORKER_PID
+wait_for "three visibility timeouts" 60 bash -c "[ \$(redis-cli -p $REDIS_PORT TIME | head -1) -ge $((t0 + 3)) ]"
+check_eq "long job: still its first delivery after 3 visibility timeouts" 1 \
+	"$(rcli XPENDING "replayq:{$QS}:jobs" workers - + 10 | sed -n 4p)"
+kill -USR1 "$LPID"
 check "long job done" wait_for "long1 result" 120 has_result $QS long1
 check_eq "long job: ok, 450 picks, attempt 1" "ok 450 1" "$(result_of $QS long1 | jq -r '"\(.status) \(.stats.picked) \(.attempt)"')"
 check_eq "long job: one result" 1 "$(results_count $QS long1)"
+kill -TERM "$W9"
+wait "$W9"
+check "long job: the other worker did not take it" bash -c '! grep -q "reclaimed a stalled job" "$1"' _ "$T/w9.log"
 kill -TERM "$W8"
 wait "$W8"
 check "long job: not reclaimed while it ran" bash -c '! grep -q "reclaimed a stalled job" "$1"' _ "$T/w8.log"
