@@ -83,6 +83,33 @@ commit_file() {
 	git -C "$1" add -A && git -C "$1" commit -q -m "$4"
 }
 
+# make_repo dir variant [n]: a repository for job tests: main with base
+# (2 commits, tagged), topic (2 commits), a stack s1 <- s2, a branch clash
+# that adds c.txt differently, main moved on by two commits (c.txt, d.txt),
+# and n update targets u-1..u-n at topic (default none).
+make_repo() {
+	local r=$1 v=$2 n=${3:-0}
+	git init -q -b main "$r"
+	commit_file "$r" a.txt "a $v" "base a $v"
+	commit_file "$r" b.txt "b $v" "base b $v"
+	git -C "$r" tag base
+	git -C "$r" checkout -q -b topic
+	commit_file "$r" t1.txt "t1 $v" "topic one $v"
+	commit_file "$r" t2.txt "t2 $v" "topic two $v"
+	git -C "$r" checkout -q -b s1 base
+	commit_file "$r" s1.txt "s1 $v" "stack one $v"
+	git -C "$r" checkout -q -b s2
+	commit_file "$r" s2.txt "s2 $v" "stack two $v"
+	git -C "$r" checkout -q -b clash base
+	commit_file "$r" c.txt "clash $v" "clashing c $v"
+	git -C "$r" checkout -q main
+	commit_file "$r" c.txt "c $v" "main c $v"
+	commit_file "$r" d.txt "d $v" "main d $v"
+	[ "$n" -gt 0 ] || return 0
+	for i in $(seq 1 "$n"); do echo "create refs/heads/u-$i $(git -C "$r" rev-parse topic)"; done |
+		git -C "$r" update-ref --stdin
+}
+
 # No replayq temporary object directory and no loose object left behind.
 no_litter() {
 	local gd

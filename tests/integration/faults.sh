@@ -16,37 +16,18 @@ mkdir -p "$ROOT"
 export REPLAYQ_QUEUE=faults
 t_start=$SECONDS
 
-make_repo() {
-	local r=$1 v=$2
-	git init -q -b main "$r"
-	commit_file "$r" a.txt "a $v" "base a $v"
-	commit_file "$r" b.txt "b $v" "base b $v"
-	git -C "$r" tag base
-	git -C "$r" checkout -q -b topic
-	commit_file "$r" t1.txt "t1 $v" "topic one $v"
-	commit_file "$r" t2.txt "t2 $v" "topic two $v"
-	git -C "$r" checkout -q -b s2 base
-	commit_file "$r" s1.txt "s1 $v" "stack one $v"
-	commit_file "$r" s2.txt "s2 $v" "stack two $v"
-	git -C "$r" checkout -q -b clash base
-	commit_file "$r" c.txt "clash $v" "clashing c $v"
-	git -C "$r" checkout -q main
-	commit_file "$r" c.txt "c $v" "main c $v"
-	for i in $(seq 1 "$N"); do echo "create refs/heads/u-$i $(git -C "$r" rev-parse topic)"; done |
-		git -C "$r" update-ref --stdin
-}
 REPOS=(r0 r1 r2 full)
-for r in r0 r1 r2; do make_repo "$ROOT/$r" "$r"; done
+for r in r0 r1 r2; do make_repo "$ROOT/$r" "$r" "$N"; done
 # the last repository lives on a small file system that will be full
 FULL=0
 if mkdir -p "$ROOT/full" && mount -t tmpfs -o size=3m tmpfs "$ROOT/full" 2>/dev/null; then
 	FULL=1
 	trap 'umount -l "$ROOT/full" 2>/dev/null; cleanup_all' EXIT
-	make_repo "$ROOT/full" full
+	make_repo "$ROOT/full" full "$N"
 else
 	echo "cannot mount a small file system here (not root?): the full-disk part is skipped" >&2
 	REPOS=(r0 r1 r2)
-	make_repo "$ROOT/full" full
+	make_repo "$ROOT/full" full "$N"
 fi
 NREPOS=${#REPOS[@]}
 

@@ -24,29 +24,13 @@ run_rq() {
 	cat "$T/stderr" >>"$T/all-stderr"
 }
 
-# A repository: base (2 commits, tagged), topic (2 commits) off base, clash
-# (adds c.txt differently) off base, main moved on by 2 commits.
-make_repo() {
-	local r=$1
-	git init -q -b main "$r"
-	commit_file "$r" a.txt "a1" "base a"
-	commit_file "$r" b.txt "b1" "base b"
-	git -C "$r" tag base
-	git -C "$r" checkout -q -b topic
-	commit_file "$r" t1.txt "t1" "topic one"
-	commit_file "$r" t2.txt "t2" "topic two"
-	git -C "$r" checkout -q -b clash base
-	commit_file "$r" c.txt "clash" "clashing c"
-	git -C "$r" checkout -q main
-	commit_file "$r" c.txt "c1" "main c"
-	commit_file "$r" d.txt "d1" "main d"
-}
+# the repository: make_repo in tests/lib.sh
 ROOT=$T/root
 mkdir -p "$ROOT"
-make_repo "$ROOT/proj"
+make_repo "$ROOT/proj" proj
 git clone -q --bare --no-local "$ROOT/proj" "$ROOT/grp/proj.git"
 # a repository outside the root, and a symlink inside the root pointing at it
-make_repo "$T/outside"
+make_repo "$T/outside" outside
 ln -s "$T/outside" "$ROOT/escape"
 
 # What the job below must give: replayq replay with the same committer.

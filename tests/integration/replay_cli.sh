@@ -6,7 +6,7 @@
 
 # A repository: main with 3 commits, topic (2 commits) and topic2 (1 commit
 # stacked on topic~1) off main~1, and main moved on by 2 commits.
-make_repo() {
+make_cli_repo() {
 	local r=$1
 	git init -q -b main "$r"
 	commit_file "$r" a.txt "a1" "base a"
@@ -24,7 +24,7 @@ make_repo() {
 }
 
 R=$T/repo
-make_repo "$R"
+make_cli_repo "$R"
 # every replay (and the git commands that give the expected ids) commits at this date
 export RQ_DATE="@1800000000 +0000"
 cd "$R" || exit 1
@@ -326,7 +326,7 @@ check_eq "checked-out branch moved" "$EXP_TOPIC" "$(git rev-parse topic)"
 # nothing moved, nothing left behind
 cd "$T" || exit 1
 RB=$T/corrupt
-make_repo "$RB"
+make_cli_repo "$RB"
 TREE=$(git -C "$RB" rev-parse topic^{tree})
 OBJ=$RB/.git/objects/${TREE:0:2}/${TREE:2}
 chmod u+w "$OBJ"

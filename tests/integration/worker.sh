@@ -20,31 +20,9 @@ ROOT=$T/root
 mkdir -p "$ROOT"
 export REPLAYQ_QUEUE=wtest
 
-# make_repo dir variant: main with base, topic, a stack, a clashing branch,
-# update targets u-1..u-N, and main moved on by two commits.
-make_repo() {
-	local r=$1 v=$2
-	git init -q -b main "$r"
-	commit_file "$r" a.txt "a $v" "base a $v"
-	commit_file "$r" b.txt "b $v" "base b $v"
-	git -C "$r" tag base
-	git -C "$r" checkout -q -b topic
-	commit_file "$r" t1.txt "t1 $v" "topic one $v"
-	commit_file "$r" t2.txt "t2 $v" "topic two $v"
-	git -C "$r" checkout -q -b s1 base
-	commit_file "$r" s1.txt "s1 $v" "stack one $v"
-	git -C "$r" checkout -q -b s2
-	commit_file "$r" s2.txt "s2 $v" "stack two $v"
-	git -C "$r" checkout -q -b clash base
-	commit_file "$r" c.txt "clash $v" "clashing c $v"
-	git -C "$r" checkout -q main
-	commit_file "$r" c.txt "c $v" "main c $v"
-	commit_file "$r" d.txt "d $v" "main d $v"
-	for i in $(seq 1 "$N"); do echo "create refs/heads/u-$i $(git -C "$r" rev-parse topic)"; done |
-		git -C "$r" update-ref --stdin
-}
-make_repo "$ROOT/r0" zero
-make_repo "$ROOT/r1" one
+# the repositories: make_repo in tests/lib.sh, with N update targets
+make_repo "$ROOT/r0" zero "$N"
+make_repo "$ROOT/r1" one "$N"
 git clone -q --bare --no-local "$ROOT/r1" "$ROOT/r2.git"
 
 REPOS=(r0 r1 r2.git)

@@ -3,10 +3,14 @@
  * testutil: temporary repositories made with git, shell commands, libgit2
  * set-up for the unit tests.
  */
+#define _XOPEN_SOURCE 700 /* nftw */
 #include "testutil.h"
+
+#include "rq_objdir.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -304,36 +308,25 @@ char *tu_capture_raw(tu_repo *r, size_t *len, const char *fmt, ...)
 	return out;
 }
 
+/* Before removing: directories a test made read-only become writable. */
+static int make_writable(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (flag == FTW_D || flag == FTW_DNR)
+		chmod(path, 0700);
+	return 0;
+}
+
 int tu_rmrf(const char *path)
 {
 	struct stat st;
-	DIR *d;
-	struct dirent *e;
-	int rc = 0;
 
 	if (lstat(path, &st) < 0)
 		return errno == ENOENT ? 0 : -1;
-	if (!S_ISDIR(st.st_mode))
-		return unlink(path);
-	chmod(path, 0700);
-	if (!(d = opendir(path)))
-		return -1;
-	while ((e = readdir(d))) {
-		char child[PATH_MAX];
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		if (snprintf(child, sizeof(child), "%s/%s", path, e->d_name) >=
-		    (int)sizeof(child)) {
-			rc = -1;
-			continue;
-		}
-		if (tu_rmrf(child) < 0)
-			rc = -1;
-	}
-	closedir(d);
-	if (rmdir(path) < 0)
-		rc = -1;
-	return rc;
+	if (S_ISDIR(st.st_mode))
+		nftw(path, make_writable, 16, FTW_PHYS);
+	return rq_objdir_rmtree(path);
 }
 
 int tu_exists(const char *path)
