@@ -99,44 +99,45 @@ static int status_rank(const char *result)
 	return r;
 }
 
-int cmd_submit(int argc, char **argv)
-{
-	const char *redis = NULL, *queue = NULL, *file = NULL, *wait = NULL;
-	int force = 0, validate = 1, waiting = 0, worst = 0, rc = 0;
-	rq_redis *r = NULL;
-	rq_queue *q = NULL;
-	rq_error err;
-	json_t *jobs = NULL, *job;
-	size_t i, npend = 0;
-	pending *pend = NULL;
-	char reply[128];
-	FILE *in = stdin;
+typedef struct submit_args {
+	const char *redis, *queue, *file;
+	int force, validate, waiting;
+	long wait_s;
+} submit_args;
 
+/* The options of submit: 0, 1 for -h (printed), or an exit status. */
+static int submit_parse(int argc, char **argv, submit_args *a)
+{
+	const char *wait = NULL;
+
+	memset(a, 0, sizeof(*a));
+	a->validate = 1;
+	a->wait_s = 300;
 	for (int k = 1; k < argc; k++) {
 		int m;
 		if (!strcmp(argv[k], "-h") || !strcmp(argv[k], "--help")) {
 			fputs(submit_usage, stdout);
-			return 0;
+			return 1;
 		}
 		if (!strcmp(argv[k], "--force")) {
-			force = 1;
+			a->force = 1;
 			continue;
 		}
 		if (!strcmp(argv[k], "--no-validate")) {
-			validate = 0;
+			a->validate = 0;
 			continue;
 		}
 		if (!strcmp(argv[k], "--wait")) {
-			waiting = 1;
+			a->waiting = 1;
 			continue;
 		}
 		if (!strncmp(argv[k], "--wait=", 7)) {
-			waiting = 1;
+			a->waiting = 1;
 			wait = argv[k] + 7;
 			continue;
 		}
-		if ((m = rq_opt_value(argc, argv, &k, "redis", &redis)) ||
-		    (m = rq_opt_value(argc, argv, &k, "queue", &queue))) {
+		if ((m = rq_opt_value(argc, argv, &k, "redis", &a->redis)) ||
+		    (m = rq_opt_value(argc, argv, &k, "queue", &a->queue))) {
 			if (m < 0) {
 				fprintf(stderr, "error: option requires a value\n%s", submit_usage);
 				return 129;
@@ -147,50 +148,162 @@ int cmd_submit(int argc, char **argv)
 			fprintf(stderr, "error: unknown option `%s'\n%s", argv[k], submit_usage);
 			return 129;
 		}
-		if (file) {
+		if (a->file) {
 			fprintf(stderr, "error: more than one input file\n%s", submit_usage);
 			return 129;
 		}
-		file = argv[k];
+		a->file = argv[k];
 	}
-	long wait_s = 300;
 	if (wait) {
 		char *end;
-		wait_s = strtol(wait, &end, 10);
-		if (!*wait || *end || wait_s < 1 || wait_s > 86400) {
+		a->wait_s = strtol(wait, &end, 10);
+		if (!*wait || *end || a->wait_s < 1 || a->wait_s > 86400) {
 			fprintf(stderr, "error: --wait takes seconds from 1 to 86400\n");
 			return 129;
 		}
 	}
-	if (file && strcmp(file, "-") && !(in = fopen(file, "r"))) {
-		fprintf(stderr, "fatal: cannot open '%s': %s\n", file, strerror(errno));
-		return 128;
+	return 0;
+}
+
+/* The jobs of the input file (or stdin): an array, or NULL (reported). */
+static json_t *submit_read(const submit_args *a, int *status)
+{
+	FILE *in = stdin;
+	json_t *jobs;
+	rq_error err;
+
+	if (a->file && strcmp(a->file, "-") && !(in = fopen(a->file, "r"))) {
+		fprintf(stderr, "fatal: cannot open '%s': %s\n", a->file, strerror(errno));
+		*status = 128;
+		return NULL;
 	}
 	jobs = read_jobs(in, &err);
 	if (in != stdin)
 		fclose(in);
 	if (!jobs) {
 		fprintf(stderr, "fatal: %s\n", err.msg);
+		*status = 2;
+	}
+	return jobs;
+}
+
+/*
+ * Enqueue one job (its id already valid): validated unless --no-validate,
+ * with its submission time and, when waiting, our reply list. 0 queued
+ * (*own: its result comes to our list), 1 not queued again (a duplicate:
+ * its result is still awaited), 2 refused, -1 fatal (reported).
+ */
+static int submit_one(rq_queue *q, const submit_args *a, json_t *job, const char *id,
+		      const char *reply, int *own)
+{
+	char sid[64], *text, idbuf[RQ_JOB_ID_MAX + 1];
+	rq_job parsed;
+	rq_error err;
+	int rc;
+
+	*own = 0;
+	if (!json_object_get(job, "submitted_at"))
+		json_object_set_new(job, "submitted_at", json_integer(rq_wall_ms()));
+	if (a->waiting && !json_object_get(job, "reply_to")) {
+		json_object_set_new(job, "reply_to", json_string(reply));
+		*own = 1;
+	}
+	if (!(text = json_dumps(job, JSON_COMPACT))) {
+		fprintf(stderr, "fatal: out of memory\n");
+		return -1;
+	}
+	if (a->validate && rq_job_parse(text, strlen(text), &parsed, idbuf, &err) < 0) {
+		fprintf(stderr, "error: job %s refused: %s: %s\n", id, rq_code_name(err.code),
+			err.msg);
+		free(text);
 		return 2;
 	}
-	if (rq_open_queue(redis, queue, 10000, &r, &q, &err) < 0 ||
-	    rq_queue_ensure_group(q, &err) < 0) {
+	if (a->validate)
+		rq_job_free(&parsed);
+	rc = rq_queue_enqueue(q, id, text, strlen(text), a->force, sid, &err);
+	free(text);
+	if (rc < 0) {
 		fprintf(stderr, "fatal: %s\n", err.msg);
-		json_decref(jobs);
-		rq_queue_free(q);
-		rq_redis_free(r);
-		return 2;
+		return -1;
 	}
-	snprintf(reply, sizeof(reply), "submit-%ld-%lld", (long)getpid(), rq_wall_ms());
-	pend = calloc(json_array_size(jobs) + 1, sizeof(*pend));
+	if (rc == 1) {
+		fprintf(stderr, "warning: job %s not queued again: %s (use --force to rerun)\n", id,
+			strcmp(sid, "result") ? "it is already queued" : "its result exists");
+		*own = 0; /* its result goes where the first submission said */
+		return 1;
+	}
+	if (!a->waiting)
+		printf("%s\n", id);
+	return 0;
+}
+
+/* A result for one of the pending jobs: print it, mark it done. */
+static void submit_got(pending *pend, size_t npend, const char *id, const char *res, size_t *left,
+		       int *worst)
+{
+	for (size_t k = 0; id && k < npend; k++)
+		if (!pend[k].done && !strcmp(pend[k].id, id)) {
+			int rank = status_rank(res);
+			pend[k].done = 1;
+			(*left)--;
+			printf("%s\n", res);
+			*worst = *worst > rank ? *worst : rank;
+			return;
+		}
+}
+
+/* Wait for the results of the pending jobs: from our reply list, and by
+ * polling the result keys of those whose results go elsewhere. */
+static void submit_wait(rq_queue *q, const submit_args *a, pending *pend, size_t npend,
+			const char *reply, int *worst)
+{
+	long long deadline = rq_mono_ms() + a->wait_s * 1000;
+	size_t left = npend;
+	rq_error err;
+
+	while (left && rq_mono_ms() < deadline) {
+		char *res = NULL;
+		json_t *o;
+		for (size_t k = 0; k < npend; k++)
+			if (!pend[k].done && !pend[k].own_reply &&
+			    rq_queue_result(q, pend[k].id, &res, &err) == 0) {
+				submit_got(pend, npend, pend[k].id, res, &left, worst);
+				free(res);
+			}
+		if (!left)
+			break;
+		int w = rq_queue_wait_reply(q, reply, 500, &res, &err);
+		if (w < 0)
+			fprintf(stderr, "warning: %s\n", err.msg);
+		if (w != 0)
+			continue;
+		o = json_loads(res, 0, NULL);
+		submit_got(pend, npend, o ? json_string_value(json_object_get(o, "id")) : NULL, res,
+			   &left, worst);
+		json_decref(o);
+		free(res);
+		fflush(stdout);
+	}
+	for (size_t k = 0; k < npend; k++)
+		if (!pend[k].done) {
+			fprintf(stderr, "error: no result for job %s within %lds\n", pend[k].id,
+				a->wait_s);
+			*worst = 2;
+		}
+}
+
+/* Enqueue every job; the ones queued (or already there) are pending. */
+static int submit_all(rq_queue *q, const submit_args *a, json_t *jobs, const char *reply,
+		      pending *pend, size_t *npend)
+{
+	json_t *job;
+	size_t i;
+	int worst = 0;
+
 	json_array_foreach(jobs, i, job)
 	{
 		const char *id = json_string_value(json_object_get(job, "id"));
-		char sid[64], *text;
-		rq_job parsed;
-		char idbuf[RQ_JOB_ID_MAX + 1];
-		int own = 0;
-
+		int own, rc;
 		if (!id || !rq_job_id_valid(id)) {
 			fprintf(stderr,
 				"error: job %zu: field 'id' is required: 1-128 of "
@@ -199,98 +312,55 @@ int cmd_submit(int argc, char **argv)
 			worst = 2;
 			continue;
 		}
-		if (!json_object_get(job, "submitted_at"))
-			json_object_set_new(job, "submitted_at", json_integer(rq_wall_ms()));
-		if (waiting && !json_object_get(job, "reply_to")) {
-			json_object_set_new(job, "reply_to", json_string(reply));
-			own = 1;
-		}
-		text = json_dumps(job, JSON_COMPACT);
-		if (!text) {
-			fprintf(stderr, "fatal: out of memory\n");
+		if ((rc = submit_one(q, a, job, id, reply, &own)) < 0)
+			return 2;
+		if (rc == 2 || (rc == 1 && !a->waiting))
 			worst = 2;
-			break;
-		}
-		if (validate && rq_job_parse(text, strlen(text), &parsed, idbuf, &err) < 0) {
-			fprintf(stderr, "error: job %s refused: %s: %s\n", id,
-				rq_code_name(err.code), err.msg);
-			free(text);
-			worst = 2;
+		if (rc == 2)
 			continue;
+		if (!(pend[*npend].id = strdup(id))) {
+			fprintf(stderr, "fatal: out of memory\n");
+			return 2;
 		}
-		if (validate)
-			rq_job_free(&parsed);
-		rc = rq_queue_enqueue(q, id, text, strlen(text), force, sid, &err);
-		free(text);
-		if (rc < 0) {
-			fprintf(stderr, "fatal: %s\n", err.msg);
-			worst = 2;
-			break;
-		}
-		if (rc == 1) {
-			fprintf(stderr,
-				"warning: job %s not queued again: %s (use --force to rerun)\n", id,
-				strcmp(sid, "result") ? "it is already queued"
-						      : "its result exists");
-			if (!waiting)
-				worst = 2;
-			own = 0; /* its result goes where the first submission said */
-		} else if (!waiting) {
-			printf("%s\n", id);
-		}
-		pend[npend].id = strdup(id);
-		pend[npend].own_reply = own;
-		npend++;
+		pend[*npend].own_reply = own;
+		(*npend)++;
 	}
-	if (waiting) {
-		long long deadline = rq_mono_ms() + wait_s * 1000;
-		size_t left = npend;
-		while (left && rq_mono_ms() < deadline) {
-			char *res = NULL;
-			/* results that do not come to our list: poll their keys */
-			for (size_t k = 0; k < npend; k++) {
-				if (pend[k].done || pend[k].own_reply)
-					continue;
-				if (rq_queue_result(q, pend[k].id, &res, &err) == 0) {
-					printf("%s\n", res);
-					worst = worst > status_rank(res) ? worst : status_rank(res);
-					free(res);
-					pend[k].done = 1;
-					left--;
-				}
-			}
-			if (!left)
-				break;
-			int w = rq_queue_wait_reply(q, reply, 500, &res, &err);
-			if (w < 0) {
-				fprintf(stderr, "warning: %s\n", err.msg);
-				continue;
-			}
-			if (w == 0) {
-				json_t *o = json_loads(res, 0, NULL);
-				const char *rid =
-				    o ? json_string_value(json_object_get(o, "id")) : NULL;
-				for (size_t k = 0; rid && k < npend; k++)
-					if (!pend[k].done && !strcmp(pend[k].id, rid)) {
-						pend[k].done = 1;
-						left--;
-						printf("%s\n", res);
-						worst = worst > status_rank(res) ? worst
-										 : status_rank(res);
-						break;
-					}
-				json_decref(o);
-				free(res);
-			}
-			fflush(stdout);
-		}
-		for (size_t k = 0; k < npend; k++)
-			if (!pend[k].done) {
-				fprintf(stderr, "error: no result for job %s within %lds\n",
-					pend[k].id, wait_s);
-				worst = 2;
-			}
+	return worst;
+}
+
+int cmd_submit(int argc, char **argv)
+{
+	submit_args a;
+	rq_redis *r = NULL;
+	rq_queue *q = NULL;
+	rq_error err;
+	json_t *jobs;
+	size_t npend = 0;
+	pending *pend = NULL;
+	char reply[128];
+	int worst = 0;
+
+	if ((worst = submit_parse(argc, argv, &a)) != 0)
+		return worst == 1 ? 0 : worst;
+	if (!(jobs = submit_read(&a, &worst)))
+		return worst;
+	if (rq_open_queue(a.redis, a.queue, 10000, &r, &q, &err) < 0 ||
+	    rq_queue_ensure_group(q, &err) < 0) {
+		fprintf(stderr, "fatal: %s\n", err.msg);
+		json_decref(jobs);
+		rq_queue_free(q);
+		rq_redis_free(r);
+		return 2;
 	}
+	snprintf(reply, sizeof(reply), "submit-%ld-%lld", (long)getpid(), rq_wall_ms());
+	if (!(pend = calloc(json_array_size(jobs) + 1, sizeof(*pend)))) {
+		fprintf(stderr, "fatal: out of memory\n");
+		worst = 2;
+	} else {
+		worst = submit_all(q, &a, jobs, reply, pend, &npend);
+	}
+	if (a.waiting && pend)
+		submit_wait(q, &a, pend, npend, reply, &worst);
 	for (size_t k = 0; k < npend; k++)
 		free(pend[k].id);
 	free(pend);
@@ -417,8 +487,12 @@ int cmd_queue(int argc, char **argv)
 		fprintf(stderr, "fatal: %s\n", err.msg);
 	} else {
 		char *s = json_dumps(out, JSON_INDENT(2));
-		if (s)
+		if (s) {
 			printf("%s\n", s);
+		} else {
+			fprintf(stderr, "fatal: out of memory\n");
+			rc = -1;
+		}
 		free(s);
 	}
 	json_decref(out);

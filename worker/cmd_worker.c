@@ -262,7 +262,7 @@ static void finish_task(wctx *w, task *t, const char *result, const char *status
 	t->result = strdup(result);
 	t->status = strdup(status);
 	t->dead_reason = dead_reason ? strdup(dead_reason) : NULL;
-	if (!t->result || !t->status) {
+	if (!t->result || !t->status || (dead_reason && !t->dead_reason)) {
 		rq_log(RQ_LOG_ERROR, "out of memory storing a result", log_fields(t));
 		task_free(t);
 		return;
