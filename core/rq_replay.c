@@ -110,9 +110,10 @@ static int cmp_deco_desc(const void *a, const void *b)
 }
 
 /*
- * git lists a commit's branch decorations newest-added first, and adds
- * them in ref order: so per commit, branches come in descending name
- * order. A detached HEAD comes after them.
+ * git lists a commit's decorations newest-added first, and adds the
+ * branches in ref order and a detached HEAD after them: so per commit, a
+ * detached HEAD comes first, then the branches in descending name order
+ * (as upstream git replay prints them).
  */
 static int load_decorations(git_repository *repo, int with_head, decos *d, rq_error *err)
 {
@@ -137,9 +138,14 @@ static int load_decorations(git_repository *repo, int with_head, decos *d, rq_er
 	qsort(d->v, d->n, sizeof(*d->v), cmp_deco_desc);
 	if (with_head && git_repository_head_detached(repo) == 1) {
 		git_oid head;
-		if (git_reference_name_to_id(&head, repo, "HEAD") == 0 &&
-		    decos_add(d, "HEAD", &head, err) < 0)
+		deco h;
+		if (git_reference_name_to_id(&head, repo, "HEAD") != 0)
+			return 0;
+		if (decos_add(d, "HEAD", &head, err) < 0)
 			return -1;
+		h = d->v[d->n - 1];
+		memmove(d->v + 1, d->v, (d->n - 1) * sizeof(*d->v));
+		d->v[0] = h;
 	}
 	return 0;
 }
@@ -1255,7 +1261,8 @@ int rq_replay_run(git_repository *repo, const rq_replay_opts *opts, rq_replay_re
 		goto out;
 	result->stats.commits = s.walk.n;
 	if (opts->mode == RQ_MODE_ONTO && !opts->ref && !s.child_idx &&
-	    load_decorations(repo, opts->contained, &s.decos, err) < 0)
+	    load_decorations(repo, opts->contained || is_positive_ref(&s.revs, "HEAD"), &s.decos,
+			     err) < 0)
 		goto out;
 	result->stats.ms_walk = now_ms() - t;
 	TRACE("walked");

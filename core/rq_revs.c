@@ -421,7 +421,8 @@ static int push_rev(git_repository *repo, const refset *refs, rq_revs *revs, siz
 	r = &revs->v[revs->n];
 	memset(r, 0, sizeof(*r));
 	r->negative = negative;
-	r->name = len ? strndup(name, len) : strdup("HEAD");
+	/* an empty side of a range, and "@" alone, mean HEAD */
+	r->name = len && !(len == 1 && *name == '@') ? strndup(name, len) : strdup("HEAD");
 	if (!r->name)
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	revs->n++;

@@ -197,6 +197,22 @@ start_worker() {
 	WORKER_PID=$!
 	BG_PIDS+=("$WORKER_PID")
 }
+# Upstream git (2.55, with `git replay`), the oracle: RQ_UPSTREAM_GIT, else
+# ../shared/upstream-git/git beside the checkout, else /work/shared/...
+# upstream_git: sets UPSTREAM_GIT, or prints a visible notice and fails.
+upstream_git() {
+	local here c
+	here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+	for c in "${RQ_UPSTREAM_GIT:-}" "$here/../shared/upstream-git/git" /work/shared/upstream-git/git; do
+		if [ -n "$c" ] && [ -x "$c" ] && "$c" replay -h 2>&1 | grep -q -- --onto; then
+			UPSTREAM_GIT=$c
+			return 0
+		fi
+	done
+	echo "# notice: upstream git with 'git replay' not found (set RQ_UPSTREAM_GIT): oracle checks skipped" >&2
+	return 1
+}
+
 # Holds (core/rq_testhook.h): a process that reaches a point named in
 # REPLAYQ_TEST_HOLD announces itself with $HOLD_DIR/<point>.<pid> and waits
 # for a signal. hold_pid point: wait for the announcement, print the pid.

@@ -560,9 +560,10 @@ static void test_revs_parse_many(void **state)
 	}
 	assert_int_equal(k, all.n);
 	/* spot checks */
-	assert_string_equal(all.v[3].fullref, "refs/heads/main");  /* main */
-	assert_string_equal(all.v[5].fullref, "refs/tags/v1");	   /* v1 */
-	assert_null(all.v[14].fullref);				   /* @ */
+	assert_string_equal(all.v[3].fullref, "refs/heads/main"); /* main */
+	assert_string_equal(all.v[5].fullref, "refs/tags/v1");	  /* v1 */
+	/* "@" alone is HEAD, as in git (upstream replay updates its branch) */
+	assert_string_equal(all.v[14].fullref, "refs/heads/main"); /* @ */
 	assert_string_equal(all.v[15].fullref, "refs/heads/main"); /* HEAD */
 	rq_revs_free(&all);
 	free(hex);
