@@ -3,11 +3,143 @@
  * rq_refs: apply a replay's ref updates in one checked transaction, or
  * format them for `git update-ref --stdin`.
  */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "rq_refs.h"
+#include "rq_testhook.h"
+
+#define MARKER_PREFIX "replayq-refs-"
+
+/* "<pid>@<host>" of this process. */
+static void owner_name(char *out, size_t size)
+{
+	char host[128] = "";
+	gethostname(host, sizeof(host) - 1);
+	snprintf(out, size, "%ld@%s", (long)getpid(), host);
+}
+
+/* Where the lock of a ref lives: HEAD and other pseudo-refs in the
+ * repository's own directory, refs/ in the common one. */
+static int lock_path(git_repository *repo, const char *ref, char *out, size_t size)
+{
+	const char *dir =
+	    strncmp(ref, "refs/", 5) ? git_repository_path(repo) : git_repository_commondir(repo);
+	int n = snprintf(out, size, "%s%s%s.lock", dir,
+			 dir[0] && dir[strlen(dir) - 1] == '/' ? "" : "/", ref);
+	return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
+/* The owner takes every lock right after writing its marker: a lock made
+ * much later is someone else's. */
+#define RQ_REFS_LOCK_WINDOW_S 60
+
+static int made_after(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec > b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec >= b->tv_nsec);
+}
+
+/* Remove the locks a dead replayq process left, as its marker lists them:
+ * only empty lock files (libgit2 writes a lock's content at the commit)
+ * made in the minute after the marker; a lock of a live process, or one
+ * another program took later, stays. */
+static void clean_marker(git_repository *repo, const char *marker)
+{
+	struct stat mst, lst;
+	char line[1100], lock[PATH_MAX];
+	FILE *f;
+
+	if (stat(marker, &mst) < 0 || !(f = fopen(marker, "r")))
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (!*line || lock_path(repo, line, lock, sizeof(lock)) < 0 ||
+		    lstat(lock, &lst) < 0 || !S_ISREG(lst.st_mode) || lst.st_size != 0)
+			continue;
+		if (made_after(&lst.st_mtim, &mst.st_mtim) &&
+		    lst.st_mtim.tv_sec <= mst.st_mtim.tv_sec + RQ_REFS_LOCK_WINDOW_S)
+			unlink(lock);
+	}
+	fclose(f);
+	unlink(marker);
+}
+
+/* 1 when pid has exited: no such process, or a zombie nobody reaped. */
+static int process_gone(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	size_t n;
+
+	if (kill(pid, 0) < 0)
+		return errno == ESRCH;
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	if (!(f = fopen(path, "r")))
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	p = strrchr(buf, ')'); /* "pid (comm) S ...": comm may hold anything */
+	return p && p[1] == ' ' && p[2] == 'Z';
+}
+
+void rq_refs_clean_stale(git_repository *repo)
+{
+	const char *dir = git_repository_commondir(repo);
+	char host[128] = "", path[PATH_MAX];
+	struct dirent *e;
+	DIR *d;
+
+	gethostname(host, sizeof(host) - 1);
+	if (!dir || !(d = opendir(dir)))
+		return;
+	while ((e = readdir(d))) {
+		char *at;
+		long pid;
+		if (strncmp(e->d_name, MARKER_PREFIX, strlen(MARKER_PREFIX)) != 0)
+			continue;
+		pid = strtol(e->d_name + strlen(MARKER_PREFIX), &at, 10);
+		if (pid <= 0 || *at != '@' || strcmp(at + 1, host) != 0)
+			continue; /* another machine's: its owner may live */
+		if (!process_gone((pid_t)pid))
+			continue; /* alive (or not ours to judge) */
+		if (snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) < (int)sizeof(path))
+			clean_marker(repo, path);
+	}
+	closedir(d);
+}
+
+/* Before the first lock: write down which locks this process will hold. */
+static int write_marker(git_repository *repo, const rq_replay_result *result, char *path,
+			size_t size, rq_error *err)
+{
+	char owner[160];
+	FILE *f;
+	int n;
+
+	owner_name(owner, sizeof(owner));
+	n = snprintf(path, size, "%s/%s%s", git_repository_commondir(repo), MARKER_PREFIX, owner);
+	if (n < 0 || (size_t)n >= size)
+		return rq_error_set(err, RQ_E_IO, "repository path too long");
+	if (!(f = fopen(path, "w")))
+		return rq_error_set(err, RQ_E_IO, "cannot write '%s': %s", path, strerror(errno));
+	for (size_t i = 0; i < result->nupdates; i++)
+		fprintf(f, "%s\n", result->updates[i].ref);
+	if (fflush(f) != 0 || fsync(fileno(f)) != 0) {
+		fclose(f);
+		unlink(path);
+		return rq_error_set(err, RQ_E_IO, "cannot write '%s': %s", path, strerror(errno));
+	}
+	fclose(f);
+	return 0;
+}
 
 /*
  * Every locked ref must get a target before the commit: libgit2 cannot
@@ -18,6 +150,7 @@ int rq_refs_apply(git_repository *repo, const rq_replay_result *result, const rq
 {
 	git_transaction *tx = NULL;
 	git_signature *sig = NULL;
+	char marker[PATH_MAX] = "";
 	int rc = -1;
 
 	if (!result->nupdates)
@@ -25,6 +158,11 @@ int rq_refs_apply(git_repository *repo, const rq_replay_result *result, const rq
 	if (git_signature_new(&sig, committer->name, committer->email, (git_time_t)committer->time,
 			      committer->tz) < 0)
 		return rq_error_git(err, "invalid committer identity");
+	rq_refs_clean_stale(repo);
+	if (write_marker(repo, result, marker, sizeof(marker), err) < 0) {
+		marker[0] = '\0';
+		goto out;
+	}
 	if (git_transaction_new(&tx, repo) < 0) {
 		rq_error_git(err, "cannot start a ref transaction");
 		goto out;
@@ -62,6 +200,7 @@ int rq_refs_apply(git_repository *repo, const rq_replay_result *result, const rq
 			goto out;
 		}
 	}
+	rq_testhook_hold("refs-locked");
 	if (git_transaction_commit(tx) < 0) {
 		rq_error_git(err, "cannot update refs");
 		goto out;
@@ -70,6 +209,8 @@ int rq_refs_apply(git_repository *repo, const rq_replay_result *result, const rq
 out:
 	git_transaction_free(tx); /* releases every lock not committed */
 	git_signature_free(sig);
+	if (marker[0])
+		unlink(marker);
 	return rc;
 }
 

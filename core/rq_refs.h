@@ -22,6 +22,16 @@
 int rq_refs_apply(git_repository *repo, const rq_replay_result *result, const rq_ident *committer,
 		  rq_error *err);
 
+/*
+ * rq_refs_apply writes down, before its first lock, which locks it is
+ * about to hold: <commondir>/replayq-refs-<pid>@<host>, one ref a line,
+ * removed when it is done. rq_refs_clean_stale (called by rq_refs_apply
+ * first) removes the locks of such a marker whose process is dead on this
+ * machine: empty lock files made after the marker. A lock held by a live
+ * process, by another machine's replayq or by another program stays.
+ */
+void rq_refs_clean_stale(git_repository *repo);
+
 /* "update <ref> <new> <old>\n" lines; malloc'ed, NULL when out of memory. */
 char *rq_refs_format_updates(const rq_replay_result *result);
 

@@ -405,18 +405,29 @@ int rq_queue_complete(rq_queue *q, const rq_msg *m, const char *id, const char *
 	return rc;
 }
 
+/* KEYS: intent result  ARGV: intent ttl. A job that has its result
+ * already (another worker finished it) gets no intent: 0. */
+static const char intent_lua[] = "if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end\n"
+				 "redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])\n"
+				 "return 1\n";
+
 int rq_queue_set_intent(rq_queue *q, const char *id, const char *result, rq_error *err)
 {
-	char k[512], ttl[32];
+	char k[512], rk[512], ttl[32];
 	redisReply *rep;
+	int rc;
 
 	key(q, k, sizeof(k), "intent", id);
+	key(q, rk, sizeof(rk), "result", id);
 	snprintf(ttl, sizeof(ttl), "%d", q->opts.result_ttl_s);
-	rep = rq_redis_cmdv(q->r, 0, err, "SET", k, result, "EX", ttl, NULL);
+	rep = rq_redis_cmdv(q->r, 0, err, "EVAL", intent_lua, "2", k, rk, result, ttl, NULL);
 	if (reply_error(rep, err, "cannot record the intent") < 0)
 		return -1;
+	rc = rep->type == REDIS_REPLY_INTEGER && rep->integer == 1 ? 0 : 1;
 	freeReplyObject(rep);
-	return 0;
+	if (rc)
+		rq_error_set(err, RQ_E_REDIS, "the job has a result already");
+	return rc;
 }
 
 char *rq_queue_get_intent(rq_queue *q, const char *id, rq_error *err)

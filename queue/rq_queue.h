@@ -102,6 +102,8 @@ int rq_queue_complete(rq_queue *q, const rq_msg *m, const char *id, const char *
  * dies before the result is stored, the redelivered job finds its refs
  * already moved and reports this result instead of replaying again.
  */
+/* 0 recorded, 1 refused (the job has its result already: whoever runs it
+ * now must not move a ref), -1 error. */
 int rq_queue_set_intent(rq_queue *q, const char *id, const char *result, rq_error *err);
 char *rq_queue_get_intent(rq_queue *q, const char *id, rq_error *err);
 

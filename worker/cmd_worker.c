@@ -281,7 +281,7 @@ static int on_intent(void *arg, void *ctx, const char *result)
 	task *t = ctx;
 	rq_error err;
 
-	if (rq_queue_set_intent(w->q, t->msg.id ? t->msg.id : t->msg.sid, result, &err) < 0) {
+	if (rq_queue_set_intent(w->q, t->msg.id ? t->msg.id : t->msg.sid, result, &err) != 0) {
 		rq_log(RQ_LOG_WARN, "cannot record the intent; the job is left for a retry",
 		       json_pack("{s:s}", "error", err.msg));
 		return -1;

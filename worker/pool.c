@@ -212,31 +212,6 @@ static char *result_text(json_t *j, const rq_pool *p, const rq_job *job, long at
 	return s;
 }
 
-/* The intent's updates are all in place already: 1, else 0. */
-static int intent_applied(git_repository *repo, const char *intent)
-{
-	json_t *o = json_loads(intent, 0, NULL), *u;
-	size_t i;
-	int all = 0;
-
-	if (o && json_is_array(json_object_get(o, "updates")) &&
-	    json_array_size(json_object_get(o, "updates")) > 0) {
-		all = 1;
-		json_array_foreach(json_object_get(o, "updates"), i, u)
-		{
-			const char *ref = json_string_value(json_object_get(u, "ref"));
-			const char *nw = json_string_value(json_object_get(u, "new"));
-			git_oid want, cur;
-			if (!ref || !nw || git_oid_fromstr(&want, nw) < 0 ||
-			    git_reference_name_to_id(&cur, repo, ref) < 0 ||
-			    !git_oid_equal(&cur, &want))
-				all = 0;
-		}
-	}
-	json_decref(o);
-	return all;
-}
-
 /*
  * Send a framed message: a type byte, the sender's monotonic clock in
  * milliseconds and a space, the JSON, a NUL. The parent judges a result
@@ -341,6 +316,125 @@ static void child_lift_limits(void)
 	}
 }
 
+/* The write-ahead handshake before any ref moves: the parent records the
+ * intent (the result this job is about to make true), then says go. */
+static void ask_to_apply(const rq_pool *p, const rq_job *job, long attempt, json_t *intent,
+			 int out_fd, int go_fd)
+{
+	char go = 0, *text;
+	ssize_t r;
+
+	if (go_fd < 0) {
+		json_decref(intent);
+		return;
+	}
+	text = result_text(intent, p, job, attempt);
+	if (!text || send_msg(out_fd, 'P', text) < 0)
+		_exit(text ? 1 : EXIT_NOMEM);
+	free(text);
+	while ((r = read(go_fd, &go, 1)) < 0 && errno == EINTR)
+		;
+	if (r != 1 || go != 'g')
+		_exit(EXIT_ABORT);
+	child_lift_limits();
+}
+
+/* One update of an earlier delivery's intent, checked against where the
+ * ref is now: 0 already at new, 1 still at old (to do), -1 elsewhere (err
+ * set), -2 unusable (the intent cannot be trusted: replay again). */
+static int intent_ref(git_repository *repo, json_t *u, rq_ref_update *out, rq_error *err)
+{
+	const char *ref = json_string_value(json_object_get(u, "ref"));
+	const char *o = json_string_value(json_object_get(u, "old"));
+	const char *n = json_string_value(json_object_get(u, "new"));
+	git_oid cur;
+	git_odb *odb = NULL;
+	int r, have;
+
+	if (!ref || !o || !n || git_oid_fromstr(&out->old_id, o) < 0 ||
+	    git_oid_fromstr(&out->new_id, n) < 0)
+		return -2;
+	r = git_reference_name_to_id(&cur, repo, ref);
+	if (r == GIT_ENOTFOUND)
+		memset(&cur, 0, sizeof(cur));
+	else if (r < 0)
+		return -2;
+	if (git_oid_equal(&cur, &out->new_id))
+		return 0;
+	if (!git_oid_equal(&cur, &out->old_id)) {
+		char at[GIT_OID_HEXSZ + 1];
+		git_oid_tostr(at, sizeof(at), &cur);
+		rq_error_set(err, RQ_E_REF_MOVED,
+			     "ref '%s' is at %s; an earlier attempt of this job was to move it "
+			     "from %s to %s",
+			     ref, at, o, n);
+		return -1;
+	}
+	if (git_repository_odb(&odb, repo) < 0)
+		return -2;
+	have = git_odb_exists(odb, &out->new_id);
+	git_odb_free(odb);
+	if (!have || !(out->ref = strdup(ref)))
+		return -2; /* its objects are gone: replay again */
+	return 1;
+}
+
+/*
+ * A redelivered job whose earlier delivery recorded an intent: finish that
+ * same update instead of replaying again from refs it may have moved
+ * already. Refs at their new value are done, refs at their old value are
+ * moved (their commits are in the pack the earlier delivery wrote before
+ * its intent), a ref anywhere else is ref_moved. 1 with *out the result
+ * (the intent, "recovered": true), 0 when the intent is of no use, -1 with
+ * err set.
+ */
+static int resume_intent(const rq_pool *p, git_repository *repo, const rq_job *job, long attempt,
+			 const char *intent, const rq_ident *ident, int fds[2], json_t **out,
+			 rq_error *err)
+{
+	json_t *o = json_loads(intent, 0, NULL), *ups = o ? json_object_get(o, "updates") : NULL;
+	rq_replay_result todo;
+	size_t i, n = json_array_size(ups);
+	json_t *u;
+	int rc = 0;
+
+	*out = NULL;
+	memset(&todo, 0, sizeof(todo));
+	if (!n || !(todo.updates = calloc(n, sizeof(*todo.updates))))
+		goto done;
+	json_array_foreach(ups, i, u)
+	{
+		int r = intent_ref(repo, u, &todo.updates[todo.nupdates], err);
+		if (r < 0) {
+			rc = r == -1 ? -1 : 0;
+			goto done;
+		}
+		todo.nupdates += (size_t)r;
+	}
+	snprintf(todo.reflog_msg, sizeof(todo.reflog_msg), "%s",
+		 json_string_value(json_object_get(o, "reflog_msg"))
+		     ? json_string_value(json_object_get(o, "reflog_msg"))
+		     : "replay");
+	json_object_del(o, "reflog_msg");
+	if (todo.nupdates) {
+		ask_to_apply(p, job, attempt, json_deep_copy(o), fds[0], fds[1]);
+		if (rq_refs_apply(repo, &todo, ident, err) < 0) {
+			rc = -1;
+			goto done;
+		}
+	}
+	json_object_set_new(o, "recovered", json_true());
+	*out = o;
+	o = NULL;
+	rc = 1;
+done:
+	for (i = 0; i < todo.nupdates; i++)
+		free(todo.updates[i].ref);
+	free(todo.updates);
+	json_decref(o);
+	return rc;
+}
+
 static char *run_job(const rq_pool *p, const rq_job *job, int64_t default_time, long attempt,
 		     const char *intent, int out_fd, int go_fd)
 {
@@ -363,34 +457,27 @@ static char *run_job(const rq_pool *p, const rq_job *job, int64_t default_time, 
 		goto done;
 	}
 	rq_objdir_clean_stale(repo, 300, NULL);
-	if (job->ref_update && intent && intent_applied(repo, intent)) {
-		/* an earlier delivery applied these updates, then its worker died */
-		git_repository_free(repo);
-		j = json_loads(intent, 0, NULL);
-		if (j)
-			json_object_set_new(j, "recovered", json_true());
-		return result_text(j, p, job, attempt);
-	}
 	if (job_committer(repo, job, default_time, &ident, &err) < 0)
 		goto done;
+	if (job->ref_update && intent) {
+		int fds[2] = {out_fd, go_fd};
+		int r = resume_intent(p, repo, job, attempt, intent, &ident, fds, &j, &err);
+		if (r == 1) {
+			git_repository_free(repo);
+			return result_text(j, p, job, attempt);
+		}
+		if (r < 0)
+			goto done;
+	}
 	rq_job_replay_opts(job, &o);
 	o.committer = &ident;
 	rc = rq_replay_run(repo, &o, &res, &err);
 	if (rc == 0 && job->ref_update) {
-		if (go_fd >= 0) {
-			/* write-ahead: the parent records the result before any ref moves */
-			char go = 0, *prepared = result_text(rq_result_to_json(&res, 0, &err, 1), p,
-							     job, attempt);
-			ssize_t r;
-			if (!prepared || send_msg(out_fd, 'P', prepared) < 0)
-				_exit(prepared ? 1 : EXIT_NOMEM);
-			free(prepared);
-			while ((r = read(go_fd, &go, 1)) < 0 && errno == EINTR)
-				;
-			if (r != 1 || go != 'g')
-				_exit(EXIT_ABORT);
-		}
-		child_lift_limits();
+		json_t *pj = rq_result_to_json(&res, 0, &err, 1);
+		/* the intent also keeps the reflog message, for a retry to finish with */
+		if (pj)
+			json_object_set_new(pj, "reflog_msg", json_string(res.reflog_msg));
+		ask_to_apply(p, job, attempt, pj, out_fd, go_fd);
 		if (rq_refs_apply(repo, &res, &ident, &err) < 0)
 			rc = -1;
 		else

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Ref updates survive kills: a replay killed while it holds its ref locks
+# (held there on purpose, core/rq_testhook.h point "refs-locked") leaves
+# locks that the next replayq run recognises as its own (the marker
+# <commondir>/replayq-refs-<pid>@<host> of a dead process) and removes; a
+# lock of a live process or of another program stays. A worker job killed
+# there, or after some of its refs moved, is finished by its retry from the
+# recorded intent: the same refs and ids as an undisturbed run, reported
+# with their true old values.
+. "$(dirname "$0")/../lib.sh"
+command -v redis-server >/dev/null || {
+	not_ok "redis-server is installed (deploy/install-deps)"
+	finish
+}
+export RQ_DATE="@1800000000 +0000"
+mk() { # mk dir: main moved on, branches a b c off base
+	git init -q -b main "$1"
+	commit_file "$1" base.txt base base
+	git -C "$1" tag base
+	for b in a b c; do
+		git -C "$1" checkout -q -b "$b" base
+		commit_file "$1" "$b.txt" "$b" "$b"
+	done
+	git -C "$1" checkout -q main
+	commit_file "$1" m.txt m "main moves"
+}
+locks() { find "$1/.git" -name '*.lock' | sort; }
+refs() { git -C "$1" for-each-ref --format='%(refname) %(objectname)' refs/heads; }
+
+# --- the command line ---------------------------------------------------------
+mk "$T/ref"
+cp -a "$T/ref" "$T/r"
+orig=$(refs "$T/r")
+run_rq -C "$T/ref" replay --onto main ^base a b c
+check_eq "undisturbed: exit 0" 0 "$RC"
+rm -f "$HOLD_DIR"/*
+REPLAYQ_TEST_HOLD=refs-locked GIT_COMMITTER_DATE="$RQ_DATE" "$REPLAYQ" -C "$T/r" replay --onto main ^base a b c &
+P=$!
+KID=$(hold_pid refs-locked)
+check_eq "held with its locks: three locks" 3 "$(locks "$T/r" | wc -l)"
+check "held: its marker names it" test -e "$T/r/.git/replayq-refs-$KID@$(hostname)"
+# another run meanwhile: the locks of a live process are not touched
+run_rq -C "$T/r" replay --onto main ^base a b c
+check "while the owner lives: the second run fails" test "$RC" -ne 0
+check_eq "while the owner lives: its locks stay" 3 "$(locks "$T/r" | wc -l)"
+kill -9 "$P"
+wait "$P" 2>/dev/null
+check_eq "killed: the locks are left" 3 "$(locks "$T/r" | wc -l)"
+check_eq "killed: no ref moved" "$orig" "$(refs "$T/r")"
+run_rq -C "$T/r" replay --onto main ^base a b c
+check_eq "the next run: exit 0" 0 "$RC"
+check_eq "the next run: its own stale locks removed, none left" "" "$(locks "$T/r")"
+check_eq "the next run: no marker left" "" "$(ls "$T/r/.git" | grep replayq-refs-)"
+check_eq "the next run: the refs of an undisturbed run" "$(refs "$T/ref")" "$(refs "$T/r")"
+check "git can update the refs again" git -C "$T/r" update-ref refs/heads/a base
+# another program's lock (no replayq marker) is never removed
+: >"$T/r/.git/refs/heads/b.lock"
+run_rq -C "$T/r" replay --onto main ^base b
+check "another program's lock: the replay fails" test "$RC" -ne 0
+check "another program's lock: it stays" test -e "$T/r/.git/refs/heads/b.lock"
+rm -f "$T/r/.git/refs/heads/b.lock"
+
+# --- the worker ----------------------------------------------------------------
+start_redis
+export REPLAYQ_QUEUE=rr
+ROOT=$T/root
+mkdir -p "$ROOT"
+mk "$ROOT/w"
+cp -a "$ROOT/w" "$T/wref"
+job='{"id":"J","repo":"w","mode":"onto","target":"main","revisions":["^base","a","b","c"],"ref_action":"update","committer":{"name":"Bot","email":"bot@example.com","time":1800000000,"tz":"+0000"}}'
+# the reference: the same job, undisturbed, by replayq run on a copy
+mkdir -p "$T/refroot" && cp -a "$T/wref" "$T/refroot/w"
+REF=$("$REPLAYQ" run --repo-root="$T/refroot" <<<"$job")
+check_eq "reference run: ok" ok "$(jq -r .status <<<"$REF")"
+check_eq "reference run: 3 updates" 3 "$(jq '.updates | length' <<<"$REF")"
+# kill_at_locks id: a worker takes the job and is held with its locks, then
+# the worker and its child are SIGKILLed
+kill_at_locks() {
+	rm -f "$HOLD_DIR"/*
+	REPLAYQ_TEST_HOLD=refs-locked start_worker wa --repo-root="$ROOT" --jobs=1 --visibility-timeout=1
+	WA=$WORKER_PID
+	run_rq submit <<<"${job/\"J\"/\"$1\"}"
+	KID=$(hold_pid refs-locked)
+	kill -9 "$WA" "$KID"
+	wait "$WA" 2>/dev/null
+}
+kill_at_locks J1
+check_eq "worker killed with its locks: three locks left" 3 "$(locks "$ROOT/w" | wc -l)"
+check "worker killed: the intent is recorded" test "$(rcli EXISTS 'replayq:{rr}:intent:J1')" = 1
+start_worker wb --repo-root="$ROOT" --jobs=1 --visibility-timeout=1
+WB=$WORKER_PID
+check "the retry finishes" wait_for "J1 result" 60 bash -c "[ \"\$(redis-cli -p $REDIS_PORT EXISTS 'replayq:{rr}:result:J1')\" = 1 ]"
+R1=$(rcli GET 'replayq:{rr}:result:J1')
+check_eq "retry: ok, recovered, attempt 2" "ok true 2" "$(jq -r '"\(.status) \(.recovered) \(.attempt)"' <<<"$R1")"
+check_eq "retry: the updates of an undisturbed run" "$(jq -c '[.updates[] | [.ref, .old, .new]]' <<<"$REF")" \
+	"$(jq -c '[.updates[] | [.ref, .old, .new]]' <<<"$R1")"
+check_eq "retry: the refs of an undisturbed run" "$(refs "$T/refroot/w")" "$(refs "$ROOT/w")"
+check_eq "retry: no lock left" "" "$(locks "$ROOT/w")"
+check "retry: no intent left" test "$(rcli EXISTS 'replayq:{rr}:intent:J1')" = 0
+kill -TERM "$WB"
+wait "$WB"
+
+# half applied: the killed attempt had moved one ref (its lock renamed) but
+# not the others; the retry moves the rest and reports the true old values
+rm -rf "$ROOT/w" && cp -a "$T/wref" "$ROOT/w"
+kill_at_locks J2
+first=$(rcli GET 'replayq:{rr}:intent:J2' | jq -r '.updates[0] | "\(.ref) \(.new)"')
+rm -f "$ROOT/w/.git/${first%% *}.lock"
+git -C "$ROOT/w" update-ref "${first%% *}" "${first#* }"
+start_worker wc --repo-root="$ROOT" --jobs=1 --visibility-timeout=1
+WC=$WORKER_PID
+check "half applied: the retry finishes" wait_for "J2 result" 60 bash -c "[ \"\$(redis-cli -p $REDIS_PORT EXISTS 'replayq:{rr}:result:J2')\" = 1 ]"
+R2=$(rcli GET 'replayq:{rr}:result:J2')
+check_eq "half applied: ok, recovered" "ok true" "$(jq -r '"\(.status) \(.recovered)"' <<<"$R2")"
+check_eq "half applied: every update with its true old value" "$(jq -c '[.updates[] | [.ref, .old, .new]]' <<<"$REF")" \
+	"$(jq -c '[.updates[] | [.ref, .old, .new]]' <<<"$R2")"
+check_eq "half applied: the refs of an undisturbed run" "$(refs "$T/refroot/w")" "$(refs "$ROOT/w")"
+check_eq "half applied: no lock left" "" "$(locks "$ROOT/w")"
+check "fsck" git -C "$ROOT/w" fsck --strict --no-progress --no-dangling
+kill -TERM "$WC"
+wait "$WC"
+finish
