@@ -27,6 +27,7 @@ typedef enum {
 	RQ_E_IDENT,	       /* no committer identity could be found */
 	RQ_E_BAD_DATE,	       /* a date that cannot be parsed */
 	RQ_E_REF_MOVED,	       /* a ref changed since it was read */
+	RQ_E_REF_LOCKED,       /* a ref is locked by another process (worth a retry) */
 	RQ_E_IO,	       /* a file system operation failed */
 	RQ_E_GIT,	       /* libgit2 reported an unexpected error */
 	RQ_E_NOMEM,	       /* out of memory */

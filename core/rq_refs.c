@@ -171,9 +171,11 @@ int rq_refs_apply(git_repository *repo, const rq_replay_result *result, const rq
 		const rq_ref_update *u = &result->updates[i];
 		git_oid cur;
 		int r;
-		if (git_transaction_lock_ref(tx, u->ref) < 0) {
+		if ((r = git_transaction_lock_ref(tx, u->ref)) < 0) {
 			const git_error *e = git_error_last();
-			rq_error_set(err, RQ_E_REF_MOVED, "cannot lock ref '%s': %s", u->ref,
+			/* a lock another live process holds: worth a retry */
+			rq_error_set(err, r == GIT_ELOCKED ? RQ_E_REF_LOCKED : RQ_E_REF_MOVED,
+				     "cannot lock ref '%s': %s", u->ref,
 				     e && e->message ? e->message : "locked by another process");
 			goto out;
 		}

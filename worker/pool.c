@@ -302,12 +302,15 @@ static void child_limits(const rq_pool *p, long long deadline, long long timeout
 	}
 }
 
-/* Before the ref updates: nothing may interrupt them half-way. */
+/* Before the ref updates: nothing may interrupt them half-way, not even
+ * the worker's death (the update finishes; the redelivered job finds it
+ * done through its intent). */
 static void child_lift_limits(void)
 {
 	struct itimerval it;
 	struct rlimit rl;
 
+	prctl(PR_SET_PDEATHSIG, 0);
 	memset(&it, 0, sizeof(it));
 	setitimer(ITIMER_REAL, &it, NULL);
 	if (getrlimit(RLIMIT_CPU, &rl) == 0) {
@@ -894,8 +897,12 @@ static void finish_slot(rq_pool *p, slot *s, rq_pool_done_fn done, void *arg)
 		if ((result = late_result(p, s, j, finished))) {
 			transient = 1;
 		} else {
+			const char *code = json_string_value(
+			    json_object_get(json_object_get(j, "error"), "code"));
 			status = json_string_value(json_object_get(j, "status"));
 			result = strdup(json);
+			/* a ref locked by a live process: the job is worth a retry */
+			transient = code && !strcmp(code, "ref_locked");
 		}
 	} else {
 		result = slot_failure(p, s, &transient);
@@ -999,7 +1006,9 @@ void rq_pool_kill_all(rq_pool *p, void (*dropped)(void *arg, void *ctx), void *a
 		if (!s->pid)
 			continue;
 		if (!s->reaped) {
-			kill(s->pid, SIGKILL);
+			/* one moving refs is let finish: a kill could cut it half-way */
+			if (!s->committed)
+				kill(s->pid, SIGKILL);
 			waitpid(s->pid, &s->wstatus, 0);
 		}
 		clean_child_objdir(p, s);

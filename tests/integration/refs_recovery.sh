@@ -120,4 +120,46 @@ check_eq "half applied: no lock left" "" "$(locks "$ROOT/w")"
 check "fsck" git -C "$ROOT/w" fsck --strict --no-progress --no-dangling
 kill -TERM "$WC"
 wait "$WC"
+
+# the worker dies while its child holds the locks: the child is not taken
+# down with it (it has been told to move the refs) and finishes the update;
+# the redelivered job finds it done
+rm -rf "$ROOT/w" && cp -a "$T/wref" "$ROOT/w"
+rm -f "$HOLD_DIR"/*
+REPLAYQ_TEST_HOLD=refs-locked start_worker we --repo-root="$ROOT" --jobs=1 --visibility-timeout=1
+WE=$WORKER_PID
+run_rq submit <<<"${job/\"J\"/\"D1\"}"
+KID=$(hold_pid refs-locked)
+kill -9 "$WE"
+wait "$WE" 2>/dev/null
+check "worker killed: its child lives on" kill -0 "$KID"
+kill -USR1 "$KID"
+check "worker killed: the child finishes and exits" wait_for "child gone" 60 dead_or_zombie "$KID"
+check_eq "worker killed: the refs moved whole" "$(refs "$T/refroot/w")" "$(refs "$ROOT/w")"
+check_eq "worker killed: no lock left" "" "$(locks "$ROOT/w")"
+start_worker wf --repo-root="$ROOT" --jobs=1 --visibility-timeout=1
+WF=$WORKER_PID
+check "worker killed: the redelivery finishes" wait_for "D1 result" 60 bash -c "[ \"\$(redis-cli -p $REDIS_PORT EXISTS 'replayq:{rr}:result:D1')\" = 1 ]"
+check_eq "worker killed: ok, recovered, with the true updates" "ok true $(jq -c '[.updates[] | [.ref, .old, .new]]' <<<"$REF")" \
+	"$(rcli GET 'replayq:{rr}:result:D1' | jq -c '"\(.status) \(.recovered) \([.updates[] | [.ref, .old, .new]] | tojson)"' -r)"
+kill -TERM "$WF"
+wait "$WF"
+
+# a ref locked by another program: ref_locked, retried (not failed); the
+# second delivery is held until the test has released the lock
+rm -rf "$ROOT/w" && cp -a "$T/wref" "$ROOT/w"
+: >"$ROOT/w/.git/refs/heads/b.lock"
+rm -f "$HOLD_DIR"/*
+REPLAYQ_TEST_HOLD=job:L1@2 start_worker wd --repo-root="$ROOT" --jobs=1 --visibility-timeout=1 --max-deliveries=2
+WD=$WORKER_PID
+run_rq submit <<<"${job/\"J\"/\"L1\"}"
+KID=$(hold_pid job:L1@2)
+check_contains "locked: the first delivery was ref_locked, to be retried" '\"code\":\"ref_locked\"' "$(grep 'it will be retried' "$T/wd.log")"
+rm -f "$ROOT/w/.git/refs/heads/b.lock"
+kill -USR1 "$KID"
+check "locked: the retry finishes" wait_for "L1 result" 60 bash -c "[ \"\$(redis-cli -p $REDIS_PORT EXISTS 'replayq:{rr}:result:L1')\" = 1 ]"
+check_eq "locked: ok at attempt 2" "ok 2" "$(rcli GET 'replayq:{rr}:result:L1' | jq -r '"\(.status) \(.attempt)"')"
+check_eq "locked: the refs of an undisturbed run" "$(refs "$T/refroot/w")" "$(refs "$ROOT/w")"
+kill -TERM "$WD"
+wait "$WD"
 finish

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "rq_refs.h"
 #include "rq_replay.h"
@@ -820,6 +821,24 @@ static void test_apply_ref_moved(void **state)
 		rq_error_clear(&err);
 		assert_int_equal(rq_refs_apply(tu_repo_open(r), &res, &committer, &err), -1);
 		assert_int_equal(err.code, RQ_E_REF_MOVED);
+		rq_replay_result_free(&res);
+	}
+	/* a ref another process holds locked: ref_locked (worth a retry), the
+	 * lock left to its owner */
+	{
+		const char *revs3[] = {"main..topic"};
+		char lock[PATH_MAX + 32];
+		FILE *f;
+		o = make_opts(RQ_MODE_ONTO, "main", revs3, 1);
+		run(r, &o, &res, 0);
+		snprintf(lock, sizeof(lock), "%s/refs/heads/topic.lock", r->gitdir);
+		assert_non_null(f = fopen(lock, "w"));
+		fclose(f);
+		rq_error_clear(&err);
+		assert_int_equal(rq_refs_apply(tu_repo_open(r), &res, &committer, &err), -1);
+		assert_int_equal(err.code, RQ_E_REF_LOCKED);
+		assert_int_equal(tu_exists(lock), 1);
+		unlink(lock);
 		rq_replay_result_free(&res);
 	}
 }

@@ -271,6 +271,7 @@ static void test_code_names(void **state)
 	    {RQ_E_IDENT, "no_identity"},
 	    {RQ_E_BAD_DATE, "bad_date"},
 	    {RQ_E_REF_MOVED, "ref_moved"},
+	    {RQ_E_REF_LOCKED, "ref_locked"},
 	    {RQ_E_IO, "io"},
 	    {RQ_E_GIT, "git"},
 	    {RQ_E_NOMEM, "out_of_memory"},
