@@ -148,6 +148,13 @@ static int write_marker(git_repository *repo, const rq_replay_result *result, ch
 int rq_refs_apply(git_repository *repo, const rq_replay_result *result, const rq_ident *committer,
 		  rq_error *err)
 {
+	return rq_refs_apply_checked(repo, result, committer, NULL, NULL, err);
+}
+
+int rq_refs_apply_checked(git_repository *repo, const rq_replay_result *result,
+			  const rq_ident *committer, int (*may_commit)(void *arg), void *arg,
+			  rq_error *err)
+{
 	git_transaction *tx = NULL;
 	git_signature *sig = NULL;
 	char marker[PATH_MAX] = "";
@@ -203,6 +210,11 @@ int rq_refs_apply(git_repository *repo, const rq_replay_result *result, const rq
 		}
 	}
 	rq_testhook_hold("refs-locked");
+	if (may_commit && may_commit(arg) != 0) {
+		rq_error_set(err, RQ_E_INTERRUPTED,
+			     "the job is no longer ours: its refs are left as they were");
+		goto out;
+	}
 	if (git_transaction_commit(tx) < 0) {
 		rq_error_git(err, "cannot update refs");
 		goto out;

@@ -23,6 +23,17 @@ int rq_refs_apply(git_repository *repo, const rq_replay_result *result, const rq
 		  rq_error *err);
 
 /*
+ * The same, asking may_commit (when not NULL) once every ref is locked and
+ * checked, right before the commit: anything but 0 releases the locks and
+ * moves nothing (RQ_E_INTERRUPTED). A caller that may have lost its right
+ * to move the refs (a worker whose job went to another) checks it there,
+ * under the locks.
+ */
+int rq_refs_apply_checked(git_repository *repo, const rq_replay_result *result,
+			  const rq_ident *committer, int (*may_commit)(void *arg), void *arg,
+			  rq_error *err);
+
+/*
  * rq_refs_apply writes down, before its first lock, which locks it is
  * about to hold: <commondir>/replayq-refs-<pid>@<host>, one ref a line,
  * removed when it is done. rq_refs_clean_stale (called by rq_refs_apply

@@ -405,6 +405,34 @@ int rq_queue_complete(rq_queue *q, const rq_msg *m, const char *id, const char *
 	return rc;
 }
 
+/* KEYS: jobs result  ARGV: group sid consumer deliveries. 1 when the job
+ * has no result and its stream entry is pending with this consumer at this
+ * delivery. */
+static const char owns_lua[] =
+    "if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end\n"
+    "local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[2], ARGV[2], 1)\n"
+    "if #p ~= 1 or p[1][2] ~= ARGV[3] or tonumber(p[1][4]) ~= tonumber(ARGV[4]) then\n"
+    "  return 0\n"
+    "end\n"
+    "return 1\n";
+
+int rq_queue_owns(rq_queue *q, const rq_msg *m, const char *id, const char *consumer, rq_error *err)
+{
+	char rk[512], deliveries[32];
+	redisReply *rep;
+	int rc;
+
+	key(q, rk, sizeof(rk), "result", id);
+	snprintf(deliveries, sizeof(deliveries), "%ld", m->deliveries);
+	rep = rq_redis_cmdv(q->r, 0, err, "EVAL", owns_lua, "2", q->jobs, rk, RQ_QUEUE_GROUP,
+			    m->sid, consumer, deliveries, NULL);
+	if (reply_error(rep, err, "cannot check who owns the job") < 0)
+		return -1;
+	rc = rep->type == REDIS_REPLY_INTEGER && rep->integer == 1;
+	freeReplyObject(rep);
+	return rc;
+}
+
 /* KEYS: intent result  ARGV: intent ttl. A job that has its result
  * already (another worker finished it) gets no intent: 0. */
 static const char intent_lua[] = "if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end\n"

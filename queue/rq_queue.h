@@ -102,6 +102,14 @@ int rq_queue_complete(rq_queue *q, const rq_msg *m, const char *id, const char *
  * dies before the result is stored, the redelivered job finds its refs
  * already moved and reports this result instead of replaying again.
  */
+/*
+ * The fence of a ref update: 1 when the job (entry m, delivery
+ * m->deliveries) is still this consumer's (no result, pending with it at
+ * that delivery), 0 when another worker has it or finished it, -1 error.
+ */
+int rq_queue_owns(rq_queue *q, const rq_msg *m, const char *id, const char *consumer,
+		  rq_error *err);
+
 /* 0 recorded, 1 refused (the job has its result already: whoever runs it
  * now must not move a ref), -1 error. */
 int rq_queue_set_intent(rq_queue *q, const char *id, const char *result, rq_error *err);

@@ -289,6 +289,20 @@ static int on_intent(void *arg, void *ctx, const char *result)
 	return 0;
 }
 
+/* Under the child's ref locks: is the job still ours? */
+static int on_owns(void *arg, void *ctx)
+{
+	wctx *w = arg;
+	task *t = ctx;
+	rq_error err;
+	int r = rq_queue_owns(w->q, &t->msg, t->msg.id ? t->msg.id : t->msg.sid, w->name, &err);
+
+	if (r != 1)
+		rq_log(RQ_LOG_WARN, "the job is no longer ours: its refs are left as they were",
+		       r < 0 ? json_pack("{s:s}", "error", err.msg) : log_fields(t));
+	return r;
+}
+
 static void on_done(void *arg, void *ctx, const char *result, const char *status, int transient)
 {
 	wctx *w = arg;
@@ -570,6 +584,7 @@ static int pool_from_opts(const common_opts *o, const char *name, rq_pool **pool
 	po.worker = name;
 	if (wctx_arg) {
 		po.intent = on_intent;
+		po.owns = on_owns;
 		po.intent_arg = wctx_arg;
 	}
 	if (rq_pool_new(pool, &po, &err) < 0) {

@@ -43,6 +43,7 @@ typedef struct slot {
 	int prepared; /* the child's intent was handled */
 	int aborted;
 	int committed; /* told to move refs: no limit interrupts it any more */
+	int checked;   /* its commit check was answered */
 	char *buf;
 	size_t len, cap;
 	long long deadline;
@@ -342,6 +343,42 @@ static void ask_to_apply(const rq_pool *p, const rq_job *job, long attempt, json
 	child_lift_limits();
 }
 
+/* The commit check, under the ref locks: the parent confirms the job is
+ * still this worker's ('c'), or not ('a': the locks are released, nothing
+ * moves, the child ends as aborted). */
+typedef struct commit_ask {
+	int out_fd, go_fd, refused;
+} commit_ask;
+
+static int ask_to_commit(void *arg)
+{
+	commit_ask *a = arg;
+	char reply = 0;
+	ssize_t r;
+
+	if (a->go_fd < 0)
+		return 0;
+	if (send_msg(a->out_fd, 'C', "{}") < 0)
+		return a->refused = -1;
+	while ((r = read(a->go_fd, &reply, 1)) < 0 && errno == EINTR)
+		;
+	if (r != 1 || reply != 'c')
+		return a->refused = -1;
+	return 0;
+}
+
+/* Apply under the commit check; a refused commit ends the child. */
+static int apply_checked(git_repository *repo, const rq_replay_result *res, const rq_ident *ident,
+			 int out_fd, int go_fd, rq_error *err)
+{
+	commit_ask a = {out_fd, go_fd, 0};
+	int rc = rq_refs_apply_checked(repo, res, ident, ask_to_commit, &a, err);
+
+	if (a.refused)
+		_exit(EXIT_ABORT);
+	return rc;
+}
+
 /* One update of an earlier delivery's intent, checked against where the
  * ref is now: 0 already at new, 1 still at old (to do), -1 elsewhere (err
  * set), -2 unusable (the intent cannot be trusted: replay again). */
@@ -421,7 +458,7 @@ static int resume_intent(const rq_pool *p, git_repository *repo, const rq_job *j
 	json_object_del(o, "reflog_msg");
 	if (todo.nupdates) {
 		ask_to_apply(p, job, attempt, json_deep_copy(o), fds[0], fds[1]);
-		if (rq_refs_apply(repo, &todo, ident, err) < 0) {
+		if (apply_checked(repo, &todo, ident, fds[0], fds[1], err) < 0) {
 			rc = -1;
 			goto done;
 		}
@@ -481,7 +518,7 @@ static char *run_job(const rq_pool *p, const rq_job *job, int64_t default_time, 
 		if (pj)
 			json_object_set_new(pj, "reflog_msg", json_string(res.reflog_msg));
 		ask_to_apply(p, job, attempt, pj, out_fd, go_fd);
-		if (rq_refs_apply(repo, &res, &ident, &err) < 0)
+		if (apply_checked(repo, &res, &ident, out_fd, go_fd, &err) < 0)
 			rc = -1;
 		else
 			applied = 1;
@@ -783,6 +820,33 @@ static void handle_prepare(rq_pool *p, slot *s, long long now)
 			s->aborted = 1;
 		else if (go == 'g')
 			s->committed = 1;
+		if (!s->committed) { /* kept for the commit check */
+			close(s->go_fd);
+			s->go_fd = -1;
+		}
+	}
+	mlen = (size_t)(nul - s->buf) + 1;
+	memmove(s->buf, nul + 1, s->len - mlen);
+	s->len -= mlen;
+}
+
+/* A complete 'C' (commit check) message, the child holding its ref locks:
+ * the job must still be this worker's (owns), or nothing moves. */
+static void handle_check(rq_pool *p, slot *s)
+{
+	char *nul, reply;
+	size_t mlen;
+
+	if (!s->committed || s->checked || s->len < 2 || s->buf[0] != 'C' ||
+	    !(nul = memchr(s->buf, '\0', s->len)))
+		return;
+	s->checked = 1;
+	reply = !p->opts.owns || p->opts.owns(p->opts.intent_arg, s->ctx) == 1 ? 'c' : 'a';
+	if (reply != 'c')
+		s->aborted = 1;
+	if (s->go_fd >= 0) {
+		if (write_all(s->go_fd, &reply, 1) < 0)
+			s->aborted = 1;
 		close(s->go_fd);
 		s->go_fd = -1;
 	}
@@ -897,8 +961,8 @@ static void finish_slot(rq_pool *p, slot *s, rq_pool_done_fn done, void *arg)
 		if ((result = late_result(p, s, j, finished))) {
 			transient = 1;
 		} else {
-			const char *code = json_string_value(
-			    json_object_get(json_object_get(j, "error"), "code"));
+			const char *code =
+			    json_string_value(json_object_get(json_object_get(j, "error"), "code"));
 			status = json_string_value(json_object_get(j, "status"));
 			result = strdup(json);
 			/* a ref locked by a live process: the job is worth a retry */
@@ -982,6 +1046,7 @@ void rq_pool_process(rq_pool *p, rq_pool_done_fn done, void *arg)
 				read_some(s);
 		}
 		handle_prepare(p, s, now);
+		handle_check(p, s);
 		watch_slot(p, s, now, mem_check);
 		if (s->reaped && s->fd < 0)
 			finish_slot(p, s, done, arg);

@@ -38,6 +38,13 @@ typedef struct rq_pool_opts {
 	 * done gets result NULL). NULL: children apply without asking.
 	 */
 	int (*intent)(void *arg, void *ctx, const char *result);
+	/*
+	 * The commit check, called with intent_arg when a child holds its ref
+	 * locks, right before it commits: 1 lets it commit (the job is still
+	 * this worker's), anything else makes it release the locks and move
+	 * nothing (done then gets result NULL). NULL: always commit.
+	 */
+	int (*owns)(void *arg, void *ctx);
 	void *intent_arg;
 } rq_pool_opts;
 

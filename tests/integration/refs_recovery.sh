@@ -122,9 +122,11 @@ kill -TERM "$WC"
 wait "$WC"
 
 # the worker dies while its child holds the locks: the child is not taken
-# down with it (it has been told to move the refs) and finishes the update;
-# the redelivered job finds it done
+# down with it (it was told to move the refs), but it cannot confirm under
+# the locks that the job is still its worker's, so it releases them and
+# moves nothing; the redelivered job finishes the update
 rm -rf "$ROOT/w" && cp -a "$T/wref" "$ROOT/w"
+before=$(refs "$ROOT/w")
 rm -f "$HOLD_DIR"/*
 REPLAYQ_TEST_HOLD=refs-locked start_worker we --repo-root="$ROOT" --jobs=1 --visibility-timeout=1
 WE=$WORKER_PID
@@ -134,16 +136,44 @@ kill -9 "$WE"
 wait "$WE" 2>/dev/null
 check "worker killed: its child lives on" kill -0 "$KID"
 kill -USR1 "$KID"
-check "worker killed: the child finishes and exits" wait_for "child gone" 60 dead_or_zombie "$KID"
-check_eq "worker killed: the refs moved whole" "$(refs "$T/refroot/w")" "$(refs "$ROOT/w")"
-check_eq "worker killed: no lock left" "" "$(locks "$ROOT/w")"
+check "worker killed: the child exits" wait_for "child gone" 60 dead_or_zombie "$KID"
+check_eq "worker killed: the child moved no ref" "$before" "$(refs "$ROOT/w")"
+check_eq "worker killed: the child released its locks" "" "$(locks "$ROOT/w")"
 start_worker wf --repo-root="$ROOT" --jobs=1 --visibility-timeout=1
 WF=$WORKER_PID
 check "worker killed: the redelivery finishes" wait_for "D1 result" 60 bash -c "[ \"\$(redis-cli -p $REDIS_PORT EXISTS 'replayq:{rr}:result:D1')\" = 1 ]"
 check_eq "worker killed: ok, recovered, with the true updates" "ok true $(jq -c '[.updates[] | [.ref, .old, .new]]' <<<"$REF")" \
 	"$(rcli GET 'replayq:{rr}:result:D1' | jq -c '"\(.status) \(.recovered) \([.updates[] | [.ref, .old, .new]] | tojson)"' -r)"
+check_eq "worker killed: the refs of an undisturbed run" "$(refs "$T/refroot/w")" "$(refs "$ROOT/w")"
 kill -TERM "$WF"
 wait "$WF"
+
+# fencing: a worker paused (SIGSTOP) while its child holds the locks loses
+# its job to another worker, which stores a final result; when it resumes,
+# its child learns under the locks that the job is no longer its own and
+# moves nothing: the stored result stays true
+rm -rf "$ROOT/w" && cp -a "$T/wref" "$ROOT/w"
+before=$(refs "$ROOT/w")
+rm -f "$HOLD_DIR"/*
+REPLAYQ_TEST_HOLD=refs-locked start_worker wg --repo-root="$ROOT" --jobs=1 --visibility-timeout=1 --max-deliveries=2
+WG=$WORKER_PID
+run_rq submit <<<"${job/\"J\"/\"F1\"}"
+KID=$(hold_pid refs-locked)
+kill -STOP "$WG"
+start_worker wh --repo-root="$ROOT" --jobs=1 --visibility-timeout=1 --max-deliveries=2
+WH=$WORKER_PID
+check "paused owner: the other worker stores a final result" wait_for "F1 result" 60 bash -c "[ \"\$(redis-cli -p $REDIS_PORT EXISTS 'replayq:{rr}:result:F1')\" = 1 ]"
+F1=$(rcli GET 'replayq:{rr}:result:F1')
+check_eq "paused owner: the result is ref_locked (the paused child holds the locks)" "error ref_locked" "$(jq -r '"\(.status) \(.error.code)"' <<<"$F1")"
+kill -CONT "$WG"
+kill -USR1 "$KID"
+check "paused owner: its child exits" wait_for "child gone" 60 dead_or_zombie "$KID"
+check_eq "paused owner: no ref moved, as the result says" "$before" "$(refs "$ROOT/w")"
+check_eq "paused owner: no lock left" "" "$(locks "$ROOT/w")"
+check "paused owner: it says why" wait_for "the fence in its log" 30 grep -q "no longer ours" "$T/wg.log"
+check_eq "paused owner: still one result" 1 "$(rcli XRANGE 'replayq:{rr}:results' - + | grep -cx F1)"
+kill -TERM "$WG" "$WH"
+wait "$WG" "$WH"
 
 # a ref locked by another program: ref_locked, retried (not failed); the
 # second delivery is held until the test has released the lock
