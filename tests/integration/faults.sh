@@ -66,36 +66,65 @@ if [ $FULL -eq 1 ]; then
 	sync
 fi
 
-start_redis
-declare -A WPID
+# every write on disk before it is acknowledged: a SIGKILLed server loses
+# nothing it acknowledged
+start_redis --appendfsync always
+declare -A WPID WNAME
 spawn() {
-	"$REPLAYQ" worker --name="w$1-$RANDOM" --repo-root="$ROOT" --jobs=2 --visibility-timeout=2 \
+	WNAME[$1]="w$1-$RANDOM"
+	"$REPLAYQ" worker --name="${WNAME[$1]}" --repo-root="$ROOT" --jobs=2 --visibility-timeout=2 \
 		--max-deliveries=20 2>>"$T/workers.log" &
 	WPID[$1]=$!
 	BG_PIDS+=("$!")
 }
-for s in 1 2 3; do spawn $s; done
+# the first workers hold the first delivery of f-11 (a ref update): the one
+# that gets it is paused (SIGSTOP) past the visibility timeout, once Redis
+# is back from its SIGKILL, until another worker has reclaimed the job and
+# finished it (the event; the reclaim may have come already, the holder's
+# claim gone stale while Redis was away); then it is resumed and its child let go: its late
+# work must neither count twice nor move refs behind the stored result's
+# back
+for s in 1 2 3; do REPLAYQ_TEST_HOLD=job:f-11@1 spawn $s; done
 run_rq submit --no-validate "$T/jobs.jsonl"
 check_eq "submit: all queued" "$N" "$(echo "$OUT" | grep -c '^f-')"
-
+paused=0 holder=
+pause_holder() {
+	local kid
+	kid=$(cat "$HOLD_DIR"/job:f-11@1.* 2>/dev/null) || return 0
+	holder=$(ps -o ppid= -p "$kid" | tr -d ' ')
+	[ -n "$holder" ] || return 0
+	kill -STOP "$holder"
+	# the event: another worker has finished f-11 (only another can, the
+	# holder being held and paused)
+	check "a paused worker's job is finished by another" wait_for "f-11 result" 120 \
+		bash -c "[ \"\$(redis-cli -p $REDIS_PORT EXISTS 'replayq:{faults}:result:f-11')\" = 1 ]"
+	kill -CONT "$holder"
+	kill -USR1 "$kid"
+	paused=1
+}
 count() { rcli XLEN 'replayq:{faults}:results'; }
 kills=0 restarted=0
 while [ "$(count)" -lt "$N" ] && [ $((SECONDS - t_start)) -lt 600 ]; do
 	sleep "0.$((RANDOM % 5 + 1))"
 	s=$((RANDOM % 3 + 1))
+	# the worker holding f-11 is not killed before its pause
+	[ $paused -eq 0 ] && [ "${WPID[$s]}" = "$(ps -o ppid= -p "$(cat "$HOLD_DIR"/job:f-11@1.* 2>/dev/null || echo 0)" 2>/dev/null | tr -d ' ')" ] && continue
 	kill -9 "${WPID[$s]}" 2>/dev/null && kills=$((kills + 1))
 	wait "${WPID[$s]}" 2>/dev/null
 	spawn "$s"
 	if [ $restarted -eq 0 ] && [ "$(count)" -ge $((N / 2)) ]; then
-		stop_redis
+		# SIGKILL, not a clean shutdown
+		kill -9 "$(cat "$T/redis/redis.pid")" 2>/dev/null
+		rm -f "$T/redis/redis.pid"
 		# the outage lasts until a worker has met it (a failed read,
 		# heartbeat or result store: a heartbeat comes every 2 s at most)
 		pat='"(read failed|heartbeat failed|cannot store result yet; will retry)"'
 		nfail=$(grep -cE "$pat" "$T/workers.log")
 		wait_for "a worker meets the outage" 60 bash -c "[ \$(grep -cE '$pat' '$T/workers.log') -gt $nfail ]"
-		start_redis
+		start_redis --appendfsync always
 		restarted=1
 	fi
+	[ $restarted -eq 1 ] && [ $paused -eq 0 ] && pause_holder
 done
 for s in 1 2 3; do kill -TERM "${WPID[$s]}" 2>/dev/null; done
 for s in 1 2 3; do wait "${WPID[$s]}" 2>/dev/null; done
@@ -128,6 +157,7 @@ moved_unreported=0
 for r in "${REPOS[@]}"; do
 	check "fsck $r" git -C "$ROOT/$r" fsck --strict --no-progress --no-dangling
 	check "no temporary object directory in $r" no_litter "$ROOT/$r"
+	check_eq "no stale ref lock in $r" "" "$(find "$ROOT/$r" -name '*.lock' -path '*refs*' 2>/dev/null)"
 	git -C "$ROOT/$r" for-each-ref --format='%(refname) %(objectname)' | sort >"$T/after-$r"
 	while read -r ref new; do
 		jq -e -s --arg ref "$ref" --arg new "$new" --arg repo "$r" \
@@ -137,6 +167,6 @@ for r in "${REPOS[@]}"; do
 done
 check_eq "no ref moved that a result did not report" 0 "$moved_unreported"
 redelivered=$(jq -s '[.[] | select(.attempt > 1)] | length' "$T/got.jsonl")
-echo "faults: $N jobs over $NREPOS repositories in ${elapsed}s: $kills workers SIGKILLed, Redis restarted $restarted time(s), $redelivered jobs finished on a redelivery, $fullerr failed on the full file system, $mism mismatches" >&2
+echo "faults: $N jobs over $NREPOS repositories in ${elapsed}s: $kills workers SIGKILLed, Redis SIGKILLed and restarted $restarted time(s), a worker paused past the visibility timeout $paused time(s), $redelivered jobs finished on a redelivery, $fullerr failed on the full file system, $mism mismatches" >&2
 [ -n "${RQ_KEEP:-}" ] && cp "$T/got.jsonl" /tmp/got.jsonl
 finish
