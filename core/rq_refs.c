@@ -180,10 +180,17 @@ int rq_refs_apply_checked(git_repository *repo, const rq_replay_result *result,
 		int r;
 		if ((r = git_transaction_lock_ref(tx, u->ref)) < 0) {
 			const git_error *e = git_error_last();
-			/* a lock another live process holds: worth a retry */
-			rq_error_set(err, r == GIT_ELOCKED ? RQ_E_REF_LOCKED : RQ_E_REF_MOVED,
-				     "cannot lock ref '%s': %s", u->ref,
-				     e && e->message ? e->message : "locked by another process");
+			char lock[PATH_MAX];
+			if (r == GIT_ELOCKED && lock_path(repo, u->ref, lock, sizeof(lock)) == 0)
+				/* a lock another live process holds: worth a retry */
+				rq_error_set(err, RQ_E_REF_LOCKED,
+					     "cannot lock ref '%s': '%s' exists: another process "
+					     "is updating it",
+					     u->ref, lock);
+			else
+				rq_error_set(
+				    err, RQ_E_REF_MOVED, "cannot lock ref '%s': %s", u->ref,
+				    e && e->message ? e->message : "locked by another process");
 			goto out;
 		}
 		r = git_reference_name_to_id(&cur, repo, u->ref);

@@ -594,6 +594,45 @@ static int pool_from_opts(const common_opts *o, const char *name, rq_pool **pool
 	return 0;
 }
 
+/*
+ * The two connections, retried until Redis answers: each failed attempt is
+ * logged, the wait between them grows to 5 s, and SIGTERM/SIGINT stop the
+ * worker at once (-1). A URL that cannot work (it does not parse, the
+ * password is refused) is fatal at once (128).
+ */
+static int worker_connect(const common_opts *o, wctx *w, rq_redis **r, rq_redis **rr)
+{
+	rq_error err;
+	long wait_ms = 100;
+
+	for (int attempt = 1;; attempt++) {
+		if (rq_open_queue(o->redis, o->queue, 1, r, &w->q, &err) == 0 &&
+		    rq_open_queue(o->redis, o->queue, 1, rr, &w->qread, &err) == 0)
+			return 0;
+		rq_queue_free(w->q);
+		rq_redis_free(*r);
+		w->q = NULL;
+		*r = NULL;
+		if (err.code == RQ_E_USAGE || strstr(err.msg, "authentication failed") ||
+		    strstr(err.msg, "SELECT")) {
+			fprintf(stderr, "fatal: %s\n", err.msg);
+			return 128;
+		}
+		rq_log(RQ_LOG_WARN, "cannot connect to Redis yet; retrying",
+		       json_pack("{s:s, s:i, s:I}", "error", err.msg, "attempt", attempt,
+				 "retry_in_ms", (json_int_t)wait_ms));
+		for (long slept = 0; slept < wait_ms && !stop_requested; slept += 50) {
+			struct timespec ts = {0, 50 * 1000000L};
+			nanosleep(&ts, NULL);
+		}
+		if (stop_requested) {
+			rq_log(RQ_LOG_INFO, "worker stopped before it could connect", NULL);
+			return -1;
+		}
+		wait_ms = wait_ms * 2 > 5000 ? 5000 : wait_ms * 2;
+	}
+}
+
 /* Give back what cmd_worker set up. */
 static void worker_free(wctx *w, rq_redis *r, rq_redis *rr)
 {
@@ -848,7 +887,6 @@ int cmd_worker(int argc, char **argv)
 	common_opts o;
 	wctx w;
 	rq_redis *r = NULL, *rr = NULL;
-	rq_error err;
 	int rc;
 
 	memset(&o, 0, sizeof(o));
@@ -866,11 +904,9 @@ int cmd_worker(int argc, char **argv)
 	}
 	install_signals();
 	/* keep retrying the first connection: workers may start before Redis */
-	if (rq_open_queue(o.redis, o.queue, -1, &r, &w.q, &err) < 0 ||
-	    rq_open_queue(o.redis, o.queue, -1, &rr, &w.qread, &err) < 0) {
-		fprintf(stderr, "fatal: %s\n", err.msg);
+	if ((rc = worker_connect(&o, &w, &r, &rr)) != 0) {
 		worker_free(&w, r, rr);
-		return 128;
+		return rc < 0 ? 0 : rc;
 	}
 	/* from now on a command gives up after a while: the loop must go on
 	 * reaping children and beating while Redis is away */

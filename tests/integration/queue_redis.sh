@@ -382,6 +382,16 @@ run_rq queue --queue=$Q stats
 check_eq "stopped worker removed from the heartbeats" "null" "$(echo "$OUT" | jq -r .workers.w1)"
 
 # --- authentication ----------------------------------------------------------
+section "a worker that cannot reach Redis at start"
+NOPORT=$(free_port)
+start_worker w-nored --redis="redis://127.0.0.1:$NOPORT/0" --repo-root="$ROOT" --queue=$Q
+WN=$WORKER_PID
+check "no server: each failed attempt is logged" wait_for "two attempts" 60 bash -c "[ \$(grep -c 'cannot connect to Redis yet' '$T/w-nored.log') -ge 2 ]"
+kill -TERM "$WN"
+check "no server: the first SIGTERM stops it" wait_for "w-nored exit" 30 bash -c "! kill -0 $WN 2>/dev/null"
+wait "$WN"
+check_eq "no server: exit 0" 0 "$?"
+
 section "authentication"
 stop_redis
 rm -rf "$T/redis"
