@@ -276,15 +276,10 @@ static int resolve_target(state *s)
 		if (rq_revs_resolve_commit(s->repo, o->target, &s->onto, err) < 0)
 			return -1;
 		if (o->ref && s->revs.npositive > 1)
-			return rq_error_set(
-			    err, RQ_E_USAGE,
-			    "--ref with --onto needs exactly one positive revision");
-		if (!o->ref)
-			for (size_t i = 0; i < s->revs.n; i++)
-				if (!s->revs.v[i].negative && !s->revs.v[i].fullref)
-					return rq_error_set(
-					    err, RQ_E_NOT_A_REF,
-					    "all positive revisions given must be references");
+			return rq_error_set(err, RQ_E_USAGE,
+					    "'--ref' cannot be used with multiple revision ranges");
+		/* a positive revision that is no ref (an id, X^!) is replayed and
+		 * updates nothing, as in git replay */
 	} else {
 		int n = rq_revs_dwim_ref(s->repo, o->target, &s->branch, NULL, err);
 		if (n < 0)

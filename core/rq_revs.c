@@ -471,14 +471,87 @@ static int add_merge_bases(git_repository *repo, rq_revs *revs, size_t *cap, con
 	return 0;
 }
 
+/* An unknown part of a range or shorthand: git names the whole argument. */
+static int whole_arg(rq_error *err, const char *arg)
+{
+	if (err && err->code == RQ_E_BAD_REVISION && !strncmp(err->msg, "ambiguous argument", 18))
+		return unknown_revision(err, arg);
+	return -1;
+}
+
+/* The commit an expression names, by id (its name counts as no ref). */
+static int commit_of(git_repository *repo, const refset *refs, const char *expr, size_t len,
+		     git_commit **out, rq_error *err)
+{
+	char *name = strndup(expr, len);
+	git_oid oid;
+	int n = 0, rc;
+
+	*out = NULL;
+	if (!name)
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	rc = resolve_commit(repo, refs, name, &oid, NULL, &n, err);
+	free(name);
+	if (rc < 0)
+		return -1;
+	if (git_commit_lookup(out, repo, &oid) < 0)
+		return rq_error_git(err, "cannot read commit");
+	return 0;
+}
+
+/*
+ * git's parent shorthands (gitrevisions(7)): X^! is X without its parents,
+ * X^@ all of X's parents, X^-N (N default 1) is ^X^N X. The commits they
+ * add are named by the argument, so none of them is a ref to update (as in
+ * git replay). 1 when arg was one of them, 0 when not, -1 on error.
+ */
+static int parse_parent_shorthand(git_repository *repo, const refset *refs, rq_revs *revs,
+				  size_t *cap, const char *arg, rq_error *err)
+{
+	size_t len = strlen(arg), base;
+	long nth = -1;
+	git_commit *c = NULL;
+	int rc = 0, kind;
+	char *end;
+
+	if (len > 2 && (!strcmp(arg + len - 2, "^!") || !strcmp(arg + len - 2, "^@"))) {
+		kind = arg[len - 1];
+		base = len - 2;
+	} else if ((end = strstr(arg, "^-")) && end > arg &&
+		   strspn(end + 2, "0123456789") == strlen(end + 2)) {
+		kind = '-';
+		base = (size_t)(end - arg);
+		nth = end[2] ? strtol(end + 2, NULL, 10) : 1;
+	} else {
+		return 0;
+	}
+	if (commit_of(repo, refs, arg, base, &c, err) < 0)
+		return whole_arg(err, arg);
+	if (kind == '-' && (nth < 1 || (unsigned long)nth > git_commit_parentcount(c))) {
+		git_commit_free(c);
+		return unknown_revision(err, arg);
+	}
+	for (unsigned i = 0; i < git_commit_parentcount(c) && rc == 0; i++)
+		if (kind != '-' || i + 1 == (unsigned)nth)
+			rc = push_rev(repo, refs, revs, cap, arg, len, kind != '@',
+				      git_commit_parent_id(c, i), err);
+	if (rc == 0 && kind != '@')
+		rc = push_rev(repo, refs, revs, cap, arg, len, 0, git_commit_id(c), err);
+	git_commit_free(c);
+	return rc < 0 ? -1 : 1;
+}
+
 static int parse_one(git_repository *repo, const refset *refs, rq_revs *revs, size_t *cap,
 		     const char *arg, rq_error *err)
 {
 	const char *dots = strstr(arg, "..");
+	int r;
 
 	if (!*arg || arg[0] == '-')
 		return rq_error_set(err, RQ_E_USAGE, "option-like revision '%s' is not allowed",
 				    arg);
+	if (!dots && arg[0] != '^' && (r = parse_parent_shorthand(repo, refs, revs, cap, arg, err)))
+		return r < 0 ? -1 : 0;
 	if (dots) {
 		int symmetric = dots[2] == '.';
 		const char *right = dots + (symmetric ? 3 : 2);
@@ -488,10 +561,9 @@ static int parse_one(git_repository *repo, const refset *refs, rq_revs *revs, si
 		if (arg[0] == '^' || strstr(right, ".."))
 			return unknown_revision(err, arg);
 		first = revs->n;
-		if (push_rev(repo, refs, revs, cap, arg, llen, !symmetric, NULL, err) < 0)
-			return -1;
-		if (push_rev(repo, refs, revs, cap, right, strlen(right), 0, NULL, err) < 0)
-			return -1;
+		if (push_rev(repo, refs, revs, cap, arg, llen, !symmetric, NULL, err) < 0 ||
+		    push_rev(repo, refs, revs, cap, right, strlen(right), 0, NULL, err) < 0)
+			return whole_arg(err, arg);
 		if (symmetric)
 			return add_merge_bases(repo, revs, cap, &revs->v[first].oid,
 					       &revs->v[first + 1].oid, err);

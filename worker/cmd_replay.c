@@ -273,7 +273,14 @@ report:
 	if (json && emit_json(&res, rc, &err, applied) < 0)
 		rc = -1;
 	if (rc < 0) {
-		fprintf(stderr, "fatal: %s\n", err.msg);
+		/* git says this one as an error, not as a fatal one */
+		fprintf(stderr, "%s: %s\n",
+			strncmp(err.msg, "'--ref' cannot be used", 22) ? "fatal" : "error",
+			err.msg);
+		if (err.code == RQ_E_BAD_REVISION && !strncmp(err.msg, "ambiguous argument", 18))
+			fputs("Use '--' to separate paths from revisions, like this:\n"
+			      "'git <command> [<revision>...] -- [<file>...]'\n",
+			      stderr); /* git's hint, word for word */
 		status = err.code == RQ_E_INTERRUPTED ? 130 : 128;
 	} else if (rc == 1) {
 		if (!json)

@@ -240,9 +240,9 @@ check_eq "pathspec: 129" 129 "$RC"
 run_rq replay --onto main
 check_eq "no revisions: 128" 128 "$RC"
 check_contains "no revisions: message" "need some commits to replay" "$ERR"
-run_rq replay --onto main "$(git rev-parse main~2)..$TOPIC"
-check_eq "non-ref positive: 128" 128 "$RC"
-check_contains "non-ref positive: message" "all positive revisions given must be references" "$ERR"
+run_rq replay --ref-action=print --onto main "$(git rev-parse main~2)..$TOPIC"
+check_eq "non-ref positive: exit 0 (as git replay)" 0 "$RC"
+check_eq "non-ref positive: nothing to update" "" "$OUT"
 run_rq replay --onto nosuch main..topic
 check_eq "unknown onto: 128" 128 "$RC"
 check_contains "unknown onto: message" "unknown revision" "$ERR"
