@@ -281,6 +281,42 @@ static int unknown_revision(rq_error *err, const char *expr)
 	    "ambiguous argument '%s': unknown revision or path not in the working tree.", expr);
 }
 
+/* "@{-N}", "<branch>@{u}", "@{upstream}", "@{push}": names of a branch
+ * (so a ref to update, as in git), unlike a reflog entry "@{N}". */
+static int names_branch(const char *base)
+{
+	const char *at = strstr(base, "@{");
+	return at && (at[2] == '-' || !strcmp(at, "@{u}") || !strcmp(at, "@{upstream}") ||
+		      !strcmp(at, "@{push}"));
+}
+
+/* The @{...} forms and ":/text", through libgit2's rev-parse. */
+static int resolve_special(git_repository *repo, const char *expr, const char *base, git_oid *out,
+			   char **fullname, int *named, rq_error *err)
+{
+	git_object *obj = NULL;
+	git_reference *ref = NULL;
+
+	if (git_revparse_ext(&obj, &ref, repo, base) < 0)
+		return unknown_revision(err, expr);
+	git_oid_cpy(out, git_object_id(obj));
+	git_object_free(obj);
+	if (fullname && ref && names_branch(base)) {
+		git_reference *resolved = NULL;
+		if (git_reference_resolve(&resolved, ref) == 0) {
+			*fullname = strdup(git_reference_name(ref));
+			git_reference_free(resolved);
+			if (!*fullname) {
+				git_reference_free(ref);
+				return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+			}
+			*named = 1;
+		}
+	}
+	git_reference_free(ref);
+	return 0;
+}
+
 /*
  * Resolve the base name (before any ~ ^ suffix) to an object id.
  * *fullname (when not NULL): the ref the name resolved through, when the
@@ -296,6 +332,8 @@ static int resolve_base(git_repository *repo, const refset *known, const char *e
 		base = "HEAD";
 		fullname = NULL; /* "@" itself names no ref */
 	}
+	if (strstr(base, "@{") || !strncmp(base, ":/", 2))
+		return resolve_special(repo, expr, base, out, fullname, named, err);
 	if (len == GIT_OID_HEXSZ && all_hex(base, len) && git_oid_fromstr(out, base) == 0) {
 		git_odb *odb = NULL;
 		int exists = 0;
@@ -349,7 +387,9 @@ static int resolve_commit(git_repository *repo, const refset *known, const char 
 	git_object *obj = NULL, *peeled = NULL;
 	int rc, n = 0;
 
-	if (!*expr || expr[0] == '-' || strchr(expr, ':') || blen == 0)
+	if (!strncmp(expr, ":/", 2))
+		blen = strlen(expr); /* the text may hold ~ and ^ */
+	if (!*expr || expr[0] == '-' || (strchr(expr, ':') && strncmp(expr, ":/", 2)) || blen == 0)
 		return unknown_revision(err, expr);
 	base = strndup(expr, blen);
 	if (!base)

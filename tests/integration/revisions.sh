@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # Revision forms against upstream git replay: the parent shorthands X^!,
-# X^@, X^-, X^-N, ranges, ids, and unknown revisions (stdout, stderr and
-# exit status byte for byte). Without upstream git, the checks that need
+# X^@, X^-, X^-N, @{-N}, @{u}/@{upstream}, :/text, X^{/text}, reflog
+# entries, ranges, ids, and unknown revisions (stdout, stderr and exit
+# status byte for byte). Without upstream git, the checks that need
 # no oracle still run.
 . "$(dirname "$0")/../lib.sh"
 
@@ -16,9 +17,13 @@ git -C "$R" checkout -q -b topic
 for i in 1 2 3; do commit_file "$R" "t$i" "t$i" "t$i"; done
 git -C "$R" checkout -q main
 commit_file "$R" m m "main moves"
+git -C "$R" checkout -q topic && git -C "$R" checkout -q main # for @{-1}
+git -C "$R" branch -q --set-upstream-to=topic main             # for @{u}
 TOPIC=$(git -C "$R" rev-parse topic)
 FORMS=("topic^!" "topic^-" "topic^-1" "topic^@" "topic~1^!" "topic^-2" "^topic~2 topic"
-	"topic~2..topic" "$TOPIC" "nosuch" "main..nosuch" "nosuch^!" "main...topic")
+	"topic~2..topic" "$TOPIC" "nosuch" "main..nosuch" "nosuch^!" "main...topic"
+	"main..@{-1}" "topic~1..@{-1}" "main..@{-1}~1" "main@{u}~1..main@{u}" "topic~2..@{upstream}"
+	"main..:/t2" "main..topic^{/t2}" "main..topic@{1}")
 
 # no oracle needed: X^! replays X alone and, its name being no ref, updates
 # nothing; with --ref it is X alone onto main
@@ -29,6 +34,9 @@ check_eq "topic^! with --ref: one update" 1 "$(echo "$OUT" | grep -c '^update re
 new=$(echo "$OUT" | cut -d' ' -f3)
 check_eq "topic^! with --ref: one commit on main" 1 "$(git -C "$R" rev-list --count "main..$new")"
 check_eq "topic^! with --ref: t3's tree change" "t3" "$(git -C "$R" diff --name-only "main" "$new")"
+# @{-1} is the branch checked out before: a ref to update
+run_rq -C "$R" replay --ref-action=print --onto main "main..@{-1}"
+check_eq "@{-1}: the previous branch is updated" "update refs/heads/topic" "$(echo "$OUT" | cut -d' ' -f1-2)"
 run_rq -C "$R" replay --ref-action=print --onto main "topic^-2"
 check_eq "topic^-2 (one parent only): 128" 128 "$RC"
 check_contains "unknown revision: git's hint" "Use '--' to separate paths from revisions" "$ERR"
