@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -108,12 +110,35 @@ void rq_refs_clean_stale(git_repository *repo)
 		pid = strtol(e->d_name + strlen(MARKER_PREFIX), &at, 10);
 		if (pid <= 0 || *at != '@' || strcmp(at + 1, host) != 0)
 			continue; /* another machine's: its owner may live */
-		if (!process_gone((pid_t)pid))
+		/* our own pid: a dead predecessor's (this process writes its
+		 * marker only after this clean-up) */
+		if ((pid_t)pid != getpid() && !process_gone((pid_t)pid))
 			continue; /* alive (or not ours to judge) */
 		if (snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) < (int)sizeof(path))
 			clean_marker(repo, path);
 	}
 	closedir(d);
+}
+
+/* The per-repository guard of rq_refs_apply: <commondir>/replayq-refs.guard,
+ * held with flock (released by the kernel when its holder dies). */
+static int guard_lock(git_repository *repo, rq_error *err)
+{
+	char path[PATH_MAX];
+	int fd, n = snprintf(path, sizeof(path), "%s/replayq-refs.guard",
+			     git_repository_commondir(repo));
+
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return rq_error_set(err, RQ_E_IO, "repository path too long");
+	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) < 0)
+		return rq_error_set(err, RQ_E_IO, "cannot open '%s': %s", path, strerror(errno));
+	while (flock(fd, LOCK_EX) < 0)
+		if (errno != EINTR) {
+			close(fd);
+			return rq_error_set(err, RQ_E_IO, "cannot lock '%s': %s", path,
+					    strerror(errno));
+		}
+	return fd;
 }
 
 /* Before the first lock: write down which locks this process will hold. */
@@ -158,13 +183,18 @@ int rq_refs_apply_checked(git_repository *repo, const rq_replay_result *result,
 	git_transaction *tx = NULL;
 	git_signature *sig = NULL;
 	char marker[PATH_MAX] = "";
-	int rc = -1;
+	int rc = -1, guard = -1;
 
 	if (!result->nupdates)
 		return 0;
 	if (git_signature_new(&sig, committer->name, committer->email, (git_time_t)committer->time,
 			      committer->tz) < 0)
 		return rq_error_git(err, "invalid committer identity");
+	/* one replayq process at a time cleans, writes its marker and takes
+	 * its locks in this repository: a cleaner cannot judge a lock that
+	 * another is taking right then */
+	if ((guard = guard_lock(repo, err)) < 0)
+		goto out;
 	rq_refs_clean_stale(repo);
 	if (write_marker(repo, result, marker, sizeof(marker), err) < 0) {
 		marker[0] = '\0';
@@ -216,6 +246,8 @@ int rq_refs_apply_checked(git_repository *repo, const rq_replay_result *result,
 			goto out;
 		}
 	}
+	close(guard); /* every lock is taken: the next may clean and lock */
+	guard = -1;
 	rq_testhook_hold("refs-locked");
 	if (may_commit && may_commit(arg) != 0) {
 		rq_error_set(err, RQ_E_INTERRUPTED,
@@ -232,6 +264,8 @@ out:
 	git_signature_free(sig);
 	if (marker[0])
 		unlink(marker);
+	if (guard >= 0)
+		close(guard);
 	return rc;
 }
 

@@ -405,6 +405,28 @@ int rq_queue_complete(rq_queue *q, const rq_msg *m, const char *id, const char *
 	return rc;
 }
 
+/* KEYS: jobs  ARGV: group sid consumer. Reset the idle time of an entry
+ * only while this consumer owns it: a worker that was paused must not take
+ * back a job another worker has reclaimed. */
+static const char keep_lua[] =
+    "local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[2], ARGV[2], 1)\n"
+    "if #p ~= 1 or p[1][2] ~= ARGV[3] then return 0 end\n"
+    "redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[3], 0, ARGV[2], 'JUSTID')\n"
+    "return 1\n";
+
+int rq_queue_keep_claim(rq_queue *q, const char *consumer, const char *sid, rq_error *err)
+{
+	redisReply *rep = rq_redis_cmdv(q->r, 0, err, "EVAL", keep_lua, "1", q->jobs,
+					RQ_QUEUE_GROUP, sid, consumer, NULL);
+	int rc;
+
+	if (reply_error(rep, err, "cannot keep the claim") < 0)
+		return -1;
+	rc = rep->type == REDIS_REPLY_INTEGER && rep->integer == 1;
+	freeReplyObject(rep);
+	return rc;
+}
+
 /* KEYS: jobs result  ARGV: group sid consumer deliveries. 1 when the job
  * has no result and its stream entry is pending with this consumer at this
  * delivery. */
@@ -468,8 +490,8 @@ char *rq_queue_get_intent(rq_queue *q, const char *id, rq_error *err)
 	rep = rq_redis_cmdv(q->r, 0, err, "GET", k, NULL);
 	if (reply_error(rep, err, "cannot read the intent") < 0)
 		return NULL;
-	if (rep->type == REDIS_REPLY_STRING)
-		s = dupn(rep->str, rep->len);
+	if (rep->type == REDIS_REPLY_STRING && !(s = dupn(rep->str, rep->len)))
+		rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	freeReplyObject(rep);
 	return s;
 }

@@ -102,6 +102,10 @@ int rq_queue_complete(rq_queue *q, const rq_msg *m, const char *id, const char *
  * dies before the result is stored, the redelivered job finds its refs
  * already moved and reports this result instead of replaying again.
  */
+/* Keep a running job's claim fresh, only while this consumer owns it:
+ * 1 kept, 0 not ours any more, -1 error. */
+int rq_queue_keep_claim(rq_queue *q, const char *consumer, const char *sid, rq_error *err);
+
 /*
  * The fence of a ref update: 1 when the job (entry m, delivery
  * m->deliveries) is still this consumer's (no result, pending with it at
@@ -113,6 +117,7 @@ int rq_queue_owns(rq_queue *q, const rq_msg *m, const char *id, const char *cons
 /* 0 recorded, 1 refused (the job has its result already: whoever runs it
  * now must not move a ref), -1 error. */
 int rq_queue_set_intent(rq_queue *q, const char *id, const char *result, rq_error *err);
+/* The intent, or NULL: none (err untouched) or an error (err set). */
 char *rq_queue_get_intent(rq_queue *q, const char *id, rq_error *err);
 
 /* Record a transient failure (crash, timeout) for a later retry. */

@@ -32,6 +32,9 @@
 #include "rq_job.h"
 #include "rq_queue.h"
 
+/* how long past its BLOCK time a read may go unanswered */
+#define RQ_WORKER_READ_SLACK_MS 5000
+
 static volatile sig_atomic_t stop_requested;
 static int stop_pipe[2] = {-1, -1}; /* the handler wakes the event loop */
 
@@ -161,7 +164,7 @@ typedef struct wctx {
 	rq_queue *qread; /* its own connection: the blocking XREADGROUP */
 	rq_pool *pool;
 	int reading; /* an XREADGROUP is outstanding on qread */
-	long long next_beat, next_reclaim, next_read, drain_deadline;
+	long long next_beat, next_reclaim, next_read, drain_deadline, read_deadline;
 	long grace_ms;
 	char name[128];
 	long max_deliveries;
@@ -404,8 +407,17 @@ static void handle_msg(wctx *w, rq_msg *m)
 		free(res);
 		return;
 	}
+	rq_error_clear(&err);
 	char *intent =
 	    job.ref_update && t->msg.deliveries > 1 ? rq_queue_get_intent(w->q, id, &err) : NULL;
+	if (!intent && err.code != RQ_OK) {
+		/* unknown whether an earlier delivery moved refs: not now */
+		rq_log(RQ_LOG_WARN, "cannot read the intent; the job is left for a retry",
+		       json_pack("{s:s, s:s}", "job", id, "error", err.msg));
+		rq_job_free(&job);
+		task_free(t);
+		return;
+	}
 	int spawned = rq_pool_spawn(w->pool, &job, job_default_time(&job, t->msg.sid),
 				    t->msg.deliveries, intent, t, &err);
 	free(intent);
@@ -430,13 +442,7 @@ static void keep_claims(wctx *w)
 		task *t = w->running[i];
 		if (!t)
 			continue;
-		char key[160];
-		snprintf(key, sizeof(key), "replayq:{%s}:jobs", rq_queue_name(w->q));
-		redisReply *rep =
-		    rq_redis_cmdv(rq_queue_redis(w->q), 0, &err, "XCLAIM", key, RQ_QUEUE_GROUP,
-				  w->name, "0", t->msg.sid, "JUSTID", NULL);
-		if (rep)
-			freeReplyObject(rep);
+		rq_queue_keep_claim(w->q, w->name, t->msg.sid, &err);
 	}
 }
 
@@ -709,6 +715,8 @@ static void worker_send_read(wctx *w, long long now)
 		return;
 	}
 	w->reading = 1;
+	/* a connection gone silent (no FIN) must not stall the reads for good */
+	w->read_deadline = now + block + RQ_WORKER_READ_SLACK_MS;
 }
 
 /* The read's socket is readable: take the reply when it is complete. */
@@ -748,6 +756,12 @@ static int worker_timers(wctx *w, long long now)
 	}
 	if (w->drain_deadline && (rq_pool_running(w->pool) == 0 || now >= w->drain_deadline))
 		return 1;
+	if (w->reading && now >= w->read_deadline) {
+		rq_log(RQ_LOG_WARN, "read failed",
+		       json_pack("{s:s}", "error", "no answer in time"));
+		rq_redis_disconnect(rq_queue_redis(w->qread));
+		w->reading = 0;
+	}
 	if (now >= w->next_beat) {
 		heartbeat(w, (int)(w->visibility_ms / 1000 > 10 ? w->visibility_ms / 1000 : 10));
 		/* often enough that no one reclaims a job we run */
@@ -773,9 +787,11 @@ static int worker_timeout(const wctx *w, long long now)
 	if (w->waiting && now + 200 < next)
 		next = now + 200; /* a result to store while Redis is away */
 	/* not reading with a free slot: a failed read waits before the next */
-	if (!w->drain_deadline && !w->reading && rq_pool_idle_slots(w->pool) > 0 &&
+	if (!w->drain_deadline && !w->reading && !w->waiting && rq_pool_idle_slots(w->pool) > 0 &&
 	    w->next_read < next)
 		next = w->next_read;
+	if (w->reading && w->read_deadline < next)
+		next = w->read_deadline;
 	return next > now ? (int)(next - now) : 0;
 }
 

@@ -455,14 +455,15 @@ static int resume_intent(const rq_pool *p, git_repository *repo, const rq_job *j
 		 json_string_value(json_object_get(o, "reflog_msg"))
 		     ? json_string_value(json_object_get(o, "reflog_msg"))
 		     : "replay");
-	json_object_del(o, "reflog_msg");
 	if (todo.nupdates) {
+		/* the same intent again, reflog message included */
 		ask_to_apply(p, job, attempt, json_deep_copy(o), fds[0], fds[1]);
 		if (apply_checked(repo, &todo, ident, fds[0], fds[1], err) < 0) {
 			rc = -1;
 			goto done;
 		}
 	}
+	json_object_del(o, "reflog_msg");
 	json_object_set_new(o, "recovered", json_true());
 	*out = o;
 	o = NULL;
@@ -806,7 +807,15 @@ static void handle_prepare(rq_pool *p, slot *s, long long now)
 		return;
 	s->prepared = 1;
 	json = msg_json(s->buf, &sent);
-	if (now >= s->deadline && !s->timed_out && !s->over_memory) {
+	now = now_ms(); /* the clock of this very moment: the intent call blocks */
+	if (s->reaped) {
+		/* it is gone: nothing to record, nobody to tell; how it ended says
+		 * what happened (finish_slot) */
+		mlen = (size_t)(nul - s->buf) + 1;
+		memmove(s->buf, nul + 1, s->len - mlen);
+		s->len -= mlen;
+		return;
+	} else if (now >= s->deadline && !s->timed_out && !s->over_memory) {
 		s->timed_out = 1;
 		kill_slot(s, now);
 	} else if (json && !s->timed_out && !s->over_memory &&
@@ -1015,6 +1024,9 @@ static void watch_slot(const rq_pool *p, slot *s, long long now, int mem_check)
 
 	if (s->committed || s->reaped || s->timed_out || s->over_memory)
 		return;
+	/* a whole result is in: judged by its own time when the child exits */
+	if (s->len > 1 && s->buf[0] == 'R' && memchr(s->buf, '\0', s->len))
+		return;
 	if (now >= s->deadline) {
 		s->timed_out = 1;
 		kill_slot(s, now);
@@ -1071,7 +1083,17 @@ void rq_pool_kill_all(rq_pool *p, void (*dropped)(void *arg, void *ctx), void *a
 		if (!s->pid)
 			continue;
 		if (!s->reaped) {
-			/* one moving refs is let finish: a kill could cut it half-way */
+			/* one moving refs is let finish: a kill could cut it half-way.
+			 * Its pipes close first: a commit check it waits for is then
+			 * refused (it releases its locks), a result it writes fails */
+			if (s->go_fd >= 0) {
+				close(s->go_fd);
+				s->go_fd = -1;
+			}
+			if (s->fd >= 0) {
+				close(s->fd);
+				s->fd = -1;
+			}
 			if (!s->committed)
 				kill(s->pid, SIGKILL);
 			waitpid(s->pid, &s->wstatus, 0);

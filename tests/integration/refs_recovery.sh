@@ -175,6 +175,26 @@ check_eq "paused owner: still one result" 1 "$(rcli XRANGE 'replayq:{rr}:results
 kill -TERM "$WG" "$WH"
 wait "$WG" "$WH"
 
+# a worker told to stop with no grace while its child holds the locks:
+# it closes the child's pipes (its commit check is refused: it releases
+# the locks, moves nothing) and exits; the job is left for another worker
+rm -rf "$ROOT/w" && cp -a "$T/wref" "$ROOT/w"
+before=$(refs "$ROOT/w")
+rm -f "$HOLD_DIR"/*
+REPLAYQ_TEST_HOLD=refs-locked start_worker wi --repo-root="$ROOT" --jobs=1 --grace=0
+WI=$WORKER_PID
+run_rq submit <<<"${job/\"J\"/\"S1\"}"
+KID=$(hold_pid refs-locked)
+kill -TERM "$WI"
+# "draining" comes right before it gives up its children (grace 0)
+wait_for "wi draining" 60 grep -q '"draining"' "$T/wi.log"
+kill -USR1 "$KID"
+check "no grace at the locks: the worker exits" wait_for "wi exit" 60 bash -c "! kill -0 $WI 2>/dev/null"
+wait "$WI"
+check_eq "no grace at the locks: exit 0" 0 "$?"
+check_eq "no grace at the locks: no ref moved" "$before" "$(refs "$ROOT/w")"
+check_eq "no grace at the locks: no lock left" "" "$(locks "$ROOT/w")"
+
 # a ref locked by another program: ref_locked, retried (not failed); the
 # second delivery is held until the test has released the lock
 rm -rf "$ROOT/w" && cp -a "$T/wref" "$ROOT/w"
