@@ -189,7 +189,7 @@ static int commit_tree(git_repository *repo, const git_oid *commit, git_oid *tre
 
 static int validate(const rq_replay_opts *o, rq_error *err)
 {
-	if (!o->target || !*o->target)
+	if (!o->target) /* an empty one is judged as git does, by resolve_target */
 		return rq_error_set(err, RQ_E_USAGE, "option --onto or --advance is mandatory");
 	if (o->mode != RQ_MODE_ONTO && o->mode != RQ_MODE_ADVANCE && o->mode != RQ_MODE_REVERT)
 		return rq_error_set(err, RQ_E_USAGE, "unknown replay mode");
@@ -273,8 +273,13 @@ static int resolve_target(state *s)
 	if (!s->revs.npositive)
 		return rq_error_set(err, RQ_E_NOTHING, "need some commits to replay");
 	if (o->mode == RQ_MODE_ONTO) {
-		if (rq_revs_resolve_commit(s->repo, o->target, &s->onto, err) < 0)
+		if (rq_revs_resolve_commit(s->repo, o->target, &s->onto, err) < 0) {
+			if (err->code == RQ_E_BAD_REVISION) /* git's words */
+				rq_error_set(err, RQ_E_BAD_REVISION,
+					     "'%s' is not a valid commit-ish for --onto",
+					     o->target);
 			return -1;
+		}
 		if (o->ref && s->revs.npositive > 1)
 			return rq_error_set(err, RQ_E_USAGE,
 					    "'--ref' cannot be used with multiple revision ranges");

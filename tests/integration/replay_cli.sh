@@ -245,7 +245,11 @@ check_eq "non-ref positive: exit 0 (as git replay)" 0 "$RC"
 check_eq "non-ref positive: nothing to update" "" "$OUT"
 run_rq replay --onto nosuch main..topic
 check_eq "unknown onto: 128" 128 "$RC"
-check_contains "unknown onto: message" "unknown revision" "$ERR"
+check_eq "unknown onto: git's message" "fatal: 'nosuch' is not a valid commit-ish for --onto" "$ERR"
+run_rq replay --onto= main..topic
+check_eq "empty onto: git's message" "128 fatal: '' is not a valid commit-ish for --onto" "$RC $ERR"
+run_rq replay --advance= main..topic
+check_eq "empty advance: git's message" "128 fatal: argument to --advance must be a reference" "$RC $ERR"
 run_rq replay --onto main main..nosuch
 check_eq "unknown revision: 128" 128 "$RC"
 git tag topic main

@@ -560,8 +560,9 @@ static void test_errors(void **state)
 		run_fails(r, &o, RQ_E_USAGE);
 		o = make_opts(RQ_MODE_ONTO, NULL, revs, 1);
 		run_fails(r, &o, RQ_E_USAGE);
+		/* an empty --onto is no commit (git: "'' is not a valid commit-ish") */
 		o = make_opts(RQ_MODE_ONTO, "", revs, 1);
-		run_fails(r, &o, RQ_E_USAGE);
+		run_fails(r, &o, RQ_E_BAD_REVISION);
 		o = make_opts(RQ_MODE_ONTO, "main", revs, 1);
 		o.empty = (rq_empty)7;
 		run_fails(r, &o, RQ_E_USAGE);
