@@ -792,76 +792,82 @@ static void kill_slot(slot *s, long long now)
 	s->killed_at = now;
 }
 
+/* 1 when a whole message of this type heads the buffer. */
+static int head_msg(const slot *s, char type)
+{
+	return s->len > 1 && s->buf[0] == type && memchr(s->buf, '\0', s->len) != NULL;
+}
+
+/* Drop the message at the head of the buffer. */
+static void drop_msg(slot *s)
+{
+	size_t mlen = (size_t)((char *)memchr(s->buf, '\0', s->len) - s->buf) + 1;
+
+	memmove(s->buf, s->buf + mlen, s->len - mlen);
+	s->len -= mlen;
+}
+
+/* Answer the child on its go pipe; the pipe stays open only when kept. */
+static void reply_go(slot *s, char reply, int keep)
+{
+	if (s->go_fd < 0)
+		return;
+	if (write_all(s->go_fd, &reply, 1) < 0) {
+		s->aborted = 1;
+		keep = 0;
+	} else if (reply == 'g') {
+		s->committed = 1;
+	}
+	if (!keep) {
+		close(s->go_fd);
+		s->go_fd = -1;
+	}
+}
+
 /* A complete 'P' (prepare) message at the head of the buffer: record the
  * intent through the callback, then let the child apply or abort. Past its
- * deadline, a job may not start moving refs: it is killed as timed out. */
-static void handle_prepare(rq_pool *p, slot *s, long long now)
+ * deadline, a job may not start moving refs: it is killed as timed out. A
+ * child already gone gets nothing: how it ended says what happened. */
+static void handle_prepare(rq_pool *p, slot *s)
 {
-	char *nul;
+	long long sent, now = now_ms(); /* this very moment: the intent call blocks */
 	const char *json;
 	char go = 'a';
-	long long sent;
-	size_t mlen;
 
-	if (s->prepared || s->len < 2 || s->buf[0] != 'P' || !(nul = memchr(s->buf, '\0', s->len)))
+	if (s->prepared || !head_msg(s, 'P'))
 		return;
 	s->prepared = 1;
 	json = msg_json(s->buf, &sent);
-	now = now_ms(); /* the clock of this very moment: the intent call blocks */
-	if (s->reaped) {
-		/* it is gone: nothing to record, nobody to tell; how it ended says
-		 * what happened (finish_slot) */
-		mlen = (size_t)(nul - s->buf) + 1;
-		memmove(s->buf, nul + 1, s->len - mlen);
-		s->len -= mlen;
-		return;
-	} else if (now >= s->deadline && !s->timed_out && !s->over_memory) {
-		s->timed_out = 1;
-		kill_slot(s, now);
-	} else if (json && !s->timed_out && !s->over_memory &&
-		   (!p->opts.intent || p->opts.intent(p->opts.intent_arg, s->ctx, json) == 0)) {
-		go = 'g';
-	}
-	if (go != 'g')
-		s->aborted = 1;
-	if (s->go_fd >= 0) {
-		if (write_all(s->go_fd, &go, 1) < 0)
-			s->aborted = 1;
-		else if (go == 'g')
-			s->committed = 1;
-		if (!s->committed) { /* kept for the commit check */
-			close(s->go_fd);
-			s->go_fd = -1;
+	if (!s->reaped) {
+		if (now >= s->deadline && !s->timed_out && !s->over_memory) {
+			s->timed_out = 1;
+			kill_slot(s, now);
+		} else if (json && !s->timed_out && !s->over_memory &&
+			   (!p->opts.intent ||
+			    p->opts.intent(p->opts.intent_arg, s->ctx, json) == 0)) {
+			go = 'g';
 		}
+		if (go != 'g')
+			s->aborted = 1;
+		reply_go(s, go, go == 'g'); /* kept for the commit check */
 	}
-	mlen = (size_t)(nul - s->buf) + 1;
-	memmove(s->buf, nul + 1, s->len - mlen);
-	s->len -= mlen;
+	drop_msg(s);
 }
 
 /* A complete 'C' (commit check) message, the child holding its ref locks:
  * the job must still be this worker's (owns), or nothing moves. */
 static void handle_check(rq_pool *p, slot *s)
 {
-	char *nul, reply;
-	size_t mlen;
+	char reply;
 
-	if (!s->committed || s->checked || s->len < 2 || s->buf[0] != 'C' ||
-	    !(nul = memchr(s->buf, '\0', s->len)))
+	if (!s->committed || s->checked || !head_msg(s, 'C'))
 		return;
 	s->checked = 1;
 	reply = !p->opts.owns || p->opts.owns(p->opts.intent_arg, s->ctx) == 1 ? 'c' : 'a';
 	if (reply != 'c')
 		s->aborted = 1;
-	if (s->go_fd >= 0) {
-		if (write_all(s->go_fd, &reply, 1) < 0)
-			s->aborted = 1;
-		close(s->go_fd);
-		s->go_fd = -1;
-	}
-	mlen = (size_t)(nul - s->buf) + 1;
-	memmove(s->buf, nul + 1, s->len - mlen);
-	s->len -= mlen;
+	reply_go(s, reply, 0);
+	drop_msg(s);
 }
 
 /* The error result the parent writes for a job that gave none in time. */
@@ -1001,7 +1007,9 @@ int rq_pool_pollfds(const rq_pool *p, struct pollfd *pfd, int max, int *timeout_
 			pfd[n++] = (struct pollfd){.fd = s->fd, .events = POLLIN};
 		if (s->pidfd >= 0 && !s->reaped && n < max)
 			pfd[n++] = (struct pollfd){.fd = s->pidfd, .events = POLLIN};
-		if (!s->committed && !s->timed_out && (next < 0 || s->deadline < next))
+		/* (a child whose whole result is in wakes us through its pidfd) */
+		if (!s->committed && !s->timed_out && !head_msg(s, 'R') &&
+		    (next < 0 || s->deadline < next))
 			next = s->deadline;
 		if (s->pidfd < 0 && s->fd < 0) /* exiting, and nothing to wait on */
 			next =
@@ -1025,7 +1033,7 @@ static void watch_slot(const rq_pool *p, slot *s, long long now, int mem_check)
 	if (s->committed || s->reaped || s->timed_out || s->over_memory)
 		return;
 	/* a whole result is in: judged by its own time when the child exits */
-	if (s->len > 1 && s->buf[0] == 'R' && memchr(s->buf, '\0', s->len))
+	if (head_msg(s, 'R'))
 		return;
 	if (now >= s->deadline) {
 		s->timed_out = 1;
@@ -1057,7 +1065,7 @@ void rq_pool_process(rq_pool *p, rq_pool_done_fn done, void *arg)
 			if (s->fd >= 0)
 				read_some(s);
 		}
-		handle_prepare(p, s, now);
+		handle_prepare(p, s);
 		handle_check(p, s);
 		watch_slot(p, s, now, mem_check);
 		if (s->reaped && s->fd < 0)
