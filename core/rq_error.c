@@ -3,6 +3,7 @@
  * rq_error: error codes, their stable names, and message formatting.
  */
 #include "rq_error.h"
+#include "rq_odb.h"
 
 #include <git2.h>
 #include <stdarg.h>
@@ -25,6 +26,7 @@ static const char *const code_names[RQ_E_COUNT] = {
     [RQ_E_BAD_DATE] = "bad_date",
     [RQ_E_REF_MOVED] = "ref_moved",
     [RQ_E_REF_LOCKED] = "ref_locked",
+    [RQ_E_CORRUPT_OBJECT] = "corrupt_object",
     [RQ_E_IO] = "io",
     [RQ_E_GIT] = "git",
     [RQ_E_NOMEM] = "out_of_memory",
@@ -64,8 +66,20 @@ int rq_error_git(rq_error *err, const char *what)
 
 	if (e && e->klass == GIT_ERROR_NOMEMORY)
 		return rq_error_set(err, RQ_E_NOMEM, "%s: out of memory", what);
+	/* a damaged object says which one it is; what was being done adds nothing */
+	if (rq_error_git_corrupt(err) < 0)
+		return -1;
 	return rq_error_set(err, RQ_E_GIT, "%s: %s", what,
 			    e && e->message ? e->message : "unknown error");
+}
+
+int rq_error_git_corrupt(rq_error *err)
+{
+	const git_error *e = git_error_last();
+
+	if (e && (e->klass == RQ_ODB_ERROR_CORRUPT || e->klass == GIT_ERROR_ZLIB))
+		return rq_error_set(err, RQ_E_CORRUPT_OBJECT, "%s", e->message);
+	return 0;
 }
 
 const char *rq_code_name(rq_code code)

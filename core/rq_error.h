@@ -28,6 +28,7 @@ typedef enum {
 	RQ_E_BAD_DATE,	       /* a date that cannot be parsed */
 	RQ_E_REF_MOVED,	       /* a ref changed since it was read */
 	RQ_E_REF_LOCKED,       /* a ref is locked by another process (worth a retry) */
+	RQ_E_CORRUPT_OBJECT,   /* an object in the repository is damaged */
 	RQ_E_IO,	       /* a file system operation failed */
 	RQ_E_GIT,	       /* libgit2 reported an unexpected error */
 	RQ_E_NOMEM,	       /* out of memory */
@@ -63,6 +64,13 @@ int rq_error_set(rq_error *err, rq_code code, const char *fmt, ...)
  * what was being done. Returns -1.
  */
 int rq_error_git(rq_error *err, const char *what);
+
+/*
+ * When libgit2's last error is a damaged object (rq_odb, zlib), set
+ * RQ_E_CORRUPT_OBJECT with its message and return -1; else 0 (err
+ * untouched). For a failed lookup that would otherwise say "no such name".
+ */
+int rq_error_git_corrupt(rq_error *err);
 
 /* Stable snake_case name of a code ("bad_revision", ...). */
 const char *rq_code_name(rq_code code);

@@ -16,6 +16,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "rq_odb.h"
+
 #define PART_MAGIC     "RQPART2\n"
 #define PART_MAGIC_LEN 8
 #define PART_HEAD      (PART_MAGIC_LEN + 8)
@@ -312,24 +314,6 @@ static void m_free(git_odb_backend *b)
 	free(m);
 }
 
-/* The read function of libgit2's loose-object backend, to tell those
- * backends apart (NULL: unknown). */
-static void *loose_read_fn(void)
-{
-	static void *fn;
-	static int done;
-	if (!done) {
-		git_odb_backend *probe = NULL;
-		if (git_odb_backend_loose(&probe, "/nonexistent/replayq-probe", -1, 0, 0, 0) == 0 &&
-		    probe) {
-			fn = (void *)(uintptr_t)probe->read;
-			probe->free(probe);
-		}
-		done = 1;
-	}
-	return fn;
-}
-
 /*
  * Is the object in one of the odb's backends other than the memory store
  * (backend 0) and the loose-object backends? A loose object is not looked
@@ -340,13 +324,12 @@ static void *loose_read_fn(void)
 static int exists_packed(git_odb *odb, const git_oid *id)
 {
 	size_t n = git_odb_num_backends(odb);
-	void *loose = loose_read_fn();
 
 	for (size_t i = 1; i < n; i++) {
 		git_odb_backend *b = NULL;
 		if (git_odb_get_backend(&b, odb, i) < 0 || !b || !b->exists)
 			continue;
-		if (loose && (void *)(uintptr_t)b->read == loose)
+		if (rq_odb_is_loose(b))
 			continue;
 		if (b->exists(b, id))
 			return 1;

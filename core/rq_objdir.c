@@ -118,7 +118,7 @@ static void this_host(char *out, size_t size)
 	out[j] = '\0';
 }
 
-int rq_objdir_open(rq_objdir **out, git_repository *repo, rq_error *err)
+int rq_objdir_open(rq_objdir **out, git_repository *repo, const rq_odb_opts *objects, rq_error *err)
 {
 	rq_objdir *od = calloc(1, sizeof(*od));
 	int n;
@@ -150,10 +150,8 @@ int rq_objdir_open(rq_objdir **out, git_repository *repo, rq_error *err)
 		rq_error_git(err, "cannot open the object database");
 		goto fail;
 	}
-	if (git_odb_open(&od->odb, od->objects) < 0) {
-		rq_error_git(err, "cannot open the object database");
+	if (rq_odb_new(&od->odb, repo, objects, err) < 0)
 		goto fail;
-	}
 	if (!(od->enc = rq_pack_encoder_new()) || rq_memodb_new(&od->mem) < 0) {
 		rq_error_set(err, RQ_E_NOMEM, "out of memory");
 		goto fail;

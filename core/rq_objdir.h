@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "rq_error.h"
+#include "rq_odb.h"
 
 typedef struct rq_objdir rq_objdir;
 
@@ -37,7 +38,8 @@ typedef struct rq_objdir_stats {
 	char pack_name[96];  /* "pack-<hex>" or "" when nothing was written */
 } rq_objdir_stats;
 
-int rq_objdir_open(rq_objdir **out, git_repository *repo, rq_error *err);
+int rq_objdir_open(rq_objdir **out, git_repository *repo, const rq_odb_opts *objects,
+		   rq_error *err);
 int rq_objdir_finish(rq_objdir *od, rq_objdir_stats *stats, rq_error *err);
 void rq_objdir_free(rq_objdir *od);
 /* The number of new objects held so far (a mark for rq_objdir_save_part). */

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "rq_confine.h"
 #include "rq_refs.h"
 #include "rq_testhook.h"
 
@@ -187,6 +188,11 @@ int rq_refs_apply_checked(git_repository *repo, const rq_replay_result *result,
 
 	if (!result->nupdates)
 		return 0;
+	/* a ref or reflog reached through a symbolic link would be written
+	 * through it (rq_confine); nothing is locked before all are checked */
+	for (size_t i = 0; i < result->nupdates; i++)
+		if (rq_confine_ref(repo, result->updates[i].ref, err) < 0)
+			return -1;
 	if (git_signature_new(&sig, committer->name, committer->email, (git_time_t)committer->time,
 			      committer->tz) < 0)
 		return rq_error_git(err, "invalid committer identity");

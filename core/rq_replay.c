@@ -33,6 +33,7 @@
 #include "rq_buf.h"
 #include "rq_mem.h"
 #include "rq_memodb.h"
+#include "rq_odb.h"
 #include "rq_sha1.h"
 #include "rq_testhook.h"
 
@@ -1189,7 +1190,7 @@ static int open_objects(state *s)
 {
 	if (s->objdir)
 		return 0;
-	if (rq_objdir_open(&s->objdir, s->repo, s->err) < 0)
+	if (rq_objdir_open(&s->objdir, s->repo, s->opts->objects, s->err) < 0)
 		return -1;
 	if (git_repository_odb(&s->odb, s->repo) < 0)
 		return rq_error_git(s->err, "cannot open the object database");
@@ -1212,8 +1213,12 @@ int rq_replay_run(git_repository *repo, const rq_replay_opts *opts, rq_replay_re
 	s.res = result;
 	s.err = err;
 	rq_oidmap_init(&s.map);
+	git_error_clear(); /* an error left by an earlier call says nothing here */
 
 	if (validate(opts, err) < 0)
+		goto out;
+	/* every read goes through the checking loose reader (rq_odb) */
+	if (rq_odb_install(repo, opts->objects, err) < 0)
 		goto out;
 	if (!committer) {
 		if (rq_ident_default(repo, &ident, err) < 0)

@@ -36,6 +36,7 @@
 #include "rq_error.h"
 #include "rq_ident.h"
 #include "rq_merge.h"
+#include "rq_odb.h"
 
 typedef enum { RQ_MODE_ONTO, RQ_MODE_ADVANCE, RQ_MODE_REVERT } rq_mode;
 
@@ -54,6 +55,7 @@ typedef struct rq_replay_opts {
 	int jobs;		    /* forked children for independent groups (<= 1: none) */
 	int jobs_auto;		    /* jobs is a default: see RQ_PARALLEL_AUTO_MIN */
 	const volatile int *cancel; /* set (by a signal handler) to stop at the next pick */
+	const rq_odb_opts *objects; /* how objects are read (rq_odb); NULL: no root */
 	/* tests: runs in each forked worker (1..jobs-1) right after the fork,
 	 * before it resolves the revisions */
 	void (*child_hook)(unsigned worker, void *arg);

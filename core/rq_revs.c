@@ -274,8 +274,12 @@ static int all_hex(const char *s, size_t len)
 	return 1;
 }
 
+/* A name that resolves to nothing, unless what failed was reading a
+ * damaged object (that is said as itself: the name may well be right). */
 static int unknown_revision(rq_error *err, const char *expr)
 {
+	if (rq_error_git_corrupt(err) < 0)
+		return -1;
 	return rq_error_set(
 	    err, RQ_E_BAD_REVISION,
 	    "ambiguous argument '%s': unknown revision or path not in the working tree.", expr);
@@ -420,6 +424,8 @@ static int resolve_commit(git_repository *repo, const refset *known, const char 
 	}
 	rc = git_object_peel(&peeled, obj, GIT_OBJECT_COMMIT);
 	git_object_free(obj);
+	if (rc < 0 && rq_error_git_corrupt(err) < 0)
+		return -1;
 	if (rc < 0)
 		return rq_error_set(err, RQ_E_BAD_REVISION, "'%s' does not name a commit", expr);
 	git_oid_cpy(out, git_object_id(peeled));

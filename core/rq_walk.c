@@ -158,6 +158,8 @@ static int parse_node(walker *w, size_t i)
 		return 0;
 	if (git_commit_lookup(&c, w->repo, &w->nodes[i].oid) < 0) {
 		char hex[GIT_OID_HEXSZ + 1];
+		if (rq_error_git_corrupt(w->err) < 0)
+			return -1;
 		git_oid_tostr(hex, sizeof(hex), &w->nodes[i].oid);
 		return rq_error_set(w->err, RQ_E_BAD_REVISION, "could not parse commit %s", hex);
 	}

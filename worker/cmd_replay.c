@@ -6,6 +6,7 @@
  * updates. Exit status: 0 clean, 1 conflict, 128 error, 129 usage.
  */
 #include <jansson.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "cmds.h"
 #include "opts.h"
 #include "rq_objdir.h"
+#include "rq_odb.h"
 #include "rq_refs.h"
 #include "rq_replay.h"
 #include "rq_result_json.h"
@@ -25,6 +27,23 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	interrupted = 1;
+}
+
+/* How messages name the objects directory: relative to the current
+ * directory when it is below it, as git does (else NULL: its path). */
+static const char *objects_shown(git_repository *repo, git_buf *dir)
+{
+	char cwd[PATH_MAX];
+	size_t cl;
+
+	if (git_repository_item_path(dir, repo, GIT_REPOSITORY_ITEM_OBJECTS) < 0)
+		return NULL;
+	if (dir->size > 1 && dir->ptr[dir->size - 1] == '/')
+		dir->ptr[--dir->size] = '\0';
+	if (getcwd(cwd, sizeof(cwd)) && (cl = strlen(cwd)) > 1 && !strncmp(dir->ptr, cwd, cl) &&
+	    dir->ptr[cl] == '/')
+		return dir->ptr + cl + 1;
+	return NULL;
 }
 
 static const char replay_usage[] =
@@ -162,6 +181,8 @@ int cmd_replay(int argc, char **argv)
 	rq_replay_opts o;
 	rq_replay_result res;
 	rq_error err;
+	rq_odb_opts odb_opts = {0};
+	git_buf objects_dir = GIT_BUF_INIT;
 	rq_ident ident;
 	git_repository *repo = NULL;
 	int rc, json = 0, print = 0, applied = 0, modes, status;
@@ -231,10 +252,13 @@ int cmd_replay(int argc, char **argv)
 		o.jobs_auto = 1;
 	}
 	{
-		/* a signal stops the replay between picks; the engine cleans up */
+		/* a signal stops the replay between picks and the engine cleans
+		 * up; a second one stops it at once (its temporary objects are
+		 * then cleaned by the next run) */
 		struct sigaction sa;
 		memset(&sa, 0, sizeof(sa));
 		sa.sa_handler = on_signal;
+		sa.sa_flags = SA_RESETHAND;
 		sigaction(SIGINT, &sa, NULL);
 		sigaction(SIGTERM, &sa, NULL);
 		sigaction(SIGHUP, &sa, NULL);
@@ -261,13 +285,24 @@ int cmd_replay(int argc, char **argv)
 		goto report;
 	}
 	o.committer = &ident;
+	odb_opts.objects_shown = objects_shown(repo, &objects_dir);
+	o.objects = &odb_opts;
 
 	rc = rq_replay_run(repo, &o, &res, &err);
 	if (rc == 0 && !print) {
+		/* no signal interrupts the ref update (a kill still can: the
+		 * next run clears what it leaves, rq_refs) */
+		sigset_t block, old;
+		sigemptyset(&block);
+		sigaddset(&block, SIGINT);
+		sigaddset(&block, SIGTERM);
+		sigaddset(&block, SIGHUP);
+		sigprocmask(SIG_BLOCK, &block, &old);
 		if (rq_refs_apply(repo, &res, &ident, &err) < 0)
 			rc = -1;
 		else
 			applied = 1;
+		sigprocmask(SIG_SETMASK, &old, NULL);
 	}
 report:
 	if (json && emit_json(&res, rc, &err, applied) < 0)
@@ -301,6 +336,7 @@ report:
 	}
 out:
 	rq_replay_result_free(&res);
+	git_buf_dispose(&objects_dir);
 	git_repository_free(repo);
 	free(c.revs);
 	if (fflush(stdout) != 0 && status == 0)

@@ -486,26 +486,28 @@ static void drop_running(void *arg, void *ctx)
 static const char worker_usage[] =
     "usage: replayq worker [--redis=URL] [--queue=Q] --repo-root=DIR [--jobs=N] [--name=ID]\n"
     "                      [--visibility-timeout=S] [--max-deliveries=N] [--grace=S]\n"
-    "                      [--memory-limit=MB] [--log-level=debug|info|warn|error]\n"
+    "                      [--memory-limit=MB] [--alternates=root|any]\n"
+    "                      [--log-level=debug|info|warn|error]\n"
     "environment: REPLAYQ_REDIS_URL, REPLAYQ_REDIS_PASSWORD, REPLAYQ_QUEUE, REPLAYQ_REPO_ROOT,\n"
     "  REPLAYQ_JOBS, REPLAYQ_WORKER_NAME, REPLAYQ_VISIBILITY_TIMEOUT, REPLAYQ_MAX_DELIVERIES,\n"
     "  REPLAYQ_GRACE, REPLAYQ_MEMORY_LIMIT_MB, REPLAYQ_LOG_LEVEL, REPLAYQ_HEARTBEAT_FILE,\n"
-    "  REPLAYQ_COMMITTER_NAME, REPLAYQ_COMMITTER_EMAIL\n";
+    "  REPLAYQ_COMMITTER_NAME, REPLAYQ_COMMITTER_EMAIL, REPLAYQ_ALTERNATES\n";
 
 typedef struct common_opts {
 	const char *redis, *queue, *root, *jobs, *name, *visibility, *max_deliveries, *grace,
-	    *memory, *log_level;
+	    *memory, *log_level, *alternates;
 	const char *file;
 } common_opts;
 
 static int parse_common(int argc, char **argv, common_opts *o, const char *usage)
 {
-	static const char *const names[] = {
-	    "redis",	      "queue", "repo-root",    "jobs",	   "name", "visibility-timeout",
-	    "max-deliveries", "grace", "memory-limit", "log-level"};
+	static const char *const names[] = {"redis",	      "queue",	   "repo-root",
+					    "jobs",	      "name",	   "visibility-timeout",
+					    "max-deliveries", "grace",	   "memory-limit",
+					    "log-level",      "alternates"};
 	const char **slots[] = {&o->redis,  &o->queue,	    &o->root,		&o->jobs,
 				&o->name,   &o->visibility, &o->max_deliveries, &o->grace,
-				&o->memory, &o->log_level};
+				&o->memory, &o->log_level,  &o->alternates};
 	for (int i = 1; i < argc; i++) {
 		int matched = 0;
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
@@ -550,6 +552,8 @@ static int parse_common(int argc, char **argv, common_opts *o, const char *usage
 		o->memory = getenv("REPLAYQ_MEMORY_LIMIT_MB");
 	if (!o->log_level)
 		o->log_level = getenv("REPLAYQ_LOG_LEVEL");
+	if (!o->alternates)
+		o->alternates = getenv("REPLAYQ_ALTERNATES");
 	return 0;
 }
 
@@ -583,7 +587,13 @@ static int pool_from_opts(const common_opts *o, const char *name, rq_pool **pool
 	if (num_opt(o->jobs, default_jobs(), 1, 256, "jobs", &jobs) < 0 ||
 	    num_opt(o->memory, 0, 0, 1 << 22, "memory-limit", &mem) < 0)
 		return 129;
+	if (o->alternates && strcmp(o->alternates, "root") && strcmp(o->alternates, "any")) {
+		fprintf(stderr, "error: --alternates must be root or any, not '%s'\n",
+			o->alternates);
+		return 129;
+	}
 	memset(&po, 0, sizeof(po));
+	po.alternates_anywhere = o->alternates && !strcmp(o->alternates, "any");
 	po.jobs = (int)jobs;
 	po.repo_root = o->root;
 	po.memory_limit = (uint64_t)mem * 1024 * 1024;
@@ -971,7 +981,8 @@ static void on_run_done(void *arg, void *ctx, const char *result, const char *st
 }
 
 static const char run_usage[] =
-    "usage: replayq run --repo-root=DIR [--jobs=N] [--memory-limit=MB] [FILE|-]\n"
+    "usage: replayq run --repo-root=DIR [--jobs=N] [--memory-limit=MB] [--alternates=root|any]\n"
+    "                   [FILE|-]\n"
     "Runs JSON-lines jobs from FILE (or stdin) and prints one result per line.\n";
 
 int cmd_run(int argc, char **argv)

@@ -24,7 +24,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rq_confine.h"
 #include "rq_objdir.h"
+#include "rq_odb.h"
 #include "rq_refs.h"
 #include "rq_replay.h"
 #include "rq_result_json.h"
@@ -173,6 +175,69 @@ static int resolve_repo(const char *root, const char *rel, char *out, rq_error *
 		return rq_error_set(err, RQ_E_BAD_REPO,
 				    "repository '%s' resolves outside the repository root", rel);
 	return 0;
+}
+
+#define SHOWN_MAX (PATH_MAX + RQ_JOB_REPO_MAX + 16)
+
+/*
+ * Open the job's repository and hold it to the root: every path its files
+ * name resolves inside (rq_confine), and its objects are read through
+ * rq_odb with the root's alternates policy. shown receives how messages
+ * name its objects directory (the job's repo, not the worker's path).
+ */
+static int open_repo(const rq_pool *p, const rq_job *job, char *path, char *shown,
+		     git_repository **repo, rq_error *err)
+{
+	git_buf objects = GIT_BUF_INIT;
+	rq_odb_opts oo = {p->root, p->opts.alternates_anywhere, NULL};
+	size_t pl;
+	int rc;
+
+	path[0] = '\0';
+	if (resolve_repo(p->root, job->repo, path, err) < 0)
+		return -1;
+	pl = strlen(path);
+	if (git_repository_open_ext(repo, path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0)
+		return rq_error_set(err, RQ_E_BAD_REPO, "'%s' is not a git repository", job->repo);
+	if (rq_confine_repo(*repo, p->root, err) < 0)
+		return -1;
+	if (git_repository_item_path(&objects, *repo, GIT_REPOSITORY_ITEM_OBJECTS) < 0) {
+		git_buf_dispose(&objects);
+		return rq_error_git(err, "cannot find the objects directory");
+	}
+	while (objects.size > 1 && objects.ptr[objects.size - 1] == '/')
+		objects.ptr[--objects.size] = '\0';
+	if (!strncmp(objects.ptr, path, pl) && objects.ptr[pl] == '/')
+		snprintf(shown, SHOWN_MAX, "%s/%s", job->repo, objects.ptr + pl + 1);
+	else
+		snprintf(shown, SHOWN_MAX, "%s/objects", job->repo);
+	oo.objects_shown = shown;
+	rc = rq_odb_install(*repo, &oo, err);
+	git_buf_dispose(&objects);
+	return rc;
+}
+
+/* Messages name the repository as the job did: the worker's paths (the
+ * resolved repository, then the root) become the job's repo. */
+static void name_repo_as_job(rq_error *err, const char *path, const char *root, const char *repo)
+{
+	const char *from[2] = {path, root};
+	char out[RQ_ERROR_MSG_MAX];
+
+	for (int k = 0; k < 2; k++) {
+		size_t fl = strlen(from[k]), o = 0;
+		const char *m = err->msg, *hit;
+		if (fl < 2 || !strstr(m, from[k]))
+			continue;
+		while ((hit = strstr(m, from[k])) && o < sizeof(out) - 1) {
+			o += (size_t)snprintf(out + o, sizeof(out) - o, "%.*s%s", (int)(hit - m), m,
+					      k ? "<root>" : repo);
+			m = hit + fl;
+		}
+		if (o < sizeof(out) - 1)
+			snprintf(out + o, sizeof(out) - o, "%s", m);
+		memcpy(err->msg, out, sizeof(out));
+	}
 }
 
 static int job_committer(git_repository *repo, const rq_job *job, int64_t default_time,
@@ -479,8 +544,9 @@ done:
 static char *run_job(const rq_pool *p, const rq_job *job, int64_t default_time, long attempt,
 		     const char *intent, int out_fd, int go_fd)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], shown[SHOWN_MAX];
 	git_repository *repo = NULL;
+	rq_odb_opts oo = {0};
 	rq_replay_opts o;
 	rq_replay_result res;
 	rq_ident ident;
@@ -491,12 +557,11 @@ static char *run_job(const rq_pool *p, const rq_job *job, int64_t default_time, 
 
 	memset(&res, 0, sizeof(res));
 	rq_error_clear(&err);
-	if (resolve_repo(p->root, job->repo, path, &err) < 0)
+	if (open_repo(p, job, path, shown, &repo, &err) < 0)
 		goto done;
-	if (git_repository_open_ext(&repo, path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
-		rq_error_set(&err, RQ_E_BAD_REPO, "'%s' is not a git repository", job->repo);
-		goto done;
-	}
+	oo.root = p->root;
+	oo.alternates_anywhere = p->opts.alternates_anywhere;
+	oo.objects_shown = shown;
 	rq_objdir_clean_stale(repo, 300, NULL);
 	if (job_committer(repo, job, default_time, &ident, &err) < 0)
 		goto done;
@@ -512,6 +577,7 @@ static char *run_job(const rq_pool *p, const rq_job *job, int64_t default_time, 
 	}
 	rq_job_replay_opts(job, &o);
 	o.committer = &ident;
+	o.objects = &oo;
 	rc = rq_replay_run(repo, &o, &res, &err);
 	if (rc == 0 && job->ref_update) {
 		json_t *pj = rq_result_to_json(&res, 0, &err, 1);
@@ -525,6 +591,7 @@ static char *run_job(const rq_pool *p, const rq_job *job, int64_t default_time, 
 			applied = 1;
 	}
 done:
+	name_repo_as_job(&err, path, p->root, job->repo);
 	j = rq_result_to_json(&res, rc, &err, applied);
 	rq_replay_result_free(&res);
 	git_repository_free(repo);

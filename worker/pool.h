@@ -27,10 +27,11 @@
 typedef struct rq_pool rq_pool;
 
 typedef struct rq_pool_opts {
-	int jobs;	       /* children at once */
-	const char *repo_root; /* absolute, resolved */
-	uint64_t memory_limit; /* bytes of resident memory per child, 0: none */
-	const char *worker;    /* name reported in results */
+	int jobs;		 /* children at once */
+	const char *repo_root;	 /* absolute, resolved */
+	uint64_t memory_limit;	 /* bytes of resident memory per child, 0: none */
+	int alternates_anywhere; /* follow objects/info/alternates outside the root */
+	const char *worker;	 /* name reported in results */
 	/*
 	 * Write-ahead for ref_action "update": called by the parent with the
 	 * result a child is about to make true; 0 lets the child apply its ref

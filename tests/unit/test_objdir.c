@@ -110,7 +110,7 @@ static void test_open_write_finish(void **state)
 	assert_true(loose_before > 0);
 
 	rq_error_clear(&err);
-	assert_int_equal(rq_objdir_open(&od, repo, &err), 0);
+	assert_int_equal(rq_objdir_open(&od, repo, NULL, &err), 0);
 	assert_non_null(od);
 	/* objects/replayq-tmp-<pid>@<host>-XXXXXX */
 	snprintf(prefix, sizeof(prefix), "replayq-tmp-%ld@", (long)getpid());
@@ -209,7 +209,7 @@ static void test_finish_nothing_written(void **state)
 
 	objects_path(r, packdir, sizeof(packdir), "pack");
 	packs_before = tu_count_entries(packdir, "pack-", ".pack");
-	assert_int_equal(rq_objdir_open(&od, tu_repo_open(r), NULL), 0);
+	assert_int_equal(rq_objdir_open(&od, tu_repo_open(r), NULL, NULL), 0);
 	snprintf(tmp, sizeof(tmp), "%s", rq_objdir_path(od));
 	memset(&stats, 0x5a, sizeof(stats));
 	assert_int_equal(rq_objdir_finish(od, &stats, NULL), 0);
@@ -234,7 +234,7 @@ static void test_free_without_finish(void **state)
 	objects_path(r, packdir, sizeof(packdir), "pack");
 	loose_before = tu_loose_count(r);
 	packs_before = tu_count_entries(packdir, "pack-", "");
-	assert_int_equal(rq_objdir_open(&od, repo, NULL), 0);
+	assert_int_equal(rq_objdir_open(&od, repo, NULL, NULL), 0);
 	snprintf(tmp, sizeof(tmp), "%s", rq_objdir_path(od));
 	write_objects(repo, "discarded\n", &blob, &tree, &commit);
 	assert_true(odb_has(repo, &commit));
@@ -272,8 +272,8 @@ static void test_two_dirs(void **state)
 
 	objects_path(r, objects, sizeof(objects), NULL);
 	assert_int_equal(git_repository_open(&other, r->path), 0);
-	assert_int_equal(rq_objdir_open(&a, tu_repo_open(r), NULL), 0);
-	assert_int_equal(rq_objdir_open(&b, other, NULL), 0);
+	assert_int_equal(rq_objdir_open(&a, tu_repo_open(r), NULL, NULL), 0);
+	assert_int_equal(rq_objdir_open(&b, other, NULL, NULL), 0);
 	assert_string_not_equal(rq_objdir_path(a), rq_objdir_path(b));
 	assert_int_equal(tu_count_entries(objects, "replayq-tmp-", ""), 2);
 	rq_objdir_free(a);
@@ -378,7 +378,7 @@ static void test_clean_stale_keeps_open(void **state)
 	rq_objdir *od = NULL;
 	char tmp[PATH_MAX];
 
-	assert_int_equal(rq_objdir_open(&od, tu_repo_open(r), NULL), 0);
+	assert_int_equal(rq_objdir_open(&od, tu_repo_open(r), NULL, NULL), 0);
 	snprintf(tmp, sizeof(tmp), "%s", rq_objdir_path(od));
 	assert_int_equal(rq_objdir_clean_stale(tu_repo_open(r), 3600, NULL), 0);
 	assert_true(tu_exists(tmp));
@@ -397,7 +397,7 @@ static void test_keepalive(void **state)
 	struct stat st;
 	time_t now = time(NULL);
 
-	assert_int_equal(rq_objdir_open(&od, tu_repo_open(r), NULL), 0);
+	assert_int_equal(rq_objdir_open(&od, tu_repo_open(r), NULL, NULL), 0);
 	snprintf(tmp, sizeof(tmp), "%s", rq_objdir_path(od));
 	old.actime = old.modtime = now - 7200;
 	assert_int_equal(utime(tmp, &old), 0);
@@ -434,7 +434,7 @@ static void test_bare_repository(void **state)
 
 	repo = tu_repo_open(r);
 	objects_path(r, objects, sizeof(objects), NULL);
-	assert_int_equal(rq_objdir_open(&od, repo, NULL), 0);
+	assert_int_equal(rq_objdir_open(&od, repo, NULL, NULL), 0);
 	snprintf(tmp, sizeof(tmp), "%s", rq_objdir_path(od));
 	assert_int_equal(strncmp(tmp, objects, strlen(objects)), 0);
 	assert_int_equal(git_repository_odb(&odb, repo), 0);

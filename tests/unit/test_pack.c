@@ -125,7 +125,7 @@ static void test_pack_deltas(void **state)
 	char packdir[PATH_MAX], *out;
 	int ndelta = 0, maxchain = 0;
 
-	assert_int_equal(rq_objdir_open(&od, repo, NULL), 0);
+	assert_int_equal(rq_objdir_open(&od, repo, NULL, NULL), 0);
 	assert_int_equal(git_repository_odb(&odb, repo), 0);
 	for (int i = 0; i < 40; i++) {
 		char c[32];
@@ -370,7 +370,7 @@ static void test_odb_write_existing(void **state)
 	assert_non_null(loose);
 	assert_string_equal(loose, "1");
 	free(loose);
-	assert_int_equal(rq_objdir_open(&od, repo, NULL), 0);
+	assert_int_equal(rq_objdir_open(&od, repo, NULL, NULL), 0);
 	assert_int_equal(git_repository_odb(&odb, repo), 0);
 	assert_int_equal(rq_memodb_write(&id, odb, "packed\n", 7, GIT_OBJECT_BLOB), 0);
 	assert_int_equal(rq_objdir_mark(od), 0);

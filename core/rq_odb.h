@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * rq_odb: the object database a replay reads from, built by replayq rather
+ * than left to libgit2's defaults.
+ *
+ * Packs are read by libgit2's pack backend (a pack entry is covered by its
+ * CRC-32 and zlib's own checksum, so ids are not re-hashed there). Loose
+ * objects are read by a backend of our own that bounds every read by the
+ * file's size, inflates in one call (a truncated file is an error, never a
+ * loop), and checks that the content hashes to the id asked for, like git
+ * does ("hash mismatch"). Alternates are followed only where the caller's
+ * policy allows: inside a root directory, or anywhere when asked.
+ *
+ * A damaged object is reported as RQ_E_CORRUPT_OBJECT naming the object
+ * (rq_error_git recognises the errors set here and libgit2's zlib ones).
+ */
+#ifndef RQ_ODB_H
+#define RQ_ODB_H
+
+#include <git2.h>
+
+#include "rq_error.h"
+
+typedef struct rq_odb_opts {
+	const char *root;	   /* alternates must resolve under it (NULL: no rule) */
+	int alternates_anywhere;   /* follow alternates outside root as well */
+	const char *objects_shown; /* the objects directory as messages name it (NULL: its path) */
+} rq_odb_opts;
+
+/*
+ * A new object database for the repository's objects directory, made as
+ * above. opts may be NULL. 0, or -1 with err set as for rq_odb_install.
+ */
+int rq_odb_new(git_odb **out, git_repository *repo, const rq_odb_opts *opts, rq_error *err);
+
+/*
+ * Replace the repository's object database with one made as above. opts
+ * may be NULL (no root, display the path). 0, or -1 with RQ_E_BAD_REPO
+ * (an alternate outside the root) or RQ_E_GIT / RQ_E_NOMEM.
+ */
+int rq_odb_install(git_repository *repo, const rq_odb_opts *opts, rq_error *err);
+
+/* 1 if b is the loose backend of an rq_odb database. */
+int rq_odb_is_loose(const git_odb_backend *b);
+
+/* The libgit2 error class of the errors the loose backend sets for a
+ * damaged object. */
+#define RQ_ODB_ERROR_CORRUPT 0x7271
+
+#endif
