@@ -203,8 +203,8 @@ static int validate(const rq_replay_opts *o, rq_error *err)
 				    "options '%s' and '%s' cannot be used together", "--ref",
 				    "--contained");
 	if (o->ref && (!rq_revs_refname_valid(o->ref) || !strncmp(o->ref, "HEAD", 5)))
-		return rq_error_set(err, RQ_E_BAD_REF,
-				    "'%s' is not a valid fully qualified ref name", o->ref);
+		return rq_error_set(err, RQ_E_BAD_REF, "'%s' is not a valid refname",
+				    o->ref); /* git's words */
 	if (o->empty != RQ_EMPTY_DROP && o->empty != RQ_EMPTY_KEEP && o->empty != RQ_EMPTY_ABORT)
 		return rq_error_set(err, RQ_E_USAGE, "unknown empty-commit mode");
 	if (!o->nrevisions)

@@ -62,11 +62,28 @@ static void announce(const char *point)
 	rename(tmp, path);
 }
 
+/* REPLAYQ_TEST_ALLOC_AT=<point>:<MiB>: at that point, take and touch that
+ * much memory and keep it (a job that grows once its work has begun). */
+static void alloc_at(const char *point)
+{
+	const char *v = getenv("REPLAYQ_TEST_ALLOC_AT"), *c = v ? strrchr(v, ':') : NULL;
+	size_t n;
+	char *m;
+
+	if (!c || (size_t)(c - v) != strlen(point) || strncmp(v, point, (size_t)(c - v)))
+		return;
+	n = (size_t)atol(c + 1) << 20;
+	if ((m = malloc(n)))
+		memset(m, 1, n);
+	__asm__ volatile("" : : "r"(m) : "memory"); /* kept until the process ends */
+}
+
 void rq_testhook_hold(const char *point)
 {
 	struct sigaction sa, old_sa;
 	sigset_t block, old_mask, wait_mask;
 
+	alloc_at(point);
 	if (!rq_testhook_wanted(point))
 		return;
 	/* block SIGUSR1 until sigsuspend, so that a release sent right after

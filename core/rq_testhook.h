@@ -15,6 +15,9 @@
  *   job:<id>@<n>    the same, for delivery <n> only
  *   replay-child    a child of a parallel replay, before its first pick
  *   pick            a sequential replay, before its first pick
+ * REPLAYQ_TEST_ALLOC_AT=<point>:<MiB> makes a process that reaches the
+ * point take and touch that much memory first (and keep it): a job that
+ * grows after its temporary objects exist.
  */
 #ifndef RQ_TESTHOOK_H
 #define RQ_TESTHOOK_H

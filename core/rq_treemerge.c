@@ -483,8 +483,13 @@ static int walk_dir(tm_state *s, tm_entry *dir, const git_oid *const oids[3])
 			for (int side = 0; side < 3; side++) {
 				if (!(l.names[j].sides & (1u << side)))
 					continue;
-				if (g->nm[side])
-					tm_unsure(s, "a name twice in one tree");
+				if (g->nm[side]) { /* git refuses such a tree too */
+					rq_error_set(s->err, RQ_E_CORRUPT_OBJECT,
+						     "tree has duplicate entries for '%.*s'",
+						     (int)l.names[j].len, l.names[j].name);
+					dirlist_free(&l);
+					return -1;
+				}
 				g->nm[side] = &l.names[j];
 				g->mask |= 1u << side;
 				if (IS_DIR(l.names[j].mode))

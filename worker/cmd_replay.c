@@ -308,10 +308,14 @@ report:
 	if (json && emit_json(&res, rc, &err, applied) < 0)
 		rc = -1;
 	if (rc < 0) {
-		/* git says this one as an error, not as a fatal one */
-		fprintf(stderr, "%s: %s\n",
-			strncmp(err.msg, "'--ref' cannot be used", 22) ? "fatal" : "error",
-			err.msg);
+		/* git says these as an error, not as a fatal one */
+		fprintf(
+		    stderr, "%s: %s\n",
+		    strncmp(err.msg, "'--ref' cannot be used", 22) &&
+			    !(err.code == RQ_E_BAD_REF && strstr(err.msg, "is not a valid refname"))
+			? "fatal"
+			: "error",
+		    err.msg);
 		if (err.code == RQ_E_BAD_REVISION && !strncmp(err.msg, "ambiguous argument", 18))
 			fputs("Use '--' to separate paths from revisions, like this:\n"
 			      "'git <command> [<revision>...] -- [<file>...]'\n",

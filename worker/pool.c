@@ -826,18 +826,21 @@ static void clean_child_objdir(const rq_pool *p, const slot *s)
 	if (resolve_repo(p->root, s->repo, path, &err) < 0)
 		return;
 	for (int i = 0; i < 2; i++) {
-		char dir[PATH_MAX * 2], prefix[64];
+		char dir[PATH_MAX * 2], real[PATH_MAX], prefix[64];
+		size_t rl = strlen(p->root);
+		DIR *d;
+		struct dirent *e;
 		snprintf(dir, sizeof(dir), "%s/%s", path, objdirs[i]);
 		snprintf(prefix, sizeof(prefix), "replayq-tmp-%ld@", (long)s->pid);
-		DIR *d = opendir(dir);
-		struct dirent *e;
-		if (!d)
+		/* only inside the root, whatever the repository's links say */
+		if (!realpath(dir, real) || strncmp(real, p->root, rl) || real[rl] != '/' ||
+		    !(d = opendir(real)))
 			continue;
 		while ((e = readdir(d))) {
 			char victim[PATH_MAX * 3];
 			if (strncmp(e->d_name, prefix, strlen(prefix)) != 0)
 				continue;
-			snprintf(victim, sizeof(victim), "%s/%s", dir, e->d_name);
+			snprintf(victim, sizeof(victim), "%s/%s", real, e->d_name);
 			rq_objdir_rmtree(victim);
 		}
 		closedir(d);
@@ -994,8 +997,7 @@ static char *slot_failure(const rq_pool *p, slot *s, int *transient)
 			 WIFEXITED(s->wstatus) ? WEXITSTATUS(s->wstatus) : -1);
 	}
 	*transient = code == RQ_E_CRASHED || code == RQ_E_TIMEOUT;
-	if (code != RQ_E_NOMEM)
-		clean_child_objdir(p, s);
+	clean_child_objdir(p, s); /* also after a memory kill: SIGKILL cleans nothing */
 	return slot_error(p, s, code, msg, overrun);
 }
 

@@ -180,5 +180,25 @@ replay_in "$ROOT/d-truncated"
 t=$(git -C "$ROOT/d-truncated" rev-parse topic)
 check_eq "truncated: git's message" "fatal: loose object $t (stored in .git/objects/${t:0:2}/${t:2}) is corrupt" "$ERR"
 
+# a tree with a name twice: refused as git refuses it (it went to libgit2's
+# merge, which leaked)
+make_repo "$ROOT/dup" dup
+a=$(git -C "$ROOT/dup" rev-parse topic:t1.txt)
+b=$(git -C "$ROOT/dup" rev-parse topic:t2.txt)
+dt=$(printf '100644 blob %s\ta.txt\n100644 blob %s\tt2.txt\n100644 blob %s\tt2.txt\n' "$a" "$b" "$a" | git -C "$ROOT/dup" mktree)
+git -C "$ROOT/dup" update-ref refs/heads/topic "$(git -C "$ROOT/dup" commit-tree "$dt" -p topic -m dup)"
+run_job dup dup
+check_eq "duplicate tree entries: corrupt_object" corrupt_object "$CODE"
+replay_in "$ROOT/dup"
+check_eq "duplicate tree entries: replay exits 128" 128 "$RC"
+check_eq "duplicate tree entries: git's words" "fatal: tree has duplicate entries for 't2.txt'" "$ERR"
+
+# a job killed for memory once its temporary objects exist leaves none
+make_repo "$ROOT/fat" fat
+OUT=$(printf '{"v":1,"id":"fat","repo":"fat","mode":"onto","target":"main","revisions":["main..topic"]}\n' |
+	REPLAYQ_TEST_ALLOC_AT=pick:384 timeout -s KILL 120 "$REPLAYQ" run --repo-root="$ROOT" --memory-limit=256 2>>"$T/run.err")
+check_eq "memory kill: out_of_memory" out_of_memory "$(jq -r .error.code <<<"$OUT")"
+check "memory kill: no temporary object directory left" no_litter "$ROOT/fat"
+
 check_eq "no sanitizer report" "" "$(grep -E 'ERROR: (Address|Leak)Sanitizer|runtime error' "$T/run.err")"
 finish

@@ -215,7 +215,7 @@ run_rq replay --ref-action=print --advance target --ref=refs/heads/out main..top
 check_eq "ref with advance: old value is the ref's" "update refs/heads/out $EXP_TOPIC $EXP_TOPIC" "$OUT"
 run_rq replay --ref-action=print --onto main --ref=out main..topic
 check_eq "ref: not fully qualified -> 128" 128 "$RC"
-check_contains "ref: message" "not a valid fully qualified ref name" "$ERR"
+check_eq "ref: git's message" "error: 'out' is not a valid refname" "$ERR"
 run_rq replay --ref-action=print --onto main --ref=refs/heads/bad..name main..topic
 check_eq "ref: invalid -> 128" 128 "$RC"
 run_rq replay --ref-action=print --onto main --contained --ref=refs/heads/x main..topic
