@@ -191,7 +191,8 @@ static int commit_tree(git_repository *repo, const git_oid *commit, git_oid *tre
 static int validate(const rq_replay_opts *o, rq_error *err)
 {
 	if (!o->target) /* an empty one is judged as git does, by resolve_target */
-		return rq_error_set(err, RQ_E_USAGE, "option --onto or --advance is mandatory");
+		return rq_error_set(err, RQ_E_USAGE,
+				    "exactly one of --onto, --advance, or --revert is required");
 	if (o->mode != RQ_MODE_ONTO && o->mode != RQ_MODE_ADVANCE && o->mode != RQ_MODE_REVERT)
 		return rq_error_set(err, RQ_E_USAGE, "unknown replay mode");
 	if (o->contained && o->mode != RQ_MODE_ONTO)
@@ -266,6 +267,23 @@ typedef struct state {
 	pid_t parent_pid; /* in a child: the parent it was forked from */
 } state;
 
+/* How many different commits the positive revisions name. */
+static size_t distinct_tips(const rq_revs *revs)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < revs->n; i++) {
+		size_t k = 0;
+		if (revs->v[i].negative)
+			continue;
+		while (k < i &&
+		       (revs->v[k].negative || !git_oid_equal(&revs->v[k].oid, &revs->v[i].oid)))
+			k++;
+		n += k == i;
+	}
+	return n;
+}
+
 static int resolve_target(state *s)
 {
 	const rq_replay_opts *o = s->opts;
@@ -281,7 +299,7 @@ static int resolve_target(state *s)
 					     o->target);
 			return -1;
 		}
-		if (o->ref && s->revs.npositive > 1)
+		if (o->ref && distinct_tips(&s->revs) > 1) /* as git: the same tip twice is one */
 			return rq_error_set(err, RQ_E_USAGE,
 					    "'--ref' cannot be used with multiple revision ranges");
 		/* a positive revision that is no ref (an id, X^!) is replayed and
@@ -300,11 +318,10 @@ static int resolve_target(state *s)
 		if (rq_revs_resolve_commit(s->repo, o->target, &s->onto, err) < 0)
 			return -1;
 		if (s->revs.npositive > 1)
-			return rq_error_set(
-			    err, RQ_E_USAGE,
-			    "cannot %s target with multiple sources because ordering "
-			    "would be ill-defined",
-			    o->mode == RQ_MODE_REVERT ? "revert onto" : "advance");
+			return rq_error_set(err, RQ_E_USAGE,
+					    "'%s' cannot be used with multiple revision ranges "
+					    "because the ordering would be ill-defined",
+					    mode_option(o->mode));
 	}
 	return commit_tree(s->repo, &s->onto, &s->onto_tree, err);
 }

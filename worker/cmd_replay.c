@@ -197,7 +197,7 @@ int cmd_replay(int argc, char **argv)
 	status = 129;
 	modes = !!c.onto + !!c.advance + !!c.revert;
 	if (!modes) {
-		usage_error("%s", "option --onto, --advance or --revert is mandatory");
+		usage_error("%s", "exactly one of --onto, --advance, or --revert is required");
 		goto out;
 	}
 	status = 128;
@@ -217,9 +217,8 @@ int cmd_replay(int argc, char **argv)
 		goto out;
 	}
 	if (c.ref_action && strcmp(c.ref_action, "update") && strcmp(c.ref_action, "print")) {
-		status =
-		    usage_error("invalid --ref-action value '%s' (update or print)", c.ref_action);
-		goto out;
+		fprintf(stderr, "fatal: invalid --ref-action value: '%s'\n", c.ref_action);
+		goto out; /* 128, as git */
 	}
 
 	if (git_repository_open_ext(&repo, NULL, GIT_REPOSITORY_OPEN_FROM_ENV, NULL) < 0) {
@@ -231,7 +230,7 @@ int cmd_replay(int argc, char **argv)
 		if (config_ref_action(repo, &c.ref_action) < 0 ||
 		    (c.ref_action && strcmp(c.ref_action, "update") &&
 		     strcmp(c.ref_action, "print"))) {
-			fprintf(stderr, "fatal: invalid value for replay.refAction: '%s'\n",
+			fprintf(stderr, "fatal: invalid replay.refAction value: '%s'\n",
 				c.ref_action ? c.ref_action : "(too long)");
 			goto out;
 		}

@@ -117,7 +117,7 @@ check_eq "advance: id is not a ref -> 128" 128 "$RC"
 check_contains "advance: message" "argument to --advance must be a reference" "$ERR"
 run_rq replay --ref-action=print --advance target ^main topic topic2
 check_eq "advance: several sources -> 128" 128 "$RC"
-check_contains "advance: several sources message" "cannot advance target with multiple sources" "$ERR"
+check_contains "advance: several sources message" "'--advance' cannot be used with multiple revision ranges because the ordering would be ill-defined" "$ERR"
 run_rq replay --ref-action=print --advance target --contained main..topic
 check_eq "advance + contained -> 128" 128 "$RC"
 check_contains "advance + contained message" "cannot be used together" "$ERR"
@@ -226,7 +226,7 @@ check_eq "ref + onto + two positives -> 128" 128 "$RC"
 # --- errors and usage -----------------------------------------------------------------
 run_rq replay main..topic
 check_eq "no mode: 129" 129 "$RC"
-check_contains "no mode: message" "mandatory" "$ERR"
+check_contains "no mode: git's message" "exactly one of --onto, --advance, or --revert is required" "$ERR"
 run_rq replay --onto main --advance target main..topic
 check_eq "onto + advance: 128" 128 "$RC"
 check_contains "onto + advance: message" "cannot be used together" "$ERR"
@@ -262,7 +262,7 @@ check_eq "bad --empty: 129" 129 "$RC"
 run_rq replay --onto main --format=xml main..topic
 check_eq "bad --format: 129" 129 "$RC"
 run_rq replay --onto main --ref-action=maybe main..topic
-check_eq "bad --ref-action: 129" 129 "$RC"
+check_eq "bad --ref-action: 128, as git" 128 "$RC"
 run_rq -C "$T/nowhere" replay --onto main main..topic
 check_eq "-C missing dir: 128" 128 "$RC"
 mkdir -p "$T/notrepo"
