@@ -173,7 +173,7 @@ char *rq_commit_revert_message(const char *message, size_t len, const char *hex)
 }
 
 int rq_commit_revert(git_odb *odb, const git_oid *orig, const git_oid *tree, const git_oid *parent,
-		     const char *committer, git_oid *out, rq_error *err)
+		     const char *author, const char *committer, git_oid *out, rq_error *err)
 {
 	git_odb_object *obj = NULL;
 	const char *data, *end, *hend, *msg;
@@ -195,7 +195,7 @@ int rq_commit_revert(git_odb *odb, const git_oid *orig, const git_oid *tree, con
 	if (parent)
 		buf_oid_line(&b, "parent ", parent);
 	rq_buf_str(&b, "author ");
-	rq_buf_str(&b, committer);
+	rq_buf_str(&b, author);
 	rq_buf_str(&b, "\ncommitter ");
 	rq_buf_str(&b, committer);
 	rq_buf_str(&b, "\n\n");

@@ -22,8 +22,9 @@
 int rq_commit_pick(git_odb *odb, const git_oid *orig, const git_oid *tree, const git_oid *parent,
 		   const char *committer, git_oid *out, rq_error *err);
 
+/* author: the revert's author line (git revert's: the current author). */
 int rq_commit_revert(git_odb *odb, const git_oid *orig, const git_oid *tree, const git_oid *parent,
-		     const char *committer, git_oid *out, rq_error *err);
+		     const char *author, const char *committer, git_oid *out, rq_error *err);
 
 /*
  * The revert message for a commit message: 'Revert "<subject>"' (or

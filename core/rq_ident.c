@@ -288,10 +288,16 @@ static char *config_string(git_config *snap, const char *key)
 	return strdup(v);
 }
 
-int rq_ident_default(git_repository *repo, rq_ident *id, rq_error *err)
+/*
+ * The identity git gives a role ("COMMITTER" or "AUTHOR"): GIT_<ROLE>_NAME
+ * and _EMAIL, else <role>.name/.email, else user.name/.email (else $EMAIL
+ * for the address), and GIT_<ROLE>_DATE (else now, local zone).
+ */
+static int role_ident(git_repository *repo, const char *role, const char *lrole, rq_ident *id,
+		      rq_error *err)
 {
 	git_config *cfg = NULL, *snap = NULL;
-	char *cname = NULL, *cemail = NULL;
+	char *cname = NULL, *cemail = NULL, key[32];
 	const char *name, *email, *date;
 	int rc = -1;
 
@@ -300,27 +306,31 @@ int rq_ident_default(git_repository *repo, rq_ident *id, rq_error *err)
 		if (git_config_snapshot(&snap, cfg) < 0)
 			snap = NULL;
 	}
-	cname = config_string(snap, "user.name");
-	cemail = config_string(snap, "user.email");
-
-	name = getenv("GIT_COMMITTER_NAME");
-	if (!name)
+	snprintf(key, sizeof(key), "%s.name", lrole);
+	if (!(cname = config_string(snap, key)))
+		cname = config_string(snap, "user.name");
+	snprintf(key, sizeof(key), "%s.email", lrole);
+	if (!(cemail = config_string(snap, key)))
+		cemail = config_string(snap, "user.email");
+	snprintf(key, sizeof(key), "GIT_%s_NAME", role);
+	if (!(name = getenv(key)))
 		name = cname;
-	email = getenv("GIT_COMMITTER_EMAIL");
-	if (!email)
+	snprintf(key, sizeof(key), "GIT_%s_EMAIL", role);
+	if (!(email = getenv(key)))
 		email = cemail;
 	if (!email)
 		email = getenv("EMAIL");
 	if (!name || !email) {
-		rq_error_set(
-		    err, RQ_E_IDENT,
-		    "Committer identity unknown: set user.name and user.email (git config) "
-		    "or GIT_COMMITTER_NAME and GIT_COMMITTER_EMAIL");
+		rq_error_set(err, RQ_E_IDENT,
+			     "%c%s identity unknown: set user.name and user.email (git config) "
+			     "or GIT_%s_NAME and GIT_%s_EMAIL",
+			     role[0], lrole + 1, role, role);
 		goto out;
 	}
 	if (rq_ident_set(id, name, email, err))
 		goto out;
-	date = getenv("GIT_COMMITTER_DATE");
+	snprintf(key, sizeof(key), "GIT_%s_DATE", role);
+	date = getenv(key);
 	if (date && *date) {
 		if (rq_date_parse(date, &id->time, &id->tz, err))
 			goto out;
@@ -335,6 +345,16 @@ out:
 	git_config_free(snap);
 	git_config_free(cfg);
 	return rc;
+}
+
+int rq_ident_default(git_repository *repo, rq_ident *id, rq_error *err)
+{
+	return role_ident(repo, "COMMITTER", "committer", id, err);
+}
+
+int rq_ident_author_default(git_repository *repo, rq_ident *id, rq_error *err)
+{
+	return role_ident(repo, "AUTHOR", "author", id, err);
 }
 
 int rq_ident_format(const rq_ident *id, char *buf, size_t size)

@@ -38,11 +38,16 @@ int rq_ident_set(rq_ident *id, const char *name, const char *email, rq_error *er
 
 /*
  * The committer identity git would use in this repository:
- * GIT_COMMITTER_NAME / GIT_COMMITTER_EMAIL (else user.name / user.email,
- * else $EMAIL for the address) and GIT_COMMITTER_DATE (else now, local
- * zone). repo may be NULL (no config is read then).
+ * GIT_COMMITTER_NAME / GIT_COMMITTER_EMAIL (else committer.name /
+ * committer.email, else user.name / user.email, else $EMAIL for the
+ * address) and GIT_COMMITTER_DATE (else now, local zone). repo may be NULL
+ * (no config is read then).
  */
 int rq_ident_default(git_repository *repo, rq_ident *id, rq_error *err);
+
+/* The same for the author (GIT_AUTHOR_*, author.name / author.email, ...):
+ * the author git revert gives a revert commit. */
+int rq_ident_author_default(git_repository *repo, rq_ident *id, rq_error *err);
 
 /* Write "Name <email> <epoch> <+hhmm>" into buf; -1 if it does not fit. */
 int rq_ident_format(const rq_ident *id, char *buf, size_t size);

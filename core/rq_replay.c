@@ -255,6 +255,7 @@ typedef struct state {
 	git_oid onto, onto_tree;
 	char *branch; /* --advance/--revert: full name */
 	char committer[2 * RQ_IDENT_FIELD_MAX + 64];
+	char author[2 * RQ_IDENT_FIELD_MAX + 64]; /* of a revert */
 	size_t ucap;
 	/* a parallel replay's workers, forked once the revisions are resolved
 	 * (fork_workers): in the parent, its children; in a child, its number
@@ -414,8 +415,8 @@ static int pick_one(state *s, size_t i, const git_oid *last, const git_oid *last
 		}
 	}
 	if (s->opts->mode == RQ_MODE_REVERT)
-		rc = rq_commit_revert(s->odb, git_commit_id(c), &merged, ours_id, s->committer,
-				      &new_id, s->err);
+		rc = rq_commit_revert(s->odb, git_commit_id(c), &merged, ours_id, s->author,
+				      s->committer, &new_id, s->err);
 	else
 		rc = rq_commit_pick(s->odb, git_commit_id(c), &merged, ours_id, s->committer,
 				    &new_id, s->err);
@@ -1242,8 +1243,10 @@ int rq_replay_run(git_repository *repo, const rq_replay_opts *opts, rq_replay_re
 			goto out;
 		committer = &ident;
 	}
-	if (rq_ident_format(committer, s.committer, sizeof(s.committer)) < 0) {
-		rq_error_set(err, RQ_E_IDENT, "committer identity too long");
+	if (rq_ident_format(committer, s.committer, sizeof(s.committer)) < 0 ||
+	    rq_ident_format(opts->author ? opts->author : committer, s.author, sizeof(s.author)) <
+		0) {
+		rq_error_set(err, RQ_E_IDENT, "identity too long");
 		goto out;
 	}
 	/* several branches and --jobs: the workers are forked now, while the
@@ -1272,8 +1275,9 @@ int rq_replay_run(git_repository *repo, const rq_replay_opts *opts, rq_replay_re
 		git_oid_tostr(hex, sizeof(hex), &s.onto);
 		snprintf(result->reflog_msg, sizeof(result->reflog_msg), "replay --onto %s", hex);
 	} else {
+		/* the branch as the user gave it, as git does */
 		snprintf(result->reflog_msg, sizeof(result->reflog_msg), "replay %s %s",
-			 mode_option(opts->mode), s.branch);
+			 mode_option(opts->mode), opts->target);
 	}
 	t = now_ms();
 	result->stats.ms_resolve = t - t0;

@@ -50,10 +50,11 @@ typedef struct rq_replay_opts {
 	const char *const *revisions;
 	size_t nrevisions;
 	rq_empty empty;
-	const rq_ident *committer;  /* NULL: git's usual sources (rq_ident_default) */
-	size_t max_commits;	    /* 0: no limit */
-	int jobs;		    /* forked children for independent groups (<= 1: none) */
-	int jobs_auto;		    /* jobs is a default: see RQ_PARALLEL_AUTO_MIN */
+	const rq_ident *committer; /* NULL: git's usual sources (rq_ident_default) */
+	const rq_ident *author; /* of a revert (git revert: the current author); NULL: committer */
+	size_t max_commits;	/* 0: no limit */
+	int jobs;		/* forked children for independent groups (<= 1: none) */
+	int jobs_auto;		/* jobs is a default: see RQ_PARALLEL_AUTO_MIN */
 	const volatile int *cancel; /* set (by a signal handler) to stop at the next pick */
 	const rq_odb_opts *objects; /* how objects are read (rq_odb); NULL: no root */
 	/* tests: runs in each forked worker (1..jobs-1) right after the fork,

@@ -182,6 +182,7 @@ int cmd_replay(int argc, char **argv)
 	rq_replay_result res;
 	rq_error err;
 	rq_odb_opts odb_opts = {0};
+	rq_ident author;
 	git_buf objects_dir = GIT_BUF_INIT;
 	rq_ident ident;
 	git_repository *repo = NULL;
@@ -284,6 +285,13 @@ int cmd_replay(int argc, char **argv)
 		goto report;
 	}
 	o.committer = &ident;
+	if (o.mode == RQ_MODE_REVERT) { /* git revert's author: the current one */
+		if (rq_ident_author_default(repo, &author, &err) < 0) {
+			rc = -1;
+			goto report;
+		}
+		o.author = &author;
+	}
 	odb_opts.objects_shown = objects_shown(repo, &objects_dir);
 	o.objects = &odb_opts;
 

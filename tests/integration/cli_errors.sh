@@ -57,6 +57,30 @@ while IFS='|' read -r args want_rc want_err; do
 	check_eq "$args: first line of stderr as upstream's" "$(head -1 "$T/g.err")" "$(head -1 <<<"$ERR")"
 done <"$T/cases"
 
+# reflog messages name the branch as given; a revert's author is the
+# current author (GIT_AUTHOR_*), not the committer: ids as upstream's
+for tool in replayq git; do
+	rm -rf "$T/c-$tool" && cp -r "$R" "$T/c-$tool"
+	git -C "$T/c-$tool" branch -q tgt main && git -C "$T/c-$tool" branch -q rv topic
+done
+idents() {
+	GIT_AUTHOR_NAME=Au GIT_AUTHOR_EMAIL=au@example.com GIT_AUTHOR_DATE="@1800000100 +0100" \
+		GIT_COMMITTER_NAME=Co GIT_COMMITTER_EMAIL=co@example.com "$@"
+}
+idents "$REPLAYQ" -C "$T/c-replayq" replay --advance tgt main..topic
+idents "$REPLAYQ" -C "$T/c-replayq" replay --revert rv topic~1..topic
+check_eq "advance: reflog names the branch as given" "replay --advance tgt" "$(git -C "$T/c-replayq" reflog -1 --format=%gs tgt)"
+check_eq "revert: reflog names the branch as given" "replay --revert rv" "$(git -C "$T/c-replayq" reflog -1 --format=%gs rv)"
+check_eq "revert: the author is the current author" "Au au@example.com 1800000100 +0100|Co" "$(git -C "$T/c-replayq" log -1 --format='%an %ae %at %ad|%cn' --date=format:%z rv)"
+if [ "$HAVE_GIT" = 1 ]; then
+	idents "$UPSTREAM_GIT" -C "$T/c-git" replay --advance tgt main..topic
+	idents "$UPSTREAM_GIT" -C "$T/c-git" replay --revert rv topic~1..topic
+	for b in tgt rv; do
+		check_eq "$b: same id as upstream" "$(git -C "$T/c-git" rev-parse $b)" "$(git -C "$T/c-replayq" rev-parse $b)"
+		check_eq "$b: same reflog message as upstream" "$(git -C "$T/c-git" reflog -1 --format=%gs $b)" "$(git -C "$T/c-replayq" reflog -1 --format=%gs $b)"
+	done
+fi
+
 # replay.refAction: git's words for a bad value
 git -C "$R" config replay.refAction bogus
 run_rq -C "$R" replay --onto main main..topic

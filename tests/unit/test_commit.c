@@ -251,7 +251,8 @@ static void test_revert_commit(void **state)
 	tu_rev_parse(r, "HEAD~1^{tree}", &tree);
 	assert_int_equal(git_repository_odb(&odb, tu_repo_open(r)), 0);
 	rq_error_clear(&err);
-	assert_int_equal(rq_commit_revert(odb, &head, &tree, &head, committer, &out, &err), 0);
+	assert_int_equal(
+	    rq_commit_revert(odb, &head, &tree, &head, committer, committer, &out, &err), 0);
 	raw = cat_commit(r, &out);
 	snprintf(want, sizeof(want),
 		 "tree %s\nparent %s\nauthor %s\ncommitter %s\n\n"
@@ -260,14 +261,16 @@ static void test_revert_commit(void **state)
 	assert_string_equal(raw, want);
 	free(raw);
 	/* a root revert */
-	assert_int_equal(rq_commit_revert(odb, &head, &tree, NULL, committer, &out, &err), 0);
+	assert_int_equal(
+	    rq_commit_revert(odb, &head, &tree, NULL, committer, committer, &out, &err), 0);
 	raw = cat_commit(r, &out);
 	assert_null(strstr(raw, "parent "));
 	free(raw);
 	assert_int_equal(tu_run(r, "git fsck --strict --no-dangling 2>&1"), 0);
 	/* not a commit */
 	rq_error_clear(&err);
-	assert_int_equal(rq_commit_revert(odb, &tree, &tree, NULL, committer, &out, &err), -1);
+	assert_int_equal(
+	    rq_commit_revert(odb, &tree, &tree, NULL, committer, committer, &out, &err), -1);
 	assert_int_equal(err.code, RQ_E_BAD_REVISION);
 	git_odb_free(odb);
 }
