@@ -5,6 +5,7 @@
 #include "rq_revs.h"
 
 #include <ctype.h>
+#include <fnmatch.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -447,6 +448,7 @@ void rq_revs_free(rq_revs *revs)
 		free(revs->v[i].fullref);
 	}
 	free(revs->v);
+	rq_revfilter_free(&revs->filter);
 	memset(revs, 0, sizeof(*revs));
 }
 
@@ -593,9 +595,8 @@ static int parse_one(git_repository *repo, const refset *refs, rq_revs *revs, si
 	const char *dots = strstr(arg, "..");
 	int r;
 
-	if (!*arg || arg[0] == '-')
-		return rq_error_set(err, RQ_E_USAGE, "option-like revision '%s' is not allowed",
-				    arg);
+	if (!*arg)
+		return unknown_revision(err, arg);
 	if (!dots && arg[0] != '^' && (r = parse_parent_shorthand(repo, refs, revs, cap, arg, err)))
 		return r < 0 ? -1 : 0;
 	if (dots) {
@@ -623,23 +624,199 @@ static int parse_one(git_repository *repo, const refset *refs, rq_revs *revs, si
 	return push_rev(repo, refs, revs, cap, arg, strlen(arg), 0, NULL, err);
 }
 
+/* --- ref sets: --all, --branches, --tags, --remotes, --glob ----------------- */
+
+typedef struct refsel {
+	char **exclude; /* --exclude patterns for the next set */
+	size_t nexclude;
+	int negate; /* after an odd number of --not */
+} refsel;
+
+static int has_glob(const char *p)
+{
+	return strpbrk(p, "?*[") != NULL;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int excluded(const refsel *sel, const char *name, size_t prefix)
+{
+	for (size_t i = 0; i < sel->nexclude; i++)
+		if (!fnmatch(sel->exclude[i], name + prefix, 0))
+			return 1;
+	return 0;
+}
+
+/* The refs under prefix matching pattern, sorted by name (git's order). */
+static int matching_refs(git_repository *repo, const char *pattern, char ***out, size_t *n,
+			 rq_error *err)
+{
+	git_reference_iterator *it = NULL;
+	const char *name;
+	size_t cap = 0;
+	int rc = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (git_reference_iterator_new(&it, repo) < 0)
+		return rq_error_git(err, "cannot list refs");
+	while (rc == 0 && git_reference_next_name(&name, it) == 0) {
+		if (fnmatch(pattern, name, 0))
+			continue;
+		if (*n == cap) {
+			char **nv = realloc(*out, (cap = cap ? cap * 2 : 16) * sizeof(*nv));
+			if (!nv) {
+				rc = rq_error_set(err, RQ_E_NOMEM, "out of memory");
+				break;
+			}
+			*out = nv;
+		}
+		if (!((*out)[*n] = strdup(name)))
+			rc = rq_error_set(err, RQ_E_NOMEM, "out of memory");
+		else
+			(*n)++;
+	}
+	git_reference_iterator_free(it);
+	if (*n)
+		qsort(*out, *n, sizeof(**out), cmp_names);
+	return rc;
+}
+
+/* Push every ref of a set (prefix: what --exclude patterns are relative
+ * to) that points at a commit, as a ref to update. */
+static int push_set(git_repository *repo, rq_revs *revs, size_t *cap, refsel *sel,
+		    const char *pattern, size_t prefix, int with_head, rq_error *err)
+{
+	char **names;
+	size_t n;
+	int rc = matching_refs(repo, pattern, &names, &n, err);
+
+	for (size_t i = 0; i < n; i++) {
+		git_object *o = NULL, *c = NULL;
+		if (rc == 0 && !excluded(sel, names[i], prefix) &&
+		    git_revparse_single(&o, repo, names[i]) == 0 &&
+		    git_object_peel(&c, o, GIT_OBJECT_COMMIT) == 0) {
+			rc = push_rev(repo, NULL, revs, cap, names[i], strlen(names[i]),
+				      sel->negate, git_object_id(c), err);
+			if (rc == 0 && !(revs->v[revs->n - 1].fullref = strdup(names[i])))
+				rc = rq_error_set(err, RQ_E_NOMEM, "out of memory");
+		}
+		git_object_free(c);
+		git_object_free(o);
+		free(names[i]);
+	}
+	free(names);
+	if (rc == 0 && with_head && git_repository_head_unborn(repo) != 1)
+		rc = push_rev(repo, NULL, revs, cap, "HEAD", 4, sel->negate, NULL, err);
+	for (size_t i = 0; i < sel->nexclude; i++)
+		free(sel->exclude[i]);
+	free(sel->exclude);
+	sel->exclude = NULL;
+	sel->nexclude = 0;
+	return rc;
+}
+
+/* "--branches[=<pat>]"-style: 1 taken, 0 not such an option, -1 error. */
+static int ref_set_option(git_repository *repo, rq_revs *revs, size_t *cap, refsel *sel,
+			  const char *a, rq_error *err)
+{
+	static const struct {
+		const char *opt, *prefix;
+	} sets[] = {{"--branches", "refs/heads/"},
+		    {"--tags", "refs/tags/"},
+		    {"--remotes", "refs/remotes/"},
+		    {"--glob", "refs/"}};
+	char pat[1024];
+
+	if (!strcmp(a, "--all"))
+		return push_set(repo, revs, cap, sel, "refs/*", 0, 1, err) < 0 ? -1 : 1;
+	for (size_t i = 0; i < sizeof(sets) / sizeof(*sets); i++) {
+		size_t ol = strlen(sets[i].opt), pl = strlen(sets[i].prefix);
+		const char *v = !strncmp(a, sets[i].opt, ol) && a[ol] == '=' ? a + ol + 1 : NULL;
+		int glob = i == 3;
+		if (strcmp(a, sets[i].opt) && !v)
+			continue;
+		if (glob && !v)
+			return rq_error_set(err, RQ_E_USAGE, "option '--glob' requires a value");
+		if (glob && !strncmp(v, "refs/", 5))
+			v += 5;
+		snprintf(pat, sizeof(pat), "%s%s%s", sets[i].prefix, v ? v : "*",
+			 v && !has_glob(v) ? "/*" : "");
+		return push_set(repo, revs, cap, sel, pat, glob ? 0 : pl, 0, err) < 0 ? -1 : 1;
+	}
+	if (!strncmp(a, "--exclude=", 10)) {
+		char **nv = realloc(sel->exclude, (sel->nexclude + 1) * sizeof(*nv));
+		if (!nv || !(nv[sel->nexclude] = strdup(a + 10))) {
+			if (nv)
+				sel->exclude = nv;
+			return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+		}
+		sel->exclude = nv;
+		sel->nexclude++;
+		return 1;
+	}
+	if (!strcmp(a, "--not")) {
+		sel->negate = !sel->negate;
+		return 1;
+	}
+	return 0;
+}
+
+/* An option among the revisions: a ref set or a walk option (rq_revfilter). */
+static int parse_option(git_repository *repo, rq_revs *revs, size_t *cap, refsel *sel,
+			const char *a, rq_error *err)
+{
+	int r = ref_set_option(repo, revs, cap, sel, a, err);
+
+	if (r == 0)
+		r = rq_revfilter_option(&revs->filter, a, err);
+	if (r == 0 && rq_revfilter_git_only(a))
+		return rq_error_set(err, RQ_E_USAGE,
+				    "revision-walk option '%s' is not supported by replayq", a);
+	if (r == 0) /* git's words for an option it does not know either */
+		return rq_error_set(err, RQ_E_USAGE, "unrecognized argument: %s", a);
+	return r < 0 ? -1 : 0;
+}
+
+int rq_revs_is_option(const char *arg)
+{
+	return arg[0] == '-' && arg[1] != '\0';
+}
+
 int rq_revs_parse(git_repository *repo, const char *const *args, size_t nargs, rq_revs *out,
 		  rq_error *err)
 {
 	size_t cap = 0;
 	refset refs;
-	int have_refs = nargs >= REFSET_MIN_NAMES && refset_load(repo, &refs) == 0;
+	refsel sel = {NULL, 0, 0};
+	int have_refs = nargs >= REFSET_MIN_NAMES && refset_load(repo, &refs) == 0, rc = 0;
 
 	memset(out, 0, sizeof(*out));
-	for (size_t i = 0; i < nargs; i++) {
-		if (parse_one(repo, have_refs ? &refs : NULL, out, &cap, args[i], err) < 0) {
-			rq_revs_free(out);
-			if (have_refs)
-				refset_free(&refs);
-			return -1;
-		}
+	rq_revfilter_init(&out->filter);
+	for (size_t i = 0; i < nargs && rc == 0; i++) {
+		size_t before = out->n;
+		if (rq_revs_is_option(args[i]))
+			rc = parse_option(repo, out, &cap, &sel, args[i], err);
+		else
+			rc = parse_one(repo, have_refs ? &refs : NULL, out, &cap, args[i], err);
+		for (size_t k = before;
+		     rc == 0 && sel.negate && k < out->n && !rq_revs_is_option(args[i]); k++)
+			out->v[k].negative = !out->v[k].negative;
 	}
+	if (rc == 0)
+		rc = rq_revfilter_ready(&out->filter, err);
+	out->npositive = out->nnegative = 0;
+	for (size_t k = 0; k < out->n; k++)
+		out->v[k].negative ? out->nnegative++ : out->npositive++;
+	for (size_t i = 0; i < sel.nexclude; i++)
+		free(sel.exclude[i]);
+	free(sel.exclude);
 	if (have_refs)
 		refset_free(&refs);
-	return 0;
+	if (rc < 0)
+		rq_revs_free(out);
+	return rc;
 }

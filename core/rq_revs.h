@@ -16,6 +16,7 @@
 #include <stddef.h>
 
 #include "rq_error.h"
+#include "rq_revfilter.h"
 
 typedef struct rq_rev {
 	char *name;    /* the expression for this side, without '^' */
@@ -29,12 +30,23 @@ typedef struct rq_revs {
 	size_t n;
 	size_t npositive;
 	size_t nnegative;
+	rq_revfilter filter; /* the walk options among the arguments */
 } rq_revs;
 
-/* Parse and resolve every argument; on failure *out is left empty. */
+/*
+ * Parse and resolve every argument; on failure *out is left empty. An
+ * argument starting with '-' is an option: a ref set (--all,
+ * --branches[=<pat>], --tags[=<pat>], --remotes[=<pat>], --glob=<pat>,
+ * each after its --exclude=<pat>s; refs sorted by name, as git lists them,
+ * each a ref to update), --not (inverts the sense of what follows), or a
+ * walk option of rq_revfilter. Anything else is RQ_E_USAGE.
+ */
 int rq_revs_parse(git_repository *repo, const char *const *args, size_t nargs, rq_revs *out,
 		  rq_error *err);
 void rq_revs_free(rq_revs *revs);
+
+/* 1 if a revision argument is an option (for rq_revs_parse to take). */
+int rq_revs_is_option(const char *arg);
 
 /*
  * DWIM a name to a ref. Returns the number of refs that match (0, 1, 2...)

@@ -29,6 +29,7 @@ typedef struct node {
 	unsigned nparents;
 	unsigned flags;
 	unsigned indegree;
+	unsigned char merge; /* more than one parent (also when only the first is followed) */
 	git_commit *commit;
 } node;
 
@@ -53,6 +54,7 @@ typedef struct walker {
 	size_t qn, qcap;
 	uint64_t seq;
 	size_t qinteresting; /* queued nodes not (yet) excluded */
+	int first_parent;    /* --first-parent: follow only first parents */
 	rq_error *err;
 } walker;
 
@@ -151,7 +153,7 @@ static int get_node(walker *w, const git_oid *oid, size_t *out)
 static int parse_node(walker *w, size_t i)
 {
 	git_commit *c = NULL;
-	unsigned np;
+	unsigned np, merge;
 	size_t *parents = NULL;
 
 	if (w->nodes[i].flags & F_PARSED)
@@ -164,6 +166,9 @@ static int parse_node(walker *w, size_t i)
 		return rq_error_set(w->err, RQ_E_BAD_REVISION, "could not parse commit %s", hex);
 	}
 	np = git_commit_parentcount(c);
+	merge = np > 1;
+	if (w->first_parent && np > 1)
+		np = 1;
 	if (np) {
 		parents = malloc(np * sizeof(*parents));
 		if (!parents) {
@@ -184,6 +189,7 @@ static int parse_node(walker *w, size_t i)
 	w->nodes[i].commit = c;
 	w->nodes[i].parents = parents;
 	w->nodes[i].nparents = np;
+	w->nodes[i].merge = (unsigned char)merge;
 	w->nodes[i].date = (int64_t)git_commit_time(c);
 	w->nodes[i].flags |= F_PARSED;
 	return 0;
@@ -397,48 +403,147 @@ static void walker_free(walker *w)
 	free(w->heap);
 }
 
+/*
+ * --ancestry-path: keep the commits that descend from one of the bottoms
+ * (sorted is newest first, so parents come after their children). With
+ * given commits, also their ancestors and the commits themselves.
+ */
+static void ancestry_path(walker *w, size_t *sorted, size_t *n, const size_t *bottoms, size_t nb,
+			  int with_ancestors)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < w->n; i++)
+		w->nodes[i].indegree = 0; /* reused: 1 descends from a bottom, 2 ancestor */
+	for (size_t b = 0; b < nb; b++)
+		w->nodes[bottoms[b]].indegree |= 1 | (with_ancestors ? 2 : 0);
+	for (size_t i = *n; i-- > 0;) {
+		node *c = &w->nodes[sorted[i]];
+		for (unsigned p = 0; p < c->nparents; p++)
+			c->indegree |= w->nodes[c->parents[p]].indegree & 1;
+	}
+	for (size_t i = 0; with_ancestors && i < *n; i++) {
+		node *c = &w->nodes[sorted[i]];
+		if (c->indegree & 2)
+			for (unsigned p = 0; p < c->nparents; p++)
+				w->nodes[c->parents[p]].indegree |= 2;
+	}
+	for (size_t i = 0; i < *n; i++)
+		if (w->nodes[sorted[i]].indegree)
+			sorted[k++] = sorted[i];
+	*n = k;
+	for (size_t i = 0; i < w->n; i++)
+		w->nodes[i].indegree = 0;
+}
+
+/* The bottoms of --ancestry-path: the given commits, else the negative
+ * revisions. *out is malloc'ed. */
+static int ancestry_bottoms(walker *w, const rq_revs *revs, size_t **out, size_t *nb)
+{
+	const rq_revfilter *f = &revs->filter;
+	size_t n = f->ancestry_path & 2 ? f->nancestry : revs->n;
+
+	*nb = 0;
+	if (!(*out = malloc((n + 1) * sizeof(**out))))
+		return rq_error_set(w->err, RQ_E_NOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		git_oid id;
+		size_t ni;
+		if (f->ancestry_path & 2) {
+			if (rq_revs_resolve_commit(w->repo, f->ancestry[i], &id, w->err) < 0)
+				return -1;
+		} else if (revs->v[i].negative) {
+			git_oid_cpy(&id, &revs->v[i].oid);
+		} else {
+			continue;
+		}
+		if (get_node(w, &id, &ni) < 0)
+			return -1;
+		(*out)[(*nb)++] = ni;
+	}
+	return 0;
+}
+
+/* What the walk options leave of sorted (newest first): the ancestry
+ * path, the commit filters, then --skip and --max-count, as rev-list. */
+static int apply_filters(walker *w, const rq_revs *revs, size_t *sorted, size_t *n)
+{
+	const rq_revfilter *f = &revs->filter;
+	size_t k = 0, skip = (size_t)f->skip;
+
+	if (f->ancestry_path) {
+		size_t *b = NULL, nb = 0;
+		if (ancestry_bottoms(w, revs, &b, &nb) < 0) {
+			free(b);
+			return -1;
+		}
+		ancestry_path(w, sorted, n, b, nb, (f->ancestry_path & 2) != 0);
+		free(b);
+	}
+	for (size_t i = 0; i < *n; i++) {
+		if (rq_revfilter_active(f) && !rq_revfilter_match(f, w->nodes[sorted[i]].commit))
+			continue;
+		if (skip) {
+			skip--;
+			continue;
+		}
+		if (f->max_count >= 0 && k >= (size_t)f->max_count)
+			break;
+		sorted[k++] = sorted[i];
+	}
+	*n = k;
+	return 0;
+}
+
 int rq_walk_run(git_repository *repo, const rq_revs *revs, int newest_first, size_t max_commits,
 		rq_walk *out, rq_error *err)
 {
 	walker w;
-	size_t *order = NULL, norder = 0, *sorted = NULL;
+	size_t *order = NULL, norder = 0, *sorted = NULL, n;
 	int rc = -1;
 
 	memset(out, 0, sizeof(*out));
 	memset(&w, 0, sizeof(w));
 	w.repo = repo;
 	w.err = err;
+	w.first_parent = revs->filter.first_parent;
 	rq_oidmap_init(&w.map);
 
 	if (limit(&w, revs, &order, &norder) < 0)
 		goto done;
-	if (max_commits && norder > max_commits) {
-		rq_error_set(err, RQ_E_TOO_MANY_COMMITS,
-			     "the range holds %zu commits, more than the limit of %zu", norder,
-			     max_commits);
-		goto done;
-	}
-	for (size_t i = 0; i < norder; i++) {
-		if (w.nodes[order[i]].nparents > 1) {
-			rq_error_set(err, RQ_E_MERGE_COMMIT,
-				     "replaying merge commits is not supported yet!");
-			goto done;
-		}
-	}
 	sorted = malloc((norder + 1) * sizeof(*sorted));
-	out->commits = calloc(norder + 1, sizeof(*out->commits));
-	if (!sorted || !out->commits) {
+	if (!sorted) {
 		rq_error_set(err, RQ_E_NOMEM, "out of memory");
 		goto done;
 	}
 	if (topo_sort(&w, order, norder, sorted) < 0)
 		goto done;
-	for (size_t i = 0; i < norder; i++) {
-		size_t ni = sorted[newest_first ? i : norder - 1 - i];
+	n = norder;
+	if (apply_filters(&w, revs, sorted, &n) < 0)
+		goto done;
+	if (max_commits && n > max_commits) {
+		rq_error_set(err, RQ_E_TOO_MANY_COMMITS,
+			     "the range holds %zu commits, more than the limit of %zu", n,
+			     max_commits);
+		goto done;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (w.nodes[sorted[i]].merge) {
+			rq_error_set(err, RQ_E_MERGE_COMMIT,
+				     "replaying merge commits is not supported yet!");
+			goto done;
+		}
+	}
+	if (!(out->commits = calloc(n + 1, sizeof(*out->commits)))) {
+		rq_error_set(err, RQ_E_NOMEM, "out of memory");
+		goto done;
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t ni = sorted[newest_first ? i : n - 1 - i];
 		out->commits[i] = w.nodes[ni].commit;
 		w.nodes[ni].commit = NULL; /* ownership moves to the result */
 	}
-	out->n = norder;
+	out->n = n;
 	rc = 0;
 done:
 	if (rc < 0) {

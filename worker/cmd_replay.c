@@ -20,6 +20,7 @@
 #include "rq_refs.h"
 #include "rq_replay.h"
 #include "rq_result_json.h"
+#include "rq_revfilter.h"
 
 static volatile int interrupted;
 
@@ -76,8 +77,56 @@ typedef struct cli {
 	const char *onto, *advance, *revert, *ref, *ref_action, *empty, *format, *jobs;
 	int contained;
 	const char **revs;
+	char **joined; /* option values joined to their option */
+	size_t njoined;
 	size_t nrevs;
 } cli;
+
+/* The messages git prints as an error rather than as a fatal one. */
+static int git_says_error(const rq_error *err)
+{
+	return !strncmp(err->msg, "'--ref' cannot be used", 22) ||
+	       !strncmp(err->msg, "unrecognized argument: ", 23) ||
+	       (err->code == RQ_E_BAD_REF && strstr(err->msg, "is not a valid refname"));
+}
+
+/* git's warnings for the walk options a replay overrides */
+static void warn_overridden(const cli *c)
+{
+	static const char *const what[] = {"reverse", "sort_order"};
+	int seen[2] = {0, 0};
+
+	for (size_t i = 0; i < c->nrevs; i++) {
+		seen[0] |= !strcmp(c->revs[i], "--reverse");
+		seen[1] |= !strcmp(c->revs[i], "--date-order") ||
+			   !strcmp(c->revs[i], "--author-date-order");
+	}
+	for (int k = 0; k < 2; k++)
+		if (seen[k])
+			fprintf(stderr,
+				"warning: some rev walking options will be overridden as '%s' bit "
+				"in 'struct rev_info' will be forced\n",
+				what[k]);
+}
+
+/* "<opt>=<value>" as one more revision argument, kept for freeing. */
+static int join_value(cli *c, const char *opt, const char *value)
+{
+	size_t n = strlen(opt) + strlen(value) + 2;
+	char *j = malloc(n), **nv = realloc(c->joined, (c->njoined + 1) * sizeof(*nv));
+
+	if (nv)
+		c->joined = nv;
+	if (!j || !nv) {
+		free(j);
+		fputs("fatal: out of memory\n", stderr);
+		return -1;
+	}
+	snprintf(j, n, "%s%s%s", opt, strcmp(opt, "-n") ? "=" : "", value);
+	c->joined[c->njoined++] = j;
+	c->revs[c->nrevs++] = j;
+	return 0;
+}
 
 static int parse_args(int argc, char **argv, cli *c)
 {
@@ -125,8 +174,14 @@ static int parse_args(int argc, char **argv, cli *c)
 				matched = r;
 			}
 		}
-		if (!matched)
-			return usage_error("unknown option `%s'", a[1] == '-' ? a + 2 : a + 1);
+		if (!matched && rq_revfilter_wants_value(a) && i + 1 < argc) {
+			/* "--author Bob": the engine takes "--author=Bob" */
+			if (join_value(c, a, argv[++i]) < 0)
+				return 128;
+			continue;
+		}
+		if (!matched) /* a revision-walk option: the engine judges it */
+			c->revs[c->nrevs++] = a;
 	}
 	return 0;
 }
@@ -295,6 +350,7 @@ int cmd_replay(int argc, char **argv)
 	odb_opts.objects_shown = objects_shown(repo, &objects_dir);
 	o.objects = &odb_opts;
 
+	warn_overridden(&c);
 	rc = rq_replay_run(repo, &o, &res, &err);
 	if (rc == 0 && !print) {
 		/* no signal interrupts the ref update (a kill still can: the
@@ -316,13 +372,7 @@ report:
 		rc = -1;
 	if (rc < 0) {
 		/* git says these as an error, not as a fatal one */
-		fprintf(
-		    stderr, "%s: %s\n",
-		    strncmp(err.msg, "'--ref' cannot be used", 22) &&
-			    !(err.code == RQ_E_BAD_REF && strstr(err.msg, "is not a valid refname"))
-			? "fatal"
-			: "error",
-		    err.msg);
+		fprintf(stderr, "%s: %s\n", git_says_error(&err) ? "error" : "fatal", err.msg);
 		if (err.code == RQ_E_BAD_REVISION && !strncmp(err.msg, "ambiguous argument", 18))
 			fputs("Use '--' to separate paths from revisions, like this:\n"
 			      "'git <command> [<revision>...] -- [<file>...]'\n",
@@ -350,6 +400,9 @@ out:
 	git_buf_dispose(&objects_dir);
 	git_repository_free(repo);
 	free(c.revs);
+	for (size_t k = 0; k < c.njoined; k++)
+		free(c.joined[k]);
+	free(c.joined);
 	if (fflush(stdout) != 0 && status == 0)
 		status = 128;
 	return status;

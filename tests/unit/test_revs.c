@@ -459,7 +459,7 @@ static void test_revs_parse_errors(void **state)
 		check_parse_fails(a, 1, RQ_E_USAGE);
 	}
 	{
-		const char *a[] = {"main", "--not"};
+		const char *a[] = {"main", "--simplify-by-decoration"};
 		check_parse_fails(a, 2, RQ_E_USAGE);
 	}
 	{

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Revision-walk options against upstream git replay: ref sets (--all,
+# --branches, --tags, --remotes, --glob, --exclude, --not), commit filters
+# (--author, --committer, --grep, --invert-grep, -i, --since, --until,
+# --no-merges, --merges), counts (-n, --max-count, --skip), --first-parent,
+# --ancestry-path[=<commit>] and the orders git overrides with a warning:
+# stdout, stderr and exit status byte for byte. Without upstream git, the
+# checks that need no oracle still run.
+. "$(dirname "$0")/../lib.sh"
+
+export GIT_COMMITTER_DATE="@1800000000 +0000"
+R=$T/r
+git init -q -b main "$R"
+commit_file "$R" a a "base a"
+commit_file "$R" b b "base b"
+git -C "$R" checkout -q -b t1
+commit_file "$R" c c "t1 c"
+GIT_AUTHOR_NAME=Bob GIT_AUTHOR_EMAIL=bob@example.com commit_file "$R" d d "t1 d by Bob"
+commit_file "$R" e e "t1 e"
+git -C "$R" tag v1 t1~1
+git -C "$R" checkout -q -b t2 main
+commit_file "$R" g g "t2 g"
+commit_file "$R" h h "t2 h"
+git -C "$R" checkout -q -b feat/x main
+commit_file "$R" x x "feat x"
+# a topic with a merge in it: --first-parent and --no-merges walk around it
+git -C "$R" checkout -q -b m main
+commit_file "$R" m1 m1 "m one"
+git -C "$R" checkout -q -b side
+commit_file "$R" s1 s1 "side one"
+git -C "$R" checkout -q m
+commit_file "$R" m2 m2 "m two"
+tick
+git -C "$R" merge -q --no-ff -m "merge side" side
+commit_file "$R" m3 m3 "m three"
+git -C "$R" checkout -q main
+commit_file "$R" z z "main moves"
+git -C "$R" update-ref refs/remotes/origin/t2 t2
+
+CASES=("--branches ^main" "--exclude=m --branches ^main" "--all --not main" "--branches=t* ^main" "--branches=feat ^main"
+	"--exclude=t2 --branches ^main" "--exclude=refs/heads/t* --all ^main" "--tags ^main" "main..v1"
+	"--remotes ^main" "--glob=heads/t* ^main" "--glob=refs/remotes/* ^main" "--not main --not t1"
+	"--author=Bob main..t1" "--author bob -i main..t1" "--committer=Mitter main..t1"
+	"--grep=d main..t1" "--grep=E -i main..t1" "--invert-grep --grep=e main..t1"
+	"--grep=^t1 main..t1" "--since=$((TICK - 600)) main..t1" "--until=@$((TICK - 600)) main..t1"
+	"-n 2 main..t1" "-n1 main..t1" "-2 main..t1" "--max-count=1 main..t1" "--skip=1 main..t1"
+	"--skip=1 -n 1 --branches ^main" "--first-parent main..m" "main..m" "--no-merges main..m"
+	"--merges main..m" "--ancestry-path main~1..t1" "--ancestry-path side..m"
+	"--ancestry-path=t1~1 main..t1" "--topo-order main..t1" "--date-order main..t1"
+	"--reverse --author-date-order main..t1" "--contained --branches ^main"
+	"--simplify-by-decoration main..t1" "--grep=[ main..t1" "--since=yesterday main..t1"
+	"--max-count=x main..t1" "--bogus main..t1" "-E --grep=t1.(c|e) main..t1" "-F --grep=t1. main..t1"
+	"--all-match --grep=t1 --grep=e main..t1" "--grep=t1 --grep=e main..t1")
+
+# no oracle needed
+run_rq -C "$R" replay --ref-action=print --onto main --exclude=m --branches ^main
+check_eq "--branches: every branch with commits to replay, m excluded" "refs/heads/feat/x refs/heads/side refs/heads/t1 refs/heads/t2" "$(echo "$OUT" | cut -d' ' -f2 | sort | paste -sd' ')"
+run_rq -C "$R" replay --ref-action=print --onto main --author=Bob main..t1
+check_eq "--author: the tip is not Bob's, nothing to update" "0 " "$RC $OUT"
+run_rq -C "$R" replay --ref-action=print --onto main --author=Bob --ref=refs/heads/only-bob main..t1
+new=$(echo "$OUT" | cut -d' ' -f3)
+check_eq "--author with --ref: Bob's commit alone onto main" "t1 d by Bob" "$(git -C "$R" log -1 --format=%s "$new")"
+check_eq "... directly on main" "$(git -C "$R" rev-parse main)" "$(git -C "$R" rev-parse "$new~1")"
+run_rq -C "$R" replay --ref-action=print --onto main main..m
+check_eq "a merge in the range: refused" 128 "$RC"
+run_rq -C "$R" replay --ref-action=print --onto main --no-merges main..m
+check_eq "--no-merges: replayed around it" 0 "$RC"
+run_rq -C "$R" replay --ref-action=print --onto main --simplify-by-decoration main..t1
+check_contains "an option a replay does not take: named" "'--simplify-by-decoration' is not supported" "$ERR"
+
+if upstream_git; then
+	for c in "${CASES[@]}"; do
+		# shellcheck disable=SC2086
+		want=$("$UPSTREAM_GIT" -C "$R" replay --ref-action=print --onto main $c 2>"$T/g.err")
+		wrc=$?
+		# shellcheck disable=SC2086
+		run_rq -C "$R" replay --ref-action=print --onto main $c
+		case $c in
+		--simplify-by-decoration* | --grep=\[* | --since=yesterday* | --max-count=x*)
+			# not taken (approximate dates, this option) or refused with
+			# replayq's own words: an error, never a different replay
+			check "$c: refused" test "$RC" -ne 0
+			check_eq "$c: nothing printed" "" "$OUT"
+			continue
+			;;
+		esac
+		check_eq "$c: exit status as upstream's" "$wrc" "$RC"
+		check_eq "$c: stdout as upstream's" "$want" "$OUT"
+		check_eq "$c: stderr as upstream's" "$(cat "$T/g.err")" "$ERR"
+	done
+fi
+finish
