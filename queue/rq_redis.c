@@ -45,50 +45,77 @@ static int parse_int(const char *s, size_t n, int min, int max, int *out)
 	return 0;
 }
 
-int rq_redis_url_parse(const char *url, rq_redis_url *u, rq_error *err)
+static int hexval(char c)
 {
-	const char *p, *at, *slash, *host_end;
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
 
-	memset(u, 0, sizeof(*u));
-	u->port = 6379;
-	if (!url || !*url)
-		return rq_error_set(err, RQ_E_USAGE, "empty Redis URL");
-	if (!strncmp(url, "unix://", 7)) {
-		const char *q = strchr(url + 7, '?');
-		size_t n = q ? (size_t)(q - (url + 7)) : strlen(url + 7);
-		u->is_unix = 1;
-		if (n == 0 || url[7] != '/' || copy_part(u->path, sizeof(u->path), url + 7, n) < 0)
-			return rq_error_set(err, RQ_E_USAGE,
-					    "bad Redis URL: expected unix:///path");
-		if (q) {
-			if (strncmp(q, "?db=", 4) != 0 ||
-			    parse_int(q + 4, strlen(q + 4), 0, 100000, &u->db) < 0)
-				return rq_error_set(err, RQ_E_USAGE,
-						    "bad Redis URL: expected ?db=N");
+/* Copy src[0..n) into dst, decoding %XX: -1 too long, -2 a bad escape or a
+ * NUL byte. */
+static int copy_decoded(char *dst, size_t size, const char *src, size_t n)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		int c = (unsigned char)src[i], hi, lo;
+		if (c == '%') {
+			if (i + 2 >= n || (hi = hexval(src[i + 1])) < 0 ||
+			    (lo = hexval(src[i + 2])) < 0)
+				return -2;
+			c = hi * 16 + lo;
+			i += 2;
 		}
-		return 0;
+		if (c == 0)
+			return -2;
+		if (k + 1 >= size)
+			return -1;
+		dst[k++] = (char)c;
 	}
-	if (strncmp(url, "redis://", 8) != 0)
+	dst[k] = '\0';
+	return 0;
+}
+
+/* user[:password] before the last '@' of the authority, percent-decoded. */
+static int parse_credentials(const char *p, size_t n, rq_redis_url *u, rq_error *err)
+{
+	const char *colon = memchr(p, ':', n);
+	int r = copy_decoded(u->user, sizeof(u->user), p, colon ? (size_t)(colon - p) : n);
+
+	if (r == 0 && colon)
+		r = copy_decoded(u->password, sizeof(u->password), colon + 1,
+				 n - (size_t)(colon - p) - 1);
+	if (r == -1)
+		return rq_error_set(err, RQ_E_USAGE, "bad Redis URL: credentials too long");
+	if (r < 0)
 		return rq_error_set(err, RQ_E_USAGE,
-				    "bad Redis URL: redis://[user:password@]host:port/db or "
-				    "unix:///path");
-	p = url + 8;
-	slash = strchr(p, '/');
-	at = memchr(p, '@', slash ? (size_t)(slash - p) : strlen(p));
-	if (at) {
-		const char *colon = memchr(p, ':', (size_t)(at - p));
-		if (colon) {
-			if (copy_part(u->user, sizeof(u->user), p, (size_t)(colon - p)) < 0 ||
-			    copy_part(u->password, sizeof(u->password), colon + 1,
-				      (size_t)(at - colon - 1)) < 0)
-				return rq_error_set(err, RQ_E_USAGE,
-						    "bad Redis URL: credentials too long");
-		} else if (copy_part(u->password, sizeof(u->password), p, (size_t)(at - p)) < 0) {
-			return rq_error_set(err, RQ_E_USAGE, "bad Redis URL: credentials too long");
-		}
-		p = at + 1;
-	}
-	host_end = slash ? slash : p + strlen(p);
+				    "bad Redis URL: bad %%-escape in the credentials (write a "
+				    "'%%' as %%25, '@' as %%40, '/' as %%2F)");
+	return 0;
+}
+
+static int parse_unix(const char *url, rq_redis_url *u, rq_error *err)
+{
+	const char *q = strchr(url + 7, '?');
+	size_t n = q ? (size_t)(q - (url + 7)) : strlen(url + 7);
+
+	u->is_unix = 1;
+	if (n == 0 || url[7] != '/' || copy_part(u->path, sizeof(u->path), url + 7, n) < 0)
+		return rq_error_set(err, RQ_E_USAGE, "bad Redis URL: expected unix:///path");
+	if (q &&
+	    (strncmp(q, "?db=", 4) != 0 || parse_int(q + 4, strlen(q + 4), 0, 100000, &u->db) < 0))
+		return rq_error_set(err, RQ_E_USAGE, "bad Redis URL: expected ?db=N");
+	return 0;
+}
+
+/* host[:port] or [ipv6][:port] in p..host_end */
+static int parse_host(const char *p, const char *host_end, rq_redis_url *u, rq_error *err)
+{
 	if (*p == '[') { /* [ipv6]:port */
 		const char *rb = memchr(p, ']', (size_t)(host_end - p));
 		if (!rb || copy_part(u->host, sizeof(u->host), p + 1, (size_t)(rb - p - 1)) < 0)
@@ -109,6 +136,36 @@ int rq_redis_url_parse(const char *url, rq_redis_url *u, rq_error *err)
 	} else if (p != host_end) {
 		return rq_error_set(err, RQ_E_USAGE, "bad Redis URL: host");
 	}
+	return 0;
+}
+
+int rq_redis_url_parse(const char *url, rq_redis_url *u, rq_error *err)
+{
+	const char *p, *at = NULL, *slash, *host_end;
+
+	memset(u, 0, sizeof(*u));
+	u->port = 6379;
+	if (!url || !*url)
+		return rq_error_set(err, RQ_E_USAGE, "empty Redis URL");
+	if (!strncmp(url, "unix://", 7))
+		return parse_unix(url, u, err);
+	if (strncmp(url, "redis://", 8) != 0)
+		return rq_error_set(err, RQ_E_USAGE,
+				    "bad Redis URL: redis://[user:password@]host:port/db or "
+				    "unix:///path");
+	p = url + 8;
+	slash = strchr(p, '/');
+	host_end = slash ? slash : p + strlen(p);
+	for (const char *c = p; c < host_end; c++)
+		if (*c == '@')
+			at = c; /* the last one: a raw '@' in a password still works */
+	if (at) {
+		if (parse_credentials(p, (size_t)(at - p), u, err) < 0)
+			return -1;
+		p = at + 1;
+	}
+	if (parse_host(p, host_end, u, err) < 0)
+		return -1;
 	if (slash && slash[1] && parse_int(slash + 1, strlen(slash + 1), 0, 100000, &u->db) < 0)
 		return rq_error_set(err, RQ_E_USAGE, "bad Redis URL: database number");
 	return 0;
@@ -120,8 +177,11 @@ void rq_redis_url_display(const rq_redis_url *u, char *buf, size_t size)
 		snprintf(buf, size, "unix://%s?db=%d", u->path, u->db);
 	else {
 		int v6 = strchr(u->host, ':') != NULL;
-		if (u->password[0] || u->user[0])
+		if (u->password[0])
 			snprintf(buf, size, "redis://%s:***@%s%s%s:%d/%d", u->user, v6 ? "[" : "",
+				 u->host, v6 ? "]" : "", u->port, u->db);
+		else if (u->user[0])
+			snprintf(buf, size, "redis://%s@%s%s%s:%d/%d", u->user, v6 ? "[" : "",
 				 u->host, v6 ? "]" : "", u->port, u->db);
 		else
 			snprintf(buf, size, "redis://%s%s%s:%d/%d", v6 ? "[" : "", u->host,
@@ -170,7 +230,9 @@ static int try_connect(rq_redis *r, rq_error *err)
 	}
 	tv = tv_ms(r->opts.command_timeout_ms);
 	redisSetTimeout(r->c, tv);
-	if (r->url.password[0]) {
+	/* a user without a password still authenticates as that user (an
+	 * ACL user with nopass; any other gets a clear WRONGPASS) */
+	if (r->url.password[0] || r->url.user[0]) {
 		if (r->url.user[0])
 			rep = redisCommand(r->c, "AUTH %s %s", r->url.user, r->url.password);
 		else
@@ -349,6 +411,24 @@ int rq_redis_recv(rq_redis *r, redisReply **reply, rq_error *err)
 	}
 	*reply = rep;
 	return rep ? 1 : 0;
+}
+
+int rq_redis_error_permanent(const char *msg)
+{
+	/* conditions of the server, not of the command: they pass */
+	static const char *const transient[] = {
+	    "LOADING", "BUSY",	 "TRYAGAIN", "CLUSTERDOWN", "MASTERDOWN", "READONLY",  "MOVED",
+	    "ASK",     "NOAUTH", "NOPERM",   "MISCONF",	    "NOREPLICAS", "UNBLOCKED", NULL};
+	size_t n = 0;
+
+	if (!msg)
+		return 0;
+	while (msg[n] && msg[n] != ' ')
+		n++;
+	for (int i = 0; transient[i]; i++)
+		if (strlen(transient[i]) == n && !strncmp(msg, transient[i], n))
+			return 0;
+	return 1;
 }
 
 void rq_redis_disconnect(rq_redis *r)

@@ -3,9 +3,13 @@
  * rq_redis: one connection to Redis, with URL parsing, timeouts and
  * reconnection.
  *
- * URLs: redis://[[user]:password@]host[:port][/db] and
- * unix:///path/to/socket[?db=N]. A password in REPLAYQ_REDIS_PASSWORD
- * (read by the program, passed in the url struct) replaces the URL's.
+ * URLs: redis://[user[:password]@]host[:port][/db] and
+ * unix:///path/to/socket[?db=N]. The user and the password are
+ * percent-decoded (a password with '@', '/' or ':' is written %40, %2F,
+ * %3A); redis://user@host names a user whose password comes from elsewhere.
+ * A password from the environment or a file (read by the program, passed
+ * in the url struct) replaces the URL's. hiredis 0.14 has no TLS: a TLS
+ * server is reached through a local tunnel (deploy/redis-tls-tunnel).
  * Commands that fail because the connection broke are retried after a
  * reconnect, with exponential backoff and jitter, up to a retry budget;
  * Redis error replies are returned to the caller as they are.
@@ -71,6 +75,16 @@ redisReply *rq_redis_cmdv(rq_redis *r, int block_ms, rq_error *err, ...);
 int rq_redis_send(rq_redis *r, rq_error *err, int argc, const char **argv);
 int rq_redis_fd(const rq_redis *r);
 int rq_redis_recv(rq_redis *r, redisReply **reply, rq_error *err);
+/*
+ * 1 when an error reply (its text, "WRONGTYPE ...") is permanent: the same
+ * command gets the same answer again (a key of the wrong type, a script
+ * error, out of memory, any error not known to pass); 0 when it is a
+ * condition of the server that passes (LOADING, BUSY, TRYAGAIN,
+ * CLUSTERDOWN, MASTERDOWN, READONLY, MOVED, ASK, NOAUTH, NOPERM, MISCONF,
+ * NOREPLICAS, UNBLOCKED). Decided by the error's prefix alone.
+ */
+int rq_redis_error_permanent(const char *msg);
+
 /* Close the connection (an outstanding command is abandoned). */
 void rq_redis_disconnect(rq_redis *r);
 

@@ -134,6 +134,100 @@ static void test_password_only(void **state)
 	assert_string_equal(u.host, "h");
 }
 
+/* User and password are percent-decoded: a password with '@', '/' or ':'. */
+static void test_percent_decoding(void **state)
+{
+	rq_redis_url u;
+	(void)state;
+
+	parse_ok("redis://bot:p%40ss%2Fw%3Ard@h:6390/2", &u);
+	assert_string_equal(u.user, "bot");
+	assert_string_equal(u.password, "p@ss/w:rd");
+	assert_string_equal(u.host, "h");
+	assert_int_equal(u.port, 6390);
+	assert_int_equal(u.db, 2);
+	parse_ok("redis://b%6Ft%3a1:%25%2f@h", &u);
+	assert_string_equal(u.user, "bot:1");
+	assert_string_equal(u.password, "%/");
+	/* a raw '@' in the password: the last '@' ends the credentials */
+	parse_ok("redis://:p@ss@h", &u);
+	assert_string_equal(u.password, "p@ss");
+	assert_string_equal(u.host, "h");
+	/* a password that decodes to the longest one fits */
+	{
+		char url[1024] = "redis://:";
+		for (int i = 0; i < 255; i++)
+			strcat(url, "%41");
+		strcat(url, "@h");
+		parse_ok(url, &u);
+		assert_int_equal(strlen(u.password), 255);
+		assert_int_equal(u.password[254], 'A');
+	}
+}
+
+/* redis://user@host: a user whose password comes from elsewhere. */
+static void test_user_only(void **state)
+{
+	rq_redis_url u;
+	char buf[256];
+	(void)state;
+
+	parse_ok("redis://replayq@redis.local:6379/0", &u);
+	assert_string_equal(u.user, "replayq");
+	assert_string_equal(u.password, "");
+	assert_string_equal(u.host, "redis.local");
+	rq_redis_url_display(&u, buf, sizeof(buf));
+	assert_string_equal(buf, "redis://replayq@redis.local:6379/0");
+	snprintf(u.password, sizeof(u.password), "%s", "fromfile");
+	rq_redis_url_display(&u, buf, sizeof(buf));
+	assert_string_equal(buf, "redis://replayq:***@redis.local:6379/0");
+}
+
+static void test_errors_percent(void **state)
+{
+	static const char *const bad[] = {"redis://:Hunter2pw%@h",    "redis://:Hunter2pw%4@h",
+					  "redis://:Hunter2pw%zz@h",  "redis://:Hunter2pw%00@h",
+					  "redis://bot%:Hunter2pw@h", "redis://%g1:Hunter2pw@h"};
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		parse_bad(bad[i], "escape", "Hunter2pw");
+}
+
+/* Permanent error replies are told from passing ones by their prefix. */
+static void test_error_permanent(void **state)
+{
+	static const char *const permanent[] = {
+	    "WRONGTYPE Operation against a key holding the wrong kind of value",
+	    "ERR Error running script (call to f_1): @user_script:1: oops",
+	    "OOM command not allowed when used memory > 'maxmemory'.",
+	    "NOSCRIPT No matching script",
+	    "BUSYGROUP Consumer Group name already exists",
+	    "WRONGTYPEX no such prefix",
+	    "EXECABORT Transaction discarded",
+	    "ERR LOADING is not the prefix here",
+	    ""};
+	static const char *const transient[] = {
+	    "LOADING Redis is loading the dataset in memory",
+	    "BUSY Redis is busy running a script",
+	    "TRYAGAIN Multiple keys request during rehashing of slot",
+	    "CLUSTERDOWN The cluster is down",
+	    "MASTERDOWN Link with MASTER is down",
+	    "READONLY You can't write against a read only replica.",
+	    "NOAUTH Authentication required.",
+	    "NOPERM this user has no permissions to run the 'xadd' command",
+	    "MISCONF Redis is configured to save RDB snapshots",
+	    "MOVED 3999 127.0.0.1:6381",
+	    "LOADING"};
+	(void)state;
+	for (size_t i = 0; i < sizeof(permanent) / sizeof(permanent[0]); i++)
+		if (!rq_redis_error_permanent(permanent[i]))
+			fail_msg("'%s' taken as transient", permanent[i]);
+	for (size_t i = 0; i < sizeof(transient) / sizeof(transient[0]); i++)
+		if (rq_redis_error_permanent(transient[i]))
+			fail_msg("'%s' taken as permanent", transient[i]);
+	assert_int_equal(rq_redis_error_permanent(NULL), 0);
+}
+
 static void test_ipv6(void **state)
 {
 	rq_redis_url u;
@@ -364,6 +458,10 @@ int main(void)
 	    cmocka_unit_test(test_db),
 	    cmocka_unit_test(test_user_password),
 	    cmocka_unit_test(test_password_only),
+	    cmocka_unit_test(test_percent_decoding),
+	    cmocka_unit_test(test_user_only),
+	    cmocka_unit_test(test_errors_percent),
+	    cmocka_unit_test(test_error_permanent),
 	    cmocka_unit_test(test_ipv6),
 	    cmocka_unit_test(test_unix),
 	    cmocka_unit_test(test_errors_empty_and_scheme),
