@@ -431,6 +431,20 @@ json_t *rq_job_to_json(const rq_job *job)
 	return o;
 }
 
+char *rq_job_content(const rq_job *job)
+{
+	json_t *o = rq_job_to_json(job);
+	char *s;
+
+	if (!o)
+		return NULL;
+	json_object_del(o, "submitted_at");
+	json_object_del(o, "reply_to");
+	s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(o);
+	return s;
+}
+
 void rq_job_replay_opts(const rq_job *job, rq_replay_opts *o)
 {
 	memset(o, 0, sizeof(*o));

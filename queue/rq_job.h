@@ -74,6 +74,14 @@ int rq_job_repo_valid(const char *s);
 /* The job as JSON (all fields, defaults filled in). */
 json_t *rq_job_to_json(const rq_job *job);
 
+/*
+ * What makes two jobs with one id the same job: the job as JSON with its
+ * defaults filled in and without "submitted_at" and "reply_to" (when and
+ * to whom a copy was sent), keys sorted, compact. malloc'ed; NULL when out
+ * of memory.
+ */
+char *rq_job_content(const rq_job *job);
+
 /* Engine options for the job; valid while job and revs live. */
 void rq_job_replay_opts(const rq_job *job, rq_replay_opts *opts);
 

@@ -5,6 +5,8 @@
  */
 #include "rq_queue.h"
 
+#include "rq_job.h"
+
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,44 +20,160 @@ struct rq_queue {
 	rq_queue_opts opts;
 };
 
-static const char enqueue_lua[] =
-    "if ARGV[3] ~= '1' then\n"
-    "  if redis.call('EXISTS', KEYS[3]) == 1 then return {0, 'result'} end\n"
-    "  local p = redis.call('GET', KEYS[2])\n"
-    "  if p then return {0, p} end\n"
-    "else\n"
-    "  redis.call('DEL', KEYS[3])\n"
-    "end\n"
-    "local sid = redis.call('XADD', KEYS[1], '*', 'id', ARGV[1], 'job', ARGV[2])\n"
-    "redis.call('SET', KEYS[2], sid)\n"
-    "redis.call('HINCRBY', KEYS[4], 'submitted', 1)\n"
-    "return {1, sid}\n";
+/* Lua: want(key, type) is nil when the key is missing or of that type,
+ * else a WRONGTYPE message naming it. Each script checks the keys it writes
+ * before its first write, so that it writes all or nothing. */
+#define LUA_WANT                                                                                   \
+	"local function want(k, t)\n"                                                              \
+	"  local x = redis.call('TYPE', k).ok\n"                                                   \
+	"  if x == 'none' or x == t then return nil end\n"                                         \
+	"  return 'WRONGTYPE ' .. k .. ' holds a ' .. x .. ', not a ' .. t\n"                      \
+	"end\n"
 
-/* KEYS: jobs result results jobkey stats reply attempts dead intent
- * ARGV: group sid id result status ttl maxlen has_reply dead_reason job */
-static const char complete_lua[] =
+/* KEYS: jobs jobkey result stats claim  ARGV: job force. The id is the
+ * rest of the job key after "replayq:{Q}:job:", as long as the jobs key
+ * "replayq:{Q}:jobs" (so that the command has at most 10 arguments: Redis
+ * answers an unauthenticated client's longer one with a protocol error
+ * instead of NOAUTH). */
+static const char enqueue_lua[] =
+    LUA_WANT "local id = string.sub(KEYS[2], #KEYS[1] + 1)\n"
+	     "local bad = want(KEYS[1], 'stream') or want(KEYS[2], 'string') or\n"
+	     "  want(KEYS[3], 'string') or want(KEYS[4], 'hash') or want(KEYS[5], 'string')\n"
+	     "if bad then return redis.error_reply(bad) end\n"
+	     "local p = redis.call('GET', KEYS[2])\n"
+	     "if ARGV[2] ~= '1' then\n"
+	     "  if redis.call('EXISTS', KEYS[3]) == 1 then return {0, 'result'} end\n"
+	     "  if p then return {0, p} end\n"
+	     "else\n"
+	     "  if p and string.match(p, '^%d+%-%d+$') and\n"
+	     "     #redis.call('XRANGE', KEYS[1], p, p) == 1 then return {0, p} end\n"
+	     "  redis.call('DEL', KEYS[3], KEYS[5])\n"
+	     "end\n"
+	     "local sid = redis.call('XADD', KEYS[1], '*', 'id', id, 'job', ARGV[1])\n"
+	     "redis.call('SET', KEYS[2], sid)\n"
+	     "redis.call('HINCRBY', KEYS[4], 'submitted', 1)\n"
+	     "return {1, sid}\n";
+
+/* KEYS: jobs result results jobkey stats reply attempts dead intent claim
+ *       waiting
+ * ARGV: group sid id result status ttl maxlen has_reply dead_reason job
+ *       lenient reply_prefix
+ * Strict: a key of the wrong type fails it before any write. Lenient (the
+ * dead letter after a strict failure): such keys are left alone, the dead
+ * stream must be usable. The dead letter is the first write, so that a
+ * server out of memory refuses it before anything is written. */
+static const char complete_lua[] = LUA_WANT
+    "local lenient = ARGV[11] == '1'\n"
+    "local checks = {{2, 'string'}, {3, 'stream'}, {4, 'string'}, {5, 'hash'},\n"
+    "  {7, 'hash'}, {9, 'string'}, {10, 'string'}, {11, 'list'}}\n"
+    "if ARGV[8] == '1' then table.insert(checks, {6, 'list'}) end\n"
+    "if ARGV[9] ~= '' then table.insert(checks, {8, 'stream'}) end\n"
+    "local skip = {}\n"
+    "for _, c in ipairs(checks) do\n"
+    "  local bad = want(KEYS[c[1]], c[2])\n"
+    "  if bad then\n"
+    "    if not lenient or c[1] == 8 then return redis.error_reply(bad) end\n"
+    "    skip[c[1]] = true\n"
+    "  end\n"
+    "end\n"
     "local function ack()\n"
     "  redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])\n"
     "  redis.call('XDEL', KEYS[1], ARGV[2])\n"
-    "  if redis.call('GET', KEYS[4]) == ARGV[2] then redis.call('DEL', KEYS[4]) end\n"
-    "  redis.call('DEL', KEYS[9])\n"
+    "  if not skip[4] and redis.call('GET', KEYS[4]) == ARGV[2] then\n"
+    "    redis.call('DEL', KEYS[4])\n"
+    "  end\n"
+    "  if not skip[9] then redis.call('DEL', KEYS[9]) end\n"
     "end\n"
-    "if redis.call('EXISTS', KEYS[2]) == 1 then ack() return 0 end\n"
-    "redis.call('SET', KEYS[2], ARGV[4], 'EX', ARGV[6])\n"
-    "redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[7], '*', 'id', ARGV[3], 'status', "
-    "ARGV[5], 'result', ARGV[4])\n"
-    "if ARGV[8] == '1' then\n"
+    "if not skip[2] and redis.call('EXISTS', KEYS[2]) == 1 then ack() return 0 end\n"
+    "if ARGV[9] ~= '' then\n"
+    "  if lenient then\n"
+    "    redis.call('XADD', KEYS[8], '*', 'id', ARGV[3], 'job', ARGV[10], 'reason', ARGV[9],\n"
+    "      'result', ARGV[4])\n"
+    "  else\n"
+    "    redis.call('XADD', KEYS[8], '*', 'id', ARGV[3], 'job', ARGV[10], 'reason', ARGV[9])\n"
+    "  end\n"
+    "end\n"
+    "if not skip[2] then redis.call('SET', KEYS[2], ARGV[4], 'EX', ARGV[6]) end\n"
+    "if not skip[3] then\n"
+    "  redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[7], '*', 'id', ARGV[3], 'status',\n"
+    "    ARGV[5], 'result', ARGV[4])\n"
+    "end\n"
+    "if ARGV[8] == '1' and not skip[6] then\n"
     "  redis.call('RPUSH', KEYS[6], ARGV[4])\n"
     "  redis.call('EXPIRE', KEYS[6], ARGV[6])\n"
     "end\n"
-    "if ARGV[9] ~= '' then\n"
-    "  redis.call('XADD', KEYS[8], '*', 'id', ARGV[3], 'job', ARGV[10], 'reason', ARGV[9])\n"
-    "  redis.call('HINCRBY', KEYS[5], 'dead', 1)\n"
+    "if not skip[11] then\n"
+    "  for _, r in ipairs(redis.call('LRANGE', KEYS[11], 0, -1)) do\n"
+    "    if string.sub(r, 1, #ARGV[12]) == ARGV[12] and not want(r, 'list') then\n"
+    "      redis.call('RPUSH', r, ARGV[4])\n"
+    "      redis.call('EXPIRE', r, ARGV[6])\n"
+    "    end\n"
+    "  end\n"
+    "  redis.call('DEL', KEYS[11])\n"
     "end\n"
-    "redis.call('HINCRBY', KEYS[5], ARGV[5], 1)\n"
-    "redis.call('HDEL', KEYS[7], ARGV[3])\n"
+    "if not skip[10] then\n"
+    "  local c = redis.call('GET', KEYS[10])\n"
+    "  if c and string.sub(c, 1, #ARGV[2] + 1) == ARGV[2] .. ' ' then\n"
+    "    redis.call('EXPIRE', KEYS[10], ARGV[6])\n"
+    "  end\n"
+    "end\n"
+    "if not skip[5] then\n"
+    "  if ARGV[9] ~= '' then redis.call('HINCRBY', KEYS[5], 'dead', 1) end\n"
+    "  redis.call('HINCRBY', KEYS[5], ARGV[5], 1)\n"
+    "end\n"
+    "if not skip[7] then redis.call('HDEL', KEYS[7], ARGV[3]) end\n"
     "ack()\n"
     "return 1\n";
+
+/* KEYS: jobs claim result waiting reply dead stats jobkey
+ * ARGV: group sid content ttl has_reply differs_result id job
+ * The claim is "<entry> <sha1 of the content>". An entry whose id another
+ * live entry (or a stored result) owns is answered and acknowledged here:
+ * with the result (now, or through the waiting list when it is stored) if
+ * its content is the same, else with differs_result and a dead letter. */
+static const char claim_lua[] =
+    LUA_WANT "local bad = want(KEYS[2], 'string') or want(KEYS[3], 'string')\n"
+	     "if bad then return redis.error_reply(bad) end\n"
+	     "local digest = redis.sha1hex(ARGV[3])\n"
+	     "local owner, odig\n"
+	     "local c = redis.call('GET', KEYS[2])\n"
+	     "if c then owner, odig = string.match(c, '^(%d+%-%d+) (%x+)$') end\n"
+	     "local hasres = redis.call('EXISTS', KEYS[3]) == 1\n"
+	     "if owner == ARGV[2] then return {hasres and 1 or 0, owner} end\n"
+	     "if hasres and not owner then return {1, ''} end\n"
+	     "local live = owner and #redis.call('XRANGE', KEYS[1], owner, owner) == 1\n"
+	     "if not hasres and not live then\n"
+	     "  redis.call('SET', KEYS[2], ARGV[2] .. ' ' .. digest, 'EX', ARGV[4])\n"
+	     "  return {0, ARGV[2]}\n"
+	     "end\n"
+	     "local function push(k, v)\n"
+	     "  if not want(k, 'list') then\n"
+	     "    redis.call('RPUSH', k, v)\n"
+	     "    redis.call('EXPIRE', k, ARGV[4])\n"
+	     "  end\n"
+	     "end\n"
+	     "local stats = not want(KEYS[7], 'hash')\n"
+	     "if stats then redis.call('HINCRBY', KEYS[7], 'duplicate', 1) end\n"
+	     "local rc = 2\n"
+	     "if odig ~= digest then\n"
+	     "  rc = 3\n"
+	     "  if ARGV[5] == '1' then push(KEYS[5], ARGV[6]) end\n"
+	     "  if not want(KEYS[6], 'stream') then\n"
+	     "    redis.call('XADD', KEYS[6], '*', 'id', ARGV[7], 'job', ARGV[8], 'reason',\n"
+	     "      'the job id is taken by entry ' .. owner .. ', a job with different content',\n"
+	     "      'result', ARGV[6])\n"
+	     "    if stats then redis.call('HINCRBY', KEYS[7], 'dead', 1) end\n"
+	     "  end\n"
+	     "elseif ARGV[5] == '1' then\n"
+	     "  if hasres then push(KEYS[5], redis.call('GET', KEYS[3]))\n"
+	     "  else push(KEYS[4], KEYS[5]) end\n"
+	     "end\n"
+	     "redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])\n"
+	     "redis.call('XDEL', KEYS[1], ARGV[2])\n"
+	     "if not want(KEYS[8], 'string') and redis.call('GET', KEYS[8]) == ARGV[2] then\n"
+	     "  redis.call('DEL', KEYS[8])\n"
+	     "end\n"
+	     "return {rc, owner}\n";
 
 int rq_queue_name_valid(const char *name)
 {
@@ -119,15 +237,17 @@ static void key(const rq_queue *q, char *buf, size_t size, const char *kind, con
 	snprintf(buf, size, "%s%s:%s", q->prefix, kind, id);
 }
 
-/* A reply that is an error becomes RQ_E_REDIS; frees it. */
+/* A reply that is an error becomes RQ_E_REDIS (RQ_QUEUE_PERMANENT when it
+ * is one that the same command gets again); frees it. */
 static int reply_error(redisReply *rep, rq_error *err, const char *what)
 {
 	if (!rep)
 		return -1;
 	if (rep->type == REDIS_REPLY_ERROR) {
+		int permanent = rq_redis_error_permanent(rep->str);
 		rq_error_set(err, RQ_E_REDIS, "%s: %s", what, rep->str);
 		freeReplyObject(rep);
-		return -1;
+		return permanent ? RQ_QUEUE_PERMANENT : -1;
 	}
 	return 0;
 }
@@ -138,6 +258,10 @@ int rq_queue_ensure_group(rq_queue *q, rq_error *err)
 					"0", "MKSTREAM", NULL);
 	if (!rep)
 		return -1;
+	if (rep->type == REDIS_REPLY_ERROR && !strncmp(rep->str, "NOPERM", 6)) {
+		reply_error(rep, err, "cannot create the consumer group");
+		return 1;
+	}
 	if (rep->type == REDIS_REPLY_ERROR && strncmp(rep->str, "BUSYGROUP", 9) != 0)
 		return reply_error(rep, err, "cannot create the consumer group");
 	freeReplyObject(rep);
@@ -147,21 +271,22 @@ int rq_queue_ensure_group(rq_queue *q, rq_error *err)
 int rq_queue_enqueue(rq_queue *q, const char *id, const char *job, size_t len, int force,
 		     char sid[64], rq_error *err)
 {
-	char jobkey[512], reskey[512];
-	const char *argv[] = {"EVAL", enqueue_lua, "4", q->jobs, jobkey,
-			      reskey, q->stats,	   id,	job,	 force ? "1" : "0"};
+	char jobkey[512], reskey[512], claimkey[512];
+	const char *argv[] = {"EVAL", enqueue_lua, "5",	     q->jobs, jobkey,
+			      reskey, q->stats,	   claimkey, job,     force ? "1" : "0"};
 	size_t lens[10];
 	redisReply *rep;
 	int rc;
 
 	key(q, jobkey, sizeof(jobkey), "job", id);
 	key(q, reskey, sizeof(reskey), "result", id);
+	key(q, claimkey, sizeof(claimkey), "claim", id);
 	for (int i = 0; i < 10; i++)
 		lens[i] = strlen(argv[i]);
 	lens[8] = len;
 	rep = rq_redis_cmd(q->r, 0, err, 10, argv, lens);
-	if (reply_error(rep, err, "enqueue failed") < 0)
-		return -1;
+	if ((rc = reply_error(rep, err, "enqueue failed")) < 0)
+		return rc;
 	if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 ||
 	    rep->element[0]->type != REDIS_REPLY_INTEGER) {
 		freeReplyObject(rep);
@@ -181,6 +306,51 @@ static char *dupn(const char *s, size_t n)
 		p[n] = '\0';
 	}
 	return p;
+}
+
+void rq_msg_anon_id(const rq_msg *m, char *buf, size_t size)
+{
+	snprintf(buf, size, "!%s", m->sid);
+}
+
+/* The fields of one entry: "id" and "job", once each (an id repeated alike
+ * is one id); what else is there is the entry's problem. */
+static void parse_fields(rq_msg *m, redisReply *f)
+{
+	int id_twice = 0, id_nul = 0;
+	const char *other = NULL;
+
+	for (size_t j = 0; j + 1 < f->elements; j += 2) {
+		redisReply *fk = f->element[j], *fv = f->element[j + 1];
+		if (fk->type != REDIS_REPLY_STRING || fv->type != REDIS_REPLY_STRING)
+			continue;
+		if (!strcmp(fk->str, "id") && fk->len == 2) {
+			if (!m->id && (m->id = dupn(fv->str, fv->len)))
+				id_nul = strlen(m->id) != fv->len;
+			else if (m->id &&
+				 (strlen(m->id) != fv->len || memcmp(m->id, fv->str, fv->len)))
+				id_twice = 1;
+		} else if (!strcmp(fk->str, "job") && fk->len == 3 && !m->job) {
+			m->job = dupn(fv->str, fv->len);
+			m->job_len = fv->len;
+		} else if (!other) {
+			other = !strcmp(fk->str, "job") ? "two 'job' fields"
+							: "a field other than 'id' and 'job'";
+		}
+	}
+	m->id_ok = m->id && !id_twice && !id_nul && rq_job_id_valid(m->id);
+	if (!m->id)
+		snprintf(m->problem, sizeof(m->problem), "stream entry has no 'id' field");
+	else if (id_twice)
+		snprintf(m->problem, sizeof(m->problem),
+			 "stream entry has two different 'id' fields");
+	else if (!m->id_ok)
+		snprintf(m->problem, sizeof(m->problem),
+			 "stream field 'id' is not a valid job id: 1-128 of [A-Za-z0-9._:@/+-]");
+	else if (!m->job)
+		snprintf(m->problem, sizeof(m->problem), "stream entry has no 'job' field");
+	else if (other)
+		snprintf(m->problem, sizeof(m->problem), "stream entry has %s", other);
 }
 
 /* Parse stream entries [[sid, [f, v, ...]], ...] into msgs. */
@@ -203,20 +373,10 @@ static int parse_entries(redisReply *arr, rq_msg **msgs, size_t *n, rq_error *er
 		rq_msg *m = &v[k++];
 		snprintf(m->sid, sizeof(m->sid), "%s", e->element[0]->str);
 		m->deliveries = 1;
-		redisReply *f = e->element[1];
-		if (f->type != REDIS_REPLY_ARRAY)
-			continue;
-		for (size_t j = 0; j + 1 < f->elements; j += 2) {
-			redisReply *fk = f->element[j], *fv = f->element[j + 1];
-			if (fk->type != REDIS_REPLY_STRING || fv->type != REDIS_REPLY_STRING)
-				continue;
-			if (!strcmp(fk->str, "id") && !m->id)
-				m->id = dupn(fv->str, fv->len);
-			else if (!strcmp(fk->str, "job") && !m->job) {
-				m->job = dupn(fv->str, fv->len);
-				m->job_len = fv->len;
-			}
-		}
+		if (e->element[1]->type == REDIS_REPLY_ARRAY)
+			parse_fields(m, e->element[1]);
+		else
+			snprintf(m->problem, sizeof(m->problem), "stream entry has no fields");
 	}
 	*msgs = v;
 	*n = k;
@@ -239,7 +399,7 @@ static int read_reply(rq_queue *q, redisReply *rep, rq_msg **msgs, size_t *n, rq
 
 	if (rep->type == REDIS_REPLY_ERROR && !strncmp(rep->str, "NOGROUP", 7)) {
 		freeReplyObject(rep);
-		return rq_queue_ensure_group(q, err);
+		return rq_queue_ensure_group(q, err) == 0 ? 0 : -1;
 	}
 	if (reply_error(rep, err, "read failed") < 0)
 		return -1;
@@ -337,7 +497,7 @@ int rq_queue_reclaim(rq_queue *q, const char *consumer, long min_idle_ms, size_t
 		return -1;
 	if (rep->type == REDIS_REPLY_ERROR && !strncmp(rep->str, "NOGROUP", 7)) {
 		freeReplyObject(rep);
-		return rq_queue_ensure_group(q, err);
+		return rq_queue_ensure_group(q, err) == 0 ? 0 : -1;
 	}
 	if (reply_error(rep, err, "reclaim failed") < 0)
 		return -1;
@@ -354,55 +514,122 @@ int rq_queue_reclaim(rq_queue *q, const char *consumer, long min_idle_ms, size_t
 	return rc;
 }
 
+/* The keys of one job id. */
+typedef struct jobkeys {
+	char result[512], job[512], reply[512], intent[512], claim[512], waiting[512];
+} jobkeys;
+
+static void job_keys(const rq_queue *q, const char *id, const char *reply_to, jobkeys *k)
+{
+	key(q, k->result, sizeof(k->result), "result", id);
+	key(q, k->job, sizeof(k->job), "job", id);
+	key(q, k->reply, sizeof(k->reply), "reply", reply_to ? reply_to : "-");
+	key(q, k->intent, sizeof(k->intent), "intent", id);
+	key(q, k->claim, sizeof(k->claim), "claim", id);
+	key(q, k->waiting, sizeof(k->waiting), "waiting", id);
+}
+
+/* A command of C strings but for argv[bin], bin_len bytes (bin -1: none). */
+static redisReply *cmd_bin(rq_queue *q, int argc, const char **argv, int bin, size_t bin_len,
+			   rq_error *err)
+{
+	size_t lens[32];
+
+	for (int i = 0; i < argc && i < 32; i++)
+		lens[i] = strlen(argv[i]);
+	if (bin >= 0 && bin < 32)
+		lens[bin] = bin_len;
+	return rq_redis_cmd(q->r, 0, err, argc < 32 ? argc : 32, argv, lens);
+}
+
+int rq_queue_claim(rq_queue *q, const rq_msg *m, const char *id, const char *content,
+		   const char *reply_to, const char *differs_result, char owner[64], rq_error *err)
+{
+	jobkeys k;
+	char ttl[32];
+	redisReply *rep;
+	int rc;
+
+	job_keys(q, id, reply_to, &k);
+	snprintf(ttl, sizeof(ttl), "%d", q->opts.result_ttl_s);
+	const char *has_reply = reply_to ? "1" : "0", *job = m->job ? m->job : "";
+	const char *a[] = {"EVAL",    claim_lua,      "8",     q->jobs, k.claim,
+			   k.result,  k.waiting,      k.reply, q->dead, q->stats,
+			   k.job,     RQ_QUEUE_GROUP, m->sid,  content, ttl,
+			   has_reply, differs_result, id,      job};
+	owner[0] = '\0';
+	rep = cmd_bin(q, 19, a, m->job ? 18 : -1, m->job_len, err);
+	if ((rc = reply_error(rep, err, "cannot claim the job id")) < 0)
+		return rc;
+	if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 ||
+	    rep->element[0]->type != REDIS_REPLY_INTEGER) {
+		freeReplyObject(rep);
+		return rq_error_set(err, RQ_E_REDIS, "claim: unexpected reply");
+	}
+	rc = (int)rep->element[0]->integer;
+	if (rep->element[1]->type == REDIS_REPLY_STRING)
+		snprintf(owner, 64, "%s", rep->element[1]->str);
+	freeReplyObject(rep);
+	return rc;
+}
+
+/* rq_queue_complete, strict; or lenient for rq_queue_dead_letter. */
+static int complete(rq_queue *q, const rq_msg *m, const char *id, const char *result,
+		    const char *status, const char *reply_to, const char *dead_reason, int lenient,
+		    rq_error *err)
+{
+	jobkeys k;
+	char replyprefix[128], ttl[32], maxlen[32];
+	redisReply *rep;
+	int rc;
+
+	job_keys(q, id, reply_to, &k);
+	key(q, replyprefix, sizeof(replyprefix), "reply", "");
+	snprintf(ttl, sizeof(ttl), "%d", q->opts.result_ttl_s);
+	snprintf(maxlen, sizeof(maxlen), "%ld", q->opts.results_maxlen);
+	const char *has_reply = reply_to ? "1" : "0", *job = m->job ? m->job : "";
+	const char *dead = dead_reason ? dead_reason : "", *mode = lenient ? "1" : "0";
+	const char *a[] = {"EVAL",  complete_lua, "11",		  q->jobs,     k.result, q->results,
+			   k.job,   q->stats,	  k.reply,	  q->attempts, q->dead,	 k.intent,
+			   k.claim, k.waiting,	  RQ_QUEUE_GROUP, m->sid,      id,	 result,
+			   status,  ttl,	  maxlen,	  has_reply,   dead,	 job,
+			   mode,    replyprefix};
+	rep = cmd_bin(q, 26, a, m->job ? 23 : -1, m->job_len, err);
+	if ((rc = reply_error(rep, err, "storing the result failed")) < 0)
+		return rc;
+	rc = rep->type == REDIS_REPLY_INTEGER && rep->integer == 0 ? 1 : 0;
+	freeReplyObject(rep);
+	return rc;
+}
+
 int rq_queue_complete(rq_queue *q, const rq_msg *m, const char *id, const char *result,
 		      const char *status, const char *reply_to, const char *dead_reason,
 		      rq_error *err)
 {
-	char reskey[512], jobkey[512], replykey[512], intentkey[512], ttl[32], maxlen[32];
-	const char *argv[24];
-	size_t lens[24];
-	int argc = 0;
-	redisReply *rep;
-	int rc;
+	return complete(q, m, id, result, status, reply_to, dead_reason, 0, err);
+}
 
-	key(q, reskey, sizeof(reskey), "result", id);
-	key(q, jobkey, sizeof(jobkey), "job", id);
-	key(q, replykey, sizeof(replykey), "reply", reply_to ? reply_to : "-");
-	key(q, intentkey, sizeof(intentkey), "intent", id);
-	snprintf(ttl, sizeof(ttl), "%d", q->opts.result_ttl_s);
-	snprintf(maxlen, sizeof(maxlen), "%ld", q->opts.results_maxlen);
-	argv[argc++] = "EVAL";
-	argv[argc++] = complete_lua;
-	argv[argc++] = "9";
-	argv[argc++] = q->jobs;
-	argv[argc++] = reskey;
-	argv[argc++] = q->results;
-	argv[argc++] = jobkey;
-	argv[argc++] = q->stats;
-	argv[argc++] = replykey;
-	argv[argc++] = q->attempts;
-	argv[argc++] = q->dead;
-	argv[argc++] = intentkey;
-	argv[argc++] = RQ_QUEUE_GROUP;
-	argv[argc++] = m->sid;
-	argv[argc++] = id;
-	argv[argc++] = result;
-	argv[argc++] = status;
-	argv[argc++] = ttl;
-	argv[argc++] = maxlen;
-	argv[argc++] = reply_to ? "1" : "0";
-	argv[argc++] = dead_reason ? dead_reason : "";
-	argv[argc++] = m->job ? m->job : "";
-	for (int i = 0; i < argc; i++)
-		lens[i] = strlen(argv[i]);
-	if (m->job)
-		lens[argc - 1] = m->job_len;
-	rep = rq_redis_cmd(q->r, 0, err, argc, argv, lens);
-	if (reply_error(rep, err, "storing the result failed") < 0)
-		return -1;
-	rc = rep->type == REDIS_REPLY_INTEGER && rep->integer == 0 ? 1 : 0;
+int rq_queue_dead_letter(rq_queue *q, const rq_msg *m, const char *id, const char *result,
+			 const char *status, const char *reply_to, const char *reason,
+			 rq_error *err)
+{
+	int rc = complete(q, m, id, result, status, reply_to, reason, 1, err);
+	return rc < 0 ? rc : 0;
+}
+
+int rq_queue_drop(rq_queue *q, const rq_msg *m, rq_error *err)
+{
+	static const char drop_lua[] = "redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])\n"
+				       "redis.call('XDEL', KEYS[1], ARGV[2])\n"
+				       "return 1\n";
+	redisReply *rep = rq_redis_cmdv(q->r, 0, err, "EVAL", drop_lua, "1", q->jobs,
+					RQ_QUEUE_GROUP, m->sid, NULL);
+	int rc = reply_error(rep, err, "cannot drop the job");
+
+	if (rc < 0)
+		return rc;
 	freeReplyObject(rep);
-	return rc;
+	return 0;
 }
 
 /* KEYS: jobs  ARGV: group sid consumer. Reset the idle time of an entry

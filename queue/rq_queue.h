@@ -12,6 +12,8 @@
  *   replayq:{Q}:dead          stream of dead-lettered jobs (id, job, reason)
  *   replayq:{Q}:attempts      hash: job id -> last transient failure (JSON)
  *   replayq:{Q}:intent:<id>   the result of a job about to apply its ref updates
+ *   replayq:{Q}:claim:<id>    "<entry> <sha1 of the content>": the entry that owns the id
+ *   replayq:{Q}:waiting:<id>  reply lists of duplicates waiting for the owner's result
  *   replayq:{Q}:stats         hash of counters (submitted, ok, conflict, error, dead, retried)
  *   replayq:{Q}:workers       hash: worker name -> last heartbeat (JSON)
  *   replayq:{Q}:worker:<name> set while a worker is alive (TTL)
@@ -40,7 +42,26 @@ typedef struct rq_msg {
 	char *job;    /* job JSON text (NULL if missing) */
 	size_t job_len;
 	long deliveries;
+	/* The entry's own fields checked with the job's rules: id_ok when it
+	 * has one "id" field (or several alike) that is a valid job id, so
+	 * that keys can be built from it; problem: why the entry is not a
+	 * job ("" when it is one as far as its fields go). */
+	int id_ok;
+	char problem[160];
 } rq_msg;
+
+/* Returned by the calls that store: Redis refused for good (a key of the
+ * wrong type, a script error, out of memory: rq_redis_error_permanent),
+ * trying the same again is no use. Other failures are -1. */
+#define RQ_QUEUE_PERMANENT (-2)
+
+/*
+ * The name a stream entry is answered under when its own id cannot be
+ * trusted (missing, invalid, given twice, or not the job's): "!<entry
+ * id>", which no job id can be ('!' is not allowed in ids), so that its
+ * result (replayq:{Q}:result:!<entry id>) never takes a real job's place.
+ */
+void rq_msg_anon_id(const rq_msg *m, char *buf, size_t size);
 
 typedef struct rq_queue_opts {
 	int result_ttl_s;    /* default 7 days */
@@ -57,13 +78,16 @@ void rq_queue_free(rq_queue *q);
 rq_redis *rq_queue_redis(rq_queue *q);
 const char *rq_queue_name(const rq_queue *q);
 
-/* Create the stream and the group if missing. */
+/* Create the stream and the group if missing: 0, -1 on an error, 1 when
+ * this user may not (NOPERM: a producer-only ACL user, err set). */
 int rq_queue_ensure_group(rq_queue *q, rq_error *err);
 
 /*
  * Enqueue. 0: queued (sid set). 1: refused, a result or a pending entry
  * already exists for this id (sid holds "result" or the pending entry).
- * force: drop an existing result and queue again.
+ * force: drop an existing result and queue again; still refused (1, the
+ * entry in sid) while an entry of the id is in the stream. Never creates
+ * the consumer group (a producer need not be allowed to).
  */
 int rq_queue_enqueue(rq_queue *q, const char *id, const char *job, size_t len, int force,
 		     char sid[64], rq_error *err);
@@ -89,13 +113,51 @@ int rq_queue_reclaim(rq_queue *q, const char *consumer, long min_idle_ms, size_t
 void rq_msgs_free(rq_msg *msgs, size_t n);
 
 /*
- * Store the result and acknowledge in one step. status: "ok", "conflict"
- * or "error". dead_reason non-NULL: also append the job to the dead
- * stream. Returns 0 stored, 1 a result existed (only acknowledged).
+ * Take the job id for stream entry m before it runs: one id, one run, one
+ * result. content: what makes two entries the same job (rq_job_content,
+ * or the raw text of a job that does not parse). Returns
+ *   RQ_CLAIM_RUN        the entry owns the id: run it (or answer it);
+ *   RQ_CLAIM_RESULT     the id has its result already, stored for this
+ *                       entry (a redelivery after the store): acknowledge
+ *                       it with rq_queue_complete, no second result;
+ *   RQ_CLAIM_DUPLICATE  another entry owns the id with the same content:
+ *                       this one was answered (the owner's result pushed
+ *                       to its reply list, now or when the owner's result
+ *                       is stored) and acknowledged; run nothing;
+ *   RQ_CLAIM_DIFFERS    another entry owns the id with other content: this
+ *                       one was answered with differs_result (an error
+ *                       result), dead-lettered and acknowledged;
+ * or -1 / RQ_QUEUE_PERMANENT with err set. owner: the owning entry.
+ */
+enum { RQ_CLAIM_RUN = 0, RQ_CLAIM_RESULT, RQ_CLAIM_DUPLICATE, RQ_CLAIM_DIFFERS };
+int rq_queue_claim(rq_queue *q, const rq_msg *m, const char *id, const char *content,
+		   const char *reply_to, const char *differs_result, char owner[64], rq_error *err);
+
+/*
+ * Store the result and acknowledge in one step, all or nothing: the keys
+ * it writes are checked for their type first, and one of the wrong type
+ * fails it before anything is written (RQ_QUEUE_PERMANENT, naming the
+ * key). status: "ok", "conflict" or "error". dead_reason non-NULL: also
+ * append the job to the dead stream. The result also goes to the reply
+ * lists of the duplicates waiting for it. Returns 0 stored, 1 a result
+ * existed (only acknowledged).
  */
 int rq_queue_complete(rq_queue *q, const rq_msg *m, const char *id, const char *result,
 		      const char *status, const char *reply_to, const char *dead_reason,
 		      rq_error *err);
+
+/*
+ * After rq_queue_complete failed for good: dead-letter the job with its
+ * reason and its result, store what can be stored (keys of the wrong type
+ * are left alone) and acknowledge it. The dead stream must be usable:
+ * else nothing is written (RQ_QUEUE_PERMANENT). Returns 0 or < 0.
+ */
+int rq_queue_dead_letter(rq_queue *q, const rq_msg *m, const char *id, const char *result,
+			 const char *status, const char *reply_to, const char *reason,
+			 rq_error *err);
+
+/* The last resort: acknowledge and delete the entry, nothing stored. */
+int rq_queue_drop(rq_queue *q, const rq_msg *m, rq_error *err);
 
 /*
  * Write-ahead record of a job about to apply its ref updates: if its worker

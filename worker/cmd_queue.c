@@ -15,6 +15,44 @@
 #include "rq_job.h"
 #include "rq_queue.h"
 
+/*
+ * --redis from the command line: a private copy (*copy, to free), with a
+ * password in it blanked in argv and warned about. -1 out of memory.
+ */
+static int redis_arg(const char **url, char **copy)
+{
+	int had_password = 0;
+
+	*copy = NULL;
+	if (!*url)
+		return 0;
+	if (!(*copy = rq_redis_arg_take((char *)*url, &had_password))) {
+		fputs("fatal: out of memory\n", stderr);
+		return -1;
+	}
+	if (had_password)
+		fprintf(stderr, "warning: %s\n", RQ_REDIS_ARG_WARNING);
+	*url = *copy;
+	return 0;
+}
+
+/* Connect for a client command (--redis taken as redis_arg does), the
+ * failure printed: 0, or -1. Free *url after. */
+static int client_open(const char *redis, const char *queue, char **url, rq_redis **r, rq_queue **q)
+{
+	rq_error err;
+
+	if (redis_arg(&redis, url) < 0)
+		return -1;
+	if (rq_open_queue(redis, queue, 10000, r, q, &err) < 0) {
+		fprintf(stderr, "fatal: %s\n", err.msg);
+		free(*url);
+		*url = NULL;
+		return -1;
+	}
+	return 0;
+}
+
 static const char submit_usage[] =
     "usage: replayq submit [--redis=URL] [--queue=Q] [--force] [--no-validate]\n"
     "                      [--wait[=SECONDS]] [FILE|-]\n"
@@ -226,6 +264,14 @@ static int submit_one(rq_queue *q, const submit_args *a, json_t *job, const char
 		fprintf(stderr, "fatal: %s\n", err.msg);
 		return -1;
 	}
+	if (rc == 1 && a->force) {
+		fprintf(stderr,
+			"warning: job %s not queued again: it is still queued or running (--force "
+			"reruns a job once it has its result)\n",
+			id);
+		*own = 0; /* its result goes where the first submission said */
+		return 1;
+	}
 	if (rc == 1) {
 		fprintf(stderr, "warning: job %s not queued again: %s (use --force to rerun)\n", id,
 			strcmp(sid, "result") ? "it is already queued" : "its result exists");
@@ -337,19 +383,22 @@ int cmd_submit(int argc, char **argv)
 	json_t *jobs;
 	size_t npend = 0;
 	pending *pend = NULL;
-	char reply[128];
+	char reply[128], *url = NULL;
 	int worst = 0;
 
 	if ((worst = submit_parse(argc, argv, &a)) != 0)
 		return worst == 1 ? 0 : worst;
 	if (!(jobs = submit_read(&a, &worst)))
 		return worst;
-	if (rq_open_queue(a.redis, a.queue, 10000, &r, &q, &err) < 0 ||
-	    rq_queue_ensure_group(q, &err) < 0) {
-		fprintf(stderr, "fatal: %s\n", err.msg);
+	/* the group is the workers' business: a producer that may not create
+	 * it (NOPERM) still submits, and a group created later reads from 0 */
+	if (client_open(a.redis, a.queue, &url, &r, &q) < 0 || rq_queue_ensure_group(q, &err) < 0) {
+		if (q)
+			fprintf(stderr, "fatal: %s\n", err.msg);
 		json_decref(jobs);
 		rq_queue_free(q);
 		rq_redis_free(r);
+		free(url);
 		return 2;
 	}
 	snprintf(reply, sizeof(reply), "submit-%ld-%lld", (long)getpid(), rq_wall_ms());
@@ -367,6 +416,7 @@ int cmd_submit(int argc, char **argv)
 	json_decref(jobs);
 	rq_queue_free(q);
 	rq_redis_free(r);
+	free(url);
 	return worst;
 }
 
@@ -376,6 +426,7 @@ int cmd_result(int argc, char **argv)
 {
 	const char *redis = NULL, *queue = NULL;
 	const char **ids = calloc((size_t)argc + 1, sizeof(*ids));
+	char *url = NULL;
 	rq_redis *r = NULL;
 	rq_queue *q = NULL;
 	rq_error err;
@@ -408,8 +459,7 @@ int cmd_result(int argc, char **argv)
 		free(ids);
 		return 129;
 	}
-	if (rq_open_queue(redis, queue, 10000, &r, &q, &err) < 0) {
-		fprintf(stderr, "fatal: %s\n", err.msg);
+	if (client_open(redis, queue, &url, &r, &q) < 0) {
 		free(ids);
 		return 128;
 	}
@@ -430,6 +480,7 @@ int cmd_result(int argc, char **argv)
 		free(res);
 	}
 	free(ids);
+	free(url);
 	rq_queue_free(q);
 	rq_redis_free(r);
 	return missing;
@@ -441,6 +492,7 @@ static const char queue_usage[] =
 int cmd_queue(int argc, char **argv)
 {
 	const char *redis = NULL, *queue = NULL, *what = NULL, *count = "100";
+	char *url = NULL;
 	rq_redis *r = NULL;
 	rq_queue *q = NULL;
 	rq_error err;
@@ -473,10 +525,8 @@ int cmd_queue(int argc, char **argv)
 		fputs("error: --count must be from 1 to 100000\n", stderr);
 		return 129;
 	}
-	if (rq_open_queue(redis, queue, 10000, &r, &q, &err) < 0) {
-		fprintf(stderr, "fatal: %s\n", err.msg);
+	if (client_open(redis, queue, &url, &r, &q) < 0)
 		return 128;
-	}
 	if (!strcmp(what, "stats"))
 		rc = rq_queue_stats(q, &out, &err);
 	else if (!strcmp(what, "dead"))
@@ -498,5 +548,6 @@ int cmd_queue(int argc, char **argv)
 	json_decref(out);
 	rq_queue_free(q);
 	rq_redis_free(r);
+	free(url);
 	return rc < 0 ? 128 : 0;
 }

@@ -151,12 +151,15 @@ static void start_janitor(const char *root)
 
 typedef struct task {
 	rq_msg msg;
+	char *id; /* the name its keys are built from: the checked id, or "!<entry>" */
 	char *reply_to;
 	long long started;
 	struct task *next; /* in the list of results waiting for Redis */
 	char *result;
 	char *status;
 	char *dead_reason;
+	int tries;	    /* failed attempts to store its result */
+	long long next_try; /* when to try storing again */
 } task;
 
 typedef struct wctx {
@@ -173,6 +176,7 @@ typedef struct wctx {
 	task **running;
 	int nrunning_cap;
 	unsigned long done_ok, done_conflict, done_error;
+	char *redis_url; /* --redis, its password blanked in argv */
 } wctx;
 
 static void task_free(task *t)
@@ -181,6 +185,7 @@ static void task_free(task *t)
 		return;
 	free(t->msg.id);
 	free(t->msg.job);
+	free(t->id);
 	free(t->reply_to);
 	free(t->result);
 	free(t->status);
@@ -214,29 +219,19 @@ static void running_del(wctx *w, task *t)
 
 static json_t *log_fields(const task *t)
 {
-	return json_pack("{s:s, s:s, s:I}", "job", t->msg.id ? t->msg.id : "", "entry", t->msg.sid,
+	return json_pack("{s:s, s:s, s:I}", "job", t->id ? t->id : "", "entry", t->msg.sid,
 			 "delivery", (json_int_t)t->msg.deliveries);
 }
 
-/* Try to store a finished task's result; keep it for later if Redis fails. */
-static int store(wctx *w, task *t)
+static void count_done(wctx *w, const task *t, int duplicate, const char *dead_reason)
 {
-	rq_error err;
-	int rc = rq_queue_complete(w->q, &t->msg, t->msg.id ? t->msg.id : t->msg.sid, t->result,
-				   t->status, t->reply_to, t->dead_reason, &err);
-	if (rc < 0) {
-		json_t *f = log_fields(t);
-		json_object_set_new(f, "error", json_string(err.msg));
-		rq_log(RQ_LOG_WARN, "cannot store result yet; will retry", f);
-		return -1;
-	}
 	json_t *f = log_fields(t);
 	json_object_set_new(f, "status", json_string(t->status));
 	json_object_set_new(f, "ms", json_integer(t->started ? rq_mono_ms() - t->started : 0));
-	if (rc == 1)
+	if (duplicate)
 		json_object_set_new(f, "duplicate", json_true());
-	if (t->dead_reason)
-		json_object_set_new(f, "dead_letter", json_string(t->dead_reason));
+	if (dead_reason)
+		json_object_set_new(f, "dead_letter", json_string(dead_reason));
 	{
 		json_t *r = json_loads(t->result, 0, NULL);
 		json_t *st = r ? json_object_get(r, "stats") : NULL;
@@ -256,6 +251,78 @@ static int store(wctx *w, task *t)
 		w->done_conflict++;
 	else
 		w->done_error++;
+}
+
+static void log_error(int level, const char *what, const task *t, const rq_error *err)
+{
+	json_t *f = log_fields(t);
+	json_object_set_new(f, "error", json_string(err->msg));
+	rq_log(level, what, f);
+}
+
+/*
+ * Redis refused the result for good (a key of the wrong type, a script
+ * error, out of memory): dead-letter the job with the reason, keeping what
+ * can be kept. When not even that can be written, the job is left
+ * unacknowledged for a later delivery, or at its last delivery dropped.
+ * 0 done with the task, -1 a transient failure (try again later).
+ */
+static int store_permanent(wctx *w, task *t, const rq_error *why)
+{
+	char reason[RQ_ERROR_MSG_MAX + 160];
+	rq_error err;
+	int rc;
+
+	log_error(RQ_LOG_WARN, "cannot store the result: Redis refused it for good; dead-lettering",
+		  t, why);
+	snprintf(reason, sizeof(reason), "%s%sthe result could not be stored: %s",
+		 t->dead_reason ? t->dead_reason : "", t->dead_reason ? "; " : "", why->msg);
+	rc = rq_queue_dead_letter(w->q, &t->msg, t->id, t->result, t->status, t->reply_to, reason,
+				  &err);
+	if (rc == 0) {
+		count_done(w, t, 0, reason);
+		return 0;
+	}
+	if (rc != RQ_QUEUE_PERMANENT)
+		return -1;
+	if (t->msg.deliveries < w->max_deliveries) {
+		log_error(
+		    RQ_LOG_ERROR,
+		    "cannot dead-letter the job either; left unacknowledged for a later delivery",
+		    t, &err);
+		return 0;
+	}
+	json_t *f = log_fields(t);
+	json_object_set_new(f, "error", json_string(err.msg));
+	json_object_set_new(f, "result", json_string(t->result));
+	if (rq_queue_drop(w->q, &t->msg, &err) < 0)
+		json_object_set_new(f, "drop_error", json_string(err.msg));
+	rq_log(RQ_LOG_ERROR, "job dropped: neither its result nor a dead letter can be stored", f);
+	return 0;
+}
+
+/*
+ * Try to store a finished task's result: 0 done with the task (stored, or
+ * settled by store_permanent), -1 kept for a later try (Redis away), with
+ * a growing pause between tries.
+ */
+static int store(wctx *w, task *t)
+{
+	rq_error err;
+	int rc = rq_queue_complete(w->q, &t->msg, t->id, t->result, t->status, t->reply_to,
+				   t->dead_reason, &err);
+
+	if (rc == RQ_QUEUE_PERMANENT && store_permanent(w, t, &err) == 0)
+		return 0;
+	if (rc < 0) {
+		long delay = 200L << (t->tries < 5 ? t->tries : 5);
+		t->tries++;
+		t->next_try = rq_mono_ms() + (delay > 5000 ? 5000 : delay);
+		if (rc != RQ_QUEUE_PERMANENT)
+			log_error(RQ_LOG_WARN, "cannot store result yet; will retry", t, &err);
+		return -1;
+	}
+	count_done(w, t, rc == 1, t->dead_reason);
 	return 0;
 }
 
@@ -284,7 +351,7 @@ static int on_intent(void *arg, void *ctx, const char *result)
 	task *t = ctx;
 	rq_error err;
 
-	if (rq_queue_set_intent(w->q, t->msg.id ? t->msg.id : t->msg.sid, result, &err) != 0) {
+	if (rq_queue_set_intent(w->q, t->id, result, &err) != 0) {
 		rq_log(RQ_LOG_WARN, "cannot record the intent; the job is left for a retry",
 		       json_pack("{s:s}", "error", err.msg));
 		return -1;
@@ -298,7 +365,7 @@ static int on_owns(void *arg, void *ctx)
 	wctx *w = arg;
 	task *t = ctx;
 	rq_error err;
-	int r = rq_queue_owns(w->q, &t->msg, t->msg.id ? t->msg.id : t->msg.sid, w->name, &err);
+	int r = rq_queue_owns(w->q, &t->msg, t->id, w->name, &err);
 
 	if (r != 1)
 		rq_log(RQ_LOG_WARN, "the job is no longer ours: its refs are left as they were",
@@ -323,8 +390,7 @@ static void on_done(void *arg, void *ctx, const char *result, const char *status
 		json_t *f = log_fields(t);
 		json_object_set_new(f, "result", json_string(result));
 		rq_log(RQ_LOG_WARN, "job failed; it will be retried", f);
-		if (rq_queue_note_attempt(w->q, t->msg.id ? t->msg.id : t->msg.sid, result, &err) <
-		    0)
+		if (rq_queue_note_attempt(w->q, t->id, result, &err) < 0)
 			rq_log(RQ_LOG_WARN, "cannot record the attempt",
 			       json_pack("{s:s}", "error", err.msg));
 		task_free(t);
@@ -335,12 +401,18 @@ static void on_done(void *arg, void *ctx, const char *result, const char *status
 			      : NULL);
 }
 
+/* Store the results kept while Redis was away, each when its pause is
+ * over; stop at the first that fails again. */
 static void flush_waiting(wctx *w)
 {
 	task **pp = &w->waiting;
+	long long now = rq_mono_ms();
+
 	while (*pp) {
 		task *t = *pp;
-		if (store(w, t) == 0) {
+		if (t->next_try > now) {
+			pp = &t->next;
+		} else if (store(w, t) == 0) {
 			*pp = t->next;
 			task_free(t);
 		} else {
@@ -349,15 +421,177 @@ static void flush_waiting(wctx *w)
 	}
 }
 
+/* The soonest a kept result is to be stored again. */
+static long long next_store(const wctx *w, long long now)
+{
+	long long next = -1;
+	for (const task *t = w->waiting; t; t = t->next)
+		if (next < 0 || t->next_try < next)
+			next = t->next_try;
+	return next < now ? now : next;
+}
+
+/* Answer an entry with an error result (no run). */
+static void answer_error(wctx *w, task *t, const char *repo, rq_code code, const char *msg,
+			 const char *dead_reason)
+{
+	char *res = rq_result_error_text(t->id, repo, code, msg, t->msg.deliveries, w->name);
+
+	rq_log(RQ_LOG_WARN, code == RQ_E_INVALID_JOB ? "invalid job" : "job not run",
+	       json_pack("{s:s, s:s, s:s}", "job", t->id, "entry", t->msg.sid, "error", msg));
+	finish_task(w, t, res ? res : "{}", "error", dead_reason);
+	free(res);
+}
+
+/*
+ * The entry's own id, checked with the job's rules before any key is
+ * built from it: 0 when it names the job (t->id set), 1 when it cannot be
+ * trusted (missing, invalid, twice, not the job's id: job_id is the
+ * job's, "" when unknown) and the entry was answered under "!<entry>".
+ */
+static int entry_untrusted(wctx *w, task *t, const char *job_id, const char *repo)
+{
+	char anon[80], msg[RQ_ERROR_MSG_MAX];
+
+	if (t->msg.id_ok && (!job_id[0] || !strcmp(job_id, t->msg.id))) {
+		if ((t->id = strdup(t->msg.id)))
+			return 0;
+		rq_log(RQ_LOG_ERROR, "out of memory; the job is left for a retry", NULL);
+		task_free(t);
+		return 1;
+	}
+	if (t->msg.id_ok)
+		snprintf(msg, sizeof(msg),
+			 "stream field 'id' ('%s') differs from the job's id ('%s')", t->msg.id,
+			 job_id);
+	else
+		snprintf(msg, sizeof(msg), "%s", t->msg.problem);
+	rq_msg_anon_id(&t->msg, anon, sizeof(anon));
+	if (!(t->id = strdup(anon))) {
+		task_free(t);
+		return 1;
+	}
+	answer_error(w, t, repo, RQ_E_INVALID_JOB, msg, NULL);
+	return 1;
+}
+
+/* The claim's outcome other than "run it": log it; t is gone after. */
+static void claim_settled(wctx *w, task *t, int r, const char *owner, const rq_error *err)
+{
+	json_t *f = log_fields(t);
+	char *existing = NULL;
+	rq_error e2;
+
+	json_object_set_new(f, "owner", json_string(owner));
+	if (r == RQ_CLAIM_DUPLICATE) {
+		rq_log(RQ_LOG_INFO, "duplicate job id: answered with the owner's result, not run",
+		       f);
+	} else if (r == RQ_CLAIM_DIFFERS) {
+		rq_log(RQ_LOG_WARN, "duplicate job id with different content: refused, not run", f);
+	} else if (r == RQ_CLAIM_RESULT && rq_queue_result(w->q, t->id, &existing, &e2) == 0) {
+		rq_log(RQ_LOG_INFO, "result exists; acknowledging", f);
+		finish_task(w, t, existing, "ok", NULL);
+		free(existing);
+		return;
+	} else {
+		json_object_set_new(f, "error",
+				    json_string(r == RQ_CLAIM_RESULT ? e2.msg : err->msg));
+		rq_log(RQ_LOG_WARN, "cannot claim the job id; the job is left for a retry", f);
+	}
+	task_free(t);
+}
+
+/*
+ * One id, one run, one result: take the id for this entry. 0 go on and
+ * run (or answer) it; 1 the entry was settled (a duplicate, a result that
+ * exists, a failure) and t is gone.
+ */
+static int msg_claim(wctx *w, task *t, const rq_job *job)
+{
+	char owner[64] = "", msg[RQ_ERROR_MSG_MAX];
+	char *content = job ? rq_job_content(job) : NULL, *differs;
+	rq_error err;
+	int r = -1;
+
+	snprintf(msg, sizeof(msg),
+		 "job id '%s' is taken by another job with different content: this one was not run",
+		 t->id);
+	differs = rq_result_error_text(t->id, job ? job->repo : NULL, RQ_E_INVALID_JOB, msg,
+				       t->msg.deliveries, w->name);
+	if (differs && (content || !job))
+		r = rq_queue_claim(w->q, &t->msg, t->id,
+				   content	? content
+				   : t->msg.job ? t->msg.job
+						: "",
+				   t->reply_to, differs, owner, &err);
+	else
+		rq_error_set(&err, RQ_E_NOMEM, "out of memory");
+	free(content);
+	free(differs);
+	if (r == RQ_CLAIM_RUN)
+		return 0;
+	if (r == RQ_QUEUE_PERMANENT) {
+		snprintf(msg, sizeof(msg), "cannot claim the job id: %.460s", err.msg);
+		answer_error(w, t, job ? job->repo : NULL, RQ_E_REDIS, msg, msg);
+		return 1;
+	}
+	claim_settled(w, t, r, owner, &err);
+	return 1;
+}
+
+/* A valid job that owns its id: run it in a child. */
+static void msg_run(wctx *w, task *t, rq_job *job)
+{
+	rq_error err;
+
+	rq_error_clear(&err);
+	char *intent = job->ref_update && t->msg.deliveries > 1
+			   ? rq_queue_get_intent(w->q, t->id, &err)
+			   : NULL;
+	if (!intent && err.code != RQ_OK) {
+		/* unknown whether an earlier delivery moved refs: not now */
+		rq_log(RQ_LOG_WARN, "cannot read the intent; the job is left for a retry",
+		       json_pack("{s:s, s:s}", "job", t->id, "error", err.msg));
+		task_free(t);
+		return;
+	}
+	int spawned = rq_pool_spawn(w->pool, job, job_default_time(job, t->msg.sid),
+				    t->msg.deliveries, intent, t, &err);
+	free(intent);
+	if (spawned < 0) {
+		rq_log(RQ_LOG_ERROR, "cannot start the job; it will be retried",
+		       json_pack("{s:s, s:s}", "job", t->id, "error", err.msg));
+		task_free(t); /* unacknowledged: reclaimed later */
+	} else {
+		json_t *f = log_fields(t);
+		json_object_set_new(f, "repo", json_string(job->repo));
+		rq_log(RQ_LOG_DEBUG, "job started", f);
+		running_add(w, t);
+	}
+}
+
+/* Too many deliveries (it crashed or timed out each time): dead letter. */
+static void msg_give_up(wctx *w, task *t)
+{
+	rq_error err;
+	char *last = rq_queue_last_attempt(w->q, t->id, &err);
+	char *res = last ? last
+			 : rq_result_error_text(t->id, NULL, RQ_E_CRASHED,
+						"the worker running the job died",
+						t->msg.deliveries, w->name);
+
+	finish_task(w, t, res ? res : "{}", "error", "too many deliveries");
+	free(res);
+}
+
 /* A message just read or reclaimed: run it, or answer it without running. */
 static void handle_msg(wctx *w, rq_msg *m)
 {
 	task *t = calloc(1, sizeof(*t));
 	rq_job job;
 	rq_error err;
-	char idbuf[RQ_JOB_ID_MAX + 1];
-	char *existing = NULL;
-	const char *id;
+	char idbuf[RQ_JOB_ID_MAX + 1] = "";
+	int parsed = 0;
 
 	if (!t) {
 		rq_msgs_free(m, 1);
@@ -366,72 +600,24 @@ static void handle_msg(wctx *w, rq_msg *m)
 	t->msg = *m;
 	memset(m, 0, sizeof(*m));
 	t->started = rq_mono_ms();
-	id = t->msg.id && rq_job_id_valid(t->msg.id) ? t->msg.id : t->msg.sid;
-	if (t->msg.job)
+	if (t->msg.job) {
 		t->reply_to = job_reply_to(t->msg.job, t->msg.job_len);
-
-	/* a redelivery after a worker died between storing and acknowledging */
-	if (rq_queue_result(w->q, id, &existing, &err) == 0) {
-		rq_log(RQ_LOG_INFO, "result exists; acknowledging", log_fields(t));
-		finish_task(w, t, existing, "ok", NULL);
-		free(existing);
-		return;
+		parsed = rq_job_parse(t->msg.job, t->msg.job_len, &job, idbuf, &err) == 0;
 	}
-	if (t->msg.deliveries > w->max_deliveries) {
-		char *last = rq_queue_last_attempt(w->q, id, &err);
-		char *res = last ? last
-				 : rq_result_error_text(id, NULL, RQ_E_CRASHED,
-							"the worker running the job died",
-							t->msg.deliveries, w->name);
-		finish_task(w, t, res ? res : "{}", "error", "too many deliveries");
-		free(res);
-		return;
-	}
-	if (!t->msg.job || rq_job_parse(t->msg.job, t->msg.job_len, &job, idbuf, &err) < 0) {
-		char *res;
-		if (!t->msg.job)
-			rq_error_set(&err, RQ_E_INVALID_JOB, "stream entry has no 'job' field");
-		res = rq_result_error_text(id, NULL, err.code, err.msg, t->msg.deliveries, w->name);
-		rq_log(RQ_LOG_WARN, "invalid job",
-		       json_pack("{s:s, s:s}", "job", id, "error", err.msg));
-		finish_task(w, t, res ? res : "{}", "error", NULL);
-		free(res);
-		return;
-	}
-	if (t->msg.id && strcmp(t->msg.id, job.id) != 0) {
-		char *res = rq_result_error_text(id, job.repo, RQ_E_INVALID_JOB,
-						 "stream field 'id' differs from the job's id",
-						 t->msg.deliveries, w->name);
-		rq_job_free(&job);
-		finish_task(w, t, res ? res : "{}", "error", NULL);
-		free(res);
-		return;
-	}
-	rq_error_clear(&err);
-	char *intent =
-	    job.ref_update && t->msg.deliveries > 1 ? rq_queue_get_intent(w->q, id, &err) : NULL;
-	if (!intent && err.code != RQ_OK) {
-		/* unknown whether an earlier delivery moved refs: not now */
-		rq_log(RQ_LOG_WARN, "cannot read the intent; the job is left for a retry",
-		       json_pack("{s:s, s:s}", "job", id, "error", err.msg));
-		rq_job_free(&job);
-		task_free(t);
-		return;
-	}
-	int spawned = rq_pool_spawn(w->pool, &job, job_default_time(&job, t->msg.sid),
-				    t->msg.deliveries, intent, t, &err);
-	free(intent);
-	if (spawned < 0) {
-		rq_log(RQ_LOG_ERROR, "cannot start the job; it will be retried",
-		       json_pack("{s:s, s:s}", "job", id, "error", err.msg));
-		task_free(t); /* unacknowledged: reclaimed later */
+	if (entry_untrusted(w, t, parsed ? job.id : idbuf, parsed ? job.repo : NULL) ||
+	    msg_claim(w, t, parsed ? &job : NULL)) {
+		/* answered, or left for a retry */
+	} else if (t->msg.deliveries > w->max_deliveries) {
+		msg_give_up(w, t);
+	} else if (t->msg.problem[0] || !parsed) {
+		answer_error(w, t, parsed ? job.repo : NULL,
+			     t->msg.problem[0] ? RQ_E_INVALID_JOB : err.code,
+			     t->msg.problem[0] ? t->msg.problem : err.msg, NULL);
 	} else {
-		json_t *f = log_fields(t);
-		json_object_set_new(f, "repo", json_string(job.repo));
-		rq_log(RQ_LOG_DEBUG, "job started", f);
-		running_add(w, t);
+		msg_run(w, t, &job);
 	}
-	rq_job_free(&job);
+	if (parsed)
+		rq_job_free(&job);
 }
 
 /* Reset the idle time of the jobs we run, so no one reclaims them. */
@@ -488,8 +674,9 @@ static const char worker_usage[] =
     "                      [--visibility-timeout=S] [--max-deliveries=N] [--grace=S]\n"
     "                      [--memory-limit=MB] [--alternates=root|any]\n"
     "                      [--log-level=debug|info|warn|error]\n"
-    "environment: REPLAYQ_REDIS_URL, REPLAYQ_REDIS_PASSWORD, REPLAYQ_QUEUE, REPLAYQ_REPO_ROOT,\n"
-    "  REPLAYQ_JOBS, REPLAYQ_WORKER_NAME, REPLAYQ_VISIBILITY_TIMEOUT, REPLAYQ_MAX_DELIVERIES,\n"
+    "environment: REPLAYQ_REDIS_URL, REPLAYQ_REDIS_PASSWORD, REPLAYQ_REDIS_PASSWORD_FILE,\n"
+    "  REPLAYQ_QUEUE, REPLAYQ_REPO_ROOT, REPLAYQ_JOBS, REPLAYQ_WORKER_NAME, "
+    "REPLAYQ_VISIBILITY_TIMEOUT, REPLAYQ_MAX_DELIVERIES,\n"
     "  REPLAYQ_GRACE, REPLAYQ_MEMORY_LIMIT_MB, REPLAYQ_LOG_LEVEL, REPLAYQ_HEARTBEAT_FILE,\n"
     "  REPLAYQ_COMMITTER_NAME, REPLAYQ_COMMITTER_EMAIL, REPLAYQ_ALTERNATES\n";
 
@@ -658,6 +845,7 @@ static void worker_free(wctx *w, rq_redis *r, rq_redis *rr)
 	rq_redis_free(r);
 	rq_redis_free(rr);
 	free(w->running);
+	free(w->redis_url);
 }
 
 /* Create the group, waiting for a server that is not ready yet; -1 on an
@@ -665,9 +853,11 @@ static void worker_free(wctx *w, rq_redis *r, rq_redis *rr)
 static int worker_ensure_group(wctx *w)
 {
 	rq_error err;
+	int rc;
 
-	for (int attempt = 0; rq_queue_ensure_group(w->q, &err) < 0 && !stop_requested; attempt++) {
-		if (strstr(err.msg, "NOAUTH") || strstr(err.msg, "WRONGPASS") ||
+	for (int attempt = 0; (rc = rq_queue_ensure_group(w->q, &err)) != 0 && !stop_requested;
+	     attempt++) {
+		if (rc > 0 || strstr(err.msg, "NOAUTH") || strstr(err.msg, "WRONGPASS") ||
 		    strstr(err.msg, "NOPERM") || strstr(err.msg, "WRONGTYPE")) {
 			fprintf(stderr, "fatal: %s\n", err.msg);
 			return -1;
@@ -794,8 +984,8 @@ static int worker_timeout(const wctx *w, long long now)
 
 	if (w->drain_deadline && w->drain_deadline < next)
 		next = w->drain_deadline;
-	if (w->waiting && now + 200 < next)
-		next = now + 200; /* a result to store while Redis is away */
+	if (w->waiting && next_store(w, now) < next)
+		next = next_store(w, now); /* a result to store while Redis is away */
 	/* not reading with a free slot: a failed read waits before the next */
 	if (!w->drain_deadline && !w->reading && !w->waiting && rq_pool_idle_slots(w->pool) > 0 &&
 	    w->next_read < next)
@@ -902,6 +1092,16 @@ static int worker_setup(int argc, char **argv, common_opts *o, wctx *w)
 		fprintf(stderr, "error: bad --log-level\n");
 		return 129;
 	}
+	if (o->redis) {
+		int had_password;
+		if (!(w->redis_url = rq_redis_arg_take((char *)o->redis, &had_password))) {
+			fprintf(stderr, "fatal: out of memory\n");
+			return 128;
+		}
+		o->redis = w->redis_url;
+		if (had_password)
+			rq_log(RQ_LOG_WARN, RQ_REDIS_ARG_WARNING, NULL);
+	}
 	w->max_deliveries = maxd;
 	w->visibility_ms = vis * 1000;
 	w->grace_ms = grace * 1000;
@@ -919,6 +1119,7 @@ int cmd_worker(int argc, char **argv)
 	memset(&w, 0, sizeof(w));
 	if ((rc = worker_setup(argc, argv, &o, &w)) != 0) {
 		rq_pool_free(w.pool);
+		free(w.redis_url);
 		return rc < 0 ? 0 : rc;
 	}
 	w.nrunning_cap = rq_pool_idle_slots(w.pool);
@@ -926,6 +1127,7 @@ int cmd_worker(int argc, char **argv)
 	if (!w.running) {
 		fprintf(stderr, "fatal: out of memory\n");
 		rq_pool_free(w.pool);
+		free(w.redis_url);
 		return 128;
 	}
 	install_signals();

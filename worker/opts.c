@@ -4,6 +4,7 @@
  */
 #include "opts.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,12 +50,66 @@ const char *rq_env_or(const char *var, const char *def)
 	return v && *v ? v : def;
 }
 
+char *rq_redis_arg_take(char *arg, int *had_password)
+{
+	char *copy, *p, *end, *at = NULL, *colon;
+
+	*had_password = 0;
+	if (!arg || !(copy = strdup(arg)))
+		return NULL;
+	if (strncmp(arg, "redis://", 8) != 0)
+		return copy;
+	p = arg + 8;
+	end = strchr(p, '/');
+	if (!end)
+		end = p + strlen(p);
+	for (char *c = p; c < end; c++)
+		if (*c == '@')
+			at = c;
+	colon = at ? memchr(p, ':', (size_t)(at - p)) : NULL;
+	if (colon && colon + 1 < at) {
+		*had_password = 1;
+		memset(colon + 1, '*', (size_t)(at - colon - 1));
+	}
+	return copy;
+}
+
+/* The password from REPLAYQ_REDIS_PASSWORD_FILE (its first line) or
+ * REPLAYQ_REDIS_PASSWORD: 1 found, 0 none, -1 the file cannot be read. */
+static int env_password(char *buf, size_t size, rq_error *err)
+{
+	const char *file = getenv("REPLAYQ_REDIS_PASSWORD_FILE");
+	const char *pw = getenv("REPLAYQ_REDIS_PASSWORD");
+	FILE *f;
+	size_t n;
+
+	if (!file || !*file) {
+		if (!pw || !*pw)
+			return 0;
+		snprintf(buf, size, "%s", pw);
+		return 1;
+	}
+	if (!(f = fopen(file, "r")))
+		return rq_error_set(err, RQ_E_USAGE,
+				    "cannot read REPLAYQ_REDIS_PASSWORD_FILE '%s': %s", file,
+				    strerror(errno));
+	n = fread(buf, 1, size - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	buf[strcspn(buf, "\r\n")] = '\0';
+	if (!buf[0])
+		return rq_error_set(err, RQ_E_USAGE, "REPLAYQ_REDIS_PASSWORD_FILE '%s' is empty",
+				    file);
+	return 1;
+}
+
 int rq_open_queue(const char *url, const char *queue, int retry_ms, rq_redis **r, rq_queue **q,
 		  rq_error *err)
 {
 	rq_redis_url u;
 	rq_redis_opts o = {0};
-	const char *pw = getenv("REPLAYQ_REDIS_PASSWORD");
+	char pw[sizeof(u.password)];
+	int got;
 
 	*r = NULL;
 	*q = NULL;
@@ -64,11 +119,17 @@ int rq_open_queue(const char *url, const char *queue, int retry_ms, rq_redis **r
 		queue = rq_env_or("REPLAYQ_QUEUE", "default");
 	if (rq_redis_url_parse(url, &u, err) < 0)
 		return -1;
-	if (pw && *pw)
-		snprintf(u.password, sizeof(u.password), "%s", pw);
-	o.retry_ms_max = retry_ms;
-	if (rq_redis_connect(r, &u, &o, err) < 0)
+	if ((got = env_password(pw, sizeof(pw), err)) < 0)
 		return -1;
+	if (got)
+		memcpy(u.password, pw, sizeof(pw));
+	memset(pw, 0, sizeof(pw));
+	o.retry_ms_max = retry_ms;
+	if (rq_redis_connect(r, &u, &o, err) < 0) {
+		memset(u.password, 0, sizeof(u.password));
+		return -1;
+	}
+	memset(u.password, 0, sizeof(u.password));
 	if (rq_queue_open(q, *r, queue, NULL, err) < 0) {
 		rq_redis_free(*r);
 		*r = NULL;

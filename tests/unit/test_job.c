@@ -1018,6 +1018,65 @@ static void test_round_trip(void **state)
 	round_trip(BASE_JOB);
 }
 
+/* The content of a job as rq_job_content gives it. malloc'ed. */
+static char *content_of(const char *patch)
+{
+	rq_job job;
+	char *text = job_text(NULL, patch), *c;
+
+	parse_ok(text, &job);
+	c = rq_job_content(&job);
+	assert_non_null(c);
+	rq_job_free(&job);
+	free(text);
+	return c;
+}
+
+/* Two entries with one id are the same job when they are equal but for
+ * when and to whom they were sent, defaults spelt out or not, members in
+ * any order. */
+static void test_content(void **state)
+{
+	static const char *const same[] = {"{\"submitted_at\":1700000000123}",
+					   "{\"reply_to\":\"box\"}", "{\"ref_action\":\"print\"}",
+					   "{\"empty\":\"drop\",\"contained\":false}",
+					   "{\"timeout_ms\":600000,\"max_commits\":10000,\"v\":1}"};
+	static const char *const other[] = {"{\"target\":\"other\"}",
+					    "{\"repo\":\"x\"}",
+					    "{\"revisions\":[\"a..b\"]}",
+					    "{\"ref_action\":\"update\"}",
+					    "{\"empty\":\"keep\"}",
+					    "{\"timeout_ms\":1}",
+					    "{\"committer\":{\"time\":1,\"tz\":\"+0000\"}}",
+					    "{\"ref\":\"refs/heads/x\"}",
+					    "{\"id\":\"job-2\"}"};
+	const char *reordered = "{\"revisions\":[\"main..topic\"],\"target\":\"main\",\"mode\":"
+				"\"onto\",\"repo\":\"group/project.git\",\"id\":\"job-1\"}";
+	char *base = content_of(NULL), *c;
+	rq_job job;
+	(void)state;
+
+	assert_null(strstr(base, "submitted_at"));
+	for (size_t i = 0; i < sizeof(same) / sizeof(same[0]); i++) {
+		c = content_of(same[i]);
+		if (strcmp(c, base))
+			fail_msg("%s changes the content: %s vs %s", same[i], c, base);
+		free(c);
+	}
+	for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++) {
+		c = content_of(other[i]);
+		if (!strcmp(c, base))
+			fail_msg("%s does not change the content", other[i]);
+		free(c);
+	}
+	parse_ok(reordered, &job);
+	c = rq_job_content(&job);
+	assert_string_equal(c, base);
+	free(c);
+	rq_job_free(&job);
+	free(base);
+}
+
 /* --- helpers ---------------------------------------------------------------- */
 
 static void test_id_valid(void **state)
@@ -1160,6 +1219,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_defaults, free_pending),
 	    cmocka_unit_test_teardown(test_modes_and_values, free_pending),
 	    cmocka_unit_test_teardown(test_round_trip, free_pending),
+	    cmocka_unit_test(test_content),
 	    cmocka_unit_test_teardown(test_id_valid, free_pending),
 	    cmocka_unit_test_teardown(test_repo_valid, free_pending),
 	    cmocka_unit_test_teardown(test_replay_opts, free_pending),
