@@ -1,0 +1,353 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# A hostile queue: what producers and a damaged Redis can do to a worker.
+# The same job id twice in the stream runs once and answers both entries;
+# keys of the wrong type where the worker writes are permanent errors that
+# dead-letter the one job (the result script writes all or nothing) while
+# the worker goes on; the stream entry's own fields are checked with the
+# job's rules before any key is built from them; credentials (percent-
+# encoded, a user without a password in the URL, a producer-only ACL user,
+# passwords kept off the command line) and TLS through deploy/redis-tls-tunnel.
+# A real redis-server, real workers, real repositories.
+. "$(dirname "$0")/../lib.sh"
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+for p in jq redis-server redis-cli; do
+	command -v $p >/dev/null || {
+		not_ok "$p is installed (deploy/install-deps)"
+		finish
+	}
+done
+unset REPLAYQ_QUEUE REPLAYQ_REDIS_PASSWORD REPLAYQ_REDIS_PASSWORD_FILE REPLAYQ_REPO_ROOT \
+	REPLAYQ_TEST_CRASH REPLAYQ_TEST_HOLD
+section() { echo "== $* (at ${SECONDS}s)"; }
+ROOT=$T/root
+mkdir -p "$ROOT"
+make_repo "$ROOT/proj" proj
+TOPIC0=$(git -C "$ROOT/proj" rev-parse topic)
+
+# job ID [extra members]: a job on one line (print mode unless extra says so)
+job() {
+	local extra=${2:+,$2}
+	echo '{"v":1,"id":"'"$1"'","repo":"proj","mode":"onto","target":"main","revisions":["base..topic"],"committer":{"name":"C O Mitter","email":"committer@example.com","time":1800000000,"tz":"+0000"}'"$extra"'}'
+}
+key() { echo "replayq:{$1}:$2"; }
+stat_of() { rcli HGET "$(key "$1" stats)" "$2"; }
+pending_count() { rcli XPENDING "$(key "$1" jobs)" workers | head -1; }
+results_count() { rcli --raw XRANGE "$(key "$1" results)" - + | grep -cx -- "$2"; }
+has_key() { [ "$(rcli EXISTS "$1")" = 1 ]; }
+llen_is() { [ "$(rcli LLEN "$1")" = "$2" ]; }
+# xadd Q field value...: a raw stream entry, as any producer could add; prints its id
+xadd() {
+	local q=$1
+	shift
+	rcli XADD "$(key "$q" jobs)" '*' "$@"
+}
+# the JSON a worker logged for job id J in log file F (one line each)
+log_lines() { grep -F "\"job\":\"$2\"" "$1"; }
+stop_worker() {
+	kill -TERM "$1"
+	wait "$1"
+}
+sanitizer_clean() { ! grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error' "$@"; }
+
+start_redis
+export REPLAYQ_REDIS_URL=$REDIS_URL
+
+# --- 5. the same job id twice in the stream ------------------------------------
+section "5. one id, one run, one result"
+Q=d5
+# two raw entries with one id (and one content), each with its own reply
+# list, and a worker with two slots that holds every run of the job: only
+# one run may start, the other entry is answered with its result
+xadd $Q id dup1 job "$(job dup1 '"ref_action":"update","reply_to":"box1"')" >/dev/null
+xadd $Q id dup1 job "$(job dup1 '"ref_action":"update","reply_to":"box2"')" >/dev/null
+REPLAYQ_TEST_HOLD=job:dup1 start_worker w5 --repo-root="$ROOT" --queue=$Q --jobs=2
+W5=$WORKER_PID
+KID=$(hold_pid job:dup1)
+check "the second entry is taken as a duplicate while the first runs" wait_for "duplicate acknowledged" 30 \
+	bash -c "[ \"\$(redis-cli -p $REDIS_PORT HGET '$(key $Q stats)' duplicate)\" = 1 ] && [ \"\$(redis-cli -p $REDIS_PORT XPENDING '$(key $Q jobs)' workers | head -1)\" = 1 ]"
+for f in "$HOLD_DIR"/job:dup1.*; do kill -USR1 "$(cat "$f")" 2>/dev/null; done
+check "both reply lists answered" wait_for "box1, box2" 30 \
+	bash -c "[ \"\$(redis-cli -p $REDIS_PORT LLEN '$(key $Q reply:box1)')\" = 1 ] && [ \"\$(redis-cli -p $REDIS_PORT LLEN '$(key $Q reply:box2)')\" = 1 ]"
+runs=$(compgen -G "$HOLD_DIR/job:dup1.[0-9]*" | wc -l)
+check_eq "one run of dup1" 1 "$runs"
+R1=$(rcli GET "$(key $Q result:dup1)")
+check_eq "dup1: ok and applied" "ok true" "$(jq -r '"\(.status) \(.applied)"' <<<"$R1")"
+check_eq "box1 has the result" "$R1" "$(rcli LINDEX "$(key $Q reply:box1)" 0)"
+check_eq "box2 has the same result" "$R1" "$(rcli LINDEX "$(key $Q reply:box2)" 0)"
+check_eq "one entry in the results stream" 1 "$(results_count $Q dup1)"
+check_eq "topic moved once, to the result's new id" "$(jq -r '.updates[0].new' <<<"$R1")" \
+	"$(git -C "$ROOT/proj" rev-parse topic)"
+check_eq "one reflog entry for the move" 1 "$(git -C "$ROOT/proj" reflog show refs/heads/topic | grep -c 'replay --onto')"
+check_eq "nothing pending, nothing left in the stream" "0 0" "$(pending_count $Q) $(rcli XLEN "$(key $Q jobs)")"
+check_eq "stats: one ok" 1 "$(stat_of $Q ok)"
+
+# a third entry with the id once the result exists: the same result, at once
+xadd $Q id dup1 job "$(job dup1 '"ref_action":"update","reply_to":"box3"')" >/dev/null
+check "a late duplicate gets the existing result" wait_for "box3" 30 llen_is "$(key $Q reply:box3)" 1
+check_eq "box3: the first result" "$R1" "$(rcli LINDEX "$(key $Q reply:box3)" 0)"
+check_eq "still one entry in the results stream" 1 "$(results_count $Q dup1)"
+check_eq "still one reflog entry" 1 "$(git -C "$ROOT/proj" reflog show refs/heads/topic | grep -c 'replay --onto')"
+
+# an entry with the id and other content: invalid_job to its reply list,
+# the first result kept, dead-lettered with the reason, nothing moved
+TOPIC1=$(git -C "$ROOT/proj" rev-parse topic)
+xadd $Q id dup1 job "$(job dup1 '"ref_action":"update","reply_to":"box4","empty":"keep"')" >/dev/null
+check "a different job under a taken id is answered" wait_for "box4" 30 llen_is "$(key $Q reply:box4)" 1
+R4=$(rcli LINDEX "$(key $Q reply:box4)" 0)
+check_eq "box4: invalid_job" "dup1 error invalid_job" "$(jq -r '"\(.id) \(.status) \(.error.code)"' <<<"$R4")"
+check_contains "box4: the message says why" "different" "$(jq -r .error.message <<<"$R4")"
+check_eq "the first result is kept" "$R1" "$(rcli GET "$(key $Q result:dup1)")"
+check_contains "dead-lettered with its reason" "different" "$(rcli --raw XRANGE "$(key $Q dead)" - +)"
+check_eq "nothing moved" "$TOPIC1" "$(git -C "$ROOT/proj" rev-parse topic)"
+stop_worker "$W5"
+
+# submit, then submit --force while the first is still queued (no worker):
+# one entry; --force reruns a job only once it has its result
+Q=f5
+run_rq submit --queue=$Q < <(job fq1)
+check_eq "first submit queued" "0 fq1" "$RC $OUT"
+run_rq submit --queue=$Q --force < <(job fq1)
+check_eq "--force while queued: refused (exit 2)" 2 "$RC"
+check_contains "--force while queued: says so" "still queued" "$ERR"
+check_eq "--force while queued: one entry" 1 "$(rcli XLEN "$(key $Q jobs)")"
+start_worker w5f --repo-root="$ROOT" --queue=$Q --jobs=2
+W5F=$WORKER_PID
+run_rq submit --queue=$Q --wait=30 < <(job fq2)
+check_eq "fq2 done" "0 ok" "$RC $(jq -r .status <<<"$OUT")"
+check_eq "fq1: one result" 1 "$(results_count $Q fq1)"
+run_rq submit --queue=$Q --force --wait=30 < <(job fq1)
+check_eq "--force once the result exists: a rerun" "0 ok" "$RC $(jq -r .status <<<"$OUT")"
+check_eq "fq1: the rerun's result" 2 "$(results_count $Q fq1)"
+stop_worker "$W5F"
+
+# --- 6. keys of the wrong type --------------------------------------------------
+section "6. a key of the wrong type dead-letters one job, the worker goes on"
+Q=w6
+rcli RPUSH "$(key $Q job:k1)" hostile >/dev/null
+rcli SET "$(key $Q reply:box6)" hostile >/dev/null
+xadd $Q id k1 job "$(job k1)" >/dev/null
+run_rq submit --queue=$Q < <(job k2 '"reply_to":"box6"')
+start_worker w6 --repo-root="$ROOT" --queue=$Q --jobs=1
+W6=$WORKER_PID
+run_rq submit --queue=$Q --wait=60 < <(job k3)
+check_eq "the worker goes on: k3 done" "0 ok" "$RC $(jq -r .status <<<"$OUT")"
+check "k1 and k2 are dead-lettered" wait_for "two dead letters" 30 \
+	bash -c "[ \"\$(redis-cli -p $REDIS_PORT XLEN '$(key $Q dead)')\" = 2 ]"
+DEAD=$(rcli --raw XRANGE "$(key $Q dead)" - +)
+check_contains "k1: the reason is the wrong type" "WRONGTYPE" "$(grep -A5 -x k1 <<<"$DEAD")"
+check_contains "k1: the reason names the key" "job:k1" "$(grep -A5 -x k1 <<<"$DEAD")"
+check_contains "k2: the reason names the reply list" "reply:box6" "$(grep -A5 -x k2 <<<"$DEAD")"
+check_eq "k1, k2: acknowledged and deleted" "0 0" "$(pending_count $Q) $(rcli XLEN "$(key $Q jobs)")"
+check_eq "the hostile keys are left as they were" "list string" \
+	"$(rcli TYPE "$(key $Q job:k1)") $(rcli TYPE "$(key $Q reply:box6)")"
+check_eq "k1: its result stored once" "k1 ok 1" \
+	"$(rcli GET "$(key $Q result:k1)" | jq -r '"\(.id) \(.status)"') $(results_count $Q k1)"
+check_eq "stats: three ok, two dead" "3 2" "$(stat_of $Q ok) $(stat_of $Q dead)"
+n=$(log_lines "$T/w6.log" k1 | grep -c 'cannot store')
+check "k1: one warning, not a loop ($n)" test "$n" -le 1
+stop_worker "$W6"
+
+# all or nothing: the dead stream itself is of the wrong type too, the job
+# at its last delivery: nothing of its result is written, it is dropped
+# with an error in the log, and the next job runs
+Q=w6c
+rcli SET "$(key $Q dead)" hostile >/dev/null
+rcli SET "$(key $Q reply:box7)" hostile >/dev/null
+run_rq submit --queue=$Q < <(job k4 '"reply_to":"box7"')
+start_worker w6c --repo-root="$ROOT" --queue=$Q --jobs=1 --max-deliveries=1
+W6C=$WORKER_PID
+run_rq submit --queue=$Q --wait=60 < <(job k5)
+check_eq "the worker goes on: k5 done" "0 ok" "$RC $(jq -r .status <<<"$OUT")"
+check "k4 dropped" wait_for "k4 dropped" 30 bash -c "grep -F '\"job\":\"k4\"' '$T/w6c.log' | grep -q dropped"
+check_eq "k4: no result, no results entry, not counted" "0 0 1" \
+	"$(rcli EXISTS "$(key $Q result:k4)") $(results_count $Q k4) $(stat_of $Q ok)"
+check_eq "k4: acknowledged" "0 0" "$(pending_count $Q) $(rcli XLEN "$(key $Q jobs)")"
+stop_worker "$W6C"
+
+# --- 7. the stream entry's fields ----------------------------------------------
+section "7. the stream entry's id is checked before any key is built"
+Q=e7
+start_worker w7 --repo-root="$ROOT" --queue=$Q --jobs=2
+W7=$WORKER_PID
+S1=$(xadd $Q id victim job "$(job attacker)")
+S2=$(xadd $Q id "a b
+c" job "$(job x7)")
+LONG=$(head -c 5000 /dev/zero | tr '\0' 'L')
+S3=$(xadd $Q id "$LONG" job "$(job "$LONG")")
+S4=$(xadd $Q job "$(job noentryid)")
+for s in "$S1" "$S2" "$S3" "$S4"; do
+	check "entry $s answered" wait_for "result of $s" 30 has_key "$(key $Q "result:!$s")"
+done
+check_eq "no result under the claimed id" 0 "$(rcli EXISTS "$(key $Q result:victim)" "$(key $Q result:attacker)")"
+for s in "$S1" "$S2" "$S3" "$S4"; do
+	check_eq "entry $s: invalid_job under !<entry>" "!$s error invalid_job" \
+		"$(rcli GET "$(key $Q "result:!$s")" | jq -r '"\(.id) \(.status) \(.error.code)"')"
+done
+check_contains "victim/attacker: the message names both" "victim" "$(rcli GET "$(key $Q "result:!$S1")" | jq -r .error.message)"
+check_contains "victim/attacker: the message names both" "attacker" "$(rcli GET "$(key $Q "result:!$S1")" | jq -r .error.message)"
+check_contains "no id: the message says so" "'id'" "$(rcli GET "$(key $Q "result:!$S4")" | jq -r .error.message)"
+check_eq "the job without an entry id did not run" "0 false" "$(rcli GET "$(key $Q "result:!$S4")" | jq -r '"\(.updates | length) \(.applied)"')"
+keys=$(rcli --raw KEYS "$(key $Q '*')")
+check_eq "every key is a known name" "" "$(grep -v -E '^replayq:\{e7\}:(jobs|results|stats|workers|worker:w7|result:![0-9]+-[0-9]+)$' <<<"$keys")"
+check_eq "no key cut at 511 bytes" "" "$(awk 'length($0) > 200' <<<"$keys")"
+run_rq result --queue=$Q "!$S1"
+check_eq "replayq result reads it" "0 !$S1" "$RC $(jq -r .id <<<"$OUT")"
+# the victim's own job is not blocked by the forged entry
+run_rq submit --queue=$Q --wait=30 < <(job victim)
+check_eq "the real victim job runs" "0 victim ok" "$RC $(jq -r '"\(.id) \(.status)"' <<<"$OUT")"
+stop_worker "$W7"
+
+# --- 10. credentials -------------------------------------------------------------
+section "10. credentials"
+stop_redis
+rm -rf "$T/redis"
+unset REDIS_PORT
+# the default user's password has '@', '/' and ':' (percent-encoded in URLs)
+PW='p@ss/w:rd'
+PWENC='p%40ss%2Fw%3Ard'
+# shellcheck disable=SC2034 # used by rcli and start_redis (lib.sh)
+REDIS_AUTH="-a $PW --no-auth-warning"
+start_redis --requirepass "$PW"
+P=$REDIS_PORT
+export REPLAYQ_REDIS_URL="redis://127.0.0.1:$P/0"
+QC=qc
+REPLAYQ_REDIS_PASSWORD=$PW start_worker wc --repo-root="$ROOT" --queue=$QC --jobs=1
+WC=$WORKER_PID
+run_rq submit --redis="redis://:$PWENC@127.0.0.1:$P/0" --queue=$QC < <(job c1)
+check_eq "a percent-encoded password with @ / :" "0 c1" "$RC $OUT"
+check_contains "a password on the command line: warned" "command line" "$ERR"
+# a user in the URL, its password from the environment: AUTH user password
+rcli ACL SETUSER bot2 on '>botpw' '~replayq:*' '&*' '+@all' >/dev/null
+REPLAYQ_REDIS_PASSWORD=botpw run_rq submit --redis="redis://bot2@127.0.0.1:$P/0" --queue=$QC < <(job c2)
+check_eq "redis://user@host with REPLAYQ_REDIS_PASSWORD authenticates as the user" "0 c2" "$RC $OUT"
+check "no warning without a password on the command line" bash -c "! grep -q 'command line' <<<\"\$1\"" _ "$ERR"
+# the password from a file
+printf '%s\n' botpw >"$T/pwfile"
+REPLAYQ_REDIS_PASSWORD_FILE=$T/pwfile run_rq submit --redis="redis://bot2@127.0.0.1:$P/0" --queue=$QC --wait=30 < <(job c3)
+check_eq "REPLAYQ_REDIS_PASSWORD_FILE" "0 c3 ok" "$RC $(jq -r '"\(.id) \(.status)"' <<<"$OUT")"
+REPLAYQ_REDIS_PASSWORD_FILE=$T/nosuchfile run_rq submit --queue=$QC < <(job c4)
+check_eq "an unreadable password file: exit 2" 2 "$RC"
+check_contains "an unreadable password file: says so" "nosuchfile" "$ERR"
+
+# a producer-only user: may add jobs and wait for results, may not touch
+# the consumer group (that is the workers' business)
+rcli ACL SETUSER producer on '>prodpw' '~replayq:*' -@all +ping +eval +get +exists +type +del \
+	+xadd +xrange +set +hincrby +blpop >/dev/null
+PROD="redis://producer@127.0.0.1:$P/0"
+REPLAYQ_REDIS_PASSWORD=prodpw run_rq submit --redis="$PROD" --queue=qp < <(job p1)
+check_eq "producer: submit on a queue with no group yet" "0 p1" "$RC $OUT"
+check_eq "producer: no group created" "" "$(rcli XINFO GROUPS "$(key qp jobs)" | grep -x workers)"
+REPLAYQ_REDIS_PASSWORD=$PW start_worker wp --repo-root="$ROOT" --queue=qp --jobs=1
+WP=$WORKER_PID
+REPLAYQ_REDIS_PASSWORD=prodpw run_rq submit --redis="$PROD" --queue=qp --wait=30 < <(job p2)
+check_eq "producer: submit --wait" "0 p2 ok" "$RC $(jq -r '"\(.id) \(.status)"' <<<"$OUT")"
+check "the worker ran the producer's first job" wait_for "p1" 30 has_key "$(key qp result:p1)"
+stop_worker "$WP"
+
+# the worker: a password given with --redis is warned about and no longer
+# in /proc/<pid>/cmdline once it has started
+start_worker wcl --redis="redis://:$PWENC@127.0.0.1:$P/0" --repo-root="$ROOT" --queue=$QC --jobs=1
+WCL=$WORKER_PID
+check "wcl started" wait_for "worker started" 30 grep -q '"worker started"' "$T/wcl.log"
+check "wcl: the password is not in its command line" bash -c "! tr '\0' ' ' </proc/$WCL/cmdline | grep -q -e \"\$1\" -e \"\$2\"" _ "$PW" "$PWENC"
+check_contains "wcl: warned" "command line" "$(cat "$T/wcl.log")"
+check "wcl: no password in its log" bash -c "! grep -q -e 'p@ss' -e 'p%40ss' -e botpw \"\$1\"" _ "$T/wcl.log"
+stop_worker "$WCL"
+stop_worker "$WC"
+check_eq "c1: done" ok "$(rcli GET "$(key $QC result:c1)" | jq -r .status)"
+
+# --- 10. TLS through a local tunnel (deploy/redis-tls-tunnel) ----------------
+section "10. TLS through deploy/redis-tls-tunnel"
+# the examples that run it: a Kubernetes sidecar and a systemd unit
+out=$(python3 - "$TOP/deploy/tls/k8s-sidecar-patch.yaml" <<'PY' 2>&1
+import sys, yaml
+d = yaml.safe_load(open(sys.argv[1]))
+assert d["kind"] == "Deployment" and d["metadata"]["name"] == "replayq-worker", "patches the worker"
+spec = d["spec"]["template"]["spec"]
+c = spec["initContainers"][0]
+assert c["restartPolicy"] == "Always", "a native sidecar"
+assert c["command"][0].endswith("/redis-tls-tunnel"), "runs deploy/redis-tls-tunnel"
+env = {e["name"]: e["value"] for e in c["env"]}
+assert env["REDIS_TLS_ACCEPT"].startswith("127.0.0.1:"), "listens on loopback only"
+for k in ("REDIS_TLS_CONNECT", "REDIS_TLS_CA_FILE", "REDIS_TLS_VERIFY_HOST"):
+    assert env[k], k
+mounts = {m["mountPath"]: m["name"] for m in c["volumeMounts"]}
+assert any(env["REDIS_TLS_CA_FILE"].startswith(p + "/") for p in mounts), "the CA file is mounted"
+assert set(mounts.values()) <= {v["name"] for v in spec["volumes"]}, "every mount has a volume"
+print("sidecar ok")
+PY
+)
+check_contains "the TLS sidecar patch is consistent" "sidecar ok" "$out"
+if command -v systemd-analyze >/dev/null; then
+	mkdir -p "$T/unit"
+	sed "s|/usr/local/share/replayq/redis-tls-tunnel|$TOP/deploy/redis-tls-tunnel|; s|^User=.*|User=root|; s|^Group=.*|Group=root|; s|^EnvironmentFile=.*|EnvironmentFile=-$T/unit/tunnel.env|" \
+		"$TOP/deploy/tls/replayq-redis-tunnel.service" >"$T/unit/replayq-redis-tunnel.service"
+	check_eq "systemd-analyze verify: the tunnel unit" "" "$(systemd-analyze verify "$T/unit/replayq-redis-tunnel.service" 2>&1)"
+fi
+if ! command -v stunnel4 >/dev/null && ! command -v stunnel >/dev/null; then
+	echo "# notice: stunnel4 is not installed (deploy/install-deps): TLS tunnel checks skipped" >&2
+else
+	mkdir -p "$T/tls"
+	(
+		cd "$T/tls" &&
+			openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=replayq-test-ca \
+				-keyout ca.key -out ca.crt &&
+			openssl req -newkey rsa:2048 -nodes -subj /CN=localhost -keyout server.key -out server.csr &&
+			printf 'subjectAltName=DNS:localhost\n' >ext &&
+			openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 \
+				-extfile ext -out server.crt &&
+			openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=other-ca \
+				-keyout other.key -out other.crt
+	) >/dev/null 2>&1
+	check "test certificates made" test -s "$T/tls/server.crt"
+	# a TLS-only server: no plain port at all
+	TP=$(free_port)
+	mkdir -p "$T/tlsredis"
+	redis-server --port 0 --tls-port "$TP" --bind 127.0.0.1 --dir "$T/tlsredis" --save '' \
+		--tls-cert-file "$T/tls/server.crt" --tls-key-file "$T/tls/server.key" \
+		--tls-ca-cert-file "$T/tls/ca.crt" --tls-auth-clients no --requirepass tlspw \
+		--daemonize yes --pidfile "$T/tlsredis/pid" --logfile "$T/tlsredis/log" >/dev/null
+	tcli() { redis-cli --tls --cacert "$T/tls/ca.crt" -p "$TP" -a tlspw --no-auth-warning "$@"; }
+	wait_for "the TLS server" 30 bash -c "[ -s '$T/tlsredis/pid' ] && redis-cli --tls --cacert '$T/tls/ca.crt' -p $TP -a tlspw --no-auth-warning ping 2>/dev/null | grep -q PONG"
+	REDIS_PIDS+=("$(cat "$T/tlsredis/pid")")
+	# tunnel name local-port CA verify-host: deploy/redis-tls-tunnel in the
+	# background, until it listens; TUNNEL is its pid
+	tunnel() {
+		REDIS_TLS_CONNECT=127.0.0.1:$TP REDIS_TLS_ACCEPT=127.0.0.1:$2 REDIS_TLS_CA_FILE=$3 \
+			REDIS_TLS_VERIFY_HOST=$4 REDIS_TLS_RUN_DIR=$T/$1 \
+			"$TOP/deploy/redis-tls-tunnel" 2>"$T/$1.log" &
+		TUNNEL=$!
+		BG_PIDS+=("$TUNNEL")
+		check "$1 listens" wait_for "$1" 30 bash -c "(exec 3<>/dev/tcp/127.0.0.1/$2) 2>/dev/null"
+	}
+	LP=$(free_port)
+	tunnel tunnel1 "$LP" "$T/tls/ca.crt" localhost
+	T1=$TUNNEL
+	export REPLAYQ_REDIS_URL="redis://127.0.0.1:$LP/0" REPLAYQ_REDIS_PASSWORD=tlspw
+	start_worker wt --repo-root="$ROOT" --queue=qt --jobs=1
+	WT=$WORKER_PID
+	run_rq submit --queue=qt --wait=30 < <(job t1)
+	check_eq "TLS: a job through the tunnel" "0 t1 ok" "$RC $(jq -r '"\(.id) \(.status)"' <<<"$OUT")"
+	check_eq "TLS: the result is on the TLS server" ok "$(tcli GET "$(key qt result:t1)" | jq -r .status)"
+	stop_worker "$WT"
+	check_eq "TLS: worker exit 0" 0 "$?"
+	# a tunnel that does not trust the server's certificate, or expects
+	# another name, passes nothing
+	for t in "tunnel2 $T/tls/other.crt localhost" "tunnel3 $T/tls/ca.crt otherhost"; do
+		read -r name ca host <<<"$t"
+		LP2=$(free_port)
+		tunnel "$name" "$LP2" "$ca" "$host"
+		REPLAYQ_REDIS_URL="redis://127.0.0.1:$LP2/0" run_rq queue --queue=qt stats
+		check_eq "TLS, $name: refused" 128 "$RC"
+		check_contains "TLS, $name: the tunnel says why" "certificate verify failed" "$(cat "$T/$name.log")"
+		kill -TERM "$TUNNEL"
+		wait "$TUNNEL"
+	done
+	kill -TERM "$T1"
+	wait "$T1"
+	unset REPLAYQ_REDIS_PASSWORD
+fi
+
+check "no sanitizer report in the worker logs" sanitizer_clean "$T"/w*.log
+finish
