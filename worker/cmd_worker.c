@@ -482,6 +482,7 @@ static void claim_settled(wctx *w, task *t, int r, const char *owner, const rq_e
 	char *existing = NULL;
 	rq_error e2;
 
+	rq_error_set(&e2, RQ_E_REDIS, "its result is gone");
 	json_object_set_new(f, "owner", json_string(owner));
 	if (r == RQ_CLAIM_DUPLICATE) {
 		rq_log(RQ_LOG_INFO, "duplicate job id: answered with the owner's result, not run",
@@ -1044,6 +1045,8 @@ static void worker_shutdown(wctx *w)
 
 	rq_pool_kill_all(w->pool, drop_running, w);
 	for (int i = 0; i < 50 && w->waiting; i++) {
+		for (task *t = w->waiting; t; t = t->next)
+			t->next_try = 0; /* no pause now: the grace is short */
 		flush_waiting(w);
 		if (w->waiting) {
 			struct timespec ts = {0, 100 * 1000000L};
