@@ -67,6 +67,9 @@ static int check_tree(const confine *c, const char *dir, int depth)
 		struct stat st;
 		if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, ".."))
 			continue;
+		/* the entry's type from readdir: no stat per loose ref */
+		if (d->d_type == DT_REG)
+			continue;
 		if (snprintf(p, sizeof(p), "%s/%s", dir, d->d_name) >= (int)sizeof(p))
 			rc = rq_error_set(c->err, RQ_E_BAD_REPO, "a path under '%s' is too long",
 					  shown(c, dir));

@@ -52,7 +52,9 @@ norm='{status, updates: [.updates[] | {ref, old, new}], conflict: (.conflict.com
 for i in $(seq 1 "$N"); do
 	job_spec "$i"
 	echo "$JSON" >>"$T/jobs.jsonl"
+	# a job's revert has its committer as author
 	GIT_COMMITTER_NAME=Bot GIT_COMMITTER_EMAIL=bot@example.com GIT_COMMITTER_DATE="@$TIME +0000" \
+		GIT_AUTHOR_NAME=Bot GIT_AUTHOR_EMAIL=bot@example.com GIT_AUTHOR_DATE="@$TIME +0000" \
 		"$REPLAYQ" -C "$ROOT/$REPO" replay --format=json --ref-action=print "${ARGS[@]}" 2>/dev/null >>"$T/refs.jsonl"
 done
 jq -c "$norm" "$T/refs.jsonl" >"$T/refs.norm"

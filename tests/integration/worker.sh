@@ -69,7 +69,9 @@ for i in $(seq 1 "$N"); do
 	if [ ${#ARGS[@]} -eq 0 ]; then
 		echo '{"status":"error","updates":[],"error":{"code":"bad_revision"}}'
 	else
+		# a job's revert has its committer as author
 		GIT_COMMITTER_NAME=Bot GIT_COMMITTER_EMAIL=bot@example.com GIT_COMMITTER_DATE="@$TIME +0100" \
+			GIT_AUTHOR_NAME=Bot GIT_AUTHOR_EMAIL=bot@example.com GIT_AUTHOR_DATE="@$TIME +0100" \
 			"$REPLAYQ" -C "$ROOT/$REPO" replay --format=json --ref-action=print "${ARGS[@]}" 2>/dev/null
 	fi >>"$T/refs.jsonl"
 done
