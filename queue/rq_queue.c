@@ -617,21 +617,6 @@ int rq_queue_dead_letter(rq_queue *q, const rq_msg *m, const char *id, const cha
 	return rc < 0 ? rc : 0;
 }
 
-int rq_queue_drop(rq_queue *q, const rq_msg *m, rq_error *err)
-{
-	static const char drop_lua[] = "redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])\n"
-				       "redis.call('XDEL', KEYS[1], ARGV[2])\n"
-				       "return 1\n";
-	redisReply *rep = rq_redis_cmdv(q->r, 0, err, "EVAL", drop_lua, "1", q->jobs,
-					RQ_QUEUE_GROUP, m->sid, NULL);
-	int rc = reply_error(rep, err, "cannot drop the job");
-
-	if (rc < 0)
-		return rc;
-	freeReplyObject(rep);
-	return 0;
-}
-
 /* KEYS: jobs  ARGV: group sid consumer. Reset the idle time of an entry
  * only while this consumer owns it: a worker that was paused must not take
  * back a job another worker has reclaimed. */

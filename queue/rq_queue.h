@@ -156,9 +156,6 @@ int rq_queue_dead_letter(rq_queue *q, const rq_msg *m, const char *id, const cha
 			 const char *status, const char *reply_to, const char *reason,
 			 rq_error *err);
 
-/* The last resort: acknowledge and delete the entry, nothing stored. */
-int rq_queue_drop(rq_queue *q, const rq_msg *m, rq_error *err);
-
 /*
  * Write-ahead record of a job about to apply its ref updates: if its worker
  * dies before the result is stored, the redelivered job finds its refs

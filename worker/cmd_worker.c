@@ -264,7 +264,8 @@ static void log_error(int level, const char *what, const task *t, const rq_error
  * Redis refused the result for good (a key of the wrong type, a script
  * error, out of memory): dead-letter the job with the reason, keeping what
  * can be kept. When not even that can be written, the job is left
- * unacknowledged for a later delivery, or at its last delivery dropped.
+ * unacknowledged: it comes back after the visibility timeout (past its
+ * last delivery only to be dead-lettered again, not run), nothing lost.
  * 0 done with the task, -1 a transient failure (try again later).
  */
 static int store_permanent(wctx *w, task *t, const rq_error *why)
@@ -285,19 +286,13 @@ static int store_permanent(wctx *w, task *t, const rq_error *why)
 	}
 	if (rc != RQ_QUEUE_PERMANENT)
 		return -1;
-	if (t->msg.deliveries < w->max_deliveries) {
-		log_error(
-		    RQ_LOG_ERROR,
-		    "cannot dead-letter the job either; left unacknowledged for a later delivery",
-		    t, &err);
-		return 0;
-	}
 	json_t *f = log_fields(t);
 	json_object_set_new(f, "error", json_string(err.msg));
 	json_object_set_new(f, "result", json_string(t->result));
-	if (rq_queue_drop(w->q, &t->msg, &err) < 0)
-		json_object_set_new(f, "drop_error", json_string(err.msg));
-	rq_log(RQ_LOG_ERROR, "job dropped: neither its result nor a dead letter can be stored", f);
+	rq_log(RQ_LOG_ERROR,
+	       "neither the result nor a dead letter can be stored: the job is left "
+	       "unacknowledged until Redis takes them",
+	       f);
 	return 0;
 }
 

@@ -148,21 +148,25 @@ n=$(log_lines "$T/w6.log" k1 | grep -c 'cannot store')
 check "k1: one warning, not a loop ($n)" test "$n" -le 1
 stop_worker "$W6"
 
-# all or nothing: the dead stream itself is of the wrong type too, the job
-# at its last delivery: nothing of its result is written, it is dropped
-# with an error in the log, and the next job runs
+# all or nothing: the dead stream itself is of the wrong type too: nothing
+# of the result is written, the job stays unacknowledged (nothing lost, it
+# comes back after the visibility timeout) with an error in the log, and
+# the next job runs
 Q=w6c
 rcli SET "$(key $Q dead)" hostile >/dev/null
 rcli SET "$(key $Q reply:box7)" hostile >/dev/null
 run_rq submit --queue=$Q < <(job k4 '"reply_to":"box7"')
-start_worker w6c --repo-root="$ROOT" --queue=$Q --jobs=1 --max-deliveries=1
+start_worker w6c --repo-root="$ROOT" --queue=$Q --jobs=1
 W6C=$WORKER_PID
 run_rq submit --queue=$Q --wait=60 < <(job k5)
 check_eq "the worker goes on: k5 done" "0 ok" "$RC $(jq -r .status <<<"$OUT")"
-check "k4 dropped" wait_for "k4 dropped" 30 bash -c "grep -F '\"job\":\"k4\"' '$T/w6c.log' | grep -q dropped"
+check "k4 left unacknowledged" wait_for "k4 left" 30 \
+	bash -c "grep -F '\"job\":\"k4\"' '$T/w6c.log' | grep -q 'left unacknowledged'"
 check_eq "k4: no result, no results entry, not counted" "0 0 1" \
 	"$(rcli EXISTS "$(key $Q result:k4)") $(results_count $Q k4) $(stat_of $Q ok)"
-check_eq "k4: acknowledged" "0 0" "$(pending_count $Q) $(rcli XLEN "$(key $Q jobs)")"
+check_eq "k4: still pending, still in the stream" "1 1" "$(pending_count $Q) $(rcli XLEN "$(key $Q jobs)")"
+check_eq "k4: the hostile keys are left as they were" "string string" \
+	"$(rcli TYPE "$(key $Q dead)") $(rcli TYPE "$(key $Q reply:box7)")"
 stop_worker "$W6C"
 
 # --- 7. the stream entry's fields ----------------------------------------------
