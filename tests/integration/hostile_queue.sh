@@ -254,7 +254,10 @@ stop_worker "$WP"
 start_worker wcl --redis="redis://:$PWENC@127.0.0.1:$P/0" --repo-root="$ROOT" --queue=$QC --jobs=1
 WCL=$WORKER_PID
 check "wcl started" wait_for "worker started" 30 grep -q '"worker started"' "$T/wcl.log"
-check "wcl: the password is not in its command line" bash -c "! tr '\0' ' ' </proc/$WCL/cmdline | grep -q -e \"\$1\" -e \"\$2\"" _ "$PW" "$PWENC"
+CMDLINE=$(tr '\0' ' ' <"/proc/$WCL/cmdline" 2>/dev/null)
+check_contains "wcl: the password is blanked in its command line" \
+	"--redis=redis://:$(printf '%*s' ${#PWENC} '' | tr ' ' '*')@127.0.0.1" "$CMDLINE"
+check "wcl: the password is not in its command line" bash -c "! grep -q -e \"\$2\" -e \"\$3\" <<<\"\$1\"" _ "$CMDLINE" "$PW" "$PWENC"
 check_contains "wcl: warned" "command line" "$(cat "$T/wcl.log")"
 check "wcl: no password in its log" bash -c "! grep -q -e 'p@ss' -e 'p%40ss' -e botpw \"\$1\"" _ "$T/wcl.log"
 stop_worker "$WCL"
