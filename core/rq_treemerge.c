@@ -649,7 +649,7 @@ int tm_content_merge(tm_state *s, const char *path, const tm_stage *o, const tm_
 			char *out = NULL;
 			size_t outlen = 0;
 			int st = rq_xmerge(po, no, pa, na, pb, nb, s->cfg->style, &out, &outlen);
-			if (st == -2) {
+			if (st == RQ_XMERGE_TOO_COMPLEX) {
 				tm_unsure(s, "xdiff hash chain overflow"); /* git fails here */
 				*clean = 0;
 				*why |= TM_CM_OTHER;

@@ -178,7 +178,10 @@ int tm_detect_and_process_renames(tm_state *s);
 /* rq_treemerge_xdiff.c: 3-way merge of one file like git's ll_merge with
  * xdl_merge (histogram, zealous, default labels are not needed: only a clean
  * result is ever written). Returns 0 clean (*out malloc'd, *outlen), 1
- * conflict, -1 out of memory. */
+ * conflict, -1 out of memory, or RQ_XMERGE_TOO_COMPLEX: a histogram chain
+ * longer than git allows (64 lines with one hash), where git's merge fails
+ * and the caller leaves the pick to the checked fallback. */
+#define RQ_XMERGE_TOO_COMPLEX (-2)
 int rq_xmerge(const char *base, size_t nbase, const char *ours, size_t nours, const char *theirs,
 	      size_t ntheirs, int style, char **out, size_t *outlen);
 

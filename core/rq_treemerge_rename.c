@@ -650,6 +650,10 @@ static int initialize_dir_rename_info(rn *r, tm_map *dirs_removed)
 	return 0;
 }
 
+/* The index lookups below return an index, -1 (not found), or IDX_NOMEM
+ * (out of memory: the caller fails the merge). */
+#define IDX_NOMEM (-2)
+
 static long idx_possible_rename(rn *r, const char *filename)
 {
 	tm_state *s = r->s;
@@ -660,14 +664,14 @@ static long idx_possible_rename(rn *r, const char *filename)
 	if (!r->info.setup)
 		return -1;
 	if (!(old_dir = get_dirname(s, filename)))
-		return -2;
+		return IDX_NOMEM;
 	if (!tm_map_get(&r->info.dir_rename_guess, old_dir, &v))
 		return -1;
 	new_dir = (const char *)v;
 	base = get_basename(filename);
 	new_path = tm_alloc(&s->arena, strlen(new_dir) + strlen(base) + 2);
 	if (!new_path)
-		return -2;
+		return IDX_NOMEM;
 	strcpy(new_path, new_dir);
 	strcat(new_path, "/");
 	strcat(new_path, base);
@@ -710,7 +714,7 @@ static int find_basename_matches(rn *r, int minimum_score, tm_map *relevant_sour
 			continue;
 		if (src_index == -1 || dst_index == -1) {
 			long k = idx_possible_rename(r, filename);
-			if (k == -2)
+			if (k == IDX_NOMEM)
 				return nomem(s);
 			src_index = (intptr_t)i;
 			dst_index = k;
@@ -1125,7 +1129,7 @@ static long check_dir_renamed(tm_state *s, const char *path, const tm_map *dir_r
 	char *temp = tm_strdup(&s->arena, path), *end;
 	intptr_t v;
 	if (!temp)
-		return -2;
+		return IDX_NOMEM;
 	while ((end = strrchr(temp, '/'))) {
 		*end = '\0';
 		if (tm_map_get(dir_renames, temp, &v)) {
@@ -1175,7 +1179,7 @@ static int compute_collisions(tm_state *s, tm_map *collisions, const tm_map *dir
 		if (p->status != 'A' && p->status != 'R')
 			continue;
 		r = check_dir_renamed(s, p->two, dir_renames, &od, &nd);
-		if (r == -2)
+		if (r == IDX_NOMEM)
 			return nomem(s);
 		if (r < 0)
 			continue;
@@ -1276,7 +1280,7 @@ static char *check_for_directory_rename(tm_state *s, const char *path, int side_
 	if (tm_map_has(&collisions[3 - side_index], path))
 		return NULL;
 	r = check_dir_renamed(s, path, dir_renames, &od, &nd);
-	if (r == -2) {
+	if (r == IDX_NOMEM) {
 		nomem(s);
 		return NULL;
 	}

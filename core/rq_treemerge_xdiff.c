@@ -665,7 +665,7 @@ static unsigned int try_lcs(hindex *ix, region *lcs, unsigned int b_ptr, unsigne
 }
 
 /* 0: lcs found (or none), 1: fall back to the classic diff, -1: error,
- * -2: xdiff would fail (a hash chain of 64 distinct lines) */
+ * RQ_XMERGE_TOO_COMPLEX: xdiff would fail (a hash chain of 64 distinct lines) */
 static int find_lcs(xenv *env, region *lcs, unsigned int line1, unsigned int count1,
 		    unsigned int line2, unsigned int count2)
 {
@@ -687,7 +687,7 @@ static int find_lcs(xenv *env, region *lcs, unsigned int line1, unsigned int cou
 		ix.buckets[i] = -1;
 	ix.ptr_shift = line1;
 	if (scan_a(&ix, line1, count1) < 0) {
-		ret = -2;
+		ret = RQ_XMERGE_TOO_COMPLEX;
 		goto out;
 	}
 	ix.cnt = MAX_CHAIN_LENGTH + 1;
@@ -924,7 +924,7 @@ static int diff_histogram(xenv *e, const char *a, long na, const char *b, long n
 		return -1;
 	r = histogram_diff(e, 1, e->f1.nrec, 1, e->f2.nrec);
 	if (r == 0 && (change_compact(&e->f1, &e->f2) < 0 || change_compact(&e->f2, &e->f1) < 0))
-		r = -2;
+		r = RQ_XMERGE_TOO_COMPLEX;
 	if (r == 0)
 		r = build_script(e, scr, nscr);
 	if (r < 0)
@@ -934,8 +934,17 @@ static int diff_histogram(xenv *e, const char *a, long na, const char *b, long n
 
 /* ---- merge ------------------------------------------------------------------ */
 
+/* What a merged chunk takes (xdl_merge's "mode"): bits of the sides whose
+ * lines it keeps, or a conflict whose two sides turned out the same. */
+enum {
+	XM_CONFLICT = 0,
+	XM_OURS = 1,   /* side 1 changed it: its lines */
+	XM_THEIRS = 2, /* side 2 changed it: its lines */
+	XM_SAME = 4    /* both changed it alike: either side's lines, already in ours */
+};
+
 typedef struct xmerge {
-	int mode; /* 0 conflict, 1 side 1, 2 side 2, 4 identical after all */
+	int mode; /* XM_* */
 	long i0, chg0, i1, chg1, i2, chg2;
 } xmerge;
 
@@ -950,7 +959,7 @@ static int append_merge(mlist *l, int mode, long i0, long chg0, long i1, long ch
 	xmerge *m = l->n ? &l->v[l->n - 1] : NULL;
 	if (m && (i1 <= m->i1 + m->chg1 || i2 <= m->i2 + m->chg2)) {
 		if (mode != m->mode)
-			m->mode = 0;
+			m->mode = XM_CONFLICT;
 		m->chg0 = i0 + chg0 - m->i0;
 		m->chg1 = i1 + chg1 - m->i1;
 		m->chg2 = i2 + chg2 - m->i2;
@@ -1044,12 +1053,12 @@ int rq_xmerge(const char *base, size_t nbase, const char *ours, size_t nours, co
 	*outlen = 0;
 	r = diff_histogram(&e1, base, (long)nbase, ours, (long)nours, &s1, &n1);
 	if (r < 0)
-		return r == -2 ? -2 : -1;
+		return r == RQ_XMERGE_TOO_COMPLEX ? RQ_XMERGE_TOO_COMPLEX : -1;
 	r = diff_histogram(&e2, base, (long)nbase, theirs, (long)ntheirs, &s2, &n2);
 	if (r < 0) {
 		free(s1);
 		xenv_free(&e1);
-		return r == -2 ? -2 : -1;
+		return r == RQ_XMERGE_TOO_COMPLEX ? RQ_XMERGE_TOO_COMPLEX : -1;
 	}
 	if (!n1) {
 		rc = dup_buf(theirs, ntheirs, out, outlen);
@@ -1069,7 +1078,7 @@ int rq_xmerge(const char *base, size_t nbase, const char *ours, size_t nours, co
 			chg0 = x1->chg1;
 			chg1 = x1->chg2;
 			chg2 = x1->chg1;
-			if (append_merge(&l, 1, i0, chg0, i1, chg1, i2, chg2) < 0)
+			if (append_merge(&l, XM_OURS, i0, chg0, i1, chg1, i2, chg2) < 0)
 				goto done;
 			k1++;
 			continue;
@@ -1081,7 +1090,7 @@ int rq_xmerge(const char *base, size_t nbase, const char *ours, size_t nours, co
 			chg0 = x2->chg1;
 			chg1 = x2->chg1;
 			chg2 = x2->chg2;
-			if (append_merge(&l, 2, i0, chg0, i1, chg1, i2, chg2) < 0)
+			if (append_merge(&l, XM_THEIRS, i0, chg0, i1, chg1, i2, chg2) < 0)
 				goto done;
 			k2++;
 			continue;
@@ -1108,7 +1117,7 @@ int rq_xmerge(const char *base, size_t nbase, const char *ours, size_t nours, co
 			} else {
 				chg2 += ffo;
 			}
-			if (append_merge(&l, 0, i0, chg0, i1, chg1, i2, chg2) < 0)
+			if (append_merge(&l, XM_CONFLICT, i0, chg0, i1, chg1, i2, chg2) < 0)
 				goto done;
 		}
 		i1 = x1->i1 + x1->chg1;
@@ -1120,13 +1129,13 @@ int rq_xmerge(const char *base, size_t nbase, const char *ours, size_t nours, co
 	}
 	for (; k1 < n1; k1++) {
 		const xchange *x1 = &s1[k1];
-		if (append_merge(&l, 1, x1->i1, x1->chg1, x1->i2, x1->chg2,
+		if (append_merge(&l, XM_OURS, x1->i1, x1->chg1, x1->i2, x1->chg2,
 				 x1->i1 + e2.f2.nrec - e2.f1.nrec, x1->chg1) < 0)
 			goto done;
 	}
 	for (; k2 < n2; k2++) {
 		const xchange *x2 = &s2[k2];
-		if (append_merge(&l, 2, x2->i1, x2->chg1, x2->i1 + e1.f2.nrec - e1.f1.nrec,
+		if (append_merge(&l, XM_THEIRS, x2->i1, x2->chg1, x2->i1 + e1.f2.nrec - e1.f1.nrec,
 				 x2->chg1, x2->i2, x2->chg2) < 0)
 			goto done;
 	}
@@ -1141,7 +1150,7 @@ int rq_xmerge(const char *base, size_t nbase, const char *ours, size_t nours, co
 			const char *pa = chunk(&e1.f2, m->i1, m->chg1, &la);
 			const char *pb = chunk(&e2.f2, m->i2, m->chg2, &lb);
 			if (la == lb && !memcmp(pa, pb, la)) {
-				m->mode = 4;
+				m->mode = XM_SAME;
 				continue;
 			}
 		}
@@ -1157,14 +1166,14 @@ int rq_xmerge(const char *base, size_t nbase, const char *ours, size_t nours, co
 		long i = 0;
 		for (size_t k = 0; k < l.n; k++) {
 			const xmerge *m = &l.v[k];
-			if (!(m->mode & 3))
-				continue;
+			if (!(m->mode & (XM_OURS | XM_THEIRS)))
+				continue; /* XM_SAME: the lines are copied with ours below */
 			if (copy_recs(&e1.f2, i, m->i1 - i, &buf, &len, &cap) < 0)
 				goto oom;
-			if ((m->mode & 1) &&
+			if ((m->mode & XM_OURS) &&
 			    copy_recs(&e1.f2, m->i1, m->chg1, &buf, &len, &cap) < 0)
 				goto oom;
-			if ((m->mode & 2) &&
+			if ((m->mode & XM_THEIRS) &&
 			    copy_recs(&e2.f2, m->i2, m->chg2, &buf, &len, &cap) < 0)
 				goto oom;
 			i = m->i1 + m->chg1;
