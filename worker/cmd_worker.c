@@ -514,12 +514,10 @@ static int msg_claim(wctx *w, task *t, const rq_job *job)
 		 t->id);
 	differs = rq_result_error_text(t->id, job ? job->repo : NULL, RQ_E_INVALID_JOB, msg,
 				       t->msg.deliveries, w->name);
+	/* a job that does not parse: its text is its content */
+	const char *what = content ? content : t->msg.job ? t->msg.job : "";
 	if (differs && (content || !job))
-		r = rq_queue_claim(w->q, &t->msg, t->id,
-				   content	? content
-				   : t->msg.job ? t->msg.job
-						: "",
-				   t->reply_to, differs, owner, &err);
+		r = rq_queue_claim(w->q, &t->msg, t->id, what, t->reply_to, differs, owner, &err);
 	else
 		rq_error_set(&err, RQ_E_NOMEM, "out of memory");
 	free(content);
