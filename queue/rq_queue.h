@@ -6,22 +6,25 @@
  * shard of a Redis Cluster:
  *   replayq:{Q}:jobs          stream of jobs (fields id, job), group "workers"
  *   replayq:{Q}:job:<id>      the stream entry of a job not finished yet
- *   replayq:{Q}:result:<id>   the result (JSON), with a TTL
+ *   replayq:{Q}:result:<id>   the result (JSON), with a TTL; <id> is "!<entry>" for an
+ *                             entry whose own id cannot be trusted (rq_msg_anon_id)
  *   replayq:{Q}:results       stream of results (fields id, status, result), capped
  *   replayq:{Q}:reply:<name>  list a job's result is pushed to ("reply_to")
- *   replayq:{Q}:dead          stream of dead-lettered jobs (id, job, reason)
+ *   replayq:{Q}:dead          stream of dead-lettered jobs (id, job, reason[, result])
  *   replayq:{Q}:attempts      hash: job id -> last transient failure (JSON)
  *   replayq:{Q}:intent:<id>   the result of a job about to apply its ref updates
  *   replayq:{Q}:claim:<id>    "<entry> <sha1 of the content>": the entry that owns the id
  *   replayq:{Q}:waiting:<id>  reply lists of duplicates waiting for the owner's result
- *   replayq:{Q}:stats         hash of counters (submitted, ok, conflict, error, dead, retried)
+ *   replayq:{Q}:stats         hash of counters (submitted, ok, conflict, error, dead, retried,
+ *                             duplicate)
  *   replayq:{Q}:workers       hash: worker name -> last heartbeat (JSON)
  *   replayq:{Q}:worker:<name> set while a worker is alive (TTL)
  *
  * A job is acknowledged (XACK, then XDEL) only in the same Lua script that
  * stores its result, so that a job is neither lost nor reported twice: a
  * redelivered job whose result already exists is acknowledged without a
- * second result.
+ * second result. Every script checks the type of the keys it writes
+ * before its first write, so that it writes all or nothing.
  */
 #ifndef RQ_QUEUE_H
 #define RQ_QUEUE_H
