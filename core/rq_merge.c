@@ -306,6 +306,17 @@ out:
 	return rc;
 }
 
+/* A merge answered from the tree ids is a clean merge like any other for
+ * the chain of remembered renames: it goes on (or starts) through it. */
+static int trivial(rq_merger *m, const git_oid *base, const git_oid *ours, const git_oid *theirs,
+		   const git_oid *out)
+{
+	m->stats.trivial++;
+	(void)rq_tm_cache_chain_continues(m->cache, base, ours); /* forgets a broken one */
+	rq_tm_cache_chain_advance(m->cache, theirs, out);
+	return 0;
+}
+
 int rq_merger_merge(rq_merger *m, const git_oid *base, const git_oid *ours, const git_oid *theirs,
 		    git_oid *out, rq_conflicts *conflicts, rq_error *err)
 {
@@ -316,25 +327,22 @@ int rq_merger_merge(rq_merger *m, const git_oid *base, const git_oid *ours, cons
 	git_oid_fromstr(&empty, RQ_EMPTY_TREE_HEX);
 	if (!base && git_oid_equal(ours, &empty)) {
 		git_oid_cpy(out, theirs);
-		m->stats.trivial++;
-		return 0;
+		return trivial(m, base, ours, theirs, out);
 	}
 	if (base && git_oid_equal(base, theirs)) {
 		git_oid_cpy(out, ours);
-		m->stats.trivial++;
-		return 0;
+		return trivial(m, base, ours, theirs, out);
 	}
 	if ((base && git_oid_equal(base, ours)) || git_oid_equal(ours, theirs)) {
 		git_oid_cpy(out, theirs);
-		m->stats.trivial++;
-		return 0;
+		return trivial(m, base, ours, theirs, out);
 	}
 	m->stats.full++;
 	if (git_repository_odb(&odb, m->repo) < 0)
 		return rq_error_git(err, "cannot open the object database");
 	rc = rq_treemerge(m->repo, odb, &m->cfg, m->cache, base, ours, theirs, out, conflicts, err);
 	git_odb_free(odb);
-	if (rc == 2)
+	if (rc == 2) /* the fallback knows nothing of remembered renames */
 		return fallback_merge(m, base, ours, theirs, out, conflicts, err);
 	return rc;
 }

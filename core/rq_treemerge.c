@@ -1005,6 +1005,7 @@ int rq_treemerge(git_repository *repo, git_odb *odb, const rq_tm_config *cfg, rq
 	s.err = err;
 	s.conflicts = conflicts;
 	s.write = 1;
+	s.chain = rq_tm_cache_chain_continues(cache, base, ours);
 	rq_tm_cache_lend(cache, &s.arena);
 	state_init(&s);
 
@@ -1060,6 +1061,10 @@ unsure:
 	}
 	rc = 2;
 out:
+	if (rc == 0)
+		rq_tm_cache_chain_advance(cache, theirs, out);
+	else
+		rq_tm_cache_chain_break(cache);
 	rq_tm_cache_take_back(cache, &s.arena);
 	return rc;
 }

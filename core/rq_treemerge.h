@@ -135,6 +135,7 @@ typedef struct tm_state {
 	git_odb *odb;
 	const rq_tm_config *cfg;
 	rq_tm_cache *cache;
+	int chain; /* this merge continues the chain: remembered renames apply */
 	tm_arena arena;
 	rq_error *err;
 	rq_conflicts *conflicts;
@@ -187,6 +188,13 @@ int rq_xmerge(const char *base, size_t nbase, const char *ours, size_t nours, co
 
 /* git's buffer_is_binary(): a NUL in the first 8000 bytes. */
 int rq_buffer_is_binary(const char *buf, size_t n);
+
+/* The renames remembered along a chain of picks (rq_treemerge_rename.c):
+ * does a merge of base and ours continue the chain (else it is forgotten);
+ * a clean merge advances it; anything else breaks it. */
+int rq_tm_cache_chain_continues(rq_tm_cache *c, const git_oid *base, const git_oid *ours);
+void rq_tm_cache_chain_advance(rq_tm_cache *c, const git_oid *theirs, const git_oid *result);
+void rq_tm_cache_chain_break(rq_tm_cache *c);
 
 /* Similarity cache shared by the merges of one merger. */
 int rq_tm_cache_new(rq_tm_cache **out);

@@ -71,7 +71,26 @@ typedef struct pair_score {
 	int min_score, score;
 } pair_score;
 
+/*
+ * Renames remembered across picks, as merge-ort does for a rebase or a
+ * replay (git's Documentation/technical/remembering-renames.txt). When a
+ * merge's base is the previous merge's side 2 (the commit picked before)
+ * and its side 1 the previous result, the renames side 1 showed before
+ * are side 1's renames again: the upstream's renames, which a fresh
+ * search can miss once the topic has shrunk a file (the doc's section 4),
+ * as when a commit cuts a file down and its revert brings it back. Such a
+ * merge pairs those paths as renames first, then searches the rest. Any
+ * other merge, a conflict, or libgit2's fallback forgets them.
+ */
+typedef struct kept_rename {
+	char *from, *to;
+} kept_rename;
+
 struct rq_tm_cache {
+	kept_rename *ren; /* side 1's renames along the chain */
+	size_t nren, capren;
+	int chain; /* the next merge continues it when its base and side 1 are: */
+	git_oid chain_base, chain_ours;
 	tm_chunk *chunks; /* arena memory kept between merges */
 	pair_score *ps;	  /* open addressing; src all zero: empty */
 	size_t ps_n, ps_size;
@@ -93,6 +112,10 @@ static void cache_clear(rq_tm_cache *c)
 {
 	tm_chunk *chunks = c->chunks;
 	size_t computed = c->scores_computed, reused = c->scores_reused;
+	kept_rename *ren = c->ren;
+	size_t nren = c->nren, capren = c->capren;
+	int chain = c->chain;
+	git_oid cb = c->chain_base, co = c->chain_ours;
 	for (size_t i = 0; i < c->n; i++)
 		free(c->v[i].spans);
 	free(c->v);
@@ -102,6 +125,12 @@ static void cache_clear(rq_tm_cache *c)
 	c->chunks = chunks;
 	c->scores_computed = computed;
 	c->scores_reused = reused;
+	c->ren = ren; /* the remembered renames are not a cache to trim */
+	c->nren = nren;
+	c->capren = capren;
+	c->chain = chain;
+	c->chain_base = cb;
+	c->chain_ours = co;
 }
 
 void rq_tm_cache_score_stats(const rq_tm_cache *c, size_t *computed, size_t *reused)
@@ -177,10 +206,64 @@ static void pair_put(rq_tm_cache *c, const git_oid *src, const git_oid *dst, int
 	c->bytes += 2 * sizeof(pair_score);
 }
 
+void rq_tm_cache_chain_break(rq_tm_cache *c)
+{
+	for (size_t i = 0; i < c->nren; i++) {
+		free(c->ren[i].from);
+		free(c->ren[i].to);
+	}
+	free(c->ren);
+	c->ren = NULL;
+	c->nren = c->capren = 0;
+	c->chain = 0;
+}
+
+void rq_tm_cache_chain_advance(rq_tm_cache *c, const git_oid *theirs, const git_oid *result)
+{
+	c->chain = 1;
+	git_oid_cpy(&c->chain_base, theirs);
+	git_oid_cpy(&c->chain_ours, result);
+}
+
+int rq_tm_cache_chain_continues(rq_tm_cache *c, const git_oid *base, const git_oid *ours)
+{
+	if (c->chain && base && git_oid_equal(base, &c->chain_base) &&
+	    git_oid_equal(ours, &c->chain_ours))
+		return 1;
+	rq_tm_cache_chain_break(c);
+	return 0;
+}
+
+/* Remember side 1's rename from -> to (once). 0, or -1 out of memory. */
+static int keep_rename(rq_tm_cache *c, const char *from, const char *to)
+{
+	for (size_t i = 0; i < c->nren; i++)
+		if (!strcmp(c->ren[i].from, from))
+			return 0;
+	if (c->nren == c->capren) {
+		size_t ncap = c->capren ? c->capren * 2 : 16;
+		kept_rename *nv = realloc(c->ren, ncap * sizeof(*nv));
+		if (!nv)
+			return -1;
+		c->ren = nv;
+		c->capren = ncap;
+	}
+	c->ren[c->nren].from = strdup(from);
+	c->ren[c->nren].to = strdup(to);
+	if (!c->ren[c->nren].from || !c->ren[c->nren].to) {
+		free(c->ren[c->nren].from);
+		free(c->ren[c->nren].to);
+		return -1;
+	}
+	c->nren++;
+	return 0;
+}
+
 void rq_tm_cache_free(rq_tm_cache *c)
 {
 	if (!c)
 		return;
+	rq_tm_cache_chain_break(c);
 	cache_clear(c);
 	tm_chunks_free(c->chunks);
 	free(c);
@@ -883,6 +966,48 @@ static int cleanup_dir_rename_info(rn *r, tm_map *dirs_removed)
 }
 
 /* Detect renames on one side; pairs[side] is rewritten with statuses. */
+/* Pair the remembered renames whose source side 1 deleted and whose
+ * target it added, before any search (merge-ort's cached pairs). */
+static void use_kept_renames(rn *r, size_t *count)
+{
+	const rq_tm_cache *c = r->s->cache;
+
+	for (size_t k = 0; k < c->nren; k++) {
+		long src = -1, dst = -1;
+		for (size_t j = 0; j < r->nsrc && src < 0; j++)
+			if (!r->src[j].p->rename_used && !strcmp(r->src[j].p->one, c->ren[k].from))
+				src = (long)j;
+		for (size_t i = 0; i < r->ndst && dst < 0 && src >= 0; i++)
+			if (!r->dst[i].is_rename && !strcmp(r->dst[i].p->two, c->ren[k].to))
+				dst = (long)i;
+		if (src >= 0 && dst >= 0) {
+			record_rename_pair(r, (size_t)dst, (size_t)src);
+			(*count)++;
+		}
+	}
+}
+
+/* Remember side 1's renames of this merge for the next one (not those
+ * side 2 made the same way: the next base has them, see the doc's
+ * rename/rename(1to1)). */
+static int keep_side1_renames(tm_state *s)
+{
+	const tm_pairs *q1 = &s->pairs[1], *q2 = &s->pairs[2];
+
+	for (size_t i = 0; i < q1->n; i++) {
+		const tm_pair *p = q1->v[i];
+		int same = 0;
+		if (p->status != 'R')
+			continue;
+		for (size_t k = 0; k < q2->n && !same; k++)
+			same = q2->v[k]->status == 'R' && !strcmp(q2->v[k]->one, p->one) &&
+			       !strcmp(q2->v[k]->two, p->two);
+		if (!same && keep_rename(s->cache, p->one, p->two) < 0)
+			return nomem(s);
+	}
+	return 0;
+}
+
 static int diffcore_rename(tm_state *s, int side)
 {
 	tm_pairs *q = &s->pairs[side];
@@ -915,6 +1040,8 @@ static int diffcore_rename(tm_state *s, int side)
 	}
 	if (!r.ndst || !r.nsrc)
 		goto cleanup;
+	if (side == 1 && s->chain)
+		use_kept_renames(&r, &rename_count);
 
 	/* exact renames: sources by blob id, each chain in source order */
 	{
@@ -937,6 +1064,8 @@ static int diffcore_rename(tm_state *s, int side)
 			const tm_stage *target = &r.dst[i].p->dst;
 			long best = -1;
 			int best_score = -1, left = 100;
+			if (r.dst[i].is_rename) /* a remembered rename */
+				continue;
 			for (long j = head[oidhash(&target->oid) & (nb - 1)]; j >= 0; j = next[j]) {
 				const tm_pair *sp = r.src[j].p;
 				int score;
@@ -1568,6 +1697,8 @@ int tm_detect_and_process_renames(tm_state *s)
 			return -1;
 		resolve_statuses(&s->pairs[side]);
 	}
+	if (keep_side1_renames(s) < 0)
+		return -1;
 	if (s->cfg->dir_renames != RQ_TM_DIRREN_NONE) {
 		if (get_provisional_directory_renames(s, 1) < 0 ||
 		    get_provisional_directory_renames(s, 2) < 0)
