@@ -215,19 +215,23 @@ JOBS=$(key $Q jobs)
 rcli XADD "$JOBS" '*' id bad1 job 'not json' >/dev/null
 rcli XADD "$JOBS" '*' id bad2 job '{"v":1,"id":"bad2","mode":"onto","target":"main","revisions":["main"]}' >/dev/null
 rcli XADD "$JOBS" '*' id bad3 other field >/dev/null
-rcli XADD "$JOBS" '*' id bad4 job "$(job not-bad4)" >/dev/null
-check "invalid jobs answered" wait_for "bad1..bad4" 30 bash -c "for j in bad1 bad2 bad3 bad4; do [ \"\$(redis-cli -p $REDIS_PORT EXISTS 'replayq:{$Q}:result:'\$j)\" = 1 ] || exit 1; done"
-for j in bad1 bad2 bad3 bad4; do
+# an entry whose id field differs from its job's: answered under the
+# entry's own id ("!<entry id>"), never under either job id
+S4=$(rcli XADD "$JOBS" '*' id bad4 job "$(job not-bad4)")
+check "invalid jobs answered" wait_for "bad1..bad3 and !$S4" 30 bash -c "for j in bad1 bad2 bad3 '!$S4'; do [ \"\$(redis-cli -p $REDIS_PORT EXISTS 'replayq:{$Q}:result:'\$j)\" = 1 ] || exit 1; done"
+for j in bad1 bad2 bad3 "!$S4"; do
 	check_eq "$j: invalid_job, attempt 1" "$j error invalid_job 1" \
-		"$(result_of $Q $j | jq -r '"\(.id) \(.status) \(.error.code) \(.attempt)"')"
+		"$(result_of $Q "$j" | jq -r '"\(.id) \(.status) \(.error.code) \(.attempt)"')"
 done
 check_contains "not JSON: the message says so" "JSON" "$(result_of $Q bad1 | jq -r .error.message)"
 check_contains "missing field: the message names it" "'repo'" "$(result_of $Q bad2 | jq -r .error.message)"
 check_contains "no job field: the message says so" "'job'" "$(result_of $Q bad3 | jq -r .error.message)"
-check_contains "id mismatch: the message says so" "id" "$(result_of $Q bad4 | jq -r .error.message)"
+check_contains "id mismatch: the message names the entry's id" "bad4" "$(result_of $Q "!$S4" | jq -r .error.message)"
+check_contains "id mismatch: ... and the job's" "not-bad4" "$(result_of $Q "!$S4" | jq -r .error.message)"
+check_eq "id mismatch: no result under the entry's id field" 0 "$(rcli EXISTS "$(key $Q result:bad4)")"
 # acknowledged and deleted (checked next): nothing is left to come back
 check_eq "invalid jobs: one result each" "1 1 1 1" \
-	"$(for j in bad1 bad2 bad3 bad4; do printf '%s ' "$(results_count $Q $j)"; done | sed 's/ $//')"
+	"$(for j in bad1 bad2 bad3 "!$S4"; do printf '%s ' "$(results_count $Q "$j")"; done | sed 's/ $//')"
 check_eq "invalid jobs: acknowledged" 0 "$(pending_count $Q)"
 check_eq "invalid jobs: deleted" 0 "$(rcli XLEN "$JOBS")"
 check_eq "invalid jobs: no dead letter" 0 "$(rcli XLEN "$(key $Q dead)")"
