@@ -228,6 +228,20 @@ static int parse_revisions(json_t *o, rq_job *job, rq_error *err)
 	return 0;
 }
 
+/*
+ * A ref a job may give its result to: not refs/HEAD (after it, every HEAD
+ * in the repository is ambiguous), and under refs/heads/ only a name `git
+ * check-ref-format --branch` takes (not "HEAD", not starting with '-').
+ */
+static int ref_a_job_may_create(const char *ref)
+{
+	const char *b = !strncmp(ref, "refs/heads/", 11) ? ref + 11 : NULL;
+
+	if (!strcmp(ref, "refs/HEAD"))
+		return 0;
+	return !b || (strcmp(b, "HEAD") && b[0] != '-');
+}
+
 static int parse_fields(json_t *o, rq_job *job, rq_error *err)
 {
 	const char *key;
@@ -281,6 +295,14 @@ static int parse_fields(json_t *o, rq_job *job, rq_error *err)
 	if (job->ref && (!rq_revs_refname_valid(job->ref) || !strcmp(job->ref, "HEAD"))) {
 		rq_error_set(err, RQ_E_BAD_REF,
 			     "field 'ref' is not a valid fully qualified ref name");
+		goto out;
+	}
+	if (job->ref && !ref_a_job_may_create(job->ref)) {
+		rq_error_set(
+		    err, RQ_E_BAD_REF,
+		    "field 'ref' names a ref a job may not write ('%.200s': refs/HEAD, or a "
+		    "branch git would refuse as a branch name)",
+		    job->ref);
 		goto out;
 	}
 	if (job->ref && job->contained) {

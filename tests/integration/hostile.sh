@@ -130,6 +130,16 @@ run_job good good
 check_eq "a plain repository under the root: ok" ok "$CODE"
 victim_untouched "all of the above"
 
+# refs a job may not write: refs/HEAD (every HEAD would then be
+# ambiguous), branches git would refuse as branch names
+for r in refs/HEAD refs/heads/HEAD refs/heads/-x; do
+	run_job "ref-$r" good ",\"ref\":\"$r\""
+	check_eq "ref $r: bad_ref" bad_ref "$CODE"
+	check "ref $r: not created" test -z "$(git -C "$ROOT/good" for-each-ref "$r")"
+done
+run_job ref-ok good ',"ref":"refs/heads/fine"'
+check_eq "a plain branch as ref: ok" ok "$CODE"
+
 # --- 2, 3. damaged objects ---------------------------------------------------
 lo() { echo "$1/.git/objects/${2:0:2}/${2:2}"; }
 # damage kind repo: break one object of the repository as named
