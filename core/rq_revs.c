@@ -781,6 +781,29 @@ static int parse_option(git_repository *repo, rq_revs *revs, size_t *cap, refsel
 	return r < 0 ? -1 : 0;
 }
 
+int rq_revs_option_valid(const char *a)
+{
+	static const char *const sets[] = {"--all", "--branches", "--tags", "--remotes", "--not"};
+	static const char *const valued[] = {
+	    "--branches=", "--tags=", "--remotes=", "--glob=", "--exclude="};
+	rq_revfilter f;
+	rq_error e;
+	int r;
+
+	for (size_t i = 0; i < sizeof(sets) / sizeof(*sets); i++)
+		if (!strcmp(a, sets[i]))
+			return 1;
+	for (size_t i = 0; i < sizeof(valued) / sizeof(*valued); i++)
+		if (!strncmp(a, valued[i], strlen(valued[i])))
+			return 1;
+	rq_revfilter_init(&f);
+	r = rq_revfilter_option(&f, a, &e);
+	if (r == 1)
+		r = rq_revfilter_ready(&f, &e) == 0;
+	rq_revfilter_free(&f);
+	return r == 1;
+}
+
 int rq_revs_is_option(const char *arg)
 {
 	return arg[0] == '-' && arg[1] != '\0';

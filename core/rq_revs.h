@@ -48,6 +48,11 @@ void rq_revs_free(rq_revs *revs);
 /* 1 if a revision argument is an option (for rq_revs_parse to take). */
 int rq_revs_is_option(const char *arg);
 
+/* 1 if arg is an option rq_revs_parse takes, with a valid value (checked
+ * without a repository: for a job's validation). None of them reads a
+ * file or standard input, or writes anything. */
+int rq_revs_option_valid(const char *arg);
+
 /*
  * DWIM a name to a ref. Returns the number of refs that match (0, 1, 2...)
  * or -1 on error; when at least one matches, *fullname (may be NULL: not

@@ -211,10 +211,19 @@ static int parse_revisions(json_t *o, rq_job *job, rq_error *err)
 		    strlen(s) != json_string_length(v))
 			return rq_error_set(err, RQ_E_BAD_REVISION,
 					    "revisions[%zu] is empty or too long", i);
-		if (s[0] == '-')
-			return rq_error_set(err, RQ_E_BAD_REVISION,
-					    "revisions[%zu] looks like an option: '%.64s'", i, s);
-		for (const char *p = s; *p; p++)
+		if (s[0] == '-') { /* a revision-walk option: printable, known, valid */
+			for (const char *p = s; *p; p++)
+				if ((unsigned char)*p < ' ' || *p == 0x7f)
+					return rq_error_set(
+					    err, RQ_E_BAD_REVISION,
+					    "revisions[%zu] holds a control character", i);
+			if (!rq_revs_option_valid(s))
+				return rq_error_set(err, RQ_E_BAD_REVISION,
+						    "revisions[%zu] is not a revision-walk option "
+						    "replayq takes: '%.64s'",
+						    i, s);
+		}
+		for (const char *p = s; *p && s[0] != '-'; p++)
 			if ((unsigned char)*p <= ' ' || *p == 0x7f || *p == ':' || *p == '\\')
 				return rq_error_set(
 				    err, RQ_E_BAD_REVISION,

@@ -52,8 +52,8 @@ job_spec() {
 	   ARGS=(--onto=main base..u-$i) ;;
 	7) JSON=$head'"mode":"onto","target":"main","revisions":["base..nosuch"],'$c'}'
 	   ARGS=(--onto=main base..nosuch) ;;
-	8) JSON=$head'"mode":"onto","target":"main","revisions":["--all"],'$c'}'
-	   ARGS=() ;;
+	8) JSON=$head'"mode":"onto","target":"main","revisions":["--stdin"],'$c'}'
+	   ARGS=() ;; # an option a job may not use (it would read standard input)
 	9) JSON=$head'"mode":"onto","target":"main","revisions":["base..topic"],"empty":"keep","ref":"refs/heads/out-'$i'",'$c'}'
 	   ARGS=(--onto=main --empty=keep --ref=refs/heads/out-$i base..topic) ;;
 	esac

@@ -515,13 +515,22 @@ static void test_revisions_shape(void **state)
 static void test_revisions_option_like(void **state)
 {
 	(void)state;
-	expect_bad_patch(NULL, "{\"revisions\":[\"--all\"]}", RQ_E_BAD_REVISION, "revisions[0]");
-	expect_bad_patch(NULL, "{\"revisions\":[\"main\",\"--branches\"]}", RQ_E_BAD_REVISION,
-			 "revisions[1]");
+	expect_bad_patch(NULL, "{\"revisions\":[\"--stdin\"]}", RQ_E_BAD_REVISION, "revisions[0]");
+	expect_bad_patch(NULL, "{\"revisions\":[\"--output=/etc/x\"]}", RQ_E_BAD_REVISION,
+			 "revisions[0]");
+	expect_bad_patch(NULL, "{\"revisions\":[\"--max-count=x\"]}", RQ_E_BAD_REVISION,
+			 "revisions[0]");
+	expect_bad_patch(NULL, "{\"revisions\":[\"--grep=a\\nb\"]}", RQ_E_BAD_REVISION,
+			 "control character");
 	expect_bad_patch(NULL, "{\"revisions\":[\"-\"]}", RQ_E_BAD_REVISION, "revisions[0]");
 	expect_bad_patch(NULL, "{\"revisions\":[\"main\",\"--\"]}", RQ_E_BAD_REVISION,
 			 "revisions[1]");
-	expect_bad_patch(NULL, "{\"revisions\":[\"-n1\"]}", RQ_E_BAD_REVISION, "revisions[0]");
+	expect_bad_patch(NULL, "{\"revisions\":[\"--since=2.weeks.ago\"]}", RQ_E_BAD_REVISION,
+			 "revisions[0]");
+	/* the revision-walk options replayq takes, as on the command line */
+	expect_ok_patch(NULL, "{\"revisions\":[\"main\",\"--branches\"]}");
+	expect_ok_patch(NULL, "{\"revisions\":[\"-n1\",\"--branches=t*\",\"^main\"]}");
+	expect_ok_patch(NULL, "{\"revisions\":[\"--author=A U Thor\",\"--not\",\"main\"]}");
 }
 
 static void test_revisions_too_many(void **state)
