@@ -185,6 +185,20 @@ for kind in truncated empty garbage other-tree wrong-type pack-truncated index-t
 	*) check_contains "$kind: replay says it is corrupt" "is corrupt" "$ERR" ;;
 	esac
 done
+# through a worker: corrupt_object is final, not retried (it used to hang
+# until timeout_ms, three times)
+export REPLAYQ_QUEUE=hostile
+start_redis
+start_worker wh --repo-root="$ROOT" --jobs=1 --max-deliveries=3
+make_repo "$ROOT/d-worker" w
+damage truncated "$ROOT/d-worker"
+OUT=$(printf '{"v":1,"id":"dw","repo":"d-worker","mode":"onto","target":"main","revisions":["main..topic"]}\n' |
+	timeout -s KILL 120 "$REPLAYQ" submit --wait=60 2>>"$T/run.err")
+check_eq "worker: corrupt_object at the first delivery" "corrupt_object 1" "$(jq -r '"\(.error.code) \(.attempt)"' <<<"$OUT")"
+check_eq "worker: not retried" "" "$(rcli HGET 'replayq:{hostile}:stats' retried)"
+kill -TERM "$WORKER_PID" && wait "$WORKER_PID"
+cat "$T/wh.log" >>"$T/run.err"
+
 # git's own words for the truncated loose object of the report
 replay_in "$ROOT/d-truncated"
 t=$(git -C "$ROOT/d-truncated" rev-parse topic)
