@@ -186,16 +186,6 @@ static int parse_args(int argc, char **argv, cli *c)
 	return 0;
 }
 
-static void print_conflict(const rq_replay_result *res)
-{
-	char hex[GIT_OID_HEXSZ + 1];
-	git_oid_tostr(hex, sizeof(hex), &res->conflict_commit);
-	fprintf(stderr, "error: could not replay %s: conflicts\n", hex);
-	for (size_t i = 0; i < res->conflicts.n; i++)
-		fprintf(stderr, "CONFLICT (%s): %s\n",
-			rq_conflict_kind_name(res->conflicts.v[i].kind), res->conflicts.v[i].path);
-}
-
 static int emit_json(const rq_replay_result *res, int rc, const rq_error *err, int applied)
 {
 	json_t *o = rq_result_to_json(res, rc, err, applied);
@@ -379,8 +369,8 @@ report:
 			      stderr); /* git's hint, word for word */
 		status = err.code == RQ_E_INTERRUPTED ? 130 : 128;
 	} else if (rc == 1) {
-		if (!json)
-			print_conflict(&res);
+		/* as git replay: exit 1 and not a word (--format=json has the
+		 * commit, the paths and their kinds) */
 		status = 1;
 	} else {
 		if (print && !json) {
