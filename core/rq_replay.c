@@ -1180,7 +1180,7 @@ static int final_updates(state *s, const git_oid *last)
 	const char *ref = s->opts->ref ? s->opts->ref : s->branch;
 	git_oid old;
 
-	if (!s->walk.n || !ref)
+	if (!ref) /* with nothing replayed too: the ref goes to onto, as in git */
 		return 0;
 	if (s->opts->ref) {
 		int r = git_reference_name_to_id(&old, s->repo, ref);

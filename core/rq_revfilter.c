@@ -51,6 +51,7 @@ void rq_revfilter_free(rq_revfilter *f)
 	free_list(f->committer, f->ncommitter);
 	free_list(f->grep, f->ngrep);
 	free_list(f->ancestry, f->nancestry);
+	free_list(f->paths, f->npaths);
 	rq_revfilter_init(f);
 }
 
@@ -250,7 +251,42 @@ int rq_revfilter_ready(rq_revfilter *f, rq_error *err)
 
 int rq_revfilter_active(const rq_revfilter *f)
 {
-	return f->nauthor || f->ncommitter || f->ngrep || f->since || f->until || f->merges;
+	return f->nauthor || f->ncommitter || f->ngrep || f->since || f->until || f->merges ||
+	       f->npaths;
+}
+
+int rq_revfilter_path(rq_revfilter *f, const char *path, rq_error *err)
+{
+	return add(&f->paths, &f->npaths, path, err);
+}
+
+/* Does the commit change a path the pathspecs name? 1, 0, or -1. */
+static int touches_paths(const rq_revfilter *f, const git_commit *c)
+{
+	git_repository *repo = git_commit_owner(c);
+	git_tree *t = NULL, *pt = NULL;
+	git_commit *parent = NULL;
+	git_diff *diff = NULL;
+	git_diff_options o;
+	int rc = -1;
+
+	if (git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION) < 0)
+		return -1;
+	o.pathspec.strings = f->paths;
+	o.pathspec.count = f->npaths;
+	if (git_commit_tree(&t, c) < 0 ||
+	    (git_commit_parentcount(c) &&
+	     (git_commit_parent(&parent, c, 0) < 0 || git_commit_tree(&pt, parent) < 0)))
+		goto out;
+	if (git_diff_tree_to_tree(&diff, repo, pt, t, &o) < 0)
+		goto out;
+	rc = git_diff_num_deltas(diff) > 0;
+out:
+	git_diff_free(diff);
+	git_tree_free(pt);
+	git_tree_free(t);
+	git_commit_free(parent);
+	return rc;
 }
 
 static int any(const regex_t *r, size_t n, const char *s)
@@ -340,7 +376,7 @@ int rq_revfilter_match(const rq_revfilter *f, const git_commit *c)
 	if ((f->since && t < f->since) || (f->until && t > f->until))
 		return 0;
 	if (!cp)
-		return 1;
+		return f->npaths ? touches_paths(f, c) : 1;
 	if (!who_matches(cp->author, f->nauthor, git_commit_author(c)) ||
 	    !who_matches(cp->committer, f->ncommitter, git_commit_committer(c)))
 		return 0;
@@ -351,5 +387,5 @@ int rq_revfilter_match(const rq_revfilter *f, const git_commit *c)
 		if (m == f->invert_grep)
 			return 0;
 	}
-	return 1;
+	return f->npaths ? touches_paths(f, c) : 1;
 }

@@ -11,7 +11,9 @@
  * --since/--after,
  * --until/--before), how many (--max-count/-n/-<n>, --skip), and the
  * orders git accepts and then overrides (--topo-order silently,
- * --date-order, --author-date-order and --reverse with git's warning).
+ * --date-order, --author-date-order and --reverse with git's warning), and
+ * pathspecs after "--" (a path, a directory prefix, or a glob whose '*'
+ * crosses '/', as git's default pathspec magic).
  * The ref sets (--all, --branches, ...) are rq_revs' part. Any other
  * option is refused with RQ_E_USAGE naming it.
  *
@@ -43,6 +45,8 @@ typedef struct rq_revfilter {
 	int syntax; /* 0: basic regexps (git's default), 'E' extended, 'F' fixed strings */
 	int64_t since, until; /* committer dates; 0: not given */
 	int warn_sort, warn_reverse;
+	char **paths; /* pathspecs (after "--"): a commit that changes none is left out */
+	size_t npaths;
 	void *compiled; /* the compiled patterns, once rq_revfilter_ready() ran */
 } rq_revfilter;
 
@@ -70,7 +74,13 @@ int rq_revfilter_ready(rq_revfilter *f, rq_error *err);
 /* 1 if any filter needs the commits' contents. */
 int rq_revfilter_active(const rq_revfilter *f);
 
-/* 1 if the commit passes --author, --committer, --grep, dates, merges. */
+/* Add a pathspec (an argument after "--"). 1, or -1 out of memory. */
+int rq_revfilter_path(rq_revfilter *f, const char *path, rq_error *err);
+
+/* 1 if the commit passes --author, --committer, --grep, dates, merges, and
+ * changes a path a pathspec names (git's TREESAME rule without history
+ * simplification: compared with its first parent, a root with the empty
+ * tree); -1 when its trees cannot be read. */
 int rq_revfilter_match(const rq_revfilter *f, const git_commit *c);
 
 #endif

@@ -781,6 +781,30 @@ static int parse_option(git_repository *repo, rq_revs *revs, size_t *cap, refsel
 	return r < 0 ? -1 : 0;
 }
 
+/*
+ * A pathspec after "--". git replay takes one only when it names something
+ * in the working tree (or holds a wildcard), with git's messages otherwise:
+ * the first as an unknown revision, the next ones as missing paths; in a
+ * bare repository no path exists. 0 or -1.
+ */
+static int add_pathspec(git_repository *repo, rq_revfilter *f, const char *path, int first,
+			rq_error *err)
+{
+	const char *wd = git_repository_workdir(repo);
+	char full[4096];
+	struct stat st;
+
+	if (!has_glob(path) &&
+	    (!wd || snprintf(full, sizeof(full), "%s%s", wd, path) >= (int)sizeof(full) ||
+	     lstat(full, &st) < 0)) {
+		if (first)
+			return unknown_revision(err, path);
+		return rq_error_set(err, RQ_E_BAD_REVISION, "%s: no such path in the working tree.",
+				    path);
+	}
+	return rq_revfilter_path(f, path, err) < 0 ? -1 : 0;
+}
+
 int rq_revs_option_valid(const char *a)
 {
 	static const char *const sets[] = {"--all", "--branches", "--tags", "--remotes", "--not"};
@@ -821,6 +845,11 @@ int rq_revs_parse(git_repository *repo, const char *const *args, size_t nargs, r
 	rq_revfilter_init(&out->filter);
 	for (size_t i = 0; i < nargs && rc == 0; i++) {
 		size_t before = out->n;
+		if (!strcmp(args[i], "--")) { /* the rest are pathspecs */
+			for (size_t k = i + 1; rc == 0 && k < nargs; k++)
+				rc = add_pathspec(repo, &out->filter, args[k], k == i + 1, err);
+			break;
+		}
 		if (rq_revs_is_option(args[i]))
 			rc = parse_option(repo, out, &cap, &sel, args[i], err);
 		else

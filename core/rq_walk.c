@@ -481,7 +481,11 @@ static int apply_filters(walker *w, const rq_revs *revs, size_t *sorted, size_t 
 		free(b);
 	}
 	for (size_t i = 0; i < *n; i++) {
-		if (rq_revfilter_active(f) && !rq_revfilter_match(f, w->nodes[sorted[i]].commit))
+		int m =
+		    rq_revfilter_active(f) ? rq_revfilter_match(f, w->nodes[sorted[i]].commit) : 1;
+		if (m < 0)
+			return rq_error_git(w->err, "cannot compare a commit's trees");
+		if (!m)
 			continue;
 		if (skip) {
 			skip--;

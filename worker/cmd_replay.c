@@ -141,10 +141,9 @@ static int parse_args(int argc, char **argv, cli *c)
 		const char *a = argv[i];
 		int matched = 0;
 
-		if (!strcmp(a, "--")) {
-			if (i + 1 < argc)
-				return usage_error("pathspecs are not supported: '%s'",
-						   argv[i + 1]);
+		if (!strcmp(a, "--")) { /* pathspecs follow: the engine takes them */
+			while (i < argc)
+				c->revs[c->nrevs++] = argv[i++];
 			break;
 		}
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -363,6 +362,11 @@ report:
 	if (rc < 0) {
 		/* git says these as an error, not as a fatal one */
 		fprintf(stderr, "%s: %s\n", git_says_error(&err) ? "error" : "fatal", err.msg);
+		if (err.code == RQ_E_BAD_REVISION &&
+		    strstr(err.msg, ": no such path in the working tree."))
+			fputs("Use 'git <command> -- <path>...' to specify paths that do not exist "
+			      "locally.\n",
+			      stderr); /* git's hint, word for word */
 		if (err.code == RQ_E_BAD_REVISION && !strncmp(err.msg, "ambiguous argument", 18))
 			fputs("Use '--' to separate paths from revisions, like this:\n"
 			      "'git <command> [<revision>...] -- [<file>...]'\n",

@@ -4,7 +4,8 @@
 # --branches, --tags, --remotes, --glob, --exclude, --not), commit filters
 # (--author, --committer, --grep, --invert-grep, -i, --since, --until,
 # --no-merges, --merges), counts (-n, --max-count, --skip), --first-parent,
-# --ancestry-path[=<commit>] and the orders git overrides with a warning:
+# --ancestry-path[=<commit>], the orders git overrides with a warning, and
+# pathspecs after "--" (git replay takes only paths of the working tree):
 # stdout, stderr and exit status byte for byte. Without upstream git, the
 # checks that need no oracle still run.
 . "$(dirname "$0")/../lib.sh"
@@ -51,7 +52,9 @@ CASES=("--branches ^main" "--exclude=m --branches ^main" "--all --not main" "--b
 	"--reverse --author-date-order main..t1" "--contained --branches ^main"
 	"--simplify-by-decoration main..t1" "--grep=[ main..t1" "--since=yesterday main..t1"
 	"--max-count=x main..t1" "--bogus main..t1" "-E --grep=t1.(c|e) main..t1" "-F --grep=t1. main..t1"
-	"--all-match --grep=t1 --grep=e main..t1" "--grep=t1 --grep=e main..t1")
+	"--all-match --grep=t1 --grep=e main..t1" "--grep=t1 --grep=e main..t1"
+	"main..t1 -- a" "main..t1 -- z" "--ref=refs/heads/p main..t1 -- a" "main..t1 -- c"
+	"main..t1 -- a nosuch" "--ref=refs/heads/p --author=nobody main..t1" "--ref=refs/heads/p main..main")
 
 # no oracle needed
 run_rq -C "$R" replay --ref-action=print --onto main --exclude=m --branches ^main
@@ -89,5 +92,21 @@ if upstream_git; then
 		check_eq "$c: stdout as upstream's" "$want" "$OUT"
 		check_eq "$c: stderr as upstream's" "$(cat "$T/g.err")" "$ERR"
 	done
+	# pathspecs that pick commits out: the paths exist in t1's working tree
+	git -C "$R" checkout -q t1
+	for c in "main..t1 -- d" "main..t1 -- c e" "--ref=refs/heads/p main..t1 -- d" "main..t1 -- e nosuch"; do
+		# shellcheck disable=SC2086
+		want=$("$UPSTREAM_GIT" -C "$R" replay --ref-action=print --onto main $c 2>"$T/g.err")
+		wrc=$?
+		# shellcheck disable=SC2086
+		run_rq -C "$R" replay --ref-action=print --onto main $c
+		check_eq "t1 checked out, $c: as upstream's" "$wrc $want $(cat "$T/g.err")" "$RC $OUT $ERR"
+	done
+	git -C "$R" checkout -q main
 fi
+# a pathspec keeps the commits that change it (no oracle needed)
+git -C "$R" checkout -q t1
+run_rq -C "$R" replay --ref-action=print --onto main --ref=refs/heads/p main..t1 -- d
+check_eq "-- d: Bob's commit alone" "t1 d by Bob|$(git -C "$R" rev-parse main)" "$(git -C "$R" log -1 --format='%s|%P' "$(echo "$OUT" | cut -d' ' -f3)")"
+git -C "$R" checkout -q main
 finish
