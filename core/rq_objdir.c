@@ -152,7 +152,8 @@ int rq_objdir_open(rq_objdir **out, git_repository *repo, const rq_odb_opts *obj
 	}
 	if (rq_odb_new(&od->odb, repo, objects, err) < 0)
 		goto fail;
-	if (!(od->enc = rq_pack_encoder_new()) || rq_memodb_new(&od->mem) < 0) {
+	if (!(od->enc = rq_pack_encoder_new_level(rq_pack_compression_level(repo))) ||
+	    rq_memodb_new(&od->mem) < 0) {
 		rq_error_set(err, RQ_E_NOMEM, "out of memory");
 		goto fail;
 	}

@@ -19,6 +19,7 @@
 struct rq_pack_encoder {
 	z_stream z[2]; /* small objects, large objects */
 	int ready[2];
+	int level; /* zlib's: -1 (its default, 6) to 9 */
 };
 
 /*
@@ -34,7 +35,31 @@ struct rq_pack_encoder {
 
 rq_pack_encoder *rq_pack_encoder_new(void)
 {
-	return calloc(1, sizeof(rq_pack_encoder));
+	return rq_pack_encoder_new_level(Z_DEFAULT_COMPRESSION);
+}
+
+rq_pack_encoder *rq_pack_encoder_new_level(int level)
+{
+	rq_pack_encoder *enc = calloc(1, sizeof(rq_pack_encoder));
+
+	if (enc)
+		enc->level = level < -1 || level > 9 ? Z_DEFAULT_COMPRESSION : level;
+	return enc;
+}
+
+int rq_pack_compression_level(git_repository *repo)
+{
+	git_config *cfg = NULL, *snap = NULL;
+	int level = Z_DEFAULT_COMPRESSION, v;
+
+	if (git_repository_config(&cfg, repo) == 0 && git_config_snapshot(&snap, cfg) == 0) {
+		if (git_config_get_int32(&v, snap, "pack.compression") == 0 ||
+		    git_config_get_int32(&v, snap, "core.compression") == 0)
+			level = v < -1 || v > 9 ? Z_DEFAULT_COMPRESSION : v;
+	}
+	git_config_free(snap);
+	git_config_free(cfg);
+	return level;
 }
 
 void rq_pack_encoder_free(rq_pack_encoder *enc)
@@ -77,7 +102,7 @@ static int encode_entry(rq_pack_encoder *enc, unsigned type, const git_oid *base
 	}
 	if (!enc->ready[big]) {
 		memset(z, 0, sizeof(*z));
-		if (deflateInit2(z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15, big ? 8 : SMALL_MEMLEVEL,
+		if (deflateInit2(z, enc->level, Z_DEFLATED, 15, big ? 8 : SMALL_MEMLEVEL,
 				 Z_DEFAULT_STRATEGY) != Z_OK)
 			return -1;
 		enc->ready[big] = 1;

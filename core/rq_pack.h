@@ -28,6 +28,11 @@ typedef struct rq_pack_entry {
 
 typedef struct rq_pack_encoder rq_pack_encoder;
 rq_pack_encoder *rq_pack_encoder_new(void); /* NULL: out of memory */
+/* With a zlib level (-1: zlib's default, 0-9). */
+rq_pack_encoder *rq_pack_encoder_new_level(int level);
+/* The level git would pack this repository's objects with: pack.compression,
+ * else core.compression, else zlib's default (-1), as git does. */
+int rq_pack_compression_level(git_repository *repo);
 void rq_pack_encoder_free(rq_pack_encoder *enc);
 
 /* Encode an object. *out is malloc'ed. 0, or -1 (out of memory, zlib). */

@@ -352,6 +352,32 @@ static void test_decode_bad(void **state)
  * looked for (no system call per new object) and goes into the replay's
  * pack, which does no harm; one the replay wrote already is not stored twice.
  */
+/* The compression level follows git's config: pack.compression, then
+ * core.compression, else zlib's default (a value out of range too). */
+static int level_of(tu_repo *r)
+{
+	git_repository *repo = NULL;
+	int level;
+
+	assert_int_equal(git_repository_open(&repo, r->path), 0);
+	level = rq_pack_compression_level(repo);
+	git_repository_free(repo);
+	return level;
+}
+
+static void test_compression_level(void **state)
+{
+	tu_repo *r = *state;
+
+	assert_int_equal(level_of(r), -1);
+	tu_git(r, "git config core.compression 3");
+	assert_int_equal(level_of(r), 3);
+	tu_git(r, "git config pack.compression 0");
+	assert_int_equal(level_of(r), 0);
+	tu_git(r, "git config pack.compression 42");
+	assert_int_equal(level_of(r), -1);
+}
+
 static void test_odb_write_existing(void **state)
 {
 	tu_repo *r = *state;
@@ -551,6 +577,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_parts_deltas, setup, teardown),
 	    cmocka_unit_test(test_decode_bad),
 	    cmocka_unit_test_setup_teardown(test_odb_write_existing, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_compression_level, setup, teardown),
 	    cmocka_unit_test(test_prefix),
 	};
 	return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
