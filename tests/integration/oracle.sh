@@ -15,7 +15,8 @@
 #
 # replayq replays the topic onto upstream; the oracles are upstream `git
 # replay` (2.55, when tests/lib.sh's upstream_git finds it: the same stdout,
-# exit status and first line of stderr) and git 2.39 itself
+# exit status and first line of stderr, also for --advance onto a branch at
+# upstream and --revert of the topic on itself) and git 2.39 itself
 # (merge-ort): `git cherry-pick` of each topic commit, one at a time, in the
 # repository's worktree detached at upstream, with the same committer. A
 # stop with unmerged entries is a conflict; a stop without them is a pick
@@ -435,6 +436,19 @@ run_seed() {
 		check_eq "seed $SEED: stdout as upstream git replay's" "$uout" "$out"
 		check_eq "seed $SEED: stderr's first line as upstream git replay's" \
 			"$(head -1 "$T/u.err")" "$(head -1 <<<"$err")"
+		# the other modes, against upstream alone: cherry-pick the topic
+		# onto a branch at upstream, and revert it on top of itself
+		git -C "$r" branch -f adv upstream
+		local mode
+		for mode in --advance=adv --revert=topic; do
+			uout=$("$UPSTREAM_GIT" -C "$r" replay --ref-action=print "$mode" "$@" 2>"$T/u.err")
+			urc=$?
+			run_rq -C "$r" replay --ref-action=print "$mode" "$@"
+			UPMODES=$((UPMODES + 1))
+			check_eq "seed $SEED $mode: as upstream git replay" \
+				"$urc $uout $(head -1 "$T/u.err")" "$RC $OUT $(head -1 <<<"$ERR")"
+		done
+		git -C "$r" branch -D -q adv
 	fi
 	git -C "$r" checkout -q --detach upstream 2>/dev/null # HEAD was unborn
 	pick_with_git "$r"
@@ -529,7 +543,7 @@ run_seed() {
 export GIT_COMMITTER_NAME="Re Player" GIT_COMMITTER_EMAIL="replayer@example.com"
 export GIT_COMMITTER_DATE="@1800000000 +0200"
 
-PICKS=0 CLEAN=0 CONFLICTS=0 KEEPGIT=0 FSCKED=0 BAD=0 UPSEEDS=0
+PICKS=0 CLEAN=0 CONFLICTS=0 KEEPGIT=0 FSCKED=0 BAD=0 UPSEEDS=0 UPMODES=0
 UPSTREAM_GIT=""
 upstream_git || true
 for ((SEED = FIRST; SEED < FIRST + SEEDS; SEED++)); do
@@ -543,7 +557,7 @@ EXCLUDED=""
 if [ "$BAD" -eq 0 ]; then
 	echo "oracle: $SEEDS seeds, $PICKS picks compared, $CLEAN clean, $CONFLICTS conflicts," \
 		"all agreed (keep variant against git on $KEEPGIT seeds, fsck on $FSCKED," \
-		"upstream git replay on $UPSEEDS)"
+		"upstream git replay on $UPSEEDS, --advance/--revert against it $UPMODES times)"
 else
 	echo "oracle: $SEEDS seeds, $PICKS picks compared, $CLEAN clean, $CONFLICTS conflicts," \
 		"$BAD seeds DISAGREED"
