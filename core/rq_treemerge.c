@@ -1007,8 +1007,8 @@ int rq_treemerge(git_repository *repo, git_odb *odb, const rq_tm_config *cfg, rq
 	s.write = 1;
 	/* merge-ort keeps no renames when directory renames are off (git's
 	 * merge_check_renames_reusable) */
-	s.chain = cfg->dir_renames != RQ_TM_DIRREN_NONE &&
-		  rq_tm_cache_chain_continues(cache, base, ours);
+	s.chain =
+	    cfg->dir_renames != RQ_TM_DIRREN_NONE && rq_tm_cache_chain_continues(cache, base, ours);
 	if (cfg->dir_renames == RQ_TM_DIRREN_NONE)
 		rq_tm_cache_chain_break(cache);
 	rq_tm_cache_lend(cache, &s.arena);
