@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * rq_refs: apply a replay's ref updates in one checked transaction, or
- * format them for `git update-ref --stdin`.
+ * rq_refs: apply a replay's ref updates, every ref locked and checked
+ * before the first is written, or format them for `git update-ref --stdin`.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -49,10 +49,27 @@ static int made_after(const struct timespec *a, const struct timespec *b)
 	return a->tv_sec > b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec >= b->tv_nsec);
 }
 
-/* Remove the locks a dead replayq process left, as its marker lists them:
- * only empty lock files (libgit2 writes a lock's content at the commit)
- * made in the minute after the marker; a lock of a live process, or one
- * another program took later, stays. */
+/* 1 when the lock file holds exactly "<hex>\n": libgit2 writes a ref's
+ * new id into its lock right before the rename that commits it. */
+static int lock_holds(const char *lock, const char *hex)
+{
+	char buf[GIT_OID_HEXSZ + 2];
+	size_t want = strlen(hex), n;
+	FILE *f;
+
+	if (!*hex || want > GIT_OID_HEXSZ || !(f = fopen(lock, "r")))
+		return 0;
+	n = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	return n == want + 1 && !memcmp(buf, hex, want) && buf[want] == '\n';
+}
+
+/* Remove the locks a dead replayq process left, as its marker lists them
+ * ("<ref> <new id>" a line): lock files made in the minute after the
+ * marker: empty ones made in the minute after it (libgit2 writes a lock's
+ * content only at the commit), and ones holding that new id (killed
+ * between writing and renaming it, however late); a lock of a live
+ * process, or one another program took, stays. */
 static void clean_marker(git_repository *repo, const char *marker)
 {
 	struct stat mst, lst;
@@ -62,12 +79,18 @@ static void clean_marker(git_repository *repo, const char *marker)
 	if (stat(marker, &mst) < 0 || !(f = fopen(marker, "r")))
 		return;
 	while (fgets(line, sizeof(line), f)) {
+		char *hex;
 		line[strcspn(line, "\n")] = '\0';
+		hex = strchr(line, ' ');
+		if (hex)
+			*hex++ = '\0';
 		if (!*line || lock_path(repo, line, lock, sizeof(lock)) < 0 ||
-		    lstat(lock, &lst) < 0 || !S_ISREG(lst.st_mode) || lst.st_size != 0)
+		    lstat(lock, &lst) < 0 || !S_ISREG(lst.st_mode) ||
+		    !made_after(&lst.st_mtim, &mst.st_mtim))
 			continue;
-		if (made_after(&lst.st_mtim, &mst.st_mtim) &&
-		    lst.st_mtim.tv_sec <= mst.st_mtim.tv_sec + RQ_REFS_LOCK_WINDOW_S)
+		if (lst.st_size == 0
+			? lst.st_mtim.tv_sec <= mst.st_mtim.tv_sec + RQ_REFS_LOCK_WINDOW_S
+			: lock_holds(lock, hex ? hex : ""))
 			unlink(lock);
 	}
 	fclose(f);
@@ -142,11 +165,13 @@ static int guard_lock(git_repository *repo, rq_error *err)
 	return fd;
 }
 
-/* Before the first lock: write down which locks this process will hold. */
+/* Before the first lock: write down which locks this process will hold,
+ * one "<ref> <new id>" a line (the id names the content a lock has while
+ * its ref is being committed). */
 static int write_marker(git_repository *repo, const rq_replay_result *result, char *path,
 			size_t size, rq_error *err)
 {
-	char owner[160];
+	char owner[160], hex[GIT_OID_HEXSZ + 1];
 	FILE *f;
 	int n;
 
@@ -157,7 +182,8 @@ static int write_marker(git_repository *repo, const rq_replay_result *result, ch
 	if (!(f = fopen(path, "w")))
 		return rq_error_set(err, RQ_E_IO, "cannot write '%s': %s", path, strerror(errno));
 	for (size_t i = 0; i < result->nupdates; i++)
-		fprintf(f, "%s\n", result->updates[i].ref);
+		fprintf(f, "%s %s\n", result->updates[i].ref,
+			git_oid_tostr(hex, sizeof(hex), &result->updates[i].new_id));
 	if (fflush(f) != 0 || fsync(fileno(f)) != 0) {
 		fclose(f);
 		unlink(path);
@@ -177,11 +203,108 @@ int rq_refs_apply(git_repository *repo, const rq_replay_result *result, const rq
 	return rq_refs_apply_checked(repo, result, committer, NULL, NULL, err);
 }
 
+/* The error of a lock that could not be taken: a lock file another live
+ * process holds is worth a retry (RQ_E_REF_LOCKED), anything else is not. */
+static int lock_failed(git_repository *repo, const char *ref, int r, rq_error *err)
+{
+	const git_error *e = git_error_last();
+	char lock[PATH_MAX];
+
+	if (r == GIT_ELOCKED && lock_path(repo, ref, lock, sizeof(lock)) == 0)
+		return rq_error_set(err, RQ_E_REF_LOCKED,
+				    "cannot lock ref '%s': '%s' exists: another process "
+				    "is updating it",
+				    ref, lock);
+	return rq_error_set(err, RQ_E_REF_MOVED, "cannot lock ref '%s': %s", ref,
+			    e && e->message ? e->message : "locked by another process");
+}
+
+/*
+ * Lock one ref in a transaction of its own and check it: *tx is the
+ * transaction, ready to commit, or NULL when the ref holds its new value
+ * already (a retried job applied it before: nothing to write, no reflog
+ * entry, as git does for an update that changes nothing). 0, or -1 with
+ * err set (RQ_E_REF_MOVED when the ref is anywhere else).
+ */
+static int lock_one(git_repository *repo, const rq_ref_update *u, const git_signature *sig,
+		    const char *msg, git_transaction **tx, rq_error *err)
+{
+	git_oid cur;
+	int r;
+
+	if (git_transaction_new(tx, repo) < 0)
+		return rq_error_git(err, "cannot start a ref transaction");
+	if ((r = git_transaction_lock_ref(*tx, u->ref)) < 0)
+		return lock_failed(repo, u->ref, r, err);
+	r = git_reference_name_to_id(&cur, repo, u->ref);
+	if (r == GIT_ENOTFOUND)
+		memset(&cur, 0, sizeof(cur));
+	else if (r < 0)
+		return rq_error_git(err, "cannot read ref");
+	if (git_oid_equal(&cur, &u->new_id)) {
+		git_transaction_free(*tx); /* releases the lock */
+		*tx = NULL;
+		return 0;
+	}
+	if (!git_oid_equal(&cur, &u->old_id)) {
+		char have[GIT_OID_HEXSZ + 1], want[GIT_OID_HEXSZ + 1];
+		git_oid_tostr(have, sizeof(have), &cur);
+		git_oid_tostr(want, sizeof(want), &u->old_id);
+		return rq_error_set(err, RQ_E_REF_MOVED,
+				    "cannot lock ref '%s': is at %s but expected %s", u->ref, have,
+				    want);
+	}
+	if (git_transaction_set_target(*tx, u->ref, &u->new_id, sig, msg) < 0)
+		return rq_error_git(err, "cannot update ref");
+	return 0;
+}
+
+/* Lock and check every ref (test hook point "refs-locking" after the
+ * first): 0, or -1 with err set. */
+static int lock_all(git_repository *repo, const rq_replay_result *result, const git_signature *sig,
+		    git_transaction **tx, rq_error *err)
+{
+	for (size_t i = 0; i < result->nupdates; i++) {
+		if (lock_one(repo, &result->updates[i], sig, result->reflog_msg, &tx[i], err) < 0)
+			return -1;
+		if (i == 0 && result->nupdates > 1)
+			rq_testhook_hold("refs-locking");
+	}
+	return 0;
+}
+
+/* Commit the locked refs one by one, in order (test hook point
+ * "refs-committed" after the first of several). A failure leaves the
+ * refs before it moved: the error says how many. */
+static int commit_all(const rq_replay_result *result, git_transaction **tx, rq_error *err)
+{
+	size_t done = 0, todo = 0;
+
+	for (size_t i = 0; i < result->nupdates; i++)
+		todo += tx[i] != NULL;
+	for (size_t i = 0; i < result->nupdates; i++) {
+		if (!tx[i])
+			continue;
+		if (git_transaction_commit(tx[i]) < 0) {
+			char why[RQ_ERROR_MSG_MAX];
+			rq_error_git(err, "cannot update refs");
+			snprintf(why, sizeof(why), "%s", err->msg);
+			return rq_error_set(
+			    err, err->code,
+			    "cannot update ref '%s' (%zu of %zu moved before it): %s",
+			    result->updates[i].ref, done, todo, why);
+		}
+		if (++done == 1 && todo > 1)
+			rq_testhook_hold("refs-committed");
+	}
+	return 0;
+}
+
 int rq_refs_apply_checked(git_repository *repo, const rq_replay_result *result,
 			  const rq_ident *committer, int (*may_commit)(void *arg), void *arg,
 			  rq_error *err)
 {
-	git_transaction *tx = NULL;
+	git_transaction **tx = NULL;
 	git_signature *sig = NULL;
 	char marker[PATH_MAX] = "";
 	int rc = -1, guard = -1;
@@ -196,6 +319,11 @@ int rq_refs_apply_checked(git_repository *repo, const rq_replay_result *result,
 	if (git_signature_new(&sig, committer->name, committer->email, (git_time_t)committer->time,
 			      committer->tz) < 0)
 		return rq_error_git(err, "invalid committer identity");
+	if (!(tx = calloc(result->nupdates, sizeof(*tx)))) {
+		rq_error_set(err, RQ_E_NOMEM, "out of memory");
+		goto out;
+	}
+	rq_testhook_hold("refs-start");
 	/* one replayq process at a time cleans, writes its marker and takes
 	 * its locks in this repository: a cleaner cannot judge a lock that
 	 * another is taking right then */
@@ -206,52 +334,8 @@ int rq_refs_apply_checked(git_repository *repo, const rq_replay_result *result,
 		marker[0] = '\0';
 		goto out;
 	}
-	if (git_transaction_new(&tx, repo) < 0) {
-		rq_error_git(err, "cannot start a ref transaction");
+	if (lock_all(repo, result, sig, tx, err) < 0)
 		goto out;
-	}
-	for (size_t i = 0; i < result->nupdates; i++) {
-		const rq_ref_update *u = &result->updates[i];
-		git_oid cur;
-		int r;
-		if ((r = git_transaction_lock_ref(tx, u->ref)) < 0) {
-			const git_error *e = git_error_last();
-			char lock[PATH_MAX];
-			if (r == GIT_ELOCKED && lock_path(repo, u->ref, lock, sizeof(lock)) == 0)
-				/* a lock another live process holds: worth a retry */
-				rq_error_set(err, RQ_E_REF_LOCKED,
-					     "cannot lock ref '%s': '%s' exists: another process "
-					     "is updating it",
-					     u->ref, lock);
-			else
-				rq_error_set(
-				    err, RQ_E_REF_MOVED, "cannot lock ref '%s': %s", u->ref,
-				    e && e->message ? e->message : "locked by another process");
-			goto out;
-		}
-		r = git_reference_name_to_id(&cur, repo, u->ref);
-		if (r == GIT_ENOTFOUND) {
-			memset(&cur, 0, sizeof(cur));
-		} else if (r < 0) {
-			rq_error_git(err, "cannot read ref");
-			goto out;
-		}
-		/* a ref already at its new value: a retried job applied before */
-		if (!git_oid_equal(&cur, &u->old_id) && !git_oid_equal(&cur, &u->new_id)) {
-			char have[GIT_OID_HEXSZ + 1], want[GIT_OID_HEXSZ + 1];
-			git_oid_tostr(have, sizeof(have), &cur);
-			git_oid_tostr(want, sizeof(want), &u->old_id);
-			rq_error_set(err, RQ_E_REF_MOVED,
-				     "cannot lock ref '%s': is at %s but expected %s", u->ref, have,
-				     want);
-			goto out;
-		}
-		if (git_transaction_set_target(tx, u->ref, &u->new_id, sig, result->reflog_msg) <
-		    0) {
-			rq_error_git(err, "cannot update ref");
-			goto out;
-		}
-	}
 	close(guard); /* every lock is taken: the next may clean and lock */
 	guard = -1;
 	rq_testhook_hold("refs-locked");
@@ -260,13 +344,15 @@ int rq_refs_apply_checked(git_repository *repo, const rq_replay_result *result,
 			     "the job is no longer ours: its refs are left as they were");
 		goto out;
 	}
-	if (git_transaction_commit(tx) < 0) {
-		rq_error_git(err, "cannot update refs");
+	rq_testhook_hold("refs-fenced");
+	if (commit_all(result, tx, err) < 0)
 		goto out;
-	}
+	rq_testhook_hold("refs-done");
 	rc = 0;
 out:
-	git_transaction_free(tx); /* releases every lock not committed */
+	for (size_t i = 0; tx && i < result->nupdates; i++)
+		git_transaction_free(tx[i]); /* releases every lock not committed */
+	free(tx);
 	git_signature_free(sig);
 	if (marker[0])
 		unlink(marker);

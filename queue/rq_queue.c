@@ -55,7 +55,7 @@ static const char enqueue_lua[] =
 	     "return {1, sid}\n";
 
 /* KEYS: jobs result results jobkey stats reply attempts dead intent claim
- *       waiting
+ *       waiting granted
  * ARGV: group sid id result status ttl maxlen has_reply dead_reason job
  *       lenient reply_prefix
  * Strict: a key of the wrong type fails it before any write. Lenient (the
@@ -65,7 +65,7 @@ static const char enqueue_lua[] =
 static const char complete_lua[] = LUA_WANT
     "local lenient = ARGV[11] == '1'\n"
     "local checks = {{2, 'string'}, {3, 'stream'}, {4, 'string'}, {5, 'hash'},\n"
-    "  {7, 'hash'}, {9, 'string'}, {10, 'string'}, {11, 'list'}}\n"
+    "  {7, 'hash'}, {9, 'string'}, {10, 'string'}, {11, 'list'}, {12, 'string'}}\n"
     "if ARGV[8] == '1' then table.insert(checks, {6, 'list'}) end\n"
     "if ARGV[9] ~= '' then table.insert(checks, {8, 'stream'}) end\n"
     "local skip = {}\n"
@@ -83,6 +83,7 @@ static const char complete_lua[] = LUA_WANT
     "    redis.call('DEL', KEYS[4])\n"
     "  end\n"
     "  if not skip[9] then redis.call('DEL', KEYS[9]) end\n"
+    "  if not skip[12] then redis.call('DEL', KEYS[12]) end\n"
     "end\n"
     "if not skip[2] and redis.call('EXISTS', KEYS[2]) == 1 then ack() return 0 end\n"
     "if ARGV[9] ~= '' then\n"
@@ -517,6 +518,7 @@ int rq_queue_reclaim(rq_queue *q, const char *consumer, long min_idle_ms, size_t
 /* The keys of one job id. */
 typedef struct jobkeys {
 	char result[512], job[512], reply[512], intent[512], claim[512], waiting[512];
+	char granted[512];
 } jobkeys;
 
 static void job_keys(const rq_queue *q, const char *id, const char *reply_to, jobkeys *k)
@@ -527,6 +529,7 @@ static void job_keys(const rq_queue *q, const char *id, const char *reply_to, jo
 	key(q, k->intent, sizeof(k->intent), "intent", id);
 	key(q, k->claim, sizeof(k->claim), "claim", id);
 	key(q, k->waiting, sizeof(k->waiting), "waiting", id);
+	key(q, k->granted, sizeof(k->granted), "granted", id);
 }
 
 /* A command of C strings but for argv[bin], bin_len bytes (bin -1: none). */
@@ -589,12 +592,12 @@ static int complete(rq_queue *q, const rq_msg *m, const char *id, const char *re
 	snprintf(maxlen, sizeof(maxlen), "%ld", q->opts.results_maxlen);
 	const char *has_reply = reply_to ? "1" : "0", *job = m->job ? m->job : "";
 	const char *dead = dead_reason ? dead_reason : "", *mode = lenient ? "1" : "0";
-	const char *a[] = {"EVAL",  complete_lua, "11",		  q->jobs,     k.result, q->results,
-			   k.job,   q->stats,	  k.reply,	  q->attempts, q->dead,	 k.intent,
-			   k.claim, k.waiting,	  RQ_QUEUE_GROUP, m->sid,      id,	 result,
-			   status,  ttl,	  maxlen,	  has_reply,   dead,	 job,
-			   mode,    replyprefix};
-	rep = cmd_bin(q, 26, a, m->job ? 23 : -1, m->job_len, err);
+	const char *a[] = {"EVAL",  complete_lua, "12",	      q->jobs,	      k.result,	 q->results,
+			   k.job,   q->stats,	  k.reply,    q->attempts,    q->dead,	 k.intent,
+			   k.claim, k.waiting,	  k.granted,  RQ_QUEUE_GROUP, m->sid,	 id,
+			   result,  status,	  ttl,	      maxlen,	      has_reply, dead,
+			   job,	    mode,	  replyprefix};
+	rep = cmd_bin(q, 27, a, m->job ? 24 : -1, m->job_len, err);
 	if ((rc = reply_error(rep, err, "storing the result failed")) < 0)
 		return rc;
 	rc = rep->type == REDIS_REPLY_INTEGER && rep->integer == 0 ? 1 : 0;
@@ -639,27 +642,34 @@ int rq_queue_keep_claim(rq_queue *q, const char *consumer, const char *sid, rq_e
 	return rc;
 }
 
-/* KEYS: jobs result  ARGV: group sid consumer deliveries. 1 when the job
- * has no result and its stream entry is pending with this consumer at this
- * delivery. */
+/* KEYS: jobs result granted  ARGV: group sid consumer deliveries ttl. 1
+ * when the job has no result and its stream entry is pending with this
+ * consumer at this delivery; the grant "<consumer> <delivery>" is then
+ * recorded in the same step, for later deliveries to see that a process
+ * may be committing. */
 static const char owns_lua[] =
-    "if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end\n"
-    "local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[2], ARGV[2], 1)\n"
-    "if #p ~= 1 or p[1][2] ~= ARGV[3] or tonumber(p[1][4]) ~= tonumber(ARGV[4]) then\n"
-    "  return 0\n"
-    "end\n"
-    "return 1\n";
+    LUA_WANT "if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end\n"
+	     "local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[2], ARGV[2], 1)\n"
+	     "if #p ~= 1 or p[1][2] ~= ARGV[3] or tonumber(p[1][4]) ~= tonumber(ARGV[4]) then\n"
+	     "  return 0\n"
+	     "end\n"
+	     "local bad = want(KEYS[3], 'string')\n"
+	     "if bad then return redis.error_reply(bad) end\n"
+	     "redis.call('SET', KEYS[3], ARGV[3] .. ' ' .. ARGV[4], 'EX', ARGV[5])\n"
+	     "return 1\n";
 
 int rq_queue_owns(rq_queue *q, const rq_msg *m, const char *id, const char *consumer, rq_error *err)
 {
-	char rk[512], deliveries[32];
+	char rk[512], gk[512], deliveries[32], ttl[32];
 	redisReply *rep;
 	int rc;
 
 	key(q, rk, sizeof(rk), "result", id);
+	key(q, gk, sizeof(gk), "granted", id);
 	snprintf(deliveries, sizeof(deliveries), "%ld", m->deliveries);
-	rep = rq_redis_cmdv(q->r, 0, err, "EVAL", owns_lua, "2", q->jobs, rk, RQ_QUEUE_GROUP,
-			    m->sid, consumer, deliveries, NULL);
+	snprintf(ttl, sizeof(ttl), "%d", q->opts.result_ttl_s);
+	rep = rq_redis_cmdv(q->r, 0, err, "EVAL", owns_lua, "3", q->jobs, rk, gk, RQ_QUEUE_GROUP,
+			    m->sid, consumer, deliveries, ttl, NULL);
 	if (reply_error(rep, err, "cannot check who owns the job") < 0)
 		return -1;
 	rc = rep->type == REDIS_REPLY_INTEGER && rep->integer == 1;
@@ -706,6 +716,21 @@ char *rq_queue_get_intent(rq_queue *q, const char *id, rq_error *err)
 		rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	freeReplyObject(rep);
 	return s;
+}
+
+int rq_queue_granted(rq_queue *q, const char *id, rq_error *err)
+{
+	char k[512];
+	redisReply *rep;
+	int rc;
+
+	key(q, k, sizeof(k), "granted", id);
+	rep = rq_redis_cmdv(q->r, 0, err, "EXISTS", k, NULL);
+	if (reply_error(rep, err, "cannot read the grant") < 0)
+		return -1;
+	rc = rep->type == REDIS_REPLY_INTEGER && rep->integer == 1;
+	freeReplyObject(rep);
+	return rc;
 }
 
 int rq_queue_note_attempt(rq_queue *q, const char *id, const char *info, rq_error *err)

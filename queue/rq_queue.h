@@ -13,6 +13,8 @@
  *   replayq:{Q}:dead          stream of dead-lettered jobs (id, job, reason[, result])
  *   replayq:{Q}:attempts      hash: job id -> last transient failure (JSON)
  *   replayq:{Q}:intent:<id>   the result of a job about to apply its ref updates
+ *   replayq:{Q}:granted:<id>  "<consumer> <delivery>" that passed the fence of its ref
+ *                             update: a process that may be committing them
  *   replayq:{Q}:claim:<id>    "<entry> <sha1 of the content>": the entry that owns the id
  *   replayq:{Q}:waiting:<id>  reply lists of duplicates waiting for the owner's result
  *   replayq:{Q}:stats         hash of counters (submitted, ok, conflict, error, dead, retried,
@@ -172,9 +174,15 @@ int rq_queue_keep_claim(rq_queue *q, const char *consumer, const char *sid, rq_e
  * The fence of a ref update: 1 when the job (entry m, delivery
  * m->deliveries) is still this consumer's (no result, pending with it at
  * that delivery), 0 when another worker has it or finished it, -1 error.
+ * A yes is recorded as the job's grant (rq_queue_granted) in the same step.
  */
 int rq_queue_owns(rq_queue *q, const rq_msg *m, const char *id, const char *consumer,
 		  rq_error *err);
+
+/* 1 when a delivery of job id passed the fence (rq_queue_owns said yes):
+ * a process may be committing its refs, so that a later delivery that
+ * meets their locks must wait rather than give up. 0 none, -1 error. */
+int rq_queue_granted(rq_queue *q, const char *id, rq_error *err);
 
 /* 0 recorded, 1 refused (the job has its result already: whoever runs it
  * now must not move a ref), -1 error. */

@@ -160,6 +160,7 @@ typedef struct task {
 	char *dead_reason;
 	int tries;	    /* failed attempts to store its result */
 	long long next_try; /* when to try storing again */
+	int granted;	    /* an earlier delivery passed the fence: it may be committing */
 } task;
 
 typedef struct wctx {
@@ -380,11 +381,19 @@ static void on_done(void *arg, void *ctx, const char *result, const char *status
 		task_free(t);
 		return;
 	}
-	if (transient && t->msg.deliveries < w->max_deliveries) {
-		/* leave it unacknowledged: it comes back after the visibility timeout */
+	if (transient && (t->msg.deliveries < w->max_deliveries || t->granted)) {
+		/* leave it unacknowledged: it comes back after the visibility
+		 * timeout; a job whose commit an earlier delivery was granted
+		 * waits for that process however often it comes back: it may
+		 * still move the refs, so no failure can be final */
 		json_t *f = log_fields(t);
 		json_object_set_new(f, "result", json_string(result));
-		rq_log(RQ_LOG_WARN, "job failed; it will be retried", f);
+		rq_log(RQ_LOG_WARN,
+		       t->granted && t->msg.deliveries >= w->max_deliveries
+			   ? "job failed; an earlier delivery was granted its commit and may "
+			     "still move the refs: it will be retried until that is settled"
+			   : "job failed; it will be retried",
+		       f);
 		if (rq_queue_note_attempt(w->q, t->id, result, &err) < 0)
 			rq_log(RQ_LOG_WARN, "cannot record the attempt",
 			       json_pack("{s:s}", "error", err.msg));
@@ -542,6 +551,10 @@ static void msg_run(wctx *w, task *t, rq_job *job)
 	char *intent = job->ref_update && t->msg.deliveries > 1
 			   ? rq_queue_get_intent(w->q, t->id, &err)
 			   : NULL;
+	if (intent && (t->granted = rq_queue_granted(w->q, t->id, &err)) < 0) {
+		free(intent);
+		intent = NULL;
+	}
 	if (!intent && err.code != RQ_OK) {
 		/* unknown whether an earlier delivery moved refs: not now */
 		rq_log(RQ_LOG_WARN, "cannot read the intent; the job is left for a retry",
@@ -564,10 +577,21 @@ static void msg_run(wctx *w, task *t, rq_job *job)
 	}
 }
 
-/* Too many deliveries (it crashed or timed out each time): dead letter. */
-static void msg_give_up(wctx *w, task *t)
+/* Too many deliveries (it crashed or timed out each time): dead letter;
+ * but a ref update whose commit an earlier delivery was granted runs
+ * again (it finishes from the intent, or waits for that process). */
+static void msg_give_up(wctx *w, task *t, rq_job *job)
 {
 	rq_error err;
+	int granted = job && job->ref_update ? rq_queue_granted(w->q, t->id, &err) : 0;
+
+	if (granted != 0) {
+		if (granted > 0)
+			msg_run(w, t, job);
+		else
+			task_free(t); /* unknown: left for a retry */
+		return;
+	}
 	char *last = rq_queue_last_attempt(w->q, t->id, &err);
 	char *res = last ? last
 			 : rq_result_error_text(t->id, NULL, RQ_E_CRASHED,
@@ -602,7 +626,7 @@ static void handle_msg(wctx *w, rq_msg *m)
 	    msg_claim(w, t, parsed ? &job : NULL)) {
 		/* answered, or left for a retry */
 	} else if (t->msg.deliveries > w->max_deliveries) {
-		msg_give_up(w, t);
+		msg_give_up(w, t, parsed && !t->msg.problem[0] ? &job : NULL);
 	} else if (t->msg.problem[0] || !parsed) {
 		answer_error(w, t, parsed ? job.repo : NULL,
 			     t->msg.problem[0] ? RQ_E_INVALID_JOB : err.code,

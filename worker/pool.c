@@ -33,7 +33,7 @@
 #include "rq_testhook.h"
 
 #define EXIT_NOMEM	     3
-#define EXIT_ABORT	     5 /* the parent could not record the intent */
+#define EXIT_ABORT	     5 /* intent or commit refused, or a granted commit failed */
 #define RQ_POOL_MEM_CHECK_MS 5 /* how often the parent reads a child's resident set */
 #define RQ_POOL_REAP_MS	     2 /* without a pidfd: how soon to look again at an exiting child */
 
@@ -412,7 +412,7 @@ static void ask_to_apply(const rq_pool *p, const rq_job *job, long attempt, json
  * still this worker's ('c'), or not ('a': the locks are released, nothing
  * moves, the child ends as aborted). */
 typedef struct commit_ask {
-	int out_fd, go_fd, refused;
+	int out_fd, go_fd, refused, granted;
 } commit_ask;
 
 static int ask_to_commit(void *arg)
@@ -429,17 +429,22 @@ static int ask_to_commit(void *arg)
 		;
 	if (r != 1 || reply != 'c')
 		return a->refused = -1;
+	a->granted = 1;
 	return 0;
 }
 
-/* Apply under the commit check; a refused commit ends the child. */
+/* Apply under the commit check; a refused commit ends the child. So does
+ * a commit that failed after it was granted (some refs may have moved):
+ * no result is sent, the job is left for a retry, which finishes the
+ * update from its intent, so that no error result is stored while refs
+ * moved. */
 static int apply_checked(git_repository *repo, const rq_replay_result *res, const rq_ident *ident,
 			 int out_fd, int go_fd, rq_error *err)
 {
-	commit_ask a = {out_fd, go_fd, 0};
+	commit_ask a = {out_fd, go_fd, 0, 0};
 	int rc = rq_refs_apply_checked(repo, res, ident, ask_to_commit, &a, err);
 
-	if (a.refused)
+	if (a.refused || (rc < 0 && a.granted && go_fd >= 0))
 		_exit(EXIT_ABORT);
 	return rc;
 }
@@ -1028,7 +1033,8 @@ static void finish_slot(rq_pool *p, slot *s, rq_pool_done_fn done, void *arg)
 
 	if ((s->aborted && !s->timed_out && !s->over_memory) ||
 	    (!s->timed_out && WIFEXITED(s->wstatus) && WEXITSTATUS(s->wstatus) == EXIT_ABORT)) {
-		/* the intent could not be recorded: no ref moved; leave the job */
+		/* the intent or the commit was refused (no ref moved), or a granted
+		 * commit failed part-way: leave the job; its retry finishes it */
 		clean_child_objdir(p, s);
 		done(arg, s->ctx, NULL, "error", 1);
 		slot_clear(s);
