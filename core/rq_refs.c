@@ -116,7 +116,8 @@ static int process_gone(pid_t pid)
 	return p && p[1] == ' ' && p[2] == 'Z';
 }
 
-void rq_refs_clean_stale(git_repository *repo)
+/* rq_refs_clean_stale with the guard held by the caller. */
+static void clean_stale(git_repository *repo)
 {
 	const char *dir = git_repository_commondir(repo);
 	char host[128] = "", path[PATH_MAX];
@@ -163,6 +164,17 @@ static int guard_lock(git_repository *repo, rq_error *err)
 					    strerror(errno));
 		}
 	return fd;
+}
+
+void rq_refs_clean_stale(git_repository *repo)
+{
+	rq_error err;
+	int guard = guard_lock(repo, &err);
+
+	if (guard < 0)
+		return;
+	clean_stale(repo);
+	close(guard);
 }
 
 /* Before the first lock: write down which locks this process will hold,
@@ -329,7 +341,7 @@ int rq_refs_apply_checked(git_repository *repo, const rq_replay_result *result,
 	 * another is taking right then */
 	if ((guard = guard_lock(repo, err)) < 0)
 		goto out;
-	rq_refs_clean_stale(repo);
+	clean_stale(repo);
 	if (write_marker(repo, result, marker, sizeof(marker), err) < 0) {
 		marker[0] = '\0';
 		goto out;

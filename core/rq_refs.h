@@ -44,12 +44,13 @@ int rq_refs_apply_checked(git_repository *repo, const rq_replay_result *result,
 
 /*
  * rq_refs_apply writes down, before its first lock, which locks it is
- * about to hold: <commondir>/replayq-refs-<pid>@<host>, one ref a line,
- * removed when it is done. rq_refs_clean_stale (called by rq_refs_apply
- * first) removes the locks of such a marker whose process is dead on this
- * machine: lock files made after the marker, empty or holding the id the
- * marker names for that ref. A lock held by a live
- * process, by another machine's replayq or by another program stays.
+ * about to hold: <commondir>/replayq-refs-<pid>@<host>, one "<ref> <new
+ * id>" a line, removed when it is done. rq_refs_clean_stale (called by
+ * rq_refs_apply first, under the same per-repository guard) removes the
+ * locks of such a marker whose process is dead on this machine: lock files
+ * made after the marker, empty or holding the id the marker names for that
+ * ref. A lock held by a live process, by another machine's replayq or by
+ * another program stays.
  */
 void rq_refs_clean_stale(git_repository *repo);
 

@@ -78,13 +78,34 @@ static void alloc_at(const char *point)
 	__asm__ volatile("" : : "r"(m) : "memory"); /* kept until the process ends */
 }
 
+/* With REPLAYQ_TEST_HOLD_ONCE set, only the first process to reach a
+ * point holds there: it creates <dir>/<point>.once, and a process that
+ * finds that file goes on (a retry passes the point its killed
+ * predecessor was held at). 1 hold, 0 go on. */
+static int first_here(const char *point)
+{
+	const char *dir = getenv("REPLAYQ_TEST_HOLD_DIR");
+	char path[PATH_MAX];
+	int fd, n;
+
+	if (!getenv("REPLAYQ_TEST_HOLD_ONCE"))
+		return 1;
+	n = snprintf(path, sizeof(path), "%s/%s.once", dir && *dir ? dir : ".", point);
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return 1;
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0)
+		return errno != EEXIST;
+	close(fd);
+	return 1;
+}
+
 void rq_testhook_hold(const char *point)
 {
 	struct sigaction sa, old_sa;
 	sigset_t block, old_mask, wait_mask;
 
 	alloc_at(point);
-	if (!rq_testhook_wanted(point))
+	if (!rq_testhook_wanted(point) || !first_here(point))
 		return;
 	/* block SIGUSR1 until sigsuspend, so that a release sent right after
 	 * the announcement is not lost */

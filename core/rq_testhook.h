@@ -15,6 +15,10 @@
  *   job:<id>@<n>    the same, for delivery <n> only
  *   replay-child    a child of a parallel replay, before its first pick
  *   pick            a sequential replay, before its first pick
+ *   refs-start, refs-locking, refs-locked, refs-fenced, refs-committed,
+ *   refs-done       the steps of a ref update (rq_refs.h)
+ * With REPLAYQ_TEST_HOLD_ONCE set, only the first process that reaches a
+ * point holds there (<dir>/<point>.once marks it taken).
  * REPLAYQ_TEST_ALLOC_AT=<point>:<MiB> makes a process that reaches the
  * point take and touch that much memory first (and keep it): a job that
  * grows after its temporary objects exist.

@@ -525,6 +525,8 @@ static int resume_intent(const rq_pool *p, git_repository *repo, const rq_job *j
 		 json_string_value(json_object_get(o, "reflog_msg"))
 		     ? json_string_value(json_object_get(o, "reflog_msg"))
 		     : "replay");
+	if (!todo.nupdates) /* done before: its killed owner's marker may be left */
+		rq_refs_clean_stale(repo);
 	if (todo.nupdates) {
 		/* the same intent again, reflog message included */
 		ask_to_apply(p, job, attempt, json_deep_copy(o), fds[0], fds[1]);

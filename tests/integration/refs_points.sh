@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Exactly-once ref updates, driven point by point: a worker's job is held at
+# each named step of its ref update (core/rq_refs.h: before the intent, before
+# the first lock, between locks, all locked, past the fence, between two
+# renames, after the last rename with the result not stored) and killed
+# there, the job process alone or with its worker. After the retry, every
+# case has the final refs and the updates of an undisturbed run, one result,
+# no lock, no marker, no intent and no grant left. Then the pause that only
+# a grant closes: a job process stopped past the fence while another worker
+# meets its locks again and again: no failure is stored, and when the
+# process goes on, its update and its ok are what is stored.
+. "$(dirname "$0")/../lib.sh"
+command -v redis-server >/dev/null || {
+	not_ok "redis-server is installed (deploy/install-deps)"
+	finish
+}
+mk() { # mk dir: main moved on, branches a b c off base
+	git init -q -b main "$1"
+	commit_file "$1" base.txt base base
+	git -C "$1" tag base
+	for b in a b c; do
+		git -C "$1" checkout -q -b "$b" base
+		commit_file "$1" "$b.txt" "$b" "$b"
+	done
+	git -C "$1" checkout -q main
+	commit_file "$1" m.txt m "main moves"
+}
+locks() { find "$1/.git" -name '*.lock' | sort; }
+refs() { git -C "$1" for-each-ref --format='%(refname) %(objectname)' refs/heads; }
+updates() { jq -c '[.updates[] | [.ref, .old, .new]]'; }
+has_result() { [ "$(rcli EXISTS "replayq:{rp}:result:$1")" = 1 ]; }
+
+start_redis
+export REPLAYQ_QUEUE=rp
+ROOT=$T/root
+mkdir -p "$ROOT" "$T/refroot"
+mk "$T/wref"
+cp -a "$T/wref" "$T/refroot/w"
+job='{"id":"J","repo":"w","mode":"onto","target":"main","revisions":["^base","a","b","c"],"ref_action":"update","committer":{"name":"Bot","email":"bot@example.com","time":1800000000,"tz":"+0000"}}'
+REF=$("$REPLAYQ" run --repo-root="$T/refroot" <<<"$job")
+check_eq "reference run: ok with 3 updates" "ok 3" "$(jq -r '"\(.status) \(.updates | length)"' <<<"$REF")"
+
+# settled id: the job's final state is that of an undisturbed run
+settled() {
+	local id=$1 what=$2 r
+	r=$(rcli GET "replayq:{rp}:result:$id")
+	check_eq "$what: ok" ok "$(jq -r .status <<<"$r")"
+	check_eq "$what: the updates of an undisturbed run" "$(updates <<<"$REF")" "$(updates <<<"$r")"
+	check_eq "$what: the refs of an undisturbed run" "$(refs "$T/refroot/w")" "$(refs "$ROOT/w")"
+	check_eq "$what: no lock left" "" "$(locks "$ROOT/w")"
+	check_eq "$what: no marker left" "" "$(ls "$ROOT/w/.git" | grep replayq-refs-)"
+	check_eq "$what: one result" 1 "$(rcli XRANGE 'replayq:{rp}:results' - + | grep -cx "$id")"
+	check_eq "$what: no intent, no grant left" "0 0" \
+		"$(rcli EXISTS "replayq:{rp}:intent:$id") $(rcli EXISTS "replayq:{rp}:granted:$id")"
+	check "$what: fsck" git -C "$ROOT/w" fsck --strict --no-progress --no-dangling
+}
+
+# one case: hold the job at point, kill the victim ("child" or "both")
+kill_case() {
+	local point=$1 victim=$2 id="K-$1-$2" hold=$1 wa kid wb
+	[ "$point" = job ] && hold="job:$id"
+	rm -rf "$ROOT/w" "$HOLD_DIR"/* "$HOLD_DIR"/.[!.]* && cp -a "$T/wref" "$ROOT/w"
+	REPLAYQ_TEST_HOLD_ONCE=1 REPLAYQ_TEST_HOLD=$hold start_worker "wa-$id" --repo-root="$ROOT" \
+		--jobs=1 --visibility-timeout=1
+	wa=$WORKER_PID
+	run_rq submit <<<"${job/\"J\"/\"$id\"}"
+	kid=$(hold_pid "$hold")
+	if [ "$victim" = both ]; then
+		kill -9 "$wa" "$kid"
+		wait "$wa" 2>/dev/null
+		start_worker "wb-$id" --repo-root="$ROOT" --jobs=1 --visibility-timeout=1
+		wb=$WORKER_PID
+	else
+		kill -9 "$kid"
+		wb=$wa
+	fi
+	check "$id: the retry finishes" wait_for "$id result" 60 has_result "$id"
+	settled "$id" "$id"
+	check_eq "$id: attempt 2" 2 "$(rcli GET "replayq:{rp}:result:$id" | jq -r .attempt)"
+	if [ "$point" != job ]; then
+		check_eq "$id: finished from the intent" true \
+			"$(rcli GET "replayq:{rp}:result:$id" | jq -r .recovered)"
+	fi
+	kill -TERM "$wb"
+	wait "$wb"
+}
+for point in job refs-start refs-locking refs-locked refs-fenced refs-committed refs-done; do
+	for victim in child both; do
+		kill_case "$point" "$victim"
+	done
+done
+
+# killed between two renames: the first ref moved, the others locked
+rm -rf "$ROOT/w" "$HOLD_DIR"/* && cp -a "$T/wref" "$ROOT/w"
+REPLAYQ_TEST_HOLD=refs-committed start_worker wc --repo-root="$ROOT" --jobs=1 --visibility-timeout=1
+WC=$WORKER_PID
+run_rq submit <<<"${job/\"J\"/\"H1\"}"
+KID=$(hold_pid refs-committed)
+first=$(rcli GET 'replayq:{rp}:intent:H1' | jq -r '.updates[0] | "\(.ref) \(.new)"')
+check_eq "between renames: the first ref moved" "${first#* }" "$(git -C "$ROOT/w" rev-parse "${first%% *}")"
+check_eq "between renames: the two others locked" 2 "$(locks "$ROOT/w" | wc -l)"
+kill -9 "$WC" "$KID"
+wait "$WC" 2>/dev/null
+start_worker wd --repo-root="$ROOT" --jobs=1 --visibility-timeout=1
+WD=$WORKER_PID
+check "between renames: the retry finishes" wait_for "H1 result" 60 has_result H1
+settled H1 "between renames"
+kill -TERM "$WD"
+wait "$WD"
+
+# paused past the fence: the job process stops with every lock taken and
+# its commit granted; its job goes to another worker, which meets the
+# locks at each delivery, past the delivery limit, and stores no failure.
+# When the paused process goes on, it moves the refs and its ok is stored.
+rm -rf "$ROOT/w" "$HOLD_DIR"/* && cp -a "$T/wref" "$ROOT/w"
+REPLAYQ_TEST_HOLD=refs-fenced start_worker we --repo-root="$ROOT" --jobs=1 --visibility-timeout=1 --max-deliveries=2
+WE=$WORKER_PID
+run_rq submit <<<"${job/\"J\"/\"G1\"}"
+KID=$(hold_pid refs-fenced)
+check "past the fence: the grant is recorded" test "$(rcli EXISTS 'replayq:{rp}:granted:G1')" = 1
+kill -STOP "$WE"
+start_worker wf --repo-root="$ROOT" --jobs=1 --visibility-timeout=1 --max-deliveries=2
+WF=$WORKER_PID
+# wait until the other worker met the locks past its delivery limit
+waited() { [ "$(grep -c 'was granted its commit' "$T/wf.log")" -ge 2 ]; }
+check "past the fence: the other worker waits for the grant" wait_for "two waits" 60 waited
+check "past the fence: no result stored meanwhile" test "$(rcli EXISTS 'replayq:{rp}:result:G1')" = 0
+check_eq "past the fence: nothing dead-lettered" 0 "$(rcli XLEN 'replayq:{rp}:dead')"
+kill -CONT "$WE"
+kill -USR1 "$KID"
+check "past the fence: the result is stored" wait_for "G1 result" 60 has_result G1
+settled G1 "past the fence"
+kill -TERM "$WE" "$WF"
+wait "$WE" "$WF"
+finish
