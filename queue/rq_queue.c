@@ -47,7 +47,16 @@ static const char enqueue_lua[] =
 	     "else\n"
 	     "  if p and string.match(p, '^%d+%-%d+$') and\n"
 	     "     #redis.call('XRANGE', KEYS[1], p, p) == 1 then return {0, p} end\n"
+	     "  local prior, c = redis.call('GET', KEYS[3]), redis.call('GET', KEYS[5])\n"
+	     "  local digest = c and string.match(c, ' (%x+)$')\n"
 	     "  redis.call('DEL', KEYS[3], KEYS[5])\n"
+	     "  if prior and digest and #digest == 40 then\n"
+	     "    local sid = redis.call('XADD', KEYS[1], '*', 'id', id, 'job', ARGV[1],\n"
+	     "      'prior', prior, 'prior_digest', digest)\n"
+	     "    redis.call('SET', KEYS[2], sid)\n"
+	     "    redis.call('HINCRBY', KEYS[4], 'submitted', 1)\n"
+	     "    return {1, sid}\n"
+	     "  end\n"
 	     "end\n"
 	     "local sid = redis.call('XADD', KEYS[1], '*', 'id', id, 'job', ARGV[1])\n"
 	     "redis.call('SET', KEYS[2], sid)\n"
@@ -127,7 +136,7 @@ static const char complete_lua[] = LUA_WANT
     "return 1\n";
 
 /* KEYS: jobs claim result waiting reply dead stats jobkey
- * ARGV: group sid content ttl has_reply differs_result id job
+ * ARGV: group sid content ttl has_reply differs_result id job prior_digest
  * The claim is "<entry> <sha1 of the content>". An entry whose id another
  * live entry (or a stored result) owns is answered and acknowledged here:
  * with the result (now, or through the waiting list when it is stored) if
@@ -140,12 +149,13 @@ static const char claim_lua[] =
 	     "local c = redis.call('GET', KEYS[2])\n"
 	     "if c then owner, odig = string.match(c, '^(%d+%-%d+) (%x+)$') end\n"
 	     "local hasres = redis.call('EXISTS', KEYS[3]) == 1\n"
-	     "if owner == ARGV[2] then return {hasres and 1 or 0, owner} end\n"
+	     "local same = ARGV[9] ~= '' and ARGV[9] == digest and 1 or 0\n"
+	     "if owner == ARGV[2] then return {hasres and 1 or 0, owner, same} end\n"
 	     "if hasres and not owner then return {1, ''} end\n"
 	     "local live = owner and #redis.call('XRANGE', KEYS[1], owner, owner) == 1\n"
 	     "if not hasres and not live then\n"
 	     "  redis.call('SET', KEYS[2], ARGV[2] .. ' ' .. digest, 'EX', ARGV[4])\n"
-	     "  return {0, ARGV[2]}\n"
+	     "  return {0, ARGV[2], same}\n"
 	     "end\n"
 	     "local function push(k, v)\n"
 	     "  if not want(k, 'list') then\n"
@@ -334,9 +344,15 @@ static void parse_fields(rq_msg *m, redisReply *f)
 		} else if (!strcmp(fk->str, "job") && fk->len == 3 && !m->job) {
 			m->job = dupn(fv->str, fv->len);
 			m->job_len = fv->len;
+		} else if (!strcmp(fk->str, "prior") && fk->len == 5 && !m->prior) {
+			m->prior = dupn(fv->str, fv->len);
+		} else if (!strcmp(fk->str, "prior_digest") && fk->len == 12 && fv->len == 40) {
+			memcpy(m->prior_digest, fv->str, 40);
+			m->prior_digest[40] = '\0';
 		} else if (!other) {
-			other = !strcmp(fk->str, "job") ? "two 'job' fields"
-							: "a field other than 'id' and 'job'";
+			other = !strcmp(fk->str, "job")
+				    ? "two 'job' fields"
+				    : "a field other than 'id', 'job' and 'prior'";
 		}
 	}
 	m->id_ok = m->id && !id_twice && !id_nul && rq_job_id_valid(m->id);
@@ -389,6 +405,7 @@ void rq_msgs_free(rq_msg *msgs, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		free(msgs[i].id);
 		free(msgs[i].job);
+		free(msgs[i].prior);
 	}
 	free(msgs);
 }
@@ -546,7 +563,8 @@ static redisReply *cmd_bin(rq_queue *q, int argc, const char **argv, int bin, si
 }
 
 int rq_queue_claim(rq_queue *q, const rq_msg *m, const char *id, const char *content,
-		   const char *reply_to, const char *differs_result, char owner[64], rq_error *err)
+		   const char *reply_to, const char *differs_result, char owner[64],
+		   int *same_as_prior, rq_error *err)
 {
 	jobkeys k;
 	char ttl[32];
@@ -559,17 +577,20 @@ int rq_queue_claim(rq_queue *q, const rq_msg *m, const char *id, const char *con
 	const char *a[] = {"EVAL",    claim_lua,      "8",     q->jobs, k.claim,
 			   k.result,  k.waiting,      k.reply, q->dead, q->stats,
 			   k.job,     RQ_QUEUE_GROUP, m->sid,  content, ttl,
-			   has_reply, differs_result, id,      job};
+			   has_reply, differs_result, id,      job,	m->prior_digest};
 	owner[0] = '\0';
-	rep = cmd_bin(q, 19, a, m->job ? 18 : -1, m->job_len, err);
+	*same_as_prior = 0;
+	rep = cmd_bin(q, 20, a, m->job ? 18 : -1, m->job_len, err);
 	if ((rc = reply_error(rep, err, "cannot claim the job id")) < 0)
 		return rc;
-	if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 ||
+	if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 2 ||
 	    rep->element[0]->type != REDIS_REPLY_INTEGER) {
 		freeReplyObject(rep);
 		return rq_error_set(err, RQ_E_REDIS, "claim: unexpected reply");
 	}
 	rc = (int)rep->element[0]->integer;
+	*same_as_prior = rep->elements > 2 && rep->element[2]->type == REDIS_REPLY_INTEGER &&
+			 rep->element[2]->integer == 1;
 	if (rep->element[1]->type == REDIS_REPLY_STRING)
 		snprintf(owner, 64, "%s", rep->element[1]->str);
 	freeReplyObject(rep);

@@ -53,6 +53,11 @@ typedef struct rq_msg {
 	 * job ("" when it is one as far as its fields go). */
 	int id_ok;
 	char problem[160];
+	/* A copy submitted with --force after the id had a result: that
+	 * result ("prior", NULL if none) and the sha1 of the content it was
+	 * for ("prior_digest"; rq_queue_claim says whether it is this one's). */
+	char *prior;
+	char prior_digest[41];
 } rq_msg;
 
 /* Returned by the calls that store: Redis refused for good (a key of the
@@ -133,10 +138,13 @@ void rq_msgs_free(rq_msg *msgs, size_t n);
  *                       one was answered with differs_result (an error
  *                       result), dead-lettered and acknowledged;
  * or -1 / RQ_QUEUE_PERMANENT with err set. owner: the owning entry.
+ * *same_as_prior: 1 when m carries a prior result (a --force copy) of
+ * this very content.
  */
 enum { RQ_CLAIM_RUN = 0, RQ_CLAIM_RESULT, RQ_CLAIM_DUPLICATE, RQ_CLAIM_DIFFERS };
 int rq_queue_claim(rq_queue *q, const rq_msg *m, const char *id, const char *content,
-		   const char *reply_to, const char *differs_result, char owner[64], rq_error *err);
+		   const char *reply_to, const char *differs_result, char owner[64],
+		   int *same_as_prior, rq_error *err);
 
 /*
  * Store the result and acknowledge in one step, all or nothing: the keys

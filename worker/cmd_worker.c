@@ -161,6 +161,7 @@ typedef struct task {
 	int tries;	    /* failed attempts to store its result */
 	long long next_try; /* when to try storing again */
 	int granted;	    /* an earlier delivery passed the fence: it may be committing */
+	int prior_same;	    /* msg.prior is this content's result before a --force */
 } task;
 
 typedef struct wctx {
@@ -186,6 +187,7 @@ static void task_free(task *t)
 		return;
 	free(t->msg.id);
 	free(t->msg.job);
+	free(t->msg.prior);
 	free(t->id);
 	free(t->reply_to);
 	free(t->result);
@@ -526,7 +528,8 @@ static int msg_claim(wctx *w, task *t, const rq_job *job)
 	/* a job that does not parse: its text is its content */
 	const char *what = content ? content : t->msg.job ? t->msg.job : "";
 	if (differs && (content || !job))
-		r = rq_queue_claim(w->q, &t->msg, t->id, what, t->reply_to, differs, owner, &err);
+		r = rq_queue_claim(w->q, &t->msg, t->id, what, t->reply_to, differs, owner,
+				   &t->prior_same, &err);
 	else
 		rq_error_set(&err, RQ_E_NOMEM, "out of memory");
 	free(content);
@@ -540,6 +543,28 @@ static int msg_claim(wctx *w, task *t, const rq_job *job)
 	}
 	claim_settled(w, t, r, owner, &err);
 	return 1;
+}
+
+/*
+ * A copy of a job submitted with --force after the same job had its
+ * result: when that result moved refs, the child is handed it as an
+ * intent marked "already_applied", and if every ref is still where it
+ * put them, that is the answer (nothing is replayed again on refs it
+ * moved); otherwise the job replays anew. NULL when it is of no use.
+ */
+static char *prior_intent(const char *prior)
+{
+	json_t *o = prior ? json_loads(prior, 0, NULL) : NULL;
+	char *s = NULL;
+
+	const char *status = json_string_value(json_object_get(o, "status"));
+
+	if (o && status && !strcmp(status, "ok") && json_is_true(json_object_get(o, "applied")) &&
+	    json_array_size(json_object_get(o, "updates")) &&
+	    json_object_set_new(o, "already_applied", json_true()) == 0)
+		s = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	return s;
 }
 
 /* A valid job that owns its id: run it in a child. */
@@ -562,6 +587,8 @@ static void msg_run(wctx *w, task *t, rq_job *job)
 		task_free(t);
 		return;
 	}
+	if (!intent && job->ref_update && t->prior_same)
+		intent = prior_intent(t->msg.prior);
 	int spawned = rq_pool_spawn(w->pool, job, job_default_time(job, t->msg.sid),
 				    t->msg.deliveries, intent, t, &err);
 	free(intent);
@@ -905,6 +932,7 @@ static void worker_reclaim(wctx *w, long long now)
 		if (is_running(w, msgs[i].sid)) { /* ours, still running */
 			free(msgs[i].id);
 			free(msgs[i].job);
+			free(msgs[i].prior);
 			continue;
 		}
 		rq_log(RQ_LOG_INFO, "reclaimed a stalled job",

@@ -548,6 +548,42 @@ done:
 	return rc;
 }
 
+static int marked_prior(const char *intent)
+{
+	json_t *o = json_loads(intent, 0, NULL);
+	int r = json_is_true(json_object_get(o, "already_applied"));
+
+	json_decref(o);
+	return r;
+}
+
+/* A --force copy's prior result (an intent marked "already_applied"): 1
+ * with *out that result when every ref it moved still holds its new id,
+ * else 0 (the job replays anew). */
+static int prior_holds(git_repository *repo, const char *intent, json_t **out)
+{
+	json_t *o = json_loads(intent, 0, NULL), *u;
+	rq_ref_update tmp;
+	rq_error err;
+	size_t i;
+	int held = o != NULL;
+
+	json_array_foreach(json_object_get(o, "updates"), i, u)
+	{
+		memset(&tmp, 0, sizeof(tmp));
+		if (intent_ref(repo, u, &tmp, &err) != 0)
+			held = 0;
+		free(tmp.ref);
+	}
+	if (!held) {
+		json_decref(o);
+		return 0;
+	}
+	json_object_del(o, "recovered");
+	*out = o;
+	return 1;
+}
+
 static char *run_job(const rq_pool *p, const rq_job *job, int64_t default_time, long attempt,
 		     const char *intent, int out_fd, int go_fd)
 {
@@ -572,7 +608,12 @@ static char *run_job(const rq_pool *p, const rq_job *job, int64_t default_time, 
 	rq_objdir_clean_stale(repo, 300, NULL);
 	if (job_committer(repo, job, default_time, &ident, &err) < 0)
 		goto done;
-	if (job->ref_update && intent) {
+	int prior = job->ref_update && intent && marked_prior(intent);
+	if (prior && prior_holds(repo, intent, &j)) {
+		git_repository_free(repo);
+		return result_text(j, p, job, attempt);
+	}
+	if (job->ref_update && intent && !prior) {
 		int fds[2] = {out_fd, go_fd};
 		int r = resume_intent(p, repo, job, attempt, intent, &ident, fds, &j, &err);
 		if (r == 1) {

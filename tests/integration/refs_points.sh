@@ -133,4 +133,43 @@ check "past the fence: the result is stored" wait_for "G1 result" 60 has_result 
 settled G1 "past the fence"
 kill -TERM "$WE" "$WF"
 wait "$WE" "$WF"
+
+# a second copy of a finished job (submit --force): while every ref is
+# where the first copy put them, its result is the first copy's updates,
+# "already_applied", with nothing replayed again on the refs it moved;
+# once a ref is elsewhere, the copy replays anew
+rm -rf "$ROOT/w" && cp -a "$T/wref" "$ROOT/w"
+start_worker wg --repo-root="$ROOT" --jobs=1 --visibility-timeout=1
+WG=$WORKER_PID
+run_rq submit <<<"${job/\"J\"/\"F1\"}"
+check "force: the first copy finishes" wait_for "F1 result" 60 has_result F1
+settled F1 "force, first copy"
+R1=$(rcli GET 'replayq:{rp}:result:F1')
+packs=$(ls "$ROOT/w/.git/objects/pack" | wc -l)
+run_rq submit --force <<<"${job/\"J\"/\"F1\"}"
+check_eq "force: queued again" 0 "$RC"
+check "force: the second copy finishes" wait_for "F1 result" 60 has_result F1
+R2=$(rcli GET 'replayq:{rp}:result:F1')
+check_eq "force: ok, already applied" "ok true" "$(jq -r '"\(.status) \(.already_applied)"' <<<"$R2")"
+check_eq "force: the first copy's updates, not no-op ones" "$(updates <<<"$R1")" "$(updates <<<"$R2")"
+check_eq "force: the refs of an undisturbed run" "$(refs "$T/refroot/w")" "$(refs "$ROOT/w")"
+check_eq "force: nothing replayed (no new pack)" "$packs" "$(ls "$ROOT/w/.git/objects/pack" | wc -l)"
+check_eq "force: two results in the stream" 2 "$(rcli XRANGE 'replayq:{rp}:results' - + | grep -cx F1)"
+# another content under the id: its prior result is not its answer
+other=${job/\"J\"/\"F1\"}
+other=${other/\"^base\",\"a\",\"b\",\"c\"/\"^base\",\"a\",\"b\"}
+run_rq submit --force <<<"$other"
+check "force, other content: it finishes" wait_for "F1 result" 60 has_result F1
+check_eq "force, other content: replayed, not the prior answer" "null" \
+	"$(rcli GET 'replayq:{rp}:result:F1' | jq -r .already_applied)"
+# a ref moved since: the copy replays anew
+git -C "$ROOT/w" update-ref refs/heads/c "$(git -C "$T/wref" rev-parse c)"
+run_rq submit --force <<<"${job/\"J\"/\"F1\"}"
+check "force, a ref moved: it finishes" wait_for "F1 result" 60 has_result F1
+R4=$(rcli GET 'replayq:{rp}:result:F1')
+check_eq "force, a ref moved: replayed anew" "ok null" "$(jq -r '"\(.status) \(.already_applied)"' <<<"$R4")"
+check_eq "force, a ref moved: c moved again to its replayed id" \
+	"$(git -C "$T/refroot/w" rev-parse c)" "$(git -C "$ROOT/w" rev-parse c)"
+kill -TERM "$WG"
+wait "$WG"
 finish
