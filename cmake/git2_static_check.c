@@ -1,4 +1,4 @@
-/* Links and runs with the static libgit2 and core/rq_git2_nonet.c. */
+/* Links and runs with the static libgit2 and core/base/rq_git2_nonet.c. */
 #include <git2.h>
 
 int main(void)

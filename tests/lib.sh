@@ -213,7 +213,7 @@ upstream_git() {
 	return 1
 }
 
-# Holds (core/rq_testhook.h): a process that reaches a point named in
+# Holds (core/base/rq_testhook.h): a process that reaches a point named in
 # REPLAYQ_TEST_HOLD announces itself with $HOLD_DIR/<point>.<pid> and waits
 # for a signal. hold_pid point: wait for the announcement, print the pid.
 HOLD_DIR=$T/holds

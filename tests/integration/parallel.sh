@@ -128,7 +128,7 @@ no_children() { [ -z "$(pgrep -P "$1")" ]; }
 children_running() { [ -n "$(pgrep -P "$1")" ]; }
 
 # a child killed: the replay fails, the other children go, nothing is left.
-# The children are held before their first pick (core/rq_testhook.h), so
+# The children are held before their first pick (core/base/rq_testhook.h), so
 # the kill lands while the replay still needs them, whatever the speed.
 rm -f "$HOLD_DIR"/*
 REPLAYQ_TEST_HOLD=replay-child "$REPLAYQ" -C "$R3" replay --ref-action=print --jobs=2 --onto main ^base "${BIG[@]}" >"$T/out" 2>"$T/err" &

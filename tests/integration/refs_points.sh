@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # Exactly-once ref updates, driven point by point: a worker's job is held at
-# each named step of its ref update (core/rq_refs.h: before the intent, before
+# each named step of its ref update (core/refs/rq_refs.h: before the intent, before
 # the first lock, between locks, all locked, past the fence, between two
 # renames, after the last rename with the result not stored) and killed
 # there, the job process alone or with its worker. After the retry, every

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # Ref updates survive kills: a replay killed while it holds its ref locks
-# (held there on purpose, core/rq_testhook.h point "refs-locked") leaves
+# (held there on purpose, core/base/rq_testhook.h point "refs-locked") leaves
 # locks that the next replayq run recognises as its own (the marker
 # <commondir>/replayq-refs-<pid>@<host> of a dead process) and removes; a
 # lock of a live process or of another program stays. A worker job killed

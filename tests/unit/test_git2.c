@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The libgit2 replayq is linked with. Statically linked (RQ_GIT2_STATIC),
- * its network transports are left out (core/rq_git2_nonet.c): local
+ * its network transports are left out (core/base/rq_git2_nonet.c): local
  * repositories work, an https:// or ssh:// remote fails cleanly with
  * replayq's message, without a crash and without touching the network.
  */
