@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * rq_parallel: a replay's independent groups of commits picked by several
+ * processes at once.
+ *
+ * The replay driver (rq_replay) forks the workers early, while it is
+ * small, with rq_parallel_fork(): every worker then resolves the same
+ * revisions and walks the same commits itself (building its own caches,
+ * which copy-on-write sharing made slower), and rq_parallel_agree()
+ * checks that each child resolved what the parent did. The driver then
+ * splits the commits into groups (a commit goes with its parent when the
+ * parent is replayed too) and calls rq_parallel_run() in every worker.
+ *
+ * The workers take groups from one list, biggest first, through a counter
+ * in a page they share, so a slow worker takes fewer. They also share the
+ * lowest index of a failed pick: a pick after it cannot change the result
+ * (a sequential replay stops there), so it is skipped. A child hands its
+ * new objects to the parent as a part file of the temporary object
+ * directory and reports, in rq_child messages, the commits it picked, its
+ * counts and its earliest failure; then it exits. The parent picks too,
+ * reads every report, and keeps the earliest failure of all: the outcome,
+ * the commit ids and the conflict reported are those of --jobs=1. A child
+ * that dies fails the replay (RQ_E_CRASHED) and no child is left running.
+ *
+ * Parent and child state are apart: the parent keeps its children, a
+ * child only its pipe and its parent's pid. Children end with _exit()
+ * (in rq_parallel_run() and rq_parallel_end()); the parent never exits.
+ */
+#ifndef RQ_PARALLEL_H
+#define RQ_PARALLEL_H
+
+#include <git2.h>
+#include <stddef.h>
+
+#include "rq_error.h"
+#include "rq_merge.h"
+#include "rq_objdir.h"
+
+typedef struct rq_parallel rq_parallel;
+
+/* What a worker adds to the replay's statistics. */
+typedef struct rq_parallel_counts {
+	size_t picked, dropped;
+	size_t merges_trivial, merges_full, merges_fallback;
+	size_t scores_computed, scores_reused;
+} rq_parallel_counts;
+
+/*
+ * The driver's pick of commit i onto the replay's base (or onto the new
+ * form of its parent): 0 clean, 1 conflict (*conf filled, the caller's
+ * to free), -1 error (err set).
+ */
+typedef int (*rq_parallel_pick_fn)(void *arg, size_t i, rq_conflicts *conf, rq_error *err);
+
+/* A worker's own counts (its picks and its merger's), for its report. */
+typedef void (*rq_parallel_counts_fn)(void *arg, rq_parallel_counts *out);
+
+typedef struct rq_parallel_job {
+	size_t n;	     /* commits, in walk order */
+	const size_t *group; /* group of each commit: 0 .. ngroups - 1 */
+	size_t ngroups;
+	rq_parallel_pick_fn pick;
+	rq_parallel_counts_fn counts;
+	void *arg;
+	/* the commit map: the new commit and tree of every commit picked, by
+	 * any worker, once rq_parallel_run() returns 0 */
+	git_oid *new_ids, *new_trees;
+	rq_objdir *objdir;
+	const volatile int *cancel; /* set to stop (RQ_E_INTERRUPTED) */
+} rq_parallel_job;
+
+/* What the parent learns from all workers. */
+typedef struct rq_parallel_outcome {
+	size_t fail;		     /* earliest failed pick; SIZE_MAX: none */
+	rq_conflicts conflicts;	     /* that pick's, when it conflicted */
+	rq_parallel_counts children; /* the children's counts (the parent's own are not here) */
+	size_t workers;		     /* processes that took part, this one included */
+} rq_parallel_outcome;
+
+/* Hooks a test runs in each child right after the fork. */
+typedef struct rq_parallel_hooks {
+	void (*child)(unsigned worker, void *arg);
+	void *arg;
+} rq_parallel_hooks;
+
+/*
+ * Fork jobs - 1 children (jobs <= RQ_MAX_JOBS). odb: mapped in full here
+ * first, so that every worker shares the pack indexes. Returns the
+ * worker's number: 0 in the parent, 1 .. jobs - 1 in a child. *out is
+ * NULL when not even one child could be forked (no shared page, process
+ * or descriptor): the caller replays alone. Never fails otherwise.
+ */
+unsigned rq_parallel_fork(rq_parallel **out, int jobs, git_odb *odb,
+			  const rq_parallel_hooks *hooks);
+
+/*
+ * The parent publishes a digest of what the revisions and the target
+ * resolved to; a child compares its own with it (waiting for it, and
+ * exiting if the parent is gone). 0: the same; -1: a child that saw
+ * other refs (it should rq_parallel_end(), the parent goes on without
+ * it).
+ */
+int rq_parallel_agree(rq_parallel *p, const unsigned char digest[20]);
+
+/* Processes that may take part, this one included. */
+int rq_parallel_workers(const rq_parallel *p);
+
+/* 1 in a child. */
+int rq_parallel_is_child(const rq_parallel *p);
+
+/*
+ * Pick the groups in every worker. In a child this reports and exits. In
+ * the parent: 0 all picked (the commit map filled, the children's
+ * objects loaded), 1 a pick conflicted (out->fail, out->conflicts), -1
+ * error (err; the earliest failed pick's own error when a pick failed).
+ * out->children holds the children's counts in every case. On failure
+ * the children are gone when this returns.
+ */
+int rq_parallel_run(rq_parallel *p, const rq_parallel_job *job, rq_parallel_outcome *out,
+		    rq_error *err);
+
+/*
+ * Done with the workers: in a child, report that it took no group (if it
+ * did not report yet) and exit; in the parent, kill and reap what is left
+ * and free p. NULL: nothing.
+ */
+void rq_parallel_end(rq_parallel *p);
+
+#endif
