@@ -311,79 +311,114 @@ static int ensure_empty_tree(replay *rp)
 	return 0;
 }
 
-/* Pick (or revert) walk.commits[i]; 1 on conflict. */
-static int final_updates(replay *rp, const git_oid *last);
+/* The three sides of one pick (a revert swaps base and theirs). */
+typedef struct pick_sides {
+	const git_oid *base_tree;	    /* the picked commit's parent's tree; NULL: none */
+	const git_oid *ours_id, *ours_tree; /* where the pick lands */
+	git_oid parent_tree;
+} pick_sides;
 
-static int pick_one(replay *rp, size_t i, const git_oid *last, const git_oid *last_tree)
+/* base: the commit's first parent; ours: the new form of that parent when
+ * it was replayed, else the target (a revert: the last commit made). */
+static int find_sides(replay *rp, const git_commit *c, const git_oid *last,
+		      const git_oid *last_tree, pick_sides *ps)
 {
-	git_commit *c = rp->walk.commits[i];
-	const git_oid *pick_tree = git_commit_tree_id(c);
-	git_oid parent_tree, merged, new_id, empty;
-	const git_oid *base_id, *base_tree = NULL, *ours_id, *ours_tree;
-	int have_parent = git_commit_parentcount(c) > 0, rc;
+	int have_parent = git_commit_parentcount(c) > 0;
 	size_t pidx;
 
-	rq_objdir_keepalive(rp->objdir, RQ_OBJDIR_KEEPALIVE_SECONDS);
-	git_oid_fromstr(&empty, RQ_EMPTY_TREE_HEX);
+	ps->base_tree = NULL;
 	if (have_parent) {
-		base_id = git_commit_parent_id(c, 0);
-		if (commit_tree(rp->repo, base_id, &parent_tree, rp->err) < 0)
+		if (commit_tree(rp->repo, git_commit_parent_id(c, 0), &ps->parent_tree, rp->err) <
+		    0)
 			return -1;
-		base_tree = &parent_tree;
+		ps->base_tree = &ps->parent_tree;
 	}
 	if (rp->opts->mode == RQ_MODE_REVERT) {
-		ours_id = last;
-		ours_tree = last_tree;
+		ps->ours_id = last;
+		ps->ours_tree = last_tree;
 	} else if (have_parent && rq_oidmap_get(&rp->map, git_commit_parent_id(c, 0), &pidx)) {
-		ours_id = &rp->new_ids[pidx];
-		ours_tree = &rp->new_trees[pidx];
+		ps->ours_id = &rp->new_ids[pidx];
+		ps->ours_tree = &rp->new_trees[pidx];
 	} else {
-		ours_id = &rp->onto;
-		ours_tree = &rp->onto_tree;
+		ps->ours_id = &rp->onto;
+		ps->ours_tree = &rp->onto_tree;
 	}
+	return 0;
+}
+
+/* The tree merge of one pick; 0 clean (*merged), 1 conflict, -1 error. */
+static int merge_sides(replay *rp, const git_commit *c, const pick_sides *ps, const git_oid *empty,
+		       git_oid *merged)
+{
+	const git_oid *pick_tree = git_commit_tree_id(c);
+	int rc;
 
 	if (rp->opts->mode == RQ_MODE_REVERT) {
-		if (!base_tree && ensure_empty_tree(rp) < 0)
+		if (!ps->base_tree && ensure_empty_tree(rp) < 0)
 			return -1;
-		rc = rq_merger_merge(rp->merger, pick_tree, ours_tree,
-				     base_tree ? base_tree : &empty, &merged, &rp->res->conflicts,
-				     rp->err);
+		rc = rq_merger_merge(rp->merger, pick_tree, ps->ours_tree,
+				     ps->base_tree ? ps->base_tree : empty, merged,
+				     &rp->res->conflicts, rp->err);
 	} else {
-		rc = rq_merger_merge(rp->merger, base_tree, ours_tree, pick_tree, &merged,
+		rc = rq_merger_merge(rp->merger, ps->base_tree, ps->ours_tree, pick_tree, merged,
 				     &rp->res->conflicts, rp->err);
 	}
-	if (rc < 0)
-		return -1;
 	if (rc == 1) {
 		rp->res->conflicted = 1;
 		git_oid_cpy(&rp->res->conflict_commit, git_commit_id(c));
-		return 1;
 	}
+	return rc;
+}
 
-	int was_empty = git_oid_equal(pick_tree, base_tree ? base_tree : &empty);
-	if (git_oid_equal(&merged, ours_tree) && !was_empty) {
-		if (rp->opts->empty == RQ_EMPTY_ABORT) {
-			char hex[GIT_OID_HEXSZ + 1];
-			git_oid_tostr(hex, sizeof(hex), git_commit_id(c));
-			return rq_error_set(rp->err, RQ_E_EMPTY_COMMIT, "commit %s became empty",
-					    hex);
-		}
-		if (rp->opts->empty == RQ_EMPTY_DROP) {
-			git_oid_cpy(&new_id, ours_id);
-			rp->res->stats.dropped++;
-			goto mapped;
-		}
+/* A pick that changed something but became empty: 1 dropped (as --empty
+ * says), 0 kept, -1 aborted (RQ_E_EMPTY_COMMIT). */
+static int drop_empty(replay *rp, const git_commit *c, const pick_sides *ps, const git_oid *empty,
+		      const git_oid *merged)
+{
+	const git_oid *pick_tree = git_commit_tree_id(c);
+	int was_empty = git_oid_equal(pick_tree, ps->base_tree ? ps->base_tree : empty);
+
+	if (!git_oid_equal(merged, ps->ours_tree) || was_empty)
+		return 0;
+	if (rp->opts->empty == RQ_EMPTY_ABORT) {
+		char hex[GIT_OID_HEXSZ + 1];
+		git_oid_tostr(hex, sizeof(hex), git_commit_id(c));
+		return rq_error_set(rp->err, RQ_E_EMPTY_COMMIT, "commit %s became empty", hex);
 	}
-	if (rp->opts->mode == RQ_MODE_REVERT)
-		rc = rq_commit_revert(rp->odb, git_commit_id(c), &merged, ours_id, rp->author,
-				      rp->committer, &new_id, rp->err);
-	else
-		rc = rq_commit_pick(rp->odb, git_commit_id(c), &merged, ours_id, rp->committer,
-				    &new_id, rp->err);
-	if (rc < 0)
+	return rp->opts->empty == RQ_EMPTY_DROP;
+}
+
+/* Pick (or revert) walk.commits[i]: 0 done (the commit map has it), 1
+ * conflict, -1 error. */
+static int pick_one(replay *rp, size_t i, const git_oid *last, const git_oid *last_tree)
+{
+	git_commit *c = rp->walk.commits[i];
+	git_oid merged, new_id, empty;
+	pick_sides ps;
+	int rc;
+
+	rq_objdir_keepalive(rp->objdir, RQ_OBJDIR_KEEPALIVE_SECONDS);
+	git_oid_fromstr(&empty, RQ_EMPTY_TREE_HEX);
+	if (find_sides(rp, c, last, last_tree, &ps) < 0)
 		return -1;
-	rp->res->stats.picked++;
-mapped:
+	if ((rc = merge_sides(rp, c, &ps, &empty, &merged)) != 0)
+		return rc;
+	if ((rc = drop_empty(rp, c, &ps, &empty, &merged)) < 0)
+		return -1;
+	if (rc == 1) {
+		git_oid_cpy(&new_id, ps.ours_id);
+		rp->res->stats.dropped++;
+	} else {
+		if (rp->opts->mode == RQ_MODE_REVERT)
+			rc = rq_commit_revert(rp->odb, git_commit_id(c), &merged, ps.ours_id,
+					      rp->author, rp->committer, &new_id, rp->err);
+		else
+			rc = rq_commit_pick(rp->odb, git_commit_id(c), &merged, ps.ours_id,
+					    rp->committer, &new_id, rp->err);
+		if (rc < 0)
+			return -1;
+		rp->res->stats.picked++;
+	}
 	git_oid_cpy(&rp->new_ids[i], &new_id);
 	git_oid_cpy(&rp->new_trees[i], &merged);
 	if (rq_oidmap_put(&rp->map, git_commit_id(c), i) < 0)
