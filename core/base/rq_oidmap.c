@@ -1,18 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * rq_oidmap: linear-probing hash map keyed by git_oid.
+ * rq_oidmap: object id -> size_t, entries in insertion order with an
+ * rq_hindex over them.
  */
 #include "rq_oidmap.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-static size_t oid_hash(const git_oid *oid)
-{
-	size_t h;
-	memcpy(&h, oid->id, sizeof(h));
-	return h;
-}
 
 void rq_oidmap_init(rq_oidmap *m)
 {
@@ -23,64 +17,71 @@ void rq_oidmap_free(rq_oidmap *m)
 {
 	free(m->keys);
 	free(m->vals);
-	free(m->used);
+	free(m->index.slot);
 	memset(m, 0, sizeof(*m));
 }
 
-static int grow(rq_oidmap *m)
+static int key_eq(const void *ctx, size_t i, const void *key)
 {
-	size_t ncap = m->cap ? m->cap * 2 : 64;
-	rq_oidmap n = {0};
+	return git_oid_equal(&((const rq_oidmap *)ctx)->keys[i], key);
+}
 
-	n.keys = malloc(ncap * sizeof(*n.keys));
-	n.vals = malloc(ncap * sizeof(*n.vals));
-	n.used = calloc(ncap, 1);
-	if (!n.keys || !n.vals || !n.used) {
-		free(n.keys);
-		free(n.vals);
-		free(n.used);
-		return -1;
+static size_t key_hash(const void *ctx, size_t i)
+{
+	return rq_hash_oid(&((const rq_oidmap *)ctx)->keys[i]);
+}
+
+/* Room for one more entry in the arrays and in the index; -1 out of memory. */
+static int reserve(rq_oidmap *m)
+{
+	if (m->len == m->cap) {
+		size_t ncap = m->cap ? m->cap * 2 : 32;
+		git_oid *k = realloc(m->keys, ncap * sizeof(*k));
+		if (!k)
+			return -1;
+		m->keys = k;
+		size_t *v = realloc(m->vals, ncap * sizeof(*v));
+		if (!v)
+			return -1;
+		m->vals = v;
+		m->cap = ncap;
 	}
-	n.cap = ncap;
-	for (size_t i = 0; i < m->cap; i++)
-		if (m->used[i] && rq_oidmap_put(&n, &m->keys[i], m->vals[i]) < 0)
-			return -1; /* cannot happen: n has room */
-	rq_oidmap_free(m);
-	*m = n;
+	size_t ns = rq_hindex_want(&m->index, 64);
+	if (ns) {
+		uint32_t *slots = calloc(ns, sizeof(*slots));
+		if (!slots)
+			return -1;
+		free(m->index.slot);
+		rq_hindex_rebuild(&m->index, slots, ns, m->len, key_hash, m);
+	}
 	return 0;
 }
 
 int rq_oidmap_put(rq_oidmap *m, const git_oid *key, size_t val)
 {
-	if ((m->len + 1) * 2 > m->cap && grow(m) < 0)
-		return -1;
-	size_t mask = m->cap - 1, i = oid_hash(key) & mask;
-	while (m->used[i]) {
-		if (git_oid_equal(&m->keys[i], key)) {
-			m->vals[i] = val;
-			return 0;
-		}
-		i = (i + 1) & mask;
+	size_t h = rq_hash_oid(key);
+	long k = rq_hindex_find(&m->index, h, key_eq, m, key);
+
+	if (k >= 0) {
+		m->vals[k] = val;
+		return 0;
 	}
-	m->used[i] = 1;
-	git_oid_cpy(&m->keys[i], key);
-	m->vals[i] = val;
+	if (reserve(m) < 0)
+		return -1;
+	git_oid_cpy(&m->keys[m->len], key);
+	m->vals[m->len] = val;
+	rq_hindex_add(&m->index, h, m->len);
 	m->len++;
 	return 0;
 }
 
 int rq_oidmap_get(const rq_oidmap *m, const git_oid *key, size_t *val)
 {
-	if (!m->cap)
+	long k = rq_hindex_find(&m->index, rq_hash_oid(key), key_eq, m, key);
+
+	if (k < 0)
 		return 0;
-	size_t mask = m->cap - 1, i = oid_hash(key) & mask;
-	while (m->used[i]) {
-		if (git_oid_equal(&m->keys[i], key)) {
-			if (val)
-				*val = m->vals[i];
-			return 1;
-		}
-		i = (i + 1) & mask;
-	}
-	return 0;
+	if (val)
+		*val = m->vals[k];
+	return 1;
 }

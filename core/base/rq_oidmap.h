@@ -1,20 +1,22 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * rq_oidmap: an open-addressing hash map from object id to a size_t value
- * (an index into a caller's array). Used by the walk and the replay loop.
+ * (an index into a caller's array), built on rq_hindex. Used by the walk
+ * and the replay loop. Iterating keys[0..len) gives insertion order.
  */
 #ifndef RQ_OIDMAP_H
 #define RQ_OIDMAP_H
+
+#include "rq_hindex.h"
 
 #include <git2.h>
 #include <stddef.h>
 
 typedef struct rq_oidmap {
-	git_oid *keys;
+	git_oid *keys; /* len entries in insertion order, cap allocated */
 	size_t *vals;
-	unsigned char *used;
-	size_t cap; /* power of two */
-	size_t len;
+	size_t len, cap;
+	rq_hindex index; /* over keys */
 } rq_oidmap;
 
 void rq_oidmap_init(rq_oidmap *m);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "rq_hindex.h"
 #include "rq_odb.h"
 
 #define PART_MAGIC     "RQPART2\n"
@@ -45,8 +46,7 @@ struct rq_memodb {
 	git_odb_backend parent;
 	memobj *v;
 	size_t n, cap;
-	uint32_t *slot; /* open addressing: index + 1, 0 = empty */
-	size_t nslot;	/* power of two */
+	rq_hindex index; /* over v[0..n) by id */
 	struct part_map {
 		void *p;
 		size_t len;
@@ -54,42 +54,34 @@ struct rq_memodb {
 	size_t nfiles;
 };
 
-static size_t hash_id(const git_oid *id)
+static int obj_eq(const void *ctx, size_t i, const void *key)
 {
-	uint64_t h;
-	memcpy(&h, id->id, sizeof(h));
-	return (size_t)h;
+	return git_oid_equal(&((const struct rq_memodb *)ctx)->v[i].id, key);
+}
+
+static size_t obj_hash(const void *ctx, size_t i)
+{
+	return rq_hash_oid(&((const struct rq_memodb *)ctx)->v[i].id);
 }
 
 static memobj *find(struct rq_memodb *m, const git_oid *id)
 {
-	if (!m->nslot)
-		return NULL;
-	for (size_t i = hash_id(id) & (m->nslot - 1);; i = (i + 1) & (m->nslot - 1)) {
-		uint32_t s = m->slot[i];
-		if (!s)
-			return NULL;
-		if (git_oid_equal(&m->v[s - 1].id, id))
-			return &m->v[s - 1];
-	}
+	long k = rq_hindex_find(&m->index, rq_hash_oid(id), obj_eq, m, id);
+	return k < 0 ? NULL : &m->v[k];
 }
 
+/* Grow the index before one more object is added. */
 static int grow_slots(struct rq_memodb *m)
 {
-	size_t ns = m->nslot ? m->nslot * 2 : 1024;
-	uint32_t *sl = calloc(ns, sizeof(*sl));
+	size_t ns = rq_hindex_want(&m->index, 1024);
+	uint32_t *sl;
 
-	if (!sl)
+	if (!ns)
+		return 0;
+	if (!(sl = calloc(ns, sizeof(*sl))))
 		return -1;
-	for (size_t k = 0; k < m->n; k++) {
-		size_t i = hash_id(&m->v[k].id) & (ns - 1);
-		while (sl[i])
-			i = (i + 1) & (ns - 1);
-		sl[i] = (uint32_t)(k + 1);
-	}
-	free(m->slot);
-	m->slot = sl;
-	m->nslot = ns;
+	free(m->index.slot);
+	rq_hindex_rebuild(&m->index, sl, ns, m->n, obj_hash, m);
 	return 0;
 }
 
@@ -102,7 +94,7 @@ static int add_obj(struct rq_memodb *m, const git_oid *id, const void *data, siz
 
 	if (m->n >= UINT32_MAX - 1)
 		return -1;
-	if ((m->n + 1) * 2 > m->nslot && grow_slots(m) < 0)
+	if (grow_slots(m) < 0)
 		return -1;
 	if (m->n == m->cap) {
 		size_t ncap = m->cap ? m->cap * 2 : 256;
@@ -131,12 +123,7 @@ static int add_obj(struct rq_memodb *m, const git_oid *id, const void *data, siz
 	o->crc = 0;
 	o->depth = 0;
 	memset(&o->base, 0, sizeof(o->base));
-	{
-		size_t i = hash_id(id) & (m->nslot - 1);
-		while (m->slot[i])
-			i = (i + 1) & (m->nslot - 1);
-		m->slot[i] = (uint32_t)(m->n + 1);
-	}
+	rq_hindex_add(&m->index, rq_hash_oid(id), m->n);
 	m->n++;
 	return 0;
 }
@@ -310,7 +297,7 @@ static void m_free(git_odb_backend *b)
 		munmap(m->files[k].p, m->files[k].len);
 	free(m->files);
 	free(m->v);
-	free(m->slot);
+	free(m->index.slot);
 	free(m);
 }
 

@@ -3,6 +3,7 @@
  * rq_revs: parse revision arguments and resolve names like git does.
  */
 #include "rq_revs.h"
+#include "rq_hindex.h"
 
 #include <ctype.h>
 #include <fnmatch.h>
@@ -32,69 +33,79 @@ typedef struct refent {
 } refent;
 
 typedef struct refset {
-	refent *slot; /* open addressing, name NULL = empty */
-	size_t nslot;
-	size_t n;
+	refent *v; /* n names, cap allocated */
+	size_t n, cap;
+	rq_hindex index; /* over v by name */
 } refset;
 
-static size_t str_hash(const char *s)
+static int refent_eq(const void *ctx, size_t i, const void *key)
 {
-	size_t h = 1469598103934665603ull;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
+	return !strcmp(((const refset *)ctx)->v[i].name, key);
+}
+
+static size_t refent_hash(const void *ctx, size_t i)
+{
+	return rq_hash_str(((const refset *)ctx)->v[i].name);
 }
 
 static const refent *refset_get(const refset *rs, const char *name)
 {
-	for (size_t i = str_hash(name) & (rs->nslot - 1);; i = (i + 1) & (rs->nslot - 1)) {
-		if (!rs->slot[i].name)
-			return NULL;
-		if (!strcmp(rs->slot[i].name, name))
-			return &rs->slot[i];
+	long k = rq_hindex_find(&rs->index, rq_hash_str(name), refent_eq, rs, name);
+	return k < 0 ? NULL : &rs->v[k];
+}
+
+/* Room for one more name in the array and the index; -1 out of memory. */
+static int refset_reserve(refset *rs)
+{
+	size_t ns = rq_hindex_want(&rs->index, 256);
+
+	if (rs->n == rs->cap) {
+		size_t ncap = rs->cap ? rs->cap * 2 : 128;
+		refent *v = realloc(rs->v, ncap * sizeof(*v));
+		if (!v)
+			return -1;
+		rs->v = v;
+		rs->cap = ncap;
 	}
+	if (ns) {
+		uint32_t *sl = calloc(ns, sizeof(*sl));
+		if (!sl)
+			return -1;
+		free(rs->index.slot);
+		rq_hindex_rebuild(&rs->index, sl, ns, rs->n, refent_hash, rs);
+	}
+	return 0;
 }
 
 static int refset_add(refset *rs, const git_reference *ref)
 {
 	const char *name = git_reference_name(ref);
-	size_t i;
+	size_t h = rq_hash_str(name);
+	refent *e;
 
-	if ((rs->n + 1) * 2 > rs->nslot) {
-		size_t ns = rs->nslot ? rs->nslot * 2 : 256;
-		refent *sl = calloc(ns, sizeof(*sl));
-		if (!sl)
-			return -1;
-		for (size_t k = 0; k < rs->nslot; k++) {
-			if (!rs->slot[k].name)
-				continue;
-			i = str_hash(rs->slot[k].name) & (ns - 1);
-			while (sl[i].name)
-				i = (i + 1) & (ns - 1);
-			sl[i] = rs->slot[k];
-		}
-		free(rs->slot);
-		rs->slot = sl;
-		rs->nslot = ns;
-	}
-	for (i = str_hash(name) & (rs->nslot - 1); rs->slot[i].name; i = (i + 1) & (rs->nslot - 1))
-		if (!strcmp(rs->slot[i].name, name))
-			return 0;
-	if (!(rs->slot[i].name = strdup(name)))
+	if (rq_hindex_find(&rs->index, h, refent_eq, rs, name) >= 0)
+		return 0;
+	if (refset_reserve(rs) < 0)
+		return -1;
+	e = &rs->v[rs->n];
+	memset(e, 0, sizeof(*e));
+	if (!(e->name = strdup(name)))
 		return -1;
 	if (git_reference_type(ref) == GIT_REFERENCE_DIRECT && git_reference_target(ref)) {
-		rs->slot[i].direct = 1;
-		git_oid_cpy(&rs->slot[i].oid, git_reference_target(ref));
+		e->direct = 1;
+		git_oid_cpy(&e->oid, git_reference_target(ref));
 	}
+	rq_hindex_add(&rs->index, h, rs->n);
 	rs->n++;
 	return 0;
 }
 
 static void refset_free(refset *rs)
 {
-	for (size_t k = 0; k < rs->nslot; k++)
-		free(rs->slot[k].name);
-	free(rs->slot);
+	for (size_t k = 0; k < rs->n; k++)
+		free(rs->v[k].name);
+	free(rs->v);
+	free(rs->index.slot);
 	memset(rs, 0, sizeof(*rs));
 }
 
@@ -144,7 +155,7 @@ static int refset_iterate(git_repository *repo, refset *rs)
 			break;
 	}
 	git_reference_iterator_free(it);
-	if (rc != GIT_ITEROVER || !rs->nslot) {
+	if (rc != GIT_ITEROVER || !rs->n) {
 		refset_free(rs);
 		return -1;
 	}

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * rq_hindex: the one hash table of replayq, as an index over an array the
+ * caller owns.
+ *
+ * Every keyed table in the project keeps its entries in a dense array of
+ * its own (object ids and values, ref names, merge paths) and puts an
+ * rq_hindex beside it: open addressing with linear probing over a slot
+ * array of uint32 (0 = empty, else entry index + 1), at most half full.
+ * The typed front ends are rq_oidmap (object id keys), rq_strmap (string
+ * keys), rq_memodb's object list and the merge's path maps; they differ
+ * only in how they hash and compare a key, and in where slot memory comes
+ * from (malloc, or the merge's arena), which is why growing is split into
+ * rq_hindex_want (how many slots) and rq_hindex_rebuild (fill the slots
+ * the caller allocated).
+ *
+ * Hashes: rq_hash_oid for object ids (their first bytes are already
+ * uniform) and rq_hash_str (64-bit FNV-1a) for strings. Tables whose
+ * iteration order must match git's hashmap do not iterate this index:
+ * they iterate their dense array (insertion order).
+ */
+#ifndef RQ_HINDEX_H
+#define RQ_HINDEX_H
+
+#include <git2.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef struct rq_hindex {
+	uint32_t *slot; /* nslot entries: 0 empty, else entry index + 1 */
+	size_t nslot;	/* 0 or a power of two */
+	size_t n;	/* indexed entries */
+} rq_hindex;
+
+/* Does entry i of the caller's array have this key? */
+typedef int (*rq_hindex_eq_fn)(const void *ctx, size_t i, const void *key);
+/* The hash of entry i's key (used when rebuilding). */
+typedef size_t (*rq_hindex_hash_fn)(const void *ctx, size_t i);
+
+static inline size_t rq_hash_oid(const git_oid *id)
+{
+	size_t h;
+	memcpy(&h, id->id, sizeof(h));
+	return h;
+}
+
+static inline size_t rq_hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return (size_t)h;
+}
+
+/*
+ * The slot count to grow to before one more entry is added (the table is
+ * kept at most half full; the first table has min_slots, a power of two),
+ * or 0 when there is room already.
+ */
+static inline size_t rq_hindex_want(const rq_hindex *h, size_t min_slots)
+{
+	if ((h->n + 1) * 2 <= h->nslot)
+		return 0;
+	return h->nslot ? h->nslot * 2 : min_slots;
+}
+
+/*
+ * Make slots (nslot zeroed entries, nslot a power of two, allocated by
+ * the caller) the index of entries 0..count-1. The caller frees the old
+ * slot array when it owns it.
+ */
+static inline void rq_hindex_rebuild(rq_hindex *h, uint32_t *slots, size_t nslot, size_t count,
+				     rq_hindex_hash_fn hash, const void *ctx)
+{
+	for (size_t k = 0; k < count; k++) {
+		size_t i = hash(ctx, k) & (nslot - 1);
+		while (slots[i])
+			i = (i + 1) & (nslot - 1);
+		slots[i] = (uint32_t)(k + 1);
+	}
+	h->slot = slots;
+	h->nslot = nslot;
+	h->n = count;
+}
+
+/* Index entry idx under hash (the caller made room and checked it is new). */
+static inline void rq_hindex_add(rq_hindex *h, size_t hash, size_t idx)
+{
+	size_t mask = h->nslot - 1, i = hash & mask;
+	while (h->slot[i])
+		i = (i + 1) & mask;
+	h->slot[i] = (uint32_t)(idx + 1);
+	h->n++;
+}
+
+/* The index of the entry with key, or -1. */
+static inline long rq_hindex_find(const rq_hindex *h, size_t hash, rq_hindex_eq_fn eq,
+				  const void *ctx, const void *key)
+{
+	if (!h->nslot)
+		return -1;
+	size_t mask = h->nslot - 1;
+	for (size_t i = hash & mask;; i = (i + 1) & mask) {
+		uint32_t s = h->slot[i];
+		if (!s)
+			return -1;
+		if (eq(ctx, s - 1, key))
+			return (long)(s - 1);
+	}
+}
+
+#endif
