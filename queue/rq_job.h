@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "rq_error.h"
+#include "rq_qerror.h"
 #include "rq_replay.h"
 
 #define RQ_JOB_MAX_BYTES      (64 * 1024)

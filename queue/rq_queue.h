@@ -34,7 +34,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
-#include "rq_error.h"
+#include "rq_qerror.h"
 #include "rq_redis.h"
 
 #define RQ_QUEUE_GROUP "workers"

@@ -20,7 +20,7 @@
 #include <hiredis/hiredis.h>
 #include <stddef.h>
 
-#include "rq_error.h"
+#include "rq_qerror.h"
 
 typedef struct rq_redis_url {
 	int is_unix;

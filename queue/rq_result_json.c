@@ -141,10 +141,10 @@ json_t *rq_result_to_json(const rq_replay_result *res, int rc, const rq_error *e
 					      oid_json(&res->conflict_commit), "paths", paths));
 	}
 	if (rc < 0) {
-		json_object_set_new(o, "error",
-				    json_pack("{s:s, s:o}", "code",
-					      err ? rq_code_name(err->code) : "internal", "message",
-					      rq_json_bytes(err ? err->msg : "unknown error")));
+		json_object_set_new(
+		    o, "error",
+		    json_pack("{s:s, s:o}", "code", err ? rq_qerror_name(err->code) : "internal",
+			      "message", rq_json_bytes(err ? err->msg : "unknown error")));
 	}
 	json_object_set_new(o, "stats", stats_json(&res->stats));
 	return o;

@@ -13,6 +13,7 @@
 
 #include <jansson.h>
 
+#include "rq_qerror.h"
 #include "rq_replay.h"
 
 /*

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const code_names[RQ_E_COUNT] = {
+static const char *const code_names[RQ_E_CORE_END] = {
     [RQ_OK] = "ok",
     [RQ_E_USAGE] = "usage",
     [RQ_E_BAD_REPO] = "bad_repo",
@@ -30,11 +30,7 @@ static const char *const code_names[RQ_E_COUNT] = {
     [RQ_E_IO] = "io",
     [RQ_E_GIT] = "git",
     [RQ_E_NOMEM] = "out_of_memory",
-    [RQ_E_INVALID_JOB] = "invalid_job",
-    [RQ_E_TIMEOUT] = "timeout",
     [RQ_E_CRASHED] = "crashed",
-    [RQ_E_DEAD] = "dead_letter",
-    [RQ_E_REDIS] = "redis",
     [RQ_E_INTERRUPTED] = "interrupted",
     [RQ_E_INTERNAL] = "internal",
 };
@@ -84,7 +80,7 @@ int rq_error_git_corrupt(rq_error *err)
 
 const char *rq_code_name(rq_code code)
 {
-	if ((int)code < 0 || code >= RQ_E_COUNT || !code_names[code])
+	if (code < 0 || code >= RQ_E_CORE_END || !code_names[code])
 		return "internal";
 	return code_names[code];
 }

@@ -12,7 +12,16 @@
 
 #include <stddef.h>
 
-typedef enum {
+/*
+ * The core's codes. The layers above add their own after RQ_E_CORE_END
+ * (queue/rq_qerror.h: invalid_job, timeout, dead_letter, redis), so an
+ * rq_code is an int that holds any layer's code. RQ_E_CRASHED is here
+ * because the core's parallel replay runs child processes; the worker uses
+ * the same code for a job process that dies.
+ */
+typedef int rq_code;
+
+enum rq_core_code {
 	RQ_OK = 0,
 	RQ_E_USAGE,	       /* bad option or combination of options */
 	RQ_E_BAD_REPO,	       /* repository missing, unreadable or outside its root */
@@ -32,15 +41,11 @@ typedef enum {
 	RQ_E_IO,	       /* a file system operation failed */
 	RQ_E_GIT,	       /* libgit2 reported an unexpected error */
 	RQ_E_NOMEM,	       /* out of memory */
-	RQ_E_INVALID_JOB,      /* a job that is not valid JSON or breaks a rule */
-	RQ_E_TIMEOUT,	       /* a job ran past its deadline */
 	RQ_E_CRASHED,	       /* the process running a job died */
-	RQ_E_DEAD,	       /* a job dead-lettered after too many deliveries */
-	RQ_E_REDIS,	       /* the queue server failed or refused a command */
 	RQ_E_INTERRUPTED,      /* stopped by a signal */
 	RQ_E_INTERNAL,	       /* a bug */
-	RQ_E_COUNT
-} rq_code;
+	RQ_E_CORE_END	       /* the first code of the layers above */
+};
 
 #define RQ_ERROR_MSG_MAX 512
 
@@ -72,7 +77,8 @@ int rq_error_git(rq_error *err, const char *what);
  */
 int rq_error_git_corrupt(rq_error *err);
 
-/* Stable snake_case name of a code ("bad_revision", ...). */
+/* Stable snake_case name of a core code ("bad_revision", ...); "internal"
+ * for any other value (queue/rq_qerror.h names the queue's codes). */
 const char *rq_code_name(rq_code code);
 
 #endif

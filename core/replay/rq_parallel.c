@@ -541,9 +541,9 @@ static int parse_error(const char *s, rq_error *out)
 {
 	int code, at = 0;
 
-	if (sscanf(s, "%d %n", &code, &at) != 1 || !at || code <= RQ_OK)
+	if (sscanf(s, "%d %n", &code, &at) != 1 || !at || code <= RQ_OK || code >= RQ_E_CORE_END)
 		return -1;
-	rq_error_set(out, (rq_code)code, "%s", s + at);
+	rq_error_set(out, code, "%s", s + at);
 	return 0;
 }
 

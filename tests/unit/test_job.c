@@ -77,12 +77,12 @@ static void expect_bad_len(const char *text, size_t len, rq_code code, const cha
 	rq_error_clear(&err);
 	if (rq_job_parse(text, len, &job, id, &err) >= 0) {
 		rq_job_free(&job);
-		fail_msg("job accepted, expected %s (%s): %.300s", rq_code_name(code), needle,
+		fail_msg("job accepted, expected %s (%s): %.300s", rq_qerror_name(code), needle,
 			 text);
 	}
 	if (err.code != code)
-		fail_msg("job refused with %s (%s), expected %s: %.300s", rq_code_name(err.code),
-			 err.msg, rq_code_name(code), text);
+		fail_msg("job refused with %s (%s), expected %s: %.300s", rq_qerror_name(err.code),
+			 err.msg, rq_qerror_name(code), text);
 	if (!strstr(err.msg, needle))
 		fail_msg("message '%s' does not name '%s': %.300s", err.msg, needle, text);
 	assert_job_empty(&job);
@@ -124,7 +124,7 @@ static void parse_ok(const char *text, rq_job *job)
 
 	rq_error_clear(&err);
 	if (rq_job_parse(text, strlen(text), job, id, &err) < 0)
-		fail_msg("job refused: %s: %s: %.300s", rq_code_name(err.code), err.msg, text);
+		fail_msg("job refused: %s: %s: %.300s", rq_qerror_name(err.code), err.msg, text);
 	assert_string_equal(id, job->id);
 }
 

@@ -275,14 +275,24 @@ static void test_code_names(void **state)
 	    {RQ_E_IO, "io"},
 	    {RQ_E_GIT, "git"},
 	    {RQ_E_NOMEM, "out_of_memory"},
+	    {RQ_E_CORRUPT_OBJECT, "corrupt_object"},
+	    {RQ_E_CRASHED, "crashed"},
+	    {RQ_E_INTERRUPTED, "interrupted"},
 	    {RQ_E_INTERNAL, "internal"},
+	    {RQ_E_INVALID_JOB, "invalid_job"},
+	    {RQ_E_TIMEOUT, "timeout"},
+	    {RQ_E_DEAD, "dead_letter"},
+	    {RQ_E_REDIS, "redis"},
 	};
 	rq_error err;
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		json_t *o;
-		assert_string_equal(rq_code_name(names[i].code), names[i].name);
+		assert_string_equal(rq_qerror_name(names[i].code), names[i].name);
+		/* the core names its own codes and no other */
+		assert_string_equal(rq_code_name(names[i].code),
+				    names[i].code < RQ_E_CORE_END ? names[i].name : "internal");
 		if (names[i].code == RQ_OK)
 			continue;
 		rq_error_set(&err, names[i].code, "message %zu", i);
@@ -291,18 +301,20 @@ static void test_code_names(void **state)
 		assert_string_equal(str_at(json_object_get(o, "error"), "code"), names[i].name);
 		json_decref(o);
 	}
-	/* every code has its own snake_case name; unknown codes are "internal" */
-	for (int i = 0; i < RQ_E_COUNT; i++) {
-		const char *n = rq_code_name((rq_code)i);
+	/* every code of every layer has its own snake_case name; unknown codes
+	 * are "internal" */
+	for (int i = 0; i < RQ_E_QUEUE_END; i++) {
+		const char *n = rq_qerror_name(i);
 		assert_non_null(n);
 		assert_true(strlen(n) > 0);
 		assert_int_equal(strspn(n, "abcdefghijklmnopqrstuvwxyz_"), strlen(n));
 		for (int j = 0; j < i; j++)
-			assert_string_not_equal(n, rq_code_name((rq_code)j));
+			assert_string_not_equal(n, rq_qerror_name(j));
 	}
-	assert_string_equal(rq_code_name(RQ_E_COUNT), "internal");
-	assert_string_equal(rq_code_name((rq_code)-1), "internal");
-	assert_string_equal(rq_code_name((rq_code)1000), "internal");
+	assert_string_equal(rq_qerror_name(RQ_E_QUEUE_END), "internal");
+	assert_string_equal(rq_code_name(RQ_E_CORE_END), "internal");
+	assert_string_equal(rq_qerror_name(-1), "internal");
+	assert_string_equal(rq_qerror_name(1000), "internal");
 }
 
 /* The JSON of real runs on a repository. */
