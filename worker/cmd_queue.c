@@ -251,7 +251,7 @@ static int submit_one(rq_queue *q, const submit_args *a, json_t *job, const char
 		return -1;
 	}
 	if (a->validate && rq_job_parse(text, strlen(text), &parsed, idbuf, &err) < 0) {
-		fprintf(stderr, "error: job %s refused: %s: %s\n", id, rq_code_name(err.code),
+		fprintf(stderr, "error: job %s refused: %s: %s\n", id, rq_qerror_name(err.code),
 			err.msg);
 		free(text);
 		return 2;
