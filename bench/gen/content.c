@@ -6,7 +6,7 @@
  *   content NFILES SEED
  *
  * The repository looks like a large C project: NFILES files under
- * src/modNN/, a fifth of them large (50-200 KB of source-like lines), the
+ * src/modNN/, an eighth of them large (50-200 KB of source-like lines), the
  * rest small (1-6 KB). Branches:
  *
  *   fork          the end of a long history (HISTORY commits, each editing
