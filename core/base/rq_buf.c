@@ -4,25 +4,24 @@
  */
 #include "rq_buf.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "rq_mem.h"
+
 void rq_buf_add(rq_buf *b, const char *s, size_t n)
 {
+	char *np;
+
 	if (b->oom)
 		return;
-	if (b->len + n + 1 > b->cap) {
-		size_t ncap = b->cap ? b->cap * 2 : 256;
-		char *np;
-		while (ncap < b->len + n + 1)
-			ncap *= 2;
-		if (!(np = realloc(b->p, ncap))) {
-			b->oom = 1;
-			return;
-		}
-		b->p = np;
-		b->cap = ncap;
+	if (n > SIZE_MAX - b->len - 1 ||
+	    !(np = rq_mem_grow(b->p, &b->cap, b->len + n + 1, 1, 256))) {
+		b->oom = 1;
+		return;
 	}
+	b->p = np;
 	memcpy(b->p + b->len, s, n);
 	b->len += n;
 	b->p[b->len] = '\0';

@@ -8,14 +8,14 @@
  * rq_hindex beside it: open addressing with linear probing over a slot
  * array of uint32 (0 = empty, else entry index + 1), at most half full.
  * The typed front ends are rq_oidmap (object id keys), rq_strmap (string
- * keys), rq_memodb's object list and the merge's path maps; they differ
+ * keys), rq_odb_mem's object list and the merge's path maps; they differ
  * only in how they hash and compare a key, and in where slot memory comes
  * from (malloc, or the merge's arena), which is why growing is split into
  * rq_hindex_want (how many slots) and rq_hindex_rebuild (fill the slots
- * the caller allocated).
+ * the caller allocated); rq_hindex_reserve does both for slots from malloc.
  *
- * Hashes: rq_hash_oid for object ids (their first bytes are already
- * uniform) and rq_hash_str (64-bit FNV-1a) for strings. Tables whose
+ * Hashes: rq_hindex_hash_oid for object ids (their first bytes are already
+ * uniform) and rq_hindex_hash_str (64-bit FNV-1a) for strings. Tables whose
  * iteration order must match git's hashmap do not iterate this index:
  * they iterate their dense array (insertion order).
  */
@@ -25,6 +25,7 @@
 #include <git2.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct rq_hindex {
@@ -38,14 +39,14 @@ typedef int (*rq_hindex_eq_fn)(const void *ctx, size_t i, const void *key);
 /* The hash of entry i's key (used when rebuilding). */
 typedef size_t (*rq_hindex_hash_fn)(const void *ctx, size_t i);
 
-static inline size_t rq_hash_oid(const git_oid *id)
+static inline size_t rq_hindex_hash_oid(const git_oid *id)
 {
 	size_t h;
 	memcpy(&h, id->id, sizeof(h));
 	return h;
 }
 
-static inline size_t rq_hash_str(const char *s)
+static inline size_t rq_hindex_hash_str(const char *s)
 {
 	uint64_t h = 1469598103934665603ull;
 	for (; *s; s++)
@@ -82,6 +83,26 @@ static inline void rq_hindex_rebuild(rq_hindex *h, uint32_t *slots, size_t nslot
 	h->slot = slots;
 	h->nslot = nslot;
 	h->n = count;
+}
+
+/*
+ * rq_hindex_want and rq_hindex_rebuild for an index whose slots come from
+ * malloc (freed here when replaced, by the owner at the end): room for one
+ * more entry among count. 0, or -1 out of memory (the index unchanged).
+ */
+static inline int rq_hindex_reserve(rq_hindex *h, size_t min_slots, size_t count,
+				    rq_hindex_hash_fn hash, const void *ctx)
+{
+	size_t nslot = rq_hindex_want(h, min_slots);
+	uint32_t *slots;
+
+	if (!nslot)
+		return 0;
+	if (!(slots = calloc(nslot, sizeof(*slots))))
+		return -1;
+	free(h->slot);
+	rq_hindex_rebuild(h, slots, nslot, count, hash, ctx);
+	return 0;
 }
 
 /* Index entry idx under hash (the caller made room and checked it is new). */

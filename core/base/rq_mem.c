@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * rq_mem: heap reservation (see rq_mem.h).
+ * rq_mem: array growth and heap reservation (see rq_mem.h).
  */
 #include "rq_mem.h"
 
@@ -14,6 +14,24 @@
 #endif
 
 #define RESERVE_MAX ((size_t)256 << 20)
+
+void *rq_mem_grow(void *v, size_t *cap, size_t n, size_t elem_size, size_t first)
+{
+	size_t ncap = *cap ? *cap : first;
+	void *nv;
+
+	if (n <= *cap)
+		return v;
+	while (ncap < n) {
+		if (ncap > SIZE_MAX / 2)
+			return NULL;
+		ncap *= 2;
+	}
+	if (!elem_size || ncap > SIZE_MAX / elem_size || !(nv = realloc(v, ncap * elem_size)))
+		return NULL;
+	*cap = ncap;
+	return nv;
+}
 
 void rq_mem_reserve(size_t bytes)
 {

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rq_mem.h"
+
 void rq_oidmap_init(rq_oidmap *m)
 {
 	memset(m, 0, sizeof(*m));
@@ -28,38 +30,30 @@ static int key_eq(const void *ctx, size_t i, const void *key)
 
 static size_t key_hash(const void *ctx, size_t i)
 {
-	return rq_hash_oid(&((const rq_oidmap *)ctx)->keys[i]);
+	return rq_hindex_hash_oid(&((const rq_oidmap *)ctx)->keys[i]);
 }
 
 /* Room for one more entry in the arrays and in the index; -1 out of memory. */
 static int reserve(rq_oidmap *m)
 {
 	if (m->len == m->cap) {
-		size_t ncap = m->cap ? m->cap * 2 : 32;
-		git_oid *k = realloc(m->keys, ncap * sizeof(*k));
+		size_t kcap = m->cap, vcap = m->cap;
+		git_oid *k = rq_mem_grow(m->keys, &kcap, m->len + 1, sizeof(*k), 32);
 		if (!k)
 			return -1;
 		m->keys = k;
-		size_t *v = realloc(m->vals, ncap * sizeof(*v));
+		size_t *v = rq_mem_grow(m->vals, &vcap, m->len + 1, sizeof(*v), 32);
 		if (!v)
 			return -1;
 		m->vals = v;
-		m->cap = ncap;
+		m->cap = vcap; /* keys has that room too */
 	}
-	size_t ns = rq_hindex_want(&m->index, 64);
-	if (ns) {
-		uint32_t *slots = calloc(ns, sizeof(*slots));
-		if (!slots)
-			return -1;
-		free(m->index.slot);
-		rq_hindex_rebuild(&m->index, slots, ns, m->len, key_hash, m);
-	}
-	return 0;
+	return rq_hindex_reserve(&m->index, 64, m->len, key_hash, m);
 }
 
 int rq_oidmap_put(rq_oidmap *m, const git_oid *key, size_t val)
 {
-	size_t h = rq_hash_oid(key);
+	size_t h = rq_hindex_hash_oid(key);
 	long k = rq_hindex_find(&m->index, h, key_eq, m, key);
 
 	if (k >= 0) {
@@ -77,7 +71,7 @@ int rq_oidmap_put(rq_oidmap *m, const git_oid *key, size_t val)
 
 int rq_oidmap_get(const rq_oidmap *m, const git_oid *key, size_t *val)
 {
-	long k = rq_hindex_find(&m->index, rq_hash_oid(key), key_eq, m, key);
+	long k = rq_hindex_find(&m->index, rq_hindex_hash_oid(key), key_eq, m, key);
 
 	if (k < 0)
 		return 0;

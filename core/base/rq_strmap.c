@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rq_mem.h"
+
 void rq_strmap_init(rq_strmap *m)
 {
 	memset(m, 0, sizeof(*m));
@@ -28,47 +30,35 @@ static int key_eq(const void *ctx, size_t i, const void *key)
 
 static size_t key_hash(const void *ctx, size_t i)
 {
-	return rq_hash_str(((const rq_strmap *)ctx)->keys[i]);
+	return rq_hindex_hash_str(((const rq_strmap *)ctx)->keys[i]);
 }
 
-/* Grow the three entry arrays to ncap; -1 out of memory (m unchanged). */
-static int grow_entries(rq_strmap *m, size_t ncap)
-{
-	const char **k = realloc(m->keys, ncap * sizeof(*k));
-	if (!k)
-		return -1;
-	m->keys = k;
-	size_t *v = realloc(m->vals, ncap * sizeof(*v));
-	if (!v)
-		return -1;
-	m->vals = v;
-	unsigned char *d = realloc(m->dead, ncap);
-	if (!d)
-		return -1;
-	m->dead = d;
-	m->cap = ncap;
-	return 0;
-}
-
-/* Room for one more entry in the arrays and in the index. */
+/* Room for one more entry in the three arrays and in the index; -1 out of
+ * memory (the map unchanged but for the room). */
 static int reserve(rq_strmap *m)
 {
-	if (m->len == m->cap && grow_entries(m, m->cap ? m->cap * 2 : 16) < 0)
-		return -1;
-	size_t ns = rq_hindex_want(&m->index, 32);
-	if (ns) {
-		uint32_t *slots = calloc(ns, sizeof(*slots));
-		if (!slots)
+	if (m->len == m->cap) {
+		size_t kcap = m->cap, vcap = m->cap, dcap = m->cap;
+		const char **k = rq_mem_grow(m->keys, &kcap, m->len + 1, sizeof(*k), 16);
+		if (!k)
 			return -1;
-		free(m->index.slot);
-		rq_hindex_rebuild(&m->index, slots, ns, m->len, key_hash, m);
+		m->keys = k;
+		size_t *v = rq_mem_grow(m->vals, &vcap, m->len + 1, sizeof(*v), 16);
+		if (!v)
+			return -1;
+		m->vals = v;
+		unsigned char *d = rq_mem_grow(m->dead, &dcap, m->len + 1, 1, 16);
+		if (!d)
+			return -1;
+		m->dead = d;
+		m->cap = dcap; /* keys and vals have that room too */
 	}
-	return 0;
+	return rq_hindex_reserve(&m->index, 32, m->len, key_hash, m);
 }
 
 int rq_strmap_put(rq_strmap *m, const char *key, size_t val)
 {
-	size_t h = rq_hash_str(key);
+	size_t h = rq_hindex_hash_str(key);
 	long k = rq_hindex_find(&m->index, h, key_eq, m, key);
 
 	if (k >= 0) {
@@ -92,7 +82,7 @@ int rq_strmap_put(rq_strmap *m, const char *key, size_t val)
 
 int rq_strmap_get(const rq_strmap *m, const char *key, size_t *val)
 {
-	long k = rq_hindex_find(&m->index, rq_hash_str(key), key_eq, m, key);
+	long k = rq_hindex_find(&m->index, rq_hindex_hash_str(key), key_eq, m, key);
 
 	if (k < 0 || m->dead[k])
 		return 0;
@@ -103,7 +93,7 @@ int rq_strmap_get(const rq_strmap *m, const char *key, size_t *val)
 
 void rq_strmap_del(rq_strmap *m, const char *key)
 {
-	long k = rq_hindex_find(&m->index, rq_hash_str(key), key_eq, m, key);
+	long k = rq_hindex_find(&m->index, rq_hindex_hash_str(key), key_eq, m, key);
 
 	if (k >= 0 && !m->dead[k]) {
 		m->dead[k] = 1;

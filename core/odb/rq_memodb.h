@@ -1,71 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * rq_memodb: an object database backend that keeps the objects written to
- * it in memory, in the order they were written.
- *
- * rq_objdir layers it above the repository's packs and loose objects, so
- * a replay writes no file per object. Objects can be saved to a file (a
- * forked child hands its objects to the parent that way) and loaded back.
- *
- * Part file format: "RQPART2\n", the object count (8 bytes, little-endian),
- * then a record per object: the type (1 byte), the raw 20-byte id, the
- * length (8 bytes), the encoded length (8 bytes, never 0: only encoded
- * objects are saved), the encoded form's CRC-32 (4 bytes), its delta depth
- * (4 bytes; 0: whole), its delta base's raw id (20 bytes). Then every
- * encoded form (a pack entry, see rq_pack), in object order. No contents:
- * the loader maps the file, and an object that must be read or encoded
- * again is inflated from its entry (through its delta base).
+ * rq_memodb: the former name of rq_odb_mem (core/odb/rq_odb_mem.h), kept
+ * only while core/merge/rq_treemerge.c still uses it. Remove this file
+ * once it names rq_odb_mem_write.
  */
 #ifndef RQ_MEMODB_H
 #define RQ_MEMODB_H
 
-#include <git2.h>
-#include <git2/sys/odb_backend.h>
-#include <stddef.h>
+#include "rq_odb_mem.h"
 
-#include "rq_error.h"
-#include "rq_pack.h"
-
-typedef struct rq_memodb rq_memodb;
-
-/* A new, empty backend. Owned by the odb it is added to, else by the caller
- * (free it with its ->free). Returns 0 or -1 (out of memory). */
-int rq_memodb_new(git_odb_backend **out);
-
-/*
- * Write an object to `odb`. When the odb's first backend is an rq_memodb
- * and the object is not in the database, it goes straight into the memory
- * store; this skips git_odb_write()'s rescan of the pack directory on every
- * new object. Objects the database has go through git_odb_write(), which
- * freshens them as git does. Any other odb: git_odb_write().
- */
-int rq_memodb_write(git_oid *out, git_odb *odb, const void *data, size_t len, git_object_t type);
-
-/* The number of objects held; objects are numbered 0.. in write order. */
-size_t rq_memodb_count(git_odb_backend *b);
-const git_oid *rq_memodb_id(git_odb_backend *b, size_t i);
-
-/* Write objects [since, count) to `path` (created, replaced). */
-int rq_memodb_save(git_odb_backend *b, size_t since, const char *path, rq_error *err);
-
-/* Add the objects of a file written by rq_memodb_save (ones already held
- * are skipped). The file stays mapped until the backend is freed. A
- * malformed file or a damaged encoded form is an error; the objects read
- * before it stay. */
-int rq_memodb_load(git_odb_backend *b, const char *path, rq_error *err);
-
-/* Encode objects [since, count) as pack entries (those not encoded yet):
- * whole, or trees as deltas against earlier trees of the same range.
- * 0, or -1 (out of memory). */
-int rq_memodb_encode(git_odb_backend *b, rq_pack_encoder *enc, size_t since);
-
-/* Before packing objects gathered from several processes: re-encode whole
- * every delta whose base is missing, comes later or makes the chain deeper
- * than the limit. 0, or -1 (out of memory). */
-int rq_memodb_check_deltas(git_odb_backend *b, rq_pack_encoder *enc);
-
-/* Object i as a pack entry (pointers into the store). 0, or -1 when i is out
- * of range or not encoded. */
-int rq_memodb_entry(git_odb_backend *b, size_t i, rq_pack_entry *out);
+#define rq_memodb_write rq_odb_mem_write
 
 #endif

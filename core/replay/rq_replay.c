@@ -12,7 +12,7 @@
  *      (rq_commit) into the replay's memory store, in this process or in
  *      independent groups over the workers (rq_parallel);
  *   5. updates: the ref updates as git replay computes them;
- *   6. pack: the new objects become one pack (rq_objdir, rq_pack).
+ *   6. pack: the new objects become one pack (rq_odb_tmpdir, rq_odb_pack).
  * The ref updates are applied by the caller (rq_refs).
  */
 #include "rq_replay.h"
@@ -25,8 +25,8 @@
 
 #include "rq_commit.h"
 #include "rq_mem.h"
-#include "rq_memodb.h"
-#include "rq_objdir.h"
+#include "rq_odb_mem.h"
+#include "rq_odb_tmpdir.h"
 #include "rq_odb.h"
 #include "rq_oidmap.h"
 #include "rq_parallel.h"
@@ -213,7 +213,7 @@ typedef struct replay {
 	rq_revs revs;
 	rq_walk walk;
 	ref_tips tips; /* --onto: the refs a replay may move, by their commit */
-	rq_objdir *objdir;
+	rq_odb_tmpdir *objdir;
 	rq_merger *merger;
 	git_odb *odb;
 	rq_oidmap map;	  /* original commit -> index in new_ids */
@@ -306,7 +306,7 @@ static int tip_updates(replay *rp, const git_commit *c, const git_oid *new_id)
 static int ensure_empty_tree(replay *rp)
 {
 	git_oid id;
-	if (rq_memodb_write(&id, rp->odb, "", 0, GIT_OBJECT_TREE) < 0)
+	if (rq_odb_mem_write(&id, rp->odb, "", 0, GIT_OBJECT_TREE) < 0)
 		return rq_error_git(rp->err, "cannot write the empty tree");
 	return 0;
 }
@@ -397,7 +397,7 @@ static int pick_one(replay *rp, size_t i, const git_oid *last, const git_oid *la
 	pick_sides ps;
 	int rc;
 
-	rq_objdir_keepalive(rp->objdir, RQ_OBJDIR_KEEPALIVE_SECONDS);
+	rq_odb_tmpdir_keepalive(rp->objdir, RQ_ODB_TMPDIR_KEEPALIVE_SECONDS);
 	git_oid_fromstr(&empty, RQ_EMPTY_TREE_HEX);
 	if (find_sides(rp, c, last, last_tree, &ps) < 0)
 		return -1;
@@ -692,7 +692,7 @@ static int open_objects(replay *rp)
 {
 	if (rp->objdir)
 		return 0;
-	if (rq_objdir_open(&rp->objdir, rp->repo, rp->opts->objects, rp->err) < 0)
+	if (rq_odb_tmpdir_open(&rp->objdir, rp->repo, rp->opts->objects, rp->err) < 0)
 		return -1;
 	if (git_repository_odb(&rp->odb, rp->repo) < 0)
 		return rq_error_git(rp->err, "cannot open the object database");
@@ -870,11 +870,11 @@ static int write_pack(replay *rp)
 {
 	rq_replay_stats *st = &rp->res->stats;
 	double t = now_ms();
-	rq_objdir_stats os;
+	rq_odb_tmpdir_stats os;
 
 	git_odb_free(rp->odb);
 	rp->odb = NULL;
-	if (rq_objdir_finish(rp->objdir, &os, rp->err) < 0)
+	if (rq_odb_tmpdir_finish(rp->objdir, &os, rp->err) < 0)
 		return -1;
 	st->objects = os.objects;
 	st->pack_bytes = os.pack_bytes;
@@ -905,7 +905,7 @@ static void replay_end(replay *rp, int rc)
 	if (rc != 0)
 		free_updates(rp->res);
 	git_odb_free(rp->odb);
-	rq_objdir_free(rp->objdir);
+	rq_odb_tmpdir_free(rp->objdir);
 	rq_merger_free(rp->merger);
 	rq_oidmap_free(&rp->map);
 	free(rp->new_ids);

@@ -4,6 +4,7 @@
  */
 #include "rq_revs.h"
 #include "rq_hindex.h"
+#include "rq_mem.h"
 
 #include <ctype.h>
 #include <fnmatch.h>
@@ -45,42 +46,30 @@ static int refent_eq(const void *ctx, size_t i, const void *key)
 
 static size_t refent_hash(const void *ctx, size_t i)
 {
-	return rq_hash_str(((const refset *)ctx)->v[i].name);
+	return rq_hindex_hash_str(((const refset *)ctx)->v[i].name);
 }
 
 static const refent *refset_get(const refset *rs, const char *name)
 {
-	long k = rq_hindex_find(&rs->index, rq_hash_str(name), refent_eq, rs, name);
+	long k = rq_hindex_find(&rs->index, rq_hindex_hash_str(name), refent_eq, rs, name);
 	return k < 0 ? NULL : &rs->v[k];
 }
 
 /* Room for one more name in the array and the index; -1 out of memory. */
 static int refset_reserve(refset *rs)
 {
-	size_t ns = rq_hindex_want(&rs->index, 256);
+	refent *v = rq_mem_grow(rs->v, &rs->cap, rs->n + 1, sizeof(*v), 128);
 
-	if (rs->n == rs->cap) {
-		size_t ncap = rs->cap ? rs->cap * 2 : 128;
-		refent *v = realloc(rs->v, ncap * sizeof(*v));
-		if (!v)
-			return -1;
-		rs->v = v;
-		rs->cap = ncap;
-	}
-	if (ns) {
-		uint32_t *sl = calloc(ns, sizeof(*sl));
-		if (!sl)
-			return -1;
-		free(rs->index.slot);
-		rq_hindex_rebuild(&rs->index, sl, ns, rs->n, refent_hash, rs);
-	}
-	return 0;
+	if (!v)
+		return -1;
+	rs->v = v;
+	return rq_hindex_reserve(&rs->index, 256, rs->n, refent_hash, rs);
 }
 
 static int refset_add(refset *rs, const git_reference *ref)
 {
 	const char *name = git_reference_name(ref);
-	size_t h = rq_hash_str(name);
+	size_t h = rq_hindex_hash_str(name);
 	refent *e;
 
 	if (rq_hindex_find(&rs->index, h, refent_eq, rs, name) >= 0)
@@ -469,14 +458,9 @@ static int push_rev(git_repository *repo, const refset *refs, rq_revs *revs, siz
 	rq_rev *r;
 	int n = 0;
 
-	if (revs->n == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 8;
-		rq_rev *nv = realloc(revs->v, ncap * sizeof(*nv));
-		if (!nv)
-			return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-		revs->v = nv;
-		*cap = ncap;
-	}
+	if (!(r = rq_mem_grow(revs->v, cap, revs->n + 1, sizeof(*r), 8)))
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	revs->v = r;
 	r = &revs->v[revs->n];
 	memset(r, 0, sizeof(*r));
 	r->negative = negative;
@@ -677,14 +661,12 @@ static int matching_refs(git_repository *repo, const char *pattern, char ***out,
 	while (rc == 0 && git_reference_next_name(&name, it) == 0) {
 		if (fnmatch(pattern, name, 0))
 			continue;
-		if (*n == cap) {
-			char **nv = realloc(*out, (cap = cap ? cap * 2 : 16) * sizeof(*nv));
-			if (!nv) {
-				rc = rq_error_set(err, RQ_E_NOMEM, "out of memory");
-				break;
-			}
-			*out = nv;
+		char **nv = rq_mem_grow(*out, &cap, *n + 1, sizeof(*nv), 16);
+		if (!nv) {
+			rc = rq_error_set(err, RQ_E_NOMEM, "out of memory");
+			break;
 		}
+		*out = nv;
 		if (!((*out)[*n] = strdup(name)))
 			rc = rq_error_set(err, RQ_E_NOMEM, "out of memory");
 		else

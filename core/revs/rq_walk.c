@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rq_mem.h"
 #include "rq_oidmap.h"
 
 #define F_SEEN		1u
@@ -84,15 +85,11 @@ static void qswap(qent *h, size_t a, size_t b)
 static int queue_push(walker *w, size_t ni)
 {
 	size_t k;
+	qent *nh = rq_mem_grow(w->heap, &w->qcap, w->qn + 1, sizeof(*nh), 64);
 
-	if (w->qn == w->qcap) {
-		size_t ncap = w->qcap ? w->qcap * 2 : 64;
-		qent *nh = realloc(w->heap, ncap * sizeof(*nh));
-		if (!nh)
-			return rq_error_set(w->err, RQ_E_NOMEM, "out of memory");
-		w->heap = nh;
-		w->qcap = ncap;
-	}
+	if (!nh)
+		return rq_error_set(w->err, RQ_E_NOMEM, "out of memory");
+	w->heap = nh;
 	k = w->qn++;
 	w->heap[k] = (qent){w->nodes[ni].date, w->seq++, ni};
 	while (k > 0) {
@@ -134,14 +131,10 @@ static int get_node(walker *w, const git_oid *oid, size_t *out)
 {
 	if (rq_oidmap_get(&w->map, oid, out))
 		return 0;
-	if (w->n == w->cap) {
-		size_t ncap = w->cap ? w->cap * 2 : 256;
-		node *nn = realloc(w->nodes, ncap * sizeof(*nn));
-		if (!nn)
-			return rq_error_set(w->err, RQ_E_NOMEM, "out of memory");
-		w->nodes = nn;
-		w->cap = ncap;
-	}
+	node *nn = rq_mem_grow(w->nodes, &w->cap, w->n + 1, sizeof(*nn), 256);
+	if (!nn)
+		return rq_error_set(w->err, RQ_E_NOMEM, "out of memory");
+	w->nodes = nn;
 	memset(&w->nodes[w->n], 0, sizeof(node));
 	git_oid_cpy(&w->nodes[w->n].oid, oid);
 	if (rq_oidmap_put(&w->map, oid, w->n) < 0)
@@ -195,16 +188,14 @@ static int parse_node(walker *w, size_t i)
 	return 0;
 }
 
-static int push_idx(walker *w, size_t **stack, size_t *sn, size_t *scap, size_t v)
+/* Append v to a list of node indices (a stack, the walk's output). */
+static int append_index(walker *w, size_t **stack, size_t *sn, size_t *scap, size_t v)
 {
-	if (*sn == *scap) {
-		size_t ncap = *scap ? *scap * 2 : 64;
-		size_t *ns = realloc(*stack, ncap * sizeof(*ns));
-		if (!ns)
-			return rq_error_set(w->err, RQ_E_NOMEM, "out of memory");
-		*stack = ns;
-		*scap = ncap;
-	}
+	size_t *ns = rq_mem_grow(*stack, scap, *sn + 1, sizeof(*ns), 64);
+
+	if (!ns)
+		return rq_error_set(w->err, RQ_E_NOMEM, "out of memory");
+	*stack = ns;
 	(*stack)[(*sn)++] = v;
 	return 0;
 }
@@ -216,7 +207,7 @@ static int mark_parents_uninteresting(walker *w, size_t start)
 	int rc = 0;
 
 	for (unsigned k = 0; k < w->nodes[start].nparents && !rc; k++)
-		rc = push_idx(w, &stack, &sn, &scap, w->nodes[start].parents[k]);
+		rc = append_index(w, &stack, &sn, &scap, w->nodes[start].parents[k]);
 	while (sn && !rc) {
 		size_t pi = stack[--sn];
 		node *p = &w->nodes[pi];
@@ -224,7 +215,7 @@ static int mark_parents_uninteresting(walker *w, size_t start)
 			continue;
 		mark_excluded(w, pi);
 		for (unsigned j = 0; j < p->nparents && !rc; j++)
-			rc = push_idx(w, &stack, &sn, &scap, p->parents[j]);
+			rc = append_index(w, &stack, &sn, &scap, p->parents[j]);
 	}
 	free(stack);
 	return rc;
@@ -274,14 +265,16 @@ static int still_interesting(walker *w, int64_t date, int slop)
 	return slop - 1;
 }
 
-/* Walk; fills *order with interesting node indices in limiting-walk order. */
-static int limit(walker *w, const rq_revs *revs, size_t **order, size_t *norder)
+/*
+ * Queue the starting points: every revision's commit once, a negative
+ * one excluded with its ancestors, newest first (a stable sort, as git's
+ * date-ordered commit list).
+ */
+static int queue_tips(walker *w, const rq_revs *revs)
 {
-	size_t *tips = NULL, ntips = 0, *out = NULL, nout = 0, cap = 0;
-	int64_t date = INT64_MAX;
-	int slop = SLOP, rc = -1;
+	size_t *tips = malloc((revs->n + 1) * sizeof(*tips)), ntips = 0;
+	int rc = -1;
 
-	tips = malloc((revs->n + 1) * sizeof(*tips));
 	if (!tips)
 		return rq_error_set(w->err, RQ_E_NOMEM, "out of memory");
 	for (size_t i = 0; i < revs->n; i++) {
@@ -298,7 +291,6 @@ static int limit(walker *w, const rq_revs *revs, size_t **order, size_t *norder)
 			tips[ntips++] = ni;
 		}
 	}
-	/* stable sort of the starting points, newest first */
 	for (size_t i = 1; i < ntips; i++) {
 		size_t v = tips[i], j = i;
 		while (j > 0 && w->nodes[tips[j - 1]].date < w->nodes[v].date) {
@@ -310,48 +302,62 @@ static int limit(walker *w, const rq_revs *revs, size_t **order, size_t *norder)
 	for (size_t i = 0; i < ntips; i++)
 		if (queue_push(w, tips[i]) < 0)
 			goto out;
+	rc = 0;
+out:
+	free(tips);
+	return rc;
+}
+
+/* Drop from list what turned out to be excluded after it was listed. */
+static void drop_excluded(const walker *w, size_t *list, size_t *n)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < *n; i++)
+		if (!(w->nodes[list[i]].flags & F_UNINTERESTING))
+			list[k++] = list[i];
+	*n = k;
+}
+
+/*
+ * git's limit_list(): walk from the tips by date, newest first, until only
+ * excluded commits are left (and SLOP more of them, as git does, in case
+ * an older excluded commit still reaches a listed one). *order: the
+ * commits not excluded, in the order the walk met them.
+ */
+static int limit(walker *w, const rq_revs *revs, size_t **order, size_t *norder)
+{
+	size_t *out = NULL, nout = 0, cap = 0;
+	int64_t date = INT64_MAX;
+	int slop = SLOP;
+
+	if (queue_tips(w, revs) < 0)
+		goto fail;
 	while (w->qn) {
 		size_t ni = queue_pop(w);
 		if (process_parents(w, ni) < 0)
-			goto out;
+			goto fail;
 		if (w->nodes[ni].flags & F_UNINTERESTING) {
 			if (mark_parents_uninteresting(w, ni) < 0)
-				goto out;
+				goto fail;
 			slop = still_interesting(w, date, slop);
 			if (slop)
 				continue;
 			break;
 		}
 		date = w->nodes[ni].date;
-		if (nout == cap) {
-			size_t ncap = cap ? cap * 2 : 64;
-			size_t *no = realloc(out, ncap * sizeof(*no));
-			if (!no) {
-				rq_error_set(w->err, RQ_E_NOMEM, "out of memory");
-				goto out;
-			}
-			out = no;
-			cap = ncap;
-		}
-		out[nout++] = ni;
+		if (append_index(w, &out, &nout, &cap, ni) < 0)
+			goto fail;
 	}
-	/* drop what turned out to be excluded after it was listed */
-	{
-		size_t k = 0;
-		for (size_t i = 0; i < nout; i++)
-			if (!(w->nodes[out[i]].flags & F_UNINTERESTING))
-				out[k++] = out[i];
-		nout = k;
-	}
+	w->qn = 0;
+	drop_excluded(w, out, &nout);
 	*order = out;
 	*norder = nout;
-	out = NULL;
-	rc = 0;
-out:
+	return 0;
+fail:
 	w->qn = 0;
-	free(tips);
 	free(out);
-	return rc;
+	return -1;
 }
 
 /* git's sort_in_topological_order with REV_SORT_IN_GRAPH_ORDER. */

@@ -6,7 +6,7 @@
 #define _XOPEN_SOURCE 700 /* nftw */
 #include "testutil.h"
 
-#include "rq_objdir.h"
+#include "rq_fs.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -326,7 +326,7 @@ int tu_rmrf(const char *path)
 		return errno == ENOENT ? 0 : -1;
 	if (S_ISDIR(st.st_mode))
 		nftw(path, make_writable, 16, FTW_PHYS);
-	return rq_objdir_rmtree(path);
+	return rq_fs_rmtree(path);
 }
 
 int tu_exists(const char *path)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * rq_memodb: objects written during a replay, held in memory.
+ * rq_odb_mem: objects written during a replay, held in memory.
  */
-#include "rq_memodb.h"
+#include "rq_odb_mem.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -42,7 +42,7 @@ typedef struct memobj {
 	unsigned char own_data, own_z;
 } memobj;
 
-struct rq_memodb {
+struct rq_odb_mem {
 	git_odb_backend parent;
 	memobj *v;
 	size_t n, cap;
@@ -56,22 +56,22 @@ struct rq_memodb {
 
 static int obj_eq(const void *ctx, size_t i, const void *key)
 {
-	return git_oid_equal(&((const struct rq_memodb *)ctx)->v[i].id, key);
+	return git_oid_equal(&((const struct rq_odb_mem *)ctx)->v[i].id, key);
 }
 
 static size_t obj_hash(const void *ctx, size_t i)
 {
-	return rq_hash_oid(&((const struct rq_memodb *)ctx)->v[i].id);
+	return rq_hindex_hash_oid(&((const struct rq_odb_mem *)ctx)->v[i].id);
 }
 
-static memobj *find(struct rq_memodb *m, const git_oid *id)
+static memobj *find(struct rq_odb_mem *m, const git_oid *id)
 {
-	long k = rq_hindex_find(&m->index, rq_hash_oid(id), obj_eq, m, id);
+	long k = rq_hindex_find(&m->index, rq_hindex_hash_oid(id), obj_eq, m, id);
 	return k < 0 ? NULL : &m->v[k];
 }
 
 /* Grow the index before one more object is added. */
-static int grow_slots(struct rq_memodb *m)
+static int grow_slots(struct rq_odb_mem *m)
 {
 	size_t ns = rq_hindex_want(&m->index, 1024);
 	uint32_t *sl;
@@ -87,7 +87,7 @@ static int grow_slots(struct rq_memodb *m)
 
 /* Add the object (the caller checked it is not held): a copy of data, or
  * data itself when borrowed. */
-static int add_obj(struct rq_memodb *m, const git_oid *id, const void *data, size_t len,
+static int add_obj(struct rq_odb_mem *m, const git_oid *id, const void *data, size_t len,
 		   git_object_t type, int borrowed)
 {
 	memobj *o;
@@ -123,7 +123,7 @@ static int add_obj(struct rq_memodb *m, const git_oid *id, const void *data, siz
 	o->crc = 0;
 	o->depth = 0;
 	memset(&o->base, 0, sizeof(o->base));
-	rq_hindex_add(&m->index, rq_hash_oid(id), m->n);
+	rq_hindex_add(&m->index, rq_hindex_hash_oid(id), m->n);
 	m->n++;
 	return 0;
 }
@@ -134,16 +134,16 @@ static int add_obj(struct rq_memodb *m, const git_oid *id, const void *data, siz
  * content. Only needed when such an object is read or encoded again.
  * 0, or -1 (damaged, out of memory).
  */
-static int materialize(struct rq_memodb *m, memobj *o, unsigned guard)
+static int materialize(struct rq_odb_mem *m, memobj *o, unsigned guard)
 {
-	rq_pack_entry_info info;
+	rq_odb_pack_entry_info info;
 	unsigned char *raw;
 	size_t rawlen;
 
 	if (o->data)
 		return 0;
-	if (!o->z || !guard || rq_pack_entry_parse(o->z, o->zlen, &info) < 0 ||
-	    rq_pack_inflate(info.zdata, info.zlen, info.size, &raw) < 0)
+	if (!o->z || !guard || rq_odb_pack_entry_parse(o->z, o->zlen, &info) < 0 ||
+	    rq_odb_pack_inflate(info.zdata, info.zlen, info.size, &raw) < 0)
 		return -1;
 	rawlen = info.size;
 	if (info.code == 7) {
@@ -151,7 +151,8 @@ static int materialize(struct rq_memodb *m, memobj *o, unsigned guard)
 		unsigned char *full;
 		size_t fulllen;
 		if (!base || base == o || materialize(m, base, guard - 1) < 0 ||
-		    rq_pack_apply_delta(base->data, base->len, raw, rawlen, &full, &fulllen) < 0) {
+		    rq_odb_pack_apply_delta(base->data, base->len, raw, rawlen, &full, &fulllen) <
+			0) {
 			free(raw);
 			return -1;
 		}
@@ -172,7 +173,7 @@ static int copy_out(void **out, size_t *len, git_object_t *type, git_odb_backend
 {
 	void *p;
 
-	if (materialize((struct rq_memodb *)b, o, MATERIALIZE_DEPTH) < 0) {
+	if (materialize((struct rq_odb_mem *)b, o, MATERIALIZE_DEPTH) < 0) {
 		git_error_set_str(GIT_ERROR_ODB, "a handed-over object cannot be read back");
 		return -1;
 	}
@@ -190,7 +191,7 @@ static int copy_out(void **out, size_t *len, git_object_t *type, git_odb_backend
 static int m_read(void **out, size_t *len, git_object_t *type, git_odb_backend *b,
 		  const git_oid *id)
 {
-	memobj *o = find((struct rq_memodb *)b, id);
+	memobj *o = find((struct rq_odb_mem *)b, id);
 	if (!o)
 		return GIT_ENOTFOUND;
 	return copy_out(out, len, type, b, o);
@@ -198,7 +199,7 @@ static int m_read(void **out, size_t *len, git_object_t *type, git_odb_backend *
 
 static int m_read_header(size_t *len, git_object_t *type, git_odb_backend *b, const git_oid *id)
 {
-	memobj *o = find((struct rq_memodb *)b, id);
+	memobj *o = find((struct rq_odb_mem *)b, id);
 	if (!o)
 		return GIT_ENOTFOUND;
 	*len = o->len;
@@ -218,7 +219,7 @@ static int prefix_match(const git_oid *id, const git_oid *prefix, size_t hexlen)
 
 /* The one object whose id starts with the prefix: 0, GIT_ENOTFOUND or
  * GIT_EAMBIGUOUS. */
-static int find_prefix(struct rq_memodb *m, const git_oid *prefix, size_t hexlen, memobj **out)
+static int find_prefix(struct rq_odb_mem *m, const git_oid *prefix, size_t hexlen, memobj **out)
 {
 	*out = NULL;
 	for (size_t k = 0; k < m->n; k++) {
@@ -235,7 +236,7 @@ static int m_read_prefix(git_oid *out_id, void **out, size_t *len, git_object_t 
 			 git_odb_backend *b, const git_oid *prefix, size_t hexlen)
 {
 	memobj *o;
-	int r = find_prefix((struct rq_memodb *)b, prefix, hexlen, &o);
+	int r = find_prefix((struct rq_odb_mem *)b, prefix, hexlen, &o);
 	if (r < 0)
 		return r;
 	git_oid_cpy(out_id, &o->id);
@@ -246,7 +247,7 @@ static int m_exists_prefix(git_oid *out_id, git_odb_backend *b, const git_oid *p
 			   size_t hexlen)
 {
 	memobj *o;
-	int r = find_prefix((struct rq_memodb *)b, prefix, hexlen, &o);
+	int r = find_prefix((struct rq_odb_mem *)b, prefix, hexlen, &o);
 	if (r < 0)
 		return r;
 	git_oid_cpy(out_id, &o->id);
@@ -255,13 +256,13 @@ static int m_exists_prefix(git_oid *out_id, git_odb_backend *b, const git_oid *p
 
 static int m_exists(git_odb_backend *b, const git_oid *id)
 {
-	return find((struct rq_memodb *)b, id) != NULL;
+	return find((struct rq_odb_mem *)b, id) != NULL;
 }
 
 static int m_write(git_odb_backend *b, const git_oid *id, const void *data, size_t len,
 		   git_object_t type)
 {
-	struct rq_memodb *m = (struct rq_memodb *)b;
+	struct rq_odb_mem *m = (struct rq_odb_mem *)b;
 	if (find(m, id))
 		return 0;
 	if (add_obj(m, id, data, len, type, 0) < 0) {
@@ -273,7 +274,7 @@ static int m_write(git_odb_backend *b, const git_oid *id, const void *data, size
 
 static int m_foreach(git_odb_backend *b, git_odb_foreach_cb cb, void *payload)
 {
-	struct rq_memodb *m = (struct rq_memodb *)b;
+	struct rq_odb_mem *m = (struct rq_odb_mem *)b;
 	for (size_t k = 0; k < m->n; k++) {
 		int r = cb(&m->v[k].id, payload);
 		if (r)
@@ -284,7 +285,7 @@ static int m_foreach(git_odb_backend *b, git_odb_foreach_cb cb, void *payload)
 
 static void m_free(git_odb_backend *b)
 {
-	struct rq_memodb *m = (struct rq_memodb *)b;
+	struct rq_odb_mem *m = (struct rq_odb_mem *)b;
 	if (!m)
 		return;
 	for (size_t k = 0; k < m->n; k++) {
@@ -324,7 +325,7 @@ static int exists_packed(git_odb *odb, const git_oid *id)
 	return 0;
 }
 
-int rq_memodb_write(git_oid *out, git_odb *odb, const void *data, size_t len, git_object_t type)
+int rq_odb_mem_write(git_oid *out, git_odb *odb, const void *data, size_t len, git_object_t type)
 {
 	git_odb_backend *b = NULL;
 
@@ -332,7 +333,7 @@ int rq_memodb_write(git_oid *out, git_odb *odb, const void *data, size_t len, gi
 		return git_odb_write(out, odb, data, len, type);
 	if (git_odb_hash(out, data, len, type) < 0)
 		return -1;
-	if (find((struct rq_memodb *)b, out))
+	if (find((struct rq_odb_mem *)b, out))
 		return 0;
 	/* a packed object: git_odb_write() freshens its pack, as git does */
 	if (exists_packed(odb, out))
@@ -340,9 +341,9 @@ int rq_memodb_write(git_oid *out, git_odb *odb, const void *data, size_t len, gi
 	return m_write(b, out, data, len, type);
 }
 
-int rq_memodb_new(git_odb_backend **out)
+int rq_odb_mem_new(git_odb_backend **out)
 {
-	struct rq_memodb *m = calloc(1, sizeof(*m));
+	struct rq_odb_mem *m = calloc(1, sizeof(*m));
 
 	*out = NULL;
 	if (!m)
@@ -360,14 +361,14 @@ int rq_memodb_new(git_odb_backend **out)
 	return 0;
 }
 
-size_t rq_memodb_count(git_odb_backend *b)
+size_t rq_odb_mem_count(git_odb_backend *b)
 {
-	return ((struct rq_memodb *)b)->n;
+	return ((struct rq_odb_mem *)b)->n;
 }
 
-const git_oid *rq_memodb_id(git_odb_backend *b, size_t i)
+const git_oid *rq_odb_mem_id(git_odb_backend *b, size_t i)
 {
-	struct rq_memodb *m = (struct rq_memodb *)b;
+	struct rq_odb_mem *m = (struct rq_odb_mem *)b;
 	return i < m->n ? &m->v[i].id : NULL;
 }
 
@@ -430,9 +431,9 @@ static void io_add(iobatch *io, const void *p, size_t len)
  * content: the parent only copies the encoded forms into the pack, and
  * an object it must read or encode again is inflated (materialize()).
  */
-int rq_memodb_save(git_odb_backend *b, size_t since, const char *path, rq_error *err)
+int rq_odb_mem_save(git_odb_backend *b, size_t since, const char *path, rq_error *err)
 {
-	struct rq_memodb *m = (struct rq_memodb *)b;
+	struct rq_odb_mem *m = (struct rq_odb_mem *)b;
 	size_t count = since < m->n ? m->n - since : 0;
 	unsigned char head[PART_HEAD], *recs = malloc(count * REC_HEAD + 1);
 	iobatch io = {.fd = -1};
@@ -485,9 +486,9 @@ int rq_memodb_save(git_odb_backend *b, size_t since, const char *path, rq_error 
  * whole and renamed; the load checks their structure and the CRC-32 of each
  * encoded object, not the object ids.
  */
-int rq_memodb_load(git_odb_backend *b, const char *path, rq_error *err)
+int rq_odb_mem_load(git_odb_backend *b, const char *path, rq_error *err)
 {
-	struct rq_memodb *m = (struct rq_memodb *)b;
+	struct rq_odb_mem *m = (struct rq_odb_mem *)b;
 	struct part_map *nf;
 	struct stat st;
 	const unsigned char *buf, *zp;
@@ -575,11 +576,11 @@ static void drop_z(memobj *o)
 }
 
 /* Encode o whole. */
-static int encode_whole(memobj *o, rq_pack_encoder *enc)
+static int encode_whole(memobj *o, rq_odb_pack_encoder *enc)
 {
 	drop_z(o);
 	o->depth = 0;
-	if (rq_pack_encode(enc, o->type, o->data, o->len, &o->z, &o->zlen, &o->crc) < 0)
+	if (rq_odb_pack_encode(enc, o->type, o->data, o->len, &o->z, &o->zlen, &o->crc) < 0)
 		return -1;
 	o->own_z = 1;
 	return 0;
@@ -591,7 +592,7 @@ static int encode_whole(memobj *o, rq_pack_encoder *enc)
  * next to its previous version): the smallest delta wins. Bases always come
  * before their deltas in write order, and so in the pack.
  */
-static int encode_one(struct rq_memodb *m, size_t k, size_t lo, rq_pack_encoder *enc)
+static int encode_one(struct rq_odb_mem *m, size_t k, size_t lo, rq_odb_pack_encoder *enc)
 {
 	memobj *o = &m->v[k];
 	const memobj *best = NULL;
@@ -606,7 +607,7 @@ static int encode_one(struct rq_memodb *m, size_t k, size_t lo, rq_pack_encoder 
 			    b->depth >= DELTA_DEPTH)
 				continue;
 			tried++;
-			cost = rq_pack_delta_cost(b->data, b->len, o->data, o->len);
+			cost = rq_odb_pack_delta_cost(b->data, b->len, o->data, o->len);
 			if (cost < best_cost) {
 				best_cost = cost;
 				best = b;
@@ -617,8 +618,8 @@ static int encode_one(struct rq_memodb *m, size_t k, size_t lo, rq_pack_encoder 
 		unsigned char *z;
 		size_t zlen;
 		uint32_t crc;
-		int r = rq_pack_encode_delta(enc, &best->id, best->data, best->len, o->data, o->len,
-					     &z, &zlen, &crc);
+		int r = rq_odb_pack_encode_delta(enc, &best->id, best->data, best->len, o->data,
+						 o->len, &z, &zlen, &crc);
 		if (r < 0)
 			return -1;
 		if (r > 0) {
@@ -635,18 +636,18 @@ static int encode_one(struct rq_memodb *m, size_t k, size_t lo, rq_pack_encoder 
 	return encode_whole(o, enc);
 }
 
-int rq_memodb_encode(git_odb_backend *b, rq_pack_encoder *enc, size_t since)
+int rq_odb_mem_encode(git_odb_backend *b, rq_odb_pack_encoder *enc, size_t since)
 {
-	struct rq_memodb *m = (struct rq_memodb *)b;
+	struct rq_odb_mem *m = (struct rq_odb_mem *)b;
 	for (size_t k = since; k < m->n; k++)
 		if (!m->v[k].z && encode_one(m, k, since, enc) < 0)
 			return -1;
 	return 0;
 }
 
-int rq_memodb_check_deltas(git_odb_backend *b, rq_pack_encoder *enc)
+int rq_odb_mem_check_deltas(git_odb_backend *b, rq_odb_pack_encoder *enc)
 {
-	struct rq_memodb *m = (struct rq_memodb *)b;
+	struct rq_odb_mem *m = (struct rq_odb_mem *)b;
 	for (size_t k = 0; k < m->n; k++) {
 		memobj *o = &m->v[k], *base;
 		if (!o->depth)
@@ -663,9 +664,9 @@ int rq_memodb_check_deltas(git_odb_backend *b, rq_pack_encoder *enc)
 	return 0;
 }
 
-int rq_memodb_entry(git_odb_backend *b, size_t i, rq_pack_entry *out)
+int rq_odb_mem_entry(git_odb_backend *b, size_t i, rq_odb_pack_entry *out)
 {
-	struct rq_memodb *m = (struct rq_memodb *)b;
+	struct rq_odb_mem *m = (struct rq_odb_mem *)b;
 	if (i >= m->n || !m->v[i].z)
 		return -1;
 	git_oid_cpy(&out->id, &m->v[i].id);

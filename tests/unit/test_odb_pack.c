@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * rq_sha1, rq_pack and rq_memodb: checksums against sha1sum, packs and
+ * rq_sha1, rq_odb_pack and rq_odb_mem: checksums against sha1sum, packs and
  * deltas read back by git, part files handed between processes.
  */
 #include "testutil.h"
@@ -11,9 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "rq_memodb.h"
-#include "rq_objdir.h"
-#include "rq_pack.h"
+#include "rq_odb_mem.h"
+#include "rq_odb_tmpdir.h"
+#include "rq_odb_pack.h"
 #include "rq_sha1.h"
 
 static int setup(void **state)
@@ -106,7 +106,7 @@ static void write_tree(git_odb *odb, const git_oid *blobs, int n, git_oid *out)
 		memcpy(buf + len, blobs[i].id, GIT_OID_RAWSZ);
 		len += GIT_OID_RAWSZ;
 	}
-	assert_int_equal(rq_memodb_write(out, odb, buf, len, GIT_OBJECT_TREE), 0);
+	assert_int_equal(rq_odb_mem_write(out, odb, buf, len, GIT_OBJECT_TREE), 0);
 }
 
 /*
@@ -118,19 +118,20 @@ static void test_pack_deltas(void **state)
 {
 	tu_repo *r = *state;
 	git_repository *repo = tu_repo_open(r);
-	rq_objdir *od = NULL;
-	rq_objdir_stats stats;
+	rq_odb_tmpdir *od = NULL;
+	rq_odb_tmpdir_stats stats;
 	git_odb *odb;
 	git_oid blobs[40], trees[120];
 	char packdir[PATH_MAX], *out;
 	int ndelta = 0, maxchain = 0;
 
-	assert_int_equal(rq_objdir_open(&od, repo, NULL, NULL), 0);
+	assert_int_equal(rq_odb_tmpdir_open(&od, repo, NULL, NULL), 0);
 	assert_int_equal(git_repository_odb(&odb, repo), 0);
 	for (int i = 0; i < 40; i++) {
 		char c[32];
 		int n = snprintf(c, sizeof(c), "content %d\n", i);
-		assert_int_equal(rq_memodb_write(&blobs[i], odb, c, (size_t)n, GIT_OBJECT_BLOB), 0);
+		assert_int_equal(rq_odb_mem_write(&blobs[i], odb, c, (size_t)n, GIT_OBJECT_BLOB),
+				 0);
 	}
 	for (int t = 0; t < 120; t++) {
 		git_oid b = blobs[t % 40];
@@ -139,8 +140,8 @@ static void test_pack_deltas(void **state)
 		write_tree(odb, blobs, 40, &trees[t]);
 	}
 	git_odb_free(odb);
-	assert_int_equal(rq_objdir_finish(od, &stats, NULL), 0);
-	rq_objdir_free(od);
+	assert_int_equal(rq_odb_tmpdir_finish(od, &stats, NULL), 0);
+	rq_odb_tmpdir_free(od);
 	assert_true(stats.objects >= 150);
 
 	snprintf(packdir, sizeof(packdir), "%.3000s/objects/pack", r->gitdir);
@@ -219,8 +220,8 @@ static void test_parts_deltas(void **state)
 {
 	tu_repo *r = *state;
 	git_odb_backend *parent, *child;
-	rq_pack_encoder *enc = rq_pack_encoder_new();
-	rq_pack_entry *e;
+	rq_odb_pack_encoder *enc = rq_odb_pack_encoder_new();
+	rq_odb_pack_entry *e;
 	rq_error err;
 	git_oid ids[70];
 	char path[PATH_MAX], packdir[PATH_MAX], name[64];
@@ -229,22 +230,22 @@ static void test_parts_deltas(void **state)
 	int whole_after = 0;
 
 	assert_non_null(enc);
-	assert_int_equal(rq_memodb_new(&parent), 0);
-	assert_int_equal(rq_memodb_new(&child), 0);
+	assert_int_equal(rq_odb_mem_new(&parent), 0);
+	assert_int_equal(rq_odb_mem_new(&child), 0);
 	/* the parent: trees 0..49, a chain of deltas 49 deep */
 	for (int k = 0; k < 50; k++)
 		put_tree(parent, k, &ids[k]);
-	assert_int_equal(rq_memodb_encode(parent, enc, 0), 0);
+	assert_int_equal(rq_odb_mem_encode(parent, enc, 0), 0);
 	/* the child: tree 49 again (whole there), then 50..69 on top of it */
 	for (int k = 49; k < 70; k++)
 		put_tree(child, k, &ids[k]);
-	assert_int_equal(rq_memodb_encode(child, enc, 0), 0);
+	assert_int_equal(rq_odb_mem_encode(child, enc, 0), 0);
 	snprintf(path, sizeof(path), "%.3000s/part-deltas", r->root);
 	rq_error_clear(&err);
-	assert_int_equal(rq_memodb_save(child, 0, path, &err), 0);
+	assert_int_equal(rq_odb_mem_save(child, 0, path, &err), 0);
 	child->free(child);
-	assert_int_equal(rq_memodb_load(parent, path, &err), 0);
-	assert_int_equal(rq_memodb_count(parent), 70);
+	assert_int_equal(rq_odb_mem_load(parent, path, &err), 0);
+	assert_int_equal(rq_odb_mem_count(parent), 70);
 
 	/* read back through the chain: the content hashes to the id */
 	for (int k = 50; k < 70; k += 6) {
@@ -259,20 +260,20 @@ static void test_parts_deltas(void **state)
 		git_odb_backend_data_free(parent, data);
 	}
 	/* too deep: re-encoded whole, and every chain is at most 50 again */
-	assert_int_equal(rq_memodb_check_deltas(parent, enc), 0);
-	n = rq_memodb_count(parent);
+	assert_int_equal(rq_odb_mem_check_deltas(parent, enc), 0);
+	n = rq_odb_mem_count(parent);
 	e = calloc(n, sizeof(*e));
 	assert_non_null(e);
 	for (size_t i = 0; i < n; i++) {
-		rq_pack_entry_info info;
-		assert_int_equal(rq_memodb_entry(parent, i, &e[i]), 0);
-		assert_int_equal(rq_pack_entry_parse(e[i].data, e[i].len, &info), 0);
+		rq_odb_pack_entry_info info;
+		assert_int_equal(rq_odb_mem_entry(parent, i, &e[i]), 0);
+		assert_int_equal(rq_odb_pack_entry_parse(e[i].data, e[i].len, &info), 0);
 		if (i >= 51 && info.code != 7)
 			whole_after++;
 	}
 	assert_true(whole_after >= 1);
 	snprintf(packdir, sizeof(packdir), "%.3000s/objects/pack", r->gitdir);
-	assert_int_equal(rq_pack_write(packdir, e, n, name, &bytes, &err), 0);
+	assert_int_equal(rq_odb_pack_write(packdir, e, n, name, &bytes, &err), 0);
 	free(e);
 	{
 		char *out =
@@ -292,13 +293,13 @@ static void test_parts_deltas(void **state)
 		free(a);
 	}
 	parent->free(parent);
-	rq_pack_encoder_free(enc);
+	rq_odb_pack_encoder_free(enc);
 }
 
 /* Malformed entries and deltas are refused, never read past their end. */
 static void test_decode_bad(void **state)
 {
-	rq_pack_entry_info info;
+	rq_odb_pack_entry_info info;
 	unsigned char *out = NULL;
 	size_t outlen = 0;
 	const unsigned char base[] = "0123456789";
@@ -311,16 +312,16 @@ static void test_decode_bad(void **state)
 			    ok[] = {10, 3, 0x91, 2, 3};
 
 	(void)state;
-	assert_int_equal(rq_pack_entry_parse(e1, sizeof(e1), &info), -1);
-	assert_int_equal(rq_pack_entry_parse(e2, sizeof(e2), &info), -1);
-	assert_int_equal(rq_pack_entry_parse(e3, sizeof(e3), &info), -1);
-	assert_int_equal(rq_pack_entry_parse(e1, 0, &info), -1);
-	assert_int_equal(rq_pack_apply_delta(base, 10, d1, sizeof(d1), &out, &outlen), -1);
-	assert_int_equal(rq_pack_apply_delta(base, 10, d2, sizeof(d2), &out, &outlen), -1);
-	assert_int_equal(rq_pack_apply_delta(base, 10, d3, sizeof(d3), &out, &outlen), -1);
-	assert_int_equal(rq_pack_apply_delta(base, 10, d4, sizeof(d4), &out, &outlen), -1);
+	assert_int_equal(rq_odb_pack_entry_parse(e1, sizeof(e1), &info), -1);
+	assert_int_equal(rq_odb_pack_entry_parse(e2, sizeof(e2), &info), -1);
+	assert_int_equal(rq_odb_pack_entry_parse(e3, sizeof(e3), &info), -1);
+	assert_int_equal(rq_odb_pack_entry_parse(e1, 0, &info), -1);
+	assert_int_equal(rq_odb_pack_apply_delta(base, 10, d1, sizeof(d1), &out, &outlen), -1);
+	assert_int_equal(rq_odb_pack_apply_delta(base, 10, d2, sizeof(d2), &out, &outlen), -1);
+	assert_int_equal(rq_odb_pack_apply_delta(base, 10, d3, sizeof(d3), &out, &outlen), -1);
+	assert_int_equal(rq_odb_pack_apply_delta(base, 10, d4, sizeof(d4), &out, &outlen), -1);
 	assert_null(out);
-	assert_int_equal(rq_pack_apply_delta(base, 10, ok, sizeof(ok), &out, &outlen), 0);
+	assert_int_equal(rq_odb_pack_apply_delta(base, 10, ok, sizeof(ok), &out, &outlen), 0);
 	assert_int_equal(outlen, 3);
 	assert_memory_equal(out, "234", 3);
 	free(out);
@@ -329,25 +330,25 @@ static void test_decode_bad(void **state)
 		unsigned char *z, *raw;
 		size_t zlen;
 		uint32_t crc;
-		rq_pack_encoder *enc = rq_pack_encoder_new();
-		assert_int_equal(rq_pack_encode(enc, GIT_OBJECT_BLOB, "hello", 5, &z, &zlen, &crc),
-				 0);
-		assert_int_equal(rq_pack_entry_parse(z, zlen, &info), 0);
+		rq_odb_pack_encoder *enc = rq_odb_pack_encoder_new();
+		assert_int_equal(
+		    rq_odb_pack_encode(enc, GIT_OBJECT_BLOB, "hello", 5, &z, &zlen, &crc), 0);
+		assert_int_equal(rq_odb_pack_entry_parse(z, zlen, &info), 0);
 		assert_int_equal(info.code, 3);
 		assert_int_equal(info.size, 5);
-		assert_int_equal(rq_pack_inflate(info.zdata, info.zlen, 5, &raw), 0);
+		assert_int_equal(rq_odb_pack_inflate(info.zdata, info.zlen, 5, &raw), 0);
 		assert_memory_equal(raw, "hello", 5);
 		free(raw);
-		assert_int_equal(rq_pack_inflate(info.zdata, info.zlen, 4, &raw), -1);
-		assert_int_equal(rq_pack_inflate(info.zdata, info.zlen, 6, &raw), -1);
-		assert_int_equal(rq_pack_inflate(info.zdata, info.zlen - 2, 5, &raw), -1);
+		assert_int_equal(rq_odb_pack_inflate(info.zdata, info.zlen, 4, &raw), -1);
+		assert_int_equal(rq_odb_pack_inflate(info.zdata, info.zlen, 6, &raw), -1);
+		assert_int_equal(rq_odb_pack_inflate(info.zdata, info.zlen - 2, 5, &raw), -1);
 		free(z);
-		rq_pack_encoder_free(enc);
+		rq_odb_pack_encoder_free(enc);
 	}
 }
 
 /*
- * rq_memodb_write: an object the repository has in a pack is not written
+ * rq_odb_mem_write: an object the repository has in a pack is not written
  * again (its pack is freshened); one it has only as a loose file is not
  * looked for (no system call per new object) and goes into the replay's
  * pack, which does no harm; one the replay wrote already is not stored twice.
@@ -360,7 +361,7 @@ static int level_of(tu_repo *r)
 	int level;
 
 	assert_int_equal(git_repository_open(&repo, r->path), 0);
-	level = rq_pack_compression_level(repo);
+	level = rq_odb_pack_compression_level(repo);
 	git_repository_free(repo);
 	return level;
 }
@@ -382,8 +383,8 @@ static void test_odb_write_existing(void **state)
 {
 	tu_repo *r = *state;
 	git_repository *repo = tu_repo_open(r);
-	rq_objdir *od = NULL;
-	rq_objdir_stats stats;
+	rq_odb_tmpdir *od = NULL;
+	rq_odb_tmpdir_stats stats;
 	git_odb *odb;
 	git_oid id;
 	char *loose;
@@ -396,18 +397,18 @@ static void test_odb_write_existing(void **state)
 	assert_non_null(loose);
 	assert_string_equal(loose, "1");
 	free(loose);
-	assert_int_equal(rq_objdir_open(&od, repo, NULL, NULL), 0);
+	assert_int_equal(rq_odb_tmpdir_open(&od, repo, NULL, NULL), 0);
 	assert_int_equal(git_repository_odb(&odb, repo), 0);
-	assert_int_equal(rq_memodb_write(&id, odb, "packed\n", 7, GIT_OBJECT_BLOB), 0);
-	assert_int_equal(rq_objdir_mark(od), 0);
-	assert_int_equal(rq_memodb_write(&id, odb, "loose\n", 6, GIT_OBJECT_BLOB), 0);
-	assert_int_equal(rq_objdir_mark(od), 1);
-	assert_int_equal(rq_memodb_write(&id, odb, "loose\n", 6, GIT_OBJECT_BLOB), 0);
-	assert_int_equal(rq_memodb_write(&id, odb, "new\n", 4, GIT_OBJECT_BLOB), 0);
-	assert_int_equal(rq_objdir_mark(od), 2);
+	assert_int_equal(rq_odb_mem_write(&id, odb, "packed\n", 7, GIT_OBJECT_BLOB), 0);
+	assert_int_equal(rq_odb_tmpdir_mark(od), 0);
+	assert_int_equal(rq_odb_mem_write(&id, odb, "loose\n", 6, GIT_OBJECT_BLOB), 0);
+	assert_int_equal(rq_odb_tmpdir_mark(od), 1);
+	assert_int_equal(rq_odb_mem_write(&id, odb, "loose\n", 6, GIT_OBJECT_BLOB), 0);
+	assert_int_equal(rq_odb_mem_write(&id, odb, "new\n", 4, GIT_OBJECT_BLOB), 0);
+	assert_int_equal(rq_odb_tmpdir_mark(od), 2);
 	git_odb_free(odb);
-	assert_int_equal(rq_objdir_finish(od, &stats, NULL), 0);
-	rq_objdir_free(od);
+	assert_int_equal(rq_odb_tmpdir_finish(od, &stats, NULL), 0);
+	rq_odb_tmpdir_free(od);
 	assert_int_equal(stats.objects, 2);
 	assert_int_equal(tu_run(r, "git fsck --strict --no-dangling 2>/dev/null"), 0);
 	assert_int_equal(tu_run(r,
@@ -422,31 +423,31 @@ static void test_parts(void **state)
 {
 	tu_repo *r = *state;
 	git_odb_backend *a, *b;
-	rq_pack_encoder *enc = rq_pack_encoder_new();
+	rq_odb_pack_encoder *enc = rq_odb_pack_encoder_new();
 	rq_error err;
 	git_oid ids[20];
 	char path[PATH_MAX], cmd[2 * PATH_MAX];
 
 	assert_non_null(enc);
-	assert_int_equal(rq_memodb_new(&a), 0);
-	assert_int_equal(rq_memodb_new(&b), 0);
+	assert_int_equal(rq_odb_mem_new(&a), 0);
+	assert_int_equal(rq_odb_mem_new(&b), 0);
 	for (int i = 0; i < 20; i++) {
 		char c[64];
 		int n = snprintf(c, sizeof(c), "object number %d\n", i);
 		assert_int_equal(git_odb_hash(&ids[i], c, (size_t)n, GIT_OBJECT_BLOB), 0);
 		assert_int_equal(a->write(a, &ids[i], c, (size_t)n, GIT_OBJECT_BLOB), 0);
 	}
-	assert_int_equal(rq_memodb_count(a), 20);
+	assert_int_equal(rq_odb_mem_count(a), 20);
 	/* a duplicate write is a no-op */
 	assert_int_equal(a->write(a, &ids[3], "object number 3\n", 16, GIT_OBJECT_BLOB), 0);
-	assert_int_equal(rq_memodb_count(a), 20);
-	assert_int_equal(rq_memodb_encode(a, enc, 5), 0);
+	assert_int_equal(rq_odb_mem_count(a), 20);
+	assert_int_equal(rq_odb_mem_encode(a, enc, 5), 0);
 
 	snprintf(path, sizeof(path), "%.3000s/part", r->root);
 	rq_error_clear(&err);
-	assert_int_equal(rq_memodb_save(a, 5, path, &err), 0);
-	assert_int_equal(rq_memodb_load(b, path, &err), 0);
-	assert_int_equal(rq_memodb_count(b), 15);
+	assert_int_equal(rq_odb_mem_save(a, 5, path, &err), 0);
+	assert_int_equal(rq_odb_mem_load(b, path, &err), 0);
+	assert_int_equal(rq_odb_mem_count(b), 15);
 	for (int i = 0; i < 20; i++) {
 		void *data = NULL;
 		size_t len = 0;
@@ -467,14 +468,14 @@ static void test_parts(void **state)
 		git_odb_backend_data_free(b, data);
 		/* loaded with their encoded form */
 		{
-			rq_pack_entry e;
-			assert_int_equal(rq_memodb_entry(b, (size_t)i - 5, &e), 0);
+			rq_odb_pack_entry e;
+			assert_int_equal(rq_odb_mem_entry(b, (size_t)i - 5, &e), 0);
 			assert_true(git_oid_equal(&e.id, &ids[i]));
 		}
 	}
 	/* loading the same file again adds nothing */
-	assert_int_equal(rq_memodb_load(b, path, &err), 0);
-	assert_int_equal(rq_memodb_count(b), 15);
+	assert_int_equal(rq_odb_mem_load(b, path, &err), 0);
+	assert_int_equal(rq_odb_mem_count(b), 15);
 
 	/* one byte too many: refused */
 	assert_int_equal(
@@ -483,9 +484,9 @@ static void test_parts(void **state)
 		git_odb_backend *c;
 		char longer[PATH_MAX + 8];
 		snprintf(longer, sizeof(longer), "%s.long", path);
-		assert_int_equal(rq_memodb_new(&c), 0);
+		assert_int_equal(rq_odb_mem_new(&c), 0);
 		rq_error_clear(&err);
-		assert_int_equal(rq_memodb_load(c, longer, &err), -1);
+		assert_int_equal(rq_odb_mem_load(c, longer, &err), -1);
 		assert_int_equal(err.code, RQ_E_INTERNAL);
 		assert_non_null(strstr(err.msg, "too long"));
 		c->free(c);
@@ -499,9 +500,9 @@ static void test_parts(void **state)
 	assert_int_equal(tu_run(NULL, "%s", cmd), 0);
 	{
 		git_odb_backend *c;
-		assert_int_equal(rq_memodb_new(&c), 0);
+		assert_int_equal(rq_odb_mem_new(&c), 0);
 		rq_error_clear(&err);
-		assert_int_equal(rq_memodb_load(c, path, &err), -1);
+		assert_int_equal(rq_odb_mem_load(c, path, &err), -1);
 		assert_int_equal(err.code, RQ_E_INTERNAL);
 		assert_non_null(strstr(err.msg, "damaged"));
 		c->free(c);
@@ -510,21 +511,21 @@ static void test_parts(void **state)
 	assert_int_equal(tu_run(NULL, "truncate -s 100 '%s'", path), 0);
 	{
 		git_odb_backend *c;
-		assert_int_equal(rq_memodb_new(&c), 0);
-		assert_int_equal(rq_memodb_load(c, path, &err), -1);
+		assert_int_equal(rq_odb_mem_new(&c), 0);
+		assert_int_equal(rq_odb_mem_load(c, path, &err), -1);
 		c->free(c);
 	}
 	/* not a part file at all; a missing one */
 	assert_int_equal(tu_run(NULL, "echo hello > '%s'", path), 0);
-	assert_int_equal(rq_memodb_load(b, path, &err), -1);
+	assert_int_equal(rq_odb_mem_load(b, path, &err), -1);
 	assert_non_null(strstr(err.msg, "not an object part file"));
-	assert_int_equal(rq_memodb_load(b, "/nonexistent/part", &err), -1);
+	assert_int_equal(rq_odb_mem_load(b, "/nonexistent/part", &err), -1);
 	assert_int_equal(err.code, RQ_E_IO);
-	assert_int_equal(rq_memodb_count(b), 15);
+	assert_int_equal(rq_odb_mem_count(b), 15);
 
 	a->free(a);
 	b->free(b);
-	rq_pack_encoder_free(enc);
+	rq_odb_pack_encoder_free(enc);
 }
 
 /* Abbreviated ids resolve through the store; two matches are ambiguous. */
@@ -538,7 +539,7 @@ static void test_prefix(void **state)
 	int found_pair = 0;
 
 	(void)state;
-	assert_int_equal(rq_memodb_new(&m), 0);
+	assert_int_equal(rq_odb_mem_new(&m), 0);
 	for (int i = 0; i < 300; i++) {
 		char c[32];
 		int n = snprintf(c, sizeof(c), "p%d", i);

@@ -1,17 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * rq_pack: packfiles (version 2) and their index (version 2), written from
+ * rq_odb_pack: packfiles (version 2) and their index (version 2), written from
  * objects already encoded as pack entries.
  *
- * rq_pack_encode() turns one object into a whole entry: the type-and-size
+ * rq_odb_pack_encode() turns one object into a whole entry: the type-and-size
  * header and the zlib stream of the content, with the entry's CRC-32 for
- * the index; rq_pack_encode_delta() into a delta against another object of
+ * the index; rq_odb_pack_encode_delta() into a delta against another object of
  * the same pack. Entries can be encoded anywhere (forked children do
- * their own); rq_pack_write() only concatenates them, so the serial end of a
+ * their own); rq_odb_pack_write() only concatenates them, so the serial end of a
  * replay is a copy and a checksum.
  */
-#ifndef RQ_PACK_H
-#define RQ_PACK_H
+#ifndef RQ_ODB_PACK_H
+#define RQ_ODB_PACK_H
 
 #include <git2.h>
 #include <stddef.h>
@@ -19,25 +19,25 @@
 
 #include "rq_error.h"
 
-typedef struct rq_pack_entry {
+typedef struct rq_odb_pack_entry {
 	git_oid id;
 	const unsigned char *data; /* the entry's bytes: header + zlib stream */
 	size_t len;
 	uint32_t crc; /* CRC-32 of those bytes */
-} rq_pack_entry;
+} rq_odb_pack_entry;
 
-typedef struct rq_pack_encoder rq_pack_encoder;
-rq_pack_encoder *rq_pack_encoder_new(void); /* NULL: out of memory */
+typedef struct rq_odb_pack_encoder rq_odb_pack_encoder;
+rq_odb_pack_encoder *rq_odb_pack_encoder_new(void); /* NULL: out of memory */
 /* With a zlib level (-1: zlib's default, 0-9). */
-rq_pack_encoder *rq_pack_encoder_new_level(int level);
+rq_odb_pack_encoder *rq_odb_pack_encoder_new_level(int level);
 /* The level git would pack this repository's objects with: pack.compression,
  * else core.compression, else zlib's default (-1), as git does. */
-int rq_pack_compression_level(git_repository *repo);
-void rq_pack_encoder_free(rq_pack_encoder *enc);
+int rq_odb_pack_compression_level(git_repository *repo);
+void rq_odb_pack_encoder_free(rq_odb_pack_encoder *enc);
 
 /* Encode an object. *out is malloc'ed. 0, or -1 (out of memory, zlib). */
-int rq_pack_encode(rq_pack_encoder *enc, git_object_t type, const void *content, size_t len,
-		   unsigned char **out, size_t *out_len, uint32_t *crc);
+int rq_odb_pack_encode(rq_odb_pack_encoder *enc, git_object_t type, const void *content, size_t len,
+		       unsigned char **out, size_t *out_len, uint32_t *crc);
 
 /*
  * Encode `target` as a delta against `base` (a REF_DELTA entry naming
@@ -46,41 +46,41 @@ int rq_pack_encode(rq_pack_encoder *enc, git_object_t type, const void *content,
  * (encoded), 0 (not worth a delta: nothing encoded) or -1.
  */
 /* The literal bytes such a delta would carry, or SIZE_MAX (no delta). */
-size_t rq_pack_delta_cost(const void *base, size_t base_len, const void *target, size_t len);
+size_t rq_odb_pack_delta_cost(const void *base, size_t base_len, const void *target, size_t len);
 
-int rq_pack_encode_delta(rq_pack_encoder *enc, const git_oid *base_id, const void *base,
-			 size_t base_len, const void *target, size_t len, unsigned char **out,
-			 size_t *out_len, uint32_t *crc);
+int rq_odb_pack_encode_delta(rq_odb_pack_encoder *enc, const git_oid *base_id, const void *base,
+			     size_t base_len, const void *target, size_t len, unsigned char **out,
+			     size_t *out_len, uint32_t *crc);
 
 /* What an entry's header says. code: 1-4 (a whole commit, tree, blob, tag)
  * or 7 (a REF_DELTA against base); size: the content's (or the delta's)
  * length; zdata/zlen: the zlib stream. */
-typedef struct rq_pack_entry_info {
+typedef struct rq_odb_pack_entry_info {
 	unsigned code;
 	size_t size;
 	git_oid base;
 	const unsigned char *zdata;
 	size_t zlen;
-} rq_pack_entry_info;
+} rq_odb_pack_entry_info;
 
 /* Parse an entry's header. 0, or -1 (malformed). */
-int rq_pack_entry_parse(const unsigned char *e, size_t len, rq_pack_entry_info *info);
+int rq_odb_pack_entry_parse(const unsigned char *e, size_t len, rq_odb_pack_entry_info *info);
 
 /* Inflate a zlib stream that must give exactly size bytes. *out is
  * malloc'ed (NUL-terminated). 0, or -1 (damaged, out of memory). */
-int rq_pack_inflate(const unsigned char *z, size_t zlen, size_t size, unsigned char **out);
+int rq_odb_pack_inflate(const unsigned char *z, size_t zlen, size_t size, unsigned char **out);
 
 /* Apply a git delta to base. *out is malloc'ed (NUL-terminated). 0, or -1
  * (a delta that does not fit the base, out of memory). */
-int rq_pack_apply_delta(const unsigned char *base, size_t base_len, const unsigned char *delta,
-			size_t delta_len, unsigned char **out, size_t *out_len);
+int rq_odb_pack_apply_delta(const unsigned char *base, size_t base_len, const unsigned char *delta,
+			    size_t delta_len, unsigned char **out, size_t *out_len);
 
 /*
  * Write the n entries (distinct ids, in this order) as dir/pack-<hash>.pack
  * and then dir/pack-<hash>.idx, each written to a temporary name, synced to
  * disk and renamed. name receives "pack-<hash>" (46 bytes with the NUL).
  */
-int rq_pack_write(const char *dir, const rq_pack_entry *e, size_t n, char name[64],
-		  uint64_t *pack_bytes, rq_error *err);
+int rq_odb_pack_write(const char *dir, const rq_odb_pack_entry *e, size_t n, char name[64],
+		      uint64_t *pack_bytes, rq_error *err);
 
 #endif

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * rq_objdir: the replay's object store, its temporary directory, its
+ * rq_odb_tmpdir: the replay's object store, its temporary directory, its
  * packfile, and stale directory clean-up.
  */
 #include "testutil.h"
@@ -14,7 +14,8 @@
 #include <unistd.h>
 #include <utime.h>
 
-#include "rq_objdir.h"
+#include "rq_fs.h"
+#include "rq_odb_tmpdir.h"
 
 static int setup(void **state)
 {
@@ -95,8 +96,8 @@ static void test_open_write_finish(void **state)
 {
 	tu_repo *r = *state;
 	git_repository *repo = tu_repo_open(r);
-	rq_objdir *od = NULL;
-	rq_objdir_stats stats;
+	rq_odb_tmpdir *od = NULL;
+	rq_odb_tmpdir_stats stats;
 	rq_error err;
 	git_oid blob, tree, commit;
 	char objects[PATH_MAX], packdir[PATH_MAX + 8], prefix[64], tmp[PATH_MAX], p[2 * PATH_MAX];
@@ -110,11 +111,11 @@ static void test_open_write_finish(void **state)
 	assert_true(loose_before > 0);
 
 	rq_error_clear(&err);
-	assert_int_equal(rq_objdir_open(&od, repo, NULL, &err), 0);
+	assert_int_equal(rq_odb_tmpdir_open(&od, repo, NULL, &err), 0);
 	assert_non_null(od);
 	/* objects/replayq-tmp-<pid>@<host>-XXXXXX */
 	snprintf(prefix, sizeof(prefix), "replayq-tmp-%ld@", (long)getpid());
-	snprintf(tmp, sizeof(tmp), "%s", rq_objdir_path(od));
+	snprintf(tmp, sizeof(tmp), "%s", rq_odb_tmpdir_path(od));
 	assert_int_equal(strncmp(tmp, objects, strlen(objects)), 0);
 	assert_int_equal(tmp[strlen(objects)], '/');
 	assert_int_equal(strncmp(tmp + strlen(objects) + 1, prefix, strlen(prefix)), 0);
@@ -147,12 +148,12 @@ static void test_open_write_finish(void **state)
 	assert_int_equal(tu_loose_count(r), loose_before);
 	assert_true(odb_has(repo, &blob));
 	assert_true(odb_has(repo, &commit));
-	assert_int_equal(rq_objdir_mark(od), 3);
+	assert_int_equal(rq_odb_tmpdir_mark(od), 3);
 	/* git does not see them yet */
 	assert_int_not_equal(tu_run(r, "git cat-file -e %s 2>/dev/null", tu_hex(&blob)), 0);
 
 	memset(&stats, 0x5a, sizeof(stats));
-	assert_int_equal(rq_objdir_finish(od, &stats, &err), 0);
+	assert_int_equal(rq_odb_tmpdir_finish(od, &stats, &err), 0);
 	assert_int_equal(stats.objects, 3);
 	assert_int_equal(strncmp(stats.pack_name, "pack-", 5), 0);
 	assert_int_equal(strlen(stats.pack_name), 5 + 40);
@@ -171,7 +172,7 @@ static void test_open_write_finish(void **state)
 	assert_true(tu_exists(p));
 	/* no loose object was written into the repository */
 	assert_int_equal(tu_loose_count(r), loose_before);
-	rq_objdir_free(od);
+	rq_odb_tmpdir_free(od);
 	/* the temporary directory is gone */
 	assert_false(tu_exists(tmp));
 	assert_int_equal(tu_count_entries(objects, "replayq-tmp-", ""), 0);
@@ -202,21 +203,21 @@ static void test_open_write_finish(void **state)
 static void test_finish_nothing_written(void **state)
 {
 	tu_repo *r = *state;
-	rq_objdir *od = NULL;
-	rq_objdir_stats stats;
+	rq_odb_tmpdir *od = NULL;
+	rq_odb_tmpdir_stats stats;
 	char packdir[PATH_MAX + 8], tmp[PATH_MAX];
 	int packs_before;
 
 	objects_path(r, packdir, sizeof(packdir), "pack");
 	packs_before = tu_count_entries(packdir, "pack-", ".pack");
-	assert_int_equal(rq_objdir_open(&od, tu_repo_open(r), NULL, NULL), 0);
-	snprintf(tmp, sizeof(tmp), "%s", rq_objdir_path(od));
+	assert_int_equal(rq_odb_tmpdir_open(&od, tu_repo_open(r), NULL, NULL), 0);
+	snprintf(tmp, sizeof(tmp), "%s", rq_odb_tmpdir_path(od));
 	memset(&stats, 0x5a, sizeof(stats));
-	assert_int_equal(rq_objdir_finish(od, &stats, NULL), 0);
+	assert_int_equal(rq_odb_tmpdir_finish(od, &stats, NULL), 0);
 	assert_int_equal(stats.objects, 0);
 	assert_string_equal(stats.pack_name, "");
 	assert_int_equal(stats.pack_bytes, 0);
-	rq_objdir_free(od);
+	rq_odb_tmpdir_free(od);
 	assert_false(tu_exists(tmp));
 	assert_int_equal(tu_count_entries(packdir, "pack-", ".pack"), packs_before);
 }
@@ -225,7 +226,7 @@ static void test_free_without_finish(void **state)
 {
 	tu_repo *r = *state;
 	git_repository *repo = tu_repo_open(r);
-	rq_objdir *od = NULL;
+	rq_odb_tmpdir *od = NULL;
 	git_oid blob, tree, commit;
 	char objects[PATH_MAX], packdir[PATH_MAX + 8], tmp[PATH_MAX];
 	int loose_before, packs_before;
@@ -234,11 +235,11 @@ static void test_free_without_finish(void **state)
 	objects_path(r, packdir, sizeof(packdir), "pack");
 	loose_before = tu_loose_count(r);
 	packs_before = tu_count_entries(packdir, "pack-", "");
-	assert_int_equal(rq_objdir_open(&od, repo, NULL, NULL), 0);
-	snprintf(tmp, sizeof(tmp), "%s", rq_objdir_path(od));
+	assert_int_equal(rq_odb_tmpdir_open(&od, repo, NULL, NULL), 0);
+	snprintf(tmp, sizeof(tmp), "%s", rq_odb_tmpdir_path(od));
 	write_objects(repo, "discarded\n", &blob, &tree, &commit);
 	assert_true(odb_has(repo, &commit));
-	rq_objdir_free(od);
+	rq_odb_tmpdir_free(od);
 	/* everything removed, nothing left in the repository */
 	assert_false(tu_exists(tmp));
 	assert_int_equal(tu_count_entries(objects, "replayq-tmp-", ""), 0);
@@ -259,7 +260,7 @@ static void test_free_without_finish(void **state)
 		assert_true(tu_exists(p));
 	}
 	/* free(NULL) is fine */
-	rq_objdir_free(NULL);
+	rq_odb_tmpdir_free(NULL);
 }
 
 /* Two at once in the same repository get different directories. */
@@ -267,17 +268,17 @@ static void test_two_dirs(void **state)
 {
 	tu_repo *r = *state;
 	git_repository *other;
-	rq_objdir *a = NULL, *b = NULL;
+	rq_odb_tmpdir *a = NULL, *b = NULL;
 	char objects[PATH_MAX];
 
 	objects_path(r, objects, sizeof(objects), NULL);
 	assert_int_equal(git_repository_open(&other, r->path), 0);
-	assert_int_equal(rq_objdir_open(&a, tu_repo_open(r), NULL, NULL), 0);
-	assert_int_equal(rq_objdir_open(&b, other, NULL, NULL), 0);
-	assert_string_not_equal(rq_objdir_path(a), rq_objdir_path(b));
+	assert_int_equal(rq_odb_tmpdir_open(&a, tu_repo_open(r), NULL, NULL), 0);
+	assert_int_equal(rq_odb_tmpdir_open(&b, other, NULL, NULL), 0);
+	assert_string_not_equal(rq_odb_tmpdir_path(a), rq_odb_tmpdir_path(b));
 	assert_int_equal(tu_count_entries(objects, "replayq-tmp-", ""), 2);
-	rq_objdir_free(a);
-	rq_objdir_free(b);
+	rq_odb_tmpdir_free(a);
+	rq_odb_tmpdir_free(b);
 	assert_int_equal(tu_count_entries(objects, "replayq-tmp-", ""), 0);
 	git_repository_free(other);
 }
@@ -346,7 +347,7 @@ static void test_clean_stale(void **state)
 
 	rq_error_clear(&err);
 	/* old dead-owner and ownerless dirs go; fresh, live-owned and others stay */
-	assert_int_equal(rq_objdir_clean_stale(tu_repo_open(r), 3600, &err), 2);
+	assert_int_equal(rq_odb_tmpdir_clean_stale(tu_repo_open(r), 3600, &err), 2);
 	snprintf(p, sizeof(p), "%s/replayq-tmp-%ld-oldone", objects, dead);
 	assert_false(tu_exists(p));
 	snprintf(p, sizeof(p), "%s/replayq-tmp-garbage", objects);
@@ -360,9 +361,9 @@ static void test_clean_stale(void **state)
 	snprintf(p, sizeof(p), "%s/replayq-tmp-1-file", objects);
 	assert_true(tu_exists(p));
 	/* nothing more to do */
-	assert_int_equal(rq_objdir_clean_stale(tu_repo_open(r), 3600, &err), 0);
+	assert_int_equal(rq_odb_tmpdir_clean_stale(tu_repo_open(r), 3600, &err), 0);
 	/* max_age 0: the fresh one too, once its owner is dead */
-	assert_int_equal(rq_objdir_clean_stale(tu_repo_open(r), 0, &err), 1);
+	assert_int_equal(rq_odb_tmpdir_clean_stale(tu_repo_open(r), 0, &err), 1);
 	snprintf(p, sizeof(p), "%s/replayq-tmp-%ld-fresh1", objects, dead);
 	assert_false(tu_exists(p));
 	snprintf(p, sizeof(p), "%s/replayq-tmp-%ld-oldliv", objects, live);
@@ -375,14 +376,14 @@ static void test_clean_stale(void **state)
 static void test_clean_stale_keeps_open(void **state)
 {
 	tu_repo *r = *state;
-	rq_objdir *od = NULL;
+	rq_odb_tmpdir *od = NULL;
 	char tmp[PATH_MAX];
 
-	assert_int_equal(rq_objdir_open(&od, tu_repo_open(r), NULL, NULL), 0);
-	snprintf(tmp, sizeof(tmp), "%s", rq_objdir_path(od));
-	assert_int_equal(rq_objdir_clean_stale(tu_repo_open(r), 3600, NULL), 0);
+	assert_int_equal(rq_odb_tmpdir_open(&od, tu_repo_open(r), NULL, NULL), 0);
+	snprintf(tmp, sizeof(tmp), "%s", rq_odb_tmpdir_path(od));
+	assert_int_equal(rq_odb_tmpdir_clean_stale(tu_repo_open(r), 3600, NULL), 0);
 	assert_true(tu_exists(tmp));
-	rq_objdir_free(od);
+	rq_odb_tmpdir_free(od);
 	assert_false(tu_exists(tmp));
 }
 
@@ -391,25 +392,25 @@ static void test_clean_stale_keeps_open(void **state)
 static void test_keepalive(void **state)
 {
 	tu_repo *r = *state;
-	rq_objdir *od = NULL;
+	rq_odb_tmpdir *od = NULL;
 	char tmp[2 * PATH_MAX], objects[PATH_MAX], name[160];
 	struct utimbuf old;
 	struct stat st;
 	time_t now = time(NULL);
 
-	assert_int_equal(rq_objdir_open(&od, tu_repo_open(r), NULL, NULL), 0);
-	snprintf(tmp, sizeof(tmp), "%s", rq_objdir_path(od));
+	assert_int_equal(rq_odb_tmpdir_open(&od, tu_repo_open(r), NULL, NULL), 0);
+	snprintf(tmp, sizeof(tmp), "%s", rq_odb_tmpdir_path(od));
 	old.actime = old.modtime = now - 7200;
 	assert_int_equal(utime(tmp, &old), 0);
 	/* made just now: not yet */
-	rq_objdir_keepalive(od, 3600);
+	rq_odb_tmpdir_keepalive(od, 3600);
 	assert_int_equal(stat(tmp, &st), 0);
 	assert_true(st.st_mtime <= now - 7000);
-	rq_objdir_keepalive(od, 0);
+	rq_odb_tmpdir_keepalive(od, 0);
 	assert_int_equal(stat(tmp, &st), 0);
 	assert_true(st.st_mtime >= now - 5);
-	rq_objdir_keepalive(NULL, 0); /* fine */
-	rq_objdir_free(od);
+	rq_odb_tmpdir_keepalive(NULL, 0); /* fine */
+	rq_odb_tmpdir_free(od);
 
 	/* another machine's directories: by age only */
 	objects_path(r, objects, sizeof(objects), NULL);
@@ -417,7 +418,7 @@ static void test_keepalive(void **state)
 	make_dir(objects, name, 7200);
 	snprintf(name, sizeof(name), "replayq-tmp-%ld@elsewhere.example-ghijkl", dead_pid());
 	make_dir(objects, name, 60);
-	assert_int_equal(rq_objdir_clean_stale(tu_repo_open(r), 300, NULL), 1);
+	assert_int_equal(rq_odb_tmpdir_clean_stale(tu_repo_open(r), 300, NULL), 1);
 	snprintf(tmp, sizeof(tmp), "%s/%s", objects, name);
 	assert_true(tu_exists(tmp));
 }
@@ -426,23 +427,23 @@ static void test_bare_repository(void **state)
 {
 	tu_repo *r = *state;
 	git_repository *repo;
-	rq_objdir *od = NULL;
-	rq_objdir_stats stats;
+	rq_odb_tmpdir *od = NULL;
+	rq_odb_tmpdir_stats stats;
 	git_oid blob;
 	git_odb *odb;
 	char objects[PATH_MAX], tmp[PATH_MAX];
 
 	repo = tu_repo_open(r);
 	objects_path(r, objects, sizeof(objects), NULL);
-	assert_int_equal(rq_objdir_open(&od, repo, NULL, NULL), 0);
-	snprintf(tmp, sizeof(tmp), "%s", rq_objdir_path(od));
+	assert_int_equal(rq_odb_tmpdir_open(&od, repo, NULL, NULL), 0);
+	snprintf(tmp, sizeof(tmp), "%s", rq_odb_tmpdir_path(od));
 	assert_int_equal(strncmp(tmp, objects, strlen(objects)), 0);
 	assert_int_equal(git_repository_odb(&odb, repo), 0);
 	assert_int_equal(git_odb_write(&blob, odb, "bare\n", 5, GIT_OBJECT_BLOB), 0);
 	git_odb_free(odb);
-	assert_int_equal(rq_objdir_finish(od, &stats, NULL), 0);
+	assert_int_equal(rq_odb_tmpdir_finish(od, &stats, NULL), 0);
 	assert_int_equal(stats.objects, 1);
-	rq_objdir_free(od);
+	rq_odb_tmpdir_free(od);
 	assert_false(tu_exists(tmp));
 	assert_int_equal(tu_run(r, "git cat-file -e %s", tu_hex(&blob)), 0);
 	assert_int_equal(tu_loose_count(r), 0);
@@ -457,14 +458,14 @@ static void test_rmtree(void **state)
 	tu_git(r, "mkdir -p ../tree/a/b ../tree/c ../outside && echo x >../tree/a/b/f && "
 		  "echo y >../outside/keep && ln -s ../../outside ../tree/c/link && "
 		  "chmod 444 ../tree/a/b/f");
-	assert_int_equal(rq_objdir_rmtree(p), 0);
+	assert_int_equal(rq_fs_rmtree(p), 0);
 	assert_false(tu_exists(p));
 	/* the symlink was removed, not followed */
 	snprintf(p, sizeof(p), "%s/outside/keep", r->root);
 	assert_true(tu_exists(p));
 	/* a missing path is fine */
 	snprintf(p, sizeof(p), "%s/missing", r->root);
-	assert_int_equal(rq_objdir_rmtree(p), 0);
+	assert_int_equal(rq_fs_rmtree(p), 0);
 }
 
 int main(void)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * rq_pack: version 2 packfiles and indexes.
+ * rq_odb_pack: version 2 packfiles and indexes.
  */
-#include "rq_pack.h"
+#include "rq_odb_pack.h"
 #include "rq_sha1.h"
 
 #include <errno.h>
@@ -16,7 +16,7 @@
 #include <zlib.h>
 
 /* one deflate state for many objects: deflateInit costs a large allocation */
-struct rq_pack_encoder {
+struct rq_odb_pack_encoder {
 	z_stream z[2]; /* small objects, large objects */
 	int ready[2];
 	int level; /* zlib's: -1 (its default, 6) to 9 */
@@ -33,21 +33,21 @@ struct rq_pack_encoder {
 #define SMALL_MEMLEVEL 2
 #define SMALL_MAX      16384
 
-rq_pack_encoder *rq_pack_encoder_new(void)
+rq_odb_pack_encoder *rq_odb_pack_encoder_new(void)
 {
-	return rq_pack_encoder_new_level(Z_DEFAULT_COMPRESSION);
+	return rq_odb_pack_encoder_new_level(Z_DEFAULT_COMPRESSION);
 }
 
-rq_pack_encoder *rq_pack_encoder_new_level(int level)
+rq_odb_pack_encoder *rq_odb_pack_encoder_new_level(int level)
 {
-	rq_pack_encoder *enc = calloc(1, sizeof(rq_pack_encoder));
+	rq_odb_pack_encoder *enc = calloc(1, sizeof(rq_odb_pack_encoder));
 
 	if (enc)
 		enc->level = level < -1 || level > 9 ? Z_DEFAULT_COMPRESSION : level;
 	return enc;
 }
 
-int rq_pack_compression_level(git_repository *repo)
+int rq_odb_pack_compression_level(git_repository *repo)
 {
 	git_config *cfg = NULL, *snap = NULL;
 	int level = Z_DEFAULT_COMPRESSION, v;
@@ -62,7 +62,7 @@ int rq_pack_compression_level(git_repository *repo)
 	return level;
 }
 
-void rq_pack_encoder_free(rq_pack_encoder *enc)
+void rq_odb_pack_encoder_free(rq_odb_pack_encoder *enc)
 {
 	if (!enc)
 		return;
@@ -74,7 +74,7 @@ void rq_pack_encoder_free(rq_pack_encoder *enc)
 
 /* One entry: header (type code, size), the base id for a REF_DELTA, then
  * the zlib stream of payload. */
-static int encode_entry(rq_pack_encoder *enc, unsigned type, const git_oid *base,
+static int encode_entry(rq_odb_pack_encoder *enc, unsigned type, const git_oid *base,
 			const void *payload, size_t len, unsigned char **out, size_t *out_len,
 			uint32_t *crc)
 {
@@ -127,8 +127,8 @@ static int encode_entry(rq_pack_encoder *enc, unsigned type, const git_oid *base
 	return 0;
 }
 
-int rq_pack_encode(rq_pack_encoder *enc, git_object_t type, const void *content, size_t len,
-		   unsigned char **out, size_t *out_len, uint32_t *crc)
+int rq_odb_pack_encode(rq_odb_pack_encoder *enc, git_object_t type, const void *content, size_t len,
+		       unsigned char **out, size_t *out_len, uint32_t *crc)
 {
 	return encode_entry(enc, (unsigned)type, NULL, content, len, out, out_len, crc);
 }
@@ -199,7 +199,7 @@ static void common_ends(const unsigned char *b, size_t base_len, const unsigned 
 	*suf_out = suf;
 }
 
-size_t rq_pack_delta_cost(const void *base, size_t base_len, const void *target, size_t len)
+size_t rq_odb_pack_delta_cost(const void *base, size_t base_len, const void *target, size_t len)
 {
 	size_t pre, suf, mid;
 	if (base_len > UINT32_MAX || len > UINT32_MAX)
@@ -212,9 +212,9 @@ size_t rq_pack_delta_cost(const void *base, size_t base_len, const void *target,
 	return mid;
 }
 
-int rq_pack_encode_delta(rq_pack_encoder *enc, const git_oid *base_id, const void *base,
-			 size_t base_len, const void *target, size_t len, unsigned char **out,
-			 size_t *out_len, uint32_t *crc)
+int rq_odb_pack_encode_delta(rq_odb_pack_encoder *enc, const git_oid *base_id, const void *base,
+			     size_t base_len, const void *target, size_t len, unsigned char **out,
+			     size_t *out_len, uint32_t *crc)
 {
 	const unsigned char *t = target;
 	size_t pre, suf, mid, cap, n = 0;
@@ -222,7 +222,7 @@ int rq_pack_encode_delta(rq_pack_encoder *enc, const git_oid *base_id, const voi
 	int rc;
 
 	*out = NULL;
-	if (rq_pack_delta_cost(base, base_len, target, len) == SIZE_MAX)
+	if (rq_odb_pack_delta_cost(base, base_len, target, len) == SIZE_MAX)
 		return 0;
 	common_ends(base, base_len, target, len, &pre, &suf);
 	mid = len - pre - suf;
@@ -255,7 +255,7 @@ int rq_pack_encode_delta(rq_pack_encoder *enc, const git_oid *base_id, const voi
 
 /* ---- reading entries back (objects handed over without their content) ---- */
 
-int rq_pack_entry_parse(const unsigned char *e, size_t len, rq_pack_entry_info *info)
+int rq_odb_pack_entry_parse(const unsigned char *e, size_t len, rq_odb_pack_entry_info *info)
 {
 	size_t pos = 0;
 	uint64_t size;
@@ -289,7 +289,7 @@ int rq_pack_entry_parse(const unsigned char *e, size_t len, rq_pack_entry_info *
 	return 0;
 }
 
-int rq_pack_inflate(const unsigned char *z, size_t zlen, size_t size, unsigned char **out)
+int rq_odb_pack_inflate(const unsigned char *z, size_t zlen, size_t size, unsigned char **out)
 {
 	z_stream s;
 	unsigned char *buf = malloc(size + 1);
@@ -333,8 +333,8 @@ static int get_varint(const unsigned char **p, const unsigned char *end, uint64_
 	return 0;
 }
 
-int rq_pack_apply_delta(const unsigned char *base, size_t base_len, const unsigned char *delta,
-			size_t delta_len, unsigned char **out, size_t *out_len)
+int rq_odb_pack_apply_delta(const unsigned char *base, size_t base_len, const unsigned char *delta,
+			    size_t delta_len, unsigned char **out, size_t *out_len)
 {
 	const unsigned char *p = delta, *end = delta + delta_len;
 	uint64_t src, dst;
@@ -485,8 +485,8 @@ static int cmp_idx(const void *a, const void *b)
 	return git_oid_cmp(&((const idx_ent *)a)->id, &((const idx_ent *)b)->id);
 }
 
-int rq_pack_write(const char *dir, const rq_pack_entry *e, size_t n, char name[64],
-		  uint64_t *pack_bytes, rq_error *err)
+int rq_odb_pack_write(const char *dir, const rq_odb_pack_entry *e, size_t n, char name[64],
+		      uint64_t *pack_bytes, rq_error *err)
 {
 	out o;
 	char tmp_pack[PATH_MAX], tmp_idx[PATH_MAX], path[PATH_MAX];

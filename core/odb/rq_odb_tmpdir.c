@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * rq_objdir: temporary object directory and the single packfile at the
+ * rq_odb_tmpdir: temporary object directory and the single packfile at the
  * end of a replay.
  */
-#include "rq_objdir.h"
-#include "rq_memodb.h"
+#include "rq_odb_tmpdir.h"
+#include "rq_fs.h"
+#include "rq_odb_mem.h"
 
 #include <git2/sys/odb_backend.h>
 #include <git2/sys/repository.h>
@@ -25,12 +26,12 @@
 #define TMP_PREFIX "replayq-tmp-"
 #define DIR_MAX	   3800 /* leaves room for file names below PATH_MAX */
 
-struct rq_objdir {
+struct rq_odb_tmpdir {
 	git_repository *repo;
 	git_odb *orig_odb;    /* the repository's own database, restored at the end */
 	git_odb *odb;	      /* ours: repository + temporary directory */
 	git_odb_backend *mem; /* the new objects; owned by odb */
-	rq_pack_encoder *enc;
+	rq_odb_pack_encoder *enc;
 	char objects[DIR_MAX];
 	char path[DIR_MAX];
 	int finished;
@@ -44,7 +45,7 @@ static time_t mono_seconds(void)
 	return ts.tv_sec;
 }
 
-void rq_objdir_keepalive(rq_objdir *od, unsigned every)
+void rq_odb_tmpdir_keepalive(rq_odb_tmpdir *od, unsigned every)
 {
 	time_t now = mono_seconds();
 
@@ -53,37 +54,6 @@ void rq_objdir_keepalive(rq_objdir *od, unsigned every)
 	/* its modification time is what another machine's clean-up looks at */
 	(void)utimensat(AT_FDCWD, od->path, NULL, 0);
 	od->touched = now;
-}
-
-int rq_objdir_rmtree(const char *path)
-{
-	struct stat st;
-	DIR *d;
-	struct dirent *e;
-	int rc = 0;
-
-	if (lstat(path, &st) < 0)
-		return errno == ENOENT ? 0 : -1;
-	if (!S_ISDIR(st.st_mode))
-		return unlink(path);
-	if (!(d = opendir(path)))
-		return -1;
-	while ((e = readdir(d))) {
-		char child[PATH_MAX];
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		if (snprintf(child, sizeof(child), "%s/%s", path, e->d_name) >=
-		    (int)sizeof(child)) {
-			rc = -1;
-			continue;
-		}
-		if (rq_objdir_rmtree(child) < 0)
-			rc = -1;
-	}
-	closedir(d);
-	if (rmdir(path) < 0)
-		rc = -1;
-	return rc;
 }
 
 static int objects_dir(git_repository *repo, char *out, size_t size, rq_error *err)
@@ -118,9 +88,10 @@ static void this_host(char *out, size_t size)
 	out[j] = '\0';
 }
 
-int rq_objdir_open(rq_objdir **out, git_repository *repo, const rq_odb_opts *objects, rq_error *err)
+int rq_odb_tmpdir_open(rq_odb_tmpdir **out, git_repository *repo, const rq_odb_opts *objects,
+		       rq_error *err)
 {
-	rq_objdir *od = calloc(1, sizeof(*od));
+	rq_odb_tmpdir *od = calloc(1, sizeof(*od));
 	int n;
 
 	*out = NULL;
@@ -152,8 +123,8 @@ int rq_objdir_open(rq_objdir **out, git_repository *repo, const rq_odb_opts *obj
 	}
 	if (rq_odb_new(&od->odb, repo, objects, err) < 0)
 		goto fail;
-	if (!(od->enc = rq_pack_encoder_new_level(rq_pack_compression_level(repo))) ||
-	    rq_memodb_new(&od->mem) < 0) {
+	if (!(od->enc = rq_odb_pack_encoder_new_level(rq_odb_pack_compression_level(repo))) ||
+	    rq_odb_mem_new(&od->mem) < 0) {
 		rq_error_set(err, RQ_E_NOMEM, "out of memory");
 		goto fail;
 	}
@@ -168,16 +139,16 @@ int rq_objdir_open(rq_objdir **out, git_repository *repo, const rq_odb_opts *obj
 	*out = od;
 	return 0;
 fail:
-	rq_objdir_free(od);
+	rq_odb_tmpdir_free(od);
 	return -1;
 }
 
-const char *rq_objdir_path(const rq_objdir *od)
+const char *rq_odb_tmpdir_path(const rq_odb_tmpdir *od)
 {
 	return od->path;
 }
 
-static void restore_odb(rq_objdir *od)
+static void restore_odb(rq_odb_tmpdir *od)
 {
 	if (od->orig_odb) {
 		git_repository_set_odb(od->repo, od->orig_odb);
@@ -191,25 +162,26 @@ static void restore_odb(rq_objdir *od)
 	}
 }
 
-size_t rq_objdir_mark(const rq_objdir *od)
+size_t rq_odb_tmpdir_mark(const rq_odb_tmpdir *od)
 {
-	return rq_memodb_count(od->mem);
+	return rq_odb_mem_count(od->mem);
 }
 
-static int part_path(const rq_objdir *od, unsigned idx, const char *suffix, char *out, size_t size)
+static int part_path(const rq_odb_tmpdir *od, unsigned idx, const char *suffix, char *out,
+		     size_t size)
 {
 	int n = snprintf(out, size, "%s/part-%u%s", od->path, idx, suffix);
 	return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 
-int rq_objdir_encode(rq_objdir *od, size_t since, rq_error *err)
+int rq_odb_tmpdir_encode(rq_odb_tmpdir *od, size_t since, rq_error *err)
 {
-	if (rq_memodb_encode(od->mem, od->enc, since) < 0)
+	if (rq_odb_mem_encode(od->mem, od->enc, since) < 0)
 		return rq_error_set(err, RQ_E_NOMEM, "cannot compress the new objects");
 	return 0;
 }
 
-int rq_objdir_save_part(rq_objdir *od, size_t since, unsigned idx, rq_error *err)
+int rq_odb_tmpdir_save_part(rq_odb_tmpdir *od, size_t since, unsigned idx, rq_error *err)
 {
 	char tmp[PATH_MAX], final[PATH_MAX];
 
@@ -217,9 +189,9 @@ int rq_objdir_save_part(rq_objdir *od, size_t since, unsigned idx, rq_error *err
 	    part_path(od, idx, "", final, sizeof(final)) < 0)
 		return rq_error_set(err, RQ_E_IO, "objects directory path too long");
 	/* compressed here, in parallel with the other workers */
-	if (rq_objdir_encode(od, since, err) < 0)
+	if (rq_odb_tmpdir_encode(od, since, err) < 0)
 		return -1;
-	if (rq_memodb_save(od->mem, since, tmp, err) < 0)
+	if (rq_odb_mem_save(od->mem, since, tmp, err) < 0)
 		return -1;
 	if (rename(tmp, final) < 0) {
 		unlink(tmp);
@@ -229,34 +201,34 @@ int rq_objdir_save_part(rq_objdir *od, size_t since, unsigned idx, rq_error *err
 	return 0;
 }
 
-int rq_objdir_load_part(rq_objdir *od, unsigned idx, rq_error *err)
+int rq_odb_tmpdir_load_part(rq_odb_tmpdir *od, unsigned idx, rq_error *err)
 {
 	char path[PATH_MAX];
 	int rc;
 
 	if (part_path(od, idx, "", path, sizeof(path)) < 0)
 		return rq_error_set(err, RQ_E_IO, "objects directory path too long");
-	rc = rq_memodb_load(od->mem, path, err);
+	rc = rq_odb_mem_load(od->mem, path, err);
 	unlink(path);
 	return rc;
 }
 
-int rq_objdir_finish(rq_objdir *od, rq_objdir_stats *stats, rq_error *err)
+int rq_odb_tmpdir_finish(rq_odb_tmpdir *od, rq_odb_tmpdir_stats *stats, rq_error *err)
 {
-	rq_pack_entry *e = NULL;
+	rq_odb_pack_entry *e = NULL;
 	char packdir[DIR_MAX + 8], src[PATH_MAX], dst[PATH_MAX];
 	int rc = -1;
 
-	rq_objdir_keepalive(od,
-			    RQ_OBJDIR_KEEPALIVE_SECONDS); /* a long replay's pack takes a while */
+	rq_odb_tmpdir_keepalive(
+	    od, RQ_ODB_TMPDIR_KEEPALIVE_SECONDS); /* a long replay's pack takes a while */
 	memset(stats, 0, sizeof(*stats));
-	stats->objects = rq_memodb_count(od->mem);
+	stats->objects = rq_odb_mem_count(od->mem);
 	if (stats->objects == 0) {
 		rc = 0;
 		goto out;
 	}
-	if (rq_memodb_encode(od->mem, od->enc, 0) < 0 ||
-	    rq_memodb_check_deltas(od->mem, od->enc) < 0) {
+	if (rq_odb_mem_encode(od->mem, od->enc, 0) < 0 ||
+	    rq_odb_mem_check_deltas(od->mem, od->enc) < 0) {
 		rq_error_set(err, RQ_E_NOMEM, "cannot compress the new objects");
 		goto out;
 	}
@@ -265,7 +237,7 @@ int rq_objdir_finish(rq_objdir *od, rq_objdir_stats *stats, rq_error *err)
 		goto out;
 	}
 	for (size_t i = 0; i < stats->objects; i++)
-		if (rq_memodb_entry(od->mem, i, &e[i]) < 0) {
+		if (rq_odb_mem_entry(od->mem, i, &e[i]) < 0) {
 			rq_error_set(err, RQ_E_INTERNAL, "an object was not encoded");
 			goto out;
 		}
@@ -274,8 +246,8 @@ int rq_objdir_finish(rq_objdir *od, rq_objdir_stats *stats, rq_error *err)
 		rq_error_set(err, RQ_E_IO, "cannot create %s: %s", packdir, strerror(errno));
 		goto out;
 	}
-	if (rq_pack_write(packdir, e, stats->objects, stats->pack_name, &stats->pack_bytes, err) <
-	    0)
+	if (rq_odb_pack_write(packdir, e, stats->objects, stats->pack_name, &stats->pack_bytes,
+			      err) < 0)
 		goto out;
 	snprintf(dst, sizeof(dst), "%s/pack", od->objects);
 	if (mkdir(dst, 0755) < 0 && errno != EEXIST) {
@@ -305,7 +277,7 @@ out:
 	if (rc == 0) {
 		od->finished = 1;
 		restore_odb(od);
-		rq_objdir_rmtree(od->path);
+		rq_fs_rmtree(od->path);
 		od->path[0] = '\0';
 	} else {
 		stats->pack_name[0] = '\0';
@@ -314,14 +286,14 @@ out:
 	return rc;
 }
 
-void rq_objdir_free(rq_objdir *od)
+void rq_odb_tmpdir_free(rq_odb_tmpdir *od)
 {
 	if (!od)
 		return;
 	restore_odb(od);
 	if (od->path[0])
-		rq_objdir_rmtree(od->path);
-	rq_pack_encoder_free(od->enc);
+		rq_fs_rmtree(od->path);
+	rq_odb_pack_encoder_free(od->enc);
 	free(od);
 }
 
@@ -346,7 +318,7 @@ static int is_stale(const char *name, const struct stat *st, unsigned max_age, t
 	return now - st->st_mtime >= (time_t)max_age && !alive;
 }
 
-int rq_objdir_clean_stale_dir(const char *objects, unsigned max_age)
+int rq_odb_tmpdir_clean_stale_dir(const char *objects, unsigned max_age)
 {
 	DIR *d;
 	struct dirent *e;
@@ -364,18 +336,18 @@ int rq_objdir_clean_stale_dir(const char *objects, unsigned max_age)
 			continue;
 		if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode))
 			continue;
-		if (is_stale(e->d_name, &st, max_age, now) && rq_objdir_rmtree(path) == 0)
+		if (is_stale(e->d_name, &st, max_age, now) && rq_fs_rmtree(path) == 0)
 			removed++;
 	}
 	closedir(d);
 	return removed;
 }
 
-int rq_objdir_clean_stale(git_repository *repo, unsigned max_age, rq_error *err)
+int rq_odb_tmpdir_clean_stale(git_repository *repo, unsigned max_age, rq_error *err)
 {
 	char objects[DIR_MAX];
 
 	if (objects_dir(repo, objects, sizeof(objects), err) < 0)
 		return -1;
-	return rq_objdir_clean_stale_dir(objects, max_age);
+	return rq_odb_tmpdir_clean_stale_dir(objects, max_age);
 }
