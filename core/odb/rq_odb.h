@@ -3,6 +3,19 @@
  * rq_odb: the object database a replay reads from, built by replayq rather
  * than left to libgit2's defaults.
  *
+ * core/odb is a replay's object store, one family of modules:
+ *   rq_odb         the database a replay reads (this file): the packs,
+ *                  checked loose objects, alternates under a policy;
+ *   rq_odb_mem     the new objects of a replay, held in memory: a backend
+ *                  of that database that takes every write;
+ *   rq_odb_tmpdir  a replay's temporary object directory: it sets the two
+ *                  above up for the repository, takes a parallel replay's
+ *                  part files, and at the end turns the new objects into
+ *                  one pack in objects/pack (git's tmp-objdir, in spirit);
+ *   rq_odb_pack    the pack format: entries encoded (whole or as deltas)
+ *                  and read back, the pack and its index written;
+ *   rq_sha1        SHA-1, for the pack's and the index's checksums.
+ *
  * Packs are read by libgit2's pack backend (a pack entry is covered by its
  * CRC-32 and zlib's own checksum, so ids are not re-hashed there). Loose
  * objects are read by a backend of our own that bounds every read by the

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * rq_odb_mem: objects written during a replay, held in memory.
+ * rq_odb_mem: the new objects of a replay, held in memory as an object
+ * database backend (see the header): the object list with its index, the
+ * backend's read and write calls, part files, encoding ahead of the pack.
  */
 #include "rq_odb_mem.h"
 
@@ -17,94 +19,83 @@
 #include <zlib.h>
 
 #include "rq_hindex.h"
+#include "rq_mem.h"
 #include "rq_odb.h"
 
 #define PART_MAGIC     "RQPART2\n"
 #define PART_MAGIC_LEN 8
 #define PART_HEAD      (PART_MAGIC_LEN + 8)
-#define REC_HEAD       (1 + GIT_OID_RAWSZ + 8 + 8 + 4 + 4 + GIT_OID_RAWSZ)
-#define DELTA_WINDOW   16 /* earlier trees tried as a delta base */
-#define DELTA_DEPTH    50 /* longest delta chain (git's default) */
+/* A part file's record of an object, field by field (see the header) */
+#define REC_TYPE      0
+#define REC_ID	      1
+#define REC_LEN	      (REC_ID + GIT_OID_RAWSZ)
+#define REC_ENTRY_LEN (REC_LEN + 8)
+#define REC_CRC	      (REC_ENTRY_LEN + 8)
+#define REC_DEPTH     (REC_CRC + 4)
+#define REC_BASE      (REC_DEPTH + 4)
+#define REC_SIZE      (REC_BASE + GIT_OID_RAWSZ)
+#define DELTA_WINDOW  16 /* earlier trees tried as a delta base */
+#define DELTA_DEPTH   50 /* longest delta chain (git's default) */
 /* deepest chain materialize() follows: part files chain across processes */
 #define MATERIALIZE_DEPTH (DELTA_DEPTH * 64 + 64)
 
-typedef struct memobj {
+typedef struct mem_object {
 	git_oid id;
 	git_object_t type;
 	size_t len;
 	unsigned char *data;
-	unsigned char *z; /* the object as a pack entry, once encoded */
-	size_t zlen;
-	uint32_t crc;
+	unsigned char *entry; /* the object as a pack entry, once encoded */
+	size_t entry_len;
+	uint32_t crc;	/* of the entry */
 	uint32_t depth; /* 0: whole; else a delta against base */
 	git_oid base;
-	/* data and z are ours to free (else they point into a loaded part file) */
-	unsigned char own_data, own_z;
-} memobj;
+	/* data and entry are ours to free (else they point into a part file) */
+	unsigned char own_data, own_entry;
+} mem_object;
 
 struct rq_odb_mem {
 	git_odb_backend parent;
-	memobj *v;
+	mem_object *objs; /* in write order */
 	size_t n, cap;
-	rq_hindex index; /* over v[0..n) by id */
-	struct part_map {
+	rq_hindex index; /* over objs[0..n) by id */
+	struct mapped_part {
 		void *p;
 		size_t len;
-	} * files; /* mapped part files, which loaded objects point into */
-	size_t nfiles;
+	} * parts; /* the part files loaded, which their objects point into */
+	size_t nparts;
 };
 
 static int obj_eq(const void *ctx, size_t i, const void *key)
 {
-	return git_oid_equal(&((const struct rq_odb_mem *)ctx)->v[i].id, key);
+	return git_oid_equal(&((const struct rq_odb_mem *)ctx)->objs[i].id, key);
 }
 
 static size_t obj_hash(const void *ctx, size_t i)
 {
-	return rq_hindex_hash_oid(&((const struct rq_odb_mem *)ctx)->v[i].id);
+	return rq_hindex_hash_oid(&((const struct rq_odb_mem *)ctx)->objs[i].id);
 }
 
-static memobj *find(struct rq_odb_mem *m, const git_oid *id)
+static mem_object *find(struct rq_odb_mem *m, const git_oid *id)
 {
 	long k = rq_hindex_find(&m->index, rq_hindex_hash_oid(id), obj_eq, m, id);
-	return k < 0 ? NULL : &m->v[k];
-}
-
-/* Grow the index before one more object is added. */
-static int grow_slots(struct rq_odb_mem *m)
-{
-	size_t ns = rq_hindex_want(&m->index, 1024);
-	uint32_t *sl;
-
-	if (!ns)
-		return 0;
-	if (!(sl = calloc(ns, sizeof(*sl))))
-		return -1;
-	free(m->index.slot);
-	rq_hindex_rebuild(&m->index, sl, ns, m->n, obj_hash, m);
-	return 0;
+	return k < 0 ? NULL : &m->objs[k];
 }
 
 /* Add the object (the caller checked it is not held): a copy of data, or
- * data itself when borrowed. */
+ * data itself when borrowed (a loaded object's, NULL until materialized). */
 static int add_obj(struct rq_odb_mem *m, const git_oid *id, const void *data, size_t len,
 		   git_object_t type, int borrowed)
 {
-	memobj *o;
+	mem_object *o;
 
-	if (m->n >= UINT32_MAX - 1)
+	if (m->n >= UINT32_MAX - 1) /* the index holds uint32 positions */
 		return -1;
-	if (grow_slots(m) < 0)
+	if (rq_hindex_reserve(&m->index, 1024, m->n, obj_hash, m) < 0 ||
+	    !(o = rq_mem_grow(m->objs, &m->cap, m->n + 1, sizeof(*o), 256)))
 		return -1;
-	if (m->n == m->cap) {
-		size_t ncap = m->cap ? m->cap * 2 : 256;
-		memobj *nv = realloc(m->v, ncap * sizeof(*nv));
-		if (!nv)
-			return -1;
-		m->v = nv;
-		m->cap = ncap;
-	}
-	o = &m->v[m->n];
+	m->objs = o;
+	o = &m->objs[m->n];
+	memset(o, 0, sizeof(*o));
 	if (borrowed) {
 		o->data = (unsigned char *)(uintptr_t)data;
 	} else {
@@ -117,12 +108,6 @@ static int add_obj(struct rq_odb_mem *m, const git_oid *id, const void *data, si
 	git_oid_cpy(&o->id, id);
 	o->type = type;
 	o->len = len;
-	o->z = NULL;
-	o->own_z = 0;
-	o->zlen = 0;
-	o->crc = 0;
-	o->depth = 0;
-	memset(&o->base, 0, sizeof(o->base));
 	rq_hindex_add(&m->index, rq_hindex_hash_oid(id), m->n);
 	m->n++;
 	return 0;
@@ -134,7 +119,7 @@ static int add_obj(struct rq_odb_mem *m, const git_oid *id, const void *data, si
  * content. Only needed when such an object is read or encoded again.
  * 0, or -1 (damaged, out of memory).
  */
-static int materialize(struct rq_odb_mem *m, memobj *o, unsigned guard)
+static int materialize(struct rq_odb_mem *m, mem_object *o, unsigned guard)
 {
 	rq_odb_pack_entry_info info;
 	unsigned char *raw;
@@ -142,12 +127,12 @@ static int materialize(struct rq_odb_mem *m, memobj *o, unsigned guard)
 
 	if (o->data)
 		return 0;
-	if (!o->z || !guard || rq_odb_pack_entry_parse(o->z, o->zlen, &info) < 0 ||
+	if (!o->entry || !guard || rq_odb_pack_entry_parse(o->entry, o->entry_len, &info) < 0 ||
 	    rq_odb_pack_inflate(info.zdata, info.zlen, info.size, &raw) < 0)
 		return -1;
 	rawlen = info.size;
 	if (info.code == 7) {
-		memobj *base = find(m, &info.base);
+		mem_object *base = find(m, &info.base);
 		unsigned char *full;
 		size_t fulllen;
 		if (!base || base == o || materialize(m, base, guard - 1) < 0 ||
@@ -169,7 +154,7 @@ static int materialize(struct rq_odb_mem *m, memobj *o, unsigned guard)
 	return 0;
 }
 
-static int copy_out(void **out, size_t *len, git_object_t *type, git_odb_backend *b, memobj *o)
+static int copy_out(void **out, size_t *len, git_object_t *type, git_odb_backend *b, mem_object *o)
 {
 	void *p;
 
@@ -188,18 +173,18 @@ static int copy_out(void **out, size_t *len, git_object_t *type, git_odb_backend
 	return 0;
 }
 
-static int m_read(void **out, size_t *len, git_object_t *type, git_odb_backend *b,
-		  const git_oid *id)
+static int mem_read(void **out, size_t *len, git_object_t *type, git_odb_backend *b,
+		    const git_oid *id)
 {
-	memobj *o = find((struct rq_odb_mem *)b, id);
+	mem_object *o = find((struct rq_odb_mem *)b, id);
 	if (!o)
 		return GIT_ENOTFOUND;
 	return copy_out(out, len, type, b, o);
 }
 
-static int m_read_header(size_t *len, git_object_t *type, git_odb_backend *b, const git_oid *id)
+static int mem_read_header(size_t *len, git_object_t *type, git_odb_backend *b, const git_oid *id)
 {
-	memobj *o = find((struct rq_odb_mem *)b, id);
+	mem_object *o = find((struct rq_odb_mem *)b, id);
 	if (!o)
 		return GIT_ENOTFOUND;
 	*len = o->len;
@@ -219,23 +204,23 @@ static int prefix_match(const git_oid *id, const git_oid *prefix, size_t hexlen)
 
 /* The one object whose id starts with the prefix: 0, GIT_ENOTFOUND or
  * GIT_EAMBIGUOUS. */
-static int find_prefix(struct rq_odb_mem *m, const git_oid *prefix, size_t hexlen, memobj **out)
+static int find_prefix(struct rq_odb_mem *m, const git_oid *prefix, size_t hexlen, mem_object **out)
 {
 	*out = NULL;
 	for (size_t k = 0; k < m->n; k++) {
-		if (!prefix_match(&m->v[k].id, prefix, hexlen))
+		if (!prefix_match(&m->objs[k].id, prefix, hexlen))
 			continue;
 		if (*out)
 			return GIT_EAMBIGUOUS;
-		*out = &m->v[k];
+		*out = &m->objs[k];
 	}
 	return *out ? 0 : GIT_ENOTFOUND;
 }
 
-static int m_read_prefix(git_oid *out_id, void **out, size_t *len, git_object_t *type,
-			 git_odb_backend *b, const git_oid *prefix, size_t hexlen)
+static int mem_read_prefix(git_oid *out_id, void **out, size_t *len, git_object_t *type,
+			   git_odb_backend *b, const git_oid *prefix, size_t hexlen)
 {
-	memobj *o;
+	mem_object *o;
 	int r = find_prefix((struct rq_odb_mem *)b, prefix, hexlen, &o);
 	if (r < 0)
 		return r;
@@ -243,10 +228,10 @@ static int m_read_prefix(git_oid *out_id, void **out, size_t *len, git_object_t 
 	return copy_out(out, len, type, b, o);
 }
 
-static int m_exists_prefix(git_oid *out_id, git_odb_backend *b, const git_oid *prefix,
-			   size_t hexlen)
+static int mem_exists_prefix(git_oid *out_id, git_odb_backend *b, const git_oid *prefix,
+			     size_t hexlen)
 {
-	memobj *o;
+	mem_object *o;
 	int r = find_prefix((struct rq_odb_mem *)b, prefix, hexlen, &o);
 	if (r < 0)
 		return r;
@@ -254,13 +239,13 @@ static int m_exists_prefix(git_oid *out_id, git_odb_backend *b, const git_oid *p
 	return 0;
 }
 
-static int m_exists(git_odb_backend *b, const git_oid *id)
+static int mem_exists(git_odb_backend *b, const git_oid *id)
 {
 	return find((struct rq_odb_mem *)b, id) != NULL;
 }
 
-static int m_write(git_odb_backend *b, const git_oid *id, const void *data, size_t len,
-		   git_object_t type)
+static int mem_write(git_odb_backend *b, const git_oid *id, const void *data, size_t len,
+		     git_object_t type)
 {
 	struct rq_odb_mem *m = (struct rq_odb_mem *)b;
 	if (find(m, id))
@@ -272,32 +257,32 @@ static int m_write(git_odb_backend *b, const git_oid *id, const void *data, size
 	return 0;
 }
 
-static int m_foreach(git_odb_backend *b, git_odb_foreach_cb cb, void *payload)
+static int mem_foreach(git_odb_backend *b, git_odb_foreach_cb cb, void *payload)
 {
 	struct rq_odb_mem *m = (struct rq_odb_mem *)b;
 	for (size_t k = 0; k < m->n; k++) {
-		int r = cb(&m->v[k].id, payload);
+		int r = cb(&m->objs[k].id, payload);
 		if (r)
 			return r;
 	}
 	return 0;
 }
 
-static void m_free(git_odb_backend *b)
+static void mem_free(git_odb_backend *b)
 {
 	struct rq_odb_mem *m = (struct rq_odb_mem *)b;
 	if (!m)
 		return;
 	for (size_t k = 0; k < m->n; k++) {
-		if (m->v[k].own_data)
-			free(m->v[k].data);
-		if (m->v[k].own_z)
-			free(m->v[k].z);
+		if (m->objs[k].own_data)
+			free(m->objs[k].data);
+		if (m->objs[k].own_entry)
+			free(m->objs[k].entry);
 	}
-	for (size_t k = 0; k < m->nfiles; k++)
-		munmap(m->files[k].p, m->files[k].len);
-	free(m->files);
-	free(m->v);
+	for (size_t k = 0; k < m->nparts; k++)
+		munmap(m->parts[k].p, m->parts[k].len);
+	free(m->parts);
+	free(m->objs);
 	free(m->index.slot);
 	free(m);
 }
@@ -329,7 +314,7 @@ int rq_odb_mem_write(git_oid *out, git_odb *odb, const void *data, size_t len, g
 {
 	git_odb_backend *b = NULL;
 
-	if (git_odb_get_backend(&b, odb, 0) < 0 || !b || b->read != m_read)
+	if (git_odb_get_backend(&b, odb, 0) < 0 || !b || b->read != mem_read)
 		return git_odb_write(out, odb, data, len, type);
 	if (git_odb_hash(out, data, len, type) < 0)
 		return -1;
@@ -338,7 +323,7 @@ int rq_odb_mem_write(git_oid *out, git_odb *odb, const void *data, size_t len, g
 	/* a packed object: git_odb_write() freshens its pack, as git does */
 	if (exists_packed(odb, out))
 		return git_odb_write(out, odb, data, len, type);
-	return m_write(b, out, data, len, type);
+	return mem_write(b, out, data, len, type);
 }
 
 int rq_odb_mem_new(git_odb_backend **out)
@@ -346,17 +331,18 @@ int rq_odb_mem_new(git_odb_backend **out)
 	struct rq_odb_mem *m = calloc(1, sizeof(*m));
 
 	*out = NULL;
-	if (!m)
+	if (!m || git_odb_init_backend(&m->parent, GIT_ODB_BACKEND_VERSION) < 0) {
+		free(m);
 		return -1;
-	git_odb_init_backend(&m->parent, GIT_ODB_BACKEND_VERSION);
-	m->parent.read = m_read;
-	m->parent.read_prefix = m_read_prefix;
-	m->parent.read_header = m_read_header;
-	m->parent.write = m_write;
-	m->parent.exists = m_exists;
-	m->parent.exists_prefix = m_exists_prefix;
-	m->parent.foreach = m_foreach;
-	m->parent.free = m_free;
+	}
+	m->parent.read = mem_read;
+	m->parent.read_prefix = mem_read_prefix;
+	m->parent.read_header = mem_read_header;
+	m->parent.write = mem_write;
+	m->parent.exists = mem_exists;
+	m->parent.exists_prefix = mem_exists_prefix;
+	m->parent.foreach = mem_foreach;
+	m->parent.free = mem_free;
 	*out = &m->parent;
 	return 0;
 }
@@ -369,7 +355,7 @@ size_t rq_odb_mem_count(git_odb_backend *b)
 const git_oid *rq_odb_mem_id(git_odb_backend *b, size_t i)
 {
 	struct rq_odb_mem *m = (struct rq_odb_mem *)b;
-	return i < m->n ? &m->v[i].id : NULL;
+	return i < m->n ? &m->objs[i].id : NULL;
 }
 
 static void put_le(unsigned char *p, uint64_t v, int n)
@@ -425,17 +411,29 @@ static void io_add(iobatch *io, const void *p, size_t len)
 	io->n++;
 }
 
+/* An object's record in a part file (REC_SIZE bytes at r). */
+static void put_record(unsigned char *r, const mem_object *o)
+{
+	r[REC_TYPE] = (unsigned char)o->type;
+	memcpy(r + REC_ID, o->id.id, GIT_OID_RAWSZ);
+	put_le(r + REC_LEN, o->len, 8);
+	put_le(r + REC_ENTRY_LEN, o->entry ? o->entry_len : 0, 8);
+	put_le(r + REC_CRC, o->entry ? o->crc : 0, 4);
+	put_le(r + REC_DEPTH, o->entry ? o->depth : 0, 4);
+	memcpy(r + REC_BASE, o->base.id, GIT_OID_RAWSZ);
+}
+
 /*
  * The part file: the magic, the object count (8 bytes), a record per
- * object (REC_HEAD bytes), then every encoded form, in object order. No
- * content: the parent only copies the encoded forms into the pack, and
- * an object it must read or encode again is inflated (materialize()).
+ * object, then every encoded form, in object order. No content: the
+ * parent only copies the encoded forms into the pack, and an object it
+ * must read or encode again is inflated (materialize()).
  */
 int rq_odb_mem_save(git_odb_backend *b, size_t since, const char *path, rq_error *err)
 {
 	struct rq_odb_mem *m = (struct rq_odb_mem *)b;
 	size_t count = since < m->n ? m->n - since : 0;
-	unsigned char head[PART_HEAD], *recs = malloc(count * REC_HEAD + 1);
+	unsigned char head[PART_HEAD], *recs = malloc(count * REC_SIZE + 1);
 	iobatch io = {.fd = -1};
 
 	if (!recs)
@@ -447,27 +445,18 @@ int rq_odb_mem_save(git_odb_backend *b, size_t since, const char *path, rq_error
 	}
 	memcpy(head, PART_MAGIC, PART_MAGIC_LEN);
 	put_le(head + PART_MAGIC_LEN, count, 8);
-	for (size_t k = 0; k < count; k++) {
-		const memobj *o = &m->v[since + k];
-		unsigned char *r = recs + k * REC_HEAD;
-		r[0] = (unsigned char)o->type;
-		memcpy(r + 1, o->id.id, GIT_OID_RAWSZ);
-		put_le(r + 1 + GIT_OID_RAWSZ, o->len, 8);
-		put_le(r + 1 + GIT_OID_RAWSZ + 8, o->z ? o->zlen : 0, 8);
-		put_le(r + 1 + GIT_OID_RAWSZ + 16, o->z ? o->crc : 0, 4);
-		put_le(r + 1 + GIT_OID_RAWSZ + 20, o->z ? o->depth : 0, 4);
-		memcpy(r + 1 + GIT_OID_RAWSZ + 24, o->base.id, GIT_OID_RAWSZ);
-	}
+	for (size_t k = 0; k < count; k++)
+		put_record(recs + k * REC_SIZE, &m->objs[since + k]);
 	io_add(&io, head, sizeof(head));
-	io_add(&io, recs, count * REC_HEAD);
+	io_add(&io, recs, count * REC_SIZE);
 	for (size_t k = since; k < m->n; k++) {
-		if (!m->v[k].z) {
+		if (!m->objs[k].entry) {
 			free(recs);
 			close(io.fd);
 			unlink(path);
 			return rq_error_set(err, RQ_E_INTERNAL, "an object was not encoded");
 		}
-		io_add(&io, m->v[k].z, m->v[k].zlen);
+		io_add(&io, m->objs[k].entry, m->objs[k].entry_len);
 	}
 	io_flush(&io);
 	free(recs);
@@ -486,13 +475,13 @@ int rq_odb_mem_save(git_odb_backend *b, size_t since, const char *path, rq_error
  * whole and renamed; the load checks their structure and the CRC-32 of each
  * encoded object, not the object ids.
  */
-int rq_odb_mem_load(git_odb_backend *b, const char *path, rq_error *err)
+/* Map a part file and keep it mapped with the store (the objects loaded
+ * from it point into it). */
+static int map_part(struct rq_odb_mem *m, const char *path, const unsigned char **buf, size_t *len,
+		    rq_error *err)
 {
-	struct rq_odb_mem *m = (struct rq_odb_mem *)b;
-	struct part_map *nf;
+	struct mapped_part *parts;
 	struct stat st;
-	const unsigned char *buf, *zp;
-	size_t len, count, zsum = 0;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	void *map;
 
@@ -502,87 +491,115 @@ int rq_odb_mem_load(git_odb_backend *b, const char *path, rq_error *err)
 		close(fd);
 		return rq_error_set(err, RQ_E_INTERNAL, "%s: not an object part file", path);
 	}
-	len = (size_t)st.st_size;
-	map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+	*len = (size_t)st.st_size;
+	map = mmap(NULL, *len, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
 	if (map == MAP_FAILED)
 		return rq_error_set(err, RQ_E_IO, "cannot map %s: %s", path, strerror(errno));
-	if (!(nf = realloc(m->files, (m->nfiles + 1) * sizeof(*nf)))) {
-		munmap(map, len);
+	if (!(parts = realloc(m->parts, (m->nparts + 1) * sizeof(*parts)))) {
+		munmap(map, *len);
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	}
-	m->files = nf;
-	m->files[m->nfiles].p = map;
-	m->files[m->nfiles].len = len;
-	m->nfiles++;
-	buf = map;
+	m->parts = parts;
+	m->parts[m->nparts].p = map;
+	m->parts[m->nparts].len = *len;
+	m->nparts++;
+	*buf = map;
+	return 0;
+}
+
+/* The magic and the sizes, before any object is taken: the file must be
+ * exactly the header, count records and their entries. */
+static int check_part(const unsigned char *buf, size_t len, const char *path, size_t *count,
+		      rq_error *err)
+{
+	size_t sum = 0;
+
 	if (memcmp(buf, PART_MAGIC, PART_MAGIC_LEN) != 0)
 		return rq_error_set(err, RQ_E_INTERNAL, "%s: not an object part file", path);
-	count = (size_t)get_le(buf + PART_MAGIC_LEN, 8);
-	if (count > (len - PART_HEAD) / REC_HEAD)
+	*count = (size_t)get_le(buf + PART_MAGIC_LEN, 8);
+	if (*count > (len - PART_HEAD) / REC_SIZE)
 		return rq_error_set(err, RQ_E_INTERNAL, "%s: truncated", path);
-	/* the sizes first: the file must be exactly the records and the forms */
-	for (size_t k = 0; k < count; k++) {
-		const unsigned char *r = buf + PART_HEAD + k * REC_HEAD;
-		uint64_t zlen = get_le(r + 1 + GIT_OID_RAWSZ + 8, 8);
-		if (!zlen || zlen > len)
+	for (size_t k = 0; k < *count; k++) {
+		uint64_t entry_len = get_le(buf + PART_HEAD + k * REC_SIZE + REC_ENTRY_LEN, 8);
+		if (!entry_len || entry_len > len)
 			return rq_error_set(err, RQ_E_INTERNAL, "%s: bad object header", path);
-		zsum += (size_t)zlen;
-		if (zsum > len)
+		sum += (size_t)entry_len;
+		if (sum > len)
 			return rq_error_set(err, RQ_E_INTERNAL, "%s: truncated", path);
 	}
-	if (PART_HEAD + count * REC_HEAD + zsum != len)
+	if (PART_HEAD + *count * REC_SIZE + sum != len)
 		return rq_error_set(err, RQ_E_INTERNAL, "%s: truncated or too long", path);
-	zp = buf + PART_HEAD + count * REC_HEAD;
-	for (size_t k = 0; k < count; k++) {
-		const unsigned char *r = buf + PART_HEAD + k * REC_HEAD;
-		git_object_t type = (git_object_t)r[0];
-		uint64_t olen = get_le(r + 1 + GIT_OID_RAWSZ, 8);
-		size_t zlen = (size_t)get_le(r + 1 + GIT_OID_RAWSZ + 8, 8);
-		uint32_t crc = (uint32_t)get_le(r + 1 + GIT_OID_RAWSZ + 16, 4),
-			 depth = (uint32_t)get_le(r + 1 + GIT_OID_RAWSZ + 20, 4);
-		git_oid id;
-		memobj *o;
+	return 0;
+}
 
-		if (type < GIT_OBJECT_COMMIT || type > GIT_OBJECT_TAG || olen > SIZE_MAX / 2)
-			return rq_error_set(err, RQ_E_INTERNAL, "%s: bad object header", path);
-		if (crc32(0L, zp, (uInt)zlen) != crc)
-			return rq_error_set(err, RQ_E_INTERNAL, "%s: damaged object", path);
-		git_oid_fromraw(&id, r + 1);
-		if (!find(m, &id)) {
-			/* no content: materialize() inflates it if it is ever needed */
-			if (add_obj(m, &id, NULL, (size_t)olen, type, 1) < 0)
-				return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-			o = &m->v[m->n - 1];
-			o->z = (unsigned char *)(uintptr_t)zp;
-			o->zlen = zlen;
-			o->crc = crc;
-			if (depth) {
-				o->depth = depth;
-				git_oid_fromraw(&o->base, r + 1 + GIT_OID_RAWSZ + 24);
-			}
-		}
-		zp += zlen;
+/* The object of record r, whose entry is at entry, unless it is held: no
+ * content (materialize() inflates it if it is ever needed). */
+static int add_part_object(struct rq_odb_mem *m, const unsigned char *r, const unsigned char *entry,
+			   const char *path, rq_error *err)
+{
+	git_object_t type = (git_object_t)r[REC_TYPE];
+	uint64_t len = get_le(r + REC_LEN, 8);
+	size_t entry_len = (size_t)get_le(r + REC_ENTRY_LEN, 8);
+	uint32_t crc = (uint32_t)get_le(r + REC_CRC, 4), depth = (uint32_t)get_le(r + REC_DEPTH, 4);
+	git_oid id;
+	mem_object *o;
+
+	if (type < GIT_OBJECT_COMMIT || type > GIT_OBJECT_TAG || len > SIZE_MAX / 2)
+		return rq_error_set(err, RQ_E_INTERNAL, "%s: bad object header", path);
+	if (crc32(0L, entry, (uInt)entry_len) != crc)
+		return rq_error_set(err, RQ_E_INTERNAL, "%s: damaged object", path);
+	git_oid_fromraw(&id, r + REC_ID);
+	if (find(m, &id))
+		return 0;
+	if (add_obj(m, &id, NULL, (size_t)len, type, 1) < 0)
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	o = &m->objs[m->n - 1];
+	o->entry = (unsigned char *)(uintptr_t)entry;
+	o->entry_len = entry_len;
+	o->crc = crc;
+	if (depth) {
+		o->depth = depth;
+		git_oid_fromraw(&o->base, r + REC_BASE);
 	}
 	return 0;
 }
 
-static void drop_z(memobj *o)
+int rq_odb_mem_load(git_odb_backend *b, const char *path, rq_error *err)
 {
-	if (o->own_z)
-		free(o->z);
-	o->z = NULL;
-	o->own_z = 0;
+	struct rq_odb_mem *m = (struct rq_odb_mem *)b;
+	const unsigned char *buf, *entry;
+	size_t len, count;
+
+	if (map_part(m, path, &buf, &len, err) < 0 || check_part(buf, len, path, &count, err) < 0)
+		return -1;
+	entry = buf + PART_HEAD + count * REC_SIZE;
+	for (size_t k = 0; k < count; k++) {
+		const unsigned char *r = buf + PART_HEAD + k * REC_SIZE;
+		if (add_part_object(m, r, entry, path, err) < 0)
+			return -1;
+		entry += (size_t)get_le(r + REC_ENTRY_LEN, 8);
+	}
+	return 0;
+}
+
+static void drop_entry(mem_object *o)
+{
+	if (o->own_entry)
+		free(o->entry);
+	o->entry = NULL;
+	o->own_entry = 0;
 }
 
 /* Encode o whole. */
-static int encode_whole(memobj *o, rq_odb_pack_encoder *enc)
+static int encode_whole(mem_object *o, rq_odb_pack_encoder *enc)
 {
-	drop_z(o);
+	drop_entry(o);
 	o->depth = 0;
-	if (rq_odb_pack_encode(enc, o->type, o->data, o->len, &o->z, &o->zlen, &o->crc) < 0)
+	if (rq_odb_pack_encode(enc, o->type, o->data, o->len, &o->entry, &o->entry_len, &o->crc) <
+	    0)
 		return -1;
-	o->own_z = 1;
+	o->own_entry = 1;
 	return 0;
 }
 
@@ -594,16 +611,16 @@ static int encode_whole(memobj *o, rq_odb_pack_encoder *enc)
  */
 static int encode_one(struct rq_odb_mem *m, size_t k, size_t lo, rq_odb_pack_encoder *enc)
 {
-	memobj *o = &m->v[k];
-	const memobj *best = NULL;
+	mem_object *o = &m->objs[k];
+	const mem_object *best = NULL;
 	size_t best_cost = SIZE_MAX;
 
 	if (o->type == GIT_OBJECT_TREE && o->len >= 128) {
 		size_t tried = 0;
 		for (size_t j = k; j > lo && tried < DELTA_WINDOW; j--) {
-			const memobj *b = &m->v[j - 1];
+			const mem_object *b = &m->objs[j - 1];
 			size_t cost;
-			if (b->type != GIT_OBJECT_TREE || !b->z || !b->data ||
+			if (b->type != GIT_OBJECT_TREE || !b->entry || !b->data ||
 			    b->depth >= DELTA_DEPTH)
 				continue;
 			tried++;
@@ -623,10 +640,10 @@ static int encode_one(struct rq_odb_mem *m, size_t k, size_t lo, rq_odb_pack_enc
 		if (r < 0)
 			return -1;
 		if (r > 0) {
-			drop_z(o);
-			o->own_z = 1;
-			o->z = z;
-			o->zlen = zlen;
+			drop_entry(o);
+			o->own_entry = 1;
+			o->entry = z;
+			o->entry_len = zlen;
 			o->crc = crc;
 			o->depth = best->depth + 1;
 			git_oid_cpy(&o->base, &best->id);
@@ -640,7 +657,7 @@ int rq_odb_mem_encode(git_odb_backend *b, rq_odb_pack_encoder *enc, size_t since
 {
 	struct rq_odb_mem *m = (struct rq_odb_mem *)b;
 	for (size_t k = since; k < m->n; k++)
-		if (!m->v[k].z && encode_one(m, k, since, enc) < 0)
+		if (!m->objs[k].entry && encode_one(m, k, since, enc) < 0)
 			return -1;
 	return 0;
 }
@@ -649,7 +666,7 @@ int rq_odb_mem_check_deltas(git_odb_backend *b, rq_odb_pack_encoder *enc)
 {
 	struct rq_odb_mem *m = (struct rq_odb_mem *)b;
 	for (size_t k = 0; k < m->n; k++) {
-		memobj *o = &m->v[k], *base;
+		mem_object *o = &m->objs[k], *base;
 		if (!o->depth)
 			continue;
 		base = find(m, &o->base);
@@ -667,11 +684,11 @@ int rq_odb_mem_check_deltas(git_odb_backend *b, rq_odb_pack_encoder *enc)
 int rq_odb_mem_entry(git_odb_backend *b, size_t i, rq_odb_pack_entry *out)
 {
 	struct rq_odb_mem *m = (struct rq_odb_mem *)b;
-	if (i >= m->n || !m->v[i].z)
+	if (i >= m->n || !m->objs[i].entry)
 		return -1;
-	git_oid_cpy(&out->id, &m->v[i].id);
-	out->data = m->v[i].z;
-	out->len = m->v[i].zlen;
-	out->crc = m->v[i].crc;
+	git_oid_cpy(&out->id, &m->objs[i].id);
+	out->data = m->objs[i].entry;
+	out->len = m->objs[i].entry_len;
+	out->crc = m->objs[i].crc;
 	return 0;
 }

@@ -1,20 +1,24 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * rq_odb_mem: an object database backend that keeps the objects written to
- * it in memory, in the order they were written.
+ * rq_odb_mem: the new objects of a replay, held in memory (core/odb, see
+ * rq_odb.h for the family).
  *
- * rq_odb_tmpdir layers it above the repository's packs and loose objects, so
- * a replay writes no file per object. Objects can be saved to a file (a
- * forked child hands its objects to the parent that way) and loaded back.
+ * An object database backend that keeps the objects written to it in
+ * memory, in the order they were written. rq_odb_tmpdir puts it above the
+ * repository's packs and loose objects, so a replay writes no file per
+ * object; rq_odb_mem_write() is how the replay (commits, the merge's trees
+ * and blobs) writes one. Each object can be encoded as a pack entry
+ * (rq_odb_pack) ahead of the pack, saved to a part file (a forked child
+ * hands its objects to the parent that way) and loaded back.
  *
  * Part file format: "RQPART2\n", the object count (8 bytes, little-endian),
  * then a record per object: the type (1 byte), the raw 20-byte id, the
  * length (8 bytes), the encoded length (8 bytes, never 0: only encoded
  * objects are saved), the encoded form's CRC-32 (4 bytes), its delta depth
  * (4 bytes; 0: whole), its delta base's raw id (20 bytes). Then every
- * encoded form (a pack entry, see rq_odb_pack), in object order. No contents:
- * the loader maps the file, and an object that must be read or encoded
- * again is inflated from its entry (through its delta base).
+ * encoded form (a pack entry), in object order. No contents: the loader
+ * maps the file, and an object that must be read or encoded again is
+ * inflated from its entry (through its delta base).
  */
 #ifndef RQ_ODB_MEM_H
 #define RQ_ODB_MEM_H

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * rq_odb_pack: version 2 packfiles and indexes.
+ * rq_odb_pack: pack entries encoded (whole, or as deltas against an earlier
+ * object: git's delta format) and read back, and the pack and its index
+ * written from them (git's Documentation/gitformat-pack.txt).
  */
 #include "rq_odb_pack.h"
 #include "rq_sha1.h"
@@ -390,218 +392,247 @@ bad:
 	return -1;
 }
 
-typedef struct out {
+/* ---- writing the pack and its index ---- */
+
+/* A file written through a buffer and hashed as it goes (the pack and the
+ * index each end with the SHA-1 of what comes before). */
+typedef struct hashed_file {
 	int fd;
 	rq_sha1 sha;
 	unsigned char buf[1 << 16];
 	size_t n;
-	uint64_t total;
-	int bad;
-} out;
+	uint64_t total; /* bytes written, the trailer included once closed */
+	int bad;	/* the first errno of a failed write (0: none) */
+} hashed_file;
 
-static void flush_out(out *o)
+static void hashed_flush(hashed_file *f)
 {
-	for (size_t off = 0; off < o->n && !o->bad;) {
-		ssize_t w = write(o->fd, o->buf + off, o->n - off);
+	for (size_t off = 0; off < f->n && !f->bad;) {
+		ssize_t w = write(f->fd, f->buf + off, f->n - off);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
-			o->bad = errno ? errno : EIO;
+			f->bad = errno ? errno : EIO;
 		else
 			off += (size_t)w;
 	}
-	o->n = 0;
+	f->n = 0;
 }
 
 /* Write and hash. */
-static void put(out *o, const void *p, size_t n)
+static void hashed_put(hashed_file *f, const void *p, size_t n)
 {
 	const unsigned char *c = p;
-	rq_sha1_update(&o->sha, p, n);
-	o->total += n;
-	while (n && !o->bad) {
-		size_t take = sizeof(o->buf) - o->n < n ? sizeof(o->buf) - o->n : n;
-		memcpy(o->buf + o->n, c, take);
-		o->n += take;
+	rq_sha1_update(&f->sha, p, n);
+	f->total += n;
+	while (n && !f->bad) {
+		size_t take = sizeof(f->buf) - f->n < n ? sizeof(f->buf) - f->n : n;
+		memcpy(f->buf + f->n, c, take);
+		f->n += take;
 		c += take;
 		n -= take;
-		if (o->n == sizeof(o->buf))
-			flush_out(o);
+		if (f->n == sizeof(f->buf))
+			hashed_flush(f);
 	}
 }
 
-static void put_be32(out *o, uint32_t v)
+static void hashed_put_be32(hashed_file *f, uint32_t v)
 {
 	unsigned char b[4] = {(unsigned char)(v >> 24), (unsigned char)(v >> 16),
 			      (unsigned char)(v >> 8), (unsigned char)v};
-	put(o, b, 4);
+	hashed_put(f, b, 4);
 }
 
-/* Finish: the checksum trailer, sync, close. 0 or -1 with errno. */
-static int close_out(out *o, unsigned char sum[20])
+/* Finish: the checksum trailer, sync, read-only, close. 0 or -1 with errno. */
+static int hashed_close(hashed_file *f, unsigned char sum[20])
 {
-	rq_sha1_final(&o->sha, sum);
+	rq_sha1_final(&f->sha, sum);
 	/* the trailer itself is not hashed */
-	for (size_t i = 0; i < 20 && !o->bad; i++) {
-		if (o->n == sizeof(o->buf))
-			flush_out(o);
-		o->buf[o->n++] = sum[i];
+	for (size_t i = 0; i < 20 && !f->bad; i++) {
+		if (f->n == sizeof(f->buf))
+			hashed_flush(f);
+		f->buf[f->n++] = sum[i];
 	}
-	o->total += 20;
-	flush_out(o);
-	if (!o->bad && fsync(o->fd) < 0)
-		o->bad = errno;
-	if (!o->bad && fchmod(o->fd, 0444) < 0)
-		o->bad = errno;
-	if (close(o->fd) < 0 && !o->bad)
-		o->bad = errno;
-	o->fd = -1;
-	if (o->bad) {
-		errno = o->bad;
+	f->total += 20;
+	hashed_flush(f);
+	if (!f->bad && fsync(f->fd) < 0)
+		f->bad = errno;
+	if (!f->bad && fchmod(f->fd, 0444) < 0)
+		f->bad = errno;
+	if (close(f->fd) < 0 && !f->bad)
+		f->bad = errno;
+	f->fd = -1;
+	if (f->bad) {
+		errno = f->bad;
 		return -1;
 	}
 	return 0;
 }
 
-static int open_out(out *o, char *tmpl)
+/* Create the file from a mkstemp template (replaced by its name). */
+static int hashed_open(hashed_file *f, char *tmpl)
 {
-	o->n = 0;
-	o->total = 0;
-	o->bad = 0;
-	rq_sha1_init(&o->sha);
-	o->fd = mkstemp(tmpl);
-	return o->fd < 0 ? -1 : 0;
+	f->n = 0;
+	f->total = 0;
+	f->bad = 0;
+	rq_sha1_init(&f->sha);
+	f->fd = mkstemp(tmpl);
+	return f->fd < 0 ? -1 : 0;
 }
 
 /* What the index says of an entry. */
-typedef struct idx_ent {
+typedef struct index_entry {
 	git_oid id;
 	uint32_t crc;
-	uint64_t off;
-} idx_ent;
+	uint64_t off; /* in the pack */
+} index_entry;
 
-static int cmp_idx(const void *a, const void *b)
+static int cmp_index_entry(const void *a, const void *b)
 {
-	return git_oid_cmp(&((const idx_ent *)a)->id, &((const idx_ent *)b)->id);
+	return git_oid_cmp(&((const index_entry *)a)->id, &((const index_entry *)b)->id);
+}
+
+/* The temporary names of the two files in the pack directory; "" when
+ * there is nothing there to remove (not made yet, or renamed). */
+typedef struct pack_temps {
+	char pack[PATH_MAX], idx[PATH_MAX];
+} pack_temps;
+
+/*
+ * The pack, under its temporary name: "PACK", version 2, the count, the
+ * entries as they are, the checksum. ix receives each entry's id, CRC-32
+ * and offset for the index.
+ */
+static int write_pack_file(hashed_file *f, const char *dir, pack_temps *t,
+			   const rq_odb_pack_entry *e, size_t n, index_entry *ix,
+			   unsigned char pack_sum[20], uint64_t *pack_bytes, rq_error *err)
+{
+	if (hashed_open(f, t->pack) < 0) {
+		t->pack[0] = '\0';
+		return rq_error_set(err, RQ_E_IO, "cannot create a pack in %s: %s", dir,
+				    strerror(errno));
+	}
+	hashed_put(f, "PACK", 4);
+	hashed_put_be32(f, 2);
+	hashed_put_be32(f, (uint32_t)n);
+	for (size_t i = 0; i < n; i++) {
+		git_oid_cpy(&ix[i].id, &e[i].id);
+		ix[i].crc = e[i].crc;
+		ix[i].off = f->total;
+		hashed_put(f, e[i].data, e[i].len);
+	}
+	if (hashed_close(f, pack_sum) < 0)
+		return rq_error_set(err, RQ_E_IO, "cannot write the pack: %s", strerror(errno));
+	*pack_bytes = f->total;
+	return 0;
+}
+
+/* The offsets: 31 bits in the main table, larger ones in a second table
+ * the main one points into (the top bit set). */
+static void put_offsets(hashed_file *f, const index_entry *ix, size_t n)
+{
+	uint32_t large = 0;
+
+	for (size_t k = 0; k < n; k++) {
+		uint64_t off = ix[k].off;
+		hashed_put_be32(f, off < 0x80000000u ? (uint32_t)off : 0x80000000u | large++);
+	}
+	for (size_t k = 0; k < n; k++) {
+		uint64_t off = ix[k].off;
+		if (off >= 0x80000000u) {
+			hashed_put_be32(f, (uint32_t)(off >> 32));
+			hashed_put_be32(f, (uint32_t)off);
+		}
+	}
+}
+
+/*
+ * The index (version 2), under its temporary name: the magic, the version,
+ * the fan-out (how many ids start with each byte or less), the sorted ids,
+ * their CRC-32s, their offsets, the pack's checksum and its own.
+ */
+static int write_index_file(hashed_file *f, const char *dir, pack_temps *t, index_entry *ix,
+			    size_t n, const unsigned char pack_sum[20], rq_error *err)
+{
+	unsigned char idx_sum[20];
+	size_t k = 0;
+
+	qsort(ix, n, sizeof(*ix), cmp_index_entry);
+	if (hashed_open(f, t->idx) < 0) {
+		t->idx[0] = '\0';
+		return rq_error_set(err, RQ_E_IO, "cannot create a pack index in %s: %s", dir,
+				    strerror(errno));
+	}
+	hashed_put(f, "\377tOc", 4);
+	hashed_put_be32(f, 2);
+	for (unsigned b = 0; b < 256; b++) {
+		while (k < n && ix[k].id.id[0] <= b)
+			k++;
+		hashed_put_be32(f, (uint32_t)k);
+	}
+	for (k = 0; k < n; k++)
+		hashed_put(f, ix[k].id.id, GIT_OID_RAWSZ);
+	for (k = 0; k < n; k++)
+		hashed_put_be32(f, ix[k].crc);
+	put_offsets(f, ix, n);
+	hashed_put(f, pack_sum, 20);
+	if (hashed_close(f, idx_sum) < 0)
+		return rq_error_set(err, RQ_E_IO, "cannot write the pack index: %s",
+				    strerror(errno));
+	return 0;
+}
+
+/* Both files renamed after the pack's checksum, the pack first, its index
+ * last (a reader only looks at a pack that has its index). */
+static int name_files(const char *dir, pack_temps *t, const unsigned char pack_sum[20],
+		      char name[64], rq_error *err)
+{
+	char hex[GIT_OID_HEXSZ + 1], path[PATH_MAX];
+	git_oid sum;
+
+	git_oid_fromraw(&sum, pack_sum);
+	git_oid_tostr(hex, sizeof(hex), &sum);
+	snprintf(name, 64, "pack-%s", hex);
+	snprintf(path, sizeof(path), "%s/%s.pack", dir, name);
+	if (rename(t->pack, path) < 0)
+		return rq_error_set(err, RQ_E_IO, "cannot rename %s: %s", t->pack, strerror(errno));
+	t->pack[0] = '\0';
+	snprintf(path, sizeof(path), "%s/%s.idx", dir, name);
+	if (rename(t->idx, path) < 0)
+		return rq_error_set(err, RQ_E_IO, "cannot rename %s: %s", t->idx, strerror(errno));
+	t->idx[0] = '\0';
+	return 0;
 }
 
 int rq_odb_pack_write(const char *dir, const rq_odb_pack_entry *e, size_t n, char name[64],
 		      uint64_t *pack_bytes, rq_error *err)
 {
-	out o;
-	char tmp_pack[PATH_MAX], tmp_idx[PATH_MAX], path[PATH_MAX];
-	unsigned char pack_sum[20], idx_sum[20];
-	idx_ent *ix = NULL;
-	char hex[GIT_OID_HEXSZ + 1];
+	hashed_file f = {.fd = -1};
+	pack_temps t;
+	unsigned char pack_sum[20];
+	index_entry *ix;
 	int rc = -1;
 
 	name[0] = '\0';
-	tmp_pack[0] = tmp_idx[0] = '\0';
-	o.fd = -1;
 	if (n > UINT32_MAX)
 		return rq_error_set(err, RQ_E_INTERNAL, "too many objects for one pack");
-	if (!(ix = malloc((n + 1) * sizeof(*ix)))) {
-		rq_error_set(err, RQ_E_NOMEM, "out of memory");
-		goto out;
-	}
-	if (snprintf(tmp_pack, sizeof(tmp_pack), "%s/tmp_pack_XXXXXX", dir) >=
-		(int)sizeof(tmp_pack) ||
-	    snprintf(tmp_idx, sizeof(tmp_idx), "%s/tmp_idx_XXXXXX", dir) >= (int)sizeof(tmp_idx)) {
+	if (!(ix = malloc((n + 1) * sizeof(*ix))))
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	if (snprintf(t.pack, sizeof(t.pack), "%s/tmp_pack_XXXXXX", dir) >= (int)sizeof(t.pack) ||
+	    snprintf(t.idx, sizeof(t.idx), "%s/tmp_idx_XXXXXX", dir) >= (int)sizeof(t.idx)) {
+		t.pack[0] = t.idx[0] = '\0';
 		rq_error_set(err, RQ_E_IO, "pack directory path too long");
-		tmp_pack[0] = tmp_idx[0] = '\0';
-		goto out;
+	} else if (write_pack_file(&f, dir, &t, e, n, ix, pack_sum, pack_bytes, err) == 0 &&
+		   write_index_file(&f, dir, &t, ix, n, pack_sum, err) == 0 &&
+		   name_files(dir, &t, pack_sum, name, err) == 0) {
+		rc = 0;
 	}
-
-	/* the pack */
-	if (open_out(&o, tmp_pack) < 0) {
-		rq_error_set(err, RQ_E_IO, "cannot create a pack in %s: %s", dir, strerror(errno));
-		tmp_pack[0] = '\0';
-		goto out;
-	}
-	put(&o, "PACK", 4);
-	put_be32(&o, 2);
-	put_be32(&o, (uint32_t)n);
-	for (size_t i = 0; i < n; i++) {
-		git_oid_cpy(&ix[i].id, &e[i].id);
-		ix[i].crc = e[i].crc;
-		ix[i].off = o.total;
-		put(&o, e[i].data, e[i].len);
-	}
-	if (close_out(&o, pack_sum) < 0) {
-		rq_error_set(err, RQ_E_IO, "cannot write the pack: %s", strerror(errno));
-		goto out;
-	}
-	*pack_bytes = o.total;
-
-	/* its index: fan-out, sorted ids, CRCs, offsets, large offsets, sums */
-	qsort(ix, n, sizeof(*ix), cmp_idx);
-	if (open_out(&o, tmp_idx) < 0) {
-		rq_error_set(err, RQ_E_IO, "cannot create a pack index in %s: %s", dir,
-			     strerror(errno));
-		tmp_idx[0] = '\0';
-		goto out;
-	}
-	put(&o, "\377tOc", 4);
-	put_be32(&o, 2);
-	{
-		size_t k = 0;
-		for (unsigned b = 0; b < 256; b++) {
-			while (k < n && ix[k].id.id[0] <= b)
-				k++;
-			put_be32(&o, (uint32_t)k);
-		}
-	}
-	for (size_t k = 0; k < n; k++)
-		put(&o, ix[k].id.id, GIT_OID_RAWSZ);
-	for (size_t k = 0; k < n; k++)
-		put_be32(&o, ix[k].crc);
-	{
-		uint32_t large = 0;
-		for (size_t k = 0; k < n; k++) {
-			uint64_t off = ix[k].off;
-			put_be32(&o, off < 0x80000000u ? (uint32_t)off : 0x80000000u | large++);
-		}
-		for (size_t k = 0; k < n; k++) {
-			uint64_t off = ix[k].off;
-			if (off >= 0x80000000u) {
-				put_be32(&o, (uint32_t)(off >> 32));
-				put_be32(&o, (uint32_t)off);
-			}
-		}
-	}
-	put(&o, pack_sum, 20);
-	if (close_out(&o, idx_sum) < 0) {
-		rq_error_set(err, RQ_E_IO, "cannot write the pack index: %s", strerror(errno));
-		goto out;
-	}
-
-	/* named after the pack's checksum; the pack first, its index last */
-	{
-		git_oid sum;
-		git_oid_fromraw(&sum, pack_sum);
-		git_oid_tostr(hex, sizeof(hex), &sum);
-	}
-	snprintf(name, 64, "pack-%s", hex);
-	snprintf(path, sizeof(path), "%s/%s.pack", dir, name);
-	if (rename(tmp_pack, path) < 0) {
-		rq_error_set(err, RQ_E_IO, "cannot rename %s: %s", tmp_pack, strerror(errno));
-		goto out;
-	}
-	tmp_pack[0] = '\0';
-	snprintf(path, sizeof(path), "%s/%s.idx", dir, name);
-	if (rename(tmp_idx, path) < 0) {
-		rq_error_set(err, RQ_E_IO, "cannot rename %s: %s", tmp_idx, strerror(errno));
-		goto out;
-	}
-	tmp_idx[0] = '\0';
-	rc = 0;
-out:
-	if (o.fd >= 0)
-		close(o.fd);
-	if (tmp_pack[0])
-		unlink(tmp_pack);
-	if (tmp_idx[0])
-		unlink(tmp_idx);
+	if (f.fd >= 0)
+		close(f.fd);
+	if (t.pack[0])
+		unlink(t.pack);
+	if (t.idx[0])
+		unlink(t.idx);
 	if (rc < 0)
 		name[0] = '\0';
 	free(ix);

@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * rq_odb_pack: packfiles (version 2) and their index (version 2), written from
- * objects already encoded as pack entries.
+ * rq_odb_pack: the pack format (version 2) and its index (version 2): the
+ * one pack a replay writes (core/odb, see rq_odb.h for the family).
  *
- * rq_odb_pack_encode() turns one object into a whole entry: the type-and-size
- * header and the zlib stream of the content, with the entry's CRC-32 for
- * the index; rq_odb_pack_encode_delta() into a delta against another object of
- * the same pack. Entries can be encoded anywhere (forked children do
- * their own); rq_odb_pack_write() only concatenates them, so the serial end of a
- * replay is a copy and a checksum.
+ * rq_odb_pack_encode() turns one object into a whole entry: the
+ * type-and-size header and the zlib stream of the content, with the
+ * entry's CRC-32 for the index; rq_odb_pack_encode_delta() into a delta
+ * against another object of the same pack. Entries can be encoded anywhere
+ * (forked children do their own); rq_odb_pack_write() only concatenates
+ * them, so the serial end of a replay is a copy and a checksum. An entry
+ * can be read back (rq_odb_pack_entry_parse, _inflate, _apply_delta): the
+ * objects a child hands over come without their content.
  */
 #ifndef RQ_ODB_PACK_H
 #define RQ_ODB_PACK_H
@@ -45,12 +47,13 @@ int rq_odb_pack_encode(rq_odb_pack_encoder *enc, git_object_t type, const void *
  * suffix, the shape of a tree or commit rewritten by a replay. Returns 1
  * (encoded), 0 (not worth a delta: nothing encoded) or -1.
  */
-/* The literal bytes such a delta would carry, or SIZE_MAX (no delta). */
-size_t rq_odb_pack_delta_cost(const void *base, size_t base_len, const void *target, size_t len);
-
 int rq_odb_pack_encode_delta(rq_odb_pack_encoder *enc, const git_oid *base_id, const void *base,
 			     size_t base_len, const void *target, size_t len, unsigned char **out,
 			     size_t *out_len, uint32_t *crc);
+
+/* The literal bytes such a delta would carry (to choose the best base), or
+ * SIZE_MAX (not worth a delta). */
+size_t rq_odb_pack_delta_cost(const void *base, size_t base_len, const void *target, size_t len);
 
 /* What an entry's header says. code: 1-4 (a whole commit, tree, blob, tag)
  * or 7 (a REF_DELTA against base); size: the content's (or the delta's)

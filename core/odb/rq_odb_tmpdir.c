@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * rq_odb_tmpdir: temporary object directory and the single packfile at the
- * end of a replay.
+ * rq_odb_tmpdir: a replay's temporary object directory (see the header):
+ * made and set up, part files in and out, the one pack at the end, and
+ * the clean-up of directories left by killed processes.
  */
 #include "rq_odb_tmpdir.h"
 #include "rq_fs.h"
@@ -34,7 +35,6 @@ struct rq_odb_tmpdir {
 	rq_odb_pack_encoder *enc;
 	char objects[DIR_MAX];
 	char path[DIR_MAX];
-	int finished;
 	time_t touched; /* CLOCK_MONOTONIC seconds of the directory's last touch */
 };
 
@@ -88,7 +88,7 @@ static void this_host(char *out, size_t size)
 	out[j] = '\0';
 }
 
-int rq_odb_tmpdir_open(rq_odb_tmpdir **out, git_repository *repo, const rq_odb_opts *objects,
+int rq_odb_tmpdir_open(rq_odb_tmpdir **out, git_repository *repo, const rq_odb_opts *opts,
 		       rq_error *err)
 {
 	rq_odb_tmpdir *od = calloc(1, sizeof(*od));
@@ -121,7 +121,7 @@ int rq_odb_tmpdir_open(rq_odb_tmpdir **out, git_repository *repo, const rq_odb_o
 		rq_error_git(err, "cannot open the object database");
 		goto fail;
 	}
-	if (rq_odb_new(&od->odb, repo, objects, err) < 0)
+	if (rq_odb_new(&od->odb, repo, opts, err) < 0)
 		goto fail;
 	if (!(od->enc = rq_odb_pack_encoder_new_level(rq_odb_pack_compression_level(repo))) ||
 	    rq_odb_mem_new(&od->mem) < 0) {
@@ -213,77 +213,96 @@ int rq_odb_tmpdir_load_part(rq_odb_tmpdir *od, unsigned idx, rq_error *err)
 	return rc;
 }
 
-int rq_odb_tmpdir_finish(rq_odb_tmpdir *od, rq_odb_tmpdir_stats *stats, rq_error *err)
+/* Every new object as a pack entry: *entries (malloc'ed, pointing into
+ * the store) in write order, so that a delta's base comes before it. */
+static int pack_entries(rq_odb_tmpdir *od, size_t n, rq_odb_pack_entry **entries, rq_error *err)
 {
-	rq_odb_pack_entry *e = NULL;
-	char packdir[DIR_MAX + 8], src[PATH_MAX], dst[PATH_MAX];
-	int rc = -1;
+	rq_odb_pack_entry *e;
 
-	rq_odb_tmpdir_keepalive(
-	    od, RQ_ODB_TMPDIR_KEEPALIVE_SECONDS); /* a long replay's pack takes a while */
-	memset(stats, 0, sizeof(*stats));
-	stats->objects = rq_odb_mem_count(od->mem);
-	if (stats->objects == 0) {
-		rc = 0;
-		goto out;
-	}
+	*entries = NULL;
 	if (rq_odb_mem_encode(od->mem, od->enc, 0) < 0 ||
-	    rq_odb_mem_check_deltas(od->mem, od->enc) < 0) {
-		rq_error_set(err, RQ_E_NOMEM, "cannot compress the new objects");
-		goto out;
-	}
-	if (!(e = malloc(stats->objects * sizeof(*e)))) {
-		rq_error_set(err, RQ_E_NOMEM, "out of memory");
-		goto out;
-	}
-	for (size_t i = 0; i < stats->objects; i++)
+	    rq_odb_mem_check_deltas(od->mem, od->enc) < 0)
+		return rq_error_set(err, RQ_E_NOMEM, "cannot compress the new objects");
+	if (!(e = malloc(n * sizeof(*e))))
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++)
 		if (rq_odb_mem_entry(od->mem, i, &e[i]) < 0) {
-			rq_error_set(err, RQ_E_INTERNAL, "an object was not encoded");
-			goto out;
+			free(e);
+			return rq_error_set(err, RQ_E_INTERNAL, "an object was not encoded");
 		}
-	snprintf(packdir, sizeof(packdir), "%s/pack", od->path);
-	if (mkdir(packdir, 0755) < 0 && errno != EEXIST) {
-		rq_error_set(err, RQ_E_IO, "cannot create %s: %s", packdir, strerror(errno));
-		goto out;
-	}
-	if (rq_odb_pack_write(packdir, e, stats->objects, stats->pack_name, &stats->pack_bytes,
-			      err) < 0)
-		goto out;
-	snprintf(dst, sizeof(dst), "%s/pack", od->objects);
-	if (mkdir(dst, 0755) < 0 && errno != EEXIST) {
-		rq_error_set(err, RQ_E_IO, "cannot create %s: %s", dst, strerror(errno));
-		goto out;
-	}
-	/* the pack first, its index last: readers only see complete packs */
+	*entries = e;
+	return 0;
+}
+
+static int make_dir(const char *path, rq_error *err)
+{
+	if (mkdir(path, 0755) < 0 && errno != EEXIST)
+		return rq_error_set(err, RQ_E_IO, "cannot create %s: %s", path, strerror(errno));
+	return 0;
+}
+
+/* Move the pack written in packdir into objects/pack: the pack first, its
+ * index last, so that readers only see complete packs; no pack is left
+ * there without its index. */
+static int move_pack(rq_odb_tmpdir *od, const char *packdir, const char *name, rq_error *err)
+{
 	static const char *const exts[] = {".pack", ".idx"};
+	char src[PATH_MAX], dst[PATH_MAX];
+
+	snprintf(dst, sizeof(dst), "%s/pack", od->objects);
+	if (make_dir(dst, err) < 0)
+		return -1;
 	for (int i = 0; i < 2; i++) {
-		snprintf(src, sizeof(src), "%s/%s%s", packdir, stats->pack_name, exts[i]);
-		snprintf(dst, sizeof(dst), "%s/pack/%s%s", od->objects, stats->pack_name, exts[i]);
+		snprintf(src, sizeof(src), "%s/%s%s", packdir, name, exts[i]);
+		snprintf(dst, sizeof(dst), "%s/pack/%s%s", od->objects, name, exts[i]);
 		if (rename(src, dst) < 0) {
 			rq_error_set(err, RQ_E_IO, "cannot move %s into place: %s", src,
 				     strerror(errno));
 			if (i == 1) {
-				/* leave no pack without its index */
-				snprintf(dst, sizeof(dst), "%s/pack/%s.pack", od->objects,
-					 stats->pack_name);
+				snprintf(dst, sizeof(dst), "%s/pack/%s.pack", od->objects, name);
 				unlink(dst);
 			}
-			goto out;
+			return -1;
 		}
 	}
-	rc = 0;
-out:
+	return 0;
+}
+
+/* The new objects as one pack, written in the temporary directory and
+ * moved into objects/pack. */
+static int write_pack(rq_odb_tmpdir *od, rq_odb_tmpdir_stats *stats, rq_error *err)
+{
+	rq_odb_pack_entry *e;
+	char packdir[DIR_MAX + 8];
+	int rc = -1;
+
+	if (pack_entries(od, stats->objects, &e, err) < 0)
+		return -1;
+	snprintf(packdir, sizeof(packdir), "%s/pack", od->path);
+	if (make_dir(packdir, err) == 0 &&
+	    rq_odb_pack_write(packdir, e, stats->objects, stats->pack_name, &stats->pack_bytes,
+			      err) == 0 &&
+	    move_pack(od, packdir, stats->pack_name, err) == 0)
+		rc = 0;
 	free(e);
-	if (rc == 0) {
-		od->finished = 1;
-		restore_odb(od);
-		rq_fs_rmtree(od->path);
-		od->path[0] = '\0';
-	} else {
+	return rc;
+}
+
+int rq_odb_tmpdir_finish(rq_odb_tmpdir *od, rq_odb_tmpdir_stats *stats, rq_error *err)
+{
+	/* a long replay's pack takes a while */
+	rq_odb_tmpdir_keepalive(od, RQ_ODB_TMPDIR_KEEPALIVE_SECONDS);
+	memset(stats, 0, sizeof(*stats));
+	stats->objects = rq_odb_mem_count(od->mem);
+	if (stats->objects && write_pack(od, stats, err) < 0) {
 		stats->pack_name[0] = '\0';
 		stats->pack_bytes = 0;
+		return -1;
 	}
-	return rc;
+	restore_odb(od);
+	rq_fs_rmtree(od->path);
+	od->path[0] = '\0';
+	return 0;
 }
 
 void rq_odb_tmpdir_free(rq_odb_tmpdir *od)

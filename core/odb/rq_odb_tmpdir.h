@@ -1,24 +1,25 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * rq_odb_tmpdir: where the objects a replay writes go until its one packfile.
+ * rq_odb_tmpdir: a replay's temporary object directory, where the objects
+ * it writes go until its one pack (core/odb, see rq_odb.h for the family).
  *
- * rq_odb_tmpdir_open() creates <objects>/replayq-tmp-<pid>@<host>-XXXXXX and gives
- * the repository handle an object database that reads the repository's
- * packs, loose objects and alternates, and writes only to an in-memory
- * store of the replay (rq_odb_mem): no file per object. Forked children of a
- * parallel replay hand their new objects to the parent as part files in
- * the temporary directory (rq_odb_tmpdir_save_part / rq_odb_tmpdir_load_part).
- * rq_odb_tmpdir_finish() packs every new object into one packfile with its
- * index, written in the temporary directory, moves the pack and then the
- * index into objects/pack, removes the temporary directory and gives the
- * repository back its own object database. rq_odb_tmpdir_free() without a
- * finish (conflict, error) removes the directory and everything in it.
+ * rq_odb_tmpdir_open() creates <objects>/replayq-tmp-<pid>@<host>-XXXXXX
+ * and gives the repository handle an object database (rq_odb) that reads
+ * the repository's packs, loose objects and alternates, and writes only to
+ * the replay's memory store (rq_odb_mem): no file per object. Forked
+ * children of a parallel replay hand their new objects to the parent as
+ * part files in the directory (rq_odb_tmpdir_save_part / _load_part).
+ * rq_odb_tmpdir_finish() writes every new object into one pack with its
+ * index (rq_odb_pack) in the directory, moves the pack and then the index
+ * into objects/pack, removes the directory and gives the repository back
+ * its own object database. rq_odb_tmpdir_free() without a finish
+ * (conflict, error) removes the directory and everything in it.
  *
- * The directory is named replayq-tmp-<pid>@<host>-XXXXXX. rq_odb_tmpdir_clean_stale()
- * removes those left by killed processes: made on this machine by a process
- * that is gone (at once), or made elsewhere and not modified for max_age
- * seconds (shared storage; a running replay refreshes its directory, see
- * rq_odb_tmpdir_keepalive). A directory whose owner runs is never removed.
+ * rq_odb_tmpdir_clean_stale() removes the directories left by killed
+ * processes: made on this machine by a process that is gone (at once), or
+ * made elsewhere and not modified for max_age seconds (shared storage; a
+ * running replay refreshes its directory, see rq_odb_tmpdir_keepalive). A
+ * directory whose owner runs is never removed.
  */
 #ifndef RQ_ODB_TMPDIR_H
 #define RQ_ODB_TMPDIR_H
@@ -38,9 +39,22 @@ typedef struct rq_odb_tmpdir_stats {
 	char pack_name[96];  /* "pack-<hex>" or "" when nothing was written */
 } rq_odb_tmpdir_stats;
 
-int rq_odb_tmpdir_open(rq_odb_tmpdir **out, git_repository *repo, const rq_odb_opts *objects,
+/*
+ * Make the directory and give repo the replay's object database: reads as
+ * opts says (rq_odb; NULL: no root), writes into memory. repo must outlive
+ * the directory. 0, or -1 with err set (nothing left behind).
+ */
+int rq_odb_tmpdir_open(rq_odb_tmpdir **out, git_repository *repo, const rq_odb_opts *opts,
 		       rq_error *err);
+/*
+ * The new objects as one pack in objects/pack (none when no object was
+ * written), stats filled; then the directory is removed and repo has its
+ * own object database back. 0, or -1 with err set (no pack moved in; the
+ * directory stays until rq_odb_tmpdir_free).
+ */
 int rq_odb_tmpdir_finish(rq_odb_tmpdir *od, rq_odb_tmpdir_stats *stats, rq_error *err);
+/* Give repo its own object database back and remove the directory, if
+ * still there, with everything in it. NULL: nothing. */
 void rq_odb_tmpdir_free(rq_odb_tmpdir *od);
 /* The number of new objects held so far (a mark for rq_odb_tmpdir_save_part). */
 size_t rq_odb_tmpdir_mark(const rq_odb_tmpdir *od);

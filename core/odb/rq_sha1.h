@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * rq_sha1: SHA-1 (FIPS 180-4) for pack and index checksums.
+ * rq_sha1: SHA-1 (FIPS 180-4) for the checksums of rq_odb_pack's pack and
+ * index (core/odb, see rq_odb.h for the family); the replay driver also
+ * uses it for a digest of what its revisions resolved to.
  */
 #ifndef RQ_SHA1_H
 #define RQ_SHA1_H

@@ -67,7 +67,8 @@ static int read_raw(git_odb *odb, const git_oid *id, git_odb_object **obj, rq_er
 	return 0;
 }
 
-static int finish(git_odb *odb, rq_buf *b, git_oid *out, rq_error *err)
+/* Write the commit made in b (freed). */
+static int write_commit(git_odb *odb, rq_buf *b, git_oid *out, rq_error *err)
 {
 	int rc = 0;
 	if (b->oom)
@@ -78,48 +79,53 @@ static int finish(git_odb *odb, rq_buf *b, git_oid *out, rq_error *err)
 	return rc;
 }
 
+/*
+ * The original's header fields a pick keeps: *author (its line, without
+ * a copy), and in extra the fields other than tree, parent, committer and
+ * the signatures, each ending in a newline. A field is its line and its
+ * continuation lines (those that start with a space).
+ */
+static void keep_fields(const char *data, const char *hend, const char **author, size_t *author_len,
+			rq_buf *extra)
+{
+	for (const char *p = data; p < hend;) {
+		const char *f = p, *nl;
+		do {
+			nl = memchr(p, '\n', (size_t)(hend - p));
+			p = nl ? nl + 1 : hend;
+		} while (p < hend && *p == ' ');
+		size_t flen = (size_t)(p - f);
+		const char *eol = memchr(f, '\n', flen);
+		size_t first = (size_t)((eol ? eol : p) - f);
+		if (header_key_is(f, first, "author")) {
+			*author = f;
+			*author_len = flen;
+			continue;
+		}
+		if (header_key_is(f, first, "tree") || header_key_is(f, first, "parent") ||
+		    header_key_is(f, first, "committer") || header_key_is(f, first, "gpgsig") ||
+		    header_key_is(f, first, "gpgsig-sha256"))
+			continue;
+		rq_buf_add(extra, f, flen);
+		if (f[flen - 1] != '\n')
+			rq_buf_add(extra, "\n", 1);
+	}
+}
+
 int rq_commit_pick(git_odb *odb, const git_oid *orig, const git_oid *tree, const git_oid *parent,
 		   const char *committer, git_oid *out, rq_error *err)
 {
 	git_odb_object *obj = NULL;
-	const char *data, *end, *hend, *msg, *p;
-	const char *author = NULL;
+	const char *data, *end, *hend, *msg, *author = NULL;
 	size_t author_len = 0;
 	rq_buf b = {0}, extra = {0};
-	int rc;
 
 	if (read_raw(odb, orig, &obj, err) < 0)
 		return -1;
 	data = git_odb_object_data(obj);
 	end = data + git_odb_object_size(obj);
 	msg = message_start(data, (size_t)(end - data), &hend);
-
-	/* walk header fields; a field is its line plus continuation lines */
-	for (p = data; p < hend;) {
-		const char *f = p, *nl;
-		int keep;
-		do {
-			nl = memchr(p, '\n', (size_t)(hend - p));
-			p = nl ? nl + 1 : hend;
-		} while (p < hend && *p == ' ');
-		size_t flen = (size_t)(p - f);
-		size_t first =
-		    (size_t)((memchr(f, '\n', flen) ? (const char *)memchr(f, '\n', flen) : p) - f);
-		if (header_key_is(f, first, "author")) {
-			author = f;
-			author_len = flen;
-			continue;
-		}
-		keep =
-		    !(header_key_is(f, first, "tree") || header_key_is(f, first, "parent") ||
-		      header_key_is(f, first, "committer") || header_key_is(f, first, "gpgsig") ||
-		      header_key_is(f, first, "gpgsig-sha256"));
-		if (keep) {
-			rq_buf_add(&extra, f, flen);
-			if (f[flen - 1] != '\n')
-				rq_buf_add(&extra, "\n", 1);
-		}
-	}
+	keep_fields(data, hend, &author, &author_len, &extra);
 	if (!author) {
 		git_odb_object_free(obj);
 		free(extra.p);
@@ -141,8 +147,7 @@ int rq_commit_pick(git_odb *odb, const git_oid *orig, const git_oid *tree, const
 	b.oom |= extra.oom;
 	free(extra.p);
 	git_odb_object_free(obj);
-	rc = finish(odb, &b, out, err);
-	return rc;
+	return write_commit(odb, &b, out, err);
 }
 
 char *rq_commit_revert_message(const char *message, size_t len, const char *hex)
@@ -201,5 +206,5 @@ int rq_commit_revert(git_odb *odb, const git_oid *orig, const git_oid *tree, con
 	rq_buf_str(&b, "\n\n");
 	rq_buf_str(&b, text);
 	free(text);
-	return finish(odb, &b, out, err);
+	return write_commit(odb, &b, out, err);
 }

@@ -82,10 +82,16 @@ static int local_tz_at(int64_t t)
 	return (int)(tm.tm_gmtoff / 60);
 }
 
-/* Broken-down local wall time to epoch, given a zone or the local zone. */
-static int64_t wall_to_epoch(int y, int mon, int d, int h, int mi, int s, int have_tz, int *tz)
+/* A date and time as written, before its zone is applied. */
+typedef struct wall_time {
+	int y, mon, d, h, mi, s;
+} wall_time;
+
+/* Wall time to epoch, given a zone or the local zone (*tz set then). */
+static int64_t wall_to_epoch(const wall_time *w, int have_tz, int *tz)
 {
-	int64_t t = days_from_civil(y, (unsigned)mon, (unsigned)d) * 86400 + h * 3600 + mi * 60 + s;
+	int64_t t = days_from_civil(w->y, (unsigned)w->mon, (unsigned)w->d) * 86400 + w->h * 3600 +
+		    w->mi * 60 + w->s;
 	if (have_tz)
 		return t - (int64_t)*tz * 60;
 	/* local zone: guess with the offset at t, then correct once */
@@ -95,68 +101,86 @@ static int64_t wall_to_epoch(int y, int mon, int d, int h, int mi, int s, int ha
 	return t - (int64_t)off2 * 60;
 }
 
-static int valid_ymd(int y, int m, int d, int h, int mi, int s)
+static int valid_wall_time(const wall_time *w)
 {
-	return y >= 1970 && y <= 9999 && m >= 1 && m <= 12 && d >= 1 && d <= 31 && h >= 0 &&
-	       h <= 23 && mi >= 0 && mi <= 59 && s >= 0 && s <= 60;
+	return w->y >= 1970 && w->y <= 9999 && w->mon >= 1 && w->mon <= 12 && w->d >= 1 &&
+	       w->d <= 31 && w->h >= 0 && w->h <= 23 && w->mi >= 0 && w->mi <= 59 && w->s >= 0 &&
+	       w->s <= 60;
 }
 
-static int parse_iso(const char *p, int64_t *time_out, int *tz)
+/* "hh:mm" or "hh:mm:ss" at *pp (with_fraction: ISO 8601's ".sss" or ",sss"
+ * after the seconds, skipped). */
+static int parse_clock(const char **pp, int with_fraction, wall_time *w)
 {
-	int y, mon, d, h = 0, mi = 0, s = 0, have_tz = 0, n;
+	const char *p = *pp;
 
-	if (parse_digits(&p, 4, &y) || *p++ != '-' || parse_digits(&p, 2, &mon) || *p++ != '-' ||
-	    parse_digits(&p, 2, &d))
+	if (parse_digits(&p, 2, &w->h) || *p++ != ':' || parse_digits(&p, 2, &w->mi))
 		return -1;
-	if (*p != 'T' && *p != 't' && *p != ' ')
-		return -1; /* a date without a time: git refuses it too */
-	{
+	if (*p == ':') {
 		p++;
-		if (parse_digits(&p, 2, &h) || *p++ != ':' || parse_digits(&p, 2, &mi))
+		if (parse_digits(&p, 2, &w->s))
 			return -1;
-		if (*p == ':') {
+		if (with_fraction && (*p == '.' || *p == ',')) {
 			p++;
-			if (parse_digits(&p, 2, &s))
-				return -1;
-			if (*p == '.' || *p == ',') {
+			while (isdigit((unsigned char)*p))
 				p++;
-				while (isdigit((unsigned char)*p))
-					p++;
-			}
 		}
 	}
-	p = skip_spaces(p);
-	if (*p) {
-		if ((n = parse_tz(p, tz)) < 0)
-			return -1;
-		have_tz = 1;
-		p = skip_spaces(p + n);
-	}
-	if (*p || !valid_ymd(y, mon, d, h, mi, s))
-		return -1;
-	*time_out = wall_to_epoch(y, mon, d, h, mi, s, have_tz, tz);
+	*pp = p;
 	return 0;
 }
 
-static int parse_rfc2822(const char *p, int64_t *time_out, int *tz)
+/*
+ * What may follow the time: a zone (with zone_names, RFC 2822's "GMT" and
+ * "UTC" too) and nothing else. The date then becomes *time_out (without
+ * a zone: in the local zone, *tz set to its offset).
+ */
+static int finish_date(const char *p, int zone_names, const wall_time *w, int64_t *time_out,
+		       int *tz)
 {
-	int y, mon = -1, d, h, mi, s = 0, have_tz = 0, n;
-	char mname[4];
+	int have_tz = 0, n;
 
-	/* optional weekday */
-	if (isalpha((unsigned char)*p)) {
-		while (isalpha((unsigned char)*p))
-			p++;
-		if (*p == ',')
-			p++;
-		p = skip_spaces(p);
-	}
-	if (!isdigit((unsigned char)*p))
-		return -1;
-	d = 0;
-	while (isdigit((unsigned char)*p) && d < 100)
-		d = d * 10 + (*p++ - '0');
 	p = skip_spaces(p);
+	if (*p) {
+		if ((n = parse_tz(p, tz)) < 0) {
+			if (!zone_names || (strncmp(p, "GMT", 3) && strncmp(p, "UTC", 3)))
+				return -1;
+			*tz = 0;
+			n = 3;
+		}
+		have_tz = 1;
+		p = skip_spaces(p + n);
+	}
+	if (*p || !valid_wall_time(w))
+		return -1;
+	*time_out = wall_to_epoch(w, have_tz, tz);
+	return 0;
+}
+
+/* ISO 8601: "2005-04-07T22:13:13+02:00", "2005-04-07 22:13:13 +0200". */
+static int parse_iso(const char *p, int64_t *time_out, int *tz)
+{
+	wall_time w = {0};
+
+	if (parse_digits(&p, 4, &w.y) || *p++ != '-' || parse_digits(&p, 2, &w.mon) ||
+	    *p++ != '-' || parse_digits(&p, 2, &w.d))
+		return -1;
+	if (*p != 'T' && *p != 't' && *p != ' ')
+		return -1; /* a date without a time: git refuses it too */
+	p++;
+	if (parse_clock(&p, 1, &w) < 0)
+		return -1;
+	return finish_date(p, 0, &w, time_out, tz);
+}
+
+/* A month's English name (its first three letters, any case, count) at
+ * *pp: 1-12, or -1. */
+static int parse_month(const char **pp)
+{
+	const char *p = *pp;
+	char mname[4];
+	int n, mon = -1;
+
 	for (n = 0; n < 3 && isalpha((unsigned char)p[n]); n++)
 		mname[n] = (char)tolower((unsigned char)p[n]);
 	mname[n] = '\0';
@@ -168,34 +192,36 @@ static int parse_rfc2822(const char *p, int64_t *time_out, int *tz)
 	p += 3;
 	while (isalpha((unsigned char)*p))
 		p++;
-	p = skip_spaces(p);
-	if (parse_digits(&p, 4, &y))
-		return -1;
-	p = skip_spaces(p);
-	if (parse_digits(&p, 2, &h) || *p++ != ':' || parse_digits(&p, 2, &mi))
-		return -1;
-	if (*p == ':') {
-		p++;
-		if (parse_digits(&p, 2, &s))
-			return -1;
+	*pp = p;
+	return mon;
+}
+
+/* RFC 2822: "Thu, 07 Apr 2005 22:13:13 +0200" (the weekday optional). */
+static int parse_rfc2822(const char *p, int64_t *time_out, int *tz)
+{
+	wall_time w = {0};
+
+	if (isalpha((unsigned char)*p)) {
+		while (isalpha((unsigned char)*p))
+			p++;
+		if (*p == ',')
+			p++;
+		p = skip_spaces(p);
 	}
-	p = skip_spaces(p);
-	if (*p) {
-		if ((n = parse_tz(p, tz)) < 0) {
-			if (!strncmp(p, "GMT", 3) || !strncmp(p, "UTC", 3)) {
-				*tz = 0;
-				n = 3;
-			} else {
-				return -1;
-			}
-		}
-		have_tz = 1;
-		p = skip_spaces(p + n);
-	}
-	if (*p || !valid_ymd(y, mon, d, h, mi, s))
+	if (!isdigit((unsigned char)*p))
 		return -1;
-	*time_out = wall_to_epoch(y, mon, d, h, mi, s, have_tz, tz);
-	return 0;
+	while (isdigit((unsigned char)*p) && w.d < 100)
+		w.d = w.d * 10 + (*p++ - '0');
+	p = skip_spaces(p);
+	if ((w.mon = parse_month(&p)) < 0)
+		return -1;
+	p = skip_spaces(p);
+	if (parse_digits(&p, 4, &w.y))
+		return -1;
+	p = skip_spaces(p);
+	if (parse_clock(&p, 0, &w) < 0)
+		return -1;
+	return finish_date(p, 1, &w, time_out, tz);
 }
 
 static int parse_epoch(const char *p, int64_t *time_out, int *tz, int need_big)
@@ -223,7 +249,7 @@ static int parse_epoch(const char *p, int64_t *time_out, int *tz, int need_big)
 	return 0;
 }
 
-int rq_date_parse(const char *s, int64_t *time_out, int *tz, rq_error *err)
+int rq_ident_parse_date(const char *s, int64_t *time_out, int *tz, rq_error *err)
 {
 	const char *p;
 
@@ -279,13 +305,56 @@ int rq_ident_set(rq_ident *id, const char *name, const char *email, rq_error *er
 	return 0;
 }
 
-static char *config_string(git_config *snap, const char *key)
+/* The value of key, else of fallback (malloc'ed in *out; NULL: neither is
+ * set). 0, or -1 out of memory. */
+static int config_string(git_config *snap, const char *key, const char *fallback, char **out)
 {
 	const char *v = NULL;
 
-	if (!snap || git_config_get_string(&v, snap, key) < 0 || !v)
-		return NULL;
-	return strdup(v);
+	*out = NULL;
+	if (!snap || ((git_config_get_string(&v, snap, key) < 0 || !v) &&
+		      (git_config_get_string(&v, snap, fallback) < 0 || !v)))
+		return 0;
+	return (*out = strdup(v)) ? 0 : -1;
+}
+
+/* <role>.name and <role>.email, else user.name and user.email, from the
+ * repository's configuration (none without a repository). */
+static int config_identity(git_repository *repo, const char *lrole, char **name, char **email,
+			   rq_error *err)
+{
+	git_config *cfg = NULL, *snap = NULL;
+	char key[32];
+	int rc = 0;
+
+	if (repo && git_repository_config(&cfg, repo) == 0) {
+		if (git_config_snapshot(&snap, cfg) < 0)
+			snap = NULL;
+	}
+	snprintf(key, sizeof(key), "%s.name", lrole);
+	if (config_string(snap, key, "user.name", name) < 0)
+		rc = rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	snprintf(key, sizeof(key), "%s.email", lrole);
+	if (rc == 0 && config_string(snap, key, "user.email", email) < 0)
+		rc = rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	git_config_free(snap);
+	git_config_free(cfg);
+	return rc;
+}
+
+/* GIT_<ROLE>_DATE, else now in the local zone. */
+static int role_date(const char *role, rq_ident *id, rq_error *err)
+{
+	char key[32];
+	const char *date;
+
+	snprintf(key, sizeof(key), "GIT_%s_DATE", role);
+	date = getenv(key);
+	if (date && *date)
+		return rq_ident_parse_date(date, &id->time, &id->tz, err);
+	id->time = (int64_t)time(NULL);
+	id->tz = local_tz_at(id->time);
+	return 0;
 }
 
 /*
@@ -296,22 +365,13 @@ static char *config_string(git_config *snap, const char *key)
 static int role_ident(git_repository *repo, const char *role, const char *lrole, rq_ident *id,
 		      rq_error *err)
 {
-	git_config *cfg = NULL, *snap = NULL;
 	char *cname = NULL, *cemail = NULL, key[32];
-	const char *name, *email, *date;
+	const char *name, *email;
 	int rc = -1;
 
 	memset(id, 0, sizeof(*id));
-	if (repo && git_repository_config(&cfg, repo) == 0) {
-		if (git_config_snapshot(&snap, cfg) < 0)
-			snap = NULL;
-	}
-	snprintf(key, sizeof(key), "%s.name", lrole);
-	if (!(cname = config_string(snap, key)))
-		cname = config_string(snap, "user.name");
-	snprintf(key, sizeof(key), "%s.email", lrole);
-	if (!(cemail = config_string(snap, key)))
-		cemail = config_string(snap, "user.email");
+	if (config_identity(repo, lrole, &cname, &cemail, err) < 0)
+		goto out;
 	snprintf(key, sizeof(key), "GIT_%s_NAME", role);
 	if (!(name = getenv(key)))
 		name = cname;
@@ -327,23 +387,11 @@ static int role_ident(git_repository *repo, const char *role, const char *lrole,
 			     role[0], lrole + 1, role, role);
 		goto out;
 	}
-	if (rq_ident_set(id, name, email, err))
-		goto out;
-	snprintf(key, sizeof(key), "GIT_%s_DATE", role);
-	date = getenv(key);
-	if (date && *date) {
-		if (rq_date_parse(date, &id->time, &id->tz, err))
-			goto out;
-	} else {
-		id->time = (int64_t)time(NULL);
-		id->tz = local_tz_at(id->time);
-	}
-	rc = 0;
+	if (rq_ident_set(id, name, email, err) == 0 && role_date(role, id, err) == 0)
+		rc = 0;
 out:
 	free(cname);
 	free(cemail);
-	git_config_free(snap);
-	git_config_free(cfg);
 	return rc;
 }
 

@@ -27,7 +27,7 @@ typedef struct rq_ident {
 } rq_ident;
 
 /* Parse a date; 0 on success, -1 (RQ_E_BAD_DATE) if not understood. */
-int rq_date_parse(const char *s, int64_t *time, int *tz, rq_error *err);
+int rq_ident_parse_date(const char *s, int64_t *time, int *tz, rq_error *err);
 
 /*
  * Set name and email with git's clean-up: leading and trailing blanks and

@@ -71,28 +71,25 @@ typedef struct ref_tips {
 	size_t n, cap;
 } ref_tips;
 
-static void tips_free(ref_tips *d)
+static void tips_free(ref_tips *tips)
 {
-	for (size_t i = 0; i < d->n; i++)
-		free(d->v[i].ref);
-	free(d->v);
-	memset(d, 0, sizeof(*d));
+	for (size_t i = 0; i < tips->n; i++)
+		free(tips->v[i].ref);
+	free(tips->v);
+	memset(tips, 0, sizeof(*tips));
 }
 
-static int tips_add(ref_tips *d, const char *ref, const git_oid *oid, rq_error *err)
+static int tips_add(ref_tips *tips, const char *ref, const git_oid *oid, rq_error *err)
 {
-	if (d->n == d->cap) {
-		size_t ncap = d->cap ? d->cap * 2 : 32;
-		ref_tip *nv = realloc(d->v, ncap * sizeof(*nv));
-		if (!nv)
-			return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-		d->v = nv;
-		d->cap = ncap;
-	}
-	if (!(d->v[d->n].ref = strdup(ref)))
+	ref_tip *v = rq_mem_grow(tips->v, &tips->cap, tips->n + 1, sizeof(*v), 32);
+
+	if (!v)
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	git_oid_cpy(&d->v[d->n].oid, oid);
-	d->n++;
+	tips->v = v;
+	if (!(tips->v[tips->n].ref = strdup(ref)))
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	git_oid_cpy(&tips->v[tips->n].oid, oid);
+	tips->n++;
 	return 0;
 }
 
@@ -107,7 +104,7 @@ static int cmp_tip_desc(const void *a, const void *b)
  * detached HEAD comes first, then the branches in descending name order
  * (as upstream git replay prints them).
  */
-static int load_tips(git_repository *repo, int with_head, ref_tips *d, rq_error *err)
+static int load_tips(git_repository *repo, int with_head, ref_tips *tips, rq_error *err)
 {
 	git_reference_iterator *it = NULL;
 	git_reference *ref;
@@ -117,7 +114,7 @@ static int load_tips(git_repository *repo, int with_head, ref_tips *d, rq_error 
 		return rq_error_git(err, "cannot list branches");
 	while ((rc = git_reference_next(&ref, it)) == 0) {
 		if (git_reference_type(ref) == GIT_REFERENCE_DIRECT &&
-		    tips_add(d, git_reference_name(ref), git_reference_target(ref), err) < 0) {
+		    tips_add(tips, git_reference_name(ref), git_reference_target(ref), err) < 0) {
 			git_reference_free(ref);
 			git_reference_iterator_free(it);
 			return -1;
@@ -127,17 +124,17 @@ static int load_tips(git_repository *repo, int with_head, ref_tips *d, rq_error 
 	git_reference_iterator_free(it);
 	if (rc != GIT_ITEROVER)
 		return rq_error_git(err, "cannot list branches");
-	qsort(d->v, d->n, sizeof(*d->v), cmp_tip_desc);
+	qsort(tips->v, tips->n, sizeof(*tips->v), cmp_tip_desc);
 	if (with_head && git_repository_head_detached(repo) == 1) {
 		git_oid head;
 		ref_tip h;
 		if (git_reference_name_to_id(&head, repo, "HEAD") != 0)
 			return 0;
-		if (tips_add(d, "HEAD", &head, err) < 0)
+		if (tips_add(tips, "HEAD", &head, err) < 0)
 			return -1;
-		h = d->v[d->n - 1];
-		memmove(d->v + 1, d->v, (d->n - 1) * sizeof(*d->v));
-		d->v[0] = h;
+		h = tips->v[tips->n - 1];
+		memmove(tips->v + 1, tips->v, (tips->n - 1) * sizeof(*tips->v));
+		tips->v[0] = h;
 	}
 	return 0;
 }
@@ -145,14 +142,11 @@ static int load_tips(git_repository *repo, int with_head, ref_tips *d, rq_error 
 static int add_update(rq_replay_result *r, size_t *cap, const char *ref, const git_oid *new_id,
 		      const git_oid *old_id, rq_error *err)
 {
-	if (r->nupdates == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 8;
-		rq_ref_update *nv = realloc(r->updates, ncap * sizeof(*nv));
-		if (!nv)
-			return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-		r->updates = nv;
-		*cap = ncap;
-	}
+	rq_ref_update *v = rq_mem_grow(r->updates, cap, r->nupdates + 1, sizeof(*v), 8);
+
+	if (!v)
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	r->updates = v;
 	if (!(r->updates[r->nupdates].ref = strdup(ref)))
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	git_oid_cpy(&r->updates[r->nupdates].new_id, new_id);
@@ -212,10 +206,10 @@ typedef struct replay {
 	rq_error *err;
 	rq_revs revs;
 	rq_walk walk;
-	ref_tips tips; /* --onto: the refs a replay may move, by their commit */
-	rq_odb_tmpdir *objdir;
+	ref_tips tips;	       /* --onto: the refs a replay may move, by their commit */
+	rq_odb_tmpdir *tmpdir; /* where the new objects go until the pack */
 	rq_merger *merger;
-	git_odb *odb;
+	git_odb *odb;	  /* the repository's, writing into tmpdir's memory store */
 	rq_oidmap map;	  /* original commit -> index in new_ids */
 	git_oid *new_ids; /* replayed form of walk.commits[i] */
 	git_oid *new_trees;
@@ -223,7 +217,7 @@ typedef struct replay {
 	char *branch; /* --advance/--revert: full name */
 	char committer[2 * RQ_IDENT_FIELD_MAX + 64];
 	char author[2 * RQ_IDENT_FIELD_MAX + 64]; /* of a revert */
-	size_t ucap;				  /* room in res->updates */
+	size_t updates_cap;			  /* room in res->updates */
 	rq_parallel *par;  /* the forked workers; NULL: this process replays alone */
 	double t0, t_pick; /* when the call and its picks started (statistics) */
 } replay;
@@ -292,12 +286,12 @@ static int tip_updates(replay *rp, const git_commit *c, const git_oid *new_id)
 	const git_oid *id = git_commit_id(c);
 
 	for (size_t i = 0; i < rp->tips.n; i++) {
-		const ref_tip *d = &rp->tips.v[i];
-		if (!git_oid_equal(&d->oid, id))
+		const ref_tip *tip = &rp->tips.v[i];
+		if (!git_oid_equal(&tip->oid, id))
 			continue;
-		if (!rp->opts->contained && !is_positive_ref(&rp->revs, d->ref))
+		if (!rp->opts->contained && !is_positive_ref(&rp->revs, tip->ref))
 			continue;
-		if (add_update(rp->res, &rp->ucap, d->ref, new_id, id, rp->err) < 0)
+		if (add_update(rp->res, &rp->updates_cap, tip->ref, new_id, id, rp->err) < 0)
 			return -1;
 	}
 	return 0;
@@ -397,7 +391,7 @@ static int pick_one(replay *rp, size_t i, const git_oid *last, const git_oid *la
 	pick_sides ps;
 	int rc;
 
-	rq_odb_tmpdir_keepalive(rp->objdir, RQ_ODB_TMPDIR_KEEPALIVE_SECONDS);
+	rq_odb_tmpdir_keepalive(rp->tmpdir, RQ_ODB_TMPDIR_KEEPALIVE_SECONDS);
 	git_oid_fromstr(&empty, RQ_EMPTY_TREE_HEX);
 	if (find_sides(rp, c, last, last_tree, &ps) < 0)
 		return -1;
@@ -571,7 +565,7 @@ static int pick_parallel(replay *rp, const size_t *group, size_t ngroups)
 	    .arg = rp,
 	    .new_ids = rp->new_ids,
 	    .new_trees = rp->new_trees,
-	    .objdir = rp->objdir,
+	    .objdir = rp->tmpdir,
 	    .cancel = rp->opts->cancel,
 	};
 	rq_parallel_outcome out;
@@ -675,7 +669,7 @@ static int final_updates(replay *rp, const git_oid *last)
 	} else {
 		git_oid_cpy(&old, &rp->onto);
 	}
-	return add_update(rp->res, &rp->ucap, ref, last, &old, rp->err);
+	return add_update(rp->res, &rp->updates_cap, ref, last, &old, rp->err);
 }
 
 static void free_updates(rq_replay_result *r)
@@ -690,9 +684,9 @@ static void free_updates(rq_replay_result *r)
 /* The temporary object directory and the odb that writes into it (once). */
 static int open_objects(replay *rp)
 {
-	if (rp->objdir)
+	if (rp->tmpdir)
 		return 0;
-	if (rq_odb_tmpdir_open(&rp->objdir, rp->repo, rp->opts->objects, rp->err) < 0)
+	if (rq_odb_tmpdir_open(&rp->tmpdir, rp->repo, rp->opts->objects, rp->err) < 0)
 		return -1;
 	if (git_repository_odb(&rp->odb, rp->repo) < 0)
 		return rq_error_git(rp->err, "cannot open the object database");
@@ -874,7 +868,7 @@ static int write_pack(replay *rp)
 
 	git_odb_free(rp->odb);
 	rp->odb = NULL;
-	if (rq_odb_tmpdir_finish(rp->objdir, &os, rp->err) < 0)
+	if (rq_odb_tmpdir_finish(rp->tmpdir, &os, rp->err) < 0)
 		return -1;
 	st->objects = os.objects;
 	st->pack_bytes = os.pack_bytes;
@@ -905,7 +899,7 @@ static void replay_end(replay *rp, int rc)
 	if (rc != 0)
 		free_updates(rp->res);
 	git_odb_free(rp->odb);
-	rq_odb_tmpdir_free(rp->objdir);
+	rq_odb_tmpdir_free(rp->tmpdir);
 	rq_merger_free(rp->merger);
 	rq_oidmap_free(&rp->map);
 	free(rp->new_ids);

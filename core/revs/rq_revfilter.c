@@ -93,7 +93,7 @@ static int date(const char *s, const char *opt, int64_t *out, rq_error *err)
 		snprintf(buf, sizeof(buf), "@%s +0000", s);
 		s = buf;
 	}
-	if (rq_date_parse(s, out, &tz, &e) < 0)
+	if (rq_ident_parse_date(s, out, &tz, &e) < 0)
 		return rq_error_set(err, RQ_E_USAGE,
 				    "option '%s': cannot read the date '%.64s' (replayq takes an "
 				    "epoch, ISO 8601 or RFC 2822 date, not an approximate one)",

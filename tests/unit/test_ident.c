@@ -66,8 +66,8 @@ static void check_date_like_git(const char *s)
 	char *theirs = git_date(s);
 
 	rq_error_clear(&err);
-	if (rq_date_parse(s, &t, &tz, &err) != 0)
-		fail_msg("rq_date_parse(\"%s\") failed: %s (git: %s)", s, err.msg, theirs);
+	if (rq_ident_parse_date(s, &t, &tz, &err) != 0)
+		fail_msg("rq_ident_parse_date(\"%s\") failed: %s (git: %s)", s, err.msg, theirs);
 	assert_int_equal(err.code, RQ_OK);
 	snprintf(mine, sizeof(mine), "%" PRId64 " %c%02d%02d", t, tz < 0 ? '-' : '+', abs(tz) / 60,
 		 abs(tz) % 60);
@@ -82,10 +82,10 @@ static void test_date_epoch_forms(void **state)
 	int tz;
 
 	(void)state;
-	assert_int_equal(rq_date_parse("@1700000000 +0100", &t, &tz, NULL), 0);
+	assert_int_equal(rq_ident_parse_date("@1700000000 +0100", &t, &tz, NULL), 0);
 	assert_int_equal(t, 1700000000);
 	assert_int_equal(tz, 60);
-	assert_int_equal(rq_date_parse("1700000000 -0230", &t, &tz, NULL), 0);
+	assert_int_equal(rq_ident_parse_date("1700000000 -0230", &t, &tz, NULL), 0);
 	assert_int_equal(t, 1700000000);
 	assert_int_equal(tz, -150);
 	check_date_like_git("@1700000000 +0100");
@@ -101,10 +101,10 @@ static void test_date_iso8601(void **state)
 	int tz;
 
 	(void)state;
-	assert_int_equal(rq_date_parse("2005-04-07T22:13:13Z", &t, &tz, NULL), 0);
+	assert_int_equal(rq_ident_parse_date("2005-04-07T22:13:13Z", &t, &tz, NULL), 0);
 	assert_int_equal(t, 1112911993);
 	assert_int_equal(tz, 0);
-	assert_int_equal(rq_date_parse("2005-04-07T22:13:13+02:00", &t, &tz, NULL), 0);
+	assert_int_equal(rq_ident_parse_date("2005-04-07T22:13:13+02:00", &t, &tz, NULL), 0);
 	assert_int_equal(t, 1112904793);
 	assert_int_equal(tz, 120);
 	check_date_like_git("2005-04-07T22:13:13Z");
@@ -122,7 +122,7 @@ static void test_date_rfc2822(void **state)
 	int tz;
 
 	(void)state;
-	assert_int_equal(rq_date_parse("Thu, 07 Apr 2005 22:13:13 +0200", &t, &tz, NULL), 0);
+	assert_int_equal(rq_ident_parse_date("Thu, 07 Apr 2005 22:13:13 +0200", &t, &tz, NULL), 0);
 	assert_int_equal(t, 1112904793);
 	assert_int_equal(tz, 120);
 	check_date_like_git("Thu, 07 Apr 2005 22:13:13 +0200");
@@ -139,7 +139,7 @@ static void test_date_local_zone(void **state)
 	(void)state;
 	setenv("TZ", "UTC", 1);
 	tzset();
-	assert_int_equal(rq_date_parse("2005-04-07 22:13:13", &t, &tz, NULL), 0);
+	assert_int_equal(rq_ident_parse_date("2005-04-07 22:13:13", &t, &tz, NULL), 0);
 	assert_int_equal(t, 1112911993);
 	assert_int_equal(tz, 0);
 	check_date_like_git("2005-04-07 22:13:13");
@@ -152,7 +152,7 @@ static void test_date_local_zone(void **state)
 		return;
 	setenv("TZ", "Europe/Berlin", 1);
 	tzset();
-	assert_int_equal(rq_date_parse("2005-04-07 22:13:13", &t, &tz, NULL), 0);
+	assert_int_equal(rq_ident_parse_date("2005-04-07 22:13:13", &t, &tz, NULL), 0);
 	assert_int_equal(t, 1112904793);
 	assert_int_equal(tz, 120);
 	check_date_like_git("2005-04-07 22:13:13"); /* summer time */
@@ -232,8 +232,8 @@ static void test_date_generated_like_git(void **state)
 		theirs = strrchr(line, '>');
 		assert_non_null(theirs);
 		theirs += 2;
-		if (rq_date_parse(dates[i], &t, &tz, NULL) != 0)
-			fail_msg("rq_date_parse refused \"%s\" (git: %s)", dates[i], theirs);
+		if (rq_ident_parse_date(dates[i], &t, &tz, NULL) != 0)
+			fail_msg("rq_ident_parse_date refused \"%s\" (git: %s)", dates[i], theirs);
 		snprintf(mine, sizeof(mine), "%" PRId64 " %c%02d%02d", t, tz < 0 ? '-' : '+',
 			 abs(tz) / 60, abs(tz) % 60);
 		if (strcmp(mine, theirs) != 0)
@@ -258,8 +258,8 @@ static void test_date_garbage(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		rq_error_clear(&err);
-		if (rq_date_parse(bad[i], &t, &tz, &err) != -1)
-			fail_msg("rq_date_parse accepted \"%s\"", bad[i]);
+		if (rq_ident_parse_date(bad[i], &t, &tz, &err) != -1)
+			fail_msg("rq_ident_parse_date accepted \"%s\"", bad[i]);
 		assert_int_equal(err.code, RQ_E_BAD_DATE);
 		assert_non_null(strstr(err.msg, bad[i]));
 	}
@@ -272,13 +272,13 @@ static void test_date_garbage(void **state)
 			   bad[i]),
 		    0);
 	rq_error_clear(&err);
-	assert_int_equal(rq_date_parse("", &t, &tz, &err), -1);
+	assert_int_equal(rq_ident_parse_date("", &t, &tz, &err), -1);
 	assert_int_equal(err.code, RQ_E_BAD_DATE);
 	rq_error_clear(&err);
-	assert_int_equal(rq_date_parse(NULL, &t, &tz, &err), -1);
+	assert_int_equal(rq_ident_parse_date(NULL, &t, &tz, &err), -1);
 	assert_int_equal(err.code, RQ_E_BAD_DATE);
 	/* err may be NULL */
-	assert_int_equal(rq_date_parse("garbage", &t, &tz, NULL), -1);
+	assert_int_equal(rq_ident_parse_date("garbage", &t, &tz, NULL), -1);
 }
 
 /* The committer line git writes for GIT_COMMITTER_NAME/EMAIL = name/email. */
