@@ -110,12 +110,48 @@ make_repo() {
 		git -C "$r" update-ref --stdin
 }
 
+# make_abc_repo dir: main with base (1 commit, tagged), branches a, b and c
+# off base (1 commit each), main moved on by one commit (the ref-update tests).
+make_abc_repo() {
+	git init -q -b main "$1"
+	commit_file "$1" base.txt base base
+	git -C "$1" tag base
+	for b in a b c; do
+		git -C "$1" checkout -q -b "$b" base
+		commit_file "$1" "$b.txt" "$b" "$b"
+	done
+	git -C "$1" checkout -q main
+	commit_file "$1" m.txt m "main moves"
+}
+# ref_locks repo: the lock files under its .git, sorted.
+ref_locks() { find "$1/.git" -name '*.lock' | sort; }
+# branch_refs repo: "<ref> <id>" of every branch.
+branch_refs() { git -C "$1" for-each-ref --format='%(refname) %(objectname)' refs/heads; }
+# fsck_ok repo: git fsck --strict passes (its notices shown only on failure).
+fsck_ok() {
+	git -C "$1" fsck --strict --no-dangling --no-progress >"$T/fsck.out" 2>&1 || {
+		cat "$T/fsck.out" >&2
+		return 1
+	}
+}
+
 # No replayq temporary object directory and no loose object left behind.
 no_litter() {
 	local gd
 	gd=$(git -C "$1" rev-parse --git-dir)
 	case "$gd" in /*) ;; *) gd="$1/$gd" ;; esac
 	! ls -d "$gd"/objects/replayq-tmp-* >/dev/null 2>&1
+}
+
+# require prog...: the test fails at once unless every program is installed.
+require() {
+	local p
+	for p in "$@"; do
+		command -v "$p" >/dev/null || {
+			not_ok "$p is installed (deploy/install-deps)"
+			finish
+		}
+	done
 }
 
 # --- a private redis-server -------------------------------------------------
@@ -197,6 +233,23 @@ start_worker() {
 	WORKER_PID=$!
 	BG_PIDS+=("$WORKER_PID")
 }
+# --- queue tests: jobs on make_repo's repository "proj" ------------------------
+# section title: a heading in the test's output, with the time.
+section() { echo "== $* (at ${SECONDS}s)"; }
+# job ID [extra members]: a job on one line (print mode unless extra says so)
+job() {
+	local extra=${2:+,$2}
+	echo '{"v":1,"id":"'"$1"'","repo":"proj","mode":"onto","target":"main","revisions":["base..topic"],"committer":{"name":"C O Mitter","email":"committer@example.com","time":1800000000,"tz":"+0000"}'"$extra"'}'
+}
+# key Q rest: the name of a queue key
+key() { echo "replayq:{$1}:$2"; }
+# stat_of Q field: a counter of queue Q
+stat_of() { rcli HGET "$(key "$1" stats)" "$2"; }
+# pending_count Q: the jobs of Q delivered and not acknowledged
+pending_count() { rcli XPENDING "$(key "$1" jobs)" workers | head -1; }
+# results_count Q ID: the entries for job ID in the results stream of Q
+results_count() { rcli --raw XRANGE "$(key "$1" results)" - + | grep -cx -- "$2"; }
+
 # Upstream git (2.55, with `git replay`), the oracle: RQ_UPSTREAM_GIT, else
 # ../shared/upstream-git/git beside the checkout, else /work/shared/...
 # upstream_git: sets UPSTREAM_GIT, or prints a visible notice and fails.

@@ -11,29 +11,14 @@
 # A real redis-server, real workers, real repositories.
 . "$(dirname "$0")/../lib.sh"
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
-for p in jq redis-server redis-cli; do
-	command -v $p >/dev/null || {
-		not_ok "$p is installed (deploy/install-deps)"
-		finish
-	}
-done
+require jq redis-server redis-cli
 unset REPLAYQ_QUEUE REPLAYQ_REDIS_PASSWORD REPLAYQ_REDIS_PASSWORD_FILE REPLAYQ_REPO_ROOT \
 	REPLAYQ_TEST_CRASH REPLAYQ_TEST_HOLD
-section() { echo "== $* (at ${SECONDS}s)"; }
 ROOT=$T/root
 mkdir -p "$ROOT"
 make_repo "$ROOT/proj" proj
 TOPIC0=$(git -C "$ROOT/proj" rev-parse topic)
 
-# job ID [extra members]: a job on one line (print mode unless extra says so)
-job() {
-	local extra=${2:+,$2}
-	echo '{"v":1,"id":"'"$1"'","repo":"proj","mode":"onto","target":"main","revisions":["base..topic"],"committer":{"name":"C O Mitter","email":"committer@example.com","time":1800000000,"tz":"+0000"}'"$extra"'}'
-}
-key() { echo "replayq:{$1}:$2"; }
-stat_of() { rcli HGET "$(key "$1" stats)" "$2"; }
-pending_count() { rcli XPENDING "$(key "$1" jobs)" workers | head -1; }
-results_count() { rcli --raw XRANGE "$(key "$1" results)" - + | grep -cx -- "$2"; }
 has_key() { [ "$(rcli EXISTS "$1")" = 1 ]; }
 llen_is() { [ "$(rcli LLEN "$1")" = "$2" ]; }
 # xadd Q field value...: a raw stream entry, as any producer could add; prints its id

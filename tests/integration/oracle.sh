@@ -336,14 +336,6 @@ BEGIN {
 }
 EOF
 
-# fsck_ok repo: git fsck --strict passes (its notices shown only on failure)
-fsck_ok() {
-	git -C "$1" fsck --strict --no-dangling --no-progress >"$T/fsck.out" 2>&1 || {
-		cat "$T/fsck.out" >&2
-		return 1
-	}
-}
-
 # gen_repo seed dir: make the repository of a seed.
 gen_repo() {
 	git init -q "$2" &&

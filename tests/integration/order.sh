@@ -138,15 +138,6 @@ gen_repo() {
 
 # --- helpers
 
-# fsck_ok repo: git fsck --strict passes (its notices shown only on failure)
-fsck_ok() {
-	git -C "$1" fsck --strict --no-dangling --no-progress >"$T/fsck.out" 2>&1 || {
-		cat "$T/fsck.out" >&2
-		return 1
-	}
-}
-
-
 # non_dup_count repo range...: commits of the range that are not "dup" ones
 non_dup_count() {
 	local r=$1

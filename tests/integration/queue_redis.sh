@@ -7,14 +7,7 @@
 # jobs, a server restart under a running worker, and authentication
 # (requirepass, REPLAYQ_REDIS_PASSWORD, an ACL user, wrong passwords).
 . "$(dirname "$0")/../lib.sh"
-command -v jq >/dev/null || {
-	not_ok "jq is installed (deploy/install-deps)"
-	finish
-}
-command -v redis-server >/dev/null || {
-	not_ok "redis-server is installed (deploy/install-deps)"
-	finish
-}
+require jq redis-server
 unset REPLAYQ_QUEUE REPLAYQ_REDIS_PASSWORD REPLAYQ_REPO_ROOT REPLAYQ_TEST_CRASH
 # run_rq from lib.sh, keeping every stderr for the sanitizer check at the end
 run_rq() {
@@ -41,23 +34,9 @@ check_eq "reference replay" 0 "$RC"
 EXP_NEW=$(echo "$EXPECT" | cut -d' ' -f3)
 TOPIC=$(git -C "$ROOT/proj" rev-parse topic)
 
-# job ID [extra members]: a job JSON on one line
-job() {
-	local extra=${2:+,$2}
-	echo '{"v":1,"id":"'"$1"'","repo":"proj","mode":"onto","target":"main","revisions":["base..topic"],"committer":{"name":"C O Mitter","email":"committer@example.com","time":1800000000,"tz":"+0000"}'"$extra"'}'
-}
-# key Q rest: the name of a queue key
-key() { echo "replayq:{$1}:$2"; }
 has_result() { [ "$(rcli EXISTS "$(key "$1" "result:$2")")" = 1 ]; }
 result_of() { rcli GET "$(key "$1" "result:$2")"; }
-# count of entries for a job id in the results stream of queue Q
-results_count() {
-	rcli --raw XRANGE "$(key "$1" results)" - + | grep -cx -- "$2"
-}
-stat_of() { rcli HGET "$(key "$1" stats)" "$2"; }
-pending_count() { rcli XPENDING "$(key "$1" jobs)" workers | head -1; }
 worker_alive() { kill -0 "$1" 2>/dev/null; }
-section() { echo "== $* (at ${SECONDS}s)"; }
 
 start_redis
 export REPLAYQ_REDIS_URL=$REDIS_URL

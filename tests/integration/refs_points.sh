@@ -11,23 +11,7 @@
 # meets its locks again and again: no failure is stored, and when the
 # process goes on, its update and its ok are what is stored.
 . "$(dirname "$0")/../lib.sh"
-command -v redis-server >/dev/null || {
-	not_ok "redis-server is installed (deploy/install-deps)"
-	finish
-}
-mk() { # mk dir: main moved on, branches a b c off base
-	git init -q -b main "$1"
-	commit_file "$1" base.txt base base
-	git -C "$1" tag base
-	for b in a b c; do
-		git -C "$1" checkout -q -b "$b" base
-		commit_file "$1" "$b.txt" "$b" "$b"
-	done
-	git -C "$1" checkout -q main
-	commit_file "$1" m.txt m "main moves"
-}
-locks() { find "$1/.git" -name '*.lock' | sort; }
-refs() { git -C "$1" for-each-ref --format='%(refname) %(objectname)' refs/heads; }
+require redis-server
 updates() { jq -c '[.updates[] | [.ref, .old, .new]]'; }
 has_result() { [ "$(rcli EXISTS "replayq:{rp}:result:$1")" = 1 ]; }
 
@@ -35,7 +19,7 @@ start_redis
 export REPLAYQ_QUEUE=rp
 ROOT=$T/root
 mkdir -p "$ROOT" "$T/refroot"
-mk "$T/wref"
+make_abc_repo "$T/wref"
 cp -a "$T/wref" "$T/refroot/w"
 job='{"id":"J","repo":"w","mode":"onto","target":"main","revisions":["^base","a","b","c"],"ref_action":"update","committer":{"name":"Bot","email":"bot@example.com","time":1800000000,"tz":"+0000"}}'
 REF=$("$REPLAYQ" run --repo-root="$T/refroot" <<<"$job")
@@ -47,8 +31,8 @@ settled() {
 	r=$(rcli GET "replayq:{rp}:result:$id")
 	check_eq "$what: ok" ok "$(jq -r .status <<<"$r")"
 	check_eq "$what: the updates of an undisturbed run" "$(updates <<<"$REF")" "$(updates <<<"$r")"
-	check_eq "$what: the refs of an undisturbed run" "$(refs "$T/refroot/w")" "$(refs "$ROOT/w")"
-	check_eq "$what: no lock left" "" "$(locks "$ROOT/w")"
+	check_eq "$what: the refs of an undisturbed run" "$(branch_refs "$T/refroot/w")" "$(branch_refs "$ROOT/w")"
+	check_eq "$what: no lock left" "" "$(ref_locks "$ROOT/w")"
 	check_eq "$what: no marker left" "" "$(ls "$ROOT/w/.git" | grep replayq-refs-)"
 	check_eq "$what: one result" 1 "$(rcli XRANGE 'replayq:{rp}:results' - + | grep -cx "$id")"
 	check_eq "$what: no intent, no grant left" "0 0" \
@@ -99,7 +83,7 @@ run_rq submit <<<"${job/\"J\"/\"H1\"}"
 KID=$(hold_pid refs-committed)
 first=$(rcli GET 'replayq:{rp}:intent:H1' | jq -r '.updates[0] | "\(.ref) \(.new)"')
 check_eq "between renames: the first ref moved" "${first#* }" "$(git -C "$ROOT/w" rev-parse "${first%% *}")"
-check_eq "between renames: the two others locked" 2 "$(locks "$ROOT/w" | wc -l)"
+check_eq "between renames: the two others locked" 2 "$(ref_locks "$ROOT/w" | wc -l)"
 kill -9 "$WC" "$KID"
 wait "$WC" 2>/dev/null
 start_worker wd --repo-root="$ROOT" --jobs=1 --visibility-timeout=1
@@ -152,7 +136,7 @@ check "force: the second copy finishes" wait_for "F1 result" 60 has_result F1
 R2=$(rcli GET 'replayq:{rp}:result:F1')
 check_eq "force: ok, already applied" "ok true" "$(jq -r '"\(.status) \(.already_applied)"' <<<"$R2")"
 check_eq "force: the first copy's updates, not no-op ones" "$(updates <<<"$R1")" "$(updates <<<"$R2")"
-check_eq "force: the refs of an undisturbed run" "$(refs "$T/refroot/w")" "$(refs "$ROOT/w")"
+check_eq "force: the refs of an undisturbed run" "$(branch_refs "$T/refroot/w")" "$(branch_refs "$ROOT/w")"
 check_eq "force: nothing replayed (no new pack)" "$packs" "$(ls "$ROOT/w/.git/objects/pack" | wc -l)"
 check_eq "force: two results in the stream" 2 "$(rcli XRANGE 'replayq:{rp}:results' - + | grep -cx F1)"
 # another content under the id: its prior result is not its answer

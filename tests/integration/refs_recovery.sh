@@ -9,50 +9,34 @@
 # recorded intent: the same refs and ids as an undisturbed run, reported
 # with their true old values.
 . "$(dirname "$0")/../lib.sh"
-command -v redis-server >/dev/null || {
-	not_ok "redis-server is installed (deploy/install-deps)"
-	finish
-}
+require redis-server
 export RQ_DATE="@1800000000 +0000"
-mk() { # mk dir: main moved on, branches a b c off base
-	git init -q -b main "$1"
-	commit_file "$1" base.txt base base
-	git -C "$1" tag base
-	for b in a b c; do
-		git -C "$1" checkout -q -b "$b" base
-		commit_file "$1" "$b.txt" "$b" "$b"
-	done
-	git -C "$1" checkout -q main
-	commit_file "$1" m.txt m "main moves"
-}
-locks() { find "$1/.git" -name '*.lock' | sort; }
-refs() { git -C "$1" for-each-ref --format='%(refname) %(objectname)' refs/heads; }
 
 # --- the command line ---------------------------------------------------------
-mk "$T/ref"
+make_abc_repo "$T/ref"
 cp -a "$T/ref" "$T/r"
-orig=$(refs "$T/r")
+orig=$(branch_refs "$T/r")
 run_rq -C "$T/ref" replay --onto main ^base a b c
 check_eq "undisturbed: exit 0" 0 "$RC"
 rm -f "$HOLD_DIR"/*
 REPLAYQ_TEST_HOLD=refs-locked GIT_COMMITTER_DATE="$RQ_DATE" "$REPLAYQ" -C "$T/r" replay --onto main ^base a b c &
 P=$!
 KID=$(hold_pid refs-locked)
-check_eq "held with its locks: three locks" 3 "$(locks "$T/r" | wc -l)"
+check_eq "held with its locks: three locks" 3 "$(ref_locks "$T/r" | wc -l)"
 check "held: its marker names it" test -e "$T/r/.git/replayq-refs-$KID@$(hostname)"
 # another run meanwhile: the locks of a live process are not touched
 run_rq -C "$T/r" replay --onto main ^base a b c
 check "while the owner lives: the second run fails" test "$RC" -ne 0
-check_eq "while the owner lives: its locks stay" 3 "$(locks "$T/r" | wc -l)"
+check_eq "while the owner lives: its locks stay" 3 "$(ref_locks "$T/r" | wc -l)"
 kill -9 "$P"
 wait "$P" 2>/dev/null
-check_eq "killed: the locks are left" 3 "$(locks "$T/r" | wc -l)"
-check_eq "killed: no ref moved" "$orig" "$(refs "$T/r")"
+check_eq "killed: the locks are left" 3 "$(ref_locks "$T/r" | wc -l)"
+check_eq "killed: no ref moved" "$orig" "$(branch_refs "$T/r")"
 run_rq -C "$T/r" replay --onto main ^base a b c
 check_eq "the next run: exit 0" 0 "$RC"
-check_eq "the next run: its own stale locks removed, none left" "" "$(locks "$T/r")"
+check_eq "the next run: its own stale locks removed, none left" "" "$(ref_locks "$T/r")"
 check_eq "the next run: no marker left" "" "$(ls "$T/r/.git" | grep replayq-refs-)"
-check_eq "the next run: the refs of an undisturbed run" "$(refs "$T/ref")" "$(refs "$T/r")"
+check_eq "the next run: the refs of an undisturbed run" "$(branch_refs "$T/ref")" "$(branch_refs "$T/r")"
 check "git can update the refs again" git -C "$T/r" update-ref refs/heads/a base
 # another program's lock (no replayq marker) is never removed
 : >"$T/r/.git/refs/heads/b.lock"
@@ -66,7 +50,7 @@ start_redis
 export REPLAYQ_QUEUE=rr
 ROOT=$T/root
 mkdir -p "$ROOT"
-mk "$ROOT/w"
+make_abc_repo "$ROOT/w"
 cp -a "$ROOT/w" "$T/wref"
 job='{"id":"J","repo":"w","mode":"onto","target":"main","revisions":["^base","a","b","c"],"ref_action":"update","committer":{"name":"Bot","email":"bot@example.com","time":1800000000,"tz":"+0000"}}'
 # the reference: the same job, undisturbed, by replayq run on a copy
@@ -86,7 +70,7 @@ kill_at_locks() {
 	wait "$WA" 2>/dev/null
 }
 kill_at_locks J1
-check_eq "worker killed with its locks: three locks left" 3 "$(locks "$ROOT/w" | wc -l)"
+check_eq "worker killed with its locks: three locks left" 3 "$(ref_locks "$ROOT/w" | wc -l)"
 check "worker killed: the intent is recorded" test "$(rcli EXISTS 'replayq:{rr}:intent:J1')" = 1
 start_worker wb --repo-root="$ROOT" --jobs=1 --visibility-timeout=1
 WB=$WORKER_PID
@@ -95,8 +79,8 @@ R1=$(rcli GET 'replayq:{rr}:result:J1')
 check_eq "retry: ok, recovered, attempt 2" "ok true 2" "$(jq -r '"\(.status) \(.recovered) \(.attempt)"' <<<"$R1")"
 check_eq "retry: the updates of an undisturbed run" "$(jq -c '[.updates[] | [.ref, .old, .new]]' <<<"$REF")" \
 	"$(jq -c '[.updates[] | [.ref, .old, .new]]' <<<"$R1")"
-check_eq "retry: the refs of an undisturbed run" "$(refs "$T/refroot/w")" "$(refs "$ROOT/w")"
-check_eq "retry: no lock left" "" "$(locks "$ROOT/w")"
+check_eq "retry: the refs of an undisturbed run" "$(branch_refs "$T/refroot/w")" "$(branch_refs "$ROOT/w")"
+check_eq "retry: no lock left" "" "$(ref_locks "$ROOT/w")"
 check "retry: no intent left" test "$(rcli EXISTS 'replayq:{rr}:intent:J1')" = 0
 kill -TERM "$WB"
 wait "$WB"
@@ -115,8 +99,8 @@ R2=$(rcli GET 'replayq:{rr}:result:J2')
 check_eq "half applied: ok, recovered" "ok true" "$(jq -r '"\(.status) \(.recovered)"' <<<"$R2")"
 check_eq "half applied: every update with its true old value" "$(jq -c '[.updates[] | [.ref, .old, .new]]' <<<"$REF")" \
 	"$(jq -c '[.updates[] | [.ref, .old, .new]]' <<<"$R2")"
-check_eq "half applied: the refs of an undisturbed run" "$(refs "$T/refroot/w")" "$(refs "$ROOT/w")"
-check_eq "half applied: no lock left" "" "$(locks "$ROOT/w")"
+check_eq "half applied: the refs of an undisturbed run" "$(branch_refs "$T/refroot/w")" "$(branch_refs "$ROOT/w")"
+check_eq "half applied: no lock left" "" "$(ref_locks "$ROOT/w")"
 check "fsck" git -C "$ROOT/w" fsck --strict --no-progress --no-dangling
 kill -TERM "$WC"
 wait "$WC"
@@ -126,7 +110,7 @@ wait "$WC"
 # the locks that the job is still its worker's, so it releases them and
 # moves nothing; the redelivered job finishes the update
 rm -rf "$ROOT/w" && cp -a "$T/wref" "$ROOT/w"
-before=$(refs "$ROOT/w")
+before=$(branch_refs "$ROOT/w")
 rm -f "$HOLD_DIR"/*
 REPLAYQ_TEST_HOLD=refs-locked start_worker we --repo-root="$ROOT" --jobs=1 --visibility-timeout=1
 WE=$WORKER_PID
@@ -137,14 +121,14 @@ wait "$WE" 2>/dev/null
 check "worker killed: its child lives on" kill -0 "$KID"
 kill -USR1 "$KID"
 check "worker killed: the child exits" wait_for "child gone" 60 dead_or_zombie "$KID"
-check_eq "worker killed: the child moved no ref" "$before" "$(refs "$ROOT/w")"
-check_eq "worker killed: the child released its locks" "" "$(locks "$ROOT/w")"
+check_eq "worker killed: the child moved no ref" "$before" "$(branch_refs "$ROOT/w")"
+check_eq "worker killed: the child released its locks" "" "$(ref_locks "$ROOT/w")"
 start_worker wf --repo-root="$ROOT" --jobs=1 --visibility-timeout=1
 WF=$WORKER_PID
 check "worker killed: the redelivery finishes" wait_for "D1 result" 60 bash -c "[ \"\$(redis-cli -p $REDIS_PORT EXISTS 'replayq:{rr}:result:D1')\" = 1 ]"
 check_eq "worker killed: ok, recovered, with the true updates" "ok true $(jq -c '[.updates[] | [.ref, .old, .new]]' <<<"$REF")" \
 	"$(rcli GET 'replayq:{rr}:result:D1' | jq -c '"\(.status) \(.recovered) \([.updates[] | [.ref, .old, .new]] | tojson)"' -r)"
-check_eq "worker killed: the refs of an undisturbed run" "$(refs "$T/refroot/w")" "$(refs "$ROOT/w")"
+check_eq "worker killed: the refs of an undisturbed run" "$(branch_refs "$T/refroot/w")" "$(branch_refs "$ROOT/w")"
 kill -TERM "$WF"
 wait "$WF"
 
@@ -153,7 +137,7 @@ wait "$WF"
 # its child learns under the locks that the job is no longer its own and
 # moves nothing: the stored result stays true
 rm -rf "$ROOT/w" && cp -a "$T/wref" "$ROOT/w"
-before=$(refs "$ROOT/w")
+before=$(branch_refs "$ROOT/w")
 rm -f "$HOLD_DIR"/*
 REPLAYQ_TEST_HOLD=refs-locked start_worker wg --repo-root="$ROOT" --jobs=1 --visibility-timeout=1 --max-deliveries=2
 WG=$WORKER_PID
@@ -168,8 +152,8 @@ check_eq "paused owner: the result is ref_locked (the paused child holds the loc
 kill -CONT "$WG"
 kill -USR1 "$KID"
 check "paused owner: its child exits" wait_for "child gone" 60 dead_or_zombie "$KID"
-check_eq "paused owner: no ref moved, as the result says" "$before" "$(refs "$ROOT/w")"
-check_eq "paused owner: no lock left" "" "$(locks "$ROOT/w")"
+check_eq "paused owner: no ref moved, as the result says" "$before" "$(branch_refs "$ROOT/w")"
+check_eq "paused owner: no lock left" "" "$(ref_locks "$ROOT/w")"
 check "paused owner: it says why" wait_for "the fence in its log" 30 grep -q "no longer ours" "$T/wg.log"
 check_eq "paused owner: still one result" 1 "$(rcli XRANGE 'replayq:{rr}:results' - + | grep -cx F1)"
 kill -TERM "$WG" "$WH"
@@ -179,7 +163,7 @@ wait "$WG" "$WH"
 # it closes the child's pipes (its commit check is refused: it releases
 # the locks, moves nothing) and exits; the job is left for another worker
 rm -rf "$ROOT/w" && cp -a "$T/wref" "$ROOT/w"
-before=$(refs "$ROOT/w")
+before=$(branch_refs "$ROOT/w")
 rm -f "$HOLD_DIR"/*
 REPLAYQ_TEST_HOLD=refs-locked start_worker wi --repo-root="$ROOT" --jobs=1 --grace=0
 WI=$WORKER_PID
@@ -192,8 +176,8 @@ kill -USR1 "$KID"
 check "no grace at the locks: the worker exits" wait_for "wi exit" 60 bash -c "! kill -0 $WI 2>/dev/null"
 wait "$WI"
 check_eq "no grace at the locks: exit 0" 0 "$?"
-check_eq "no grace at the locks: no ref moved" "$before" "$(refs "$ROOT/w")"
-check_eq "no grace at the locks: no lock left" "" "$(locks "$ROOT/w")"
+check_eq "no grace at the locks: no ref moved" "$before" "$(branch_refs "$ROOT/w")"
+check_eq "no grace at the locks: no lock left" "" "$(ref_locks "$ROOT/w")"
 
 # a ref locked by another program: ref_locked, retried (not failed); the
 # second delivery is held until the test has released the lock
@@ -209,7 +193,7 @@ rm -f "$ROOT/w/.git/refs/heads/b.lock"
 kill -USR1 "$KID"
 check "locked: the retry finishes" wait_for "L1 result" 60 bash -c "[ \"\$(redis-cli -p $REDIS_PORT EXISTS 'replayq:{rr}:result:L1')\" = 1 ]"
 check_eq "locked: ok at attempt 2" "ok 2" "$(rcli GET 'replayq:{rr}:result:L1' | jq -r '"\(.status) \(.attempt)"')"
-check_eq "locked: the refs of an undisturbed run" "$(refs "$T/refroot/w")" "$(refs "$ROOT/w")"
+check_eq "locked: the refs of an undisturbed run" "$(branch_refs "$T/refroot/w")" "$(branch_refs "$ROOT/w")"
 kill -TERM "$WD"
 wait "$WD"
 finish

@@ -7,14 +7,7 @@
 # memory limits give their error codes while the worker goes on; SIGTERM
 # drains; path escapes are refused; `replayq run` gives the same results.
 . "$(dirname "$0")/../lib.sh"
-command -v jq >/dev/null || {
-	not_ok "jq is installed (deploy/install-deps)"
-	finish
-}
-command -v redis-server >/dev/null || {
-	not_ok "redis-server is installed (deploy/install-deps)"
-	finish
-}
+require jq redis-server
 N=${RQ_WORKER_JOBS:-120}
 ROOT=$T/root
 mkdir -p "$ROOT"

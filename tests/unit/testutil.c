@@ -207,38 +207,45 @@ static int exit_status(int st)
 	return WEXITSTATUS(st);
 }
 
+/* The command run in r's directory with its stdout discarded: its exit
+ * status; *cmd_out (when not NULL) the command, malloc'ed. */
+static int vrun(tu_repo *r, char **cmd_out, const char *fmt, va_list ap)
+{
+	char *cmd = vformat(fmt, ap), *full = wrap(r, cmd, " >/dev/null");
+	int st;
+
+	fflush(NULL);
+	st = exit_status(system(full));
+	free(full);
+	if (cmd_out)
+		*cmd_out = cmd;
+	else
+		free(cmd);
+	return st;
+}
+
 int tu_run(tu_repo *r, const char *fmt, ...)
 {
 	va_list ap;
-	char *cmd, *full;
 	int st;
 
 	va_start(ap, fmt);
-	cmd = vformat(fmt, ap);
+	st = vrun(r, NULL, fmt, ap);
 	va_end(ap);
-	full = wrap(r, cmd, " >/dev/null");
-	fflush(NULL);
-	st = system(full);
-	free(full);
-	free(cmd);
-	return exit_status(st);
+	return st;
 }
 
 void tu_git(tu_repo *r, const char *fmt, ...)
 {
 	va_list ap;
-	char *cmd, *full;
+	char *cmd;
 	int st;
 
 	va_start(ap, fmt);
-	cmd = vformat(fmt, ap);
+	st = vrun(r, &cmd, fmt, ap);
 	va_end(ap);
-	full = wrap(r, cmd, " >/dev/null");
-	fflush(NULL);
-	st = exit_status(system(full));
 	if (st != 0)
 		fprintf(stderr, "command failed (%d): %s\n", st, cmd);
-	free(full);
 	free(cmd);
 	assert_int_equal(st, 0);
 }
