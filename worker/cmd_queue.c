@@ -1,19 +1,27 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * replayq submit / result / queue: the client side of the Redis queue.
+ *
+ * submit reads jobs (one JSON object, or JSON lines), stamps each with its
+ * submission time (and, with --wait, a reply list of its own), validates
+ * and enqueues it, then with --wait prints the results as they come.
+ * result prints stored results; queue prints the operator's views.
  */
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "cmds.h"
-#include "opts.h"
+#include "connect.h"
+#include "opt.h"
 #include "rq_job.h"
 #include "rq_queue.h"
+
+/* ===================== connecting ===================== */
 
 /*
  * --redis from the command line: a private copy (*copy, to free), with a
@@ -26,12 +34,12 @@ static int redis_arg(const char **url, char **copy)
 	*copy = NULL;
 	if (!*url)
 		return 0;
-	if (!(*copy = rq_redis_arg_take((char *)*url, &had_password))) {
+	if (!(*copy = rq_connect_url_arg((char *)*url, &had_password))) {
 		fputs("fatal: out of memory\n", stderr);
 		return -1;
 	}
 	if (had_password)
-		fprintf(stderr, "warning: %s\n", RQ_REDIS_ARG_WARNING);
+		fprintf(stderr, "warning: %s\n", RQ_CONNECT_PASSWORD_WARNING);
 	*url = *copy;
 	return 0;
 }
@@ -44,7 +52,7 @@ static int client_open(const char *redis, const char *queue, char **url, rq_redi
 
 	if (redis_arg(&redis, url) < 0)
 		return -1;
-	if (rq_open_queue(redis, queue, 10000, r, q, &err) < 0) {
+	if (rq_connect_queue(redis, queue, 10000, r, q, &err) < 0) {
 		fprintf(stderr, "fatal: %s\n", err.msg);
 		free(*url);
 		*url = NULL;
@@ -53,61 +61,112 @@ static int client_open(const char *redis, const char *queue, char **url, rq_redi
 	return 0;
 }
 
-static const char submit_usage[] =
+/* ===================== submit: the command line ===================== */
+
+static const char submit_synopsis[] =
     "usage: replayq submit [--redis=URL] [--queue=Q] [--force] [--no-validate]\n"
-    "                      [--wait[=SECONDS]] [FILE|-]\n"
+    "                      [--wait[=SECONDS]] [FILE|-]\n";
+
+static const char submit_about[] =
     "Enqueues one job (a JSON object) or JSON lines of jobs. Prints the job ids, or\n"
     "with --wait the results as JSON lines; exit 0 when all are ok, 1 if any\n"
     "conflicted, 2 if any failed, was refused or timed out.\n";
 
-typedef struct pending {
-	char *id;
-	int own_reply; /* the result comes to our reply list */
-	int done;
-} pending;
+typedef struct submit_args {
+	const char *redis, *queue, *file;
+	const char *wait; /* --wait's seconds; NULL: no --wait */
+	int force, validate, waiting;
+	long wait_s;
+	rq_opt opts[6];
+	rq_opt_spec spec;
+} submit_args;
 
-/* Read the input: a single JSON object, or JSON lines. */
-static json_t *read_jobs(FILE *in, rq_error *err)
+static void submit_args_init(submit_args *a)
 {
-	json_t *arr = json_array();
-	json_error_t jerr;
-	char *text = NULL;
-	size_t len = 0, cap = 0;
-	char buf[65536];
-	size_t n;
-	json_t *one;
+	const rq_opt opts[] = {
+	    RQ_CONNECT_OPTIONS(&a->redis, &a->queue),
+	    RQ_OPT_BOOL("force", &a->force, "queue a job again once it has its result"),
+	    RQ_OPT_BOOL("validate", &a->validate,
+			"check each job before it is queued (default; the workers\n"
+			"check it anyway)"),
+	    RQ_OPT_OPTIONAL("wait", &a->wait, "<seconds>", "300",
+			    "print the results as they come, waiting up to <seconds>\n"
+			    "(default 300)"),
+	    RQ_OPT_END};
+
+	memset(a, 0, sizeof(*a));
+	memcpy(a->opts, opts, sizeof(opts));
+	a->validate = 1;
+	a->wait_s = 300;
+	a->spec.usage = submit_synopsis;
+	a->spec.opts = a->opts;
+	a->spec.footer = submit_about;
+}
+
+/* The command line of submit: 0, or -1 with the exit status in *status. */
+static int submit_parse(int argc, char **argv, submit_args *a, int *status)
+{
+	rq_opt_args rest;
+	char *end;
+
+	submit_args_init(a);
+	if (rq_opt_parse(&a->spec, argc, argv, &rest, status) < 0)
+		return -1;
+	a->file = rest.n ? rest.v[0] : NULL;
+	*status = rest.n > 1 ? rq_opt_usage_error(&a->spec, "more than one input file") : 0;
+	rq_opt_args_free(&rest);
+	if (*status)
+		return -1;
+	if ((a->waiting = a->wait != NULL)) {
+		a->wait_s = strtol(a->wait, &end, 10);
+		if (!*a->wait || *end || a->wait_s < 1 || a->wait_s > 86400) {
+			fprintf(stderr, "error: --wait takes seconds from 1 to 86400\n");
+			*status = RQ_OPT_USAGE_STATUS;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* ===================== submit: reading the jobs ===================== */
+
+/* All that in holds, NUL-terminated (malloc'ed); NULL with err set when
+ * it is empty or memory runs out. */
+static char *read_all(FILE *in, rq_error *err)
+{
+	char buf[65536], *text = NULL;
+	size_t len = 0, cap = 0, n;
 
 	while ((n = fread(buf, 1, sizeof(buf), in)) > 0) {
 		if (len + n + 1 > cap) {
+			char *grown;
 			cap = (len + n + 1) * 2;
-			char *nt = realloc(text, cap);
-			if (!nt) {
+			if (!(grown = realloc(text, cap))) {
 				free(text);
-				json_decref(arr);
 				rq_error_set(err, RQ_E_NOMEM, "out of memory");
 				return NULL;
 			}
-			text = nt;
+			text = grown;
 		}
 		memcpy(text + len, buf, n);
 		len += n;
 	}
-	if (!text) {
-		json_decref(arr);
+	if (!text)
 		rq_error_set(err, RQ_E_INVALID_JOB, "no job given");
-		return NULL;
-	}
-	text[len] = '\0';
-	one = json_loads(text, 0, &jerr);
-	if (one && json_is_object(one)) {
-		json_array_append_new(arr, one);
-		free(text);
-		return arr;
-	}
-	json_decref(one);
-	/* JSON lines */
+	else
+		text[len] = '\0';
+	return text;
+}
+
+/* Append the JSON object of each non-blank line of text to jobs: 0 or -1
+ * (err set). text is cut into lines. */
+static int read_lines(char *text, json_t *jobs, rq_error *err)
+{
 	unsigned long lineno = 0;
+	json_error_t jerr;
+
 	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+		json_t *one;
 		lineno++;
 		while (*line == ' ' || *line == '\t' || *line == '\r')
 			line++;
@@ -116,94 +175,48 @@ static json_t *read_jobs(FILE *in, rq_error *err)
 		one = json_loads(line, 0, &jerr);
 		if (!one || !json_is_object(one)) {
 			json_decref(one);
-			json_decref(arr);
-			free(text);
-			rq_error_set(err, RQ_E_INVALID_JOB, "line %lu is not a JSON object: %s",
-				     lineno, jerr.text);
-			return NULL;
+			return rq_error_set(err, RQ_E_INVALID_JOB,
+					    "line %lu is not a JSON object: %s", lineno, jerr.text);
 		}
-		json_array_append_new(arr, one);
-	}
-	free(text);
-	return arr;
-}
-
-static int status_rank(const char *result)
-{
-	json_t *o = json_loads(result, 0, NULL);
-	const char *s = o ? json_string_value(json_object_get(o, "status")) : NULL;
-	int r = !s ? 2 : !strcmp(s, "ok") ? 0 : !strcmp(s, "conflict") ? 1 : 2;
-	json_decref(o);
-	return r;
-}
-
-typedef struct submit_args {
-	const char *redis, *queue, *file;
-	int force, validate, waiting;
-	long wait_s;
-} submit_args;
-
-/* The options of submit: 0, 1 for -h (printed), or an exit status. */
-static int submit_parse(int argc, char **argv, submit_args *a)
-{
-	const char *wait = NULL;
-
-	memset(a, 0, sizeof(*a));
-	a->validate = 1;
-	a->wait_s = 300;
-	for (int k = 1; k < argc; k++) {
-		int m;
-		if (!strcmp(argv[k], "-h") || !strcmp(argv[k], "--help")) {
-			fputs(submit_usage, stdout);
-			return 1;
-		}
-		if (!strcmp(argv[k], "--force")) {
-			a->force = 1;
-			continue;
-		}
-		if (!strcmp(argv[k], "--no-validate")) {
-			a->validate = 0;
-			continue;
-		}
-		if (!strcmp(argv[k], "--wait")) {
-			a->waiting = 1;
-			continue;
-		}
-		if (!strncmp(argv[k], "--wait=", 7)) {
-			a->waiting = 1;
-			wait = argv[k] + 7;
-			continue;
-		}
-		if ((m = rq_opt_value(argc, argv, &k, "redis", &a->redis)) ||
-		    (m = rq_opt_value(argc, argv, &k, "queue", &a->queue))) {
-			if (m < 0) {
-				fprintf(stderr, "error: option requires a value\n%s", submit_usage);
-				return 129;
-			}
-			continue;
-		}
-		if (argv[k][0] == '-' && strcmp(argv[k], "-") != 0) {
-			fprintf(stderr, "error: unknown option `%s'\n%s", argv[k], submit_usage);
-			return 129;
-		}
-		if (a->file) {
-			fprintf(stderr, "error: more than one input file\n%s", submit_usage);
-			return 129;
-		}
-		a->file = argv[k];
-	}
-	if (wait) {
-		char *end;
-		a->wait_s = strtol(wait, &end, 10);
-		if (!*wait || *end || a->wait_s < 1 || a->wait_s > 86400) {
-			fprintf(stderr, "error: --wait takes seconds from 1 to 86400\n");
-			return 129;
-		}
+		if (json_array_append_new(jobs, one) < 0)
+			return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	}
 	return 0;
 }
 
-/* The jobs of the input file (or stdin): an array, or NULL (reported). */
+/* The input: a single JSON object, or JSON lines; an array of the jobs,
+ * or NULL with err set. */
+static json_t *read_jobs(FILE *in, rq_error *err)
+{
+	char *text = read_all(in, err);
+	json_t *jobs = text ? json_array() : NULL, *one;
+
+	if (text && !jobs)
+		rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	if (!jobs) {
+		free(text);
+		return NULL;
+	}
+	one = json_loads(text, 0, NULL);
+	if (one && json_is_object(one)) {
+		if (json_array_append_new(jobs, one) < 0) {
+			rq_error_set(err, RQ_E_NOMEM, "out of memory");
+			json_decref(jobs);
+			jobs = NULL;
+		}
+	} else {
+		json_decref(one);
+		if (read_lines(text, jobs, err) < 0) {
+			json_decref(jobs);
+			jobs = NULL;
+		}
+	}
+	free(text);
+	return jobs;
+}
+
+/* The jobs of the input file (or stdin): an array, or NULL (reported,
+ * the exit status in *status). */
 static json_t *submit_read(const submit_args *a, int *status)
 {
 	FILE *in = stdin;
@@ -225,126 +238,112 @@ static json_t *submit_read(const submit_args *a, int *status)
 	return jobs;
 }
 
-/*
- * Enqueue one job (its id already valid): validated unless --no-validate,
- * with its submission time and, when waiting, our reply list. 0 queued
- * (*own: its result comes to our list), 1 not queued again (a duplicate:
- * its result is still awaited), 2 refused, -1 fatal (reported).
- */
-static int submit_one(rq_queue *q, const submit_args *a, json_t *job, const char *id,
-		      const char *reply, int *own)
-{
-	char sid[64], *text, idbuf[RQ_JOB_ID_MAX + 1];
-	rq_job parsed;
-	rq_error err;
-	int rc;
+/* ===================== submit: enqueueing ===================== */
 
+/* A job submitted, its result awaited. */
+typedef struct pending {
+	char *id;
+	int own_reply; /* the result comes to our reply list */
+	int done;
+} pending;
+
+/* The submission state: the queue, our reply list, the jobs awaited and
+ * the worst outcome so far (0 ok, 1 conflict, 2 failed). */
+typedef struct submission {
+	const submit_args *args;
+	rq_queue *q;
+	char reply[128];
+	pending *pend;
+	size_t npend, left;
+	int worst;
+} submission;
+
+/* Stamp a job with its submission time and, when waiting, our reply
+ * list (*own then 1): 0, or -1 out of memory. */
+static int stamp_job(const submission *s, json_t *job, int *own)
+{
 	*own = 0;
-	if (!json_object_get(job, "submitted_at"))
-		json_object_set_new(job, "submitted_at", json_integer(rq_wall_ms()));
-	if (a->waiting && !json_object_get(job, "reply_to")) {
-		json_object_set_new(job, "reply_to", json_string(reply));
+	if (!json_object_get(job, "submitted_at") &&
+	    json_object_set_new(job, "submitted_at", json_integer(rq_clock_wall_ms())) < 0)
+		return -1;
+	if (s->args->waiting && !json_object_get(job, "reply_to")) {
+		if (json_object_set_new(job, "reply_to", json_string(s->reply)) < 0)
+			return -1;
 		*own = 1;
 	}
-	if (!(text = json_dumps(job, JSON_COMPACT))) {
-		fprintf(stderr, "fatal: out of memory\n");
-		return -1;
-	}
-	if (a->validate && rq_job_parse(text, strlen(text), &parsed, idbuf, &err) < 0) {
-		fprintf(stderr, "error: job %s refused: %s: %s\n", id, rq_qerror_name(err.code),
-			err.msg);
-		free(text);
-		return 2;
-	}
-	if (a->validate)
-		rq_job_free(&parsed);
-	rc = rq_queue_enqueue(q, id, text, strlen(text), a->force, sid, &err);
-	free(text);
-	if (rc < 0) {
-		fprintf(stderr, "fatal: %s\n", err.msg);
-		return -1;
-	}
-	if (rc == 1 && a->force) {
+	return 0;
+}
+
+/* A job refused as a duplicate (rq_queue_enqueue returned 1): why. */
+static void warn_not_queued(const submit_args *a, const char *id, const char *sid)
+{
+	if (a->force)
 		fprintf(stderr,
 			"warning: job %s not queued again: it is still queued or running (--force "
 			"reruns a job once it has its result)\n",
 			id);
-		*own = 0; /* its result goes where the first submission said */
-		return 1;
-	}
-	if (rc == 1) {
+	else
 		fprintf(stderr, "warning: job %s not queued again: %s (use --force to rerun)\n", id,
 			strcmp(sid, "result") ? "it is already queued" : "its result exists");
-		*own = 0; /* its result goes where the first submission said */
-		return 1;
-	}
-	if (!a->waiting)
-		printf("%s\n", id);
-	return 0;
 }
 
-/* A result for one of the pending jobs: print it, mark it done. */
-static void submit_got(pending *pend, size_t npend, const char *id, const char *res, size_t *left,
-		       int *worst)
+/* Validate (unless --no-validate) and enqueue a job's text: 0 queued, 1
+ * not queued again (a duplicate), 2 refused, -1 fatal (reported). */
+static int enqueue_text(const submission *s, const char *id, const char *text)
 {
-	for (size_t k = 0; id && k < npend; k++)
-		if (!pend[k].done && !strcmp(pend[k].id, id)) {
-			int rank = status_rank(res);
-			pend[k].done = 1;
-			(*left)--;
-			printf("%s\n", res);
-			*worst = *worst > rank ? *worst : rank;
-			return;
-		}
-}
-
-/* Wait for the results of the pending jobs: from our reply list, and by
- * polling the result keys of those whose results go elsewhere. */
-static void submit_wait(rq_queue *q, const submit_args *a, pending *pend, size_t npend,
-			const char *reply, int *worst)
-{
-	long long deadline = rq_mono_ms() + a->wait_s * 1000;
-	size_t left = npend;
+	char sid[64], idbuf[RQ_JOB_ID_MAX + 1];
+	rq_job parsed;
 	rq_error err;
+	int rc;
 
-	while (left && rq_mono_ms() < deadline) {
-		char *res = NULL;
-		json_t *o;
-		for (size_t k = 0; k < npend; k++)
-			if (!pend[k].done && !pend[k].own_reply &&
-			    rq_queue_result(q, pend[k].id, &res, &err) == 0) {
-				submit_got(pend, npend, pend[k].id, res, &left, worst);
-				free(res);
-			}
-		if (!left)
-			break;
-		int w = rq_queue_wait_reply(q, reply, 500, &res, &err);
-		if (w < 0)
-			fprintf(stderr, "warning: %s\n", err.msg);
-		if (w != 0)
-			continue;
-		o = json_loads(res, 0, NULL);
-		submit_got(pend, npend, o ? json_string_value(json_object_get(o, "id")) : NULL, res,
-			   &left, worst);
-		json_decref(o);
-		free(res);
-		fflush(stdout);
-	}
-	for (size_t k = 0; k < npend; k++)
-		if (!pend[k].done) {
-			fprintf(stderr, "error: no result for job %s within %lds\n", pend[k].id,
-				a->wait_s);
-			*worst = 2;
+	if (s->args->validate) {
+		if (rq_job_parse(text, strlen(text), &parsed, idbuf, &err) < 0) {
+			fprintf(stderr, "error: job %s refused: %s: %s\n", id,
+				rq_qerror_name(err.code), err.msg);
+			return 2;
 		}
+		rq_job_free(&parsed);
+	}
+	rc = rq_queue_enqueue(s->q, id, text, strlen(text), s->args->force, sid, &err);
+	if (rc < 0) {
+		fprintf(stderr, "fatal: %s\n", err.msg);
+		return -1;
+	}
+	if (rc == 1)
+		warn_not_queued(s->args, id, sid);
+	return rc;
 }
 
-/* Enqueue every job; the ones queued (or already there) are pending. */
-static int submit_all(rq_queue *q, const submit_args *a, json_t *jobs, const char *reply,
-		      pending *pend, size_t *npend)
+/*
+ * Enqueue one job (its id already valid), stamped. 0 queued (*own: its
+ * result comes to our list), 1 not queued again (a duplicate: its result
+ * is still awaited, from where the first submission said), 2 refused, -1
+ * fatal (reported).
+ */
+static int submit_one(const submission *s, json_t *job, const char *id, int *own)
+{
+	char *text;
+	int rc;
+
+	if (stamp_job(s, job, own) < 0 || !(text = json_dumps(job, JSON_COMPACT))) {
+		fprintf(stderr, "fatal: out of memory\n");
+		return -1;
+	}
+	rc = enqueue_text(s, id, text);
+	free(text);
+	if (rc == 1)
+		*own = 0;
+	if (rc == 0 && !s->args->waiting)
+		printf("%s\n", id);
+	return rc;
+}
+
+/* Enqueue every job; the ones queued (or already there) are pending. 0,
+ * or -1 on a fatal error (reported). */
+static int submit_all(submission *s, json_t *jobs)
 {
 	json_t *job;
 	size_t i;
-	int worst = 0;
 
 	json_array_foreach(jobs, i, job)
 	{
@@ -355,199 +354,293 @@ static int submit_all(rq_queue *q, const submit_args *a, json_t *jobs, const cha
 				"error: job %zu: field 'id' is required: 1-128 of "
 				"[A-Za-z0-9._:@/+-]\n",
 				i + 1);
-			worst = 2;
+			s->worst = 2;
 			continue;
 		}
-		if ((rc = submit_one(q, a, job, id, reply, &own)) < 0)
-			return 2;
-		if (rc == 2 || (rc == 1 && !a->waiting))
-			worst = 2;
+		if ((rc = submit_one(s, job, id, &own)) < 0)
+			return -1;
+		if (rc == 2 || (rc == 1 && !s->args->waiting))
+			s->worst = 2;
 		if (rc == 2)
 			continue;
-		if (!(pend[*npend].id = strdup(id))) {
+		if (!(s->pend[s->npend].id = strdup(id))) {
 			fprintf(stderr, "fatal: out of memory\n");
-			return 2;
+			return -1;
 		}
-		pend[*npend].own_reply = own;
-		(*npend)++;
+		s->pend[s->npend++].own_reply = own;
 	}
-	return worst;
+	return 0;
+}
+
+/* ===================== submit: waiting ===================== */
+
+static int status_rank(const char *result)
+{
+	json_t *o = json_loads(result, 0, NULL);
+	const char *st = o ? json_string_value(json_object_get(o, "status")) : NULL;
+	int r = !st ? 2 : !strcmp(st, "ok") ? 0 : !strcmp(st, "conflict") ? 1 : 2;
+
+	json_decref(o);
+	return r;
+}
+
+/* A result for one of the pending jobs: print it, mark it done. */
+static void submit_got(submission *s, const char *id, const char *res)
+{
+	for (size_t k = 0; k < s->npend; k++)
+		if (!s->pend[k].done && !strcmp(s->pend[k].id, id)) {
+			int rank = status_rank(res);
+			s->pend[k].done = 1;
+			s->left--;
+			printf("%s\n", res);
+			s->worst = s->worst > rank ? s->worst : rank;
+			return;
+		}
+}
+
+/* Poll the result keys of the pending jobs whose results go elsewhere. */
+static void poll_results(submission *s)
+{
+	rq_error err;
+
+	for (size_t k = 0; k < s->npend; k++) {
+		char *res = NULL;
+		if (!s->pend[k].done && !s->pend[k].own_reply &&
+		    rq_queue_result(s->q, s->pend[k].id, &res, &err) == 0) {
+			submit_got(s, s->pend[k].id, res);
+			free(res);
+		}
+	}
+}
+
+/* Take one result from our reply list, waiting up to half a second. */
+static void take_reply(submission *s)
+{
+	char *res = NULL;
+	rq_error err;
+	json_t *o;
+	int w = rq_queue_wait_reply(s->q, s->reply, 500, &res, &err);
+
+	if (w < 0)
+		fprintf(stderr, "warning: %s\n", err.msg);
+	if (w != 0)
+		return;
+	o = json_loads(res, 0, NULL);
+	if (o && json_is_string(json_object_get(o, "id")))
+		submit_got(s, json_string_value(json_object_get(o, "id")), res);
+	else
+		fprintf(stderr, "warning: a result that cannot be read: %.200s\n", res);
+	json_decref(o);
+	free(res);
+	fflush(stdout);
+}
+
+/* Wait for the results of the pending jobs: from our reply list, and by
+ * polling the result keys of those whose results go elsewhere. */
+static void submit_wait(submission *s)
+{
+	long long deadline = rq_clock_mono_ms() + s->args->wait_s * 1000;
+
+	s->left = s->npend;
+	while (s->left && rq_clock_mono_ms() < deadline) {
+		poll_results(s);
+		if (s->left)
+			take_reply(s);
+	}
+	for (size_t k = 0; k < s->npend; k++)
+		if (!s->pend[k].done) {
+			fprintf(stderr, "error: no result for job %s within %lds\n", s->pend[k].id,
+				s->args->wait_s);
+			s->worst = 2;
+		}
+}
+
+/* ===================== submit ===================== */
+
+/* Connect and make sure the group exists: 0, or -1 (reported). The group
+ * is the workers' business: a producer that may not create it (NOPERM)
+ * still submits, and a group created later reads from 0. */
+static int submit_open(const submit_args *a, char **url, rq_redis **r, rq_queue **q)
+{
+	rq_error err;
+
+	if (client_open(a->redis, a->queue, url, r, q) < 0)
+		return -1;
+	if (rq_queue_ensure_group(*q, &err) < 0) {
+		fprintf(stderr, "fatal: %s\n", err.msg);
+		return -1;
+	}
+	return 0;
 }
 
 int cmd_submit(int argc, char **argv)
 {
 	submit_args a;
+	submission s;
 	rq_redis *r = NULL;
-	rq_queue *q = NULL;
-	rq_error err;
 	json_t *jobs;
-	size_t npend = 0;
-	pending *pend = NULL;
-	char reply[128], *url = NULL;
-	int worst = 0;
+	char *url = NULL;
+	int status;
 
-	if ((worst = submit_parse(argc, argv, &a)) != 0)
-		return worst == 1 ? 0 : worst;
-	if (!(jobs = submit_read(&a, &worst)))
-		return worst;
-	/* the group is the workers' business: a producer that may not create
-	 * it (NOPERM) still submits, and a group created later reads from 0 */
-	if (client_open(a.redis, a.queue, &url, &r, &q) < 0 || rq_queue_ensure_group(q, &err) < 0) {
-		if (q)
-			fprintf(stderr, "fatal: %s\n", err.msg);
-		json_decref(jobs);
-		rq_queue_free(q);
-		rq_redis_free(r);
-		free(url);
-		return 2;
-	}
-	snprintf(reply, sizeof(reply), "submit-%ld-%lld", (long)getpid(), rq_wall_ms());
-	if (!(pend = calloc(json_array_size(jobs) + 1, sizeof(*pend)))) {
+	if (submit_parse(argc, argv, &a, &status) < 0)
+		return status;
+	if (!(jobs = submit_read(&a, &status)))
+		return status;
+	memset(&s, 0, sizeof(s));
+	s.args = &a;
+	snprintf(s.reply, sizeof(s.reply), "submit-%ld-%lld", (long)getpid(), rq_clock_wall_ms());
+	if (submit_open(&a, &url, &r, &s.q) < 0) {
+		s.worst = 2;
+	} else if (!(s.pend = calloc(json_array_size(jobs) + 1, sizeof(*s.pend)))) {
 		fprintf(stderr, "fatal: out of memory\n");
-		worst = 2;
+		s.worst = 2;
 	} else {
-		worst = submit_all(q, &a, jobs, reply, pend, &npend);
+		if (submit_all(&s, jobs) < 0)
+			s.worst = 2;
+		if (a.waiting) /* for the jobs queued, even after a failure */
+			submit_wait(&s);
 	}
-	if (a.waiting && pend)
-		submit_wait(q, &a, pend, npend, reply, &worst);
-	for (size_t k = 0; k < npend; k++)
-		free(pend[k].id);
-	free(pend);
+	for (size_t k = 0; k < s.npend; k++)
+		free(s.pend[k].id);
+	free(s.pend);
 	json_decref(jobs);
-	rq_queue_free(q);
+	rq_queue_free(s.q);
 	rq_redis_free(r);
 	free(url);
-	return worst;
+	return s.worst;
 }
 
-static const char result_usage[] = "usage: replayq result [--redis=URL] [--queue=Q] ID...\n";
+/* ===================== result ===================== */
 
-int cmd_result(int argc, char **argv)
+static const char result_synopsis[] = "usage: replayq result [--redis=URL] [--queue=Q] ID...\n";
+
+/* Print the stored result of each id: 0 all found, 1 one missing, 128
+ * Redis failed. */
+static int print_results(rq_queue *q, const rq_opt_args *ids)
 {
-	const char *redis = NULL, *queue = NULL;
-	const char **ids = calloc((size_t)argc + 1, sizeof(*ids));
-	char *url = NULL;
-	rq_redis *r = NULL;
-	rq_queue *q = NULL;
 	rq_error err;
-	int missing = 0, nids = 0;
+	int missing = 0;
 
-	if (!ids) {
-		fputs("fatal: out of memory\n", stderr);
-		return 128;
-	}
-	for (int k = 1; k < argc; k++) {
-		int m;
-		if ((m = rq_opt_value(argc, argv, &k, "redis", &redis)) ||
-		    (m = rq_opt_value(argc, argv, &k, "queue", &queue))) {
-			if (m < 0) {
-				fputs(result_usage, stderr);
-				free(ids);
-				return 129;
-			}
-			continue;
-		}
-		if (argv[k][0] == '-') {
-			fprintf(stderr, "error: unknown option `%s'\n%s", argv[k], result_usage);
-			free(ids);
-			return 129;
-		}
-		ids[nids++] = argv[k];
-	}
-	if (!nids) {
-		fputs(result_usage, stderr);
-		free(ids);
-		return 129;
-	}
-	if (client_open(redis, queue, &url, &r, &q) < 0) {
-		free(ids);
-		return 128;
-	}
-	for (int k = 0; k < nids; k++) {
+	for (size_t k = 0; k < ids->n; k++) {
 		char *res = NULL;
-		int g = rq_queue_result(q, ids[k], &res, &err);
+		int g = rq_queue_result(q, ids->v[k], &res, &err);
 		if (g < 0) {
 			fprintf(stderr, "fatal: %s\n", err.msg);
-			missing = 128;
-			break;
+			return 128;
 		}
 		if (g == 1) {
-			fprintf(stderr, "error: no result for job %s\n", ids[k]);
+			fprintf(stderr, "error: no result for job %s\n", ids->v[k]);
 			missing = 1;
 			continue;
 		}
 		printf("%s\n", res);
 		free(res);
 	}
-	free(ids);
-	free(url);
-	rq_queue_free(q);
-	rq_redis_free(r);
 	return missing;
 }
 
-static const char queue_usage[] =
-    "usage: replayq queue [--redis=URL] [--queue=Q] stats|dead|pending [--count=N]\n";
-
-int cmd_queue(int argc, char **argv)
+int cmd_result(int argc, char **argv)
 {
-	const char *redis = NULL, *queue = NULL, *what = NULL, *count = "100";
+	const char *redis = NULL, *queue = NULL;
+	const rq_opt opts[] = {RQ_CONNECT_OPTIONS(&redis, &queue), RQ_OPT_END};
+	const rq_opt_spec spec = {.usage = result_synopsis, .opts = opts};
+	rq_opt_args ids;
 	char *url = NULL;
 	rq_redis *r = NULL;
 	rq_queue *q = NULL;
-	rq_error err;
+	int status;
+
+	if (rq_opt_parse(&spec, argc, argv, &ids, &status) < 0)
+		return status;
+	if (!ids.n)
+		status = rq_opt_usage_error(&spec, "no job id given");
+	else if (client_open(redis, queue, &url, &r, &q) < 0)
+		status = 128;
+	else
+		status = print_results(q, &ids);
+	rq_opt_args_free(&ids);
+	free(url);
+	rq_queue_free(q);
+	rq_redis_free(r);
+	return status;
+}
+
+/* ===================== queue ===================== */
+
+static const char queue_synopsis[] =
+    "usage: replayq queue [--redis=URL] [--queue=Q] stats|dead|pending [--count=N]\n";
+
+/* The view asked for, printed as JSON: 0, or 128 (reported). */
+static int print_view(rq_queue *q, const char *what, long count)
+{
 	json_t *out = NULL;
+	rq_error err;
+	char *s;
 	int rc;
 
-	for (int k = 1; k < argc; k++) {
-		int m;
-		if ((m = rq_opt_value(argc, argv, &k, "redis", &redis)) ||
-		    (m = rq_opt_value(argc, argv, &k, "queue", &queue)) ||
-		    (m = rq_opt_value(argc, argv, &k, "count", &count))) {
-			if (m < 0) {
-				fputs(queue_usage, stderr);
-				return 129;
-			}
-			continue;
-		}
-		if (argv[k][0] == '-' || what) {
-			fprintf(stderr, "error: unexpected `%s'\n%s", argv[k], queue_usage);
-			return 129;
-		}
-		what = argv[k];
-	}
-	if (!what || (strcmp(what, "stats") && strcmp(what, "dead") && strcmp(what, "pending"))) {
-		fputs(queue_usage, stderr);
-		return 129;
-	}
-	long n = strtol(count, NULL, 10);
-	if (n < 1 || n > 100000) {
-		fputs("error: --count must be from 1 to 100000\n", stderr);
-		return 129;
-	}
-	if (client_open(redis, queue, &url, &r, &q) < 0)
-		return 128;
 	if (!strcmp(what, "stats"))
 		rc = rq_queue_stats(q, &out, &err);
 	else if (!strcmp(what, "dead"))
-		rc = rq_queue_dead_list(q, (size_t)n, &out, &err);
+		rc = rq_queue_dead_list(q, (size_t)count, &out, &err);
 	else
-		rc = rq_queue_pending_list(q, (size_t)n, &out, &err);
+		rc = rq_queue_pending_list(q, (size_t)count, &out, &err);
 	if (rc < 0) {
 		fprintf(stderr, "fatal: %s\n", err.msg);
-	} else {
-		char *s = json_dumps(out, JSON_INDENT(2));
-		if (s) {
-			printf("%s\n", s);
-		} else {
-			fprintf(stderr, "fatal: out of memory\n");
-			rc = -1;
-		}
-		free(s);
+		return 128;
 	}
+	s = json_dumps(out, JSON_INDENT(2));
 	json_decref(out);
+	if (!s) {
+		fprintf(stderr, "fatal: out of memory\n");
+		return 128;
+	}
+	printf("%s\n", s);
+	free(s);
+	return 0;
+}
+
+/* The view named on the command line and --count: 0, or 129 (said). */
+static int queue_check(const rq_opt_spec *spec, const rq_opt_args *rest, const char *count, long *n)
+{
+	const char *what = rest->n ? rest->v[0] : NULL;
+
+	if (rest->n > 1)
+		return rq_opt_usage_error(spec, "unexpected `%s'", rest->v[1]);
+	if (!what)
+		return rq_opt_usage_error(spec, "no view given (stats, dead or pending)");
+	if (strcmp(what, "stats") && strcmp(what, "dead") && strcmp(what, "pending"))
+		return rq_opt_usage_error(spec, "unknown view `%s' (stats, dead or pending)", what);
+	*n = strtol(count, NULL, 10);
+	if (*n < 1 || *n > 100000) {
+		fputs("error: --count must be from 1 to 100000\n", stderr);
+		return RQ_OPT_USAGE_STATUS;
+	}
+	return 0;
+}
+
+int cmd_queue(int argc, char **argv)
+{
+	const char *redis = NULL, *queue = NULL, *count = "100";
+	const rq_opt opts[] = {
+	    RQ_CONNECT_OPTIONS(&redis, &queue),
+	    RQ_OPT_STRING("count", &count, "<n>", "how many entries dead and pending list (100)"),
+	    RQ_OPT_END};
+	const rq_opt_spec spec = {.usage = queue_synopsis, .opts = opts};
+	rq_opt_args rest;
+	char *url = NULL;
+	rq_redis *r = NULL;
+	rq_queue *q = NULL;
+	long n = 0;
+	int status;
+
+	if (rq_opt_parse(&spec, argc, argv, &rest, &status) < 0)
+		return status;
+	if ((status = queue_check(&spec, &rest, count, &n)) == 0)
+		status =
+		    client_open(redis, queue, &url, &r, &q) < 0 ? 128 : print_view(q, rest.v[0], n);
+	rq_opt_args_free(&rest);
 	rq_queue_free(q);
 	rq_redis_free(r);
 	free(url);
-	return rc < 0 ? 128 : 0;
+	return status;
 }

@@ -26,11 +26,14 @@
 
 #include "cmds.h"
 #include "log.h"
-#include "opts.h"
+#include "clock.h"
+#include "connect.h"
+#include "opt.h"
 #include "pool.h"
-#include "rq_objdir.h"
+#include "rq_odb_tmpdir.h"
 #include "rq_job.h"
 #include "rq_queue.h"
+#include "rq_result_json.h"
 
 /* how long past its BLOCK time a read may go unanswered */
 #define RQ_WORKER_READ_SLACK_MS 5000
@@ -120,7 +123,7 @@ static void janitor_walk(const char *dir, int depth, unsigned *budget, unsigned 
 			continue;
 		(*budget)--;
 		if (!strcmp(e->d_name, "objects"))
-			rq_objdir_clean_stale_dir(path, max_age);
+			rq_odb_tmpdir_clean_stale_dir(path, max_age);
 		else if (depth > 0 || !strcmp(e->d_name, ".git"))
 			janitor_walk(path, depth - 1, budget, max_age);
 	}
@@ -164,7 +167,7 @@ typedef struct task {
 	int prior_same;	    /* msg.prior is this content's result before a --force */
 } task;
 
-typedef struct wctx {
+typedef struct worker_state {
 	rq_queue *q;	 /* commands: results, intents, heartbeats, claims */
 	rq_queue *qread; /* its own connection: the blocking XREADGROUP */
 	rq_pool *pool;
@@ -179,7 +182,7 @@ typedef struct wctx {
 	int nrunning_cap;
 	unsigned long done_ok, done_conflict, done_error;
 	char *redis_url; /* --redis, its password blanked in argv */
-} wctx;
+} worker_state;
 
 static void task_free(task *t)
 {
@@ -196,7 +199,7 @@ static void task_free(task *t)
 	free(t);
 }
 
-static void running_add(wctx *w, task *t)
+static void running_add(worker_state *w, task *t)
 {
 	for (int i = 0; i < w->nrunning_cap; i++)
 		if (!w->running[i]) {
@@ -205,7 +208,7 @@ static void running_add(wctx *w, task *t)
 		}
 }
 
-static int is_running(const wctx *w, const char *sid)
+static int is_running(const worker_state *w, const char *sid)
 {
 	for (int i = 0; i < w->nrunning_cap; i++)
 		if (w->running[i] && !strcmp(w->running[i]->msg.sid, sid))
@@ -213,7 +216,7 @@ static int is_running(const wctx *w, const char *sid)
 	return 0;
 }
 
-static void running_del(wctx *w, task *t)
+static void running_del(worker_state *w, task *t)
 {
 	for (int i = 0; i < w->nrunning_cap; i++)
 		if (w->running[i] == t)
@@ -226,11 +229,12 @@ static json_t *log_fields(const task *t)
 			 "delivery", (json_int_t)t->msg.deliveries);
 }
 
-static void count_done(wctx *w, const task *t, int duplicate, const char *dead_reason)
+static void count_done(worker_state *w, const task *t, int duplicate, const char *dead_reason)
 {
 	json_t *f = log_fields(t);
 	json_object_set_new(f, "status", json_string(t->status));
-	json_object_set_new(f, "ms", json_integer(t->started ? rq_mono_ms() - t->started : 0));
+	json_object_set_new(f, "ms",
+			    json_integer(t->started ? rq_clock_mono_ms() - t->started : 0));
 	if (duplicate)
 		json_object_set_new(f, "duplicate", json_true());
 	if (dead_reason)
@@ -271,7 +275,7 @@ static void log_error(int level, const char *what, const task *t, const rq_error
  * last delivery only to be dead-lettered again, not run), nothing lost.
  * 0 done with the task, -1 a transient failure (try again later).
  */
-static int store_permanent(wctx *w, task *t, const rq_error *why)
+static int store_permanent(worker_state *w, task *t, const rq_error *why)
 {
 	char reason[RQ_ERROR_MSG_MAX + 160];
 	rq_error err;
@@ -304,7 +308,7 @@ static int store_permanent(wctx *w, task *t, const rq_error *why)
  * settled by store_permanent), -1 kept for a later try (Redis away), with
  * a growing pause between tries.
  */
-static int store(wctx *w, task *t)
+static int store(worker_state *w, task *t)
 {
 	rq_error err;
 	int rc = rq_queue_complete(w->q, &t->msg, t->id, t->result, t->status, t->reply_to,
@@ -315,7 +319,7 @@ static int store(wctx *w, task *t)
 	if (rc < 0) {
 		long delay = 200L << (t->tries < 5 ? t->tries : 5);
 		t->tries++;
-		t->next_try = rq_mono_ms() + (delay > 5000 ? 5000 : delay);
+		t->next_try = rq_clock_mono_ms() + (delay > 5000 ? 5000 : delay);
 		if (rc != RQ_QUEUE_PERMANENT)
 			log_error(RQ_LOG_WARN, "cannot store result yet; will retry", t, &err);
 		return -1;
@@ -324,7 +328,7 @@ static int store(wctx *w, task *t)
 	return 0;
 }
 
-static void finish_task(wctx *w, task *t, const char *result, const char *status,
+static void finish_task(worker_state *w, task *t, const char *result, const char *status,
 			const char *dead_reason)
 {
 	t->result = strdup(result);
@@ -345,7 +349,7 @@ static void finish_task(wctx *w, task *t, const char *result, const char *status
 
 static int on_intent(void *arg, void *ctx, const char *result)
 {
-	wctx *w = arg;
+	worker_state *w = arg;
 	task *t = ctx;
 	rq_error err;
 
@@ -360,7 +364,7 @@ static int on_intent(void *arg, void *ctx, const char *result)
 /* Under the child's ref locks: is the job still ours? */
 static int on_owns(void *arg, void *ctx)
 {
-	wctx *w = arg;
+	worker_state *w = arg;
 	task *t = ctx;
 	rq_error err;
 	int r = rq_queue_owns(w->q, &t->msg, t->id, w->name, &err);
@@ -373,7 +377,7 @@ static int on_owns(void *arg, void *ctx)
 
 static void on_done(void *arg, void *ctx, const char *result, const char *status, int transient)
 {
-	wctx *w = arg;
+	worker_state *w = arg;
 	task *t = ctx;
 	rq_error err;
 
@@ -409,10 +413,10 @@ static void on_done(void *arg, void *ctx, const char *result, const char *status
 
 /* Store the results kept while Redis was away, each when its pause is
  * over; stop at the first that fails again. */
-static void flush_waiting(wctx *w)
+static void flush_waiting(worker_state *w)
 {
 	task **pp = &w->waiting;
-	long long now = rq_mono_ms();
+	long long now = rq_clock_mono_ms();
 
 	while (*pp) {
 		task *t = *pp;
@@ -428,7 +432,7 @@ static void flush_waiting(wctx *w)
 }
 
 /* The soonest a kept result is to be stored again. */
-static long long next_store(const wctx *w, long long now)
+static long long next_store(const worker_state *w, long long now)
 {
 	long long next = -1;
 	for (const task *t = w->waiting; t; t = t->next)
@@ -438,7 +442,7 @@ static long long next_store(const wctx *w, long long now)
 }
 
 /* Answer an entry with an error result (no run). */
-static void answer_error(wctx *w, task *t, const char *repo, rq_code code, const char *msg,
+static void answer_error(worker_state *w, task *t, const char *repo, rq_code code, const char *msg,
 			 const char *dead_reason)
 {
 	char *res = rq_result_error_text(t->id, repo, code, msg, t->msg.deliveries, w->name);
@@ -455,7 +459,7 @@ static void answer_error(wctx *w, task *t, const char *repo, rq_code code, const
  * trusted (missing, invalid, twice, not the job's id: job_id is the
  * job's, "" when unknown) and the entry was answered under "!<entry>".
  */
-static int entry_untrusted(wctx *w, task *t, const char *job_id, const char *repo)
+static int entry_untrusted(worker_state *w, task *t, const char *job_id, const char *repo)
 {
 	char anon[80], msg[RQ_ERROR_MSG_MAX];
 
@@ -482,7 +486,7 @@ static int entry_untrusted(wctx *w, task *t, const char *job_id, const char *rep
 }
 
 /* The claim's outcome other than "run it": log it; t is gone after. */
-static void claim_settled(wctx *w, task *t, int r, const char *owner, const rq_error *err)
+static void claim_settled(worker_state *w, task *t, int r, const char *owner, const rq_error *err)
 {
 	json_t *f = log_fields(t);
 	char *existing = NULL;
@@ -513,7 +517,7 @@ static void claim_settled(wctx *w, task *t, int r, const char *owner, const rq_e
  * run (or answer) it; 1 the entry was settled (a duplicate, a result that
  * exists, a failure) and t is gone.
  */
-static int msg_claim(wctx *w, task *t, const rq_job *job)
+static int msg_claim(worker_state *w, task *t, const rq_job *job)
 {
 	char owner[64] = "", msg[RQ_ERROR_MSG_MAX];
 	char *content = job ? rq_job_content(job) : NULL, *differs;
@@ -568,7 +572,7 @@ static char *prior_intent(const char *prior)
 }
 
 /* A valid job that owns its id: run it in a child. */
-static void msg_run(wctx *w, task *t, rq_job *job)
+static void msg_run(worker_state *w, task *t, rq_job *job)
 {
 	rq_error err;
 
@@ -607,7 +611,7 @@ static void msg_run(wctx *w, task *t, rq_job *job)
 /* Too many deliveries (it crashed or timed out each time): dead letter;
  * but a ref update whose commit an earlier delivery was granted runs
  * again (it finishes from the intent, or waits for that process). */
-static void msg_give_up(wctx *w, task *t, rq_job *job)
+static void msg_give_up(worker_state *w, task *t, rq_job *job)
 {
 	rq_error err;
 	int granted = job && job->ref_update ? rq_queue_granted(w->q, t->id, &err) : 0;
@@ -630,7 +634,7 @@ static void msg_give_up(wctx *w, task *t, rq_job *job)
 }
 
 /* A message just read or reclaimed: run it, or answer it without running. */
-static void handle_msg(wctx *w, rq_msg *m)
+static void handle_msg(worker_state *w, rq_msg *m)
 {
 	task *t = calloc(1, sizeof(*t));
 	rq_job job;
@@ -644,7 +648,7 @@ static void handle_msg(wctx *w, rq_msg *m)
 	}
 	t->msg = *m;
 	memset(m, 0, sizeof(*m));
-	t->started = rq_mono_ms();
+	t->started = rq_clock_mono_ms();
 	if (t->msg.job) {
 		t->reply_to = job_reply_to(t->msg.job, t->msg.job_len);
 		parsed = rq_job_parse(t->msg.job, t->msg.job_len, &job, idbuf, &err) == 0;
@@ -666,7 +670,7 @@ static void handle_msg(wctx *w, rq_msg *m)
 }
 
 /* Reset the idle time of the jobs we run, so no one reclaims them. */
-static void keep_claims(wctx *w)
+static void keep_claims(worker_state *w)
 {
 	rq_error err;
 	for (int i = 0; i < w->nrunning_cap; i++) {
@@ -677,7 +681,7 @@ static void keep_claims(wctx *w)
 	}
 }
 
-static void heartbeat(wctx *w, int ttl)
+static void heartbeat(worker_state *w, int ttl)
 {
 	rq_error err;
 	char host[128] = "";
@@ -694,7 +698,7 @@ static void heartbeat(wctx *w, int ttl)
 		}
 	}
 	o = json_pack("{s:I, s:s, s:i, s:i, s:I, s:I, s:I}", "time",
-		      (json_int_t)(rq_wall_ms() / 1000), "host", host, "pid", (int)getpid(),
+		      (json_int_t)(rq_clock_wall_ms() / 1000), "host", host, "pid", (int)getpid(),
 		      "running", rq_pool_running(w->pool), "ok", (json_int_t)w->done_ok, "conflict",
 		      (json_int_t)w->done_conflict, "error", (json_int_t)w->done_error);
 	s = o ? json_dumps(o, JSON_COMPACT) : NULL;
@@ -707,92 +711,89 @@ static void heartbeat(wctx *w, int ttl)
 
 static void drop_running(void *arg, void *ctx)
 {
-	wctx *w = arg;
+	worker_state *w = arg;
 	task *t = ctx;
 	running_del(w, t);
 	rq_log(RQ_LOG_WARN, "job left unacknowledged for another worker", log_fields(t));
 	task_free(t);
 }
 
-static const char worker_usage[] =
+/* ===================== options ===================== */
+
+/* The options worker and run share: the repositories, and the pool that
+ * runs their jobs. */
+typedef struct pool_cli {
+	const char *root, *jobs, *memory, *alternates, *log_level;
+} pool_cli;
+
+#define POOL_OPTIONS(pc)                                                                           \
+	RQ_OPT_STRING_ENV("repo-root", &(pc)->root, "<dir>",                                       \
+			  "the root the jobs' repositories are under (required)",                  \
+			  "REPLAYQ_REPO_ROOT"),                                                    \
+	    RQ_OPT_STRING_ENV("jobs", &(pc)->jobs, "<n>",                                          \
+			      "jobs at once, each in a child: 1-256 (default: the\n"               \
+			      "number of cores)",                                                  \
+			      "REPLAYQ_JOBS"),                                                     \
+	    RQ_OPT_STRING_ENV("memory-limit", &(pc)->memory, "<mb>",                               \
+			      "a child's resident memory limit in MiB (0: none)",                  \
+			      "REPLAYQ_MEMORY_LIMIT_MB"),                                          \
+	    RQ_OPT_STRING_ENV("alternates", &(pc)->alternates, "root|any",                         \
+			      "follow objects/info/alternates only inside the\n"                   \
+			      "root (default), or anywhere",                                       \
+			      "REPLAYQ_ALTERNATES"),                                               \
+	    RQ_OPT_STRING_ENV("log-level", &(pc)->log_level, "<level>",                            \
+			      "debug, info, warn or error", "REPLAYQ_LOG_LEVEL")
+
+/* The options of worker. */
+typedef struct worker_cli {
+	const char *redis, *queue, *name, *visibility, *max_deliveries, *grace;
+	pool_cli pool;
+} worker_cli;
+
+static const char worker_synopsis[] =
     "usage: replayq worker [--redis=URL] [--queue=Q] --repo-root=DIR [--jobs=N] [--name=ID]\n"
     "                      [--visibility-timeout=S] [--max-deliveries=N] [--grace=S]\n"
     "                      [--memory-limit=MB] [--alternates=root|any]\n"
-    "                      [--log-level=debug|info|warn|error]\n"
-    "environment: REPLAYQ_REDIS_URL, REPLAYQ_REDIS_PASSWORD, REPLAYQ_REDIS_PASSWORD_FILE,\n"
-    "  REPLAYQ_QUEUE, REPLAYQ_REPO_ROOT, REPLAYQ_JOBS, REPLAYQ_WORKER_NAME, "
-    "REPLAYQ_VISIBILITY_TIMEOUT, REPLAYQ_MAX_DELIVERIES,\n"
-    "  REPLAYQ_GRACE, REPLAYQ_MEMORY_LIMIT_MB, REPLAYQ_LOG_LEVEL, REPLAYQ_HEARTBEAT_FILE,\n"
-    "  REPLAYQ_COMMITTER_NAME, REPLAYQ_COMMITTER_EMAIL, REPLAYQ_ALTERNATES\n";
+    "                      [--log-level=debug|info|warn|error]\n";
 
-typedef struct common_opts {
-	const char *redis, *queue, *root, *jobs, *name, *visibility, *max_deliveries, *grace,
-	    *memory, *log_level, *alternates;
-	const char *file;
-} common_opts;
+static const char worker_footer[] =
+    "environment, too: REPLAYQ_REDIS_PASSWORD, REPLAYQ_REDIS_PASSWORD_FILE,\n"
+    "  REPLAYQ_HEARTBEAT_FILE, REPLAYQ_COMMITTER_NAME, REPLAYQ_COMMITTER_EMAIL\n";
 
-static int parse_common(int argc, char **argv, common_opts *o, const char *usage)
+/* The command line of worker: 0, or -1 with the exit status in *status. */
+static int worker_parse(int argc, char **argv, worker_cli *c, int *status)
 {
-	static const char *const names[] = {"redis",	      "queue",	   "repo-root",
-					    "jobs",	      "name",	   "visibility-timeout",
-					    "max-deliveries", "grace",	   "memory-limit",
-					    "log-level",      "alternates"};
-	const char **slots[] = {&o->redis,  &o->queue,	    &o->root,		&o->jobs,
-				&o->name,   &o->visibility, &o->max_deliveries, &o->grace,
-				&o->memory, &o->log_level,  &o->alternates};
-	for (int i = 1; i < argc; i++) {
-		int matched = 0;
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			fputs(usage, stdout);
-			return 1;
-		}
-		if (argv[i][0] != '-' || !strcmp(argv[i], "-")) {
-			if (o->file) {
-				fprintf(stderr, "error: more than one input file\n%s", usage);
-				return 129;
-			}
-			o->file = argv[i];
-			continue;
-		}
-		for (size_t k = 0; k < sizeof(names) / sizeof(names[0]) && !matched; k++) {
-			int r = rq_opt_value(argc, argv, &i, names[k], slots[k]);
-			if (r < 0) {
-				fprintf(stderr, "error: option `%s' requires a value\n%s", names[k],
-					usage);
-				return 129;
-			}
-			matched = r;
-		}
-		if (!matched) {
-			fprintf(stderr, "error: unknown option `%s'\n%s", argv[i], usage);
-			return 129;
-		}
-	}
-	if (!o->root)
-		o->root = getenv("REPLAYQ_REPO_ROOT");
-	if (!o->jobs)
-		o->jobs = getenv("REPLAYQ_JOBS");
-	if (!o->name)
-		o->name = getenv("REPLAYQ_WORKER_NAME");
-	if (!o->visibility)
-		o->visibility = getenv("REPLAYQ_VISIBILITY_TIMEOUT");
-	if (!o->max_deliveries)
-		o->max_deliveries = getenv("REPLAYQ_MAX_DELIVERIES");
-	if (!o->grace)
-		o->grace = getenv("REPLAYQ_GRACE");
-	if (!o->memory)
-		o->memory = getenv("REPLAYQ_MEMORY_LIMIT_MB");
-	if (!o->log_level)
-		o->log_level = getenv("REPLAYQ_LOG_LEVEL");
-	if (!o->alternates)
-		o->alternates = getenv("REPLAYQ_ALTERNATES");
-	return 0;
+	const rq_opt opts[] = {
+	    RQ_CONNECT_OPTIONS(&c->redis, &c->queue),
+	    POOL_OPTIONS(&c->pool),
+	    RQ_OPT_STRING_ENV("name", &c->name, "<id>",
+			      "this worker's name (default: <host>-<pid>)", "REPLAYQ_WORKER_NAME"),
+	    RQ_OPT_STRING_ENV("visibility-timeout", &c->visibility, "<s>",
+			      "reclaim a job idle that long in another worker (60)",
+			      "REPLAYQ_VISIBILITY_TIMEOUT"),
+	    RQ_OPT_STRING_ENV("max-deliveries", &c->max_deliveries, "<n>",
+			      "dead-letter a job delivered more often (3)",
+			      "REPLAYQ_MAX_DELIVERIES"),
+	    RQ_OPT_STRING_ENV("grace", &c->grace, "<s>",
+			      "after SIGTERM, how long running jobs may finish (30)",
+			      "REPLAYQ_GRACE"),
+	    RQ_OPT_END};
+	const rq_opt_spec spec = {.usage = worker_synopsis, .opts = opts, .footer = worker_footer};
+	rq_opt_args rest;
+
+	if (rq_opt_parse(&spec, argc, argv, &rest, status) < 0)
+		return -1;
+	*status = rest.n ? rq_opt_usage_error(&spec, "worker takes no input file") : 0;
+	rq_opt_args_free(&rest);
+	return *status ? -1 : 0;
 }
 
+/* A number option (s NULL: def): 0, or -1 said. */
 static int num_opt(const char *s, long def, long min, long max, const char *name, long *out)
 {
 	char *end;
 	long v;
+
 	if (!s) {
 		*out = def;
 		return 0;
@@ -806,34 +807,37 @@ static int num_opt(const char *s, long def, long min, long max, const char *name
 	return 0;
 }
 
-static int pool_from_opts(const common_opts *o, const char *name, rq_pool **pool, void *wctx_arg)
+/* The pool the options ask for; worker_arg: the worker, whose callbacks
+ * record intents and check ownership (NULL for run). 0 or an exit
+ * status (said). */
+static int pool_from_cli(const pool_cli *c, const char *name, rq_pool **pool, void *worker_arg)
 {
 	long jobs, mem;
 	rq_pool_opts po;
 	rq_error err;
 
-	if (!o->root) {
+	if (!c->root) {
 		fprintf(stderr, "error: --repo-root (or REPLAYQ_REPO_ROOT) is required\n");
-		return 129;
+		return RQ_OPT_USAGE_STATUS;
 	}
-	if (num_opt(o->jobs, default_jobs(), 1, 256, "jobs", &jobs) < 0 ||
-	    num_opt(o->memory, 0, 0, 1 << 22, "memory-limit", &mem) < 0)
-		return 129;
-	if (o->alternates && strcmp(o->alternates, "root") && strcmp(o->alternates, "any")) {
+	if (num_opt(c->jobs, default_jobs(), 1, 256, "jobs", &jobs) < 0 ||
+	    num_opt(c->memory, 0, 0, 1 << 22, "memory-limit", &mem) < 0)
+		return RQ_OPT_USAGE_STATUS;
+	if (c->alternates && strcmp(c->alternates, "root") && strcmp(c->alternates, "any")) {
 		fprintf(stderr, "error: --alternates must be root or any, not '%s'\n",
-			o->alternates);
-		return 129;
+			c->alternates);
+		return RQ_OPT_USAGE_STATUS;
 	}
 	memset(&po, 0, sizeof(po));
-	po.alternates_anywhere = o->alternates && !strcmp(o->alternates, "any");
+	po.alternates_anywhere = c->alternates && !strcmp(c->alternates, "any");
 	po.jobs = (int)jobs;
-	po.repo_root = o->root;
+	po.repo_root = c->root;
 	po.memory_limit = (uint64_t)mem * 1024 * 1024;
 	po.worker = name;
-	if (wctx_arg) {
+	if (worker_arg) {
 		po.intent = on_intent;
 		po.owns = on_owns;
-		po.intent_arg = wctx_arg;
+		po.intent_arg = worker_arg;
 	}
 	if (rq_pool_new(pool, &po, &err) < 0) {
 		fprintf(stderr, "fatal: %s\n", err.msg);
@@ -848,14 +852,14 @@ static int pool_from_opts(const common_opts *o, const char *name, rq_pool **pool
  * worker at once (-1). A URL that cannot work (it does not parse, the
  * password is refused) is fatal at once (128).
  */
-static int worker_connect(const common_opts *o, wctx *w, rq_redis **r, rq_redis **rr)
+static int worker_connect(const worker_cli *o, worker_state *w, rq_redis **r, rq_redis **rr)
 {
 	rq_error err;
 	long wait_ms = 100;
 
 	for (int attempt = 1;; attempt++) {
-		if (rq_open_queue(o->redis, o->queue, 1, r, &w->q, &err) == 0 &&
-		    rq_open_queue(o->redis, o->queue, 1, rr, &w->qread, &err) == 0)
+		if (rq_connect_queue(o->redis, o->queue, 1, r, &w->q, &err) == 0 &&
+		    rq_connect_queue(o->redis, o->queue, 1, rr, &w->qread, &err) == 0)
 			return 0;
 		rq_queue_free(w->q);
 		rq_redis_free(*r);
@@ -882,7 +886,7 @@ static int worker_connect(const common_opts *o, wctx *w, rq_redis **r, rq_redis 
 }
 
 /* Give back what cmd_worker set up. */
-static void worker_free(wctx *w, rq_redis *r, rq_redis *rr)
+static void worker_free(worker_state *w, rq_redis *r, rq_redis *rr)
 {
 	rq_pool_free(w->pool);
 	rq_queue_free(w->q);
@@ -895,7 +899,7 @@ static void worker_free(wctx *w, rq_redis *r, rq_redis *rr)
 
 /* Create the group, waiting for a server that is not ready yet; -1 on an
  * error no wait can fix (authentication, a key of the wrong type). */
-static int worker_ensure_group(wctx *w)
+static int worker_ensure_group(worker_state *w)
 {
 	rq_error err;
 	int rc;
@@ -916,14 +920,14 @@ static int worker_ensure_group(wctx *w)
 }
 
 /* Jobs idle past the visibility timeout in any consumer: claim and run. */
-static void worker_reclaim(wctx *w, long long now)
+static void worker_reclaim(worker_state *w, long long now)
 {
 	rq_msg *msgs = NULL;
 	size_t n = 0;
 	rq_error err;
 
 	w->next_reclaim = now + (w->visibility_ms / 2 > 1000 ? w->visibility_ms / 2 : 1000);
-	if (rq_queue_reclaim(w->q, w->name, w->visibility_ms, (size_t)rq_pool_idle_slots(w->pool),
+	if (rq_queue_reclaim(w->q, w->name, w->visibility_ms, (size_t)rq_pool_idle_count(w->pool),
 			     &msgs, &n, &err) < 0) {
 		rq_log(RQ_LOG_WARN, "reclaim failed", json_pack("{s:s}", "error", err.msg));
 		return;
@@ -945,7 +949,7 @@ static void worker_reclaim(wctx *w, long long now)
 
 /* Start a read for as many jobs as there are free slots. It blocks on the
  * server no longer than until the next reclaim is due. */
-static void worker_send_read(wctx *w, long long now)
+static void worker_send_read(worker_state *w, long long now)
 {
 	rq_error err;
 	long long block = w->next_reclaim - now;
@@ -954,7 +958,7 @@ static void worker_send_read(wctx *w, long long now)
 		block = 1;
 	if (block > 1000)
 		block = 1000;
-	if (rq_queue_read_send(w->qread, w->name, (size_t)rq_pool_idle_slots(w->pool), (int)block,
+	if (rq_queue_read_send(w->qread, w->name, (size_t)rq_pool_idle_count(w->pool), (int)block,
 			       &err) < 0) {
 		rq_log(RQ_LOG_WARN, "read failed", json_pack("{s:s}", "error", err.msg));
 		w->next_read = now + 200;
@@ -966,7 +970,7 @@ static void worker_send_read(wctx *w, long long now)
 }
 
 /* The read's socket is readable: take the reply when it is complete. */
-static void worker_recv_read(wctx *w)
+static void worker_recv_read(worker_state *w)
 {
 	rq_msg *msgs = NULL;
 	size_t n = 0;
@@ -978,7 +982,7 @@ static void worker_recv_read(wctx *w)
 	w->reading = 0;
 	if (r < 0) {
 		rq_log(RQ_LOG_WARN, "read failed", json_pack("{s:s}", "error", err.msg));
-		w->next_read = rq_mono_ms() + 200;
+		w->next_read = rq_clock_mono_ms() + 200;
 		return;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -988,7 +992,7 @@ static void worker_recv_read(wctx *w)
 
 /* Timers: the heartbeat (with the claim refresh), the drain, the reclaim,
  * the next read. 1 when the loop is over. */
-static int worker_timers(wctx *w, long long now)
+static int worker_timers(worker_state *w, long long now)
 {
 	if (stop_requested && !w->drain_deadline) {
 		w->drain_deadline = now + w->grace_ms;
@@ -1014,17 +1018,17 @@ static int worker_timers(wctx *w, long long now)
 		w->next_beat = now + (w->visibility_ms / 3 < 2000 ? w->visibility_ms / 3 : 2000);
 	}
 	flush_waiting(w);
-	if (w->drain_deadline || w->waiting || w->reading || rq_pool_idle_slots(w->pool) == 0)
+	if (w->drain_deadline || w->waiting || w->reading || rq_pool_idle_count(w->pool) == 0)
 		return 0;
 	if (now >= w->next_reclaim)
 		worker_reclaim(w, now);
-	if (rq_pool_idle_slots(w->pool) > 0 && now >= w->next_read)
+	if (rq_pool_idle_count(w->pool) > 0 && now >= w->next_read)
 		worker_send_read(w, now);
 	return 0;
 }
 
 /* How long the loop may wait: until the nearest timer. */
-static int worker_timeout(const wctx *w, long long now)
+static int worker_timeout(const worker_state *w, long long now)
 {
 	long long next = w->next_beat;
 
@@ -1033,7 +1037,7 @@ static int worker_timeout(const wctx *w, long long now)
 	if (w->waiting && next_store(w, now) < next)
 		next = next_store(w, now); /* a result to store while Redis is away */
 	/* not reading with a free slot: a failed read waits before the next */
-	if (!w->drain_deadline && !w->reading && !w->waiting && rq_pool_idle_slots(w->pool) > 0 &&
+	if (!w->drain_deadline && !w->reading && !w->waiting && rq_pool_idle_count(w->pool) > 0 &&
 	    w->next_read < next)
 		next = w->next_read;
 	if (w->reading && w->read_deadline < next)
@@ -1047,7 +1051,7 @@ static int worker_timeout(const wctx *w, long long now)
  * next memory check, the heartbeat, the reclaim, the drain) as its timeout,
  * so that a deadline is acted on when it falls, whatever Redis is doing.
  */
-static void worker_loop(wctx *w)
+static void worker_loop(worker_state *w)
 {
 	int cap = 2 * w->nrunning_cap + 2;
 	struct pollfd *pfd = calloc((size_t)cap, sizeof(*pfd));
@@ -1057,11 +1061,11 @@ static void worker_loop(wctx *w)
 		return;
 	}
 	for (;;) {
-		long long now = rq_mono_ms();
+		long long now = rq_clock_mono_ms();
 		int n = 0, timeout, rd = -1;
 		if (worker_timers(w, now))
 			break;
-		timeout = worker_timeout(w, rq_mono_ms());
+		timeout = worker_timeout(w, rq_clock_mono_ms());
 		pfd[n++] = (struct pollfd){.fd = stop_pipe[0], .events = POLLIN};
 		if (w->reading && rq_redis_fd(rq_queue_redis(w->qread)) >= 0) {
 			rd = n;
@@ -1084,7 +1088,7 @@ static void worker_loop(wctx *w)
 }
 
 /* After the loop: kill what still runs, store what can be stored. */
-static void worker_shutdown(wctx *w)
+static void worker_shutdown(worker_state *w)
 {
 	rq_error err;
 
@@ -1109,24 +1113,12 @@ static void worker_shutdown(wctx *w)
 			 (json_int_t)w->done_conflict, "error", (json_int_t)w->done_error));
 }
 
-/* Options, the worker's name, logging, the pool. 0 or an exit status. */
-static int worker_setup(int argc, char **argv, common_opts *o, wctx *w)
+/* The worker's name (--name, else <host>-<pid>) and logging: 0, or -1
+ * said. */
+static int worker_name(const worker_cli *c, worker_state *w)
 {
-	long vis, maxd, grace;
-	int rc;
-
-	if ((rc = parse_common(argc, argv, o, worker_usage)) != 0)
-		return rc == 1 ? -1 : rc;
-	if (o->file) {
-		fprintf(stderr, "error: worker takes no input file\n%s", worker_usage);
-		return 129;
-	}
-	if (num_opt(o->visibility, 60, 1, 86400, "visibility-timeout", &vis) < 0 ||
-	    num_opt(o->max_deliveries, 3, 1, 1000, "max-deliveries", &maxd) < 0 ||
-	    num_opt(o->grace, 30, 0, 86400, "grace", &grace) < 0)
-		return 129;
-	if (o->name) {
-		snprintf(w->name, sizeof(w->name), "%s", o->name);
+	if (c->name) {
+		snprintf(w->name, sizeof(w->name), "%s", c->name);
 	} else {
 		char host[64] = "host";
 		gethostname(host, sizeof(host) - 1);
@@ -1134,53 +1126,79 @@ static int worker_setup(int argc, char **argv, common_opts *o, wctx *w)
 	}
 	if (!rq_job_id_valid(w->name)) {
 		fprintf(stderr, "error: bad worker name '%s'\n", w->name);
-		return 129;
+		return -1;
 	}
-	if (rq_log_setup(o->log_level, w->name) < 0) {
+	if (rq_log_setup(c->pool.log_level, w->name) < 0) {
 		fprintf(stderr, "error: bad --log-level\n");
-		return 129;
+		return -1;
 	}
-	if (o->redis) {
-		int had_password;
-		if (!(w->redis_url = rq_redis_arg_take((char *)o->redis, &had_password))) {
-			fprintf(stderr, "fatal: out of memory\n");
-			return 128;
-		}
-		o->redis = w->redis_url;
-		if (had_password)
-			rq_log(RQ_LOG_WARN, RQ_REDIS_ARG_WARNING, NULL);
+	return 0;
+}
+
+/* --redis, its password blanked in argv (and warned about): 0, or -1 out
+ * of memory (said). */
+static int worker_redis_url(worker_cli *c, worker_state *w)
+{
+	int had_password;
+
+	if (!c->redis)
+		return 0;
+	if (!(w->redis_url = rq_connect_url_arg((char *)c->redis, &had_password))) {
+		fprintf(stderr, "fatal: out of memory\n");
+		return -1;
 	}
+	c->redis = w->redis_url;
+	if (had_password)
+		rq_log(RQ_LOG_WARN, RQ_CONNECT_PASSWORD_WARNING, NULL);
+	return 0;
+}
+
+/* Options, the worker's name, logging, the pool, the list of running
+ * tasks: 0, or -1 with the exit status in *status. */
+static int worker_setup(int argc, char **argv, worker_cli *c, worker_state *w, int *status)
+{
+	long vis, maxd, grace;
+
+	if (worker_parse(argc, argv, c, status) < 0)
+		return -1;
+	*status = RQ_OPT_USAGE_STATUS;
+	if (num_opt(c->visibility, 60, 1, 86400, "visibility-timeout", &vis) < 0 ||
+	    num_opt(c->max_deliveries, 3, 1, 1000, "max-deliveries", &maxd) < 0 ||
+	    num_opt(c->grace, 30, 0, 86400, "grace", &grace) < 0 || worker_name(c, w) < 0)
+		return -1;
+	*status = 128;
+	if (worker_redis_url(c, w) < 0)
+		return -1;
 	w->max_deliveries = maxd;
 	w->visibility_ms = vis * 1000;
 	w->grace_ms = grace * 1000;
-	return pool_from_opts(o, w->name, &w->pool, w);
+	if ((*status = pool_from_cli(&c->pool, w->name, &w->pool, w)) != 0)
+		return -1;
+	w->nrunning_cap = rq_pool_idle_count(w->pool);
+	if (!(w->running = calloc((size_t)w->nrunning_cap, sizeof(*w->running)))) {
+		fprintf(stderr, "fatal: out of memory\n");
+		*status = 128;
+		return -1;
+	}
+	return 0;
 }
 
 int cmd_worker(int argc, char **argv)
 {
-	common_opts o;
-	wctx w;
+	worker_cli c;
+	worker_state w;
 	rq_redis *r = NULL, *rr = NULL;
 	int rc;
 
-	memset(&o, 0, sizeof(o));
+	memset(&c, 0, sizeof(c));
 	memset(&w, 0, sizeof(w));
-	if ((rc = worker_setup(argc, argv, &o, &w)) != 0) {
-		rq_pool_free(w.pool);
-		free(w.redis_url);
-		return rc < 0 ? 0 : rc;
-	}
-	w.nrunning_cap = rq_pool_idle_slots(w.pool);
-	w.running = calloc((size_t)w.nrunning_cap, sizeof(*w.running));
-	if (!w.running) {
-		fprintf(stderr, "fatal: out of memory\n");
-		rq_pool_free(w.pool);
-		free(w.redis_url);
-		return 128;
+	if (worker_setup(argc, argv, &c, &w, &rc) < 0) {
+		worker_free(&w, r, rr);
+		return rc;
 	}
 	install_signals();
 	/* keep retrying the first connection: workers may start before Redis */
-	if ((rc = worker_connect(&o, &w, &r, &rr)) != 0) {
+	if ((rc = worker_connect(&c, &w, &r, &rr)) != 0) {
 		worker_free(&w, r, rr);
 		return rc < 0 ? 0 : rc;
 	}
@@ -1192,10 +1210,10 @@ int cmd_worker(int argc, char **argv)
 		worker_free(&w, r, rr);
 		return 128;
 	}
-	start_janitor(o.root);
+	start_janitor(c.pool.root);
 	rq_log(RQ_LOG_INFO, "worker started",
 	       json_pack("{s:s, s:s, s:i, s:I, s:b}", "queue", rq_queue_name(w.q), "repo_root",
-			 o.root, "jobs", w.nrunning_cap, "visibility_s",
+			 c.pool.root, "jobs", w.nrunning_cap, "visibility_s",
 			 (json_int_t)(w.visibility_ms / 1000), "kernel_memory_limit",
 			 rq_pool_kernel_memory_limit()));
 	worker_loop(&w);
@@ -1206,12 +1224,13 @@ int cmd_worker(int argc, char **argv)
 
 /* ===================== run (local JSON lines) ===================== */
 
-typedef struct rctx {
+/* What run has printed so far. */
+typedef struct run_state {
 	int any_conflict, any_error;
 	unsigned long n;
-} rctx;
+} run_state;
 
-static void print_result(rctx *c, const char *result, const char *status)
+static void print_result(run_state *c, const char *result, const char *status)
 {
 	fputs(result, stdout);
 	fputc('\n', stdout);
@@ -1223,84 +1242,118 @@ static void print_result(rctx *c, const char *result, const char *status)
 		c->any_error = 1;
 }
 
+/* The error result of a job that did not run. */
+static void print_error_result(run_state *c, const char *id, const char *repo, const rq_error *err)
+{
+	char *res = rq_result_error_text(id, repo, err->code, err->msg, 1, "local");
+
+	if (res) {
+		print_result(c, res, "error");
+		free(res);
+		return;
+	}
+	fprintf(stderr, "error: out of memory: no result for job %s (%s)\n", id, err->msg);
+	c->any_error = 1;
+}
+
 static void on_run_done(void *arg, void *ctx, const char *result, const char *status, int transient)
 {
 	(void)ctx;
 	(void)transient;
-	print_result(arg, result, status);
+	if (result) {
+		print_result(arg, result, status);
+	} else { /* left for a retry: run has none */
+		fprintf(stderr, "error: a job ended without a result\n");
+		((run_state *)arg)->any_error = 1;
+	}
 }
 
-static const char run_usage[] =
+static const char run_synopsis[] =
     "usage: replayq run --repo-root=DIR [--jobs=N] [--memory-limit=MB] [--alternates=root|any]\n"
-    "                   [FILE|-]\n"
+    "                   [FILE|-]\n";
+
+static const char run_about[] =
     "Runs JSON-lines jobs from FILE (or stdin) and prints one result per line.\n";
 
-int cmd_run(int argc, char **argv)
+/* The command line of run: 0, or -1 with the exit status in *status. */
+static int run_parse(int argc, char **argv, pool_cli *c, const char **file, int *status)
 {
-	common_opts o;
-	rq_pool *pool = NULL;
-	rctx c = {0};
-	FILE *in;
+	const rq_opt opts[] = {POOL_OPTIONS(c), RQ_OPT_END};
+	const rq_opt_spec spec = {.usage = run_synopsis, .opts = opts, .footer = run_about};
+	rq_opt_args rest;
+
+	if (rq_opt_parse(&spec, argc, argv, &rest, status) < 0)
+		return -1;
+	*file = rest.n ? rest.v[0] : NULL;
+	*status = rest.n > 1 ? rq_opt_usage_error(&spec, "more than one input file") : 0;
+	rq_opt_args_free(&rest);
+	return *status ? -1 : 0;
+}
+
+/* One line of input: its job started (once a child is free), or its error
+ * result printed. */
+static void run_line(rq_pool *pool, run_state *c, char *line, size_t len, unsigned long lineno)
+{
+	char idbuf[RQ_JOB_ID_MAX + 1], fallback[64];
+	rq_job job;
+	rq_error err;
+
+	while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+		line[--len] = '\0';
+	if (len == 0)
+		return;
+	if (rq_job_parse(line, len, &job, idbuf, &err) < 0) {
+		snprintf(fallback, sizeof(fallback), "line-%lu", lineno);
+		print_error_result(c, idbuf[0] ? idbuf : fallback, NULL, &err);
+		return;
+	}
+	while (rq_pool_idle_count(pool) == 0)
+		rq_pool_poll(pool, 100, on_run_done, c);
+	if (rq_pool_spawn(pool, &job, job_default_time(&job, NULL), 1, NULL, NULL, &err) < 0)
+		print_error_result(c, job.id, job.repo, &err);
+	rq_job_free(&job);
+}
+
+/* Run every job of in, then wait for the last: the exit status. */
+static int run_jobs(rq_pool *pool, FILE *in)
+{
+	run_state c = {0};
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t len;
 	unsigned long lineno = 0;
-	int rc;
 
-	memset(&o, 0, sizeof(o));
-	if ((rc = parse_common(argc, argv, &o, run_usage)) != 0)
-		return rc == 1 ? 0 : rc;
-	if (o.redis || o.queue || o.visibility || o.max_deliveries) {
-		fprintf(stderr, "error: run takes no queue options\n%s", run_usage);
-		return 129;
-	}
-	rq_log_setup(o.log_level ? o.log_level : "warn", "local");
-	if ((rc = pool_from_opts(&o, "local", &pool, NULL)) != 0)
-		return rc;
-	if (!o.file || !strcmp(o.file, "-"))
-		in = stdin;
-	else if (!(in = fopen(o.file, "r"))) {
-		fprintf(stderr, "fatal: cannot open '%s': %s\n", o.file, strerror(errno));
-		rq_pool_free(pool);
-		return 128;
-	}
 	install_signals();
-	while (!stop_requested && (len = getline(&line, &cap, in)) >= 0) {
-		rq_job job;
-		rq_error err;
-		char idbuf[RQ_JOB_ID_MAX + 1];
-		lineno++;
-		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-			line[--len] = '\0';
-		if (len == 0)
-			continue;
-		if (rq_job_parse(line, (size_t)len, &job, idbuf, &err) < 0) {
-			char fallback[64];
-			snprintf(fallback, sizeof(fallback), "line-%lu", lineno);
-			char *res = rq_result_error_text(idbuf[0] ? idbuf : fallback, NULL,
-							 err.code, err.msg, 1, "local");
-			if (res)
-				print_result(&c, res, "error");
-			free(res);
-			continue;
-		}
-		while (rq_pool_idle_slots(pool) == 0)
-			rq_pool_poll(pool, 100, on_run_done, &c);
-		if (rq_pool_spawn(pool, &job, job_default_time(&job, NULL), 1, NULL, NULL, &err) <
-		    0) {
-			char *res =
-			    rq_result_error_text(job.id, job.repo, err.code, err.msg, 1, "local");
-			if (res)
-				print_result(&c, res, "error");
-			free(res);
-		}
-		rq_job_free(&job);
-	}
+	while (!stop_requested && (len = getline(&line, &cap, in)) >= 0)
+		run_line(pool, &c, line, (size_t)len, ++lineno);
 	while (rq_pool_running(pool))
 		rq_pool_poll(pool, 100, on_run_done, &c);
 	free(line);
+	return c.any_error ? 2 : c.any_conflict ? 1 : 0;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	pool_cli c;
+	const char *file;
+	rq_pool *pool = NULL;
+	FILE *in = stdin;
+	int status;
+
+	memset(&c, 0, sizeof(c));
+	if (run_parse(argc, argv, &c, &file, &status) < 0)
+		return status;
+	rq_log_setup(c.log_level ? c.log_level : "warn", "local");
+	if ((status = pool_from_cli(&c, "local", &pool, NULL)) != 0)
+		return status;
+	if (file && strcmp(file, "-") && !(in = fopen(file, "r"))) {
+		fprintf(stderr, "fatal: cannot open '%s': %s\n", file, strerror(errno));
+		rq_pool_free(pool);
+		return 128;
+	}
+	status = run_jobs(pool, in);
 	if (in != stdin)
 		fclose(in);
 	rq_pool_free(pool);
-	return c.any_error ? 2 : c.any_conflict ? 1 : 0;
+	return status;
 }

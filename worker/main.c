@@ -9,69 +9,95 @@
 #include <unistd.h>
 
 #include "cmds.h"
+#include "opt.h"
 
 #define RQ_VERSION "0.1.0"
 
-static const char usage_text[] = "usage: replayq [-C <path>] <command> [<args>]\n"
-				 "\n"
-				 "commands:\n"
-				 "   replay     replay commits onto a new base (like git replay)\n"
-				 "   version    print the version\n";
+static const char usage_text[] = "usage: replayq [-C <path>] <command> [<args>]\n";
 
-int main(int argc, char **argv)
+static const char commands_text[] =
+    "commands:\n"
+    "   replay     replay commits onto a new base (like git replay)\n"
+    "   worker     run jobs from a Redis queue in forked children\n"
+    "   run        run JSON-lines jobs from a file, without Redis\n"
+    "   submit     enqueue jobs (and wait for their results)\n"
+    "   result     print stored results\n"
+    "   queue      show a queue's counters, dead letters or pending jobs\n"
+    "   version    print the version\n";
+
+static const struct {
+	const char *name;
+	int (*fn)(int, char **);
+} commands[] = {{"replay", cmd_replay}, {"worker", cmd_worker}, {"run", cmd_run},
+		{"submit", cmd_submit}, {"result", cmd_result}, {"queue", cmd_queue}};
+
+/* -C <path>: run as if started in <path> (an empty path: here), as git. */
+static int change_dir(const char *path, void *unused)
 {
-	int i = 1, rc;
+	(void)unused;
+	if (path[0] && chdir(path) < 0) {
+		fprintf(stderr, "fatal: cannot change to '%s': %s\n", path, strerror(errno));
+		return 128;
+	}
+	return 0;
+}
 
-	while (i < argc && argv[i][0] == '-') {
-		if (!strcmp(argv[i], "-C")) {
-			if (i + 1 >= argc) {
-				fprintf(stderr, "error: no directory given for -C\n%s", usage_text);
-				return 129;
-			}
-			if (argv[i + 1][0] && chdir(argv[i + 1]) < 0) {
-				fprintf(stderr, "fatal: cannot change to '%s': %s\n", argv[i + 1],
-					strerror(errno));
-				return 128;
-			}
-			i += 2;
-		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			fputs(usage_text, stdout);
-			return 0;
-		} else if (!strcmp(argv[i], "--version")) {
-			printf("replayq version %s\n", RQ_VERSION);
-			return 0;
-		} else {
-			fprintf(stderr, "unknown option: %s\n%s", argv[i], usage_text);
-			return 129;
-		}
-	}
-	if (i >= argc) {
-		fputs(usage_text, stderr);
-		return 129;
-	}
-	if (!strcmp(argv[i], "version")) {
-		printf("replayq version %s\n", RQ_VERSION);
-		return 0;
-	}
-	static const struct {
-		const char *name;
-		int (*fn)(int, char **);
-	} cmds[] = {{"replay", cmd_replay}, {"worker", cmd_worker}, {"run", cmd_run},
-		    {"submit", cmd_submit}, {"result", cmd_result}, {"queue", cmd_queue}};
+static int print_version(void)
+{
+	printf("replayq version %s\n", RQ_VERSION);
+	return 0;
+}
+
+/* Run the named command with its arguments; 129 when there is none. */
+static int run_command(const rq_opt_spec *spec, int argc, const char **argv)
+{
 	int (*fn)(int, char **) = NULL;
-	for (size_t k = 0; k < sizeof(cmds) / sizeof(cmds[0]); k++)
-		if (!strcmp(argv[i], cmds[k].name))
-			fn = cmds[k].fn;
+	int rc;
+
+	if (!strcmp(argv[0], "version"))
+		return print_version();
+	for (size_t k = 0; k < sizeof(commands) / sizeof(commands[0]); k++)
+		if (!strcmp(argv[0], commands[k].name))
+			fn = commands[k].fn;
 	if (!fn) {
-		fprintf(stderr, "replayq: '%s' is not a replayq command.\n%s", argv[i], usage_text);
-		return 129;
+		fprintf(stderr, "replayq: '%s' is not a replayq command.\n", argv[0]);
+		rq_opt_usage(spec, stderr);
+		return RQ_OPT_USAGE_STATUS;
 	}
 	git_libgit2_init();
 	/* objects read are not hashed again to check their id: git's merge
 	 * machinery reads trees and commits that way too, and zlib's checksum
 	 * still catches a corrupt entry (5-10% of a mass replay's CPU) */
 	git_libgit2_opts(GIT_OPT_ENABLE_STRICT_HASH_VERIFICATION, 0);
-	rc = fn(argc - i, argv + i);
+	rc = fn(argc, (char **)argv);
 	git_libgit2_shutdown();
 	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	int version = 0, status;
+	rq_opt_args args;
+	const rq_opt opts[] = {{.kind = RQ_OPT_KIND_CALLBACK,
+				.short_name = 'C',
+				.argh = "<path>",
+				.help = "run as if replayq was started in <path>",
+				.callback = change_dir},
+			       RQ_OPT_FLAG("version", &version, "print the version"),
+			       RQ_OPT_END};
+	const rq_opt_spec spec = {.usage = usage_text,
+				  .opts = opts,
+				  .footer = commands_text,
+				  .flags = RQ_OPT_STOP_AT_ARG};
+
+	if (rq_opt_parse(&spec, argc, argv, &args, &status) < 0)
+		return status;
+	if (version)
+		status = print_version();
+	else if (!args.n)
+		status = rq_opt_usage_error(&spec, "no command given");
+	else
+		status = run_command(&spec, (int)args.n, args.v);
+	rq_opt_args_free(&args);
+	return status;
 }

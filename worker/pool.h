@@ -2,9 +2,10 @@
 /*
  * pool: run jobs in forked children, at most N at once.
  *
- * Each child opens the job's repository under the repository root, runs the
- * engine, and writes its result (JSON) to a pipe; the parent never touches
- * a repository. A child that crashes, is killed, runs past its deadline
+ * Each child (core/base/rq_child's fork and report pipe) opens the job's
+ * repository under the repository root, runs the engine, and sends its
+ * result (JSON) over the pipe (worker/jobrun); the parent never touches a
+ * repository. A child that crashes, is killed, runs past its deadline
  * (the parent kills it) or exceeds its memory limit (resident set size,
  * watched by the parent, which kills it) yields an error result (crashed /
  * timeout / out_of_memory) built by the parent.
@@ -18,9 +19,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "rq_error.h"
 #include "rq_job.h"
-#include "rq_result_json.h"
 
 #define RQ_POOL_MAX_JOBS 256
 
@@ -51,17 +50,19 @@ typedef struct rq_pool_opts {
 
 /*
  * Called when a job is finished: result is the result JSON text (also for
- * crashes and timeouts; NULL when the job was stopped before moving any ref
- * because its intent could not be recorded: leave it for a retry),
- * transient is 1 for crashed/timeout (worth a retry), status is "ok",
- * "conflict" or "error".
+ * crashes and timeouts; NULL when the job is to be left for a retry: it
+ * was stopped before moving any ref because its intent or its commit was
+ * refused, a granted commit failed part-way, or no memory was left for
+ * its result), transient is 1 for crashed/timeout (worth a retry), status
+ * is "ok", "conflict" or "error".
  */
 typedef void (*rq_pool_done_fn)(void *arg, void *ctx, const char *result, const char *status,
 				int transient);
 
 int rq_pool_new(rq_pool **out, const rq_pool_opts *opts, rq_error *err);
 void rq_pool_free(rq_pool *p);
-int rq_pool_idle_slots(const rq_pool *p);
+/* How many more jobs can start now; how many run. */
+int rq_pool_idle_count(const rq_pool *p);
 int rq_pool_running(const rq_pool *p);
 
 /*

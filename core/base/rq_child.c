@@ -12,28 +12,59 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-pid_t rq_child_fork(int *fd)
+static void close_pipe(int fds[2])
 {
-	int fds[2];
+	int e = errno;
+
+	if (fds[0] >= 0)
+		close(fds[0]);
+	if (fds[1] >= 0)
+		close(fds[1]);
+	errno = e;
+}
+
+/* Fork with a report pipe (child to parent) and, when answer_fd is not
+ * NULL, an answer pipe (parent to child). */
+static pid_t fork_with_pipes(int *fd, int *answer_fd)
+{
+	int report[2] = {-1, -1}, answer[2] = {-1, -1};
 	pid_t pid;
 
-	if (pipe2(fds, O_CLOEXEC) < 0)
+	if (pipe2(report, O_CLOEXEC) < 0)
 		return -1;
+	if (answer_fd && pipe2(answer, O_CLOEXEC) < 0) {
+		close_pipe(report);
+		return -1;
+	}
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
-		int e = errno;
-		close(fds[0]);
-		close(fds[1]);
-		errno = e;
+		close_pipe(report);
+		close_pipe(answer);
 		return -1;
 	}
-	close(fds[pid == 0 ? 0 : 1]);
-	*fd = fds[pid == 0 ? 1 : 0];
+	/* the child writes reports and reads answers; the parent the reverse */
+	close(report[pid == 0 ? 0 : 1]);
+	*fd = report[pid == 0 ? 1 : 0];
+	if (answer_fd) {
+		close(answer[pid == 0 ? 1 : 0]);
+		*answer_fd = answer[pid == 0 ? 0 : 1];
+	}
 	return pid;
+}
+
+pid_t rq_child_fork(int *fd)
+{
+	return fork_with_pipes(fd, NULL);
+}
+
+pid_t rq_child_fork_asking(int *fd, int *answer_fd)
+{
+	return fork_with_pipes(fd, answer_fd);
 }
 
 void rq_child_frame(rq_buf *b, char type, const void *data, size_t len)
@@ -72,6 +103,40 @@ int rq_child_send(int fd, char type, const void *data, size_t len)
 		rc = rq_child_write(fd, b.p, b.len);
 	free(b.p);
 	return rc;
+}
+
+int rq_child_sendv(int fd, char type, const struct iovec *parts, int nparts)
+{
+	char head[32];
+	size_t len = 0;
+	int n;
+
+	for (int k = 0; k < nparts; k++)
+		len += parts[k].iov_len;
+	n = snprintf(head, sizeof(head), "%c%zu:", type, len);
+	if (rq_child_write(fd, head, (size_t)n) < 0)
+		return -1;
+	for (int k = 0; k < nparts; k++)
+		if (rq_child_write(fd, parts[k].iov_base, parts[k].iov_len) < 0)
+			return -1;
+	return rq_child_write(fd, "", 1);
+}
+
+int rq_child_ask(int fd, int answer_fd, char type, const struct iovec *parts, int nparts)
+{
+	char answer = 0;
+	ssize_t r;
+
+	if (rq_child_sendv(fd, type, parts, nparts) < 0)
+		return -1;
+	while ((r = read(answer_fd, &answer, 1)) < 0 && errno == EINTR)
+		;
+	return r == 1 ? (unsigned char)answer : 0;
+}
+
+int rq_child_answer(int answer_fd, char answer)
+{
+	return rq_child_write(answer_fd, &answer, 1);
 }
 
 void rq_child_in_init(rq_child_in *in, int fd)
@@ -183,6 +248,25 @@ int rq_child_reap(pid_t pid, int *status)
 		r = waitpid(pid, status, 0);
 	while (r < 0 && errno == EINTR);
 	return r == pid || (r < 0 && errno == ECHILD);
+}
+
+int rq_child_try_reap(pid_t pid, int *status)
+{
+	return waitpid(pid, status, WNOHANG) == pid;
+}
+
+int rq_child_exit_fd(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+
+	if (fd >= 0)
+		fcntl(fd, F_SETFD, FD_CLOEXEC);
+	return fd;
+#else
+	(void)pid;
+	return -1;
+#endif
 }
 
 void rq_child_kill(pid_t pid, int *status)

@@ -14,12 +14,18 @@
  * reader use a payload as a C string in place. A child that dies halfway
  * leaves an incomplete last frame, which rq_child_in_next() never returns:
  * whatever it does return was sent whole.
+ *
+ * A child may also ask and wait: the worker's pool forks with a second
+ * pipe, parent to child, on which the parent answers a question (a
+ * message) with one byte; the child blocks on it (rq_child_ask). The
+ * parent closing its end is a refusal.
  */
 #ifndef RQ_CHILD_H
 #define RQ_CHILD_H
 
 #include <stddef.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include "rq_buf.h"
 
@@ -35,6 +41,13 @@
  */
 pid_t rq_child_fork(int *fd);
 
+/*
+ * rq_child_fork() with a second pipe for the parent's answers: in the
+ * parent *answer_fd is its write end, in the child its read end (both
+ * close-on-exec).
+ */
+pid_t rq_child_fork_asking(int *fd, int *answer_fd);
+
 /* Append one frame to b (b->oom set when memory runs out). */
 void rq_child_frame(rq_buf *b, char type, const void *data, size_t len);
 
@@ -43,6 +56,22 @@ int rq_child_write(int fd, const void *p, size_t len);
 
 /* Frame and write one message; 0 or -1. */
 int rq_child_send(int fd, char type, const void *data, size_t len);
+
+/* Frame and write one message whose payload is the parts one after the
+ * other, allocating nothing (a child out of memory can still report);
+ * 0 or -1. */
+int rq_child_sendv(int fd, char type, const struct iovec *parts, int nparts);
+
+/*
+ * In a child forked with rq_child_fork_asking(): send a question (one
+ * message, as rq_child_sendv) and wait for the parent's answer: the
+ * answer byte (never 0), 0 when none came (the parent closed its end, or
+ * the pipe failed), -1 when the question could not be sent.
+ */
+int rq_child_ask(int fd, int answer_fd, char type, const struct iovec *parts, int nparts);
+
+/* In the parent: answer a child's question with one byte; 0 or -1. */
+int rq_child_answer(int answer_fd, char answer);
 
 /* The parent's side of a report pipe. */
 typedef struct rq_child_in {
@@ -80,6 +109,14 @@ void rq_child_in_drop(rq_child_in *in);
 
 /* Wait for a child (retrying on EINTR). 1 reaped (status set), 0 not ours. */
 int rq_child_reap(pid_t pid, int *status);
+
+/* Reap a child that has exited, without waiting: 1 reaped (status set),
+ * 0 still running. */
+int rq_child_try_reap(pid_t pid, int *status);
+
+/* A descriptor (close-on-exec) that becomes readable when the child
+ * exits, for poll(): a pidfd; -1 when the kernel has none. */
+int rq_child_exit_fd(pid_t pid);
 
 /* SIGKILL a child and reap it. */
 void rq_child_kill(pid_t pid, int *status);

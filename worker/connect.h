@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * connect: how a command reaches its queue. The Redis URL comes from
+ * --redis or REPLAYQ_REDIS_URL (default redis://127.0.0.1:6379/0), the
+ * queue from --queue or REPLAYQ_QUEUE (default "default"), the password
+ * from the first line of the file REPLAYQ_REDIS_PASSWORD_FILE names, else
+ * from REPLAYQ_REDIS_PASSWORD, else from the URL. A password is never
+ * printed, and one given on the command line is blanked there.
+ */
+#ifndef RQ_CONNECT_H
+#define RQ_CONNECT_H
+
+#include "opt.h"
+#include "rq_queue.h"
+#include "rq_redis.h"
+
+/* The --redis and --queue entries of a command's option table. */
+#define RQ_CONNECT_OPTIONS(url_ptr, queue_ptr)                                                     \
+	RQ_OPT_STRING("redis", (url_ptr), "<url>",                                                 \
+		      "the Redis server (else $REPLAYQ_REDIS_URL, else\n"                          \
+		      "redis://127.0.0.1:6379/0)"),                                                \
+	    RQ_OPT_STRING("queue", (queue_ptr), "<name>",                                          \
+			  "the queue (else $REPLAYQ_QUEUE, else default)")
+
+/*
+ * Connect to Redis and open the queue (url and queue NULL: from the
+ * environment, see above). retry_ms: how long to keep retrying (-1:
+ * forever). 0, or -1 with err set (RQ_E_USAGE for a URL, a queue name or
+ * a password file that cannot work) and nothing left open.
+ */
+int rq_connect_queue(const char *url, const char *queue, int retry_ms, rq_redis **r, rq_queue **q,
+		     rq_error *err);
+
+/*
+ * A --redis value from the command line: a private copy to connect with
+ * (free it; NULL when arg is NULL or out of memory). When the URL holds a
+ * password, *had_password is 1 and the password is overwritten with '*'
+ * in arg itself, so that /proc/<pid>/cmdline no longer shows it from then
+ * on; the caller warns with RQ_CONNECT_PASSWORD_WARNING.
+ */
+char *rq_connect_url_arg(char *arg, int *had_password);
+
+#define RQ_CONNECT_PASSWORD_WARNING                                                                \
+	"a password on the command line (--redis) can be read by every local user in "             \
+	"/proc/<pid>/cmdline until it is blanked; give it in REPLAYQ_REDIS_PASSWORD_FILE or "      \
+	"REPLAYQ_REDIS_PASSWORD instead"
+
+#endif

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * jobrun: what a pool child does with its one job, and what it tells the
+ * parent.
+ *
+ * The child (forked by worker/pool with core/base/rq_child) holds itself
+ * to its limits (a deadline timer, CPU time, private memory), opens the
+ * job's repository under the root and holds it there, runs the engine,
+ * and, for ref_action "update", moves the refs only as the parent allows:
+ *
+ *   'P' <intent>   "I am about to make this result true": the parent
+ *                  records it (the write-ahead intent) and answers 'g'
+ *                  (go) or anything else (abort: nothing moved). After a
+ *                  go no limit interrupts the child any more.
+ *   'C' {}         "I hold the ref locks": the parent answers 'c' when
+ *                  the job is still this worker's (commit), anything
+ *                  else to release them with nothing moved.
+ *   'R' <result>   the result, the last message.
+ *
+ * Each is one rq_child message whose payload is the child's monotonic
+ * clock in milliseconds, a space and the JSON: the parent judges a result
+ * against its deadline by the time the child finished, not by the time
+ * it got round to reading it. A child that was refused, or whose commit
+ * failed after it was granted (some refs may have moved), sends no result
+ * and exits RQ_JOBRUN_EXIT_ABORT: the job is left for its retry, which
+ * finishes the update from its intent.
+ *
+ * A redelivered job with an intent finishes that update instead of
+ * replaying from refs it may have moved; a --force copy whose prior result
+ * still holds answers with it (see the intent argument below).
+ */
+#ifndef RQ_JOBRUN_H
+#define RQ_JOBRUN_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "rq_job.h"
+
+/* Exit statuses of a child that sent no result. */
+#define RQ_JOBRUN_EXIT_NOMEM 3 /* out of memory */
+#define RQ_JOBRUN_EXIT_ABORT 5 /* intent or commit refused, or a granted commit failed */
+
+/* The message types (see above) and the parent's answers. */
+#define RQ_JOBRUN_MSG_INTENT	'P'
+#define RQ_JOBRUN_MSG_CHECK	'C'
+#define RQ_JOBRUN_MSG_RESULT	'R'
+#define RQ_JOBRUN_ANSWER_GO	'g'
+#define RQ_JOBRUN_ANSWER_COMMIT 'c'
+#define RQ_JOBRUN_ANSWER_ABORT	'a'
+
+/* What a child knows of its pool. */
+typedef struct rq_jobrun_env {
+	const char *root;	 /* the repository root, absolute and resolved */
+	int alternates_anywhere; /* follow objects/info/alternates outside the root */
+	uint64_t memory_limit;	 /* bytes of resident memory, 0: none */
+	int data_limit;		 /* also limit the private memory (RLIMIT_DATA) */
+	const char *worker;	 /* the name results carry */
+} rq_jobrun_env;
+
+/* One job for a child. */
+typedef struct rq_jobrun_task {
+	const rq_job *job;
+	int64_t default_time; /* committer time (seconds) when the job has none */
+	long attempt;	      /* the delivery */
+	/* the intent an earlier delivery recorded (its updates are finished
+	 * and it is the result), or a --force copy's prior result marked
+	 * "already_applied"; NULL: none */
+	const char *intent;
+	long long deadline; /* monotonic milliseconds */
+} rq_jobrun_task;
+
+/*
+ * In a child just forked: run the task and report on report_fd, asking on
+ * it and reading the answers on answer_fd (-1 for a job that moves no
+ * ref), then exit. parent: the pid it was forked from (a child whose
+ * parent is gone already exits at once).
+ */
+void rq_jobrun_child(const rq_jobrun_env *env, const rq_jobrun_task *task, pid_t parent,
+		     int report_fd, int answer_fd) __attribute__((noreturn));
+
+/* The JSON of a message's payload, and in *sent_ms the child's clock when
+ * it sent it; NULL when the payload is not one. */
+const char *rq_jobrun_payload_json(const char *payload, long long *sent_ms);
+
+/*
+ * The job's repository path under the root, symlinks resolved, into out
+ * (PATH_MAX): 0, or -1 with err set when it is missing or resolves outside
+ * the root.
+ */
+int rq_jobrun_resolve_repo(const char *root, const char *rel, char *out, rq_error *err);
+
+#endif
