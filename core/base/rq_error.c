@@ -3,7 +3,6 @@
  * rq_error: error codes, their stable names, and message formatting.
  */
 #include "rq_error.h"
-#include "rq_odb.h"
 
 #include <git2.h>
 #include <stdarg.h>
@@ -73,7 +72,7 @@ int rq_error_git_corrupt(rq_error *err)
 {
 	const git_error *e = git_error_last();
 
-	if (e && (e->klass == RQ_ODB_ERROR_CORRUPT || e->klass == GIT_ERROR_ZLIB))
+	if (e && (e->klass == RQ_ERROR_GIT_CORRUPT || e->klass == GIT_ERROR_ZLIB))
 		return rq_error_set(err, RQ_E_CORRUPT_OBJECT, "%s", e->message);
 	return 0;
 }

@@ -77,6 +77,10 @@ int rq_error_git(rq_error *err, const char *what);
  */
 int rq_error_git_corrupt(rq_error *err);
 
+/* The libgit2 error class replayq's object readers (rq_odb) set for a
+ * damaged object, which rq_error_git_corrupt recognises. */
+#define RQ_ERROR_GIT_CORRUPT 0x7271
+
 /* Stable snake_case name of a core code ("bad_revision", ...); "internal"
  * for any other value (queue/rq_qerror.h names the queue's codes). */
 const char *rq_code_name(rq_code code);

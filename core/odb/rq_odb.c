@@ -51,7 +51,7 @@ static int corrupt(const loose *b, const git_oid *id)
 	git_oid_tostr(hex, sizeof(hex), id);
 	snprintf(msg, sizeof(msg), "loose object %s (stored in %s/%.2s/%s) is corrupt", hex,
 		 b->shown, hex, hex + 2);
-	git_error_set_str(RQ_ODB_ERROR_CORRUPT, msg);
+	git_error_set_str(RQ_ERROR_GIT_CORRUPT, msg);
 	return GIT_ERROR;
 }
 
@@ -354,7 +354,7 @@ static int pack_failed(packs *b, const git_oid *id, int rc)
 		return rc;
 	git_oid_tostr(hex, sizeof(hex), id);
 	snprintf(msg, sizeof(msg), "packed object %s (stored in %s) is corrupt", hex, b->shown);
-	git_error_set_str(RQ_ODB_ERROR_CORRUPT, msg);
+	git_error_set_str(RQ_ERROR_GIT_CORRUPT, msg);
 	return rc;
 }
 

@@ -56,8 +56,4 @@ int rq_odb_install(git_repository *repo, const rq_odb_opts *opts, rq_error *err)
 /* 1 if b is the loose backend of an rq_odb database. */
 int rq_odb_is_loose(const git_odb_backend *b);
 
-/* The libgit2 error class of the errors the loose backend sets for a
- * damaged object. */
-#define RQ_ODB_ERROR_CORRUPT 0x7271
-
 #endif

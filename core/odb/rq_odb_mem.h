@@ -49,7 +49,8 @@ int rq_odb_mem_write(git_oid *out, git_odb *odb, const void *data, size_t len, g
 size_t rq_odb_mem_count(git_odb_backend *b);
 const git_oid *rq_odb_mem_id(git_odb_backend *b, size_t i);
 
-/* Write objects [since, count) to `path` (created, replaced). */
+/* Write objects [since, count), every one encoded (rq_odb_mem_encode), to
+ * the part file `path` (created, replaced; removed on failure). */
 int rq_odb_mem_save(git_odb_backend *b, size_t since, const char *path, rq_error *err);
 
 /* Add the objects of a file written by rq_odb_mem_save (ones already held

@@ -17,7 +17,7 @@ static uint32_t rol(uint32_t x, unsigned n)
 	return (x << n) | (x >> (32 - n));
 }
 
-static void block(uint32_t *h, const unsigned char *p)
+static void compress_block(uint32_t *h, const unsigned char *p)
 {
 	uint32_t w[80], a = h[0], b = h[1], c = h[2], d = h[3], e = h[4];
 
@@ -58,7 +58,7 @@ static void block(uint32_t *h, const unsigned char *p)
 static void blocks_portable(uint32_t *h, const unsigned char *p, size_t n)
 {
 	for (; n; n--, p += 64)
-		block(h, p);
+		compress_block(h, p);
 }
 
 #ifdef RQ_SHA1_X86

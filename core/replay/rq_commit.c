@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
+/* follows git's sequencer.c for what a pick keeps and a revert's message */
 /*
  * rq_commit: build commit objects byte for byte from the original's raw
  * data.

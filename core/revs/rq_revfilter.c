@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
+/* follows git's revision.c for the meaning of the rev-list options it takes */
 /*
  * rq_revfilter: rev-list's commit filters and counts for a replay.
  */
@@ -55,7 +56,8 @@ void rq_revfilter_free(rq_revfilter *f)
 	rq_revfilter_init(f);
 }
 
-static int add(char ***v, size_t *n, const char *s, rq_error *err)
+/* Append a copy of s to the list v of n strings: 1, or -1 out of memory. */
+static int list_add(char ***v, size_t *n, const char *s, rq_error *err)
 {
 	char **nv = realloc(*v, (*n + 1) * sizeof(**v));
 
@@ -83,7 +85,7 @@ static int number(const char *s, const char *opt, long *out, rq_error *err)
 
 /* A date git would take; replayq takes git's own formats (an epoch,
  * "@<epoch>", ISO 8601, RFC 2822), not approximate ones ("2 weeks ago"). */
-static int date(const char *s, const char *opt, int64_t *out, rq_error *err)
+static int date_value(const char *s, const char *opt, int64_t *out, rq_error *err)
 {
 	int tz;
 	rq_error e;
@@ -124,7 +126,7 @@ int rq_revfilter_wants_value(const char *arg)
 }
 
 /* Options without a value. 1, or 0 (not one of them). */
-static int flag(rq_revfilter *f, const char *a)
+static int take_flag(rq_revfilter *f, const char *a)
 {
 	if (!strcmp(a, "--first-parent"))
 		f->first_parent = 1;
@@ -161,22 +163,22 @@ int rq_revfilter_option(rq_revfilter *f, const char *a, rq_error *err)
 {
 	const char *v;
 
-	if (flag(f, a))
+	if (take_flag(f, a))
 		return 1;
 	if ((v = value_of(a, "--author")))
-		return add(&f->author, &f->nauthor, v, err);
+		return list_add(&f->author, &f->nauthor, v, err);
 	if ((v = value_of(a, "--committer")))
-		return add(&f->committer, &f->ncommitter, v, err);
+		return list_add(&f->committer, &f->ncommitter, v, err);
 	if ((v = value_of(a, "--grep")))
-		return add(&f->grep, &f->ngrep, v, err);
+		return list_add(&f->grep, &f->ngrep, v, err);
 	if ((v = value_of(a, "--ancestry-path"))) {
 		f->ancestry_path |= 2;
-		return add(&f->ancestry, &f->nancestry, v, err);
+		return list_add(&f->ancestry, &f->nancestry, v, err);
 	}
 	if ((v = value_of(a, "--since")) || (v = value_of(a, "--after")))
-		return date(v, "--since", &f->since, err);
+		return date_value(v, "--since", &f->since, err);
 	if ((v = value_of(a, "--until")) || (v = value_of(a, "--before")))
-		return date(v, "--until", &f->until, err);
+		return date_value(v, "--until", &f->until, err);
 	if ((v = value_of(a, "--max-count")))
 		return number(v, "--max-count", &f->max_count, err);
 	if ((v = value_of(a, "--skip")))
@@ -214,14 +216,16 @@ static int compile(char **pat, size_t n, const rq_revfilter *f, regex_t **out, r
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++) {
 		char *lit = f->syntax == 'F' ? fixed(pat[i]) : NULL;
-		int bad = (f->syntax == 'F' && !lit) ||
-			  regcomp(&(*out)[i], lit ? lit : pat[i], flags) != 0;
+		int oom = f->syntax == 'F' && !lit;
+		int bad = oom || regcomp(&(*out)[i], lit ? lit : pat[i], flags) != 0;
 		free(lit);
 		if (bad) {
 			for (size_t k = 0; k < i; k++)
 				regfree(&(*out)[k]);
 			free(*out);
 			*out = NULL;
+			if (oom)
+				return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 			return rq_error_set(err, RQ_E_USAGE, "invalid regular expression '%.64s'",
 					    pat[i]);
 		}
@@ -257,7 +261,7 @@ int rq_revfilter_active(const rq_revfilter *f)
 
 int rq_revfilter_path(rq_revfilter *f, const char *path, rq_error *err)
 {
-	return add(&f->paths, &f->npaths, path, err);
+	return list_add(&f->paths, &f->npaths, path, err);
 }
 
 /* Does the commit change a path the pathspecs name? 1, 0, or -1. */

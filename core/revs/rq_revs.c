@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
+/* follows git's object-name.c (DWIM ref rules) and revision.c (ranges, shorthands) */
 /*
  * rq_revs: parse revision arguments and resolve names like git does.
  */

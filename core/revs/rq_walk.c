@@ -505,6 +505,21 @@ static int apply_filters(walker *w, const rq_revs *revs, size_t *sorted, size_t 
 	return 0;
 }
 
+/* What a replay refuses among the selected commits: more than max_commits
+ * (0: no limit), a merge commit. */
+static int check_selection(const walker *w, const size_t *sorted, size_t n, size_t max_commits)
+{
+	if (max_commits && n > max_commits)
+		return rq_error_set(w->err, RQ_E_TOO_MANY_COMMITS,
+				    "the range holds %zu commits, more than the limit of %zu", n,
+				    max_commits);
+	for (size_t i = 0; i < n; i++)
+		if (w->nodes[sorted[i]].merge)
+			return rq_error_set(w->err, RQ_E_MERGE_COMMIT,
+					    "replaying merge commits is not supported yet!");
+	return 0;
+}
+
 int rq_walk_run(git_repository *repo, const rq_revs *revs, int newest_first, size_t max_commits,
 		rq_walk *out, rq_error *err)
 {
@@ -531,19 +546,8 @@ int rq_walk_run(git_repository *repo, const rq_revs *revs, int newest_first, siz
 	n = norder;
 	if (apply_filters(&w, revs, sorted, &n) < 0)
 		goto done;
-	if (max_commits && n > max_commits) {
-		rq_error_set(err, RQ_E_TOO_MANY_COMMITS,
-			     "the range holds %zu commits, more than the limit of %zu", n,
-			     max_commits);
+	if (check_selection(&w, sorted, n, max_commits) < 0)
 		goto done;
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (w.nodes[sorted[i]].merge) {
-			rq_error_set(err, RQ_E_MERGE_COMMIT,
-				     "replaying merge commits is not supported yet!");
-			goto done;
-		}
-	}
 	if (!(out->commits = calloc(n + 1, sizeof(*out->commits)))) {
 		rq_error_set(err, RQ_E_NOMEM, "out of memory");
 		goto done;

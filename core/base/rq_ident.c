@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
+/* follows git's ident.c and date.c for the identities and date forms it takes */
 /*
  * rq_ident: committer identity lookup and date parsing.
  */
