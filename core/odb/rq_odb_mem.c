@@ -568,8 +568,8 @@ static int add_part_object(struct rq_odb_mem *m, const unsigned char *r, const u
 int rq_odb_mem_load(git_odb_backend *b, const char *path, rq_error *err)
 {
 	struct rq_odb_mem *m = (struct rq_odb_mem *)b;
-	const unsigned char *buf, *entry;
-	size_t len, count;
+	const unsigned char *buf = NULL, *entry;
+	size_t len = 0, count = 0;
 
 	if (map_part(m, path, &buf, &len, err) < 0 || check_part(buf, len, path, &count, err) < 0)
 		return -1;
