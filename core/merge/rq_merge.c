@@ -94,15 +94,17 @@
 #include "rq_merge.h"
 #include "rq_treemerge.h"
 
+#include "rq_mem.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 struct rq_merger {
 	git_repository *repo;
-	git_merge_options opts; /* fallback */
-	rq_tm_config cfg;
-	rq_tm_cache *cache;
+	git_merge_options fallback_opts; /* libgit2's merge, for the fallback */
+	rq_ort_config config;
+	rq_treemerge_memory memory; /* kept across the merges: see rq_treemerge.h */
 	rq_merge_stats stats;
 };
 
@@ -136,18 +138,15 @@ void rq_conflicts_free(rq_conflicts *c)
 	memset(c, 0, sizeof(*c));
 }
 
-static int add_conflict(rq_conflicts *c, const char *path, rq_conflict_kind kind, rq_error *err)
+int rq_conflicts_add(rq_conflicts *c, const char *path, rq_conflict_kind kind)
 {
-	if (c->n == c->cap) {
-		size_t ncap = c->cap ? c->cap * 2 : 8;
-		rq_conflict *nv = realloc(c->v, ncap * sizeof(*nv));
-		if (!nv)
-			return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-		c->v = nv;
-		c->cap = ncap;
-	}
+	rq_conflict *nv = rq_mem_grow(c->v, &c->cap, c->n + 1, sizeof(*c->v), 8);
+
+	if (!nv)
+		return -1;
+	c->v = nv;
 	if (!(c->v[c->n].path = strdup(path)))
-		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+		return -1;
 	c->v[c->n++].kind = kind;
 	return 0;
 }
@@ -168,36 +167,58 @@ static int maybe_bool(const char *v)
 	return -1;
 }
 
+/* merge.directoryRenames: a boolean, or "conflict" (git's default). */
+static rq_ort_dir_renames parse_dir_renames(const char *v, rq_ort_dir_renames dflt)
+{
+	int b = maybe_bool(v);
+
+	if (b >= 0)
+		return b ? RQ_ORT_DIR_RENAMES_TRUE : RQ_ORT_DIR_RENAMES_FALSE;
+	if (!strcasecmp(v, "conflict"))
+		return RQ_ORT_DIR_RENAMES_CONFLICT;
+	return dflt;
+}
+
+/* merge.conflictStyle: merge, diff3 or zdiff3 (case matters, as in git). */
+static rq_xmerge_style parse_conflict_style(const char *v, rq_xmerge_style dflt)
+{
+	if (!strcmp(v, "diff3"))
+		return RQ_XMERGE_STYLE_DIFF3;
+	if (!strcmp(v, "zdiff3"))
+		return RQ_XMERGE_STYLE_ZDIFF3;
+	if (!strcmp(v, "merge"))
+		return RQ_XMERGE_STYLE_MERGE;
+	return dflt;
+}
+
+/*
+ * The configuration merge-ort reads for a merge (merge_recursive_config):
+ * the rename limit (merge.renameLimit over diff.renameLimit),
+ * merge.directoryRenames and merge.conflictStyle, from a snapshot of the
+ * repository's configuration. Unreadable configuration gives git's
+ * defaults; invalid values are ignored (git would die on some).
+ */
 static void read_config(rq_merger *m)
 {
 	git_config *cfg = NULL, *snap = NULL;
 	git_buf buf = GIT_BUF_INIT;
 	int32_t l;
 
-	m->cfg.rename_limit = -1;
-	m->cfg.dir_renames = RQ_TM_DIRREN_CONFLICT;
-	m->cfg.style = RQ_TM_STYLE_MERGE;
+	m->config.rename_limit = -1;
+	m->config.dir_renames = RQ_ORT_DIR_RENAMES_CONFLICT;
+	m->config.conflict_style = RQ_XMERGE_STYLE_MERGE;
 	if (git_repository_config(&cfg, m->repo) < 0 || git_config_snapshot(&snap, cfg) < 0)
 		goto out;
 	if (git_config_get_int32(&l, snap, "diff.renameLimit") == 0)
-		m->cfg.rename_limit = l;
+		m->config.rename_limit = l;
 	if (git_config_get_int32(&l, snap, "merge.renameLimit") == 0)
-		m->cfg.rename_limit = l;
+		m->config.rename_limit = l;
 	if (git_config_get_string_buf(&buf, snap, "merge.directoryRenames") == 0) {
-		int b = maybe_bool(buf.ptr);
-		if (b >= 0)
-			m->cfg.dir_renames = b ? RQ_TM_DIRREN_TRUE : RQ_TM_DIRREN_NONE;
-		else if (!strcasecmp(buf.ptr, "conflict"))
-			m->cfg.dir_renames = RQ_TM_DIRREN_CONFLICT;
+		m->config.dir_renames = parse_dir_renames(buf.ptr, m->config.dir_renames);
 		git_buf_dispose(&buf);
 	}
 	if (git_config_get_string_buf(&buf, snap, "merge.conflictStyle") == 0) {
-		if (!strcmp(buf.ptr, "diff3"))
-			m->cfg.style = RQ_TM_STYLE_DIFF3;
-		else if (!strcmp(buf.ptr, "zdiff3"))
-			m->cfg.style = RQ_TM_STYLE_ZDIFF3;
-		else if (!strcmp(buf.ptr, "merge"))
-			m->cfg.style = RQ_TM_STYLE_MERGE;
+		m->config.conflict_style = parse_conflict_style(buf.ptr, m->config.conflict_style);
 		git_buf_dispose(&buf);
 	}
 out:
@@ -210,17 +231,19 @@ int rq_merger_new(rq_merger **out, git_repository *repo, rq_error *err)
 	rq_merger *m = calloc(1, sizeof(*m));
 
 	*out = NULL;
-	if (!m || rq_tm_cache_new(&m->cache) < 0) {
+	if (!m || rq_treemerge_memory_init(&m->memory) < 0) {
 		free(m);
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	}
 	m->repo = repo;
 	read_config(m);
-	git_merge_options_init(&m->opts, GIT_MERGE_OPTIONS_VERSION);
-	m->opts.flags = GIT_MERGE_FIND_RENAMES;
-	m->opts.rename_threshold = 50;
-	m->opts.target_limit = m->cfg.rename_limit > 0 ? (unsigned)m->cfg.rename_limit : 7000;
-	m->opts.file_favor = GIT_MERGE_FILE_FAVOR_NORMAL;
+	/* the fallback: libgit2's merge with rename detection at git's 50% */
+	git_merge_options_init(&m->fallback_opts, GIT_MERGE_OPTIONS_VERSION);
+	m->fallback_opts.flags = GIT_MERGE_FIND_RENAMES;
+	m->fallback_opts.rename_threshold = 50;
+	m->fallback_opts.target_limit =
+	    m->config.rename_limit > 0 ? (unsigned)m->config.rename_limit : 7000;
+	m->fallback_opts.file_favor = GIT_MERGE_FILE_FAVOR_NORMAL;
 	*out = m;
 	return 0;
 }
@@ -229,17 +252,31 @@ void rq_merger_free(rq_merger *m)
 {
 	if (!m)
 		return;
-	rq_tm_cache_free(m->cache);
+	rq_treemerge_memory_release(&m->memory);
 	free(m);
 }
 
 const rq_merge_stats *rq_merger_stats(const rq_merger *m)
 {
 	rq_merger *mm = (rq_merger *)m;
-	rq_tm_cache_score_stats(m->cache, &mm->stats.scores_computed, &mm->stats.scores_reused);
+	rq_treemerge_memory_stats(&m->memory, &mm->stats.scores_computed, &mm->stats.scores_reused);
 	return &m->stats;
 }
 
+/* The kind of a conflict libgit2's index records, from its stages. */
+static rq_conflict_kind index_conflict_kind(const git_index_entry *anc, const git_index_entry *our,
+					    const git_index_entry *their)
+{
+	if (anc && our && their)
+		return RQ_CONFLICT_CONTENT;
+	if (!anc && our && their)
+		return RQ_CONFLICT_ADD_ADD;
+	if (anc && (our || their))
+		return RQ_CONFLICT_MODIFY_DELETE;
+	return RQ_CONFLICT_RENAME;
+}
+
+/* The conflicts of libgit2's merged index, in index order. */
 static int collect_conflicts(git_index *index, rq_conflicts *conflicts, rq_error *err)
 {
 	git_index_conflict_iterator *it = NULL;
@@ -250,18 +287,9 @@ static int collect_conflicts(git_index *index, rq_conflicts *conflicts, rq_error
 		return rq_error_git(err, "cannot list conflicts");
 	while ((rc = git_index_conflict_next(&anc, &our, &their, it)) == 0) {
 		const char *path = our ? our->path : their ? their->path : anc->path;
-		rq_conflict_kind kind;
-		if (anc && our && their)
-			kind = RQ_CONFLICT_CONTENT;
-		else if (!anc && our && their)
-			kind = RQ_CONFLICT_ADD_ADD;
-		else if (anc && (our || their))
-			kind = RQ_CONFLICT_MODIFY_DELETE;
-		else
-			kind = RQ_CONFLICT_RENAME;
-		if (add_conflict(conflicts, path, kind, err) < 0) {
+		if (rq_conflicts_add(conflicts, path, index_conflict_kind(anc, our, their)) < 0) {
 			git_index_conflict_iterator_free(it);
-			return -1;
+			return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 		}
 	}
 	git_index_conflict_iterator_free(it);
@@ -270,7 +298,8 @@ static int collect_conflicts(git_index *index, rq_conflicts *conflicts, rq_error
 	return 0;
 }
 
-/* libgit2's merge, for the cases rq_treemerge leaves alone. */
+/* libgit2's merge, for the picks the tree merge hands back (see the list at
+ * the top of this file). Returns 0 clean, 1 conflict, -1 error. */
 static int fallback_merge(rq_merger *m, const git_oid *base, const git_oid *ours,
 			  const git_oid *theirs, git_oid *out, rq_conflicts *conflicts,
 			  rq_error *err)
@@ -285,7 +314,7 @@ static int fallback_merge(rq_merger *m, const git_oid *base, const git_oid *ours
 		rq_error_git(err, "cannot read tree");
 		goto out;
 	}
-	if (git_merge_trees(&index, m->repo, tb, to, tt, &m->opts) < 0) {
+	if (git_merge_trees(&index, m->repo, tb, to, tt, &m->fallback_opts) < 0) {
 		rq_error_git(err, "merge failed");
 		goto out;
 	}
@@ -306,43 +335,50 @@ out:
 	return rc;
 }
 
-/* A merge answered from the tree ids is a clean merge like any other for
- * the chain of remembered renames: it goes on (or starts) through it. */
-static int trivial(rq_merger *m, const git_oid *base, const git_oid *ours, const git_oid *theirs,
-		   const git_oid *out)
+/*
+ * The trivial cases, answered from the ids alone, in merge-ort's terms: a
+ * side that did not change the tree takes the other side's tree. *out set
+ * and 1 when the pick is one of them, else 0.
+ */
+static int trivial_result(const git_oid *base, const git_oid *ours, const git_oid *theirs,
+			  git_oid *out)
 {
-	m->stats.trivial++;
-	(void)rq_tm_cache_chain_continues(m->cache, base, ours); /* forgets a broken one */
-	rq_tm_cache_chain_advance(m->cache, theirs, out);
+	git_oid empty;
+
+	git_oid_fromstr(&empty, RQ_EMPTY_TREE_HEX);
+	if (!base && git_oid_equal(ours, &empty)) {
+		git_oid_cpy(out, theirs); /* a root commit onto the empty tree */
+		return 1;
+	}
+	if (base && git_oid_equal(base, theirs)) {
+		git_oid_cpy(out, ours); /* the pick changes nothing */
+		return 1;
+	}
+	if ((base && git_oid_equal(base, ours)) || git_oid_equal(ours, theirs)) {
+		git_oid_cpy(out, theirs); /* ours is the base, or already the result */
+		return 1;
+	}
 	return 0;
 }
 
 int rq_merger_merge(rq_merger *m, const git_oid *base, const git_oid *ours, const git_oid *theirs,
 		    git_oid *out, rq_conflicts *conflicts, rq_error *err)
 {
-	git_oid empty;
 	git_odb *odb = NULL;
 	int rc;
 
-	git_oid_fromstr(&empty, RQ_EMPTY_TREE_HEX);
-	if (!base && git_oid_equal(ours, &empty)) {
-		git_oid_cpy(out, theirs);
-		return trivial(m, base, ours, theirs, out);
-	}
-	if (base && git_oid_equal(base, theirs)) {
-		git_oid_cpy(out, ours);
-		return trivial(m, base, ours, theirs, out);
-	}
-	if ((base && git_oid_equal(base, ours)) || git_oid_equal(ours, theirs)) {
-		git_oid_cpy(out, theirs);
-		return trivial(m, base, ours, theirs, out);
+	if (trivial_result(base, ours, theirs, out)) {
+		m->stats.trivial++;
+		rq_treemerge_trivial(&m->memory, base, ours, theirs, out);
+		return 0;
 	}
 	m->stats.full++;
 	if (git_repository_odb(&odb, m->repo) < 0)
 		return rq_error_git(err, "cannot open the object database");
-	rc = rq_treemerge(m->repo, odb, &m->cfg, m->cache, base, ours, theirs, out, conflicts, err);
+	rc = rq_treemerge(m->repo, odb, &m->config, &m->memory, base, ours, theirs, out, conflicts,
+			  err);
 	git_odb_free(odb);
-	if (rc == 2) /* the fallback knows nothing of remembered renames */
+	if (rc == RQ_TREEMERGE_FALL_BACK) /* it knows nothing of remembered renames */
 		return fallback_merge(m, base, ours, theirs, out, conflicts, err);
 	return rc;
 }

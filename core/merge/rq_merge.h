@@ -58,6 +58,8 @@ typedef struct rq_conflicts {
  * "mode", "distinct types".
  */
 const char *rq_conflict_kind_name(rq_conflict_kind kind);
+/* Append a conflict (path copied). 0, or -1 out of memory (c unchanged). */
+int rq_conflicts_add(rq_conflicts *c, const char *path, rq_conflict_kind kind);
 void rq_conflicts_free(rq_conflicts *c);
 
 typedef struct rq_merge_stats {

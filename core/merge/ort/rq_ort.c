@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: GPL-2.0-only; follows git's merge-ort.c (Elijah Newren) */
+/*
+ * rq_ort: the helpers every phase of the tree merge uses (see rq_ort.h):
+ * out-of-memory and fallback reports, the conflict list, entries and their
+ * path map, rename pair lists, blob reads.
+ */
+#include "rq_ort.h"
+
+#include <string.h>
+
+void rq_ort_merge_init(rq_ort_merge *merge)
+{
+	rq_pathmap_init(&merge->paths, &merge->arena);
+	for (int i = 0; i < 3; i++) {
+		rq_pathmap_init(&merge->dirs_removed[i], &merge->arena);
+		rq_pathmap_init(&merge->relevant_sources[i], &merge->arena);
+		rq_pathmap_init(&merge->dir_rename_count[i], &merge->arena);
+		rq_pathmap_init(&merge->dir_renames[i], &merge->arena);
+		rq_pathmap_init(&merge->possible_trivial[i], &merge->arena);
+		merge->trivial_merges_okay[i] = 1;
+	}
+}
+
+int rq_ort_nomem(rq_ort_merge *merge)
+{
+	merge->out_of_memory = 1;
+	return rq_error_set(merge->err, RQ_E_NOMEM, "out of memory");
+}
+
+void rq_ort_fall_back(rq_ort_merge *merge, const char *why)
+{
+	if (!merge->fall_back)
+		merge->fall_back_why = why;
+	merge->fall_back = 1;
+}
+
+/*
+ * merge-ort records conflicts per path (path_msg) and keeps every message;
+ * replayq reports one kind per path, the first found, which is the one the
+ * rename phase decided when there is one. A conflict anywhere means the
+ * pick stops, so nothing more is written.
+ */
+int rq_ort_conflict(rq_ort_merge *merge, const char *path, rq_conflict_kind kind)
+{
+	rq_conflicts *c = merge->conflicts;
+
+	merge->write_objects = 0;
+	for (size_t i = 0; i < c->n; i++)
+		if (!strcmp(c->v[i].path, path))
+			return 0;
+	if (rq_conflicts_add(c, path, kind) < 0)
+		return rq_ort_nomem(merge);
+	return 0;
+}
+
+rq_ort_entry *rq_ort_entry_get(rq_ort_merge *merge, const char *path)
+{
+	intptr_t v;
+	return rq_pathmap_get(&merge->paths, path, &v) ? (rq_ort_entry *)v : NULL;
+}
+
+/* Add child as the last child of dir. 0, or -1 out of memory (reported). */
+static int add_child(rq_ort_merge *merge, rq_ort_entry *dir, rq_ort_entry *child)
+{
+	rq_ort_entry **nv = rq_arena_grow(&merge->arena, dir->children, dir->nchildren,
+					  &dir->capchildren, sizeof(*nv), 8);
+	if (!nv)
+		return rq_ort_nomem(merge);
+	dir->children = nv;
+	dir->children[dir->nchildren++] = child;
+	return 0;
+}
+
+rq_ort_entry *rq_ort_entry_new(rq_ort_merge *merge, rq_ort_entry *dir, const char *path)
+{
+	rq_ort_entry *e = rq_arena_alloc(&merge->arena, sizeof(*e));
+
+	if (!e) {
+		rq_ort_nomem(merge);
+		return NULL;
+	}
+	e->path = path;
+	e->dir = dir;
+	e->basename_offset = dir && dir->path[0] ? strlen(dir->path) + 1 : 0;
+	e->conflict_kind = -1;
+	if (add_child(merge, dir, e) < 0)
+		return NULL;
+	if (rq_pathmap_put(&merge->paths, path, (intptr_t)e) < 0) {
+		rq_ort_nomem(merge);
+		return NULL;
+	}
+	return e;
+}
+
+/*
+ * merge-ort creates the entries a directory rename needs in
+ * apply_directory_rename_modifications(): the new path and each parent
+ * directory that does not exist yet, marked as walked so that its tree is
+ * written.
+ */
+rq_ort_entry *rq_ort_entry_insert(rq_ort_merge *merge, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	rq_ort_entry *dir;
+
+	if (!slash) {
+		dir = merge->root;
+	} else {
+		char *dpath = rq_arena_strndup(&merge->arena, path, (size_t)(slash - path));
+		if (!dpath) {
+			rq_ort_nomem(merge);
+			return NULL;
+		}
+		dir = rq_ort_entry_get(merge, dpath);
+		if (!dir && !(dir = rq_ort_entry_insert(merge, dpath)))
+			return NULL;
+		dir->walked = 1;
+	}
+	return rq_ort_entry_new(merge, dir, path);
+}
+
+int rq_ort_pair_push(rq_ort_merge *merge, rq_ort_pairs *pairs, rq_ort_pair *pair)
+{
+	rq_ort_pair **nv =
+	    rq_arena_grow(&merge->arena, pairs->v, pairs->n, &pairs->cap, sizeof(*nv), 16);
+	if (!nv)
+		return rq_ort_nomem(merge);
+	pairs->v = nv;
+	pairs->v[pairs->n++] = pair;
+	return 0;
+}
+
+int rq_ort_read_blob(rq_ort_merge *merge, const git_oid *id, git_blob **out)
+{
+	if (git_blob_lookup(out, merge->repo, id) < 0)
+		return rq_error_git(merge->err, "cannot read blob");
+	return 0;
+}

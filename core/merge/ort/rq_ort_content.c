@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: GPL-2.0-only; follows git's merge-ort.c (Elijah Newren) */
+/*
+ * rq_ort_content: merge one path's content (see rq_ort_content.h), as
+ * merge-ort's handle_content_merge() and merge_3way() do it:
+ *
+ *  - the mode: a side that kept the base's mode takes the other side's;
+ *    two different changes conflict, and the result keeps side 1's mode;
+ *  - the content: a side that kept the base's content takes the other
+ *    side's (no blob is read); otherwise regular files get a 3-way text
+ *    merge (a two-way merge from an empty base when the base was another
+ *    kind of object or absent), binary files conflict, and symlinks and
+ *    submodules changed on both sides conflict.
+ *
+ * Differences from git, on purpose:
+ *  - a conflicted text merge yields side 1's blob with the
+ *    RQ_ORT_CONTENT_TEXT flag instead of the text with conflict markers:
+ *    replayq never commits a conflict, and the callers make sure no clean
+ *    result depends on that text (see rq_ort_rename.c);
+ *  - submodules are never merged (git may fast-forward an initialized
+ *    submodule; replayq has no worktree and reports a conflict);
+ *  - no merge attributes (drivers, marker sizes) are read; merge-ort reads
+ *    the tree's .gitattributes only to renormalize, which is off by
+ *    default.
+ */
+#include "rq_ort_content.h"
+
+#include "rq_odb_mem.h"
+
+#include <stdlib.h>
+
+/* ll_merge treats larger files as binary (MAX_XDIFF_SIZE). */
+#define MAX_XDIFF_SIZE (1u << 30)
+
+/*
+ * A merged blob goes to the replay's object store while the merge may still
+ * be clean; after the first conflict its id is only computed (the pick
+ * stops, and the id still decides equal-content comparisons later).
+ */
+static int write_blob(rq_ort_merge *merge, const char *buf, size_t n, git_oid *out)
+{
+	if (merge->write_objects) {
+		if (rq_odb_mem_write(out, merge->odb, buf, n, GIT_OBJECT_BLOB) < 0)
+			return rq_error_git(merge->err, "cannot write blob");
+	} else if (git_odb_hash(out, buf, n, GIT_OBJECT_BLOB) < 0) {
+		return rq_error_git(merge->err, "cannot hash blob");
+	}
+	return 0;
+}
+
+/* The mode part of handle_content_merge(). */
+static void merge_modes(rq_ort_merge *merge, const rq_ort_stage *base, const rq_ort_stage *side1,
+			const rq_ort_stage *side2, rq_ort_stage *result, int *clean, int *why)
+{
+	if (side1->mode == side2->mode || side1->mode == base->mode) {
+		result->mode = side2->mode;
+		return;
+	}
+	/* merge-ort asserts when non-regular files get here with three modes */
+	if (!rq_ort_mode_is_reg(side1->mode))
+		rq_ort_fall_back(merge, "mode merge of non-regular files");
+	result->mode = side1->mode;
+	*clean = side2->mode == base->mode;
+	if (!*clean)
+		*why |= RQ_ORT_CONTENT_MODE;
+}
+
+/* The three blobs of a text merge, as buffers (base empty for a two-way
+ * merge). */
+typedef struct three_blobs {
+	git_blob *blob[3];
+	const char *buf[3];
+	size_t size[3];
+} three_blobs;
+
+static void three_blobs_free(three_blobs *t)
+{
+	for (int i = 0; i < 3; i++)
+		git_blob_free(t->blob[i]);
+}
+
+/* Read the blobs of a text merge. 0, or -1 on error (t to free anyway). */
+static int three_blobs_read(rq_ort_merge *merge, const rq_ort_stage *const stages[3], int two_way,
+			    three_blobs *t)
+{
+	for (int i = 0; i < 3; i++) {
+		t->buf[i] = "";
+		t->size[i] = 0;
+		if (i == RQ_ORT_BASE && two_way)
+			continue;
+		if (rq_ort_read_blob(merge, &stages[i]->oid, &t->blob[i]) < 0)
+			return -1;
+		t->buf[i] = git_blob_rawcontent(t->blob[i]);
+		t->size[i] = (size_t)git_blob_rawsize(t->blob[i]);
+	}
+	return 0;
+}
+
+/* ll_merge's choice of the binary driver: a NUL in any version, or a
+ * version too large for xdiff. */
+static int any_binary(const three_blobs *t)
+{
+	for (int i = 0; i < 3; i++)
+		if (rq_xmerge_buffer_is_binary(t->buf[i], t->size[i]))
+			return 1;
+	for (int i = 0; i < 3; i++)
+		if (t->size[i] > MAX_XDIFF_SIZE)
+			return 1;
+	return 0;
+}
+
+/*
+ * Run the line merge and set the result. A conflict keeps side 1's blob
+ * (flagged RQ_ORT_CONTENT_TEXT); a merge git's xdiff would fail on falls
+ * back. 0, or -1 on error.
+ */
+static int merge_text_buffers(rq_ort_merge *merge, const three_blobs *t, const rq_ort_stage *side1,
+			      rq_ort_stage *result, int *clean, int *why)
+{
+	char *out = NULL;
+	size_t outlen = 0;
+	int rc = 0;
+
+	switch (rq_xmerge(t->buf[0], t->size[0], t->buf[1], t->size[1], t->buf[2], t->size[2],
+			  merge->config->conflict_style, &out, &outlen)) {
+	case RQ_XMERGE_CLEAN:
+		rc = write_blob(merge, out, outlen, &result->oid);
+		break;
+	case RQ_XMERGE_CONFLICT:
+		*why |= RQ_ORT_CONTENT_CONFLICT | RQ_ORT_CONTENT_TEXT;
+		*clean = 0;
+		git_oid_cpy(&result->oid, &side1->oid);
+		break;
+	case RQ_XMERGE_TOO_COMPLEX:
+		rq_ort_fall_back(merge, "xdiff hash chain overflow"); /* git fails here */
+		*clean = 0;
+		*why |= RQ_ORT_CONTENT_OTHER;
+		break;
+	case RQ_XMERGE_NOMEM:
+		rc = rq_ort_nomem(merge);
+		break;
+	}
+	free(out);
+	return rc;
+}
+
+/* merge_3way() for regular files: binary files conflict (git's binary
+ * driver keeps side 1), text goes to the line merge. */
+static int merge_regular_files(rq_ort_merge *merge, const rq_ort_stage *base,
+			       const rq_ort_stage *side1, const rq_ort_stage *side2,
+			       rq_ort_stage *result, int *clean, int *why)
+{
+	const rq_ort_stage *stages[3] = {base, side1, side2};
+	int two_way = rq_ort_mode_type(base->mode) != rq_ort_mode_type(side1->mode);
+	three_blobs t = {{NULL, NULL, NULL}, {"", "", ""}, {0, 0, 0}};
+	int rc = -1;
+
+	if (three_blobs_read(merge, stages, two_way, &t) < 0)
+		goto done;
+	if (any_binary(&t)) {
+		*why |= RQ_ORT_CONTENT_BINARY;
+		*clean = 0;
+		git_oid_cpy(&result->oid, &side1->oid);
+		rc = 0;
+	} else {
+		rc = merge_text_buffers(merge, &t, side1, result, clean, why);
+	}
+done:
+	three_blobs_free(&t);
+	return rc;
+}
+
+int rq_ort_content_merge(rq_ort_merge *merge, const rq_ort_stage *base, const rq_ort_stage *side1,
+			 const rq_ort_stage *side2, rq_ort_stage *result, int *clean, int *why)
+{
+	*clean = 1;
+	*why = 0;
+	merge_modes(merge, base, side1, side2, result, clean, why);
+	if (git_oid_equal(&side1->oid, &side2->oid) || git_oid_equal(&side1->oid, &base->oid)) {
+		git_oid_cpy(&result->oid, &side2->oid);
+	} else if (git_oid_equal(&side2->oid, &base->oid)) {
+		git_oid_cpy(&result->oid, &side1->oid);
+	} else if (rq_ort_mode_is_reg(side1->mode)) {
+		return merge_regular_files(merge, base, side1, side2, result, clean, why) < 0 ? -1
+											      : 0;
+	} else if (rq_ort_mode_type(side1->mode) == RQ_ORT_TYPE_GITLINK ||
+		   rq_ort_mode_type(side1->mode) == RQ_ORT_TYPE_LINK) {
+		/* submodules are not merged (none is checked out); symlinks conflict */
+		*why |= RQ_ORT_CONTENT_CONFLICT;
+		*clean = 0;
+		git_oid_cpy(&result->oid, &side1->oid);
+	} else {
+		rq_ort_fall_back(merge, "content merge of an unknown type");
+		*why |= RQ_ORT_CONTENT_OTHER;
+		*clean = 0;
+	}
+	return 0;
+}

@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* rq_pathmap_git_order follows git's hashmap.c (README: Credits) */
+/*
+ * rq_pathmap: string-keyed maps in a merge's arena (see rq_pathmap.h),
+ * and the iteration order of git's hashmap.
+ */
+#include "rq_pathmap.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The first slot count of a map's index. */
+#define MIN_SLOTS 16
+/* The first capacity of a map's arrays. */
+#define MIN_ENTRIES 8
+
+void rq_pathmap_init(rq_pathmap *m, rq_arena *a)
+{
+	memset(m, 0, sizeof(*m));
+	m->arena = a;
+}
+
+static int key_equals(const void *ctx, size_t i, const void *key)
+{
+	return !strcmp(((const rq_pathmap *)ctx)->keys[i], key);
+}
+
+static size_t key_hash(const void *ctx, size_t i)
+{
+	return rq_hindex_hash_str(((const rq_pathmap *)ctx)->keys[i]);
+}
+
+static long find(const rq_pathmap *m, const char *key, size_t hash)
+{
+	return rq_hindex_find(&m->index, hash, key_equals, m, key);
+}
+
+/* Room for one more entry in the arrays and the index. 0, or -1 out of
+ * memory. */
+static int make_room(rq_pathmap *m)
+{
+	size_t nslot;
+
+	if (m->len == m->cap) {
+		size_t ncap = m->cap ? m->cap * 2 : MIN_ENTRIES;
+		const char **keys = rq_arena_alloc(m->arena, ncap * sizeof(*keys));
+		intptr_t *vals = rq_arena_alloc(m->arena, ncap * sizeof(*vals));
+		unsigned char *dead = rq_arena_alloc(m->arena, ncap);
+		if (!keys || !vals || !dead)
+			return -1;
+		if (m->len) {
+			memcpy(keys, m->keys, m->len * sizeof(*keys));
+			memcpy(vals, m->vals, m->len * sizeof(*vals));
+			memcpy(dead, m->dead, m->len);
+		}
+		m->keys = keys;
+		m->vals = vals;
+		m->dead = dead;
+		m->cap = ncap;
+	}
+	if ((nslot = rq_hindex_want(&m->index, MIN_SLOTS))) {
+		uint32_t *slots = rq_arena_alloc(m->arena, nslot * sizeof(*slots));
+		if (!slots)
+			return -1;
+		rq_hindex_rebuild(&m->index, slots, nslot, m->len, key_hash, m);
+	}
+	return 0;
+}
+
+int rq_pathmap_put(rq_pathmap *m, const char *key, intptr_t val)
+{
+	size_t hash = rq_hindex_hash_str(key);
+	long k = find(m, key, hash);
+
+	if (k >= 0) {
+		m->vals[k] = val;
+		if (m->dead[k]) {
+			m->dead[k] = 0;
+			m->live++;
+		}
+		return 0;
+	}
+	if (make_room(m) < 0)
+		return -1;
+	m->keys[m->len] = key;
+	m->vals[m->len] = val;
+	m->dead[m->len] = 0;
+	rq_hindex_add(&m->index, hash, m->len);
+	m->len++;
+	m->live++;
+	return 0;
+}
+
+int rq_pathmap_get(const rq_pathmap *m, const char *key, intptr_t *val)
+{
+	long k = find(m, key, rq_hindex_hash_str(key));
+
+	if (k < 0 || m->dead[k])
+		return 0;
+	if (val)
+		*val = m->vals[k];
+	return 1;
+}
+
+intptr_t rq_pathmap_get0(const rq_pathmap *m, const char *key)
+{
+	intptr_t v = 0;
+	rq_pathmap_get(m, key, &v);
+	return v;
+}
+
+int rq_pathmap_has(const rq_pathmap *m, const char *key)
+{
+	return rq_pathmap_get(m, key, NULL);
+}
+
+void rq_pathmap_del_at(rq_pathmap *m, size_t i)
+{
+	m->dead[i] = 1;
+	m->live--;
+}
+
+void rq_pathmap_del(rq_pathmap *m, const char *key)
+{
+	long k = find(m, key, rq_hindex_hash_str(key));
+
+	if (k >= 0 && !m->dead[k])
+		rq_pathmap_del_at(m, (size_t)k);
+}
+
+/* ---- git's hashmap order -------------------------------------------------- */
+
+/* git's strhash(): 32-bit FNV-1 (multiply, then xor), which decides the
+ * buckets of git's strmap; not the hash of the maps above. */
+static uint32_t git_strhash(const char *s)
+{
+	uint32_t c, hash = 0x811c9dc5u;
+	while ((c = (unsigned char)*s++))
+		hash = (hash * 0x01000193u) ^ c;
+	return hash;
+}
+
+/* A model of git's hashmap: bucket heads and the chains through them. */
+typedef struct git_hashmap_model {
+	long *table; /* bucket -> first entry, -1 */
+	long *next;  /* entry -> next entry in its bucket, -1 */
+	uint32_t *hash;
+	size_t tablesize, grow_at;
+} git_hashmap_model;
+
+/*
+ * git's rehash(): four times the buckets; each old bucket is walked from its
+ * head and every entry pushed on the front of its new bucket, which reverses
+ * the order of entries that stay together. -1 out of memory.
+ */
+static int model_grow(git_hashmap_model *h)
+{
+	size_t newsize = h->tablesize << 2;
+	long *nt = malloc(newsize * sizeof(*nt));
+
+	if (!nt)
+		return -1;
+	for (size_t j = 0; j < newsize; j++)
+		nt[j] = -1;
+	for (size_t j = 0; j < h->tablesize; j++) {
+		long e = h->table[j];
+		while (e >= 0) {
+			long nx = h->next[e];
+			size_t nb = h->hash[e] & (newsize - 1);
+			h->next[e] = nt[nb];
+			nt[nb] = e;
+			e = nx;
+		}
+	}
+	free(h->table);
+	h->table = nt;
+	h->tablesize = newsize;
+	h->grow_at = (size_t)((uint64_t)newsize * 80 / 100);
+	return 0;
+}
+
+/*
+ * Insert the keys in order as git's hashmap_add() does (64 buckets at
+ * first, each new entry at the front of its bucket, 4x growth past 80%
+ * load), then read the buckets in order, each from its head, as
+ * hashmap_iter_next() does.
+ */
+size_t *rq_pathmap_git_order(const rq_pathmap *m)
+{
+	size_t n = m->len, k = 0, *order = rq_arena_alloc(m->arena, n * sizeof(*order));
+	git_hashmap_model h = {malloc(64 * sizeof(long)), malloc((n ? n : 1) * sizeof(long)),
+			       malloc((n ? n : 1) * sizeof(uint32_t)), 64, 64 * 80 / 100};
+
+	if (!order || !h.table || !h.next || !h.hash)
+		goto fail;
+	for (size_t i = 0; i < h.tablesize; i++)
+		h.table[i] = -1;
+	for (size_t i = 0; i < n; i++) {
+		size_t b;
+		h.hash[i] = git_strhash(m->keys[i]);
+		b = h.hash[i] & (h.tablesize - 1);
+		h.next[i] = h.table[b];
+		h.table[b] = (long)i;
+		if (i + 1 > h.grow_at && model_grow(&h) < 0)
+			goto fail;
+	}
+	for (size_t b = 0; b < h.tablesize; b++)
+		for (long e = h.table[b]; e >= 0; e = h.next[e])
+			order[k++] = (size_t)e;
+	free(h.table);
+	free(h.next);
+	free(h.hash);
+	return order;
+fail:
+	free(h.table);
+	free(h.next);
+	free(h.hash);
+	return NULL;
+}

@@ -1,0 +1,377 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* follows git's xdiff: xmerge.c (README: Credits) */
+/*
+ * rq_xmerge: the 3-way merge of one text file (see rq_xmerge.h), after
+ * git's xdl_merge().
+ *
+ * Like xdl_merge it diffs base -> ours and base -> theirs (rq_xdiff.c),
+ * takes the other side when one side has no change at all, and otherwise
+ * walks the two scripts together (xdl_do_merge): a hunk that overlaps no
+ * hunk of the other side is taken from its side, the same hunk on both
+ * sides (same base lines, same new lines) is taken once, and overlapping
+ * hunks become a conflict chunk, merged with any chunk it touches. With the
+ * default conflict style a conflict whose two sides read the same is then
+ * no conflict (the part of xdl_refine_conflicts that can make a merge
+ * clean). The clean result is written as xdl_fill_merge_buffer writes it:
+ * ours, with each chunk that only theirs changed replaced by their lines.
+ *
+ * Deliberately left out, because they only shape conflicted output, which
+ * is never written: the finer split of conflicts by xdl_refine_conflicts,
+ * xdl_simplify_non_conflicts, conflict markers, labels and marker sizes,
+ * the zdiff3 trimming of conflict chunks.
+ */
+#include "rq_xmerge.h"
+#include "rq_xdiff.h"
+
+#include "rq_mem.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * What a merged chunk takes (xdl_merge's xdmerge_t.mode): the bits of the
+ * sides whose lines it keeps, or a conflict, or a conflict whose two sides
+ * turned out the same (its lines are already those of ours). git uses the
+ * same values (0, 1, 2, 4), and the same merging rule in xdl_append_merge:
+ * two chunks of different kinds that touch become a conflict.
+ */
+enum {
+	CHUNK_CONFLICT = 0,
+	CHUNK_OURS = 1,	  /* only side 1 (ours) changed it: its lines */
+	CHUNK_THEIRS = 2, /* only side 2 (theirs) changed it: its lines */
+	CHUNK_SAME = 4	  /* both changed it to the same text: ours' lines */
+};
+
+/* One chunk of the merge: chg0 base lines at i0 are chg1 lines at i1 in
+ * ours and chg2 lines at i2 in theirs (0-based). */
+typedef struct merge_chunk {
+	int mode; /* CHUNK_* */
+	long i0, chg0, i1, chg1, i2, chg2;
+} merge_chunk;
+
+typedef struct chunk_list {
+	merge_chunk *v;
+	size_t n, cap;
+} chunk_list;
+
+/* Both diffs of one merge: base -> ours (env1, script1) and base -> theirs
+ * (env2, script2). env1.f2 holds the lines of ours, env2.f2 those of theirs. */
+typedef struct both_diffs {
+	rq_xdiff_env env1, env2;
+	rq_xdiff_change *script1, *script2;
+	size_t n1, n2;
+} both_diffs;
+
+/*
+ * xdl_append_merge(): add a chunk, or extend the last one when the new one
+ * starts inside or right at its end on either side (then a chunk of another
+ * kind makes it a conflict). 0, or -1 out of memory.
+ */
+static int append_chunk(chunk_list *l, int mode, long i0, long chg0, long i1, long chg1, long i2,
+			long chg2)
+{
+	merge_chunk *m = l->n ? &l->v[l->n - 1] : NULL, *nv;
+
+	if (m && (i1 <= m->i1 + m->chg1 || i2 <= m->i2 + m->chg2)) {
+		if (mode != m->mode)
+			m->mode = CHUNK_CONFLICT;
+		m->chg0 = i0 + chg0 - m->i0;
+		m->chg1 = i1 + chg1 - m->i1;
+		m->chg2 = i2 + chg2 - m->i2;
+		return 0;
+	}
+	if (!(nv = rq_mem_grow(l->v, &l->cap, l->n + 1, sizeof(*l->v), 16)))
+		return -1;
+	l->v = nv;
+	m = &l->v[l->n++];
+	m->mode = mode;
+	m->i0 = i0;
+	m->chg0 = chg0;
+	m->i1 = i1;
+	m->chg1 = chg1;
+	m->i2 = i2;
+	m->chg2 = chg2;
+	return 0;
+}
+
+/* A hunk of ours that no hunk of theirs overlaps; offset maps base lines to
+ * lines of theirs around it. */
+static int append_ours(chunk_list *l, const rq_xdiff_change *x1, long offset)
+{
+	return append_chunk(l, CHUNK_OURS, x1->i1, x1->chg1, x1->i2, x1->chg2, x1->i1 + offset,
+			    x1->chg1);
+}
+
+/* The same for a hunk of theirs alone. */
+static int append_theirs(chunk_list *l, const rq_xdiff_change *x2, long offset)
+{
+	return append_chunk(l, CHUNK_THEIRS, x2->i1, x2->chg1, x2->i1 + offset, x2->chg1, x2->i2,
+			    x2->chg2);
+}
+
+/*
+ * Two overlapping hunks as one conflict chunk covering both (the conflict
+ * branch of xdl_do_merge): the chunk starts at the earlier start and ends at
+ * the later end in base, and each side's range is stretched by the same
+ * amounts.
+ */
+static int append_conflict(chunk_list *l, const rq_xdiff_change *x1, const rq_xdiff_change *x2)
+{
+	long off = x1->i1 - x2->i1, ffo = off + x1->chg1 - x2->chg1;
+	long i0 = x1->i1, i1 = x1->i2, i2 = x2->i2, chg0, chg1, chg2;
+
+	if (off > 0) {
+		i0 -= off;
+		i1 -= off;
+	} else {
+		i2 += off;
+	}
+	chg0 = x1->i1 + x1->chg1 - i0;
+	chg1 = x1->i2 + x1->chg2 - i1;
+	chg2 = x2->i2 + x2->chg2 - i2;
+	if (ffo < 0) {
+		chg0 -= ffo;
+		chg1 -= ffo;
+	} else {
+		chg2 += ffo;
+	}
+	return append_chunk(l, CHUNK_CONFLICT, i0, chg0, i1, chg1, i2, chg2);
+}
+
+/* xdl_merge_cmp_lines() without whitespace options: are count lines of a
+ * from ia equal to those of b from ib? */
+static int lines_equal(const rq_xdiff_file *a, long ia, const rq_xdiff_file *b, long ib, long count)
+{
+	for (long i = 0; i < count; i++) {
+		const rq_xdiff_rec *r1 = &a->recs[ia + i], *r2 = &b->recs[ib + i];
+		if (r1->size != r2->size || memcmp(r1->ptr, r2->ptr, (size_t)r1->size))
+			return 0;
+	}
+	return 1;
+}
+
+/* Are x1 and x2 the same change: the same base lines replaced by the same
+ * lines? */
+static int same_change(const both_diffs *d, const rq_xdiff_change *x1, const rq_xdiff_change *x2)
+{
+	return x1->i1 == x2->i1 && x1->chg1 == x2->chg1 && x1->chg2 == x2->chg2 &&
+	       lines_equal(&d->env1.f2, x1->i2, &d->env2.f2, x2->i2, x1->chg2);
+}
+
+/*
+ * xdl_do_merge()'s walk over both scripts (level ZEALOUS and up: the same
+ * change on both sides is no conflict): chunks in base order in *l. The
+ * offsets map base line numbers to the other side's, past the last hunk of
+ * that side. 0, or -1 out of memory.
+ */
+static int merge_scripts(const both_diffs *d, chunk_list *l)
+{
+	size_t k1 = 0, k2 = 0;
+
+	while (k1 < d->n1 && k2 < d->n2) {
+		const rq_xdiff_change *x1 = &d->script1[k1], *x2 = &d->script2[k2];
+		if (x1->i1 + x1->chg1 < x2->i1) {
+			if (append_ours(l, x1, x2->i2 - x2->i1) < 0)
+				return -1;
+			k1++;
+			continue;
+		}
+		if (x2->i1 + x2->chg1 < x1->i1) {
+			if (append_theirs(l, x2, x1->i2 - x1->i1) < 0)
+				return -1;
+			k2++;
+			continue;
+		}
+		if (!same_change(d, x1, x2) && append_conflict(l, x1, x2) < 0)
+			return -1;
+		/* step past whichever hunk ends first in base (both if together) */
+		if (x1->i1 + x1->chg1 >= x2->i1 + x2->chg1)
+			k2++;
+		if (x2->i1 + x2->chg1 >= x1->i1 + x1->chg1)
+			k1++;
+	}
+	for (; k1 < d->n1; k1++)
+		if (append_ours(l, &d->script1[k1], d->env2.f2.nrec - d->env2.f1.nrec) < 0)
+			return -1;
+	for (; k2 < d->n2; k2++)
+		if (append_theirs(l, &d->script2[k2], d->env1.f2.nrec - d->env1.f1.nrec) < 0)
+			return -1;
+	return 0;
+}
+
+/* The bytes of n lines of f from line i (an empty string for none). */
+static const char *lines_text(const rq_xdiff_file *f, long i, long n, size_t *len)
+{
+	if (n <= 0) {
+		*len = 0;
+		return "";
+	}
+	*len = (size_t)(f->recs[i + n - 1].ptr + f->recs[i + n - 1].size - f->recs[i].ptr);
+	return f->recs[i].ptr;
+}
+
+/*
+ * The part of xdl_refine_conflicts() that can make a merge clean: with the
+ * default style, a conflict chunk whose two sides (both non-empty) read the
+ * same becomes CHUNK_SAME. git goes on to diff the two sides of every other
+ * conflict to split it into smaller ones, which never makes it clean, so
+ * that is not reproduced. Returns the number of conflicts left.
+ */
+static size_t refine_conflicts(const both_diffs *d, chunk_list *l, rq_xmerge_style style)
+{
+	size_t conflicts = 0;
+
+	for (size_t i = 0; i < l->n; i++) {
+		merge_chunk *m = &l->v[i];
+		if (m->mode != CHUNK_CONFLICT)
+			continue;
+		if (style == RQ_XMERGE_STYLE_MERGE && m->chg1 && m->chg2) {
+			size_t la, lb;
+			const char *pa = lines_text(&d->env1.f2, m->i1, m->chg1, &la);
+			const char *pb = lines_text(&d->env2.f2, m->i2, m->chg2, &lb);
+			if (la == lb && !memcmp(pa, pb, la)) {
+				m->mode = CHUNK_SAME;
+				continue;
+			}
+		}
+		conflicts++;
+	}
+	return conflicts;
+}
+
+/* A growing output buffer. */
+typedef struct out_buf {
+	char *p;
+	size_t len, cap;
+} out_buf;
+
+/* Append n lines of f from line i. 0, or -1 out of memory. */
+static int append_lines(out_buf *b, const rq_xdiff_file *f, long i, long n)
+{
+	size_t len;
+	const char *p = lines_text(f, i, n, &len);
+	char *nb;
+
+	if (!len)
+		return 0; /* rq_mem_grow gives NULL for an empty buffer */
+	if (!(nb = rq_mem_grow(b->p, &b->cap, b->len + len, 1, 256)))
+		return -1;
+	b->p = nb;
+	memcpy(b->p + b->len, p, len);
+	b->len += len;
+	return 0;
+}
+
+/*
+ * xdl_fill_merge_buffer() for a merge without conflicts: the lines of ours,
+ * in which every chunk that changed is replaced by its side's lines (a
+ * CHUNK_SAME chunk is already ours). 0 with *out (never NULL) and *outlen,
+ * or -1 out of memory.
+ */
+static int fill_merge_buffer(const both_diffs *d, const chunk_list *l, char **out, size_t *outlen)
+{
+	const rq_xdiff_file *ours = &d->env1.f2, *theirs = &d->env2.f2;
+	out_buf b = {NULL, 0, 0};
+	long i = 0;
+
+	for (size_t k = 0; k < l->n; k++) {
+		const merge_chunk *m = &l->v[k];
+		if (!(m->mode & (CHUNK_OURS | CHUNK_THEIRS)))
+			continue;
+		if (append_lines(&b, ours, i, m->i1 - i) < 0 ||
+		    ((m->mode & CHUNK_OURS) && append_lines(&b, ours, m->i1, m->chg1) < 0) ||
+		    ((m->mode & CHUNK_THEIRS) && append_lines(&b, theirs, m->i2, m->chg2) < 0))
+			goto fail;
+		i = m->i1 + m->chg1;
+	}
+	if (append_lines(&b, ours, i, ours->nrec - i) < 0)
+		goto fail;
+	if (!b.p && !(b.p = malloc(1)))
+		return -1;
+	*out = b.p;
+	*outlen = b.len;
+	return 0;
+fail:
+	free(b.p);
+	return -1;
+}
+
+/* A copy of a whole side, for a merge where the other side changed nothing. */
+static int copy_side(const char *p, size_t n, char **out, size_t *outlen)
+{
+	*out = malloc(n ? n : 1);
+	if (!*out)
+		return -1;
+	if (n)
+		memcpy(*out, p, n);
+	*outlen = n;
+	return 0;
+}
+
+static rq_xmerge_result from_xdiff(int r)
+{
+	return r == RQ_XDIFF_TOO_COMPLEX ? RQ_XMERGE_TOO_COMPLEX : RQ_XMERGE_NOMEM;
+}
+
+/* Merge the two diffs in d (both have changes). */
+static rq_xmerge_result merge_both(const both_diffs *d, rq_xmerge_style style, char **out,
+				   size_t *outlen)
+{
+	chunk_list l = {NULL, 0, 0};
+	rq_xmerge_result rc = RQ_XMERGE_NOMEM;
+
+	if (merge_scripts(d, &l) < 0)
+		goto done;
+	if (refine_conflicts(d, &l, style)) {
+		rc = RQ_XMERGE_CONFLICT;
+		goto done;
+	}
+	if (fill_merge_buffer(d, &l, out, outlen) == 0)
+		rc = RQ_XMERGE_CLEAN;
+done:
+	free(l.v);
+	return rc;
+}
+
+rq_xmerge_result rq_xmerge(const char *base, size_t nbase, const char *ours, size_t nours,
+			   const char *theirs, size_t ntheirs, rq_xmerge_style style, char **out,
+			   size_t *outlen)
+{
+	both_diffs d;
+	rq_xmerge_result rc;
+	int r;
+
+	memset(&d, 0, sizeof(d));
+	*out = NULL;
+	*outlen = 0;
+	r = rq_xdiff_histogram(&d.env1, base, (long)nbase, ours, (long)nours, &d.script1, &d.n1);
+	if (r < 0)
+		return from_xdiff(r);
+	r = rq_xdiff_histogram(&d.env2, base, (long)nbase, theirs, (long)ntheirs, &d.script2,
+			       &d.n2);
+	if (r < 0) {
+		free(d.script1);
+		rq_xdiff_env_free(&d.env1);
+		return from_xdiff(r);
+	}
+	/* xdl_merge: a side without changes gives the other side as it is */
+	if (!d.n1)
+		rc =
+		    copy_side(theirs, ntheirs, out, outlen) < 0 ? RQ_XMERGE_NOMEM : RQ_XMERGE_CLEAN;
+	else if (!d.n2)
+		rc = copy_side(ours, nours, out, outlen) < 0 ? RQ_XMERGE_NOMEM : RQ_XMERGE_CLEAN;
+	else
+		rc = merge_both(&d, style, out, outlen);
+	free(d.script1);
+	free(d.script2);
+	rq_xdiff_env_free(&d.env1);
+	rq_xdiff_env_free(&d.env2);
+	return rc;
+}
+
+int rq_xmerge_buffer_is_binary(const char *buf, size_t n)
+{
+	if (n > 8000)
+		n = 8000;
+	return memchr(buf, 0, n) != NULL;
+}
