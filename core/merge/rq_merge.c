@@ -1,21 +1,23 @@
 /* SPDX-License-Identifier: GPL-2.0-only; follows git's merge-ort.c (Elijah Newren) */
 /*
- * rq_merge: the 3-way tree merge behind every pick.
+ * rq_merge: the 3-way tree merge behind every pick (the public face of the
+ * merge sub-library in core/merge/: ort/ holds the tree merge, xdiff/ the
+ * line merge; ort/rq_ort.h is the map of the internals).
  *
  * Trivial picks are answered from the tree ids alone (no tree is read):
  * theirs == base gives ours; ours == base or ours == theirs gives theirs;
  * a root commit (no base) onto the empty tree gives theirs.
  *
- * Every other pick goes to rq_treemerge (rq_treemerge*.c), a
+ * Every other pick goes to rq_treemerge (core/merge/ort), a
  * re-implementation of git 2.39's merge-ort that opens only the
  * directories that differ between the sides, so that a pick costs what it
  * changes, not what the repository holds. Same results as merge-ort:
  *
  *  - per path: take the changed side, same change on both sides, content
  *    merge with git's xdiff merge (histogram diff, zealous, as merge-ort
- *    hard-codes it; rq_treemerge_xdiff.c), mode merge, modify/delete,
- *    add/add (two-way merge from an empty base), file/directory, distinct
- *    types (file/symlink/submodule), binary files (a NUL in the first 8000
+ *    hard-codes it; core/merge/xdiff), mode merge, modify/delete, add/add
+ *    (two-way merge from an empty base), file/directory, distinct types
+ *    (file/symlink/submodule), binary files (a NUL in the first 8000
  *    bytes: conflict), symlinks and submodules changed differently on both
  *    sides (conflict; submodules are never merged);
  *  - renames on both sides, searched only where they can change the result
@@ -27,6 +29,8 @@
  *    depends on it);
  *  - directory renames (merge.directoryRenames: conflict (default), true,
  *    false);
+ *  - the renames remembered along the picks of a replay, as git replay's
+ *    merge-ort remembers them (ort/rq_rename_cache.h);
  *  - merge.conflictStyle (diff3/zdiff3 make more overlapping changes
  *    conflict, as in git).
  *
@@ -35,11 +39,13 @@
  * renames.
  *
  * Falls back to libgit2's git_merge_trees() (counted in stats.fallback),
- * for that pick only, exactly when rq_treemerge meets one of these states
- * (tm_unsure() calls; most are states where merge-ort itself asserts or
- * leaves inconsistent entries, so git may also die there):
- *  - a tree holding the same name twice (corrupt tree), or a merged
- *    directory that would get two entries of the same name;
+ * for that pick only, exactly when the tree merge meets one of these
+ * states (rq_ort_fall_back() calls, each naming its state; most are states
+ * where merge-ort itself asserts or leaves inconsistent entries, so git
+ * may also die there):
+ *  - a merged directory that would get two entries of the same name (a
+ *    tree holding the same name twice is corrupt: an error, not a
+ *    fallback);
  *  - a histogram diff hash chain of 64 distinct lines (xdiff fails: git
  *    reports an error);
  *  - a mode merge of non-regular entries with three different modes, a
@@ -50,17 +56,22 @@
  *    rename/add between a file and a non-file;
  *  - with merge.directoryRenames=true only: a directory rename moving a
  *    path into a directory that was resolved without being opened or onto
- *    a resolved path, or without a collision record (with the default
+ *    a resolved path, moving an entry other than an unresolved file added
+ *    on one side, or without a collision record (with the default
  *    =conflict, these are reported as "directory rename" conflicts, which
  *    is what git's result is whatever happens next);
  *  - walk states merge-ort asserts against: a directory removed on one
  *    side inside a directory removed on the other, deferred directories
- *    appearing after the rename search, a directory entry that was neither
- *    resolved nor walked, a directory/file entry without its conflict flag.
+ *    appearing after the rename search (or without an entry), a trivial
+ *    directory merge whose other side is not the base's, a directory entry
+ *    that was neither resolved nor walked, a directory/file entry without
+ *    its conflict flag, an entry with neither a file nor a directory.
  * In the differential tests (108,000 random situations against git
  * merge-tree) 9 picks fell back: 6 directory renames into a directory
  * resolved unopened (=true), 2 renames whose source was gone on the other
- * side, 1 rename/add of a file and a symlink; all 9 agreed with git.
+ * side, 1 rename/add of a file and a symlink; all 9 agreed with git. The
+ * fallback knows nothing of remembered renames: a pick that falls back
+ * breaks their chain.
  *
  * Deliberate difference: when a renamed file collides with a file the other
  * side added at its destination and the content merge of the rename
@@ -80,16 +91,13 @@
  *    merge-ort rewrites the root tree, the trivial cases here return the
  *    input tree unchanged.
  *
- * Caching across the picks of one merger: the chunk counts of blobs used in
- * similarity scoring, and every similarity score computed (by the pair of
- * blob ids), so a rename search that meets the pairs of an earlier pick
- * (an upstream rename met pick after pick) scores only the new pairs
- * (stats: similarity_computed / similarity_reused); the merge's memory is
- * also reused. Rename pairs themselves are not carried from one pick to the
- * next (merge-ort's "cached pairs" for git replay): those can make a pick's
- * result differ from a fresh merge of the same trees (git cherry-pick and
- * git merge-tree do not use them), and this merger gives every pick the
- * result of a fresh merge.
+ * Kept across the picks of one merger (rq_treemerge_memory): the renames
+ * remembered along the chain of picks; the chunk counts of blobs used in
+ * similarity scoring and every similarity score computed (by the pair of
+ * blob ids), so a rename search that meets the pairs of an earlier pick (an
+ * upstream rename met pick after pick) scores only the new pairs (stats:
+ * similarity_computed / similarity_reused; a score never depends on the
+ * cache); and the merge's memory chunks.
  */
 #include "rq_merge.h"
 #include "rq_treemerge.h"

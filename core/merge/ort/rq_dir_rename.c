@@ -32,8 +32,11 @@
 /* How a removed directory's vote went. */
 enum { VOTE_NONE, VOTE_TIE, VOTE_WON };
 
-/* The new directory with the most votes in counts (*best), the first of
- * them in insertion order; a tie for the most decides nothing. */
+/*
+ * The new directory with the most votes in counts (*best; the first of them
+ * in insertion order, though a tie for the most decides nothing anyway).
+ * Returns VOTE_NONE, VOTE_TIE or VOTE_WON.
+ */
 static int count_votes(const rq_pathmap *counts, const char **best)
 {
 	intptr_t max = 0, bad_max = 0;
@@ -56,8 +59,13 @@ static int count_votes(const rq_pathmap *counts, const char **best)
 	return bad_max == max ? VOTE_TIE : VOTE_WON;
 }
 
-/* get_provisional_directory_renames() for one side: a won vote renames the
- * directory, a tie is a conflict at the old directory. 0, or -1. */
+/*
+ * get_provisional_directory_renames() for one side: a won vote renames the
+ * directory; a tie renames nothing and is a conflict at the old directory
+ * (merge-ort's "directory rename split": it cannot tell where the directory
+ * went, and the merge is unclean without an entry to attach that to, hence
+ * renames_unclean). 0, or -1.
+ */
 static int provisional_renames(rq_ort_merge *merge, int side)
 {
 	rq_pathmap *drc = &merge->dir_rename_count[side];
@@ -80,8 +88,11 @@ static int provisional_renames(rq_ort_merge *merge, int side)
 	return 0;
 }
 
-/* handle_directory_level_conflicts(): drop the renames of directories that
- * both sides renamed. */
+/*
+ * handle_directory_level_conflicts(): a directory both sides renamed is
+ * treated as renamed by neither (its files' own renames still apply, and a
+ * rename/rename of the files shows the disagreement).
+ */
 static void drop_renamed_on_both_sides(rq_ort_merge *merge)
 {
 	rq_pathmap *d1 = &merge->dir_renames[RQ_ORT_SIDE1], *d2 = &merge->dir_renames[RQ_ORT_SIDE2];
@@ -94,6 +105,7 @@ static void drop_renamed_on_both_sides(rq_ort_merge *merge)
 	}
 }
 
+/* Both sides' provisional renames, then the directory-level conflicts. */
 int rq_dir_rename_find(rq_ort_merge *merge)
 {
 	if (provisional_renames(merge, RQ_ORT_SIDE1) < 0 ||
@@ -107,7 +119,8 @@ int rq_dir_rename_find(rq_ort_merge *merge)
 
 /*
  * check_dir_renamed(): the closest ancestor directory of path that is
- * renamed in dir_renames: *old_dir (in the arena) and *new_dir. 1 when
+ * renamed in dir_renames: *old_dir (in the arena) and *new_dir. The closest
+ * wins, so a rename of a/b overrides one of a for the paths under a/b. 1 when
  * found, 0 when none, -1 out of memory.
  */
 static int check_dir_renamed(rq_ort_merge *merge, const char *path, const rq_pathmap *dir_renames,
@@ -129,8 +142,10 @@ static int check_dir_renamed(rq_ort_merge *merge, const char *path, const rq_pat
 	return 0;
 }
 
-/* apply_dir_rename(): old_path with its old_dir prefix replaced by new_dir
- * (a rename to the top level drops the separator too); NULL out of memory. */
+/*
+ * apply_dir_rename(): old_path with its old_dir prefix replaced by new_dir
+ * (a rename to the top level drops the separator too); NULL out of memory.
+ */
 static char *apply_dir_rename(rq_ort_merge *merge, const char *old_dir, const char *new_dir,
 			      const char *old_path)
 {
@@ -155,7 +170,11 @@ typedef struct collision_info {
 	int reported_already;
 } collision_info;
 
-/* Add source to the sorted set (once). 0, or -1 out of memory. */
+/*
+ * Add source to the sorted set (once), keeping it sorted as git's string
+ * list is (the order decides nothing here but keeps the set a set). 0, or -1
+ * out of memory.
+ */
 static int collision_add_source(rq_ort_merge *merge, collision_info *ci, const char *source)
 {
 	size_t pos = 0;
@@ -177,7 +196,10 @@ static int collision_add_source(rq_ort_merge *merge, collision_info *ci, const c
 	return 0;
 }
 
-/* The collision record of new_path (created empty); NULL out of memory. */
+/*
+ * The collision record of new_path (created empty on first use); NULL out of
+ * memory.
+ */
 static collision_info *collision_at(rq_ort_merge *merge, rq_pathmap *collisions,
 				    const char *new_path)
 {
@@ -192,6 +214,12 @@ static collision_info *collision_at(rq_ort_merge *merge, rq_pathmap *collisions,
 	return ci;
 }
 
+/*
+ * compute_collisions() for one side: every path the side added or renamed
+ * whose directory the other side renamed; collisions maps each new path to
+ * the paths that would move there. Counted before any path moves, so that
+ * handle_path_level_conflicts can refuse a move shared by several paths.
+ */
 int rq_dir_rename_collisions(rq_ort_merge *merge, int side, rq_pathmap *collisions)
 {
 	const rq_pathmap *dir_renames = &merge->dir_renames[rq_ort_other_side(side)];
@@ -202,18 +230,19 @@ int rq_dir_rename_collisions(rq_ort_merge *merge, int side, rq_pathmap *collisio
 		return 0;
 	for (size_t i = 0; i < pairs->n; i++) {
 		rq_ort_pair *p = pairs->v[i];
-		const char *od, *nd;
+		const char *old_dir, *new_dir;
 		char *new_path;
 		collision_info *ci;
 		int found;
 
 		if (p->status != RQ_ORT_STATUS_ADDED && p->status != RQ_ORT_STATUS_RENAMED)
 			continue;
-		if ((found = check_dir_renamed(merge, p->dst_path, dir_renames, &od, &nd)) < 0)
+		if ((found = check_dir_renamed(merge, p->dst_path, dir_renames, &old_dir,
+					       &new_dir)) < 0)
 			return rq_ort_nomem(merge);
 		if (!found)
 			continue;
-		if (!(new_path = apply_dir_rename(merge, od, nd, p->dst_path)) ||
+		if (!(new_path = apply_dir_rename(merge, old_dir, new_dir, p->dst_path)) ||
 		    !(ci = collision_at(merge, collisions, new_path)) ||
 		    collision_add_source(merge, ci, p->dst_path) < 0)
 			return rq_ort_nomem(merge);
@@ -221,8 +250,11 @@ int rq_dir_rename_collisions(rq_ort_merge *merge, int side, rq_pathmap *collisio
 	return 0;
 }
 
-/* Is something at path already, for a path moving there from side_mask's
- * side (merge-ort's path_in_way)? */
+/*
+ * path_in_way(): is something at path already, for a path moving there from
+ * side_mask's side? An entry resolved at that path, or one with a file or
+ * directory on the moving side, is in the way.
+ */
 static int path_in_way(rq_ort_merge *merge, const char *path, unsigned side_mask)
 {
 	rq_ort_entry *e = rq_ort_entry_get(merge, path);
@@ -232,9 +264,10 @@ static int path_in_way(rq_ort_merge *merge, const char *path, unsigned side_mask
 }
 
 /*
- * handle_path_level_conflicts(): the new path of path, or NULL when the
- * move collides (several paths going there, or something in the way: a
- * conflict, reported once per new path).
+ * handle_path_level_conflicts(): the new path of path, or NULL when the move
+ * collides: several paths going there, or something in the way. merge-ort
+ * then leaves the path where it was and reports a conflict at the new path,
+ * once per new path (reported_already); so does this.
  */
 static char *handle_path_level_conflicts(rq_ort_merge *merge, const char *path, int side,
 					 const char *old_dir, const char *new_dir,
@@ -268,26 +301,33 @@ static char *handle_path_level_conflicts(rq_ort_merge *merge, const char *path, 
 	return new_path;
 }
 
+/*
+ * check_for_directory_rename(): no move when some path of the other side
+ * would move onto this very path (it is a key of the other side's
+ * collisions), when the target directory was itself renamed on this side
+ * (merge-ort's exclusions: "not applying ... because it was itself
+ * renamed"), or on a collision.
+ */
 char *rq_dir_rename_check(rq_ort_merge *merge, const char *path, int side,
 			  const rq_pathmap *dir_renames, const rq_pathmap *exclusions,
 			  rq_pathmap collisions[3])
 {
-	const char *od, *nd;
+	const char *old_dir, *new_dir;
 	int found;
 
 	if (!dir_renames->live)
 		return NULL;
 	if (rq_pathmap_has(&collisions[rq_ort_other_side(side)], path))
 		return NULL;
-	if ((found = check_dir_renamed(merge, path, dir_renames, &od, &nd)) < 0) {
+	if ((found = check_dir_renamed(merge, path, dir_renames, &old_dir, &new_dir)) < 0) {
 		rq_ort_nomem(merge);
 		return NULL;
 	}
 	if (!found)
 		return NULL;
-	if (rq_pathmap_has(exclusions, nd))
+	if (rq_pathmap_has(exclusions, new_dir))
 		return NULL; /* the target directory was itself renamed */
-	return handle_path_level_conflicts(merge, path, side, od, nd, &collisions[side]);
+	return handle_path_level_conflicts(merge, path, side, old_dir, new_dir, &collisions[side]);
 }
 
 /* ---- moving the entry ------------------------------------------------------------ */
@@ -314,8 +354,10 @@ static int dir_rename_trouble(rq_ort_merge *merge, const char *new_path, int df,
 	return rq_ort_conflict(merge, new_path, RQ_CONFLICT_DIR_RENAME);
 }
 
-/* 1 when a directory entry cannot take a moved path (resolved, or never
- * opened: its tree is taken as it is). */
+/*
+ * 1 when a directory entry cannot take a moved path: resolved (its tree is
+ * final), or deferred without being opened (its tree is taken as it is).
+ */
 static int closed_dir(const rq_ort_entry *d)
 {
 	return d->clean || !d->walked;
@@ -323,9 +365,11 @@ static int closed_dir(const rq_ort_entry *d)
 
 /*
  * Make sure the parent directories of new_path have entries, creating the
- * missing ones from the top (empty, opened, present on the moving side).
- * 1 when done, 0 when the move cannot be made (trouble reported), -1 on
- * error.
+ * missing ones from the top down, as merge-ort does when it records the new
+ * path: each new directory is opened (walked), present on the moving side,
+ * and empty until the moved path is added. A parent that is closed cannot
+ * take the path (dir_rename_trouble). 1 when done, 0 when the move cannot be
+ * made (trouble reported), -1 on error.
  */
 static int ensure_parent_dirs(rq_ort_merge *merge, const char *new_path, unsigned side_mask)
 {
@@ -365,8 +409,11 @@ static int ensure_parent_dirs(rq_ort_merge *merge, const char *new_path, unsigne
 	}
 }
 
-/* The moved entry at new_path, where nothing was: a new entry that takes
- * ci's state (but keeps its own place in the tree). NULL on error. */
+/*
+ * The moved entry at new_path, where nothing was: a new entry takes ci's
+ * versions and flags, but keeps its own place in the tree (directory,
+ * basename, no children) and its own conflict kind. NULL on error.
+ */
 static rq_ort_entry *move_to_new_entry(rq_ort_merge *merge, rq_ort_entry *ci, char *new_path)
 {
 	rq_ort_entry *moved = rq_ort_entry_insert(merge, new_path), *dir;
@@ -407,6 +454,14 @@ static int move_onto_entry(rq_ort_merge *merge, const rq_ort_entry *ci, rq_ort_e
 	return 1;
 }
 
+/*
+ * apply_directory_rename_modifications(): the moved path leaves its old
+ * place (its entry is marked moved_away and unregistered, so its old
+ * directory no longer lists it) and appears at new_path, either as a new
+ * entry or joined to the entry there. With merge.directoryRenames=conflict
+ * the new entry is a conflict of its own kind ("directory rename"), which
+ * is what merge-ort reports for every path it moves in that mode.
+ */
 int rq_dir_rename_apply(rq_ort_merge *merge, rq_ort_pair *pair, char *new_path)
 {
 	rq_ort_entry *ci = rq_ort_entry_get(merge, pair->dst_path), *new_ci;

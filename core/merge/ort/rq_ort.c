@@ -8,6 +8,11 @@
 
 #include <string.h>
 
+/*
+ * Every map of the merge draws on the merge's arena; deferring trivial
+ * directory merges is allowed on both sides until handle_deferred_entries
+ * decides otherwise (merge-ort's trivial_merges_okay starts at 1).
+ */
 void rq_ort_merge_init(rq_ort_merge *merge)
 {
 	rq_pathmap_init(&merge->paths, &merge->arena);
@@ -21,12 +26,21 @@ void rq_ort_merge_init(rq_ort_merge *merge)
 	}
 }
 
+/*
+ * Phases check merge->out_of_memory where a helper can only return NULL
+ * (rq_dir_rename_check), to tell "no result" from "failed".
+ */
 int rq_ort_nomem(rq_ort_merge *merge)
 {
 	merge->out_of_memory = 1;
 	return rq_error_set(merge->err, RQ_E_NOMEM, "out of memory");
 }
 
+/*
+ * Only the first reason is kept: later ones are often its consequences.
+ * The phases keep going after a fallback is decided (they only stop where
+ * continuing would be unsafe); the driver checks the flag between phases.
+ */
 void rq_ort_fall_back(rq_ort_merge *merge, const char *why)
 {
 	if (!merge->fall_back)
@@ -53,13 +67,18 @@ int rq_ort_conflict(rq_ort_merge *merge, const char *path, rq_conflict_kind kind
 	return 0;
 }
 
+/* Deleted entries (moved away by a directory rename) are not found. */
 rq_ort_entry *rq_ort_entry_get(rq_ort_merge *merge, const char *path)
 {
 	intptr_t v;
 	return rq_pathmap_get(&merge->paths, path, &v) ? (rq_ort_entry *)v : NULL;
 }
 
-/* Add child as the last child of dir. 0, or -1 out of memory (reported). */
+/*
+ * Children are kept in the order they are added: the walk adds them in
+ * traverse order (close to tree order), directory renames add new ones at
+ * the end; write_dir sorts them into tree order when it writes a tree.
+ */
 static int add_child(rq_ort_merge *merge, rq_ort_entry *dir, rq_ort_entry *child)
 {
 	rq_ort_entry **nv = rq_arena_grow(&merge->arena, dir->children, dir->nchildren,
@@ -71,6 +90,11 @@ static int add_child(rq_ort_merge *merge, rq_ort_entry *dir, rq_ort_entry *child
 	return 0;
 }
 
+/*
+ * merge-ort's setup_path_info(): the entry is registered under its full
+ * path and remembers where its basename starts, so that trees are written
+ * from basenames without splitting paths again.
+ */
 rq_ort_entry *rq_ort_entry_new(rq_ort_merge *merge, rq_ort_entry *dir, const char *path)
 {
 	rq_ort_entry *e = rq_arena_alloc(&merge->arena, sizeof(*e));
@@ -119,6 +143,10 @@ rq_ort_entry *rq_ort_entry_insert(rq_ort_merge *merge, const char *path)
 	return rq_ort_entry_new(merge, dir, path);
 }
 
+/*
+ * The pair lists are arena arrays of pointers: pairs move between lists (a
+ * side's list, the combined list of renames) without being copied.
+ */
 int rq_ort_pair_push(rq_ort_merge *merge, rq_ort_pairs *pairs, rq_ort_pair *pair)
 {
 	rq_ort_pair **nv =
@@ -130,6 +158,11 @@ int rq_ort_pair_push(rq_ort_merge *merge, rq_ort_pairs *pairs, rq_ort_pair *pair
 	return 0;
 }
 
+/*
+ * Through the repository's object database, which also serves the objects
+ * earlier picks wrote (the replay's in-memory store is one of its backends,
+ * core/odb/rq_odb_mem.h).
+ */
 int rq_ort_read_blob(rq_ort_merge *merge, const git_oid *id, git_blob **out)
 {
 	if (git_blob_lookup(out, merge->repo, id) < 0)

@@ -44,11 +44,15 @@ typedef struct dir_listing {
 	size_t n;
 } dir_listing;
 
-static void dir_listing_free(dir_listing *l)
+/*
+ * The trees are kept while the directory's names are handled: the items
+ * point into them.
+ */
+static void dir_listing_free(dir_listing *listing)
 {
 	for (int i = 0; i < 3; i++)
-		git_tree_free(l->trees[i]);
-	memset(l, 0, sizeof(*l));
+		git_tree_free(listing->trees[i]);
+	memset(listing, 0, sizeof(*listing));
 }
 
 /*
@@ -84,9 +88,12 @@ static void insertion_sort_items(tree_item *v, size_t n)
 	}
 }
 
-/* Look up each distinct tree once (a side equal to an earlier one is read
- * once, its items carry both sides). *total: their entry count. */
-static int lookup_trees(rq_ort_merge *merge, const git_oid *const oids[3], dir_listing *l,
+/*
+ * Look up each distinct tree once: a side whose tree equals an earlier one is
+ * not read again (its items carry both sides). *total: the entry count of
+ * the trees read. 0, or -1 (error set).
+ */
+static int lookup_trees(rq_ort_merge *merge, const git_oid *const oids[3], dir_listing *listing,
 			size_t *total)
 {
 	*total = 0;
@@ -99,25 +106,28 @@ static int lookup_trees(rq_ort_merge *merge, const git_oid *const oids[3], dir_l
 				dup = 1;
 		if (dup)
 			continue;
-		if (git_tree_lookup(&l->trees[i], merge->repo, oids[i]) < 0)
+		if (git_tree_lookup(&listing->trees[i], merge->repo, oids[i]) < 0)
 			return rq_error_git(merge->err, "cannot read tree");
-		*total += git_tree_entrycount(l->trees[i]);
+		*total += git_tree_entrycount(listing->trees[i]);
 	}
 	return 0;
 }
 
-/* Copy tree i's entries to run (sorted), each marked with every side that
- * has this same tree. Returns the count. */
-static size_t fill_run(const dir_listing *l, const git_oid *const oids[3], int i, tree_item *run)
+/*
+ * Copy tree i's entries to run, each marked with every side that has this
+ * same tree, and sort them into traverse order. Returns the count.
+ */
+static size_t fill_run(const dir_listing *listing, const git_oid *const oids[3], int i,
+		       tree_item *run)
 {
 	unsigned sides = 0;
-	size_t cnt = git_tree_entrycount(l->trees[i]);
+	size_t cnt = git_tree_entrycount(listing->trees[i]);
 
 	for (int j = 0; j < 3; j++)
 		if (oids[j] && git_oid_equal(oids[i], oids[j]))
 			sides |= rq_ort_mask(j);
 	for (size_t e = 0; e < cnt; e++) {
-		const git_tree_entry *te = git_tree_entry_byindex(l->trees[i], e);
+		const git_tree_entry *te = git_tree_entry_byindex(listing->trees[i], e);
 		tree_item *it = &run[e];
 		it->name = git_tree_entry_name(te);
 		it->len = strlen(it->name);
@@ -129,7 +139,11 @@ static size_t fill_run(const dir_listing *l, const git_oid *const oids[3], int i
 	return cnt;
 }
 
-/* Merge the sorted runs runs[start[i] .. start[i + 1]) into out. */
+/*
+ * Merge the sorted runs runs[start[i] .. start[i + 1]) into out, the
+ * smallest name first (items of one name from several trees come out
+ * together, by side).
+ */
 static void merge_runs(const tree_item *runs, const size_t start[4], tree_item *out, size_t total)
 {
 	size_t pos[3], end[3], k = 0;
@@ -154,32 +168,32 @@ static void merge_runs(const tree_item *runs, const size_t start[4], tree_item *
  * merge's arena (a malloc per directory was a tenth of a small pick). 0, or
  * -1 on error (l freed).
  */
-static int dir_listing_load(rq_ort_merge *merge, const git_oid *const oids[3], dir_listing *l)
+static int dir_listing_load(rq_ort_merge *merge, const git_oid *const oids[3], dir_listing *listing)
 {
 	size_t total, k = 0, start[4] = {0, 0, 0, 0};
 	tree_item *runs;
 
-	memset(l, 0, sizeof(*l));
-	if (lookup_trees(merge, oids, l, &total) < 0) {
-		dir_listing_free(l);
+	memset(listing, 0, sizeof(*listing));
+	if (lookup_trees(merge, oids, listing, &total) < 0) {
+		dir_listing_free(listing);
 		return -1;
 	}
 	if (!total)
 		return 0;
-	l->items = rq_arena_alloc(&merge->arena, 2 * total * sizeof(*l->items));
-	if (!l->items) {
-		dir_listing_free(l);
+	listing->items = rq_arena_alloc(&merge->arena, 2 * total * sizeof(*listing->items));
+	if (!listing->items) {
+		dir_listing_free(listing);
 		return rq_ort_nomem(merge);
 	}
-	runs = l->items + total;
+	runs = listing->items + total;
 	for (int i = 0; i < 3; i++) {
 		start[i] = k;
-		if (l->trees[i])
-			k += fill_run(l, oids, i, runs + k);
+		if (listing->trees[i])
+			k += fill_run(listing, oids, i, runs + k);
 	}
 	start[3] = k;
-	merge_runs(runs, start, l->items, k);
-	l->n = k;
+	merge_runs(runs, start, listing->items, k);
+	listing->n = k;
 	return 0;
 }
 
@@ -194,14 +208,14 @@ typedef struct item_group {
 static int walk_dir(rq_ort_merge *merge, rq_ort_entry *dir, const git_oid *const oids[3]);
 
 /*
- * merge-ort's add_pair(): queue path as a rename source (deleted on side)
- * or destination (added on side). A source is relevant for its content
- * when the other side changed it (match_mask 0: it is not the same there),
- * for its location when a directory rename may need it; merge-ort records
- * only relevant sources in relevant_sources, and rename detection only
- * pairs those.
+ * merge-ort's add_pair(): queue path as a rename source (deleted on side) or
+ * destination (added on side). A source is relevant for its content when
+ * the other side changed it (match_mask 0: it is not the same there), for its
+ * location when a directory rename may need it (dir_rename_mask all);
+ * merge-ort records only relevant sources in relevant_sources, and rename
+ * detection only pairs those (the rest cannot change the result).
  */
-static int add_pair(rq_ort_merge *merge, const item_group *g, const char *path, int side,
+static int add_pair(rq_ort_merge *merge, const item_group *group, const char *path, int side,
 		    int is_add, unsigned match_mask, unsigned dir_rename_mask)
 {
 	rq_ort_pair *p;
@@ -221,12 +235,12 @@ static int add_pair(rq_ort_merge *merge, const item_group *g, const char *path, 
 	p->collected_at = path;
 	if (is_add) {
 		p->dst_path = path;
-		git_oid_cpy(&p->dst.oid, &g->item[tree]->oid);
-		p->dst.mode = g->item[tree]->mode;
+		git_oid_cpy(&p->dst.oid, &group->item[tree]->oid);
+		p->dst.mode = group->item[tree]->mode;
 	} else {
 		p->src_path = path;
-		git_oid_cpy(&p->src.oid, &g->item[tree]->oid);
-		p->src.mode = g->item[tree]->mode;
+		git_oid_cpy(&p->src.oid, &group->item[tree]->oid);
+		p->src.mode = group->item[tree]->mode;
 	}
 	return rq_ort_pair_push(merge, &merge->pairs[side], p);
 }
@@ -234,9 +248,9 @@ static int add_pair(rq_ort_merge *merge, const item_group *g, const char *path, 
 /*
  * The directory part of merge-ort's collect_rename_info(): follow
  * dir_rename_mask into a directory only one side still has, record the
- * directories each side removed (relevant for themselves once the other
- * side added files into them), and notice files added into a removed
- * directory.
+ * directories each side removed (relevant only as ancestors at first, or not
+ * at all), and, once files were added into a removed directory, mark it
+ * relevant for itself on the side that removed it. 0, or -1.
  */
 static int note_removed_dirs(rq_ort_merge *merge, const char *dirname, const char *fullname,
 			     unsigned filemask, unsigned dirmask)
@@ -281,7 +295,7 @@ static int note_removed_dirs(rq_ort_merge *merge, const char *dirname, const cha
  * the path as a source on each side that deleted it and as a destination on
  * each side that added it. A path on all three sides, or none, is neither.
  */
-static int collect_rename_info(rq_ort_merge *merge, const item_group *g, const char *dirname,
+static int collect_rename_info(rq_ort_merge *merge, const item_group *group, const char *dirname,
 			       const char *fullname, unsigned filemask, unsigned dirmask,
 			       unsigned match_mask)
 {
@@ -294,17 +308,18 @@ static int collect_rename_info(rq_ort_merge *merge, const item_group *g, const c
 	for (int side = RQ_ORT_SIDE1; side <= RQ_ORT_SIDE2; side++) {
 		int on_side = (filemask & rq_ort_mask(side)) != 0;
 		if (in_base && !on_side &&
-		    add_pair(merge, g, fullname, side, 0, match_mask & filemask,
+		    add_pair(merge, group, fullname, side, 0, match_mask & filemask,
 			     merge->dir_rename_mask) < 0)
 			return -1;
 		if (!in_base && on_side &&
-		    add_pair(merge, g, fullname, side, 1, match_mask & filemask,
+		    add_pair(merge, group, fullname, side, 1, match_mask & filemask,
 			     merge->dir_rename_mask) < 0)
 			return -1;
 	}
 	return 0;
 }
 
+/* An entry's version from a tree item (absent: mode 0). */
 static void stage_set(rq_ort_stage *st, const tree_item *it)
 {
 	if (it) {
@@ -315,12 +330,19 @@ static void stage_set(rq_ort_stage *st, const tree_item *it)
 	}
 }
 
+/*
+ * The same entry in two trees: same mode and id (merge-ort's match_mask
+ * compares versions the same way).
+ */
 static int same_item(const tree_item *a, const tree_item *b)
 {
 	return a && b && a->mode == b->mode && git_oid_equal(&a->oid, &b->oid);
 }
 
-/* Open a directory entry: read its trees and collect its children. */
+/*
+ * Open a directory entry: read its trees and collect its children (the
+ * walk's recursion, merge-ort's traverse_trees call for a subdirectory).
+ */
 static int recurse_into(rq_ort_merge *merge, rq_ort_entry *e)
 {
 	const git_oid *oids[3];
@@ -330,7 +352,10 @@ static int recurse_into(rq_ort_merge *merge, rq_ort_entry *e)
 	return walk_dir(merge, e, oids);
 }
 
-/* dir/name in the arena (name for the top level). */
+/*
+ * dir/name in the arena (just name at the top level). merge-ort builds the
+ * same full paths, once per entry.
+ */
 static char *join_path(rq_ort_merge *merge, const rq_ort_entry *dir, const tree_item *it)
 {
 	size_t dlen = strlen(dir->path), plen = dlen ? dlen + 1 + it->len : it->len;
@@ -348,49 +373,54 @@ static char *join_path(rq_ort_merge *merge, const rq_ort_entry *dir, const tree_
 	return fullpath;
 }
 
-/* merge-ort's match_mask: which trees hold the very same entry. */
-static unsigned compute_match_mask(const item_group *g)
+/*
+ * merge-ort's match_mask: which trees hold the very same entry (all three, the
+ * base and one side, or both sides; 0 when all differ).
+ */
+static unsigned compute_match_mask(const item_group *group)
 {
-	int base_is_1 = same_item(g->item[0], g->item[1]);
-	int base_is_2 = same_item(g->item[0], g->item[2]);
+	int base_is_1 = same_item(group->item[0], group->item[1]);
+	int base_is_2 = same_item(group->item[0], group->item[2]);
 
 	if (base_is_1)
 		return base_is_2 ? RQ_ORT_MASK_ALL : RQ_ORT_MASK_BASE | RQ_ORT_MASK_SIDE1;
 	if (base_is_2)
 		return RQ_ORT_MASK_BASE | RQ_ORT_MASK_SIDE2;
-	if (same_item(g->item[1], g->item[2]))
+	if (same_item(group->item[1], group->item[2]))
 		return RQ_ORT_MASK_SIDES;
 	return 0;
 }
 
 /*
  * The cases collect_merge_info_callback() resolves at once: the same entry
- * everywhere (file or directory), or, for a file on all three sides, the
- * same file on both sides or a file only one side changed. Returns the item
- * to take, or NULL.
+ * everywhere (file or directory), or, for a file on all three sides, the same
+ * file on both sides or a file only one side changed. Such paths never reach
+ * rename detection. Returns the item to take, or NULL.
  */
-static const tree_item *trivial_resolution(const item_group *g, unsigned filemask,
+static const tree_item *trivial_resolution(const item_group *group, unsigned filemask,
 					   unsigned match_mask)
 {
 	if (match_mask == RQ_ORT_MASK_ALL)
-		return g->item[RQ_ORT_BASE];
+		return group->item[RQ_ORT_BASE];
 	if (filemask != RQ_ORT_MASK_ALL)
 		return NULL;
 	if (match_mask == RQ_ORT_MASK_SIDES)
-		return g->item[RQ_ORT_SIDE1];
+		return group->item[RQ_ORT_SIDE1];
 	if (match_mask == (RQ_ORT_MASK_BASE | RQ_ORT_MASK_SIDE1))
-		return g->item[RQ_ORT_SIDE2];
+		return group->item[RQ_ORT_SIDE2];
 	if (match_mask == (RQ_ORT_MASK_BASE | RQ_ORT_MASK_SIDE2))
-		return g->item[RQ_ORT_SIDE1];
+		return group->item[RQ_ORT_SIDE1];
 	return NULL;
 }
 
 /*
  * The directory part of collect_merge_info_callback(): a directory that one
  * side left as in the base (or that only one side has) is deferred to
- * possible_trivial, with the dir_rename_mask in force here, unless
- * directory renames need every path or deferring is off for that side;
- * any other directory is opened now.
+ * possible_trivial, with the dir_rename_mask in force here, unless directory
+ * renames need every path or deferring is off for that side; any other
+ * directory is opened now. A deferred directory costs nothing if rename
+ * detection turns out not to need it, which is what makes a pick cost what it
+ * changes.
  */
 static int collect_directory(rq_ort_merge *merge, rq_ort_entry *e, unsigned filemask,
 			     unsigned dirmask, unsigned prev_mask)
@@ -421,15 +451,19 @@ static int collect_directory(rq_ort_merge *merge, rq_ort_entry *e, unsigned file
 
 /*
  * collect_merge_info_callback() for one name of directory dir: make its
- * entry, resolve it at once when it can be, otherwise record its rename
- * information and go into it (or defer it) when it is a directory.
+ * entry (with its three versions), resolve it at once when it can be,
+ * otherwise record its rename information, and go into it (or defer it) when
+ * it is a directory. A name that is a file on one side and a directory on
+ * another is both: df_conflict, and its directory part is walked.
  */
-static int collect_one(rq_ort_merge *merge, rq_ort_entry *dir, const item_group *g)
+static int collect_one(rq_ort_merge *merge, rq_ort_entry *dir, const item_group *group)
 {
-	unsigned dirmask = g->dirmask, filemask = g->mask & ~dirmask;
-	unsigned prev_mask = merge->dir_rename_mask, match_mask = compute_match_mask(g);
-	const tree_item *first = g->item[0] ? g->item[0] : g->item[1] ? g->item[1] : g->item[2];
-	const tree_item *resolved = trivial_resolution(g, filemask, match_mask);
+	unsigned dirmask = group->dirmask, filemask = group->mask & ~dirmask;
+	unsigned prev_mask = merge->dir_rename_mask, match_mask = compute_match_mask(group);
+	const tree_item *first = group->item[0]	  ? group->item[0]
+				 : group->item[1] ? group->item[1]
+						  : group->item[2];
+	const tree_item *resolved = trivial_resolution(group, filemask, match_mask);
 	char *fullpath = join_path(merge, dir, first);
 	rq_ort_entry *e;
 
@@ -438,7 +472,7 @@ static int collect_one(rq_ort_merge *merge, rq_ort_entry *dir, const item_group 
 	if (!(e = rq_ort_entry_new(merge, dir, fullpath)))
 		return -1;
 	for (int i = 0; i < 3; i++) {
-		stage_set(&e->stages[i], g->item[i]);
+		stage_set(&e->stages[i], group->item[i]);
 		e->pathnames[i] = fullpath;
 	}
 	e->filemask = filemask;
@@ -448,7 +482,8 @@ static int collect_one(rq_ort_merge *merge, rq_ort_entry *dir, const item_group 
 		stage_set(&e->result, resolved);
 		return 0;
 	}
-	if (collect_rename_info(merge, g, dir->path, fullpath, filemask, dirmask, match_mask) < 0)
+	if (collect_rename_info(merge, group, dir->path, fullpath, filemask, dirmask, match_mask) <
+	    0)
 		return -1;
 	e->df_conflict = filemask && dirmask;
 	e->is_null = dirmask ? 1 : 0;
@@ -463,28 +498,30 @@ static int collect_one(rq_ort_merge *merge, rq_ort_entry *dir, const item_group 
  * name at a time with its entry in each tree). A tree with the same name
  * twice is corrupt: git refuses it too. 0, or -1 (error set).
  */
-static int group_items(rq_ort_merge *merge, const dir_listing *l, item_group *groups,
+static int group_items(rq_ort_merge *merge, const dir_listing *listing, item_group *groups,
 		       size_t *ngroups)
 {
 	size_t ng = 0;
 
-	for (size_t i = 0; i < l->n;) {
+	for (size_t i = 0; i < listing->n;) {
 		item_group *g = &groups[ng++];
 		size_t j = i;
 		memset(g, 0, sizeof(*g));
-		for (; j < l->n && l->items[j].len == l->items[i].len &&
-		       !memcmp(l->items[j].name, l->items[i].name, l->items[i].len);
+		for (;
+		     j < listing->n && listing->items[j].len == listing->items[i].len &&
+		     !memcmp(listing->items[j].name, listing->items[i].name, listing->items[i].len);
 		     j++) {
 			for (int tree = 0; tree < 3; tree++) {
-				if (!(l->items[j].sides & rq_ort_mask(tree)))
+				if (!(listing->items[j].sides & rq_ort_mask(tree)))
 					continue;
 				if (g->item[tree])
 					return rq_error_set(merge->err, RQ_E_CORRUPT_OBJECT,
 							    "tree has duplicate entries for '%.*s'",
-							    (int)l->items[j].len, l->items[j].name);
-				g->item[tree] = &l->items[j];
+							    (int)listing->items[j].len,
+							    listing->items[j].name);
+				g->item[tree] = &listing->items[j];
 				g->mask |= rq_ort_mask(tree);
-				if (rq_ort_mode_is_dir(l->items[j].mode))
+				if (rq_ort_mode_is_dir(listing->items[j].mode))
 					g->dirmask |= rq_ort_mask(tree);
 			}
 		}
@@ -496,25 +533,26 @@ static int group_items(rq_ort_merge *merge, const dir_listing *l, item_group *gr
 
 /*
  * Collect the children of directory dir (its trees: oids). Like merge-ort's
- * traverse_trees_wrapper(), inside a directory one side removed, look
- * first at all names for files the other side added there: then every path
- * of the directory matters to directory renames, before any is handled.
+ * traverse_trees_wrapper(), inside a directory one side removed, look first
+ * at all names for files the other side added there: when there are any,
+ * every path of the directory matters to directory renames, and that must be
+ * known before the first name is handled.
  */
 static int walk_dir(rq_ort_merge *merge, rq_ort_entry *dir, const git_oid *const oids[3])
 {
-	dir_listing l;
+	dir_listing listing;
 	item_group *groups = NULL;
 	size_t ng = 0;
 	int rc = 0;
 
-	if (dir_listing_load(merge, oids, &l) < 0)
+	if (dir_listing_load(merge, oids, &listing) < 0)
 		return -1;
-	if (l.n && !(groups = rq_arena_alloc(&merge->arena, l.n * sizeof(*groups)))) {
-		dir_listing_free(&l);
+	if (listing.n && !(groups = rq_arena_alloc(&merge->arena, listing.n * sizeof(*groups)))) {
+		dir_listing_free(&listing);
 		return rq_ort_nomem(merge);
 	}
-	if (group_items(merge, &l, groups, &ng) < 0) {
-		dir_listing_free(&l);
+	if (group_items(merge, &listing, groups, &ng) < 0) {
+		dir_listing_free(&listing);
 		return -1;
 	}
 	if (rq_ort_lone_side(merge->dir_rename_mask) > 0)
@@ -525,14 +563,17 @@ static int walk_dir(rq_ort_merge *merge, rq_ort_entry *dir, const git_oid *const
 		}
 	for (size_t i = 0; i < ng && rc >= 0; i++)
 		rc = collect_one(merge, dir, &groups[i]);
-	dir_listing_free(&l);
+	dir_listing_free(&listing);
 	return rc;
 }
 
 /* ---- deferred directories ------------------------------------------------------- */
 
-/* resolve_trivial_directory_merge(): take the tree of the side that changed
- * the directory (merge-ort asserts that the other side matches the base). */
+/*
+ * resolve_trivial_directory_merge(): take the tree of the side that changed
+ * the directory, unopened (merge-ort asserts that the other side matches the
+ * base; a mismatch falls back).
+ */
 static void resolve_trivial_directory(rq_ort_merge *merge, rq_ort_entry *e, int side)
 {
 	if (e->match_mask != (RQ_ORT_MASK_ALL & ~rq_ort_mask(side)))
@@ -545,8 +586,9 @@ static void resolve_trivial_directory(rq_ort_merge *merge, rq_ort_entry *e, int 
 
 /*
  * The deferred directories of one side, in git's hash map order (which
- * decides the order of rename destinations found in them): resolved
- * unopened when deferring is still allowed, else opened now. 0, or -1.
+ * decides the order of the rename destinations found in them): resolved
+ * unopened when deferring is still allowed, else opened now with the
+ * dir_rename_mask they were deferred under. 0, or -1.
  */
 static int open_or_resolve_deferred(rq_ort_merge *merge, const rq_pathmap *deferred, int side,
 				    int okay)
@@ -577,11 +619,14 @@ static int open_or_resolve_deferred(rq_ort_merge *merge, const rq_pathmap *defer
 }
 
 /*
- * merge-ort's handle_deferred_entries(): once the walk is done, a side
- * whose rename detection needs no source at all (nothing relevant) keeps its
+ * merge-ort's handle_deferred_entries(): once the walk is done, a side whose
+ * rename detection needs no source at all (no relevant source) keeps its
  * deferred directories unopened; otherwise they are opened, since renames
- * may hide under them. Directories deferred while opening those must then
- * be resolvable unopened (merge-ort dies otherwise: fall back).
+ * may hide under them. merge-ort also keeps them closed when its cached
+ * renames answer every relevant source; this code does not take that
+ * shortcut, which in git saves reading trees without changing the result. Directories deferred
+ * while opening those must then be resolvable unopened (merge-ort dies
+ * otherwise: fall back).
  */
 static int handle_deferred_entries(rq_ort_merge *merge)
 {
@@ -610,6 +655,7 @@ static int handle_deferred_entries(rq_ort_merge *merge)
 	return 0;
 }
 
+/* Phase 1: the walk from the top, then the deferred directories. */
 int rq_ort_collect(rq_ort_merge *merge)
 {
 	const git_oid *oids[3];

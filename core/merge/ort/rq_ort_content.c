@@ -47,7 +47,13 @@ static int write_blob(rq_ort_merge *merge, const char *buf, size_t n, git_oid *o
 	return 0;
 }
 
-/* The mode part of handle_content_merge(). */
+/*
+ * The mode part of handle_content_merge(): a side that kept the base's mode
+ * (or agrees with the other side) takes the other side's; when both changed
+ * it differently the merge conflicts and side 1's mode stays, as git's
+ * does. merge-ort asserts that this only happens to regular files (an
+ * executable bit on both sides); anything else falls back.
+ */
 static void merge_modes(rq_ort_merge *merge, const rq_ort_stage *base, const rq_ort_stage *side1,
 			const rq_ort_stage *side2, rq_ort_stage *result, int *clean, int *why)
 {
@@ -72,56 +78,67 @@ typedef struct three_blobs {
 	size_t size[3];
 } three_blobs;
 
-static void three_blobs_free(three_blobs *t)
+/* Free the blobs read (absent ones are NULL). */
+static void three_blobs_free(three_blobs *blobs)
 {
 	for (int i = 0; i < 3; i++)
-		git_blob_free(t->blob[i]);
+		git_blob_free(blobs->blob[i]);
 }
 
-/* Read the blobs of a text merge. 0, or -1 on error (t to free anyway). */
+/*
+ * Read the blobs of a text merge: base, side 1, side 2 (in that order, so
+ * that an error names the first unreadable one). The base stays an empty
+ * buffer for a two-way merge. 0, or -1 on error (free blobs anyway).
+ */
 static int three_blobs_read(rq_ort_merge *merge, const rq_ort_stage *const stages[3], int two_way,
-			    three_blobs *t)
+			    three_blobs *blobs)
 {
 	for (int i = 0; i < 3; i++) {
-		t->buf[i] = "";
-		t->size[i] = 0;
+		blobs->buf[i] = "";
+		blobs->size[i] = 0;
 		if (i == RQ_ORT_BASE && two_way)
 			continue;
-		if (rq_ort_read_blob(merge, &stages[i]->oid, &t->blob[i]) < 0)
+		if (rq_ort_read_blob(merge, &stages[i]->oid, &blobs->blob[i]) < 0)
 			return -1;
-		t->buf[i] = git_blob_rawcontent(t->blob[i]);
-		t->size[i] = (size_t)git_blob_rawsize(t->blob[i]);
+		blobs->buf[i] = git_blob_rawcontent(blobs->blob[i]);
+		blobs->size[i] = (size_t)git_blob_rawsize(blobs->blob[i]);
 	}
 	return 0;
 }
 
-/* ll_merge's choice of the binary driver: a NUL in any version, or a
- * version too large for xdiff. */
-static int any_binary(const three_blobs *t)
+/*
+ * ll_merge's choice of its binary driver: a NUL in the first 8000 bytes of
+ * any version (buffer_is_binary), or a version larger than xdiff handles
+ * (MAX_XDIFF_SIZE). merge-ort then keeps side 1 and reports a conflict.
+ */
+static int any_binary(const three_blobs *blobs)
 {
 	for (int i = 0; i < 3; i++)
-		if (rq_xmerge_buffer_is_binary(t->buf[i], t->size[i]))
+		if (rq_xmerge_buffer_is_binary(blobs->buf[i], blobs->size[i]))
 			return 1;
 	for (int i = 0; i < 3; i++)
-		if (t->size[i] > MAX_XDIFF_SIZE)
+		if (blobs->size[i] > MAX_XDIFF_SIZE)
 			return 1;
 	return 0;
 }
 
 /*
- * Run the line merge and set the result. A conflict keeps side 1's blob
- * (flagged RQ_ORT_CONTENT_TEXT); a merge git's xdiff would fail on falls
- * back. 0, or -1 on error.
+ * Run the line merge with merge.conflictStyle and take its result: a clean
+ * text becomes a blob; a conflict keeps side 1's blob, flagged
+ * RQ_ORT_CONTENT_TEXT (git would store the text with conflict markers); a
+ * merge git's xdiff would fail on falls back (no result to reproduce). 0, or
+ * -1 on error.
  */
-static int merge_text_buffers(rq_ort_merge *merge, const three_blobs *t, const rq_ort_stage *side1,
-			      rq_ort_stage *result, int *clean, int *why)
+static int merge_text_buffers(rq_ort_merge *merge, const three_blobs *blobs,
+			      const rq_ort_stage *side1, rq_ort_stage *result, int *clean, int *why)
 {
 	char *out = NULL;
 	size_t outlen = 0;
 	int rc = 0;
 
-	switch (rq_xmerge(t->buf[0], t->size[0], t->buf[1], t->size[1], t->buf[2], t->size[2],
-			  merge->config->conflict_style, &out, &outlen)) {
+	switch (rq_xmerge(blobs->buf[0], blobs->size[0], blobs->buf[1], blobs->size[1],
+			  blobs->buf[2], blobs->size[2], merge->config->conflict_style, &out,
+			  &outlen)) {
 	case RQ_XMERGE_CLEAN:
 		rc = write_blob(merge, out, outlen, &result->oid);
 		break;
@@ -143,32 +160,40 @@ static int merge_text_buffers(rq_ort_merge *merge, const three_blobs *t, const r
 	return rc;
 }
 
-/* merge_3way() for regular files: binary files conflict (git's binary
- * driver keeps side 1), text goes to the line merge. */
+/*
+ * merge_3way() for regular files. A base of another kind (or absent) makes
+ * it a two-way merge from an empty base, as in git (handle_content_merge's
+ * two_way). 0, or -1 on error.
+ */
 static int merge_regular_files(rq_ort_merge *merge, const rq_ort_stage *base,
 			       const rq_ort_stage *side1, const rq_ort_stage *side2,
 			       rq_ort_stage *result, int *clean, int *why)
 {
 	const rq_ort_stage *stages[3] = {base, side1, side2};
 	int two_way = rq_ort_mode_type(base->mode) != rq_ort_mode_type(side1->mode);
-	three_blobs t = {{NULL, NULL, NULL}, {"", "", ""}, {0, 0, 0}};
+	three_blobs blobs = {{NULL, NULL, NULL}, {"", "", ""}, {0, 0, 0}};
 	int rc = -1;
 
-	if (three_blobs_read(merge, stages, two_way, &t) < 0)
+	if (three_blobs_read(merge, stages, two_way, &blobs) < 0)
 		goto done;
-	if (any_binary(&t)) {
+	if (any_binary(&blobs)) {
 		*why |= RQ_ORT_CONTENT_BINARY;
 		*clean = 0;
 		git_oid_cpy(&result->oid, &side1->oid);
 		rc = 0;
 	} else {
-		rc = merge_text_buffers(merge, &t, side1, result, clean, why);
+		rc = merge_text_buffers(merge, &blobs, side1, result, clean, why);
 	}
 done:
-	three_blobs_free(&t);
+	three_blobs_free(&blobs);
 	return rc;
 }
 
+/*
+ * handle_content_merge(): modes first, then content. A side equal to the
+ * base (or to the other side) needs no blob read at all; only two different
+ * changes of a regular file reach the line merge.
+ */
 int rq_ort_content_merge(rq_ort_merge *merge, const rq_ort_stage *base, const rq_ort_stage *side1,
 			 const rq_ort_stage *side2, rq_ort_stage *result, int *clean, int *why)
 {

@@ -28,7 +28,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Mark e conflicted (kind, unless a rename already decided the kind). */
+/*
+ * Mark e conflicted: the kind given, unless a rename already decided the
+ * path's kind (rename/delete, rename/rename, directory rename), which says
+ * more about the conflict than the content merge that followed.
+ */
 static int entry_conflict(rq_ort_merge *merge, rq_ort_entry *e, rq_conflict_kind kind)
 {
 	e->clean = 0;
@@ -37,6 +41,11 @@ static int entry_conflict(rq_ort_merge *merge, rq_ort_entry *e, rq_conflict_kind
 	return rq_ort_conflict(merge, e->path, kind);
 }
 
+/*
+ * Forget the directory versions of a file/directory entry, leaving only its
+ * files (merge-ort clears those stages the same way before resolving the
+ * file part).
+ */
 static void zero_non_file_stages(rq_ort_entry *e)
 {
 	for (int i = 0; i < 3; i++)
@@ -69,8 +78,12 @@ static int take_conflicted_stage(file_outcome *o)
 	return OUTCOME_FINAL;
 }
 
-/* process_entry() when some trees hold the same version (match_mask): the
- * sides agree, or one side kept the base's version and the other's wins. */
+/*
+ * process_entry() when some trees hold the same version (match_mask): the
+ * sides agree (take side 1's), or one side kept the base's version and the
+ * other side's wins, which may be its deletion (clean whatever else is
+ * pending on the path: there is nothing left to conflict with).
+ */
 static int resolve_matched(rq_ort_entry *ci, file_outcome *o)
 {
 	int side;
@@ -94,8 +107,13 @@ static int resolve_matched(rq_ort_entry *ci, file_outcome *o)
 	return OUTCOME_SET;
 }
 
-/* process_entry() for a file changed on both sides: distinct types
- * conflict; otherwise merge the content (modes too). */
+/*
+ * process_entry() for a path with a file on both sides that differ: files of
+ * distinct kinds (regular file, symlink, submodule) conflict as "distinct
+ * types"; otherwise handle_content_merge() merges them, and a conflict is an
+ * add/add when there was no base version, a mode conflict when only the modes
+ * clashed, else a content conflict.
+ */
 static int resolve_both_changed(rq_ort_merge *merge, rq_ort_entry *ci, file_outcome *o)
 {
 	rq_ort_stage merged;
@@ -124,9 +142,12 @@ static int resolve_both_changed(rq_ort_merge *merge, rq_ort_entry *ci, file_outc
 	return OUTCOME_SET;
 }
 
-/* process_entry() for a file on one side only: added there (clean unless a
+/*
+ * process_entry() for a file on one side only: added there (clean unless a
  * rename or a directory is in the way), or kept there while the other side
- * deleted it (modify/delete, or rename/delete after a rename). */
+ * deleted it (modify/delete, or rename/delete when a rename moved it; the
+ * surviving version is kept as the result, as git does).
+ */
 static int resolve_one_side(rq_ort_entry *ci, int side, file_outcome *o)
 {
 	if (ci->filemask & RQ_ORT_MASK_BASE) {
@@ -230,8 +251,10 @@ typedef struct tree_out {
 	const rq_ort_stage *st;
 } tree_out;
 
-/* git's tree order (base_name_compare): a directory sorts as if its name
- * ended with '/'. */
+/*
+ * git's tree order (base_name_compare): names compare bytewise, and a
+ * directory sorts as if its name ended with '/'.
+ */
 static int tree_out_cmp(const tree_out *a, const tree_out *b)
 {
 	size_t n = a->len < b->len ? a->len : b->len;
@@ -261,8 +284,12 @@ static void sort_tree_out(tree_out *v, size_t n)
 	}
 }
 
-/* The children of d that are in the result; *size: the bytes of the tree
- * object they make (mode of up to 6 digits, space, name, NUL, raw id). */
+/*
+ * The children of d that are in the result; *size: the bytes of the tree
+ * object they make (mode of up to 6 digits, space, name, NUL, raw id).
+ * Children moved away by a directory rename, or resolved to nothing, are
+ * left out.
+ */
 static size_t gather_tree_out(const rq_ort_entry *d, tree_out *v, size_t *size)
 {
 	size_t n = 0;
@@ -281,7 +308,10 @@ static size_t gather_tree_out(const rq_ort_entry *d, tree_out *v, size_t *size)
 	return n;
 }
 
-/* Write mode in octal without leading zeros, as git does; returns the end. */
+/*
+ * Write mode in octal without leading zeros, as git writes tree entries
+ * (a directory is "40000"); returns the end.
+ */
 static char *put_octal(char *p, uint32_t mode)
 {
 	char tmp[12];
@@ -316,8 +346,12 @@ static size_t serialize_tree(rq_ort_merge *merge, const tree_out *v, size_t n, c
 	return (size_t)(p - buf);
 }
 
-/* Hash the tree and, while the merge is clean and the tree is none of the
- * directory's three inputs, write it. */
+/*
+ * Hash the tree and, while the merge is clean, write it unless it is one of
+ * the directory's three inputs (those are in the repository already: most
+ * directories of a merge that opens them end up equal to one side). The id
+ * is the result either way.
+ */
 static int store_tree(rq_ort_merge *merge, rq_ort_entry *d, const char *buf, size_t len)
 {
 	git_oid id, written;
@@ -369,8 +403,11 @@ static int write_dir(rq_ort_merge *merge, rq_ort_entry *d)
 	return rc;
 }
 
-/* Resolve d's children (directories first into their own children), then
- * write d's tree. */
+/*
+ * Resolve d's children, opened directories first into their own children
+ * (merge-ort's process_entries handles paths in reverse sorted order for the
+ * same effect: children before parents), then write d's tree.
+ */
 static int process_dir(rq_ort_merge *merge, rq_ort_entry *d)
 {
 	for (size_t i = 0; i < d->nchildren; i++) {
@@ -393,6 +430,7 @@ static int process_dir(rq_ort_merge *merge, rq_ort_entry *d)
 	return write_dir(merge, d);
 }
 
+/* Phase 3 from the top: the root's tree is the merge's result. */
 int rq_ort_process(rq_ort_merge *merge)
 {
 	return process_dir(merge, merge->root);

@@ -39,17 +39,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* merge-ort's possible_side_renames(): has the side something to search? */
+/*
+ * merge-ort's possible_side_renames(): a side needs a rename search only
+ * when it deleted or added paths and some deleted path is relevant.
+ */
 static int possible_side_renames(const rq_ort_merge *merge, int side)
 {
 	return merge->pairs[side].n > 0 && merge->relevant_sources[side].live > 0;
 }
 
-/* resolve_diffpair_statuses(): added, deleted, renamed, or unchanged path. */
-static void resolve_statuses(rq_ort_pairs *q)
+/*
+ * resolve_diffpair_statuses(): after detection, each pair is an addition, a
+ * deletion, a rename (a destination that took a source's path), or unchanged
+ * (never produced here: pairs are additions and deletions).
+ */
+static void resolve_statuses(rq_ort_pairs *pairs)
 {
-	for (size_t i = 0; i < q->n; i++) {
-		rq_ort_pair *p = q->v[i];
+	for (size_t i = 0; i < pairs->n; i++) {
+		rq_ort_pair *p = pairs->v[i];
 		p->status = !p->src_path		       ? RQ_ORT_STATUS_ADDED
 			    : !p->dst_path		       ? RQ_ORT_STATUS_DELETED
 			    : strcmp(p->src_path, p->dst_path) ? RQ_ORT_STATUS_RENAMED
@@ -117,8 +124,12 @@ static int collect_renames(rq_ort_merge *merge, rq_ort_pairs *result, int side,
 	return 0;
 }
 
-/* The combined list's order: by source path (an added path by where it was
- * collected), stable. */
+/*
+ * The combined list's order (merge-ort sorts its combined renames with
+ * compare_pairs): by source path, an added path by where it was collected;
+ * the collection order breaks ties, so that the two sides' renames of one
+ * source come side 1 first.
+ */
 static int pair_cmp(const void *a_, const void *b_)
 {
 	const rq_ort_pair *a = *(rq_ort_pair *const *)a_, *b = *(rq_ort_pair *const *)b_;
@@ -129,7 +140,10 @@ static int pair_cmp(const void *a_, const void *b_)
 	return a->order < b->order ? -1 : a->order > b->order;
 }
 
-/* A rename made this entry conflict; the first kind recorded stays. */
+/*
+ * A rename made this entry conflict; the first kind recorded stays (it names
+ * the rename that caused the conflict).
+ */
 static void mark_path_conflict(rq_ort_entry *e, rq_conflict_kind kind)
 {
 	e->path_conflict = 1;
@@ -267,8 +281,12 @@ static int process_rename(rq_ort_merge *merge, const rq_ort_pair *pair, rq_ort_e
 	return RENAME_NEXT;
 }
 
-/* process_renames(): the sorted list, a source renamed by both sides
- * appearing twice in a row. 0, or -1. */
+/*
+ * process_renames(): the sorted list, a source renamed by both sides
+ * appearing twice in a row (rename/rename). Sources already resolved are
+ * skipped, as merge-ort skips those it handled. A fallback stops the loop
+ * (the driver then drops the attempt). 0, or -1.
+ */
 static int process_renames(rq_ort_merge *merge, const rq_ort_pairs *renames)
 {
 	for (size_t i = 0; i < renames->n; ++i) {
@@ -290,7 +308,10 @@ static int process_renames(rq_ort_merge *merge, const rq_ort_pairs *renames)
 	return 0;
 }
 
-/* Detect renames on both sides and remember side 1's. 0, or -1. */
+/*
+ * Detect renames on each side that needs it (statuses are set on both, so
+ * that later steps can read them either way), then remember side 1's.
+ */
 static int detect_renames(rq_ort_merge *merge)
 {
 	for (int side = RQ_ORT_SIDE1; side <= RQ_ORT_SIDE2; side++) {
@@ -301,6 +322,12 @@ static int detect_renames(rq_ort_merge *merge)
 	return remember_side1_renames(merge);
 }
 
+/*
+ * detect_and_process_renames(): nothing to do when neither side has a
+ * relevant source; otherwise the steps at the top of the file. The combined
+ * list is only sorted and processed when no fallback was decided while
+ * collecting (a move merge-ort cannot make leaves entries inconsistent).
+ */
 int rq_ort_rename(rq_ort_merge *merge)
 {
 	rq_ort_pairs combined;

@@ -9,17 +9,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The first slot count of a map's index. */
-#define MIN_SLOTS 16
-/* The first capacity of a map's arrays. */
+/*
+ * First sizes. Most maps of a merge stay small (the paths of one side's
+ * renames, the counts of one directory), so they start small; the path map
+ * of a large merge doubles its way up. The index is kept at most half full
+ * (rq_hindex), so 16 slots hold the first 8 entries.
+ */
+#define MIN_SLOTS   16
 #define MIN_ENTRIES 8
 
-void rq_pathmap_init(rq_pathmap *m, rq_arena *a)
+/*
+ * Nothing is allocated until the first put: a merge sets up a dozen maps
+ * and most stay empty.
+ */
+void rq_pathmap_init(rq_pathmap *map, rq_arena *a)
 {
-	memset(m, 0, sizeof(*m));
-	m->arena = a;
+	memset(map, 0, sizeof(*map));
+	map->arena = a;
 }
 
+/*
+ * rq_hindex's callbacks: does entry i have this key; the hash of entry i's
+ * key (when the index is rebuilt to grow).
+ */
 static int key_equals(const void *ctx, size_t i, const void *key)
 {
 	return !strcmp(((const rq_pathmap *)ctx)->keys[i], key);
@@ -30,102 +42,122 @@ static size_t key_hash(const void *ctx, size_t i)
 	return rq_hindex_hash_str(((const rq_pathmap *)ctx)->keys[i]);
 }
 
-static long find(const rq_pathmap *m, const char *key, size_t hash)
+/* The entry of key (deleted or not), or -1. */
+static long find(const rq_pathmap *map, const char *key, size_t hash)
 {
-	return rq_hindex_find(&m->index, hash, key_equals, m, key);
+	return rq_hindex_find(&map->index, hash, key_equals, map, key);
 }
 
-/* Room for one more entry in the arrays and the index. 0, or -1 out of
- * memory. */
-static int make_room(rq_pathmap *m)
+/*
+ * Room for one more entry in the arrays and the index. The three arrays grow
+ * together (by copying: arena memory cannot be reallocated); the index is
+ * rebuilt over the entries there are, before the new one is added. 0, or -1
+ * out of memory.
+ */
+static int make_room(rq_pathmap *map)
 {
 	size_t nslot;
 
-	if (m->len == m->cap) {
-		size_t ncap = m->cap ? m->cap * 2 : MIN_ENTRIES;
-		const char **keys = rq_arena_alloc(m->arena, ncap * sizeof(*keys));
-		intptr_t *vals = rq_arena_alloc(m->arena, ncap * sizeof(*vals));
-		unsigned char *dead = rq_arena_alloc(m->arena, ncap);
+	if (map->len == map->cap) {
+		size_t ncap = map->cap ? map->cap * 2 : MIN_ENTRIES;
+		const char **keys = rq_arena_alloc(map->arena, ncap * sizeof(*keys));
+		intptr_t *vals = rq_arena_alloc(map->arena, ncap * sizeof(*vals));
+		unsigned char *dead = rq_arena_alloc(map->arena, ncap);
 		if (!keys || !vals || !dead)
 			return -1;
-		if (m->len) {
-			memcpy(keys, m->keys, m->len * sizeof(*keys));
-			memcpy(vals, m->vals, m->len * sizeof(*vals));
-			memcpy(dead, m->dead, m->len);
+		if (map->len) {
+			memcpy(keys, map->keys, map->len * sizeof(*keys));
+			memcpy(vals, map->vals, map->len * sizeof(*vals));
+			memcpy(dead, map->dead, map->len);
 		}
-		m->keys = keys;
-		m->vals = vals;
-		m->dead = dead;
-		m->cap = ncap;
+		map->keys = keys;
+		map->vals = vals;
+		map->dead = dead;
+		map->cap = ncap;
 	}
-	if ((nslot = rq_hindex_want(&m->index, MIN_SLOTS))) {
-		uint32_t *slots = rq_arena_alloc(m->arena, nslot * sizeof(*slots));
+	if ((nslot = rq_hindex_want(&map->index, MIN_SLOTS))) {
+		uint32_t *slots = rq_arena_alloc(map->arena, nslot * sizeof(*slots));
 		if (!slots)
 			return -1;
-		rq_hindex_rebuild(&m->index, slots, nslot, m->len, key_hash, m);
+		rq_hindex_rebuild(&map->index, slots, nslot, map->len, key_hash, map);
 	}
 	return 0;
 }
 
-int rq_pathmap_put(rq_pathmap *m, const char *key, intptr_t val)
+/*
+ * A key already there (even deleted) keeps its place in the insertion order.
+ * merge-ort's strmaps have no order of their own; where a result depends on
+ * git's iteration order, rq_pathmap_git_order recomputes it from the order of
+ * first insertion, which is what this keeps. The key's hash is computed once
+ * for the lookup and the insertion.
+ */
+int rq_pathmap_put(rq_pathmap *map, const char *key, intptr_t val)
 {
 	size_t hash = rq_hindex_hash_str(key);
-	long k = find(m, key, hash);
+	long k = find(map, key, hash);
 
 	if (k >= 0) {
-		m->vals[k] = val;
-		if (m->dead[k]) {
-			m->dead[k] = 0;
-			m->live++;
+		map->vals[k] = val;
+		if (map->dead[k]) {
+			map->dead[k] = 0;
+			map->live++;
 		}
 		return 0;
 	}
-	if (make_room(m) < 0)
+	if (make_room(map) < 0)
 		return -1;
-	m->keys[m->len] = key;
-	m->vals[m->len] = val;
-	m->dead[m->len] = 0;
-	rq_hindex_add(&m->index, hash, m->len);
-	m->len++;
-	m->live++;
+	map->keys[map->len] = key;
+	map->vals[map->len] = val;
+	map->dead[map->len] = 0;
+	rq_hindex_add(&map->index, hash, map->len);
+	map->len++;
+	map->live++;
 	return 0;
 }
 
-int rq_pathmap_get(const rq_pathmap *m, const char *key, intptr_t *val)
+int rq_pathmap_get(const rq_pathmap *map, const char *key, intptr_t *val)
 {
-	long k = find(m, key, rq_hindex_hash_str(key));
+	long k = find(map, key, rq_hindex_hash_str(key));
 
-	if (k < 0 || m->dead[k])
+	if (k < 0 || map->dead[k])
 		return 0;
 	if (val)
-		*val = m->vals[k];
+		*val = map->vals[k];
 	return 1;
 }
 
-intptr_t rq_pathmap_get0(const rq_pathmap *m, const char *key)
+/*
+ * git's strintmap_get() with its default of 0: the relevance maps of the
+ * merge read an absent key as NOT_RELEVANT (0).
+ */
+intptr_t rq_pathmap_get0(const rq_pathmap *map, const char *key)
 {
 	intptr_t v = 0;
-	rq_pathmap_get(m, key, &v);
+	rq_pathmap_get(map, key, &v);
 	return v;
 }
 
-int rq_pathmap_has(const rq_pathmap *m, const char *key)
+int rq_pathmap_has(const rq_pathmap *map, const char *key)
 {
-	return rq_pathmap_get(m, key, NULL);
+	return rq_pathmap_get(map, key, NULL);
 }
 
-void rq_pathmap_del_at(rq_pathmap *m, size_t i)
+/*
+ * Deleting only marks the entry: the index keeps it (lookups find it dead),
+ * and the dense arrays keep their order for iteration.
+ */
+void rq_pathmap_del_at(rq_pathmap *map, size_t i)
 {
-	m->dead[i] = 1;
-	m->live--;
+	map->dead[i] = 1;
+	map->live--;
 }
 
-void rq_pathmap_del(rq_pathmap *m, const char *key)
+void rq_pathmap_del(rq_pathmap *map, const char *key)
 {
-	long k = find(m, key, rq_hindex_hash_str(key));
+	long k = find(map, key, rq_hindex_hash_str(key));
 
-	if (k >= 0 && !m->dead[k])
-		rq_pathmap_del_at(m, (size_t)k);
+	if (k >= 0 && !map->dead[k])
+		rq_pathmap_del_at(map, (size_t)k);
 }
 
 /* ---- git's hashmap order -------------------------------------------------- */
@@ -185,9 +217,9 @@ static int model_grow(git_hashmap_model *h)
  * load), then read the buckets in order, each from its head, as
  * hashmap_iter_next() does.
  */
-size_t *rq_pathmap_git_order(const rq_pathmap *m)
+size_t *rq_pathmap_git_order(const rq_pathmap *map)
 {
-	size_t n = m->len, k = 0, *order = rq_arena_alloc(m->arena, n * sizeof(*order));
+	size_t n = map->len, k = 0, *order = rq_arena_alloc(map->arena, n * sizeof(*order));
 	git_hashmap_model h = {malloc(64 * sizeof(long)), malloc((n ? n : 1) * sizeof(long)),
 			       malloc((n ? n : 1) * sizeof(uint32_t)), 64, 64 * 80 / 100};
 
@@ -197,7 +229,7 @@ size_t *rq_pathmap_git_order(const rq_pathmap *m)
 		h.table[i] = -1;
 	for (size_t i = 0; i < n; i++) {
 		size_t b;
-		h.hash[i] = git_strhash(m->keys[i]);
+		h.hash[i] = git_strhash(map->keys[i]);
 		b = h.hash[i] & (h.tablesize - 1);
 		h.next[i] = h.table[b];
 		h.table[b] = (long)i;

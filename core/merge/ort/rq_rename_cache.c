@@ -18,59 +18,86 @@ struct rq_rename_cache {
 	git_oid chain_base, chain_ours; /* ... its base and side 1 are these */
 };
 
+/* A new cache holds no chain: the first merge cannot continue one. */
 int rq_rename_cache_new(rq_rename_cache **out)
 {
 	*out = calloc(1, sizeof(**out));
 	return *out ? 0 : -1;
 }
 
-void rq_rename_cache_free(rq_rename_cache *c)
+/* Forgets the chain (freeing the renames), then the cache. */
+void rq_rename_cache_free(rq_rename_cache *cache)
 {
-	if (!c)
+	if (!cache)
 		return;
-	rq_rename_cache_chain_break(c);
-	free(c);
+	rq_rename_cache_chain_break(cache);
+	free(cache);
 }
 
-void rq_rename_cache_chain_break(rq_rename_cache *c)
+/*
+ * merge-ort drops its cached pairs whenever the next merge is not the next
+ * step of the same rebase (merge_check_renames_reusable); here that is any
+ * merge that does not continue the chain, any conflict, and any fallback, so
+ * a remembered rename never reaches a merge it was not meant for.
+ */
+void rq_rename_cache_chain_break(rq_rename_cache *cache)
 {
-	for (size_t i = 0; i < c->nrenames; i++) {
-		free(c->renames[i].src);
-		free(c->renames[i].dst);
+	for (size_t i = 0; i < cache->nrenames; i++) {
+		free(cache->renames[i].src);
+		free(cache->renames[i].dst);
 	}
-	free(c->renames);
-	c->renames = NULL;
-	c->nrenames = c->caprenames = 0;
-	c->chain = 0;
+	free(cache->renames);
+	cache->renames = NULL;
+	cache->nrenames = cache->caprenames = 0;
+	cache->chain = 0;
 }
 
-void rq_rename_cache_chain_advance(rq_rename_cache *c, const git_oid *theirs, const git_oid *result)
+/*
+ * After a clean merge of (base, ours, theirs) into result, the next pick of
+ * the same replay has base = theirs (the commit just picked) and ours =
+ * result (where it lands): that is what continues the chain.
+ */
+void rq_rename_cache_chain_advance(rq_rename_cache *cache, const git_oid *theirs,
+				   const git_oid *result)
 {
-	c->chain = 1;
-	git_oid_cpy(&c->chain_base, theirs);
-	git_oid_cpy(&c->chain_ours, result);
+	cache->chain = 1;
+	git_oid_cpy(&cache->chain_base, theirs);
+	git_oid_cpy(&cache->chain_ours, result);
 }
 
-int rq_rename_cache_chain_continues(rq_rename_cache *c, const git_oid *base, const git_oid *ours)
+/*
+ * A root pick (base NULL) starts from nothing: merge-ort has no renames to
+ * reuse for it either. A merge that does not continue the chain forgets it
+ * at once, so that a later merge cannot pick it up by accident.
+ */
+int rq_rename_cache_chain_continues(rq_rename_cache *cache, const git_oid *base,
+				    const git_oid *ours)
 {
-	if (c->chain && base && git_oid_equal(base, &c->chain_base) &&
-	    git_oid_equal(ours, &c->chain_ours))
+	if (cache->chain && base && git_oid_equal(base, &cache->chain_base) &&
+	    git_oid_equal(ours, &cache->chain_ours))
 		return 1;
-	rq_rename_cache_chain_break(c);
+	rq_rename_cache_chain_break(cache);
 	return 0;
 }
 
-int rq_rename_cache_remember(rq_rename_cache *c, const char *src, const char *dst)
+/*
+ * One rename per source path: the first one remembered stays, as in
+ * merge-ort, where a pair is cached only for a source not cached yet
+ * (possibly_cache_new_pair). The strings are copied: the merge that found
+ * the rename frees its arena before the next merge runs.
+ */
+int rq_rename_cache_remember(rq_rename_cache *cache, const char *src, const char *dst)
 {
 	rq_remembered_rename *nv, *r;
 
-	for (size_t i = 0; i < c->nrenames; i++)
-		if (!strcmp(c->renames[i].src, src))
+	for (size_t i = 0; i < cache->nrenames; i++)
+		if (!strcmp(cache->renames[i].src, src))
 			return 0;
-	if (!(nv = rq_mem_grow(c->renames, &c->caprenames, c->nrenames + 1, sizeof(*nv), 16)))
+	if (!(nv = rq_mem_grow(cache->renames, &cache->caprenames, cache->nrenames + 1, sizeof(*nv),
+			       16)))
 		return -1;
-	c->renames = nv;
-	r = &c->renames[c->nrenames];
+	cache->renames = nv;
+	r = &cache->renames[cache->nrenames];
 	r->src = strdup(src);
 	r->dst = strdup(dst);
 	if (!r->src || !r->dst) {
@@ -78,12 +105,17 @@ int rq_rename_cache_remember(rq_rename_cache *c, const char *src, const char *ds
 		free(r->dst);
 		return -1;
 	}
-	c->nrenames++;
+	cache->nrenames++;
 	return 0;
 }
 
-const rq_remembered_rename *rq_rename_cache_list(const rq_rename_cache *c, size_t *n)
+/*
+ * In the order first seen, which is the order rename detection tries them
+ * (use_cached_pairs walks git's map; the pairs it makes do not depend on the
+ * order, since each source and each target is used once).
+ */
+const rq_remembered_rename *rq_rename_cache_list(const rq_rename_cache *cache, size_t *n)
 {
-	*n = c->nrenames;
-	return c->renames;
+	*n = cache->nrenames;
+	return cache->renames;
 }

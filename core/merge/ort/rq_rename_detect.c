@@ -79,6 +79,11 @@ typedef struct rename_search {
 
 /* ---- paths ------------------------------------------------------------------- */
 
+/*
+ * The empty blob (e69de29...). git leaves empty files out of rename
+ * detection: every empty file is identical to every other, so pairing them
+ * says nothing about where a file went.
+ */
 static int is_empty_blob(const git_oid *id)
 {
 	static const unsigned char empty[GIT_OID_RAWSZ] = {0xe6, 0x9d, 0xe2, 0x9b, 0xb2, 0xd1, 0xd6,
@@ -87,13 +92,18 @@ static int is_empty_blob(const git_oid *id)
 	return !memcmp(id->id, empty, GIT_OID_RAWSZ);
 }
 
+/* The last component of path. */
 static const char *get_basename(const char *path)
 {
 	const char *b = strrchr(path, '/');
 	return b ? b + 1 : path;
 }
 
-/* basename_same(): do the two paths end in the same last component? */
+/*
+ * basename_same(): do the two paths end in the same last component? Used as
+ * the tie breaker of exact and inexact renames: a file that kept its name is
+ * the likelier rename.
+ */
 static int basename_same(const char *src, const char *dst)
 {
 	size_t sl = strlen(src), dl = strlen(dst);
@@ -107,14 +117,22 @@ static int basename_same(const char *src, const char *dst)
 	return (!sl || src[sl - 1] == '/') && (!dl || dst[dl - 1] == '/');
 }
 
-/* The directory of path ("" at the top), in the arena; NULL out of memory. */
+/*
+ * The directory of path ("" at the top), as a new arena string (callers
+ * keep it as a map key); NULL out of memory.
+ */
 static char *get_dirname(rq_ort_merge *merge, const char *path)
 {
 	const char *slash = strrchr(path, '/');
 	return rq_arena_strndup(&merge->arena, path, slash ? (size_t)(slash - path) : 0);
 }
 
-/* dirname_munge(): cut at the last '/', or make the string empty. */
+/*
+ * dirname_munge(): cut at the last '/', or make the string empty. Applied
+ * repeatedly to a copy of a path it walks up its directories, leaving the
+ * cut-off parts readable after each NUL (update_dir_rename_counts relies on
+ * that).
+ */
 static void dirname_munge(char *p)
 {
 	char *slash = strrchr(p, '/');
@@ -123,25 +141,34 @@ static void dirname_munge(char *p)
 	*slash = '\0';
 }
 
-/* record_rename_pair(): destination d is a rename of source s. */
-static void record_rename_pair(rename_search *rs, size_t d, size_t s)
+/*
+ * record_rename_pair(): destination d is a rename of source s. A source can
+ * only be used once (merge-ort never detects copies); rename_used stays on
+ * the pair so that write_back can drop the used sources.
+ */
+static void record_rename_pair(rename_search *search, size_t d, size_t s)
 {
-	rs->sources[s]->rename_used++;
-	rs->dests[d].source = rs->sources[s];
-	rs->dests[d].is_rename = 1;
+	search->sources[s]->rename_used++;
+	search->dests[d].source = search->sources[s];
+	search->dests[d].is_rename = 1;
 }
 
 /* ---- directory rename counts ---------------------------------------------------- */
 
-/* increment_count(): one more file of old_dir went to new_dir. 0, or -1. */
-static int increment_count(rename_search *rs, const char *old_dir, const char *new_dir)
+/*
+ * increment_count(): one more file of old_dir went to new_dir (UNKNOWN_DIR:
+ * a file whose fate is still open). The per-directory count maps are created
+ * on demand; keys are arena copies, as the paths they come from are
+ * temporary.
+ */
+static int increment_count(rename_search *search, const char *old_dir, const char *new_dir)
 {
-	rq_ort_merge *merge = rs->merge;
+	rq_ort_merge *merge = search->merge;
 	rq_pathmap *counts;
 	intptr_t v;
 	char *key;
 
-	if (rq_pathmap_get(rs->info.dir_rename_count, old_dir, &v)) {
+	if (rq_pathmap_get(search->info.dir_rename_count, old_dir, &v)) {
 		counts = (rq_pathmap *)v;
 	} else {
 		key = rq_arena_strdup(&merge->arena, old_dir);
@@ -149,7 +176,7 @@ static int increment_count(rename_search *rs, const char *old_dir, const char *n
 		if (!key || !counts)
 			return rq_ort_nomem(merge);
 		rq_pathmap_init(counts, &merge->arena);
-		if (rq_pathmap_put(rs->info.dir_rename_count, key, (intptr_t)counts) < 0)
+		if (rq_pathmap_put(search->info.dir_rename_count, key, (intptr_t)counts) < 0)
 			return rq_ort_nomem(merge);
 	}
 	if (rq_pathmap_get(counts, new_dir, &v))
@@ -163,9 +190,10 @@ static int increment_count(rename_search *rs, const char *old_dir, const char *n
 
 /*
  * After one step up the two paths' directories (update_dir_rename_counts'
- * loop), do the parts just cut off still match? At the top of the new
- * path, the old part may differ in its first character only (git's
- * special case for a directory renamed to the top level).
+ * loop), do the parts just cut off still match? When the new path reached the
+ * top level, its leading part was overwritten by the NUL of an empty string,
+ * so the comparison skips the first character and checks it against the
+ * saved one instead (git handles a rename to the top level the same way).
  */
 static int subdirs_match(const char *old_dir, const char *new_dir, char new_dir_first_char)
 {
@@ -179,20 +207,22 @@ static int subdirs_match(const char *old_dir, const char *new_dir, char new_dir_
 }
 
 /*
- * update_dir_rename_counts(): a rename oldname -> newname votes for its
- * directory's rename, and for its ancestors' as long as the renamed part is
- * the same and the ancestor is a removed directory relevant for itself.
- * 0, or -1.
+ * update_dir_rename_counts(): the rename oldname -> newname is a vote that
+ * oldname's directory went to newname's. The vote is repeated for each
+ * ancestor as long as the two paths keep the same trailing components (a/b/c
+ * -> x/b/c also says a -> x) and the ancestor is a removed directory relevant
+ * for itself; the walk stops at the first directory that is not relevant (or
+ * not among the relevant source directories at all). 0, or -1.
  */
-static int update_dir_rename_counts(rename_search *rs, rq_pathmap *dirs_removed,
+static int update_dir_rename_counts(rename_search *search, rq_pathmap *dirs_removed,
 				    const char *oldname, const char *newname)
 {
-	rq_ort_merge *merge = rs->merge;
+	rq_ort_merge *merge = search->merge;
 	size_t ol = strlen(oldname), nl = strlen(newname);
 	char *old_dir, *new_dir;
 	int first_time = 1;
 
-	if (!rs->info.setup)
+	if (!search->info.setup)
 		return 0;
 	/* two NULs after each: the parts cut off stay readable */
 	old_dir = rq_arena_alloc(&merge->arena, ol + 2);
@@ -204,8 +234,8 @@ static int update_dir_rename_counts(rename_search *rs, rq_pathmap *dirs_removed,
 	for (;;) {
 		intptr_t drd_flag = RQ_ORT_DIR_NOT_RELEVANT;
 		dirname_munge(old_dir);
-		if (rs->info.relevant_source_dirs &&
-		    !rq_pathmap_has(rs->info.relevant_source_dirs, old_dir))
+		if (search->info.relevant_source_dirs &&
+		    !rq_pathmap_has(search->info.relevant_source_dirs, old_dir))
 			break;
 		dirname_munge(new_dir);
 		if (!first_time && !subdirs_match(old_dir, new_dir, newname[0]))
@@ -213,7 +243,7 @@ static int update_dir_rename_counts(rename_search *rs, rq_pathmap *dirs_removed,
 		if (dirs_removed)
 			drd_flag = rq_pathmap_get0(dirs_removed, old_dir);
 		if ((drd_flag == RQ_ORT_DIR_RELEVANT_FOR_SELF || first_time) &&
-		    increment_count(rs, old_dir, new_dir) < 0)
+		    increment_count(search, old_dir, new_dir) < 0)
 			return -1;
 		first_time = 0;
 		if (drd_flag == RQ_ORT_DIR_NOT_RELEVANT || !*old_dir || !*new_dir)
@@ -222,8 +252,11 @@ static int update_dir_rename_counts(rename_search *rs, rq_pathmap *dirs_removed,
 	return 0;
 }
 
-/* get_highest_rename_path(): the new directory with the highest count, the
- * first met in git's hash map order on ties. 0, or -1. */
+/*
+ * get_highest_rename_path(): the new directory with the most votes; on a tie
+ * the first met in git's hash map order wins, which is why the order is
+ * reproduced (it decides the guess below). 0, or -1.
+ */
 static int get_highest_rename_path(rq_ort_merge *merge, const rq_pathmap *counts, const char **best)
 {
 	intptr_t highest = 0;
@@ -245,26 +278,28 @@ static int get_highest_rename_path(rq_ort_merge *merge, const rq_pathmap *counts
 }
 
 /*
- * initialize_dir_rename_info(): index the destinations not yet renamed,
- * count the renames found so far (exact ones), and guess each removed
- * directory's new name from those counts. 0, or -1.
+ * initialize_dir_rename_info(): set up the directory rename guess used by
+ * the basename pass. Destinations not renamed yet are indexed by path (to
+ * find the one a guess names); the renames found so far (exact and
+ * remembered ones) vote, and each removed directory's guess is its current
+ * winner. 0, or -1.
  */
-static int initialize_dir_rename_info(rename_search *rs, rq_pathmap *dirs_removed)
+static int initialize_dir_rename_info(rename_search *search, rq_pathmap *dirs_removed)
 {
-	rq_ort_merge *merge = rs->merge;
-	rq_pathmap *drc = rs->info.dir_rename_count;
+	rq_ort_merge *merge = search->merge;
+	rq_pathmap *drc = search->info.dir_rename_count;
 
-	rs->info.setup = 1;
-	rq_pathmap_init(&rs->info.idx_map, &merge->arena);
-	rq_pathmap_init(&rs->info.dir_rename_guess, &merge->arena);
-	rs->info.relevant_source_dirs = dirs_removed;
-	for (size_t i = 0; i < rs->ndests; i++) {
-		const rename_dst *d = &rs->dests[i];
+	search->info.setup = 1;
+	rq_pathmap_init(&search->info.idx_map, &merge->arena);
+	rq_pathmap_init(&search->info.dir_rename_guess, &merge->arena);
+	search->info.relevant_source_dirs = dirs_removed;
+	for (size_t i = 0; i < search->ndests; i++) {
+		const rename_dst *d = &search->dests[i];
 		if (!d->is_rename) {
-			if (rq_pathmap_put(&rs->info.idx_map, d->pair->dst_path,
+			if (rq_pathmap_put(&search->info.idx_map, d->pair->dst_path,
 					   (intptr_t)(i + 1)) < 0)
 				return rq_ort_nomem(merge);
-		} else if (update_dir_rename_counts(rs, dirs_removed, d->source->src_path,
+		} else if (update_dir_rename_counts(search, dirs_removed, d->source->src_path,
 						    d->pair->dst_path) < 0) {
 			return -1;
 		}
@@ -275,31 +310,32 @@ static int initialize_dir_rename_info(rename_search *rs, rq_pathmap *dirs_remove
 			continue;
 		if (get_highest_rename_path(merge, (rq_pathmap *)drc->vals[i], &best) < 0)
 			return -1;
-		if (best &&
-		    rq_pathmap_put(&rs->info.dir_rename_guess, drc->keys[i], (intptr_t)best) < 0)
+		if (best && rq_pathmap_put(&search->info.dir_rename_guess, drc->keys[i],
+					   (intptr_t)best) < 0)
 			return rq_ort_nomem(merge);
 	}
 	return 0;
 }
 
 /*
- * idx_possible_rename(): where would filename be if its directory went
- * where the guess says? *index: that destination's index, or -1 when there
- * is no guess or no such destination. 0, or -1 out of memory.
+ * idx_possible_rename(): where would filename be if its directory went where
+ * the guess says? That destination is the one the basename pass tries when
+ * the basename alone is ambiguous. *index: its index, or -1 when there is no
+ * guess or no such destination. 0, or -1 out of memory.
  */
-static int idx_possible_rename(rename_search *rs, const char *filename, long *index)
+static int idx_possible_rename(rename_search *search, const char *filename, long *index)
 {
-	rq_ort_merge *merge = rs->merge;
+	rq_ort_merge *merge = search->merge;
 	intptr_t v;
 	char *old_dir, *new_path;
 	const char *new_dir, *base;
 
 	*index = -1;
-	if (!rs->info.setup)
+	if (!search->info.setup)
 		return 0;
 	if (!(old_dir = get_dirname(merge, filename)))
 		return -1;
-	if (!rq_pathmap_get(&rs->info.dir_rename_guess, old_dir, &v))
+	if (!rq_pathmap_get(&search->info.dir_rename_guess, old_dir, &v))
 		return 0;
 	new_dir = (const char *)v;
 	base = get_basename(filename);
@@ -309,31 +345,34 @@ static int idx_possible_rename(rename_search *rs, const char *filename, long *in
 	strcpy(new_path, new_dir);
 	strcat(new_path, "/");
 	strcat(new_path, base);
-	if (rq_pathmap_get(&rs->info.idx_map, new_path, &v))
+	if (rq_pathmap_get(&search->info.idx_map, new_path, &v))
 		*index = (long)v - 1;
 	return 0;
 }
 
 /* ---- basename matches --------------------------------------------------------- */
 
-/* Map each basename to its index, or -1 when it occurs more than once. */
-static int index_basenames(rename_search *rs, rq_pathmap *sources, rq_pathmap *dests)
+/*
+ * Map each basename to the index of its only source (or destination), or -1
+ * when several share it; destinations already renamed are left out.
+ */
+static int index_basenames(rename_search *search, rq_pathmap *sources, rq_pathmap *dests)
 {
-	rq_ort_merge *merge = rs->merge;
+	rq_ort_merge *merge = search->merge;
 
 	rq_pathmap_init(sources, &merge->arena);
 	rq_pathmap_init(dests, &merge->arena);
-	for (size_t i = 0; i < rs->nsources; i++) {
-		const char *base = get_basename(rs->sources[i]->src_path);
+	for (size_t i = 0; i < search->nsources; i++) {
+		const char *base = get_basename(search->sources[i]->src_path);
 		if (rq_pathmap_put(sources, base,
 				   rq_pathmap_has(sources, base) ? -1 : (intptr_t)i) < 0)
 			return rq_ort_nomem(merge);
 	}
-	for (size_t i = 0; i < rs->ndests; i++) {
+	for (size_t i = 0; i < search->ndests; i++) {
 		const char *base;
-		if (rs->dests[i].is_rename)
+		if (search->dests[i].is_rename)
 			continue;
-		base = get_basename(rs->dests[i].pair->dst_path);
+		base = get_basename(search->dests[i].pair->dst_path);
 		if (rq_pathmap_put(dests, base, rq_pathmap_has(dests, base) ? -1 : (intptr_t)i) < 0)
 			return rq_ort_nomem(merge);
 	}
@@ -341,20 +380,23 @@ static int index_basenames(rename_search *rs, rq_pathmap *sources, rq_pathmap *d
 }
 
 /*
- * find_basename_matches(): for each relevant source, the destination with
- * its basename when the basename is unique on both ends, else the one the
- * directory-rename guess names; paired when at least minimum_score similar.
- * 0, or -1.
+ * find_basename_matches(): most renames keep the file's name and move it to
+ * another directory, so before the quadratic search each relevant source is
+ * compared with one destination only: the one with its basename, when the
+ * basename is unique among the sources and among the destinations, else the
+ * one the directory-rename guess names. A pair is taken at minimum_score
+ * (75%, higher than the inexact search's 50%, because it is chosen by name
+ * first). 0, or -1.
  */
-static int find_basename_matches(rename_search *rs, int minimum_score, rq_pathmap *relevant_sources,
-				 rq_pathmap *dirs_removed)
+static int find_basename_matches(rename_search *search, int minimum_score,
+				 rq_pathmap *relevant_sources, rq_pathmap *dirs_removed)
 {
 	rq_pathmap sources, dests;
 
-	if (index_basenames(rs, &sources, &dests) < 0)
+	if (index_basenames(search, &sources, &dests) < 0)
 		return -1;
-	for (size_t i = 0; i < rs->nsources; i++) {
-		const char *filename = rs->sources[i]->src_path, *base = get_basename(filename);
+	for (size_t i = 0; i < search->nsources; i++) {
+		const char *filename = search->sources[i]->src_path, *base = get_basename(filename);
 		intptr_t src_index = -1, dst_index = -1;
 		long guess;
 		int score;
@@ -365,46 +407,52 @@ static int find_basename_matches(rename_search *rs, int minimum_score, rq_pathma
 		if (!rq_pathmap_get(&dests, base, &dst_index))
 			continue;
 		if (src_index == -1 || dst_index == -1) {
-			if (idx_possible_rename(rs, filename, &guess) < 0)
-				return rq_ort_nomem(rs->merge);
+			if (idx_possible_rename(search, filename, &guess) < 0)
+				return rq_ort_nomem(search->merge);
 			src_index = (intptr_t)i;
 			dst_index = guess;
 		}
-		if (dst_index == -1 || rs->dests[dst_index].is_rename)
+		if (dst_index == -1 || search->dests[dst_index].is_rename)
 			continue;
-		score = rq_similarity_estimate(rs->merge, &rs->sources[src_index]->src,
-					       &rs->dests[dst_index].pair->dst, minimum_score);
+		score = rq_similarity_estimate(search->merge, &search->sources[src_index]->src,
+					       &search->dests[dst_index].pair->dst, minimum_score);
 		if (score < 0)
 			return -1;
 		if (score < minimum_score)
 			continue;
-		record_rename_pair(rs, (size_t)dst_index, (size_t)src_index);
-		if (update_dir_rename_counts(rs, dirs_removed, rs->sources[src_index]->src_path,
-					     rs->dests[dst_index].pair->dst_path) < 0)
+		record_rename_pair(search, (size_t)dst_index, (size_t)src_index);
+		if (update_dir_rename_counts(search, dirs_removed,
+					     search->sources[src_index]->src_path,
+					     search->dests[dst_index].pair->dst_path) < 0)
 			return -1;
 	}
 	return 0;
 }
 
-/* remove_unneeded_paths_from_src(): drop the sources already used, and
- * with interesting, those not in it. */
-static void remove_unneeded_paths_from_src(rename_search *rs, const rq_pathmap *interesting)
+/*
+ * remove_unneeded_paths_from_src(): drop the sources already used, and with
+ * interesting, those not in it (after the basename pass, only relevant
+ * sources go on to the expensive search).
+ */
+static void remove_unneeded_paths_from_src(rename_search *search, const rq_pathmap *interesting)
 {
 	size_t k = 0;
-	for (size_t i = 0; i < rs->nsources; i++) {
-		if (rs->sources[i]->rename_used)
+	for (size_t i = 0; i < search->nsources; i++) {
+		if (search->sources[i]->rename_used)
 			continue;
-		if (interesting && !rq_pathmap_has(interesting, rs->sources[i]->src_path))
+		if (interesting && !rq_pathmap_has(interesting, search->sources[i]->src_path))
 			continue;
-		rs->sources[k++] = rs->sources[i];
+		search->sources[k++] = search->sources[i];
 	}
-	rs->nsources = k;
+	search->nsources = k;
 }
 
 /* ---- sources whose only purpose is already served ---------------------------- */
 
-/* dir_rename_already_determinable(): is the winner of this directory's
- * vote certain even if every unknown source went elsewhere? */
+/*
+ * dir_rename_already_determinable(): is the winner of this directory's vote
+ * certain even if every unknown source voted for the runner-up?
+ */
 static int dir_rename_already_determinable(const rq_pathmap *counts)
 {
 	intptr_t first = 0, second = 0, unknown = 0;
@@ -425,21 +473,24 @@ static int dir_rename_already_determinable(const rq_pathmap *counts)
 	return first > second + unknown;
 }
 
-/* The first half of handle_early_known_dir_renames(): count each remaining
- * source as an unknown vote for its removed ancestors, then demote the
- * directories whose vote is decided to RELEVANT_FOR_ANCESTOR. 0, or -1. */
-static int settle_decided_dirs(rename_search *rs, rq_pathmap *dirs_removed)
+/*
+ * The first half of handle_early_known_dir_renames(): count each remaining
+ * source as an unknown vote for its removed ancestors; then a directory
+ * relevant for itself whose vote is decided all the same needs no more
+ * votes, and becomes relevant only as an ancestor. 0, or -1.
+ */
+static int settle_decided_dirs(rename_search *search, rq_pathmap *dirs_removed)
 {
-	rq_ort_merge *merge = rs->merge;
-	rq_pathmap *drc = rs->info.dir_rename_count;
+	rq_ort_merge *merge = search->merge;
+	rq_pathmap *drc = search->info.dir_rename_count;
 
-	for (size_t i = 0; i < rs->nsources; i++) {
-		char *old_dir = get_dirname(merge, rs->sources[i]->src_path);
+	for (size_t i = 0; i < search->nsources; i++) {
+		char *old_dir = get_dirname(merge, search->sources[i]->src_path);
 		if (!old_dir)
 			return rq_ort_nomem(merge);
 		while (*old_dir &&
 		       rq_pathmap_get0(dirs_removed, old_dir) != RQ_ORT_DIR_NOT_RELEVANT) {
-			if (increment_count(rs, old_dir, UNKNOWN_DIR) < 0)
+			if (increment_count(search, old_dir, UNKNOWN_DIR) < 0)
 				return -1;
 			if (!(old_dir = get_dirname(merge, old_dir)))
 				return rq_ort_nomem(merge);
@@ -457,7 +508,11 @@ static int settle_decided_dirs(rename_search *rs, rq_pathmap *dirs_removed)
 	return 0;
 }
 
-/* Does any removed ancestor of path still need its vote? 1, 0, or -1. */
+/*
+ * Does some removed ancestor of path still need votes (relevant for
+ * itself)? The walk up stops at the first directory that is not relevant.
+ * 1, 0, or -1 out of memory.
+ */
 static int location_still_needed(rq_ort_merge *merge, const char *path,
 				 const rq_pathmap *dirs_removed)
 {
@@ -477,45 +532,50 @@ static int location_still_needed(rq_ort_merge *merge, const char *path,
 }
 
 /*
- * handle_early_known_dir_renames(): a source relevant only for its
+ * handle_early_known_dir_renames(): a source that is relevant only for its
  * location, under directories whose renames are all decided already, need
- * not be paired: it leaves the search (and the relevant sources). 0, or -1.
+ * not be paired: it leaves the search and the relevant sources (merge-ort's
+ * optimization that keeps a directory rename from forcing a full search of
+ * every file that left the directory). 0, or -1.
  */
-static int handle_early_known_dir_renames(rename_search *rs, rq_pathmap *relevant_sources,
+static int handle_early_known_dir_renames(rename_search *search, rq_pathmap *relevant_sources,
 					  rq_pathmap *dirs_removed)
 {
 	size_t k = 0;
 
-	if (settle_decided_dirs(rs, dirs_removed) < 0)
+	if (settle_decided_dirs(search, dirs_removed) < 0)
 		return -1;
-	for (size_t i = 0; i < rs->nsources; i++) {
-		const char *path = rs->sources[i]->src_path;
+	for (size_t i = 0; i < search->nsources; i++) {
+		const char *path = search->sources[i]->src_path;
 		intptr_t val = -1;
 		rq_pathmap_get(relevant_sources, path, &val);
 		if (val == RQ_ORT_SOURCE_RELEVANT_LOCATION) {
-			int needed = location_still_needed(rs->merge, path, dirs_removed);
+			int needed = location_still_needed(search->merge, path, dirs_removed);
 			if (needed < 0)
 				return -1;
 			if (!needed) {
 				if (rq_pathmap_put(relevant_sources, path,
 						   RQ_ORT_SOURCE_RELEVANT_NO_MORE) < 0)
-					return rq_ort_nomem(rs->merge);
+					return rq_ort_nomem(search->merge);
 				continue;
 			}
 		}
-		rs->sources[k++] = rs->sources[i];
+		search->sources[k++] = search->sources[i];
 	}
-	rs->nsources = k;
+	search->nsources = k;
 	return 0;
 }
 
-/* cleanup_dir_rename_info(): keep only the counts of removed directories
- * that matter, without the unknown votes. */
-static void cleanup_dir_rename_info(rename_search *rs, const rq_pathmap *dirs_removed)
+/*
+ * cleanup_dir_rename_info(): what directory rename detection gets: the
+ * counts of removed directories that are still relevant, without the unknown
+ * votes, which were only there to decide relevance.
+ */
+static void cleanup_dir_rename_info(rename_search *search, const rq_pathmap *dirs_removed)
 {
-	rq_pathmap *drc = rs->info.dir_rename_count;
+	rq_pathmap *drc = search->info.dir_rename_count;
 
-	if (!rs->info.setup)
+	if (!search->info.setup)
 		return;
 	for (size_t i = 0; i < drc->len; i++) {
 		if (drc->dead[i])
@@ -530,44 +590,48 @@ static void cleanup_dir_rename_info(rename_search *rs, const rq_pathmap *dirs_re
 
 /* ---- passes 0 and 1: remembered and exact renames -------------------------- */
 
-/* Pair the remembered renames whose source this side deleted and whose
- * target it added, before any search (merge-ort's use_cached_pairs). */
-static void use_remembered_renames(rename_search *rs)
+/*
+ * Pair the remembered renames whose source this side deleted and whose
+ * target it added, before any search (merge-ort's use_cached_pairs). A
+ * remembered rename whose paths do not both appear is simply not used.
+ */
+static void use_remembered_renames(rename_search *search)
 {
 	size_t n;
-	const rq_remembered_rename *r = rq_rename_cache_list(rs->merge->rename_cache, &n);
+	const rq_remembered_rename *r = rq_rename_cache_list(search->merge->rename_cache, &n);
 
 	for (size_t k = 0; k < n; k++) {
 		long src = -1, dst = -1;
-		for (size_t j = 0; j < rs->nsources && src < 0; j++)
-			if (!rs->sources[j]->rename_used &&
-			    !strcmp(rs->sources[j]->src_path, r[k].src))
+		for (size_t j = 0; j < search->nsources && src < 0; j++)
+			if (!search->sources[j]->rename_used &&
+			    !strcmp(search->sources[j]->src_path, r[k].src))
 				src = (long)j;
-		for (size_t i = 0; i < rs->ndests && dst < 0 && src >= 0; i++)
-			if (!rs->dests[i].is_rename &&
-			    !strcmp(rs->dests[i].pair->dst_path, r[k].dst))
+		for (size_t i = 0; i < search->ndests && dst < 0 && src >= 0; i++)
+			if (!search->dests[i].is_rename &&
+			    !strcmp(search->dests[i].pair->dst_path, r[k].dst))
 				dst = (long)i;
 		if (src >= 0 && dst >= 0)
-			record_rename_pair(rs, (size_t)dst, (size_t)src);
+			record_rename_pair(search, (size_t)dst, (size_t)src);
 	}
 }
 
 /*
  * find_identical_files() for destination d: among the unused sources with
- * d's blob (chained by blob id in source order), the first with d's
- * basename, else the first; at most 100 candidates are looked at, as in
- * git. The source index, or -1.
+ * d's blob (the chain of its hash, in source order), those of the same kind
+ * (mode, unless both are regular files), the first with d's basename, else
+ * the first; at most 100 candidates are looked at, as in git. The source
+ * index, or -1.
  */
-static long best_identical_source(const rename_search *rs, const long *head, const long *next,
+static long best_identical_source(const rename_search *search, const long *head, const long *next,
 				  size_t nbuckets, size_t d)
 {
-	const rq_ort_stage *target = &rs->dests[d].pair->dst;
+	const rq_ort_stage *target = &search->dests[d].pair->dst;
 	long best = -1;
 	int best_score = -1, left = 100;
 
 	for (long j = head[rq_hindex_hash_oid(&target->oid) & (nbuckets - 1)]; j >= 0;
 	     j = next[j]) {
-		const rq_ort_pair *sp = rs->sources[j];
+		const rq_ort_pair *sp = search->sources[j];
 		int score;
 		if (!git_oid_equal(&sp->src.oid, &target->oid))
 			continue;
@@ -576,7 +640,7 @@ static long best_identical_source(const rename_search *rs, const long *head, con
 			continue;
 		if (sp->rename_used)
 			continue;
-		score = 1 + basename_same(sp->src_path, rs->dests[d].pair->dst_path);
+		score = 1 + basename_same(sp->src_path, search->dests[d].pair->dst_path);
 		if (score > best_score) {
 			best = j;
 			best_score = score;
@@ -589,33 +653,37 @@ static long best_identical_source(const rename_search *rs, const long *head, con
 	return best;
 }
 
-/* find_exact_renames(): chain the sources by blob id (in source order, as
- * git's hash map returns them) and pair each destination not yet renamed. */
-static int find_exact_renames(rename_search *rs)
+/*
+ * find_exact_renames(): chain the sources by blob id (inserted from the last,
+ * so each chain lists them in source order, as git's hash map returns them)
+ * and pair each destination not renamed yet with its best identical source.
+ * 0, or -1.
+ */
+static int find_exact_renames(rename_search *search)
 {
-	rq_ort_merge *merge = rs->merge;
+	rq_ort_merge *merge = search->merge;
 	size_t nbuckets = 16;
 	long *head, *next;
 
-	while (nbuckets < rs->nsources * 2)
+	while (nbuckets < search->nsources * 2)
 		nbuckets <<= 1;
 	head = rq_arena_alloc(&merge->arena, nbuckets * sizeof(*head));
-	next = rq_arena_alloc(&merge->arena, rs->nsources * sizeof(*next));
+	next = rq_arena_alloc(&merge->arena, search->nsources * sizeof(*next));
 	if (!head || !next)
 		return rq_ort_nomem(merge);
 	for (size_t b = 0; b < nbuckets; b++)
 		head[b] = -1;
-	for (size_t j = rs->nsources; j-- > 0;) {
-		size_t b = rq_hindex_hash_oid(&rs->sources[j]->src.oid) & (nbuckets - 1);
+	for (size_t j = search->nsources; j-- > 0;) {
+		size_t b = rq_hindex_hash_oid(&search->sources[j]->src.oid) & (nbuckets - 1);
 		next[j] = head[b];
 		head[b] = (long)j;
 	}
-	for (size_t i = 0; i < rs->ndests; i++) {
+	for (size_t i = 0; i < search->ndests; i++) {
 		long best;
-		if (rs->dests[i].is_rename) /* a remembered rename */
+		if (search->dests[i].is_rename) /* a remembered rename */
 			continue;
-		if ((best = best_identical_source(rs, head, next, nbuckets, i)) >= 0)
-			record_rename_pair(rs, i, (size_t)best);
+		if ((best = best_identical_source(search, head, next, nbuckets, i)) >= 0)
+			record_rename_pair(search, i, (size_t)best);
 	}
 	return 0;
 }
@@ -630,7 +698,10 @@ typedef struct diff_score {
 	size_t order;	/* position in the matrix, for a stable sort */
 } diff_score;
 
-/* score_compare(): unused slots last, then higher score, then same name. */
+/*
+ * score_compare(): unused slots last, then the higher score, then the same
+ * basename first.
+ */
 static int score_compare(const diff_score *a, const diff_score *b)
 {
 	if (a->dst < 0)
@@ -642,7 +713,11 @@ static int score_compare(const diff_score *a, const diff_score *b)
 	return b->score - a->score;
 }
 
-/* git sorts the matrix with STABLE_QSORT: ties keep their matrix order. */
+/*
+ * git sorts the matrix with STABLE_QSORT: ties keep their matrix order
+ * (destination order, then slot order). qsort is not stable, so the
+ * position breaks the tie.
+ */
 static int score_compare_stable(const void *a_, const void *b_)
 {
 	const diff_score *a = a_, *b = b_;
@@ -652,8 +727,10 @@ static int score_compare_stable(const void *a_, const void *b_)
 	return a->order < b->order ? -1 : a->order > b->order ? 1 : 0;
 }
 
-/* record_if_better(): keep o in m (a destination's best candidates) when
- * it beats the worst there. */
+/*
+ * record_if_better(): keep o among a destination's NUM_CANDIDATE_PER_DST best
+ * candidates when it beats the worst of them (the first worst on ties).
+ */
 static void record_if_better(diff_score m[], const diff_score *o)
 {
 	int worst = 0;
@@ -664,20 +741,23 @@ static void record_if_better(diff_score m[], const diff_score *o)
 		m[worst] = *o;
 }
 
-/* Fill m with destination d's best candidates among all sources. 0, or -1. */
-static int score_destination(rename_search *rs, size_t d, int minimum_score, diff_score *m)
+/*
+ * One row of the matrix: destination d's best candidates among all the
+ * sources left. 0, or -1.
+ */
+static int score_destination(rename_search *search, size_t d, int minimum_score, diff_score *m)
 {
 	for (int j = 0; j < NUM_CANDIDATE_PER_DST; j++)
 		m[j].dst = -1;
-	for (size_t j = 0; j < rs->nsources; j++) {
+	for (size_t j = 0; j < search->nsources; j++) {
 		diff_score this_src;
-		int score = rq_similarity_estimate(rs->merge, &rs->sources[j]->src,
-						   &rs->dests[d].pair->dst, minimum_score);
+		int score = rq_similarity_estimate(search->merge, &search->sources[j]->src,
+						   &search->dests[d].pair->dst, minimum_score);
 		if (score < 0)
 			return -1;
 		this_src.score = score;
 		this_src.name_score =
-		    basename_same(rs->sources[j]->src_path, rs->dests[d].pair->dst_path);
+		    basename_same(search->sources[j]->src_path, search->dests[d].pair->dst_path);
 		this_src.dst = (long)d;
 		this_src.src = (long)j;
 		this_src.order = 0;
@@ -686,19 +766,23 @@ static int score_destination(rename_search *rs, size_t d, int minimum_score, dif
 	return 0;
 }
 
-/* Pair greedily from the sorted candidates, best first, down to
- * minimum_score. 0, or -1. */
-static int pair_from_matrix(rename_search *rs, const diff_score *mx, size_t n, int minimum_score,
-			    rq_pathmap *dirs_removed)
+/*
+ * The greedy pairing of diffcore_rename_extended(): best candidates first,
+ * down to minimum_score, skipping destinations and sources already taken;
+ * each rename found votes for its directory. 0, or -1.
+ */
+static int pair_from_matrix(rename_search *search, const diff_score *mx, size_t n,
+			    int minimum_score, rq_pathmap *dirs_removed)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (mx[i].dst < 0 || mx[i].score < minimum_score)
 			break;
-		if (rs->dests[mx[i].dst].is_rename || rs->sources[mx[i].src]->rename_used)
+		if (search->dests[mx[i].dst].is_rename || search->sources[mx[i].src]->rename_used)
 			continue;
-		record_rename_pair(rs, (size_t)mx[i].dst, (size_t)mx[i].src);
-		if (update_dir_rename_counts(rs, dirs_removed, rs->sources[mx[i].src]->src_path,
-					     rs->dests[mx[i].dst].pair->dst_path) < 0)
+		record_rename_pair(search, (size_t)mx[i].dst, (size_t)mx[i].src);
+		if (update_dir_rename_counts(search, dirs_removed,
+					     search->sources[mx[i].src]->src_path,
+					     search->dests[mx[i].dst].pair->dst_path) < 0)
 			return -1;
 	}
 	return 0;
@@ -706,36 +790,39 @@ static int pair_from_matrix(rename_search *rs, const diff_score *mx, size_t n, i
 
 /*
  * The inexact search of diffcore_rename_extended(): every destination not
- * yet renamed against every source left, unless there are more pairs than
- * the rename limit allows (too_many_rename_candidates). 0, or -1.
+ * renamed yet against every source left, unless there are more pairs than the
+ * rename limit allows (too_many_rename_candidates: git then skips the search
+ * and warns; this skips it silently, as replayq prints no merge warnings).
+ * 0, or -1.
  */
-static int find_inexact_renames(rename_search *rs, int minimum_score, int rename_limit,
+static int find_inexact_renames(rename_search *search, int minimum_score, int rename_limit,
 				rq_pathmap *dirs_removed)
 {
 	size_t renamed = 0, ndst, cnt = 0;
 	diff_score *mx;
 	int rc = -1;
 
-	for (size_t i = 0; i < rs->ndests; i++)
-		renamed += (size_t)rs->dests[i].is_rename;
-	ndst = rs->ndests - renamed;
-	if (!ndst || !rs->nsources ||
-	    (uint64_t)ndst * (uint64_t)rs->nsources >
+	for (size_t i = 0; i < search->ndests; i++)
+		renamed += (size_t)search->dests[i].is_rename;
+	ndst = search->ndests - renamed;
+	if (!ndst || !search->nsources ||
+	    (uint64_t)ndst * (uint64_t)search->nsources >
 		(uint64_t)rename_limit * (uint64_t)rename_limit)
 		return 0;
 	if (!(mx = calloc(NUM_CANDIDATE_PER_DST * ndst, sizeof(*mx))))
-		return rq_ort_nomem(rs->merge);
-	for (size_t i = 0; i < rs->ndests; i++) {
-		if (rs->dests[i].is_rename)
+		return rq_ort_nomem(search->merge);
+	for (size_t i = 0; i < search->ndests; i++) {
+		if (search->dests[i].is_rename)
 			continue;
-		if (score_destination(rs, i, minimum_score, &mx[cnt * NUM_CANDIDATE_PER_DST]) < 0)
+		if (score_destination(search, i, minimum_score, &mx[cnt * NUM_CANDIDATE_PER_DST]) <
+		    0)
 			goto done;
 		cnt++;
 	}
 	for (size_t i = 0; i < cnt * NUM_CANDIDATE_PER_DST; i++)
 		mx[i].order = i;
 	qsort(mx, cnt * NUM_CANDIDATE_PER_DST, sizeof(*mx), score_compare_stable);
-	rc = pair_from_matrix(rs, mx, cnt * NUM_CANDIDATE_PER_DST, minimum_score, dirs_removed);
+	rc = pair_from_matrix(search, mx, cnt * NUM_CANDIDATE_PER_DST, minimum_score, dirs_removed);
 done:
 	free(mx);
 	return rc;
@@ -743,92 +830,108 @@ done:
 
 /* ---- the search ---------------------------------------------------------------- */
 
-/* The sources and destinations of the side's pairs, empty blobs left out. */
-static int gather_candidates(rename_search *rs, const rq_ort_pairs *q)
+/*
+ * The side's sources and destinations, from the pairs phase 1 collected
+ * (each is one or the other), empty blobs left out.
+ */
+static int gather_candidates(rename_search *search, const rq_ort_pairs *pairs)
 {
-	rq_ort_merge *merge = rs->merge;
+	rq_ort_merge *merge = search->merge;
 
-	rs->sources = rq_arena_alloc(&merge->arena, (q->n + 1) * sizeof(*rs->sources));
-	rs->dests = rq_arena_alloc(&merge->arena, (q->n + 1) * sizeof(*rs->dests));
-	if (!rs->sources || !rs->dests)
+	search->sources = rq_arena_alloc(&merge->arena, (pairs->n + 1) * sizeof(*search->sources));
+	search->dests = rq_arena_alloc(&merge->arena, (pairs->n + 1) * sizeof(*search->dests));
+	if (!search->sources || !search->dests)
 		return rq_ort_nomem(merge);
-	for (size_t i = 0; i < q->n; i++) {
-		rq_ort_pair *p = q->v[i];
+	for (size_t i = 0; i < pairs->n; i++) {
+		rq_ort_pair *p = pairs->v[i];
 		if (!p->src_path) {
 			if (!is_empty_blob(&p->dst.oid))
-				rs->dests[rs->ndests++].pair = p;
+				search->dests[search->ndests++].pair = p;
 		} else if (!p->dst_path) {
 			if (!is_empty_blob(&p->src.oid))
-				rs->sources[rs->nsources++] = p;
+				search->sources[search->nsources++] = p;
 		}
 	}
 	return 0;
 }
 
-/* Write the result back into the side's pairs: a renamed destination takes
- * its source's path and version; the sources used leave the list. */
-static void write_back(rename_search *rs, rq_ort_pairs *q)
+/*
+ * Write the result back into the side's pairs, as diffcore does when it
+ * rebuilds its queue: a renamed destination takes its source's path and
+ * version; the sources used leave the list; everything else stays, in
+ * order.
+ */
+static void write_back(rename_search *search, rq_ort_pairs *pairs)
 {
 	size_t k = 0;
 
-	for (size_t i = 0; i < rs->ndests; i++) {
-		rq_ort_pair *p = rs->dests[i].pair;
-		if (!rs->dests[i].is_rename)
+	for (size_t i = 0; i < search->ndests; i++) {
+		rq_ort_pair *p = search->dests[i].pair;
+		if (!search->dests[i].is_rename)
 			continue;
-		p->src_path = rs->dests[i].source->src_path;
-		p->src = rs->dests[i].source->src;
+		p->src_path = search->dests[i].source->src_path;
+		p->src = search->dests[i].source->src;
 	}
-	for (size_t i = 0; i < q->n; i++) {
-		rq_ort_pair *p = q->v[i];
+	for (size_t i = 0; i < pairs->n; i++) {
+		rq_ort_pair *p = pairs->v[i];
 		if (p->src_path && !p->dst_path && p->rename_used)
 			continue;
-		q->v[k++] = p;
+		pairs->v[k++] = p;
 	}
-	q->n = k;
+	pairs->n = k;
 }
 
-/* Passes 1 to 4 (see the top of the file). 0, or -1. */
-static int search(rename_search *rs)
+/*
+ * Passes 1 to 4 (see the top of the file), with git's thresholds: 50% for
+ * the inexact search, halfway between it and 100% (75%) for basename
+ * matches, and merge.renameLimit (default 7000) for the matrix. 0, or -1.
+ */
+static int run_search(rename_search *search)
 {
-	rq_ort_merge *merge = rs->merge;
-	rq_pathmap *relevant_sources = &merge->relevant_sources[rs->side];
-	rq_pathmap *dirs_removed = &merge->dirs_removed[rs->side];
+	rq_ort_merge *merge = search->merge;
+	rq_pathmap *relevant_sources = &merge->relevant_sources[search->side];
+	rq_pathmap *dirs_removed = &merge->dirs_removed[search->side];
 	int minimum_score = DEFAULT_RENAME_SCORE;
 	int min_basename_score =
 	    minimum_score + (int)(0.5 * (RQ_SIMILARITY_MAX_SCORE - minimum_score));
 	int rename_limit =
 	    merge->config->rename_limit > 0 ? merge->config->rename_limit : DEFAULT_RENAME_LIMIT;
 
-	if (find_exact_renames(rs) < 0)
+	if (find_exact_renames(search) < 0)
 		return -1;
-	remove_unneeded_paths_from_src(rs, NULL);
-	if (initialize_dir_rename_info(rs, dirs_removed) < 0 ||
-	    find_basename_matches(rs, min_basename_score, relevant_sources, dirs_removed) < 0)
+	remove_unneeded_paths_from_src(search, NULL);
+	if (initialize_dir_rename_info(search, dirs_removed) < 0 ||
+	    find_basename_matches(search, min_basename_score, relevant_sources, dirs_removed) < 0)
 		return -1;
-	remove_unneeded_paths_from_src(rs, relevant_sources);
-	if (handle_early_known_dir_renames(rs, relevant_sources, dirs_removed) < 0)
+	remove_unneeded_paths_from_src(search, relevant_sources);
+	if (handle_early_known_dir_renames(search, relevant_sources, dirs_removed) < 0)
 		return -1;
-	return find_inexact_renames(rs, minimum_score, rename_limit, dirs_removed);
+	return find_inexact_renames(search, minimum_score, rename_limit, dirs_removed);
 }
 
+/*
+ * diffcore_rename_extended() for one side: nothing to do without both
+ * sources and destinations (the write back and cleanup still run, to leave
+ * the side's lists as a search would).
+ */
 int rq_rename_detect(rq_ort_merge *merge, int side)
 {
-	rq_ort_pairs *q = &merge->pairs[side];
-	rename_search rs;
+	rq_ort_pairs *pairs = &merge->pairs[side];
+	rename_search search;
 
-	memset(&rs, 0, sizeof(rs));
-	rs.merge = merge;
-	rs.side = side;
-	rs.info.dir_rename_count = &merge->dir_rename_count[side];
-	if (gather_candidates(&rs, q) < 0)
+	memset(&search, 0, sizeof(search));
+	search.merge = merge;
+	search.side = side;
+	search.info.dir_rename_count = &merge->dir_rename_count[side];
+	if (gather_candidates(&search, pairs) < 0)
 		return -1;
-	if (rs.ndests && rs.nsources) {
+	if (search.ndests && search.nsources) {
 		if (side == RQ_ORT_SIDE1 && merge->use_remembered_renames)
-			use_remembered_renames(&rs);
-		if (search(&rs) < 0)
+			use_remembered_renames(&search);
+		if (run_search(&search) < 0)
 			return -1;
 	}
-	write_back(&rs, q);
-	cleanup_dir_rename_info(&rs, &merge->dirs_removed[side]);
+	write_back(&search, pairs);
+	cleanup_dir_rename_info(&search, &merge->dirs_removed[side]);
 	return 0;
 }

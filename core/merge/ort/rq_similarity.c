@@ -62,50 +62,64 @@ struct rq_similarity_cache {
 	size_t scores_computed, scores_reused; /* over the cache's life */
 };
 
+/* An empty cache; the statistics start at zero and survive trimming. */
 int rq_similarity_cache_new(rq_similarity_cache **out)
 {
 	*out = calloc(1, sizeof(**out));
 	return *out ? 0 : -1;
 }
 
-/* Empty the cache, keeping its statistics. */
-static void cache_clear(rq_similarity_cache *c)
+/*
+ * Empty the cache, keeping its statistics (they count over the merger's
+ * life, for the replay's stats).
+ */
+static void cache_clear(rq_similarity_cache *cache)
 {
-	size_t computed = c->scores_computed, reused = c->scores_reused;
+	size_t computed = cache->scores_computed, reused = cache->scores_reused;
 
-	for (size_t i = 0; i < c->nblobs; i++)
-		free(c->blobs[i].spans);
-	free(c->blobs);
-	free(c->blob_index.slot);
-	free(c->scores);
-	free(c->score_index.slot);
-	memset(c, 0, sizeof(*c));
-	c->scores_computed = computed;
-	c->scores_reused = reused;
+	for (size_t i = 0; i < cache->nblobs; i++)
+		free(cache->blobs[i].spans);
+	free(cache->blobs);
+	free(cache->blob_index.slot);
+	free(cache->scores);
+	free(cache->score_index.slot);
+	memset(cache, 0, sizeof(*cache));
+	cache->scores_computed = computed;
+	cache->scores_reused = reused;
 }
 
-void rq_similarity_cache_free(rq_similarity_cache *c)
+void rq_similarity_cache_free(rq_similarity_cache *cache)
 {
-	if (!c)
+	if (!cache)
 		return;
-	cache_clear(c);
-	free(c);
+	cache_clear(cache);
+	free(cache);
 }
 
-void rq_similarity_cache_trim(rq_similarity_cache *c)
+/*
+ * Bounded by the number of blobs and by the bytes held (chunk counts and
+ * scores). A trim only costs recomputation: scores never depend on it.
+ */
+void rq_similarity_cache_trim(rq_similarity_cache *cache)
 {
-	if (c->nblobs >= TRIM_ENTRIES || c->bytes > TRIM_BYTES)
-		cache_clear(c);
+	if (cache->nblobs >= TRIM_ENTRIES || cache->bytes > TRIM_BYTES)
+		cache_clear(cache);
 }
 
-void rq_similarity_cache_stats(const rq_similarity_cache *c, size_t *computed, size_t *reused)
+/* Reported as similarity_computed / similarity_reused in a replay's stats. */
+void rq_similarity_cache_stats(const rq_similarity_cache *cache, size_t *computed, size_t *reused)
 {
-	*computed = c->scores_computed;
-	*reused = c->scores_reused;
+	*computed = cache->scores_computed;
+	*reused = cache->scores_reused;
 }
 
 /* ---- the score cache ---------------------------------------------------------- */
 
+/*
+ * The key of a remembered score: both blob ids (their first bytes are
+ * uniform already) and the minimum score, mixed so that (a, b) and (b, a)
+ * land apart.
+ */
 static size_t score_hash(const git_oid *src, const git_oid *dst, int min_score)
 {
 	return rq_hindex_hash_oid(src) ^ (rq_hindex_hash_oid(dst) * 0x9e3779b97f4a7c15ull) ^
@@ -125,35 +139,41 @@ static int score_is(const void *ctx, size_t i, const void *key)
 	       git_oid_equal(&p->dst, &k->dst);
 }
 
-/* The remembered score, or -1. */
-static int score_get(const rq_similarity_cache *c, const pair_score *key)
+/* The remembered score for key's pair and minimum score, or -1. */
+static int score_get(const rq_similarity_cache *cache, const pair_score *key)
 {
-	long i = rq_hindex_find(&c->score_index, score_hash(&key->src, &key->dst, key->min_score),
-				score_is, c, key);
-	return i < 0 ? -1 : c->scores[i].score;
+	long i =
+	    rq_hindex_find(&cache->score_index, score_hash(&key->src, &key->dst, key->min_score),
+			   score_is, cache, key);
+	return i < 0 ? -1 : cache->scores[i].score;
 }
 
-/* Remember a score (best effort: out of memory just forgets it). The
- * memory count is the one of the open-addressed table this replaced, which
- * decides when the cache is trimmed. */
-static void score_put(rq_similarity_cache *c, const pair_score *key)
+/*
+ * Remember a score (best effort: out of memory just forgets it). The memory
+ * counted per score is that of the open-addressed table this replaced (two
+ * slots per entry), which is what decides when the cache is trimmed; it is
+ * kept so that trimming happens at the same points as before.
+ */
+static void score_put(rq_similarity_cache *cache, const pair_score *key)
 {
-	pair_score *nv = rq_mem_grow(c->scores, &c->capscores, c->nscores + 1, sizeof(*nv), 512);
+	pair_score *nv =
+	    rq_mem_grow(cache->scores, &cache->capscores, cache->nscores + 1, sizeof(*nv), 512);
 
 	if (!nv)
 		return;
-	c->scores = nv;
-	if (rq_hindex_reserve(&c->score_index, 1024, c->nscores, score_hash_at, c) < 0)
+	cache->scores = nv;
+	if (rq_hindex_reserve(&cache->score_index, 1024, cache->nscores, score_hash_at, cache) < 0)
 		return;
-	c->scores[c->nscores] = *key;
-	rq_hindex_add(&c->score_index, score_hash(&key->src, &key->dst, key->min_score),
-		      c->nscores);
-	c->nscores++;
-	c->bytes += 2 * sizeof(pair_score);
+	cache->scores[cache->nscores] = *key;
+	rq_hindex_add(&cache->score_index, score_hash(&key->src, &key->dst, key->min_score),
+		      cache->nscores);
+	cache->nscores++;
+	cache->bytes += 2 * sizeof(pair_score);
 }
 
 /* ---- the blob cache ------------------------------------------------------------ */
 
+/* rq_hindex's callbacks for the blob entries, keyed by blob id. */
 static size_t blob_hash_at(const void *ctx, size_t i)
 {
 	return rq_hindex_hash_oid(&((const rq_similarity_cache *)ctx)->blobs[i].oid);
@@ -164,24 +184,27 @@ static int blob_is(const void *ctx, size_t i, const void *key)
 	return git_oid_equal(&((const rq_similarity_cache *)ctx)->blobs[i].oid, key);
 }
 
-/* The index of the cache entry for a blob (created empty on demand); -1 out
- * of memory. */
-static long blob_entry(rq_similarity_cache *c, const git_oid *id)
+/*
+ * The index of the cache entry for a blob (created empty on demand); -1 out
+ * of memory. Entries move when the array grows: callers hold indices across
+ * calls that may add entries, and take pointers only after.
+ */
+static long blob_entry(rq_similarity_cache *cache, const git_oid *id)
 {
-	long i = rq_hindex_find(&c->blob_index, rq_hindex_hash_oid(id), blob_is, c, id);
+	long i = rq_hindex_find(&cache->blob_index, rq_hindex_hash_oid(id), blob_is, cache, id);
 	blob_info *nv;
 
 	if (i >= 0)
 		return i;
-	if (!(nv = rq_mem_grow(c->blobs, &c->capblobs, c->nblobs + 1, sizeof(*nv), 64)))
+	if (!(nv = rq_mem_grow(cache->blobs, &cache->capblobs, cache->nblobs + 1, sizeof(*nv), 64)))
 		return -1;
-	c->blobs = nv;
-	if (rq_hindex_reserve(&c->blob_index, 128, c->nblobs, blob_hash_at, c) < 0)
+	cache->blobs = nv;
+	if (rq_hindex_reserve(&cache->blob_index, 128, cache->nblobs, blob_hash_at, cache) < 0)
 		return -1;
-	memset(&c->blobs[c->nblobs], 0, sizeof(*c->blobs));
-	git_oid_cpy(&c->blobs[c->nblobs].oid, id);
-	rq_hindex_add(&c->blob_index, rq_hindex_hash_oid(id), c->nblobs);
-	return (long)c->nblobs++;
+	memset(&cache->blobs[cache->nblobs], 0, sizeof(*cache->blobs));
+	git_oid_cpy(&cache->blobs[cache->nblobs].oid, id);
+	rq_hindex_add(&cache->blob_index, rq_hindex_hash_oid(id), cache->nblobs);
+	return (long)cache->nblobs++;
 }
 
 /* ---- chunk counts (diffcore-delta.c) ---------------------------------------- */
@@ -193,6 +216,10 @@ typedef struct span_table {
 	rq_hindex index;
 } span_table;
 
+/*
+ * rq_hindex's callbacks for the spans of a blob: the chunk hash is already a
+ * hash, so it is its own index hash.
+ */
 static size_t span_hash_at(const void *ctx, size_t i)
 {
 	return ((const span_table *)ctx)->v[i].hashval;
@@ -203,27 +230,34 @@ static int span_is(const void *ctx, size_t i, const void *key)
 	return ((const span_table *)ctx)->v[i].hashval == *(const unsigned int *)key;
 }
 
-/* add_spanhash(): count cnt more bytes under hashval. 0, or -1. */
-static int add_span(span_table *t, unsigned int hashval, unsigned int cnt)
+/*
+ * add_spanhash(): count cnt more bytes under hashval, adding the hash the
+ * first time it is seen. 0, or -1 out of memory.
+ */
+static int add_span(span_table *table, unsigned int hashval, unsigned int cnt)
 {
-	long i = rq_hindex_find(&t->index, hashval, span_is, t, &hashval);
+	long i = rq_hindex_find(&table->index, hashval, span_is, table, &hashval);
 	span *nv;
 
 	if (i >= 0) {
-		t->v[i].cnt += cnt;
+		table->v[i].cnt += cnt;
 		return 0;
 	}
-	if (!(nv = rq_mem_grow(t->v, &t->cap, t->n + 1, sizeof(*nv), 256)))
+	if (!(nv = rq_mem_grow(table->v, &table->cap, table->n + 1, sizeof(*nv), 256)))
 		return -1;
-	t->v = nv;
-	if (rq_hindex_reserve(&t->index, 512, t->n, span_hash_at, t) < 0)
+	table->v = nv;
+	if (rq_hindex_reserve(&table->index, 512, table->n, span_hash_at, table) < 0)
 		return -1;
-	t->v[t->n].hashval = hashval;
-	t->v[t->n].cnt = cnt;
-	rq_hindex_add(&t->index, hashval, t->n++);
+	table->v[table->n].hashval = hashval;
+	table->v[table->n].cnt = cnt;
+	rq_hindex_add(&table->index, hashval, table->n++);
 	return 0;
 }
 
+/*
+ * Spans by hash, for the merge walk of copied_bytes (hashes are unique
+ * within a blob, so the order is total).
+ */
 static int span_cmp(const void *a_, const void *b_)
 {
 	const span *a = a_, *b = b_;
@@ -231,14 +265,17 @@ static int span_cmp(const void *a_, const void *b_)
 }
 
 /*
- * hash_chars(): the byte counts of a blob per chunk hash, sorted by hash
- * (git sorts them too, for diffcore_count_changes' merge walk). 0 with
- * *out (malloc'd) and *nout, or -1 out of memory.
+ * hash_chars(): the byte counts of a blob per chunk hash, sorted by hash.
+ * A chunk ends after a newline or after 64 bytes; a CR right before an LF
+ * is skipped in text (so CRLF and LF files compare equal), not in binary
+ * data. The rolling hash and HASHBASE are git's, so the spans, and the
+ * scores built on them, are git's. 0 with *out (malloc'd) and *nout, or -1
+ * out of memory.
  */
 static int hash_chars(const unsigned char *buf, size_t sz, span **out, size_t *nout)
 {
 	int is_text = !rq_xmerge_buffer_is_binary((const char *)buf, sz);
-	span_table t = {NULL, 0, 0, {NULL, 0, 0}};
+	span_table table = {NULL, 0, 0, {NULL, 0, 0}};
 	unsigned int accum1 = 0, accum2 = 0, cnt = 0;
 
 	while (sz) {
@@ -251,65 +288,75 @@ static int hash_chars(const unsigned char *buf, size_t sz, span **out, size_t *n
 		accum1 += c;
 		if (++cnt < 64 && c != '\n')
 			continue;
-		if (add_span(&t, (accum1 + accum2 * 0x61) % HASHBASE, cnt) < 0)
+		if (add_span(&table, (accum1 + accum2 * 0x61) % HASHBASE, cnt) < 0)
 			goto fail;
 		cnt = 0;
 		accum1 = accum2 = 0;
 	}
-	if (cnt && add_span(&t, (accum1 + accum2 * 0x61) % HASHBASE, cnt) < 0)
+	if (cnt && add_span(&table, (accum1 + accum2 * 0x61) % HASHBASE, cnt) < 0)
 		goto fail;
-	free(t.index.slot);
-	qsort(t.v, t.n, sizeof(*t.v), span_cmp);
-	*out = t.v;
-	*nout = t.n;
+	free(table.index.slot);
+	qsort(table.v, table.n, sizeof(*table.v), span_cmp);
+	*out = table.v;
+	*nout = table.n;
 	return 0;
 fail:
-	free(t.index.slot);
-	free(t.v);
+	free(table.index.slot);
+	free(table.v);
 	return -1;
 }
 
 /* ---- scoring ------------------------------------------------------------------- */
 
-/* The size of a blob, from its header (no need to read it yet). */
-static int blob_size(rq_ort_merge *merge, blob_info *b)
+/*
+ * The size of a blob, from the object header: estimate_similarity's size
+ * test runs before any blob is read, and rules out most pairs of a large
+ * search.
+ */
+static int blob_size(rq_ort_merge *merge, blob_info *info)
 {
 	size_t len;
 	git_object_t type;
 
-	if (b->have_size)
+	if (info->have_size)
 		return 0;
-	if (git_odb_read_header(&len, &type, merge->odb, &b->oid) < 0)
+	if (git_odb_read_header(&len, &type, merge->odb, &info->oid) < 0)
 		return rq_error_git(merge->err, "cannot read blob header");
-	b->size = len;
-	b->have_size = 1;
+	info->size = len;
+	info->have_size = 1;
 	return 0;
 }
 
-/* The chunk counts of a blob (reads it). */
-static int blob_spans(rq_ort_merge *merge, blob_info *b)
+/*
+ * The chunk counts of a blob (reads it, once for the cache's life), and its
+ * exact size with them.
+ */
+static int blob_spans(rq_ort_merge *merge, blob_info *info)
 {
 	git_blob *blob;
 
-	if (b->have_spans)
+	if (info->have_spans)
 		return 0;
-	if (rq_ort_read_blob(merge, &b->oid, &blob) < 0)
+	if (rq_ort_read_blob(merge, &info->oid, &blob) < 0)
 		return -1;
-	if (hash_chars(git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob), &b->spans,
-		       &b->nspans) < 0) {
+	if (hash_chars(git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob), &info->spans,
+		       &info->nspans) < 0) {
 		git_blob_free(blob);
 		return rq_ort_nomem(merge);
 	}
-	b->size = (size_t)git_blob_rawsize(blob);
-	b->have_size = 1;
-	b->have_spans = 1;
-	merge->similarity->bytes += b->nspans * sizeof(span) + sizeof(*b);
+	info->size = (size_t)git_blob_rawsize(blob);
+	info->have_size = 1;
+	info->have_spans = 1;
+	merge->similarity->bytes += info->nspans * sizeof(span) + sizeof(*info);
 	git_blob_free(blob);
 	return 0;
 }
 
-/* diffcore_count_changes(): the bytes of src whose chunk hash dst has too
- * (at most as many as dst has), walking both sorted lists together. */
+/*
+ * diffcore_count_changes(): the bytes of src whose chunk hash dst has too
+ * (at most as many as dst has), walking both sorted lists together. git
+ * also counts the bytes dst added; rename scoring does not use them.
+ */
 static unsigned long copied_bytes(const blob_info *src, const blob_info *dst)
 {
 	const span *a = src->spans, *ae = src->spans + src->nspans;
@@ -327,37 +374,50 @@ static unsigned long copied_bytes(const blob_info *src, const blob_info *dst)
 	return sc;
 }
 
-/* The score itself (the body of estimate_similarity()). */
+/*
+ * The score itself (the body of estimate_similarity()): sizes first (a pair
+ * whose size difference alone rules out minimum_score scores 0, as in git,
+ * without reading either blob), then the chunks: copied bytes over the
+ * larger size, on the 60000 scale. An empty destination scores 0.
+ */
 static int score_blobs(rq_ort_merge *merge, const rq_ort_stage *src, const rq_ort_stage *dst,
 		       int minimum_score)
 {
-	rq_similarity_cache *c = merge->similarity;
+	rq_similarity_cache *cache = merge->similarity;
 	long is, id;
 	unsigned long max_size, base_size, delta_size;
 
-	if ((is = blob_entry(c, &src->oid)) < 0 || (id = blob_entry(c, &dst->oid)) < 0)
+	if ((is = blob_entry(cache, &src->oid)) < 0 || (id = blob_entry(cache, &dst->oid)) < 0)
 		return rq_ort_nomem(merge);
-	if (blob_size(merge, &c->blobs[is]) < 0 || blob_size(merge, &c->blobs[id]) < 0)
+	if (blob_size(merge, &cache->blobs[is]) < 0 || blob_size(merge, &cache->blobs[id]) < 0)
 		return -1;
-	max_size = c->blobs[is].size > c->blobs[id].size ? c->blobs[is].size : c->blobs[id].size;
-	base_size = c->blobs[is].size < c->blobs[id].size ? c->blobs[is].size : c->blobs[id].size;
+	max_size = cache->blobs[is].size > cache->blobs[id].size ? cache->blobs[is].size
+								 : cache->blobs[id].size;
+	base_size = cache->blobs[is].size < cache->blobs[id].size ? cache->blobs[is].size
+								  : cache->blobs[id].size;
 	delta_size = max_size - base_size;
 	/* the sizes alone rule out minimum_score */
 	if (max_size * (RQ_SIMILARITY_MAX_SCORE - minimum_score) <
 	    delta_size * RQ_SIMILARITY_MAX_SCORE)
 		return 0;
-	if (blob_spans(merge, &c->blobs[is]) < 0 || blob_spans(merge, &c->blobs[id]) < 0)
+	if (blob_spans(merge, &cache->blobs[is]) < 0 || blob_spans(merge, &cache->blobs[id]) < 0)
 		return -1;
-	if (!c->blobs[id].size)
+	if (!cache->blobs[id].size)
 		return 0;
-	return (int)(copied_bytes(&c->blobs[is], &c->blobs[id]) * RQ_SIMILARITY_MAX_SCORE /
+	return (int)(copied_bytes(&cache->blobs[is], &cache->blobs[id]) * RQ_SIMILARITY_MAX_SCORE /
 		     max_size);
 }
 
+/*
+ * estimate_similarity() with the cache in front. Only regular files are
+ * scored (git gives symlinks and submodules 0, so they never pair
+ * inexactly). A score remembered for the same pair and minimum score is
+ * returned as it is; otherwise it is computed and remembered.
+ */
 int rq_similarity_estimate(rq_ort_merge *merge, const rq_ort_stage *src, const rq_ort_stage *dst,
 			   int minimum_score)
 {
-	rq_similarity_cache *c = merge->similarity;
+	rq_similarity_cache *cache = merge->similarity;
 	pair_score key;
 	int score;
 
@@ -367,14 +427,14 @@ int rq_similarity_estimate(rq_ort_merge *merge, const rq_ort_stage *src, const r
 	git_oid_cpy(&key.src, &src->oid);
 	git_oid_cpy(&key.dst, &dst->oid);
 	key.min_score = minimum_score;
-	if ((score = score_get(c, &key)) >= 0) {
-		c->scores_reused++;
+	if ((score = score_get(cache, &key)) >= 0) {
+		cache->scores_reused++;
 		return score;
 	}
 	if ((score = score_blobs(merge, src, dst, minimum_score)) < 0)
 		return -1;
-	c->scores_computed++;
+	cache->scores_computed++;
 	key.score = score;
-	score_put(c, &key);
+	score_put(cache, &key);
 	return score;
 }

@@ -36,6 +36,7 @@
  * large part of a small merge. */
 #define KEEP_CHUNK_BYTES (16u << 20)
 
+/* The caches of a merger, empty. 0, or -1 out of memory. */
 int rq_treemerge_memory_init(rq_treemerge_memory *mem)
 {
 	memset(mem, 0, sizeof(*mem));
@@ -47,6 +48,10 @@ int rq_treemerge_memory_init(rq_treemerge_memory *mem)
 	return 0;
 }
 
+/*
+ * Frees everything the merger kept: remembered renames, the similarity
+ * cache, spare arena chunks.
+ */
 void rq_treemerge_memory_release(rq_treemerge_memory *mem)
 {
 	rq_rename_cache_free(mem->renames);
@@ -55,11 +60,18 @@ void rq_treemerge_memory_release(rq_treemerge_memory *mem)
 	memset(mem, 0, sizeof(*mem));
 }
 
+/* Only the similarity cache has statistics worth reporting. */
 void rq_treemerge_memory_stats(const rq_treemerge_memory *mem, size_t *computed, size_t *reused)
 {
 	rq_similarity_cache_stats(mem->similarity, computed, reused);
 }
 
+/*
+ * A merge the caller answered from the ids continues (or starts) the chain
+ * of remembered renames like any clean merge, and adds nothing to what is
+ * remembered (tests/integration/remember.sh checks such sequences against
+ * upstream git replay).
+ */
 void rq_treemerge_trivial(rq_treemerge_memory *mem, const git_oid *base, const git_oid *ours,
 			  const git_oid *theirs, const git_oid *result)
 {
@@ -67,7 +79,11 @@ void rq_treemerge_trivial(rq_treemerge_memory *mem, const git_oid *base, const g
 	rq_rename_cache_chain_advance(mem->renames, theirs, result);
 }
 
-/* The top-level entry: a directory on every side that has a tree. */
+/*
+ * The top-level entry: a directory on every side that has a tree (an absent
+ * base, for a root commit, has mode 0), opened, as merge-ort's top level
+ * always is.
+ */
 static int make_root(rq_ort_merge *merge, const git_oid *const oids[3])
 {
 	rq_ort_entry *root = rq_arena_alloc(&merge->arena, sizeof(*root));
@@ -88,8 +104,12 @@ static int make_root(rq_ort_merge *merge, const git_oid *const oids[3])
 	return 0;
 }
 
-/* Set up a merge: the similarity cache bounded, the chain of remembered
- * renames continued or broken, the arena given the kept chunks. */
+/*
+ * Set up a merge: bound the similarity cache first (never during a merge,
+ * which holds indices into it), decide whether the remembered renames apply
+ * (they need a continuing chain and directory renames not disabled), and
+ * give the arena the chunks kept from the previous merge.
+ */
 static void merge_setup(rq_ort_merge *merge, rq_treemerge_memory *mem, const rq_ort_config *config,
 			const git_oid *base, const git_oid *ours)
 {
@@ -108,15 +128,21 @@ static void merge_setup(rq_ort_merge *merge, rq_treemerge_memory *mem, const rq_
 	rq_ort_merge_init(merge);
 }
 
-/* Does the merge fall back now? (Not once a conflict is certain.) */
+/*
+ * Does the merge fall back now? Not once a conflict is certain
+ * (forced_conflict): the pick conflicts, as it would in git.
+ */
 static int falls_back(const rq_ort_merge *merge)
 {
 	return merge->fall_back && !merge->forced_conflict;
 }
 
 /*
- * The three phases. Returns -1 on error, RQ_TREEMERGE_FALL_BACK, or 0 when
- * the phases ran (merge->conflicts and renames_unclean say how it went).
+ * The three phases, with the fallback checks between them: a fallback
+ * decided in phase 1 stops everything; one decided in phase 2 skips phase 3
+ * unless a conflict is certain. Returns -1 on error,
+ * RQ_TREEMERGE_FALL_BACK, or 0 when the phases ran (merge->conflicts and
+ * renames_unclean say how it went).
  */
 static int run_phases(rq_ort_merge *merge)
 {
@@ -136,9 +162,10 @@ static int run_phases(rq_ort_merge *merge)
 }
 
 /*
- * The outcome after the phases: a conflict when any was reported (a rename
- * conflict outside the entries without any path is reported at the top
- * level), else the root tree (the empty tree written when nothing is left).
+ * The outcome after the phases: a conflict when any was reported (an unclean
+ * rename phase without any path reported, which merge-ort can produce, is
+ * reported at the top level), else the root tree (the empty tree, written,
+ * when nothing is left).
  */
 static int finish(rq_ort_merge *merge, size_t nconflicts_before, git_oid *out)
 {
@@ -157,6 +184,11 @@ static int finish(rq_ort_merge *merge, size_t nconflicts_before, git_oid *out)
 	return RQ_TREEMERGE_CLEAN;
 }
 
+/*
+ * merge_ort_nonrecursive_internal() for replayq: set up, run, conclude; on
+ * every path out the chain of remembered renames advances (clean) or breaks
+ * (anything else), and the arena's chunks go back to the merger.
+ */
 int rq_treemerge(git_repository *repo, git_odb *odb, const rq_ort_config *config,
 		 rq_treemerge_memory *mem, const git_oid *base, const git_oid *ours,
 		 const git_oid *theirs, git_oid *out, rq_conflicts *conflicts, rq_error *err)

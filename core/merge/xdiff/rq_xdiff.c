@@ -97,6 +97,7 @@ static uint64_t line_hash(const char *p, long n)
 	return h;
 }
 
+/* Free one side's arrays (the records point into the caller's buffer). */
 static void file_free(rq_xdiff_file *f)
 {
 	free(f->recs);
@@ -105,6 +106,7 @@ static void file_free(rq_xdiff_file *f)
 	free(f->ha);
 }
 
+/* Free an environment (also one left zeroed by a failed call). */
 void rq_xdiff_env_free(rq_xdiff_env *env)
 {
 	file_free(&env->f1);
@@ -120,24 +122,32 @@ typedef struct classifier {
 	const rq_xdiff_rec **first;
 } classifier;
 
+/*
+ * rq_hindex's equality for the classifier: is class cls's first line equal
+ * to line key (same bytes, newline included)?
+ */
 static int class_has_line(const void *ctx, size_t cls, const void *key)
 {
 	const rq_xdiff_rec *a = ((const classifier *)ctx)->first[cls], *b = key;
 	return a->size == b->size && !memcmp(a->ptr, b->ptr, (size_t)b->size);
 }
 
-/* Give every line of f its class (xdl_classify_record), counting the
- * lines of each class in counts[]. */
-static void classify_file(rq_xdiff_env *env, classifier *cl, rq_xdiff_file *f, long *counts)
+/*
+ * Give every line of f its class (xdl_classify_record): the class of an
+ * equal line seen before, else the next number. counts[] counts the lines of
+ * each class in f, which the classic diff's cleanup uses (git keeps the same
+ * counts per file in its classifier records).
+ */
+static void classify_file(rq_xdiff_env *env, classifier *classes, rq_xdiff_file *f, long *counts)
 {
 	for (long i = 0; i < f->nrec; i++) {
 		rq_xdiff_rec *r = &f->recs[i];
 		size_t h = (size_t)line_hash(r->ptr, r->size);
-		long cls = rq_hindex_find(&cl->index, h, class_has_line, cl, r);
+		long cls = rq_hindex_find(&classes->index, h, class_has_line, classes, r);
 		if (cls < 0) {
 			cls = env->nclass++;
-			cl->first[cls] = r;
-			rq_hindex_add(&cl->index, h, (size_t)cls);
+			classes->first[cls] = r;
+			rq_hindex_add(&classes->index, h, (size_t)cls);
 		}
 		r->ha = (unsigned long)cls;
 		counts[cls]++;
@@ -154,36 +164,50 @@ static int env_prepare(rq_xdiff_env *env, const char *a, long na, const char *b,
 {
 	size_t nslot = 16, total;
 	uint32_t *slots = NULL;
-	classifier cl;
+	classifier classes;
 
 	memset(env, 0, sizeof(*env));
-	memset(&cl, 0, sizeof(cl));
+	memset(&classes, 0, sizeof(classes));
 	if (split_lines(&env->f1, a, na) < 0 || split_lines(&env->f2, b, nb) < 0)
 		goto fail;
 	total = (size_t)(env->f1.nrec + env->f2.nrec);
 	while (nslot < total * 2)
 		nslot <<= 1;
 	slots = calloc(nslot, sizeof(*slots));
-	cl.first = malloc((total + 1) * sizeof(*cl.first));
+	classes.first = malloc((total + 1) * sizeof(*classes.first));
 	env->len1 = calloc(total + 1, sizeof(*env->len1));
 	env->len2 = calloc(total + 1, sizeof(*env->len2));
-	if (!slots || !cl.first || !env->len1 || !env->len2)
+	if (!slots || !classes.first || !env->len1 || !env->len2)
 		goto fail;
-	cl.index.slot = slots;
-	cl.index.nslot = nslot;
-	classify_file(env, &cl, &env->f1, env->len1);
-	classify_file(env, &cl, &env->f2, env->len2);
+	/* an empty index over slots sized for every line (it never grows) */
+	classes.index.slot = slots;
+	classes.index.nslot = nslot;
+	classify_file(env, &classes, &env->f1, env->len1);
+	classify_file(env, &classes, &env->f2, env->len2);
 	free(slots);
-	free(cl.first);
+	free(classes.first);
 	return 0;
 fail:
 	free(slots);
-	free(cl.first);
+	free(classes.first);
 	rq_xdiff_env_free(env);
 	return -1;
 }
 
 /* ---- 2. the classic (Myers) diff with xdiff's heuristics ------------------ */
+
+/*
+ * Myers' algorithm finds a shortest edit script by extending, for each edit
+ * cost d, the furthest-reaching path on every diagonal k (line1 - line2 =
+ * k), following "snakes" of equal lines for free. xdiff searches from both
+ * ends at once and splits the region where a forward and a backward path
+ * meet (the middle snake), then recurses on both halves (xdl_recs_cmp). On
+ * large, very different inputs it stops early: after a long snake once the
+ * cost passed XDL_HEUR_MIN_COST (the snake heuristic), or when the cost
+ * reaches about the square root of the input size (the cost limit), taking
+ * the best split found so far. These shortcuts decide the result on such
+ * inputs, so they are reproduced exactly, constants included.
+ */
 
 /* xdiff's tuning constants (xdiffi.c, xprepare.c), same values. */
 #define XDL_MAX_COST_MIN   256
@@ -355,31 +379,33 @@ typedef struct split_search {
 
 /* One forward step (one more edit): extend every forward diagonal by one edit
  * and then along its snake. 1 when it met a backward path (*spl set). */
-static inline int split_forward(split_search *s, int *got_snake, split_point *spl)
+static inline int split_forward(split_search *search, int *got_snake, split_point *spl)
 {
 	long d, i1, i2, prev1;
 
-	if (s->fmin > s->dmin)
-		s->kvdf[--s->fmin - 1] = -1;
+	if (search->fmin > search->dmin)
+		search->kvdf[--search->fmin - 1] = -1;
 	else
-		++s->fmin;
-	if (s->fmax < s->dmax)
-		s->kvdf[++s->fmax + 1] = -1;
+		++search->fmin;
+	if (search->fmax < search->dmax)
+		search->kvdf[++search->fmax + 1] = -1;
 	else
-		--s->fmax;
-	for (d = s->fmax; d >= s->fmin; d -= 2) {
-		if (s->kvdf[d - 1] >= s->kvdf[d + 1])
-			i1 = s->kvdf[d - 1] + 1;
+		--search->fmax;
+	for (d = search->fmax; d >= search->fmin; d -= 2) {
+		if (search->kvdf[d - 1] >= search->kvdf[d + 1])
+			i1 = search->kvdf[d - 1] + 1;
 		else
-			i1 = s->kvdf[d + 1];
+			i1 = search->kvdf[d + 1];
 		prev1 = i1;
 		i2 = i1 - d;
-		for (; i1 < s->lim1 && i2 < s->lim2 && s->ha1[i1] == s->ha2[i2]; i1++, i2++)
+		for (; i1 < search->lim1 && i2 < search->lim2 && search->ha1[i1] == search->ha2[i2];
+		     i1++, i2++)
 			;
-		if (i1 - prev1 > s->aenv->snake_cnt)
+		if (i1 - prev1 > search->aenv->snake_cnt)
 			*got_snake = 1;
-		s->kvdf[d] = i1;
-		if (s->odd && s->bmin <= d && d <= s->bmax && s->kvdb[d] <= i1) {
+		search->kvdf[d] = i1;
+		if (search->odd && search->bmin <= d && d <= search->bmax &&
+		    search->kvdb[d] <= i1) {
 			spl->i1 = i1;
 			spl->i2 = i2;
 			spl->min_lo = spl->min_hi = 1;
@@ -390,31 +416,34 @@ static inline int split_forward(split_search *s, int *got_snake, split_point *sp
 }
 
 /* The same step backward, from the end of the region. */
-static inline int split_backward(split_search *s, int *got_snake, split_point *spl)
+static inline int split_backward(split_search *search, int *got_snake, split_point *spl)
 {
 	long d, i1, i2, prev1;
 
-	if (s->bmin > s->dmin)
-		s->kvdb[--s->bmin - 1] = XDL_LINE_MAX;
+	if (search->bmin > search->dmin)
+		search->kvdb[--search->bmin - 1] = XDL_LINE_MAX;
 	else
-		++s->bmin;
-	if (s->bmax < s->dmax)
-		s->kvdb[++s->bmax + 1] = XDL_LINE_MAX;
+		++search->bmin;
+	if (search->bmax < search->dmax)
+		search->kvdb[++search->bmax + 1] = XDL_LINE_MAX;
 	else
-		--s->bmax;
-	for (d = s->bmax; d >= s->bmin; d -= 2) {
-		if (s->kvdb[d - 1] < s->kvdb[d + 1])
-			i1 = s->kvdb[d - 1];
+		--search->bmax;
+	for (d = search->bmax; d >= search->bmin; d -= 2) {
+		if (search->kvdb[d - 1] < search->kvdb[d + 1])
+			i1 = search->kvdb[d - 1];
 		else
-			i1 = s->kvdb[d + 1] - 1;
+			i1 = search->kvdb[d + 1] - 1;
 		prev1 = i1;
 		i2 = i1 - d;
-		for (; i1 > s->off1 && i2 > s->off2 && s->ha1[i1 - 1] == s->ha2[i2 - 1]; i1--, i2--)
+		for (; i1 > search->off1 && i2 > search->off2 &&
+		       search->ha1[i1 - 1] == search->ha2[i2 - 1];
+		     i1--, i2--)
 			;
-		if (prev1 - i1 > s->aenv->snake_cnt)
+		if (prev1 - i1 > search->aenv->snake_cnt)
 			*got_snake = 1;
-		s->kvdb[d] = i1;
-		if (!s->odd && s->fmin <= d && d <= s->fmax && i1 <= s->kvdf[d]) {
+		search->kvdb[d] = i1;
+		if (!search->odd && search->fmin <= d && d <= search->fmax &&
+		    i1 <= search->kvdf[d]) {
 			spl->i1 = i1;
 			spl->i2 = i2;
 			spl->min_lo = spl->min_hi = 1;
@@ -426,11 +455,11 @@ static inline int split_backward(split_search *s, int *got_snake, split_point *s
 
 /* Do the snake_cnt lines before i1/i2 (forward) or from i1/i2 on
  * (backward) match? */
-static inline int snake_at(const split_search *s, long i1, long i2, int forward)
+static inline int snake_at(const split_search *search, long i1, long i2, int forward)
 {
-	for (long k = 0; k < s->aenv->snake_cnt; k++)
-		if (forward ? s->ha1[i1 - 1 - k] != s->ha2[i2 - 1 - k]
-			    : s->ha1[i1 + k] != s->ha2[i2 + k])
+	for (long k = 0; k < search->aenv->snake_cnt; k++)
+		if (forward ? search->ha1[i1 - 1 - k] != search->ha2[i2 - 1 - k]
+			    : search->ha1[i1 + k] != search->ha2[i2 + k])
 			return 0;
 	return 1;
 }
@@ -443,24 +472,26 @@ static inline int snake_at(const split_search *s, long i1, long i2, int forward)
  * enough split: the half on its far side then needs no minimal diff. 1 if
  * found (*spl set).
  */
-static inline int split_good(const split_search *s, long ec, int forward, split_point *spl)
+static inline int split_good(const split_search *search, long ec, int forward, split_point *spl)
 {
-	const long *kv = forward ? s->kvdf : s->kvdb, snake = s->aenv->snake_cnt;
-	long lo = forward ? s->fmin : s->bmin, mid = forward ? s->fmid : s->bmid, best = 0;
+	const long *kv = forward ? search->kvdf : search->kvdb, snake = search->aenv->snake_cnt;
+	long lo = forward ? search->fmin : search->bmin,
+	     mid = forward ? search->fmid : search->bmid, best = 0;
 
-	for (long d = forward ? s->fmax : s->bmax; d >= lo; d -= 2) {
+	for (long d = forward ? search->fmax : search->bmax; d >= lo; d -= 2) {
 		long dd = d > mid ? d - mid : mid - d, i1 = kv[d], i2 = i1 - d, v;
 		int inside;
 		if (forward) {
-			v = (i1 - s->off1) + (i2 - s->off2) - dd;
-			inside = s->off1 + snake <= i1 && i1 < s->lim1 && s->off2 + snake <= i2 &&
-				 i2 < s->lim2;
+			v = (i1 - search->off1) + (i2 - search->off2) - dd;
+			inside = search->off1 + snake <= i1 && i1 < search->lim1 &&
+				 search->off2 + snake <= i2 && i2 < search->lim2;
 		} else {
-			v = (s->lim1 - i1) + (s->lim2 - i2) - dd;
-			inside = s->off1 < i1 && i1 <= s->lim1 - snake && s->off2 < i2 &&
-				 i2 <= s->lim2 - snake;
+			v = (search->lim1 - i1) + (search->lim2 - i2) - dd;
+			inside = search->off1 < i1 && i1 <= search->lim1 - snake &&
+				 search->off2 < i2 && i2 <= search->lim2 - snake;
 		}
-		if (v > XDL_K_HEUR * ec && v > best && inside && snake_at(s, i1, i2, forward)) {
+		if (v > XDL_K_HEUR * ec && v > best && inside &&
+		    snake_at(search, i1, i2, forward)) {
 			best = v;
 			spl->i1 = i1;
 			spl->i2 = i2;
@@ -478,31 +509,31 @@ static inline int split_good(const split_search *s, long ec, int forward, split_
  * at the furthest-reaching path, forward or backward, whichever got
  * further (the diff is then not minimal, as in git).
  */
-static inline void split_at_cost_limit(const split_search *s, split_point *spl)
+static inline void split_at_cost_limit(const split_search *search, split_point *spl)
 {
 	long fbest = -1, fbest1 = -1, bbest = XDL_LINE_MAX, bbest1 = XDL_LINE_MAX, d, i1, i2;
 
-	for (d = s->fmax; d >= s->fmin; d -= 2) {
-		i1 = s->kvdf[d] < s->lim1 ? s->kvdf[d] : s->lim1;
+	for (d = search->fmax; d >= search->fmin; d -= 2) {
+		i1 = search->kvdf[d] < search->lim1 ? search->kvdf[d] : search->lim1;
 		i2 = i1 - d;
-		if (s->lim2 < i2)
-			i1 = s->lim2 + d, i2 = s->lim2;
+		if (search->lim2 < i2)
+			i1 = search->lim2 + d, i2 = search->lim2;
 		if (fbest < i1 + i2) {
 			fbest = i1 + i2;
 			fbest1 = i1;
 		}
 	}
-	for (d = s->bmax; d >= s->bmin; d -= 2) {
-		i1 = s->off1 > s->kvdb[d] ? s->off1 : s->kvdb[d];
+	for (d = search->bmax; d >= search->bmin; d -= 2) {
+		i1 = search->off1 > search->kvdb[d] ? search->off1 : search->kvdb[d];
 		i2 = i1 - d;
-		if (i2 < s->off2)
-			i1 = s->off2 + d, i2 = s->off2;
+		if (i2 < search->off2)
+			i1 = search->off2 + d, i2 = search->off2;
 		if (i1 + i2 < bbest) {
 			bbest = i1 + i2;
 			bbest1 = i1;
 		}
 	}
-	if ((s->lim1 + s->lim2) - bbest < fbest - (s->off1 + s->off2)) {
+	if ((search->lim1 + search->lim2) - bbest < fbest - (search->off1 + search->off2)) {
 		spl->i1 = fbest1;
 		spl->i2 = fbest - fbest1;
 		spl->min_lo = 1;
@@ -525,27 +556,28 @@ static long xsplit(const unsigned long *ha1, long off1, long lim1, const unsigne
 		   long off2, long lim2, long *kvdf, long *kvdb, int need_min, split_point *spl,
 		   const algoenv *aenv)
 {
-	split_search s = {ha1,	ha2,  off1,	   lim1,	off2,	     lim2,
-			  kvdf, kvdb, off1 - lim2, lim1 - off2, off1 - off2, lim1 - lim2,
-			  0,	0,    0,	   0,		0,	     aenv};
+	split_search search = {ha1,  ha2,  off1,	lim1,	     off2,	  lim2,
+			       kvdf, kvdb, off1 - lim2, lim1 - off2, off1 - off2, lim1 - lim2,
+			       0,    0,	   0,		0,	     0,		  aenv};
 
-	s.odd = (s.fmid - s.bmid) & 1;
-	s.fmin = s.fmax = s.fmid;
-	s.bmin = s.bmax = s.bmid;
-	kvdf[s.fmid] = off1;
-	kvdb[s.bmid] = lim1;
+	search.odd = (search.fmid - search.bmid) & 1;
+	search.fmin = search.fmax = search.fmid;
+	search.bmin = search.bmax = search.bmid;
+	kvdf[search.fmid] = off1;
+	kvdb[search.bmid] = lim1;
 	for (long ec = 1;; ec++) {
-		int got_snake = 0;
+		int got_snake = 0; /* a snake longer than snake_cnt seen at this cost */
 
-		if (split_forward(&s, &got_snake, spl) || split_backward(&s, &got_snake, spl))
+		if (split_forward(&search, &got_snake, spl) ||
+		    split_backward(&search, &got_snake, spl))
 			return ec;
 		if (need_min)
-			continue;
+			continue; /* a minimal diff was asked for: no shortcuts */
 		if (got_snake && ec > aenv->heur_min &&
-		    (split_good(&s, ec, 1, spl) || split_good(&s, ec, 0, spl)))
+		    (split_good(&search, ec, 1, spl) || split_good(&search, ec, 0, spl)))
 			return ec;
 		if (ec >= aenv->mxcost) {
-			split_at_cost_limit(&s, spl);
+			split_at_cost_limit(&search, spl);
 			return ec;
 		}
 	}
@@ -604,6 +636,8 @@ static int classic_diff(rq_xdiff_env *env, const char *a, long na, const char *b
 		rq_xdiff_env_free(env);
 		return -1;
 	}
+	/* kvd holds the forward and the backward vectors, each indexed by
+	 * diagonal from -(nreff2 + 1) to nreff1 + 1 */
 	aenv.mxcost = bogosqrt(ndiags);
 	if (aenv.mxcost < XDL_MAX_COST_MIN)
 		aenv.mxcost = XDL_MAX_COST_MIN;
@@ -616,6 +650,18 @@ static int classic_diff(rq_xdiff_env *env, const char *a, long na, const char *b
 }
 
 /* ---- 3. the histogram diff ------------------------------------------------ */
+
+/*
+ * The histogram diff (xhistogram.c, after JGit): in the region being
+ * diffed, count how often each line of A occurs; for each line of B that
+ * occurs in A, grow the common run around each of its occurrences, and keep
+ * a run when it is longer than the best so far or made of rarer lines
+ * (runs of rare lines are the anchors a reader would pick). The region is then split around
+ * that run. A region where every common line occurs more than
+ * MAX_CHAIN_LENGTH times has no good anchor: it goes to the classic diff.
+ * Lines are indexed in buckets by class; git's index fails when one bucket
+ * chains 64 distinct lines, and so does this (RQ_XDIFF_TOO_COMPLEX).
+ */
 
 /* xhistogram.c's limit: a line occurring more often than this in a region
  * is not used as an anchor, and a bucket chain this long fails the diff. */
@@ -647,7 +693,10 @@ typedef struct region {
 	unsigned int begin1, end1, begin2, end2;
 } region;
 
-/* The bits of a table for size entries (xdl_hashbits). */
+/*
+ * xdl_hashbits(): the number of bits of a table of at least size entries
+ * (at least 1), which sizes the histogram index's buckets.
+ */
 static unsigned int hashbits(unsigned int size)
 {
 	unsigned int val = 1, bits = 0;
@@ -672,21 +721,24 @@ static unsigned long hashlong(unsigned long v, unsigned int b)
  * the occurrences forward. -1 when a bucket's chain reaches
  * MAX_CHAIN_LENGTH distinct lines (xdiff fails there).
  */
-static int scan_a(histindex *ix, unsigned int line1, unsigned int count1)
+static int scan_a(histindex *hist, unsigned int line1, unsigned int count1)
 {
+	/* from the last line up, so that each record ends at the first
+	 * occurrence of its line, and next_ptrs links each occurrence to the
+	 * next one down the file */
 	for (unsigned int ptr = line1 + count1 - 1; line1 <= ptr; ptr--) {
-		unsigned long tbl = hashlong(CLASS_A(ix, ptr), ix->table_bits);
-		long r = ix->buckets[tbl];
+		unsigned long tbl = hashlong(CLASS_A(hist, ptr), hist->table_bits);
+		long r = hist->buckets[tbl];
 		unsigned int chain_len = 0;
 		int found = 0;
 		while (r >= 0) {
-			histrec *rec = &ix->pool[r];
-			if (CLASS_A(ix, rec->ptr) == CLASS_A(ix, ptr)) {
-				ix->next_ptrs[ptr - ix->ptr_shift] = rec->ptr;
+			histrec *rec = &hist->pool[r];
+			if (CLASS_A(hist, rec->ptr) == CLASS_A(hist, ptr)) {
+				hist->next_ptrs[ptr - hist->ptr_shift] = rec->ptr;
 				rec->ptr = ptr;
 				if (rec->cnt < UINT_MAX)
 					rec->cnt++;
-				ix->line_map[ptr - ix->ptr_shift] = r;
+				hist->line_map[ptr - hist->ptr_shift] = r;
 				found = 1;
 				break;
 			}
@@ -694,18 +746,19 @@ static int scan_a(histindex *ix, unsigned int line1, unsigned int count1)
 			chain_len++;
 		}
 		if (found) {
-			if (ptr == 0)
+			if (ptr == 0) /* unsigned: do not wrap below line 0 */
 				break;
 			continue;
 		}
+		/* a new distinct line: git gives up when its bucket is full */
 		if (chain_len == MAX_CHAIN_LENGTH)
 			return -1;
-		r = ix->npool++;
-		ix->pool[r].ptr = ptr;
-		ix->pool[r].cnt = 1;
-		ix->pool[r].next = ix->buckets[tbl];
-		ix->buckets[tbl] = r;
-		ix->line_map[ptr - ix->ptr_shift] = r;
+		r = hist->npool++;
+		hist->pool[r].ptr = ptr;
+		hist->pool[r].cnt = 1;
+		hist->pool[r].next = hist->buckets[tbl];
+		hist->buckets[tbl] = r;
+		hist->line_map[ptr - hist->ptr_shift] = r;
 		if (ptr == 0)
 			break;
 	}
@@ -713,9 +766,9 @@ static int scan_a(histindex *ix, unsigned int line1, unsigned int count1)
 }
 
 /* The occurrence count of line l of A (for the run's minimum). */
-static inline unsigned int count_of_a(const histindex *ix, unsigned int l)
+static inline unsigned int count_of_a(const histindex *hist, unsigned int l)
 {
-	return ix->pool[ix->line_map[l - ix->ptr_shift]].cnt;
+	return hist->pool[hist->line_map[l - hist->ptr_shift]].cnt;
 }
 
 /*
@@ -723,25 +776,25 @@ static inline unsigned int count_of_a(const histindex *ix, unsigned int l)
  * are equal (within the regions), keeping in *rc the lowest occurrence
  * count met; the run is left in *run. Part of try_lcs().
  */
-static inline void extend_run(const histindex *ix, region *run, unsigned int *rc,
+static inline void extend_run(const histindex *hist, region *run, unsigned int *rc,
 			      unsigned int line1, unsigned int end1, unsigned int line2,
 			      unsigned int end2)
 {
 	unsigned int as = run->begin1, bs = run->begin2, ae = as, be = bs;
 
-	while (line1 < as && line2 < bs && CLASS_A(ix, as - 1) == CLASS_B(ix, bs - 1)) {
+	while (line1 < as && line2 < bs && CLASS_A(hist, as - 1) == CLASS_B(hist, bs - 1)) {
 		as--;
 		bs--;
 		if (1 < *rc) {
-			unsigned int c = count_of_a(ix, as);
+			unsigned int c = count_of_a(hist, as);
 			*rc = *rc < c ? *rc : c;
 		}
 	}
-	while (ae < end1 && be < end2 && CLASS_A(ix, ae + 1) == CLASS_B(ix, be + 1)) {
+	while (ae < end1 && be < end2 && CLASS_A(hist, ae + 1) == CLASS_B(hist, be + 1)) {
 		ae++;
 		be++;
 		if (1 < *rc) {
-			unsigned int c = count_of_a(ix, ae);
+			unsigned int c = count_of_a(hist, ae);
 			*rc = *rc < c ? *rc : c;
 		}
 	}
@@ -757,37 +810,39 @@ static inline void extend_run(const histindex *ix, region *run, unsigned int *rc
  * longest run of the rarest lines in *lcs. Returns the next line of B worth
  * trying (past the runs found).
  */
-static unsigned int try_lcs(histindex *ix, region *lcs, unsigned int b_ptr, unsigned int line1,
+static unsigned int try_lcs(histindex *hist, region *lcs, unsigned int b_ptr, unsigned int line1,
 			    unsigned int count1, unsigned int line2, unsigned int count2)
 {
 	unsigned int b_next = b_ptr + 1, end1 = line1 + count1 - 1, end2 = line2 + count2 - 1;
-	long r = ix->buckets[hashlong(CLASS_B(ix, b_ptr), ix->table_bits)];
+	long r = hist->buckets[hashlong(CLASS_B(hist, b_ptr), hist->table_bits)];
 
-	for (; r >= 0; r = ix->pool[r].next) {
-		histrec *rec = &ix->pool[r];
+	for (; r >= 0; r = hist->pool[r].next) {
+		histrec *rec = &hist->pool[r];
 		unsigned int as = rec->ptr, np, rc;
-		if (rec->cnt > ix->cnt) {
-			if (!ix->has_common)
-				ix->has_common = CLASS_A(ix, rec->ptr) == CLASS_B(ix, b_ptr);
+		/* too frequent to beat the best run: only note that A and B
+		 * have something in common (for the fallback decision) */
+		if (rec->cnt > hist->cnt) {
+			if (!hist->has_common)
+				hist->has_common = CLASS_A(hist, rec->ptr) == CLASS_B(hist, b_ptr);
 			continue;
 		}
-		if (CLASS_A(ix, as) != CLASS_B(ix, b_ptr))
+		if (CLASS_A(hist, as) != CLASS_B(hist, b_ptr))
 			continue;
-		ix->has_common = 1;
+		hist->has_common = 1;
 		for (;;) {
 			region run = {as, as, b_ptr, b_ptr};
-			np = ix->next_ptrs[as - ix->ptr_shift];
+			np = hist->next_ptrs[as - hist->ptr_shift];
 			rc = rec->cnt;
-			extend_run(ix, &run, &rc, line1, end1, line2, end2);
+			extend_run(hist, &run, &rc, line1, end1, line2, end2);
 			if (b_next <= run.end2)
 				b_next = run.end2 + 1;
-			if (lcs->end1 - lcs->begin1 < run.end1 - run.begin1 || rc < ix->cnt) {
+			if (lcs->end1 - lcs->begin1 < run.end1 - run.begin1 || rc < hist->cnt) {
 				*lcs = run;
-				ix->cnt = rc;
+				hist->cnt = rc;
 			}
 			/* the next occurrence in A past this run, if any */
 			while (np && np <= run.end1)
-				np = ix->next_ptrs[np - ix->ptr_shift];
+				np = hist->next_ptrs[np - hist->ptr_shift];
 			if (np == 0)
 				break;
 			as = np;
@@ -798,43 +853,46 @@ static unsigned int try_lcs(histindex *ix, region *lcs, unsigned int b_ptr, unsi
 
 /*
  * find_lcs(): index region A, then look for the best common run from every
- * line of B. Returns 0 (the run is in *lcs, or there is none: lcs left
- * zero), 1 (every common line is too frequent: the caller falls back to the
+ * line of B (try_lcs returns the next line worth trying). The index is built
+ * per region, as in git, which is what makes the chain limit apply per
+ * region. Returns 0 (the run is in *lcs, or there is none: lcs left zero), 1
+ * (there are common lines, but all too frequent: the caller falls back to the
  * classic diff for the region), RQ_XDIFF_NOMEM or RQ_XDIFF_TOO_COMPLEX.
  */
 static int find_lcs(rq_xdiff_env *env, region *lcs, unsigned int line1, unsigned int count1,
 		    unsigned int line2, unsigned int count2)
 {
-	histindex ix;
+	histindex hist;
 	int ret = RQ_XDIFF_NOMEM;
 	size_t nb;
 
-	memset(&ix, 0, sizeof(ix));
-	ix.env = env;
-	ix.table_bits = hashbits(count1);
-	nb = (size_t)1 << ix.table_bits;
-	ix.buckets = malloc(nb * sizeof(*ix.buckets));
-	ix.pool = malloc((size_t)count1 * sizeof(*ix.pool));
-	ix.line_map = malloc((size_t)count1 * sizeof(*ix.line_map));
-	ix.next_ptrs = calloc((size_t)count1, sizeof(*ix.next_ptrs));
-	if (!ix.buckets || !ix.pool || !ix.line_map || !ix.next_ptrs)
+	memset(&hist, 0, sizeof(hist));
+	hist.env = env;
+	hist.table_bits = hashbits(count1);
+	nb = (size_t)1 << hist.table_bits;
+	hist.buckets = malloc(nb * sizeof(*hist.buckets));
+	hist.pool = malloc((size_t)count1 * sizeof(*hist.pool));
+	hist.line_map = malloc((size_t)count1 * sizeof(*hist.line_map));
+	hist.next_ptrs = calloc((size_t)count1, sizeof(*hist.next_ptrs));
+	if (!hist.buckets || !hist.pool || !hist.line_map || !hist.next_ptrs)
 		goto out;
 	for (size_t i = 0; i < nb; i++)
-		ix.buckets[i] = -1;
-	ix.ptr_shift = line1;
-	if (scan_a(&ix, line1, count1) < 0) {
+		hist.buckets[i] = -1;
+	hist.ptr_shift = line1;
+	if (scan_a(&hist, line1, count1) < 0) {
 		ret = RQ_XDIFF_TOO_COMPLEX;
 		goto out;
 	}
-	ix.cnt = MAX_CHAIN_LENGTH + 1;
+	/* any run of lines occurring at most MAX_CHAIN_LENGTH times beats none */
+	hist.cnt = MAX_CHAIN_LENGTH + 1;
 	for (unsigned int b_ptr = line2; b_ptr <= line2 + count2 - 1;)
-		b_ptr = try_lcs(&ix, lcs, b_ptr, line1, count1, line2, count2);
-	ret = (ix.has_common && MAX_CHAIN_LENGTH < ix.cnt) ? 1 : 0;
+		b_ptr = try_lcs(&hist, lcs, b_ptr, line1, count1, line2, count2);
+	ret = (hist.has_common && MAX_CHAIN_LENGTH < hist.cnt) ? 1 : 0;
 out:
-	free(ix.buckets);
-	free(ix.pool);
-	free(ix.line_map);
-	free(ix.next_ptrs);
+	free(hist.buckets);
+	free(hist.pool);
+	free(hist.line_map);
+	free(hist.next_ptrs);
 	return ret;
 }
 
@@ -894,6 +952,7 @@ static int histogram_diff(rq_xdiff_env *env, long line1, long count1, long line2
 			return found;
 		if (found)
 			return fall_back_to_classic_diff(env, line1, count1, line2, count2);
+		/* no common run at all (line numbers are 1-based: 0 is unset) */
 		if (lcs.begin1 == 0 && lcs.begin2 == 0) {
 			mark_changed(&env->f1, line1, count1);
 			mark_changed(&env->f2, line2, count2);
@@ -911,6 +970,15 @@ static int histogram_diff(rq_xdiff_env *env, long line1, long count1, long line2
 }
 
 /* ---- 4. group sliding and the script ---------------------------------------- */
+
+/*
+ * A diff is often ambiguous: inserting a block after a line equal to the
+ * block's last line is the same as inserting it one line earlier. xdiff
+ * settles such cases by sliding each group of changed lines as far as it
+ * goes (xdl_change_compact); the merge compares the two sides' scripts
+ * hunk by hunk, so it must slide exactly as git does to find the same
+ * overlaps.
+ */
 
 /* A group of changed lines [start, end) of one file (xdiff's struct xdlgroup);
  * start == end is an empty group between two unchanged lines. */
@@ -1044,9 +1112,11 @@ static int build_script(rq_xdiff_env *env, rq_xdiff_change **out, size_t *nout)
 	size_t n = 0, cap = 0;
 	rq_xdiff_change *v = NULL, *nv;
 
+	/* i1 and i2 walk both files from the end, in step over unchanged
+	 * lines; the rchg[-1] sentinels end each run of changes */
 	for (i1 = env->f1.nrec, i2 = env->f2.nrec; i1 >= 0 || i2 >= 0; i1--, i2--) {
 		if (i1 < 0 || i2 < 0)
-			goto fail;
+			goto fail; /* the files' unchanged lines do not pair up */
 		if (!rchg1[i1 - 1] && !rchg2[i2 - 1])
 			continue;
 		for (l1 = i1; rchg1[i1 - 1]; i1--)
@@ -1075,6 +1145,10 @@ fail:
 	return -1;
 }
 
+/*
+ * xdl_do_diff() with XDF_HISTOGRAM_DIFF, then xdl_change_compact() on both
+ * files and xdl_build_script(), as xdl_merge() runs them for each side.
+ */
 int rq_xdiff_histogram(rq_xdiff_env *env, const char *a, long na, const char *b, long nb,
 		       rq_xdiff_change **script, size_t *nscript)
 {

@@ -67,10 +67,10 @@ typedef struct both_diffs {
  * starts inside or right at its end on either side (then a chunk of another
  * kind makes it a conflict). 0, or -1 out of memory.
  */
-static int append_chunk(chunk_list *l, int mode, long i0, long chg0, long i1, long chg1, long i2,
-			long chg2)
+static int append_chunk(chunk_list *chunks, int mode, long i0, long chg0, long i1, long chg1,
+			long i2, long chg2)
 {
-	merge_chunk *m = l->n ? &l->v[l->n - 1] : NULL, *nv;
+	merge_chunk *m = chunks->n ? &chunks->v[chunks->n - 1] : NULL, *nv;
 
 	if (m && (i1 <= m->i1 + m->chg1 || i2 <= m->i2 + m->chg2)) {
 		if (mode != m->mode)
@@ -80,10 +80,10 @@ static int append_chunk(chunk_list *l, int mode, long i0, long chg0, long i1, lo
 		m->chg2 = i2 + chg2 - m->i2;
 		return 0;
 	}
-	if (!(nv = rq_mem_grow(l->v, &l->cap, l->n + 1, sizeof(*l->v), 16)))
+	if (!(nv = rq_mem_grow(chunks->v, &chunks->cap, chunks->n + 1, sizeof(*chunks->v), 16)))
 		return -1;
-	l->v = nv;
-	m = &l->v[l->n++];
+	chunks->v = nv;
+	m = &chunks->v[chunks->n++];
 	m->mode = mode;
 	m->i0 = i0;
 	m->chg0 = chg0;
@@ -94,19 +94,22 @@ static int append_chunk(chunk_list *l, int mode, long i0, long chg0, long i1, lo
 	return 0;
 }
 
-/* A hunk of ours that no hunk of theirs overlaps; offset maps base lines to
- * lines of theirs around it. */
-static int append_ours(chunk_list *l, const rq_xdiff_change *x1, long offset)
+/*
+ * A hunk of ours that no hunk of theirs overlaps: a chunk that takes our
+ * lines. offset maps base line numbers to theirs around it (the shift of the
+ * last hunk of theirs before it), which places the chunk in theirs too.
+ */
+static int append_ours(chunk_list *chunks, const rq_xdiff_change *x1, long offset)
 {
-	return append_chunk(l, CHUNK_OURS, x1->i1, x1->chg1, x1->i2, x1->chg2, x1->i1 + offset,
+	return append_chunk(chunks, CHUNK_OURS, x1->i1, x1->chg1, x1->i2, x1->chg2, x1->i1 + offset,
 			    x1->chg1);
 }
 
-/* The same for a hunk of theirs alone. */
-static int append_theirs(chunk_list *l, const rq_xdiff_change *x2, long offset)
+/* The same for a hunk of theirs alone, placed in ours with ours' offset. */
+static int append_theirs(chunk_list *chunks, const rq_xdiff_change *x2, long offset)
 {
-	return append_chunk(l, CHUNK_THEIRS, x2->i1, x2->chg1, x2->i1 + offset, x2->chg1, x2->i2,
-			    x2->chg2);
+	return append_chunk(chunks, CHUNK_THEIRS, x2->i1, x2->chg1, x2->i1 + offset, x2->chg1,
+			    x2->i2, x2->chg2);
 }
 
 /*
@@ -115,7 +118,7 @@ static int append_theirs(chunk_list *l, const rq_xdiff_change *x2, long offset)
  * the later end in base, and each side's range is stretched by the same
  * amounts.
  */
-static int append_conflict(chunk_list *l, const rq_xdiff_change *x1, const rq_xdiff_change *x2)
+static int append_conflict(chunk_list *chunks, const rq_xdiff_change *x1, const rq_xdiff_change *x2)
 {
 	long off = x1->i1 - x2->i1, ffo = off + x1->chg1 - x2->chg1;
 	long i0 = x1->i1, i1 = x1->i2, i2 = x2->i2, chg0, chg1, chg2;
@@ -135,11 +138,13 @@ static int append_conflict(chunk_list *l, const rq_xdiff_change *x1, const rq_xd
 	} else {
 		chg2 += ffo;
 	}
-	return append_chunk(l, CHUNK_CONFLICT, i0, chg0, i1, chg1, i2, chg2);
+	return append_chunk(chunks, CHUNK_CONFLICT, i0, chg0, i1, chg1, i2, chg2);
 }
 
-/* xdl_merge_cmp_lines() without whitespace options: are count lines of a
- * from ia equal to those of b from ib? */
+/*
+ * xdl_merge_cmp_lines() without whitespace options: are count lines of a
+ * from ia equal to those of b from ib, byte for byte?
+ */
 static int lines_equal(const rq_xdiff_file *a, long ia, const rq_xdiff_file *b, long ib, long count)
 {
 	for (long i = 0; i < count; i++) {
@@ -150,12 +155,16 @@ static int lines_equal(const rq_xdiff_file *a, long ia, const rq_xdiff_file *b, 
 	return 1;
 }
 
-/* Are x1 and x2 the same change: the same base lines replaced by the same
- * lines? */
-static int same_change(const both_diffs *d, const rq_xdiff_change *x1, const rq_xdiff_change *x2)
+/*
+ * Are x1 and x2 the same change: the same base lines replaced by the same
+ * number of lines, with the same text? Such a hunk merges cleanly, taken
+ * once (level XDL_MERGE_EAGER and up; merge-ort asks for ZEALOUS).
+ */
+static int same_change(const both_diffs *diffs, const rq_xdiff_change *x1,
+		       const rq_xdiff_change *x2)
 {
 	return x1->i1 == x2->i1 && x1->chg1 == x2->chg1 && x1->chg2 == x2->chg2 &&
-	       lines_equal(&d->env1.f2, x1->i2, &d->env2.f2, x2->i2, x1->chg2);
+	       lines_equal(&diffs->env1.f2, x1->i2, &diffs->env2.f2, x2->i2, x1->chg2);
 }
 
 /*
@@ -164,25 +173,25 @@ static int same_change(const both_diffs *d, const rq_xdiff_change *x1, const rq_
  * offsets map base line numbers to the other side's, past the last hunk of
  * that side. 0, or -1 out of memory.
  */
-static int merge_scripts(const both_diffs *d, chunk_list *l)
+static int merge_scripts(const both_diffs *diffs, chunk_list *chunks)
 {
 	size_t k1 = 0, k2 = 0;
 
-	while (k1 < d->n1 && k2 < d->n2) {
-		const rq_xdiff_change *x1 = &d->script1[k1], *x2 = &d->script2[k2];
+	while (k1 < diffs->n1 && k2 < diffs->n2) {
+		const rq_xdiff_change *x1 = &diffs->script1[k1], *x2 = &diffs->script2[k2];
 		if (x1->i1 + x1->chg1 < x2->i1) {
-			if (append_ours(l, x1, x2->i2 - x2->i1) < 0)
+			if (append_ours(chunks, x1, x2->i2 - x2->i1) < 0)
 				return -1;
 			k1++;
 			continue;
 		}
 		if (x2->i1 + x2->chg1 < x1->i1) {
-			if (append_theirs(l, x2, x1->i2 - x1->i1) < 0)
+			if (append_theirs(chunks, x2, x1->i2 - x1->i1) < 0)
 				return -1;
 			k2++;
 			continue;
 		}
-		if (!same_change(d, x1, x2) && append_conflict(l, x1, x2) < 0)
+		if (!same_change(diffs, x1, x2) && append_conflict(chunks, x1, x2) < 0)
 			return -1;
 		/* step past whichever hunk ends first in base (both if together) */
 		if (x1->i1 + x1->chg1 >= x2->i1 + x2->chg1)
@@ -190,16 +199,22 @@ static int merge_scripts(const both_diffs *d, chunk_list *l)
 		if (x2->i1 + x2->chg1 >= x1->i1 + x1->chg1)
 			k1++;
 	}
-	for (; k1 < d->n1; k1++)
-		if (append_ours(l, &d->script1[k1], d->env2.f2.nrec - d->env2.f1.nrec) < 0)
+	for (; k1 < diffs->n1; k1++)
+		if (append_ours(chunks, &diffs->script1[k1],
+				diffs->env2.f2.nrec - diffs->env2.f1.nrec) < 0)
 			return -1;
-	for (; k2 < d->n2; k2++)
-		if (append_theirs(l, &d->script2[k2], d->env1.f2.nrec - d->env1.f1.nrec) < 0)
+	for (; k2 < diffs->n2; k2++)
+		if (append_theirs(chunks, &diffs->script2[k2],
+				  diffs->env1.f2.nrec - diffs->env1.f1.nrec) < 0)
 			return -1;
 	return 0;
 }
 
-/* The bytes of n lines of f from line i (an empty string for none). */
+/*
+ * The bytes of n lines of f from line i (lines are contiguous in the
+ * buffer: the text from the first to the end of the last); an empty string
+ * for none.
+ */
 static const char *lines_text(const rq_xdiff_file *f, long i, long n, size_t *len)
 {
 	if (n <= 0) {
@@ -217,18 +232,18 @@ static const char *lines_text(const rq_xdiff_file *f, long i, long n, size_t *le
  * conflict to split it into smaller ones, which never makes it clean, so
  * that is not reproduced. Returns the number of conflicts left.
  */
-static size_t refine_conflicts(const both_diffs *d, chunk_list *l, rq_xmerge_style style)
+static size_t refine_conflicts(const both_diffs *diffs, chunk_list *chunks, rq_xmerge_style style)
 {
 	size_t conflicts = 0;
 
-	for (size_t i = 0; i < l->n; i++) {
-		merge_chunk *m = &l->v[i];
+	for (size_t i = 0; i < chunks->n; i++) {
+		merge_chunk *m = &chunks->v[i];
 		if (m->mode != CHUNK_CONFLICT)
 			continue;
 		if (style == RQ_XMERGE_STYLE_MERGE && m->chg1 && m->chg2) {
 			size_t la, lb;
-			const char *pa = lines_text(&d->env1.f2, m->i1, m->chg1, &la);
-			const char *pb = lines_text(&d->env2.f2, m->i2, m->chg2, &lb);
+			const char *pa = lines_text(&diffs->env1.f2, m->i1, m->chg1, &la);
+			const char *pb = lines_text(&diffs->env2.f2, m->i2, m->chg2, &lb);
 			if (la == lb && !memcmp(pa, pb, la)) {
 				m->mode = CHUNK_SAME;
 				continue;
@@ -245,8 +260,8 @@ typedef struct out_buf {
 	size_t len, cap;
 } out_buf;
 
-/* Append n lines of f from line i. 0, or -1 out of memory. */
-static int append_lines(out_buf *b, const rq_xdiff_file *f, long i, long n)
+/* Append n lines of f from line i to the output. 0, or -1 out of memory. */
+static int append_lines(out_buf *buf, const rq_xdiff_file *f, long i, long n)
 {
 	size_t len;
 	const char *p = lines_text(f, i, n, &len);
@@ -254,11 +269,11 @@ static int append_lines(out_buf *b, const rq_xdiff_file *f, long i, long n)
 
 	if (!len)
 		return 0; /* rq_mem_grow gives NULL for an empty buffer */
-	if (!(nb = rq_mem_grow(b->p, &b->cap, b->len + len, 1, 256)))
+	if (!(nb = rq_mem_grow(buf->p, &buf->cap, buf->len + len, 1, 256)))
 		return -1;
-	b->p = nb;
-	memcpy(b->p + b->len, p, len);
-	b->len += len;
+	buf->p = nb;
+	memcpy(buf->p + buf->len, p, len);
+	buf->len += len;
 	return 0;
 }
 
@@ -268,35 +283,40 @@ static int append_lines(out_buf *b, const rq_xdiff_file *f, long i, long n)
  * CHUNK_SAME chunk is already ours). 0 with *out (never NULL) and *outlen,
  * or -1 out of memory.
  */
-static int fill_merge_buffer(const both_diffs *d, const chunk_list *l, char **out, size_t *outlen)
+static int fill_merge_buffer(const both_diffs *diffs, const chunk_list *chunks, char **out,
+			     size_t *outlen)
 {
-	const rq_xdiff_file *ours = &d->env1.f2, *theirs = &d->env2.f2;
-	out_buf b = {NULL, 0, 0};
+	const rq_xdiff_file *ours = &diffs->env1.f2, *theirs = &diffs->env2.f2;
+	out_buf buf = {NULL, 0, 0};
 	long i = 0;
 
-	for (size_t k = 0; k < l->n; k++) {
-		const merge_chunk *m = &l->v[k];
+	for (size_t k = 0; k < chunks->n; k++) {
+		const merge_chunk *m = &chunks->v[k];
 		if (!(m->mode & (CHUNK_OURS | CHUNK_THEIRS)))
 			continue;
-		if (append_lines(&b, ours, i, m->i1 - i) < 0 ||
-		    ((m->mode & CHUNK_OURS) && append_lines(&b, ours, m->i1, m->chg1) < 0) ||
-		    ((m->mode & CHUNK_THEIRS) && append_lines(&b, theirs, m->i2, m->chg2) < 0))
+		if (append_lines(&buf, ours, i, m->i1 - i) < 0 ||
+		    ((m->mode & CHUNK_OURS) && append_lines(&buf, ours, m->i1, m->chg1) < 0) ||
+		    ((m->mode & CHUNK_THEIRS) && append_lines(&buf, theirs, m->i2, m->chg2) < 0))
 			goto fail;
 		i = m->i1 + m->chg1;
 	}
-	if (append_lines(&b, ours, i, ours->nrec - i) < 0)
+	if (append_lines(&buf, ours, i, ours->nrec - i) < 0)
 		goto fail;
-	if (!b.p && !(b.p = malloc(1)))
+	if (!buf.p && !(buf.p = malloc(1)))
 		return -1;
-	*out = b.p;
-	*outlen = b.len;
+	*out = buf.p;
+	*outlen = buf.len;
 	return 0;
 fail:
-	free(b.p);
+	free(buf.p);
 	return -1;
 }
 
-/* A copy of a whole side, for a merge where the other side changed nothing. */
+/*
+ * A copy of a whole side, for a merge where the other side changed nothing
+ * (xdl_merge's shortcut: no chunk walk). Never NULL on success, even for an
+ * empty side. 0, or -1 out of memory.
+ */
 static int copy_side(const char *p, size_t n, char **out, size_t *outlen)
 {
 	*out = malloc(n ? n : 1);
@@ -308,67 +328,81 @@ static int copy_side(const char *p, size_t n, char **out, size_t *outlen)
 	return 0;
 }
 
+/* A failed diff as a merge result. */
 static rq_xmerge_result from_xdiff(int r)
 {
 	return r == RQ_XDIFF_TOO_COMPLEX ? RQ_XMERGE_TOO_COMPLEX : RQ_XMERGE_NOMEM;
 }
 
-/* Merge the two diffs in d (both have changes). */
-static rq_xmerge_result merge_both(const both_diffs *d, rq_xmerge_style style, char **out,
+/*
+ * xdl_do_merge() for two diffs that both have hunks: chunks, refinement,
+ * then the clean text, or the conflict. Returns RQ_XMERGE_CLEAN,
+ * RQ_XMERGE_CONFLICT or RQ_XMERGE_NOMEM.
+ */
+static rq_xmerge_result merge_both(const both_diffs *diffs, rq_xmerge_style style, char **out,
 				   size_t *outlen)
 {
-	chunk_list l = {NULL, 0, 0};
+	chunk_list chunks = {NULL, 0, 0};
 	rq_xmerge_result rc = RQ_XMERGE_NOMEM;
 
-	if (merge_scripts(d, &l) < 0)
+	if (merge_scripts(diffs, &chunks) < 0)
 		goto done;
-	if (refine_conflicts(d, &l, style)) {
+	if (refine_conflicts(diffs, &chunks, style)) {
 		rc = RQ_XMERGE_CONFLICT;
 		goto done;
 	}
-	if (fill_merge_buffer(d, &l, out, outlen) == 0)
+	if (fill_merge_buffer(diffs, &chunks, out, outlen) == 0)
 		rc = RQ_XMERGE_CLEAN;
 done:
-	free(l.v);
+	free(chunks.v);
 	return rc;
 }
 
+/*
+ * xdl_merge(): both diffs (a failure of either is the result), the shortcut
+ * when one side changed nothing, else the chunk merge.
+ */
 rq_xmerge_result rq_xmerge(const char *base, size_t nbase, const char *ours, size_t nours,
 			   const char *theirs, size_t ntheirs, rq_xmerge_style style, char **out,
 			   size_t *outlen)
 {
-	both_diffs d;
+	both_diffs diffs;
 	rq_xmerge_result rc;
 	int r;
 
-	memset(&d, 0, sizeof(d));
+	memset(&diffs, 0, sizeof(diffs));
 	*out = NULL;
 	*outlen = 0;
-	r = rq_xdiff_histogram(&d.env1, base, (long)nbase, ours, (long)nours, &d.script1, &d.n1);
+	r = rq_xdiff_histogram(&diffs.env1, base, (long)nbase, ours, (long)nours, &diffs.script1,
+			       &diffs.n1);
 	if (r < 0)
 		return from_xdiff(r);
-	r = rq_xdiff_histogram(&d.env2, base, (long)nbase, theirs, (long)ntheirs, &d.script2,
-			       &d.n2);
+	r = rq_xdiff_histogram(&diffs.env2, base, (long)nbase, theirs, (long)ntheirs,
+			       &diffs.script2, &diffs.n2);
 	if (r < 0) {
-		free(d.script1);
-		rq_xdiff_env_free(&d.env1);
+		free(diffs.script1);
+		rq_xdiff_env_free(&diffs.env1);
 		return from_xdiff(r);
 	}
 	/* xdl_merge: a side without changes gives the other side as it is */
-	if (!d.n1)
+	if (!diffs.n1)
 		rc =
 		    copy_side(theirs, ntheirs, out, outlen) < 0 ? RQ_XMERGE_NOMEM : RQ_XMERGE_CLEAN;
-	else if (!d.n2)
+	else if (!diffs.n2)
 		rc = copy_side(ours, nours, out, outlen) < 0 ? RQ_XMERGE_NOMEM : RQ_XMERGE_CLEAN;
 	else
-		rc = merge_both(&d, style, out, outlen);
-	free(d.script1);
-	free(d.script2);
-	rq_xdiff_env_free(&d.env1);
-	rq_xdiff_env_free(&d.env2);
+		rc = merge_both(&diffs, style, out, outlen);
+	free(diffs.script1);
+	free(diffs.script2);
+	rq_xdiff_env_free(&diffs.env1);
+	rq_xdiff_env_free(&diffs.env2);
 	return rc;
 }
 
+/*
+ * git's buffer_is_binary() (xdiff-interface.c): a NUL in the first 8000 bytes
+ * (FIRST_FEW_BYTES) makes a buffer binary, whatever follows.
+ */
 int rq_xmerge_buffer_is_binary(const char *buf, size_t n)
 {
 	if (n > 8000)
