@@ -127,12 +127,42 @@ static int parse_tz(const char *s, int *tz)
 	return 0;
 }
 
+/* The committer's fields as given (NULL, -1: not given). */
+typedef struct committer_fields {
+	char *name, *email, *tz;
+	int64_t time;
+} committer_fields;
+
+/* The committer's fields, checked together, into the job. */
+static int set_committer(const committer_fields *f, rq_job *job, rq_error *err)
+{
+	if (!!f->name != !!f->email)
+		return bad(err, "field '%s' needs both name and email", "committer");
+	if (f->name) {
+		if (rq_ident_set(&job->committer, f->name, f->email, err) < 0) {
+			char msg[RQ_ERROR_MSG_MAX];
+			snprintf(msg, sizeof(msg), "%s", err->msg);
+			return rq_error_set(err, RQ_E_INVALID_JOB,
+					    "field 'committer.name'/'committer.email': %s", msg);
+		}
+		job->has_name = 1;
+	}
+	if (f->tz && parse_tz(f->tz, &job->committer.tz) < 0)
+		return bad(err, "field '%s' must look like +0100", "committer.tz");
+	if (f->time >= 0) {
+		job->committer.time = f->time;
+		job->has_time = 1;
+	} else if (f->tz) {
+		return bad(err, "field '%s' needs committer.time", "committer.tz");
+	}
+	return 0;
+}
+
 static int parse_committer(json_t *o, rq_job *job, rq_error *err)
 {
 	json_t *c = json_object_get(o, "committer"), *v;
+	committer_fields f = {NULL, NULL, NULL, -1};
 	const char *key;
-	char *name = NULL, *email = NULL, *tz = NULL;
-	int64_t t = -1;
 	int rc = -1;
 
 	if (!c || json_is_null(c))
@@ -146,42 +176,44 @@ static int parse_committer(json_t *o, rq_job *job, rq_error *err)
 			return rq_error_set(err, RQ_E_INVALID_JOB, "unknown field 'committer.%s'",
 					    key);
 	}
-	if (get_string(c, "name", 0, RQ_JOB_NAME_MAX, &name, err) < 0 ||
-	    get_string(c, "email", 0, RQ_JOB_NAME_MAX, &email, err) < 0 ||
-	    get_string(c, "tz", 0, 5, &tz, err) < 0 ||
-	    get_int(c, "time", 0, INT64_C(253402300799), &t, err) < 0)
-		goto out;
-	if (!!name != !!email) {
-		bad(err, "field '%s' needs both name and email", "committer");
-		goto out;
-	}
-	if (name) {
-		if (rq_ident_set(&job->committer, name, email, err) < 0) {
-			char msg[RQ_ERROR_MSG_MAX];
-			snprintf(msg, sizeof(msg), "%s", err->msg);
-			rq_error_set(err, RQ_E_INVALID_JOB,
-				     "field 'committer.name'/'committer.email': %s", msg);
-			goto out;
-		}
-		job->has_name = 1;
-	}
-	if (tz && parse_tz(tz, &job->committer.tz) < 0) {
-		bad(err, "field '%s' must look like +0100", "committer.tz");
-		goto out;
-	}
-	if (t >= 0) {
-		job->committer.time = t;
-		job->has_time = 1;
-	} else if (tz) {
-		bad(err, "field '%s' needs committer.time", "committer.tz");
-		goto out;
-	}
-	rc = 0;
-out:
-	free(name);
-	free(email);
-	free(tz);
+	if (get_string(c, "name", 0, RQ_JOB_NAME_MAX, &f.name, err) == 0 &&
+	    get_string(c, "email", 0, RQ_JOB_NAME_MAX, &f.email, err) == 0 &&
+	    get_string(c, "tz", 0, 5, &f.tz, err) == 0 &&
+	    get_int(c, "time", 0, INT64_C(253402300799), &f.time, err) == 0)
+		rc = set_committer(&f, job, err);
+	free(f.name);
+	free(f.email);
+	free(f.tz);
 	return rc;
+}
+
+/* Each revision: not empty, not too long; a revision-walk option must be
+ * printable and one replayq takes; a revision has no space, control
+ * character, ':' or '\\'. */
+static int check_revision(const char *s, size_t len, size_t i, rq_error *err)
+{
+	if (!*s || len > RQ_JOB_REV_LEN_MAX || strlen(s) != len)
+		return rq_error_set(err, RQ_E_BAD_REVISION, "revisions[%zu] is empty or too long",
+				    i);
+	if (s[0] == '-') { /* a revision-walk option: printable, known, valid */
+		for (const char *p = s; *p; p++)
+			if ((unsigned char)*p < ' ' || *p == 0x7f)
+				return rq_error_set(err, RQ_E_BAD_REVISION,
+						    "revisions[%zu] holds a control character", i);
+		if (!rq_revs_option_valid(s))
+			return rq_error_set(err, RQ_E_BAD_REVISION,
+					    "revisions[%zu] is not a revision-walk option "
+					    "replayq takes: '%.64s'",
+					    i, s);
+		return 0;
+	}
+	for (const char *p = s; *p; p++)
+		if ((unsigned char)*p <= ' ' || *p == 0x7f || *p == ':' || *p == '\\')
+			return rq_error_set(err, RQ_E_BAD_REVISION,
+					    "revisions[%zu] holds a character not allowed in a "
+					    "revision: '%.64s'",
+					    i, s);
+	return 0;
 }
 
 static int parse_revisions(json_t *o, rq_job *job, rq_error *err)
@@ -203,34 +235,11 @@ static int parse_revisions(json_t *o, rq_job *job, rq_error *err)
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	json_array_foreach(a, i, v)
 	{
-		const char *s;
 		if (!json_is_string(v))
 			return bad(err, "field '%s' must be an array of strings", "revisions");
-		s = json_string_value(v);
-		if (!*s || json_string_length(v) > RQ_JOB_REV_LEN_MAX ||
-		    strlen(s) != json_string_length(v))
-			return rq_error_set(err, RQ_E_BAD_REVISION,
-					    "revisions[%zu] is empty or too long", i);
-		if (s[0] == '-') { /* a revision-walk option: printable, known, valid */
-			for (const char *p = s; *p; p++)
-				if ((unsigned char)*p < ' ' || *p == 0x7f)
-					return rq_error_set(
-					    err, RQ_E_BAD_REVISION,
-					    "revisions[%zu] holds a control character", i);
-			if (!rq_revs_option_valid(s))
-				return rq_error_set(err, RQ_E_BAD_REVISION,
-						    "revisions[%zu] is not a revision-walk option "
-						    "replayq takes: '%.64s'",
-						    i, s);
-		}
-		for (const char *p = s; *p && s[0] != '-'; p++)
-			if ((unsigned char)*p <= ' ' || *p == 0x7f || *p == ':' || *p == '\\')
-				return rq_error_set(
-				    err, RQ_E_BAD_REVISION,
-				    "revisions[%zu] holds a character not allowed in a "
-				    "revision: '%.64s'",
-				    i, s);
-		if (!(job->revisions[i] = strdup(s)))
+		if (check_revision(json_string_value(v), json_string_length(v), i, err) < 0)
+			return -1;
+		if (!(job->revisions[i] = strdup(json_string_value(v))))
 			return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 		job->nrevisions++;
 	}
@@ -251,13 +260,11 @@ static int ref_a_job_may_create(const char *ref)
 	return !b || (strcmp(b, "HEAD") && b[0] != '-');
 }
 
-static int parse_fields(json_t *o, rq_job *job, rq_error *err)
+/* Only the fields a job may have. */
+static int check_known_fields(json_t *o, rq_error *err)
 {
 	const char *key;
 	json_t *v;
-	char *mode = NULL, *action = NULL, *empty = NULL;
-	int64_t ver = 1, timeout = RQ_JOB_TIMEOUT_DEF_MS, commits = RQ_JOB_COMMITS_DEF, sub = 0;
-	int rc = -1;
 
 	json_object_foreach(o, key, v)
 	{
@@ -267,96 +274,121 @@ static int parse_fields(json_t *o, rq_job *job, rq_error *err)
 		if (!known)
 			return rq_error_set(err, RQ_E_INVALID_JOB, "unknown field '%.64s'", key);
 	}
-	if (get_int(o, "v", 1, 1, &ver, err) < 0)
+	return 0;
+}
+
+/* A field that names one of names (NULL-terminated): its index in *out
+ * (left alone when the field is absent and not required); said: the
+ * names for the message. */
+static int get_choice(json_t *o, const char *key, int required, const char *const *names,
+		      const char *said, int *out, rq_error *err)
+{
+	char *v = NULL;
+	int rc = 0;
+
+	if (get_string(o, key, required, 16, &v, err) < 0)
 		return -1;
+	if (v) {
+		rc = rq_error_set(err, RQ_E_INVALID_JOB, "field '%s' must be %s", key, said);
+		for (int i = 0; names[i]; i++)
+			if (!strcmp(v, names[i])) {
+				*out = i;
+				rc = 0;
+			}
+	}
+	free(v);
+	return rc;
+}
+
+/* "repo": a relative path that stays inside the root. */
+static int parse_repo(json_t *o, rq_job *job, rq_error *err)
+{
 	if (get_string(o, "repo", 1, RQ_JOB_REPO_MAX, &job->repo, err) < 0)
 		return -1;
 	if (!rq_job_repo_valid(job->repo))
 		return rq_error_set(
 		    err, RQ_E_BAD_REPO,
 		    "field 'repo' must be a relative path without '..' or empty parts");
-	if (get_string(o, "mode", 1, 16, &mode, err) < 0)
-		goto out;
-	if (!strcmp(mode, "onto"))
-		job->mode = RQ_MODE_ONTO;
-	else if (!strcmp(mode, "advance"))
-		job->mode = RQ_MODE_ADVANCE;
-	else if (!strcmp(mode, "revert"))
-		job->mode = RQ_MODE_REVERT;
-	else {
-		bad(err, "field '%s' must be onto, advance or revert", "mode");
-		goto out;
-	}
+	return 0;
+}
+
+/* "mode" and its "target", then "revisions" and "contained". */
+static int parse_mode(json_t *o, rq_job *job, rq_error *err)
+{
+	static const char *const modes[] = {"onto", "advance", "revert", NULL};
+	int mode = 0;
+
+	if (get_choice(o, "mode", 1, modes, "onto, advance or revert", &mode, err) < 0)
+		return -1;
+	job->mode = (rq_mode)mode;
 	if (get_string(o, "target", 1, RQ_JOB_REV_LEN_MAX, &job->target, err) < 0)
-		goto out;
-	if (job->target[0] == '-') {
-		rq_error_set(err, RQ_E_BAD_REVISION, "field 'target' looks like an option");
-		goto out;
-	}
+		return -1;
+	if (job->target[0] == '-')
+		return rq_error_set(err, RQ_E_BAD_REVISION, "field 'target' looks like an option");
 	if (parse_revisions(o, job, err) < 0 || get_bool(o, "contained", &job->contained, err) < 0)
-		goto out;
-	if (job->contained && job->mode != RQ_MODE_ONTO) {
-		bad(err, "field '%s' needs mode onto", "contained");
-		goto out;
-	}
+		return -1;
+	if (job->contained && job->mode != RQ_MODE_ONTO)
+		return bad(err, "field '%s' needs mode onto", "contained");
+	return 0;
+}
+
+/* "ref": a valid fully qualified name a job may write, not with
+ * "contained"; then "ref_action" and "empty". */
+static int parse_ref(json_t *o, rq_job *job, rq_error *err)
+{
+	static const char *const actions[] = {"print", "update", NULL};
+	static const char *const empties[] = {"drop", "keep", "abort", NULL};
+	int empty = RQ_EMPTY_DROP;
+
 	if (get_string(o, "ref", 0, RQ_JOB_REV_LEN_MAX, &job->ref, err) < 0)
-		goto out;
-	if (job->ref && (!rq_revs_refname_valid(job->ref) || !strcmp(job->ref, "HEAD"))) {
-		rq_error_set(err, RQ_E_BAD_REF,
-			     "field 'ref' is not a valid fully qualified ref name");
-		goto out;
-	}
-	if (job->ref && !ref_a_job_may_create(job->ref)) {
-		rq_error_set(
+		return -1;
+	if (job->ref && (!rq_revs_refname_valid(job->ref) || !strcmp(job->ref, "HEAD")))
+		return rq_error_set(err, RQ_E_BAD_REF,
+				    "field 'ref' is not a valid fully qualified ref name");
+	if (job->ref && !ref_a_job_may_create(job->ref))
+		return rq_error_set(
 		    err, RQ_E_BAD_REF,
 		    "field 'ref' names a ref a job may not write ('%.200s': refs/HEAD, or a "
 		    "branch git would refuse as a branch name)",
 		    job->ref);
-		goto out;
-	}
-	if (job->ref && job->contained) {
-		bad(err, "fields 'ref' and 'contained' cannot be used together%s", "");
-		goto out;
-	}
-	if (get_string(o, "ref_action", 0, 16, &action, err) < 0)
-		goto out;
-	if (action && strcmp(action, "print") && strcmp(action, "update")) {
-		bad(err, "field '%s' must be print or update", "ref_action");
-		goto out;
-	}
-	job->ref_update = action && !strcmp(action, "update");
-	if (get_string(o, "empty", 0, 16, &empty, err) < 0)
-		goto out;
-	if (!empty || !strcmp(empty, "drop"))
-		job->empty = RQ_EMPTY_DROP;
-	else if (!strcmp(empty, "keep"))
-		job->empty = RQ_EMPTY_KEEP;
-	else if (!strcmp(empty, "abort"))
-		job->empty = RQ_EMPTY_ABORT;
-	else {
-		bad(err, "field '%s' must be drop, keep or abort", "empty");
-		goto out;
-	}
-	if (parse_committer(o, job, err) < 0 ||
-	    get_int(o, "timeout_ms", 1, RQ_JOB_TIMEOUT_MAX_MS, &timeout, err) < 0 ||
+	if (job->ref && job->contained)
+		return bad(err, "fields 'ref' and 'contained' cannot be used together%s", "");
+	if (get_choice(o, "ref_action", 0, actions, "print or update", &job->ref_update, err) < 0 ||
+	    get_choice(o, "empty", 0, empties, "drop, keep or abort", &empty, err) < 0)
+		return -1;
+	job->empty = (rq_empty)empty;
+	return 0;
+}
+
+/* The limits, the submission time and the reply list. */
+static int parse_limits(json_t *o, rq_job *job, rq_error *err)
+{
+	int64_t timeout = RQ_JOB_TIMEOUT_DEF_MS, commits = RQ_JOB_COMMITS_DEF, sub = 0;
+
+	if (get_int(o, "timeout_ms", 1, RQ_JOB_TIMEOUT_MAX_MS, &timeout, err) < 0 ||
 	    get_int(o, "max_commits", 1, RQ_JOB_COMMITS_MAX, &commits, err) < 0 ||
 	    get_int(o, "submitted_at", 0, INT64_C(253402300799000), &sub, err) < 0)
-		goto out;
+		return -1;
 	job->timeout_ms = timeout;
 	job->max_commits = (size_t)commits;
 	job->submitted_at = sub;
 	if (get_string(o, "reply_to", 0, RQ_JOB_REPLY_MAX, &job->reply_to, err) < 0)
-		goto out;
-	if (job->reply_to && !rq_job_id_valid(job->reply_to)) {
-		bad(err, "field '%s' must be 1-128 of [A-Za-z0-9._:@/+-]", "reply_to");
-		goto out;
-	}
-	rc = 0;
-out:
-	free(mode);
-	free(action);
-	free(empty);
-	return rc;
+		return -1;
+	if (job->reply_to && !rq_job_id_valid(job->reply_to))
+		return bad(err, "field '%s' must be 1-128 of [A-Za-z0-9._:@/+-]", "reply_to");
+	return 0;
+}
+
+static int parse_fields(json_t *o, rq_job *job, rq_error *err)
+{
+	int64_t ver = 1;
+
+	if (check_known_fields(o, err) < 0 || get_int(o, "v", 1, 1, &ver, err) < 0 ||
+	    parse_repo(o, job, err) < 0 || parse_mode(o, job, err) < 0 ||
+	    parse_ref(o, job, err) < 0 || parse_committer(o, job, err) < 0 ||
+	    parse_limits(o, job, err) < 0)
+		return -1;
+	return 0;
 }
 
 int rq_job_parse(const char *text, size_t len, rq_job *job, char *id_out, rq_error *err)
@@ -413,52 +445,65 @@ void rq_job_free(rq_job *job)
 	memset(job, 0, sizeof(*job));
 }
 
+/* The committer object of a job that gives one (name, email, time, tz
+ * as given); NULL when memory runs out. */
+static json_t *committer_json(const rq_job *job)
+{
+	json_t *c = json_object();
+	int a = job->committer.tz < 0 ? -job->committer.tz : job->committer.tz, bad = !c;
+	char tz[8];
+
+	if (c && job->has_name) {
+		bad |= json_object_set_new(c, "name", json_string(job->committer.name));
+		bad |= json_object_set_new(c, "email", json_string(job->committer.email));
+	}
+	if (c && job->has_time) {
+		snprintf(tz, sizeof(tz), "%c%02d%02d", job->committer.tz < 0 ? '-' : '+',
+			 a / 60 % 100, a % 60);
+		bad |= json_object_set_new(c, "time", json_integer(job->committer.time));
+		bad |= json_object_set_new(c, "tz", json_string(tz));
+	}
+	if (bad) {
+		json_decref(c);
+		return NULL;
+	}
+	return c;
+}
+
 json_t *rq_job_to_json(const rq_job *job)
 {
 	static const char *const modes[] = {"onto", "advance", "revert"};
 	static const char *const empties[] = {"drop", "keep", "abort"};
 	json_t *o = json_object(), *revs = json_array();
+	int bad = !o || !revs;
 
-	if (!o || !revs) {
+	for (size_t i = 0; !bad && i < job->nrevisions; i++)
+		bad |= json_array_append_new(revs, json_string(job->revisions[i]));
+	bad |= json_object_set_new(o, "v", json_integer(1));
+	bad |= json_object_set_new(o, "id", json_string(job->id));
+	bad |= json_object_set_new(o, "repo", json_string(job->repo));
+	bad |= json_object_set_new(o, "mode", json_string(modes[job->mode]));
+	bad |= json_object_set_new(o, "target", json_string(job->target));
+	bad |= json_object_set_new(o, "revisions", json_incref(revs));
+	bad |= json_object_set_new(o, "contained", json_boolean(job->contained));
+	if (job->ref)
+		bad |= json_object_set_new(o, "ref", json_string(job->ref));
+	bad |=
+	    json_object_set_new(o, "ref_action", json_string(job->ref_update ? "update" : "print"));
+	bad |= json_object_set_new(o, "empty", json_string(empties[job->empty]));
+	if (job->has_name || job->has_time)
+		bad |= json_object_set_new(o, "committer", committer_json(job));
+	bad |= json_object_set_new(o, "timeout_ms", json_integer(job->timeout_ms));
+	bad |= json_object_set_new(o, "max_commits", json_integer((json_int_t)job->max_commits));
+	if (job->reply_to)
+		bad |= json_object_set_new(o, "reply_to", json_string(job->reply_to));
+	if (job->submitted_at)
+		bad |= json_object_set_new(o, "submitted_at", json_integer(job->submitted_at));
+	json_decref(revs);
+	if (bad) {
 		json_decref(o);
-		json_decref(revs);
 		return NULL;
 	}
-	for (size_t i = 0; i < job->nrevisions; i++)
-		json_array_append_new(revs, json_string(job->revisions[i]));
-	json_object_set_new(o, "v", json_integer(1));
-	json_object_set_new(o, "id", json_string(job->id));
-	json_object_set_new(o, "repo", json_string(job->repo));
-	json_object_set_new(o, "mode", json_string(modes[job->mode]));
-	json_object_set_new(o, "target", json_string(job->target));
-	json_object_set_new(o, "revisions", revs);
-	json_object_set_new(o, "contained", json_boolean(job->contained));
-	if (job->ref)
-		json_object_set_new(o, "ref", json_string(job->ref));
-	json_object_set_new(o, "ref_action", json_string(job->ref_update ? "update" : "print"));
-	json_object_set_new(o, "empty", json_string(empties[job->empty]));
-	if (job->has_name || job->has_time) {
-		json_t *c = json_object();
-		if (job->has_name) {
-			json_object_set_new(c, "name", json_string(job->committer.name));
-			json_object_set_new(c, "email", json_string(job->committer.email));
-		}
-		if (job->has_time) {
-			char tz[8];
-			int a = job->committer.tz < 0 ? -job->committer.tz : job->committer.tz;
-			snprintf(tz, sizeof(tz), "%c%02d%02d", job->committer.tz < 0 ? '-' : '+',
-				 a / 60 % 100, a % 60);
-			json_object_set_new(c, "time", json_integer(job->committer.time));
-			json_object_set_new(c, "tz", json_string(tz));
-		}
-		json_object_set_new(o, "committer", c);
-	}
-	json_object_set_new(o, "timeout_ms", json_integer(job->timeout_ms));
-	json_object_set_new(o, "max_commits", json_integer((json_int_t)job->max_commits));
-	if (job->reply_to)
-		json_object_set_new(o, "reply_to", json_string(job->reply_to));
-	if (job->submitted_at)
-		json_object_set_new(o, "submitted_at", json_integer(job->submitted_at));
 	return o;
 }
 

@@ -71,7 +71,8 @@ int rq_job_id_valid(const char *s);
 /* 1 if a repo path is acceptable: relative, no "..", no empty parts. */
 int rq_job_repo_valid(const char *s);
 
-/* The job as JSON (all fields, defaults filled in). */
+/* The job as JSON (all fields, defaults filled in); NULL when memory runs
+ * out. */
 json_t *rq_job_to_json(const rq_job *job);
 
 /*

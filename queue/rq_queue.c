@@ -324,37 +324,10 @@ void rq_msg_anon_id(const rq_msg *m, char *buf, size_t size)
 	snprintf(buf, size, "!%s", m->sid);
 }
 
-/* The fields of one entry: "id" and "job", once each (an id repeated alike
- * is one id); what else is there is the entry's problem. */
-static void parse_fields(rq_msg *m, redisReply *f)
+/* Why an entry is not a job, from what its fields were ("" when it is
+ * one as far as they go). */
+static void entry_problem(rq_msg *m, int id_twice, int id_nul, const char *other)
 {
-	int id_twice = 0, id_nul = 0;
-	const char *other = NULL;
-
-	for (size_t j = 0; j + 1 < f->elements; j += 2) {
-		redisReply *fk = f->element[j], *fv = f->element[j + 1];
-		if (fk->type != REDIS_REPLY_STRING || fv->type != REDIS_REPLY_STRING)
-			continue;
-		if (!strcmp(fk->str, "id") && fk->len == 2) {
-			if (!m->id && (m->id = dupn(fv->str, fv->len)))
-				id_nul = strlen(m->id) != fv->len;
-			else if (m->id &&
-				 (strlen(m->id) != fv->len || memcmp(m->id, fv->str, fv->len)))
-				id_twice = 1;
-		} else if (!strcmp(fk->str, "job") && fk->len == 3 && !m->job) {
-			m->job = dupn(fv->str, fv->len);
-			m->job_len = fv->len;
-		} else if (!strcmp(fk->str, "prior") && fk->len == 5 && !m->prior) {
-			m->prior = dupn(fv->str, fv->len);
-		} else if (!strcmp(fk->str, "prior_digest") && fk->len == 12 && fv->len == 40) {
-			memcpy(m->prior_digest, fv->str, 40);
-			m->prior_digest[40] = '\0';
-		} else if (!other) {
-			other = !strcmp(fk->str, "job")
-				    ? "two 'job' fields"
-				    : "a field other than 'id', 'job' and 'prior'";
-		}
-	}
 	m->id_ok = m->id && !id_twice && !id_nul && rq_job_id_valid(m->id);
 	if (!m->id)
 		snprintf(m->problem, sizeof(m->problem), "stream entry has no 'id' field");
@@ -368,6 +341,49 @@ static void parse_fields(rq_msg *m, redisReply *f)
 		snprintf(m->problem, sizeof(m->problem), "stream entry has no 'job' field");
 	else if (other)
 		snprintf(m->problem, sizeof(m->problem), "stream entry has %s", other);
+}
+
+/* 1 when the field's name is key. */
+static int field_is(const redisReply *fk, const char *key)
+{
+	return fk->len == strlen(key) && !strcmp(fk->str, key);
+}
+
+/* The fields of one entry: "id" and "job", once each (an id repeated alike
+ * is one id); what else is there is the entry's problem. 0, or -1 out of
+ * memory. */
+static int parse_fields(rq_msg *m, redisReply *f)
+{
+	int id_twice = 0, id_nul = 0;
+	const char *other = NULL;
+
+	for (size_t j = 0; j + 1 < f->elements; j += 2) {
+		redisReply *fk = f->element[j], *fv = f->element[j + 1];
+		if (fk->type != REDIS_REPLY_STRING || fv->type != REDIS_REPLY_STRING)
+			continue;
+		if (field_is(fk, "id") && !m->id) {
+			if (!(m->id = dupn(fv->str, fv->len)))
+				return -1;
+			id_nul = strlen(m->id) != fv->len;
+		} else if (field_is(fk, "id")) {
+			id_twice |= strlen(m->id) != fv->len || memcmp(m->id, fv->str, fv->len);
+		} else if (field_is(fk, "job") && !m->job) {
+			if (!(m->job = dupn(fv->str, fv->len)))
+				return -1;
+			m->job_len = fv->len;
+		} else if (field_is(fk, "prior") && !m->prior) {
+			if (!(m->prior = dupn(fv->str, fv->len)))
+				return -1;
+		} else if (field_is(fk, "prior_digest") && fv->len == 40) {
+			memcpy(m->prior_digest, fv->str, 40);
+			m->prior_digest[40] = '\0';
+		} else if (!other) {
+			other = field_is(fk, "job") ? "two 'job' fields"
+						    : "a field other than 'id', 'job' and 'prior'";
+		}
+	}
+	entry_problem(m, id_twice, id_nul, other);
+	return 0;
 }
 
 /* Parse stream entries [[sid, [f, v, ...]], ...] into msgs. */
@@ -384,16 +400,20 @@ static int parse_entries(redisReply *arr, rq_msg **msgs, size_t *n, rq_error *er
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	for (size_t i = 0; i < arr->elements; i++) {
 		redisReply *e = arr->element[i];
+		rq_msg *m;
 		if (e->type != REDIS_REPLY_ARRAY || e->elements != 2 ||
 		    e->element[0]->type != REDIS_REPLY_STRING)
 			continue;
-		rq_msg *m = &v[k++];
+		m = &v[k++];
 		snprintf(m->sid, sizeof(m->sid), "%s", e->element[0]->str);
 		m->deliveries = 1;
-		if (e->element[1]->type == REDIS_REPLY_ARRAY)
-			parse_fields(m, e->element[1]);
-		else
+		if (e->element[1]->type != REDIS_REPLY_ARRAY) {
 			snprintf(m->problem, sizeof(m->problem), "stream entry has no fields");
+		} else if (parse_fields(m, e->element[1]) < 0) {
+			/* read but not handled: reclaimed after the visibility timeout */
+			rq_msgs_free(v, k);
+			return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+		}
 	}
 	*msgs = v;
 	*n = k;
@@ -723,20 +743,28 @@ int rq_queue_set_intent(rq_queue *q, const char *id, const char *result, rq_erro
 	return rc;
 }
 
-char *rq_queue_get_intent(rq_queue *q, const char *id, rq_error *err)
+/* The string a command answered (malloc'ed), or NULL: nil (err cleared)
+ * or an error (err set). Frees the reply. */
+static char *string_reply(redisReply *rep, rq_error *err, const char *what)
 {
-	char k[512];
-	redisReply *rep;
 	char *s = NULL;
 
-	key(q, k, sizeof(k), "intent", id);
-	rep = rq_redis_cmdv(q->r, 0, err, "GET", k, NULL);
-	if (reply_error(rep, err, "cannot read the intent") < 0)
+	if (reply_error(rep, err, what) < 0)
 		return NULL;
+	rq_error_clear(err);
 	if (rep->type == REDIS_REPLY_STRING && !(s = dupn(rep->str, rep->len)))
 		rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	freeReplyObject(rep);
 	return s;
+}
+
+char *rq_queue_get_intent(rq_queue *q, const char *id, rq_error *err)
+{
+	char k[512];
+
+	key(q, k, sizeof(k), "intent", id);
+	return string_reply(rq_redis_cmdv(q->r, 0, err, "GET", k, NULL), err,
+			    "cannot read the intent");
 }
 
 int rq_queue_granted(rq_queue *q, const char *id, rq_error *err)
@@ -769,35 +797,18 @@ int rq_queue_note_attempt(rq_queue *q, const char *id, const char *info, rq_erro
 
 char *rq_queue_last_attempt(rq_queue *q, const char *id, rq_error *err)
 {
-	redisReply *rep = rq_redis_cmdv(q->r, 0, err, "HGET", q->attempts, id, NULL);
-	char *s = NULL;
-	if (reply_error(rep, err, "cannot read the attempt") < 0)
-		return NULL;
-	if (rep->type == REDIS_REPLY_STRING)
-		s = dupn(rep->str, rep->len);
-	freeReplyObject(rep);
-	return s;
+	return string_reply(rq_redis_cmdv(q->r, 0, err, "HGET", q->attempts, id, NULL), err,
+			    "cannot read the attempt");
 }
 
 int rq_queue_result(rq_queue *q, const char *id, char **json, rq_error *err)
 {
 	char reskey[512];
-	redisReply *rep;
-	int rc = 1;
 
-	*json = NULL;
 	key(q, reskey, sizeof(reskey), "result", id);
-	rep = rq_redis_cmdv(q->r, 0, err, "GET", reskey, NULL);
-	if (reply_error(rep, err, "cannot read the result") < 0)
-		return -1;
-	if (rep->type == REDIS_REPLY_STRING) {
-		if (!(*json = dupn(rep->str, rep->len)))
-			rc = rq_error_set(err, RQ_E_NOMEM, "out of memory");
-		else
-			rc = 0;
-	}
-	freeReplyObject(rep);
-	return rc;
+	*json = string_reply(rq_redis_cmdv(q->r, 0, err, "GET", reskey, NULL), err,
+			     "cannot read the result");
+	return *json ? 0 : err->code != RQ_OK ? -1 : 1;
 }
 
 int rq_queue_wait_reply(rq_queue *q, const char *reply_to, int timeout_ms, char **json,
@@ -858,80 +869,133 @@ int rq_queue_worker_gone(rq_queue *q, const char *worker, rq_error *err)
 	return 0;
 }
 
+/* A hash reply as an object: numbers, or JSON values (a string when a
+ * value does not parse). NULL when memory runs out. */
 static json_t *hash_to_json(redisReply *rep, int numbers)
 {
 	json_t *o = json_object();
-	if (rep->type != REDIS_REPLY_ARRAY)
-		return o;
-	for (size_t i = 0; i + 1 < rep->elements; i += 2) {
+	int bad = !o;
+
+	for (size_t i = 0; !bad && rep->type == REDIS_REPLY_ARRAY && i + 1 < rep->elements;
+	     i += 2) {
 		const char *k = rep->element[i]->str, *v = rep->element[i + 1]->str;
+		json_t *parsed;
 		if (!k || !v)
 			continue;
-		if (numbers)
-			json_object_set_new(o, k, json_integer(strtoll(v, NULL, 10)));
-		else {
-			json_t *parsed = json_loads(v, 0, NULL);
-			json_object_set_new(o, k, parsed ? parsed : json_string(v));
-		}
+		parsed = numbers ? json_integer(strtoll(v, NULL, 10)) : json_loads(v, 0, NULL);
+		bad |= json_object_set_new(o, k, parsed ? parsed : json_string(v));
+	}
+	if (bad) {
+		json_decref(o);
+		return NULL;
 	}
 	return o;
 }
 
-int rq_queue_stats(rq_queue *q, json_t **out, rq_error *err)
+/* One command's integer reply (or the first element of an array reply:
+ * XPENDING's summary), 0 when it is neither. strict: an error reply fails
+ * it; else it counts as 0 (XPENDING before the group exists). 0, or -1
+ * with err set. */
+static int count_of(rq_queue *q, const char *cmd, const char *key, const char *arg, int strict,
+		    long long *out, rq_error *err)
 {
-	redisReply *rep;
-	json_t *o = json_object(), *workers;
-	const char *wk;
-	json_t *wv;
+	redisReply *rep = rq_redis_cmdv(q->r, 0, err, cmd, key, arg, NULL);
 
-	*out = NULL;
-	rep = rq_redis_cmdv(q->r, 0, err, "HGETALL", q->stats, NULL);
+	if (!rep || (strict && reply_error(rep, err, "stats failed") < 0))
+		return -1;
+	*out = rep->type == REDIS_REPLY_INTEGER ? rep->integer
+	       : rep->type == REDIS_REPLY_ARRAY && rep->elements > 0 &&
+		       rep->element[0]->type == REDIS_REPLY_INTEGER
+		   ? rep->element[0]->integer
+		   : 0;
+	freeReplyObject(rep);
+	return 0;
+}
+
+/* A hash as an object (hash_to_json); NULL with err set. */
+static json_t *hash_of(rq_queue *q, const char *key, int numbers, rq_error *err)
+{
+	redisReply *rep = rq_redis_cmdv(q->r, 0, err, "HGETALL", key, NULL);
+	json_t *o;
+
 	if (reply_error(rep, err, "stats failed") < 0)
-		goto fail;
-	json_object_set_new(o, "counters", hash_to_json(rep, 1));
+		return NULL;
+	o = hash_to_json(rep, numbers);
 	freeReplyObject(rep);
-	rep = rq_redis_cmdv(q->r, 0, err, "XLEN", q->jobs, NULL);
-	if (reply_error(rep, err, "stats failed") < 0)
-		goto fail;
-	json_object_set_new(o, "queued", json_integer(rep->integer));
-	freeReplyObject(rep);
-	rep = rq_redis_cmdv(q->r, 0, err, "XPENDING", q->jobs, RQ_QUEUE_GROUP, NULL);
-	if (!rep)
-		goto fail;
-	json_object_set_new(o, "pending",
-			    json_integer(rep->type == REDIS_REPLY_ARRAY && rep->elements > 0
-					     ? rep->element[0]->integer
-					     : 0));
-	freeReplyObject(rep);
-	rep = rq_redis_cmdv(q->r, 0, err, "XLEN", q->dead, NULL);
-	if (reply_error(rep, err, "stats failed") < 0)
-		goto fail;
-	json_object_set_new(o, "dead", json_integer(rep->integer));
-	freeReplyObject(rep);
-	rep = rq_redis_cmdv(q->r, 0, err, "HGETALL", q->workers, NULL);
-	if (reply_error(rep, err, "stats failed") < 0)
-		goto fail;
-	workers = hash_to_json(rep, 0);
-	freeReplyObject(rep);
+	if (!o)
+		rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	return o;
+}
+
+/* The workers' heartbeats, each marked alive or not; NULL with err set. */
+static json_t *workers_json(rq_queue *q, rq_error *err)
+{
+	json_t *workers = hash_of(q, q->workers, 0, err), *wv;
+	const char *wk;
+	long long alive;
+
 	json_object_foreach(workers, wk, wv)
 	{
-		char alive[512];
-		key(q, alive, sizeof(alive), "worker", wk);
-		rep = rq_redis_cmdv(q->r, 0, err, "EXISTS", alive, NULL);
-		if (!rep) {
+		char k[512];
+		key(q, k, sizeof(k), "worker", wk);
+		if (count_of(q, "EXISTS", k, NULL, 0, &alive, err) < 0) {
 			json_decref(workers);
-			goto fail;
+			return NULL;
 		}
-		if (json_is_object(wv))
-			json_object_set_new(wv, "alive", json_boolean(rep->integer == 1));
-		freeReplyObject(rep);
+		if (json_is_object(wv) &&
+		    json_object_set_new(wv, "alive", json_boolean(alive)) < 0) {
+			json_decref(workers);
+			rq_error_set(err, RQ_E_NOMEM, "out of memory");
+			return NULL;
+		}
 	}
-	json_object_set_new(o, "workers", workers);
-	*out = o;
+	return workers;
+}
+
+int rq_queue_stats(rq_queue *q, json_t **out, rq_error *err)
+{
+	long long queued, pending, dead;
+	json_t *counters = NULL, *workers = NULL;
+
+	*out = NULL;
+	if (!(counters = hash_of(q, q->stats, 1, err)) ||
+	    count_of(q, "XLEN", q->jobs, NULL, 1, &queued, err) < 0 ||
+	    count_of(q, "XPENDING", q->jobs, RQ_QUEUE_GROUP, 0, &pending, err) < 0 ||
+	    count_of(q, "XLEN", q->dead, NULL, 1, &dead, err) < 0 ||
+	    !(workers = workers_json(q, err))) {
+		json_decref(counters);
+		return -1;
+	}
+	*out = json_pack("{s:o, s:I, s:I, s:I, s:o}", "counters", counters, "queued",
+			 (json_int_t)queued, "pending", (json_int_t)pending, "dead",
+			 (json_int_t)dead, "workers", workers);
+	if (!*out)
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	return 0;
-fail:
-	json_decref(o);
-	return -1;
+}
+
+/* One dead letter: its entry id and its fields. */
+static json_t *dead_entry_json(const redisReply *e)
+{
+	const redisReply *f;
+	json_t *o;
+	int bad;
+
+	if (e->type != REDIS_REPLY_ARRAY || e->elements != 2 ||
+	    e->element[0]->type != REDIS_REPLY_STRING || e->element[1]->type != REDIS_REPLY_ARRAY)
+		return json_object(); /* not an entry: nothing to show */
+	f = e->element[1];
+	o = json_object();
+	bad = json_object_set_new(o, "entry", json_string(e->element[0]->str));
+	for (size_t j = 0; !bad && j + 1 < f->elements; j += 2)
+		if (f->element[j]->str && f->element[j + 1]->str)
+			bad |= json_object_set_new(o, f->element[j]->str,
+						   json_string(f->element[j + 1]->str));
+	if (bad) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
 }
 
 int rq_queue_dead_list(rq_queue *q, size_t count, json_t **out, rq_error *err)
@@ -939,6 +1003,7 @@ int rq_queue_dead_list(rq_queue *q, size_t count, json_t **out, rq_error *err)
 	char cnt[32];
 	redisReply *rep;
 	json_t *a = json_array();
+	int bad = !a;
 
 	*out = NULL;
 	snprintf(cnt, sizeof(cnt), "%zu", count);
@@ -947,17 +1012,31 @@ int rq_queue_dead_list(rq_queue *q, size_t count, json_t **out, rq_error *err)
 		json_decref(a);
 		return -1;
 	}
-	for (size_t i = 0; rep->type == REDIS_REPLY_ARRAY && i < rep->elements; i++) {
-		redisReply *e = rep->element[i];
-		json_t *o = json_object();
-		json_object_set_new(o, "entry", json_string(e->element[0]->str));
-		for (size_t j = 0; j + 1 < e->element[1]->elements; j += 2)
-			json_object_set_new(o, e->element[1]->element[j]->str,
-					    json_string(e->element[1]->element[j + 1]->str));
-		json_array_append_new(a, o);
-	}
+	for (size_t i = 0; !bad && rep->type == REDIS_REPLY_ARRAY && i < rep->elements; i++)
+		bad |= json_array_append_new(a, dead_entry_json(rep->element[i]));
 	freeReplyObject(rep);
+	if (bad) {
+		json_decref(a);
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	}
 	*out = a;
+	return 0;
+}
+
+/* The pending entries of an XPENDING reply, appended to a: 0 or -1. */
+static int pending_entries(const redisReply *rep, json_t *a)
+{
+	for (size_t i = 0; rep->type == REDIS_REPLY_ARRAY && i < rep->elements; i++) {
+		const redisReply *e = rep->element[i];
+		if (e->type != REDIS_REPLY_ARRAY || e->elements != 4)
+			continue;
+		if (json_array_append_new(
+			a,
+			json_pack("{s:s, s:s, s:I, s:I}", "entry", e->element[0]->str, "consumer",
+				  e->element[1]->str, "idle_ms", (json_int_t)e->element[2]->integer,
+				  "deliveries", (json_int_t)e->element[3]->integer)) < 0)
+			return -1;
+	}
 	return 0;
 }
 
@@ -966,33 +1045,25 @@ int rq_queue_pending_list(rq_queue *q, size_t count, json_t **out, rq_error *err
 	char cnt[32];
 	redisReply *rep;
 	json_t *a = json_array();
+	int rc = 0;
 
 	*out = NULL;
+	if (!a)
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	snprintf(cnt, sizeof(cnt), "%zu", count);
 	rep = rq_redis_cmdv(q->r, 0, err, "XPENDING", q->jobs, RQ_QUEUE_GROUP, "-", "+", cnt, NULL);
-	if (!rep) {
-		json_decref(a);
-		return -1;
-	}
-	if (rep->type == REDIS_REPLY_ERROR && !strncmp(rep->str, "NOGROUP", 7)) {
+	if (rep && rep->type == REDIS_REPLY_ERROR && !strncmp(rep->str, "NOGROUP", 7)) {
+		freeReplyObject(rep); /* no group yet: nothing is pending */
+	} else if (reply_error(rep, err, "cannot list pending jobs") < 0) {
+		rc = -1;
+	} else {
+		if (pending_entries(rep, a) < 0)
+			rc = rq_error_set(err, RQ_E_NOMEM, "out of memory");
 		freeReplyObject(rep);
-		*out = a;
-		return 0;
 	}
-	if (reply_error(rep, err, "cannot list pending jobs") < 0) {
+	if (rc < 0)
 		json_decref(a);
-		return -1;
-	}
-	for (size_t i = 0; rep->type == REDIS_REPLY_ARRAY && i < rep->elements; i++) {
-		redisReply *e = rep->element[i];
-		if (e->elements != 4)
-			continue;
-		json_array_append_new(
-		    a, json_pack("{s:s, s:s, s:I, s:I}", "entry", e->element[0]->str, "consumer",
-				 e->element[1]->str, "idle_ms", (json_int_t)e->element[2]->integer,
-				 "deliveries", (json_int_t)e->element[3]->integer));
-	}
-	freeReplyObject(rep);
-	*out = a;
-	return 0;
+	else
+		*out = a;
+	return rc;
 }

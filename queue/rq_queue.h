@@ -195,12 +195,13 @@ int rq_queue_granted(rq_queue *q, const char *id, rq_error *err);
 /* 0 recorded, 1 refused (the job has its result already: whoever runs it
  * now must not move a ref), -1 error. */
 int rq_queue_set_intent(rq_queue *q, const char *id, const char *result, rq_error *err);
-/* The intent, or NULL: none (err untouched) or an error (err set). */
+/* The intent, or NULL: none (err cleared) or an error (err set). */
 char *rq_queue_get_intent(rq_queue *q, const char *id, rq_error *err);
 
 /* Record a transient failure (crash, timeout) for a later retry. */
 int rq_queue_note_attempt(rq_queue *q, const char *id, const char *info, rq_error *err);
-/* The last transient failure of a job, or NULL. */
+/* The last transient failure of a job, or NULL: none (err cleared) or
+ * an error (err set). */
 char *rq_queue_last_attempt(rq_queue *q, const char *id, rq_error *err);
 
 /* 0 found (*json malloc'ed), 1 no result, -1 error. */

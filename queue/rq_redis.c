@@ -210,11 +210,49 @@ static void drop(rq_redis *r)
 	}
 }
 
-/* One connection attempt, with AUTH and SELECT. */
+/* The reply of a command that sets the connection up (AUTH, SELECT): 0,
+ * or -2 (not worth retrying) with err "<what>: <why>" and the connection
+ * dropped. Frees the reply. */
+static int setup_reply(rq_redis *r, redisReply *rep, const char *what, rq_error *err)
+{
+	if (rep && rep->type != REDIS_REPLY_ERROR) {
+		freeReplyObject(rep);
+		return 0;
+	}
+	rq_error_set(err, RQ_E_REDIS, "%s: %s", what, rep ? rep->str : r->c->errstr);
+	if (rep)
+		freeReplyObject(rep);
+	drop(r);
+	return -2;
+}
+
+/* AUTH and SELECT on a new connection: 0, or -2 (see setup_reply). A user
+ * without a password still authenticates as that user (an ACL user with
+ * nopass; any other gets a clear WRONGPASS). */
+static int set_up(rq_redis *r, rq_error *err)
+{
+	char what[64];
+	redisReply *rep;
+
+	if (r->url.password[0] || r->url.user[0]) {
+		if (r->url.user[0])
+			rep = redisCommand(r->c, "AUTH %s %s", r->url.user, r->url.password);
+		else
+			rep = redisCommand(r->c, "AUTH %s", r->url.password);
+		if (setup_reply(r, rep, "Redis authentication failed", err) < 0)
+			return -2;
+	}
+	if (!r->url.db)
+		return 0;
+	snprintf(what, sizeof(what), "Redis SELECT %d failed", r->url.db);
+	return setup_reply(r, redisCommand(r->c, "SELECT %d", r->url.db), what, err);
+}
+
+/* One connection attempt, with AUTH and SELECT: 0, -1 (worth retrying)
+ * or -2, err set. */
 static int try_connect(rq_redis *r, rq_error *err)
 {
 	struct timeval tv = tv_ms(r->opts.connect_timeout_ms);
-	redisReply *rep;
 
 	drop(r);
 	if (r->url.is_unix)
@@ -228,38 +266,8 @@ static int try_connect(rq_redis *r, rq_error *err)
 		drop(r);
 		return -1;
 	}
-	tv = tv_ms(r->opts.command_timeout_ms);
-	redisSetTimeout(r->c, tv);
-	/* a user without a password still authenticates as that user (an
-	 * ACL user with nopass; any other gets a clear WRONGPASS) */
-	if (r->url.password[0] || r->url.user[0]) {
-		if (r->url.user[0])
-			rep = redisCommand(r->c, "AUTH %s %s", r->url.user, r->url.password);
-		else
-			rep = redisCommand(r->c, "AUTH %s", r->url.password);
-		if (!rep || rep->type == REDIS_REPLY_ERROR) {
-			rq_error_set(err, RQ_E_REDIS, "Redis authentication failed: %s",
-				     rep ? rep->str : r->c->errstr);
-			if (rep)
-				freeReplyObject(rep);
-			drop(r);
-			return -2; /* not worth retrying */
-		}
-		freeReplyObject(rep);
-	}
-	if (r->url.db) {
-		rep = redisCommand(r->c, "SELECT %d", r->url.db);
-		if (!rep || rep->type == REDIS_REPLY_ERROR) {
-			rq_error_set(err, RQ_E_REDIS, "Redis SELECT %d failed: %s", r->url.db,
-				     rep ? rep->str : r->c->errstr);
-			if (rep)
-				freeReplyObject(rep);
-			drop(r);
-			return -2;
-		}
-		freeReplyObject(rep);
-	}
-	return 0;
+	redisSetTimeout(r->c, tv_ms(r->opts.command_timeout_ms));
+	return set_up(r, err);
 }
 
 static void backoff_sleep(rq_redis *r, int attempt)

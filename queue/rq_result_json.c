@@ -81,72 +81,95 @@ static json_t *oid_json(const git_oid *oid)
 static json_t *stats_json(const rq_replay_stats *s)
 {
 	json_t *o = json_object();
+	int bad = !o;
 
-	json_object_set_new(o, "commits", json_integer((json_int_t)s->commits));
-	json_object_set_new(o, "picked", json_integer((json_int_t)s->picked));
-	json_object_set_new(o, "dropped", json_integer((json_int_t)s->dropped));
-	json_object_set_new(
+	bad |= json_object_set_new(o, "commits", json_integer((json_int_t)s->commits));
+	bad |= json_object_set_new(o, "picked", json_integer((json_int_t)s->picked));
+	bad |= json_object_set_new(o, "dropped", json_integer((json_int_t)s->dropped));
+	bad |= json_object_set_new(
 	    o, "merges",
 	    json_pack("{s:I, s:I, s:I, s:I, s:I}", "trivial", (json_int_t)s->merges_trivial, "full",
 		      (json_int_t)s->merges_full, "fallback", (json_int_t)s->merges_fallback,
 		      "similarity_computed", (json_int_t)s->scores_computed, "similarity_reused",
 		      (json_int_t)s->scores_reused));
-	json_object_set_new(o, "groups", json_integer((json_int_t)s->groups));
-	json_object_set_new(o, "parallel", json_integer((json_int_t)s->parallel));
-	json_object_set_new(o, "objects", json_integer((json_int_t)s->objects));
-	json_object_set_new(o, "pack_bytes", json_integer((json_int_t)s->pack_bytes));
-	json_object_set_new(o, "pack", s->pack_name[0] ? json_string(s->pack_name) : json_null());
-	json_object_set_new(o, "ms",
-			    json_pack("{s:f, s:f, s:f, s:f, s:f}", "resolve", s->ms_resolve, "walk",
-				      s->ms_walk, "replay", s->ms_replay, "pack", s->ms_pack,
-				      "total", s->ms_total));
+	bad |= json_object_set_new(o, "groups", json_integer((json_int_t)s->groups));
+	bad |= json_object_set_new(o, "parallel", json_integer((json_int_t)s->parallel));
+	bad |= json_object_set_new(o, "objects", json_integer((json_int_t)s->objects));
+	bad |= json_object_set_new(o, "pack_bytes", json_integer((json_int_t)s->pack_bytes));
+	bad |= json_object_set_new(o, "pack",
+				   s->pack_name[0] ? json_string(s->pack_name) : json_null());
+	bad |= json_object_set_new(o, "ms",
+				   json_pack("{s:f, s:f, s:f, s:f, s:f}", "resolve", s->ms_resolve,
+					     "walk", s->ms_walk, "replay", s->ms_replay, "pack",
+					     s->ms_pack, "total", s->ms_total));
+	if (bad) {
+		json_decref(o);
+		return NULL;
+	}
 	return o;
+}
+
+/* The updates of a clean replay; NULL when memory runs out. */
+static json_t *updates_json(const rq_replay_result *res)
+{
+	json_t *updates = json_array();
+	int bad = !updates;
+
+	for (size_t i = 0; !bad && i < res->nupdates; i++) {
+		const rq_ref_update *u = &res->updates[i];
+		bad |= json_array_append_new(
+		    updates, json_pack("{s:o, s:o, s:o}", "ref", rq_json_bytes(u->ref), "old",
+				       oid_json(&u->old_id), "new", oid_json(&u->new_id)));
+	}
+	if (bad) {
+		json_decref(updates);
+		return NULL;
+	}
+	return updates;
+}
+
+/* The commit that conflicted and its paths with their kinds. */
+static json_t *conflict_json(const rq_replay_result *res)
+{
+	json_t *paths = json_array();
+	int bad = !paths;
+
+	for (size_t i = 0; !bad && i < res->conflicts.n; i++)
+		bad |= json_array_append_new(
+		    paths, json_pack("{s:o, s:s}", "path", rq_json_bytes(res->conflicts.v[i].path),
+				     "kind", rq_conflict_kind_name(res->conflicts.v[i].kind)));
+	if (bad) {
+		json_decref(paths);
+		return NULL;
+	}
+	return json_pack("{s:o, s:o}", "commit", oid_json(&res->conflict_commit), "paths", paths);
 }
 
 json_t *rq_result_to_json(const rq_replay_result *res, int rc, const rq_error *err, int applied)
 {
 	static const rq_replay_result none;
+	json_t *o = json_object();
+	const char *status = rc < 0 ? "error" : rc == 1 ? "conflict" : "ok";
+	int bad = !o;
+
 	if (!res)
 		res = &none;
-	json_t *o = json_object(), *updates = json_array();
-	const char *status = rc < 0 ? "error" : rc == 1 ? "conflict" : "ok";
-
-	if (!o || !updates) {
-		json_decref(o);
-		json_decref(updates);
-		return NULL;
-	}
-	json_object_set_new(o, "v", json_integer(1));
-	json_object_set_new(o, "status", json_string(status));
-	if (rc == 0) {
-		for (size_t i = 0; i < res->nupdates; i++) {
-			const rq_ref_update *u = &res->updates[i];
-			json_array_append_new(updates, json_pack("{s:o, s:o, s:o}", "ref",
-								 rq_json_bytes(u->ref), "old",
-								 oid_json(&u->old_id), "new",
-								 oid_json(&u->new_id)));
-		}
-	}
-	json_object_set_new(o, "updates", updates);
-	json_object_set_new(o, "applied", json_boolean(applied));
-	if (rc == 1) {
-		json_t *paths = json_array();
-		for (size_t i = 0; i < res->conflicts.n; i++)
-			json_array_append_new(
-			    paths,
-			    json_pack("{s:o, s:s}", "path", rq_json_bytes(res->conflicts.v[i].path),
-				      "kind", rq_conflict_kind_name(res->conflicts.v[i].kind)));
-		json_object_set_new(o, "conflict",
-				    json_pack("{s:o, s:o}", "commit",
-					      oid_json(&res->conflict_commit), "paths", paths));
-	}
-	if (rc < 0) {
-		json_object_set_new(
+	bad |= json_object_set_new(o, "v", json_integer(1));
+	bad |= json_object_set_new(o, "status", json_string(status));
+	bad |= json_object_set_new(o, "updates", rc == 0 ? updates_json(res) : json_array());
+	bad |= json_object_set_new(o, "applied", json_boolean(applied));
+	if (rc == 1)
+		bad |= json_object_set_new(o, "conflict", conflict_json(res));
+	if (rc < 0)
+		bad |= json_object_set_new(
 		    o, "error",
 		    json_pack("{s:s, s:o}", "code", err ? rq_qerror_name(err->code) : "internal",
 			      "message", rq_json_bytes(err ? err->msg : "unknown error")));
+	bad |= json_object_set_new(o, "stats", stats_json(&res->stats));
+	if (bad) {
+		json_decref(o);
+		return NULL;
 	}
-	json_object_set_new(o, "stats", stats_json(&res->stats));
 	return o;
 }
 
@@ -155,18 +178,19 @@ char *rq_result_error_text(const char *id, const char *repo, rq_code code, const
 {
 	rq_error e;
 	json_t *o;
-	char *s;
+	char *s = NULL;
+	int bad;
 
 	rq_error_set(&e, code, "%s", msg);
-	o = rq_result_to_json(NULL, -1, &e, 0);
-	if (!o)
+	if (!(o = rq_result_to_json(NULL, -1, &e, 0)))
 		return NULL;
-	json_object_set_new(o, "id", json_string(id ? id : ""));
+	bad = json_object_set_new(o, "id", json_string(id ? id : ""));
 	if (repo)
-		json_object_set_new(o, "repo", json_string(repo));
-	json_object_set_new(o, "attempt", json_integer(attempt));
-	json_object_set_new(o, "worker", json_string(worker ? worker : ""));
-	s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(6));
+		bad |= json_object_set_new(o, "repo", json_string(repo));
+	bad |= json_object_set_new(o, "attempt", json_integer(attempt));
+	bad |= json_object_set_new(o, "worker", json_string(worker ? worker : ""));
+	if (!bad)
+		s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(6));
 	json_decref(o);
 	return s;
 }

@@ -19,6 +19,7 @@
 /*
  * rc: what rq_replay_run (or a later step) returned: 0, 1 or negative.
  * res may be NULL (an error before any replay: empty updates and stats).
+ * NULL when memory runs out (never a result with a part missing).
  */
 json_t *rq_result_to_json(const rq_replay_result *res, int rc, const rq_error *err, int applied);
 

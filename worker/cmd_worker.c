@@ -88,18 +88,18 @@ static int64_t job_default_time(const rq_job *job, const char *sid)
 	return (int64_t)time(NULL);
 }
 
-static char *job_reply_to(const char *text, size_t len)
+/* The job's reply list, read even from a job that is not valid (its
+ * error result goes there too): 0 (*out NULL when it has none, or none
+ * that is valid), -1 out of memory. */
+static int job_reply_to(const char *text, size_t len, char **out)
 {
 	json_t *o = json_loadb(text, len, 0, NULL);
-	char *r = NULL;
-	if (o && json_is_string(json_object_get(o, "reply_to")))
-		r = strdup(json_string_value(json_object_get(o, "reply_to")));
+	const char *r = json_string_value(json_object_get(o, "reply_to"));
+	int valid = r && rq_job_id_valid(r);
+
+	*out = valid ? strdup(r) : NULL;
 	json_decref(o);
-	if (r && !rq_job_id_valid(r)) {
-		free(r);
-		r = NULL;
-	}
-	return r;
+	return valid && !*out ? -1 : 0;
 }
 
 /* ===================== stale temporary directories ===================== */
@@ -449,7 +449,12 @@ static void answer_error(worker_state *w, task *t, const char *repo, rq_code cod
 
 	rq_log(RQ_LOG_WARN, code == RQ_E_INVALID_JOB ? "invalid job" : "job not run",
 	       json_pack("{s:s, s:s, s:s}", "job", t->id, "entry", t->msg.sid, "error", msg));
-	finish_task(w, t, res ? res : "{}", "error", dead_reason);
+	if (!res) {
+		rq_log(RQ_LOG_ERROR, "out of memory; the job is left for a retry", log_fields(t));
+		task_free(t);
+		return;
+	}
+	finish_task(w, t, res, "error", dead_reason);
 	free(res);
 }
 
@@ -478,6 +483,7 @@ static int entry_untrusted(worker_state *w, task *t, const char *job_id, const c
 		snprintf(msg, sizeof(msg), "%s", t->msg.problem);
 	rq_msg_anon_id(&t->msg, anon, sizeof(anon));
 	if (!(t->id = strdup(anon))) {
+		rq_log(RQ_LOG_ERROR, "out of memory; the job is left for a retry", NULL);
 		task_free(t);
 		return 1;
 	}
@@ -554,47 +560,66 @@ static int msg_claim(worker_state *w, task *t, const rq_job *job)
  * result: when that result moved refs, the child is handed it as an
  * intent marked "already_applied", and if every ref is still where it
  * put them, that is the answer (nothing is replayed again on refs it
- * moved); otherwise the job replays anew. NULL when it is of no use.
+ * moved); otherwise the job replays anew. 0 (*out NULL when it is of no
+ * use), -1 out of memory.
  */
-static char *prior_intent(const char *prior)
+static int prior_intent(const char *prior, char **out)
 {
 	json_t *o = prior ? json_loads(prior, 0, NULL) : NULL;
-	char *s = NULL;
-
 	const char *status = json_string_value(json_object_get(o, "status"));
+	int rc = 0;
 
+	*out = NULL;
 	if (o && status && !strcmp(status, "ok") && json_is_true(json_object_get(o, "applied")) &&
 	    json_array_size(json_object_get(o, "updates")) &&
-	    json_object_set_new(o, "already_applied", json_true()) == 0)
-		s = json_dumps(o, JSON_COMPACT);
+	    (json_object_set_new(o, "already_applied", json_true()) < 0 ||
+	     !(*out = json_dumps(o, JSON_COMPACT))))
+		rc = -1;
 	json_decref(o);
-	return s;
+	return rc;
+}
+
+/*
+ * The intent the child is handed: an earlier delivery's (t->granted set
+ * too), or a --force copy's prior result; 0 (*out NULL: none), -1 when it
+ * cannot be known now (logged).
+ */
+static int msg_intent(worker_state *w, task *t, const rq_job *job, char **out)
+{
+	rq_error err;
+
+	rq_error_clear(&err);
+	*out = job->ref_update && t->msg.deliveries > 1 ? rq_queue_get_intent(w->q, t->id, &err)
+							: NULL;
+	if (*out && (t->granted = rq_queue_granted(w->q, t->id, &err)) < 0) {
+		free(*out);
+		*out = NULL;
+	}
+	if (!*out && err.code == RQ_OK && job->ref_update && t->prior_same &&
+	    prior_intent(t->msg.prior, out) < 0)
+		rq_error_set(&err, RQ_E_NOMEM, "out of memory");
+	if (!*out && err.code != RQ_OK) {
+		/* unknown whether an earlier delivery moved refs: not now */
+		rq_log(RQ_LOG_WARN, "cannot read the intent; the job is left for a retry",
+		       json_pack("{s:s, s:s}", "job", t->id, "error", err.msg));
+		return -1;
+	}
+	return 0;
 }
 
 /* A valid job that owns its id: run it in a child. */
 static void msg_run(worker_state *w, task *t, rq_job *job)
 {
 	rq_error err;
+	char *intent;
+	int spawned;
 
-	rq_error_clear(&err);
-	char *intent = job->ref_update && t->msg.deliveries > 1
-			   ? rq_queue_get_intent(w->q, t->id, &err)
-			   : NULL;
-	if (intent && (t->granted = rq_queue_granted(w->q, t->id, &err)) < 0) {
-		free(intent);
-		intent = NULL;
-	}
-	if (!intent && err.code != RQ_OK) {
-		/* unknown whether an earlier delivery moved refs: not now */
-		rq_log(RQ_LOG_WARN, "cannot read the intent; the job is left for a retry",
-		       json_pack("{s:s, s:s}", "job", t->id, "error", err.msg));
+	if (msg_intent(w, t, job, &intent) < 0) {
 		task_free(t);
 		return;
 	}
-	if (!intent && job->ref_update && t->prior_same)
-		intent = prior_intent(t->msg.prior);
-	int spawned = rq_pool_spawn(w->pool, job, job_default_time(job, t->msg.sid),
-				    t->msg.deliveries, intent, t, &err);
+	spawned = rq_pool_spawn(w->pool, job, job_default_time(job, t->msg.sid), t->msg.deliveries,
+				intent, t, &err);
 	free(intent);
 	if (spawned < 0) {
 		rq_log(RQ_LOG_ERROR, "cannot start the job; it will be retried",
@@ -629,7 +654,12 @@ static void msg_give_up(worker_state *w, task *t, rq_job *job)
 						"the worker running the job died",
 						t->msg.deliveries, w->name);
 
-	finish_task(w, t, res ? res : "{}", "error", "too many deliveries");
+	if (!res) {
+		rq_log(RQ_LOG_ERROR, "out of memory; the job is left for a retry", log_fields(t));
+		task_free(t);
+		return;
+	}
+	finish_task(w, t, res, "error", "too many deliveries");
 	free(res);
 }
 
@@ -643,16 +673,20 @@ static void handle_msg(worker_state *w, rq_msg *m)
 	int parsed = 0;
 
 	if (!t) {
+		rq_log(RQ_LOG_ERROR, "out of memory; the job is left for a retry", NULL);
 		rq_msgs_free(m, 1);
 		return;
 	}
 	t->msg = *m;
 	memset(m, 0, sizeof(*m));
 	t->started = rq_clock_mono_ms();
-	if (t->msg.job) {
-		t->reply_to = job_reply_to(t->msg.job, t->msg.job_len);
-		parsed = rq_job_parse(t->msg.job, t->msg.job_len, &job, idbuf, &err) == 0;
+	if (t->msg.job && job_reply_to(t->msg.job, t->msg.job_len, &t->reply_to) < 0) {
+		rq_log(RQ_LOG_ERROR, "out of memory; the job is left for a retry", NULL);
+		task_free(t);
+		return;
 	}
+	if (t->msg.job)
+		parsed = rq_job_parse(t->msg.job, t->msg.job_len, &job, idbuf, &err) == 0;
 	if (entry_untrusted(w, t, parsed ? job.id : idbuf, parsed ? job.repo : NULL) ||
 	    msg_claim(w, t, parsed ? &job : NULL)) {
 		/* answered, or left for a retry */
@@ -703,7 +737,9 @@ static void heartbeat(worker_state *w, int ttl)
 		      (json_int_t)w->done_conflict, "error", (json_int_t)w->done_error);
 	s = o ? json_dumps(o, JSON_COMPACT) : NULL;
 	json_decref(o);
-	if (s && rq_queue_heartbeat(w->q, w->name, s, ttl, &err) < 0)
+	if (!s)
+		rq_error_set(&err, RQ_E_NOMEM, "out of memory");
+	if (!s || rq_queue_heartbeat(w->q, w->name, s, ttl, &err) < 0)
 		rq_log(RQ_LOG_WARN, "heartbeat failed", json_pack("{s:s}", "error", err.msg));
 	free(s);
 	keep_claims(w);
