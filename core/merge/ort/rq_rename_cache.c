@@ -12,7 +12,7 @@
 #include <string.h>
 
 struct rq_rename_cache {
-	rq_remembered_rename *renames; /* side 1's renames along the chain */
+	rq_rename_cache_entry *renames; /* side 1's renames along the chain */
 	size_t nrenames, caprenames;
 	int chain;			/* a chain is going on: the next merge continues it when */
 	git_oid chain_base, chain_ours; /* ... its base and side 1 are these */
@@ -88,7 +88,7 @@ int rq_rename_cache_chain_continues(rq_rename_cache *cache, const git_oid *base,
  */
 int rq_rename_cache_remember(rq_rename_cache *cache, const char *src, const char *dst)
 {
-	rq_remembered_rename *nv, *r;
+	rq_rename_cache_entry *nv, *r;
 
 	for (size_t i = 0; i < cache->nrenames; i++)
 		if (!strcmp(cache->renames[i].src, src))
@@ -114,7 +114,7 @@ int rq_rename_cache_remember(rq_rename_cache *cache, const char *src, const char
  * (use_cached_pairs walks git's map; the pairs it makes do not depend on the
  * order, since each source and each target is used once).
  */
-const rq_remembered_rename *rq_rename_cache_list(const rq_rename_cache *cache, size_t *n)
+const rq_rename_cache_entry *rq_rename_cache_list(const rq_rename_cache *cache, size_t *n)
 {
 	*n = cache->nrenames;
 	return cache->renames;

@@ -29,9 +29,9 @@
 typedef struct rq_rename_cache rq_rename_cache;
 
 /* A rename of side 1: from the path src to the path dst. */
-typedef struct rq_remembered_rename {
+typedef struct rq_rename_cache_entry {
 	char *src, *dst;
-} rq_remembered_rename;
+} rq_rename_cache_entry;
 
 /* 0, or -1 out of memory (*out NULL). */
 int rq_rename_cache_new(rq_rename_cache **out);
@@ -54,6 +54,6 @@ void rq_rename_cache_chain_break(rq_rename_cache *c);
  * memory. */
 int rq_rename_cache_remember(rq_rename_cache *c, const char *src, const char *dst);
 /* The renames remembered, in the order they were first seen. */
-const rq_remembered_rename *rq_rename_cache_list(const rq_rename_cache *c, size_t *n);
+const rq_rename_cache_entry *rq_rename_cache_list(const rq_rename_cache *c, size_t *n);
 
 #endif

@@ -598,7 +598,7 @@ static void cleanup_dir_rename_info(rename_search *search, const rq_pathmap *dir
 static void use_remembered_renames(rename_search *search)
 {
 	size_t n;
-	const rq_remembered_rename *r = rq_rename_cache_list(search->merge->rename_cache, &n);
+	const rq_rename_cache_entry *r = rq_rename_cache_list(search->merge->rename_cache, &n);
 
 	for (size_t k = 0; k < n; k++) {
 		long src = -1, dst = -1;
