@@ -102,8 +102,6 @@
 #include "rq_merge.h"
 #include "rq_treemerge.h"
 
-#include "rq_mem.h"
-
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -115,49 +113,6 @@ struct rq_merger {
 	rq_treemerge_memory memory; /* kept across the merges: see rq_treemerge.h */
 	rq_merge_stats stats;
 };
-
-static const char *const kind_names[RQ_CONFLICT_COUNT] = {
-    [RQ_CONFLICT_CONTENT] = "content",
-    [RQ_CONFLICT_ADD_ADD] = "add/add",
-    [RQ_CONFLICT_MODIFY_DELETE] = "modify/delete",
-    [RQ_CONFLICT_RENAME] = "rename",
-    [RQ_CONFLICT_FILE_DIRECTORY] = "file/directory",
-    [RQ_CONFLICT_RENAME_DELETE] = "rename/delete",
-    [RQ_CONFLICT_RENAME_RENAME] = "rename/rename",
-    [RQ_CONFLICT_DIR_RENAME] = "directory rename",
-    [RQ_CONFLICT_MODE] = "mode",
-    [RQ_CONFLICT_TYPE] = "distinct types",
-};
-
-const char *rq_conflict_kind_name(rq_conflict_kind kind)
-{
-	if ((int)kind < 0 || kind >= RQ_CONFLICT_COUNT)
-		return "content";
-	return kind_names[kind];
-}
-
-void rq_conflicts_free(rq_conflicts *c)
-{
-	if (!c)
-		return;
-	for (size_t i = 0; i < c->n; i++)
-		free(c->v[i].path);
-	free(c->v);
-	memset(c, 0, sizeof(*c));
-}
-
-int rq_conflicts_add(rq_conflicts *c, const char *path, rq_conflict_kind kind)
-{
-	rq_conflict *nv = rq_mem_grow(c->v, &c->cap, c->n + 1, sizeof(*c->v), 8);
-
-	if (!nv)
-		return -1;
-	c->v = nv;
-	if (!(c->v[c->n].path = strdup(path)))
-		return -1;
-	c->v[c->n++].kind = kind;
-	return 0;
-}
 
 /* git_parse_maybe_bool(): 1, 0, or -1 when not a boolean */
 static int maybe_bool(const char *v)

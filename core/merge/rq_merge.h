@@ -23,44 +23,11 @@
 #include <git2.h>
 #include <stddef.h>
 
+#include "rq_conflict.h" /* rq_conflicts, the conflicts a merge reports */
 #include "rq_error.h"
 
 /* The id of the empty tree. */
 #define RQ_EMPTY_TREE_HEX "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
-
-typedef enum {
-	RQ_CONFLICT_CONTENT,
-	RQ_CONFLICT_ADD_ADD,
-	RQ_CONFLICT_MODIFY_DELETE,
-	RQ_CONFLICT_RENAME,
-	RQ_CONFLICT_FILE_DIRECTORY,
-	RQ_CONFLICT_RENAME_DELETE, /* renamed on one side, deleted on the other */
-	RQ_CONFLICT_RENAME_RENAME, /* renamed differently on the two sides */
-	RQ_CONFLICT_DIR_RENAME,	   /* a path moved (or not) by a directory rename */
-	RQ_CONFLICT_MODE,	   /* both sides changed the mode differently */
-	RQ_CONFLICT_TYPE,	   /* file, symlink, submodule: different kinds */
-	RQ_CONFLICT_COUNT
-} rq_conflict_kind;
-
-typedef struct rq_conflict {
-	char *path;
-	rq_conflict_kind kind;
-} rq_conflict;
-
-typedef struct rq_conflicts {
-	rq_conflict *v;
-	size_t n, cap;
-} rq_conflicts;
-
-/*
- * Stable names: "content", "add/add", "modify/delete", "rename",
- * "file/directory", "rename/delete", "rename/rename", "directory rename",
- * "mode", "distinct types".
- */
-const char *rq_conflict_kind_name(rq_conflict_kind kind);
-/* Append a conflict (path copied). 0, or -1 out of memory (c unchanged). */
-int rq_conflicts_add(rq_conflicts *c, const char *path, rq_conflict_kind kind);
-void rq_conflicts_free(rq_conflicts *c);
 
 typedef struct rq_merge_stats {
 	size_t trivial;	 /* picks resolved without opening a tree */

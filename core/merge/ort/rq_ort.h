@@ -34,7 +34,10 @@
  *
  * Calls go down this list, never up: the driver calls the phases, the
  * rename phase calls detection, similarity, directory renames and the
- * content merge, and everything uses rq_ort.c and the maps.
+ * content merge, and everything uses rq_ort.c and the maps. Outside this
+ * folder the tree merge uses only the line merge (core/merge/xdiff) and the
+ * conflict list (core/merge/rq_conflict.h); the merger above it
+ * (core/merge/rq_merge.c) is never called from here.
  *
  * Fallback. Where merge-ort itself asserts, dies or leaves entries it then
  * mishandles, and in the few states this code does not reproduce, a phase
@@ -54,7 +57,7 @@
 
 #include "rq_arena.h"
 #include "rq_error.h"
-#include "rq_merge.h"
+#include "rq_conflict.h"
 #include "rq_pathmap.h"
 #include "rq_xmerge.h"
 

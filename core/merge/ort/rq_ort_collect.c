@@ -166,7 +166,7 @@ static void merge_runs(const tree_item *runs, const size_t start[4], tree_item *
  * List a directory of the three trees (oids[i] NULL where a tree has no such
  * directory): one sorted run per distinct tree, merged. The items live in the
  * merge's arena (a malloc per directory was a tenth of a small pick). 0, or
- * -1 on error (l freed).
+ * -1 on error (listing freed).
  */
 static int dir_listing_load(rq_ort_merge *merge, const git_oid *const oids[3], dir_listing *listing)
 {

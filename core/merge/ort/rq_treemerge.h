@@ -15,7 +15,6 @@
 
 #include "rq_arena.h"
 #include "rq_error.h"
-#include "rq_merge.h"
 #include "rq_ort.h"
 
 /* What a merger keeps from one tree merge to the next. */

@@ -169,7 +169,7 @@ static int same_change(const both_diffs *diffs, const rq_xdiff_change *x1,
 
 /*
  * xdl_do_merge()'s walk over both scripts (level ZEALOUS and up: the same
- * change on both sides is no conflict): chunks in base order in *l. The
+ * change on both sides is no conflict): chunks in base order in *chunks. The
  * offsets map base line numbers to the other side's, past the last hunk of
  * that side. 0, or -1 out of memory.
  */
