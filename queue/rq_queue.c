@@ -319,14 +319,14 @@ static char *dupn(const char *s, size_t n)
 	return p;
 }
 
-void rq_msg_anon_id(const rq_msg *m, char *buf, size_t size)
+void rq_queue_msg_anon_id(const rq_queue_msg *m, char *buf, size_t size)
 {
 	snprintf(buf, size, "!%s", m->sid);
 }
 
 /* Why an entry is not a job, from what its fields were ("" when it is
  * one as far as they go). */
-static void entry_problem(rq_msg *m, int id_twice, int id_nul, const char *other)
+static void entry_problem(rq_queue_msg *m, int id_twice, int id_nul, const char *other)
 {
 	m->id_ok = m->id && !id_twice && !id_nul && rq_job_id_valid(m->id);
 	if (!m->id)
@@ -352,7 +352,7 @@ static int field_is(const redisReply *fk, const char *key)
 /* The fields of one entry: "id" and "job", once each (an id repeated alike
  * is one id); what else is there is the entry's problem. 0, or -1 out of
  * memory. */
-static int parse_fields(rq_msg *m, redisReply *f)
+static int parse_fields(rq_queue_msg *m, redisReply *f)
 {
 	int id_twice = 0, id_nul = 0;
 	const char *other = NULL;
@@ -387,9 +387,9 @@ static int parse_fields(rq_msg *m, redisReply *f)
 }
 
 /* Parse stream entries [[sid, [f, v, ...]], ...] into msgs. */
-static int parse_entries(redisReply *arr, rq_msg **msgs, size_t *n, rq_error *err)
+static int parse_entries(redisReply *arr, rq_queue_msg **msgs, size_t *n, rq_error *err)
 {
-	rq_msg *v;
+	rq_queue_msg *v;
 	size_t k = 0;
 
 	*msgs = NULL;
@@ -400,7 +400,7 @@ static int parse_entries(redisReply *arr, rq_msg **msgs, size_t *n, rq_error *er
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	for (size_t i = 0; i < arr->elements; i++) {
 		redisReply *e = arr->element[i];
-		rq_msg *m;
+		rq_queue_msg *m;
 		if (e->type != REDIS_REPLY_ARRAY || e->elements != 2 ||
 		    e->element[0]->type != REDIS_REPLY_STRING)
 			continue;
@@ -411,7 +411,7 @@ static int parse_entries(redisReply *arr, rq_msg **msgs, size_t *n, rq_error *er
 			snprintf(m->problem, sizeof(m->problem), "stream entry has no fields");
 		} else if (parse_fields(m, e->element[1]) < 0) {
 			/* read but not handled: reclaimed after the visibility timeout */
-			rq_msgs_free(v, k);
+			rq_queue_msgs_free(v, k);
 			return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 		}
 	}
@@ -420,18 +420,23 @@ static int parse_entries(redisReply *arr, rq_msg **msgs, size_t *n, rq_error *er
 	return 0;
 }
 
-void rq_msgs_free(rq_msg *msgs, size_t n)
+void rq_queue_msg_clear(rq_queue_msg *m)
 {
-	for (size_t i = 0; i < n; i++) {
-		free(msgs[i].id);
-		free(msgs[i].job);
-		free(msgs[i].prior);
-	}
+	free(m->id);
+	free(m->job);
+	free(m->prior);
+	memset(m, 0, sizeof(*m));
+}
+
+void rq_queue_msgs_free(rq_queue_msg *msgs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		rq_queue_msg_clear(&msgs[i]);
 	free(msgs);
 }
 
 /* The reply of an XREADGROUP: the entries it carries (none on a timeout). */
-static int read_reply(rq_queue *q, redisReply *rep, rq_msg **msgs, size_t *n, rq_error *err)
+static int read_reply(rq_queue *q, redisReply *rep, rq_queue_msg **msgs, size_t *n, rq_error *err)
 {
 	int rc = 0;
 
@@ -467,8 +472,8 @@ static void read_args(const rq_queue *q, const char *consumer, size_t count, int
 	argv[10] = ">";
 }
 
-int rq_queue_read(rq_queue *q, const char *consumer, size_t count, int block_ms, rq_msg **msgs,
-		  size_t *n, rq_error *err)
+int rq_queue_read(rq_queue *q, const char *consumer, size_t count, int block_ms,
+		  rq_queue_msg **msgs, size_t *n, rq_error *err)
 {
 	char cnt[32], blk[32];
 	const char *argv[11];
@@ -492,7 +497,7 @@ int rq_queue_read_send(rq_queue *q, const char *consumer, size_t count, int bloc
 	return rq_redis_send(q->r, err, 11, argv);
 }
 
-int rq_queue_read_recv(rq_queue *q, rq_msg **msgs, size_t *n, rq_error *err)
+int rq_queue_read_recv(rq_queue *q, rq_queue_msg **msgs, size_t *n, rq_error *err)
 {
 	redisReply *rep;
 	int r;
@@ -519,7 +524,7 @@ static long delivery_count(rq_queue *q, const char *sid, rq_error *err)
 }
 
 int rq_queue_reclaim(rq_queue *q, const char *consumer, long min_idle_ms, size_t count,
-		     rq_msg **msgs, size_t *n, rq_error *err)
+		     rq_queue_msg **msgs, size_t *n, rq_error *err)
 {
 	char idle[32], cnt[32];
 	redisReply *rep;
@@ -548,6 +553,11 @@ int rq_queue_reclaim(rq_queue *q, const char *consumer, long min_idle_ms, size_t
 			rc = -1;
 		else
 			(*msgs)[i].deliveries = d;
+	}
+	if (rc < 0) { /* claimed but not handed on: reclaimed again later */
+		rq_queue_msgs_free(*msgs, *n);
+		*msgs = NULL;
+		*n = 0;
 	}
 	return rc;
 }
@@ -582,7 +592,7 @@ static redisReply *cmd_bin(rq_queue *q, int argc, const char **argv, int bin, si
 	return rq_redis_cmd(q->r, 0, err, argc < 32 ? argc : 32, argv, lens);
 }
 
-int rq_queue_claim(rq_queue *q, const rq_msg *m, const char *id, const char *content,
+int rq_queue_claim(rq_queue *q, const rq_queue_msg *m, const char *id, const char *content,
 		   const char *reply_to, const char *differs_result, char owner[64],
 		   int *same_as_prior, rq_error *err)
 {
@@ -618,7 +628,7 @@ int rq_queue_claim(rq_queue *q, const rq_msg *m, const char *id, const char *con
 }
 
 /* rq_queue_complete, strict; or lenient for rq_queue_dead_letter. */
-static int complete(rq_queue *q, const rq_msg *m, const char *id, const char *result,
+static int complete(rq_queue *q, const rq_queue_msg *m, const char *id, const char *result,
 		    const char *status, const char *reply_to, const char *dead_reason, int lenient,
 		    rq_error *err)
 {
@@ -646,14 +656,14 @@ static int complete(rq_queue *q, const rq_msg *m, const char *id, const char *re
 	return rc;
 }
 
-int rq_queue_complete(rq_queue *q, const rq_msg *m, const char *id, const char *result,
+int rq_queue_complete(rq_queue *q, const rq_queue_msg *m, const char *id, const char *result,
 		      const char *status, const char *reply_to, const char *dead_reason,
 		      rq_error *err)
 {
 	return complete(q, m, id, result, status, reply_to, dead_reason, 0, err);
 }
 
-int rq_queue_dead_letter(rq_queue *q, const rq_msg *m, const char *id, const char *result,
+int rq_queue_dead_letter(rq_queue *q, const rq_queue_msg *m, const char *id, const char *result,
 			 const char *status, const char *reply_to, const char *reason,
 			 rq_error *err)
 {
@@ -699,7 +709,8 @@ static const char owns_lua[] =
 	     "redis.call('SET', KEYS[3], ARGV[3] .. ' ' .. ARGV[4], 'EX', ARGV[5])\n"
 	     "return 1\n";
 
-int rq_queue_owns(rq_queue *q, const rq_msg *m, const char *id, const char *consumer, rq_error *err)
+int rq_queue_owns(rq_queue *q, const rq_queue_msg *m, const char *id, const char *consumer,
+		  rq_error *err)
 {
 	char rk[512], gk[512], deliveries[32], ttl[32];
 	redisReply *rep;

@@ -7,7 +7,7 @@
  *   replayq:{Q}:jobs          stream of jobs (fields id, job), group "workers"
  *   replayq:{Q}:job:<id>      the stream entry of a job not finished yet
  *   replayq:{Q}:result:<id>   the result (JSON), with a TTL; <id> is "!<entry>" for an
- *                             entry whose own id cannot be trusted (rq_msg_anon_id)
+ *                             entry whose own id cannot be trusted (rq_queue_msg_anon_id)
  *   replayq:{Q}:results       stream of results (fields id, status, result), capped
  *   replayq:{Q}:reply:<name>  list a job's result is pushed to ("reply_to")
  *   replayq:{Q}:dead          stream of dead-lettered jobs (id, job, reason[, result])
@@ -41,7 +41,7 @@
 
 typedef struct rq_queue rq_queue;
 
-typedef struct rq_msg {
+typedef struct rq_queue_msg {
 	char sid[64]; /* stream entry id */
 	char *id;     /* job id (NULL if the entry has none) */
 	char *job;    /* job JSON text (NULL if missing) */
@@ -58,7 +58,7 @@ typedef struct rq_msg {
 	 * for ("prior_digest"; rq_queue_claim says whether it is this one's). */
 	char *prior;
 	char prior_digest[41];
-} rq_msg;
+} rq_queue_msg;
 
 /* Returned by the calls that store: Redis refused for good (a key of the
  * wrong type, a script error, out of memory: rq_redis_error_permanent),
@@ -71,7 +71,7 @@ typedef struct rq_msg {
  * id>", which no job id can be ('!' is not allowed in ids), so that its
  * result (replayq:{Q}:result:!<entry id>) never takes a real job's place.
  */
-void rq_msg_anon_id(const rq_msg *m, char *buf, size_t size);
+void rq_queue_msg_anon_id(const rq_queue_msg *m, char *buf, size_t size);
 
 typedef struct rq_queue_opts {
 	int result_ttl_s;    /* default 7 days */
@@ -103,8 +103,8 @@ int rq_queue_enqueue(rq_queue *q, const char *id, const char *job, size_t len, i
 		     char sid[64], rq_error *err);
 
 /* New jobs for this consumer (XREADGROUP ... BLOCK block_ms). */
-int rq_queue_read(rq_queue *q, const char *consumer, size_t count, int block_ms, rq_msg **msgs,
-		  size_t *n, rq_error *err);
+int rq_queue_read(rq_queue *q, const char *consumer, size_t count, int block_ms,
+		  rq_queue_msg **msgs, size_t *n, rq_error *err);
 
 /*
  * The same read in two halves, for an event loop (see rq_redis_send): send
@@ -114,35 +114,42 @@ int rq_queue_read(rq_queue *q, const char *consumer, size_t count, int block_ms,
  */
 int rq_queue_read_send(rq_queue *q, const char *consumer, size_t count, int block_ms,
 		       rq_error *err);
-int rq_queue_read_recv(rq_queue *q, rq_msg **msgs, size_t *n, rq_error *err);
+int rq_queue_read_recv(rq_queue *q, rq_queue_msg **msgs, size_t *n, rq_error *err);
 
 /* Jobs idle longer than min_idle_ms in any consumer, claimed for this one. */
 int rq_queue_reclaim(rq_queue *q, const char *consumer, long min_idle_ms, size_t count,
-		     rq_msg **msgs, size_t *n, rq_error *err);
+		     rq_queue_msg **msgs, size_t *n, rq_error *err);
 
-void rq_msgs_free(rq_msg *msgs, size_t n);
+/* Free what one message holds (it is left empty); free an array of n. */
+void rq_queue_msg_clear(rq_queue_msg *m);
+void rq_queue_msgs_free(rq_queue_msg *msgs, size_t n);
 
 /*
  * Take the job id for stream entry m before it runs: one id, one run, one
  * result. content: what makes two entries the same job (rq_job_content,
  * or the raw text of a job that does not parse). Returns
- *   RQ_CLAIM_RUN        the entry owns the id: run it (or answer it);
- *   RQ_CLAIM_RESULT     the id has its result already, stored for this
+ *   RQ_QUEUE_CLAIM_RUN        the entry owns the id: run it (or answer it);
+ *   RQ_QUEUE_CLAIM_RESULT     the id has its result already, stored for this
  *                       entry (a redelivery after the store): acknowledge
  *                       it with rq_queue_complete, no second result;
- *   RQ_CLAIM_DUPLICATE  another entry owns the id with the same content:
+ *   RQ_QUEUE_CLAIM_DUPLICATE  another entry owns the id with the same content:
  *                       this one was answered (the owner's result pushed
  *                       to its reply list, now or when the owner's result
  *                       is stored) and acknowledged; run nothing;
- *   RQ_CLAIM_DIFFERS    another entry owns the id with other content: this
+ *   RQ_QUEUE_CLAIM_DIFFERS    another entry owns the id with other content: this
  *                       one was answered with differs_result (an error
  *                       result), dead-lettered and acknowledged;
  * or -1 / RQ_QUEUE_PERMANENT with err set. owner: the owning entry.
  * *same_as_prior: 1 when m carries a prior result (a --force copy) of
  * this very content.
  */
-enum { RQ_CLAIM_RUN = 0, RQ_CLAIM_RESULT, RQ_CLAIM_DUPLICATE, RQ_CLAIM_DIFFERS };
-int rq_queue_claim(rq_queue *q, const rq_msg *m, const char *id, const char *content,
+enum {
+	RQ_QUEUE_CLAIM_RUN = 0,
+	RQ_QUEUE_CLAIM_RESULT,
+	RQ_QUEUE_CLAIM_DUPLICATE,
+	RQ_QUEUE_CLAIM_DIFFERS
+};
+int rq_queue_claim(rq_queue *q, const rq_queue_msg *m, const char *id, const char *content,
 		   const char *reply_to, const char *differs_result, char owner[64],
 		   int *same_as_prior, rq_error *err);
 
@@ -155,7 +162,7 @@ int rq_queue_claim(rq_queue *q, const rq_msg *m, const char *id, const char *con
  * lists of the duplicates waiting for it. Returns 0 stored, 1 a result
  * existed (only acknowledged).
  */
-int rq_queue_complete(rq_queue *q, const rq_msg *m, const char *id, const char *result,
+int rq_queue_complete(rq_queue *q, const rq_queue_msg *m, const char *id, const char *result,
 		      const char *status, const char *reply_to, const char *dead_reason,
 		      rq_error *err);
 
@@ -165,7 +172,7 @@ int rq_queue_complete(rq_queue *q, const rq_msg *m, const char *id, const char *
  * are left alone) and acknowledge it. The dead stream must be usable:
  * else nothing is written (RQ_QUEUE_PERMANENT). Returns 0 or < 0.
  */
-int rq_queue_dead_letter(rq_queue *q, const rq_msg *m, const char *id, const char *result,
+int rq_queue_dead_letter(rq_queue *q, const rq_queue_msg *m, const char *id, const char *result,
 			 const char *status, const char *reply_to, const char *reason,
 			 rq_error *err);
 
@@ -184,7 +191,7 @@ int rq_queue_keep_claim(rq_queue *q, const char *consumer, const char *sid, rq_e
  * that delivery), 0 when another worker has it or finished it, -1 error.
  * A yes is recorded as the job's grant (rq_queue_granted) in the same step.
  */
-int rq_queue_owns(rq_queue *q, const rq_msg *m, const char *id, const char *consumer,
+int rq_queue_owns(rq_queue *q, const rq_queue_msg *m, const char *id, const char *consumer,
 		  rq_error *err);
 
 /* 1 when a delivery of job id passed the fence (rq_queue_owns said yes):

@@ -42,7 +42,7 @@ static size_t utf8_seq(const unsigned char *p, size_t n)
  * and paths need not be UTF-8): each byte that is not part of valid UTF-8
  * is written as the four characters \xNN.
  */
-json_t *rq_json_bytes(const char *s)
+json_t *rq_result_json_bytes(const char *s)
 {
 	json_t *j;
 	size_t n, o = 0;
@@ -118,8 +118,8 @@ static json_t *updates_json(const rq_replay_result *res)
 	for (size_t i = 0; !bad && i < res->nupdates; i++) {
 		const rq_ref_update *u = &res->updates[i];
 		bad |= json_array_append_new(
-		    updates, json_pack("{s:o, s:o, s:o}", "ref", rq_json_bytes(u->ref), "old",
-				       oid_json(&u->old_id), "new", oid_json(&u->new_id)));
+		    updates, json_pack("{s:o, s:o, s:o}", "ref", rq_result_json_bytes(u->ref),
+				       "old", oid_json(&u->old_id), "new", oid_json(&u->new_id)));
 	}
 	if (bad) {
 		json_decref(updates);
@@ -136,8 +136,9 @@ static json_t *conflict_json(const rq_replay_result *res)
 
 	for (size_t i = 0; !bad && i < res->conflicts.n; i++)
 		bad |= json_array_append_new(
-		    paths, json_pack("{s:o, s:s}", "path", rq_json_bytes(res->conflicts.v[i].path),
-				     "kind", rq_conflict_kind_name(res->conflicts.v[i].kind)));
+		    paths,
+		    json_pack("{s:o, s:s}", "path", rq_result_json_bytes(res->conflicts.v[i].path),
+			      "kind", rq_conflict_kind_name(res->conflicts.v[i].kind)));
 	if (bad) {
 		json_decref(paths);
 		return NULL;
@@ -164,7 +165,7 @@ json_t *rq_result_to_json(const rq_replay_result *res, int rc, const rq_error *e
 		bad |= json_object_set_new(
 		    o, "error",
 		    json_pack("{s:s, s:o}", "code", err ? rq_qerror_name(err->code) : "internal",
-			      "message", rq_json_bytes(err ? err->msg : "unknown error")));
+			      "message", rq_result_json_bytes(err ? err->msg : "unknown error")));
 	bad |= json_object_set_new(o, "stats", stats_json(&res->stats));
 	if (bad) {
 		json_decref(o);

@@ -27,7 +27,7 @@ json_t *rq_result_to_json(const rq_replay_result *res, int rc, const rq_error *e
  * A JSON string for bytes that need not be UTF-8 (ref names, paths,
  * messages quoting them): invalid bytes become the text \\xNN.
  */
-json_t *rq_json_bytes(const char *s);
+json_t *rq_result_json_bytes(const char *s);
 
 /*
  * The result JSON text (malloc'ed; NULL when out of memory) of a job that

@@ -152,8 +152,10 @@ static void start_janitor(const char *root)
 
 /* ===================== worker (Redis) ===================== */
 
+/* A stream entry being handled: run in a child, answered without a run,
+ * or finished with its result waiting to be stored. */
 typedef struct task {
-	rq_msg msg;
+	rq_queue_msg msg;
 	char *id; /* the name its keys are built from: the checked id, or "!<entry>" */
 	char *reply_to;
 	long long started;
@@ -167,6 +169,7 @@ typedef struct task {
 	int prior_same;	    /* msg.prior is this content's result before a --force */
 } task;
 
+/* The worker: its connections, its pool, its timers and its tasks. */
 typedef struct worker_state {
 	rq_queue *q;	 /* commands: results, intents, heartbeats, claims */
 	rq_queue *qread; /* its own connection: the blocking XREADGROUP */
@@ -188,9 +191,7 @@ static void task_free(task *t)
 {
 	if (!t)
 		return;
-	free(t->msg.id);
-	free(t->msg.job);
-	free(t->msg.prior);
+	rq_queue_msg_clear(&t->msg);
 	free(t->id);
 	free(t->reply_to);
 	free(t->result);
@@ -223,15 +224,34 @@ static void running_del(worker_state *w, task *t)
 			w->running[i] = NULL;
 }
 
+/* The fields every log line about a task has (see rq_log: best effort). */
 static json_t *log_fields(const task *t)
 {
 	return json_pack("{s:s, s:s, s:I}", "job", t->id ? t->id : "", "entry", t->msg.sid,
 			 "delivery", (json_int_t)t->msg.deliveries);
 }
 
+/* What a log line tells of a result: its repo, phase times, error code. */
+static void add_result_fields(json_t *f, const char *result)
+{
+	json_t *r = json_loads(result, 0, NULL);
+	json_t *st = r ? json_object_get(r, "stats") : NULL;
+	json_t *e = r ? json_object_get(r, "error") : NULL;
+
+	if (r && json_is_string(json_object_get(r, "repo")))
+		json_object_set(f, "repo", json_object_get(r, "repo"));
+	if (st)
+		json_object_set(f, "phases", json_object_get(st, "ms"));
+	if (e)
+		json_object_set(f, "code", json_object_get(e, "code"));
+	json_decref(r);
+}
+
+/* A task settled: log it and count it. */
 static void count_done(worker_state *w, const task *t, int duplicate, const char *dead_reason)
 {
 	json_t *f = log_fields(t);
+
 	json_object_set_new(f, "status", json_string(t->status));
 	json_object_set_new(f, "ms",
 			    json_integer(t->started ? rq_clock_mono_ms() - t->started : 0));
@@ -239,18 +259,7 @@ static void count_done(worker_state *w, const task *t, int duplicate, const char
 		json_object_set_new(f, "duplicate", json_true());
 	if (dead_reason)
 		json_object_set_new(f, "dead_letter", json_string(dead_reason));
-	{
-		json_t *r = json_loads(t->result, 0, NULL);
-		json_t *st = r ? json_object_get(r, "stats") : NULL;
-		json_t *e = r ? json_object_get(r, "error") : NULL;
-		if (r && json_is_string(json_object_get(r, "repo")))
-			json_object_set(f, "repo", json_object_get(r, "repo"));
-		if (st)
-			json_object_set(f, "phases", json_object_get(st, "ms"));
-		if (e)
-			json_object_set(f, "code", json_object_get(e, "code"));
-		json_decref(r);
-	}
+	add_result_fields(f, t->result);
 	rq_log(RQ_LOG_INFO, "job done", f);
 	if (!strcmp(t->status, "ok"))
 		w->done_ok++;
@@ -481,7 +490,7 @@ static int entry_untrusted(worker_state *w, task *t, const char *job_id, const c
 			 job_id);
 	else
 		snprintf(msg, sizeof(msg), "%s", t->msg.problem);
-	rq_msg_anon_id(&t->msg, anon, sizeof(anon));
+	rq_queue_msg_anon_id(&t->msg, anon, sizeof(anon));
 	if (!(t->id = strdup(anon))) {
 		rq_log(RQ_LOG_ERROR, "out of memory; the job is left for a retry", NULL);
 		task_free(t);
@@ -500,19 +509,20 @@ static void claim_settled(worker_state *w, task *t, int r, const char *owner, co
 
 	rq_error_set(&e2, RQ_E_REDIS, "its result is gone");
 	json_object_set_new(f, "owner", json_string(owner));
-	if (r == RQ_CLAIM_DUPLICATE) {
+	if (r == RQ_QUEUE_CLAIM_DUPLICATE) {
 		rq_log(RQ_LOG_INFO, "duplicate job id: answered with the owner's result, not run",
 		       f);
-	} else if (r == RQ_CLAIM_DIFFERS) {
+	} else if (r == RQ_QUEUE_CLAIM_DIFFERS) {
 		rq_log(RQ_LOG_WARN, "duplicate job id with different content: refused, not run", f);
-	} else if (r == RQ_CLAIM_RESULT && rq_queue_result(w->q, t->id, &existing, &e2) == 0) {
+	} else if (r == RQ_QUEUE_CLAIM_RESULT &&
+		   rq_queue_result(w->q, t->id, &existing, &e2) == 0) {
 		rq_log(RQ_LOG_INFO, "result exists; acknowledging", f);
 		finish_task(w, t, existing, "ok", NULL);
 		free(existing);
 		return;
 	} else {
 		json_object_set_new(f, "error",
-				    json_string(r == RQ_CLAIM_RESULT ? e2.msg : err->msg));
+				    json_string(r == RQ_QUEUE_CLAIM_RESULT ? e2.msg : err->msg));
 		rq_log(RQ_LOG_WARN, "cannot claim the job id; the job is left for a retry", f);
 	}
 	task_free(t);
@@ -544,7 +554,7 @@ static int msg_claim(worker_state *w, task *t, const rq_job *job)
 		rq_error_set(&err, RQ_E_NOMEM, "out of memory");
 	free(content);
 	free(differs);
-	if (r == RQ_CLAIM_RUN)
+	if (r == RQ_QUEUE_CLAIM_RUN)
 		return 0;
 	if (r == RQ_QUEUE_PERMANENT) {
 		snprintf(msg, sizeof(msg), "cannot claim the job id: %.460s", err.msg);
@@ -664,7 +674,7 @@ static void msg_give_up(worker_state *w, task *t, rq_job *job)
 }
 
 /* A message just read or reclaimed: run it, or answer it without running. */
-static void handle_msg(worker_state *w, rq_msg *m)
+static void handle_msg(worker_state *w, rq_queue_msg *m)
 {
 	task *t = calloc(1, sizeof(*t));
 	rq_job job;
@@ -674,7 +684,7 @@ static void handle_msg(worker_state *w, rq_msg *m)
 
 	if (!t) {
 		rq_log(RQ_LOG_ERROR, "out of memory; the job is left for a retry", NULL);
-		rq_msgs_free(m, 1);
+		rq_queue_msg_clear(m);
 		return;
 	}
 	t->msg = *m;
@@ -958,7 +968,7 @@ static int worker_ensure_group(worker_state *w)
 /* Jobs idle past the visibility timeout in any consumer: claim and run. */
 static void worker_reclaim(worker_state *w, long long now)
 {
-	rq_msg *msgs = NULL;
+	rq_queue_msg *msgs = NULL;
 	size_t n = 0;
 	rq_error err;
 
@@ -970,9 +980,7 @@ static void worker_reclaim(worker_state *w, long long now)
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (is_running(w, msgs[i].sid)) { /* ours, still running */
-			free(msgs[i].id);
-			free(msgs[i].job);
-			free(msgs[i].prior);
+			rq_queue_msg_clear(&msgs[i]);
 			continue;
 		}
 		rq_log(RQ_LOG_INFO, "reclaimed a stalled job",
@@ -1008,7 +1016,7 @@ static void worker_send_read(worker_state *w, long long now)
 /* The read's socket is readable: take the reply when it is complete. */
 static void worker_recv_read(worker_state *w)
 {
-	rq_msg *msgs = NULL;
+	rq_queue_msg *msgs = NULL;
 	size_t n = 0;
 	rq_error err;
 	int r = rq_queue_read_recv(w->qread, &msgs, &n, &err);
