@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "rq_revs.h"
 
@@ -532,4 +533,16 @@ void rq_job_replay_opts(const rq_job *job, rq_replay_opts *o)
 	o->nrevisions = job->nrevisions;
 	o->empty = job->empty;
 	o->max_commits = job->max_commits;
+}
+
+int64_t rq_job_default_time(const rq_job *job, const char *entry_id)
+{
+	if (job->submitted_at)
+		return job->submitted_at / 1000;
+	if (entry_id && *entry_id) {
+		long long ms = strtoll(entry_id, NULL, 10);
+		if (ms > 0)
+			return ms / 1000;
+	}
+	return (int64_t)time(NULL);
 }

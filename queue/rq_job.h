@@ -83,6 +83,13 @@ json_t *rq_job_to_json(const rq_job *job);
  */
 char *rq_job_content(const rq_job *job);
 
+/*
+ * The committer time (seconds) of a job that gives none: its submission
+ * time, else the time in its stream entry id ("<ms>-<seq>"; NULL or "":
+ * none), else now; so that a retried job yields the same commits.
+ */
+int64_t rq_job_default_time(const rq_job *job, const char *entry_id);
+
 /* Engine options for the job; valid while job and revs live. */
 void rq_job_replay_opts(const rq_job *job, rq_replay_opts *opts);
 

@@ -1,92 +1,43 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * replayq worker / replayq run: the job pool over Redis, or over JSON lines.
+ * replayq worker: the job pool over Redis.
  *
- * worker: the parent holds the Redis connection, reads jobs with
- * XREADGROUP, reclaims stalled ones with XAUTOCLAIM, runs each in a forked
- * child (pool.c), stores each result and acknowledges the job in one step,
- * and beats a heartbeat. It never opens a repository itself.
- * run: the same pool over jobs read from a file or stdin, results on
- * stdout.
+ * The parent holds the Redis connections, reads jobs with XREADGROUP,
+ * reclaims stalled ones with XAUTOCLAIM, runs each in a forked child
+ * (pool.c), stores each result and acknowledges the job in one step, and
+ * beats a heartbeat. It never opens a repository itself (worker/janitor
+ * cleans the repositories' stale temporary directories at start). The
+ * parts: tasks (a stream entry being handled) and storing
+ * their results; the pool's callbacks; claiming an entry and running or
+ * answering it; the heartbeat; the options; the connections; the event
+ * loop; the drain.
  */
-#include <dirent.h>
-#include <errno.h>
-#include <sys/wait.h>
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <jansson.h>
 #include <limits.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "cmds.h"
-#include "log.h"
 #include "clock.h"
+#include "cmds.h"
 #include "connect.h"
+#include "janitor.h"
+#include "log.h"
 #include "opt.h"
 #include "pool.h"
-#include "rq_odb_tmpdir.h"
+#include "pool_cli.h"
 #include "rq_job.h"
 #include "rq_queue.h"
 #include "rq_result_json.h"
+#include "stop.h"
 
 /* how long past its BLOCK time a read may go unanswered */
 #define RQ_WORKER_READ_SLACK_MS 5000
-
-static volatile sig_atomic_t stop_requested;
-static int stop_pipe[2] = {-1, -1}; /* the handler wakes the event loop */
-
-static void on_stop(int sig)
-{
-	int saved = errno;
-	(void)sig;
-	stop_requested = 1;
-	if (stop_pipe[1] >= 0 && write(stop_pipe[1], "s", 1) < 0) {
-		/* full: the loop is awake already */
-	}
-	errno = saved;
-}
-
-static void install_signals(void)
-{
-	struct sigaction sa;
-	if (stop_pipe[0] < 0 && pipe(stop_pipe) == 0)
-		for (int i = 0; i < 2; i++)
-			if (fcntl(stop_pipe[i], F_SETFL, O_NONBLOCK) < 0 ||
-			    fcntl(stop_pipe[i], F_SETFD, FD_CLOEXEC) < 0)
-				break;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop;
-	sa.sa_flags = SA_RESTART;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
-}
-
-static int default_jobs(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n > 0 ? (int)(n > 64 ? 64 : n) : 1;
-}
-
-/* Committer time for a job without one: its submission time, else the
- * time in its stream entry id ("<ms>-<seq>"), else now. */
-static int64_t job_default_time(const rq_job *job, const char *sid)
-{
-	if (job->submitted_at)
-		return job->submitted_at / 1000;
-	if (sid && *sid) {
-		long long ms = strtoll(sid, NULL, 10);
-		if (ms > 0)
-			return ms / 1000;
-	}
-	return (int64_t)time(NULL);
-}
 
 /* The job's reply list, read even from a job that is not valid (its
  * error result goes there too): 0 (*out NULL when it has none, or none
@@ -100,54 +51,6 @@ static int job_reply_to(const char *text, size_t len, char **out)
 	*out = valid ? strdup(r) : NULL;
 	json_decref(o);
 	return valid && !*out ? -1 : 0;
-}
-
-/* ===================== stale temporary directories ===================== */
-
-/* Look for objects/ directories up to `depth` levels below dir. */
-static void janitor_walk(const char *dir, int depth, unsigned *budget, unsigned max_age)
-{
-	DIR *d;
-	struct dirent *e;
-
-	if (!(d = opendir(dir)))
-		return;
-	while ((e = readdir(d)) && *budget > 0) {
-		char path[PATH_MAX];
-		struct stat st;
-		if (e->d_name[0] == '.' && strcmp(e->d_name, ".git") != 0)
-			continue;
-		if (snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) >= (int)sizeof(path))
-			continue;
-		if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode))
-			continue;
-		(*budget)--;
-		if (!strcmp(e->d_name, "objects"))
-			rq_odb_tmpdir_clean_stale_dir(path, max_age);
-		else if (depth > 0 || !strcmp(e->d_name, ".git"))
-			janitor_walk(path, depth - 1, budget, max_age);
-	}
-	closedir(d);
-}
-
-/*
- * At start, a forked child removes the temporary object directories that
- * killed processes left in the repositories under the root (the parent
- * itself never opens a repository).
- */
-static void start_janitor(const char *root)
-{
-	pid_t pid = fork();
-	if (pid == 0) {
-		/* the grandchild does the work, so that no zombie is left to reap */
-		if (fork() == 0) {
-			unsigned budget = 200000;
-			janitor_walk(root, 3, &budget, 300);
-		}
-		_exit(0);
-	}
-	if (pid > 0)
-		waitpid(pid, NULL, 0);
 }
 
 /* ===================== worker (Redis) ===================== */
@@ -628,8 +531,8 @@ static void msg_run(worker_state *w, task *t, rq_job *job)
 		task_free(t);
 		return;
 	}
-	spawned = rq_pool_spawn(w->pool, job, job_default_time(job, t->msg.sid), t->msg.deliveries,
-				intent, t, &err);
+	spawned = rq_pool_spawn(w->pool, job, rq_job_default_time(job, t->msg.sid),
+				t->msg.deliveries, intent, t, &err);
 	free(intent);
 	if (spawned < 0) {
 		rq_log(RQ_LOG_ERROR, "cannot start the job; it will be retried",
@@ -766,34 +669,10 @@ static void drop_running(void *arg, void *ctx)
 
 /* ===================== options ===================== */
 
-/* The options worker and run share: the repositories, and the pool that
- * runs their jobs. */
-typedef struct pool_cli {
-	const char *root, *jobs, *memory, *alternates, *log_level;
-} pool_cli;
-
-#define POOL_OPTIONS(pc)                                                                           \
-	RQ_OPT_STRING_ENV("repo-root", &(pc)->root, "<dir>",                                       \
-			  "the root the jobs' repositories are under (required)",                  \
-			  "REPLAYQ_REPO_ROOT"),                                                    \
-	    RQ_OPT_STRING_ENV("jobs", &(pc)->jobs, "<n>",                                          \
-			      "jobs at once, each in a child: 1-256 (default: the\n"               \
-			      "number of cores)",                                                  \
-			      "REPLAYQ_JOBS"),                                                     \
-	    RQ_OPT_STRING_ENV("memory-limit", &(pc)->memory, "<mb>",                               \
-			      "a child's resident memory limit in MiB (0: none)",                  \
-			      "REPLAYQ_MEMORY_LIMIT_MB"),                                          \
-	    RQ_OPT_STRING_ENV("alternates", &(pc)->alternates, "root|any",                         \
-			      "follow objects/info/alternates only inside the\n"                   \
-			      "root (default), or anywhere",                                       \
-			      "REPLAYQ_ALTERNATES"),                                               \
-	    RQ_OPT_STRING_ENV("log-level", &(pc)->log_level, "<level>",                            \
-			      "debug, info, warn or error", "REPLAYQ_LOG_LEVEL")
-
 /* The options of worker. */
 typedef struct worker_cli {
 	const char *redis, *queue, *name, *visibility, *max_deliveries, *grace;
-	pool_cli pool;
+	rq_pool_cli pool;
 } worker_cli;
 
 static const char worker_synopsis[] =
@@ -811,7 +690,7 @@ static int worker_parse(int argc, char **argv, worker_cli *c, int *status)
 {
 	const rq_opt opts[] = {
 	    RQ_CONNECT_OPTIONS(&c->redis, &c->queue),
-	    POOL_OPTIONS(&c->pool),
+	    RQ_POOL_CLI_OPTIONS(&c->pool),
 	    RQ_OPT_STRING_ENV("name", &c->name, "<id>",
 			      "this worker's name (default: <host>-<pid>)", "REPLAYQ_WORKER_NAME"),
 	    RQ_OPT_STRING_ENV("visibility-timeout", &c->visibility, "<s>",
@@ -832,64 +711,6 @@ static int worker_parse(int argc, char **argv, worker_cli *c, int *status)
 	*status = rest.n ? rq_opt_usage_error(&spec, "worker takes no input file") : 0;
 	rq_opt_args_free(&rest);
 	return *status ? -1 : 0;
-}
-
-/* A number option (s NULL: def): 0, or -1 said. */
-static int num_opt(const char *s, long def, long min, long max, const char *name, long *out)
-{
-	char *end;
-	long v;
-
-	if (!s) {
-		*out = def;
-		return 0;
-	}
-	v = strtol(s, &end, 10);
-	if (*s == '\0' || *end || v < min || v > max) {
-		fprintf(stderr, "error: --%s must be a number from %ld to %ld\n", name, min, max);
-		return -1;
-	}
-	*out = v;
-	return 0;
-}
-
-/* The pool the options ask for; worker_arg: the worker, whose callbacks
- * record intents and check ownership (NULL for run). 0 or an exit
- * status (said). */
-static int pool_from_cli(const pool_cli *c, const char *name, rq_pool **pool, void *worker_arg)
-{
-	long jobs, mem;
-	rq_pool_opts po;
-	rq_error err;
-
-	if (!c->root) {
-		fprintf(stderr, "error: --repo-root (or REPLAYQ_REPO_ROOT) is required\n");
-		return RQ_OPT_USAGE_STATUS;
-	}
-	if (num_opt(c->jobs, default_jobs(), 1, 256, "jobs", &jobs) < 0 ||
-	    num_opt(c->memory, 0, 0, 1 << 22, "memory-limit", &mem) < 0)
-		return RQ_OPT_USAGE_STATUS;
-	if (c->alternates && strcmp(c->alternates, "root") && strcmp(c->alternates, "any")) {
-		fprintf(stderr, "error: --alternates must be root or any, not '%s'\n",
-			c->alternates);
-		return RQ_OPT_USAGE_STATUS;
-	}
-	memset(&po, 0, sizeof(po));
-	po.alternates_anywhere = c->alternates && !strcmp(c->alternates, "any");
-	po.jobs = (int)jobs;
-	po.repo_root = c->root;
-	po.memory_limit = (uint64_t)mem * 1024 * 1024;
-	po.worker = name;
-	if (worker_arg) {
-		po.intent = on_intent;
-		po.owns = on_owns;
-		po.intent_arg = worker_arg;
-	}
-	if (rq_pool_new(pool, &po, &err) < 0) {
-		fprintf(stderr, "fatal: %s\n", err.msg);
-		return 128;
-	}
-	return 0;
 }
 
 /*
@@ -919,11 +740,11 @@ static int worker_connect(const worker_cli *o, worker_state *w, rq_redis **r, rq
 		rq_log(RQ_LOG_WARN, "cannot connect to Redis yet; retrying",
 		       json_pack("{s:s, s:i, s:I}", "error", err.msg, "attempt", attempt,
 				 "retry_in_ms", (json_int_t)wait_ms));
-		for (long slept = 0; slept < wait_ms && !stop_requested; slept += 50) {
+		for (long slept = 0; slept < wait_ms && !rq_stop_requested(); slept += 50) {
 			struct timespec ts = {0, 50 * 1000000L};
 			nanosleep(&ts, NULL);
 		}
-		if (stop_requested) {
+		if (rq_stop_requested()) {
 			rq_log(RQ_LOG_INFO, "worker stopped before it could connect", NULL);
 			return -1;
 		}
@@ -950,7 +771,7 @@ static int worker_ensure_group(worker_state *w)
 	rq_error err;
 	int rc;
 
-	for (int attempt = 0; (rc = rq_queue_ensure_group(w->q, &err)) != 0 && !stop_requested;
+	for (int attempt = 0; (rc = rq_queue_ensure_group(w->q, &err)) != 0 && !rq_stop_requested();
 	     attempt++) {
 		if (rc > 0 || strstr(err.msg, "NOAUTH") || strstr(err.msg, "WRONGPASS") ||
 		    strstr(err.msg, "NOPERM") || strstr(err.msg, "WRONGTYPE")) {
@@ -1038,7 +859,7 @@ static void worker_recv_read(worker_state *w)
  * the next read. 1 when the loop is over. */
 static int worker_timers(worker_state *w, long long now)
 {
-	if (stop_requested && !w->drain_deadline) {
+	if (rq_stop_requested() && !w->drain_deadline) {
 		w->drain_deadline = now + w->grace_ms;
 		if (w->reading) { /* abandoned: what it may have got is reclaimed later */
 			rq_redis_disconnect(rq_queue_redis(w->qread));
@@ -1110,7 +931,7 @@ static void worker_loop(worker_state *w)
 		if (worker_timers(w, now))
 			break;
 		timeout = worker_timeout(w, rq_clock_mono_ms());
-		pfd[n++] = (struct pollfd){.fd = stop_pipe[0], .events = POLLIN};
+		pfd[n++] = (struct pollfd){.fd = rq_stop_fd(), .events = POLLIN};
 		if (w->reading && rq_redis_fd(rq_queue_redis(w->qread)) >= 0) {
 			rd = n;
 			pfd[n++] = (struct pollfd){.fd = rq_redis_fd(rq_queue_redis(w->qread)),
@@ -1118,11 +939,8 @@ static void worker_loop(worker_state *w)
 		}
 		n += rq_pool_pollfds(w->pool, pfd + n, cap - n, &timeout);
 		if (poll(pfd, (nfds_t)n, timeout) > 0) {
-			char drain[64];
-			if ((pfd[0].revents & POLLIN) &&
-			    read(stop_pipe[0], drain, sizeof(drain)) < 0) {
-				/* nothing to do: the flag is what counts */
-			}
+			if (pfd[0].revents & POLLIN)
+				rq_stop_drain();
 			if (rd >= 0 && pfd[rd].revents)
 				worker_recv_read(w);
 		}
@@ -1201,14 +1019,16 @@ static int worker_redis_url(worker_cli *c, worker_state *w)
  * tasks: 0, or -1 with the exit status in *status. */
 static int worker_setup(int argc, char **argv, worker_cli *c, worker_state *w, int *status)
 {
+	rq_pool_opts hooks = {.intent = on_intent, .owns = on_owns, .intent_arg = w};
 	long vis, maxd, grace;
 
 	if (worker_parse(argc, argv, c, status) < 0)
 		return -1;
 	*status = RQ_OPT_USAGE_STATUS;
-	if (num_opt(c->visibility, 60, 1, 86400, "visibility-timeout", &vis) < 0 ||
-	    num_opt(c->max_deliveries, 3, 1, 1000, "max-deliveries", &maxd) < 0 ||
-	    num_opt(c->grace, 30, 0, 86400, "grace", &grace) < 0 || worker_name(c, w) < 0)
+	if (rq_pool_cli_number(c->visibility, 60, 1, 86400, "visibility-timeout", &vis) < 0 ||
+	    rq_pool_cli_number(c->max_deliveries, 3, 1, 1000, "max-deliveries", &maxd) < 0 ||
+	    rq_pool_cli_number(c->grace, 30, 0, 86400, "grace", &grace) < 0 ||
+	    worker_name(c, w) < 0)
 		return -1;
 	*status = 128;
 	if (worker_redis_url(c, w) < 0)
@@ -1216,7 +1036,7 @@ static int worker_setup(int argc, char **argv, worker_cli *c, worker_state *w, i
 	w->max_deliveries = maxd;
 	w->visibility_ms = vis * 1000;
 	w->grace_ms = grace * 1000;
-	if ((*status = pool_from_cli(&c->pool, w->name, &w->pool, w)) != 0)
+	if ((*status = rq_pool_cli_open(&c->pool, w->name, &hooks, &w->pool)) != 0)
 		return -1;
 	w->nrunning_cap = rq_pool_idle_count(w->pool);
 	if (!(w->running = calloc((size_t)w->nrunning_cap, sizeof(*w->running)))) {
@@ -1240,7 +1060,7 @@ int cmd_worker(int argc, char **argv)
 		worker_free(&w, r, rr);
 		return rc;
 	}
-	install_signals();
+	rq_stop_catch();
 	/* keep retrying the first connection: workers may start before Redis */
 	if ((rc = worker_connect(&c, &w, &r, &rr)) != 0) {
 		worker_free(&w, r, rr);
@@ -1254,7 +1074,7 @@ int cmd_worker(int argc, char **argv)
 		worker_free(&w, r, rr);
 		return 128;
 	}
-	start_janitor(c.pool.root);
+	rq_janitor_start(c.pool.root);
 	rq_log(RQ_LOG_INFO, "worker started",
 	       json_pack("{s:s, s:s, s:i, s:I, s:b}", "queue", rq_queue_name(w.q), "repo_root",
 			 c.pool.root, "jobs", w.nrunning_cap, "visibility_s",
@@ -1264,140 +1084,4 @@ int cmd_worker(int argc, char **argv)
 	worker_shutdown(&w);
 	worker_free(&w, r, rr);
 	return 0;
-}
-
-/* ===================== run (local JSON lines) ===================== */
-
-/* What run has printed so far. */
-typedef struct run_state {
-	int any_conflict, any_error;
-	unsigned long n;
-} run_state;
-
-static void print_result(run_state *c, const char *result, const char *status)
-{
-	fputs(result, stdout);
-	fputc('\n', stdout);
-	fflush(stdout);
-	c->n++;
-	if (!strcmp(status, "conflict"))
-		c->any_conflict = 1;
-	else if (strcmp(status, "ok"))
-		c->any_error = 1;
-}
-
-/* The error result of a job that did not run. */
-static void print_error_result(run_state *c, const char *id, const char *repo, const rq_error *err)
-{
-	char *res = rq_result_error_text(id, repo, err->code, err->msg, 1, "local");
-
-	if (res) {
-		print_result(c, res, "error");
-		free(res);
-		return;
-	}
-	fprintf(stderr, "error: out of memory: no result for job %s (%s)\n", id, err->msg);
-	c->any_error = 1;
-}
-
-static void on_run_done(void *arg, void *ctx, const char *result, const char *status, int transient)
-{
-	(void)ctx;
-	(void)transient;
-	if (result) {
-		print_result(arg, result, status);
-	} else { /* left for a retry: run has none */
-		fprintf(stderr, "error: a job ended without a result\n");
-		((run_state *)arg)->any_error = 1;
-	}
-}
-
-static const char run_synopsis[] =
-    "usage: replayq run --repo-root=DIR [--jobs=N] [--memory-limit=MB] [--alternates=root|any]\n"
-    "                   [FILE|-]\n";
-
-static const char run_about[] =
-    "Runs JSON-lines jobs from FILE (or stdin) and prints one result per line.\n";
-
-/* The command line of run: 0, or -1 with the exit status in *status. */
-static int run_parse(int argc, char **argv, pool_cli *c, const char **file, int *status)
-{
-	const rq_opt opts[] = {POOL_OPTIONS(c), RQ_OPT_END};
-	const rq_opt_spec spec = {.usage = run_synopsis, .opts = opts, .footer = run_about};
-	rq_opt_args rest;
-
-	if (rq_opt_parse(&spec, argc, argv, &rest, status) < 0)
-		return -1;
-	*file = rest.n ? rest.v[0] : NULL;
-	*status = rest.n > 1 ? rq_opt_usage_error(&spec, "more than one input file") : 0;
-	rq_opt_args_free(&rest);
-	return *status ? -1 : 0;
-}
-
-/* One line of input: its job started (once a child is free), or its error
- * result printed. */
-static void run_line(rq_pool *pool, run_state *c, char *line, size_t len, unsigned long lineno)
-{
-	char idbuf[RQ_JOB_ID_MAX + 1], fallback[64];
-	rq_job job;
-	rq_error err;
-
-	while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-		line[--len] = '\0';
-	if (len == 0)
-		return;
-	if (rq_job_parse(line, len, &job, idbuf, &err) < 0) {
-		snprintf(fallback, sizeof(fallback), "line-%lu", lineno);
-		print_error_result(c, idbuf[0] ? idbuf : fallback, NULL, &err);
-		return;
-	}
-	while (rq_pool_idle_count(pool) == 0)
-		rq_pool_poll(pool, 100, on_run_done, c);
-	if (rq_pool_spawn(pool, &job, job_default_time(&job, NULL), 1, NULL, NULL, &err) < 0)
-		print_error_result(c, job.id, job.repo, &err);
-	rq_job_free(&job);
-}
-
-/* Run every job of in, then wait for the last: the exit status. */
-static int run_jobs(rq_pool *pool, FILE *in)
-{
-	run_state c = {0};
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t len;
-	unsigned long lineno = 0;
-
-	install_signals();
-	while (!stop_requested && (len = getline(&line, &cap, in)) >= 0)
-		run_line(pool, &c, line, (size_t)len, ++lineno);
-	while (rq_pool_running(pool))
-		rq_pool_poll(pool, 100, on_run_done, &c);
-	free(line);
-	return c.any_error ? 2 : c.any_conflict ? 1 : 0;
-}
-
-int cmd_run(int argc, char **argv)
-{
-	pool_cli c;
-	const char *file;
-	rq_pool *pool = NULL;
-	FILE *in = stdin;
-	int status;
-
-	memset(&c, 0, sizeof(c));
-	if (run_parse(argc, argv, &c, &file, &status) < 0)
-		return status;
-	rq_log_setup(c.log_level ? c.log_level : "warn", "local");
-	if ((status = pool_from_cli(&c, "local", &pool, NULL)) != 0)
-		return status;
-	if (file && strcmp(file, "-") && !(in = fopen(file, "r"))) {
-		fprintf(stderr, "fatal: cannot open '%s': %s\n", file, strerror(errno));
-		rq_pool_free(pool);
-		return 128;
-	}
-	status = run_jobs(pool, in);
-	if (in != stdin)
-		fclose(in);
-	rq_pool_free(pool);
-	return status;
 }

@@ -70,7 +70,8 @@ int rq_child_sendv(int fd, char type, const struct iovec *parts, int nparts);
  */
 int rq_child_ask(int fd, int answer_fd, char type, const struct iovec *parts, int nparts);
 
-/* In the parent: answer a child's question with one byte; 0 or -1. */
+/* In the parent: answer a child's question with one byte (any but 0);
+ * 0 or -1. */
 int rq_child_answer(int answer_fd, char answer);
 
 /* The parent's side of a report pipe. */

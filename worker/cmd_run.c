@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * replayq run: the worker's pool without Redis. Jobs come as JSON lines
+ * from a file or stdin, each runs in a forked child (pool.c) as soon as
+ * one is free, and each result is printed as a line on stdout as it
+ * comes. Exit status: 0 all ok, 1 a conflict, 2 an error.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmds.h"
+#include "log.h"
+#include "opt.h"
+#include "pool.h"
+#include "pool_cli.h"
+#include "rq_job.h"
+#include "rq_result_json.h"
+#include "stop.h"
+
+/* What run has printed so far. */
+typedef struct run_state {
+	int any_conflict, any_error;
+	unsigned long n;
+} run_state;
+
+static void print_result(run_state *c, const char *result, const char *status)
+{
+	fputs(result, stdout);
+	fputc('\n', stdout);
+	fflush(stdout);
+	c->n++;
+	if (!strcmp(status, "conflict"))
+		c->any_conflict = 1;
+	else if (strcmp(status, "ok"))
+		c->any_error = 1;
+}
+
+/* The error result of a job that did not run. */
+static void print_error_result(run_state *c, const char *id, const char *repo, const rq_error *err)
+{
+	char *res = rq_result_error_text(id, repo, err->code, err->msg, 1, "local");
+
+	if (res) {
+		print_result(c, res, "error");
+		free(res);
+		return;
+	}
+	fprintf(stderr, "error: out of memory: no result for job %s (%s)\n", id, err->msg);
+	c->any_error = 1;
+}
+
+static void on_run_done(void *arg, void *ctx, const char *result, const char *status, int transient)
+{
+	(void)ctx;
+	(void)transient;
+	if (result) {
+		print_result(arg, result, status);
+	} else { /* to be left for a retry: run has none */
+		fprintf(stderr, "error: a job ended without a result\n");
+		((run_state *)arg)->any_error = 1;
+	}
+}
+
+static const char run_synopsis[] =
+    "usage: replayq run --repo-root=DIR [--jobs=N] [--memory-limit=MB] [--alternates=root|any]\n"
+    "                   [FILE|-]\n";
+
+static const char run_about[] =
+    "Runs JSON-lines jobs from FILE (or stdin) and prints one result per line.\n";
+
+/* The command line of run: 0, or -1 with the exit status in *status. */
+static int run_parse(int argc, char **argv, rq_pool_cli *c, const char **file, int *status)
+{
+	const rq_opt opts[] = {RQ_POOL_CLI_OPTIONS(c), RQ_OPT_END};
+	const rq_opt_spec spec = {.usage = run_synopsis, .opts = opts, .footer = run_about};
+	rq_opt_args rest;
+
+	if (rq_opt_parse(&spec, argc, argv, &rest, status) < 0)
+		return -1;
+	*file = rest.n ? rest.v[0] : NULL;
+	*status = rest.n > 1 ? rq_opt_usage_error(&spec, "more than one input file") : 0;
+	rq_opt_args_free(&rest);
+	return *status ? -1 : 0;
+}
+
+/* One line of input: its job started (once a child is free), or its error
+ * result printed. */
+static void run_line(rq_pool *pool, run_state *c, char *line, size_t len, unsigned long lineno)
+{
+	char idbuf[RQ_JOB_ID_MAX + 1], fallback[64];
+	rq_job job;
+	rq_error err;
+
+	while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+		line[--len] = '\0';
+	if (len == 0)
+		return;
+	if (rq_job_parse(line, len, &job, idbuf, &err) < 0) {
+		snprintf(fallback, sizeof(fallback), "line-%lu", lineno);
+		print_error_result(c, idbuf[0] ? idbuf : fallback, NULL, &err);
+		return;
+	}
+	while (rq_pool_idle_count(pool) == 0)
+		rq_pool_poll(pool, 100, on_run_done, c);
+	if (rq_pool_spawn(pool, &job, rq_job_default_time(&job, NULL), 1, NULL, NULL, &err) < 0)
+		print_error_result(c, job.id, job.repo, &err);
+	rq_job_free(&job);
+}
+
+/* Run every job of in (until a stop is requested), then wait for the
+ * last: the exit status. */
+static int run_jobs(rq_pool *pool, FILE *in)
+{
+	run_state c = {0};
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	unsigned long lineno = 0;
+
+	rq_stop_catch();
+	while (!rq_stop_requested() && (len = getline(&line, &cap, in)) >= 0)
+		run_line(pool, &c, line, (size_t)len, ++lineno);
+	while (rq_pool_running(pool))
+		rq_pool_poll(pool, 100, on_run_done, &c);
+	free(line);
+	return c.any_error ? 2 : c.any_conflict ? 1 : 0;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	rq_pool_cli c;
+	const char *file;
+	rq_pool *pool = NULL;
+	FILE *in = stdin;
+	int status;
+
+	memset(&c, 0, sizeof(c));
+	if (run_parse(argc, argv, &c, &file, &status) < 0)
+		return status;
+	rq_log_setup(c.log_level ? c.log_level : "warn", "local");
+	if ((status = rq_pool_cli_open(&c, "local", NULL, &pool)) != 0)
+		return status;
+	if (file && strcmp(file, "-") && !(in = fopen(file, "r"))) {
+		fprintf(stderr, "fatal: cannot open '%s': %s\n", file, strerror(errno));
+		rq_pool_free(pool);
+		return 128;
+	}
+	status = run_jobs(pool, in);
+	if (in != stdin)
+		fclose(in);
+	rq_pool_free(pool);
+	return status;
+}

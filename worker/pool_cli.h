@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * pool_cli: the command-line face of the pool, shared by `replayq worker`
+ * and `replayq run`: where the repositories are and how their jobs run
+ * (--repo-root, --jobs, --memory-limit, --alternates, --log-level, each
+ * with its REPLAYQ_* variable), checked and made into an rq_pool.
+ */
+#ifndef RQ_POOL_CLI_H
+#define RQ_POOL_CLI_H
+
+#include "opt.h"
+#include "pool.h"
+
+typedef struct rq_pool_cli {
+	const char *root, *jobs, *memory, *alternates, *log_level;
+} rq_pool_cli;
+
+/* The entries of a command's option table. */
+#define RQ_POOL_CLI_OPTIONS(pc)                                                                    \
+	RQ_OPT_STRING_ENV("repo-root", &(pc)->root, "<dir>",                                       \
+			  "the root the jobs' repositories are under (required)",                  \
+			  "REPLAYQ_REPO_ROOT"),                                                    \
+	    RQ_OPT_STRING_ENV("jobs", &(pc)->jobs, "<n>",                                          \
+			      "jobs at once, each in a child: 1-256 (default: the\n"               \
+			      "number of cores)",                                                  \
+			      "REPLAYQ_JOBS"),                                                     \
+	    RQ_OPT_STRING_ENV("memory-limit", &(pc)->memory, "<mb>",                               \
+			      "a child's resident memory limit in MiB (0: none)",                  \
+			      "REPLAYQ_MEMORY_LIMIT_MB"),                                          \
+	    RQ_OPT_STRING_ENV("alternates", &(pc)->alternates, "root|any",                         \
+			      "follow objects/info/alternates only inside the\n"                   \
+			      "root (default), or anywhere",                                       \
+			      "REPLAYQ_ALTERNATES"),                                               \
+	    RQ_OPT_STRING_ENV("log-level", &(pc)->log_level, "<level>",                            \
+			      "debug, info, warn or error", "REPLAYQ_LOG_LEVEL")
+
+/*
+ * A number option's value (s NULL: def), from min to max: 0, or -1 with
+ * "error: --<name> must be a number from <min> to <max>" said.
+ */
+int rq_pool_cli_number(const char *s, long def, long min, long max, const char *name, long *out);
+
+/*
+ * The pool the options ask for, its results naming worker; hooks: the
+ * intent, owns and intent_arg of rq_pool_opts (NULL: none). 0, or the
+ * exit status (the error said: 129 for an option, 128 for the pool).
+ */
+int rq_pool_cli_open(const rq_pool_cli *c, const char *worker, const rq_pool_opts *hooks,
+		     rq_pool **pool);
+
+#endif
