@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The names are part of replayq's output (results' conflict kinds): they
+ * never change, and a new kind gets a new name. */
 static const char *const kind_names[RQ_CONFLICT_COUNT] = {
     [RQ_CONFLICT_CONTENT] = "content",
     [RQ_CONFLICT_ADD_ADD] = "add/add",
@@ -22,6 +24,10 @@ static const char *const kind_names[RQ_CONFLICT_COUNT] = {
     [RQ_CONFLICT_TYPE] = "distinct types",
 };
 
+/*
+ * A value outside the enum (never produced) reads as the most general kind
+ * rather than failing: the name goes into a result that must be written.
+ */
 const char *rq_conflict_kind_name(rq_conflict_kind kind)
 {
 	if ((int)kind < 0 || kind >= RQ_CONFLICT_COUNT)
@@ -44,6 +50,7 @@ int rq_conflicts_add(rq_conflicts *c, const char *path, rq_conflict_kind kind)
 	return 0;
 }
 
+/* The list is left empty and valid, ready for reuse. */
 void rq_conflicts_free(rq_conflicts *c)
 {
 	if (!c)

@@ -172,6 +172,12 @@ static uint32_t git_strhash(const char *s)
 	return hash;
 }
 
+/* git's hashmap.c parameters: the first table size, the load (percent)
+ * past which it grows, and the growth (a shift: 4x). */
+#define GIT_HASHMAP_INITIAL_SIZE 64
+#define GIT_HASHMAP_LOAD_FACTOR	 80
+#define GIT_HASHMAP_RESIZE_BITS	 2
+
 /* A model of git's hashmap: bucket heads and the chains through them. */
 typedef struct git_hashmap_model {
 	long *table; /* bucket -> first entry, -1 */
@@ -187,7 +193,7 @@ typedef struct git_hashmap_model {
  */
 static int model_grow(git_hashmap_model *h)
 {
-	size_t newsize = h->tablesize << 2;
+	size_t newsize = h->tablesize << GIT_HASHMAP_RESIZE_BITS;
 	long *nt = malloc(newsize * sizeof(*nt));
 
 	if (!nt)
@@ -207,7 +213,7 @@ static int model_grow(git_hashmap_model *h)
 	free(h->table);
 	h->table = nt;
 	h->tablesize = newsize;
-	h->grow_at = (size_t)((uint64_t)newsize * 80 / 100);
+	h->grow_at = (size_t)((uint64_t)newsize * GIT_HASHMAP_LOAD_FACTOR / 100);
 	return 0;
 }
 
@@ -220,8 +226,10 @@ static int model_grow(git_hashmap_model *h)
 size_t *rq_pathmap_git_order(const rq_pathmap *map)
 {
 	size_t n = map->len, k = 0, *order = rq_arena_alloc(map->arena, n * sizeof(*order));
-	git_hashmap_model h = {malloc(64 * sizeof(long)), malloc((n ? n : 1) * sizeof(long)),
-			       malloc((n ? n : 1) * sizeof(uint32_t)), 64, 64 * 80 / 100};
+	git_hashmap_model h = {malloc(GIT_HASHMAP_INITIAL_SIZE * sizeof(long)),
+			       malloc((n ? n : 1) * sizeof(long)),
+			       malloc((n ? n : 1) * sizeof(uint32_t)), GIT_HASHMAP_INITIAL_SIZE,
+			       GIT_HASHMAP_INITIAL_SIZE * GIT_HASHMAP_LOAD_FACTOR / 100};
 
 	if (!order || !h.table || !h.next || !h.hash)
 		goto fail;

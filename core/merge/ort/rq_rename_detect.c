@@ -45,6 +45,8 @@
 #define DEFAULT_RENAME_SCORE  30000 /* 50% */
 #define NUM_CANDIDATE_PER_DST 4
 #define DEFAULT_RENAME_LIMIT  7000
+/* find_identical_files() looks at this many identical sources at most */
+#define MAX_IDENTICAL_CANDIDATES 100
 
 /* The new-directory key that counts sources whose fate is not known yet
  * (git's UNKNOWN_DIR); compared by address and by content. */
@@ -627,7 +629,7 @@ static long best_identical_source(const rename_search *search, const long *head,
 {
 	const rq_ort_stage *target = &search->dests[d].pair->dst;
 	long best = -1;
-	int best_score = -1, left = 100;
+	int best_score = -1, left = MAX_IDENTICAL_CANDIDATES;
 
 	for (long j = head[rq_hindex_hash_oid(&target->oid) & (nbuckets - 1)]; j >= 0;
 	     j = next[j]) {

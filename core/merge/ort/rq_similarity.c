@@ -27,6 +27,15 @@
 /* diffcore-delta.c's modulus for chunk hashes. */
 #define HASHBASE 107927
 
+/* diffcore-delta.c's longest chunk (a chunk also ends at a newline). */
+#define MAX_CHUNK_BYTES 64
+
+/* First sizes of the cache's arrays and indexes (then doubling). */
+#define FIRST_SCORES	 512
+#define FIRST_BLOBS	 64
+#define FIRST_SPANS	 256
+#define FIRST_SPAN_SLOTS 512
+
 /* The cache is cleared between merges past either bound. */
 #define TRIM_ENTRIES 65536
 #define TRIM_BYTES   (64u << 20)
@@ -156,13 +165,14 @@ static int score_get(const rq_similarity_cache *cache, const pair_score *key)
  */
 static void score_put(rq_similarity_cache *cache, const pair_score *key)
 {
-	pair_score *nv =
-	    rq_mem_grow(cache->scores, &cache->capscores, cache->nscores + 1, sizeof(*nv), 512);
+	pair_score *nv = rq_mem_grow(cache->scores, &cache->capscores, cache->nscores + 1,
+				     sizeof(*nv), FIRST_SCORES);
 
 	if (!nv)
 		return;
 	cache->scores = nv;
-	if (rq_hindex_reserve(&cache->score_index, 1024, cache->nscores, score_hash_at, cache) < 0)
+	if (rq_hindex_reserve(&cache->score_index, 2 * FIRST_SCORES, cache->nscores, score_hash_at,
+			      cache) < 0)
 		return;
 	cache->scores[cache->nscores] = *key;
 	rq_hindex_add(&cache->score_index, score_hash(&key->src, &key->dst, key->min_score),
@@ -196,10 +206,12 @@ static long blob_entry(rq_similarity_cache *cache, const git_oid *id)
 
 	if (i >= 0)
 		return i;
-	if (!(nv = rq_mem_grow(cache->blobs, &cache->capblobs, cache->nblobs + 1, sizeof(*nv), 64)))
+	if (!(nv = rq_mem_grow(cache->blobs, &cache->capblobs, cache->nblobs + 1, sizeof(*nv),
+			       FIRST_BLOBS)))
 		return -1;
 	cache->blobs = nv;
-	if (rq_hindex_reserve(&cache->blob_index, 128, cache->nblobs, blob_hash_at, cache) < 0)
+	if (rq_hindex_reserve(&cache->blob_index, 2 * FIRST_BLOBS, cache->nblobs, blob_hash_at,
+			      cache) < 0)
 		return -1;
 	memset(&cache->blobs[cache->nblobs], 0, sizeof(*cache->blobs));
 	git_oid_cpy(&cache->blobs[cache->nblobs].oid, id);
@@ -243,10 +255,10 @@ static int add_span(span_table *table, unsigned int hashval, unsigned int cnt)
 		table->v[i].cnt += cnt;
 		return 0;
 	}
-	if (!(nv = rq_mem_grow(table->v, &table->cap, table->n + 1, sizeof(*nv), 256)))
+	if (!(nv = rq_mem_grow(table->v, &table->cap, table->n + 1, sizeof(*nv), FIRST_SPANS)))
 		return -1;
 	table->v = nv;
-	if (rq_hindex_reserve(&table->index, 512, table->n, span_hash_at, table) < 0)
+	if (rq_hindex_reserve(&table->index, FIRST_SPAN_SLOTS, table->n, span_hash_at, table) < 0)
 		return -1;
 	table->v[table->n].hashval = hashval;
 	table->v[table->n].cnt = cnt;
@@ -286,7 +298,7 @@ static int hash_chars(const unsigned char *buf, size_t sz, span **out, size_t *n
 		accum1 = (accum1 << 7) ^ (accum2 >> 25);
 		accum2 = (accum2 << 7) ^ (old_1 >> 25);
 		accum1 += c;
-		if (++cnt < 64 && c != '\n')
+		if (++cnt < MAX_CHUNK_BYTES && c != '\n')
 			continue;
 		if (add_span(&table, (accum1 + accum2 * 0x61) % HASHBASE, cnt) < 0)
 			goto fail;

@@ -399,13 +399,15 @@ rq_xmerge_result rq_xmerge(const char *base, size_t nbase, const char *ours, siz
 	return rc;
 }
 
+#define FIRST_FEW_BYTES 8000 /* git's, for buffer_is_binary */
+
 /*
  * git's buffer_is_binary() (xdiff-interface.c): a NUL in the first 8000 bytes
  * (FIRST_FEW_BYTES) makes a buffer binary, whatever follows.
  */
 int rq_xmerge_buffer_is_binary(const char *buf, size_t n)
 {
-	if (n > 8000)
-		n = 8000;
+	if (n > FIRST_FEW_BYTES)
+		n = FIRST_FEW_BYTES;
 	return memchr(buf, 0, n) != NULL;
 }
