@@ -106,16 +106,11 @@ static void submit_args_init(submit_args *a)
 /* The command line of submit: 0, or -1 with the exit status in *status. */
 static int submit_parse(int argc, char **argv, submit_args *a, int *status)
 {
-	rq_opt_args rest;
 	char *end;
 
 	submit_args_init(a);
-	if (rq_opt_parse(&a->spec, argc, argv, &rest, status) < 0)
-		return -1;
-	a->file = rest.n ? rest.v[0] : NULL;
-	*status = rest.n > 1 ? rq_opt_usage_error(&a->spec, "more than one input file") : 0;
-	rq_opt_args_free(&rest);
-	if (*status)
+	if (rq_opt_parse_at_most(&a->spec, argc, argv, 1, "more than one input file", &a->file,
+				 status) < 0)
 		return -1;
 	if ((a->waiting = a->wait != NULL)) {
 		a->wait_s = strtol(a->wait, &end, 10);

@@ -75,14 +75,8 @@ static int run_parse(int argc, char **argv, rq_pool_cli *c, const char **file, i
 {
 	const rq_opt opts[] = {RQ_POOL_CLI_OPTIONS(c), RQ_OPT_END};
 	const rq_opt_spec spec = {.usage = run_synopsis, .opts = opts, .footer = run_about};
-	rq_opt_args rest;
 
-	if (rq_opt_parse(&spec, argc, argv, &rest, status) < 0)
-		return -1;
-	*file = rest.n ? rest.v[0] : NULL;
-	*status = rest.n > 1 ? rq_opt_usage_error(&spec, "more than one input file") : 0;
-	rq_opt_args_free(&rest);
-	return *status ? -1 : 0;
+	return rq_opt_parse_at_most(&spec, argc, argv, 1, "more than one input file", file, status);
 }
 
 /* One line of input: its job started (once a child is free), or its error

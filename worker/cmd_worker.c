@@ -704,13 +704,10 @@ static int worker_parse(int argc, char **argv, worker_cli *c, int *status)
 			      "REPLAYQ_GRACE"),
 	    RQ_OPT_END};
 	const rq_opt_spec spec = {.usage = worker_synopsis, .opts = opts, .footer = worker_footer};
-	rq_opt_args rest;
+	const char *file;
 
-	if (rq_opt_parse(&spec, argc, argv, &rest, status) < 0)
-		return -1;
-	*status = rest.n ? rq_opt_usage_error(&spec, "worker takes no input file") : 0;
-	rq_opt_args_free(&rest);
-	return *status ? -1 : 0;
+	return rq_opt_parse_at_most(&spec, argc, argv, 0, "worker takes no input file", &file,
+				    status);
 }
 
 /*

@@ -309,3 +309,19 @@ int rq_opt_parse(const rq_opt_spec *spec, int argc, char **argv, rq_opt_args *ar
 	*status = 0;
 	return 0;
 }
+
+int rq_opt_parse_at_most(const rq_opt_spec *spec, int argc, char **argv, size_t max,
+			 const char *too_many, const char **first, int *status)
+{
+	rq_opt_args args;
+
+	*first = NULL;
+	if (rq_opt_parse(spec, argc, argv, &args, status) < 0)
+		return -1;
+	if (args.n > max)
+		*status = rq_opt_usage_error(spec, "%s", too_many);
+	else if (args.n)
+		*first = args.v[0]; /* one of argv's: no stuck option here */
+	rq_opt_args_free(&args);
+	return *status ? -1 : 0;
+}

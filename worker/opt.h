@@ -137,6 +137,14 @@ int rq_opt_parse(const rq_opt_spec *spec, int argc, char **argv, rq_opt_args *ar
 
 void rq_opt_args_free(rq_opt_args *args);
 
+/*
+ * rq_opt_parse for a command that takes at most max arguments (an input
+ * file, or none): more is a usage error that says too_many. *first: the
+ * first argument, or NULL. 0: go on; -1: stop with *status.
+ */
+int rq_opt_parse_at_most(const rq_opt_spec *spec, int argc, char **argv, size_t max,
+			 const char *too_many, const char **first, int *status);
+
 /* The usage text: synopsis, options, footer. */
 void rq_opt_usage(const rq_opt_spec *spec, FILE *out);
 
