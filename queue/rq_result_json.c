@@ -78,6 +78,15 @@ static json_t *oid_json(const git_oid *oid)
 	return json_string(hex);
 }
 
+/* v when every part of it went in (bad 0), else NULL (v freed). */
+static json_t *whole(json_t *v, int bad)
+{
+	if (!bad)
+		return v;
+	json_decref(v);
+	return NULL;
+}
+
 static json_t *stats_json(const rq_replay_stats *s)
 {
 	json_t *o = json_object();
@@ -102,11 +111,7 @@ static json_t *stats_json(const rq_replay_stats *s)
 				   json_pack("{s:f, s:f, s:f, s:f, s:f}", "resolve", s->ms_resolve,
 					     "walk", s->ms_walk, "replay", s->ms_replay, "pack",
 					     s->ms_pack, "total", s->ms_total));
-	if (bad) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
+	return whole(o, bad);
 }
 
 /* The updates of a clean replay; NULL when memory runs out. */
@@ -121,11 +126,7 @@ static json_t *updates_json(const rq_replay_result *res)
 		    updates, json_pack("{s:o, s:o, s:o}", "ref", rq_result_json_bytes(u->ref),
 				       "old", oid_json(&u->old_id), "new", oid_json(&u->new_id)));
 	}
-	if (bad) {
-		json_decref(updates);
-		return NULL;
-	}
-	return updates;
+	return whole(updates, bad);
 }
 
 /* The commit that conflicted and its paths with their kinds. */
@@ -139,10 +140,8 @@ static json_t *conflict_json(const rq_replay_result *res)
 		    paths,
 		    json_pack("{s:o, s:s}", "path", rq_result_json_bytes(res->conflicts.v[i].path),
 			      "kind", rq_conflict_kind_name(res->conflicts.v[i].kind)));
-	if (bad) {
-		json_decref(paths);
+	if (!whole(paths, bad))
 		return NULL;
-	}
 	return json_pack("{s:o, s:o}", "commit", oid_json(&res->conflict_commit), "paths", paths);
 }
 
@@ -167,11 +166,7 @@ json_t *rq_result_to_json(const rq_replay_result *res, int rc, const rq_error *e
 		    json_pack("{s:s, s:o}", "code", err ? rq_qerror_name(err->code) : "internal",
 			      "message", rq_result_json_bytes(err ? err->msg : "unknown error")));
 	bad |= json_object_set_new(o, "stats", stats_json(&res->stats));
-	if (bad) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
+	return whole(o, bad);
 }
 
 char *rq_result_error_text(const char *id, const char *repo, rq_code code, const char *msg,
