@@ -38,14 +38,14 @@ GEN_SRC=$BENCH/gen/corpus.c
 GEN_BIN=$WORK/bin/corpus
 build_gen() {
 	mkdir -p "$WORK/bin"
-	if [ ! -x "$GEN_BIN" ] || [ "$GEN_SRC" -nt "$GEN_BIN" ]; then
+	if [ ! -x "$GEN_BIN" ] || [ "$GEN_SRC" -nt "$GEN_BIN" ] || [ "$BENCH/gen/rng.h" -nt "$GEN_BIN" ]; then
 		${CC:-cc} -O2 -std=c11 -Wall -Wextra -D_DEFAULT_SOURCE -o "$GEN_BIN.tmp" "$GEN_SRC"
 		mv "$GEN_BIN.tmp" "$GEN_BIN"
 	fi
 }
 # (of the source without white space: reformatting keeps the corpora)
 gen_version() {
-	tr -d ' \t\n' <"$GEN_SRC" | sha1sum | cut -c1-12
+	cat "$GEN_SRC" "$BENCH/gen/rng.h" | tr -d ' \t\n' | sha1sum | cut -c1-12
 }
 
 # corpus_import DIR STAMP GENERATOR-ARGS...: (re)creates the bare repository

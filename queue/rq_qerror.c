@@ -15,5 +15,5 @@ const char *rq_qerror_name(rq_code code)
 {
 	if (code >= RQ_E_CORE_END && code < RQ_E_QUEUE_END)
 		return queue_names[code - RQ_E_CORE_END];
-	return rq_code_name(code);
+	return rq_error_code_name(code);
 }

@@ -86,7 +86,7 @@ static void cli_init(replay_cli *c)
 	/* revision-walk options go to the engine, which judges them */
 	c->spec.flags = RQ_OPT_KEEP_UNKNOWN | RQ_OPT_KEEP_DASHDASH;
 	c->spec.unknown_takes_value = rq_revfilter_wants_value; /* "--author Bob" */
-	c->spec.help_status = RQ_OPT_USAGE_STATUS;
+	c->spec.help_status = 0; /* git 2.55 replay -h: the usage on stdout, exit 0 */
 }
 
 /* The option values that need no repository: 0, or an exit status. */

@@ -35,26 +35,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rng.h"
+
 #define HISTORY	     400
 #define MAIN_COMMITS 300
 #define BLOCK	     64
 #define T0	     1600000000L
 #define NMODS	     40
-
-static uint64_t rng_state;
-static uint64_t rnd(void)
-{
-	/* splitmix64 */
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static uint32_t rndn(uint32_t n)
-{
-	return (uint32_t)(rnd() % n);
-}
 
 static void *xrealloc(void *p, size_t n)
 {

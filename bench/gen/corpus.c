@@ -22,25 +22,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rng.h"
+
 #define NLINES	       8
 #define TOPIC_COMMITS  50
 #define MAIN_COMMITS   300
 #define BRANCH_COMMITS 3
 #define T0	       1700000000L
-
-static uint64_t rng_state;
-static uint64_t rnd(void)
-{
-	/* splitmix64 */
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-static uint32_t rndn(uint32_t n)
-{
-	return (uint32_t)(rnd() % n);
-}
 
 static const char *const words[16] = {"alpha", "bravo",	   "charlie", "delta",	"echo", "foxtrot",
 				      "golf",  "hotel",	   "india",   "juliet", "kilo", "lima",

@@ -77,7 +77,7 @@ int rq_error_git_corrupt(rq_error *err)
 	return 0;
 }
 
-const char *rq_code_name(rq_code code)
+const char *rq_error_code_name(rq_code code)
 {
 	if (code < 0 || code >= RQ_E_CORE_END || !code_names[code])
 		return "internal";

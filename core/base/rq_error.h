@@ -83,6 +83,6 @@ int rq_error_git_corrupt(rq_error *err);
 
 /* Stable snake_case name of a core code ("bad_revision", ...); "internal"
  * for any other value (queue/rq_qerror.h names the queue's codes). */
-const char *rq_code_name(rq_code code);
+const char *rq_error_code_name(rq_code code);
 
 #endif

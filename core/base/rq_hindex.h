@@ -54,6 +54,16 @@ static inline size_t rq_hindex_hash_str(const char *s)
 	return (size_t)h;
 }
 
+/* The same hash over n bytes (a line of a file, a key with no NUL). */
+static inline uint64_t rq_hindex_hash_bytes(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	uint64_t h = 1469598103934665603ull;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 1099511628211ull;
+	return h;
+}
+
 /*
  * The slot count to grow to before one more entry is added (the table is
  * kept at most half full; the first table has min_slots, a power of two),

@@ -398,7 +398,7 @@ static void report_failure(rq_buf *b, const worker_failure *wf)
  * report what happened, exit. */
 static void child_run(rq_parallel *p, const rq_parallel_job *job, const plan *pl)
 {
-	size_t mark = rq_odb_tmpdir_mark(job->objdir);
+	size_t mark = rq_odb_tmpdir_mark(job->tmpdir);
 	rq_buf b = {0};
 	worker_failure wf = {.fail = SIZE_MAX};
 	unsigned char *did = calloc(job->n + 1, 1);
@@ -415,7 +415,7 @@ static void child_run(rq_parallel *p, const rq_parallel_job *job, const plan *pl
 	/* my new objects go to the parent through the temporary directory;
 	 * not when the replay fails, here or in another worker already */
 	if (r == 0 && wf.fail == SIZE_MAX && atomic_load(&p->page->fail) == SIZE_MAX &&
-	    rq_odb_tmpdir_save_part(job->objdir, mark, p->self, &err) < 0)
+	    rq_odb_tmpdir_save_part(job->tmpdir, mark, p->self, &err) < 0)
 		r = -1;
 	report_picks(&b, job, did);
 	report_counts(&b, job);
@@ -686,7 +686,7 @@ static int decide(rq_parallel *p, const rq_parallel_job *job, verdict *v, rq_par
 	}
 	for (int c = 1; c <= p->parent.n; c++)
 		if (p->parent.ch[c].done &&
-		    rq_odb_tmpdir_load_part(job->objdir, (unsigned)c, err) < 0)
+		    rq_odb_tmpdir_load_part(job->tmpdir, (unsigned)c, err) < 0)
 			return -1;
 	return 0;
 }
@@ -696,7 +696,7 @@ static int decide(rq_parallel *p, const rq_parallel_job *job, verdict *v, rq_par
 static int parent_run(rq_parallel *p, const rq_parallel_job *job, const plan *pl, verdict *v,
 		      rq_error *err)
 {
-	size_t mark = rq_odb_tmpdir_mark(job->objdir);
+	size_t mark = rq_odb_tmpdir_mark(job->tmpdir);
 	unsigned char *did = calloc(job->n + 1, 1);
 	int rc = -1;
 
@@ -709,7 +709,7 @@ static int parent_run(rq_parallel *p, const rq_parallel_job *job, const plan *pl
 	/* a failure to compress counts only if no pick failed (a child's
 	 * report may still bring one): --jobs=1 would have reported that */
 	if (v->first.fail == SIZE_MAX && atomic_load(&p->page->fail) == SIZE_MAX &&
-	    rq_odb_tmpdir_encode(job->objdir, mark, &v->other) < 0)
+	    rq_odb_tmpdir_encode(job->tmpdir, mark, &v->other) < 0)
 		v->has_other = 1;
 	rc = gather(p, job, v, err);
 out:

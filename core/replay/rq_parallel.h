@@ -65,7 +65,7 @@ typedef struct rq_parallel_job {
 	/* the commit map: the new commit and tree of every commit picked, by
 	 * any worker, once rq_parallel_run() returns 0 */
 	git_oid *new_ids, *new_trees;
-	rq_odb_tmpdir *objdir;
+	rq_odb_tmpdir *tmpdir;
 	const volatile int *cancel; /* set to stop (RQ_E_INTERRUPTED) */
 } rq_parallel_job;
 

@@ -565,7 +565,7 @@ static int pick_parallel(replay *rp, const size_t *group, size_t ngroups)
 	    .arg = rp,
 	    .new_ids = rp->new_ids,
 	    .new_trees = rp->new_trees,
-	    .objdir = rp->tmpdir,
+	    .tmpdir = rp->tmpdir,
 	    .cancel = rp->opts->cancel,
 	};
 	rq_parallel_outcome out;

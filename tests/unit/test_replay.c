@@ -159,7 +159,7 @@ static void run(tu_repo *r, const rq_replay_opts *o, rq_replay_result *res, int 
 	rc = rq_replay_run(tu_repo_open(r), o, res, &err);
 	if (rc != want_rc)
 		fail_msg("rq_replay_run returned %d, want %d: %s (%s)", rc, want_rc, err.msg,
-			 rq_code_name(err.code));
+			 rq_error_code_name(err.code));
 	assert_no_litter(r);
 }
 
@@ -172,10 +172,10 @@ static void run_fails(tu_repo *r, const rq_replay_opts *o, rq_code code)
 	rq_error_clear(&err);
 	memset(&res, 0x5a, sizeof(res));
 	if (rq_replay_run(tu_repo_open(r), o, &res, &err) != -1)
-		fail_msg("rq_replay_run succeeded, want %s", rq_code_name(code));
+		fail_msg("rq_replay_run succeeded, want %s", rq_error_code_name(code));
 	if (err.code != code)
-		fail_msg("code %s, want %s (%s)", rq_code_name(err.code), rq_code_name(code),
-			 err.msg);
+		fail_msg("code %s, want %s (%s)", rq_error_code_name(err.code),
+			 rq_error_code_name(code), err.msg);
 	assert_true(strlen(err.msg) > 0);
 	assert_int_equal(res.nupdates, 0);
 	assert_null(res.updates);

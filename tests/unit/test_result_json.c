@@ -291,7 +291,7 @@ static void test_code_names(void **state)
 		json_t *o;
 		assert_string_equal(rq_qerror_name(names[i].code), names[i].name);
 		/* the core names its own codes and no other */
-		assert_string_equal(rq_code_name(names[i].code),
+		assert_string_equal(rq_error_code_name(names[i].code),
 				    names[i].code < RQ_E_CORE_END ? names[i].name : "internal");
 		if (names[i].code == RQ_OK)
 			continue;
@@ -312,7 +312,7 @@ static void test_code_names(void **state)
 			assert_string_not_equal(n, rq_qerror_name(j));
 	}
 	assert_string_equal(rq_qerror_name(RQ_E_QUEUE_END), "internal");
-	assert_string_equal(rq_code_name(RQ_E_CORE_END), "internal");
+	assert_string_equal(rq_error_code_name(RQ_E_CORE_END), "internal");
 	assert_string_equal(rq_qerror_name(-1), "internal");
 	assert_string_equal(rq_qerror_name(1000), "internal");
 }

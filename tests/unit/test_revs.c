@@ -134,7 +134,7 @@ static void check_resolve_fails(const char *expr, rq_code code)
 		fail_msg("rq_revs_resolve_commit(%s) succeeded", expr);
 	if (err.code != code)
 		fail_msg("rq_revs_resolve_commit(%s): code %s, want %s (%s)", expr,
-			 rq_code_name(err.code), rq_code_name(code), err.msg);
+			 rq_error_code_name(err.code), rq_error_code_name(code), err.msg);
 	assert_true(strlen(err.msg) > 0);
 }
 
@@ -442,7 +442,7 @@ static void check_parse_fails(const char *const *args, size_t nargs, rq_code cod
 		fail_msg("rq_revs_parse(%s) succeeded", args[nargs - 1]);
 	if (err.code != code)
 		fail_msg("rq_revs_parse(%s): code %s, want %s (%s)", args[nargs - 1],
-			 rq_code_name(err.code), rq_code_name(code), err.msg);
+			 rq_error_code_name(err.code), rq_error_code_name(code), err.msg);
 	/* left empty */
 	assert_int_equal(revs.n, 0);
 	assert_null(revs.v);

@@ -155,8 +155,8 @@ static void check_walk_fails(tu_repo *r, const char *const *args, size_t nargs, 
 	memset(&w, 0x5a, sizeof(w));
 	assert_int_equal(rq_walk_run(tu_repo_open(r), &revs, 0, max_commits, &w, &err), -1);
 	if (err.code != code)
-		fail_msg("code %s, want %s (%s)", rq_code_name(err.code), rq_code_name(code),
-			 err.msg);
+		fail_msg("code %s, want %s (%s)", rq_error_code_name(err.code),
+			 rq_error_code_name(code), err.msg);
 	assert_true(strlen(err.msg) > 0);
 	/* the result is left empty */
 	assert_null(w.commits);

@@ -85,16 +85,11 @@ static int split_lines(rq_xdiff_file *f, const char *p, long n)
 	return 0;
 }
 
-/* 64-bit FNV-1a over a line: only used to find the line's class, so any
- * good hash does (rq_hindex's string hash wants a terminated string). */
+/* A line's hash: only used to find the line's class, so any good hash
+ * does; the one hash of the project (rq_hindex). */
 static uint64_t line_hash(const char *p, long n)
 {
-	uint64_t h = 1469598103934665603ull;
-	for (long i = 0; i < n; i++) {
-		h ^= (unsigned char)p[i];
-		h *= 1099511628211ull;
-	}
-	return h;
+	return rq_hindex_hash_bytes(p, (size_t)n);
 }
 
 /* Free one side's arrays (the records point into the caller's buffer). */
