@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Links and runs with the static libgit2 and core/base/rq_git2_nonet.c. */
 #include <git2.h>
 
