@@ -4,6 +4,7 @@
  * rq_revfilter: rev-list's commit filters and counts for a replay.
  */
 #include "rq_revfilter.h"
+#include "rq_approxidate.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -83,25 +84,37 @@ static int number(const char *s, const char *opt, long *out, rq_error *err)
 	return 1;
 }
 
-/* A date git would take; replayq takes git's own formats (an epoch,
- * "@<epoch>", ISO 8601, RFC 2822), not approximate ones ("2 weeks ago"). */
-static int date_value(const char *s, const char *opt, int64_t *out, rq_error *err)
+/* A date git would take: its own formats (an epoch, "@<epoch>", ISO 8601,
+ * RFC 2822), else an approximate one read as git's approxidate reads it.
+ * A string with no word git's approxidate knows is refused (git would
+ * take it as "now"). */
+static int date_value(const rq_revfilter *f, const char *s, const char *opt, int64_t *out,
+		      rq_error *err)
 {
 	int tz;
 	rq_error e;
 	char buf[64];
+	const char *given = s;
 
 	if (*s && strspn(s, "0123456789") == strlen(s) && strlen(s) < 20) {
 		snprintf(buf, sizeof(buf), "@%s +0000", s);
 		s = buf;
 	}
-	if (rq_ident_parse_date(s, out, &tz, &e) < 0)
+	if (rq_ident_parse_date(s, out, &tz, &e) == 0) {
+		if (!*out)
+			*out = 1; /* 0 means "not given" */
+		return 1;
+	}
+	if (f->absolute_dates)
 		return rq_error_set(err, RQ_E_USAGE,
-				    "option '%s': cannot read the date '%.64s' (replayq takes an "
-				    "epoch, ISO 8601 or RFC 2822 date, not an approximate one)",
-				    opt, s);
+				    "option '%s': '%.64s' is not an absolute date (an epoch, ISO "
+				    "8601 or RFC 2822 date)",
+				    opt, given);
+	if (rq_approxidate(given, rq_approxidate_now(), out) < 0)
+		return rq_error_set(err, RQ_E_USAGE, "option '%s': cannot read the date '%.64s'",
+				    opt, given);
 	if (!*out)
-		*out = 1; /* 0 means "not given" */
+		*out = 1;
 	return 1;
 }
 
@@ -176,9 +189,9 @@ int rq_revfilter_option(rq_revfilter *f, const char *a, rq_error *err)
 		return list_add(&f->ancestry, &f->nancestry, v, err);
 	}
 	if ((v = value_of(a, "--since")) || (v = value_of(a, "--after")))
-		return date_value(v, "--since", &f->since, err);
+		return date_value(f, v, "--since", &f->since, err);
 	if ((v = value_of(a, "--until")) || (v = value_of(a, "--before")))
-		return date_value(v, "--until", &f->until, err);
+		return date_value(f, v, "--until", &f->until, err);
 	if ((v = value_of(a, "--max-count")))
 		return number(v, "--max-count", &f->max_count, err);
 	if ((v = value_of(a, "--skip")))

@@ -8,8 +8,8 @@
  * The options a replay's user would use are taken here: which commits
  * (--first-parent, --ancestry-path[=<commit>], --no-merges, --merges,
  * --author, --committer, --grep, --invert-grep, --all-match, -i, -E, -F,
- * --since/--after,
- * --until/--before), how many (--max-count/-n/-<n>, --skip), and the
+ * --since/--after, --until/--before: git's date formats and its
+ * approximate dates, core/base/rq_approxidate), how many (--max-count/-n/-<n>, --skip), and the
  * orders git accepts and then overrides (--topo-order silently,
  * --date-order, --author-date-order and --reverse with git's warning), and
  * pathspecs after "--" (a path, a directory prefix, or a glob whose '*'
@@ -44,6 +44,10 @@ typedef struct rq_revfilter {
 	int icase, invert_grep, all_match;
 	int syntax; /* 0: basic regexps (git's default), 'E' extended, 'F' fixed strings */
 	int64_t since, until; /* committer dates; 0: not given */
+	/* approximate dates ("2.weeks.ago", rq_approxidate) are read against
+	 * now; with absolute_dates they are refused (a job retried later must
+	 * select the same commits) */
+	int absolute_dates;
 	int warn_sort, warn_reverse;
 	char **paths; /* pathspecs (after "--"): a commit that changes none is left out */
 	size_t npaths;

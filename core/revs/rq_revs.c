@@ -815,6 +815,7 @@ int rq_revs_option_valid(const char *a)
 		if (!strncmp(a, valued[i], strlen(valued[i])))
 			return 1;
 	rq_revfilter_init(&f);
+	f.absolute_dates = 1; /* a job's dates: the same commits on every retry */
 	r = rq_revfilter_option(&f, a, &e);
 	if (r == 1)
 		r = rq_revfilter_ready(&f, &e) == 0;

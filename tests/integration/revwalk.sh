@@ -50,7 +50,7 @@ CASES=("--branches ^main" "--exclude=m --branches ^main" "--all --not main" "--b
 	"--merges main..m" "--ancestry-path main~1..t1" "--ancestry-path side..m"
 	"--ancestry-path=t1~1 main..t1" "--topo-order main..t1" "--date-order main..t1"
 	"--reverse --author-date-order main..t1" "--contained --branches ^main"
-	"--simplify-by-decoration main..t1" "--grep=[ main..t1" "--since=yesterday main..t1"
+	"--simplify-by-decoration main..t1" "--grep=[ main..t1" "--since=garbage main..t1"
 	"--max-count=x main..t1" "--bogus main..t1" "-E --grep=t1.(c|e) main..t1" "-F --grep=t1. main..t1"
 	"--all-match --grep=t1 --grep=e main..t1" "--grep=t1 --grep=e main..t1"
 	"main..t1 -- a" "main..t1 -- z" "--ref=refs/heads/p main..t1 -- a" "main..t1 -- c"
@@ -80,9 +80,10 @@ if upstream_git; then
 		# shellcheck disable=SC2086
 		run_rq -C "$R" replay --ref-action=print --onto main $c
 		case $c in
-		--simplify-by-decoration* | --grep=\[* | --since=yesterday* | --max-count=x*)
-			# not taken (approximate dates, this option) or refused with
-			# replayq's own words: an error, never a different replay
+		--simplify-by-decoration* | --grep=\[* | --since=garbage* | --max-count=x*)
+			# not taken (this option; a date with no word git knows,
+			# which git reads as "now") or refused with replayq's own
+			# words: an error, never a different replay
 			check "$c: refused" test "$RC" -ne 0
 			check_eq "$c: nothing printed" "" "$OUT"
 			continue
@@ -103,6 +104,21 @@ if upstream_git; then
 		check_eq "t1 checked out, $c: as upstream's" "$wrc $want $(cat "$T/g.err")" "$RC $OUT $ERR"
 	done
 	git -C "$R" checkout -q main
+	# approximate dates, against a "now" a day and 30 s after t1's first
+	# commit (GIT_TEST_DATE_NOW, which both read): "yesterday" falls
+	# between its first and second commit
+	now=$(($(git -C "$R" log -1 --format=%ct t1~2) + 86400 + 30))
+	for c in "--since=yesterday main..t1" "--since=1.day.ago main..t1" "--until=yesterday main..t1" \
+		"--since=24.hours.ago --until=23.hours.58.minutes.ago main..t1" "--since=2.days.ago main..t1" \
+		"--since=last.week --branches ^main" "--ref=refs/heads/p --until=1440.minutes.ago main..t1"; do
+		# shellcheck disable=SC2086
+		want=$(GIT_TEST_DATE_NOW=$now "$UPSTREAM_GIT" -C "$R" replay --ref-action=print --onto main $c 2>"$T/g.err")
+		wrc=$?
+		# shellcheck disable=SC2086
+		GIT_TEST_DATE_NOW=$now run_rq -C "$R" replay --ref-action=print --onto main $c
+		check_eq "$c (approximate): as upstream's" "$wrc $want $(cat "$T/g.err")" "$RC $OUT $ERR"
+	done
+	check "the approximate dates select some commits and leave others out" test -n "$want"
 fi
 # a pathspec keeps the commits that change it (no oracle needed)
 git -C "$R" checkout -q t1
