@@ -35,6 +35,7 @@
 #include "rq_queue.h"
 #include "rq_result_json.h"
 #include "stop.h"
+#include "worker_metrics.h"
 
 /* how long past its BLOCK time a read may go unanswered */
 #define RQ_WORKER_READ_SLACK_MS 5000
@@ -87,7 +88,8 @@ typedef struct worker_state {
 	task **running;
 	int nrunning_cap;
 	unsigned long done_ok, done_conflict, done_error;
-	char *redis_url; /* --redis, its password blanked in argv */
+	char *redis_url;	    /* --redis, its password blanked in argv */
+	rq_worker_metrics *metrics; /* --metrics-listen; NULL: none */
 } worker_state;
 
 static void task_free(task *t)
@@ -164,6 +166,9 @@ static void count_done(worker_state *w, const task *t, int duplicate, const char
 		json_object_set_new(f, "dead_letter", json_string(dead_reason));
 	add_result_fields(f, t->result);
 	rq_log(RQ_LOG_INFO, "job done", f);
+	rq_worker_metrics_job_done(
+	    w->metrics, t->status, t->result,
+	    t->started ? (double)(rq_clock_mono_ms() - t->started) / 1000 : 0, dead_reason != NULL);
 	if (!strcmp(t->status, "ok"))
 		w->done_ok++;
 	else if (!strcmp(t->status, "conflict"))
@@ -315,6 +320,7 @@ static void on_done(void *arg, void *ctx, const char *result, const char *status
 		if (rq_queue_note_attempt(w->q, t->id, result, &err) < 0)
 			rq_log(RQ_LOG_WARN, "cannot record the attempt",
 			       json_pack("{s:s}", "error", err.msg));
+		rq_worker_metrics_retry(w->metrics, result);
 		task_free(t);
 		return;
 	}
@@ -671,7 +677,7 @@ static void drop_running(void *arg, void *ctx)
 
 /* The options of worker. */
 typedef struct worker_cli {
-	const char *redis, *queue, *name, *visibility, *max_deliveries, *grace;
+	const char *redis, *queue, *name, *visibility, *max_deliveries, *grace, *metrics_listen;
 	rq_pool_cli pool;
 } worker_cli;
 
@@ -679,7 +685,7 @@ static const char worker_synopsis[] =
     "usage: replayq worker [--redis=URL] [--queue=Q] --repo-root=DIR [--jobs=N] [--name=ID]\n"
     "                      [--visibility-timeout=S] [--max-deliveries=N] [--grace=S]\n"
     "                      [--memory-limit=MB] [--alternates=root|any]\n"
-    "                      [--log-level=debug|info|warn|error]\n";
+    "                      [--log-level=debug|info|warn|error] [--metrics-listen=HOST:PORT]\n";
 
 static const char worker_footer[] =
     "environment, too: REPLAYQ_REDIS_PASSWORD, REPLAYQ_REDIS_PASSWORD_FILE,\n"
@@ -702,6 +708,10 @@ static int worker_parse(int argc, char **argv, worker_cli *c, int *status)
 	    RQ_OPT_STRING_ENV("grace", &c->grace, "<s>",
 			      "after SIGTERM, how long running jobs may finish (30)",
 			      "REPLAYQ_GRACE"),
+	    RQ_OPT_STRING_ENV("metrics-listen", &c->metrics_listen, "<host:port>",
+			      "serve Prometheus metrics on GET /metrics there\n"
+			      "(127.0.0.1:9187; :9187: every address)",
+			      "REPLAYQ_METRICS_LISTEN"),
 	    RQ_OPT_END};
 	const rq_opt_spec spec = {.usage = worker_synopsis, .opts = opts, .footer = worker_footer};
 	const char *file;
@@ -759,6 +769,7 @@ static void worker_free(worker_state *w, rq_redis *r, rq_redis *rr)
 	rq_redis_free(rr);
 	free(w->running);
 	free(w->redis_url);
+	rq_worker_metrics_free(w->metrics);
 }
 
 /* Create the group, waiting for a server that is not ready yet; -1 on an
@@ -879,6 +890,7 @@ static int worker_timers(worker_state *w, long long now)
 		/* often enough that no one reclaims a job we run */
 		w->next_beat = now + (w->visibility_ms / 3 < 2000 ? w->visibility_ms / 3 : 2000);
 	}
+	rq_worker_metrics_read_queue(w->metrics, rq_queue_redis(w->q), now);
 	flush_waiting(w);
 	if (w->drain_deadline || w->waiting || w->reading || rq_pool_idle_count(w->pool) == 0)
 		return 0;
@@ -915,7 +927,7 @@ static int worker_timeout(const worker_state *w, long long now)
  */
 static void worker_loop(worker_state *w)
 {
-	int cap = 2 * w->nrunning_cap + 2;
+	int cap = 2 * w->nrunning_cap + 2 + RQ_WORKER_METRICS_POLLFDS;
 	struct pollfd *pfd = calloc((size_t)cap, sizeof(*pfd));
 
 	if (!pfd) {
@@ -924,7 +936,7 @@ static void worker_loop(worker_state *w)
 	}
 	for (;;) {
 		long long now = rq_clock_mono_ms();
-		int n = 0, timeout, rd = -1;
+		int n = 0, timeout, rd = -1, m0;
 		if (worker_timers(w, now))
 			break;
 		timeout = worker_timeout(w, rq_clock_mono_ms());
@@ -935,6 +947,8 @@ static void worker_loop(worker_state *w)
 						   .events = POLLIN};
 		}
 		n += rq_pool_pollfds(w->pool, pfd + n, cap - n, &timeout);
+		m0 = n; /* the metrics endpoint's, last */
+		n += rq_worker_metrics_pollfds(w->metrics, pfd + n, cap - n, &timeout);
 		if (poll(pfd, (nfds_t)n, timeout) > 0) {
 			if (pfd[0].revents & POLLIN)
 				rq_stop_drain();
@@ -942,6 +956,7 @@ static void worker_loop(worker_state *w)
 				worker_recv_read(w);
 		}
 		rq_pool_process(w->pool, on_done, w);
+		rq_worker_metrics_process(w->metrics, pfd + m0, n - m0);
 	}
 	free(pfd);
 }
@@ -1012,6 +1027,34 @@ static int worker_redis_url(worker_cli *c, worker_state *w)
 	return 0;
 }
 
+/* --metrics-listen: listen now, so that a bad or taken address stops the
+ * worker before it takes any job: 0, or -1 with the exit status in
+ * *status (said). */
+static int worker_metrics_listen(const worker_cli *c, worker_state *w, int *status)
+{
+	rq_error err;
+
+	if (!c->metrics_listen)
+		return 0;
+	if (rq_worker_metrics_open(&w->metrics, c->metrics_listen, &err) == 0)
+		return 0;
+	fprintf(stderr, "%s: --metrics-listen: %s\n", err.code == RQ_E_USAGE ? "error" : "fatal",
+		err.msg);
+	*status = err.code == RQ_E_USAGE ? RQ_OPT_USAGE_STATUS : 128;
+	return -1;
+}
+
+/* Connected: the metrics know the queue, the pool and the connections. */
+static void worker_metrics_start(worker_state *w, rq_redis *r, rq_redis *rr)
+{
+	if (!w->metrics)
+		return;
+	rq_worker_metrics_watch(w->metrics, rq_queue_name(w->q), w->nrunning_cap, w->pool, r, rr);
+	rq_log(RQ_LOG_INFO, "metrics listening",
+	       json_pack("{s:s, s:s}", "address", rq_worker_metrics_address(w->metrics), "path",
+			 "/metrics"));
+}
+
 /* Options, the worker's name, logging, the pool, the list of running
  * tasks: 0, or -1 with the exit status in *status. */
 static int worker_setup(int argc, char **argv, worker_cli *c, worker_state *w, int *status)
@@ -1025,7 +1068,7 @@ static int worker_setup(int argc, char **argv, worker_cli *c, worker_state *w, i
 	if (rq_pool_cli_number(c->visibility, 60, 1, 86400, "visibility-timeout", &vis) < 0 ||
 	    rq_pool_cli_number(c->max_deliveries, 3, 1, 1000, "max-deliveries", &maxd) < 0 ||
 	    rq_pool_cli_number(c->grace, 30, 0, 86400, "grace", &grace) < 0 ||
-	    worker_name(c, w) < 0)
+	    worker_name(c, w) < 0 || worker_metrics_listen(c, w, status) < 0)
 		return -1;
 	*status = 128;
 	if (worker_redis_url(c, w) < 0)
@@ -1072,6 +1115,7 @@ int cmd_worker(int argc, char **argv)
 		return 128;
 	}
 	rq_janitor_start(c.pool.root);
+	worker_metrics_start(&w, r, rr);
 	rq_log(RQ_LOG_INFO, "worker started",
 	       json_pack("{s:s, s:s, s:i, s:I, s:b}", "queue", rq_queue_name(w.q), "repo_root",
 			 c.pool.root, "jobs", w.nrunning_cap, "visibility_s",

@@ -1,0 +1,344 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * worker_metrics: the worker's metrics and their endpoint (see
+ * worker_metrics.h). The parts: the families; what a settled job adds;
+ * the queue's lag and pending count from Redis; the scrape.
+ */
+#include "worker_metrics.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics.h"
+
+/* how often the queue's lag and pending count are read, and after a
+ * failure */
+#define QUEUE_READ_MS  2000
+#define QUEUE_RETRY_MS 10000
+#define LABEL_MAX      32
+
+struct rq_worker_metrics {
+	rq_metrics *reg;
+	rq_http *http;
+	rq_metrics_family *jobs, *retries, *dead, *duration, *phases, *picks, *objects, *bytes;
+	rq_metrics_family *running, *capacity, *reconnects, *lag, *pending;
+	char queue[128]; /* "" until watched */
+	int capacity_n;
+	const rq_pool *pool;
+	const rq_redis *redis[2];
+	long long next_queue_read;
+};
+
+/* A job's time, from milliseconds to an hour (timeout_ms is at most 1 h). */
+static const double job_bounds[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1,    2.5,
+				    5,	   10,	 30,	60,   120, 300,	 600, 1800, 3600};
+/* A phase's time: from a millisecond. */
+static const double phase_bounds[] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+				      0.5,   1,	     2.5,   5,	  10,	 30,   60,  300};
+
+#define NB(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ===================== the families ===================== */
+
+static int add_families(rq_worker_metrics *wm)
+{
+	const struct {
+		rq_metrics_family **slot;
+		const char *name, *help;
+		rq_metrics_type type;
+		const double *bounds;
+		size_t nbounds;
+	} specs[] = {
+	    {&wm->jobs, "replayq_jobs_total",
+	     "Jobs finished by this worker, by final status (and error code).", RQ_METRICS_COUNTER,
+	     NULL, 0},
+	    {&wm->retries, "replayq_job_retries_total",
+	     "Failed deliveries left unacknowledged for a retry, by error code.",
+	     RQ_METRICS_COUNTER, NULL, 0},
+	    {&wm->dead, "replayq_dead_letters_total", "Jobs this worker dead-lettered.",
+	     RQ_METRICS_COUNTER, NULL, 0},
+	    {&wm->duration, "replayq_job_duration_seconds",
+	     "Time from the read of a job to its stored result.", RQ_METRICS_HISTOGRAM, job_bounds,
+	     NB(job_bounds)},
+	    {&wm->phases, "replayq_job_phase_duration_seconds",
+	     "Time of each phase a job's result reports (stats.ms).", RQ_METRICS_HISTOGRAM,
+	     phase_bounds, NB(phase_bounds)},
+	    {&wm->picks, "replayq_picks_total", "Commits picked (replayed) by finished jobs.",
+	     RQ_METRICS_COUNTER, NULL, 0},
+	    {&wm->objects, "replayq_objects_written_total",
+	     "Objects written by finished jobs (into their packs).", RQ_METRICS_COUNTER, NULL, 0},
+	    {&wm->bytes, "replayq_pack_written_bytes_total",
+	     "Bytes of the packs finished jobs wrote.", RQ_METRICS_COUNTER, NULL, 0},
+	    {&wm->running, "replayq_jobs_running", "Jobs running now in this worker's children.",
+	     RQ_METRICS_GAUGE, NULL, 0},
+	    {&wm->capacity, "replayq_pool_capacity", "Jobs this worker runs at once (--jobs).",
+	     RQ_METRICS_GAUGE, NULL, 0},
+	    {&wm->reconnects, "replayq_redis_reconnects_total",
+	     "Reconnects of this worker's Redis connections.", RQ_METRICS_COUNTER, NULL, 0},
+	    {&wm->lag, "replayq_queue_lag",
+	     "Jobs in the queue not yet delivered to any worker (XINFO GROUPS lag).",
+	     RQ_METRICS_GAUGE, NULL, 0},
+	    {&wm->pending, "replayq_queue_pending",
+	     "Jobs delivered and not acknowledged yet (XINFO GROUPS pending).", RQ_METRICS_GAUGE,
+	     NULL, 0},
+	};
+
+	for (size_t i = 0; i < NB(specs); i++)
+		if (!(*specs[i].slot =
+			  rq_metrics_family_add(wm->reg, specs[i].name, specs[i].help,
+						specs[i].type, specs[i].bounds, specs[i].nbounds)))
+			return -1;
+	return 0;
+}
+
+static void on_request(void *arg, const char *method, const char *path, rq_http_response *res);
+
+int rq_worker_metrics_open(rq_worker_metrics **out, const char *addr, rq_error *err)
+{
+	rq_worker_metrics *wm = calloc(1, sizeof(*wm));
+
+	*out = NULL;
+	if (!wm || !(wm->reg = rq_metrics_new()) || add_families(wm) < 0) {
+		rq_worker_metrics_free(wm);
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	}
+	if (rq_http_listen(&wm->http, addr, on_request, wm, err) < 0) {
+		rq_worker_metrics_free(wm);
+		return -1;
+	}
+	*out = wm;
+	return 0;
+}
+
+void rq_worker_metrics_free(rq_worker_metrics *wm)
+{
+	if (!wm)
+		return;
+	rq_http_free(wm->http);
+	rq_metrics_free(wm->reg);
+	free(wm);
+}
+
+const char *rq_worker_metrics_address(const rq_worker_metrics *wm)
+{
+	return rq_http_address(wm->http);
+}
+
+void rq_worker_metrics_watch(rq_worker_metrics *wm, const char *queue, int capacity,
+			     const rq_pool *pool, const rq_redis *r1, const rq_redis *r2)
+{
+	if (!wm)
+		return;
+	snprintf(wm->queue, sizeof(wm->queue), "%s", queue);
+	wm->capacity_n = capacity;
+	wm->pool = pool;
+	wm->redis[0] = r1;
+	wm->redis[1] = r2;
+	/* the series a dashboard reads from the start, at 0 */
+	const char *ok[] = {"queue", wm->queue, "status", "ok", NULL};
+	const char *conflict[] = {"queue", wm->queue, "status", "conflict", NULL};
+	const char *q[] = {"queue", wm->queue, NULL};
+	rq_metrics_touch(wm->jobs, ok);
+	rq_metrics_touch(wm->jobs, conflict);
+	rq_metrics_touch(wm->dead, q);
+	rq_metrics_touch(wm->duration, q);
+	rq_metrics_touch(wm->picks, q);
+	rq_metrics_touch(wm->objects, q);
+	rq_metrics_touch(wm->bytes, q);
+}
+
+/* ===================== a settled job ===================== */
+
+/* A name fit for a label value from a result ([a-z0-9_], at most
+ * LABEL_MAX bytes), else "other": a child's output decides no series. */
+static const char *label_word(const char *s)
+{
+	size_t n = s ? strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789_") : 0;
+
+	return s && n > 0 && n <= LABEL_MAX && !s[n] ? s : "other";
+}
+
+/* The error code of a result, or "unknown". */
+static const char *result_code(const json_t *r)
+{
+	const char *code = json_string_value(json_object_get(json_object_get(r, "error"), "code"));
+
+	return code ? label_word(code) : "unknown";
+}
+
+/* A counter += a non-negative integer member of stats. */
+static void add_stat(rq_metrics_family *f, const char *const *labels, const json_t *stats,
+		     const char *name)
+{
+	const json_t *v = json_object_get(stats, name);
+
+	if (json_is_integer(v) && json_integer_value(v) >= 0)
+		rq_metrics_add(f, labels, (double)json_integer_value(v));
+}
+
+/* What a result's stats add: picks, objects, bytes, phase times. */
+static void add_stats(rq_worker_metrics *wm, const json_t *stats)
+{
+	const char *q[] = {"queue", wm->queue, NULL};
+	const char *key;
+	json_t *v;
+
+	add_stat(wm->picks, q, stats, "picked");
+	add_stat(wm->objects, q, stats, "objects");
+	add_stat(wm->bytes, q, stats, "pack_bytes");
+	json_object_foreach(json_object_get(stats, "ms"), key, v)
+	{
+		const char *phase[] = {"queue", wm->queue, "phase", label_word(key), NULL};
+		if (json_is_number(v) && json_number_value(v) >= 0)
+			rq_metrics_observe(wm->phases, phase, json_number_value(v) / 1000.0);
+	}
+}
+
+void rq_worker_metrics_job_done(rq_worker_metrics *wm, const char *status, const char *result,
+				double seconds, int dead_lettered)
+{
+	json_t *r;
+	const char *q[] = {"queue", wm ? wm->queue : "", NULL};
+
+	if (!wm)
+		return;
+	r = result ? json_loads(result, 0, NULL) : NULL;
+	if (strcmp(status, "ok") && strcmp(status, "conflict")) {
+		const char *l[] = {"queue", wm->queue,	    "status", "error",
+				   "code",  result_code(r), NULL};
+		rq_metrics_add(wm->jobs, l, 1);
+	} else {
+		const char *l[] = {"queue", wm->queue, "status", status, NULL};
+		rq_metrics_add(wm->jobs, l, 1);
+	}
+	rq_metrics_observe(wm->duration, q, seconds > 0 ? seconds : 0);
+	if (dead_lettered)
+		rq_metrics_add(wm->dead, q, 1);
+	if (json_is_object(json_object_get(r, "stats")))
+		add_stats(wm, json_object_get(r, "stats"));
+	json_decref(r);
+}
+
+void rq_worker_metrics_retry(rq_worker_metrics *wm, const char *result)
+{
+	json_t *r;
+
+	if (!wm)
+		return;
+	r = result ? json_loads(result, 0, NULL) : NULL;
+	const char *l[] = {"queue", wm->queue, "code", result_code(r), NULL};
+	rq_metrics_add(wm->retries, l, 1);
+	json_decref(r);
+}
+
+/* ===================== the queue's lag and pending count ===================== */
+
+/* The integer after the field name in one group's flat list; -1 when it
+ * is missing or nil (Redis cannot tell the lag after some deletions). */
+static long long group_field(const redisReply *g, const char *name)
+{
+	for (size_t i = 0; i + 1 < g->elements; i += 2)
+		if (g->element[i]->type == REDIS_REPLY_STRING && !strcmp(g->element[i]->str, name))
+			return g->element[i + 1]->type == REDIS_REPLY_INTEGER
+				   ? g->element[i + 1]->integer
+				   : -1;
+	return -1;
+}
+
+/* The group "workers" in an XINFO GROUPS reply, or NULL. */
+static const redisReply *workers_group(const redisReply *rep)
+{
+	for (size_t i = 0; rep && rep->type == REDIS_REPLY_ARRAY && i < rep->elements; i++) {
+		const redisReply *g = rep->element[i];
+		for (size_t j = 0; g->type == REDIS_REPLY_ARRAY && j + 1 < g->elements; j += 2)
+			if (g->element[j]->type == REDIS_REPLY_STRING &&
+			    !strcmp(g->element[j]->str, "name") &&
+			    g->element[j + 1]->type == REDIS_REPLY_STRING &&
+			    !strcmp(g->element[j + 1]->str, "workers"))
+				return g;
+	}
+	return NULL;
+}
+
+/* When Redis cannot tell the lag: the stream's length less the pending
+ * entries (a finished job's entry is deleted), or -1. */
+static long long lag_from_length(rq_redis *r, const char *stream, long long pending)
+{
+	rq_error err;
+	redisReply *rep = rq_redis_cmdv(r, 0, &err, "XLEN", stream, NULL);
+	long long lag = -1;
+
+	if (rep && rep->type == REDIS_REPLY_INTEGER)
+		lag = rep->integer > pending ? rep->integer - pending : 0;
+	if (rep)
+		freeReplyObject(rep);
+	return lag;
+}
+
+void rq_worker_metrics_read_queue(rq_worker_metrics *wm, rq_redis *r, long long now_ms)
+{
+	char stream[160];
+	rq_error err;
+	redisReply *rep;
+	const redisReply *g;
+	long long pending, lag;
+
+	if (!wm || !wm->queue[0] || now_ms < wm->next_queue_read)
+		return;
+	wm->next_queue_read = now_ms + QUEUE_RETRY_MS;
+	snprintf(stream, sizeof(stream), "replayq:{%s}:jobs", wm->queue);
+	rep = rq_redis_cmdv(r, 0, &err, "XINFO", "GROUPS", stream, NULL);
+	if ((g = workers_group(rep)) && (pending = group_field(g, "pending")) >= 0) {
+		const char *q[] = {"queue", wm->queue, NULL};
+		lag = group_field(g, "lag");
+		if (lag < 0)
+			lag = lag_from_length(r, stream, pending);
+		rq_metrics_set(wm->pending, q, (double)pending);
+		if (lag >= 0)
+			rq_metrics_set(wm->lag, q, (double)lag);
+		wm->next_queue_read = now_ms + QUEUE_READ_MS;
+	}
+	if (rep)
+		freeReplyObject(rep);
+}
+
+/* ===================== the scrape ===================== */
+
+static void on_request(void *arg, const char *method, const char *path, rq_http_response *res)
+{
+	rq_worker_metrics *wm = arg;
+
+	if (strcmp(method, "GET") || strcmp(path, "/metrics")) {
+		res->status = 404;
+		rq_buf_str(&res->body, "not found: try GET /metrics\n");
+		return;
+	}
+	if (!wm->queue[0]) {
+		res->status = 503;
+		rq_buf_str(&res->body, "not connected to the queue yet\n");
+		return;
+	}
+	const char *q[] = {"queue", wm->queue, NULL};
+	rq_metrics_set(wm->running, q, wm->pool ? rq_pool_running(wm->pool) : 0);
+	rq_metrics_set(wm->capacity, q, wm->capacity_n);
+	rq_metrics_set(wm->reconnects, q,
+		       (wm->redis[0] ? rq_redis_reconnects(wm->redis[0]) : 0) +
+			   (wm->redis[1] ? rq_redis_reconnects(wm->redis[1]) : 0));
+	res->status = 200;
+	res->content_type = RQ_METRICS_CONTENT_TYPE;
+	rq_metrics_render(wm->reg, &res->body);
+}
+
+int rq_worker_metrics_pollfds(const rq_worker_metrics *wm, struct pollfd *pfd, int max,
+			      int *timeout_ms)
+{
+	return wm ? rq_http_pollfds(wm->http, pfd, max, timeout_ms) : 0;
+}
+
+void rq_worker_metrics_process(rq_worker_metrics *wm, const struct pollfd *pfd, int n)
+{
+	if (wm)
+		rq_http_process(wm->http, pfd, n);
+}

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * worker_metrics: what `replayq worker --metrics-listen` serves on
+ * GET /metrics (Prometheus text format), on worker/http inside the
+ * worker's event loop, from a worker/metrics registry.
+ *
+ * Every series has the label queue="<Q>":
+ *   replayq_jobs_total{status, code}       jobs finished by this worker, by final
+ *                                           status; code (error code) only with
+ *                                           status="error"
+ *   replayq_job_retries_total{code}        failed deliveries left for a retry
+ *   replayq_dead_letters_total             jobs dead-lettered
+ *   replayq_job_duration_seconds           histogram: from the read of a job to its
+ *                                           stored result
+ *   replayq_job_phase_duration_seconds{phase}  histogram: the phases a job's
+ *                                           result reports (stats.ms: resolve, walk,
+ *                                           replay, pack, total)
+ *   replayq_picks_total, replayq_objects_written_total,
+ *   replayq_pack_written_bytes_total       from the results' stats
+ *   replayq_jobs_running, replayq_pool_capacity   gauges, read at the scrape
+ *   replayq_redis_reconnects_total         both of the worker's connections
+ *   replayq_queue_lag, replayq_queue_pending      the group's lag and pending count
+ *                                           (XINFO GROUPS), read by the worker at
+ *                                           most every 2 s
+ * Anything but GET /metrics gets 404.
+ */
+#ifndef RQ_WORKER_METRICS_H
+#define RQ_WORKER_METRICS_H
+
+#include <poll.h>
+
+#include "http.h"
+#include "pool.h"
+#include "rq_redis.h"
+
+/* descriptors rq_worker_metrics_pollfds may fill */
+#define RQ_WORKER_METRICS_POLLFDS RQ_HTTP_POLLFDS
+
+typedef struct rq_worker_metrics rq_worker_metrics;
+
+/* Listen on addr (see rq_http_listen): 0, or -1 with err set. */
+int rq_worker_metrics_open(rq_worker_metrics **out, const char *addr, rq_error *err);
+void rq_worker_metrics_free(rq_worker_metrics *wm);
+const char *rq_worker_metrics_address(const rq_worker_metrics *wm);
+
+/*
+ * What the metrics are about: the queue (its name labels every series),
+ * the pool's capacity (--jobs), the pool (running jobs are read from it
+ * at each scrape)
+ * and the worker's two Redis connections (their reconnects). Until this
+ * is called a scrape answers 503.
+ */
+void rq_worker_metrics_watch(rq_worker_metrics *wm, const char *queue, int capacity,
+			     const rq_pool *pool, const rq_redis *r1, const rq_redis *r2);
+
+/*
+ * A job settled with its final result (status "ok", "conflict" or
+ * "error"; result its JSON text), seconds after the worker read it;
+ * dead_lettered when it went to the dead stream. A retry: a delivery
+ * that failed (its result names the code) and is left for another.
+ * wm may be NULL (metrics off): nothing happens.
+ */
+void rq_worker_metrics_job_done(rq_worker_metrics *wm, const char *status, const char *result,
+				double seconds, int dead_lettered);
+void rq_worker_metrics_retry(rq_worker_metrics *wm, const char *result);
+
+/*
+ * Read the queue's lag and pending count over r when at least 2 s have
+ * passed since the last read (10 s after a failure). Called from the
+ * loop's timers; a blocking Redis call, as the heartbeat is.
+ */
+void rq_worker_metrics_read_queue(rq_worker_metrics *wm, rq_redis *r, long long now_ms);
+
+/* For the event loop: as rq_http_pollfds and rq_http_process. */
+int rq_worker_metrics_pollfds(const rq_worker_metrics *wm, struct pollfd *pfd, int max,
+			      int *timeout_ms);
+void rq_worker_metrics_process(rq_worker_metrics *wm, const struct pollfd *pfd, int n);
+
+#endif
