@@ -70,7 +70,11 @@ static const char enqueue_lua[] =
  * Strict: a key of the wrong type fails it before any write. Lenient (the
  * dead letter after a strict failure): such keys are left alone, the dead
  * stream must be usable. The dead letter is the first write, so that a
- * server out of memory refuses it before anything is written. */
+ * server out of memory refuses it before anything is written. The reply
+ * lists of waiting duplicates (keys the script is not given) are read
+ * before the first write too: on a cluster slot being migrated, touching
+ * such a key fails the script ("non local key"), which must then have
+ * written nothing, so that it can be run again on the new node. */
 static const char complete_lua[] = LUA_WANT
     "local lenient = ARGV[11] == '1'\n"
     "local checks = {{2, 'string'}, {3, 'stream'}, {4, 'string'}, {5, 'hash'},\n"
@@ -95,6 +99,14 @@ static const char complete_lua[] = LUA_WANT
     "  if not skip[12] then redis.call('DEL', KEYS[12]) end\n"
     "end\n"
     "if not skip[2] and redis.call('EXISTS', KEYS[2]) == 1 then ack() return 0 end\n"
+    "local waiters = {}\n"
+    "if not skip[11] then\n"
+    "  for _, r in ipairs(redis.call('LRANGE', KEYS[11], 0, -1)) do\n"
+    "    if string.sub(r, 1, #ARGV[12]) == ARGV[12] and not want(r, 'list') then\n"
+    "      table.insert(waiters, r)\n"
+    "    end\n"
+    "  end\n"
+    "end\n"
     "if ARGV[9] ~= '' then\n"
     "  if lenient then\n"
     "    redis.call('XADD', KEYS[8], '*', 'id', ARGV[3], 'job', ARGV[10], 'reason', ARGV[9],\n"
@@ -113,11 +125,9 @@ static const char complete_lua[] = LUA_WANT
     "  redis.call('EXPIRE', KEYS[6], ARGV[6])\n"
     "end\n"
     "if not skip[11] then\n"
-    "  for _, r in ipairs(redis.call('LRANGE', KEYS[11], 0, -1)) do\n"
-    "    if string.sub(r, 1, #ARGV[12]) == ARGV[12] and not want(r, 'list') then\n"
-    "      redis.call('RPUSH', r, ARGV[4])\n"
-    "      redis.call('EXPIRE', r, ARGV[6])\n"
-    "    end\n"
+    "  for _, r in ipairs(waiters) do\n"
+    "    redis.call('RPUSH', r, ARGV[4])\n"
+    "    redis.call('EXPIRE', r, ARGV[6])\n"
     "  end\n"
     "  redis.call('DEL', KEYS[11])\n"
     "end\n"
@@ -263,6 +273,18 @@ static int reply_error(redisReply *rep, rq_error *err, const char *what)
 	return 0;
 }
 
+/* After a write a job depends on (queued, result stored, intent, grant):
+ * have it on the master's replicas before going on, where the URL asks
+ * for that (rq_redis_wait_replicas). A write WAIT cannot confirm stands on
+ * the master alone; if the master dies before its replicas get it, the
+ * job is redelivered (a lost result or grant) or was never queued. */
+static void replicate(rq_queue *q)
+{
+	rq_error ignored;
+
+	rq_redis_wait_replicas(q->r, &ignored);
+}
+
 int rq_queue_ensure_group(rq_queue *q, rq_error *err)
 {
 	redisReply *rep = rq_redis_cmdv(q->r, 0, err, "XGROUP", "CREATE", q->jobs, RQ_QUEUE_GROUP,
@@ -306,6 +328,8 @@ int rq_queue_enqueue(rq_queue *q, const char *id, const char *job, size_t len, i
 	rc = rep->element[0]->integer == 1 ? 0 : 1;
 	snprintf(sid, 64, "%s", rep->element[1]->str ? rep->element[1]->str : "");
 	freeReplyObject(rep);
+	if (rc == 0)
+		replicate(q);
 	return rc;
 }
 
@@ -653,6 +677,7 @@ static int complete(rq_queue *q, const rq_queue_msg *m, const char *id, const ch
 		return rc;
 	rc = rep->type == REDIS_REPLY_INTEGER && rep->integer == 0 ? 1 : 0;
 	freeReplyObject(rep);
+	replicate(q);
 	return rc;
 }
 
@@ -726,6 +751,8 @@ int rq_queue_owns(rq_queue *q, const rq_queue_msg *m, const char *id, const char
 		return -1;
 	rc = rep->type == REDIS_REPLY_INTEGER && rep->integer == 1;
 	freeReplyObject(rep);
+	if (rc)
+		replicate(q);
 	return rc;
 }
 
@@ -751,6 +778,8 @@ int rq_queue_set_intent(rq_queue *q, const char *id, const char *result, rq_erro
 	freeReplyObject(rep);
 	if (rc)
 		rq_error_set(err, RQ_E_REDIS, "the job has a result already");
+	else
+		replicate(q);
 	return rc;
 }
 

@@ -1,8 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * rq_redis: hiredis connection handling, reconnects and backoff.
+ * rq_redis: hiredis connection handling, reconnects and backoff; the
+ * routing of commands to the master that serves them on a Redis Cluster
+ * or behind Sentinel (see rq_redis.h).
  */
 #include "rq_redis.h"
+
+#include "rq_cluster.h"
+#include "rq_slot.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -12,182 +17,58 @@
 #include <time.h>
 #include <unistd.h>
 
+/* Redirections one command follows at once before it pauses like a
+ * transient error (a map that is still changing). */
+#define MAX_HOPS 8
+
+/* After a WAIT that timed out, writes do not wait for this long: a
+ * replica that is gone must not slow every write by the timeout. */
+#define WAIT_PAUSE_MS 10000
+
+/* The command rq_redis_send wrote, kept for a resend after a redirection. */
+typedef struct sent_cmd {
+	int argc;
+	char **argv;
+	size_t *lens;
+	int slot; /* its slot; -1 none */
+	int hops; /* redirections followed */
+	int skip; /* replies to drop first (ASKING's) */
+} sent_cmd;
+
 struct rq_redis {
 	rq_redis_url url;
 	rq_redis_opts opts;
 	redisContext *c;
 	unsigned seed;
 	unsigned reconnects;
+	/* redis+cluster and redis+sentinel */
+	rq_redis_addr at; /* the node c is connected to */
+	int replicas;	  /* its replicas, for WAIT */
+	int stale;	  /* ask for the map or the master again before routing */
+	int lost;	  /* a connection broke: the next one is a reconnect */
+	unsigned redirects, unreplicated;
+	long long wait_again_at; /* after a WAIT that timed out: no WAIT before then */
+	sent_cmd sent;
+	rq_cluster map; /* redis+cluster */
 };
 
-static int copy_part(char *dst, size_t size, const char *src, size_t n)
+/* Where a reply sends a command next: nowhere (it is the answer), to the
+ * node a redirection names, or to the same place after a pause. */
+enum { HA_DONE, HA_REDIRECT, HA_ASK, HA_PAUSE };
+
+static int is_ha(const rq_redis *r)
 {
-	if (n >= size)
-		return -1;
-	memcpy(dst, src, n);
-	dst[n] = '\0';
-	return 0;
+	return r->url.kind == RQ_REDIS_CLUSTER || r->url.kind == RQ_REDIS_SENTINEL;
 }
 
-static int parse_int(const char *s, size_t n, int min, int max, int *out)
+static int has_prefix(const char *s, const char *p)
 {
-	int v = 0;
-	if (n == 0 || n > 9)
-		return -1;
-	for (size_t i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -1;
-		v = v * 10 + (s[i] - '0');
-	}
-	if (v < min || v > max)
-		return -1;
-	*out = v;
-	return 0;
+	return !strncmp(s, p, strlen(p));
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* Copy src[0..n) into dst, decoding %XX: -1 too long, -2 a bad escape or a
- * NUL byte. */
-static int copy_decoded(char *dst, size_t size, const char *src, size_t n)
-{
-	size_t k = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		int c = (unsigned char)src[i], hi, lo;
-		if (c == '%') {
-			if (i + 2 >= n || (hi = hexval(src[i + 1])) < 0 ||
-			    (lo = hexval(src[i + 2])) < 0)
-				return -2;
-			c = hi * 16 + lo;
-			i += 2;
-		}
-		if (c == 0)
-			return -2;
-		if (k + 1 >= size)
-			return -1;
-		dst[k++] = (char)c;
-	}
-	dst[k] = '\0';
-	return 0;
-}
-
-/* user[:password] before the last '@' of the authority, percent-decoded. */
-static int parse_credentials(const char *p, size_t n, rq_redis_url *u, rq_error *err)
-{
-	const char *colon = memchr(p, ':', n);
-	int r = copy_decoded(u->user, sizeof(u->user), p, colon ? (size_t)(colon - p) : n);
-
-	if (r == 0 && colon)
-		r = copy_decoded(u->password, sizeof(u->password), colon + 1,
-				 n - (size_t)(colon - p) - 1);
-	if (r == -1)
-		return rq_error_set(err, RQ_E_USAGE, "bad Redis URL: credentials too long");
-	if (r < 0)
-		return rq_error_set(err, RQ_E_USAGE,
-				    "bad Redis URL: bad %%-escape in the credentials (write a "
-				    "'%%' as %%25, '@' as %%40, '/' as %%2F)");
-	return 0;
-}
-
-static int parse_unix(const char *url, rq_redis_url *u, rq_error *err)
-{
-	const char *q = strchr(url + 7, '?');
-	size_t n = q ? (size_t)(q - (url + 7)) : strlen(url + 7);
-
-	u->is_unix = 1;
-	if (n == 0 || url[7] != '/' || copy_part(u->path, sizeof(u->path), url + 7, n) < 0)
-		return rq_error_set(err, RQ_E_USAGE, "bad Redis URL: expected unix:///path");
-	if (q &&
-	    (strncmp(q, "?db=", 4) != 0 || parse_int(q + 4, strlen(q + 4), 0, 100000, &u->db) < 0))
-		return rq_error_set(err, RQ_E_USAGE, "bad Redis URL: expected ?db=N");
-	return 0;
-}
-
-/* host[:port] or [ipv6][:port] in p..host_end */
-static int parse_host(const char *p, const char *host_end, rq_redis_url *u, rq_error *err)
-{
-	if (*p == '[') { /* [ipv6]:port */
-		const char *rb = memchr(p, ']', (size_t)(host_end - p));
-		if (!rb || copy_part(u->host, sizeof(u->host), p + 1, (size_t)(rb - p - 1)) < 0)
-			return rq_error_set(err, RQ_E_USAGE, "bad Redis URL: host");
-		p = rb + 1;
-	} else {
-		const char *colon = memchr(p, ':', (size_t)(host_end - p));
-		const char *he = colon ? colon : host_end;
-		if (copy_part(u->host, sizeof(u->host), p, (size_t)(he - p)) < 0)
-			return rq_error_set(err, RQ_E_USAGE, "bad Redis URL: host");
-		p = he;
-	}
-	if (!u->host[0])
-		return rq_error_set(err, RQ_E_USAGE, "bad Redis URL: no host");
-	if (*p == ':') {
-		if (parse_int(p + 1, (size_t)(host_end - p - 1), 1, 65535, &u->port) < 0)
-			return rq_error_set(err, RQ_E_USAGE, "bad Redis URL: port");
-	} else if (p != host_end) {
-		return rq_error_set(err, RQ_E_USAGE, "bad Redis URL: host");
-	}
-	return 0;
-}
-
-int rq_redis_url_parse(const char *url, rq_redis_url *u, rq_error *err)
-{
-	const char *p, *at = NULL, *slash, *host_end;
-
-	memset(u, 0, sizeof(*u));
-	u->port = 6379;
-	if (!url || !*url)
-		return rq_error_set(err, RQ_E_USAGE, "empty Redis URL");
-	if (!strncmp(url, "unix://", 7))
-		return parse_unix(url, u, err);
-	if (strncmp(url, "redis://", 8) != 0)
-		return rq_error_set(err, RQ_E_USAGE,
-				    "bad Redis URL: redis://[user:password@]host:port/db or "
-				    "unix:///path");
-	p = url + 8;
-	slash = strchr(p, '/');
-	host_end = slash ? slash : p + strlen(p);
-	for (const char *c = p; c < host_end; c++)
-		if (*c == '@')
-			at = c; /* the last one: a raw '@' in a password still works */
-	if (at) {
-		if (parse_credentials(p, (size_t)(at - p), u, err) < 0)
-			return -1;
-		p = at + 1;
-	}
-	if (parse_host(p, host_end, u, err) < 0)
-		return -1;
-	if (slash && slash[1] && parse_int(slash + 1, strlen(slash + 1), 0, 100000, &u->db) < 0)
-		return rq_error_set(err, RQ_E_USAGE, "bad Redis URL: database number");
-	return 0;
-}
-
-void rq_redis_url_display(const rq_redis_url *u, char *buf, size_t size)
-{
-	if (u->is_unix)
-		snprintf(buf, size, "unix://%s?db=%d", u->path, u->db);
-	else {
-		int v6 = strchr(u->host, ':') != NULL;
-		if (u->password[0])
-			snprintf(buf, size, "redis://%s:***@%s%s%s:%d/%d", u->user, v6 ? "[" : "",
-				 u->host, v6 ? "]" : "", u->port, u->db);
-		else if (u->user[0])
-			snprintf(buf, size, "redis://%s@%s%s%s:%d/%d", u->user, v6 ? "[" : "",
-				 u->host, v6 ? "]" : "", u->port, u->db);
-		else
-			snprintf(buf, size, "redis://%s%s%s:%d/%d", v6 ? "[" : "", u->host,
-				 v6 ? "]" : "", u->port, u->db);
-	}
-}
+/* The error of a script that met a key of a slot being migrated (it
+ * wrote nothing before: the queue's scripts read such keys first). */
+static const char non_local_key[] = "ERR Script attempted to access a non local key";
 
 static struct timeval tv_ms(int ms)
 {
@@ -202,72 +83,117 @@ static long long mono_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+static long long deadline_of(const rq_redis *r)
+{
+	return r->opts.retry_ms_max < 0 ? -1 : mono_ms() + r->opts.retry_ms_max;
+}
+
+static int past(long long deadline)
+{
+	return deadline >= 0 && mono_ms() >= deadline;
+}
+
 static void drop(rq_redis *r)
 {
 	if (r->c) {
 		redisFree(r->c);
 		r->c = NULL;
 	}
+	r->sent.skip = 0;
+}
+
+/* The connection broke: drop it; the next one is a reconnect, after the
+ * map or the master is asked for again. */
+static void lost(rq_redis *r)
+{
+	drop(r);
+	r->lost = 1;
+	r->stale = 1;
 }
 
 /* The reply of a command that sets the connection up (AUTH, SELECT): 0,
- * or -2 (not worth retrying) with err "<what>: <why>" and the connection
- * dropped. Frees the reply. */
-static int setup_reply(rq_redis *r, redisReply *rep, const char *what, rq_error *err)
+ * or -2 (not worth retrying) with err "<what>: <why>". Frees the reply. */
+static int setup_reply(redisContext *c, redisReply *rep, const char *what, rq_error *err)
 {
 	if (rep && rep->type != REDIS_REPLY_ERROR) {
 		freeReplyObject(rep);
 		return 0;
 	}
-	rq_error_set(err, RQ_E_REDIS, "%s: %s", what, rep ? rep->str : r->c->errstr);
+	rq_error_set(err, RQ_E_REDIS, "%s: %s", what, rep ? rep->str : c->errstr);
 	if (rep)
 		freeReplyObject(rep);
-	drop(r);
 	return -2;
 }
 
 /* AUTH and SELECT on a new connection: 0, or -2 (see setup_reply). A user
  * without a password still authenticates as that user (an ACL user with
  * nopass; any other gets a clear WRONGPASS). */
-static int set_up(rq_redis *r, rq_error *err)
+static int set_up(const rq_redis *r, redisContext *c, rq_error *err)
 {
 	char what[64];
 	redisReply *rep;
 
 	if (r->url.password[0] || r->url.user[0]) {
 		if (r->url.user[0])
-			rep = redisCommand(r->c, "AUTH %s %s", r->url.user, r->url.password);
+			rep = redisCommand(c, "AUTH %s %s", r->url.user, r->url.password);
 		else
-			rep = redisCommand(r->c, "AUTH %s", r->url.password);
-		if (setup_reply(r, rep, "Redis authentication failed", err) < 0)
+			rep = redisCommand(c, "AUTH %s", r->url.password);
+		if (setup_reply(c, rep, "Redis authentication failed", err) < 0)
 			return -2;
 	}
 	if (!r->url.db)
 		return 0;
 	snprintf(what, sizeof(what), "Redis SELECT %d failed", r->url.db);
-	return setup_reply(r, redisCommand(r->c, "SELECT %d", r->url.db), what, err);
+	return setup_reply(c, redisCommand(c, "SELECT %d", r->url.db), what, err);
+}
+
+/*
+ * One connection attempt to a (NULL: the URL's unix socket) with the
+ * timeouts, then, with creds, AUTH and SELECT: 0 with *out set, -1 (worth
+ * retrying) or -2, err set. A node of a cluster or behind Sentinel is
+ * named in the messages.
+ */
+static int open_conn(const rq_redis *r, const rq_redis_addr *a, int creds, redisContext **out,
+		     rq_error *err)
+{
+	struct timeval tv = tv_ms(r->opts.connect_timeout_ms);
+	redisContext *c = a ? redisConnectWithTimeout(a->host, a->port, tv)
+			    : redisConnectUnixWithTimeout(r->url.path, tv);
+	int rc;
+
+	*out = NULL;
+	if (!c)
+		return rq_error_set(err, RQ_E_REDIS, "cannot connect to Redis: out of memory");
+	if (c->err) {
+		if (is_ha(r))
+			rq_error_set(err, RQ_E_REDIS, "cannot connect to Redis at %s:%d: %s",
+				     a->host, a->port, c->errstr);
+		else
+			rq_error_set(err, RQ_E_REDIS, "cannot connect to Redis: %s", c->errstr);
+		redisFree(c);
+		return -1;
+	}
+	redisSetTimeout(c, tv_ms(r->opts.command_timeout_ms));
+	if (creds && (rc = set_up(r, c, err)) < 0) {
+		redisFree(c);
+		return rc;
+	}
+	*out = c;
+	return 0;
 }
 
 /* One connection attempt, with AUTH and SELECT: 0, -1 (worth retrying)
  * or -2, err set. */
 static int try_connect(rq_redis *r, rq_error *err)
 {
-	struct timeval tv = tv_ms(r->opts.connect_timeout_ms);
+	rq_redis_addr a;
 
 	drop(r);
 	if (r->url.is_unix)
-		r->c = redisConnectUnixWithTimeout(r->url.path, tv);
-	else
-		r->c = redisConnectWithTimeout(r->url.host, r->url.port, tv);
-	if (!r->c)
-		return rq_error_set(err, RQ_E_REDIS, "cannot connect to Redis: out of memory");
-	if (r->c->err) {
-		rq_error_set(err, RQ_E_REDIS, "cannot connect to Redis: %s", r->c->errstr);
-		drop(r);
-		return -1;
-	}
-	redisSetTimeout(r->c, tv_ms(r->opts.command_timeout_ms));
-	return set_up(r, err);
+		return open_conn(r, NULL, 1, &r->c, err);
+	snprintf(a.host, sizeof(a.host), "%s", r->url.host);
+	a.port = r->url.port;
+	return open_conn(r, &a, 1, &r->c, err);
 }
 
 static void backoff_sleep(rq_redis *r, int attempt)
@@ -302,11 +228,462 @@ static int ensure(rq_redis *r, long long deadline, rq_error *err)
 	}
 }
 
+/* --- redis+cluster: the slot map --------------------------------------- */
+
+/* Ask one node for the slot map: 0 loaded, -1, or -2 (refused for good:
+ * credentials, or a server without cluster support). */
+static int ask_slots(rq_redis *r, const rq_redis_addr *a, rq_error *err)
+{
+	redisContext *c;
+	redisReply *rep;
+	int rc = open_conn(r, a, 1, &c, err);
+
+	if (rc < 0)
+		return rc;
+	rep = redisCommand(c, "CLUSTER SLOTS");
+	if (!rep)
+		rc = rq_error_set(err, RQ_E_REDIS, "CLUSTER SLOTS on %s:%d failed: %s", a->host,
+				  a->port, c->errstr);
+	else if (rep->type == REDIS_REPLY_ERROR) {
+		rq_error_set(err, RQ_E_REDIS, "CLUSTER SLOTS on %s:%d: %s", a->host, a->port,
+			     rep->str);
+		rc = strstr(rep->str, "cluster support disabled") ? -2 : -1;
+	} else
+		rc = rq_cluster_load(&r->map, rep, a, err);
+	if (rep)
+		freeReplyObject(rep);
+	redisFree(c);
+	return rc;
+}
+
+/* Add a to the k addresses of v unless it is there. */
+static void add_candidate(rq_redis_addr *v, size_t *k, const rq_redis_addr *a)
+{
+	for (size_t i = 0; i < *k; i++)
+		if (rq_cluster_addr_eq(&v[i], a))
+			return;
+	v[(*k)++] = *a;
+}
+
+/* Load the slot map from the nodes of the last one (the node that just
+ * failed last), then the seeds: 0, -1 or -2. */
+static int cluster_discover(rq_redis *r, rq_error *err)
+{
+	size_t k = 0, n = r->map.nnodes + (size_t)r->url.nseeds + 1;
+	rq_redis_addr *v = malloc(n * sizeof(*v));
+	int rc = -1;
+
+	if (!v)
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	for (size_t i = 0; i < r->map.nnodes; i++)
+		if (!r->lost || !rq_cluster_addr_eq(&r->map.nodes[i].addr, &r->at))
+			add_candidate(v, &k, &r->map.nodes[i].addr);
+	if (r->lost && r->at.port)
+		add_candidate(v, &k, &r->at);
+	for (int i = 0; i < r->url.nseeds; i++)
+		add_candidate(v, &k, &r->url.seeds[i]);
+	for (size_t i = 0; i < k && rc == -1; i++)
+		rc = ask_slots(r, &v[i], err);
+	free(v);
+	if (rc == 0)
+		r->stale = 0;
+	return rc;
+}
+
+/* The master of a slot (-1: any node, the connected one first): 0, -1
+ * or -2. */
+static int cluster_target(rq_redis *r, int slot, rq_redis_addr *to, rq_error *err)
+{
+	const rq_cluster_node *n = NULL;
+	int rc;
+
+	if (slot < 0 && r->c && !r->stale) {
+		*to = r->at;
+		return 0;
+	}
+	if ((r->stale || !r->map.nnodes) && (rc = cluster_discover(r, err)) < 0)
+		return rc;
+	if (slot >= 0)
+		n = rq_cluster_owner(&r->map, slot);
+	for (int s = 0; slot < 0 && !n && s < RQ_SLOT_COUNT; s++)
+		n = rq_cluster_owner(&r->map, s);
+	if (!n) {
+		r->stale = 1;
+		return rq_error_set(err, RQ_E_REDIS, "Redis Cluster: no node serves slot %d", slot);
+	}
+	*to = n->addr;
+	return 0;
+}
+
+/* --- redis+sentinel: the master ----------------------------------------- */
+
+/* Ask one sentinel where the master is: 0 with *to set, or -1. */
+static int ask_sentinel(rq_redis *r, const rq_redis_addr *s, rq_redis_addr *to, rq_error *err)
+{
+	redisContext *c;
+	redisReply *rep, *h, *p;
+	int rc = -1;
+
+	if (open_conn(r, s, 0, &c, err) < 0)
+		return -1;
+	rep = redisCommand(c, "SENTINEL get-master-addr-by-name %s", r->url.master);
+	if (!rep)
+		rq_error_set(err, RQ_E_REDIS, "sentinel %s:%d: %s", s->host, s->port, c->errstr);
+	else if (rep->type == REDIS_REPLY_NIL)
+		rq_error_set(err, RQ_E_REDIS, "sentinel %s:%d knows no master '%s'", s->host,
+			     s->port, r->url.master);
+	else if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 ||
+		 (h = rep->element[0])->type != REDIS_REPLY_STRING ||
+		 (p = rep->element[1])->type != REDIS_REPLY_STRING || !h->len ||
+		 h->len >= sizeof(to->host) || (to->port = atoi(p->str)) < 1 || to->port > 65535)
+		rq_error_set(err, RQ_E_REDIS, "sentinel %s:%d: unexpected reply%s%s", s->host,
+			     s->port, rep->type == REDIS_REPLY_ERROR ? ": " : "",
+			     rep->type == REDIS_REPLY_ERROR ? rep->str : "");
+	else {
+		memcpy(to->host, h->str, h->len + 1);
+		rc = 0;
+	}
+	if (rep)
+		freeReplyObject(rep);
+	redisFree(c);
+	return rc;
+}
+
+/* The master's address from the first sentinel that knows it: 0 or -1. */
+static int sentinel_master(rq_redis *r, rq_redis_addr *to, rq_error *err)
+{
+	for (int i = 0; i < r->url.nseeds; i++)
+		if (ask_sentinel(r, &r->url.seeds[i], to, err) == 0)
+			return 0;
+	return -1;
+}
+
+/* The connected node says it is a master (ROLE; a user not allowed ROLE
+ * is taken at the sentinels' word): 0, or -1. Notes its replicas. */
+static int check_master(rq_redis *r, rq_error *err)
+{
+	redisReply *rep = redisCommand(r->c, "ROLE");
+	int rc = 0;
+
+	r->replicas = 0;
+	if (!rep)
+		return rq_error_set(err, RQ_E_REDIS, "ROLE on %s:%d failed: %s", r->at.host,
+				    r->at.port, r->c->errstr);
+	if (rep->type == REDIS_REPLY_ARRAY && rep->elements >= 1 &&
+	    rep->element[0]->type == REDIS_REPLY_STRING && !strcmp(rep->element[0]->str, "master"))
+		r->replicas = rep->elements >= 3 && rep->element[2]->type == REDIS_REPLY_ARRAY
+				  ? (int)rep->element[2]->elements
+				  : 0;
+	else if (!(rep->type == REDIS_REPLY_ERROR && has_prefix(rep->str, "NOPERM")))
+		rc = rq_error_set(err, RQ_E_REDIS, "Redis at %s:%d is not a master (yet)",
+				  r->at.host, r->at.port);
+	freeReplyObject(rep);
+	return rc;
+}
+
+/* --- both: routing -------------------------------------------------------- */
+
+/* Connect to the node at a (behind Sentinel, only if it is a master): 0,
+ * -1 or -2. */
+static int ha_open(rq_redis *r, const rq_redis_addr *a, rq_error *err)
+{
+	redisContext *c;
+	int rc;
+
+	drop(r);
+	if ((rc = open_conn(r, a, 1, &c, err)) < 0) {
+		r->stale = 1;
+		return rc;
+	}
+	r->c = c;
+	if (r->at.port && !rq_cluster_addr_eq(&r->at, a) && r->url.kind == RQ_REDIS_SENTINEL)
+		r->redirects++; /* a new master */
+	r->at = *a;
+	r->wait_again_at = 0;
+	if (r->url.kind == RQ_REDIS_SENTINEL && check_master(r, err) < 0) {
+		drop(r);
+		r->stale = 1;
+		return -1;
+	}
+	if (r->url.kind == RQ_REDIS_CLUSTER) {
+		const rq_cluster_node *n = rq_cluster_find(&r->map, a);
+		r->replicas = n ? n->replicas : 0;
+	}
+	if (r->lost)
+		r->reconnects++;
+	r->lost = 0;
+	return 0;
+}
+
+/* Be connected to where a command on slot goes (ask: that node, once):
+ * 0, -1 (worth retrying) or -2, err set. */
+static int ha_route(rq_redis *r, int slot, const rq_redis_addr *ask, rq_error *err)
+{
+	rq_redis_addr to;
+	int rc;
+
+	if (ask) {
+		to = *ask;
+	} else if (r->url.kind == RQ_REDIS_SENTINEL) {
+		if (r->c && !r->stale)
+			return 0;
+		drop(r);
+		if (sentinel_master(r, &to, err) < 0)
+			return -1;
+	} else if ((rc = cluster_target(r, slot, &to, err)) < 0) {
+		return rc;
+	}
+	if (r->c && rq_cluster_addr_eq(&r->at, &to))
+		return 0;
+	return ha_open(r, &to, err);
+}
+
+/* What a reply means for its command (see HA_*); a MOVED updates the map,
+ * an ASK sets *ask. */
+static int ha_classify(rq_redis *r, const redisReply *rep, rq_redis_addr *ask)
+{
+	static const char *const pause[] = {"TRYAGAIN", "LOADING",     "MASTERDOWN",
+					    "BUSY ",	non_local_key, NULL};
+	rq_redis_addr to;
+	int slot, k;
+
+	if (rep->type != REDIS_REPLY_ERROR)
+		return HA_DONE;
+	if (r->url.kind == RQ_REDIS_CLUSTER &&
+	    (k = rq_cluster_redirect(rep->str, &r->at, &slot, &to)) != RQ_CLUSTER_NO_REDIRECT) {
+		r->redirects++;
+		if (k == RQ_CLUSTER_ASK) {
+			*ask = to;
+			return HA_ASK;
+		}
+		return rq_cluster_set_owner(&r->map, slot, &to) < 0 ? HA_PAUSE : HA_REDIRECT;
+	}
+	if (has_prefix(rep->str, "UNBLOCKED"))
+		return HA_REDIRECT; /* its key moved, or its node turned replica: again */
+	if (has_prefix(rep->str, "READONLY") || has_prefix(rep->str, "CLUSTERDOWN")) {
+		r->stale = 1; /* not the master any more, or a map that changes */
+		return HA_PAUSE;
+	}
+	for (int i = 0; pause[i]; i++)
+		if (has_prefix(rep->str, pause[i]))
+			return HA_PAUSE;
+	return HA_DONE;
+}
+
+/* Send a command (after ASKING) and read its reply: the reply, or NULL
+ * when the connection broke (err set). */
+static redisReply *ha_exec(rq_redis *r, int block_ms, int asking, int argc, const char **argv,
+			   const size_t *lens, rq_error *err)
+{
+	void *rep = NULL, *ok = NULL;
+
+	if (block_ms > 0)
+		redisSetTimeout(r->c, tv_ms(r->opts.command_timeout_ms + block_ms));
+	if ((asking && redisAppendCommand(r->c, "ASKING") != REDIS_OK) ||
+	    redisAppendCommandArgv(r->c, argc, argv, lens) != REDIS_OK ||
+	    (asking && redisGetReply(r->c, &ok) != REDIS_OK) ||
+	    redisGetReply(r->c, &rep) != REDIS_OK) {
+		rq_error_set(err, RQ_E_REDIS, "Redis command %s failed: %s", argv[0], r->c->errstr);
+		if (ok)
+			freeReplyObject(ok);
+		lost(r);
+		return NULL;
+	}
+	if (ok)
+		freeReplyObject(ok);
+	if (block_ms > 0)
+		redisSetTimeout(r->c, tv_ms(r->opts.command_timeout_ms));
+	return rep;
+}
+
+/* rq_redis_cmd on a cluster or behind Sentinel: sent where it goes,
+ * redirections followed, transient answers retried within the budget. */
+static redisReply *ha_cmd(rq_redis *r, int block_ms, rq_error *err, int argc, const char **argv,
+			  const size_t *lens)
+{
+	long long deadline = deadline_of(r);
+	int slot = r->url.kind == RQ_REDIS_CLUSTER ? rq_slot_of_command(argc, argv, lens) : -1;
+	int asking = 0, hops = 0, attempt = 0, rc, what;
+	rq_redis_addr ask;
+	redisReply *rep;
+
+	for (;;) {
+		rc = ha_route(r, slot, asking ? &ask : NULL, err);
+		if (rc == 0 && (rep = ha_exec(r, block_ms, asking, argc, argv, lens, err))) {
+			what = ha_classify(r, rep, &ask);
+			if (what == HA_DONE)
+				return rep;
+			asking = what == HA_ASK;
+			if (what != HA_PAUSE && ++hops <= MAX_HOPS) {
+				freeReplyObject(rep);
+				continue;
+			}
+			if (past(deadline))
+				return rep;
+			rq_error_set(err, RQ_E_REDIS, "Redis command %s failed: %s", argv[0],
+				     rep->str);
+			freeReplyObject(rep);
+		}
+		asking = 0;
+		if (rc == -2 || past(deadline))
+			return NULL;
+		backoff_sleep(r, attempt++);
+	}
+}
+
+/* --- both: a command in two halves --------------------------------------- */
+
+static void free_sent(rq_redis *r)
+{
+	for (int i = 0; r->sent.argv && i < r->sent.argc; i++)
+		free(r->sent.argv[i]);
+	free(r->sent.argv);
+	free(r->sent.lens);
+	memset(&r->sent, 0, sizeof(r->sent));
+}
+
+/* Keep a copy of the command for a resend: 0, or -1 out of memory. */
+static int keep_sent(rq_redis *r, int argc, const char **argv, rq_error *err)
+{
+	free_sent(r);
+	r->sent.argv = calloc((size_t)argc, sizeof(char *));
+	r->sent.lens = calloc((size_t)argc, sizeof(size_t));
+	if (!r->sent.argv || !r->sent.lens)
+		goto oom;
+	r->sent.argc = argc;
+	for (int i = 0; i < argc; i++) {
+		r->sent.lens[i] = strlen(argv[i]);
+		if (!(r->sent.argv[i] = strdup(argv[i])))
+			goto oom;
+	}
+	r->sent.slot =
+	    r->url.kind == RQ_REDIS_CLUSTER ? rq_slot_of_command(argc, argv, r->sent.lens) : -1;
+	return 0;
+oom:
+	free_sent(r);
+	return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+}
+
+/* Write the kept command where it goes (to ask, once, after ASKING),
+ * connecting within the budget: 0, or -1 with err set. */
+static int ha_write(rq_redis *r, const rq_redis_addr *ask, rq_error *err)
+{
+	long long deadline = deadline_of(r);
+
+	for (int attempt = 0;; attempt++) {
+		int rc = ha_route(r, r->sent.slot, ask, err), done = 0;
+		if (rc == 0) {
+			r->sent.skip = ask != NULL;
+			if ((!ask || redisAppendCommand(r->c, "ASKING") == REDIS_OK) &&
+			    redisAppendCommandArgv(r->c, r->sent.argc, (const char **)r->sent.argv,
+						   r->sent.lens) == REDIS_OK)
+				while (!done && redisBufferWrite(r->c, &done) == REDIS_OK)
+					;
+			if (done)
+				return 0;
+			rq_error_set(err, RQ_E_REDIS, "Redis command %s failed: %s",
+				     r->sent.argv[0], r->c->errstr);
+			lost(r);
+		}
+		if (rc == -2 || past(deadline))
+			return -1;
+		ask = NULL;
+		backoff_sleep(r, attempt);
+	}
+}
+
+/* rq_redis_recv on a cluster or behind Sentinel: a redirection sends
+ * the command again where it goes (0: not complete yet). */
+static int ha_recv(rq_redis *r, redisReply **reply, rq_error *err)
+{
+	rq_redis_addr ask;
+	void *rep = NULL;
+	int what;
+
+	if (redisBufferRead(r->c) != REDIS_OK)
+		goto broken;
+	for (;;) {
+		if (redisGetReplyFromReader(r->c, &rep) != REDIS_OK)
+			goto broken;
+		if (!rep)
+			return 0;
+		if (!r->sent.skip)
+			break;
+		r->sent.skip = 0; /* ASKING's +OK */
+		freeReplyObject(rep);
+	}
+	what = ha_classify(r, rep, &ask);
+	if (what == HA_DONE || what == HA_PAUSE || ++r->sent.hops > MAX_HOPS) {
+		*reply = rep;
+		return 1;
+	}
+	freeReplyObject(rep);
+	return ha_write(r, what == HA_ASK ? &ask : NULL, err) < 0 ? -1 : 0;
+broken:
+	rq_error_set(err, RQ_E_REDIS, "Redis read failed: %s", r->c->errstr);
+	lost(r);
+	return -1;
+}
+
+/* Connect at first within the budget (to any node of a cluster). */
+static int ha_connect(rq_redis *r, long long deadline, rq_error *err)
+{
+	for (int attempt = 0;; attempt++) {
+		int rc = ha_route(r, -1, NULL, err);
+		if (rc == 0)
+			return 0;
+		if (rc == -2 || past(deadline))
+			return -1;
+		backoff_sleep(r, attempt);
+	}
+}
+
+int rq_redis_wait_replicas(rq_redis *r, rq_error *err)
+{
+	int want = r->url.wait_replicas < r->replicas ? r->url.wait_replicas : r->replicas;
+	redisReply *rep;
+	int rc = 0;
+
+	if (!is_ha(r) || !r->c || want <= 0)
+		return 0;
+	if (r->wait_again_at && mono_ms() < r->wait_again_at) {
+		r->unreplicated++; /* not waited for: a replica did not answer lately */
+		return 1;
+	}
+	rep = redisCommand(r->c, "WAIT %d %d", want, r->url.wait_timeout_ms);
+	if (!rep) {
+		rq_error_set(err, RQ_E_REDIS, "Redis command WAIT failed: %s", r->c->errstr);
+		lost(r);
+		return -1;
+	}
+	r->wait_again_at = 0;
+	if (rep->type == REDIS_REPLY_INTEGER && rep->integer < want) {
+		r->unreplicated++;
+		r->wait_again_at = mono_ms() + WAIT_PAUSE_MS;
+		rc = 1;
+	}
+	freeReplyObject(rep); /* an error (not allowed WAIT): nothing to wait for */
+	return rc;
+}
+
+unsigned rq_redis_redirects(const rq_redis *r)
+{
+	return r->redirects;
+}
+
+unsigned rq_redis_unreplicated(const rq_redis *r)
+{
+	return r->unreplicated;
+}
+
+/* --- the API ---------------------------------------------------------------- */
+
 int rq_redis_connect(rq_redis **out, const rq_redis_url *url, const rq_redis_opts *opts,
 		     rq_error *err)
 {
 	rq_redis *r = calloc(1, sizeof(*r));
 	long long deadline;
+	int rc;
 
 	*out = NULL;
 	if (!r)
@@ -327,12 +704,15 @@ int rq_redis_connect(rq_redis **out, const rq_redis_url *url, const rq_redis_opt
 			r->opts.backoff_max_ms = opts->backoff_max_ms;
 	}
 	r->seed = (unsigned)getpid() ^ (unsigned)time(NULL);
-	deadline = r->opts.retry_ms_max < 0 ? -1 : mono_ms() + r->opts.retry_ms_max;
-	if (ensure(r, deadline, err) < 0) {
+	rq_cluster_init(&r->map);
+	deadline = deadline_of(r);
+	rc = is_ha(r) ? ha_connect(r, deadline, err) : ensure(r, deadline, err);
+	if (rc < 0) {
 		rq_redis_free(r);
 		return -1;
 	}
 	r->reconnects = 0;
+	r->redirects = 0;
 	*out = r;
 	return 0;
 }
@@ -342,6 +722,8 @@ void rq_redis_free(rq_redis *r)
 	if (!r)
 		return;
 	drop(r);
+	free_sent(r);
+	rq_cluster_free(&r->map);
 	memset(r->url.password, 0, sizeof(r->url.password));
 	free(r);
 }
@@ -359,8 +741,10 @@ unsigned rq_redis_reconnects(const rq_redis *r)
 redisReply *rq_redis_cmd(rq_redis *r, int block_ms, rq_error *err, int argc, const char **argv,
 			 const size_t *lens)
 {
-	long long deadline = r->opts.retry_ms_max < 0 ? -1 : mono_ms() + r->opts.retry_ms_max;
+	long long deadline = deadline_of(r);
 
+	if (is_ha(r))
+		return ha_cmd(r, block_ms, err, argc, argv, lens);
 	for (int attempt = 0;; attempt++) {
 		redisReply *rep;
 		if (ensure(r, deadline, err) < 0)
@@ -383,9 +767,14 @@ redisReply *rq_redis_cmd(rq_redis *r, int block_ms, rq_error *err, int argc, con
 
 int rq_redis_send(rq_redis *r, rq_error *err, int argc, const char **argv)
 {
-	long long deadline = r->opts.retry_ms_max < 0 ? -1 : mono_ms() + r->opts.retry_ms_max;
+	long long deadline = deadline_of(r);
 	int done = 0;
 
+	if (is_ha(r)) {
+		if (keep_sent(r, argc, argv, err) < 0)
+			return -1;
+		return ha_write(r, NULL, err);
+	}
 	if (ensure(r, deadline, err) < 0)
 		return -1;
 	if (redisAppendCommandArgv(r->c, argc, argv, NULL) != REDIS_OK)
@@ -412,6 +801,8 @@ int rq_redis_recv(rq_redis *r, redisReply **reply, rq_error *err)
 	*reply = NULL;
 	if (!r->c)
 		return rq_error_set(err, RQ_E_REDIS, "Redis: no connection");
+	if (is_ha(r))
+		return ha_recv(r, reply, err);
 	if (redisBufferRead(r->c) != REDIS_OK || redisGetReplyFromReader(r->c, &rep) != REDIS_OK) {
 		rq_error_set(err, RQ_E_REDIS, "Redis read failed: %s", r->c->errstr);
 		drop(r);
@@ -429,7 +820,7 @@ int rq_redis_error_permanent(const char *msg)
 	    "ASK",     "NOAUTH", "NOPERM",   "MISCONF",	    "NOREPLICAS", "UNBLOCKED", NULL};
 	size_t n = 0;
 
-	if (!msg)
+	if (!msg || has_prefix(msg, non_local_key))
 		return 0;
 	while (msg[n] && msg[n] != ' ')
 		n++;

@@ -1,18 +1,34 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * rq_redis: one connection to Redis, with URL parsing, timeouts and
- * reconnection.
+ * rq_redis: one connection to Redis, with timeouts and reconnection; for
+ * a Redis Cluster or a master watched by Sentinel, the connection follows
+ * the node that serves the commands.
  *
- * URLs: redis://[user[:password]@]host[:port][/db] and
- * unix:///path/to/socket[?db=N]. The user and the password are
- * percent-decoded (a password with '@', '/' or ':' is written %40, %2F,
- * %3A); redis://user@host names a user whose password comes from elsewhere.
- * A password from the environment or a file (read by the program, passed
- * in the url struct) replaces the URL's. hiredis 0.14 has no TLS: a TLS
- * server is reached through a local tunnel (deploy/redis-tls-tunnel).
- * Commands that fail because the connection broke are retried after a
- * reconnect, with exponential backoff and jitter, up to a retry budget;
- * Redis error replies are returned to the caller as they are.
+ * URLs (rq_redis_url.h): redis://, unix://, redis+cluster://,
+ * redis+sentinel://. A password from the environment or a file (read by
+ * the program, passed in the url struct) replaces the URL's. hiredis 0.14
+ * has no TLS: a TLS server is reached through a local tunnel
+ * (deploy/redis-tls-tunnel). Commands that fail because the connection
+ * broke are retried after a reconnect, with exponential backoff and
+ * jitter, up to a retry budget; Redis error replies are returned to the
+ * caller as they are.
+ *
+ * redis+cluster: the client asks a seed (or a node it knows) for the slot
+ * map (CLUSTER SLOTS) and sends each command to the master of the slot of
+ * its first key (rq_slot.h), so that the commands of one queue (one hash
+ * tag) go to one node. MOVED updates the map and the command goes to the
+ * new master; ASK sends ASKING and the command, once, to the node named;
+ * TRYAGAIN, CLUSTERDOWN, LOADING, READONLY, a script that met a key of a
+ * migrating slot, or a connection that broke (the map is then asked for
+ * again, of the known nodes and the seeds) are retried with the backoff
+ * within the budget, then returned. Scripts go as EVAL: a new master runs
+ * them without a SCRIPT LOAD (no NOSCRIPT can happen).
+ *
+ * redis+sentinel: the client asks the sentinels, in order, for the
+ * master's address (SENTINEL get-master-addr-by-name), connects, and
+ * checks that ROLE says master; a lost connection, READONLY (a master that
+ * became a replica) or a node that is not a master yet make it ask again.
+ * The sentinels get no credentials (the URL's are the data nodes').
  */
 #ifndef RQ_REDIS_H
 #define RQ_REDIS_H
@@ -21,22 +37,7 @@
 #include <stddef.h>
 
 #include "rq_qerror.h"
-
-typedef struct rq_redis_url {
-	int is_unix;
-	char host[256];
-	int port;
-	char path[512];
-	int db;
-	char user[128];
-	char password[256];
-} rq_redis_url;
-
-/* Parse a URL; RQ_E_USAGE with a message on a bad one. */
-int rq_redis_url_parse(const char *url, rq_redis_url *out, rq_error *err);
-
-/* The URL without its password, for logs: "redis://user:***@host:port/db". */
-void rq_redis_url_display(const rq_redis_url *u, char *buf, size_t size);
+#include "rq_redis_url.h"
 
 typedef struct rq_redis_opts {
 	int connect_timeout_ms; /* default 2000 */
@@ -81,7 +82,9 @@ int rq_redis_recv(rq_redis *r, redisReply **reply, rq_error *err);
  * error, out of memory, any error not known to pass); 0 when it is a
  * condition of the server that passes (LOADING, BUSY, TRYAGAIN,
  * CLUSTERDOWN, MASTERDOWN, READONLY, MOVED, ASK, NOAUTH, NOPERM, MISCONF,
- * NOREPLICAS, UNBLOCKED). Decided by the error's prefix alone.
+ * NOREPLICAS, UNBLOCKED, and a script that met a key of a slot being
+ * migrated: "ERR Script attempted to access a non local key"). Decided by
+ * the error's prefix (and that one text).
  */
 int rq_redis_error_permanent(const char *msg);
 
@@ -93,5 +96,23 @@ void rq_redis_set_retry(rq_redis *r, int retry_ms_max);
 
 /* Number of reconnects done so far (for logs and tests). */
 unsigned rq_redis_reconnects(const rq_redis *r);
+
+/*
+ * After a write that must outlive the master (a job queued, a result
+ * stored), on redis+cluster or redis+sentinel: WAIT for the URL's number of
+ * replicas (never more than the master has; none: nothing to wait for),
+ * on the connection that wrote. 0 done (or nothing to wait for), 1 fewer
+ * replicas have it than asked after the timeout (counted, see below; the
+ * write stands on the master, and is lost if the master dies before its
+ * replicas get it; for the next 10 s writes do not wait, so that a
+ * replica that is gone does not slow each of them by the timeout), -1 the
+ * connection broke (err set). A no-op on the other URLs.
+ */
+int rq_redis_wait_replicas(rq_redis *r, rq_error *err);
+
+/* Redirections followed (MOVED, ASK, a new master) and writes WAIT could
+ * not confirm, so far (for logs, metrics and tests). */
+unsigned rq_redis_redirects(const rq_redis *r);
+unsigned rq_redis_unreplicated(const rq_redis *r);
 
 #endif

@@ -24,10 +24,11 @@ char *rq_connect_url_arg(char *arg, int *had_password)
 	*had_password = 0;
 	if (!arg || !(copy = strdup(arg)))
 		return NULL;
-	if (strncmp(arg, "redis://", 8) != 0)
+	if (!rq_redis_url_scheme_len(arg))
 		return copy;
-	p = arg + 8;
-	end = strchr(p, '/');
+	/* the authority, as rq_redis_url_parse finds it */
+	p = arg + rq_redis_url_scheme_len(arg);
+	end = strncmp(arg, "redis://", 8) ? p + strcspn(p, "/?") : strchr(p, '/');
 	if (!end)
 		end = p + strlen(p);
 	for (char *c = p; c < end; c++)

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * rq_redis_url_parse / rq_redis_url_display: the forms of a Redis URL, the
- * bad ones, and a display that never shows the password.
+ * rq_redis_url_parse / rq_redis_url_display: the forms of a Redis URL
+ * (redis://, unix://, redis+cluster:// with its seeds, redis+sentinel://
+ * with its sentinels and master), the bad ones, and a display that never
+ * shows the password.
  */
 #include "testutil.h"
 
@@ -217,6 +219,8 @@ static void test_error_permanent(void **state)
 	    "NOPERM this user has no permissions to run the 'xadd' command",
 	    "MISCONF Redis is configured to save RDB snapshots",
 	    "MOVED 3999 127.0.0.1:6381",
+	    "ERR Script attempted to access a non local key in a cluster node script: 1f0e, on "
+	    "@user_script:1.",
 	    "LOADING"};
 	(void)state;
 	for (size_t i = 0; i < sizeof(permanent) / sizeof(permanent[0]); i++)
@@ -450,6 +454,145 @@ static void test_display_round_trip(void **state)
 	}
 }
 
+/* redis+cluster://: seeds, default ports, database 0 only, options. */
+static void test_cluster(void **state)
+{
+	rq_redis_url u;
+	(void)state;
+
+	parse_ok("redis+cluster://127.0.0.1:7000,127.0.0.1:7001/", &u);
+	assert_int_equal(u.kind, RQ_REDIS_CLUSTER);
+	assert_int_equal(u.is_unix, 0);
+	assert_int_equal(u.nseeds, 2);
+	assert_string_equal(u.seeds[0].host, "127.0.0.1");
+	assert_int_equal(u.seeds[0].port, 7000);
+	assert_int_equal(u.seeds[1].port, 7001);
+	assert_string_equal(u.host, "127.0.0.1"); /* the first seed */
+	assert_int_equal(u.port, 7000);
+	assert_int_equal(u.db, 0);
+	assert_int_equal(u.wait_replicas, 1);
+	assert_int_equal(u.wait_timeout_ms, RQ_REDIS_WAIT_TIMEOUT_MS);
+
+	parse_ok("redis+cluster://node-a,node-b:7002,[::1]:7003,[fe80::1]", &u);
+	assert_int_equal(u.nseeds, 4);
+	assert_string_equal(u.seeds[0].host, "node-a");
+	assert_int_equal(u.seeds[0].port, 6379);
+	assert_int_equal(u.seeds[1].port, 7002);
+	assert_string_equal(u.seeds[2].host, "::1");
+	assert_int_equal(u.seeds[2].port, 7003);
+	assert_string_equal(u.seeds[3].host, "fe80::1");
+	assert_int_equal(u.seeds[3].port, 6379);
+
+	parse_ok("redis+cluster://bot:p%40ss@h:7000/0?wait=2&wait_timeout_ms=50", &u);
+	assert_string_equal(u.user, "bot");
+	assert_string_equal(u.password, "p@ss");
+	assert_int_equal(u.nseeds, 1);
+	assert_int_equal(u.wait_replicas, 2);
+	assert_int_equal(u.wait_timeout_ms, 50);
+	parse_ok("redis+cluster://h?wait=0", &u);
+	assert_int_equal(u.wait_replicas, 0);
+	parse_ok("redis+cluster://:pw@h1,h2", &u);
+	assert_string_equal(u.password, "pw");
+	assert_int_equal(u.nseeds, 2);
+}
+
+/* redis+sentinel://: sentinels (port 26379), the master's name, the db. */
+static void test_sentinel(void **state)
+{
+	rq_redis_url u;
+	(void)state;
+
+	parse_ok("redis+sentinel://s1:26379,s2:26380/mymaster/0", &u);
+	assert_int_equal(u.kind, RQ_REDIS_SENTINEL);
+	assert_int_equal(u.nseeds, 2);
+	assert_string_equal(u.seeds[0].host, "s1");
+	assert_int_equal(u.seeds[0].port, 26379);
+	assert_int_equal(u.seeds[1].port, 26380);
+	assert_string_equal(u.master, "mymaster");
+	assert_int_equal(u.db, 0);
+
+	parse_ok("redis+sentinel://s1,s2,s3/queue-master.1", &u);
+	assert_int_equal(u.nseeds, 3);
+	assert_int_equal(u.seeds[2].port, 26379);
+	assert_string_equal(u.master, "queue-master.1");
+	assert_int_equal(u.db, 0);
+
+	parse_ok("redis+sentinel://replayq:s3cret@[::1]:5000/m/3?wait_timeout_ms=1000", &u);
+	assert_string_equal(u.user, "replayq");
+	assert_string_equal(u.password, "s3cret");
+	assert_string_equal(u.seeds[0].host, "::1");
+	assert_int_equal(u.seeds[0].port, 5000);
+	assert_string_equal(u.master, "m");
+	assert_int_equal(u.db, 3);
+	assert_int_equal(u.wait_timeout_ms, 1000);
+}
+
+static void test_errors_cluster_sentinel(void **state)
+{
+	char url[8192] = "redis+cluster://";
+	(void)state;
+
+	parse_bad("redis+cluster://", "host", NULL);
+	parse_bad("redis+cluster:///", "host", NULL);
+	parse_bad("redis+cluster://h1,,h2", "host", NULL);
+	parse_bad("redis+cluster://h1,", "host", NULL);
+	parse_bad("redis+cluster://h1:0", "port", NULL);
+	parse_bad("redis+cluster://h1,h2:x", "port", NULL);
+	parse_bad("redis+cluster://h/1", "database 0 only", NULL);
+	parse_bad("redis+cluster://h/0/0", "database 0 only", NULL);
+	parse_bad("redis+cluster://h?wait=17", "option", NULL);
+	parse_bad("redis+cluster://h?wait=", "option", NULL);
+	parse_bad("redis+cluster://h?wait_timeout_ms=0", "option", NULL);
+	parse_bad("redis+cluster://h?bogus=1", "option", NULL);
+	parse_bad("redis+cluster://h?wait=1&", "option", NULL);
+	parse_bad("redis+cluster://:Hunter2pw@h/5", NULL, "Hunter2pw");
+	for (int i = 0; i <= RQ_REDIS_MAX_SEEDS; i++)
+		strcat(url, i ? ",h:1" : "h:1");
+	parse_bad(url, "more than", NULL);
+	parse_bad("redis+sentinel://s1", "master name", NULL);
+	parse_bad("redis+sentinel://s1/", "master name", NULL);
+	parse_bad("redis+sentinel://s1//0", "master name", NULL);
+	parse_bad("redis+sentinel://s1/my master", "master name", NULL);
+	parse_bad("redis+sentinel://s1/m/x", "database", NULL);
+	parse_bad("redis+sentinel://s1:99999/m", "port", NULL);
+	parse_bad("redis+sentinel://:Hunter2pw@s1/m/x", NULL, "Hunter2pw");
+	parse_bad("redis+sentinel://s1/m?wait=x", "option", NULL);
+	parse_bad("redis+clusters://h", "redis+cluster://", NULL);
+	/* options belong to the forms that have replicas to wait for */
+	parse_bad("redis://h/0?wait=1", "database", NULL);
+}
+
+static void test_display_cluster_sentinel(void **state)
+{
+	static const char *const urls[] = {"redis+cluster://a:7000,b:7001,[::1]:7002/0",
+					   "redis+sentinel://s1:26379,s2:26380/mymaster/2"};
+	rq_redis_url u, back;
+	rq_error err;
+	char buf[512];
+	(void)state;
+
+	parse_ok("redis+cluster://bot:s3cret@a:7000,b/", &u);
+	rq_redis_url_display(&u, buf, sizeof(buf));
+	assert_string_equal(buf, "redis+cluster://bot:***@a:7000,b:6379/0");
+	parse_ok("redis+sentinel://:s3cret@s1/mymaster/1", &u);
+	rq_redis_url_display(&u, buf, sizeof(buf));
+	assert_string_equal(buf, "redis+sentinel://:***@s1:26379/mymaster/1");
+	for (size_t i = 0; i < sizeof(urls) / sizeof(urls[0]); i++) {
+		parse_ok(urls[i], &u);
+		rq_redis_url_display(&u, buf, sizeof(buf));
+		assert_string_equal(buf, urls[i]);
+		if (rq_redis_url_parse(buf, &back, &err) < 0)
+			fail_msg("display '%s' does not parse: %s", buf, err.msg);
+		assert_int_equal(back.nseeds, u.nseeds);
+		assert_string_equal(back.master, u.master);
+	}
+	assert_int_equal(rq_redis_url_scheme_len("redis+sentinel://s/m"), 17);
+	assert_int_equal(rq_redis_url_scheme_len("redis+cluster://h"), 16);
+	assert_int_equal(rq_redis_url_scheme_len("redis://h"), 8);
+	assert_int_equal(rq_redis_url_scheme_len("unix:///s"), 0);
+	assert_int_equal(rq_redis_url_scheme_len(NULL), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -473,6 +616,10 @@ int main(void)
 	    cmocka_unit_test(test_errors_hide_password),
 	    cmocka_unit_test(test_display),
 	    cmocka_unit_test(test_display_round_trip),
+	    cmocka_unit_test(test_cluster),
+	    cmocka_unit_test(test_sentinel),
+	    cmocka_unit_test(test_errors_cluster_sentinel),
+	    cmocka_unit_test(test_display_cluster_sentinel),
 	};
 	return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
 }
