@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rq_outcome.h"
+
 /* Length of a valid UTF-8 sequence at p (at most n bytes), or 0. */
 static size_t utf8_seq(const unsigned char *p, size_t n)
 {
@@ -129,20 +131,51 @@ static json_t *updates_json(const rq_replay_result *res)
 	return whole(updates, bad);
 }
 
-/* The commit that conflicted and its paths with their kinds. */
-static json_t *conflict_json(const rq_replay_result *res)
+json_t *rq_result_conflict_json(const git_oid *commit, const rq_conflicts *conflicts)
 {
 	json_t *paths = json_array();
 	int bad = !paths;
 
-	for (size_t i = 0; !bad && i < res->conflicts.n; i++)
+	for (size_t i = 0; !bad && i < conflicts->n; i++)
 		bad |= json_array_append_new(
 		    paths,
-		    json_pack("{s:o, s:s}", "path", rq_result_json_bytes(res->conflicts.v[i].path),
-			      "kind", rq_conflict_kind_name(res->conflicts.v[i].kind)));
+		    json_pack("{s:o, s:s}", "path", rq_result_json_bytes(conflicts->v[i].path),
+			      "kind", rq_conflict_kind_name(conflicts->v[i].kind)));
 	if (!whole(paths, bad))
 		return NULL;
-	return json_pack("{s:o, s:o}", "commit", oid_json(&res->conflict_commit), "paths", paths);
+	return json_pack("{s:o, s:o}", "commit", oid_json(commit), "paths", paths);
+}
+
+/* One ref of a keep-going replay: ok with its new id, or its conflict, or
+ * the ref and commit it waits on. */
+static json_t *ref_outcome_json(const rq_replay_result *res, const rq_ref_outcome *r)
+{
+	const rq_pick_conflict *f = r->status != RQ_REF_OK ? &res->failed[r->failed] : NULL;
+	json_t *o = json_pack("{s:o, s:s, s:o, s:o}", "ref", rq_result_json_bytes(r->ref), "status",
+			      rq_outcome_status_name(r->status), "old", oid_json(&r->old_id), "new",
+			      f ? json_null() : oid_json(&r->new_id));
+	int bad = !o;
+
+	if (f && r->status == RQ_REF_CONFLICT)
+		bad |= json_object_set_new(o, "conflict",
+					   rq_result_conflict_json(&f->commit, &f->conflicts));
+	if (f && r->status == RQ_REF_BLOCKED)
+		bad |= json_object_set_new(o, "blocked_by",
+					   json_pack("{s:o, s:o}", "ref",
+						     rq_result_json_bytes(r->blocked_by), "commit",
+						     oid_json(&f->commit)));
+	return whole(o, bad);
+}
+
+/* Every ref's outcome, in update order. */
+static json_t *refs_json(const rq_replay_result *res)
+{
+	json_t *refs = json_array();
+	int bad = !refs;
+
+	for (size_t i = 0; !bad && i < res->nrefs; i++)
+		bad |= json_array_append_new(refs, ref_outcome_json(res, &res->refs[i]));
+	return whole(refs, bad);
 }
 
 json_t *rq_result_to_json(const rq_replay_result *res, int rc, const rq_error *err, int applied)
@@ -156,10 +189,16 @@ json_t *rq_result_to_json(const rq_replay_result *res, int rc, const rq_error *e
 		res = &none;
 	bad |= json_object_set_new(o, "v", json_integer(1));
 	bad |= json_object_set_new(o, "status", json_string(status));
-	bad |= json_object_set_new(o, "updates", rc == 0 ? updates_json(res) : json_array());
+	/* keep-going: the clean refs' updates whatever the status */
+	bad |= json_object_set_new(o, "updates",
+				   rc == 0 || (rc == 1 && res->keep_going) ? updates_json(res)
+									   : json_array());
 	bad |= json_object_set_new(o, "applied", json_boolean(applied));
+	if (rc >= 0 && res->keep_going)
+		bad |= json_object_set_new(o, "refs", refs_json(res));
 	if (rc == 1)
-		bad |= json_object_set_new(o, "conflict", conflict_json(res));
+		bad |= json_object_set_new(
+		    o, "conflict", rq_result_conflict_json(&res->conflict_commit, &res->conflicts));
 	if (rc < 0)
 		bad |= json_object_set_new(
 		    o, "error",

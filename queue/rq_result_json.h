@@ -6,7 +6,11 @@
  *  "applied":bool, "conflict":{"commit", "paths":[{"path","kind"}]},
  *  "error":{"code","message"}, "stats":{...}}
  * "conflict" is present only with status "conflict", "error" only with
- * status "error".
+ * status "error". A keep-going replay (res->keep_going) adds "refs":
+ * [{"ref", "status": "ok"|"conflict"|"blocked", "old", "new" (null unless
+ * ok), "conflict": {...} (conflict), "blocked_by": {"ref", "commit"}
+ * (blocked)}], and its "updates" are the clean refs' also with status
+ * "conflict" ("applied" says whether they were applied).
  */
 #ifndef RQ_RESULT_JSON_H
 #define RQ_RESULT_JSON_H
@@ -22,6 +26,10 @@
  * NULL when memory runs out (never a result with a part missing).
  */
 json_t *rq_result_to_json(const rq_replay_result *res, int rc, const rq_error *err, int applied);
+
+/* {"commit": <id>, "paths": [{"path", "kind"}]}; NULL when memory runs
+ * out. */
+json_t *rq_result_conflict_json(const git_oid *commit, const rq_conflicts *conflicts);
 
 /*
  * A JSON string for bytes that need not be UTF-8 (ref names, paths,

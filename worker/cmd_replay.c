@@ -4,7 +4,9 @@
  * `git replay`. Parses options like git's parse-options (--opt=value and
  * --opt value, through worker/opt), runs rq_replay_run(), then prints or
  * applies the ref updates. Exit status: 0 clean, 1 conflict, 128 error,
- * 129 usage.
+ * 129 usage. With --keep-going (beyond git), every branch that replays
+ * cleanly moves (or is printed), each conflicting or blocked one gets a
+ * line on stderr, and the exit status is 1 when any did not replay.
  */
 #include <jansson.h>
 #include <limits.h>
@@ -35,14 +37,14 @@ static const char replay_synopsis[] =
     "usage: replayq [-C <path>] replay ([--contained] --onto=<newbase> | --advance=<branch> |\n"
     "                                  --revert=<branch>) [--ref=<ref>]\n"
     "                                  [--ref-action=update|print] [--empty=drop|keep|abort]\n"
-    "                                  [--format=text|json] <revision>...\n";
+    "                                  [--format=text|json] [--keep-going] <revision>...\n";
 
 /* The command line: the options, and the revisions with the walk options
  * and pathspecs the engine takes (in order, "--" included). */
 typedef struct replay_cli {
 	const char *onto, *advance, *revert, *ref, *ref_action, *empty, *format, *jobs;
-	int contained;
-	rq_opt opts[10];
+	int contained, keep_going;
+	rq_opt opts[11];
 	rq_opt_spec spec;
 	rq_opt_args revs;
 } replay_cli;
@@ -77,6 +79,8 @@ static void cli_init(replay_cli *c)
 	    RQ_OPT_STRING("jobs", &c->jobs, "<n>",
 			  "replay independent branches in n forked children\n"
 			  "(default: the number of cores)"),
+	    RQ_OPT_BOOL("keep-going", &c->keep_going,
+			"replay every branch that replays cleanly; report the others"),
 	    RQ_OPT_END};
 
 	memset(c, 0, sizeof(*c));
@@ -242,6 +246,7 @@ static int replay_setup(const replay_cli *c, replay_run *run)
 	o->mode = c->onto ? RQ_MODE_ONTO : c->advance ? RQ_MODE_ADVANCE : RQ_MODE_REVERT;
 	o->target = c->onto ? c->onto : c->advance ? c->advance : c->revert;
 	o->contained = c->contained;
+	o->keep_going = c->keep_going;
 	o->ref = c->ref;
 	o->revisions = c->revs.v;
 	o->nrevisions = c->revs.n;
@@ -320,27 +325,54 @@ static int report_error(const rq_error *err)
 	return err->code == RQ_E_INTERRUPTED ? 130 : 128;
 }
 
+/* --keep-going: a line on stderr for each ref that did not move:
+ * "conflict <ref> at <commit>: <path> (<kind>), ..." or
+ * "blocked <ref> by <ref> at <commit>". */
+static void report_refs(const rq_replay_result *res)
+{
+	for (size_t i = 0; i < res->nrefs; i++) {
+		const rq_ref_outcome *r = &res->refs[i];
+		const rq_pick_conflict *f = &res->failed[r->failed];
+		char hex[GIT_OID_HEXSZ + 1];
+		if (r->status == RQ_REF_OK)
+			continue;
+		git_oid_tostr(hex, sizeof(hex), &f->commit);
+		if (r->status == RQ_REF_BLOCKED) {
+			fprintf(stderr, "blocked %s by %s at %s\n", r->ref, r->blocked_by, hex);
+			continue;
+		}
+		fprintf(stderr, "conflict %s at %s:", r->ref, hex);
+		for (size_t k = 0; k < f->conflicts.n; k++)
+			fprintf(stderr, "%s %s (%s)", k ? "," : "", f->conflicts.v[k].path,
+				rq_conflict_kind_name(f->conflicts.v[k].kind));
+		fputc('\n', stderr);
+	}
+}
+
 /* The outcome (rc from the replay) on stdout and stderr: the exit status. */
 static int report(const replay_run *run, int rc)
 {
+	int kept = rc == 1 && run->res.keep_going; /* the clean refs count */
 	char *lines;
 
 	if (run->json && emit_json(run, rc) < 0)
 		rc = -1;
 	if (rc < 0)
 		return report_error(&run->err);
-	if (rc == 1) /* as git replay: exit 1 and not a word (--format=json has
-		      * the commit, the paths and their kinds) */
+	if (kept && !run->json)
+		report_refs(&run->res);
+	if (rc == 1 && !kept) /* as git replay: exit 1 and not a word (--format=json
+			       * has the commit, the paths and their kinds) */
 		return 1;
 	if (!run->print || run->json)
-		return 0;
+		return rc;
 	if (!(lines = rq_refs_format_updates(&run->res))) {
 		fputs("fatal: out of memory\n", stderr);
 		return 128;
 	}
 	fputs(lines, stdout);
 	free(lines);
-	return 0;
+	return rc;
 }
 
 /* Everything after the command line: the exit status. */
@@ -358,7 +390,9 @@ static int replay(replay_cli *c, replay_run *run)
 		warn_overridden(c);
 		rc = rq_replay_run(run->repo, &run->opts, &run->res, &run->err);
 	}
-	if (rc == 0 && !run->print && apply_updates(run) < 0)
+	/* keep-going: the clean refs move even when others conflicted */
+	if ((rc == 0 || (rc == 1 && run->res.keep_going && run->res.nupdates)) && !run->print &&
+	    apply_updates(run) < 0)
 		rc = -1;
 	return report(run, rc);
 }

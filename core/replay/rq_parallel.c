@@ -75,13 +75,43 @@ typedef struct plan {
 	size_t *members; /* commit indexes, in walk order within each group */
 } plan;
 
-/* What one worker saw: its earliest failed pick (none: fail SIZE_MAX). */
+/* What one worker saw: its earliest failed pick (none: fail SIZE_MAX),
+ * and with keep-going every conflict (which is no failure then). */
 typedef struct worker_failure {
 	size_t fail;
 	int kind; /* 1 conflict (conf), -1 error (err) */
 	rq_conflicts conf;
 	rq_error err;
+	rq_parallel_kept kept;
 } worker_failure;
+
+void rq_parallel_kept_free(rq_parallel_kept *k)
+{
+	for (size_t i = 0; i < k->n; i++)
+		rq_conflicts_free(&k->v[i].conflicts);
+	free(k->v);
+	memset(k, 0, sizeof(*k));
+}
+
+/* Append a conflict of pick i (taking *conf); 0, or -1 out of memory
+ * (*conf freed). */
+static int kept_add(rq_parallel_kept *k, size_t i, rq_conflicts *conf)
+{
+	if (k->n == k->cap) {
+		size_t ncap = k->cap ? k->cap * 2 : 8;
+		rq_parallel_conflict *nv = realloc(k->v, ncap * sizeof(*nv));
+		if (!nv) {
+			rq_conflicts_free(conf);
+			return -1;
+		}
+		k->v = nv;
+		k->cap = ncap;
+	}
+	k->v[k->n].index = i;
+	k->v[k->n++].conflicts = *conf;
+	memset(conf, 0, sizeof(*conf));
+	return 0;
+}
 
 int rq_parallel_workers(const rq_parallel *p)
 {
@@ -275,8 +305,9 @@ static void note_failure(rq_parallel *p, worker_failure *wf, size_t i, int kind,
 
 /*
  * Take groups until none is left; did[i] is set for every commit picked.
- * A failed pick ends its group (the group's later commits come after it).
- * Returns 0, or -1 when interrupted (err set).
+ * A failed pick ends its group (the group's later commits come after it);
+ * with keep-going a conflict does not (wf->kept). Returns 0, or -1 when
+ * interrupted or out of memory (err set).
  */
 static int run_groups(rq_parallel *p, const rq_parallel_job *job, const plan *pl,
 		      unsigned char *did, worker_failure *wf, rq_error *err)
@@ -297,8 +328,13 @@ static int run_groups(rq_parallel *p, const rq_parallel_job *job, const plan *pl
 				return rq_error_set(err, RQ_E_INTERRUPTED, "interrupted");
 			rq_error_clear(&perr);
 			r = job->pick(job->arg, i, &conf, &perr);
-			if (r == 0) {
+			if (r == 0)
 				did[i] = 1;
+			if (r == 0 || r == 2) /* 2: below a conflict (keep-going) */
+				continue;
+			if (r == 1 && job->keep_going) {
+				if (kept_add(&wf->kept, i, &conf) < 0)
+					return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 				continue;
 			}
 			note_failure(p, wf, i, r, &conf, &perr);
@@ -348,7 +384,8 @@ static void child_giveup(rq_parallel *p)
 }
 
 /* N: a commit picked; S: the counts; C and P: a conflict and its paths;
- * E: a pick's error; F: another failure; D: done. */
+ * K and P: a keep-going conflict and its paths; E: a pick's error; F:
+ * another failure; D: done. */
 static void report_picks(rq_buf *b, const rq_parallel_job *job, const unsigned char *did)
 {
 	for (size_t i = 0; i < job->n; i++) {
@@ -370,25 +407,40 @@ static void report_counts(rq_buf *b, const rq_parallel_job *job)
 		   c.merges_full, c.merges_fallback, c.scores_computed, c.scores_reused);
 }
 
+/* P: the paths of the conflict just reported, with their kinds. */
+static void report_paths(rq_buf *b, const rq_conflicts *conf)
+{
+	for (size_t k = 0; k < conf->n; k++) {
+		const rq_conflict *c = &conf->v[k];
+		rq_buf line = {0};
+		char head[32];
+		int n = snprintf(head, sizeof(head), "%d ", (int)c->kind);
+		rq_buf_add(&line, head, (size_t)n);
+		rq_buf_str(&line, c->path);
+		if (line.oom)
+			b->oom = 1;
+		else
+			rq_child_frame(b, 'P', line.p, line.len);
+		free(line.p);
+	}
+}
+
+/* K: a keep-going conflict, each followed by its paths. */
+static void report_kept(rq_buf *b, const worker_failure *wf)
+{
+	for (size_t k = 0; k < wf->kept.n; k++) {
+		report_fmt(b, 'K', "%zu", wf->kept.v[k].index);
+		report_paths(b, &wf->kept.v[k].conflicts);
+	}
+}
+
 static void report_failure(rq_buf *b, const worker_failure *wf)
 {
 	if (wf->fail == SIZE_MAX)
 		return;
 	if (wf->kind == 1) {
 		report_fmt(b, 'C', "%zu", wf->fail);
-		for (size_t k = 0; k < wf->conf.n; k++) {
-			const rq_conflict *c = &wf->conf.v[k];
-			rq_buf line = {0};
-			char head[32];
-			int n = snprintf(head, sizeof(head), "%d ", (int)c->kind);
-			rq_buf_add(&line, head, (size_t)n);
-			rq_buf_str(&line, c->path);
-			if (line.oom)
-				b->oom = 1;
-			else
-				rq_child_frame(b, 'P', line.p, line.len);
-			free(line.p);
-		}
+		report_paths(b, &wf->conf);
 	} else {
 		report_fmt(b, 'E', "%zu %d %s", wf->fail, (int)wf->err.code, wf->err.msg);
 	}
@@ -420,6 +472,7 @@ static void child_run(rq_parallel *p, const rq_parallel_job *job, const plan *pl
 	report_picks(&b, job, did);
 	report_counts(&b, job);
 	report_failure(&b, &wf);
+	report_kept(&b, &wf);
 	/* not a pick's failure (no part file, say): it fails the replay,
 	 * unless a pick failed, which is what --jobs=1 would report */
 	if (r < 0)
@@ -502,11 +555,15 @@ static int read_reports(rq_parallel *p, const rq_parallel_job *job, rq_error *er
 
 /* The earliest failure over all reports, and the first other failure. */
 typedef struct verdict {
-	worker_failure first; /* earliest failed pick */
+	worker_failure first; /* earliest failed pick; first.kept: this process's own */
 	rq_error other;	      /* the first failure that is not a pick's */
 	int has_other;
 	rq_parallel_counts counts;
+	rq_parallel_kept kept; /* the children's keep-going conflicts */
 } verdict;
+
+/* Where the P messages that follow go. */
+enum { PATHS_DROP, PATHS_FIRST, PATHS_KEPT };
 
 static int take_pick(const rq_parallel_job *job, const rq_child_msg *m)
 {
@@ -566,10 +623,9 @@ static int take_failure(verdict *v, const rq_child_msg *m, int *better)
 	return 0;
 }
 
-/* P: a path of the conflict just read, kept when that conflict won. */
-static int take_path(verdict *v, const rq_child_msg *m)
+/* P: a path of the conflict just read, into c. */
+static int take_path(rq_conflicts *c, const rq_child_msg *m)
 {
-	rq_conflicts *c = &v->first.conf;
 	int kind, at = 0;
 
 	if (sscanf(m->data, "%d %n", &kind, &at) != 1 || !at)
@@ -588,10 +644,23 @@ static int take_path(verdict *v, const rq_child_msg *m)
 	return 0;
 }
 
+/* K: a keep-going conflict; its paths follow. */
+static int take_kept(const rq_parallel_job *job, verdict *v, const rq_child_msg *m)
+{
+	rq_conflicts none = {0};
+	size_t i;
+
+	if (sscanf(m->data, "%zu", &i) != 1 || i >= job->n)
+		return -1;
+	return kept_add(&v->kept, i, &none);
+}
+
 /* One message of a report; 1 at its end (D or X), 0 go on, -1 unreadable. */
 static int read_message(const rq_parallel_job *job, verdict *v, child_proc *c,
-			const rq_child_msg *m, int *keep_paths)
+			const rq_child_msg *m, int *paths)
 {
+	int better = 0;
+
 	switch (m->type) {
 	case 'N':
 		return take_pick(job, m);
@@ -599,12 +668,17 @@ static int read_message(const rq_parallel_job *job, verdict *v, child_proc *c,
 		return take_counts(v, m);
 	case 'C':
 	case 'E':
-		if (take_failure(v, m, keep_paths) < 0)
+		if (take_failure(v, m, &better) < 0)
 			return -1;
-		*keep_paths &= m->type == 'C'; /* P messages follow a C only */
+		*paths = better && m->type == 'C' ? PATHS_FIRST : PATHS_DROP; /* after a C only */
 		return 0;
+	case 'K':
+		*paths = PATHS_KEPT;
+		return take_kept(job, v, m);
 	case 'P':
-		return *keep_paths ? take_path(v, m) : 0;
+		if (*paths == PATHS_KEPT)
+			return take_path(&v->kept.v[v->kept.n - 1].conflicts, m);
+		return *paths == PATHS_FIRST ? take_path(&v->first.conf, m) : 0;
 	case 'F':
 		if (!v->has_other && parse_error(m->data, &v->other) < 0)
 			return -1;
@@ -623,10 +697,10 @@ static int read_message(const rq_parallel_job *job, verdict *v, child_proc *c,
 static int read_report(const rq_parallel_job *job, verdict *v, child_proc *c)
 {
 	rq_child_msg m;
-	int keep_paths = 0, r;
+	int paths = PATHS_DROP, r;
 
 	while ((r = rq_child_in_next(&c->in, &m)) == 1) {
-		int a = read_message(job, v, c, &m, &keep_paths);
+		int a = read_message(job, v, c, &m, &paths);
 		rq_child_in_drop(&c->in);
 		if (a != 0)
 			return a < 0 ? -1 : 0;
@@ -684,6 +758,12 @@ static int decide(rq_parallel *p, const rq_parallel_job *job, verdict *v, rq_par
 		*err = v->other;
 		return -1;
 	}
+	/* keep-going: this process's conflicts and the children's, together */
+	for (size_t k = 0; k < v->first.kept.n; k++)
+		if (kept_add(&v->kept, v->first.kept.v[k].index, &v->first.kept.v[k].conflicts) < 0)
+			return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	out->kept = v->kept;
+	memset(&v->kept, 0, sizeof(v->kept));
 	for (int c = 1; c <= p->parent.n; c++)
 		if (p->parent.ch[c].done &&
 		    rq_odb_tmpdir_load_part(job->tmpdir, (unsigned)c, err) < 0)
@@ -742,7 +822,11 @@ int rq_parallel_run(rq_parallel *p, const rq_parallel_job *job, rq_parallel_outc
 	/* on success the children, done, are reaped by rq_parallel_end() */
 	if (rc != 0)
 		kill_children(p);
+	if (rc < 0)
+		rq_parallel_kept_free(&out->kept);
 	rq_conflicts_free(&v.first.conf);
+	rq_parallel_kept_free(&v.first.kept);
+	rq_parallel_kept_free(&v.kept);
 	plan_free(&pl);
 	return rc;
 }

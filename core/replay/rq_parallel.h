@@ -22,6 +22,12 @@
  * the commit ids and the conflict reported are those of --jobs=1. A child
  * that dies fails the replay (RQ_E_CRASHED) and no child is left running.
  *
+ * With keep_going (--keep-going), a conflict is not a failure: the worker
+ * goes on with its group (the driver's pick skips the commits below a
+ * conflict) and with the other groups, and reports every conflict; the
+ * parent gathers them all (rq_parallel_outcome.kept). Errors still fail
+ * the replay as above.
+ *
  * Parent and child state are apart: the parent keeps its children, a
  * child only its pipe and its parent's pid. Children end with _exit()
  * (in rq_parallel_run() and rq_parallel_end()); the parent never exits.
@@ -48,7 +54,8 @@ typedef struct rq_parallel_counts {
 /*
  * The driver's pick of commit i onto the replay's base (or onto the new
  * form of its parent): 0 clean, 1 conflict (*conf filled, the caller's
- * to free), -1 error (err set).
+ * to free), -1 error (err set); with keep_going also 2: not picked, its
+ * parent conflicted or was skipped.
  */
 typedef int (*rq_parallel_pick_fn)(void *arg, size_t i, rq_conflicts *conf, rq_error *err);
 
@@ -67,7 +74,20 @@ typedef struct rq_parallel_job {
 	git_oid *new_ids, *new_trees;
 	rq_odb_tmpdir *tmpdir;
 	const volatile int *cancel; /* set to stop (RQ_E_INTERRUPTED) */
+	int keep_going;		    /* a conflict does not stop the replay */
 } rq_parallel_job;
+
+/* A conflicting pick of a keep-going replay. */
+typedef struct rq_parallel_conflict {
+	size_t index; /* in the walk */
+	rq_conflicts conflicts;
+} rq_parallel_conflict;
+
+/* The conflicts of a keep-going replay, in no particular order. */
+typedef struct rq_parallel_kept {
+	rq_parallel_conflict *v;
+	size_t n, cap;
+} rq_parallel_kept;
 
 /* What the parent learns from all workers. */
 typedef struct rq_parallel_outcome {
@@ -75,6 +95,7 @@ typedef struct rq_parallel_outcome {
 	rq_conflicts conflicts;	     /* that pick's, when it conflicted */
 	rq_parallel_counts children; /* the children's counts (the parent's own are not here) */
 	size_t workers;		     /* processes that took part, this one included */
+	rq_parallel_kept kept;	     /* keep_going: every conflict (free: rq_parallel_kept_free) */
 } rq_parallel_outcome;
 
 /* Hooks a test runs in each child right after the fork. */
@@ -111,13 +132,18 @@ int rq_parallel_is_child(const rq_parallel *p);
 /*
  * Pick the groups in every worker. In a child this reports and exits. In
  * the parent: 0 all picked (the commit map filled, the children's
- * objects loaded), 1 a pick conflicted (out->fail, out->conflicts), -1
+ * objects loaded; with keep_going, out->kept lists the conflicts and the
+ * commits that were not picked have no entry in the map), 1 a pick
+ * conflicted (out->fail, out->conflicts; never with keep_going), -1
  * error (err; the earliest failed pick's own error when a pick failed).
  * out->children holds the children's counts in every case. On failure
  * the children are gone when this returns.
  */
 int rq_parallel_run(rq_parallel *p, const rq_parallel_job *job, rq_parallel_outcome *out,
 		    rq_error *err);
+
+/* Free the conflicts and the list. */
+void rq_parallel_kept_free(rq_parallel_kept *k);
 
 /*
  * Done with the workers: in a child, report that it took no group (if it

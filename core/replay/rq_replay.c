@@ -11,8 +11,10 @@
  *   4. pick: each commit merged onto its new parent (rq_merge) and written
  *      (rq_commit) into the replay's memory store, in this process or in
  *      independent groups over the workers (rq_parallel);
- *   5. updates: the ref updates as git replay computes them;
- *   6. pack: the new objects become one pack (rq_odb_tmpdir, rq_odb_pack).
+ *   5. updates: the ref updates as git replay computes them (with
+ *      --keep-going, every ref's outcome: rq_outcome);
+ *   6. pack: the new objects become one pack (rq_odb_tmpdir, rq_odb_pack);
+ *      not for a train's replays (opts->shared), which rq_train packs.
  * The ref updates are applied by the caller (rq_refs).
  */
 #include "rq_replay.h"
@@ -29,6 +31,7 @@
 #include "rq_odb_tmpdir.h"
 #include "rq_odb.h"
 #include "rq_oidmap.h"
+#include "rq_outcome.h"
 #include "rq_parallel.h"
 #include "rq_revs.h"
 #include "rq_sha1.h"
@@ -218,8 +221,11 @@ typedef struct replay {
 	char committer[2 * RQ_IDENT_FIELD_MAX + 64];
 	char author[2 * RQ_IDENT_FIELD_MAX + 64]; /* of a revert */
 	size_t updates_cap;			  /* room in res->updates */
-	rq_parallel *par;  /* the forked workers; NULL: this process replays alone */
-	double t0, t_pick; /* when the call and its picks started (statistics) */
+	rq_parallel *par;	/* the forked workers; NULL: this process replays alone */
+	double t0, t_pick;	/* when the call and its picks started (statistics) */
+	int kg;			/* keep-going picks: every branch gets its own outcome */
+	rq_outcome outcome;	/* with kg: the state of every commit */
+	rq_merge_stats merges0; /* the merger's counts before the picks (a train's is shared) */
 } replay;
 
 /* How many different commits the positive revisions name. */
@@ -281,17 +287,24 @@ static int resolve_target(replay *rp)
 	return commit_tree(rp->repo, &rp->onto, &rp->onto_tree, err);
 }
 
-static int tip_updates(replay *rp, const git_commit *c, const git_oid *new_id)
+/* The refs at walk.commits[i] that move (with --keep-going, whose outcome
+ * is listed: they move when the commit replayed). */
+static int tip_updates(replay *rp, size_t i)
 {
-	const git_oid *id = git_commit_id(c);
+	const git_oid *id = git_commit_id(rp->walk.commits[i]), *new_id = &rp->new_ids[i];
+	int moves = !rp->kg || rp->outcome.state[i] == RQ_OUTCOME_OK;
 
-	for (size_t i = 0; i < rp->tips.n; i++) {
-		const ref_tip *tip = &rp->tips.v[i];
+	for (size_t t = 0; t < rp->tips.n; t++) {
+		const ref_tip *tip = &rp->tips.v[t];
 		if (!git_oid_equal(&tip->oid, id))
 			continue;
 		if (!rp->opts->contained && !is_positive_ref(&rp->revs, tip->ref))
 			continue;
-		if (add_update(rp->res, &rp->updates_cap, tip->ref, new_id, id, rp->err) < 0)
+		if (moves &&
+		    add_update(rp->res, &rp->updates_cap, tip->ref, new_id, id, rp->err) < 0)
+			return -1;
+		if (rp->kg && rq_outcome_add_ref(rp->res, tip->ref, id, moves ? new_id : NULL, i,
+						 rp->err) < 0)
 			return -1;
 	}
 	return 0;
@@ -449,6 +462,41 @@ static int pick_range(replay *rp, size_t *fail)
 	return 0;
 }
 
+/* A conflicting pick of a keep-going replay goes to res->failed (its
+ * walk index: SIZE_MAX when not known), so that the result stays clean for
+ * the next pick. 0 or -1. */
+static int keep_conflict(replay *rp, size_t i)
+{
+	rq_replay_result *res = rp->res;
+
+	res->conflicted = 0;
+	return rq_outcome_add_failure(res, i, &res->conflict_commit, &res->conflicts, rp->err);
+}
+
+/*
+ * Keep-going: pick every commit whose parent replayed, in order; a
+ * conflict is kept (res->failed) and the commits below it are skipped.
+ * 0, or -1 on an error (which still stops the replay).
+ */
+static int pick_range_kg(replay *rp)
+{
+	if (rp->walk.n)
+		rq_testhook_hold("pick");
+	for (size_t i = 0; i < rp->walk.n; i++) {
+		int r;
+		if (rp->opts->cancel && *rp->opts->cancel)
+			return rq_error_set(rp->err, RQ_E_INTERRUPTED, "interrupted");
+		if (rq_outcome_skip(&rp->outcome, i))
+			continue;
+		if ((r = pick_one(rp, i, &rp->onto, &rp->onto_tree)) < 0)
+			return -1;
+		rq_outcome_mark(&rp->outcome, i, r);
+		if (r == 1 && keep_conflict(rp, i) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* ---- picking in parallel (rq_parallel) ---- */
 
 static size_t uf_find(size_t *p, size_t x)
@@ -508,12 +556,18 @@ out:
 }
 
 /* One commit of a group, for rq_parallel: its conflict or error is
- * handed over, so that this process's result stays clean for the next. */
+ * handed over, so that this process's result stays clean for the next.
+ * Keep-going: 2 for a commit below a conflict (not picked). */
 static int pick_in_group(void *arg, size_t i, rq_conflicts *conf, rq_error *err)
 {
 	replay *rp = arg;
-	int r = pick_one(rp, i, &rp->onto, &rp->onto_tree);
+	int r;
 
+	if (rp->kg && rq_outcome_skip(&rp->outcome, i))
+		return 2;
+	r = pick_one(rp, i, &rp->onto, &rp->onto_tree);
+	if (rp->kg && r >= 0)
+		rq_outcome_mark(&rp->outcome, i, r);
 	if (r == 1) {
 		*conf = rp->res->conflicts;
 		memset(&rp->res->conflicts, 0, sizeof(rp->res->conflicts));
@@ -523,6 +577,23 @@ static int pick_in_group(void *arg, size_t i, rq_conflicts *conf, rq_error *err)
 		rq_error_clear(rp->err);
 	}
 	return r;
+}
+
+/* Keep-going: every worker's conflicts into res->failed, and the state of
+ * every commit from them. 0 or -1. */
+static int take_kept(replay *rp, rq_parallel_kept *kept)
+{
+	int rc = 0;
+
+	for (size_t k = 0; k < kept->n && rc == 0; k++) {
+		size_t i = kept->v[k].index;
+		rc = rq_outcome_add_failure(rp->res, i, git_commit_id(rp->walk.commits[i]),
+					    &kept->v[k].conflicts, rp->err);
+	}
+	rq_parallel_kept_free(kept);
+	if (rc == 0)
+		rq_outcome_settle(&rp->outcome, rp->res);
+	return rc;
 }
 
 /* A worker's counts for its report: its picks and its merger's. */
@@ -567,6 +638,7 @@ static int pick_parallel(replay *rp, const size_t *group, size_t ngroups)
 	    .new_trees = rp->new_trees,
 	    .tmpdir = rp->tmpdir,
 	    .cancel = rp->opts->cancel,
+	    .keep_going = rp->kg,
 	};
 	rq_parallel_outcome out;
 	int r;
@@ -575,6 +647,8 @@ static int pick_parallel(replay *rp, const size_t *group, size_t ngroups)
 	r = rq_parallel_run(rp->par, &job, &out, rp->err);
 	add_counts(&rp->res->stats, &out.children);
 	rp->res->stats.parallel = ngroups < workers ? ngroups : workers;
+	if (r == 0 && rp->kg && take_kept(rp, &out.kept) < 0)
+		r = -1;
 	if (r == 1) {
 		rp->res->conflicted = 1;
 		git_oid_cpy(&rp->res->conflict_commit, git_commit_id(rp->walk.commits[out.fail]));
@@ -596,7 +670,7 @@ static int pick_alone(replay *rp)
 	rp->par = NULL;
 	rq_mem_reserve(rp->walk.n * RQ_RESERVE_PER_PICK);
 	rp->res->stats.parallel = 1;
-	return pick_range(rp, &fail);
+	return rp->kg ? pick_range_kg(rp) : pick_range(rp, &fail);
 }
 
 /* Independent groups, when there are workers and enough commits: *group
@@ -653,9 +727,12 @@ static size_t positive_args(const rq_replay_opts *o)
 	return n;
 }
 
+/* The --ref, --advance or --revert ref (with --keep-going, its outcome:
+ * it moves when no pick conflicted). */
 static int final_updates(replay *rp, const git_oid *last)
 {
 	const char *ref = rp->opts->ref ? rp->opts->ref : rp->branch;
+	int moves = !rp->res->nfailed;
 	git_oid old;
 
 	if (!ref) /* with nothing replayed too: the ref goes to onto, as in git */
@@ -669,7 +746,10 @@ static int final_updates(replay *rp, const git_oid *last)
 	} else {
 		git_oid_cpy(&old, &rp->onto);
 	}
-	return add_update(rp->res, &rp->updates_cap, ref, last, &old, rp->err);
+	if (rp->opts->keep_going &&
+	    rq_outcome_add_ref(rp->res, ref, &old, moves ? last : NULL, SIZE_MAX, rp->err) < 0)
+		return -1;
+	return moves ? add_update(rp->res, &rp->updates_cap, ref, last, &old, rp->err) : 0;
 }
 
 static void free_updates(rq_replay_result *r)
@@ -681,11 +761,17 @@ static void free_updates(rq_replay_result *r)
 	r->nupdates = 0;
 }
 
-/* The temporary object directory and the odb that writes into it (once). */
+/* The temporary object directory and the odb that writes into it (once;
+ * a train's replays share the train's). */
 static int open_objects(replay *rp)
 {
 	if (rp->tmpdir)
 		return 0;
+	if (rp->opts->shared) {
+		rp->tmpdir = rp->opts->shared->tmpdir;
+		rp->odb = rp->opts->shared->odb;
+		return 0;
+	}
 	if (rq_odb_tmpdir_open(&rp->tmpdir, rp->repo, rp->opts->objects, rp->err) < 0)
 		return -1;
 	if (git_repository_odb(&rp->odb, rp->repo) < 0)
@@ -741,6 +827,9 @@ static int start(replay *rp)
 {
 	if (validate(rp->opts, rp->err) < 0)
 		return -1;
+	rp->kg = rp->opts->keep_going && rp->opts->mode == RQ_MODE_ONTO && !rp->opts->ref;
+	if (rp->opts->shared) /* the train installed the reader and owns the objects */
+		return set_identities(rp);
 	/* every read goes through the checking loose reader (rq_odb) */
 	if (rq_odb_install(rp->repo, rp->opts->objects, rp->err) < 0)
 		return -1;
@@ -816,8 +905,15 @@ static int prepare_picks(replay *rp)
 	rp->new_trees = calloc(rp->walk.n + 1, sizeof(*rp->new_trees));
 	if (!rp->new_ids || !rp->new_trees)
 		return rq_error_set(rp->err, RQ_E_NOMEM, "out of memory");
-	if (open_objects(rp) < 0 || rq_merger_new(&rp->merger, rp->repo, rp->err) < 0)
+	if (rp->kg && rq_outcome_init(&rp->outcome, rp->walk.commits, rp->walk.n, rp->err) < 0)
 		return -1;
+	if (open_objects(rp) < 0)
+		return -1;
+	if (rp->opts->shared)
+		rp->merger = rp->opts->shared->merger;
+	else if (rq_merger_new(&rp->merger, rp->repo, rp->err) < 0)
+		return -1;
+	rp->merges0 = *rq_merger_stats(rp->merger);
 	RQ_TRACE_AT("merger");
 	return 0;
 }
@@ -835,24 +931,31 @@ static int pick_all(replay *rp)
 	r = ngroups > 1 ? pick_parallel(rp, group, ngroups) : pick_alone(rp);
 	/* this process's merges (the workers' came with their reports) */
 	ms = rq_merger_stats(rp->merger);
-	rp->res->stats.merges_trivial += ms->trivial;
-	rp->res->stats.merges_full += ms->full;
-	rp->res->stats.merges_fallback += ms->fallback;
-	rp->res->stats.scores_computed += ms->scores_computed;
-	rp->res->stats.scores_reused += ms->scores_reused;
+	rp->res->stats.merges_trivial += ms->trivial - rp->merges0.trivial;
+	rp->res->stats.merges_full += ms->full - rp->merges0.full;
+	rp->res->stats.merges_fallback += ms->fallback - rp->merges0.fallback;
+	rp->res->stats.scores_computed += ms->scores_computed - rp->merges0.scores_computed;
+	rp->res->stats.scores_reused += ms->scores_reused - rp->merges0.scores_reused;
 	rp->res->stats.groups = ngroups ? ngroups : 1;
 	free(group);
 	return r;
 }
 
-/* Phase 5: the ref updates, as git replay computes them. */
+/* Phase 5: the ref updates, as git replay computes them; with
+ * --keep-going, every ref's outcome. */
 static int make_updates(replay *rp)
 {
+	rq_replay_result *res = rp->res;
+
+	git_oid_cpy(&res->tip, rp->walk.n ? &rp->new_ids[rp->walk.n - 1] : &rp->onto);
 	if (rp->opts->mode == RQ_MODE_ONTO && !rp->opts->ref)
 		for (size_t i = 0; i < rp->walk.n; i++)
-			if (tip_updates(rp, rp->walk.commits[i], &rp->new_ids[i]) < 0)
+			if (tip_updates(rp, i) < 0)
 				return -1;
-	if (final_updates(rp, rp->walk.n ? &rp->new_ids[rp->walk.n - 1] : &rp->onto) < 0)
+	if (final_updates(rp, &res->tip) < 0)
+		return -1;
+	if (rp->opts->keep_going &&
+	    rq_outcome_resolve(rp->kg ? &rp->outcome : NULL, res, rp->err) < 0)
 		return -1;
 	rp->res->stats.ms_replay = now_ms() - rp->t_pick;
 	RQ_TRACE_AT("updates");
@@ -896,11 +999,14 @@ static void replay_end(replay *rp, int rc)
 {
 	/* a worker exits here (the parent meets the same failure) */
 	rq_parallel_end(rp->par);
-	if (rc != 0)
+	if (rc < 0 || (rc == 1 && !rp->opts->keep_going))
 		free_updates(rp->res);
-	git_odb_free(rp->odb);
-	rq_odb_tmpdir_free(rp->tmpdir);
-	rq_merger_free(rp->merger);
+	if (!rp->opts->shared) {
+		git_odb_free(rp->odb);
+		rq_odb_tmpdir_free(rp->tmpdir);
+		rq_merger_free(rp->merger);
+	}
+	rq_outcome_free(&rp->outcome);
 	rq_oidmap_free(&rp->map);
 	free(rp->new_ids);
 	free(rp->new_trees);
@@ -924,11 +1030,16 @@ int rq_replay_run(git_repository *repo, const rq_replay_opts *opts, rq_replay_re
 	if (rc == 0)
 		rc = walk_commits(&rp);
 	if (rc == 0)
-		rc = pick_all(&rp); /* 1: a conflict */
+		rc = pick_all(&rp);	 /* 1: a conflict */
+	if (rc == 1 && opts->keep_going) /* one branch (not kg): its conflict kept */
+		rc = keep_conflict(&rp, SIZE_MAX);
 	if (rc == 0)
 		rc = make_updates(&rp);
-	if (rc == 0)
+	/* keep-going: a pack when some ref moves; none for a train's replay */
+	if (rc == 0 && !opts->shared && (!result->nfailed || result->nupdates))
 		rc = write_pack(&rp);
+	if (rc == 0 && result->nfailed)
+		rc = 1;
 	replay_end(&rp, rc);
 	return rc;
 }
@@ -939,4 +1050,5 @@ void rq_replay_result_free(rq_replay_result *result)
 		return;
 	free_updates(result);
 	rq_conflicts_free(&result->conflicts);
+	rq_outcome_result_free(result);
 }

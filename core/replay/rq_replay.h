@@ -23,8 +23,20 @@
  * fails the whole replay (RQ_E_CRASHED) and no child is left running.
  * Children end with _exit(); nothing else in the library exits.
  *
- * Returns 0 (clean), 1 (conflict: result->conflict filled, no updates) or
- * -1 with err set.
+ * With opts->keep_going (--keep-going), a conflict does not stop the
+ * replay: every commit whose parent replayed is picked, a commit whose
+ * parent conflicted or was skipped is skipped, and the result lists every
+ * conflicting pick (result->failed) and the outcome of every ref
+ * (result->refs: ok, conflict, or blocked behind another ref's conflict);
+ * result->updates holds the clean refs' updates only, and the pack holds
+ * every object the replay wrote (rq_outcome.h).
+ *
+ * With opts->shared (a train, rq_train), the replay writes into the
+ * caller's object store with the caller's merger and packs nothing: the
+ * caller does, once, for all its replays.
+ *
+ * Returns 0 (clean), 1 (conflict: result->conflict filled, no updates;
+ * with keep_going: the clean refs' updates are there) or -1 with err set.
  */
 #ifndef RQ_REPLAY_H
 #define RQ_REPLAY_H
@@ -37,10 +49,23 @@
 #include "rq_ident.h"
 #include "rq_merge.h"
 #include "rq_odb.h"
+#include "rq_odb_tmpdir.h"
 
 typedef enum { RQ_MODE_ONTO, RQ_MODE_ADVANCE, RQ_MODE_REVERT } rq_mode;
 
 typedef enum { RQ_EMPTY_DROP, RQ_EMPTY_KEEP, RQ_EMPTY_ABORT } rq_empty;
+
+/*
+ * What the replays of a train share (rq_train): the temporary object
+ * directory, the odb that writes into it, and the merger (its caches). A
+ * replay given one neither opens, packs nor frees them, forks no worker,
+ * and installs no object database of its own.
+ */
+typedef struct rq_replay_shared {
+	rq_odb_tmpdir *tmpdir;
+	git_odb *odb;
+	rq_merger *merger;
+} rq_replay_shared;
 
 typedef struct rq_replay_opts {
 	rq_mode mode;
@@ -57,6 +82,8 @@ typedef struct rq_replay_opts {
 	int jobs_auto;		/* jobs is a default: see RQ_PARALLEL_AUTO_MIN */
 	const volatile int *cancel; /* set (by a signal handler) to stop at the next pick */
 	const rq_odb_opts *objects; /* how objects are read (rq_odb); NULL: no root */
+	int keep_going;		    /* --keep-going: every branch gets its own outcome */
+	rq_replay_shared *shared;   /* a train's object store and merger; NULL: own */
 	/* tests: runs in each forked worker (1..jobs-1) right after the fork,
 	 * before it resolves the revisions */
 	void (*child_hook)(unsigned worker, void *arg);
@@ -84,6 +111,30 @@ typedef struct rq_ref_update {
 	git_oid new_id;
 } rq_ref_update;
 
+/* A ref's outcome with --keep-going. */
+typedef enum {
+	RQ_REF_OK,	 /* replayed: its update is in result->updates */
+	RQ_REF_CONFLICT, /* one of its own commits conflicted */
+	RQ_REF_BLOCKED	 /* stacked on (or sharing commits with) a ref that conflicted */
+} rq_ref_status;
+
+/* A pick that conflicted, with --keep-going. */
+typedef struct rq_pick_conflict {
+	size_t index;	/* in the walk (replay order) */
+	git_oid commit; /* the original commit */
+	rq_conflicts conflicts;
+} rq_pick_conflict;
+
+typedef struct rq_ref_outcome {
+	char *ref;
+	rq_ref_status status;
+	git_oid old_id;
+	git_oid new_id;	  /* zero unless RQ_REF_OK */
+	size_t at;	  /* the walk index of the commit it points at (SIZE_MAX: the end) */
+	size_t failed;	  /* conflict, blocked: the pick it waits on, in result->failed */
+	char *blocked_by; /* blocked: the ref that owns that pick */
+} rq_ref_outcome;
+
 typedef struct rq_replay_stats {
 	size_t commits; /* commits in the range */
 	size_t picked;	/* new commits written */
@@ -106,6 +157,14 @@ typedef struct rq_replay_result {
 	rq_conflicts conflicts;
 	char reflog_msg[300]; /* "replay --onto <id>", "replay --advance <branch>", ... */
 	rq_replay_stats stats;
+	git_oid tip; /* the new form of the last commit replayed (the new base: none) */
+	/* with keep_going: every ref's outcome, in update order, and every
+	 * conflicting pick, in replay order (the first is also in conflict_*) */
+	int keep_going;
+	rq_ref_outcome *refs;
+	size_t nrefs, refs_cap;
+	rq_pick_conflict *failed;
+	size_t nfailed, failed_cap;
 } rq_replay_result;
 
 int rq_replay_run(git_repository *repo, const rq_replay_opts *opts, rq_replay_result *result,
