@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "rq_outcome.h"
+#include "rq_train.h"
 
 /* Length of a valid UTF-8 sequence at p (at most n bytes), or 0. */
 static size_t utf8_seq(const unsigned char *p, size_t n)
@@ -228,4 +229,70 @@ char *rq_result_error_text(const char *id, const char *repo, rq_code code, const
 		s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(6));
 	json_decref(o);
 	return s;
+}
+
+/* One car: its status, what it was built on, its tip, and its result,
+ * ref and counts, or its conflict. */
+static json_t *car_json(const rq_train_result *res, const rq_car_result *c)
+{
+	json_t *o = json_pack("{s:o, s:s, s:o}", "name", rq_result_json_bytes(c->name), "status",
+			      rq_train_car_status_name(c->status), "onto", oid_json(&c->onto));
+	int bad = !o;
+
+	if (c->status == RQ_CAR_SKIPPED)
+		return o;
+	if (!git_oid_is_zero(&c->tip))
+		bad |= json_object_set_new(o, "tip", oid_json(&c->tip));
+	if (c->status == RQ_CAR_OK) {
+		bad |= json_object_set_new(o, "commit", oid_json(&c->commit));
+		bad |= json_object_set_new(o, "ref",
+					   c->ref ? rq_result_json_bytes(c->ref) : json_null());
+	} else {
+		bad |= json_object_set_new(
+		    o, "conflict", rq_result_conflict_json(&c->conflict_commit, &c->conflicts));
+	}
+	if (res->method == RQ_TRAIN_REBASE)
+		bad |= json_object_set_new(o, "commits", json_integer((json_int_t)c->commits)) |
+		       json_object_set_new(o, "picked", json_integer((json_int_t)c->picked)) |
+		       json_object_set_new(o, "dropped", json_integer((json_int_t)c->dropped));
+	else
+		bad |= json_object_set_new(o, "merge_bases",
+					   json_integer((json_int_t)c->merge_bases)) |
+		       json_object_set_new(o, "up_to_date", json_boolean(c->up_to_date));
+	return whole(o, bad);
+}
+
+/* The train: its target, method, base and head, and every car. */
+static int train_fields(json_t *o, const rq_train_result *res)
+{
+	json_t *cars = json_array();
+	int bad = !cars;
+
+	for (size_t k = 0; !bad && k < res->ncars; k++)
+		bad |= json_array_append_new(cars, car_json(res, &res->cars[k]));
+	if (!whole(cars, bad))
+		return -1;
+	bad |= json_object_set_new(
+	    o, "train",
+	    json_pack("{s:o, s:s, s:o, s:o, s:I}", "target", rq_result_json_bytes(res->target_ref),
+		      "method", rq_train_method_name(res->method), "base", oid_json(&res->base),
+		      "head", oid_json(&res->head), "virtual_fallbacks",
+		      (json_int_t)res->virtual_fallbacks));
+	bad |= json_object_set_new(o, "cars", cars);
+	return bad ? -1 : 0;
+}
+
+json_t *rq_result_train_to_json(const rq_train_result *res, int rc, const rq_error *err,
+				int applied)
+{
+	json_t *o = rq_result_to_json(res ? &res->replay : NULL, rc, err, applied);
+	int bad = !o;
+
+	if (!o || rc < 0 || !res)
+		return o;
+	/* the cars that went in have their updates whatever the status */
+	if (rc == 1)
+		bad |= json_object_set_new(o, "updates", updates_json(&res->replay));
+	bad |= train_fields(o, res) < 0;
+	return whole(o, bad);
 }

@@ -19,6 +19,7 @@
 
 #include "rq_qerror.h"
 #include "rq_replay.h"
+#include "rq_train.h"
 
 /*
  * rc: what rq_replay_run (or a later step) returned: 0, 1 or negative.
@@ -26,6 +27,17 @@
  * NULL when memory runs out (never a result with a part missing).
  */
 json_t *rq_result_to_json(const rq_replay_result *res, int rc, const rq_error *err, int applied);
+
+/*
+ * A train's result: the fields above (updates: the cars' refs, also with
+ * status "conflict"; conflict: the first conflicting car's) and
+ * "train": {"target", "method", "base", "head", "virtual_fallbacks"},
+ * "cars": [{"name", "status": "ok"|"conflict"|"skipped", "onto", "tip",
+ * "commit", "ref", "conflict", rebase: "commits", "picked", "dropped";
+ * merge: "merge_bases", "up_to_date"}]. NULL when memory runs out.
+ */
+json_t *rq_result_train_to_json(const rq_train_result *res, int rc, const rq_error *err,
+				int applied);
 
 /* {"commit": <id>, "paths": [{"path", "kind"}]}; NULL when memory runs
  * out. */

@@ -6,6 +6,7 @@
 #define RQ_CMDS_H
 
 int cmd_replay(int argc, char **argv);
+int cmd_train(int argc, char **argv);
 int cmd_worker(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_submit(int argc, char **argv);

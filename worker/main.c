@@ -18,6 +18,7 @@ static const char usage_text[] = "usage: replayq [-C <path>] <command> [<args>]\
 static const char commands_text[] =
     "commands:\n"
     "   replay     replay commits onto a new base (like git replay)\n"
+    "   train      build a merge train: each car onto the one before, in one call\n"
     "   worker     run jobs from a Redis queue in forked children\n"
     "   run        run JSON-lines jobs from a file, without Redis\n"
     "   submit     enqueue jobs (and wait for their results)\n"
@@ -28,8 +29,9 @@ static const char commands_text[] =
 static const struct {
 	const char *name;
 	int (*fn)(int, char **);
-} commands[] = {{"replay", cmd_replay}, {"worker", cmd_worker}, {"run", cmd_run},
-		{"submit", cmd_submit}, {"result", cmd_result}, {"queue", cmd_queue}};
+} commands[] = {{"replay", cmd_replay}, {"train", cmd_train},	{"worker", cmd_worker},
+		{"run", cmd_run},	{"submit", cmd_submit}, {"result", cmd_result},
+		{"queue", cmd_queue}};
 
 /* -C <path>: run as if started in <path> (an empty path: here), as git. */
 static int change_dir(const char *path, void *unused)

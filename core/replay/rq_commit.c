@@ -209,3 +209,24 @@ int rq_commit_revert(git_odb *odb, const git_oid *orig, const git_oid *tree, con
 	free(text);
 	return write_commit(odb, &b, out, err);
 }
+
+int rq_commit_merge(git_odb *odb, const git_oid *tree, const git_oid *parents, size_t nparents,
+		    const char *author, const char *committer, const char *message, git_oid *out,
+		    rq_error *err)
+{
+	size_t mlen = strlen(message);
+	rq_buf b = {0};
+
+	buf_oid_line(&b, "tree ", tree);
+	for (size_t i = 0; i < nparents; i++)
+		buf_oid_line(&b, "parent ", &parents[i]);
+	rq_buf_str(&b, "author ");
+	rq_buf_str(&b, author);
+	rq_buf_str(&b, "\ncommitter ");
+	rq_buf_str(&b, committer);
+	rq_buf_str(&b, "\n\n");
+	rq_buf_add(&b, message, mlen);
+	if (!mlen || message[mlen - 1] != '\n')
+		rq_buf_add(&b, "\n", 1);
+	return write_commit(odb, &b, out, err);
+}

@@ -6,7 +6,9 @@
  * "gpgsig" and "gpgsig-sha256" dropped) and message (leading blank lines
  * dropped) byte for byte, with a new tree, parent and committer, so that
  * the same inputs give the same ids as `git replay` and `git cherry-pick`.
- * A revert gets git's revert message and the committer as author.
+ * A revert gets git's revert message and the committer as author. A
+ * merge (a merge train's car) is written from its parts, as `git
+ * commit-tree -p <first> -p <second> -m <message>` writes it.
  */
 #ifndef RQ_COMMIT_H
 #define RQ_COMMIT_H
@@ -25,6 +27,15 @@ int rq_commit_pick(git_odb *odb, const git_oid *orig, const git_oid *tree, const
 /* author: the revert's author line (git revert's: the current author). */
 int rq_commit_revert(git_odb *odb, const git_oid *orig, const git_oid *tree, const git_oid *parent,
 		     const char *author, const char *committer, git_oid *out, rq_error *err);
+
+/*
+ * A commit with the given parents (in order), identity lines (without
+ * the "author "/"committer " prefix) and message (a newline is added when
+ * it does not end with one, as git commit-tree -m does).
+ */
+int rq_commit_merge(git_odb *odb, const git_oid *tree, const git_oid *parents, size_t nparents,
+		    const char *author, const char *committer, const char *message, git_oid *out,
+		    rq_error *err);
 
 /*
  * The revert message for a commit message: 'Revert "<subject>"' (or

@@ -1,0 +1,763 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* the merge of several merge bases follows git's merge-ort.c (merge_ort_internal) */
+/*
+ * rq_train: a merge train in one call (see rq_train.h). The parts, in the
+ * order a train meets them: the options; the set-up (the target, the
+ * identity, the shared object store and merger); a car by rebase (one
+ * rq_replay over the shared store); a car by merge (its merge bases, a
+ * virtual base for several, the merge, the merge commit); the cars' refs;
+ * the one pack.
+ */
+#include "rq_train.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "rq_buf.h"
+#include "rq_commit.h"
+#include "rq_mem.h"
+#include "rq_odb_mem.h"
+#include "rq_odb_tmpdir.h"
+#include "rq_revs.h"
+
+/* Deeper recursion of virtual merge bases than this is refused. */
+#define VIRTUAL_DEPTH_MAX 32
+
+/* Everything one rq_train_run() call holds. */
+typedef struct train {
+	git_repository *repo;
+	const rq_train_opts *opts;
+	rq_train_result *res;
+	rq_error *err;
+	rq_replay_shared shared; /* one object store and merger for every car */
+	rq_ident committer;
+	char ident[2 * RQ_IDENT_FIELD_MAX + 64]; /* the committer line (and a merge's author) */
+	char target_short[RQ_TRAIN_PREFIX_MAX];	 /* "main" for refs/heads/main */
+	char prefix[RQ_TRAIN_PREFIX_MAX + 64];	 /* the cars' ref prefix */
+	git_oid empty_tree;
+	size_t chain_breaks; /* trivial merges made to forget remembered renames */
+	size_t merges_made;  /* merge commits written */
+	double t0;
+} train;
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* ---- names ---- */
+
+int rq_train_name_valid(const char *name)
+{
+	size_t n = name ? strlen(name) : 0;
+
+	if (!n || n > RQ_TRAIN_NAME_MAX || strstr(name, "..") || name[n - 1] == '.' ||
+	    (n >= 5 && !strcmp(name + n - 5, ".lock")))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = name[i];
+		int alnum =
+		    (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+		if (!alnum && (i == 0 || (c != '.' && c != '_' && c != '-')))
+			return 0;
+	}
+	return 1;
+}
+
+int rq_train_prefix_valid(const char *prefix)
+{
+	char probe[RQ_TRAIN_PREFIX_MAX + 8];
+	size_t n = prefix ? strlen(prefix) : 0;
+
+	if (n < 6 || n > RQ_TRAIN_PREFIX_MAX || strncmp(prefix, "refs/", 5) || prefix[n - 1] != '/')
+		return 0;
+	snprintf(probe, sizeof(probe), "%sx", prefix);
+	return rq_revs_refname_valid(probe);
+}
+
+const char *rq_train_method_name(rq_train_method method)
+{
+	return method == RQ_TRAIN_MERGE ? "merge" : "rebase";
+}
+
+const char *rq_train_car_status_name(rq_car_status status)
+{
+	return status == RQ_CAR_OK ? "ok" : status == RQ_CAR_SKIPPED ? "skipped" : "conflict";
+}
+
+/* ---- the options ---- */
+
+static int check_cars(const rq_train_opts *o, rq_error *err)
+{
+	for (size_t k = 0; k < o->ncars; k++) {
+		const rq_train_car *c = &o->cars[k];
+		if (!rq_train_name_valid(c->name))
+			return rq_error_set(err, RQ_E_USAGE,
+					    "car %zu: '%.80s' is not a valid car name (1-64 of "
+					    "[A-Za-z0-9._-], starting with a letter or digit)",
+					    k + 1, c->name ? c->name : "");
+		if (!c->nrevisions)
+			return rq_error_set(err, RQ_E_NOTHING, "car '%s' names no revision",
+					    c->name);
+		for (size_t j = 0; j < k; j++)
+			if (!strcmp(o->cars[j].name, c->name))
+				return rq_error_set(err, RQ_E_USAGE,
+						    "car '%s' is in the train twice", c->name);
+	}
+	return 0;
+}
+
+static int validate(const rq_train_opts *o, rq_error *err)
+{
+	if (!o->target || !*o->target)
+		return rq_error_set(err, RQ_E_USAGE, "a train needs a target branch");
+	if (o->method != RQ_TRAIN_REBASE && o->method != RQ_TRAIN_MERGE)
+		return rq_error_set(err, RQ_E_USAGE, "unknown train method");
+	if (!o->ncars)
+		return rq_error_set(err, RQ_E_NOTHING, "a train needs at least one car");
+	if (o->ncars > RQ_TRAIN_CARS_MAX)
+		return rq_error_set(err, RQ_E_USAGE, "a train takes at most %d cars",
+				    RQ_TRAIN_CARS_MAX);
+	if (o->ref_prefix && !rq_train_prefix_valid(o->ref_prefix))
+		return rq_error_set(err, RQ_E_BAD_REF,
+				    "'%.200s' is not a valid ref prefix (refs/.../)",
+				    o->ref_prefix);
+	if (o->message && (!*o->message || strlen(o->message) > RQ_TRAIN_MESSAGE_MAX))
+		return rq_error_set(err, RQ_E_USAGE,
+				    "the merge message template must have 1-%d bytes",
+				    RQ_TRAIN_MESSAGE_MAX);
+	if (o->message && o->method != RQ_TRAIN_MERGE)
+		return rq_error_set(err, RQ_E_USAGE, "a message template needs the merge method");
+	return check_cars(o, err);
+}
+
+/* ---- the set-up ---- */
+
+/* The target: a ref (its full and short names) and its commit. */
+static int resolve_target(train *t)
+{
+	const char *target = t->opts->target, *s;
+	char *full = NULL;
+	int n = rq_revs_dwim_ref(t->repo, target, &full, NULL, t->err);
+
+	if (n < 0)
+		return -1;
+	if (n != 1) {
+		free(full);
+		return n ? rq_error_set(t->err, RQ_E_AMBIGUOUS, "refname '%s' is ambiguous.",
+					target)
+			 : rq_error_set(t->err, RQ_E_NOT_A_REF,
+					"the train's target '%s' must be a branch", target);
+	}
+	t->res->target_ref = full;
+	if (rq_revs_resolve_commit(t->repo, full, &t->res->base, t->err) < 0)
+		return -1;
+	git_oid_cpy(&t->res->head, &t->res->base);
+	s = !strncmp(full, "refs/heads/", 11) ? full + 11 : full + 5;
+	if (strlen(s) >= sizeof(t->target_short))
+		return rq_error_set(t->err, RQ_E_BAD_REF, "the target's name is too long");
+	strcpy(t->target_short, s);
+	if (t->opts->ref_prefix)
+		snprintf(t->prefix, sizeof(t->prefix), "%s", t->opts->ref_prefix);
+	else
+		snprintf(t->prefix, sizeof(t->prefix), "refs/train/%s/", t->target_short);
+	return 0;
+}
+
+static int set_identity(train *t)
+{
+	if (t->opts->committer)
+		t->committer = *t->opts->committer;
+	else if (rq_ident_default(t->repo, &t->committer, t->err) < 0)
+		return -1;
+	if (rq_ident_format(&t->committer, t->ident, sizeof(t->ident)) < 0)
+		return rq_error_set(t->err, RQ_E_IDENT, "identity too long");
+	return 0;
+}
+
+/* The checked reader, the target, the identity, the shared object store
+ * (with the empty tree, which a merge without a base needs) and merger. */
+static int set_up(train *t)
+{
+	rq_replay_shared *sh = &t->shared;
+
+	if (validate(t->opts, t->err) < 0 ||
+	    rq_odb_install(t->repo, t->opts->objects, t->err) < 0 || resolve_target(t) < 0 ||
+	    set_identity(t) < 0)
+		return -1;
+	if (rq_odb_tmpdir_open(&sh->tmpdir, t->repo, t->opts->objects, t->err) < 0)
+		return -1;
+	if (git_repository_odb(&sh->odb, t->repo) < 0)
+		return rq_error_git(t->err, "cannot open the object database");
+	if (rq_odb_mem_write(&t->empty_tree, sh->odb, "", 0, GIT_OBJECT_TREE) < 0)
+		return rq_error_git(t->err, "cannot write the empty tree");
+	if (rq_merger_new(&sh->merger, t->repo, t->err) < 0)
+		return -1;
+	t->res->ncars = t->opts->ncars;
+	if (!(t->res->cars = calloc(t->opts->ncars + 1, sizeof(*t->res->cars))))
+		return rq_error_set(t->err, RQ_E_NOMEM, "out of memory");
+	snprintf(t->res->replay.reflog_msg, sizeof(t->res->replay.reflog_msg), "train --%s %s",
+		 rq_train_method_name(t->opts->method), t->opts->target);
+	return 0;
+}
+
+/*
+ * Each car's merges start afresh, as a separate `git replay` or `git
+ * merge-tree` would: renames remembered along the previous car's chain
+ * of picks must not reach it. The merger forgets them at any merge that
+ * does not continue its chain; a merge of a root onto the empty tree
+ * (answered from the ids) starts a chain no real merge continues.
+ */
+static int break_chain(train *t)
+{
+	rq_conflicts none = {0};
+	git_oid out;
+
+	t->chain_breaks++;
+	return rq_merger_merge(t->shared.merger, NULL, &t->empty_tree, &t->empty_tree, &out, &none,
+			       t->err);
+}
+
+/* ---- the cars ---- */
+
+/* The car's revisions, with a branch alone read as <target>..<branch>:
+ * *argv (to free, not its strings) and *n. */
+static int car_revisions(train *t, const rq_train_car *c, char *neg, const char ***argv, size_t *n)
+{
+	const char *r0 = c->revisions[0];
+	int alone = c->nrevisions == 1 && r0[0] != '^' && r0[0] != '-' && !strstr(r0, "..") &&
+		    !strstr(r0, "^!") && !strstr(r0, "^@") && !strstr(r0, "^-");
+
+	*n = c->nrevisions + (size_t)alone;
+	if (!(*argv = calloc(*n + 1, sizeof(**argv))))
+		return rq_error_set(t->err, RQ_E_NOMEM, "out of memory");
+	neg[0] = '^';
+	git_oid_tostr(neg + 1, GIT_OID_HEXSZ + 1, &t->res->base);
+	if (alone)
+		(*argv)[0] = neg;
+	for (size_t i = 0; i < c->nrevisions; i++)
+		(*argv)[i + (size_t)alone] = c->revisions[i];
+	return 0;
+}
+
+/* The car's one tip (its positive revisions must name one commit). */
+static int car_tip(train *t, const rq_train_car *c, git_oid *tip)
+{
+	rq_revs revs;
+	size_t found = 0;
+
+	if (rq_revs_parse(t->repo, c->revisions, c->nrevisions, &revs, t->err) < 0)
+		return -1;
+	for (size_t i = 0; i < revs.n; i++) {
+		if (revs.v[i].negative || (found && git_oid_equal(tip, &revs.v[i].oid)))
+			continue;
+		git_oid_cpy(tip, &revs.v[i].oid);
+		found++;
+	}
+	rq_revs_free(&revs);
+	if (found != 1)
+		return rq_error_set(t->err, RQ_E_USAGE,
+				    "car '%s' must name one tip (its revisions name %zu)", c->name,
+				    found);
+	return 0;
+}
+
+static void car_ref(const train *t, const rq_train_car *c, char *out, size_t size)
+{
+	snprintf(out, size, "%s%s", t->prefix, c->name);
+}
+
+/* A replay's conflict (rebase) becomes the car's. */
+static void take_conflict(rq_car_result *car, rq_replay_result *r, const git_oid *commit)
+{
+	car->status = RQ_CAR_CONFLICT;
+	git_oid_cpy(&car->conflict_commit, commit);
+	car->conflicts = r->conflicts;
+	memset(&r->conflicts, 0, sizeof(r->conflicts));
+}
+
+/* The engine's message for a car naming several tips, in the train's words. */
+static int rebase_error(train *t, const rq_train_car *c)
+{
+	if (t->err->code == RQ_E_USAGE && strstr(t->err->msg, "multiple revision ranges"))
+		return rq_error_set(t->err, RQ_E_USAGE, "car '%s' must name one tip", c->name);
+	return -1;
+}
+
+/* A car by rebase: its commits replayed onto the previous result, as
+ * `git replay --onto <previous> <range>` would. 0 ok, 1 conflict, -1. */
+static int rebase_car(train *t, const rq_train_car *c, rq_car_result *car)
+{
+	char onto[GIT_OID_HEXSZ + 1], neg[GIT_OID_HEXSZ + 2], ref[RQ_TRAIN_PREFIX_MAX + 80];
+	rq_replay_opts o = {.mode = RQ_MODE_ONTO, .target = onto, .ref = ref, .jobs = 1};
+	rq_replay_result r;
+	const char **argv = NULL;
+	int rc;
+
+	git_oid_tostr(onto, sizeof(onto), &t->res->head);
+	car_ref(t, c, ref, sizeof(ref));
+	if (car_revisions(t, c, neg, &argv, &o.nrevisions) < 0 || break_chain(t) < 0) {
+		free(argv);
+		return -1;
+	}
+	o.revisions = argv;
+	o.empty = t->opts->empty;
+	o.committer = &t->committer;
+	o.max_commits = t->opts->max_commits;
+	o.cancel = t->opts->cancel;
+	o.objects = t->opts->objects;
+	o.shared = &t->shared;
+	rc = rq_replay_run(t->repo, &o, &r, t->err);
+	free(argv);
+	car->commits = r.stats.commits;
+	car->picked = r.stats.picked;
+	car->dropped = r.stats.dropped;
+	if (rc == 0)
+		git_oid_cpy(&car->commit, &r.tip);
+	else if (rc == 1)
+		take_conflict(car, &r, &r.conflict_commit);
+	rq_replay_result_free(&r);
+	return rc < 0 ? rebase_error(t, c) : rc;
+}
+
+/* ---- a car by merge ---- */
+
+typedef struct dated {
+	git_oid id;
+	int64_t time;
+	size_t order; /* as libgit2 listed it */
+} dated;
+
+/* Newest first, in listed order among equals (git's commit_list_insert_by_date). */
+static int cmp_newest(const void *pa, const void *pb)
+{
+	const dated *a = pa, *b = pb;
+	if (a->time != b->time)
+		return a->time > b->time ? -1 : 1;
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+/*
+ * The merge bases of b and the merge of leaves (one commit, or the
+ * commits a virtual base was made of), oldest first, as merge-ort takes
+ * them (git lists them newest first and reverses the list). *out (to
+ * free), *n (0: none).
+ */
+static int merge_bases(train *t, const git_oid *leaves, size_t nleaves, const git_oid *b,
+		       dated **out, size_t *n)
+{
+	git_oidarray arr = {0};
+	git_oid *in = malloc((nleaves + 1) * sizeof(*in));
+	int rc = -1;
+
+	*out = NULL;
+	*n = 0;
+	if (!in)
+		return rq_error_set(t->err, RQ_E_NOMEM, "out of memory");
+	git_oid_cpy(&in[0], b);
+	memcpy(in + 1, leaves, nleaves * sizeof(*in));
+	rc = git_merge_bases_many(&arr, t->repo, nleaves + 1, in);
+	free(in);
+	if (rc == GIT_ENOTFOUND)
+		return 0;
+	if (rc < 0)
+		return rq_error_git(t->err, "cannot find the merge bases");
+	if (!(*out = calloc(arr.count + 1, sizeof(**out)))) {
+		git_oidarray_dispose(&arr);
+		return rq_error_set(t->err, RQ_E_NOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < arr.count; i++) {
+		git_commit *c = NULL;
+		if (git_commit_lookup(&c, t->repo, &arr.ids[i]) < 0) {
+			git_oidarray_dispose(&arr);
+			return rq_error_git(t->err, "cannot read a merge base");
+		}
+		(*out)[i] = (dated){arr.ids[i], git_commit_time(c), i};
+		git_commit_free(c);
+	}
+	*n = arr.count;
+	git_oidarray_dispose(&arr);
+	qsort(*out, *n, sizeof(**out), cmp_newest);
+	for (size_t i = 0; i < *n / 2; i++) {
+		dated tmp = (*out)[i];
+		(*out)[i] = (*out)[*n - 1 - i];
+		(*out)[*n - 1 - i] = tmp;
+	}
+	return 0;
+}
+
+static int tree_of(train *t, const git_oid *commit, git_oid *tree)
+{
+	git_commit *c = NULL;
+
+	if (git_commit_lookup(&c, t->repo, commit) < 0)
+		return rq_error_git(t->err, "cannot read commit");
+	git_oid_cpy(tree, git_commit_tree_id(c));
+	git_commit_free(c);
+	return 0;
+}
+
+/* libgit2's merge in virtual-base mode (conflicts kept with markers), for
+ * an inner merge that conflicts (rq_train.h: the known difference). */
+static int virtual_fallback(train *t, const git_oid *base, const git_oid *ours,
+			    const git_oid *theirs, git_oid *out)
+{
+	git_tree *tb = NULL, *to = NULL, *tt = NULL;
+	git_index *index = NULL;
+	git_merge_options mo;
+	int rc = -1;
+
+	git_merge_options_init(&mo, GIT_MERGE_OPTIONS_VERSION);
+	mo.flags = GIT_MERGE_FIND_RENAMES | GIT_MERGE_VIRTUAL_BASE;
+	mo.rename_threshold = 50;
+	t->res->virtual_fallbacks++;
+	if (git_tree_lookup(&tb, t->repo, base) < 0 || git_tree_lookup(&to, t->repo, ours) < 0 ||
+	    git_tree_lookup(&tt, t->repo, theirs) < 0)
+		rq_error_git(t->err, "cannot read tree");
+	else if (git_merge_trees(&index, t->repo, tb, to, tt, &mo) < 0)
+		rq_error_git(t->err, "cannot merge the merge bases");
+	else if (git_index_write_tree_to(out, index, t->repo) < 0)
+		rq_error_git(t->err, "cannot write the virtual merge base");
+	else
+		rc = 0;
+	git_index_free(index);
+	git_tree_free(tb);
+	git_tree_free(to);
+	git_tree_free(tt);
+	return rc;
+}
+
+/* One merge of trees with its own chain of renames: 0 clean, 1 conflict
+ * (conf filled), -1. */
+static int merge_trees(train *t, const git_oid *base, const git_oid *ours, const git_oid *theirs,
+		       git_oid *out, rq_conflicts *conf)
+{
+	if (break_chain(t) < 0)
+		return -1;
+	return rq_merger_merge(t->shared.merger, base, ours, theirs, out, conf, t->err);
+}
+
+static int base_tree(train *t, const git_oid *leaves, size_t nleaves, const git_oid *b, int depth,
+		     git_oid *out, size_t *nbases);
+
+/*
+ * A virtual merge base: the bases (oldest first) merged pairwise, each
+ * inner merge against the merge bases of what it merges (recursively);
+ * a conflicting inner merge keeps its markers (virtual_fallback).
+ */
+static int virtual_base(train *t, const dated *bases, size_t n, int depth, git_oid *out)
+{
+	git_oid *leaves = malloc(n * sizeof(*leaves)), vb, tb, merged;
+	int rc = tree_of(t, &bases[0].id, out);
+
+	if (!leaves)
+		return rq_error_set(t->err, RQ_E_NOMEM, "out of memory");
+	for (size_t k = 0; k < n; k++)
+		git_oid_cpy(&leaves[k], &bases[k].id);
+	for (size_t k = 1; k < n && rc == 0; k++) {
+		rq_conflicts conf = {0};
+		rc = base_tree(t, leaves, k, &leaves[k], depth + 1, &vb, NULL);
+		if (rc == 0)
+			rc = tree_of(t, &leaves[k], &tb);
+		if (rc == 0)
+			rc = merge_trees(t, &vb, out, &tb, &merged, &conf);
+		rq_conflicts_free(&conf);
+		if (rc == 1)
+			rc = virtual_fallback(t, &vb, out, &tb, &merged);
+		if (rc == 0)
+			git_oid_cpy(out, &merged);
+	}
+	free(leaves);
+	return rc;
+}
+
+/* The tree to merge b and the merge of leaves against: their merge base's,
+ * a virtual base's for several, the empty tree for none. */
+static int base_tree(train *t, const git_oid *leaves, size_t nleaves, const git_oid *b, int depth,
+		     git_oid *out, size_t *nbases)
+{
+	dated *bases = NULL;
+	size_t n = 0;
+	int rc;
+
+	if (depth > VIRTUAL_DEPTH_MAX)
+		return rq_error_set(t->err, RQ_E_USAGE, "merge bases nested deeper than %d levels",
+				    VIRTUAL_DEPTH_MAX);
+	if (merge_bases(t, leaves, nleaves, b, &bases, &n) < 0)
+		return -1;
+	if (nbases)
+		*nbases = n;
+	if (n == 0) {
+		git_oid_cpy(out, &t->empty_tree);
+		rc = 0;
+	} else if (n == 1) {
+		rc = tree_of(t, &bases[0].id, out);
+	} else {
+		rc = virtual_base(t, bases, n, depth, out);
+	}
+	free(bases);
+	return rc;
+}
+
+/* The merge message: the template with {name} and {target} filled in
+ * (malloc'ed; NULL: out of memory). */
+static char *merge_message(const train *t, const rq_train_car *c)
+{
+	const char *p = t->opts->message ? t->opts->message : RQ_TRAIN_DEFAULT_MSG;
+	rq_buf b = {0};
+
+	while (*p) {
+		if (!strncmp(p, "{name}", 6)) {
+			rq_buf_str(&b, c->name);
+			p += 6;
+		} else if (!strncmp(p, "{target}", 8)) {
+			rq_buf_str(&b, t->target_short);
+			p += 8;
+		} else {
+			rq_buf_add(&b, p++, 1);
+		}
+	}
+	rq_buf_add(&b, "", 1);
+	if (b.oom) {
+		free(b.p);
+		return NULL;
+	}
+	return b.p;
+}
+
+/* The merge commit of a clean car: parents the previous result and the tip. */
+static int write_merge(train *t, const rq_train_car *c, const git_oid *tree, rq_car_result *car)
+{
+	git_oid parents[2];
+	char *msg = merge_message(t, c);
+	int rc;
+
+	if (!msg)
+		return rq_error_set(t->err, RQ_E_NOMEM, "out of memory");
+	git_oid_cpy(&parents[0], &car->onto);
+	git_oid_cpy(&parents[1], &car->tip);
+	rc = rq_commit_merge(t->shared.odb, tree, parents, 2, t->ident, t->ident, msg, &car->commit,
+			     t->err);
+	free(msg);
+	t->merges_made += rc == 0;
+	return rc;
+}
+
+/* A car by merge, as `git merge --no-ff <tip>` onto the previous result
+ * (git merge-tree --write-tree, then git commit-tree). 0 ok, 1 conflict, -1. */
+static int merge_car(train *t, const rq_train_car *c, rq_car_result *car)
+{
+	git_oid base, ours, theirs, tree;
+	rq_conflicts conf = {0};
+	int rc;
+
+	if (car_tip(t, c, &car->tip) < 0)
+		return -1;
+	if (git_oid_equal(&car->tip, &car->onto) ||
+	    git_graph_descendant_of(t->repo, &car->onto, &car->tip) == 1) {
+		car->up_to_date = 1; /* git: "Already up to date." */
+		git_oid_cpy(&car->commit, &car->onto);
+		return 0;
+	}
+	if (base_tree(t, &car->onto, 1, &car->tip, 0, &base, &car->merge_bases) < 0 ||
+	    tree_of(t, &car->onto, &ours) < 0 || tree_of(t, &car->tip, &theirs) < 0)
+		return -1;
+	rc = merge_trees(t, &base, &ours, &theirs, &tree, &conf);
+	if (rc == 1) {
+		car->status = RQ_CAR_CONFLICT;
+		git_oid_cpy(&car->conflict_commit, &car->tip);
+		car->conflicts = conf;
+		return 1;
+	}
+	rq_conflicts_free(&conf);
+	return rc < 0 ? -1 : write_merge(t, c, &tree, car);
+}
+
+/* ---- the train ---- */
+
+/* Car k onto the last good result; it becomes the last good one when it
+ * goes in. 0 ok or skipped, 1 conflict, -1. */
+static int run_car(train *t, size_t k)
+{
+	const rq_train_car *c = &t->opts->cars[k];
+	rq_car_result *car = &t->res->cars[k];
+	int rc;
+
+	git_oid_cpy(&car->onto, &t->res->head);
+	if (!(car->name = strdup(c->name)))
+		return rq_error_set(t->err, RQ_E_NOMEM, "out of memory");
+	if (c->skip) {
+		car->status = RQ_CAR_SKIPPED;
+		return 0;
+	}
+	if (t->opts->cancel && *t->opts->cancel)
+		return rq_error_set(t->err, RQ_E_INTERRUPTED, "interrupted");
+	rc = t->opts->method == RQ_TRAIN_MERGE ? merge_car(t, c, car) : rebase_car(t, c, car);
+	if (rc == 0) {
+		car->status = RQ_CAR_OK;
+		git_oid_cpy(&t->res->head, &car->commit);
+	}
+	return rc;
+}
+
+/* The ref of every car that went in, in car order (its old value as it
+ * is now; zero: it does not exist yet). */
+static int car_updates(train *t)
+{
+	rq_replay_result *r = &t->res->replay;
+	size_t cap = 0;
+
+	for (size_t k = 0; k < t->res->ncars && !t->opts->no_refs; k++) {
+		rq_car_result *car = &t->res->cars[k];
+		char ref[RQ_TRAIN_PREFIX_MAX + 80];
+		rq_ref_update *v;
+		int rc;
+		if (car->status != RQ_CAR_OK)
+			continue;
+		car_ref(t, &t->opts->cars[k], ref, sizeof(ref));
+		if (!(v = rq_mem_grow(r->updates, &cap, r->nupdates + 1, sizeof(*v), 8)) ||
+		    !(car->ref = strdup(ref)))
+			return rq_error_set(t->err, RQ_E_NOMEM, "out of memory");
+		r->updates = v;
+		v += r->nupdates;
+		memset(v, 0, sizeof(*v));
+		if (!(v->ref = strdup(ref)))
+			return rq_error_set(t->err, RQ_E_NOMEM, "out of memory");
+		r->nupdates++;
+		git_oid_cpy(&v->new_id, &car->commit);
+		rc = git_reference_name_to_id(&v->old_id, t->repo, ref);
+		if (rc < 0 && rc != GIT_ENOTFOUND)
+			return rq_error_git(t->err, "cannot read ref");
+	}
+	return 0;
+}
+
+/* The whole train's statistics: the cars' commits, the merges (without
+ * the chain breaks), the merge commits among the commits written. */
+static void train_stats(train *t, double t_cars)
+{
+	rq_replay_stats *st = &t->res->replay.stats;
+	const rq_merge_stats *ms = rq_merger_stats(t->shared.merger);
+
+	for (size_t k = 0; k < t->res->ncars; k++) {
+		st->commits += t->res->cars[k].commits;
+		st->picked += t->res->cars[k].picked;
+		st->dropped += t->res->cars[k].dropped;
+	}
+	st->picked += t->merges_made;
+	st->merges_trivial = ms->trivial - t->chain_breaks;
+	st->merges_full = ms->full;
+	st->merges_fallback = ms->fallback;
+	st->scores_computed = ms->scores_computed;
+	st->scores_reused = ms->scores_reused;
+	st->groups = t->res->ncars;
+	st->parallel = 1;
+	st->ms_replay = now_ms() - t_cars;
+}
+
+/* The one pack, when some car went in (else nothing stays behind). */
+static int write_pack(train *t)
+{
+	rq_replay_stats *st = &t->res->replay.stats;
+	rq_odb_tmpdir_stats os;
+	int any = 0;
+	double t1 = now_ms();
+
+	for (size_t k = 0; k < t->res->ncars; k++)
+		any |= t->res->cars[k].status == RQ_CAR_OK;
+	if (!any)
+		return 0;
+	git_odb_free(t->shared.odb);
+	t->shared.odb = NULL;
+	if (rq_odb_tmpdir_finish(t->shared.tmpdir, &os, t->err) < 0)
+		return -1;
+	st->objects = os.objects;
+	st->pack_bytes = os.pack_bytes;
+	memcpy(st->pack_name, os.pack_name, sizeof(os.pack_name));
+	st->ms_pack = now_ms() - t1;
+	return 0;
+}
+
+/* The first conflicting car's conflict, also as the train's (a copy). */
+static int first_conflict(train *t)
+{
+	rq_replay_result *r = &t->res->replay;
+
+	for (size_t k = 0; k < t->res->ncars; k++) {
+		const rq_car_result *car = &t->res->cars[k];
+		if (car->status != RQ_CAR_CONFLICT)
+			continue;
+		r->conflicted = 1;
+		git_oid_cpy(&r->conflict_commit, &car->conflict_commit);
+		for (size_t i = 0; i < car->conflicts.n; i++)
+			if (rq_conflicts_add(&r->conflicts, car->conflicts.v[i].path,
+					     car->conflicts.v[i].kind) < 0)
+				return rq_error_set(t->err, RQ_E_NOMEM, "out of memory");
+		return 1;
+	}
+	return 0;
+}
+
+/* Every car in order; 0, or -1 (a car's error stops the train). */
+static int run_cars(train *t)
+{
+	double t1 = now_ms();
+
+	t->res->replay.stats.ms_resolve = t1 - t->t0;
+	for (size_t k = 0; k < t->opts->ncars; k++)
+		if (run_car(t, k) < 0)
+			return -1;
+	train_stats(t, t1);
+	return 0;
+}
+
+int rq_train_run(git_repository *repo, const rq_train_opts *opts, rq_train_result *result,
+		 rq_error *err)
+{
+	train t;
+	int rc;
+
+	memset(result, 0, sizeof(*result));
+	memset(&t, 0, sizeof(t));
+	t.repo = repo;
+	t.opts = opts;
+	t.res = result;
+	t.err = err;
+	t.t0 = now_ms();
+	result->method = opts->method;
+	git_error_clear();
+	rc = set_up(&t);
+	if (rc == 0)
+		rc = run_cars(&t);
+	if (rc == 0)
+		rc = car_updates(&t);
+	if (rc == 0)
+		rc = write_pack(&t);
+	if (rc == 0)
+		rc = first_conflict(&t);
+	git_odb_free(t.shared.odb);
+	rq_odb_tmpdir_free(t.shared.tmpdir);
+	rq_merger_free(t.shared.merger);
+	result->replay.stats.ms_total = now_ms() - t.t0;
+	return rc;
+}
+
+void rq_train_result_free(rq_train_result *result)
+{
+	if (!result)
+		return;
+	for (size_t k = 0; k < result->ncars && result->cars; k++) {
+		rq_conflicts_free(&result->cars[k].conflicts);
+		free(result->cars[k].ref);
+		free(result->cars[k].name);
+	}
+	free(result->cars);
+	free(result->target_ref);
+	rq_replay_result_free(&result->replay);
+	memset(result, 0, sizeof(*result));
+}
