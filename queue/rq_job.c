@@ -12,10 +12,16 @@
 
 #include "rq_revs.h"
 
-static const char *const known_fields[] = {"v",		  "id",	       "repo",	       "mode",
-					   "target",	  "revisions", "contained",    "ref",
-					   "ref_action",  "empty",     "committer",    "timeout_ms",
-					   "max_commits", "reply_to",  "submitted_at", NULL};
+static const char *const known_fields[] = {
+    "v",	   "id",       "repo",	       "mode",	     "target",	  "revisions",
+    "contained",   "ref",      "ref_action",   "empty",	     "committer", "timeout_ms",
+    "max_commits", "reply_to", "submitted_at", "keep_going", "method",	  "cars",
+    "ref_prefix",  "car_refs", "message",      NULL};
+
+/* The fields of a train job only, and those a train job does not take. */
+static const char *const train_fields[] = {"method",   "cars",	  "ref_prefix",
+					   "car_refs", "message", NULL};
+static const char *const replay_fields[] = {"revisions", "contained", "ref", "keep_going", NULL};
 
 int rq_job_id_valid(const char *s)
 {
@@ -188,32 +194,32 @@ static int parse_committer(json_t *o, rq_job *job, rq_error *err)
 	return rc;
 }
 
-/* Each revision: not empty, not too long; a revision-walk option must be
- * printable and one replayq takes; a revision has no space, control
- * character, ':' or '\\'. */
-static int check_revision(const char *s, size_t len, size_t i, rq_error *err)
+/* Each revision (field[i]: what messages call it): not empty, not too
+ * long; a revision-walk option must be printable and one replayq takes;
+ * a revision has no space, control character, ':' or '\\'. */
+static int check_revision(const char *s, size_t len, const char *field, size_t i, rq_error *err)
 {
 	if (!*s || len > RQ_JOB_REV_LEN_MAX || strlen(s) != len)
-		return rq_error_set(err, RQ_E_BAD_REVISION, "revisions[%zu] is empty or too long",
+		return rq_error_set(err, RQ_E_BAD_REVISION, "%s[%zu] is empty or too long", field,
 				    i);
 	if (s[0] == '-') { /* a revision-walk option: printable, known, valid */
 		for (const char *p = s; *p; p++)
 			if ((unsigned char)*p < ' ' || *p == 0x7f)
 				return rq_error_set(err, RQ_E_BAD_REVISION,
-						    "revisions[%zu] holds a control character", i);
+						    "%s[%zu] holds a control character", field, i);
 		if (!rq_revs_option_valid(s))
 			return rq_error_set(err, RQ_E_BAD_REVISION,
-					    "revisions[%zu] is not a revision-walk option "
+					    "%s[%zu] is not a revision-walk option "
 					    "replayq takes: '%.64s'",
-					    i, s);
+					    field, i, s);
 		return 0;
 	}
 	for (const char *p = s; *p; p++)
 		if ((unsigned char)*p <= ' ' || *p == 0x7f || *p == ':' || *p == '\\')
 			return rq_error_set(err, RQ_E_BAD_REVISION,
-					    "revisions[%zu] holds a character not allowed in a "
+					    "%s[%zu] holds a character not allowed in a "
 					    "revision: '%.64s'",
-					    i, s);
+					    field, i, s);
 	return 0;
 }
 
@@ -238,7 +244,8 @@ static int parse_revisions(json_t *o, rq_job *job, rq_error *err)
 	{
 		if (!json_is_string(v))
 			return bad(err, "field '%s' must be an array of strings", "revisions");
-		if (check_revision(json_string_value(v), json_string_length(v), i, err) < 0)
+		if (check_revision(json_string_value(v), json_string_length(v), "revisions", i,
+				   err) < 0)
 			return -1;
 		if (!(job->revisions[i] = strdup(json_string_value(v))))
 			return rq_error_set(err, RQ_E_NOMEM, "out of memory");
@@ -313,19 +320,175 @@ static int parse_repo(json_t *o, rq_job *job, rq_error *err)
 	return 0;
 }
 
-/* "mode" and its "target", then "revisions" and "contained". */
+/* A field of names that is there: the first, as an error (fmt names it). */
+static int check_absent(json_t *o, const char *const *names, const char *fmt, rq_error *err)
+{
+	for (int i = 0; names[i]; i++)
+		if (json_object_get(o, names[i]))
+			return rq_error_set(err, RQ_E_INVALID_JOB, fmt, names[i]);
+	return 0;
+}
+
+/* ---- a train's fields ---- */
+
+/* A car's revisions: 1-16 revisions (no walk options). */
+static int parse_car_revisions(json_t *c, size_t k, rq_job_car *car, rq_error *err)
+{
+	json_t *a = json_object_get(c, "revisions"), *v;
+	char field[48];
+	size_t i;
+
+	snprintf(field, sizeof(field), "cars[%zu].revisions", k);
+	if (!json_is_array(a) || !json_array_size(a) || json_array_size(a) > RQ_JOB_CAR_REVS_MAX)
+		return rq_error_set(err, RQ_E_INVALID_JOB,
+				    "field '%s' must be an array of 1-%d strings", field,
+				    RQ_JOB_CAR_REVS_MAX);
+	if (!(car->revisions = calloc(json_array_size(a) + 1, sizeof(char *))))
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	json_array_foreach(a, i, v)
+	{
+		const char *s = json_string_value(v);
+		if (!s)
+			return rq_error_set(err, RQ_E_INVALID_JOB,
+					    "field '%s' must be an array of 1-%d strings", field,
+					    RQ_JOB_CAR_REVS_MAX);
+		if (check_revision(s, json_string_length(v), field, i, err) < 0)
+			return -1;
+		if (s[0] == '-')
+			return rq_error_set(err, RQ_E_BAD_REVISION,
+					    "%s[%zu] must be a revision, not an option", field, i);
+		if (!(car->revisions[i] = strdup(s)))
+			return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+		car->nrevisions++;
+	}
+	return 0;
+}
+
+/* Car k: {"name", "revisions", "skip"}; a name no car before it has. */
+static int parse_car(json_t *c, size_t k, rq_job *job, rq_error *err)
+{
+	rq_job_car *car = &job->cars[k];
+	const char *key;
+	json_t *v;
+
+	if (!json_is_object(c))
+		return rq_error_set(err, RQ_E_INVALID_JOB, "field 'cars[%zu]' must be an object",
+				    k);
+	json_object_foreach(c, key, v)
+	{
+		if (strcmp(key, "name") && strcmp(key, "revisions") && strcmp(key, "skip"))
+			return rq_error_set(err, RQ_E_INVALID_JOB,
+					    "unknown field 'cars[%zu].%.64s'", k, key);
+	}
+	v = json_object_get(c, "name");
+	if (!json_is_string(v) || !rq_train_name_valid(json_string_value(v)) ||
+	    strlen(json_string_value(v)) != json_string_length(v))
+		return rq_error_set(
+		    err, RQ_E_INVALID_JOB,
+		    "field 'cars[%zu].name' must be 1-%d of [A-Za-z0-9._-], starting "
+		    "with a letter or digit, without '..' or a '.lock' end",
+		    k, RQ_TRAIN_NAME_MAX);
+	for (size_t j = 0; j < k; j++)
+		if (!strcmp(job->cars[j].name, json_string_value(v)))
+			return rq_error_set(
+			    err, RQ_E_INVALID_JOB,
+			    "field 'cars[%zu].name': car '%s' is in the train twice", k,
+			    job->cars[j].name);
+	if (!(car->name = strdup(json_string_value(v))))
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	if (get_bool(c, "skip", &car->skip, err) < 0)
+		return rq_error_set(err, RQ_E_INVALID_JOB,
+				    "field 'cars[%zu].skip' must be true or false", k);
+	return parse_car_revisions(c, k, car, err);
+}
+
+/* "cars": 1-200 cars, at most RQ_JOB_REVS_MAX revisions in all. */
+static int parse_cars(json_t *o, rq_job *job, rq_error *err)
+{
+	json_t *a = json_object_get(o, "cars"), *v;
+	size_t i, total = 0;
+
+	if (!json_is_array(a) || !json_array_size(a) || json_array_size(a) > RQ_TRAIN_CARS_MAX)
+		return rq_error_set(
+		    err, RQ_E_INVALID_JOB,
+		    "field 'cars' is required with mode train: an array of 1-%d cars",
+		    RQ_TRAIN_CARS_MAX);
+	if (!(job->cars = calloc(json_array_size(a) + 1, sizeof(*job->cars))))
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	json_array_foreach(a, i, v)
+	{
+		job->ncars = i + 1; /* freed as far as it got */
+		if (parse_car(v, i, job, err) < 0)
+			return -1;
+		total += job->cars[i].nrevisions;
+	}
+	if (total > RQ_JOB_REVS_MAX)
+		return rq_error_set(err, RQ_E_INVALID_JOB, "the cars hold more than %d revisions",
+				    RQ_JOB_REVS_MAX);
+	return 0;
+}
+
+/* "message": a merge train's template, printable (newlines and tabs too). */
+static int parse_message(json_t *o, rq_job *job, rq_error *err)
+{
+	if (get_string(o, "message", 0, RQ_TRAIN_MESSAGE_MAX, &job->message, err) < 0)
+		return -1;
+	if (!job->message)
+		return 0;
+	if (!*job->message)
+		return bad(err, "field '%s' must not be empty", "message");
+	if (job->method != RQ_TRAIN_MERGE)
+		return bad(err, "field '%s' needs method merge", "message");
+	for (const char *p = job->message; *p; p++)
+		if (((unsigned char)*p < ' ' && *p != '\n' && *p != '\t') || *p == 0x7f)
+			return bad(err, "field '%s' holds a control character", "message");
+	return 0;
+}
+
+/* A train: "method", "ref_prefix", "car_refs", "message", "cars"; none
+ * of a replay's own fields. */
+static int parse_train(json_t *o, rq_job *job, rq_error *err)
+{
+	static const char *const methods[] = {"rebase", "merge", NULL};
+	int method = RQ_TRAIN_REBASE, refs = 1;
+
+	if (check_absent(o, replay_fields, "field '%s' does not apply to mode train", err) < 0 ||
+	    get_choice(o, "method", 0, methods, "rebase or merge", &method, err) < 0 ||
+	    get_bool(o, "car_refs", &refs, err) < 0)
+		return -1;
+	job->method = (rq_train_method)method;
+	job->no_car_refs = !refs;
+	if (get_string(o, "ref_prefix", 0, RQ_TRAIN_PREFIX_MAX, &job->ref_prefix, err) < 0)
+		return -1;
+	if (job->ref_prefix && !rq_train_prefix_valid(job->ref_prefix))
+		return rq_error_set(
+		    err, RQ_E_BAD_REF,
+		    "field 'ref_prefix' must be refs/.../ and make valid ref names");
+	if (parse_message(o, job, err) < 0)
+		return -1;
+	return parse_cars(o, job, err);
+}
+
+/* "mode" and its "target", then "revisions", "contained" and
+ * "keep_going" (a train: its own fields). */
 static int parse_mode(json_t *o, rq_job *job, rq_error *err)
 {
-	static const char *const modes[] = {"onto", "advance", "revert", NULL};
+	static const char *const modes[] = {"onto", "advance", "revert", "train", NULL};
 	int mode = 0;
 
-	if (get_choice(o, "mode", 1, modes, "onto, advance or revert", &mode, err) < 0)
+	if (get_choice(o, "mode", 1, modes, "onto, advance, revert or train", &mode, err) < 0)
 		return -1;
-	job->mode = (rq_mode)mode;
+	job->train = mode == 3;
+	job->mode = job->train ? RQ_MODE_ONTO : (rq_mode)mode;
 	if (get_string(o, "target", 1, RQ_JOB_REV_LEN_MAX, &job->target, err) < 0)
 		return -1;
 	if (job->target[0] == '-')
 		return rq_error_set(err, RQ_E_BAD_REVISION, "field 'target' looks like an option");
+	if (job->train)
+		return parse_train(o, job, err);
+	if (check_absent(o, train_fields, "field '%s' needs mode train", err) < 0 ||
+	    get_bool(o, "keep_going", &job->keep_going, err) < 0)
+		return -1;
 	if (parse_revisions(o, job, err) < 0 || get_bool(o, "contained", &job->contained, err) < 0)
 		return -1;
 	if (job->contained && job->mode != RQ_MODE_ONTO)
@@ -443,6 +606,15 @@ void rq_job_free(rq_job *job)
 	free(job->revisions);
 	free(job->ref);
 	free(job->reply_to);
+	for (size_t k = 0; job->cars && k < job->ncars; k++) {
+		free(job->cars[k].name);
+		for (size_t i = 0; i < job->cars[k].nrevisions; i++)
+			free(job->cars[k].revisions[i]);
+		free(job->cars[k].revisions);
+	}
+	free(job->cars);
+	free(job->ref_prefix);
+	free(job->message);
 	memset(job, 0, sizeof(*job));
 }
 
@@ -471,24 +643,70 @@ static json_t *committer_json(const rq_job *job)
 	return c;
 }
 
+/* An array of strings; NULL when memory runs out. */
+static json_t *strings_json(char *const *v, size_t n)
+{
+	json_t *a = json_array();
+	int bad = !a;
+
+	for (size_t i = 0; !bad && i < n; i++)
+		bad |= json_array_append_new(a, json_string(v[i]));
+	if (bad) {
+		json_decref(a);
+		return NULL;
+	}
+	return a;
+}
+
+/* A replay's own fields: revisions, contained, ref, keep_going (only when
+ * set, so that the content of a job without it stays what it was). */
+static int replay_json(json_t *o, const rq_job *job)
+{
+	int bad = 0;
+
+	bad |= json_object_set_new(o, "revisions", strings_json(job->revisions, job->nrevisions));
+	bad |= json_object_set_new(o, "contained", json_boolean(job->contained));
+	if (job->ref)
+		bad |= json_object_set_new(o, "ref", json_string(job->ref));
+	if (job->keep_going)
+		bad |= json_object_set_new(o, "keep_going", json_true());
+	return bad;
+}
+
+/* A train's own fields: method, cars, ref_prefix, car_refs, message. */
+static int train_json(json_t *o, const rq_job *job)
+{
+	json_t *cars = json_array();
+	int bad = !cars;
+
+	for (size_t k = 0; !bad && k < job->ncars; k++)
+		bad |= json_array_append_new(
+		    cars, json_pack("{s:s, s:o, s:b}", "name", job->cars[k].name, "revisions",
+				    strings_json(job->cars[k].revisions, job->cars[k].nrevisions),
+				    "skip", job->cars[k].skip));
+	bad |= json_object_set_new(o, "cars", cars);
+	bad |= json_object_set_new(o, "method", json_string(rq_train_method_name(job->method)));
+	if (job->ref_prefix)
+		bad |= json_object_set_new(o, "ref_prefix", json_string(job->ref_prefix));
+	bad |= json_object_set_new(o, "car_refs", json_boolean(!job->no_car_refs));
+	if (job->message)
+		bad |= json_object_set_new(o, "message", json_string(job->message));
+	return bad;
+}
+
 json_t *rq_job_to_json(const rq_job *job)
 {
 	static const char *const modes[] = {"onto", "advance", "revert"};
 	static const char *const empties[] = {"drop", "keep", "abort"};
-	json_t *o = json_object(), *revs = json_array();
-	int bad = !o || !revs;
+	json_t *o = json_object();
+	int bad = !o;
 
-	for (size_t i = 0; !bad && i < job->nrevisions; i++)
-		bad |= json_array_append_new(revs, json_string(job->revisions[i]));
 	bad |= json_object_set_new(o, "v", json_integer(1));
 	bad |= json_object_set_new(o, "id", json_string(job->id));
 	bad |= json_object_set_new(o, "repo", json_string(job->repo));
-	bad |= json_object_set_new(o, "mode", json_string(modes[job->mode]));
+	bad |= json_object_set_new(o, "mode", json_string(job->train ? "train" : modes[job->mode]));
 	bad |= json_object_set_new(o, "target", json_string(job->target));
-	bad |= json_object_set_new(o, "revisions", json_incref(revs));
-	bad |= json_object_set_new(o, "contained", json_boolean(job->contained));
-	if (job->ref)
-		bad |= json_object_set_new(o, "ref", json_string(job->ref));
+	bad |= !o || (job->train ? train_json(o, job) : replay_json(o, job));
 	bad |=
 	    json_object_set_new(o, "ref_action", json_string(job->ref_update ? "update" : "print"));
 	bad |= json_object_set_new(o, "empty", json_string(empties[job->empty]));
@@ -500,7 +718,6 @@ json_t *rq_job_to_json(const rq_job *job)
 		bad |= json_object_set_new(o, "reply_to", json_string(job->reply_to));
 	if (job->submitted_at)
 		bad |= json_object_set_new(o, "submitted_at", json_integer(job->submitted_at));
-	json_decref(revs);
 	if (bad) {
 		json_decref(o);
 		return NULL;
@@ -531,6 +748,27 @@ void rq_job_replay_opts(const rq_job *job, rq_replay_opts *o)
 	o->ref = job->ref;
 	o->revisions = (const char *const *)job->revisions;
 	o->nrevisions = job->nrevisions;
+	o->empty = job->empty;
+	o->max_commits = job->max_commits;
+	o->keep_going = job->keep_going;
+}
+
+void rq_job_train_opts(const rq_job *job, rq_train_opts *o, rq_train_car *cars)
+{
+	memset(o, 0, sizeof(*o));
+	for (size_t k = 0; k < job->ncars; k++) {
+		cars[k].name = job->cars[k].name;
+		cars[k].revisions = (const char *const *)job->cars[k].revisions;
+		cars[k].nrevisions = job->cars[k].nrevisions;
+		cars[k].skip = job->cars[k].skip;
+	}
+	o->target = job->target;
+	o->method = job->method;
+	o->cars = cars;
+	o->ncars = job->ncars;
+	o->ref_prefix = job->ref_prefix;
+	o->no_refs = job->no_car_refs;
+	o->message = job->message;
 	o->empty = job->empty;
 	o->max_commits = job->max_commits;
 }

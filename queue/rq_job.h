@@ -9,7 +9,16 @@
  *  "committer":{"name":"Bot","email":"bot@example.com","time":1700000000,
  *               "tz":"+0000"},
  *  "timeout_ms":600000, "max_commits":10000, "reply_to":"name",
- *  "submitted_at":1700000000123}
+ *  "submitted_at":1700000000123, "keep_going":false}
+ *
+ * A merge train has "mode":"train", its target branch, and cars instead of
+ * revisions (no "contained", "ref" or "keep_going"):
+ *
+ * {"v":1, "id":"...", "repo":"...", "mode":"train", "target":"main",
+ *  "method":"rebase"|"merge", "cars":[{"name":"mr-17",
+ *  "revisions":["main..mr-17"], "skip":false}, ...],
+ *  "ref_prefix":"refs/train/main/", "car_refs":true,
+ *  "message":"Merge branch '{name}' into {target}", ...}
  *
  * Every rule violation is RQ_E_INVALID_JOB (or RQ_E_BAD_REF /
  * RQ_E_BAD_REVISION / RQ_E_BAD_REPO for those fields) with a message that
@@ -24,6 +33,7 @@
 
 #include "rq_qerror.h"
 #include "rq_replay.h"
+#include "rq_train.h"
 
 #define RQ_JOB_MAX_BYTES      (64 * 1024)
 #define RQ_JOB_ID_MAX	      128
@@ -36,6 +46,15 @@
 #define RQ_JOB_COMMITS_MAX    100000
 #define RQ_JOB_COMMITS_DEF    10000
 #define RQ_JOB_REPLY_MAX      200
+#define RQ_JOB_CAR_REVS_MAX   16
+
+/* One car of a train job. */
+typedef struct rq_job_car {
+	char *name;
+	char **revisions;
+	size_t nrevisions;
+	int skip;
+} rq_job_car;
 
 typedef struct rq_job {
 	char *id;
@@ -55,6 +74,15 @@ typedef struct rq_job {
 	size_t max_commits;
 	char *reply_to;
 	int64_t submitted_at; /* ms since the epoch, 0 if unknown */
+	int keep_going;	      /* every branch gets its own outcome */
+	/* mode "train" (mode is then RQ_MODE_ONTO for the engine's sake) */
+	int train;
+	rq_train_method method;
+	rq_job_car *cars;
+	size_t ncars;
+	char *ref_prefix; /* NULL: refs/train/<target>/ */
+	int no_car_refs;  /* "car_refs": false */
+	char *message;	  /* merge message template */
 } rq_job;
 
 /*
@@ -92,5 +120,9 @@ int64_t rq_job_default_time(const rq_job *job, const char *entry_id);
 
 /* Engine options for the job; valid while job and revs live. */
 void rq_job_replay_opts(const rq_job *job, rq_replay_opts *opts);
+
+/* A train job's options; cars (job->ncars of them) is filled too. Valid
+ * while job lives. */
+void rq_job_train_opts(const rq_job *job, rq_train_opts *opts, rq_train_car *cars);
 
 #endif

@@ -29,6 +29,7 @@
 #include "rq_replay.h"
 #include "rq_result_json.h"
 #include "rq_testhook.h"
+#include "rq_train.h"
 
 #define SHOWN_MAX (PATH_MAX + RQ_JOB_REPO_MAX + 16)
 
@@ -561,23 +562,12 @@ static int answer_from_intent(const child_job *cj, git_repository *repo, const r
 
 /* ---- the replay ---- */
 
-/* Replay the job, and apply its updates as the parent allows: what
- * rq_replay_run returned, -1 when the update failed; *applied. */
-static int replay_job(const child_job *cj, git_repository *repo, const rq_odb_opts *oo,
-		      const rq_ident *ident, rq_replay_result *res, int *applied, rq_error *err)
+/* The updates of res (intent the result they make true, taken), applied
+ * as the parent allows: 0, or -1 when the update failed; *applied. */
+static int apply_job(const child_job *cj, git_repository *repo, const rq_replay_result *res,
+		     json_t *intent, const rq_ident *ident, int *applied, rq_error *err)
 {
-	rq_replay_opts o;
-	json_t *intent;
-	int rc;
-
-	rq_job_replay_opts(cj->job, &o);
-	o.committer = ident;
-	o.objects = oo;
-	rc = rq_replay_run(repo, &o, res, err);
-	if (rc != 0 || !cj->job->ref_update)
-		return rc;
 	/* the intent also keeps the reflog message, for a retry to finish with */
-	intent = rq_result_to_json(res, 0, err, 1);
 	if (!intent || json_object_set_new(intent, "reflog_msg", json_string(res->reflog_msg)) < 0)
 		_exit(RQ_JOBRUN_EXIT_NOMEM);
 	ask_to_apply(cj, intent);
@@ -587,6 +577,51 @@ static int replay_job(const child_job *cj, git_repository *repo, const rq_odb_op
 	return 0;
 }
 
+/* Replay the job, and apply its updates as the parent allows (keep-going:
+ * the clean refs' even when others conflicted): what rq_replay_run
+ * returned, -1 when the update failed; *applied. */
+static int replay_job(const child_job *cj, git_repository *repo, const rq_odb_opts *oo,
+		      const rq_ident *ident, rq_replay_result *res, int *applied, rq_error *err)
+{
+	rq_replay_opts o;
+	int rc;
+
+	rq_job_replay_opts(cj->job, &o);
+	o.committer = ident;
+	o.objects = oo;
+	rc = rq_replay_run(repo, &o, res, err);
+	if (rc < 0 || !cj->job->ref_update || (rc == 1 && (!res->keep_going || !res->nupdates)))
+		return rc;
+	if (apply_job(cj, repo, res, rq_result_to_json(res, rc, err, 1), ident, applied, err) < 0)
+		return -1;
+	return rc;
+}
+
+/* A train job, and the refs of its cars that went in applied as the
+ * parent allows: what rq_train_run returned, -1 when the update failed;
+ * *applied. */
+static int train_job(const child_job *cj, git_repository *repo, const rq_odb_opts *oo,
+		     const rq_ident *ident, rq_train_result *res, int *applied, rq_error *err)
+{
+	rq_train_car *cars = calloc(cj->job->ncars + 1, sizeof(*cars));
+	rq_train_opts o;
+	int rc;
+
+	if (!cars)
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	rq_job_train_opts(cj->job, &o, cars);
+	o.committer = ident;
+	o.objects = oo;
+	rc = rq_train_run(repo, &o, res, err);
+	free(cars);
+	if (rc < 0 || !cj->job->ref_update || !res->replay.nupdates)
+		return rc;
+	if (apply_job(cj, repo, &res->replay, rq_result_train_to_json(res, rc, err, 1), ident,
+		      applied, err) < 0)
+		return -1;
+	return rc;
+}
+
 /* The job from start to result text (NULL: out of memory). */
 static char *run_job(const child_job *cj)
 {
@@ -594,24 +629,29 @@ static char *run_job(const child_job *cj)
 	git_repository *repo = NULL;
 	rq_odb_opts oo = {0};
 	rq_replay_result res;
+	rq_train_result tres;
 	rq_ident ident;
 	rq_error err;
-	int rc = -1, applied = 0;
+	int rc = -1, applied = 0, train = cj->job->train;
 	json_t *j = NULL;
 
 	memset(&res, 0, sizeof(res));
+	memset(&tres, 0, sizeof(tres));
 	rq_error_clear(&err);
 	if (open_repo(cj, path, shown, &oo, &repo, &err) == 0) {
 		rq_odb_tmpdir_clean_stale(repo, 300, NULL);
 		if (job_committer(repo, cj->task, &ident, &err) == 0 &&
 		    (rc = answer_from_intent(cj, repo, &ident, &j, &err)) == 0)
-			rc = replay_job(cj, repo, &oo, &ident, &res, &applied, &err);
+			rc = train ? train_job(cj, repo, &oo, &ident, &tres, &applied, &err)
+				   : replay_job(cj, repo, &oo, &ident, &res, &applied, &err);
 	}
 	if (!j) { /* not an intent's answer */
 		name_repo_as_job(&err, path, cj->env->root, cj->job->repo);
-		j = rq_result_to_json(&res, rc, &err, applied);
+		j = train ? rq_result_train_to_json(&tres, rc, &err, applied)
+			  : rq_result_to_json(&res, rc, &err, applied);
 	}
 	rq_replay_result_free(&res);
+	rq_train_result_free(&tres);
 	git_repository_free(repo);
 	return result_text(cj, j);
 }

@@ -5,8 +5,11 @@
  *
  * The child (forked by worker/pool with core/base/rq_child) holds itself
  * to its limits (a deadline timer, CPU time, private memory), opens the
- * job's repository under the root and holds it there, runs the engine,
- * and, for ref_action "update", moves the refs only as the parent allows:
+ * job's repository under the root and holds it there, runs the engine
+ * (rq_replay, or rq_train for a job of mode "train"), and, for ref_action
+ * "update", moves the refs only as the parent allows (a keep-going job
+ * or a train moves the refs that replayed cleanly even when others
+ * conflicted; its intent and result then have status "conflict"):
  *
  *   'P' <intent>   "I am about to make this result true": the parent
  *                  records it (the write-ahead intent) and answers 'g'
