@@ -297,3 +297,221 @@ wait_for() {
 	echo "timed out waiting for: $what" >&2
 	return 1
 }
+
+# --- a private Redis Cluster, a master watched by Sentinel --------------------
+# (integration/cluster.sh, integration/sentinel.sh) Every server runs on a
+# free loopback port with its files under $T and is killed when the test
+# exits (REDIS_PIDS).
+# redis_answers port: the server on port answers PING
+redis_answers() { [ "$(redis-cli -p "$1" ${REDIS_AUTH:-} ping 2>/dev/null)" = PONG ]; }
+# start_redis_at dir port [redis-server args...]: a server without
+# persistence; fails at once when it cannot listen (the port taken meanwhile)
+start_redis_at() {
+	local dir=$1 port=$2
+	shift 2
+	mkdir -p "$dir"
+	redis-server --port "$port" --bind 127.0.0.1 --dir "$dir" --daemonize yes \
+		--pidfile "$dir/redis.pid" --logfile "$dir/redis.log" --save '' --appendonly no \
+		"$@" >/dev/null || return 1
+	wait_for "redis-server on port $port" 30 redis_up "$port" "$dir/redis.log" &&
+		redis_answers "$port" || {
+		tail -n 5 "$dir/redis.log" >&2
+		return 1
+	}
+	REDIS_PIDS+=("$(cat "$dir/redis.pid")")
+}
+# redis_up port log: the server answers, or its log says it gave up
+redis_up() { redis_answers "$1" || grep -q 'aborting\|Failed listening' "$2" 2>/dev/null; }
+# free_cluster_port: a free port whose cluster bus port (+10000) is free
+# too, both below the range the kernel takes client ports from
+free_cluster_port() {
+	local p low
+	low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+	for _ in $(seq 1 100); do
+		p=$((10000 + RANDOM % (low - 20001)))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null &&
+			! (exec 3<>"/dev/tcp/127.0.0.1/$((p + 10000))") 2>/dev/null; then
+			echo "$p"
+			return 0
+		fi
+	done
+	return 1
+}
+# start_cluster [redis-server args...]: 3 masters and 3 replicas
+# (cluster-node-timeout 1000 ms) made by redis-cli --cluster create, ready
+# (every node sees 6 nodes and a covered map, every replica in sync); sets
+# CLUSTER_PORTS and CLUSTER_URL (two of the nodes as seeds).
+start_cluster() {
+	local p attempt addrs=()
+	CLUSTER_PORTS=()
+	for _ in 1 2 3 4 5 6; do
+		for attempt in 1 2 3; do # another test may take a free port first
+			p=$(free_cluster_port) || return 1
+			start_redis_at "$T/cluster/$p" "$p" --cluster-enabled yes \
+				--cluster-config-file nodes.conf --cluster-node-timeout 1000 \
+				--repl-diskless-sync-delay 0 "$@" && break
+			[ $attempt = 3 ] && return 1
+		done
+		CLUSTER_PORTS+=("$p")
+		addrs+=("127.0.0.1:$p")
+	done
+	redis-cli ${REDIS_AUTH:-} --cluster create "${addrs[@]}" --cluster-replicas 1 --cluster-yes \
+		>"$T/cluster/create.log" 2>&1 || {
+		cat "$T/cluster/create.log" >&2
+		return 1
+	}
+	wait_for "the cluster is ready" 60 cluster_ready || return 1
+	CLUSTER_URL="redis+cluster://127.0.0.1:${CLUSTER_PORTS[0]},127.0.0.1:${CLUSTER_PORTS[1]}/"
+}
+# cluster_ready: every live node of CLUSTER_PORTS sees a covered map and
+# all live nodes, and every master that has replicas has them in sync
+cluster_ready() {
+	local p live=() info
+	for p in "${CLUSTER_PORTS[@]}"; do redis_answers "$p" && live+=("$p"); done
+	for p in "${live[@]}"; do
+		info=$(redis-cli -p "$p" ${REDIS_AUTH:-} cluster info)
+		case "$info" in *cluster_state:ok*) ;; *) return 1 ;; esac
+		[ "$(redis-cli -p "$p" ${REDIS_AUTH:-} cluster nodes | grep -vc 'fail')" -ge "${#live[@]}" ] ||
+			return 1
+		info=$(redis-cli -p "$p" ${REDIS_AUTH:-} info replication)
+		case "$info" in
+		*role:slave*master_link_status:up*) ;;
+		*role:master*) ;;
+		*) return 1 ;;
+		esac
+	done
+}
+# cluster_any_node: a node of CLUSTER_PORTS that answers
+cluster_any_node() {
+	local p
+	for p in "${CLUSTER_PORTS[@]}"; do redis_answers "$p" && echo "$p" && return 0; done
+	return 1
+}
+# ccli port args...: redis-cli on a cluster node (no redirections followed)
+ccli() {
+	local p=$1
+	shift
+	redis-cli -p "$p" ${REDIS_AUTH:-} "$@"
+}
+# cluster_master_of slot [port]: the port of the master serving slot, as
+# the node at port (default: any live node) sees it
+cluster_master_of() {
+	local p=${2:-$(cluster_any_node)}
+	ccli "$p" cluster nodes | awk -v s="$1" '$3 ~ /master/ && $3 !~ /fail/ {
+		for (i = 9; i <= NF; i++) {
+			if ($i ~ /^\[/) continue
+			n = split($i, r, "-")
+			if ((n == 1 && r[1] + 0 == s) || (n == 2 && s >= r[1] + 0 && s <= r[2] + 0)) {
+				split($2, a, "[:@]"); print a[2]; exit
+			}
+		}
+	}'
+}
+# cluster_masters: the ports of the live masters that serve slots
+cluster_masters() {
+	ccli "$(cluster_any_node)" cluster nodes | awk '$3 ~ /master/ && $3 !~ /fail/ && NF >= 9 {
+		split($2, a, "[:@]"); print a[2] }' | sort -n
+}
+# cluster_replica_of port: the port of a live replica of the master at port
+cluster_replica_of() {
+	local id
+	id=$(ccli "$1" cluster myid)
+	ccli "$1" cluster nodes | awk -v id="$id" '$4 == id && $3 ~ /slave/ && $3 !~ /fail/ {
+		split($2, a, "[:@]"); print a[2]; exit }'
+}
+# cluster_keyslot key: its hash slot, as Redis computes it
+cluster_keyslot() { ccli "$(cluster_any_node)" cluster keyslot "$1"; }
+# is_master port: the node at port says it is a master
+is_master() { ccli "$1" role 2>/dev/null | head -1 | grep -qx master; }
+# cluster_takeover port: the replica at port takes its master's slots
+# (CLUSTER FAILOVER TAKEOVER) and every live node sees it serve them
+cluster_takeover() {
+	local slot=$2
+	ccli "$1" cluster failover takeover >/dev/null || return 1
+	wait_for "replica $1 is a master" 30 is_master "$1" || return 1
+	wait_for "the cluster sees $1 serve slot $slot" 30 cluster_serves "$slot" "$1"
+}
+# cluster_serves slot port: every live node says port serves slot, and
+# the cluster is ok
+cluster_serves() {
+	local p
+	for p in "${CLUSTER_PORTS[@]}"; do
+		redis_answers "$p" || continue
+		[ "$(cluster_master_of "$1" "$p")" = "$2" ] || return 1
+		case "$(ccli "$p" cluster info)" in *cluster_state:ok*) ;; *) return 1 ;; esac
+	done
+}
+# Moving a slot by hand, as redis-cli --cluster reshard does, in steps a
+# test can come between: slot_migration_begin slot src dst, then
+# slot_migrate_keys slot src dst [key...] (the keys named, else every key
+# left), then slot_migration_end slot src dst.
+slot_migration_begin() {
+	ccli "$3" cluster setslot "$1" importing "$(ccli "$2" cluster myid)" >/dev/null &&
+		ccli "$2" cluster setslot "$1" migrating "$(ccli "$3" cluster myid)" >/dev/null
+}
+slot_migrate_keys() {
+	local slot=$1 src=$2 dst=$3 keys
+	shift 3
+	if [ $# -gt 0 ]; then
+		ccli "$src" migrate 127.0.0.1 "$dst" "" 0 5000 KEYS "$@" >/dev/null
+		return
+	fi
+	while keys=$(ccli "$src" cluster getkeysinslot "$slot" 100) && [ -n "$keys" ]; do
+		# shellcheck disable=SC2086 # one key a word
+		ccli "$src" migrate 127.0.0.1 "$dst" "" 0 5000 KEYS $keys >/dev/null || return 1
+	done
+}
+slot_migration_end() {
+	local id p
+	id=$(ccli "$3" cluster myid)
+	ccli "$3" cluster setslot "$1" node "$id" >/dev/null &&
+		ccli "$2" cluster setslot "$1" node "$id" >/dev/null || return 1
+	for p in $(cluster_masters); do ccli "$p" cluster setslot "$1" node "$id" >/dev/null; done
+	return 0
+}
+# repl_synced port: the master at port has every replica at its offset
+repl_synced() {
+	local info off
+	info=$(ccli "$1" info replication | tr -d '\r')
+	off=$(sed -n 's/^master_repl_offset://p' <<<"$info")
+	grep -q '^slave0:' <<<"$info" || return 1
+	! grep '^slave[0-9]*:' <<<"$info" | grep -vq "offset=$off,"
+}
+# errorstat name [port...]: how often the nodes answered an error (INFO
+# errorstats), summed
+errorstat() {
+	local name=$1 p n=0 c
+	shift
+	for p in "$@"; do
+		c=$(ccli "$p" info errorstats 2>/dev/null | tr -d '\r' | sed -n "s/^errorstat_$name:count=//p")
+		n=$((n + ${c:-0}))
+	done
+	echo "$n"
+}
+# now_ms: the wall clock in milliseconds (for the figures a test prints)
+now_ms() { date +%s%3N; }
+
+# start_sentinel dir port master_port: a sentinel watching "mymaster" at
+# 127.0.0.1:master_port (quorum 2, down after 1000 ms); $SENTINEL_AUTH_PASS
+# is the data nodes' password, if any
+start_sentinel() {
+	mkdir -p "$1"
+	{
+		echo "port $2"
+		echo "bind 127.0.0.1"
+		echo "daemonize yes"
+		echo "pidfile $1/redis.pid"
+		echo "logfile $1/redis.log"
+		echo "dir $1"
+		echo "sentinel monitor mymaster 127.0.0.1 $3 2"
+		echo "sentinel down-after-milliseconds mymaster 1000"
+		echo "sentinel failover-timeout mymaster 3000"
+		[ -n "${SENTINEL_AUTH_PASS:-}" ] && echo "sentinel auth-pass mymaster $SENTINEL_AUTH_PASS"
+	} >"$1/sentinel.conf"
+	redis-server "$1/sentinel.conf" --sentinel >/dev/null || return 1
+	wait_for "sentinel on port $2" 30 bash -c "[ \"\$(redis-cli -p $2 ping 2>/dev/null)\" = PONG ]" ||
+		return 1
+	REDIS_PIDS+=("$(cat "$1/redis.pid")")
+}
+# sentinel_master_port port: the master's port the sentinel at port gives
+sentinel_master_port() { redis-cli -p "$1" sentinel get-master-addr-by-name mymaster | sed -n 2p; }
