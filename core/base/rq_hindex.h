@@ -15,7 +15,9 @@
  * the caller allocated); rq_hindex_reserve does both for slots from malloc.
  *
  * Hashes: rq_hindex_hash_oid for object ids (their first bytes are already
- * uniform) and rq_hindex_hash_str (64-bit FNV-1a) for strings. Tables whose
+ * uniform), rq_hindex_hash_str (64-bit FNV-1a) for strings, and
+ * rq_hindex_hash_bytes (a word at a time) for byte keys such as the lines
+ * of a file. Tables whose
  * iteration order must match git's hashmap do not iterate this index:
  * they iterate their dense array (insertion order).
  */
@@ -54,14 +56,54 @@ static inline size_t rq_hindex_hash_str(const char *s)
 	return (size_t)h;
 }
 
-/* The same hash over n bytes (a line of a file, a key with no NUL). */
+/*
+ * A hash over bytes, 8 at a time: each little-endian word is mixed in with
+ * rq_hindex_mix (a multiply and a shift), and rq_hindex_mix_end spreads the
+ * result over every bit. About a tenth of the instructions FNV-1a takes a
+ * byte; it only has to tell keys apart in a table, where equal keys are
+ * compared in full.
+ */
+static inline uint64_t rq_hindex_mix(uint64_t h, uint64_t word)
+{
+	h = (h ^ word) * 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 29);
+}
+
+static inline uint64_t rq_hindex_mix_end(uint64_t h, size_t len)
+{
+	h = (h ^ len) * 0xff51afd7ed558ccdull;
+	return h ^ (h >> 32);
+}
+
+/* 8 bytes as a little-endian word. */
+static inline uint64_t rq_hindex_load64(const unsigned char *b)
+{
+	uint64_t w = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	memcpy(&w, b, 8);
+#else
+	for (int k = 7; k >= 0; k--)
+		w = w << 8 | b[k];
+#endif
+	return w;
+}
+
+/* The hash over n bytes (a key with no NUL): the words, then the last
+ * 0-7 bytes as one word. */
 static inline uint64_t rq_hindex_hash_bytes(const void *p, size_t n)
 {
 	const unsigned char *b = p;
-	uint64_t h = 1469598103934665603ull;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 1099511628211ull;
-	return h;
+	uint64_t h = 0, w = 0;
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8)
+		h = rq_hindex_mix(h, rq_hindex_load64(b + i));
+	w = 0;
+	for (size_t k = n; k > i; k--)
+		w = w << 8 | b[k - 1];
+	if (n > i)
+		h = rq_hindex_mix(h, w);
+	return rq_hindex_mix_end(h, n);
 }
 
 /*

@@ -58,3 +58,10 @@ void rq_mem_reserve(size_t bytes)
 	(void)bytes;
 #endif
 }
+
+void rq_mem_one_arena(void)
+{
+#ifdef __GLIBC__
+	mallopt(M_ARENA_MAX, 1);
+#endif
+}

@@ -7,6 +7,7 @@
 #include "rq_odb_mem.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,11 +17,11 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "rq_hindex.h"
 #include "rq_mem.h"
 #include "rq_odb.h"
+#include "rq_sha1.h"
 
 #define PART_MAGIC     "RQPART2\n"
 #define PART_MAGIC_LEN 8
@@ -51,7 +52,40 @@ typedef struct mem_object {
 	git_oid base;
 	/* data and entry are ours to free (else they point into a part file) */
 	unsigned char own_data, own_entry;
+	/* the id came from the plain SHA-1: collision detection still to do */
+	unsigned char unchecked;
+	/* the content was given up once encoded (read back from the entry) */
+	unsigned char dropped;
 } mem_object;
+
+/*
+ * The background compressor (rq_odb_mem_compress_ahead): a thread that
+ * encodes the objects in write order while the replay goes on. Objects
+ * [0, handed) are the thread's to encode, and it has done [0, done); it
+ * writes only their entry fields, under mu, and reads only their content,
+ * which does not move. The object array grows under mu. It keeps its own
+ * window of the latest trees as delta bases.
+ */
+typedef struct bg_tree {
+	git_oid id;
+	const unsigned char *data;
+	size_t len;
+	uint32_t depth;
+} bg_tree;
+
+typedef struct bg_state {
+	rq_odb_pack_encoder *enc; /* NULL: no compressing ahead */
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t wake;
+	int running; /* the thread runs (joined by bg_finish) */
+	int closed;  /* finished: no thread again */
+	pid_t owner; /* the process that started it */
+	int stop, failed;
+	size_t handed, done, pending_bytes;
+	bg_tree win[16];
+	size_t nwin;
+} bg_state;
 
 struct rq_odb_mem {
 	git_odb_backend parent;
@@ -63,6 +97,7 @@ struct rq_odb_mem {
 		size_t len;
 	} * parts; /* the part files loaded, which their objects point into */
 	size_t nparts;
+	bg_state bg;
 };
 
 static int obj_eq(const void *ctx, size_t i, const void *key)
@@ -81,35 +116,67 @@ static mem_object *find(struct rq_odb_mem *m, const git_oid *id)
 	return k < 0 ? NULL : &m->objs[k];
 }
 
-/* Add the object (the caller checked it is not held): a copy of data, or
- * data itself when borrowed (a loaded object's, NULL until materialized). */
-static int add_obj(struct rq_odb_mem *m, const git_oid *id, const void *data, size_t len,
-		   git_object_t type, int borrowed)
+static void bg_lock(struct rq_odb_mem *m)
 {
+	if (m->bg.running)
+		pthread_mutex_lock(&m->bg.mu);
+}
+
+static void bg_unlock(struct rq_odb_mem *m)
+{
+	if (m->bg.running)
+		pthread_mutex_unlock(&m->bg.mu);
+}
+
+/* Room for one more object; the array moves under the thread's lock. */
+static mem_object *grow_objs(struct rq_odb_mem *m)
+{
+	mem_object *o;
+
+	bg_lock(m);
+	o = rq_mem_grow(m->objs, &m->cap, m->n + 1, sizeof(*o), 256);
+	if (o)
+		m->objs = o;
+	bg_unlock(m);
+	return o ? &m->objs[m->n] : NULL;
+}
+
+static void bg_hand(struct rq_odb_mem *m, size_t len);
+static int bg_finish(struct rq_odb_mem *m);
+
+/* Add the object (the caller checked it is not held): a copy of data, or
+ * data itself when borrowed (a loaded object's, NULL until materialized).
+ * unchecked: its id is the plain SHA-1 (collision detection to come). */
+static int add_obj(struct rq_odb_mem *m, const git_oid *id, const void *data, size_t len,
+		   git_object_t type, int borrowed, int unchecked)
+{
+	unsigned char *copy = (unsigned char *)(uintptr_t)data;
 	mem_object *o;
 
 	if (m->n >= UINT32_MAX - 1) /* the index holds uint32 positions */
 		return -1;
-	if (rq_hindex_reserve(&m->index, 1024, m->n, obj_hash, m) < 0 ||
-	    !(o = rq_mem_grow(m->objs, &m->cap, m->n + 1, sizeof(*o), 256)))
-		return -1;
-	m->objs = o;
-	o = &m->objs[m->n];
-	memset(o, 0, sizeof(*o));
-	if (borrowed) {
-		o->data = (unsigned char *)(uintptr_t)data;
-	} else {
-		if (!(o->data = malloc(len ? len : 1)))
+	if (!borrowed) {
+		if (!(copy = malloc(len ? len : 1)))
 			return -1;
 		if (len)
-			memcpy(o->data, data, len);
+			memcpy(copy, data, len);
 	}
+	if (rq_hindex_reserve(&m->index, 1024, m->n, obj_hash, m) < 0 || !(o = grow_objs(m))) {
+		if (!borrowed)
+			free(copy);
+		return -1;
+	}
+	memset(o, 0, sizeof(*o));
+	o->data = copy;
 	o->own_data = !borrowed;
+	o->unchecked = (unsigned char)unchecked;
 	git_oid_cpy(&o->id, id);
 	o->type = type;
 	o->len = len;
 	rq_hindex_add(&m->index, rq_hindex_hash_oid(id), m->n);
 	m->n++;
+	if (!borrowed)
+		bg_hand(m, len);
 	return 0;
 }
 
@@ -154,7 +221,8 @@ static int materialize(struct rq_odb_mem *m, mem_object *o, unsigned guard)
 	return 0;
 }
 
-static int copy_out(void **out, size_t *len, git_object_t *type, git_odb_backend *b, mem_object *o)
+static int copy_locked(void **out, size_t *len, git_object_t *type, git_odb_backend *b,
+		       mem_object *o)
 {
 	void *p;
 
@@ -163,14 +231,34 @@ static int copy_out(void **out, size_t *len, git_object_t *type, git_odb_backend
 		return -1;
 	}
 	p = git_odb_backend_data_alloc(b, o->len + 1);
+	if (p) {
+		memcpy(p, o->data, o->len);
+		((unsigned char *)p)[o->len] = '\0';
+	}
+	if (o->dropped) { /* given up again: a read is rare */
+		free(o->data);
+		o->data = NULL;
+		o->own_data = 0;
+	}
 	if (!p)
 		return -1;
-	memcpy(p, o->data, o->len);
-	((unsigned char *)p)[o->len] = '\0';
 	*out = p;
 	*len = o->len;
 	*type = o->type;
 	return 0;
+}
+
+/* The object's content for libgit2, under the thread's lock: the thread
+ * may be giving up the content of an object it encoded. */
+static int copy_out(void **out, size_t *len, git_object_t *type, git_odb_backend *b, mem_object *o)
+{
+	struct rq_odb_mem *m = (struct rq_odb_mem *)b;
+	int r;
+
+	bg_lock(m);
+	r = copy_locked(out, len, type, b, o);
+	bg_unlock(m);
+	return r;
 }
 
 static int mem_read(void **out, size_t *len, git_object_t *type, git_odb_backend *b,
@@ -250,7 +338,7 @@ static int mem_write(git_odb_backend *b, const git_oid *id, const void *data, si
 	struct rq_odb_mem *m = (struct rq_odb_mem *)b;
 	if (find(m, id))
 		return 0;
-	if (add_obj(m, id, data, len, type, 0) < 0) {
+	if (add_obj(m, id, data, len, type, 0, 0) < 0) {
 		git_error_set_oom();
 		return -1;
 	}
@@ -273,6 +361,7 @@ static void mem_free(git_odb_backend *b)
 	struct rq_odb_mem *m = (struct rq_odb_mem *)b;
 	if (!m)
 		return;
+	bg_finish(m);
 	for (size_t k = 0; k < m->n; k++) {
 		if (m->objs[k].own_data)
 			free(m->objs[k].data);
@@ -310,20 +399,67 @@ static int exists_packed(git_odb *odb, const git_oid *id)
 	return 0;
 }
 
+/* An object's id with the plain SHA-1 (the CPU's SHA instructions where
+ * there are: about 2 GB/s here, 6 times libgit2's collision-detecting
+ * SHA-1). */
+static void plain_id(git_oid *out, const void *data, size_t len, git_object_t type)
+{
+	char head[64];
+	int n = snprintf(head, sizeof(head), "%s %zu", git_object_type2string(type), len);
+	rq_sha1 sha;
+
+	rq_sha1_init(&sha);
+	rq_sha1_update(&sha, head, (size_t)n + 1); /* the NUL too */
+	rq_sha1_update(&sha, data, len);
+	rq_sha1_final(&sha, out->id);
+}
+
+/* libgit2's collision-detecting SHA-1 of the object must be id: -1 with
+ * libgit2's error ("SHA1 collision attack detected") when it is not. */
+static int check_id(const git_oid *id, const void *data, size_t len, git_object_t type)
+{
+	git_oid full;
+
+	if (git_odb_hash(&full, data, len, type) < 0)
+		return -1;
+	if (!git_oid_equal(&full, id)) {
+		git_error_set_str(GIT_ERROR_ODB, "object hashed to two different ids");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * With a compressor ahead (rq_odb_mem_compress_ahead), a new object's id
+ * is its plain SHA-1, and the thread runs libgit2's collision detection
+ * later (rq_odb_mem_encode fails when it finds a collision). An object the
+ * database has already is checked at once: that is where a collision
+ * would swap contents.
+ */
 int rq_odb_mem_write(git_oid *out, git_odb *odb, const void *data, size_t len, git_object_t type)
 {
 	git_odb_backend *b = NULL;
+	struct rq_odb_mem *m;
+	int ahead;
 
 	if (git_odb_get_backend(&b, odb, 0) < 0 || !b || b->read != mem_read)
 		return git_odb_write(out, odb, data, len, type);
-	if (git_odb_hash(out, data, len, type) < 0)
+	m = (struct rq_odb_mem *)b;
+	ahead = m->bg.enc && !m->bg.closed;
+	if (ahead)
+		plain_id(out, data, len, type);
+	else if (git_odb_hash(out, data, len, type) < 0)
 		return -1;
-	if (find((struct rq_odb_mem *)b, out))
-		return 0;
+	if (find(m, out))
+		return ahead ? check_id(out, data, len, type) : 0;
 	/* a packed object: git_odb_write() freshens its pack, as git does */
 	if (exists_packed(odb, out))
 		return git_odb_write(out, odb, data, len, type);
-	return mem_write(b, out, data, len, type);
+	if (add_obj(m, out, data, len, type, 0, ahead) < 0) {
+		git_error_set_oom();
+		return -1;
+	}
+	return 0;
 }
 
 int rq_odb_mem_new(git_odb_backend **out)
@@ -436,8 +572,10 @@ int rq_odb_mem_save(git_odb_backend *b, size_t since, const char *path, rq_error
 	unsigned char head[PART_HEAD], *recs = malloc(count * REC_SIZE + 1);
 	iobatch io = {.fd = -1};
 
-	if (!recs)
+	if (!recs || bg_finish(m) < 0) {
+		free(recs);
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	}
 	io.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (io.fd < 0) {
 		free(recs);
@@ -547,12 +685,12 @@ static int add_part_object(struct rq_odb_mem *m, const unsigned char *r, const u
 
 	if (type < GIT_OBJECT_COMMIT || type > GIT_OBJECT_TAG || len > SIZE_MAX / 2)
 		return rq_error_set(err, RQ_E_INTERNAL, "%s: bad object header", path);
-	if (crc32(0L, entry, (uInt)entry_len) != crc)
+	if (rq_odb_pack_crc32(entry, entry_len) != crc)
 		return rq_error_set(err, RQ_E_INTERNAL, "%s: damaged object", path);
 	git_oid_fromraw(&id, r + REC_ID);
 	if (find(m, &id))
 		return 0;
-	if (add_obj(m, &id, NULL, (size_t)len, type, 1) < 0)
+	if (add_obj(m, &id, NULL, (size_t)len, type, 1, 0) < 0)
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	o = &m->objs[m->n - 1];
 	o->entry = (unsigned char *)(uintptr_t)entry;
@@ -571,6 +709,7 @@ int rq_odb_mem_load(git_odb_backend *b, const char *path, rq_error *err)
 	const unsigned char *buf = NULL, *entry;
 	size_t len = 0, count = 0;
 
+	bg_finish(m); /* a failure stays for rq_odb_mem_encode to report */
 	if (map_part(m, path, &buf, &len, err) < 0 || check_part(buf, len, path, &count, err) < 0)
 		return -1;
 	entry = buf + PART_HEAD + count * REC_SIZE;
@@ -591,80 +730,120 @@ static void drop_entry(mem_object *o)
 	o->own_entry = 0;
 }
 
+/* An object's encoded form, before it is stored in the object. */
+typedef struct encoded {
+	unsigned char *entry;
+	size_t entry_len;
+	uint32_t crc, depth;
+	git_oid base;
+} encoded;
+
+static void store_encoded(mem_object *o, const encoded *e)
+{
+	drop_entry(o);
+	o->entry = e->entry;
+	o->entry_len = e->entry_len;
+	o->crc = e->crc;
+	o->depth = e->depth;
+	git_oid_cpy(&o->base, &e->base);
+	o->own_entry = 1;
+}
+
+/*
+ * Encode content: a tree as a delta against the best of the candidate
+ * trees (a replay writes each changed directory once per pick, mostly next
+ * to its previous version: the smallest delta wins), anything else, or a
+ * tree no candidate suits, whole. 0, or -1 (out of memory).
+ */
+static int encode_content(rq_odb_pack_encoder *enc, git_object_t type, const unsigned char *data,
+			  size_t len, const bg_tree *cand, size_t ncand, encoded *out)
+{
+	const bg_tree *best = NULL;
+	size_t best_cost = SIZE_MAX;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	for (size_t j = 0; type == GIT_OBJECT_TREE && len >= 128 && j < ncand; j++) {
+		size_t cost = rq_odb_pack_delta_cost(cand[j].data, cand[j].len, data, len);
+		if (cost < best_cost) {
+			best_cost = cost;
+			best = &cand[j];
+		}
+	}
+	if (best) {
+		r = rq_odb_pack_encode_delta(enc, &best->id, best->data, best->len, data, len,
+					     &out->entry, &out->entry_len, &out->crc);
+		if (r < 0)
+			return -1;
+		if (r > 0) {
+			out->depth = best->depth + 1;
+			git_oid_cpy(&out->base, &best->id);
+			return 0;
+		}
+	}
+	return rq_odb_pack_encode(enc, type, data, len, &out->entry, &out->entry_len, &out->crc);
+}
+
 /* Encode o whole. */
 static int encode_whole(mem_object *o, rq_odb_pack_encoder *enc)
 {
-	drop_entry(o);
-	o->depth = 0;
-	if (rq_odb_pack_encode(enc, o->type, o->data, o->len, &o->entry, &o->entry_len, &o->crc) <
-	    0)
+	encoded e;
+
+	if (encode_content(enc, o->type, o->data, o->len, NULL, 0, &e) < 0)
 		return -1;
-	o->own_entry = 1;
+	store_encoded(o, &e);
 	return 0;
 }
 
 /*
- * A tree is tried as a delta against the earlier encoded trees in a small
- * window (a replay writes each changed directory once per pick, mostly
- * next to its previous version): the smallest delta wins. Bases always come
- * before their deltas in write order, and so in the pack.
+ * Encode object k: its candidate bases are the earlier encoded trees of
+ * [lo, k) (bases always come before their deltas in write order, and so in
+ * the pack), at most DELTA_WINDOW of them, none at the deepest chain. An
+ * object whose id is the plain SHA-1 gets its collision check here.
+ * 0, -1 (out of memory) or -2 (a collision).
  */
 static int encode_one(struct rq_odb_mem *m, size_t k, size_t lo, rq_odb_pack_encoder *enc)
 {
 	mem_object *o = &m->objs[k];
-	const mem_object *best = NULL;
-	size_t best_cost = SIZE_MAX;
+	bg_tree cand[DELTA_WINDOW];
+	size_t ncand = 0;
+	encoded e;
 
-	if (o->type == GIT_OBJECT_TREE && o->len >= 128) {
-		size_t tried = 0;
-		for (size_t j = k; j > lo && tried < DELTA_WINDOW; j--) {
-			const mem_object *b = &m->objs[j - 1];
-			size_t cost;
-			if (b->type != GIT_OBJECT_TREE || !b->entry || !b->data ||
-			    b->depth >= DELTA_DEPTH)
-				continue;
-			tried++;
-			cost = rq_odb_pack_delta_cost(b->data, b->len, o->data, o->len);
-			if (cost < best_cost) {
-				best_cost = cost;
-				best = b;
-			}
-		}
+	if (o->unchecked) {
+		if (check_id(&o->id, o->data, o->len, o->type) < 0)
+			return -2;
+		o->unchecked = 0;
 	}
-	if (best) {
-		unsigned char *z;
-		size_t zlen;
-		uint32_t crc;
-		int r = rq_odb_pack_encode_delta(enc, &best->id, best->data, best->len, o->data,
-						 o->len, &z, &zlen, &crc);
-		if (r < 0)
-			return -1;
-		if (r > 0) {
-			drop_entry(o);
-			o->own_entry = 1;
-			o->entry = z;
-			o->entry_len = zlen;
-			o->crc = crc;
-			o->depth = best->depth + 1;
-			git_oid_cpy(&o->base, &best->id);
-			return 0;
-		}
+	for (size_t j = k; o->type == GIT_OBJECT_TREE && j > lo && ncand < DELTA_WINDOW; j--) {
+		const mem_object *b = &m->objs[j - 1];
+		if (b->type != GIT_OBJECT_TREE || !b->entry || !b->data || b->depth >= DELTA_DEPTH)
+			continue;
+		cand[ncand++] = (bg_tree){b->id, b->data, b->len, b->depth};
 	}
-	return encode_whole(o, enc);
+	if (encode_content(enc, o->type, o->data, o->len, cand, ncand, &e) < 0)
+		return -1;
+	store_encoded(o, &e);
+	return 0;
 }
 
 int rq_odb_mem_encode(git_odb_backend *b, rq_odb_pack_encoder *enc, size_t since)
 {
 	struct rq_odb_mem *m = (struct rq_odb_mem *)b;
-	for (size_t k = since; k < m->n; k++)
-		if (!m->objs[k].entry && encode_one(m, k, since, enc) < 0)
-			return -1;
-	return 0;
+	int r = bg_finish(m);
+
+	for (size_t k = since; k < m->n && r == 0; k++)
+		if (!m->objs[k].entry)
+			r = encode_one(m, k, since, enc);
+	return r;
 }
 
 int rq_odb_mem_check_deltas(git_odb_backend *b, rq_odb_pack_encoder *enc)
 {
 	struct rq_odb_mem *m = (struct rq_odb_mem *)b;
+	int r = bg_finish(m);
+
+	if (r < 0)
+		return r;
 	for (size_t k = 0; k < m->n; k++) {
 		mem_object *o = &m->objs[k], *base;
 		if (!o->depth)
@@ -691,4 +870,176 @@ int rq_odb_mem_entry(git_odb_backend *b, size_t i, rq_odb_pack_entry *out)
 	out->len = m->objs[i].entry_len;
 	out->crc = m->objs[i].crc;
 	return 0;
+}
+
+/* ---- the background compressor ---- */
+
+/* The thread starts once this much content waits (a small replay packs
+ * faster alone), and is woken each time this much more is handed to it. */
+#define BG_START_BYTES (256 * 1024)
+#define BG_WAKE_BYTES  (64 * 1024)
+/* blobs this large are read back from their entry once encoded */
+#define BG_DROP_BYTES 4096
+
+/* Encode one object the thread took (a copy of its fields), with the
+ * collision check its plain id still needs. 0, -1 or -2 as encode_one. */
+static int bg_encode(bg_state *bg, const mem_object *o, encoded *e)
+{
+	size_t ncand = 0;
+	bg_tree cand[DELTA_WINDOW];
+
+	if (o->unchecked && check_id(&o->id, o->data, o->len, o->type) < 0)
+		return -2;
+	/* the window, the latest tree first */
+	for (size_t j = bg->nwin; j > 0 && o->type == GIT_OBJECT_TREE; j--)
+		if (bg->win[j - 1].depth < DELTA_DEPTH)
+			cand[ncand++] = bg->win[j - 1];
+	if (encode_content(bg->enc, o->type, o->data, o->len, cand, ncand, e) < 0)
+		return -1;
+	return 0;
+}
+
+/* A tree the thread encoded joins its window (the oldest leaves). */
+static void bg_remember(bg_state *bg, const mem_object *o, const encoded *e)
+{
+	if (o->type != GIT_OBJECT_TREE)
+		return;
+	if (bg->nwin == DELTA_WINDOW) {
+		memmove(bg->win, bg->win + 1, (DELTA_WINDOW - 1) * sizeof(bg->win[0]));
+		bg->nwin--;
+	}
+	bg->win[bg->nwin++] = (bg_tree){o->id, o->data, o->len, e->depth};
+}
+
+/*
+ * A large blob the thread encoded gives its content up: a replay seldom
+ * reads a blob it wrote (the next pick's side of a file both sides change
+ * again), and the pack needs only the entry. Most of a content-heavy
+ * replay's memory is otherwise these copies (trees stay: they are the
+ * delta bases).
+ */
+static void bg_drop(mem_object *o)
+{
+	if (o->type != GIT_OBJECT_BLOB || o->len < BG_DROP_BYTES || !o->own_data || o->depth)
+		return;
+	free(o->data);
+	o->data = NULL;
+	o->own_data = 0;
+	o->dropped = 1;
+}
+
+static void *bg_main(void *arg)
+{
+	struct rq_odb_mem *m = arg;
+	bg_state *bg = &m->bg;
+
+	pthread_mutex_lock(&bg->mu);
+	for (;;) {
+		mem_object o;
+		encoded e;
+		int r;
+		while (!bg->stop && bg->done == bg->handed)
+			pthread_cond_wait(&bg->wake, &bg->mu);
+		if (bg->done == bg->handed)
+			break; /* stopped, and all done */
+		o = m->objs[bg->done];
+		pthread_mutex_unlock(&bg->mu);
+		r = bg_encode(bg, &o, &e);
+		if (r == 0)
+			bg_remember(bg, &o, &e);
+		pthread_mutex_lock(&bg->mu);
+		if (r == 0) {
+			store_encoded(&m->objs[bg->done], &e);
+			m->objs[bg->done].unchecked = 0;
+			bg_drop(&m->objs[bg->done]);
+		} else if (!bg->failed) {
+			bg->failed = r;
+		}
+		bg->done++;
+	}
+	pthread_mutex_unlock(&bg->mu);
+	return NULL;
+}
+
+/* Start the thread over the objects written so far. 0, or -1 (it does
+ * not run: the objects are encoded at the end, as without it). */
+static int bg_start(struct rq_odb_mem *m)
+{
+	bg_state *bg = &m->bg;
+
+	if (pthread_mutex_init(&bg->mu, NULL) != 0)
+		return -1;
+	if (pthread_cond_init(&bg->wake, NULL) != 0) {
+		pthread_mutex_destroy(&bg->mu);
+		return -1;
+	}
+	bg->handed = m->n;
+	bg->owner = getpid();
+	rq_mem_one_arena();
+	if (pthread_create(&bg->thread, NULL, bg_main, m) != 0) {
+		pthread_cond_destroy(&bg->wake);
+		pthread_mutex_destroy(&bg->mu);
+		return -1;
+	}
+	bg->running = 1;
+	return 0;
+}
+
+/* A new object of len bytes: the thread's to encode (started when enough
+ * waits; woken when enough more came since it was last woken). */
+static void bg_hand(struct rq_odb_mem *m, size_t len)
+{
+	bg_state *bg = &m->bg;
+
+	if (!bg->enc || bg->closed)
+		return;
+	bg->pending_bytes += len;
+	if (!bg->running) {
+		if (bg->pending_bytes >= BG_START_BYTES && bg_start(m) < 0)
+			bg->closed = 1;
+		if (bg->running)
+			bg->pending_bytes = 0;
+		return;
+	}
+	pthread_mutex_lock(&bg->mu);
+	bg->handed = m->n;
+	if (bg->pending_bytes >= BG_WAKE_BYTES) {
+		pthread_cond_signal(&bg->wake);
+		bg->pending_bytes = 0;
+	}
+	pthread_mutex_unlock(&bg->mu);
+}
+
+/*
+ * Stop compressing ahead: the thread encodes what it was handed, and is
+ * joined; objects it did not encode are encoded by the caller. In a
+ * process forked while it ran (never a replay's case: its workers fork
+ * before any object is written) the thread is not there: its state is
+ * left alone. 0, or what the thread failed with (-1, -2).
+ */
+static int bg_finish(struct rq_odb_mem *m)
+{
+	bg_state *bg = &m->bg;
+
+	bg->closed = 1;
+	if (!bg->running)
+		return bg->failed;
+	bg->running = 0;
+	if (bg->owner != getpid())
+		return 0;
+	pthread_mutex_lock(&bg->mu);
+	bg->stop = 1;
+	pthread_cond_signal(&bg->wake);
+	pthread_mutex_unlock(&bg->mu);
+	pthread_join(bg->thread, NULL);
+	pthread_cond_destroy(&bg->wake);
+	pthread_mutex_destroy(&bg->mu);
+	return bg->failed;
+}
+
+void rq_odb_mem_compress_ahead(git_odb_backend *b, rq_odb_pack_encoder *enc)
+{
+	struct rq_odb_mem *m = (struct rq_odb_mem *)b;
+	if (!m->bg.closed && !m->bg.running)
+		m->bg.enc = enc;
 }

@@ -59,14 +59,29 @@ int rq_odb_mem_save(git_odb_backend *b, size_t since, const char *path, rq_error
  * before it stay. */
 int rq_odb_mem_load(git_odb_backend *b, const char *path, rq_error *err);
 
+/*
+ * Compress ahead: a thread encodes the new objects as they are written
+ * (with enc, which the caller does not use until rq_odb_mem_encode), on the
+ * second core while the replay goes on, starting once 256 KiB of new
+ * content waits. New objects then get the plain SHA-1 as their id (the
+ * CPU's SHA instructions) and the thread runs libgit2's collision
+ * detection on them; an object the database already has is checked at
+ * once. rq_odb_mem_encode, _save, _load, _check_deltas and the backend's
+ * free join the thread first (it is never running across a fork: the
+ * replay's workers fork before any object is written, and a process forked
+ * while it ran would leave it alone and encode everything itself).
+ */
+void rq_odb_mem_compress_ahead(git_odb_backend *b, rq_odb_pack_encoder *enc);
+
 /* Encode objects [since, count) as pack entries (those not encoded yet):
  * whole, or trees as deltas against earlier trees of the same range.
- * 0, or -1 (out of memory). */
+ * 0, -1 (out of memory) or -2 (libgit2's collision detection refused a new
+ * object: "SHA1 collision attack detected", in libgit2's last error). */
 int rq_odb_mem_encode(git_odb_backend *b, rq_odb_pack_encoder *enc, size_t since);
 
 /* Before packing objects gathered from several processes: re-encode whole
  * every delta whose base is missing, comes later or makes the chain deeper
- * than the limit. 0, or -1 (out of memory). */
+ * than the limit. 0, -1 (out of memory) or -2 (as rq_odb_mem_encode). */
 int rq_odb_mem_check_deltas(git_odb_backend *b, rq_odb_pack_encoder *enc);
 
 /* Object i as a pack entry (pointers into the store). 0, or -1 when i is out

@@ -15,49 +15,53 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
-
-/* one deflate state for many objects: deflateInit costs a large allocation */
-struct rq_odb_pack_encoder {
-	z_stream z[2]; /* small objects, large objects */
-	int ready[2];
-	int level; /* zlib's: -1 (its default, 6) to 9 */
-};
+#include <libdeflate.h>
 
 /*
- * Objects a replay writes are mostly trees and commits of a few hundred
- * bytes. deflateReset() clears the hash table, 2^(memLevel + 8) bytes: with
- * zlib's default memLevel (8) that is 64 KiB per object, more than the
- * compression itself. memLevel 2 makes it 1 KiB; for objects this small
- * the output is the same size or within a few bytes. Larger objects get
- * zlib's defaults.
+ * The compressor: libdeflate, which compresses a whole buffer at once (all
+ * the pack writer has) 4 to 8 times faster than zlib at the same size. Its
+ * state is allocated once per level and reused for every object.
  */
-#define SMALL_MEMLEVEL 2
-#define SMALL_MAX      16384
+struct rq_odb_pack_encoder {
+	struct libdeflate_compressor *c;
+	int level;	     /* libdeflate's: 0 (stored) to 9 */
+	unsigned char *work; /* the output buffer, as large as the bound needs */
+	size_t work_cap;
+};
 
 rq_odb_pack_encoder *rq_odb_pack_encoder_new(void)
 {
-	return rq_odb_pack_encoder_new_level(Z_DEFAULT_COMPRESSION);
+	return rq_odb_pack_encoder_new_level(-1);
 }
 
 rq_odb_pack_encoder *rq_odb_pack_encoder_new_level(int level)
 {
 	rq_odb_pack_encoder *enc = calloc(1, sizeof(rq_odb_pack_encoder));
 
-	if (enc)
-		enc->level = level < -1 || level > 9 ? Z_DEFAULT_COMPRESSION : level;
+	if (!enc)
+		return NULL;
+	enc->level = level < 0 || level > 9 ? RQ_ODB_PACK_DEFAULT_LEVEL : level;
+	if (!(enc->c = libdeflate_alloc_compressor(enc->level))) {
+		free(enc);
+		return NULL;
+	}
 	return enc;
+}
+
+int rq_odb_pack_encoder_level(const rq_odb_pack_encoder *enc)
+{
+	return enc->level;
 }
 
 int rq_odb_pack_compression_level(git_repository *repo)
 {
 	git_config *cfg = NULL, *snap = NULL;
-	int level = Z_DEFAULT_COMPRESSION, v;
+	int level = -1, v;
 
 	if (git_repository_config(&cfg, repo) == 0 && git_config_snapshot(&snap, cfg) == 0) {
 		if (git_config_get_int32(&v, snap, "pack.compression") == 0 ||
 		    git_config_get_int32(&v, snap, "core.compression") == 0)
-			level = v < -1 || v > 9 ? Z_DEFAULT_COMPRESSION : v;
+			level = v < -1 || v > 9 ? -1 : v;
 	}
 	git_config_free(snap);
 	git_config_free(cfg);
@@ -68,28 +72,23 @@ void rq_odb_pack_encoder_free(rq_odb_pack_encoder *enc)
 {
 	if (!enc)
 		return;
-	for (int i = 0; i < 2; i++)
-		if (enc->ready[i])
-			deflateEnd(&enc->z[i]);
+	libdeflate_free_compressor(enc->c);
+	free(enc->work);
 	free(enc);
 }
 
-/* One entry: header (type code, size), the base id for a REF_DELTA, then
- * the zlib stream of payload. */
-static int encode_entry(rq_odb_pack_encoder *enc, unsigned type, const git_oid *base,
-			const void *payload, size_t len, unsigned char **out, size_t *out_len,
-			uint32_t *crc)
+uint32_t rq_odb_pack_crc32(const void *p, size_t len)
 {
-	int big = len > SMALL_MAX;
-	z_stream *z = &enc->z[big];
-	unsigned char head[16 + GIT_OID_RAWSZ];
-	size_t nh = 0, bound;
-	uint64_t size = len;
-	unsigned char *buf;
+	return libdeflate_crc32(0, p, len);
+}
 
-	*out = NULL;
-	if (len > (size_t)UINT_MAX)
-		return -1; /* zlib's counters are 32-bit; replays never write such objects */
+/* An entry's header: the type code and the size (base-128, 4 bits first),
+ * then the base id of a REF_DELTA. Returns its length. */
+static size_t entry_header(unsigned char *head, unsigned type, const git_oid *base, size_t len)
+{
+	uint64_t size = len;
+	size_t nh = 0;
+
 	head[nh] = (unsigned char)((type & 7) << 4 | (size & 0x0f));
 	size >>= 4;
 	while (size) {
@@ -102,29 +101,36 @@ static int encode_entry(rq_odb_pack_encoder *enc, unsigned type, const git_oid *
 		memcpy(head + nh, base->id, GIT_OID_RAWSZ);
 		nh += GIT_OID_RAWSZ;
 	}
-	if (!enc->ready[big]) {
-		memset(z, 0, sizeof(*z));
-		if (deflateInit2(z, enc->level, Z_DEFLATED, 15, big ? 8 : SMALL_MEMLEVEL,
-				 Z_DEFAULT_STRATEGY) != Z_OK)
+	return nh;
+}
+
+/* One entry: header (type code, size), the base id for a REF_DELTA, then
+ * the zlib stream of payload. Compressed into the encoder's buffer, then
+ * copied into one of the entry's size: an entry is about a third of its
+ * object, and the stores keep every entry until the pack. */
+static int encode_entry(rq_odb_pack_encoder *enc, unsigned type, const git_oid *base,
+			const void *payload, size_t len, unsigned char **out, size_t *out_len,
+			uint32_t *crc)
+{
+	unsigned char head[16 + GIT_OID_RAWSZ], *buf;
+	size_t nh = entry_header(head, type, base, len), bound, z;
+
+	*out = NULL;
+	bound = libdeflate_zlib_compress_bound(enc->c, len);
+	if (bound > enc->work_cap) {
+		free(enc->work);
+		enc->work_cap = 0;
+		if (!(enc->work = malloc(bound)))
 			return -1;
-		enc->ready[big] = 1;
-	} else if (deflateReset(z) != Z_OK) {
-		return -1;
+		enc->work_cap = bound;
 	}
-	bound = deflateBound(z, (uLong)len);
-	if (!(buf = malloc(nh + bound)))
+	z = libdeflate_zlib_compress(enc->c, payload, len, enc->work, bound);
+	if (!z || !(buf = malloc(nh + z)))
 		return -1;
 	memcpy(buf, head, nh);
-	z->next_in = (Bytef *)(uintptr_t)payload;
-	z->avail_in = (uInt)len;
-	z->next_out = buf + nh;
-	z->avail_out = (uInt)bound;
-	if (deflate(z, Z_FINISH) != Z_STREAM_END) {
-		free(buf);
-		return -1;
-	}
-	*out_len = nh + (bound - z->avail_out);
-	*crc = (uint32_t)crc32(0L, buf, (uInt)*out_len);
+	memcpy(buf + nh, enc->work, z);
+	*out_len = nh + z;
+	*crc = rq_odb_pack_crc32(buf, *out_len);
 	*out = buf;
 	return 0;
 }
@@ -293,27 +299,18 @@ int rq_odb_pack_entry_parse(const unsigned char *e, size_t len, rq_odb_pack_entr
 
 int rq_odb_pack_inflate(const unsigned char *z, size_t zlen, size_t size, unsigned char **out)
 {
-	z_stream s;
+	struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
 	unsigned char *buf = malloc(size + 1);
-	int r;
+	size_t in_used = 0;
+	enum libdeflate_result r = LIBDEFLATE_BAD_DATA;
 
 	*out = NULL;
-	if (!buf || zlen > UINT_MAX || size > UINT_MAX) {
-		free(buf);
-		return -1;
-	}
-	memset(&s, 0, sizeof(s));
-	if (inflateInit(&s) != Z_OK) {
-		free(buf);
-		return -1;
-	}
-	s.next_in = (Bytef *)(uintptr_t)z;
-	s.avail_in = (uInt)zlen;
-	s.next_out = buf;
-	s.avail_out = (uInt)size + 1; /* one spare byte: a longer stream is caught */
-	r = inflate(&s, Z_FINISH);
-	inflateEnd(&s);
-	if (r != Z_STREAM_END || s.total_out != size) {
+	/* exactly size bytes (more is LIBDEFLATE_INSUFFICIENT_SPACE, fewer
+	 * LIBDEFLATE_SHORT_OUTPUT), and the stream must end the entry */
+	if (d && buf)
+		r = libdeflate_zlib_decompress_ex(d, z, zlen, buf, size, &in_used, NULL);
+	libdeflate_free_decompressor(d);
+	if (r != LIBDEFLATE_SUCCESS || in_used != zlen) {
 		free(buf);
 		return -1;
 	}

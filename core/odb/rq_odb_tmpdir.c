@@ -135,6 +135,8 @@ int rq_odb_tmpdir_open(rq_odb_tmpdir **out, git_repository *repo, const rq_odb_o
 		rq_error_git(err, "cannot add the object store of the replay");
 		goto fail;
 	}
+	/* the new objects are compressed on the second core as they come */
+	rq_odb_mem_compress_ahead(od->mem, od->enc);
 	git_repository_set_odb(repo, od->odb);
 	*out = od;
 	return 0;
@@ -174,11 +176,19 @@ static int part_path(const rq_odb_tmpdir *od, unsigned idx, const char *suffix, 
 	return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 
-int rq_odb_tmpdir_encode(rq_odb_tmpdir *od, size_t since, rq_error *err)
+/* What rq_odb_mem_encode or _check_deltas returned, as an error. */
+static int encode_error(int r, rq_error *err)
 {
-	if (rq_odb_mem_encode(od->mem, od->enc, since) < 0)
+	if (r == -2) /* libgit2's message is the thread's */
+		return rq_error_set(err, RQ_E_GIT, "a new object: SHA1 collision attack detected");
+	if (r < 0)
 		return rq_error_set(err, RQ_E_NOMEM, "cannot compress the new objects");
 	return 0;
+}
+
+int rq_odb_tmpdir_encode(rq_odb_tmpdir *od, size_t since, rq_error *err)
+{
+	return encode_error(rq_odb_mem_encode(od->mem, od->enc, since), err);
 }
 
 int rq_odb_tmpdir_save_part(rq_odb_tmpdir *od, size_t since, unsigned idx, rq_error *err)
@@ -219,10 +229,14 @@ static int pack_entries(rq_odb_tmpdir *od, size_t n, rq_odb_pack_entry **entries
 {
 	rq_odb_pack_entry *e;
 
+	int r;
+
 	*entries = NULL;
-	if (rq_odb_mem_encode(od->mem, od->enc, 0) < 0 ||
-	    rq_odb_mem_check_deltas(od->mem, od->enc) < 0)
-		return rq_error_set(err, RQ_E_NOMEM, "cannot compress the new objects");
+	r = rq_odb_mem_encode(od->mem, od->enc, 0);
+	if (r == 0)
+		r = rq_odb_mem_check_deltas(od->mem, od->enc);
+	if (r < 0)
+		return encode_error(r, err);
 	if (!(e = malloc(n * sizeof(*e))))
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++)

@@ -40,56 +40,86 @@
 
 /* ---- 1. preparation ------------------------------------------------------ */
 
-/* The number of lines of a buffer: one per newline, and one for a last line
- * without its newline. */
-static long count_lines(const char *p, long n)
+/* A byte of 0x01 and of 0x80 in each lane of a word */
+#define LANES_01 0x0101010101010101ull
+#define LANES_80 0x8080808080808080ull
+
+/*
+ * The line that starts at p (before e): its length, its newline included,
+ * and *hash, the same as rq_hindex_hash_bytes of it. One pass, a word at a
+ * time: a word is tested for a newline byte (a zero byte of the word xor
+ * newlines; the lowest lane the test flags is exact) and mixed into the
+ * hash; the word that ends the line is cut after its newline.
+ */
+static long scan_line(const char *p, const char *e, uint64_t *hash)
 {
-	long k = 0;
-	const char *e = p + n;
-	while (p < e) {
-		const char *nl = memchr(p, '\n', (size_t)(e - p));
-		k++;
-		p = nl ? nl + 1 : e;
+	const unsigned char *s = (const unsigned char *)p, *q = s, *end = (const unsigned char *)e;
+	uint64_t h = 0, w, t, nl;
+	size_t k = 0;
+
+	for (; end - q >= 8; q += 8) {
+		w = rq_hindex_load64(q);
+		t = w ^ (LANES_01 * '\n');
+		nl = (t - LANES_01) & ~t & LANES_80;
+		if (nl) {
+			k = (size_t)__builtin_ctzll(nl) / 8 + 1;
+			h = rq_hindex_mix(h, k < 8 ? w & ((1ull << (8 * k)) - 1) : w);
+			q += k;
+			*hash = rq_hindex_mix_end(h, (size_t)(q - s));
+			return (long)(q - s);
+		}
+		h = rq_hindex_mix(h, w);
 	}
-	return k;
+	/* the last 0-7 bytes of the buffer */
+	while (q + k < end && q[k++] != '\n')
+		;
+	w = 0;
+	for (size_t i = k; i > 0; i--)
+		w = w << 8 | q[i - 1];
+	if (k)
+		h = rq_hindex_mix(h, w);
+	q += k;
+	*hash = rq_hindex_mix_end(h, (size_t)(q - s));
+	return (long)(q - s);
 }
 
 /*
  * Make f the records of one buffer (the splitting part of git's
- * xdl_prepare_ctx): a record per line, the newline kept in it, and the
- * change marks all clear, with a zero sentinel on each side so that the
- * group walks below never test the array's bounds. 0, or -1 out of memory
- * (the caller frees f).
+ * xdl_prepare_ctx): a record per line, the newline kept in it, its hash in
+ * ha until classify_file numbers it, and the change marks all clear, with
+ * a zero sentinel on each side so that the group walks below never test
+ * the array's bounds. 0, or -1 out of memory (the caller frees f).
  */
 static int split_lines(rq_xdiff_file *f, const char *p, long n)
 {
 	const char *e = p + n;
+	size_t cap = 0;
 	long k = 0;
+	rq_xdiff_rec *v;
 
-	f->nrec = count_lines(p, n);
-	f->recs = malloc((size_t)(f->nrec + 1) * sizeof(*f->recs));
-	f->rchg_mem = calloc((size_t)f->nrec + 2, 1);
-	if (!f->recs || !f->rchg_mem)
+	if (!(f->recs = rq_mem_grow(NULL, &cap, 1, sizeof(*f->recs), (size_t)n / 32 + 16)))
+		return -1;
+	while (p < e) {
+		uint64_t h;
+		long len = scan_line(p, e, &h);
+		if ((size_t)k + 2 > cap) {
+			if (!(v = rq_mem_grow(f->recs, &cap, (size_t)k + 2, sizeof(*v), 16)))
+				return -1;
+			f->recs = v;
+		}
+		f->recs[k].ptr = p;
+		f->recs[k].size = len;
+		f->recs[k].ha = (unsigned long)h;
+		k++;
+		p += len;
+	}
+	f->nrec = k;
+	if (!(f->rchg_mem = calloc((size_t)f->nrec + 2, 1)))
 		return -1;
 	f->rchg = f->rchg_mem + 1;
-	while (p < e) {
-		const char *nl = memchr(p, '\n', (size_t)(e - p));
-		const char *end = nl ? nl + 1 : e;
-		f->recs[k].ptr = p;
-		f->recs[k].size = (long)(end - p);
-		k++;
-		p = end;
-	}
 	f->dstart = 0;
 	f->dend = f->nrec - 1;
 	return 0;
-}
-
-/* A line's hash: only used to find the line's class, so any good hash
- * does; the one hash of the project (rq_hindex). */
-static uint64_t line_hash(const char *p, long n)
-{
-	return rq_hindex_hash_bytes(p, (size_t)n);
 }
 
 /* Free one side's arrays (the records point into the caller's buffer). */
@@ -137,7 +167,7 @@ static void classify_file(rq_xdiff_env *env, classifier *classes, rq_xdiff_file 
 {
 	for (long i = 0; i < f->nrec; i++) {
 		rq_xdiff_rec *r = &f->recs[i];
-		size_t h = (size_t)line_hash(r->ptr, r->size);
+		size_t h = (size_t)r->ha; /* the line's hash (split_lines) */
 		long cls = rq_hindex_find(&classes->index, h, class_has_line, classes, r);
 		if (cls < 0) {
 			cls = env->nclass++;
