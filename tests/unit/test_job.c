@@ -1183,6 +1183,185 @@ static void test_replay_opts(void **state)
 	free(s);
 }
 
+/* --- keep_going and trains ------------------------------------------------ */
+
+static void test_keep_going(void **state)
+{
+	rq_job job;
+	rq_replay_opts o;
+	char *a, *b;
+	(void)state;
+
+	expect_ok_patch(NULL, "{\"keep_going\":false}");
+	expect_bad_patch(NULL, "{\"keep_going\":\"yes\"}", RQ_E_INVALID_JOB, "keep_going");
+	expect_bad_patch(NULL, "{\"keep_going\":1}", RQ_E_INVALID_JOB, "keep_going");
+	pending_text = job_text(NULL, "{\"keep_going\":true}");
+	parse_ok(pending_text, &job);
+	assert_int_equal(job.keep_going, 1);
+	rq_job_replay_opts(&job, &o);
+	assert_int_equal(o.keep_going, 1);
+	rq_job_free(&job);
+	free_pending(NULL);
+	round_trip("{\"v\":1,\"id\":\"k\",\"repo\":\"r\",\"mode\":\"onto\",\"target\":\"main\","
+		   "\"revisions\":[\"^main\",\"a\",\"b\"],\"keep_going\":true}");
+	/* a job without the field keeps the content it had; false is the default */
+	a = content_of(NULL);
+	b = content_of("{\"keep_going\":false}");
+	assert_string_equal(a, b);
+	assert_null(strstr(a, "keep_going"));
+	free(a);
+	free(b);
+	a = content_of("{\"keep_going\":true}");
+	assert_non_null(strstr(a, "\"keep_going\":true"));
+	free(a);
+}
+
+#define TRAIN_PATCH(extra)                                                                         \
+	"{\"mode\":\"train\",\"cars\":[{\"name\":\"mr-1\",\"revisions\":[\"main..mr-1\"]},"        \
+	"{\"name\":\"mr-2\",\"revisions\":[\"mr-2\"],\"skip\":true}]" extra "}"
+
+static void test_train_ok(void **state)
+{
+	rq_job job;
+	rq_train_opts o;
+	rq_train_car cars[2];
+	(void)state;
+
+	pending_text =
+	    job_text("revisions", TRAIN_PATCH(",\"method\":\"merge\",\"ref_prefix\":"
+					      "\"refs/ci/t/\",\"car_refs\":false,"
+					      "\"message\":\"Merge {name}\\n\\nInto {target}\""));
+	parse_ok(pending_text, &job);
+	assert_int_equal(job.train, 1);
+	assert_int_equal(job.method, RQ_TRAIN_MERGE);
+	assert_int_equal(job.ncars, 2);
+	assert_string_equal(job.cars[1].name, "mr-2");
+	assert_string_equal(job.cars[0].revisions[0], "main..mr-1");
+	assert_int_equal(job.cars[1].skip, 1);
+	assert_int_equal(job.no_car_refs, 1);
+	rq_job_train_opts(&job, &o, cars);
+	assert_string_equal(o.target, "main");
+	assert_int_equal(o.ncars, 2);
+	assert_ptr_equal(o.cars, cars);
+	assert_string_equal(cars[0].name, "mr-1");
+	assert_int_equal(cars[1].skip, 1);
+	assert_string_equal(o.ref_prefix, "refs/ci/t/");
+	assert_int_equal(o.no_refs, 1);
+	assert_non_null(strstr(o.message, "Into {target}"));
+	rq_job_free(&job);
+	free_pending(NULL);
+	round_trip("{\"v\":1,\"id\":\"t\",\"repo\":\"r\",\"mode\":\"train\",\"target\":\"main\","
+		   "\"method\":\"merge\",\"cars\":[{\"name\":\"a\",\"revisions\":[\"^main\",\"a\"],"
+		   "\"skip\":false},{\"name\":\"b.c_d-1\",\"revisions\":[\"b\"],\"skip\":true}],"
+		   "\"ref_prefix\":\"refs/train/x/\",\"car_refs\":true,\"message\":\"m {name}\","
+		   "\"ref_action\":\"update\"}");
+	round_trip("{\"v\":1,\"id\":\"t\",\"repo\":\"r\",\"mode\":\"train\",\"target\":\"main\","
+		   "\"cars\":[{\"name\":\"a\",\"revisions\":[\"a\"],\"skip\":false}]}");
+}
+
+/* Every train rule, with its code and the field it names. */
+static void test_train_bad(void **state)
+{
+	static const struct {
+		const char *del, *patch;
+		rq_code code;
+		const char *needle;
+	} cases[] = {
+	    {"revisions", "{\"mode\":\"train\"}", RQ_E_INVALID_JOB, "cars"},
+	    {"revisions", "{\"mode\":\"train\",\"cars\":[]}", RQ_E_INVALID_JOB, "cars"},
+	    {"revisions", "{\"mode\":\"train\",\"cars\":{}}", RQ_E_INVALID_JOB, "cars"},
+	    {"revisions", "{\"mode\":\"train\",\"cars\":[\"a\"]}", RQ_E_INVALID_JOB, "cars[0]"},
+	    {NULL, TRAIN_PATCH(""), RQ_E_INVALID_JOB, "'revisions' does not apply to mode train"},
+	    {"revisions", TRAIN_PATCH(",\"contained\":true"), RQ_E_INVALID_JOB, "contained"},
+	    {"revisions", TRAIN_PATCH(",\"ref\":\"refs/heads/x\""), RQ_E_INVALID_JOB, "'ref'"},
+	    {"revisions", TRAIN_PATCH(",\"keep_going\":true"), RQ_E_INVALID_JOB, "keep_going"},
+	    {"revisions", TRAIN_PATCH(",\"method\":\"squash\""), RQ_E_INVALID_JOB, "method"},
+	    {"revisions", TRAIN_PATCH(",\"car_refs\":1"), RQ_E_INVALID_JOB, "car_refs"},
+	    {"revisions", TRAIN_PATCH(",\"ref_prefix\":\"refs/x\""), RQ_E_BAD_REF, "ref_prefix"},
+	    {"revisions", TRAIN_PATCH(",\"ref_prefix\":\"heads/x/\""), RQ_E_BAD_REF, "ref_prefix"},
+	    {"revisions", TRAIN_PATCH(",\"message\":\"m\""), RQ_E_INVALID_JOB,
+	     "needs method merge"},
+	    {"revisions", TRAIN_PATCH(",\"method\":\"merge\",\"message\":\"\""), RQ_E_INVALID_JOB,
+	     "message"},
+	    {"revisions", TRAIN_PATCH(",\"method\":\"merge\",\"message\":\"a\\u0001\""),
+	     RQ_E_INVALID_JOB, "control character"},
+	    {NULL, "{\"method\":\"merge\"}", RQ_E_INVALID_JOB, "'method' needs mode train"},
+	    {NULL, "{\"cars\":[]}", RQ_E_INVALID_JOB, "'cars' needs mode train"},
+	    {NULL, "{\"message\":\"x\"}", RQ_E_INVALID_JOB, "'message' needs mode train"},
+	    {"revisions",
+	     "{\"mode\":\"train\",\"cars\":[{\"name\":\"a\",\"revisions\":[\"a\"],"
+	     "\"x\":1}]}",
+	     RQ_E_INVALID_JOB, "cars[0].x"},
+	    {"revisions", "{\"mode\":\"train\",\"cars\":[{\"revisions\":[\"a\"]}]}",
+	     RQ_E_INVALID_JOB, "cars[0].name"},
+	    {"revisions", "{\"mode\":\"train\",\"cars\":[{\"name\":\"-a\",\"revisions\":[\"a\"]}]}",
+	     RQ_E_INVALID_JOB, "cars[0].name"},
+	    {"revisions",
+	     "{\"mode\":\"train\",\"cars\":[{\"name\":\"a/b\",\"revisions\":[\"a\"]}]}",
+	     RQ_E_INVALID_JOB, "cars[0].name"},
+	    {"revisions",
+	     "{\"mode\":\"train\",\"cars\":[{\"name\":\"a\",\"revisions\":[\"a\"]},"
+	     "{\"name\":\"a\",\"revisions\":[\"b\"]}]}",
+	     RQ_E_INVALID_JOB, "twice"},
+	    {"revisions", "{\"mode\":\"train\",\"cars\":[{\"name\":\"a\"}]}", RQ_E_INVALID_JOB,
+	     "cars[0].revisions"},
+	    {"revisions", "{\"mode\":\"train\",\"cars\":[{\"name\":\"a\",\"revisions\":[]}]}",
+	     RQ_E_INVALID_JOB, "cars[0].revisions"},
+	    {"revisions", "{\"mode\":\"train\",\"cars\":[{\"name\":\"a\",\"revisions\":[1]}]}",
+	     RQ_E_INVALID_JOB, "cars[0].revisions"},
+	    {"revisions",
+	     "{\"mode\":\"train\",\"cars\":[{\"name\":\"a\",\"revisions\":[\"--all\"]}]}",
+	     RQ_E_BAD_REVISION, "cars[0].revisions[0]"},
+	    {"revisions",
+	     "{\"mode\":\"train\",\"cars\":[{\"name\":\"a\",\"revisions\":[\"a b\"]}]}",
+	     RQ_E_BAD_REVISION, "cars[0].revisions[0]"},
+	    {"revisions",
+	     "{\"mode\":\"train\",\"cars\":[{\"name\":\"a\",\"revisions\":[\"a\"],\"skip\":\"no\"}]"
+	     "}",
+	     RQ_E_INVALID_JOB, "cars[0].skip"},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		expect_bad_patch(cases[i].del, cases[i].patch, cases[i].code, cases[i].needle);
+}
+
+/* The limits: cars, revisions per car, revisions in all. */
+static void test_train_limits(void **state)
+{
+	json_t *o = json_loads(BASE_JOB, 0, NULL), *cars = json_array();
+	(void)state;
+
+	json_object_del(o, "revisions");
+	json_object_set_new(o, "mode", json_string("train"));
+	for (int k = 0; k <= RQ_TRAIN_CARS_MAX; k++) {
+		char name[16];
+		snprintf(name, sizeof(name), "c%d", k);
+		json_array_append_new(cars,
+				      json_pack("{s:s, s:[s]}", "name", name, "revisions", name));
+	}
+	json_object_set_new(o, "cars", cars);
+	pending_text = json_dumps(o, JSON_COMPACT);
+	expect_bad_len(pending_text, strlen(pending_text), RQ_E_INVALID_JOB, "1-200 cars", "job-1");
+	free_pending(NULL);
+	json_array_remove(cars, 0);
+	pending_text = json_dumps(o, JSON_COMPACT);
+	{
+		rq_job job;
+		parse_ok(pending_text, &job);
+		assert_int_equal(job.ncars, RQ_TRAIN_CARS_MAX);
+		rq_job_free(&job);
+	}
+	free_pending(NULL);
+	json_array_clear(cars);
+	json_array_append_new(cars, json_pack("{s:s, s:[sssssssssssssssss]}", "name", "a",
+					      "revisions", "a", "a", "a", "a", "a", "a", "a", "a",
+					      "a", "a", "a", "a", "a", "a", "a", "a", "a"));
+	pending_text = json_dumps(o, JSON_COMPACT);
+	expect_bad_len(pending_text, strlen(pending_text), RQ_E_INVALID_JOB, "1-16", "job-1");
+	free_pending(NULL);
+	json_decref(o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1232,6 +1411,10 @@ int main(void)
 	    cmocka_unit_test_teardown(test_id_valid, free_pending),
 	    cmocka_unit_test_teardown(test_repo_valid, free_pending),
 	    cmocka_unit_test_teardown(test_replay_opts, free_pending),
+	    cmocka_unit_test_teardown(test_keep_going, free_pending),
+	    cmocka_unit_test_teardown(test_train_ok, free_pending),
+	    cmocka_unit_test_teardown(test_train_bad, free_pending),
+	    cmocka_unit_test_teardown(test_train_limits, free_pending),
 	};
 	return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
 }

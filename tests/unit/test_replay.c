@@ -1167,6 +1167,109 @@ static void test_cancel(void **state)
 	}
 }
 
+/* The outcome of ref name in a keep-going result (fails when absent). */
+static const rq_ref_outcome *outcome_of(const rq_replay_result *res, const char *name)
+{
+	for (size_t i = 0; i < res->nrefs; i++)
+		if (!strcmp(res->refs[i].ref, name))
+			return &res->refs[i];
+	fail_msg("no outcome for %s", name);
+	return NULL;
+}
+
+static void assert_same_outcome(const rq_replay_result *a, const rq_replay_result *b)
+{
+	assert_same_updates(a, b);
+	assert_int_equal(a->nrefs, b->nrefs);
+	assert_int_equal(a->nfailed, b->nfailed);
+	for (size_t i = 0; i < a->nrefs; i++) {
+		assert_string_equal(a->refs[i].ref, b->refs[i].ref);
+		assert_int_equal(a->refs[i].status, b->refs[i].status);
+		assert_int_equal(a->refs[i].failed, b->refs[i].failed);
+	}
+	for (size_t k = 0; k < a->nfailed; k++) {
+		assert_oid_eq(&a->failed[k].commit, &b->failed[k].commit);
+		assert_int_equal(a->failed[k].conflicts.n, b->failed[k].conflicts.n);
+	}
+}
+
+/* --keep-going: the clean branches replay, the conflicting one and the one
+ * stacked on it are reported; jobs=4 gives the same outcome. */
+static void test_keep_going(void **state)
+{
+	tu_repo *r = *state;
+	const char *revs[] = {"main..p0", "main..conf", "main..cs", "main..p1", "main..s2"};
+	rq_replay_opts o = make_opts(RQ_MODE_ONTO, "main", revs, 5);
+	rq_replay_result seq, par;
+	const rq_ref_outcome *ro;
+	git_oid k2, want;
+
+	make_parallel_branches(r);
+	tu_git(r, "git checkout -q -b cs conf && echo c >cs.txt && git add cs.txt && "
+		  "git commit -q -m cs && git checkout -q main");
+	tu_rev_parse(r, "conf", &k2);
+	o.keep_going = 1;
+	o.jobs = 1;
+	run(r, &o, &seq, 1);
+	assert_int_equal(seq.keep_going, 1);
+	assert_int_equal(seq.nfailed, 1);
+	assert_oid_eq(&seq.failed[0].commit, &k2);
+	assert_oid_eq(&seq.conflict_commit, &k2); /* the first, in the old field too */
+	assert_string_equal(seq.conflicts.v[0].path, "a.txt");
+	assert_int_equal(seq.nupdates, 3); /* p0, p1, s2 (s1 is not named) */
+	ro = outcome_of(&seq, "refs/heads/conf");
+	assert_int_equal(ro->status, RQ_REF_CONFLICT);
+	ro = outcome_of(&seq, "refs/heads/cs");
+	assert_int_equal(ro->status, RQ_REF_BLOCKED);
+	assert_string_equal(ro->blocked_by, "refs/heads/conf");
+	assert_true(git_oid_is_zero(&ro->new_id));
+	ro = outcome_of(&seq, "refs/heads/p1");
+	assert_int_equal(ro->status, RQ_REF_OK);
+	oracle_cherry_pick(r, "main", "main..p1", &want);
+	assert_oid_eq(&ro->new_id, &want);
+	o.jobs = 4;
+	run(r, &o, &par, 1);
+	assert_no_children();
+	assert_true(par.stats.parallel > 1);
+	assert_same_outcome(&seq, &par);
+	assert_int_equal(tu_run(r, "git fsck --strict --no-dangling 2>&1"), 0);
+	rq_replay_result_free(&seq);
+	rq_replay_result_free(&par);
+}
+
+/* --keep-going without a conflict is the plain replay; with one branch
+ * (--advance) its ref is the conflict; an error still fails the replay. */
+static void test_keep_going_modes(void **state)
+{
+	tu_repo *r = *state;
+	const char *revs[] = {"main..topic", "main..topic2"}, *one[] = {"main..conf"},
+		   *dupe[] = {"main..p0", "main..dupe"};
+	rq_replay_opts o = make_opts(RQ_MODE_ONTO, "main", revs, 2);
+	rq_replay_result a, b;
+
+	run(r, &o, &a, 0);
+	o.keep_going = 1;
+	run(r, &o, &b, 0);
+	assert_same_updates(&a, &b);
+	assert_int_equal(b.nrefs, 2);
+	assert_int_equal(b.refs[0].status, RQ_REF_OK);
+	rq_replay_result_free(&a);
+	rq_replay_result_free(&b);
+	o = make_opts(RQ_MODE_ADVANCE, "main", one, 1);
+	o.keep_going = 1;
+	run(r, &o, &a, 1);
+	assert_int_equal(a.nrefs, 1);
+	assert_string_equal(a.refs[0].ref, "refs/heads/main");
+	assert_int_equal(a.refs[0].status, RQ_REF_CONFLICT);
+	assert_int_equal(a.nupdates, 0);
+	rq_replay_result_free(&a);
+	make_parallel_branches(r);
+	o = make_opts(RQ_MODE_ONTO, "main", dupe, 2);
+	o.keep_going = 1;
+	o.empty = RQ_EMPTY_ABORT;
+	run_fails(r, &o, RQ_E_EMPTY_COMMIT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1188,6 +1291,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_parallel_child_disagrees, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_parallel_child_cannot_write, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cancel, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_keep_going, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_keep_going_modes, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

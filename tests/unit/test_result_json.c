@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rq_outcome.h"
 #include "rq_result_json.h"
 
 #define HEX_A "1111111111111111111111111111111111111111"
@@ -391,12 +392,135 @@ static void test_real_runs(void **state)
 	tu_repo_free(r);
 }
 
+/* A keep-going result: the clean refs' updates with status conflict, and
+ * every ref's outcome. */
+static void test_keep_going(void **state)
+{
+	rq_replay_result res;
+	rq_conflicts conf = {0};
+	git_oid a, b, c, d;
+	rq_error err;
+	json_t *o, *refs, *r;
+
+	(void)state;
+	memset(&res, 0, sizeof(res));
+	git_oid_fromstr(&a, HEX_A);
+	git_oid_fromstr(&b, HEX_B);
+	git_oid_fromstr(&c, HEX_C);
+	git_oid_fromstr(&d, HEX_D);
+	add_update(&res, "refs/heads/ok", HEX_A, HEX_B);
+	assert_int_equal(rq_conflicts_add(&conf, "x.c", RQ_CONFLICT_MODIFY_DELETE), 0);
+	assert_int_equal(rq_outcome_add_failure(&res, 3, &c, &conf, &err), 0);
+	assert_int_equal(rq_outcome_add_ref(&res, "refs/heads/ok", &a, &b, 1, &err), 0);
+	assert_int_equal(rq_outcome_add_ref(&res, "refs/heads/bad", &c, NULL, 3, &err), 0);
+	assert_int_equal(rq_outcome_add_ref(&res, "refs/heads/up", &d, NULL, 4, &err), 0);
+	res.refs[2].status = RQ_REF_BLOCKED;
+	res.refs[2].blocked_by = strdup("refs/heads/bad");
+	res.keep_going = 1;
+	res.conflicted = 1;
+	res.conflict_commit = c;
+	add_conflict(&res, "x.c", RQ_CONFLICT_MODIFY_DELETE);
+
+	o = rq_result_to_json(&res, 1, NULL, 1);
+	check_common(o, "conflict", 1);
+	assert_int_equal(json_array_size(json_object_get(o, "updates")), 1);
+	refs = json_object_get(o, "refs");
+	assert_int_equal(json_array_size(refs), 3);
+	r = json_array_get(refs, 0);
+	assert_string_equal(str_at(r, "status"), "ok");
+	assert_string_equal(str_at(r, "new"), HEX_B);
+	assert_null(json_object_get(r, "conflict"));
+	r = json_array_get(refs, 1);
+	assert_string_equal(str_at(r, "status"), "conflict");
+	assert_true(json_is_null(json_object_get(r, "new")));
+	assert_string_equal(str_at(json_object_get(r, "conflict"), "commit"), HEX_C);
+	assert_string_equal(
+	    str_at(json_array_get(json_object_get(json_object_get(r, "conflict"), "paths"), 0),
+		   "kind"),
+	    "modify/delete");
+	r = json_array_get(refs, 2);
+	assert_string_equal(str_at(r, "status"), "blocked");
+	assert_string_equal(str_at(r, "old"), HEX_D);
+	assert_string_equal(str_at(json_object_get(r, "blocked_by"), "ref"), "refs/heads/bad");
+	assert_string_equal(str_at(json_object_get(r, "blocked_by"), "commit"), HEX_C);
+	json_decref(o);
+	/* an error drops the lists; without keep_going there is no "refs" */
+	o = rq_result_to_json(&res, -1, NULL, 0);
+	assert_null(json_object_get(o, "refs"));
+	assert_int_equal(json_array_size(json_object_get(o, "updates")), 0);
+	json_decref(o);
+	res.keep_going = 0;
+	o = rq_result_to_json(&res, 1, NULL, 0);
+	assert_null(json_object_get(o, "refs"));
+	assert_int_equal(json_array_size(json_object_get(o, "updates")), 0);
+	json_decref(o);
+	rq_replay_result_free(&res);
+}
+
+/* A train: its cars, ok, conflicting and skipped. */
+static void test_train(void **state)
+{
+	rq_train_result res;
+	json_t *o, *cars, *car;
+
+	(void)state;
+	memset(&res, 0, sizeof(res));
+	res.method = RQ_TRAIN_MERGE;
+	res.target_ref = strdup("refs/heads/main");
+	res.ncars = 3;
+	res.cars = calloc(3, sizeof(*res.cars));
+	assert_non_null(res.cars);
+	git_oid_fromstr(&res.base, HEX_A);
+	git_oid_fromstr(&res.head, HEX_B);
+	res.cars[0] = (rq_car_result){.name = strdup("mr-1"),
+				      .status = RQ_CAR_OK,
+				      .ref = strdup("refs/train/main/mr-1"),
+				      .merge_bases = 2};
+	git_oid_fromstr(&res.cars[0].commit, HEX_B);
+	git_oid_fromstr(&res.cars[0].onto, HEX_A);
+	git_oid_fromstr(&res.cars[0].tip, HEX_C);
+	res.cars[1] = (rq_car_result){.name = strdup("mr-2"), .status = RQ_CAR_CONFLICT};
+	git_oid_fromstr(&res.cars[1].conflict_commit, HEX_D);
+	assert_int_equal(rq_conflicts_add(&res.cars[1].conflicts, "f", RQ_CONFLICT_CONTENT), 0);
+	res.cars[2] = (rq_car_result){.name = strdup("mr-3"), .status = RQ_CAR_SKIPPED};
+	add_update(&res.replay, "refs/train/main/mr-1", "0000000000000000000000000000000000000000",
+		   HEX_B);
+	res.replay.conflicted = 1;
+	add_conflict(&res.replay, "f", RQ_CONFLICT_CONTENT);
+
+	o = rq_result_train_to_json(&res, 1, NULL, 1);
+	check_common(o, "conflict", 1);
+	assert_int_equal(json_array_size(json_object_get(o, "updates")), 1);
+	assert_string_equal(str_at(json_object_get(o, "train"), "method"), "merge");
+	assert_string_equal(str_at(json_object_get(o, "train"), "head"), HEX_B);
+	cars = json_object_get(o, "cars");
+	assert_int_equal(json_array_size(cars), 3);
+	car = json_array_get(cars, 0);
+	assert_string_equal(str_at(car, "status"), "ok");
+	assert_string_equal(str_at(car, "commit"), HEX_B);
+	assert_string_equal(str_at(car, "ref"), "refs/train/main/mr-1");
+	assert_int_equal(int_at(car, "merge_bases"), 2);
+	car = json_array_get(cars, 1);
+	assert_string_equal(str_at(car, "status"), "conflict");
+	assert_string_equal(str_at(json_object_get(car, "conflict"), "commit"), HEX_D);
+	assert_null(json_object_get(car, "commit"));
+	car = json_array_get(cars, 2);
+	assert_string_equal(str_at(car, "status"), "skipped");
+	assert_null(json_object_get(car, "tip"));
+	json_decref(o);
+	o = rq_result_train_to_json(&res, -1, NULL, 0);
+	assert_null(json_object_get(o, "cars"));
+	json_decref(o);
+	rq_train_result_free(&res);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_ok),	      cmocka_unit_test(test_conflict),
 	    cmocka_unit_test(test_error),     cmocka_unit_test(test_code_names),
-	    cmocka_unit_test(test_real_runs),
+	    cmocka_unit_test(test_real_runs), cmocka_unit_test(test_keep_going),
+	    cmocka_unit_test(test_train),
 	};
 	return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
 }
