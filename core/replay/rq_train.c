@@ -301,7 +301,8 @@ static int rebase_car(train *t, const rq_train_car *c, rq_car_result *car)
 
 	git_oid_tostr(onto, sizeof(onto), &t->res->head);
 	car_ref(t, c, ref, sizeof(ref));
-	if (car_revisions(t, c, neg, &argv, &o.nrevisions) < 0 || break_chain(t) < 0) {
+	if (car_tip(t, c, &car->tip) < 0 || car_revisions(t, c, neg, &argv, &o.nrevisions) < 0 ||
+	    break_chain(t) < 0) {
 		free(argv);
 		return -1;
 	}
