@@ -599,6 +599,12 @@ static int run_car(train *t, size_t k)
 	if (t->opts->cancel && *t->opts->cancel)
 		return rq_error_set(t->err, RQ_E_INTERRUPTED, "interrupted");
 	rc = t->opts->method == RQ_TRAIN_MERGE ? merge_car(t, c, car) : rebase_car(t, c, car);
+	if (rc < 0 && strncmp(t->err->msg, "car '", 5) && t->err->code != RQ_E_NOMEM &&
+	    t->err->code != RQ_E_INTERRUPTED) { /* which car failed the train */
+		char msg[RQ_ERROR_MSG_MAX];
+		snprintf(msg, sizeof(msg), "%s", t->err->msg);
+		rq_error_set(t->err, t->err->code, "car '%s': %s", c->name, msg);
+	}
 	if (rc == 0) {
 		car->status = RQ_CAR_OK;
 		git_oid_cpy(&t->res->head, &car->commit);
