@@ -56,6 +56,9 @@ typedef struct mem_object {
 	unsigned char unchecked;
 	/* the content was given up once encoded (read back from the entry) */
 	unsigned char dropped;
+	/* a blob: 1 + the index of the earlier version of its file (a delta
+	 * base), 0 when there is none in the store */
+	size_t like;
 } mem_object;
 
 /*
@@ -148,7 +151,7 @@ static int bg_finish(struct rq_odb_mem *m);
  * data itself when borrowed (a loaded object's, NULL until materialized).
  * unchecked: its id is the plain SHA-1 (collision detection to come). */
 static int add_obj(struct rq_odb_mem *m, const git_oid *id, const void *data, size_t len,
-		   git_object_t type, int borrowed, int unchecked)
+		   git_object_t type, int borrowed, int unchecked, size_t like)
 {
 	unsigned char *copy = (unsigned char *)(uintptr_t)data;
 	mem_object *o;
@@ -170,6 +173,7 @@ static int add_obj(struct rq_odb_mem *m, const git_oid *id, const void *data, si
 	o->data = copy;
 	o->own_data = !borrowed;
 	o->unchecked = (unsigned char)unchecked;
+	o->like = like;
 	git_oid_cpy(&o->id, id);
 	o->type = type;
 	o->len = len;
@@ -338,7 +342,7 @@ static int mem_write(git_odb_backend *b, const git_oid *id, const void *data, si
 	struct rq_odb_mem *m = (struct rq_odb_mem *)b;
 	if (find(m, id))
 		return 0;
-	if (add_obj(m, id, data, len, type, 0, 0) < 0) {
+	if (add_obj(m, id, data, len, type, 0, 0, 0) < 0) {
 		git_error_set_oom();
 		return -1;
 	}
@@ -436,7 +440,19 @@ static int check_id(const git_oid *id, const void *data, size_t len, git_object_
  * database has already is checked at once: that is where a collision
  * would swap contents.
  */
-int rq_odb_mem_write(git_oid *out, git_odb *odb, const void *data, size_t len, git_object_t type)
+/* 1 + the index of the blob `like` names in the store, 0 if none. */
+static size_t like_index(struct rq_odb_mem *m, const git_oid *like, git_object_t type)
+{
+	long k;
+
+	if (!like || type != GIT_OBJECT_BLOB)
+		return 0;
+	k = rq_hindex_find(&m->index, rq_hindex_hash_oid(like), obj_eq, m, like);
+	return k < 0 || m->objs[k].type != GIT_OBJECT_BLOB ? 0 : (size_t)k + 1;
+}
+
+int rq_odb_mem_write_like(git_oid *out, git_odb *odb, const void *data, size_t len,
+			  git_object_t type, const git_oid *like)
 {
 	git_odb_backend *b = NULL;
 	struct rq_odb_mem *m;
@@ -455,11 +471,16 @@ int rq_odb_mem_write(git_oid *out, git_odb *odb, const void *data, size_t len, g
 	/* a packed object: git_odb_write() freshens its pack, as git does */
 	if (exists_packed(odb, out))
 		return git_odb_write(out, odb, data, len, type);
-	if (add_obj(m, out, data, len, type, 0, ahead) < 0) {
+	if (add_obj(m, out, data, len, type, 0, ahead, like_index(m, like, type)) < 0) {
 		git_error_set_oom();
 		return -1;
 	}
 	return 0;
+}
+
+int rq_odb_mem_write(git_oid *out, git_odb *odb, const void *data, size_t len, git_object_t type)
+{
+	return rq_odb_mem_write_like(out, odb, data, len, type, NULL);
 }
 
 int rq_odb_mem_new(git_odb_backend **out)
@@ -690,7 +711,7 @@ static int add_part_object(struct rq_odb_mem *m, const unsigned char *r, const u
 	git_oid_fromraw(&id, r + REC_ID);
 	if (find(m, &id))
 		return 0;
-	if (add_obj(m, &id, NULL, (size_t)len, type, 1, 0) < 0)
+	if (add_obj(m, &id, NULL, (size_t)len, type, 1, 0, 0) < 0)
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	o = &m->objs[m->n - 1];
 	o->entry = (unsigned char *)(uintptr_t)entry;
@@ -752,8 +773,9 @@ static void store_encoded(mem_object *o, const encoded *e)
 /*
  * Encode content: a tree as a delta against the best of the candidate
  * trees (a replay writes each changed directory once per pick, mostly next
- * to its previous version: the smallest delta wins), anything else, or a
- * tree no candidate suits, whole. 0, or -1 (out of memory).
+ * to its previous version: the smallest delta wins), a blob against its
+ * one candidate (the earlier version of its file), anything else, or what
+ * no candidate suits, whole. 0, or -1 (out of memory).
  */
 static int encode_content(rq_odb_pack_encoder *enc, git_object_t type, const unsigned char *data,
 			  size_t len, const bg_tree *cand, size_t ncand, encoded *out)
@@ -763,6 +785,17 @@ static int encode_content(rq_odb_pack_encoder *enc, git_object_t type, const uns
 	int r;
 
 	memset(out, 0, sizeof(*out));
+	if (type == GIT_OBJECT_BLOB && ncand == 1) {
+		r = rq_odb_pack_encode_blob_delta(enc, &cand->id, cand->data, cand->len, data, len,
+						  &out->entry, &out->entry_len, &out->crc);
+		if (r < 0)
+			return -1;
+		if (r > 0) {
+			out->depth = cand->depth + 1;
+			git_oid_cpy(&out->base, &cand->id);
+			return 0;
+		}
+	}
 	for (size_t j = 0; type == GIT_OBJECT_TREE && len >= 128 && j < ncand; j++) {
 		size_t cost = rq_odb_pack_delta_cost(cand[j].data, cand[j].len, data, len);
 		if (cost < best_cost) {
@@ -795,6 +828,18 @@ static int encode_whole(mem_object *o, rq_odb_pack_encoder *enc)
 	return 0;
 }
 
+/* Can b be a delta base now (encoded, its content at hand, not at the
+ * deepest chain)? */
+static int usable_base(const mem_object *b)
+{
+	return b->entry && b->data && b->depth < DELTA_DEPTH;
+}
+
+static bg_tree as_base(const mem_object *b)
+{
+	return (bg_tree){b->id, b->data, b->len, b->depth};
+}
+
 /*
  * Encode object k: its candidate bases are the earlier encoded trees of
  * [lo, k) (bases always come before their deltas in write order, and so in
@@ -814,11 +859,12 @@ static int encode_one(struct rq_odb_mem *m, size_t k, size_t lo, rq_odb_pack_enc
 			return -2;
 		o->unchecked = 0;
 	}
+	if (o->like > lo && o->like <= k && usable_base(&m->objs[o->like - 1]))
+		cand[ncand++] = as_base(&m->objs[o->like - 1]);
 	for (size_t j = k; o->type == GIT_OBJECT_TREE && j > lo && ncand < DELTA_WINDOW; j--) {
 		const mem_object *b = &m->objs[j - 1];
-		if (b->type != GIT_OBJECT_TREE || !b->entry || !b->data || b->depth >= DELTA_DEPTH)
-			continue;
-		cand[ncand++] = (bg_tree){b->id, b->data, b->len, b->depth};
+		if (b->type == GIT_OBJECT_TREE && usable_base(b))
+			cand[ncand++] = as_base(b);
 	}
 	if (encode_content(enc, o->type, o->data, o->len, cand, ncand, &e) < 0)
 		return -1;
@@ -883,13 +929,15 @@ int rq_odb_mem_entry(git_odb_backend *b, size_t i, rq_odb_pack_entry *out)
 
 /* Encode one object the thread took (a copy of its fields), with the
  * collision check its plain id still needs. 0, -1 or -2 as encode_one. */
-static int bg_encode(bg_state *bg, const mem_object *o, encoded *e)
+static int bg_encode(bg_state *bg, const mem_object *o, const bg_tree *blob_base, encoded *e)
 {
 	size_t ncand = 0;
 	bg_tree cand[DELTA_WINDOW];
 
 	if (o->unchecked && check_id(&o->id, o->data, o->len, o->type) < 0)
 		return -2;
+	if (blob_base)
+		cand[ncand++] = *blob_base;
 	/* the window, the latest tree first */
 	for (size_t j = bg->nwin; j > 0 && o->type == GIT_OBJECT_TREE; j--)
 		if (bg->win[j - 1].depth < DELTA_DEPTH)
@@ -912,20 +960,31 @@ static void bg_remember(bg_state *bg, const mem_object *o, const encoded *e)
 }
 
 /*
- * A large blob the thread encoded gives its content up: a replay seldom
- * reads a blob it wrote (the next pick's side of a file both sides change
- * again), and the pack needs only the entry. Most of a content-heavy
- * replay's memory is otherwise these copies (trees stay: they are the
- * delta bases).
+ * A large blob gives its content up once a later version of its file was
+ * encoded against it: the pack needs only the entries, and a replay seldom
+ * reads an older version again (it is then inflated from its entry). Most
+ * of a replay's memory would otherwise be these copies. Trees stay: they
+ * are the window's delta bases.
  */
 static void bg_drop(mem_object *o)
 {
-	if (o->type != GIT_OBJECT_BLOB || o->len < BG_DROP_BYTES || !o->own_data || o->depth)
+	if (o->type != GIT_OBJECT_BLOB || o->len < BG_DROP_BYTES || !o->own_data)
 		return;
 	free(o->data);
 	o->data = NULL;
 	o->own_data = 0;
 	o->dropped = 1;
+}
+
+/* Take object bg->done (under the lock): a copy of it, and of its blob
+ * base when that can be one. */
+static const bg_tree *bg_take(struct rq_odb_mem *m, mem_object *o, bg_tree *base)
+{
+	*o = m->objs[m->bg.done];
+	if (!o->like || o->like > m->bg.done || !usable_base(&m->objs[o->like - 1]))
+		return NULL;
+	*base = as_base(&m->objs[o->like - 1]);
+	return base;
 }
 
 static void *bg_main(void *arg)
@@ -936,22 +995,25 @@ static void *bg_main(void *arg)
 	pthread_mutex_lock(&bg->mu);
 	for (;;) {
 		mem_object o;
+		bg_tree base;
+		const bg_tree *blob_base;
 		encoded e;
 		int r;
 		while (!bg->stop && bg->done == bg->handed)
 			pthread_cond_wait(&bg->wake, &bg->mu);
 		if (bg->done == bg->handed)
 			break; /* stopped, and all done */
-		o = m->objs[bg->done];
+		blob_base = bg_take(m, &o, &base);
 		pthread_mutex_unlock(&bg->mu);
-		r = bg_encode(bg, &o, &e);
+		r = bg_encode(bg, &o, blob_base, &e);
 		if (r == 0)
 			bg_remember(bg, &o, &e);
 		pthread_mutex_lock(&bg->mu);
 		if (r == 0) {
 			store_encoded(&m->objs[bg->done], &e);
 			m->objs[bg->done].unchecked = 0;
-			bg_drop(&m->objs[bg->done]);
+			if (e.depth && o.type == GIT_OBJECT_BLOB)
+				bg_drop(&m->objs[o.like - 1]);
 		} else if (!bg->failed) {
 			bg->failed = r;
 		}

@@ -44,6 +44,11 @@ int rq_odb_mem_new(git_odb_backend **out);
  * freshens them as git does. Any other odb: git_odb_write().
  */
 int rq_odb_mem_write(git_oid *out, git_odb *odb, const void *data, size_t len, git_object_t type);
+/* The same for a new version of a file whose earlier version is the blob
+ * `like` (NULL: none): when the store holds that blob, the new one is
+ * encoded as a delta against it where that is smaller. */
+int rq_odb_mem_write_like(git_oid *out, git_odb *odb, const void *data, size_t len,
+			  git_object_t type, const git_oid *like);
 
 /* The number of objects held; objects are numbered 0.. in write order. */
 size_t rq_odb_mem_count(git_odb_backend *b);

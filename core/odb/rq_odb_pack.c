@@ -261,6 +261,143 @@ int rq_odb_pack_encode_delta(rq_odb_pack_encoder *enc, const git_oid *base_id, c
 	return rc < 0 ? -1 : 1;
 }
 
+/* ---- deltas between versions of a blob ---- */
+
+#define BLOCK 16 /* the base is indexed by its 16-byte blocks, as git's diff-delta */
+
+static uint64_t block_hash(const unsigned char *p)
+{
+	uint64_t a, b;
+	memcpy(&a, p, 8);
+	memcpy(&b, p + 8, 8);
+	a = (a ^ (b * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull;
+	return a ^ (a >> 31);
+}
+
+/* The base's blocks in an open-addressing table of block numbers + 1. */
+typedef struct block_index {
+	uint32_t *slot;
+	size_t mask;
+} block_index;
+
+static int index_blocks(block_index *ix, const unsigned char *base, size_t base_len)
+{
+	size_t nb = base_len / BLOCK, n = 16;
+
+	while (n < 2 * nb)
+		n <<= 1;
+	if (!(ix->slot = calloc(n, sizeof(*ix->slot))))
+		return -1;
+	ix->mask = n - 1;
+	for (size_t i = 0; i < nb; i++) {
+		size_t k = block_hash(base + i * BLOCK) & ix->mask;
+		while (ix->slot[k])
+			k = (k + 1) & ix->mask;
+		ix->slot[k] = (uint32_t)(i + 1);
+	}
+	return 0;
+}
+
+/* A block of the base equal to the 16 bytes at t: its offset, or SIZE_MAX. */
+static size_t find_block(const block_index *ix, const unsigned char *base, const unsigned char *t)
+{
+	for (size_t k = block_hash(t) & ix->mask; ix->slot[k]; k = (k + 1) & ix->mask) {
+		size_t off = (size_t)(ix->slot[k] - 1) * BLOCK;
+		if (!memcmp(base + off, t, BLOCK))
+			return off;
+	}
+	return SIZE_MAX;
+}
+
+/* The delta being written: stops (full) past cap, a delta not worth it. */
+typedef struct delta_out {
+	unsigned char *p;
+	size_t n, cap;
+	int full;
+} delta_out;
+
+static void put_literal(delta_out *d, const unsigned char *t, size_t len)
+{
+	for (size_t i = 0; i < len && !d->full;) {
+		size_t k = len - i < 127 ? len - i : 127;
+		if (d->n + k + 1 > d->cap) {
+			d->full = 1;
+			return;
+		}
+		d->p[d->n++] = (unsigned char)k;
+		memcpy(d->p + d->n, t + i, k);
+		d->n += k;
+		i += k;
+	}
+}
+
+static void put_copies(delta_out *d, size_t off, size_t len)
+{
+	while (len && !d->full) {
+		size_t k = len < COPY_MAX ? len : COPY_MAX;
+		if (d->n + 8 > d->cap) {
+			d->full = 1;
+			return;
+		}
+		d->n += put_copy(d->p + d->n, off, k);
+		off += k;
+		len -= k;
+	}
+}
+
+/* Scan the target: a run found in the base (grown both ways from an equal
+ * block) is a copy, the bytes between runs literals. */
+static void scan_target(delta_out *d, const block_index *ix, const unsigned char *b, size_t blen,
+			const unsigned char *t, size_t tlen)
+{
+	size_t pos = 0, lit = 0;
+
+	while (pos + BLOCK <= tlen && !d->full) {
+		size_t off = find_block(ix, b, t + pos), len = BLOCK;
+		if (off == SIZE_MAX) {
+			pos++;
+			continue;
+		}
+		while (pos > lit && off > 0 && t[pos - 1] == b[off - 1])
+			pos--, off--, len++;
+		while (pos + len < tlen && off + len < blen && t[pos + len] == b[off + len])
+			len++;
+		put_literal(d, t + lit, pos - lit);
+		put_copies(d, off, len);
+		pos += len;
+		lit = pos;
+	}
+	put_literal(d, t + lit, tlen - lit);
+}
+
+int rq_odb_pack_encode_blob_delta(rq_odb_pack_encoder *enc, const git_oid *base_id,
+				  const void *base, size_t base_len, const void *target, size_t len,
+				  unsigned char **out, size_t *out_len, uint32_t *crc)
+{
+	block_index ix = {NULL, 0};
+	delta_out d = {NULL, 0, len / 2 + 32, 0};
+	int rc = 0;
+
+	*out = NULL;
+	if (base_len < 2 * BLOCK || len < 2 * BLOCK || base_len > UINT32_MAX || len > UINT32_MAX)
+		return 0;
+	if (index_blocks(&ix, base, base_len) < 0 || !(d.p = malloc(d.cap)))
+		rc = -1;
+	if (rc == 0) {
+		d.n += put_varint(d.p, base_len);
+		d.n += put_varint(d.p + d.n, len);
+		scan_target(&d, &ix, base, base_len, target, len);
+		if (!d.full)
+			rc = encode_entry(enc, 7 /* OBJ_REF_DELTA */, base_id, d.p, d.n, out,
+					  out_len, crc) < 0
+				 ? -1
+				 : 1;
+	}
+	free(ix.slot);
+	free(d.p);
+	return rc;
+}
+
 /* ---- reading entries back (objects handed over without their content) ---- */
 
 int rq_odb_pack_entry_parse(const unsigned char *e, size_t len, rq_odb_pack_entry_info *info)

@@ -66,6 +66,17 @@ int rq_odb_pack_encode_delta(rq_odb_pack_encoder *enc, const git_oid *base_id, c
 			     size_t base_len, const void *target, size_t len, unsigned char **out,
 			     size_t *out_len, uint32_t *crc);
 
+/*
+ * Encode target as a delta against base, another version of the same file:
+ * the base indexed by 16-byte blocks, runs of the target found there
+ * copied, the rest literal (git's diff-delta, without its hash chains).
+ * Returns 1 (encoded), 0 (the delta would be more than half the target:
+ * nothing encoded) or -1.
+ */
+int rq_odb_pack_encode_blob_delta(rq_odb_pack_encoder *enc, const git_oid *base_id,
+				  const void *base, size_t base_len, const void *target, size_t len,
+				  unsigned char **out, size_t *out_len, uint32_t *crc);
+
 /* The literal bytes such a delta would carry (to choose the best base), or
  * SIZE_MAX (not worth a delta). */
 size_t rq_odb_pack_delta_cost(const void *base, size_t base_len, const void *target, size_t len);

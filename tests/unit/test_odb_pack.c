@@ -296,6 +296,76 @@ static void test_parts_deltas(void **state)
 	rq_odb_pack_encoder_free(enc);
 }
 
+/* A blob delta (another version of a file) reads back to the target: edits
+ * at the start, in the middle and at the end, a moved block, the first and
+ * last bytes changed; a target unlike its base is not worth a delta. */
+static void blob_delta_round_trip(rq_odb_pack_encoder *enc, const char *base, size_t blen,
+				  const char *target, size_t tlen)
+{
+	git_oid base_id;
+	unsigned char *e = NULL, *raw = NULL, *full = NULL;
+	size_t elen = 0, flen = 0;
+	uint32_t crc = 0;
+	rq_odb_pack_entry_info info;
+
+	memset(&base_id, 7, sizeof(base_id));
+	assert_int_equal(
+	    rq_odb_pack_encode_blob_delta(enc, &base_id, base, blen, target, tlen, &e, &elen, &crc),
+	    1);
+	assert_true(elen < tlen / 2);
+	assert_int_equal(crc, rq_odb_pack_crc32(e, elen));
+	assert_int_equal(rq_odb_pack_entry_parse(e, elen, &info), 0);
+	assert_int_equal(info.code, 7);
+	assert_true(git_oid_equal(&info.base, &base_id));
+	assert_int_equal(rq_odb_pack_inflate(info.zdata, info.zlen, info.size, &raw), 0);
+	assert_int_equal(rq_odb_pack_apply_delta((const unsigned char *)base, blen, raw, info.size,
+						 &full, &flen),
+			 0);
+	assert_int_equal(flen, tlen);
+	assert_memory_equal(full, target, tlen);
+	free(e);
+	free(raw);
+	free(full);
+}
+
+static void test_blob_delta(void **state)
+{
+	rq_odb_pack_encoder *enc = rq_odb_pack_encoder_new();
+	size_t n = 64 * 1024;
+	char *base = malloc(n), *t = malloc(n + 100);
+	unsigned x = 1;
+	git_oid id;
+	unsigned char *e = NULL;
+	size_t elen = 0;
+	uint32_t crc;
+
+	(void)state;
+	assert_non_null(enc);
+	for (size_t i = 0; i < n; i++) {
+		x = x * 1103515245u + 12345u;
+		base[i] = (char)('a' + (x >> 16) % 26);
+	}
+	memcpy(t, base, n);
+	t[0] ^= 1;
+	memcpy(t + 1000, "an edit", 7);
+	memcpy(t + 30000, base + 50000, 4096); /* a block moved */
+	t[n - 1] ^= 1;
+	blob_delta_round_trip(enc, base, n, t, n);
+	memcpy(t, "inserted at the start", 21);
+	memcpy(t + 21, base, n);
+	memcpy(t + 21 + n, "appended", 8);
+	blob_delta_round_trip(enc, base, n, t, n + 29);
+	for (size_t i = 0; i < n; i++)
+		t[i] = (char)('A' + i % 7);
+	memset(&id, 1, sizeof(id));
+	assert_int_equal(rq_odb_pack_encode_blob_delta(enc, &id, base, n, t, n, &e, &elen, &crc),
+			 0);
+	assert_null(e);
+	free(base);
+	free(t);
+	rq_odb_pack_encoder_free(enc);
+}
+
 /* Malformed entries and deltas are refused, never read past their end. */
 static void test_decode_bad(void **state)
 {
@@ -577,6 +647,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_parts, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_parts_deltas, setup, teardown),
 	    cmocka_unit_test(test_decode_bad),
+	    cmocka_unit_test(test_blob_delta),
 	    cmocka_unit_test_setup_teardown(test_odb_write_existing, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_compression_level, setup, teardown),
 	    cmocka_unit_test(test_prefix),

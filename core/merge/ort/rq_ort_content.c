@@ -36,10 +36,12 @@
  * be clean; after the first conflict its id is only computed (the pick
  * stops, and the id still decides equal-content comparisons later).
  */
-static int write_blob(rq_ort_merge *merge, const char *buf, size_t n, git_oid *out)
+static int write_blob(rq_ort_merge *merge, const char *buf, size_t n, const git_oid *side1,
+		      git_oid *out)
 {
 	if (merge->write_objects) {
-		if (rq_odb_mem_write(out, merge->odb, buf, n, GIT_OBJECT_BLOB) < 0)
+		/* side 1's version: usually the blob the pick before wrote */
+		if (rq_odb_mem_write_like(out, merge->odb, buf, n, GIT_OBJECT_BLOB, side1) < 0)
 			return rq_error_git(merge->err, "cannot write blob");
 	} else if (git_odb_hash(out, buf, n, GIT_OBJECT_BLOB) < 0) {
 		return rq_error_git(merge->err, "cannot hash blob");
@@ -140,7 +142,7 @@ static int merge_text_buffers(rq_ort_merge *merge, const three_blobs *blobs,
 			  blobs->buf[2], blobs->size[2], merge->config->conflict_style, &out,
 			  &outlen)) {
 	case RQ_XMERGE_CLEAN:
-		rc = write_blob(merge, out, outlen, &result->oid);
+		rc = write_blob(merge, out, outlen, &side1->oid, &result->oid);
 		break;
 	case RQ_XMERGE_CONFLICT:
 		*why |= RQ_ORT_CONTENT_CONFLICT | RQ_ORT_CONTENT_TEXT;
