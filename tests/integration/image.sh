@@ -14,7 +14,7 @@
 # deploy/install-deps installs them) or when Debian's archive cannot be
 # reached.
 . "$(dirname "$0")/../lib.sh"
-require jq redis-server curl
+require jq redis-server curl python3
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 skip() {
 	echo "# notice: $*: the image test is skipped" >&2
@@ -69,7 +69,8 @@ check_eq "its repository root and heartbeat directory are its own" "10001 10001"
 check "Debian 12 inside" grep -q 'VERSION_ID="12"' "$R/etc/os-release"
 check "the packages' records for scanners" test -s "$R/var/lib/dpkg/status.d/libc6"
 check "libhiredis is recorded" test -s "$R/var/lib/dpkg/status.d/libhiredis0.14"
-for f in bin/sh usr/bin/git usr/bin/apt usr/bin/dpkg; do
+check "busybox, for the liveness probe and kubectl exec" test -x "$R/bin/busybox"
+for f in bin/sh bin/bash usr/bin/git usr/bin/apt usr/bin/dpkg; do
 	check "no /$f in the image" test ! -e "$R/$f"
 done
 
@@ -119,8 +120,19 @@ check_eq "the branch holds the result's id" "$(jq -r '.updates[0].new' <<<"$OUT"
 check "the heartbeat file is touched" test -e "$R/run/replayq/heartbeat"
 metrics=$(curl -sS --max-time 10 "http://$ADDR/metrics")
 check_contains "it serves its metrics" 'replayq_jobs_total{queue="img",status="ok"} 1' "$metrics"
+# the Deployment's liveness probe, as the kubelet would run it in the container
+mapfile -t PROBE < <(python3 -c '
+import sys, yaml
+d = [x for x in yaml.safe_load_all(open(sys.argv[1])) if x["kind"] == "Deployment"][0]
+print("\n".join(d["spec"]["template"]["spec"]["containers"][0]["livenessProbe"]["exec"]["command"]))
+' "$TOP/deploy/k8s/worker-deployment.yaml")
+in_image chroot --userspec=10001:10001 "$R" "${PROBE[@]}"
+check_eq "the Deployment's liveness probe passes in the image" 0 "$?"
 kill -TERM "$WPID"
 wait "$WPID"
 check_eq "it drains and exits 0" 0 "$?"
 check_contains "and says so" '"worker stopped"' "$(cat "$T/img-worker.log")"
+touch -d '5 minutes ago' "$R/run/replayq/heartbeat"
+in_image chroot --userspec=10001:10001 "$R" "${PROBE[@]}"
+check_eq "and fails on a heartbeat 5 minutes old" 1 "$?"
 finish
