@@ -25,6 +25,10 @@
  * replica that is gone must not slow every write by the timeout. */
 #define WAIT_PAUSE_MS 10000
 
+/* How often the replicas of the connected master are counted again (ROLE),
+ * so that a replica that joins after a failover is waited for. */
+#define ROLE_EVERY_MS 10000
+
 /* The command rq_redis_send wrote, kept for a resend after a redirection. */
 typedef struct sent_cmd {
 	int argc;
@@ -48,6 +52,7 @@ struct rq_redis {
 	int lost;	  /* a connection broke: the next one is a reconnect */
 	unsigned redirects, unreplicated;
 	long long wait_again_at; /* after a WAIT that timed out: no WAIT before then */
+	long long role_at;	 /* when its replicas were counted */
 	sent_cmd sent;
 	rq_cluster map; /* redis+cluster */
 };
@@ -317,7 +322,8 @@ static int cluster_target(rq_redis *r, int slot, rq_redis_addr *to, rq_error *er
 
 /* --- redis+sentinel: the master ----------------------------------------- */
 
-/* Ask one sentinel where the master is: 0 with *to set, or -1. */
+/* Ask one sentinel where the master is: 0 with *to set, 1 it knows no
+ * master of that name, or -1. */
 static int ask_sentinel(rq_redis *r, const rq_redis_addr *s, rq_redis_addr *to, rq_error *err)
 {
 	redisContext *c;
@@ -329,13 +335,14 @@ static int ask_sentinel(rq_redis *r, const rq_redis_addr *s, rq_redis_addr *to, 
 	rep = redisCommand(c, "SENTINEL get-master-addr-by-name %s", r->url.master);
 	if (!rep)
 		rq_error_set(err, RQ_E_REDIS, "sentinel %s:%d: %s", s->host, s->port, c->errstr);
-	else if (rep->type == REDIS_REPLY_NIL)
+	else if (rep->type == REDIS_REPLY_NIL) {
 		rq_error_set(err, RQ_E_REDIS, "sentinel %s:%d knows no master '%s'", s->host,
 			     s->port, r->url.master);
-	else if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 ||
-		 (h = rep->element[0])->type != REDIS_REPLY_STRING ||
-		 (p = rep->element[1])->type != REDIS_REPLY_STRING || !h->len ||
-		 h->len >= sizeof(to->host) || (to->port = atoi(p->str)) < 1 || to->port > 65535)
+		rc = 1;
+	} else if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 ||
+		   (h = rep->element[0])->type != REDIS_REPLY_STRING ||
+		   (p = rep->element[1])->type != REDIS_REPLY_STRING || !h->len ||
+		   h->len >= sizeof(to->host) || (to->port = atoi(p->str)) < 1 || to->port > 65535)
 		rq_error_set(err, RQ_E_REDIS, "sentinel %s:%d: unexpected reply%s%s", s->host,
 			     s->port, rep->type == REDIS_REPLY_ERROR ? ": " : "",
 			     rep->type == REDIS_REPLY_ERROR ? rep->str : "");
@@ -349,36 +356,64 @@ static int ask_sentinel(rq_redis *r, const rq_redis_addr *s, rq_redis_addr *to, 
 	return rc;
 }
 
-/* The master's address from the first sentinel that knows it: 0 or -1. */
+/* The master's address from the first sentinel that knows it: 0, -1, or
+ * -2 when none knows it and one at least said it knows no such master (a
+ * name that is wrong: sentinels load the masters they watch at start). */
 static int sentinel_master(rq_redis *r, rq_redis_addr *to, rq_error *err)
 {
-	for (int i = 0; i < r->url.nseeds; i++)
-		if (ask_sentinel(r, &r->url.seeds[i], to, err) == 0)
+	int unknown = 0, rc;
+	rq_error said;
+
+	rq_error_clear(&said);
+	for (int i = 0; i < r->url.nseeds; i++) {
+		if ((rc = ask_sentinel(r, &r->url.seeds[i], to, err)) == 0)
 			return 0;
-	return -1;
+		if (rc == 1 && !unknown++ && err)
+			said = *err;
+	}
+	if (!unknown)
+		return -1;
+	if (err)
+		*err = said;
+	return -2;
 }
 
-/* The connected node says it is a master (ROLE; a user not allowed ROLE
- * is taken at the sentinels' word): 0, or -1. Notes its replicas. */
-static int check_master(rq_redis *r, rq_error *err)
+/* ROLE on the connection: 1 a master (its connected replicas noted), 0
+ * not a master, 2 not allowed (NOPERM), -1 the connection broke (err). */
+static int ask_role(rq_redis *r, rq_error *err)
 {
 	redisReply *rep = redisCommand(r->c, "ROLE");
 	int rc = 0;
 
-	r->replicas = 0;
 	if (!rep)
 		return rq_error_set(err, RQ_E_REDIS, "ROLE on %s:%d failed: %s", r->at.host,
 				    r->at.port, r->c->errstr);
+	r->role_at = mono_ms();
 	if (rep->type == REDIS_REPLY_ARRAY && rep->elements >= 1 &&
-	    rep->element[0]->type == REDIS_REPLY_STRING && !strcmp(rep->element[0]->str, "master"))
+	    rep->element[0]->type == REDIS_REPLY_STRING &&
+	    !strcmp(rep->element[0]->str, "master")) {
 		r->replicas = rep->elements >= 3 && rep->element[2]->type == REDIS_REPLY_ARRAY
 				  ? (int)rep->element[2]->elements
 				  : 0;
-	else if (!(rep->type == REDIS_REPLY_ERROR && has_prefix(rep->str, "NOPERM")))
-		rc = rq_error_set(err, RQ_E_REDIS, "Redis at %s:%d is not a master (yet)",
-				  r->at.host, r->at.port);
+		rc = 1;
+	} else if (rep->type == REDIS_REPLY_ERROR && has_prefix(rep->str, "NOPERM")) {
+		rc = 2;
+	}
 	freeReplyObject(rep);
 	return rc;
+}
+
+/* The connected node says it is a master (a user not allowed ROLE takes
+ * the sentinels' word for it): 0, or -1. */
+static int check_master(rq_redis *r, rq_error *err)
+{
+	int rc;
+
+	r->replicas = 0;
+	if ((rc = ask_role(r, err)) == 0)
+		return rq_error_set(err, RQ_E_REDIS, "Redis at %s:%d is not a master (yet)",
+				    r->at.host, r->at.port);
+	return rc < 0 ? -1 : 0;
 }
 
 /* --- both: routing -------------------------------------------------------- */
@@ -400,14 +435,18 @@ static int ha_open(rq_redis *r, const rq_redis_addr *a, rq_error *err)
 		r->redirects++; /* a new master */
 	r->at = *a;
 	r->wait_again_at = 0;
-	if (r->url.kind == RQ_REDIS_SENTINEL && check_master(r, err) < 0) {
-		drop(r);
-		r->stale = 1;
-		return -1;
+	if (r->url.kind == RQ_REDIS_SENTINEL) {
+		if (check_master(r, err) < 0) {
+			drop(r);
+			r->stale = 1;
+			return -1;
+		}
+		r->stale = 0; /* the master the sentinels named, and it says so */
 	}
 	if (r->url.kind == RQ_REDIS_CLUSTER) {
 		const rq_cluster_node *n = rq_cluster_find(&r->map, a);
 		r->replicas = n ? n->replicas : 0;
+		r->role_at = mono_ms();
 	}
 	if (r->lost)
 		r->reconnects++;
@@ -428,8 +467,8 @@ static int ha_route(rq_redis *r, int slot, const rq_redis_addr *ask, rq_error *e
 		if (r->c && !r->stale)
 			return 0;
 		drop(r);
-		if (sentinel_master(r, &to, err) < 0)
-			return -1;
+		if ((rc = sentinel_master(r, &to, err)) < 0)
+			return rc;
 	} else if ((rc = cluster_target(r, slot, &to, err)) < 0) {
 		return rc;
 	}
@@ -640,11 +679,17 @@ static int ha_connect(rq_redis *r, long long deadline, rq_error *err)
 
 int rq_redis_wait_replicas(rq_redis *r, rq_error *err)
 {
-	int want = r->url.wait_replicas < r->replicas ? r->url.wait_replicas : r->replicas;
 	redisReply *rep;
-	int rc = 0;
+	int want, rc = 0;
 
-	if (!is_ha(r) || !r->c || want <= 0)
+	if (!is_ha(r) || !r->c || r->url.wait_replicas <= 0)
+		return 0;
+	if (mono_ms() >= r->role_at + ROLE_EVERY_MS && ask_role(r, err) < 0) {
+		lost(r);
+		return -1;
+	}
+	want = r->url.wait_replicas < r->replicas ? r->url.wait_replicas : r->replicas;
+	if (want <= 0)
 		return 0;
 	if (r->wait_again_at && mono_ms() < r->wait_again_at) {
 		r->unreplicated++; /* not waited for: a replica did not answer lately */

@@ -488,6 +488,16 @@ errorstat() {
 	done
 	echo "$n"
 }
+# connections_received port...: connections the nodes accepted so far,
+# summed (each call adds one a node: its own)
+connections_received() {
+	local p n=0 c
+	for p in "$@"; do
+		c=$(ccli "$p" info stats 2>/dev/null | tr -d '\r' | sed -n 's/^total_connections_received://p')
+		n=$((n + ${c:-0}))
+	done
+	echo "$n"
+}
 # now_ms: the wall clock in milliseconds (for the figures a test prints)
 now_ms() { date +%s%3N; }
 

@@ -100,6 +100,8 @@ for w in wa1 wa2; do start_worker "$w" --queue=$QA --repo-root="$ROOT" --jobs=2 
 for w in wb1 wb2; do start_worker "$w" --queue=$QB --repo-root="$ROOT" --jobs=2 --visibility-timeout=2; done
 WORKERS=("${BG_PIDS[@]}")
 unset REPLAYQ_TEST_HOLD
+for w in wa1 wa2 wb1 wb2; do wait_for "$w connected" 30 grep -q '"worker started"' "$T/$w.log"; done
+CONNS=$(connections_received "${CLUSTER_PORTS[@]}")
 run_rq submit --queue=$QA --no-validate "$T/a1.jsonl"
 check_eq "submit to $QA through the seeds" "0 $N" "$RC $(grep -c . <<<"$OUT")"
 run_rq submit --queue=$QB --no-validate "$T/b1.jsonl"
@@ -108,6 +110,9 @@ check_eq "submit to $QB through the seeds" "0 $N" "$RC $(grep -c . <<<"$OUT")"
 section "move 1: the master of $QA's slot killed, its replica takes over"
 CHILDREN=$(held_pids a)
 check_eq "4 jobs of $QA running (held), every worker slot taken" 4 "$(wc -w <<<"$CHILDREN")"
+CONNS=$(($(connections_received "${CLUSTER_PORTS[@]}") - CONNS - 6))
+echo "# connections the nodes accepted while $H jobs ran: $CONNS"
+check "the workers keep their connections (the nodes accepted $CONNS for $H jobs)" test "$CONNS" -le 10
 check_eq "$QA's keys live on $MA" 1 "$(ccli "$MA" exists "replayq:{$QA}:jobs")"
 check_eq "$QB's keys live on $MB" 1 "$(ccli "$MB" exists "replayq:{$QB}:jobs")"
 check_eq "no key of $QA on $MB" 0 "$(ccli "$MB" cluster countkeysinslot "$SA")"
