@@ -19,6 +19,10 @@
 
 /* accepted at most per turn of the loop, so that a flood cannot hold it */
 #define ACCEPT_BURST 32
+/* out of descriptors with no connection of ours to close: the listener
+ * rests that long (its waiting connections would wake every poll at once,
+ * for nothing) */
+#define ACCEPT_REST_MS 100
 /* after the answer: how long, and how much, is read and dropped */
 #define LINGER_MS    1000
 #define LINGER_BYTES 65536
@@ -37,6 +41,7 @@ typedef struct conn {
 
 struct rq_http {
 	int fd;
+	long long accept_rest_until; /* out of descriptors: not polled until then */
 	char address[80];
 	rq_http_handler handler;
 	void *arg;
@@ -182,6 +187,22 @@ void rq_http_free(rq_http *h)
 	free(h);
 }
 
+/* Out of descriptors: close our oldest connection, so that the next
+ * accept has one; with none open, rest the listener a while. */
+static void out_of_descriptors(rq_http *h, long long now)
+{
+	conn *oldest = NULL;
+
+	for (int i = 0; i < RQ_HTTP_MAX_CONNS; i++)
+		if (h->conns[i].state != CONN_FREE &&
+		    (!oldest || h->conns[i].since < oldest->since))
+			oldest = &h->conns[i];
+	if (oldest)
+		conn_close(oldest);
+	else
+		h->accept_rest_until = now + ACCEPT_REST_MS;
+}
+
 /* A free slot, or the oldest connection's, closed to make room. */
 static conn *slot_for_new(rq_http *h)
 {
@@ -202,6 +223,9 @@ static void accept_some(rq_http *h, long long now)
 {
 	for (int i = 0; i < ACCEPT_BURST; i++) {
 		int fd = accept(h->fd, NULL, NULL);
+		if (fd < 0 &&
+		    (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM))
+			out_of_descriptors(h, now);
 		if (fd < 0)
 			return; /* none left (EAGAIN), or a passing error */
 		if (fcntl(fd, F_SETFL, O_NONBLOCK) < 0 || fcntl(fd, F_SETFD, FD_CLOEXEC) < 0) {
@@ -408,7 +432,10 @@ int rq_http_pollfds(const rq_http *h, struct pollfd *pfd, int max, int *timeout_
 
 	if (!h || max < 1)
 		return 0;
-	pfd[n++] = (struct pollfd){.fd = h->fd, .events = POLLIN};
+	if (now >= h->accept_rest_until)
+		pfd[n++] = (struct pollfd){.fd = h->fd, .events = POLLIN};
+	else if (*timeout_ms < 0 || h->accept_rest_until - now < *timeout_ms)
+		*timeout_ms = (int)(h->accept_rest_until - now);
 	for (int i = 0; i < RQ_HTTP_MAX_CONNS && n < max; i++) {
 		const conn *c = &h->conns[i];
 		long long left;
