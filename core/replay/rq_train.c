@@ -568,6 +568,8 @@ static int merge_car(train *t, const rq_train_car *c, rq_car_result *car)
 	if (base_tree(t, &car->onto, 1, &car->tip, 0, &base, &car->merge_bases) < 0 ||
 	    tree_of(t, &car->onto, &ours) < 0 || tree_of(t, &car->tip, &theirs) < 0)
 		return -1;
+	if (!car->merge_bases) /* git merge and git merge-tree's words */
+		return rq_error_set(t->err, RQ_E_USAGE, "refusing to merge unrelated histories");
 	rc = merge_trees(t, &base, &ours, &theirs, &tree, &conf);
 	if (rc == 1) {
 		car->status = RQ_CAR_CONFLICT;

@@ -20,7 +20,8 @@
  *     merges with their own merge bases, recursively); the result is what
  *     `git merge-tree --write-tree` gives. A tip already in the previous
  *     result adds nothing (git's "Already up to date"): the car's result is
- *     the previous one.
+ *     the previous one; a tip with no history in common with it is refused
+ *     ("refusing to merge unrelated histories", as git merge).
  * A car that conflicts drops out (its paths reported) and the next car
  * goes onto the last good one; a car marked skip is reported as skipped
  * and changes nothing, so a train re-formed without a car equals the same

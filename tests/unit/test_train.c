@@ -337,7 +337,25 @@ static void test_refused(void **state)
 			rq_train_result_free(&res);
 		}
 	}
-	assert_int_equal(tu_count_entries(r->gitdir, "replayq-", ""), 0);
+	/* a tip with no history in common: refused, as git merge does */
+	tu_git(r, "git checkout -q --orphan lonely && git rm -rqf . && echo x >x.txt && "
+		  "git add x.txt && git commit -q -m lonely && git checkout -q main");
+	{
+		const char *lone[] = {"lonely"};
+		rq_train_car car = {"lonely", lone, 1, 0};
+		o = make_opts(&c, RQ_TRAIN_MERGE);
+		o.cars = &car;
+		o.ncars = 1;
+		assert_int_equal(rq_train_run(tu_repo_open(r), &o, &res, &err), -1);
+		assert_non_null(
+		    strstr(err.msg, "car 'lonely': refusing to merge unrelated histories"));
+		rq_train_result_free(&res);
+	}
+	{
+		char objects[PATH_MAX];
+		snprintf(objects, sizeof(objects), "%.3000s/objects", r->gitdir);
+		assert_int_equal(tu_count_entries(objects, "replayq-tmp-", ""), 0);
+	}
 }
 
 /* The cars' refs, applied; a prefix; none. */
