@@ -26,7 +26,10 @@
  * stores its result, so that a job is neither lost nor reported twice: a
  * redelivered job whose result already exists is acknowledged without a
  * second result. Every script checks the type of the keys it writes
- * before its first write, so that it writes all or nothing.
+ * before its first write, so that it writes all or nothing. On a Redis
+ * Cluster or behind Sentinel, the writes a job depends on (queued, result
+ * stored, intent, grant) are followed by a WAIT for a replica
+ * (rq_redis_wait_replicas).
  */
 #ifndef RQ_QUEUE_H
 #define RQ_QUEUE_H

@@ -100,13 +100,14 @@ unsigned rq_redis_reconnects(const rq_redis *r);
 /*
  * After a write that must outlive the master (a job queued, a result
  * stored), on redis+cluster or redis+sentinel: WAIT for the URL's number of
- * replicas (never more than the master has; none: nothing to wait for),
- * on the connection that wrote. 0 done (or nothing to wait for), 1 fewer
- * replicas have it than asked after the timeout (counted, see below; the
- * write stands on the master, and is lost if the master dies before its
- * replicas get it; for the next 10 s writes do not wait, so that a
- * replica that is gone does not slow each of them by the timeout), -1 the
- * connection broke (err set). A no-op on the other URLs.
+ * replicas (never more than the master has, as ROLE said at most 10 s
+ * ago; none: nothing to wait for), on the connection that wrote. 0 done
+ * (or nothing to wait for), 1 fewer replicas have it than asked after the
+ * timeout (counted, see below; the write stands on the master, and is lost
+ * if the master dies before its replicas get it; for the next 10 s writes
+ * do not wait, so that a replica that is gone does not slow each of them
+ * by the timeout), -1 the connection broke (err set). A no-op on the other
+ * URLs.
  */
 int rq_redis_wait_replicas(rq_redis *r, rq_error *err);
 

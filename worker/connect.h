@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * connect: how a command reaches its queue. The Redis URL comes from
- * --redis or REPLAYQ_REDIS_URL (default redis://127.0.0.1:6379/0), the
+ * --redis or REPLAYQ_REDIS_URL (default redis://127.0.0.1:6379/0; any form
+ * of rq_redis_url.h: redis://, unix://, redis+cluster://,
+ * redis+sentinel://), the
  * queue from --queue or REPLAYQ_QUEUE (default "default"), the password
  * from the first line of the file REPLAYQ_REDIS_PASSWORD_FILE names, else
  * from REPLAYQ_REDIS_PASSWORD, else from the URL. A password is never

@@ -413,8 +413,16 @@ static void test_display(void **state)
 	snprintf(u.password, sizeof(u.password), "%s", "fromenv");
 	rq_redis_url_display(&u, buf, sizeof(buf));
 	assert_null(strstr(buf, "fromenv"));
+}
 
-	/* the longest password, any buffer size: never a byte of it, never past the buffer */
+/* The longest password, any buffer size: never a byte of it, never past
+ * the buffer. */
+static void test_display_small_buffers(void **state)
+{
+	rq_redis_url u;
+	char buf[512];
+	(void)state;
+
 	{
 		char *pw = repeat('Z', 255), url[512];
 		snprintf(url, sizeof(url), "redis://bot:%s@h", pw);
@@ -615,6 +623,7 @@ int main(void)
 	    cmocka_unit_test(test_errors_credentials_too_long),
 	    cmocka_unit_test(test_errors_hide_password),
 	    cmocka_unit_test(test_display),
+	    cmocka_unit_test(test_display_small_buffers),
 	    cmocka_unit_test(test_display_round_trip),
 	    cmocka_unit_test(test_cluster),
 	    cmocka_unit_test(test_sentinel),
