@@ -89,7 +89,8 @@ void rq_outcome_settle(rq_outcome *o, rq_replay_result *res)
 {
 	size_t k = 0;
 
-	qsort(res->failed, res->nfailed, sizeof(*res->failed), cmp_failure);
+	if (res->nfailed > 1)
+		qsort(res->failed, res->nfailed, sizeof(*res->failed), cmp_failure);
 	for (size_t i = 0; i < o->n; i++) {
 		size_t p = o->parent[i];
 		if (k < res->nfailed && res->failed[k].index == i) {
