@@ -205,6 +205,10 @@ void rq_worker_metrics_job_done(rq_worker_metrics *wm, const char *status, const
 	if (!wm)
 		return;
 	r = result ? json_loads(result, 0, NULL) : NULL;
+	/* the result's own word when it has one (a result found stored is
+	 * handed over as "ok" whatever it says) */
+	if (json_is_string(json_object_get(r, "status")))
+		status = json_string_value(json_object_get(r, "status"));
 	if (strcmp(status, "ok") && strcmp(status, "conflict")) {
 		const char *l[] = {"queue", wm->queue,	    "status", "error",
 				   "code",  result_code(r), NULL};
