@@ -960,11 +960,12 @@ static void bg_remember(bg_state *bg, const mem_object *o, const encoded *e)
 }
 
 /*
- * A large blob gives its content up once a later version of its file was
- * encoded against it: the pack needs only the entries, and a replay seldom
- * reads an older version again (it is then inflated from its entry). Most
- * of a replay's memory would otherwise be these copies. Trees stay: they
- * are the window's delta bases.
+ * A large blob the thread encoded gives its content up: the pack needs
+ * only the entry, and a replay seldom reads a blob it wrote (the next
+ * pick's side of a file changed again, inflated from the entry; the next
+ * version's delta base, bg_content). Most of a content-heavy replay's
+ * memory would otherwise be these copies. Trees stay: they are the
+ * window's delta bases.
  */
 static void bg_drop(mem_object *o)
 {
@@ -976,14 +977,66 @@ static void bg_drop(mem_object *o)
 	o->dropped = 1;
 }
 
-/* Take object bg->done (under the lock): a copy of it, and of its blob
- * base when that can be one. */
-static const bg_tree *bg_take(struct rq_odb_mem *m, mem_object *o, bg_tree *base)
+/*
+ * The content of object k for the thread, under the lock: its data, or, for
+ * a blob that gave it up, inflated from its entry (a delta: applied to its
+ * base's content, the earlier version of the file, the same way). *own:
+ * the caller frees it. NULL: it cannot be had (out of memory, damaged).
+ */
+static unsigned char *bg_content(struct rq_odb_mem *m, size_t k, unsigned guard, int *own)
 {
-	*o = m->objs[m->bg.done];
-	if (!o->like || o->like > m->bg.done || !usable_base(&m->objs[o->like - 1]))
+	const mem_object *o = &m->objs[k];
+	rq_odb_pack_entry_info info;
+	unsigned char *raw, *base, *full = NULL;
+	size_t base_len, full_len = 0;
+	int base_own = 0;
+
+	*own = 0;
+	if (o->data)
+		return o->data;
+	if (!guard || !o->entry || rq_odb_pack_entry_parse(o->entry, o->entry_len, &info) < 0 ||
+	    rq_odb_pack_inflate(info.zdata, info.zlen, info.size, &raw) < 0)
 		return NULL;
-	*base = as_base(&m->objs[o->like - 1]);
+	*own = 1;
+	if (info.code != 7)
+		return raw;
+	if (!o->like || o->like - 1 >= k ||
+	    !(base = bg_content(m, o->like - 1, guard - 1, &base_own))) {
+		free(raw);
+		return NULL;
+	}
+	base_len = m->objs[o->like - 1].len;
+	if (rq_odb_pack_apply_delta(base, base_len, raw, info.size, &full, &full_len) < 0 ||
+	    full_len != o->len) {
+		free(full);
+		full = NULL;
+	}
+	free(raw);
+	if (base_own)
+		free(base);
+	return full;
+}
+
+/* Take object bg->done (under the lock): a copy of it, and its blob base
+ * when that can be one (*tmp: its content, when it had to be inflated). */
+static const bg_tree *bg_take(struct rq_odb_mem *m, mem_object *o, bg_tree *base,
+			      unsigned char **tmp)
+{
+	const mem_object *b;
+	unsigned char *data;
+	int own = 0;
+
+	*tmp = NULL;
+	*o = m->objs[m->bg.done];
+	if (!o->like || o->like > m->bg.done)
+		return NULL;
+	b = &m->objs[o->like - 1];
+	if (!b->entry || b->depth >= DELTA_DEPTH ||
+	    !(data = bg_content(m, o->like - 1, DELTA_DEPTH + 1, &own)))
+		return NULL;
+	if (own)
+		*tmp = data;
+	*base = (bg_tree){b->id, data, b->len, b->depth};
 	return base;
 }
 
@@ -997,23 +1050,24 @@ static void *bg_main(void *arg)
 		mem_object o;
 		bg_tree base;
 		const bg_tree *blob_base;
+		unsigned char *tmp;
 		encoded e;
 		int r;
 		while (!bg->stop && bg->done == bg->handed)
 			pthread_cond_wait(&bg->wake, &bg->mu);
 		if (bg->done == bg->handed)
 			break; /* stopped, and all done */
-		blob_base = bg_take(m, &o, &base);
+		blob_base = bg_take(m, &o, &base, &tmp);
 		pthread_mutex_unlock(&bg->mu);
 		r = bg_encode(bg, &o, blob_base, &e);
+		free(tmp);
 		if (r == 0)
 			bg_remember(bg, &o, &e);
 		pthread_mutex_lock(&bg->mu);
 		if (r == 0) {
 			store_encoded(&m->objs[bg->done], &e);
 			m->objs[bg->done].unchecked = 0;
-			if (e.depth && o.type == GIT_OBJECT_BLOB)
-				bg_drop(&m->objs[o.like - 1]);
+			bg_drop(&m->objs[bg->done]);
 		} else if (!bg->failed) {
 			bg->failed = r;
 		}

@@ -14,6 +14,7 @@
 #include "rq_odb_mem.h"
 #include "rq_odb_tmpdir.h"
 #include "rq_odb_pack.h"
+#include "rq_odb_packread.h"
 #include "rq_sha1.h"
 
 static int setup(void **state)
@@ -366,6 +367,77 @@ static void test_blob_delta(void **state)
 	rq_odb_pack_encoder_free(enc);
 }
 
+/* What libgit2 reads, rq_odb_packread reads the same, for every object. */
+typedef struct compare_ctx {
+	git_odb *odb;
+	rq_odb_packread *pr;
+	size_t read;
+} compare_ctx;
+
+static void *test_alloc(void *ctx, size_t n)
+{
+	(void)ctx;
+	return malloc(n);
+}
+
+static int compare_one(const git_oid *id, void *payload)
+{
+	compare_ctx *c = payload;
+	git_odb_object *o = NULL;
+	void *data = NULL;
+	size_t len = 0;
+	git_object_t type = GIT_OBJECT_INVALID;
+
+	assert_int_equal(git_odb_read(&o, c->odb, id), 0);
+	assert_int_equal(rq_odb_packread_read(c->pr, id, test_alloc, NULL, &data, &len, &type), 1);
+	assert_int_equal(type, git_odb_object_type(o));
+	assert_int_equal(len, git_odb_object_size(o));
+	assert_memory_equal(data, git_odb_object_data(o), len);
+	assert_int_equal(((char *)data)[len], '\0');
+	free(data);
+	git_odb_object_free(o);
+	c->read++;
+	return 0;
+}
+
+static void compare_all(tu_repo *r)
+{
+	git_repository *repo = NULL;
+	char dir[PATH_MAX * 2];
+	compare_ctx c = {NULL, NULL, 0};
+	git_oid missing;
+
+	assert_int_equal(git_repository_open(&repo, r->path), 0);
+	assert_int_equal(git_repository_odb(&c.odb, repo), 0);
+	snprintf(dir, sizeof(dir), "%s/objects/pack", r->gitdir);
+	assert_non_null(c.pr = rq_odb_packread_open(dir));
+	/* twice: the second time through the cache of delta bases */
+	assert_int_equal(git_odb_foreach(c.odb, compare_one, &c), 0);
+	assert_int_equal(git_odb_foreach(c.odb, compare_one, &c), 0);
+	assert_true(c.read > 100);
+	memset(&missing, 0xab, sizeof(missing));
+	assert_int_equal(rq_odb_packread_read(c.pr, &missing, test_alloc, NULL, NULL, NULL, NULL),
+			 0);
+	rq_odb_packread_free(c.pr);
+	git_odb_free(c.odb);
+	git_repository_free(repo);
+}
+
+/* A file of 40 versions, packed with deep delta chains: OFS_DELTA, then
+ * REF_DELTA entries, read back equal to libgit2's reading. */
+static void test_packread(void **state)
+{
+	tu_repo *r = *state;
+
+	tu_git(r,
+	       "for i in $(seq 1 40); do seq 1 4000 | sed \"s/^$((i * 50))$/edit $i/\" >big.txt; "
+	       "seq $i 300 >small.txt; git add big.txt small.txt; "
+	       "git commit -qm v$i; done && git gc -q --aggressive");
+	compare_all(r);
+	tu_git(r, "git -c repack.useDeltaBaseOffset=false repack -adfq --depth=50 --window=50");
+	compare_all(r);
+}
+
 /* Malformed entries and deltas are refused, never read past their end. */
 static void test_decode_bad(void **state)
 {
@@ -648,6 +720,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_parts_deltas, setup, teardown),
 	    cmocka_unit_test(test_decode_bad),
 	    cmocka_unit_test(test_blob_delta),
+	    cmocka_unit_test_setup_teardown(test_packread, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_odb_write_existing, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_compression_level, setup, teardown),
 	    cmocka_unit_test(test_prefix),

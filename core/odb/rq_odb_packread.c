@@ -1,0 +1,469 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * rq_odb_packread: the packs of a directory read directly (see the header):
+ * the mapped files, the index lookup, entries and their delta chains, the
+ * cache of delta bases. The formats are git's
+ * (Documentation/gitformat-pack.txt): index version 2, pack version 2/3.
+ */
+#include "rq_odb_packread.h"
+#include "rq_mem.h"
+#include "rq_odb_pack.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <libdeflate.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define IDX_HEAD     8		       /* magic and version */
+#define IDX_FANOUT   (256 * 4)	       /* objects whose id starts with a byte <= b */
+#define CACHE_SLOTS  32		       /* delta bases kept */
+#define CACHE_BYTES  ((size_t)4 << 20) /* and their bytes at most */
+#define CACHE_OBJECT ((size_t)1 << 20) /* larger bases are not kept (as libgit2) */
+#define MAX_CHAIN    10000	       /* deeper chains are left to libgit2 */
+#define MAX_RATIO    1032	       /* deflate expands at most this much */
+
+typedef struct mapped_pack {
+	const unsigned char *idx, *pack;
+	size_t idx_len, pack_len;
+	uint32_t nr;
+	const unsigned char *ids, *off32, *off64;
+	size_t n64;
+} mapped_pack;
+
+typedef struct cached {
+	unsigned char *data; /* NULL: a free slot */
+	size_t len, pack;
+	uint64_t off, used;
+	git_object_t type;
+} cached;
+
+struct rq_odb_packread {
+	mapped_pack *packs;
+	size_t n, cap;
+	struct libdeflate_decompressor *inflater;
+	cached cache[CACHE_SLOTS];
+	size_t cache_bytes;
+	uint64_t clock;
+};
+
+static uint32_t be32(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static int map_file(const char *path, const unsigned char **p, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	void *m;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || st.st_size <= 0 || (uint64_t)st.st_size > SIZE_MAX / 2) {
+		close(fd);
+		return -1;
+	}
+	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return -1;
+	*p = m;
+	*len = (size_t)st.st_size;
+	return 0;
+}
+
+/* The pair as rq_odb's check_pack accepts it: the index's size fits its
+ * count, the pack's header and checksum match the index. */
+static int pair_ok(mapped_pack *p)
+{
+	size_t min;
+
+	if (p->idx_len < IDX_HEAD + IDX_FANOUT + 40 || memcmp(p->idx, "\377tOc\0\0\0\2", 8))
+		return 0;
+	p->nr = be32(p->idx + IDX_HEAD + 255 * 4);
+	min = IDX_HEAD + IDX_FANOUT + (size_t)p->nr * 28 + 40;
+	if (p->idx_len < min || (p->idx_len - min) % 8 || p->pack_len < 32 ||
+	    memcmp(p->pack, "PACK", 4) || be32(p->pack + 8) != p->nr ||
+	    memcmp(p->idx + p->idx_len - 40, p->pack + p->pack_len - 20, 20))
+		return 0;
+	p->ids = p->idx + IDX_HEAD + IDX_FANOUT;
+	p->off32 = p->ids + (size_t)p->nr * 24; /* after the ids and their CRC-32s */
+	p->off64 = p->off32 + (size_t)p->nr * 4;
+	p->n64 = (p->idx_len - min) / 8;
+	return 1;
+}
+
+static void unmap_pair(mapped_pack *p)
+{
+	if (p->idx)
+		munmap((void *)(uintptr_t)p->idx, p->idx_len);
+	if (p->pack)
+		munmap((void *)(uintptr_t)p->pack, p->pack_len);
+}
+
+/* Map dir/name (an index) and its pack; a pair that is not right is left
+ * to libgit2. 0, or -1 out of memory. */
+static int add_pack(rq_odb_packread *pr, const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+	mapped_pack p, *v;
+	size_t n = strlen(name);
+
+	memset(&p, 0, sizeof(p));
+	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path) ||
+	    map_file(path, &p.idx, &p.idx_len) < 0)
+		return 0;
+	snprintf(path, sizeof(path), "%s/%.*s.pack", dir, (int)(n - 4), name);
+	if (map_file(path, &p.pack, &p.pack_len) < 0 || !pair_ok(&p)) {
+		unmap_pair(&p);
+		return 0;
+	}
+	if (!(v = rq_mem_grow(pr->packs, &pr->cap, pr->n + 1, sizeof(*v), 4))) {
+		unmap_pair(&p);
+		return -1;
+	}
+	pr->packs = v;
+	pr->packs[pr->n++] = p;
+	return 0;
+}
+
+rq_odb_packread *rq_odb_packread_open(const char *pack_dir)
+{
+	rq_odb_packread *pr = calloc(1, sizeof(*pr));
+	struct dirent *d;
+	DIR *dh;
+
+	if (!pr || !(pr->inflater = libdeflate_alloc_decompressor())) {
+		free(pr);
+		return NULL;
+	}
+	if (!(dh = opendir(pack_dir)))
+		return pr;
+	while ((d = readdir(dh))) {
+		size_t n = strlen(d->d_name);
+		if (n < 9 || strncmp(d->d_name, "pack-", 5) || strcmp(d->d_name + n - 4, ".idx"))
+			continue;
+		if (add_pack(pr, pack_dir, d->d_name) < 0) {
+			closedir(dh);
+			rq_odb_packread_free(pr);
+			return NULL;
+		}
+	}
+	closedir(dh);
+	return pr;
+}
+
+void rq_odb_packread_free(rq_odb_packread *pr)
+{
+	if (!pr)
+		return;
+	for (size_t k = 0; k < pr->n; k++)
+		unmap_pair(&pr->packs[k]);
+	for (size_t k = 0; k < CACHE_SLOTS; k++)
+		free(pr->cache[k].data);
+	libdeflate_free_decompressor(pr->inflater);
+	free(pr->packs);
+	free(pr);
+}
+
+/* ---- the index ---- */
+
+/* The offset of entry k: 31 bits, or an index into the 64-bit table. */
+static int offset_of(const mapped_pack *p, uint32_t k, uint64_t *off)
+{
+	uint32_t o = be32(p->off32 + (size_t)k * 4);
+	const unsigned char *q;
+
+	if (!(o & 0x80000000u)) {
+		*off = o;
+		return 0;
+	}
+	o &= 0x7fffffffu;
+	if (o >= p->n64)
+		return -1;
+	q = p->off64 + (size_t)o * 8;
+	*off = (uint64_t)be32(q) << 32 | be32(q + 4);
+	return 0;
+}
+
+/* The id's entry in pack p by the fan-out and a binary search. */
+static int find_in(const mapped_pack *p, const unsigned char *id, uint64_t *off)
+{
+	const unsigned char *fan = p->idx + IDX_HEAD;
+	uint32_t lo = id[0] ? be32(fan + (size_t)(id[0] - 1) * 4) : 0, hi = be32(fan + id[0] * 4u);
+
+	if (hi > p->nr || lo > hi)
+		return 0;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		int c = memcmp(p->ids + (size_t)mid * 20, id, 20);
+		if (!c)
+			return offset_of(p, mid, off) == 0;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+/* ---- entries ---- */
+
+/* What an entry says: a whole object (code 1-4) or a delta (6, 7) against
+ * the entry at base; the zlib stream starts at z (at most zmax bytes). */
+typedef struct entry {
+	unsigned code;
+	size_t size;
+	uint64_t base;
+	const unsigned char *z;
+	size_t zmax;
+} entry;
+
+/* The base of an OFS_DELTA: a distance back, base-128 with an offset. */
+static int ofs_base(const unsigned char **q, const unsigned char *end, uint64_t off, uint64_t *base)
+{
+	uint64_t x;
+	unsigned char c;
+
+	if (*q >= end)
+		return -1;
+	c = *(*q)++;
+	x = c & 127;
+	while (c & 128) {
+		if (*q >= end || x > (UINT64_MAX >> 8))
+			return -1;
+		c = *(*q)++;
+		x = ((x + 1) << 7) | (c & 127);
+	}
+	if (!x || x > off)
+		return -1;
+	*base = off - x;
+	return 0;
+}
+
+static int parse_entry(const mapped_pack *p, uint64_t off, entry *e)
+{
+	const unsigned char *end = p->pack + p->pack_len - 20, *q;
+	unsigned shift = 4;
+	unsigned char c;
+
+	if (off < 12 || off >= (uint64_t)(end - p->pack))
+		return -1;
+	q = p->pack + off;
+	c = *q++;
+	e->code = (c >> 4) & 7;
+	e->size = c & 15;
+	while (c & 0x80) {
+		if (q >= end || shift > 57)
+			return -1;
+		c = *q++;
+		e->size |= (size_t)(c & 0x7f) << shift;
+		shift += 7;
+	}
+	if (e->code == 6 && ofs_base(&q, end, off, &e->base) < 0)
+		return -1;
+	if (e->code == 7) { /* only a base in this pack */
+		if (end - q < 20 || !find_in(p, q, &e->base))
+			return -1;
+		q += 20;
+	}
+	if (e->code == 0 || e->code == 5)
+		return -1;
+	e->z = q;
+	e->zmax = (size_t)(end - q);
+	return e->size / MAX_RATIO > e->zmax ? -1 : 0;
+}
+
+/* The entry's zlib stream inflated to exactly its size. 1, 0 (damaged),
+ * -1 out of memory. */
+static int inflate_entry(rq_odb_packread *pr, const entry *e, unsigned char **out)
+{
+	unsigned char *buf = malloc(e->size + 1);
+
+	*out = NULL;
+	if (!buf)
+		return -1;
+	if (libdeflate_zlib_decompress_ex(pr->inflater, e->z, e->zmax, buf, e->size, NULL, NULL) !=
+	    LIBDEFLATE_SUCCESS) {
+		free(buf);
+		return 0;
+	}
+	buf[e->size] = '\0';
+	*out = buf;
+	return 1;
+}
+
+/* ---- the cache of delta bases ---- */
+
+static cached *cache_find(rq_odb_packread *pr, size_t pack, uint64_t off)
+{
+	for (size_t k = 0; k < CACHE_SLOTS; k++)
+		if (pr->cache[k].data && pr->cache[k].pack == pack && pr->cache[k].off == off) {
+			pr->cache[k].used = ++pr->clock;
+			return &pr->cache[k];
+		}
+	return NULL;
+}
+
+/* Keep data (ours now) as the content at off; the least recently used
+ * bases make room. Larger objects are freed. */
+static void cache_put(rq_odb_packread *pr, size_t pack, uint64_t off, unsigned char *data,
+		      size_t len, git_object_t type)
+{
+	cached *slot = NULL;
+
+	if (len > CACHE_OBJECT) {
+		free(data);
+		return;
+	}
+	for (;;) {
+		cached *old = NULL;
+		for (size_t k = 0; k < CACHE_SLOTS; k++) {
+			if (!pr->cache[k].data)
+				slot = slot ? slot : &pr->cache[k];
+			else if (!old || pr->cache[k].used < old->used)
+				old = &pr->cache[k];
+		}
+		if (slot && pr->cache_bytes + len <= CACHE_BYTES)
+			break;
+		pr->cache_bytes -= old->len;
+		free(old->data);
+		old->data = NULL;
+	}
+	*slot = (cached){data, len, pack, off, ++pr->clock, type};
+	pr->cache_bytes += len;
+}
+
+/* ---- reading ---- */
+
+/* The chain from the entry at off down to a whole object or a cached
+ * base: the offsets of its deltas, the nearest to off first. */
+typedef struct chain {
+	uint64_t *off;
+	size_t n, cap;
+} chain;
+
+/* Walk down from off. *hit: the cached base it ends on, else *root the
+ * whole entry (at *root_off). 1, 0 (damaged, too deep: libgit2's), -1. */
+static int walk_chain(rq_odb_packread *pr, size_t k, uint64_t off, chain *c, cached **hit,
+		      entry *root, uint64_t *root_off)
+{
+	const mapped_pack *p = &pr->packs[k];
+	uint64_t *v;
+
+	for (;;) {
+		if ((*hit = cache_find(pr, k, off)))
+			return 1;
+		if (parse_entry(p, off, root) < 0 || c->n >= MAX_CHAIN)
+			return 0;
+		*root_off = off;
+		if (root->code < 5)
+			return 1;
+		if (!(v = rq_mem_grow(c->off, &c->cap, c->n + 1, sizeof(*v), 16)))
+			return -1;
+		c->off = v;
+		c->off[c->n++] = off;
+		off = root->base;
+	}
+}
+
+/* Apply the chain's deltas from the base up: each base but the last result
+ * goes to the cache. *content: the result (ours). 1, 0, -1. */
+static int apply_chain(rq_odb_packread *pr, size_t k, const chain *c, unsigned char *base,
+		       size_t base_len, int base_ours, uint64_t base_off, git_object_t type,
+		       unsigned char **content, size_t *len)
+{
+	for (size_t i = c->n; i > 0; i--) {
+		entry e;
+		unsigned char *delta = NULL, *next = NULL;
+		size_t next_len = 0;
+		int r = parse_entry(&pr->packs[k], c->off[i - 1], &e) < 0
+			    ? 0
+			    : inflate_entry(pr, &e, &delta);
+		if (r > 0 &&
+		    rq_odb_pack_apply_delta(base, base_len, delta, e.size, &next, &next_len) < 0)
+			r = 0; /* libgit2 tells damage from a lack of memory */
+		free(delta);
+		if (base_ours)
+			cache_put(pr, k, base_off, base, base_len, type);
+		if (r <= 0)
+			return r;
+		base = next;
+		base_len = next_len;
+		base_off = c->off[i - 1];
+		base_ours = 1;
+	}
+	*content = base_ours ? base : NULL;
+	*len = base_len;
+	return base_ours ? 1 : 0;
+}
+
+/* The content at off in pack k: *content is ours, or a cached base's
+ * (*borrowed). 1, 0, -1. */
+static int read_entry(rq_odb_packread *pr, size_t k, uint64_t off, unsigned char **content,
+		      size_t *len, git_object_t *type, const unsigned char **borrowed)
+{
+	chain c = {NULL, 0, 0};
+	cached *hit = NULL;
+	entry root;
+	uint64_t root_off = off;
+	unsigned char *base = NULL;
+	int r = walk_chain(pr, k, off, &c, &hit, &root, &root_off);
+
+	*content = NULL;
+	*borrowed = NULL;
+	if (r > 0 && hit) {
+		*type = hit->type;
+		if (!c.n) {
+			*borrowed = hit->data;
+			*len = hit->len;
+		} else {
+			r = apply_chain(pr, k, &c, hit->data, hit->len, 0, hit->off, *type, content,
+					len);
+		}
+	} else if (r > 0) {
+		*type = (git_object_t)root.code;
+		r = inflate_entry(pr, &root, c.n ? &base : content);
+		*len = root.size;
+		if (r > 0 && c.n)
+			r = apply_chain(pr, k, &c, base, root.size, 1, root_off, *type, content,
+					len);
+	}
+	free(c.off);
+	return r;
+}
+
+int rq_odb_packread_read(rq_odb_packread *pr, const git_oid *id, rq_odb_packread_alloc alloc,
+			 void *ctx, void **data, size_t *len, git_object_t *type)
+{
+	const unsigned char *borrowed;
+	unsigned char *content, *out;
+	uint64_t off;
+	size_t k;
+	int r;
+
+	for (k = 0; k < pr->n; k++)
+		if (find_in(&pr->packs[k], id->id, &off))
+			break;
+	if (k == pr->n)
+		return 0;
+	r = read_entry(pr, k, off, &content, len, type, &borrowed);
+	if (r <= 0)
+		return r;
+	if (!(out = alloc(ctx, *len + 1))) {
+		free(content);
+		return -1;
+	}
+	memcpy(out, borrowed ? borrowed : content, *len);
+	out[*len] = '\0';
+	free(content);
+	*data = out;
+	return 1;
+}

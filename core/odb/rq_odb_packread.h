@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * rq_odb_packread: a reader of the objects of one pack directory, in front
+ * of libgit2's pack backend (core/odb, see rq_odb.h for the family).
+ *
+ * A content-heavy replay reads blobs of 50-200 KB through delta chains up
+ * to 50 deep (a repository packed by `git gc --aggressive`). libgit2's
+ * reader inflates with zlib and keeps every delta base it meets, up to
+ * 16 MiB a pack, which was most of such a replay's memory. This reader maps
+ * each pack and its index, finds an entry by the index's fan-out and a
+ * binary search, follows OFS_DELTA and REF_DELTA chains inside the pack,
+ * inflates with libdeflate (about twice zlib's speed) into buffers of the
+ * exact size, and keeps the few most recent delta bases in a cache of
+ * 4 MiB.
+ *
+ * It only reads: anything it does not find or cannot read as it expects
+ * (an object in another pack, a pack added since, a damaged entry) is
+ * answered 0, and the caller asks libgit2, which reports damage as git
+ * does. Every read is bounded by the mapped files.
+ */
+#ifndef RQ_ODB_PACKREAD_H
+#define RQ_ODB_PACKREAD_H
+
+#include <git2.h>
+#include <stddef.h>
+
+typedef struct rq_odb_packread rq_odb_packread;
+
+/* Map the pack-*.idx files of pack_dir with their packs (a pair that does
+ * not look right is left to libgit2). NULL: out of memory. */
+rq_odb_packread *rq_odb_packread_open(const char *pack_dir);
+void rq_odb_packread_free(rq_odb_packread *pr);
+
+/* Where the content goes: alloc(ctx, n) returns n bytes (NULL: out of
+ * memory). */
+typedef void *(*rq_odb_packread_alloc)(void *ctx, size_t n);
+
+/*
+ * Read object id: 1 with *data (from alloc, the content and a NUL after
+ * it), *len and *type; 0 when this reader does not have it or cannot read
+ * it (ask libgit2); -1 out of memory.
+ */
+int rq_odb_packread_read(rq_odb_packread *pr, const git_oid *id, rq_odb_packread_alloc alloc,
+			 void *ctx, void **data, size_t *len, git_object_t *type);
+
+#endif
