@@ -154,8 +154,9 @@ check_eq "the queue's counters agree (ok, after)" "$(stat_of $Q ok)" "$(metric "
 section "Redis restarted"
 fails() { grep -c '"read failed"' "$T/m1.log"; }
 n0=$(fails)
+lost_redis() { [ "$(fails)" -gt "$n0" ]; }
 stop_redis
-wait_for "the worker to lose Redis" 60 eval '[ "$(fails)" -gt "$n0" ]'
+wait_for "the worker to lose Redis" 60 lost_redis
 start_redis
 check "the reconnects are counted" wait_for "a reconnect" 60 \
 	eval 'scrape >/dev/null && [ "$(metric "replayq_redis_reconnects_total{$L}")" -ge 1 ]'
