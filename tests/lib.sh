@@ -361,6 +361,7 @@ start_cluster() {
 		return 1
 	}
 	wait_for "the cluster is ready" 60 cluster_ready || return 1
+	# shellcheck disable=SC2034 # for the test that calls this
 	CLUSTER_URL="redis+cluster://127.0.0.1:${CLUSTER_PORTS[0]},127.0.0.1:${CLUSTER_PORTS[1]}/"
 }
 # cluster_ready: every live node of CLUSTER_PORTS sees a covered map and

@@ -36,7 +36,7 @@ job_line() {
 	3) echo "$h"'"advance","target":"main","revisions":["base..topic"],'"$c}" ;;
 	4) echo "$h"'"revert","target":"main","revisions":["main~2..main"],'"$c}" ;;
 	5) echo "$h"'"onto","target":"main","revisions":["base..clash"],'"$c}" ;;
-	6) echo "$h"'"onto","target":"main","revisions":["base..u-'$3'"],"ref_action":"update",'"$c}" ;;
+	6) echo "$h"'"onto","target":"main","revisions":["base..u-'"$3"'"],"ref_action":"update",'"$c}" ;;
 	7) echo "$h"'"onto","target":"main","revisions":["base..nosuch"],'"$c}" ;;
 	esac
 }
@@ -95,21 +95,22 @@ results_reach() {
 holds_of() { for i in 0 1 2 3; do printf 'job:%s-%d@1,' "$1" $((H + i)); done; }
 # held_pids q: the 4 held jobs of queue prefix q are running: their pids
 held_pids() { for i in 0 1 2 3; do hold_pid "job:$1-$((H + i))@1" || return 1; done; }
-export REPLAYQ_TEST_HOLD="$(holds_of a)$(holds_of b)job:b-lost@1"
-for w in wa1 wa2; do start_worker "$w" --queue=$QA --repo-root="$ROOT" --jobs=2 --visibility-timeout=2; done
-for w in wb1 wb2; do start_worker "$w" --queue=$QB --repo-root="$ROOT" --jobs=2 --visibility-timeout=2; done
+REPLAYQ_TEST_HOLD="$(holds_of a)$(holds_of b)job:b-lost@1"
+export REPLAYQ_TEST_HOLD
+for w in wa1 wa2; do start_worker "$w" --queue="$QA" --repo-root="$ROOT" --jobs=2 --visibility-timeout=2; done
+for w in wb1 wb2; do start_worker "$w" --queue="$QB" --repo-root="$ROOT" --jobs=2 --visibility-timeout=2; done
 WORKERS=("${BG_PIDS[@]}")
 unset REPLAYQ_TEST_HOLD
 for w in wa1 wa2 wb1 wb2; do wait_for "$w connected" 30 grep -q '"worker started"' "$T/$w.log"; done
 CONNS=$(connections_received "${CLUSTER_PORTS[@]}")
-run_rq submit --queue=$QA --no-validate "$T/a1.jsonl"
+run_rq submit --queue="$QA" --no-validate "$T/a1.jsonl"
 check_eq "submit to $QA through the seeds" "0 $N" "$RC $(grep -c . <<<"$OUT")"
-run_rq submit --queue=$QB --no-validate "$T/b1.jsonl"
+run_rq submit --queue="$QB" --no-validate "$T/b1.jsonl"
 check_eq "submit to $QB through the seeds" "0 $N" "$RC $(grep -c . <<<"$OUT")"
 
 section "move 1: the master of $QA's slot killed, its replica takes over"
-CHILDREN=$(held_pids a)
-check_eq "4 jobs of $QA running (held), every worker slot taken" 4 "$(wc -w <<<"$CHILDREN")"
+mapfile -t CHILDREN < <(held_pids a)
+check_eq "4 jobs of $QA running (held), every worker slot taken" 4 "${#CHILDREN[@]}"
 CONNS=$(($(connections_received "${CLUSTER_PORTS[@]}") - CONNS - 6))
 echo "# connections the nodes accepted while $H jobs ran: $CONNS"
 check "the workers keep their connections (the nodes accepted $CONNS for $H jobs)" test "$CONNS" -le 10
@@ -121,37 +122,37 @@ KILLED_AT=$(now_ms)
 kill -9 "$(pid_of "$MA")"
 check "$REP_A takes over slot $SA" cluster_takeover "$REP_A" "$SA"
 TAKEN_AT=$(now_ms)
-BEFORE=$(results_at "$REP_A" $QA)
-run_rq submit --queue=$QA --no-validate "$T/a2.jsonl"
+BEFORE=$(results_at "$REP_A" "$QA")
+run_rq submit --queue="$QA" --no-validate "$T/a2.jsonl"
 check_eq "submit to $QA after the failover" "0 $N" "$RC $(grep -c . <<<"$OUT")"
-kill -USR1 $CHILDREN
+kill -USR1 "${CHILDREN[@]}"
 wait_for "a new result on $REP_A" 60 bash -c "[ \$(redis-cli -p $REP_A xlen 'replayq:{$QA}:results') -gt $BEFORE ]"
 RECOVERED_AT=$(now_ms)
 RECOVER_MS=$((RECOVERED_AT - KILLED_AT))
-check "every job of $QA has a result" wait_for "$QA's results" 120 results_reach $QA $((2 * N))
+check "every job of $QA has a result" wait_for "$QA's results" 120 results_reach "$QA" $((2 * N))
 echo "# failover: replica master $((TAKEN_AT - KILLED_AT)) ms after the kill, first result on it after $RECOVER_MS ms"
 
 section "move 2: $QB's slot migrated from $MB to $MC while its jobs run"
-CHILDREN=$(held_pids b)
-check_eq "4 jobs of $QB running (held), every worker slot taken" 4 "$(wc -w <<<"$CHILDREN")"
+mapfile -t CHILDREN < <(held_pids b)
+check_eq "4 jobs of $QB running (held), every worker slot taken" 4 "${#CHILDREN[@]}"
 echo "# at the migration: $(ccli "$MB" xlen "replayq:{$QB}:jobs") jobs of $QB queued or running"
 MIGRATE_AT=$(now_ms)
 check "migration begins" slot_migration_begin "$SB" "$MB" "$MC"
 check "the job stream moves first" slot_migrate_keys "$SB" "$MB" "$MC" "replayq:{$QB}:jobs"
 asking_seen() { ccli "$MC" info commandstats | grep -q '^cmdstat_asking:'; }
 check "a worker follows the ASK to $MC" wait_for "ASKING on $MC" 30 asking_seen
-kill -USR1 $CHILDREN
+kill -USR1 "${CHILDREN[@]}"
 check "the other keys move" slot_migrate_keys "$SB" "$MB" "$MC"
 check "migration ends" slot_migration_end "$SB" "$MB" "$MC"
 check_eq "no key of $QB left on $MB" 0 "$(ccli "$MB" cluster countkeysinslot "$SB")"
-run_rq submit --queue=$QB --no-validate "$T/b2.jsonl"
+run_rq submit --queue="$QB" --no-validate "$T/b2.jsonl"
 check_eq "submit to $QB after the migration" "0 $N" "$RC $(grep -c . <<<"$OUT")"
-check "every job of $QB has a result" wait_for "$QB's results" 120 results_reach $QB $((2 * N))
-check_eq "$QB's results are on $MC" $((2 * N)) "$(results_at "$MC" $QB)"
+check "every job of $QB has a result" wait_for "$QB's results" 120 results_reach "$QB" $((2 * N))
+check_eq "$QB's results are on $MC" $((2 * N)) "$(results_at "$MC" "$QB")"
 echo "# migration: all of $QB's jobs done $(($(now_ms) - MIGRATE_AT)) ms after it began"
 
 section "move 3: a result lost with its master (async replication)"
-run_rq submit --queue=$QB --no-validate "$T/b3.jsonl"
+run_rq submit --queue="$QB" --no-validate "$T/b3.jsonl"
 CHILD=$(hold_pid "job:b-lost@1")
 check "the replica $REP_C has every write so far" wait_for "$REP_C in sync" 30 repl_synced "$MC"
 kill -STOP "$(pid_of "$REP_C")"

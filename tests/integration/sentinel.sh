@@ -34,7 +34,7 @@ job_line() {
 	3) echo "$h"'"advance","target":"main","revisions":["base..topic"],'"$c}" ;;
 	4) echo "$h"'"revert","target":"main","revisions":["main~2..main"],'"$c}" ;;
 	5) echo "$h"'"onto","target":"main","revisions":["base..clash"],'"$c}" ;;
-	6) echo "$h"'"onto","target":"main","revisions":["base..u-'$2'"],"ref_action":"update",'"$c}" ;;
+	6) echo "$h"'"onto","target":"main","revisions":["base..u-'"$2"'"],"ref_action":"update",'"$c}" ;;
 	7) echo "$h"'"onto","target":"main","revisions":["base..nosuch"],'"$c}" ;;
 	esac
 }
@@ -109,7 +109,8 @@ export REPLAYQ_REDIS_URL=$URL REPLAYQ_REDIS_PASSWORD=$PW
 holds_at() { for i in 0 1 2 3; do printf 'job:s-%d@1,' $(($1 + i)); done; }
 # held_pids first: those 4 jobs are running (every worker slot): their pids
 held_pids() { for i in 0 1 2 3; do hold_pid "job:s-$(($1 + i))@1" || return 1; done; }
-export REPLAYQ_TEST_HOLD="$(holds_at $H)$(holds_at $((2 * N + H)))"
+REPLAYQ_TEST_HOLD="$(holds_at $H)$(holds_at $((2 * N + H)))"
+export REPLAYQ_TEST_HOLD
 for w in ws1 ws2; do start_worker "$w" --queue=$Q --repo-root="$ROOT" --jobs=2 --visibility-timeout=2; done
 WORKERS=("${BG_PIDS[@]}")
 unset REPLAYQ_TEST_HOLD
@@ -120,8 +121,8 @@ run_rq submit --queue=$Q --no-validate "$T/p1.jsonl"
 check_eq "submit through the sentinels" "0 $N" "$RC $(grep -c . <<<"$OUT")"
 
 section "move 1: the master killed, the sentinels promote the replica"
-CHILDREN=$(held_pids $H)
-check_eq "4 jobs running (held), every worker slot taken" 4 "$(wc -w <<<"$CHILDREN")"
+mapfile -t CHILDREN < <(held_pids $H)
+check_eq "4 jobs running (held), every worker slot taken" 4 "${#CHILDREN[@]}"
 CONNS=$(($(connections_received "$MP") - CONNS - 1))
 echo "# connections the master accepted while $H jobs ran: $CONNS"
 check "the workers keep their connections (the master accepted $CONNS for $H jobs)" test "$CONNS" -le 4
@@ -135,7 +136,7 @@ PROMOTED_AT=$(now_ms)
 BEFORE=$(results_at "$RP")
 run_rq submit --queue=$Q --no-validate "$T/p2.jsonl"
 check_eq "submit after the failover" "0 $N" "$RC $(grep -c . <<<"$OUT")"
-kill -USR1 $CHILDREN
+kill -USR1 "${CHILDREN[@]}"
 wait_for "a new result on $RP" 60 bash -c "[ \$(redis-cli -p $RP -a $PW --no-auth-warning xlen 'replayq:{$Q}:results') -gt $BEFORE ]"
 RECOVER_MS=$(($(now_ms) - KILLED_AT))
 check "every job of parts 1 and 2 has a result" wait_for "results" 120 bash -c "[ \$(redis-cli -p $RP -a $PW --no-auth-warning xlen 'replayq:{$Q}:results') -ge $((2 * N)) ]"
@@ -147,8 +148,8 @@ start_redis_at "$T/m" "$MP" --requirepass "$PW" --masterauth "$PW" --repl-diskle
 check "the old master is back, a replica in sync" wait_for "$MP in sync" 30 repl_synced "$RP"
 run_rq submit --queue=$Q --no-validate "$T/p3.jsonl"
 check_eq "submit part 3" "0 $N" "$RC $(grep -c . <<<"$OUT")"
-CHILDREN=$(held_pids $((2 * N + H)))
-check_eq "4 jobs running (held) again" 4 "$(wc -w <<<"$CHILDREN")"
+mapfile -t CHILDREN < <(held_pids $((2 * N + H)))
+check_eq "4 jobs running (held) again" 4 "${#CHILDREN[@]}"
 switch() { redis-cli -p "${SPORTS[0]}" sentinel failover mymaster | grep -qx OK; }
 SWITCH_AT=$(now_ms)
 check "SENTINEL FAILOVER is accepted" wait_for "a failover" 60 switch
@@ -158,15 +159,15 @@ check "the sentinels make $MP the master" wait_for "failover to $MP" 60 promoted
 # the workers' master turn replica under them instead (REPLICAOF, as an
 # operator would): the workers' next writes meet READONLY and must ask the
 # sentinels again (who answer once let go).
-SENTINEL_PIDS=$(cat "$T"/s[123]/redis.pid)
-kill -STOP $SENTINEL_PIDS
+mapfile -t SENTINEL_PIDS < <(cat "$T"/s[123]/redis.pid)
+kill -STOP "${SENTINEL_PIDS[@]}"
 ccli "$RP" replicaof 127.0.0.1 "$MP" >/dev/null
 replica_of() { ccli "$1" role | sed -n 1,4p | tr '\n' ' ' | grep -q "^slave 127.0.0.1 $2 connected"; }
 check "$RP is a replica of $MP" wait_for "$RP replica of $MP" 30 replica_of "$RP" "$MP"
-kill -USR1 $CHILDREN
+kill -USR1 "${CHILDREN[@]}"
 readonly_seen() { [ "$(errorstat READONLY "$RP")" -gt 0 ]; }
 check "the workers' writes meet READONLY on $RP" wait_for "READONLY on $RP" 30 readonly_seen
-kill -CONT $SENTINEL_PIDS
+kill -CONT "${SENTINEL_PIDS[@]}"
 check "every job has a result" wait_for "results" 120 bash -c "[ \$(redis-cli -p $MP -a $PW --no-auth-warning xlen 'replayq:{$Q}:results') -ge $TOTAL ]"
 echo "# switchover: every job done $(($(now_ms) - SWITCH_AT)) ms after it was asked for"
 
