@@ -18,6 +18,7 @@
 
 #include "cmds.h"
 #include "opt.h"
+#include "rq_cfgparams.h"
 #include "rq_odb.h"
 #include "rq_odb_tmpdir.h"
 #include "rq_refs.h"
@@ -185,6 +186,12 @@ static int open_repository(replay_cli *c, replay_run *run)
 	if (git_repository_open_ext(&run->repo, NULL, GIT_REPOSITORY_OPEN_FROM_ENV, NULL) < 0) {
 		fputs("fatal: not a git repository (or any of the parent directories): .git\n",
 		      stderr);
+		return 128;
+	}
+	/* replayq -c name=value (git's command-line configuration) */
+	rq_error err;
+	if (rq_cfgparams_apply(run->repo, getenv("GIT_CONFIG_PARAMETERS"), &err) < 0) {
+		fprintf(stderr, "error: %s\nfatal: unable to parse command-line config\n", err.msg);
 		return 128;
 	}
 	if (!c->ref_action && (config_ref_action(run->repo, &c->ref_action) < 0 ||

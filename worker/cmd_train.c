@@ -22,6 +22,7 @@
 
 #include "cmds.h"
 #include "opt.h"
+#include "rq_cfgparams.h"
 #include "rq_odb_tmpdir.h"
 #include "rq_refs.h"
 #include "rq_result_json.h"
@@ -264,6 +265,12 @@ static int open_repository(const train_cli *c, train_run *run)
 	if (git_repository_open_ext(&run->repo, NULL, GIT_REPOSITORY_OPEN_FROM_ENV, NULL) < 0) {
 		fputs("fatal: not a git repository (or any of the parent directories): .git\n",
 		      stderr);
+		return 128;
+	}
+	/* replayq -c name=value (git's command-line configuration) */
+	if (rq_cfgparams_apply(run->repo, getenv("GIT_CONFIG_PARAMETERS"), &run->err) < 0) {
+		fprintf(stderr, "error: %s\nfatal: unable to parse command-line config\n",
+			run->err.msg);
 		return 128;
 	}
 	rq_odb_tmpdir_clean_stale(run->repo, (unsigned)atoi(stale ? stale : "300"), NULL);

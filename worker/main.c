@@ -1,19 +1,23 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * replayq: the program. Global options (-C <path>), then a subcommand.
+ * replayq: the program. Global options (-C <path>, -c <name>=<value>), then a
+ * subcommand.
  */
 #include <errno.h>
 #include <git2.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cmds.h"
 #include "opt.h"
+#include "rq_cfgparams.h"
 
 #define RQ_VERSION "0.1.0"
 
-static const char usage_text[] = "usage: replayq [-C <path>] <command> [<args>]\n";
+static const char usage_text[] =
+    "usage: replayq [-C <path>] [-c <name>=<value>] <command> [<args>]\n";
 
 static const char commands_text[] =
     "commands:\n"
@@ -41,6 +45,28 @@ static int change_dir(const char *path, void *unused)
 		fprintf(stderr, "fatal: cannot change to '%s': %s\n", path, strerror(errno));
 		return 128;
 	}
+	return 0;
+}
+
+/* -c <name>=<value>: configuration for this command, passed on as git
+ * passes it (GIT_CONFIG_PARAMETERS, read when the repository is opened). */
+static int add_config(const char *arg, void *unused)
+{
+	rq_error err;
+	char *env;
+
+	(void)unused;
+	if (rq_cfgparams_check(arg, &err) < 0) {
+		fprintf(stderr, "error: %s\nfatal: unable to parse command-line config\n", err.msg);
+		return 128;
+	}
+	if (!(env = rq_cfgparams_append(getenv("GIT_CONFIG_PARAMETERS"), arg)) ||
+	    setenv("GIT_CONFIG_PARAMETERS", env, 1) < 0) {
+		free(env);
+		fputs("fatal: out of memory\n", stderr);
+		return 128;
+	}
+	free(env);
 	return 0;
 }
 
@@ -85,6 +111,11 @@ int main(int argc, char **argv)
 				.argh = "<path>",
 				.help = "run as if replayq was started in <path>",
 				.callback = change_dir},
+			       {.kind = RQ_OPT_KIND_CALLBACK,
+				.short_name = 'c',
+				.argh = "<name>=<value>",
+				.help = "pass a configuration parameter to the command",
+				.callback = add_config},
 			       RQ_OPT_FLAG("version", &version, "print the version"),
 			       RQ_OPT_END};
 	const rq_opt_spec spec = {.usage = usage_text,
