@@ -52,8 +52,11 @@ typedef struct mem_object {
 	git_oid base;
 	/* data and entry are ours to free (else they point into a part file) */
 	unsigned char own_data, own_entry;
-	/* the id came from the plain SHA-1: collision detection still to do */
+	/* the id came from the plain SHA-1: collision detection still to do
+	 * (1), being done (2) */
 	unsigned char unchecked;
+	/* encoded (whole) by this process while the thread runs (bg_help) */
+	unsigned char claimed;
 	/* the content was given up once encoded (read back from the entry) */
 	unsigned char dropped;
 	/* a blob: 1 + the index of the earlier version of its file (a delta
@@ -934,7 +937,7 @@ static int bg_encode(bg_state *bg, const mem_object *o, const bg_tree *blob_base
 	size_t ncand = 0;
 	bg_tree cand[DELTA_WINDOW];
 
-	if (o->unchecked && check_id(&o->id, o->data, o->len, o->type) < 0)
+	if (o->unchecked == 1 && check_id(&o->id, o->data, o->len, o->type) < 0)
 		return -2;
 	if (blob_base)
 		cand[ncand++] = *blob_base;
@@ -1028,10 +1031,14 @@ static const bg_tree *bg_take(struct rq_odb_mem *m, mem_object *o, bg_tree *base
 
 	*tmp = NULL;
 	*o = m->objs[m->bg.done];
+	if (o->unchecked == 1)
+		m->objs[m->bg.done].unchecked = 2;
 	if (!o->like || o->like > m->bg.done)
 		return NULL;
 	b = &m->objs[o->like - 1];
-	if (!b->entry || b->depth >= DELTA_DEPTH ||
+	/* one bg_help encodes is whole (depth 0), its content kept until the
+	 * join: the same base either way */
+	if (!(b->entry || b->claimed) || b->depth >= DELTA_DEPTH ||
 	    !(data = bg_content(m, o->like - 1, DELTA_DEPTH + 1, &own)))
 		return NULL;
 	if (own)
@@ -1057,6 +1064,10 @@ static void *bg_main(void *arg)
 			pthread_cond_wait(&bg->wake, &bg->mu);
 		if (bg->done == bg->handed)
 			break; /* stopped, and all done */
+		if (m->objs[bg->done].claimed) {
+			bg->done++; /* bg_help encodes it */
+			continue;
+		}
 		blob_base = bg_take(m, &o, &base, &tmp);
 		pthread_mutex_unlock(&bg->mu);
 		r = bg_encode(bg, &o, blob_base, &e);
@@ -1066,8 +1077,11 @@ static void *bg_main(void *arg)
 		pthread_mutex_lock(&bg->mu);
 		if (r == 0) {
 			store_encoded(&m->objs[bg->done], &e);
-			m->objs[bg->done].unchecked = 0;
-			bg_drop(&m->objs[bg->done]);
+			/* bg_help may be checking it: then it gives the content up */
+			if (o.unchecked != 2) {
+				m->objs[bg->done].unchecked = 0;
+				bg_drop(&m->objs[bg->done]);
+			}
 		} else if (!bg->failed) {
 			bg->failed = r;
 		}
@@ -1126,6 +1140,63 @@ static void bg_hand(struct rq_odb_mem *m, size_t len)
 	pthread_mutex_unlock(&bg->mu);
 }
 
+/* Help with a copy of an object: its collision check (check), and the
+ * whole encoding of a blob with no earlier version (whole) with this
+ * process's own encoder (*enc, made at the first use). 0, -1 or -2. */
+static int help_one(bg_state *bg, const mem_object *o, int check, int whole,
+		    rq_odb_pack_encoder **enc, encoded *e)
+{
+	if (check && check_id(&o->id, o->data, o->len, o->type) < 0)
+		return -2;
+	if (!whole)
+		return 0;
+	if (!*enc && !(*enc = rq_odb_pack_encoder_new_level(rq_odb_pack_encoder_level(bg->enc))))
+		return -1;
+	return encode_content(*enc, o->type, o->data, o->len, NULL, 0, e) < 0 ? -1 : 0;
+}
+
+/*
+ * The picks are over and the thread has objects left: this process takes
+ * some from the last one down while the thread goes on from the first. It
+ * runs the collision checks, and encodes the blobs that have no earlier
+ * version (whole: the same bytes whichever side makes them); trees and
+ * later versions stay the thread's, in write order, so the pack is the
+ * same as the thread alone would make. The thread skips what is claimed,
+ * and uses a claimed blob as a delta base as it would use it encoded.
+ */
+static void bg_help(struct rq_odb_mem *m)
+{
+	bg_state *bg = &m->bg;
+	rq_odb_pack_encoder *enc = NULL;
+
+	pthread_mutex_lock(&bg->mu);
+	pthread_cond_signal(&bg->wake);
+	for (size_t k = bg->handed; k > bg->done + 1; k--) {
+		mem_object *o = &m->objs[k - 1], copy;
+		int check = o->unchecked == 1, r;
+		int whole = o->type == GIT_OBJECT_BLOB && !o->like && o->data && !o->entry;
+		encoded e = {0};
+		if (!check && !whole)
+			continue;
+		o->unchecked = check ? 2 : o->unchecked;
+		o->claimed = (unsigned char)whole;
+		copy = *o;
+		pthread_mutex_unlock(&bg->mu);
+		r = help_one(bg, &copy, check, whole, &enc, &e);
+		pthread_mutex_lock(&bg->mu);
+		if (r < 0 && !bg->failed)
+			bg->failed = r;
+		if (check && r != -2)
+			o->unchecked = 0;
+		if (e.entry)
+			store_encoded(o, &e);
+		else if (check && o->entry) /* the thread encoded it meanwhile */
+			bg_drop(o);
+	}
+	pthread_mutex_unlock(&bg->mu);
+	rq_odb_pack_encoder_free(enc);
+}
+
 /*
  * Stop compressing ahead: the thread encodes what it was handed, and is
  * joined; objects it did not encode are encoded by the caller. In a
@@ -1143,6 +1214,7 @@ static int bg_finish(struct rq_odb_mem *m)
 	bg->running = 0;
 	if (bg->owner != getpid())
 		return 0;
+	bg_help(m);
 	pthread_mutex_lock(&bg->mu);
 	bg->stop = 1;
 	pthread_cond_signal(&bg->wake);
@@ -1150,6 +1222,9 @@ static int bg_finish(struct rq_odb_mem *m)
 	pthread_join(bg->thread, NULL);
 	pthread_cond_destroy(&bg->wake);
 	pthread_mutex_destroy(&bg->mu);
+	for (size_t k = 0; k < m->n; k++)
+		if (m->objs[k].claimed && m->objs[k].entry)
+			bg_drop(&m->objs[k]);
 	return bg->failed;
 }
 

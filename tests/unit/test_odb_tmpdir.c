@@ -15,6 +15,7 @@
 #include <utime.h>
 
 #include "rq_fs.h"
+#include "rq_odb_mem.h"
 #include "rq_odb_tmpdir.h"
 
 static int setup(void **state)
@@ -198,6 +199,75 @@ static void test_open_write_finish(void **state)
 		assert_string_equal(git_commit_message(c), "objdir test\n");
 		git_commit_free(c);
 	}
+}
+
+/*
+ * Compressing ahead: enough new content for the thread to start (and for
+ * the picks' end to help it), versions of a file written as deltas of one
+ * another, blobs read back after they gave their content up, an object
+ * written twice; the pack holds every object as written (git fsck, the
+ * contents compared) and is the same pack every time.
+ */
+static char *compress_ahead_run(tu_repo *r, git_oid *ids, size_t n, size_t size)
+{
+	git_repository *repo = tu_repo_open(r);
+	rq_odb_tmpdir *od = NULL;
+	rq_odb_tmpdir_stats stats;
+	git_odb *odb;
+	char *buf = malloc(size);
+
+	assert_non_null(buf);
+	assert_int_equal(rq_odb_tmpdir_open(&od, repo, NULL, NULL), 0);
+	assert_int_equal(git_repository_odb(&odb, repo), 0);
+	for (size_t k = 0; k < n; k++) {
+		for (size_t i = 0; i < size; i++)
+			buf[i] = (char)('a' + (i * 7 + i / 61 + (k / 2) * (i % 997 == 0)) % 26);
+		snprintf(buf, 32, "version %zu\n", k);
+		/* odd k: a new version of k - 1's file */
+		assert_int_equal(rq_odb_mem_write_like(&ids[k], odb, buf, size, GIT_OBJECT_BLOB,
+						       k % 2 ? &ids[k - 1] : NULL),
+				 0);
+		if (k % 5 == 4) { /* read back an earlier one, and write it again */
+			git_odb_object *o = NULL;
+			assert_int_equal(git_odb_read(&o, odb, &ids[k - 3]), 0);
+			assert_int_equal(git_odb_object_size(o), size);
+			assert_int_equal(rq_odb_mem_write(&ids[k - 3], odb, git_odb_object_data(o),
+							  size, GIT_OBJECT_BLOB),
+					 0);
+			git_odb_object_free(o);
+		}
+	}
+	git_odb_free(odb);
+	assert_int_equal(rq_odb_tmpdir_finish(od, &stats, NULL), 0);
+	rq_odb_tmpdir_free(od);
+	assert_int_equal(stats.objects, n);
+	free(buf);
+	return strdup(stats.pack_name);
+}
+
+static void test_compress_ahead(void **state)
+{
+	tu_repo *r = *state;
+	size_t n = 60, size = 20000;
+	git_oid ids[60];
+	char *first, *again, *out;
+
+	first = compress_ahead_run(r, ids, n, size);
+	assert_int_equal(tu_run(r, "git fsck --strict --no-dangling 2>/dev/null"), 0);
+	out = tu_capture(r, "git cat-file blob %s | head -1", tu_hex(&ids[41]));
+	assert_non_null(out);
+	assert_string_equal(out, "version 41");
+	free(out);
+	/* deltas were made: the pack is far smaller than its blobs */
+	out = tu_capture(r, "git verify-pack -v .git/objects/pack/%s.idx | grep -c ' 1 '", first);
+	assert_non_null(out);
+	assert_true(atoi(out) >= 20);
+	free(out);
+	tu_git(r, "rm -f .git/objects/pack/%s.*", first);
+	again = compress_ahead_run(r, ids, n, size);
+	assert_string_equal(first, again);
+	free(first);
+	free(again);
 }
 
 static void test_finish_nothing_written(void **state)
@@ -473,6 +543,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_open_write_finish, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_finish_nothing_written, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_compress_ahead, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_free_without_finish, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_two_dirs, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_clean_stale, setup, teardown),
