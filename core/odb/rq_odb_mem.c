@@ -22,6 +22,7 @@
 #include "rq_mem.h"
 #include "rq_odb.h"
 #include "rq_sha1.h"
+#include "rq_trace.h"
 
 #define PART_MAGIC     "RQPART2\n"
 #define PART_MAGIC_LEN 8
@@ -925,7 +926,7 @@ int rq_odb_mem_entry(git_odb_backend *b, size_t i, rq_odb_pack_entry *out)
 
 /* The thread starts once this much content waits (a small replay packs
  * faster alone), and is woken each time this much more is handed to it. */
-#define BG_START_BYTES (256 * 1024)
+#define BG_START_BYTES (64 * 1024)
 #define BG_WAKE_BYTES  (64 * 1024)
 /* blobs this large are read back from their entry once encoded */
 #define BG_DROP_BYTES 4096
@@ -1112,6 +1113,7 @@ static int bg_start(struct rq_odb_mem *m)
 		return -1;
 	}
 	bg->running = 1;
+	RQ_TRACE_AT("compressor: started");
 	return 0;
 }
 
@@ -1214,12 +1216,15 @@ static int bg_finish(struct rq_odb_mem *m)
 	bg->running = 0;
 	if (bg->owner != getpid())
 		return 0;
+	RQ_TRACE_AT("compressor: help");
 	bg_help(m);
+	RQ_TRACE_AT("compressor: helped");
 	pthread_mutex_lock(&bg->mu);
 	bg->stop = 1;
 	pthread_cond_signal(&bg->wake);
 	pthread_mutex_unlock(&bg->mu);
 	pthread_join(bg->thread, NULL);
+	RQ_TRACE_AT("compressor: joined");
 	pthread_cond_destroy(&bg->wake);
 	pthread_mutex_destroy(&bg->mu);
 	for (size_t k = 0; k < m->n; k++)

@@ -7,6 +7,7 @@
 #include "rq_odb_tmpdir.h"
 #include "rq_fs.h"
 #include "rq_odb_mem.h"
+#include "rq_trace.h"
 
 #include <git2/sys/odb_backend.h>
 #include <git2/sys/repository.h>
@@ -292,12 +293,14 @@ static int write_pack(rq_odb_tmpdir *od, rq_odb_tmpdir_stats *stats, rq_error *e
 
 	if (pack_entries(od, stats->objects, &e, err) < 0)
 		return -1;
+	RQ_TRACE_AT("pack: entries");
 	snprintf(packdir, sizeof(packdir), "%s/pack", od->path);
 	if (make_dir(packdir, err) == 0 &&
 	    rq_odb_pack_write(packdir, e, stats->objects, stats->pack_name, &stats->pack_bytes,
 			      err) == 0 &&
 	    move_pack(od, packdir, stats->pack_name, err) == 0)
 		rc = 0;
+	RQ_TRACE_AT("pack: written");
 	free(e);
 	return rc;
 }
