@@ -221,8 +221,10 @@ static int ensure(rq_redis *r, long long deadline, rq_error *err)
 			return 0;
 		rc = try_connect(r, err);
 		if (rc == 0) {
-			if (attempt > 0 || r->reconnects)
+			/* a connection after a broken one, or after failed tries */
+			if (attempt > 0 || r->reconnects || r->lost)
 				r->reconnects++;
+			r->lost = 0;
 			return 0;
 		}
 		if (rc == -2)
@@ -804,6 +806,7 @@ redisReply *rq_redis_cmd(rq_redis *r, int block_ms, rq_error *err, int argc, con
 		rq_error_set(err, RQ_E_REDIS, "Redis command %s failed: %s", argv[0],
 			     r->c ? r->c->errstr : "no connection");
 		drop(r);
+		r->lost = 1; /* the next connection is a reconnect */
 		if (deadline >= 0 && mono_ms() >= deadline)
 			return NULL;
 		backoff_sleep(r, attempt);
@@ -831,6 +834,7 @@ int rq_redis_send(rq_redis *r, rq_error *err, int argc, const char **argv)
 broken:
 	rq_error_set(err, RQ_E_REDIS, "Redis command %s failed: %s", argv[0], r->c->errstr);
 	drop(r);
+	r->lost = 1;
 	return -1;
 }
 
@@ -851,6 +855,7 @@ int rq_redis_recv(rq_redis *r, redisReply **reply, rq_error *err)
 	if (redisBufferRead(r->c) != REDIS_OK || redisGetReplyFromReader(r->c, &rep) != REDIS_OK) {
 		rq_error_set(err, RQ_E_REDIS, "Redis read failed: %s", r->c->errstr);
 		drop(r);
+		r->lost = 1;
 		return -1;
 	}
 	*reply = rep;

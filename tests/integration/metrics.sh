@@ -160,6 +160,18 @@ wait_for "the worker to lose Redis" 60 lost_redis
 start_redis
 check "the reconnects are counted" wait_for "a reconnect" 60 \
 	eval 'scrape >/dev/null && [ "$(metric "replayq_redis_reconnects_total{$L}")" -ge 1 ]'
+# a connection Redis closes (CLIENT KILL) while it stays up: the first new
+# connection counts too (it used to count only after a failed try)
+r0=$(metric "replayq_redis_reconnects_total{$L}")
+n0=$(fails)
+rcli client kill type normal >/dev/null
+wait_for "the worker to see its connection closed" 60 lost_redis
+check "a reconnect after CLIENT KILL is counted" wait_for "one more reconnect" 60 \
+	eval 'scrape >/dev/null && [ "$(metric "replayq_redis_reconnects_total{$L}")" -gt "$r0" ]'
+# both of the worker's connections back (the second at its next command),
+# before the hostile-client checks count the worker's sockets
+check "both connections reconnected" wait_for "two more reconnects" 90 \
+	eval 'scrape >/dev/null && [ "$(metric "replayq_redis_reconnects_total{$L}")" -ge $((r0 + 2)) ]'
 
 # --- hostile clients ---------------------------------------------------------------------
 section "hostile clients"
