@@ -13,7 +13,7 @@
 #include <malloc.h>
 #endif
 
-#define RESERVE_MAX ((size_t)32 << 20)
+#define RESERVE_MAX ((size_t)16 << 20)
 
 void *rq_mem_grow(void *v, size_t *cap, size_t n, size_t elem_size, size_t first)
 {

@@ -404,9 +404,16 @@ static int packs_read_prefix(git_oid *full, void **data, size_t *len, git_object
 	return rc < 0 ? pack_failed((packs *)be, prefix, rc) : rc;
 }
 
+/* Our index answers: libgit2 maps the same index, and its lookups (one for
+ * every new object a replay writes, which no pack has) would bring its
+ * pages in a second time (the 1M-object index is 28 MB). Both know the
+ * packs that were there when they were first used. */
 static int packs_exists(git_odb_backend *be, const git_oid *id)
 {
-	return inner(be)->exists(inner(be), id);
+	packs *b = (packs *)be;
+	int r = b->direct ? rq_odb_packread_has(b->direct, id) : -1;
+
+	return r >= 0 ? r : inner(be)->exists(inner(be), id);
 }
 
 static int packs_exists_prefix(git_oid *full, git_odb_backend *be, const git_oid *prefix,
@@ -554,6 +561,38 @@ static int check_packs(const char *dir, const char *shown, rq_error *err)
 	}
 	closedir(dh);
 	return rc < 0 ? -1 : 0;
+}
+
+/* The pack reader of a packs backend of `from` over the same directory. */
+static rq_odb_packread *shared_reader(git_odb *from, const char *dir)
+{
+	size_t n = git_odb_num_backends(from);
+
+	for (size_t i = 0; i < n; i++) {
+		git_odb_backend *b = NULL;
+		if (git_odb_get_backend(&b, from, i) == 0 && b && b->read == packs_read &&
+		    ((packs *)b)->direct && !strcmp(rq_odb_packread_dir(((packs *)b)->direct), dir))
+			return ((packs *)b)->direct;
+	}
+	return NULL;
+}
+
+void rq_odb_share_packs(git_odb *odb, git_odb *from)
+{
+	size_t n = odb && from ? git_odb_num_backends(odb) : 0;
+
+	for (size_t i = 0; i < n; i++) {
+		git_odb_backend *b = NULL;
+		rq_odb_packread *other;
+		if (git_odb_get_backend(&b, odb, i) < 0 || !b || b->read != packs_read ||
+		    !((packs *)b)->direct)
+			continue;
+		other = shared_reader(from, rq_odb_packread_dir(((packs *)b)->direct));
+		if (other && other != ((packs *)b)->direct) {
+			rq_odb_packread_free(((packs *)b)->direct);
+			((packs *)b)->direct = rq_odb_packread_ref(other);
+		}
+	}
 }
 
 /* --- building the database --------------------------------------------- */

@@ -53,6 +53,14 @@ int rq_odb_new(git_odb **out, git_repository *repo, const rq_odb_opts *opts, rq_
  */
 int rq_odb_install(git_repository *repo, const rq_odb_opts *opts, rq_error *err);
 
+/*
+ * Let odb read packs through the readers `from` has for the same
+ * directories (both rq_odb databases, before odb reads anything): a
+ * replay's database and the one installed before it share their mappings
+ * of each pack and index. Anything else: nothing.
+ */
+void rq_odb_share_packs(git_odb *odb, git_odb *from);
+
 /* 1 if b is the loose backend of an rq_odb database. */
 int rq_odb_is_loose(const git_odb_backend *b);
 

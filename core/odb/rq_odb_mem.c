@@ -78,6 +78,7 @@ typedef struct bg_tree {
 	const unsigned char *data;
 	size_t len;
 	uint32_t depth;
+	size_t idx; /* in the thread's window: the object's index */
 } bg_tree;
 
 typedef struct bg_state {
@@ -841,7 +842,7 @@ static int usable_base(const mem_object *b)
 
 static bg_tree as_base(const mem_object *b)
 {
-	return (bg_tree){b->id, b->data, b->len, b->depth};
+	return (bg_tree){b->id, b->data, b->len, b->depth, 0};
 }
 
 /*
@@ -952,28 +953,37 @@ static int bg_encode(bg_state *bg, const mem_object *o, const bg_tree *blob_base
 }
 
 /* A tree the thread encoded joins its window (the oldest leaves). */
-static void bg_remember(bg_state *bg, const mem_object *o, const encoded *e)
+/* A tree the thread encoded (object k) joins its window; the oldest one
+ * leaves it: 1 + its index (0: none), to give its content up. */
+static size_t bg_remember(bg_state *bg, const mem_object *o, size_t k, const encoded *e)
 {
+	size_t gone = 0;
+
 	if (o->type != GIT_OBJECT_TREE)
-		return;
+		return 0;
 	if (bg->nwin == DELTA_WINDOW) {
+		gone = bg->win[0].idx + 1;
 		memmove(bg->win, bg->win + 1, (DELTA_WINDOW - 1) * sizeof(bg->win[0]));
 		bg->nwin--;
 	}
-	bg->win[bg->nwin++] = (bg_tree){o->id, o->data, o->len, e->depth};
+	bg->win[bg->nwin++] = (bg_tree){o->id, o->data, o->len, e->depth, k};
+	return gone;
 }
 
 /*
- * A large blob the thread encoded gives its content up: the pack needs
- * only the entry, and a replay seldom reads a blob it wrote (the next
- * pick's side of a file changed again, inflated from the entry; the next
- * version's delta base, bg_content). Most of a content-heavy replay's
- * memory would otherwise be these copies. Trees stay: they are the
- * window's delta bases.
+ * A large blob or a commit the thread encoded gives its content up: the
+ * pack needs only the entry, and a replay seldom reads an object it wrote
+ * (the next pick's side of a file changed again, the next pick's parent:
+ * inflated from the entry; the next version's delta base, bg_content).
+ * Most of a replay's memory would otherwise be these copies. Trees stay
+ * while they are in the window (its delta bases).
  */
 static void bg_drop(mem_object *o)
 {
-	if (o->type != GIT_OBJECT_BLOB || o->len < BG_DROP_BYTES || !o->own_data)
+	int large_blob = o->type == GIT_OBJECT_BLOB && o->len >= BG_DROP_BYTES;
+
+	/* trees: when they leave the window (bg_drop_tree) */
+	if (!(large_blob || o->type == GIT_OBJECT_COMMIT) || !o->own_data)
 		return;
 	free(o->data);
 	o->data = NULL;
@@ -1044,8 +1054,20 @@ static const bg_tree *bg_take(struct rq_odb_mem *m, mem_object *o, bg_tree *base
 		return NULL;
 	if (own)
 		*tmp = data;
-	*base = (bg_tree){b->id, data, b->len, b->depth};
+	*base = (bg_tree){b->id, data, b->len, b->depth, 0};
 	return base;
+}
+
+/* A tree that left the thread's window gives its content up, unless its
+ * collision check is being run by bg_help. */
+static void bg_drop_tree(mem_object *o)
+{
+	if (o->type != GIT_OBJECT_TREE || !o->own_data || !o->entry || o->unchecked == 2)
+		return;
+	free(o->data);
+	o->data = NULL;
+	o->own_data = 0;
+	o->dropped = 1;
 }
 
 static void *bg_main(void *arg)
@@ -1059,6 +1081,7 @@ static void *bg_main(void *arg)
 		bg_tree base;
 		const bg_tree *blob_base;
 		unsigned char *tmp;
+		size_t gone;
 		encoded e;
 		int r;
 		while (!bg->stop && bg->done == bg->handed)
@@ -1073,9 +1096,10 @@ static void *bg_main(void *arg)
 		pthread_mutex_unlock(&bg->mu);
 		r = bg_encode(bg, &o, blob_base, &e);
 		free(tmp);
-		if (r == 0)
-			bg_remember(bg, &o, &e);
+		gone = r == 0 ? bg_remember(bg, &o, bg->done, &e) : 0;
 		pthread_mutex_lock(&bg->mu);
+		if (gone)
+			bg_drop_tree(&m->objs[gone - 1]);
 		if (r == 0) {
 			store_encoded(&m->objs[bg->done], &e);
 			/* bg_help may be checking it: then it gives the content up */

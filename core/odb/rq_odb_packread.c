@@ -45,6 +45,9 @@ typedef struct cached {
 } cached;
 
 struct rq_odb_packread {
+	char *dir;     /* the pack directory, scanned at the first use */
+	int scanned;   /* 1: scanned; -1: out of memory then */
+	unsigned refs; /* the databases that share it */
 	mapped_pack *packs;
 	size_t n, cap;
 	struct libdeflate_decompressor *inflater;
@@ -137,32 +140,53 @@ static int add_pack(rq_odb_packread *pr, const char *dir, const char *name)
 rq_odb_packread *rq_odb_packread_open(const char *pack_dir)
 {
 	rq_odb_packread *pr = calloc(1, sizeof(*pr));
-	struct dirent *d;
-	DIR *dh;
 
-	if (!pr || !(pr->inflater = libdeflate_alloc_decompressor())) {
+	if (!pr || !(pr->dir = strdup(pack_dir))) {
 		free(pr);
 		return NULL;
 	}
-	if (!(dh = opendir(pack_dir)))
-		return pr;
-	while ((d = readdir(dh))) {
-		size_t n = strlen(d->d_name);
-		if (n < 9 || strncmp(d->d_name, "pack-", 5) || strcmp(d->d_name + n - 4, ".idx"))
-			continue;
-		if (add_pack(pr, pack_dir, d->d_name) < 0) {
-			closedir(dh);
-			rq_odb_packread_free(pr);
-			return NULL;
-		}
-	}
-	closedir(dh);
+	pr->refs = 1;
 	return pr;
+}
+
+rq_odb_packread *rq_odb_packread_ref(rq_odb_packread *pr)
+{
+	pr->refs++;
+	return pr;
+}
+
+/* The packs, mapped at the first use (a database opened and replaced by a
+ * sharing one never maps them). 0, or -1 out of memory. */
+static int scan(rq_odb_packread *pr)
+{
+	struct dirent *d;
+	DIR *dh;
+
+	if (pr->scanned)
+		return pr->scanned < 0 ? -1 : 0;
+	pr->scanned = -1;
+	if (!(pr->inflater = libdeflate_alloc_decompressor()))
+		return -1;
+	if ((dh = opendir(pr->dir))) {
+		while ((d = readdir(dh))) {
+			size_t n = strlen(d->d_name);
+			if (n < 9 || strncmp(d->d_name, "pack-", 5) ||
+			    strcmp(d->d_name + n - 4, ".idx"))
+				continue;
+			if (add_pack(pr, pr->dir, d->d_name) < 0) {
+				closedir(dh);
+				return -1;
+			}
+		}
+		closedir(dh);
+	}
+	pr->scanned = 1;
+	return 0;
 }
 
 void rq_odb_packread_free(rq_odb_packread *pr)
 {
-	if (!pr)
+	if (!pr || --pr->refs)
 		return;
 	for (size_t k = 0; k < pr->n; k++)
 		unmap_pair(&pr->packs[k]);
@@ -170,7 +194,13 @@ void rq_odb_packread_free(rq_odb_packread *pr)
 		free(pr->cache[k].data);
 	libdeflate_free_decompressor(pr->inflater);
 	free(pr->packs);
+	free(pr->dir);
 	free(pr);
+}
+
+const char *rq_odb_packread_dir(const rq_odb_packread *pr)
+{
+	return pr->dir;
 }
 
 /* ---- the index ---- */
@@ -440,6 +470,18 @@ static int read_entry(rq_odb_packread *pr, size_t k, uint64_t off, unsigned char
 	return r;
 }
 
+int rq_odb_packread_has(rq_odb_packread *pr, const git_oid *id)
+{
+	uint64_t off;
+
+	if (scan(pr) < 0)
+		return -1;
+	for (size_t k = 0; k < pr->n; k++)
+		if (find_in(&pr->packs[k], id->id, &off))
+			return 1;
+	return 0;
+}
+
 int rq_odb_packread_read(rq_odb_packread *pr, const git_oid *id, rq_odb_packread_alloc alloc,
 			 void *ctx, void **data, size_t *len, git_object_t *type)
 {
@@ -449,6 +491,8 @@ int rq_odb_packread_read(rq_odb_packread *pr, const git_oid *id, rq_odb_packread
 	size_t k;
 	int r;
 
+	if (scan(pr) < 0)
+		return -1;
 	for (k = 0; k < pr->n; k++)
 		if (find_in(&pr->packs[k], id->id, &off))
 			break;

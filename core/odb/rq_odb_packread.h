@@ -26,10 +26,20 @@
 
 typedef struct rq_odb_packread rq_odb_packread;
 
-/* Map the pack-*.idx files of pack_dir with their packs (a pair that does
- * not look right is left to libgit2). NULL: out of memory. */
+/* A reader of the pack-*.idx files of pack_dir with their packs, mapped at
+ * the first read (a pair that does not look right is left to libgit2).
+ * NULL: out of memory. */
 rq_odb_packread *rq_odb_packread_open(const char *pack_dir);
+/* One more owner (a second database over the same directory: each mapping
+ * of a 48 MB index would bring its pages in again). */
+rq_odb_packread *rq_odb_packread_ref(rq_odb_packread *pr);
+/* Drop an owner; the last one unmaps. */
 void rq_odb_packread_free(rq_odb_packread *pr);
+const char *rq_odb_packread_dir(const rq_odb_packread *pr);
+
+/* 1 when these packs hold id (as their index says), 0 when they do not,
+ * -1 when it cannot tell (out of memory). */
+int rq_odb_packread_has(rq_odb_packread *pr, const git_oid *id);
 
 /* Where the content goes: alloc(ctx, n) returns n bytes (NULL: out of
  * memory). */

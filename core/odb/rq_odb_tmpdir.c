@@ -124,6 +124,7 @@ int rq_odb_tmpdir_open(rq_odb_tmpdir **out, git_repository *repo, const rq_odb_o
 	}
 	if (rq_odb_new(&od->odb, repo, opts, err) < 0)
 		goto fail;
+	rq_odb_share_packs(od->odb, od->orig_odb);
 	if (!(od->enc = rq_odb_pack_encoder_new_level(rq_odb_pack_compression_level(repo))) ||
 	    rq_odb_mem_new(&od->mem) < 0) {
 		rq_error_set(err, RQ_E_NOMEM, "out of memory");
