@@ -927,8 +927,8 @@ int rq_odb_mem_entry(git_odb_backend *b, size_t i, rq_odb_pack_entry *out)
 
 /* The thread starts once this much content waits (a small replay packs
  * faster alone), and is woken each time this much more is handed to it. */
-#define BG_START_BYTES (64 * 1024)
-#define BG_WAKE_BYTES  (64 * 1024)
+#define BG_START_BYTES (8 * 1024)
+#define BG_WAKE_BYTES  (16 * 1024)
 /* blobs this large are read back from their entry once encoded */
 #define BG_DROP_BYTES 4096
 
