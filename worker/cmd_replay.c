@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cmds.h"
+#include "cli.h"
 #include "opt.h"
 #include "rq_cfgparams.h"
 #include "rq_odb.h"
@@ -25,14 +26,6 @@
 #include "rq_replay.h"
 #include "rq_result_json.h"
 #include "rq_revfilter.h"
-
-static volatile int interrupted;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	interrupted = 1;
-}
 
 static const char replay_synopsis[] =
     "usage: replayq [-C <path>] replay ([--contained] --onto=<newbase> | --advance=<branch> |\n"
@@ -183,17 +176,10 @@ static int config_ref_action(git_repository *repo, const char **out)
  * 128 (said). */
 static int open_repository(replay_cli *c, replay_run *run)
 {
-	if (git_repository_open_ext(&run->repo, NULL, GIT_REPOSITORY_OPEN_FROM_ENV, NULL) < 0) {
-		fputs("fatal: not a git repository (or any of the parent directories): .git\n",
-		      stderr);
-		return 128;
-	}
-	/* replayq -c name=value (git's command-line configuration) */
-	rq_error err;
-	if (rq_cfgparams_apply(run->repo, getenv("GIT_CONFIG_PARAMETERS"), &err) < 0) {
-		fprintf(stderr, "error: %s\nfatal: unable to parse command-line config\n", err.msg);
-		return 128;
-	}
+	int status = rq_cli_open_repo(&run->repo);
+
+	if (status)
+		return status;
 	if (!c->ref_action && (config_ref_action(run->repo, &c->ref_action) < 0 ||
 			       (c->ref_action && strcmp(c->ref_action, "update") &&
 				strcmp(c->ref_action, "print")))) {
@@ -225,31 +211,11 @@ static int jobs_option(const replay_cli *c, rq_replay_opts *o)
 	return 0;
 }
 
-/* A signal stops the replay between picks and the engine cleans up; a
- * second one stops it at once (its temporary objects are then cleaned by
- * the next run). */
-static void catch_signals(rq_replay_opts *o)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sa.sa_flags = SA_RESETHAND;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	o->cancel = &interrupted;
-}
-
 /* The engine's options from the command line, the identities included:
  * 0, or -1 with run->err set. */
 static int replay_setup(const replay_cli *c, replay_run *run)
 {
 	rq_replay_opts *o = &run->opts;
-	const char *stale = getenv("REPLAYQ_STALE_SECONDS");
-
-	/* temporary object directories left by killed runs */
-	rq_odb_tmpdir_clean_stale(run->repo, (unsigned)atoi(stale ? stale : "300"), NULL);
 	o->mode = c->onto ? RQ_MODE_ONTO : c->advance ? RQ_MODE_ADVANCE : RQ_MODE_REVERT;
 	o->target = c->onto ? c->onto : c->advance ? c->advance : c->revert;
 	o->contained = c->contained;
@@ -271,26 +237,6 @@ static int replay_setup(const replay_cli *c, replay_run *run)
 	run->odb_opts.objects_shown = objects_shown(run->repo, &run->objects_dir);
 	o->objects = &run->odb_opts;
 	return 0;
-}
-
-/* Apply the updates; no signal interrupts them (a kill still can: the
- * next run clears what it leaves, rq_refs). 0 or -1 (run->err set). */
-static int apply_updates(replay_run *run)
-{
-	sigset_t block, old;
-	int rc = 0;
-
-	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGHUP);
-	sigprocmask(SIG_BLOCK, &block, &old);
-	if (rq_refs_apply(run->repo, &run->res, &run->committer, &run->err) < 0)
-		rc = -1;
-	else
-		run->applied = 1;
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	return rc;
 }
 
 static int emit_json(const replay_run *run, int rc)
@@ -391,16 +337,19 @@ static int replay(replay_cli *c, replay_run *run)
 	    (status = jobs_option(c, &run->opts)) != 0)
 		return status;
 	run->json = c->format && !strcmp(c->format, "json");
-	catch_signals(&run->opts);
+	run->opts.cancel = rq_cli_catch_signals();
 	rc = replay_setup(c, run);
 	if (rc == 0) {
 		warn_overridden(c);
 		rc = rq_replay_run(run->repo, &run->opts, &run->res, &run->err);
 	}
 	/* keep-going: the clean refs move even when others conflicted */
-	if ((rc == 0 || (rc == 1 && run->res.keep_going && run->res.nupdates)) && !run->print &&
-	    apply_updates(run) < 0)
-		rc = -1;
+	if ((rc == 0 || (rc == 1 && run->res.keep_going && run->res.nupdates)) && !run->print) {
+		if (rq_cli_apply_refs(run->repo, &run->res, &run->committer, &run->err) < 0)
+			rc = -1;
+		else
+			run->applied = 1;
+	}
 	return report(run, rc);
 }
 

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "cmds.h"
+#include "cli.h"
 #include "opt.h"
 #include "rq_cfgparams.h"
 #include "rq_odb_tmpdir.h"
@@ -29,14 +30,6 @@
 #include "rq_train.h"
 
 #define SKIP_MAX 256
-
-static volatile int interrupted;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	interrupted = 1;
-}
 
 static const char train_synopsis[] =
     "usage: replayq [-C <path>] train --target=<branch> [--method=rebase|merge]\n"
@@ -243,37 +236,13 @@ static int make_cars(const train_cli *c, train_run *run)
 	return 0;
 }
 
-/* A signal stops the train between picks; the engine cleans up. */
-static void catch_signals(rq_train_opts *o)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sa.sa_flags = SA_RESETHAND;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	o->cancel = &interrupted;
-}
-
 /* The repository (as git finds it) and the identity: 0, or 128 (said). */
 static int open_repository(const train_cli *c, train_run *run)
 {
-	const char *stale = getenv("REPLAYQ_STALE_SECONDS");
+	int status = rq_cli_open_repo(&run->repo);
 
-	if (git_repository_open_ext(&run->repo, NULL, GIT_REPOSITORY_OPEN_FROM_ENV, NULL) < 0) {
-		fputs("fatal: not a git repository (or any of the parent directories): .git\n",
-		      stderr);
-		return 128;
-	}
-	/* replayq -c name=value (git's command-line configuration) */
-	if (rq_cfgparams_apply(run->repo, getenv("GIT_CONFIG_PARAMETERS"), &run->err) < 0) {
-		fprintf(stderr, "error: %s\nfatal: unable to parse command-line config\n",
-			run->err.msg);
-		return 128;
-	}
-	rq_odb_tmpdir_clean_stale(run->repo, (unsigned)atoi(stale ? stale : "300"), NULL);
+	if (status)
+		return status;
 	if (rq_ident_default(run->repo, &run->committer, &run->err) < 0) {
 		fprintf(stderr, "fatal: %s\n", run->err.msg);
 		return 128;
@@ -284,25 +253,6 @@ static int open_repository(const train_cli *c, train_run *run)
 	run->opts.no_refs = !c->refs;
 	run->opts.committer = &run->committer;
 	return 0;
-}
-
-/* Apply the cars' refs; no signal interrupts them. 0 or -1 (err set). */
-static int apply_updates(train_run *run)
-{
-	sigset_t block, old;
-	int rc = 0;
-
-	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGHUP);
-	sigprocmask(SIG_BLOCK, &block, &old);
-	if (rq_refs_apply(run->repo, &run->res.replay, &run->committer, &run->err) < 0)
-		rc = -1;
-	else
-		run->applied = 1;
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	return rc;
 }
 
 /* One line per car. */
@@ -361,10 +311,14 @@ static int train(const train_cli *c, train_run *run)
 	if ((status = cli_check(c, run)) != 0 || (status = make_cars(c, run)) != 0 ||
 	    (status = open_repository(c, run)) != 0)
 		return status;
-	catch_signals(&run->opts);
+	run->opts.cancel = rq_cli_catch_signals();
 	rc = rq_train_run(run->repo, &run->opts, &run->res, &run->err);
-	if (rc >= 0 && !run->print && run->res.replay.nupdates && apply_updates(run) < 0)
-		rc = -1;
+	if (rc >= 0 && !run->print && run->res.replay.nupdates) {
+		if (rq_cli_apply_refs(run->repo, &run->res.replay, &run->committer, &run->err) < 0)
+			rc = -1;
+		else
+			run->applied = 1;
+	}
 	return report(run, rc);
 }
 

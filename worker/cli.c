@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * cli: the foreground commands' repository, signals and ref updates (see
+ * cli.h).
+ */
+#include "cli.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rq_cfgparams.h"
+#include "rq_odb_tmpdir.h"
+#include "rq_refs.h"
+
+static volatile int interrupted;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+int rq_cli_open_repo(git_repository **out)
+{
+	const char *stale = getenv("REPLAYQ_STALE_SECONDS");
+	rq_error err;
+
+	if (git_repository_open_ext(out, NULL, GIT_REPOSITORY_OPEN_FROM_ENV, NULL) < 0) {
+		*out = NULL;
+		fputs("fatal: not a git repository (or any of the parent directories): .git\n",
+		      stderr);
+		return 128;
+	}
+	/* replayq -c name=value (git's command-line configuration) */
+	if (rq_cfgparams_apply(*out, getenv("GIT_CONFIG_PARAMETERS"), &err) < 0) {
+		fprintf(stderr, "error: %s\nfatal: unable to parse command-line config\n", err.msg);
+		return 128;
+	}
+	/* temporary object directories left by killed runs */
+	rq_odb_tmpdir_clean_stale(*out, (unsigned)atoi(stale ? stale : "300"), NULL);
+	return 0;
+}
+
+const volatile int *rq_cli_catch_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESETHAND;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	return &interrupted;
+}
+
+/* A kill still can interrupt the updates: the next run clears what it
+ * leaves (rq_refs). */
+int rq_cli_apply_refs(git_repository *repo, const rq_replay_result *res, const rq_ident *committer,
+		      rq_error *err)
+{
+	sigset_t block, old;
+	int rc;
+
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	rc = rq_refs_apply(repo, res, committer, err) < 0 ? -1 : 0;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
