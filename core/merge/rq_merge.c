@@ -100,6 +100,7 @@
  * cache); and the merge's memory chunks.
  */
 #include "rq_merge.h"
+#include "rq_rename_cache.h"
 #include "rq_treemerge.h"
 
 #include <stdlib.h>
@@ -322,6 +323,12 @@ static int trivial_result(const git_oid *base, const git_oid *ours, const git_oi
 		return 1;
 	}
 	return 0;
+}
+
+void rq_merger_forget_renames(rq_merger *m)
+{
+	if (m && m->memory.renames)
+		rq_rename_cache_chain_break(m->memory.renames);
 }
 
 int rq_merger_merge(rq_merger *m, const git_oid *base, const git_oid *ours, const git_oid *theirs,

@@ -46,4 +46,12 @@ const rq_merge_stats *rq_merger_stats(const rq_merger *m);
 int rq_merger_merge(rq_merger *m, const git_oid *base, const git_oid *ours, const git_oid *theirs,
 		    git_oid *out, rq_conflicts *conflicts, rq_error *err);
 
+/*
+ * Forget the renames remembered along the current chain of picks (as a
+ * conflict or an unrelated merge would): the next merge detects renames
+ * afresh, as a separate git replay call would. The similarity scores stay
+ * (they are facts about pairs of blobs, not about the chain).
+ */
+void rq_merger_forget_renames(rq_merger *m);
+
 #endif

@@ -209,18 +209,13 @@ static int set_up(train *t)
 /*
  * Each car's merges start afresh, as a separate `git replay` or `git
  * merge-tree` would: renames remembered along the previous car's chain
- * of picks must not reach it. The merger forgets them at any merge that
- * does not continue its chain; a merge of a root onto the empty tree
- * (answered from the ids) starts a chain no real merge continues.
+ * of picks must not reach it.
  */
 static int break_chain(train *t)
 {
-	rq_conflicts none = {0};
-	git_oid out;
-
 	t->chain_breaks++;
-	return rq_merger_merge(t->shared.merger, NULL, &t->empty_tree, &t->empty_tree, &out, &none,
-			       t->err);
+	rq_merger_forget_renames(t->shared.merger);
+	return 0;
 }
 
 /* ---- the cars ---- */

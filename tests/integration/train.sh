@@ -222,4 +222,27 @@ if command -v redis-server >/dev/null; then
 		"$(jq -c '[.cars[] | .status + " " + (.commit // "-")]' <<<"$W")"
 	kill -TERM "$WORKER_PID" && wait "$WORKER_PID"
 fi
+# ---- renames remembered along one car's picks never reach the next car ----
+# (renames.sh's case: upstream renames numbers; car "cut" cuts it down, car
+# "back", stacked on it, restores it: a separate git replay of "back" onto
+# cut's result cannot pair the file and conflicts, so the train's car must)
+R3=$T/forget
+git init -q -b main "$R3"
+commit_file "$R3" numbers "$(seq 1 20)" base
+git -C "$R3" checkout -q -b cut
+commit_file "$R3" numbers "$(seq 1 3)" "A: cut numbers down"
+git -C "$R3" checkout -q -b back
+commit_file "$R3" numbers "$(seq 1 20)" "Revert A"
+git -C "$R3" checkout -q main
+git -C "$R3" mv numbers sequence
+commit_file "$R3" sequence "$({ seq 100 109; seq 1 20; })" "rename numbers to sequence"
+run_rq -C "$R3" train --target=main --ref-action=print --format=json cut back=cut..back
+check_eq "a car starts with no remembered renames: back conflicts" "cut ok,back conflict" \
+	"$(jq -r '[.cars[] | .name + " " + .status] | join(",")' <<<"$OUT")"
+if upstream_git; then
+	r1=$(jq -r '.cars[0].commit' <<<"$OUT")
+	"$UPSTREAM_GIT" -C "$R3" replay --ref-action=print --onto "$r1" cut..back >/dev/null 2>&1
+	check_eq "... as a separate upstream git replay of the car" 1 "$?"
+fi
+
 finish
