@@ -294,27 +294,46 @@ else
 	) >/dev/null 2>&1
 	check "test certificates made" test -s "$T/tls/server.crt"
 	# a TLS-only server: no plain port at all
-	TP=$(free_port)
 	mkdir -p "$T/tlsredis"
-	redis-server --port 0 --tls-port "$TP" --bind 127.0.0.1 --dir "$T/tlsredis" --save '' \
-		--tls-cert-file "$T/tls/server.crt" --tls-key-file "$T/tls/server.key" \
-		--tls-ca-cert-file "$T/tls/ca.crt" --tls-auth-clients no --requirepass tlspw \
-		--daemonize yes --pidfile "$T/tlsredis/pid" --logfile "$T/tlsredis/log" >/dev/null
 	tcli() { redis-cli --tls --cacert "$T/tls/ca.crt" -p "$TP" -a tlspw --no-auth-warning "$@"; }
-	wait_for "the TLS server" 30 bash -c "[ -s '$T/tlsredis/pid' ] && redis-cli --tls --cacert '$T/tls/ca.crt' -p $TP -a tlspw --no-auth-warning ping 2>/dev/null | grep -q PONG"
+	tls_up() { [ -s "$T/tlsredis/pid" ] && tcli ping 2>/dev/null | grep -q PONG; }
+	tls_settled() { tls_up || grep -q "Address already in use" "$T/tlsredis/log" 2>/dev/null; }
+	# a port another test took between free_port and the bind: another port
+	for _ in 1 2 3 4 5; do
+		TP=$(free_port)
+		rm -f "$T/tlsredis/pid" "$T/tlsredis/log"
+		redis-server --port 0 --tls-port "$TP" --bind 127.0.0.1 --dir "$T/tlsredis" --save '' \
+			--tls-cert-file "$T/tls/server.crt" --tls-key-file "$T/tls/server.key" \
+			--tls-ca-cert-file "$T/tls/ca.crt" --tls-auth-clients no --requirepass tlspw \
+			--daemonize yes --pidfile "$T/tlsredis/pid" --logfile "$T/tlsredis/log" >/dev/null
+		wait_for "the TLS server" 30 tls_settled
+		tls_up && break
+	done
+	check "the TLS server runs" tls_up
 	REDIS_PIDS+=("$(cat "$T/tlsredis/pid")")
 	# tunnel name local-port CA verify-host: deploy/redis-tls-tunnel in the
 	# background, until it listens; TUNNEL is its pid
+	# tunnel NAME CA HOST: a tunnel on a free port (TUNNEL_PORT), its pid in
+	# TUNNEL; a port another test took between free_port and the bind
+	# (stunnel exits) is replaced by another, as start_redis does
+	tunnel_up() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null || ! kill -0 "$TUNNEL" 2>/dev/null; }
 	tunnel() {
-		REDIS_TLS_CONNECT=127.0.0.1:$TP REDIS_TLS_ACCEPT=127.0.0.1:$2 REDIS_TLS_CA_FILE=$3 \
-			REDIS_TLS_VERIFY_HOST=$4 REDIS_TLS_RUN_DIR=$T/$1 \
-			"$TOP/deploy/redis-tls-tunnel" 2>"$T/$1.log" &
-		TUNNEL=$!
-		BG_PIDS+=("$TUNNEL")
-		check "$1 listens" wait_for "$1" 30 bash -c "(exec 3<>/dev/tcp/127.0.0.1/$2) 2>/dev/null"
+		local attempt
+		for attempt in 1 2 3 4 5; do
+			TUNNEL_PORT=$(free_port)
+			REDIS_TLS_CONNECT=127.0.0.1:$TP REDIS_TLS_ACCEPT=127.0.0.1:$TUNNEL_PORT \
+				REDIS_TLS_CA_FILE=$2 REDIS_TLS_VERIFY_HOST=$3 REDIS_TLS_RUN_DIR=$T/$1 \
+				"$TOP/deploy/redis-tls-tunnel" 2>"$T/$1.log" &
+			TUNNEL=$!
+			BG_PIDS+=("$TUNNEL")
+			wait_for "$1" 30 tunnel_up "$TUNNEL_PORT"
+			kill -0 "$TUNNEL" 2>/dev/null && break
+		done
+		check "$1 listens" tunnel_up "$TUNNEL_PORT"
+		check "$1 runs" kill -0 "$TUNNEL"
 	}
-	LP=$(free_port)
-	tunnel tunnel1 "$LP" "$T/tls/ca.crt" localhost
+	tunnel tunnel1 "$T/tls/ca.crt" localhost
+	LP=$TUNNEL_PORT
 	T1=$TUNNEL
 	export REPLAYQ_REDIS_URL="redis://127.0.0.1:$LP/0" REPLAYQ_REDIS_PASSWORD=tlspw
 	start_worker wt --repo-root="$ROOT" --queue=qt --jobs=1
@@ -328,8 +347,8 @@ else
 	# another name, passes nothing
 	for t in "tunnel2 $T/tls/other.crt localhost" "tunnel3 $T/tls/ca.crt otherhost"; do
 		read -r name ca host <<<"$t"
-		LP2=$(free_port)
-		tunnel "$name" "$LP2" "$ca" "$host"
+		tunnel "$name" "$ca" "$host"
+		LP2=$TUNNEL_PORT
 		REPLAYQ_REDIS_URL="redis://127.0.0.1:$LP2/0" run_rq queue --queue=qt stats
 		check_eq "TLS, $name: refused" 128 "$RC"
 		check_contains "TLS, $name: the tunnel says why" "certificate verify failed" "$(cat "$T/$name.log")"
