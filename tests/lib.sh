@@ -310,10 +310,15 @@ start_redis_at() {
 	local dir=$1 port=$2
 	shift 2
 	mkdir -p "$dir"
+	# a pid file left by an earlier server here, or another test's server
+	# on the port, must not pass for this one
+	rm -f "$dir/redis.pid" "$dir/redis.log"
 	redis-server --port "$port" --bind 127.0.0.1 --dir "$dir" --daemonize yes \
 		--pidfile "$dir/redis.pid" --logfile "$dir/redis.log" --save '' --appendonly no \
 		"$@" >/dev/null || return 1
 	wait_for "redis-server on port $port" 30 redis_up "$port" "$dir/redis.log" &&
+		! grep -q 'aborting\|Failed listening' "$dir/redis.log" &&
+		wait_for "the pid file of port $port" 30 test -s "$dir/redis.pid" &&
 		redis_answers "$port" || {
 		tail -n 5 "$dir/redis.log" >&2
 		return 1
@@ -519,9 +524,13 @@ start_sentinel() {
 		echo "sentinel failover-timeout mymaster 3000"
 		[ -n "${SENTINEL_AUTH_PASS:-}" ] && echo "sentinel auth-pass mymaster $SENTINEL_AUTH_PASS"
 	} >"$1/sentinel.conf"
+	rm -f "$1/redis.pid" "$1/redis.log"
 	redis-server "$1/sentinel.conf" --sentinel >/dev/null || return 1
-	wait_for "sentinel on port $2" 30 bash -c "[ \"\$(redis-cli -p $2 ping 2>/dev/null)\" = PONG ]" ||
-		return 1
+	# its own pid file, not another test's server on the port
+	wait_for "sentinel on port $2" 30 redis_up "$2" "$1/redis.log" &&
+		! grep -q 'aborting\|Failed listening' "$1/redis.log" &&
+		wait_for "the pid file of sentinel $2" 30 test -s "$1/redis.pid" &&
+		redis_answers "$2" || return 1
 	REDIS_PIDS+=("$(cat "$1/redis.pid")")
 }
 # sentinel_master_port port: the master's port the sentinel at port gives

@@ -101,7 +101,7 @@ for w in wa1 wa2; do start_worker "$w" --queue="$QA" --repo-root="$ROOT" --jobs=
 for w in wb1 wb2; do start_worker "$w" --queue="$QB" --repo-root="$ROOT" --jobs=2 --visibility-timeout=2; done
 WORKERS=("${BG_PIDS[@]}")
 unset REPLAYQ_TEST_HOLD
-for w in wa1 wa2 wb1 wb2; do wait_for "$w connected" 30 grep -q '"worker started"' "$T/$w.log"; done
+for w in wa1 wa2 wb1 wb2; do check "$w connected" wait_for "$w connected" 30 grep -q '"worker started"' "$T/$w.log"; done
 CONNS=$(connections_received "${CLUSTER_PORTS[@]}")
 run_rq submit --queue="$QA" --no-validate "$T/a1.jsonl"
 check_eq "submit to $QA through the seeds" "0 $N" "$RC $(grep -c . <<<"$OUT")"
@@ -126,7 +126,7 @@ BEFORE=$(results_at "$REP_A" "$QA")
 run_rq submit --queue="$QA" --no-validate "$T/a2.jsonl"
 check_eq "submit to $QA after the failover" "0 $N" "$RC $(grep -c . <<<"$OUT")"
 kill -USR1 "${CHILDREN[@]}"
-wait_for "a new result on $REP_A" 60 bash -c "[ \$(redis-cli -p $REP_A xlen 'replayq:{$QA}:results') -gt $BEFORE ]"
+check "a new result on $REP_A" wait_for "a new result on $REP_A" 60 bash -c "[ \$(redis-cli -p $REP_A xlen 'replayq:{$QA}:results') -gt $BEFORE ]"
 RECOVERED_AT=$(now_ms)
 RECOVER_MS=$((RECOVERED_AT - KILLED_AT))
 check "every job of $QA has a result" wait_for "$QA's results" 120 results_reach "$QA" $((2 * N))

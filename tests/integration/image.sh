@@ -29,9 +29,15 @@ for tool in mmdebstrap umoci; do
 	fi
 done
 
-# --- the build (a release binary in build-image/, the root file system cached) ---
+# --- the build: a release binary and the image in this build tree (not the
+# source tree, which other build trees share), the root file system cached there
 section "deploy/image/build"
-"$TOP/deploy/image/build" >"$T/build.out" 2>"$T/build.err"
+IMG_DIR=$(dirname "$REPLAYQ")/image-test
+{ cmake -S "$TOP" -B "$IMG_DIR/release" -DRQ_TESTS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo &&
+	cmake --build "$IMG_DIR/release" -j"$(nproc)"; } >"$T/release.log" 2>&1
+check "a release replayq builds" test -x "$IMG_DIR/release/replayq"
+"$TOP/deploy/image/build" --binary="$IMG_DIR/release/replayq" --out="$IMG_DIR/image" \
+	>"$T/build.out" 2>"$T/build.err"
 rc=$?
 if [ $rc -eq 3 ] && grep -q "cannot be reached" "$T/build.err"; then
 	skip "$(tail -1 "$T/build.err")"
@@ -41,7 +47,7 @@ check_eq "the image builds" 0 "$rc"
 cat "$T/build.out"
 ARCHIVE=$(sed -n 's/^image replayq:[^:]*: //p' "$T/build.out")
 VERSION=$("$REPLAYQ" version | awk '{print $NF}')
-check_eq "the archive is named after the version" "$TOP/build-image/image/replayq-$VERSION.oci.tar" "$ARCHIVE"
+check_eq "the archive is named after the version" "$IMG_DIR/image/replayq-$VERSION.oci.tar" "$ARCHIVE"
 check_contains "the size is printed" "MiB archive" "$(cat "$T/build.out")"
 
 # --- the OCI archive, as a runtime would take it --------------------------------

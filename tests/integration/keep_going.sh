@@ -201,22 +201,21 @@ check_eq "job: keep_going must be a boolean" "invalid_job field 'keep_going' mus
 	"$(jq -r 'select(.id == "kg-bad") | .error.code + " " + .error.message' <<<"$OUT")"
 
 # ---- through a worker: the intent and the fence, then the clean refs ----
-if command -v redis-server >/dev/null; then
-	git clone -q --mirror "$R" "$ROOT/kgw.git"
-	start_redis
-	export REPLAYQ_QUEUE=kg
-	start_worker w1 --repo-root="$ROOT" --jobs=2
-	W=$(sed -n 1p "$T/jobs.jsonl" | jq -c '.id = "kg-worker" | .repo = "kgw.git" | .ref_action = "update"' |
-		"$REPLAYQ" submit --wait=60 - 2>"$T/submit.err")
-	check_eq "worker: exit 1 (some branches conflicted)" 1 "$?"
-	check_eq "worker: status conflict, applied, 12 refs moved" "conflict true 12" \
-		"$(jq -r '[.status, .applied, (.updates | length)] | map(tostring) | join(" ")' <<<"$W")"
-	check_eq "worker: the same updates as the command" \
-		"$(echo "$ONE_OUT" | awk '{print $2, $3}')" "$(jq -r '.updates[] | .ref + " " + .new' <<<"$W")"
-	check_eq "worker: the refs moved" "$(jq -r '.updates[11].new' <<<"$W")" \
-		"$(git -C "$ROOT/kgw.git" rev-parse "$(jq -r '.updates[11].ref' <<<"$W")")"
-	check_eq "worker: b3 did not move" "$(git -C "$R" rev-parse b3)" "$(git -C "$ROOT/kgw.git" rev-parse b3)"
-	check_eq "worker: no intent or grant left" "" "$(rcli --scan --pattern 'replayq:{kg}:intent:*')$(rcli --scan --pattern 'replayq:{kg}:granted:*')"
-	kill -TERM "$WORKER_PID" && wait "$WORKER_PID"
-fi
+require redis-server
+git clone -q --mirror "$R" "$ROOT/kgw.git"
+start_redis
+export REPLAYQ_QUEUE=kg
+start_worker w1 --repo-root="$ROOT" --jobs=2
+W=$(sed -n 1p "$T/jobs.jsonl" | jq -c '.id = "kg-worker" | .repo = "kgw.git" | .ref_action = "update"' |
+	"$REPLAYQ" submit --wait=60 - 2>"$T/submit.err")
+check_eq "worker: exit 1 (some branches conflicted)" 1 "$?"
+check_eq "worker: status conflict, applied, 12 refs moved" "conflict true 12" \
+	"$(jq -r '[.status, .applied, (.updates | length)] | map(tostring) | join(" ")' <<<"$W")"
+check_eq "worker: the same updates as the command" \
+	"$(echo "$ONE_OUT" | awk '{print $2, $3}')" "$(jq -r '.updates[] | .ref + " " + .new' <<<"$W")"
+check_eq "worker: the refs moved" "$(jq -r '.updates[11].new' <<<"$W")" \
+	"$(git -C "$ROOT/kgw.git" rev-parse "$(jq -r '.updates[11].ref' <<<"$W")")"
+check_eq "worker: b3 did not move" "$(git -C "$R" rev-parse b3)" "$(git -C "$ROOT/kgw.git" rev-parse b3)"
+check_eq "worker: no intent or grant left" "" "$(rcli --scan --pattern 'replayq:{kg}:intent:*')$(rcli --scan --pattern 'replayq:{kg}:granted:*')"
+kill -TERM "$WORKER_PID" && wait "$WORKER_PID"
 finish

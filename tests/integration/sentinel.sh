@@ -77,7 +77,12 @@ RP=$NODE_PORT
 check "the replica is in sync" wait_for "replica in sync" 30 repl_synced "$MP"
 SPORTS=()
 for s in 1 2 3; do
-	p=$(free_cluster_port) && start_sentinel "$T/s$s" "$p" "$MP" || {
+	# a port another test took meanwhile: another one, as data_node does
+	for _ in 1 2 3; do
+		p=$(free_cluster_port) && REDIS_AUTH= start_sentinel "$T/s$s" "$p" "$MP" && break
+		p=
+	done
+	[ -n "$p" ] || {
 		not_ok "sentinel $s starts"
 		finish
 	}
@@ -115,7 +120,7 @@ for w in ws1 ws2; do start_worker "$w" --queue=$Q --repo-root="$ROOT" --jobs=2 -
 WORKERS=("${BG_PIDS[@]}")
 unset REPLAYQ_TEST_HOLD
 results_at() { ccli "$1" xlen "replayq:{$Q}:results"; }
-wait_for "the workers connected" 30 grep -q '"worker started"' "$T/ws1.log" "$T/ws2.log"
+for w in ws1 ws2; do check "$w connected" wait_for "$w connected" 30 grep -q '"worker started"' "$T/$w.log"; done
 CONNS=$(connections_received "$MP")
 run_rq submit --queue=$Q --no-validate "$T/p1.jsonl"
 check_eq "submit through the sentinels" "0 $N" "$RC $(grep -c . <<<"$OUT")"
@@ -137,14 +142,17 @@ BEFORE=$(results_at "$RP")
 run_rq submit --queue=$Q --no-validate "$T/p2.jsonl"
 check_eq "submit after the failover" "0 $N" "$RC $(grep -c . <<<"$OUT")"
 kill -USR1 "${CHILDREN[@]}"
-wait_for "a new result on $RP" 60 bash -c "[ \$(redis-cli -p $RP -a $PW --no-auth-warning xlen 'replayq:{$Q}:results') -gt $BEFORE ]"
+check "a new result on $RP" wait_for "a new result on $RP" 60 bash -c "[ \$(redis-cli -p $RP -a $PW --no-auth-warning xlen 'replayq:{$Q}:results') -gt $BEFORE ]"
 RECOVER_MS=$(($(now_ms) - KILLED_AT))
 check "every job of parts 1 and 2 has a result" wait_for "results" 120 bash -c "[ \$(redis-cli -p $RP -a $PW --no-auth-warning xlen 'replayq:{$Q}:results') -ge $((2 * N)) ]"
 echo "# failover: promoted $((PROMOTED_AT - KILLED_AT)) ms after the kill, first result on it after $RECOVER_MS ms"
 
 section "move 2: the old master back as a replica, made master again"
 start_redis_at "$T/m" "$MP" --requirepass "$PW" --masterauth "$PW" --repl-diskless-sync-delay 0 \
-	--replicaof 127.0.0.1 "$RP"
+	--replicaof 127.0.0.1 "$RP" || {
+	not_ok "the old master restarts on its port"
+	finish
+}
 check "the old master is back, a replica in sync" wait_for "$MP in sync" 30 repl_synced "$RP"
 run_rq submit --queue=$Q --no-validate "$T/p3.jsonl"
 check_eq "submit part 3" "0 $N" "$RC $(grep -c . <<<"$OUT")"

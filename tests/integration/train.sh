@@ -211,17 +211,16 @@ check_eq "run: the merge job applied its refs" "conflict true 5" \
 check_eq "run: the refs are there" 5 "$(git -C "$ROOT/train.git" for-each-ref refs/train/main | wc -l)"
 check_eq "run: a car revision may not be an option" "bad_revision" \
 	"$(jq -r 'select(.id == "t-bad") | .error.code' <<<"$OUT")"
-if command -v redis-server >/dev/null; then
-	start_redis
-	export REPLAYQ_QUEUE=train
-	start_worker w1 --repo-root="$ROOT" --jobs=2
-	job='{"v":1,"id":"t-worker","repo":"train.git","mode":"train","target":"main","method":"merge","cars":'$cars','$cm'}'
-	W=$(echo "$job" | "$REPLAYQ" submit --wait=60 - 2>"$T/submit.err")
-	check_eq "worker: exit 1 (a car conflicted)" 1 "$?"
-	check_eq "worker: the same cars as the command" "$(jq -c '[.cars[] | .status + " " + (.commit // "-")]' <<<"$MG")" \
-		"$(jq -c '[.cars[] | .status + " " + (.commit // "-")]' <<<"$W")"
-	kill -TERM "$WORKER_PID" && wait "$WORKER_PID"
-fi
+require redis-server
+start_redis
+export REPLAYQ_QUEUE=train
+start_worker w1 --repo-root="$ROOT" --jobs=2
+job='{"v":1,"id":"t-worker","repo":"train.git","mode":"train","target":"main","method":"merge","cars":'$cars','$cm'}'
+W=$(echo "$job" | "$REPLAYQ" submit --wait=60 - 2>"$T/submit.err")
+check_eq "worker: exit 1 (a car conflicted)" 1 "$?"
+check_eq "worker: the same cars as the command" "$(jq -c '[.cars[] | .status + " " + (.commit // "-")]' <<<"$MG")" \
+	"$(jq -c '[.cars[] | .status + " " + (.commit // "-")]' <<<"$W")"
+kill -TERM "$WORKER_PID" && wait "$WORKER_PID"
 # ---- renames remembered along one car's picks never reach the next car ----
 # (renames.sh's case: upstream renames numbers; car "cut" cuts it down, car
 # "back", stacked on it, restores it: a separate git replay of "back" onto
