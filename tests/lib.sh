@@ -162,7 +162,9 @@ REDIS_PIDS=()
 free_port() {
 	local p
 	for _ in $(seq 1 50); do
-		p=$((20000 + RANDOM % 20000))
+		# below the kernel's client ports (32768 up) and above the cluster
+		# nodes' bus ports (free_cluster_port), so the two never meet
+		p=$((26400 + RANDOM % 6300))
 		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
 			echo "$p"
 			return 0
@@ -330,10 +332,10 @@ redis_up() { redis_answers "$1" || grep -q 'aborting\|Failed listening' "$2" 2>/
 # free_cluster_port: a free port whose cluster bus port (+10000) is free
 # too, both below the range the kernel takes client ports from
 free_cluster_port() {
-	local p low
-	low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+	local p
 	for _ in $(seq 1 100); do
-		p=$((10000 + RANDOM % (low - 20001)))
+		# data ports 10000-16383, bus ports 20000-26383: below free_port's
+		p=$((10000 + RANDOM % 6384))
 		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null &&
 			! (exec 3<>"/dev/tcp/127.0.0.1/$((p + 10000))") 2>/dev/null; then
 			echo "$p"
