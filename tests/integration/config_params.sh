@@ -48,6 +48,7 @@ if upstream_git; then
 		wrc=$?
 		GIT_CONFIG_PARAMETERS=$p run_rq -C "$R" replay --onto main~2 main~1..topic
 		check_eq "GIT_CONFIG_PARAMETERS=$p: exit status and stdout as upstream's" "$wrc|$want" "$RC|$OUT"
+		check_eq "GIT_CONFIG_PARAMETERS=$p: stderr as upstream's" "$(cat "$T/g.err")" "$ERR"
 		git -C "$R" update-ref refs/heads/topic main
 	done
 	echo "config_params: $n -c cases and 4 GIT_CONFIG_PARAMETERS values compared with upstream git"

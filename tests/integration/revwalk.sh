@@ -118,7 +118,14 @@ if upstream_git; then
 		GIT_TEST_DATE_NOW=$now run_rq -C "$R" replay --ref-action=print --onto main $c
 		check_eq "$c (approximate): as upstream's" "$wrc $want $(cat "$T/g.err")" "$RC $OUT $ERR"
 	done
-	check "the approximate dates select some commits and leave others out" test -n "$want"
+	# and they select: "yesterday" keeps t1's last two commits of three
+	all=$("$UPSTREAM_GIT" -C "$R" rev-list main..t1 | wc -l)
+	some=$(GIT_TEST_DATE_NOW=$now "$UPSTREAM_GIT" -C "$R" rev-list --since=yesterday main..t1 | wc -l)
+	check_eq "--since=yesterday leaves t1's first commit out" "3 2" "$all $some"
+	GIT_TEST_DATE_NOW=$now run_rq -C "$R" replay --ref-action=print --onto main --ref=refs/heads/p \
+		--since=yesterday main..t1
+	check_eq "... and replayq replays the two others" "t1 e|t1 d by Bob" \
+		"$(git -C "$R" log -2 --format=%s "$(echo "$OUT" | cut -d' ' -f3)" | paste -sd'|')"
 fi
 # a pathspec keeps the commits that change it (no oracle needed)
 git -C "$R" checkout -q t1
