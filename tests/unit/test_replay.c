@@ -134,14 +134,6 @@ static void objects_dir(tu_repo *r, char *buf, size_t size, const char *sub)
 	snprintf(buf, size, "%.3000s/objects%s%s", r->gitdir, sub ? "/" : "", sub ? sub : "");
 }
 
-/* No temporary object directory is left. */
-static void assert_no_litter(tu_repo *r)
-{
-	char objects[PATH_MAX];
-	objects_dir(r, objects, sizeof(objects), NULL);
-	assert_int_equal(tu_count_entries(objects, "replayq-tmp-", ""), 0);
-}
-
 static int pack_count(tu_repo *r)
 {
 	char pack[PATH_MAX];
@@ -160,7 +152,7 @@ static void run(tu_repo *r, const rq_replay_opts *o, rq_replay_result *res, int 
 	if (rc != want_rc)
 		fail_msg("rq_replay_run returned %d, want %d: %s (%s)", rc, want_rc, err.msg,
 			 rq_error_code_name(err.code));
-	assert_no_litter(r);
+	tu_assert_no_tmpdir(r);
 }
 
 static void run_fails(tu_repo *r, const rq_replay_opts *o, rq_code code)
@@ -181,20 +173,16 @@ static void run_fails(tu_repo *r, const rq_replay_opts *o, rq_code code)
 	assert_null(res.updates);
 	assert_int_equal(res.conflicted, 0);
 	/* nothing new in the repository */
-	assert_no_litter(r);
+	tu_assert_no_tmpdir(r);
 	assert_int_equal(pack_count(r), packs);
 	assert_int_equal(tu_loose_count(r), loose);
 	rq_replay_result_free(&res);
 }
 
-/* git cherry-pick <range> on a detached <onto> in a new worktree; the new HEAD. */
+/* git cherry-pick <range> on a detached <onto>; the new HEAD. */
 static void oracle_cherry_pick(tu_repo *r, const char *onto, const char *range, git_oid *out)
 {
-	char *hex = tu_capture(r,
-			       "git worktree add -q --detach ../wt '%s' && "
-			       "git -C ../wt cherry-pick %s >/dev/null && "
-			       "git -C ../wt rev-parse HEAD && git worktree remove --force ../wt",
-			       onto, range);
+	char *hex = tu_worktree_head(r, onto, "git cherry-pick %s", range);
 	assert_non_null(hex);
 	assert_int_equal(git_oid_fromstr(out, hex), 0);
 	free(hex);
@@ -203,14 +191,12 @@ static void oracle_cherry_pick(tu_repo *r, const char *onto, const char *range, 
 /* git revert <range> on <onto> with the committer as author; the new HEAD. */
 static void oracle_revert(tu_repo *r, const char *onto, const char *range, git_oid *out)
 {
-	char *hex = tu_capture(r,
-			       "git worktree add -q --detach ../wt '%s' && "
-			       "GIT_AUTHOR_NAME=\"$GIT_COMMITTER_NAME\" "
-			       "GIT_AUTHOR_EMAIL=\"$GIT_COMMITTER_EMAIL\" "
-			       "GIT_AUTHOR_DATE=\"$GIT_COMMITTER_DATE\" "
-			       "git -C ../wt revert --no-edit %s >/dev/null && "
-			       "git -C ../wt rev-parse HEAD && git worktree remove --force ../wt",
-			       onto, range);
+	char *hex = tu_worktree_head(r, onto,
+				     "GIT_AUTHOR_NAME=\"$GIT_COMMITTER_NAME\" "
+				     "GIT_AUTHOR_EMAIL=\"$GIT_COMMITTER_EMAIL\" "
+				     "GIT_AUTHOR_DATE=\"$GIT_COMMITTER_DATE\" "
+				     "git revert --no-edit %s",
+				     range);
 	assert_non_null(hex);
 	assert_int_equal(git_oid_fromstr(out, hex), 0);
 	free(hex);
@@ -1046,7 +1032,7 @@ static void test_parallel_conflict(void **state)
 		rq_error_clear(&e2);
 		assert_int_equal(rq_replay_run(tu_repo_open(r), &o, &par, &e2), -1);
 		assert_no_children();
-		assert_no_litter(r);
+		tu_assert_no_tmpdir(r);
 		assert_int_equal(e1.code, RQ_E_EMPTY_COMMIT);
 		assert_int_equal(e2.code, RQ_E_EMPTY_COMMIT);
 		assert_string_equal(e1.msg, e2.msg);
@@ -1082,7 +1068,7 @@ static void test_parallel_child_disagrees(void **state)
 	o.child_hook_arg = last;
 	run(r, &o, &par, 0);
 	assert_no_children();
-	assert_no_litter(r);
+	tu_assert_no_tmpdir(r);
 	assert_string_equal(last, "main..p4"); /* the parent's own copy */
 	assert_int_equal(par.stats.commits, 15);
 	assert_int_equal(par.stats.picked, 15);
@@ -1123,7 +1109,7 @@ static void test_parallel_child_cannot_write(void **state)
 	assert_int_equal(e.code, RQ_E_IO);
 	assert_int_equal(par.nupdates, 0);
 	assert_no_children();
-	assert_no_litter(r);
+	tu_assert_no_tmpdir(r);
 	rq_replay_result_free(&par);
 
 	o = make_opts(RQ_MODE_ONTO, "main", crevs, 5);
@@ -1134,7 +1120,7 @@ static void test_parallel_child_cannot_write(void **state)
 		o.child_hook = no_file_writes;
 		run(r, &o, &par, 1);
 		assert_no_children();
-		assert_no_litter(r);
+		tu_assert_no_tmpdir(r);
 		assert_oid_eq(&seq.conflict_commit, &par.conflict_commit);
 		assert_int_equal(seq.conflicts.n, par.conflicts.n);
 		rq_replay_result_free(&par);

@@ -125,11 +125,7 @@ static void assert_oid_hex(const git_oid *id, const char *hex)
 /* git cherry-pick of main..<branch> onto onto: the commit git replay makes. */
 static char *pick_oracle(tu_repo *r, const git_oid *onto, const char *branch)
 {
-	return tu_capture(r,
-			  "git worktree add -q --detach ../wt %s && "
-			  "git -C ../wt cherry-pick --allow-empty main..%s >/dev/null 2>&1 && "
-			  "git -C ../wt rev-parse HEAD; git worktree remove --force ../wt",
-			  tu_hex(onto), branch);
+	return tu_worktree_head(r, tu_hex(onto), "git cherry-pick --allow-empty main..%s", branch);
 }
 
 /* git merge-tree --write-tree + git commit-tree, as the train's merge. */
@@ -351,11 +347,7 @@ static void test_refused(void **state)
 		    strstr(err.msg, "car 'lonely': refusing to merge unrelated histories"));
 		rq_train_result_free(&res);
 	}
-	{
-		char objects[PATH_MAX];
-		snprintf(objects, sizeof(objects), "%.3000s/objects", r->gitdir);
-		assert_int_equal(tu_count_entries(objects, "replayq-tmp-", ""), 0);
-	}
+	tu_assert_no_tmpdir(r);
 }
 
 /* The cars' refs, applied; a prefix; none. */

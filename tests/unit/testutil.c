@@ -440,3 +440,28 @@ int tu_loose_count(tu_repo *r)
 	closedir(d);
 	return n;
 }
+
+char *tu_worktree_head(tu_repo *r, const char *onto, const char *fmt, ...)
+{
+	va_list ap;
+	char *cmd, *out;
+
+	va_start(ap, fmt);
+	cmd = vformat(fmt, ap);
+	va_end(ap);
+	out = tu_capture(r,
+			 "git worktree add -q --detach ../wt '%s' >/dev/null 2>&1 || exit 1; "
+			 "(cd ../wt && %s) >/dev/null 2>&1 && git -C ../wt rev-parse HEAD; s=$?; "
+			 "git worktree remove --force ../wt >/dev/null 2>&1; exit $s",
+			 onto, cmd);
+	free(cmd);
+	return out;
+}
+
+void tu_assert_no_tmpdir(tu_repo *r)
+{
+	char objects[PATH_MAX];
+
+	snprintf(objects, sizeof(objects), "%.3000s/objects", r->gitdir);
+	assert_int_equal(tu_count_entries(objects, "replayq-tmp-", ""), 0);
+}

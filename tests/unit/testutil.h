@@ -91,4 +91,16 @@ const char *tu_hex(const git_oid *oid);
 /* Number of loose objects in the repository (objects/xx/...). */
 int tu_loose_count(tu_repo *r);
 
+/*
+ * The oracle's commit: a shell command (printf-style: a git command and
+ * what it needs) run in a throwaway worktree detached at onto; the
+ * worktree's HEAD afterwards (malloc'ed hex), or NULL when the command
+ * failed. The worktree is removed whatever happened.
+ */
+char *tu_worktree_head(tu_repo *r, const char *onto, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Fail the test if a replay left a temporary object directory behind. */
+void tu_assert_no_tmpdir(tu_repo *r);
+
 #endif
