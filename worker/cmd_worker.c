@@ -722,10 +722,32 @@ static int worker_parse(int argc, char **argv, worker_cli *c, int *status)
 }
 
 /*
+ * Wait ms, or less when a stop is requested, serving the metrics endpoint
+ * meanwhile: before the worker is connected, a scrape gets its 503 ("not
+ * connected to the queue yet") at once instead of waiting for Redis.
+ */
+static void worker_pause(worker_state *w, long ms)
+{
+	struct pollfd pfd[1 + RQ_WORKER_METRICS_POLLFDS];
+	long long now = rq_clock_mono_ms(), end = now + ms;
+
+	for (; now < end && !rq_stop_requested(); now = rq_clock_mono_ms()) {
+		int timeout = (int)(end - now), n = 0;
+		pfd[n++] = (struct pollfd){.fd = rq_stop_fd(), .events = POLLIN};
+		n += rq_worker_metrics_pollfds(w->metrics, pfd + n, RQ_WORKER_METRICS_POLLFDS,
+					       &timeout);
+		if (poll(pfd, (nfds_t)n, timeout) > 0 && (pfd[0].revents & POLLIN))
+			rq_stop_drain();
+		rq_worker_metrics_process(w->metrics, pfd + 1, n - 1);
+	}
+}
+
+/*
  * The two connections, retried until Redis answers: each failed attempt is
- * logged, the wait between them grows to 5 s, and SIGTERM/SIGINT stop the
- * worker at once (-1). A URL that cannot work (it does not parse, the
- * password is refused) is fatal at once (128).
+ * logged, the wait between them grows to 5 s (the metrics endpoint served
+ * meanwhile), and SIGTERM/SIGINT stop the worker at once (-1). A URL that
+ * cannot work (it does not parse, the password is refused) is fatal at
+ * once (128).
  */
 static int worker_connect(const worker_cli *o, worker_state *w, rq_redis **r, rq_redis **rr)
 {
@@ -748,10 +770,7 @@ static int worker_connect(const worker_cli *o, worker_state *w, rq_redis **r, rq
 		rq_log(RQ_LOG_WARN, "cannot connect to Redis yet; retrying",
 		       json_pack("{s:s, s:i, s:I}", "error", err.msg, "attempt", attempt,
 				 "retry_in_ms", (json_int_t)wait_ms));
-		for (long slept = 0; slept < wait_ms && !rq_stop_requested(); slept += 50) {
-			struct timespec ts = {0, 50 * 1000000L};
-			nanosleep(&ts, NULL);
-		}
+		worker_pause(w, wait_ms);
 		if (rq_stop_requested()) {
 			rq_log(RQ_LOG_INFO, "worker stopped before it could connect", NULL);
 			return -1;
@@ -773,8 +792,9 @@ static void worker_free(worker_state *w, rq_redis *r, rq_redis *rr)
 	rq_worker_metrics_free(w->metrics);
 }
 
-/* Create the group, waiting for a server that is not ready yet; -1 on an
- * error no wait can fix (authentication, a key of the wrong type). */
+/* Create the group, waiting for a server that is not ready yet (the
+ * metrics endpoint served meanwhile); -1 on an error no wait can fix
+ * (authentication, a key of the wrong type). */
 static int worker_ensure_group(worker_state *w)
 {
 	rq_error err;
@@ -789,8 +809,7 @@ static int worker_ensure_group(worker_state *w)
 		}
 		rq_log(RQ_LOG_WARN, "cannot create the group yet",
 		       json_pack("{s:s}", "error", err.msg));
-		struct timespec ts = {attempt < 5 ? 0 : 1, attempt < 5 ? 200 * 1000000L : 0};
-		nanosleep(&ts, NULL);
+		worker_pause(w, attempt < 5 ? 200 : 1000);
 	}
 	return 0;
 }
@@ -1045,15 +1064,21 @@ static int worker_metrics_listen(const worker_cli *c, worker_state *w, int *stat
 	return -1;
 }
 
+/* Set up: the endpoint answers from now on (503 until connected). */
+static void worker_metrics_announce(const worker_state *w)
+{
+	if (w->metrics)
+		rq_log(RQ_LOG_INFO, "metrics listening",
+		       json_pack("{s:s, s:s}", "address", rq_worker_metrics_address(w->metrics),
+				 "path", "/metrics"));
+}
+
 /* Connected: the metrics know the queue, the pool and the connections. */
 static void worker_metrics_start(worker_state *w, rq_redis *r, rq_redis *rr)
 {
-	if (!w->metrics)
-		return;
-	rq_worker_metrics_watch(w->metrics, rq_queue_name(w->q), w->nrunning_cap, w->pool, r, rr);
-	rq_log(RQ_LOG_INFO, "metrics listening",
-	       json_pack("{s:s, s:s}", "address", rq_worker_metrics_address(w->metrics), "path",
-			 "/metrics"));
+	if (w->metrics)
+		rq_worker_metrics_watch(w->metrics, rq_queue_name(w->q), w->nrunning_cap, w->pool,
+					r, rr);
 }
 
 /* Options, the worker's name, logging, the pool, the list of running
@@ -1102,6 +1127,7 @@ int cmd_worker(int argc, char **argv)
 		return rc;
 	}
 	rq_stop_catch();
+	worker_metrics_announce(&w);
 	/* keep retrying the first connection: workers may start before Redis */
 	if ((rc = worker_connect(&c, &w, &r, &rr)) != 0) {
 		worker_free(&w, r, rr);

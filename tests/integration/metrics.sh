@@ -25,6 +25,8 @@ W=$WORKER_PID
 wait_for "the metrics address in the log" 60 grep -qs '"metrics listening"' "$T/m1.log"
 ADDR=$(grep -m1 '"metrics listening"' "$T/m1.log" | jq -r .address)
 check_contains "listens where asked" "127.0.0.1:" "$ADDR"
+# it listens before it connects (503 until then): wait for the connection
+wait_for "the worker to connect" 60 grep -qs '"worker started"' "$T/m1.log"
 
 # scrape: GET /metrics into $T/scrape; metric 'name{labels}': its value (0 if absent)
 scrape() { curl -sS --max-time 10 -o "$T/scrape" -w '%{http_code}' "http://$ADDR/metrics"; }
@@ -212,6 +214,26 @@ run_rq submit --wait=60 <<<"$(job after1)"
 check_eq "and still runs jobs" ok "$(jq -r .status <<<"$OUT")"
 check_eq "and counts them" 9 "$(scrape >/dev/null && metric "replayq_jobs_total{$L,status=\"ok\"}")"
 check_eq "the exposition still lints" "lint ok" "$(lint)"
+
+# --- before Redis answers ----------------------------------------------------------
+# a worker waiting for Redis answers its scrapes (503, it has no queue yet)
+# instead of leaving them hanging until it connects, and SIGTERM stops it
+section "metrics while Redis is away"
+NOPORT=$(free_port)
+start_worker m0 --redis="redis://127.0.0.1:$NOPORT/0" --repo-root="$ROOT" --metrics-listen=127.0.0.1:0
+W0=$WORKER_PID
+check "no Redis: the metrics address is logged" \
+	wait_for "m0's metrics address" 60 grep -qs '"metrics listening"' "$T/m0.log"
+A0=$(grep -m1 '"metrics listening"' "$T/m0.log" | jq -r .address)
+wait_for "m0 to retry" 60 grep -qs 'cannot connect to Redis yet' "$T/m0.log"
+check_eq "no Redis: a scrape gets 503" 503 \
+	"$(curl -sS --max-time 10 -o "$T/scrape0" -w '%{http_code}' "http://$A0/metrics")"
+check_contains "no Redis: the answer says why" "not connected to the queue yet" "$(cat "$T/scrape0")"
+check "no Redis: the worker still waits for it" kill -0 "$W0"
+kill -TERM "$W0"
+check "no Redis: SIGTERM stops it" wait_for "m0 to exit" 30 dead_or_zombie "$W0"
+wait "$W0"
+check_eq "no Redis: exit 0" 0 "$?"
 
 # --- options -----------------------------------------------------------------------
 run_rq worker --repo-root="$ROOT" --metrics-listen=nonsense
