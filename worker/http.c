@@ -165,10 +165,14 @@ const char *rq_http_address(const rq_http *h)
 
 /* ===================== connection slots ===================== */
 
+/* Shut down before the close: a process that holds a copy of the socket
+ * cannot keep the client waiting for the end of the answer. */
 static void conn_close(conn *c)
 {
-	if (c->fd >= 0)
+	if (c->fd >= 0) {
+		shutdown(c->fd, SHUT_RDWR);
 		close(c->fd);
+	}
 	free(c->out);
 	c->fd = -1;
 	c->out = NULL;

@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include "rq_odb_tmpdir.h"
+#include "rq_testhook.h"
+#include "stop.h"
 
 /* Look for objects/ directories up to `depth` levels below dir. */
 static void janitor_walk(const char *dir, int depth, unsigned *budget, unsigned max_age)
@@ -44,14 +46,18 @@ static void janitor_walk(const char *dir, int depth, unsigned *budget, unsigned 
 /*
  * At start, a forked child removes the temporary object directories that
  * killed processes left in the repositories under the root (the parent
- * itself never opens a repository).
+ * itself never opens a repository). It holds none of the worker's
+ * descriptors and leaves its stop handling (rq_stop_detach_child). Test
+ * hold point "janitor": the sweeping process, before its sweep.
  */
 void rq_janitor_start(const char *root)
 {
 	pid_t pid = fork();
 	if (pid == 0) {
+		rq_stop_detach_child(NULL, 0);
 		/* the grandchild does the work, so that no zombie is left to reap */
 		if (fork() == 0) {
+			rq_testhook_hold("janitor");
 			unsigned budget = 200000;
 			janitor_walk(root, 3, &budget, 300);
 		}

@@ -26,6 +26,7 @@
 #include "rq_child.h"
 #include "rq_fs.h"
 #include "rq_result_json.h"
+#include "stop.h"
 
 #define RQ_POOL_MEM_CHECK_MS 5 /* how often the parent reads a child's resident set */
 #define RQ_POOL_REAP_MS	     2 /* without a pidfd: how soon to look again at an exiting child */
@@ -158,25 +159,18 @@ int rq_pool_kernel_memory_limit(void)
 
 /* ---- starting a child ---- */
 
-/* In a new child: close the parent's ends of the other children's pipes
- * (an answer pipe it kept open would hide its closing from its child). */
-static void close_other_slots(rq_pool *p)
-{
-	for (int i = 0; i < p->opts.jobs; i++) {
-		close_fd(&p->slots[i].report.fd);
-		close_fd(&p->slots[i].answer_fd);
-		close_fd(&p->slots[i].exit_fd);
-	}
-}
-
-/* The child's side of rq_pool_spawn: never returns. */
+/* The child's side of rq_pool_spawn: never returns. It keeps its own two
+ * pipes and nothing else of the parent's: an answer pipe of another child
+ * it kept open would hide its closing from that child, and the parent's
+ * sockets are not the job's. */
 static void child_start(rq_pool *p, const rq_jobrun_task *task, pid_t parent, int report_fd,
 			int answer_fd)
 {
 	rq_jobrun_env env = {p->root, p->opts.alternates_anywhere, p->opts.memory_limit,
 			     rq_pool_kernel_memory_limit(), p->worker};
+	const int keep[] = {report_fd, answer_fd};
 
-	close_other_slots(p);
+	rq_stop_detach_child(keep, 2);
 	rq_jobrun_child(&env, task, parent, report_fd, answer_fd);
 }
 

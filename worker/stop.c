@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * stop: the stop request, a flag and a self-pipe (see stop.h).
+ * stop: the stop request, a flag and a self-pipe, and what a forked child
+ * leaves of it and of its parent's descriptors (see stop.h).
  */
+#define _GNU_SOURCE /* close_range */
 #include "stop.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -59,4 +63,65 @@ void rq_stop_drain(void)
 	if (stop_pipe[0] >= 0 && read(stop_pipe[0], drain, sizeof(drain)) < 0) {
 		/* nothing to do: the flag is what counts */
 	}
+}
+
+static int kept(int fd, const int *keep, size_t nkeep)
+{
+	for (size_t i = 0; i < nkeep; i++)
+		if (keep[i] == fd)
+			return 1;
+	return 0;
+}
+
+/* Without close_range: the descriptors open, as /proc lists them, closed
+ * but those kept (a batch at a time: closing changes the listing). */
+static void close_listed(const int *keep, size_t nkeep)
+{
+	for (int more = 1; more;) {
+		int fds[256], n = 0;
+		DIR *d = opendir("/proc/self/fd");
+		struct dirent *e;
+		if (!d)
+			return;
+		while (n < 256 && (e = readdir(d))) {
+			int fd = atoi(e->d_name);
+			if (fd >= 3 && fd != dirfd(d) && !kept(fd, keep, nkeep))
+				fds[n++] = fd;
+		}
+		closedir(d);
+		for (int i = 0; i < n; i++)
+			close(fds[i]);
+		more = n == 256;
+	}
+}
+
+/* Close every descriptor from 3 up but those in keep. */
+static void close_inherited(const int *keep, size_t nkeep)
+{
+	unsigned lo = 3;
+	int failed = 0;
+
+	/* the gaps between the kept descriptors, lowest first */
+	for (;;) {
+		unsigned next = ~0U;
+		for (size_t i = 0; i < nkeep; i++)
+			if (keep[i] >= (int)lo && (unsigned)keep[i] < next)
+				next = (unsigned)keep[i];
+		if (next > lo)
+			failed |= close_range(lo, next - 1, 0) < 0;
+		if (next == ~0U)
+			break;
+		lo = next + 1;
+	}
+	if (failed)
+		close_listed(keep, nkeep);
+}
+
+void rq_stop_detach_child(const int *keep, size_t nkeep)
+{
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGINT, SIG_IGN);
+	close_inherited(keep, nkeep);
+	stop_pipe[0] = stop_pipe[1] = -1;
+	stop_requested = 0;
 }

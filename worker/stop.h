@@ -9,6 +9,8 @@
 #ifndef RQ_STOP_H
 #define RQ_STOP_H
 
+#include <stddef.h>
+
 /* Catch the signals (again: no harm). */
 void rq_stop_catch(void);
 
@@ -21,5 +23,16 @@ int rq_stop_fd(void);
 
 /* Empty the descriptor after poll() said it was readable. */
 void rq_stop_drain(void);
+
+/*
+ * In a process the worker forked that does not exec (a pool child, the
+ * janitor): leave the parent's stop handling (SIGTERM back to its
+ * default, SIGINT ignored: a terminal's ^C drains the worker, not its
+ * children; the self-pipe closed) and close every descriptor from 3 up
+ * but the nkeep in keep: the parent's Redis connections, its metrics
+ * listener and clients, the other children's pipes are not the child's to
+ * hold (a client of the parent would wait for them to close).
+ */
+void rq_stop_detach_child(const int *keep, size_t nkeep);
 
 #endif
