@@ -295,6 +295,12 @@ int rq_queue_ensure_group(rq_queue *q, rq_error *err)
 		reply_error(rep, err, "cannot create the consumer group");
 		return 1;
 	}
+	/* (NOAUTH passes for a command in general: here the connection was
+	 * made without the password the server wants) */
+	if (rep->type == REDIS_REPLY_ERROR && !strncmp(rep->str, "NOAUTH", 6)) {
+		reply_error(rep, err, "cannot create the consumer group");
+		return RQ_QUEUE_PERMANENT;
+	}
 	if (rep->type == REDIS_REPLY_ERROR && strncmp(rep->str, "BUSYGROUP", 9) != 0)
 		return reply_error(rep, err, "cannot create the consumer group");
 	freeReplyObject(rep);

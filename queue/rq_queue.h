@@ -91,8 +91,11 @@ void rq_queue_free(rq_queue *q);
 rq_redis *rq_queue_redis(rq_queue *q);
 const char *rq_queue_name(const rq_queue *q);
 
-/* Create the stream and the group if missing: 0, -1 on an error, 1 when
- * this user may not (NOPERM: a producer-only ACL user, err set). */
+/* Create the stream and the group if missing: 0; 1 when this user may
+ * not (NOPERM: a producer-only ACL user, err set); RQ_QUEUE_PERMANENT
+ * when no retry can help (no or wrong credentials: NOAUTH, WRONGPASS; a
+ * key of the wrong type; any error rq_redis_error_permanent calls
+ * permanent), err set; -1 on another error. */
 int rq_queue_ensure_group(rq_queue *q, rq_error *err);
 
 /*

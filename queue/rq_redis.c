@@ -212,7 +212,8 @@ static void backoff_sleep(rq_redis *r, int attempt)
 		;
 }
 
-/* Connect, retrying within the budget. */
+/* Connect, retrying within the budget: 0, -1, or -2 (no retry can
+ * help). */
 static int ensure(rq_redis *r, long long deadline, rq_error *err)
 {
 	for (int attempt = 0;; attempt++) {
@@ -228,7 +229,7 @@ static int ensure(rq_redis *r, long long deadline, rq_error *err)
 			return 0;
 		}
 		if (rc == -2)
-			return -1;
+			return -2;
 		if (deadline >= 0 && mono_ms() >= deadline)
 			return -1;
 		backoff_sleep(r, attempt);
@@ -251,11 +252,16 @@ static int ask_slots(rq_redis *r, const rq_redis_addr *a, rq_error *err)
 	if (!rep)
 		rc = rq_error_set(err, RQ_E_REDIS, "CLUSTER SLOTS on %s:%d failed: %s", a->host,
 				  a->port, c->errstr);
-	else if (rep->type == REDIS_REPLY_ERROR) {
-		rq_error_set(err, RQ_E_REDIS, "CLUSTER SLOTS on %s:%d: %s", a->host, a->port,
-			     rep->str);
-		rc = strstr(rep->str, "cluster support disabled") ? -2 : -1;
-	} else
+	else if (rep->type == REDIS_REPLY_ERROR && strstr(rep->str, "cluster support disabled")) {
+		rq_error_set(err, RQ_E_REDIS,
+			     "CLUSTER SLOTS on %s:%d: %s: a redis+cluster:// URL needs a Redis "
+			     "Cluster (redis:// for a single server)",
+			     a->host, a->port, rep->str);
+		rc = -2;
+	} else if (rep->type == REDIS_REPLY_ERROR)
+		rc = rq_error_set(err, RQ_E_REDIS, "CLUSTER SLOTS on %s:%d: %s", a->host, a->port,
+				  rep->str);
+	else
 		rc = rq_cluster_load(&r->map, rep, a, err);
 	if (rep)
 		freeReplyObject(rep);
@@ -666,14 +672,15 @@ broken:
 	return -1;
 }
 
-/* Connect at first within the budget (to any node of a cluster). */
+/* Connect at first within the budget (to any node of a cluster): 0, -1,
+ * or -2 (no retry can help). */
 static int ha_connect(rq_redis *r, long long deadline, rq_error *err)
 {
 	for (int attempt = 0;; attempt++) {
 		int rc = ha_route(r, -1, NULL, err);
-		if (rc == 0)
-			return 0;
-		if (rc == -2 || past(deadline))
+		if (rc == 0 || rc == -2)
+			return rc;
+		if (past(deadline))
 			return -1;
 		backoff_sleep(r, attempt);
 	}
@@ -756,7 +763,7 @@ int rq_redis_connect(rq_redis **out, const rq_redis_url *url, const rq_redis_opt
 	rc = is_ha(r) ? ha_connect(r, deadline, err) : ensure(r, deadline, err);
 	if (rc < 0) {
 		rq_redis_free(r);
-		return -1;
+		return rc == -2 ? RQ_REDIS_PERMANENT : -1;
 	}
 	r->reconnects = 0;
 	r->redirects = 0;

@@ -48,7 +48,17 @@ typedef struct rq_redis_opts {
 
 typedef struct rq_redis rq_redis;
 
-/* Connect (retrying within the budget). */
+/*
+ * What rq_redis_connect returns when the URL cannot work however long it
+ * is retried: the credentials or the database refused (AUTH, SELECT), a
+ * redis+cluster:// URL whose server has no cluster support, sentinels
+ * that know no master of the URL's name. -1 is a failure worth retrying
+ * (nothing answered within the budget).
+ */
+#define RQ_REDIS_PERMANENT (-2)
+
+/* Connect (retrying within the budget): 0, -1 or RQ_REDIS_PERMANENT, err
+ * set. */
 int rq_redis_connect(rq_redis **out, const rq_redis_url *url, const rq_redis_opts *opts,
 		     rq_error *err);
 void rq_redis_free(rq_redis *r);

@@ -746,8 +746,9 @@ static void worker_pause(worker_state *w, long ms)
  * The two connections, retried until Redis answers: each failed attempt is
  * logged, the wait between them grows to 5 s (the metrics endpoint served
  * meanwhile), and SIGTERM/SIGINT stop the worker at once (-1). A URL that
- * cannot work (it does not parse, the password is refused) is fatal at
- * once (128).
+ * cannot work (it does not parse, the password or the database is
+ * refused, a redis+cluster:// server without cluster support:
+ * RQ_REDIS_PERMANENT) is fatal at once (128).
  */
 static int worker_connect(const worker_cli *o, worker_state *w, rq_redis **r, rq_redis **rr)
 {
@@ -755,15 +756,15 @@ static int worker_connect(const worker_cli *o, worker_state *w, rq_redis **r, rq
 	long wait_ms = 100;
 
 	for (int attempt = 1;; attempt++) {
-		if (rq_connect_queue(o->redis, o->queue, 1, r, &w->q, &err) == 0 &&
-		    rq_connect_queue(o->redis, o->queue, 1, rr, &w->qread, &err) == 0)
+		int rc = rq_connect_queue(o->redis, o->queue, 1, r, &w->q, &err);
+		if (rc == 0 &&
+		    (rc = rq_connect_queue(o->redis, o->queue, 1, rr, &w->qread, &err)) == 0)
 			return 0;
 		rq_queue_free(w->q);
 		rq_redis_free(*r);
 		w->q = NULL;
 		*r = NULL;
-		if (err.code == RQ_E_USAGE || strstr(err.msg, "authentication failed") ||
-		    strstr(err.msg, "SELECT")) {
+		if (rc == RQ_REDIS_PERMANENT) {
 			fprintf(stderr, "fatal: %s\n", err.msg);
 			return 128;
 		}
@@ -794,7 +795,7 @@ static void worker_free(worker_state *w, rq_redis *r, rq_redis *rr)
 
 /* Create the group, waiting for a server that is not ready yet (the
  * metrics endpoint served meanwhile); -1 on an error no wait can fix
- * (authentication, a key of the wrong type). */
+ * (not allowed, authentication, a key of the wrong type). */
 static int worker_ensure_group(worker_state *w)
 {
 	rq_error err;
@@ -802,8 +803,7 @@ static int worker_ensure_group(worker_state *w)
 
 	for (int attempt = 0; (rc = rq_queue_ensure_group(w->q, &err)) != 0 && !rq_stop_requested();
 	     attempt++) {
-		if (rc > 0 || strstr(err.msg, "NOAUTH") || strstr(err.msg, "WRONGPASS") ||
-		    strstr(err.msg, "NOPERM") || strstr(err.msg, "WRONGTYPE")) {
+		if (rc > 0 || rc == RQ_QUEUE_PERMANENT) {
 			fprintf(stderr, "fatal: %s\n", err.msg);
 			return -1;
 		}

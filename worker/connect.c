@@ -86,9 +86,9 @@ int rq_connect_queue(const char *url, const char *queue, int retry_ms, rq_redis 
 	if (!queue)
 		queue = env_or("REPLAYQ_QUEUE", "default");
 	if (rq_redis_url_parse(url, &u, err) < 0)
-		return -1;
+		return RQ_REDIS_PERMANENT;
 	if ((got = env_password(pw, sizeof(pw), err)) < 0)
-		return -1;
+		return RQ_REDIS_PERMANENT;
 	if (got)
 		memcpy(u.password, pw, sizeof(pw));
 	memset(pw, 0, sizeof(pw));
@@ -96,11 +96,11 @@ int rq_connect_queue(const char *url, const char *queue, int retry_ms, rq_redis 
 	rc = rq_redis_connect(r, &u, &o, err);
 	memset(u.password, 0, sizeof(u.password));
 	if (rc < 0)
-		return -1;
+		return rc;
 	if (rq_queue_open(q, *r, queue, NULL, err) < 0) {
 		rq_redis_free(*r);
 		*r = NULL;
-		return -1;
+		return RQ_REDIS_PERMANENT;
 	}
 	return 0;
 }

@@ -27,8 +27,10 @@
 /*
  * Connect to Redis and open the queue (url and queue NULL: from the
  * environment, see above). retry_ms: how long to keep retrying (-1:
- * forever). 0, or -1 with err set (RQ_E_USAGE for a URL, a queue name or
- * a password file that cannot work) and nothing left open.
+ * forever). 0; -1 with err set when Redis did not answer in time (worth
+ * another try); RQ_REDIS_PERMANENT with err set when no retry can help: a
+ * URL, a queue name or a password file that cannot work (RQ_E_USAGE), or
+ * what rq_redis_connect refuses for good. Nothing is left open on failure.
  */
 int rq_connect_queue(const char *url, const char *queue, int retry_ms, rq_redis **r, rq_queue **q,
 		     rq_error *err);

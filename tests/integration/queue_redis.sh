@@ -375,6 +375,19 @@ check "no server: the first SIGTERM stops it" wait_for "w-nored exit" 30 bash -c
 wait "$WN"
 check_eq "no server: exit 0" 0 "$?"
 
+section "a redis+cluster:// URL on a server that is no cluster"
+start_worker w-nocl --redis="redis+cluster://127.0.0.1:$REDIS_PORT/" --repo-root="$ROOT" --queue=$Q
+WC=$WORKER_PID
+check "no cluster: the worker stops at once" wait_for "w-nocl exit" 60 bash -c "! kill -0 $WC 2>/dev/null"
+kill -TERM "$WC" 2>/dev/null
+wait "$WC"
+check_eq "no cluster: worker exit 128" 128 "$?"
+check_contains "no cluster: the worker says why" "cluster support disabled" "$(cat "$T/w-nocl.log")"
+check_eq "no cluster: no retry" 0 "$(grep -c 'cannot connect to Redis yet' "$T/w-nocl.log")"
+run_rq queue --redis="redis+cluster://127.0.0.1:$REDIS_PORT/" --queue=$Q stats
+check_eq "no cluster: queue stats exit 128" 128 "$RC"
+check_contains "no cluster: and says why" "redis+cluster://" "$ERR"
+
 section "authentication"
 stop_redis
 rm -rf "$T/redis"
