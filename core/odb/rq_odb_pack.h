@@ -31,11 +31,11 @@ typedef struct rq_odb_pack_entry {
 /*
  * The level a replay's pack is compressed at when the repository sets none
  * (libdeflate's scale, 0-9, close to zlib's). A replay's pack is the
- * repository's newest and `git gc` repacks it anyway; level 4 keeps it
- * within about 10% of the pack `git pack-objects` makes of the same objects
- * at zlib's 6, in a quarter of zlib's time (README: Objects).
+ * repository's newest and `git gc` repacks it anyway; level 2 keeps it
+ * within about 11% of the pack `git pack-objects` makes of the same objects
+ * at zlib's 6, in 70% of level 4's time (README: Objects).
  */
-#define RQ_ODB_PACK_DEFAULT_LEVEL 4
+#define RQ_ODB_PACK_DEFAULT_LEVEL 2
 
 typedef struct rq_odb_pack_encoder rq_odb_pack_encoder;
 /* At the default level. NULL: out of memory. */
