@@ -6,6 +6,7 @@
 #include "rq_queue.h"
 
 #include "rq_job.h"
+#include "rq_result_json.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -915,8 +916,24 @@ int rq_queue_worker_gone(rq_queue *q, const char *worker, rq_error *err)
 	return 0;
 }
 
-/* A hash reply as an object: numbers, or JSON values (a string when a
- * value does not parse). NULL when memory runs out. */
+/* o[key] = v, the key being any bytes (shown as rq_result_json_bytesn
+ * shows them); takes v (may be NULL: out of memory). 0, or -1 out of
+ * memory. */
+static int set_bytes(json_t *o, const redisReply *key, json_t *v)
+{
+	json_t *k = rq_result_json_bytesn(key->str, key->len);
+	int rc = -1;
+
+	if (k && v)
+		rc = json_object_setn_new(o, json_string_value(k), json_string_length(k), v);
+	else
+		json_decref(v);
+	json_decref(k);
+	return rc;
+}
+
+/* A hash reply as an object: numbers, or JSON values (a string, its bytes
+ * shown safely, when a value does not parse). NULL when memory runs out. */
 static json_t *hash_to_json(redisReply *rep, int numbers)
 {
 	json_t *o = json_object();
@@ -924,12 +941,13 @@ static json_t *hash_to_json(redisReply *rep, int numbers)
 
 	for (size_t i = 0; !bad && rep->type == REDIS_REPLY_ARRAY && i + 1 < rep->elements;
 	     i += 2) {
-		const char *k = rep->element[i]->str, *v = rep->element[i + 1]->str;
+		const redisReply *k = rep->element[i], *v = rep->element[i + 1];
 		json_t *parsed;
-		if (!k || !v)
+		if (k->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING)
 			continue;
-		parsed = numbers ? json_integer(strtoll(v, NULL, 10)) : json_loads(v, 0, NULL);
-		bad |= json_object_set_new(o, k, parsed ? parsed : json_string(v));
+		parsed = numbers ? json_integer(strtoll(v->str, NULL, 10))
+				 : json_loadb(v->str, v->len, 0, NULL);
+		bad |= set_bytes(o, k, parsed ? parsed : rq_result_json_bytesn(v->str, v->len));
 	}
 	if (bad) {
 		json_decref(o);
@@ -1020,7 +1038,8 @@ int rq_queue_stats(rq_queue *q, json_t **out, rq_error *err)
 	return 0;
 }
 
-/* One dead letter: its entry id and its fields. */
+/* One dead letter: its entry id and its fields (their bytes shown
+ * safely: a job's text need not be UTF-8). NULL when memory runs out. */
 static json_t *dead_entry_json(const redisReply *e)
 {
 	const redisReply *f;
@@ -1031,12 +1050,16 @@ static json_t *dead_entry_json(const redisReply *e)
 	    e->element[0]->type != REDIS_REPLY_STRING || e->element[1]->type != REDIS_REPLY_ARRAY)
 		return json_object(); /* not an entry: nothing to show */
 	f = e->element[1];
-	o = json_object();
-	bad = json_object_set_new(o, "entry", json_string(e->element[0]->str));
+	if (!(o = json_object()))
+		return NULL;
+	bad = json_object_set_new(o, "entry",
+				  rq_result_json_bytesn(e->element[0]->str, e->element[0]->len));
 	for (size_t j = 0; !bad && j + 1 < f->elements; j += 2)
-		if (f->element[j]->str && f->element[j + 1]->str)
-			bad |= json_object_set_new(o, f->element[j]->str,
-						   json_string(f->element[j + 1]->str));
+		if (f->element[j]->type == REDIS_REPLY_STRING &&
+		    f->element[j + 1]->type == REDIS_REPLY_STRING)
+			bad |= set_bytes(
+			    o, f->element[j],
+			    rq_result_json_bytesn(f->element[j + 1]->str, f->element[j + 1]->len));
 	if (bad) {
 		json_decref(o);
 		return NULL;

@@ -4,6 +4,7 @@
  */
 #include "rq_result_json.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,16 +48,18 @@ static size_t utf8_seq(const unsigned char *p, size_t n)
  */
 json_t *rq_result_json_bytes(const char *s)
 {
+	return s ? rq_result_json_bytesn(s, strlen(s)) : json_null();
+}
+
+json_t *rq_result_json_bytesn(const char *s, size_t n)
+{
 	json_t *j;
-	size_t n, o = 0;
+	size_t o = 0;
 	char *out;
 
-	if (!s)
-		return json_null();
-	if ((j = json_string(s)))
+	if ((j = json_stringn(s, n)))
 		return j;
-	n = strlen(s);
-	if (!(out = malloc(n * 4 + 1)))
+	if (n > (SIZE_MAX - 1) / 4 || !(out = malloc(n * 4 + 1)))
 		return NULL;
 	for (size_t i = 0; i < n;) {
 		size_t k = utf8_seq((const unsigned char *)s + i, n - i);

@@ -49,6 +49,11 @@ json_t *rq_result_conflict_json(const git_oid *commit, const rq_conflicts *confl
  */
 json_t *rq_result_json_bytes(const char *s);
 
+/* The same for n bytes (a NUL among them is a character of the string):
+ * for what Redis holds, which may be any bytes. NULL when memory runs
+ * out. */
+json_t *rq_result_json_bytesn(const char *s, size_t n);
+
 /*
  * The result JSON text (malloc'ed; NULL when out of memory) of a job that
  * failed before or outside a replay: status "error", the code and message,

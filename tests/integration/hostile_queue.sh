@@ -187,6 +187,34 @@ run_rq submit --queue=$Q --wait=30 < <(job victim)
 check_eq "the real victim job runs" "0 victim ok" "$RC $(jq -r '"\(.id) \(.status)"' <<<"$OUT")"
 stop_worker "$W7"
 
+# --- 8. bytes that are not UTF-8 -------------------------------------------------
+section "8. dead letters and heartbeats whose bytes are not UTF-8"
+Q=u8
+REPLAYQ_TEST_HOLD=job:u1 start_worker w8 --repo-root="$ROOT" --queue=$Q --jobs=2
+W8=$WORKER_PID
+xadd $Q id u1 job "$(job u1)" >/dev/null
+P8=$(hold_pid job:u1)
+# the same id with other content, a byte that is not UTF-8 in its text:
+# answered and dead-lettered with that text as it came
+BAD=$(job u1 | sed $'s/"main"/"ma\xffin"/')
+xadd $Q id u1 job "$BAD" >/dev/null
+check "the other content is dead-lettered" wait_for "a dead letter" 30 \
+	eval '[ "$(rcli XLEN "$(key $Q dead)")" = 1 ]'
+kill -USR1 "$P8"
+check "u1 has its result" wait_for "result of u1" 30 has_key "$(key $Q result:u1)"
+rcli XADD "$(key $Q dead)" '*' id u2 $'f\xfeld' $'v\xc3' reason r >/dev/null
+run_rq queue --queue=$Q dead
+check_eq "queue dead lists them" "0 2" "$RC $(jq length <<<"$OUT")"
+check_contains "the byte is shown as \\xFF" '"target":"ma\xFFin"' "$(jq -r '.[0].job' <<<"$OUT")"
+check_eq "a field name and value too" 'v\xC3' "$(jq -r '.[1]["f\\xFEld"]' <<<"$OUT")"
+rcli HSET "$(key $Q workers)" $'w\xff' $'{"host":"h\xfe"}' >/dev/null
+run_rq queue --queue=$Q stats
+check_eq "queue stats lists every worker" "0 2" "$RC $(jq '.workers | length' <<<"$OUT")"
+check_eq "the worker's name and heartbeat, shown" '{"host":"h\xFE"}' \
+	"$(jq -r '.workers["w\\xFF"]' <<<"$OUT")"
+stop_worker "$W8"
+check "w8: no sanitizer report" sanitizer_clean "$T/w8.log"
+
 # --- 10. credentials -------------------------------------------------------------
 section "10. credentials"
 stop_redis
