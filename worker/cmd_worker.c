@@ -136,39 +136,52 @@ static json_t *log_fields(const task *t)
 			 "delivery", (json_int_t)t->msg.deliveries);
 }
 
-/* What a log line tells of a result: its repo, phase times, error code. */
-static void add_result_fields(json_t *f, const char *result)
+/* What a log line tells of a result (parsed; NULL: none): its repo,
+ * phase times, error code. */
+static void add_result_fields(json_t *f, const json_t *r)
 {
-	json_t *r = json_loads(result, 0, NULL);
-	json_t *st = r ? json_object_get(r, "stats") : NULL;
-	json_t *e = r ? json_object_get(r, "error") : NULL;
+	json_t *st = json_object_get(r, "stats");
+	json_t *e = json_object_get(r, "error");
 
-	if (r && json_is_string(json_object_get(r, "repo")))
+	if (json_is_string(json_object_get(r, "repo")))
 		json_object_set(f, "repo", json_object_get(r, "repo"));
 	if (st)
 		json_object_set(f, "phases", json_object_get(st, "ms"));
 	if (e)
 		json_object_set(f, "code", json_object_get(e, "code"));
+}
+
+/* The status a result's text gives ("ok", "conflict", else "error"). */
+static const char *result_status(const char *result)
+{
+	json_t *r = json_loads(result, 0, NULL);
+	const char *st = json_string_value(json_object_get(r, "status"));
+	const char *status = !st		       ? "error"
+			     : !strcmp(st, "ok")       ? "ok"
+			     : !strcmp(st, "conflict") ? "conflict"
+						       : "error";
+
 	json_decref(r);
+	return status;
 }
 
 /* A task settled: log it and count it. */
 static void count_done(worker_state *w, const task *t, int duplicate, const char *dead_reason)
 {
-	json_t *f = log_fields(t);
+	json_t *f = log_fields(t), *r = json_loads(t->result, 0, NULL);
+	long long ms = t->started ? rq_clock_mono_ms() - t->started : 0;
 
 	json_object_set_new(f, "status", json_string(t->status));
-	json_object_set_new(f, "ms",
-			    json_integer(t->started ? rq_clock_mono_ms() - t->started : 0));
+	json_object_set_new(f, "ms", json_integer(ms));
 	if (duplicate)
 		json_object_set_new(f, "duplicate", json_true());
 	if (dead_reason)
 		json_object_set_new(f, "dead_letter", json_string(dead_reason));
-	add_result_fields(f, t->result);
+	add_result_fields(f, r);
 	rq_log(RQ_LOG_INFO, "job done", f);
-	rq_worker_metrics_job_done(
-	    w->metrics, t->status, t->result,
-	    t->started ? (double)(rq_clock_mono_ms() - t->started) / 1000 : 0, dead_reason != NULL);
+	rq_worker_metrics_job_done(w->metrics, t->status, r, (double)ms / 1000,
+				   dead_reason != NULL);
+	json_decref(r);
 	if (!strcmp(t->status, "ok"))
 		w->done_ok++;
 	else if (!strcmp(t->status, "conflict"))
@@ -426,7 +439,7 @@ static void claim_settled(worker_state *w, task *t, int r, const char *owner, co
 	} else if (r == RQ_QUEUE_CLAIM_RESULT &&
 		   rq_queue_result(w->q, t->id, &existing, &e2) == 0) {
 		rq_log(RQ_LOG_INFO, "result exists; acknowledging", f);
-		finish_task(w, t, existing, "ok", NULL);
+		finish_task(w, t, existing, result_status(existing), NULL);
 		free(existing);
 		return;
 	} else {

@@ -196,22 +196,16 @@ static void add_stats(rq_worker_metrics *wm, const json_t *stats)
 	}
 }
 
-void rq_worker_metrics_job_done(rq_worker_metrics *wm, const char *status, const char *result,
+void rq_worker_metrics_job_done(rq_worker_metrics *wm, const char *status, const json_t *result,
 				double seconds, int dead_lettered)
 {
-	json_t *r;
 	const char *q[] = {"queue", wm ? wm->queue : "", NULL};
 
 	if (!wm)
 		return;
-	r = result ? json_loads(result, 0, NULL) : NULL;
-	/* the result's own word when it has one (a result found stored is
-	 * handed over as "ok" whatever it says) */
-	if (json_is_string(json_object_get(r, "status")))
-		status = json_string_value(json_object_get(r, "status"));
 	if (strcmp(status, "ok") && strcmp(status, "conflict")) {
-		const char *l[] = {"queue", wm->queue,	    "status", "error",
-				   "code",  result_code(r), NULL};
+		const char *l[] = {"queue", wm->queue,		 "status", "error",
+				   "code",  result_code(result), NULL};
 		rq_metrics_add(wm->jobs, l, 1);
 	} else {
 		const char *l[] = {"queue", wm->queue, "status", status, NULL};
@@ -220,9 +214,8 @@ void rq_worker_metrics_job_done(rq_worker_metrics *wm, const char *status, const
 	rq_metrics_observe(wm->duration, q, seconds > 0 ? seconds : 0);
 	if (dead_lettered)
 		rq_metrics_add(wm->dead, q, 1);
-	if (json_is_object(json_object_get(r, "stats")))
-		add_stats(wm, json_object_get(r, "stats"));
-	json_decref(r);
+	if (json_is_object(json_object_get(result, "stats")))
+		add_stats(wm, json_object_get(result, "stats"));
 }
 
 void rq_worker_metrics_retry(rq_worker_metrics *wm, const char *result)

@@ -27,6 +27,7 @@
 #ifndef RQ_WORKER_METRICS_H
 #define RQ_WORKER_METRICS_H
 
+#include <jansson.h>
 #include <poll.h>
 
 #include "http.h"
@@ -55,12 +56,13 @@ void rq_worker_metrics_watch(rq_worker_metrics *wm, const char *queue, int capac
 
 /*
  * A job settled with its final result (status "ok", "conflict" or
- * "error"; result its JSON text), seconds after the worker read it;
+ * "error", as the result says; result the result parsed, NULL when it
+ * does not parse), seconds after the worker read it;
  * dead_lettered when it went to the dead stream. A retry: a delivery
  * that failed (its result names the code) and is left for another.
  * wm may be NULL (metrics off): nothing happens.
  */
-void rq_worker_metrics_job_done(rq_worker_metrics *wm, const char *status, const char *result,
+void rq_worker_metrics_job_done(rq_worker_metrics *wm, const char *status, const json_t *result,
 				double seconds, int dead_lettered);
 void rq_worker_metrics_retry(rq_worker_metrics *wm, const char *result);
 

@@ -11,7 +11,7 @@
 # A real redis-server, real workers, real repositories.
 . "$(dirname "$0")/../lib.sh"
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
-require jq redis-server redis-cli
+require jq redis-server redis-cli curl
 unset REPLAYQ_QUEUE REPLAYQ_REDIS_PASSWORD REPLAYQ_REDIS_PASSWORD_FILE REPLAYQ_REPO_ROOT \
 	REPLAYQ_TEST_CRASH REPLAYQ_TEST_HOLD
 ROOT=$T/root
@@ -214,6 +214,28 @@ check_eq "the worker's name and heartbeat, shown" '{"host":"h\xFE"}' \
 	"$(jq -r '.workers["w\\xFF"]' <<<"$OUT")"
 stop_worker "$W8"
 check "w8: no sanitizer report" sanitizer_clean "$T/w8.log"
+
+# --- 9. a stored result found for its own entry ------------------------------------
+section "9. a result found stored is counted by its own status"
+Q=s9
+# an entry whose id it owns already and whose result is stored (a
+# conflict): the worker acknowledges it and counts the conflict
+S9=$(xadd $Q id c9 job "$(job c9)")
+rcli SET "$(key $Q claim:c9)" "$S9 $(printf '%040d' 0)" >/dev/null
+rcli SET "$(key $Q result:c9)" '{"v":1,"id":"c9","repo":"proj","status":"conflict","updates":[],"applied":false,"conflict":{"commit":"'"$TOPIC0"'","paths":[]}}' >/dev/null
+start_worker w9 --repo-root="$ROOT" --queue=$Q --jobs=1 --metrics-listen=127.0.0.1:0
+W9=$WORKER_PID
+check "c9 is acknowledged" wait_for "c9 acknowledged" 30 eval '[ "$(rcli XLEN "$(key $Q jobs)")" = 0 ]'
+wait_for "c9's log line" 30 eval 'log_lines "$T/w9.log" c9 | grep -q "job done"'
+check_eq "the log says conflict" conflict "$(log_lines "$T/w9.log" c9 | grep '"job done"' | jq -r .status)"
+conflicts9() { rcli HGET "$(key $Q workers)" w9 | jq -r '"\(.ok) \(.conflict)"'; }
+check "the heartbeat counts a conflict, not an ok" wait_for "heartbeat 0 1" 30 eval '[ "$(conflicts9)" = "0 1" ]'
+A9=$(grep -m1 '"metrics listening"' "$T/w9.log" | jq -r .address)
+M9=$(curl -sS --max-time 10 "http://$A9/metrics")
+check_contains "the metrics count a conflict" "replayq_jobs_total{queue=\"$Q\",status=\"conflict\"} 1" "$M9"
+check_contains "and no ok" "replayq_jobs_total{queue=\"$Q\",status=\"ok\"} 0" "$M9"
+stop_worker "$W9"
+check "w9: no sanitizer report" sanitizer_clean "$T/w9.log"
 
 # --- 10. credentials -------------------------------------------------------------
 section "10. credentials"
