@@ -400,6 +400,8 @@ int rq_odb_pack_encode_blob_delta(rq_odb_pack_encoder *enc, const git_oid *base_
 
 /* ---- reading entries back (objects handed over without their content) ---- */
 
+#define INFLATE_MAX_RATIO 1032 /* deflate expands at most this much */
+
 int rq_odb_pack_entry_parse(const unsigned char *e, size_t len, rq_odb_pack_entry_info *info)
 {
 	size_t pos = 0;
@@ -436,12 +438,17 @@ int rq_odb_pack_entry_parse(const unsigned char *e, size_t len, rq_odb_pack_entr
 
 int rq_odb_pack_inflate(const unsigned char *z, size_t zlen, size_t size, unsigned char **out)
 {
-	struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
-	unsigned char *buf = malloc(size + 1);
+	struct libdeflate_decompressor *d;
+	unsigned char *buf;
 	size_t in_used = 0;
 	enum libdeflate_result r = LIBDEFLATE_BAD_DATA;
 
 	*out = NULL;
+	/* no buffer for more than zlen bytes can inflate to */
+	if (size / INFLATE_MAX_RATIO > zlen || size >= SIZE_MAX / 2)
+		return -1;
+	d = libdeflate_alloc_decompressor();
+	buf = malloc(size + 1);
 	/* exactly size bytes (more is LIBDEFLATE_INSUFFICIENT_SPACE, fewer
 	 * LIBDEFLATE_SHORT_OUTPUT), and the stream must end the entry */
 	if (d && buf)
@@ -461,7 +468,7 @@ static int get_varint(const unsigned char **p, const unsigned char *end, uint64_
 	unsigned shift = 0;
 	*v = 0;
 	do {
-		if (*p >= end || shift > 63)
+		if (*p >= end || shift > 56) /* 63 bits: more than any size */
 			return -1;
 		*v |= (uint64_t)(**p & 0x7f) << shift;
 		shift += 7;
@@ -469,61 +476,80 @@ static int get_varint(const unsigned char **p, const unsigned char *end, uint64_
 	return 0;
 }
 
+/* One instruction of a delta at *p: a copy of base[*off, *off + *k) (*lit
+ * NULL) or an insert of the *k bytes at *lit. 0, or -1 when it runs past
+ * the delta's end or out of the base, or is the reserved code 0. */
+static int delta_op(const unsigned char **p, const unsigned char *end, size_t base_len,
+		    const unsigned char **lit, size_t *off, size_t *k)
+{
+	unsigned char op = *(*p)++;
+
+	*lit = NULL;
+	*off = *k = 0;
+	if (!(op & 0x80)) {
+		if (!op || op > (size_t)(end - *p))
+			return -1;
+		*lit = *p;
+		*k = op;
+		*p += op;
+		return 0;
+	}
+	for (int i = 0; i < 7; i++) {
+		if (!(op & (1u << i)))
+			continue;
+		if (*p >= end)
+			return -1;
+		if (i < 4)
+			*off |= (size_t) * (*p)++ << (8 * i);
+		else
+			*k |= (size_t) * (*p)++ << (8 * (i - 4));
+	}
+	if (!*k)
+		*k = 0x10000;
+	return *off > base_len || *k > base_len - *off ? -1 : 0;
+}
+
+/* Run the instructions from p to end: with buf, write the result there;
+ * without, only check them. The result's length, or SIZE_MAX when an
+ * instruction is malformed or the result would pass limit bytes. */
+static size_t run_delta(const unsigned char *p, const unsigned char *end, const unsigned char *base,
+			size_t base_len, size_t limit, unsigned char *buf)
+{
+	size_t n = 0;
+
+	while (p < end) {
+		const unsigned char *lit;
+		size_t off, k;
+		if (delta_op(&p, end, base_len, &lit, &off, &k) < 0 || k > limit - n)
+			return SIZE_MAX;
+		if (buf)
+			memcpy(buf + n, lit ? lit : base + off, k);
+		n += k;
+	}
+	return n;
+}
+
+/* The result's size is checked against the instructions before it is
+ * allocated: a delta that announces more than it makes is refused, not
+ * given a buffer of its word. */
 int rq_odb_pack_apply_delta(const unsigned char *base, size_t base_len, const unsigned char *delta,
 			    size_t delta_len, unsigned char **out, size_t *out_len)
 {
 	const unsigned char *p = delta, *end = delta + delta_len;
 	uint64_t src, dst;
 	unsigned char *buf;
-	size_t n = 0;
 
 	*out = NULL;
 	if (get_varint(&p, end, &src) < 0 || get_varint(&p, end, &dst) < 0 || src != base_len ||
-	    dst > SIZE_MAX / 2)
+	    dst >= SIZE_MAX / 2 || run_delta(p, end, base, base_len, (size_t)dst, NULL) != dst)
 		return -1;
 	if (!(buf = malloc((size_t)dst + 1)))
 		return -1;
-	while (p < end) {
-		unsigned char op = *p++;
-		if (op & 0x80) {
-			size_t off = 0, k = 0;
-			for (int i = 0; i < 4; i++)
-				if (op & (1u << i)) {
-					if (p >= end)
-						goto bad;
-					off |= (size_t)*p++ << (8 * i);
-				}
-			for (int i = 0; i < 3; i++)
-				if (op & (0x10u << i)) {
-					if (p >= end)
-						goto bad;
-					k |= (size_t)*p++ << (8 * i);
-				}
-			if (!k)
-				k = 0x10000;
-			if (off > base_len || k > base_len - off || k > dst - n)
-				goto bad;
-			memcpy(buf + n, base + off, k);
-			n += k;
-		} else if (op) {
-			if (op > (size_t)(end - p) || op > dst - n)
-				goto bad;
-			memcpy(buf + n, p, op);
-			p += op;
-			n += op;
-		} else {
-			goto bad; /* reserved */
-		}
-	}
-	if (n != dst)
-		goto bad;
-	buf[n] = '\0';
+	run_delta(p, end, base, base_len, (size_t)dst, buf);
+	buf[dst] = '\0';
 	*out = buf;
-	*out_len = n;
+	*out_len = (size_t)dst;
 	return 0;
-bad:
-	free(buf);
-	return -1;
 }
 
 /* ---- writing the pack and its index ---- */

@@ -93,7 +93,8 @@ static int pair_ok(mapped_pack *p)
 	p->nr = be32(p->idx + IDX_HEAD + 255 * 4);
 	min = IDX_HEAD + IDX_FANOUT + (size_t)p->nr * 28 + 40;
 	if (p->idx_len < min || (p->idx_len - min) % 8 || p->pack_len < 32 ||
-	    memcmp(p->pack, "PACK", 4) || be32(p->pack + 8) != p->nr ||
+	    memcmp(p->pack, "PACK", 4) || (be32(p->pack + 4) != 2 && be32(p->pack + 4) != 3) ||
+	    be32(p->pack + 8) != p->nr ||
 	    memcmp(p->idx + p->idx_len - 40, p->pack + p->pack_len - 20, 20))
 		return 0;
 	p->ids = p->idx + IDX_HEAD + IDX_FANOUT;
@@ -123,8 +124,9 @@ static int add_pack(rq_odb_packread *pr, const char *dir, const char *name)
 	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path) ||
 	    map_file(path, &p.idx, &p.idx_len) < 0)
 		return 0;
-	snprintf(path, sizeof(path), "%s/%.*s.pack", dir, (int)(n - 4), name);
-	if (map_file(path, &p.pack, &p.pack_len) < 0 || !pair_ok(&p)) {
+	if (snprintf(path, sizeof(path), "%s/%.*s.pack", dir, (int)(n - 4), name) >=
+		(int)sizeof(path) ||
+	    map_file(path, &p.pack, &p.pack_len) < 0 || !pair_ok(&p)) {
 		unmap_pair(&p);
 		return 0;
 	}
@@ -283,20 +285,24 @@ static int parse_entry(const mapped_pack *p, uint64_t off, entry *e)
 	const unsigned char *end = p->pack + p->pack_len - 20, *q;
 	unsigned shift = 4;
 	unsigned char c;
+	uint64_t size;
 
 	if (off < 12 || off >= (uint64_t)(end - p->pack))
 		return -1;
 	q = p->pack + off;
 	c = *q++;
 	e->code = (c >> 4) & 7;
-	e->size = c & 15;
+	size = c & 15;
 	while (c & 0x80) {
 		if (q >= end || shift > 57)
 			return -1;
 		c = *q++;
-		e->size |= (size_t)(c & 0x7f) << shift;
+		size |= (uint64_t)(c & 0x7f) << shift;
 		shift += 7;
 	}
+	if (size >= SIZE_MAX / 2)
+		return -1;
+	e->size = (size_t)size;
 	if (e->code == 6 && ofs_base(&q, end, off, &e->base) < 0)
 		return -1;
 	if (e->code == 7) { /* only a base in this pack */
