@@ -10,7 +10,6 @@
  */
 #include <jansson.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,9 +18,7 @@
 #include "cmds.h"
 #include "cli.h"
 #include "opt.h"
-#include "rq_cfgparams.h"
 #include "rq_odb.h"
-#include "rq_odb_tmpdir.h"
 #include "rq_refs.h"
 #include "rq_replay.h"
 #include "rq_result_json.h"

@@ -15,7 +15,6 @@
  * conflicted (the others went in), 128 error, 129 usage.
  */
 #include <jansson.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,8 +22,6 @@
 #include "cmds.h"
 #include "cli.h"
 #include "opt.h"
-#include "rq_cfgparams.h"
-#include "rq_odb_tmpdir.h"
 #include "rq_refs.h"
 #include "rq_result_json.h"
 #include "rq_train.h"
@@ -169,22 +166,28 @@ static void default_name(const char *rev, char *out, size_t size)
 			*q = '-';
 }
 
-/* Split "a b c" into revisions (NULL-terminated, owned). */
+/* Split "a b c" into revisions (NULL-terminated, owned); NULL out of
+ * memory. */
 static char **split_revisions(const char *s, size_t *n)
 {
 	char *copy = strdup(s), *save = NULL, *tok;
 	char **v = calloc(strlen(s) / 2 + 2, sizeof(*v));
+	int oom = !copy || !v;
 
 	*n = 0;
-	if (!copy || !v) {
-		free(copy);
+	for (tok = oom ? NULL : strtok_r(copy, " ", &save); tok; tok = strtok_r(NULL, " ", &save))
+		if (!(v[(*n)++] = strdup(tok))) {
+			oom = 1;
+			break;
+		}
+	free(copy);
+	if (oom) {
+		for (size_t i = 0; v && i < *n; i++)
+			free(v[i]);
 		free(v);
+		*n = 0;
 		return NULL;
 	}
-	for (tok = strtok_r(copy, " ", &save); tok; tok = strtok_r(NULL, " ", &save))
-		if (!(v[(*n)++] = strdup(tok)))
-			break;
-	free(copy);
 	return v;
 }
 
