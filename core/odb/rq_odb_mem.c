@@ -1182,10 +1182,81 @@ static int help_one(bg_state *bg, const mem_object *o, int check, int whole,
 }
 
 /*
+ * bg_help's work on object k, under the lock (released meanwhile): its
+ * collision check if it still needs one, and its whole encoding if it is a
+ * blob with no earlier version that nobody encoded yet.
+ */
+static void help_with(struct rq_odb_mem *m, size_t k, rq_odb_pack_encoder **enc)
+{
+	bg_state *bg = &m->bg;
+	mem_object *o = &m->objs[k], copy;
+	int check = o->unchecked == 1, r;
+	int whole = o->type == GIT_OBJECT_BLOB && !o->like && o->data && !o->entry && !o->claimed;
+	encoded e = {0};
+
+	if (!check && !whole)
+		return;
+	o->unchecked = check ? 2 : o->unchecked;
+	o->claimed = (unsigned char)(o->claimed || whole);
+	copy = *o;
+	pthread_mutex_unlock(&bg->mu);
+	r = help_one(bg, &copy, check, whole, enc, &e);
+	pthread_mutex_lock(&bg->mu);
+	if (r < 0 && !bg->failed)
+		bg->failed = r;
+	if (check && r != -2)
+		o->unchecked = 0;
+	if (e.entry)
+		store_encoded(o, &e);
+	else if (check && o->entry) /* the thread encoded it meanwhile */
+		bg_drop(o);
+}
+
+typedef struct sized {
+	size_t len, k;
+} sized;
+
+/* The largest first (then in write order). */
+static int larger_first(const void *a_, const void *b_)
+{
+	const sized *a = a_, *b = b_;
+	if (a->len != b->len)
+		return a->len > b->len ? -1 : 1;
+	return a->k < b->k ? -1 : a->k > b->k;
+}
+
+/* The blobs with no earlier version the thread has not reached, the
+ * largest first: malloc'd, *n of them (NULL when none or out of memory:
+ * bg_help then takes them from the last one down). Under the lock. */
+static sized *whole_blobs(const struct rq_odb_mem *m, size_t *n)
+{
+	sized *v = NULL;
+	size_t cap = 0;
+
+	*n = 0;
+	for (size_t k = m->bg.done + 1; k < m->bg.handed; k++) {
+		const mem_object *o = &m->objs[k];
+		if (o->type != GIT_OBJECT_BLOB || o->like || !o->data || o->entry)
+			continue;
+		if (*n == cap) {
+			sized *nv = rq_mem_grow(v, &cap, *n + 1, sizeof(*v), 16);
+			if (!nv)
+				break;
+			v = nv;
+		}
+		v[(*n)++] = (sized){o->len, k};
+	}
+	if (*n)
+		qsort(v, *n, sizeof(*v), larger_first);
+	return v;
+}
+
+/*
  * The picks are over and the thread has objects left: this process takes
- * some from the last one down while the thread goes on from the first. It
- * runs the collision checks, and encodes the blobs that have no earlier
- * version (whole: the same bytes whichever side makes them); trees and
+ * some while the thread goes on in write order. First the blobs that have
+ * no earlier version (whole: the same bytes whichever side encodes them),
+ * the largest first, so that neither side is left with a large one at the
+ * end; then, from the last object down, the collision checks. Trees and
  * later versions stay the thread's, in write order, so the pack is the
  * same as the thread alone would make. The thread skips what is claimed,
  * and uses a claimed blob as a delta base as it would use it encoded.
@@ -1194,32 +1265,19 @@ static void bg_help(struct rq_odb_mem *m)
 {
 	bg_state *bg = &m->bg;
 	rq_odb_pack_encoder *enc = NULL;
+	sized *order;
+	size_t n;
 
 	pthread_mutex_lock(&bg->mu);
 	pthread_cond_signal(&bg->wake);
-	for (size_t k = bg->handed; k > bg->done + 1; k--) {
-		mem_object *o = &m->objs[k - 1], copy;
-		int check = o->unchecked == 1, r;
-		int whole = o->type == GIT_OBJECT_BLOB && !o->like && o->data && !o->entry;
-		encoded e = {0};
-		if (!check && !whole)
-			continue;
-		o->unchecked = check ? 2 : o->unchecked;
-		o->claimed = (unsigned char)whole;
-		copy = *o;
-		pthread_mutex_unlock(&bg->mu);
-		r = help_one(bg, &copy, check, whole, &enc, &e);
-		pthread_mutex_lock(&bg->mu);
-		if (r < 0 && !bg->failed)
-			bg->failed = r;
-		if (check && r != -2)
-			o->unchecked = 0;
-		if (e.entry)
-			store_encoded(o, &e);
-		else if (check && o->entry) /* the thread encoded it meanwhile */
-			bg_drop(o);
-	}
+	order = whole_blobs(m, &n);
+	for (size_t j = 0; j < n; j++)
+		if (order[j].k > bg->done)
+			help_with(m, order[j].k, &enc);
+	for (size_t k = bg->handed; k > bg->done + 1; k--)
+		help_with(m, k - 1, &enc);
 	pthread_mutex_unlock(&bg->mu);
+	free(order);
 	rq_odb_pack_encoder_free(enc);
 }
 
