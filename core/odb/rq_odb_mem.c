@@ -952,7 +952,6 @@ static int bg_encode(bg_state *bg, const mem_object *o, const bg_tree *blob_base
 	return 0;
 }
 
-/* A tree the thread encoded joins its window (the oldest leaves). */
 /* A tree the thread encoded (object k) joins its window; the oldest one
  * leaves it: 1 + its index (0: none), to give its content up. */
 static size_t bg_remember(bg_state *bg, const mem_object *o, size_t k, const encoded *e)
