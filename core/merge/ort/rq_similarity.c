@@ -309,6 +309,11 @@ static int hash_chars(const unsigned char *buf, size_t sz, span **out, size_t *n
 		goto fail;
 	free(table.index.slot);
 	qsort(table.v, table.n, sizeof(*table.v), span_cmp);
+	/* kept while the blob may be compared again: no room to grow left */
+	if (table.n && table.n < table.cap) {
+		span *fit = realloc(table.v, table.n * sizeof(*fit));
+		table.v = fit ? fit : table.v;
+	}
 	*out = table.v;
 	*nout = table.n;
 	return 0;
