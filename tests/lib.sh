@@ -235,6 +235,26 @@ start_worker() {
 	WORKER_PID=$!
 	BG_PIDS+=("$WORKER_PID")
 }
+# worker_started name [seconds]: waits (30 s by default) until the worker
+# start_worker started as name has logged that it started
+worker_started() { wait_for "$1 connected" "${2:-30}" grep -qs '"worker started"' "$T/$1.log"; }
+# check_workers_stop pid...: SIGTERM to every worker at once, then a check
+# each that it exits 0
+check_workers_stop() {
+	local w rc
+	kill -TERM "$@"
+	for w in "$@"; do
+		wait "$w"
+		rc=$?
+		check_eq "worker $w exits 0 on SIGTERM" 0 "$rc"
+	done
+}
+# sanitizer_clean file...: no ASan, LSan or UBSan report in the files (the
+# files with one are named); a file that cannot be read fails it too
+sanitizer_clean() {
+	grep -l -e 'Sanitizer' -e 'runtime error' -- "$@" >&2
+	[ $? -eq 1 ]
+}
 # --- queue tests: jobs on make_repo's repository "proj" ------------------------
 # section title: a heading in the test's output, with the time.
 section() { echo "== $* (at ${SECONDS}s)"; }
@@ -344,23 +364,38 @@ free_cluster_port() {
 	done
 	return 1
 }
+# start_on_free_port parent start [args...]: `start parent/<port> <port>
+# args...` (start_redis_at, start_sentinel) on a free port
+# (free_cluster_port), on another one when another test takes it first
+# (3 tries); sets NODE_PORT and NODE_DIR (parent/<port>)
+start_on_free_port() {
+	local parent=$1 start=$2 p
+	shift 2
+	for _ in 1 2 3; do
+		p=$(free_cluster_port) || continue
+		if "$start" "$parent/$p" "$p" "$@"; then
+			NODE_PORT=$p
+			# shellcheck disable=SC2034 # for the test that calls this
+			NODE_DIR=$parent/$p
+			return 0
+		fi
+	done
+	return 1
+}
 # start_cluster [redis-server args...]: 3 masters and 3 replicas
 # (cluster-node-timeout 1000 ms) made by redis-cli --cluster create, ready
 # (every node sees 6 nodes and a covered map, every replica in sync); sets
-# CLUSTER_PORTS and CLUSTER_URL (two of the nodes as seeds).
+# CLUSTER_PORTS and CLUSTER_URL (two of the nodes as seeds). Each node's
+# files are in $T/cluster/<port>.
 start_cluster() {
-	local p attempt addrs=()
+	local addrs=()
 	CLUSTER_PORTS=()
 	for _ in 1 2 3 4 5 6; do
-		for attempt in 1 2 3; do # another test may take a free port first
-			p=$(free_cluster_port) || return 1
-			start_redis_at "$T/cluster/$p" "$p" --cluster-enabled yes \
-				--cluster-config-file nodes.conf --cluster-node-timeout 1000 \
-				--repl-diskless-sync-delay 0 "$@" && break
-			[ $attempt = 3 ] && return 1
-		done
-		CLUSTER_PORTS+=("$p")
-		addrs+=("127.0.0.1:$p")
+		start_on_free_port "$T/cluster" start_redis_at --cluster-enabled yes \
+			--cluster-config-file nodes.conf --cluster-node-timeout 1000 \
+			--repl-diskless-sync-delay 0 "$@" || return 1
+		CLUSTER_PORTS+=("$NODE_PORT")
+		addrs+=("127.0.0.1:$NODE_PORT")
 	done
 	redis-cli ${REDIS_AUTH:-} --cluster create "${addrs[@]}" --cluster-replicas 1 --cluster-yes \
 		>"$T/cluster/create.log" 2>&1 || {
@@ -506,6 +541,16 @@ connections_received() {
 	done
 	echo "$n"
 }
+# results_at port queue: the entries of the queue's results stream on the
+# node at port
+results_at() { ccli "$1" xlen "$(key "$2" results)"; }
+# results_are port queue op n: `[ <that count> op n ]` holds (op: -ge, -gt,
+# ...); false while the node does not answer
+results_are() {
+	local n
+	n=$(results_at "$1" "$2" 2>/dev/null) || return 1
+	test "$n" "$3" "$4" 2>/dev/null
+}
 # now_ms: the wall clock in milliseconds (for the figures a test prints)
 now_ms() { date +%s%3N; }
 
@@ -537,3 +582,81 @@ start_sentinel() {
 }
 # sentinel_master_port port: the master's port the sentinel at port gives
 sentinel_master_port() { redis-cli -p "$1" sentinel get-master-addr-by-name mymaster | sed -n 2p; }
+
+# --- jobs run by workers while the servers move ------------------------------
+# (integration/cluster.sh, integration/sentinel.sh) Jobs of every kind on
+# make_repo's repositories, the same jobs run by `replayq run` for reference,
+# some of them held while a server is moved, and the results compared.
+# mixed_job id repo i: a job whose kind cycles with i (mod 8): onto, onto of
+# two tips, onto contained, advance, revert, a conflict, an update of u-<i>,
+# a revision that does not exist; its committer time is 1800000000 + i
+mixed_job() {
+	local c='"committer":{"name":"Bot","email":"bot@example.com","time":'$((1800000000 + $3))',"tz":"+0100"}'
+	local h='{"v":1,"id":"'$1'","repo":"'$2'","mode":'
+	case $(($3 % 8)) in
+	0) echo "$h"'"onto","target":"main","revisions":["base..topic"],'"$c}" ;;
+	1) echo "$h"'"onto","target":"main","revisions":["^base","topic","s2"],'"$c}" ;;
+	2) echo "$h"'"onto","target":"main","revisions":["base..s2"],"contained":true,'"$c}" ;;
+	3) echo "$h"'"advance","target":"main","revisions":["base..topic"],'"$c}" ;;
+	4) echo "$h"'"revert","target":"main","revisions":["main~2..main"],'"$c}" ;;
+	5) echo "$h"'"onto","target":"main","revisions":["base..clash"],'"$c}" ;;
+	6) echo "$h"'"onto","target":"main","revisions":["base..u-'"$3"'"],"ref_action":"update",'"$c}" ;;
+	7) echo "$h"'"onto","target":"main","revisions":["base..nosuch"],'"$c}" ;;
+	esac
+}
+# mixed_jobs prefix repo from to: the jobs <prefix>-<from>..<prefix>-<to>
+mixed_jobs() {
+	local i
+	for i in $(seq "$3" "$4"); do mixed_job "$1-$i" "$2" "$i"; done
+}
+# norm_results: results (JSON lines on stdin) cut to what a worker's must
+# share with the reference's, one a line
+norm_results() {
+	jq -c '{id, status, updates: [.updates[]? | {ref, old, new}], conflict: (.conflict.commit // null), code: (.error.code // null)}'
+}
+# reference_results root jobs: `replayq run --jobs=2` of the jobs file on a
+# copy of root ($T/refroot), made before any worker moves a ref; its
+# results, normalised and sorted, in $T/ref.norm, its stderr in $T/run.err
+reference_results() {
+	cp -a "$1" "$T/refroot"
+	"$REPLAYQ" run --repo-root="$T/refroot" --jobs=2 "$2" 2>"$T/run.err" | norm_results | sort >"$T/ref.norm"
+}
+# job_holds prefix first n: the hold points (REPLAYQ_TEST_HOLD) of the jobs
+# <prefix>-<first> .. <prefix>-<first+n-1>, at their first delivery
+job_holds() {
+	local i
+	for ((i = $2; i < $2 + $3; i++)); do printf 'job:%s-%d@1,' "$1" "$i"; done
+}
+# held_job_pids prefix first n: waits until each of those jobs is held, and
+# prints their pids
+held_job_pids() {
+	local i
+	for ((i = $2; i < $2 + $3; i++)); do hold_pid "job:$1-$i@1" || return 1; done
+}
+# check_results_once total ref got ids: each of the total jobs has exactly
+# one result, equal to the reference's. ref and got are results as
+# norm_results gives them, sorted; ids is every job id the results
+# stream(s) hold, one a line. Four checks; shows how got differs from ref
+# and sets LOST, DUP and WRONG (for the figures).
+check_results_once() {
+	local total=$1 ref=$2 got=$3 ids=$4
+	LOST=$((total - $(wc -l <"$got")))
+	DUP=$(sort "$ids" | uniq -d | wc -l)
+	WRONG=$(comm -13 "$ref" "$got" | wc -l)
+	diff "$ref" "$got" >&2
+	check_eq "lost" 0 "$LOST"
+	check_eq "duplicated" 0 "$DUP"
+	check_eq "wrong" 0 "$WRONG"
+	check_eq "one results-stream entry per job" "$total" "$(sort -u "$ids" | wc -l)"
+}
+# updates_moved repo prefix last ref: how many of the ref-update jobs
+# (mixed_job's kind 6: <prefix>-6, <prefix>-14, ... up to last) left u-<i>
+# in repo where the reference run (ref, as in check_results_once) put it
+updates_moved() {
+	local i exp n=0
+	for i in $(seq 6 8 "$3"); do
+		exp=$(jq -r "select(.id == \"$2-$i\") | .updates[0].new" "$4")
+		[ "$(git -C "$1" rev-parse "u-$i")" = "$exp" ] && n=$((n + 1))
+	done
+	echo "$n"
+}

@@ -25,35 +25,17 @@ mkdir -p "$ROOT"
 make_repo "$ROOT/ra" ra $((2 * N))
 make_repo "$ROOT/rb" rb $((2 * N))
 
-# job_line id repo i: a job; kinds cycle through the modes and outcomes
-job_line() {
-	local c='"committer":{"name":"Bot","email":"bot@example.com","time":'$((1800000000 + $3))',"tz":"+0100"}'
-	local h='{"v":1,"id":"'$1'","repo":"'$2'","mode":'
-	case $(($3 % 8)) in
-	0) echo "$h"'"onto","target":"main","revisions":["base..topic"],'"$c}" ;;
-	1) echo "$h"'"onto","target":"main","revisions":["^base","topic","s2"],'"$c}" ;;
-	2) echo "$h"'"onto","target":"main","revisions":["base..s2"],"contained":true,'"$c}" ;;
-	3) echo "$h"'"advance","target":"main","revisions":["base..topic"],'"$c}" ;;
-	4) echo "$h"'"revert","target":"main","revisions":["main~2..main"],'"$c}" ;;
-	5) echo "$h"'"onto","target":"main","revisions":["base..clash"],'"$c}" ;;
-	6) echo "$h"'"onto","target":"main","revisions":["base..u-'"$3"'"],"ref_action":"update",'"$c}" ;;
-	7) echo "$h"'"onto","target":"main","revisions":["base..nosuch"],'"$c}" ;;
-	esac
-}
-# jobs prefix repo from to: the jobs <prefix>-<from>..<prefix>-<to>
-jobs() { for i in $(seq "$3" "$4"); do job_line "$1-$i" "$2" "$i"; done; }
-jobs a ra 1 "$N" >"$T/a1.jsonl"
-jobs a ra $((N + 1)) $((2 * N)) >"$T/a2.jsonl"
-jobs b rb 1 "$N" >"$T/b1.jsonl"
-jobs b rb $((N + 1)) $((2 * N)) >"$T/b2.jsonl"
-job_line b-lost rb 0 >"$T/b3.jsonl"
+# jobs of every kind (mixed_jobs); b-lost is the one whose result is lost
+mixed_jobs a ra 1 "$N" >"$T/a1.jsonl"
+mixed_jobs a ra $((N + 1)) $((2 * N)) >"$T/a2.jsonl"
+mixed_jobs b rb 1 "$N" >"$T/b1.jsonl"
+mixed_jobs b rb $((N + 1)) $((2 * N)) >"$T/b2.jsonl"
+mixed_job b-lost rb 0 >"$T/b3.jsonl"
 cat "$T"/a1.jsonl "$T"/a2.jsonl "$T"/b1.jsonl "$T"/b2.jsonl "$T"/b3.jsonl >"$T/all.jsonl"
 TOTAL=$(wc -l <"$T/all.jsonl")
 
 # the reference: replayq run on a copy, before any worker moves a ref
-norm='{id, status, updates: [.updates[]? | {ref, old, new}], conflict: (.conflict.commit // null), code: (.error.code // null)}'
-cp -a "$ROOT" "$T/refroot"
-"$REPLAYQ" run --repo-root="$T/refroot" --jobs=2 "$T/all.jsonl" 2>"$T/run.err" | jq -c "$norm" | sort >"$T/ref.norm"
+reference_results "$ROOT" "$T/all.jsonl"
 check_eq "reference: one result per job" "$TOTAL" "$(wc -l <"$T/ref.norm")"
 check_eq "reference: conflicts seen" $((4 * N / 8)) "$(grep -c '"status":"conflict"' "$T/ref.norm")"
 
@@ -82,26 +64,24 @@ echo "# queue $QA: slot $SA on $MA (replica $REP_A); queue $QB: slot $SB on $MB;
 check "the queues' slots are on different masters" [ "$MA" != "$MB" ]
 check "the masters have replicas" test -n "$REP_A" -a -n "$REP_C"
 pid_of() { cat "$T/cluster/$1/redis.pid"; }
-# results_at port queue: the entries of the queue's results stream on that node
-results_at() { ccli "$1" xlen "replayq:{$2}:results"; }
 # results_reach queue n: the master serving the queue's slot has n results
 results_reach() {
 	local m
 	m=$(cluster_master_of "$(cluster_keyslot "{$1}")") && [ -n "$m" ] &&
-		[ "$(results_at "$m" "$1" 2>/dev/null || echo 0)" -ge "$2" ]
+		results_are "$m" "$1" -ge "$2"
 }
+# result_stored port queue id: the node at port holds job id's result
+result_stored() { [ "$(ccli "$1" exists "$(key "$2" "result:$3")")" = 1 ]; }
 
-# holds_of q: the hold points of the jobs <q>-H..<q>-(H+3), first delivery
-holds_of() { for i in 0 1 2 3; do printf 'job:%s-%d@1,' "$1" $((H + i)); done; }
-# held_pids q: the 4 held jobs of queue prefix q are running: their pids
-held_pids() { for i in 0 1 2 3; do hold_pid "job:$1-$((H + i))@1" || return 1; done; }
-REPLAYQ_TEST_HOLD="$(holds_of a)$(holds_of b)job:b-lost@1"
+# the 4 jobs a-H..a-(H+3), b-H..b-(H+3) and b-lost are held (every worker
+# slot) at their first delivery
+REPLAYQ_TEST_HOLD="$(job_holds a "$H" 4)$(job_holds b "$H" 4)job:b-lost@1"
 export REPLAYQ_TEST_HOLD
 for w in wa1 wa2; do start_worker "$w" --queue="$QA" --repo-root="$ROOT" --jobs=2 --visibility-timeout=2; done
 for w in wb1 wb2; do start_worker "$w" --queue="$QB" --repo-root="$ROOT" --jobs=2 --visibility-timeout=2; done
 WORKERS=("${BG_PIDS[@]}")
 unset REPLAYQ_TEST_HOLD
-for w in wa1 wa2 wb1 wb2; do check "$w connected" wait_for "$w connected" 30 grep -q '"worker started"' "$T/$w.log"; done
+for w in wa1 wa2 wb1 wb2; do check "$w connected" worker_started "$w"; done
 CONNS=$(connections_received "${CLUSTER_PORTS[@]}")
 run_rq submit --queue="$QA" --no-validate "$T/a1.jsonl"
 check_eq "submit to $QA through the seeds" "0 $N" "$RC $(grep -c . <<<"$OUT")"
@@ -109,7 +89,7 @@ run_rq submit --queue="$QB" --no-validate "$T/b1.jsonl"
 check_eq "submit to $QB through the seeds" "0 $N" "$RC $(grep -c . <<<"$OUT")"
 
 section "move 1: the master of $QA's slot killed, its replica takes over"
-mapfile -t CHILDREN < <(held_pids a)
+mapfile -t CHILDREN < <(held_job_pids a "$H" 4)
 check_eq "4 jobs of $QA running (held), every worker slot taken" 4 "${#CHILDREN[@]}"
 CONNS=$(($(connections_received "${CLUSTER_PORTS[@]}") - CONNS - 6))
 echo "# connections the nodes accepted while $H jobs ran: $CONNS"
@@ -126,14 +106,14 @@ BEFORE=$(results_at "$REP_A" "$QA")
 run_rq submit --queue="$QA" --no-validate "$T/a2.jsonl"
 check_eq "submit to $QA after the failover" "0 $N" "$RC $(grep -c . <<<"$OUT")"
 kill -USR1 "${CHILDREN[@]}"
-check "a new result on $REP_A" wait_for "a new result on $REP_A" 60 bash -c "[ \$(redis-cli -p $REP_A xlen 'replayq:{$QA}:results') -gt $BEFORE ]"
+check "a new result on $REP_A" wait_for "a new result on $REP_A" 60 results_are "$REP_A" "$QA" -gt "$BEFORE"
 RECOVERED_AT=$(now_ms)
 RECOVER_MS=$((RECOVERED_AT - KILLED_AT))
 check "every job of $QA has a result" wait_for "$QA's results" 120 results_reach "$QA" $((2 * N))
 echo "# failover: replica master $((TAKEN_AT - KILLED_AT)) ms after the kill, first result on it after $RECOVER_MS ms"
 
 section "move 2: $QB's slot migrated from $MB to $MC while its jobs run"
-mapfile -t CHILDREN < <(held_pids b)
+mapfile -t CHILDREN < <(held_job_pids b "$H" 4)
 check_eq "4 jobs of $QB running (held), every worker slot taken" 4 "${#CHILDREN[@]}"
 echo "# at the migration: $(ccli "$MB" xlen "replayq:{$QB}:jobs") jobs of $QB queued or running"
 MIGRATE_AT=$(now_ms)
@@ -158,13 +138,13 @@ check "the replica $REP_C has every write so far" wait_for "$REP_C in sync" 30 r
 kill -STOP "$(pid_of "$REP_C")"
 ccli "$MC" client kill type replica >/dev/null
 kill -USR1 "$CHILD"
-check "the result is stored on $MC" wait_for "b-lost's result" 60 bash -c "[ \$(redis-cli -p $MC exists 'replayq:{$QB}:result:b-lost') = 1 ]"
+check "the result is stored on $MC" wait_for "b-lost's result" 60 result_stored "$MC" "$QB" b-lost
 KILLED_AT=$(now_ms)
 kill -9 "$(pid_of "$MC")"
 kill -CONT "$(pid_of "$REP_C")"
 check "$REP_C takes over slot $SB" cluster_takeover "$REP_C" "$SB"
 check_eq "the result was lost with the master" 0 "$(ccli "$REP_C" exists "replayq:{$QB}:result:b-lost")"
-check "the job is redelivered and finishes" wait_for "b-lost again" 60 bash -c "[ \$(redis-cli -p $REP_C exists 'replayq:{$QB}:result:b-lost') = 1 ]"
+check "the job is redelivered and finishes" wait_for "b-lost again" 60 result_stored "$REP_C" "$QB" b-lost
 LOST_RECOVERED=$(($(now_ms) - KILLED_AT))
 check "it ran again (delivery 2 or later)" jq -e '.attempt >= 2' >/dev/null <<<"$(ccli "$REP_C" get "replayq:{$QB}:result:b-lost")"
 echo "# lost result: redone and stored on the new master $LOST_RECOVERED ms after the kill"
@@ -177,28 +157,15 @@ OB=$(cluster_master_of "$SB")
 {
 	for i in $(seq 1 $((2 * N))); do ccli "$OA" get "replayq:{$QA}:result:a-$i"; done
 	for i in $(seq 1 $((2 * N))) lost; do ccli "$OB" get "replayq:{$QB}:result:b-$i"; done
-} | grep -v '^$' | jq -c "$norm" | sort >"$T/got.norm"
+} | grep -v '^$' | norm_results | sort >"$T/got.norm"
 ccli "$OA" --raw xrange "replayq:{$QA}:results" - + | grep -x 'a-[0-9]*' >"$T/ids"
 ccli "$OB" --raw xrange "replayq:{$QB}:results" - + | grep -x 'b-[0-9a-z]*' >>"$T/ids"
-LOST=$((TOTAL - $(wc -l <"$T/got.norm")))
-DUP=$(sort "$T/ids" | uniq -d | wc -l)
-WRONG=$(comm -13 "$T/ref.norm" "$T/got.norm" | wc -l)
-diff "$T/ref.norm" "$T/got.norm" >&2
-check_eq "lost" 0 "$LOST"
-check_eq "duplicated" 0 "$DUP"
-check_eq "wrong" 0 "$WRONG"
-check_eq "one results-stream entry per job" "$TOTAL" "$(sort -u "$T/ids" | wc -l)"
+check_results_once "$TOTAL" "$T/ref.norm" "$T/got.norm" "$T/ids"
 check_eq "$QA: the job stream is empty" 0 "$(ccli "$OA" xlen "replayq:{$QA}:jobs")"
 check_eq "$QB: the job stream is empty" 0 "$(ccli "$OB" xlen "replayq:{$QB}:jobs")"
 check_eq "$QA: nothing pending" 0 "$(ccli "$OA" xpending "replayq:{$QA}:jobs" workers | head -1)"
 check_eq "$QB: nothing pending" 0 "$(ccli "$OB" xpending "replayq:{$QB}:jobs" workers | head -1)"
-moved=0
-for i in $(seq 6 8 $((2 * N))); do
-	for q in a b; do
-		exp=$(jq -r "select(.id == \"$q-$i\") | .updates[0].new" "$T/ref.norm")
-		[ "$(git -C "$ROOT/r$q" rev-parse "u-$i")" = "$exp" ] && moved=$((moved + 1))
-	done
-done
+moved=$(($(updates_moved "$ROOT/ra" a $((2 * N)) "$T/ref.norm") + $(updates_moved "$ROOT/rb" b $((2 * N)) "$T/ref.norm")))
 check_eq "the ref-update jobs moved their refs" $((2 * ((2 * N - 6) / 8 + 1))) "$moved"
 check "fsck ra" fsck_ok "$ROOT/ra"
 check "fsck rb" fsck_ok "$ROOT/rb"
@@ -211,10 +178,6 @@ echo "figures: time to recover: failover ${RECOVER_MS} ms (kill to first result 
 	"lost result redone ${LOST_RECOVERED} ms after the kill"
 echo "figures: answered by the live nodes: MOVED=$MOVED ASK=$ASK TRYAGAIN=$TRYAGAIN"
 
-for w in "${WORKERS[@]}"; do kill -TERM "$w"; done
-for w in "${WORKERS[@]}"; do
-	wait "$w"
-	check_eq "worker $w exits 0 on SIGTERM" 0 $?
-done
-check "no sanitizer report in the logs" bash -c "! grep -l 'Sanitizer\|runtime error' $T/w*.log $T/run.err"
+check_workers_stop "${WORKERS[@]}"
+check "no sanitizer report in the logs" sanitizer_clean "$T"/w*.log "$T/run.err"
 finish

@@ -23,52 +23,35 @@ ROOT=$T/root
 mkdir -p "$ROOT"
 make_repo "$ROOT/rs" rs $((3 * N))
 
-# job_line id i: a job; kinds cycle through the modes and outcomes
-job_line() {
-	local c='"committer":{"name":"Bot","email":"bot@example.com","time":'$((1800000000 + $2))',"tz":"+0100"}'
-	local h='{"v":1,"id":"'$1'","repo":"rs","mode":'
-	case $(($2 % 8)) in
-	0) echo "$h"'"onto","target":"main","revisions":["base..topic"],'"$c}" ;;
-	1) echo "$h"'"onto","target":"main","revisions":["^base","topic","s2"],'"$c}" ;;
-	2) echo "$h"'"onto","target":"main","revisions":["base..s2"],"contained":true,'"$c}" ;;
-	3) echo "$h"'"advance","target":"main","revisions":["base..topic"],'"$c}" ;;
-	4) echo "$h"'"revert","target":"main","revisions":["main~2..main"],'"$c}" ;;
-	5) echo "$h"'"onto","target":"main","revisions":["base..clash"],'"$c}" ;;
-	6) echo "$h"'"onto","target":"main","revisions":["base..u-'"$2"'"],"ref_action":"update",'"$c}" ;;
-	7) echo "$h"'"onto","target":"main","revisions":["base..nosuch"],'"$c}" ;;
-	esac
-}
+# jobs of every kind (mixed_jobs), in 3 parts
 for part in 1 2 3; do
-	for i in $(seq $(((part - 1) * N + 1)) $((part * N))); do job_line "s-$i" "$i"; done >"$T/p$part.jsonl"
+	mixed_jobs s rs $(((part - 1) * N + 1)) $((part * N)) >"$T/p$part.jsonl"
 done
 cat "$T"/p1.jsonl "$T"/p2.jsonl "$T"/p3.jsonl >"$T/all.jsonl"
 TOTAL=$((3 * N))
 
 # the reference: replayq run on a copy, before any worker moves a ref
-norm='{id, status, updates: [.updates[]? | {ref, old, new}], conflict: (.conflict.commit // null), code: (.error.code // null)}'
-cp -a "$ROOT" "$T/refroot"
-"$REPLAYQ" run --repo-root="$T/refroot" --jobs=2 "$T/all.jsonl" 2>"$T/run.err" | jq -c "$norm" | sort >"$T/ref.norm"
+reference_results "$ROOT" "$T/all.jsonl"
 check_eq "reference: one result per job" "$TOTAL" "$(wc -l <"$T/ref.norm")"
 
 section "a master, a replica and 3 sentinels"
 PW=sentinel-test-pw
 REDIS_AUTH="-a $PW --no-auth-warning"
 SENTINEL_AUTH_PASS=$PW
-data_node() { # dir [args...]: a data node on a free port, its port in NODE_PORT
-	local dir=$1 attempt
+# data_node parent [args...]: a data node (password on) on a free port in
+# parent/<port> (start_on_free_port: NODE_PORT, NODE_DIR)
+data_node() {
+	local parent=$1
 	shift
-	for attempt in 1 2 3; do
-		NODE_PORT=$(free_cluster_port) &&
-			start_redis_at "$dir" "$NODE_PORT" --requirepass "$PW" --masterauth "$PW" \
-				--repl-diskless-sync-delay 0 "$@" && return 0
-	done
-	return 1
+	start_on_free_port "$parent" start_redis_at --requirepass "$PW" --masterauth "$PW" \
+		--repl-diskless-sync-delay 0 "$@"
 }
 data_node "$T/m" || {
 	not_ok "the master starts"
 	finish
 }
 MP=$NODE_PORT
+MDIR=$NODE_DIR
 data_node "$T/r" --replicaof 127.0.0.1 "$MP" || {
 	not_ok "the replica starts"
 	finish
@@ -76,17 +59,14 @@ data_node "$T/r" --replicaof 127.0.0.1 "$MP" || {
 RP=$NODE_PORT
 check "the replica is in sync" wait_for "replica in sync" 30 repl_synced "$MP"
 SPORTS=()
+SDIRS=()
 for s in 1 2 3; do
-	# a port another test took meanwhile: another one, as data_node does
-	for _ in 1 2 3; do
-		p=$(free_cluster_port) && REDIS_AUTH= start_sentinel "$T/s$s" "$p" "$MP" && break
-		p=
-	done
-	[ -n "$p" ] || {
+	REDIS_AUTH='' start_on_free_port "$T/s$s" start_sentinel "$MP" || {
 		not_ok "sentinel $s starts"
 		finish
 	}
-	SPORTS+=("$p")
+	SPORTS+=("$NODE_PORT")
+	SDIRS+=("$NODE_DIR")
 done
 # sentinels_ready: each sentinel knows the other two and the replica
 sentinels_ready() {
@@ -110,23 +90,20 @@ run_rq queue --redis="redis+sentinel://127.0.0.1:${SPORTS[0]}/nosuchmaster/0" --
 check_contains "an unknown master name: said" "knows no master 'nosuchmaster'" "$ERR"
 export REPLAYQ_REDIS_URL=$URL REPLAYQ_REDIS_PASSWORD=$PW
 
-# holds_at first: the hold points of the jobs s-first..s-(first+3), first delivery
-holds_at() { for i in 0 1 2 3; do printf 'job:s-%d@1,' $(($1 + i)); done; }
-# held_pids first: those 4 jobs are running (every worker slot): their pids
-held_pids() { for i in 0 1 2 3; do hold_pid "job:s-$(($1 + i))@1" || return 1; done; }
-REPLAYQ_TEST_HOLD="$(holds_at $H)$(holds_at $((2 * N + H)))"
+# the 4 jobs s-H..s-(H+3) and s-(2N+H)..s-(2N+H+3) are held (every worker
+# slot) at their first delivery
+REPLAYQ_TEST_HOLD="$(job_holds s "$H" 4)$(job_holds s $((2 * N + H)) 4)"
 export REPLAYQ_TEST_HOLD
 for w in ws1 ws2; do start_worker "$w" --queue=$Q --repo-root="$ROOT" --jobs=2 --visibility-timeout=2; done
 WORKERS=("${BG_PIDS[@]}")
 unset REPLAYQ_TEST_HOLD
-results_at() { ccli "$1" xlen "replayq:{$Q}:results"; }
-for w in ws1 ws2; do check "$w connected" wait_for "$w connected" 30 grep -q '"worker started"' "$T/$w.log"; done
+for w in ws1 ws2; do check "$w connected" worker_started "$w"; done
 CONNS=$(connections_received "$MP")
 run_rq submit --queue=$Q --no-validate "$T/p1.jsonl"
 check_eq "submit through the sentinels" "0 $N" "$RC $(grep -c . <<<"$OUT")"
 
 section "move 1: the master killed, the sentinels promote the replica"
-mapfile -t CHILDREN < <(held_pids $H)
+mapfile -t CHILDREN < <(held_job_pids s "$H" 4)
 check_eq "4 jobs running (held), every worker slot taken" 4 "${#CHILDREN[@]}"
 CONNS=$(($(connections_received "$MP") - CONNS - 1))
 echo "# connections the master accepted while $H jobs ran: $CONNS"
@@ -134,21 +111,21 @@ check "the workers keep their connections (the master accepted $CONNS for $H job
 echo "# at the kill: $(ccli "$MP" xlen "replayq:{$Q}:jobs") jobs queued or running"
 check "the replica has every write so far" wait_for "replica in sync" 30 repl_synced "$MP"
 KILLED_AT=$(now_ms)
-kill -9 "$(cat "$T/m/redis.pid")"
+kill -9 "$(cat "$MDIR/redis.pid")"
 promoted() { [ "$(sentinel_master_port "$1")" = "$2" ] && is_master "$2"; }
 check "the sentinels promote $RP" wait_for "failover to $RP" 60 promoted "${SPORTS[0]}" "$RP"
 PROMOTED_AT=$(now_ms)
-BEFORE=$(results_at "$RP")
+BEFORE=$(results_at "$RP" "$Q")
 run_rq submit --queue=$Q --no-validate "$T/p2.jsonl"
 check_eq "submit after the failover" "0 $N" "$RC $(grep -c . <<<"$OUT")"
 kill -USR1 "${CHILDREN[@]}"
-check "a new result on $RP" wait_for "a new result on $RP" 60 bash -c "[ \$(redis-cli -p $RP -a $PW --no-auth-warning xlen 'replayq:{$Q}:results') -gt $BEFORE ]"
+check "a new result on $RP" wait_for "a new result on $RP" 60 results_are "$RP" "$Q" -gt "$BEFORE"
 RECOVER_MS=$(($(now_ms) - KILLED_AT))
-check "every job of parts 1 and 2 has a result" wait_for "results" 120 bash -c "[ \$(redis-cli -p $RP -a $PW --no-auth-warning xlen 'replayq:{$Q}:results') -ge $((2 * N)) ]"
+check "every job of parts 1 and 2 has a result" wait_for "results" 120 results_are "$RP" "$Q" -ge $((2 * N))
 echo "# failover: promoted $((PROMOTED_AT - KILLED_AT)) ms after the kill, first result on it after $RECOVER_MS ms"
 
 section "move 2: the old master back as a replica, made master again"
-start_redis_at "$T/m" "$MP" --requirepass "$PW" --masterauth "$PW" --repl-diskless-sync-delay 0 \
+start_redis_at "$MDIR" "$MP" --requirepass "$PW" --masterauth "$PW" --repl-diskless-sync-delay 0 \
 	--replicaof 127.0.0.1 "$RP" || {
 	not_ok "the old master restarts on its port"
 	finish
@@ -156,7 +133,7 @@ start_redis_at "$T/m" "$MP" --requirepass "$PW" --masterauth "$PW" --repl-diskle
 check "the old master is back, a replica in sync" wait_for "$MP in sync" 30 repl_synced "$RP"
 run_rq submit --queue=$Q --no-validate "$T/p3.jsonl"
 check_eq "submit part 3" "0 $N" "$RC $(grep -c . <<<"$OUT")"
-mapfile -t CHILDREN < <(held_pids $((2 * N + H)))
+mapfile -t CHILDREN < <(held_job_pids s $((2 * N + H)) 4)
 check_eq "4 jobs running (held) again" 4 "${#CHILDREN[@]}"
 switch() { redis-cli -p "${SPORTS[0]}" sentinel failover mymaster | grep -qx OK; }
 SWITCH_AT=$(now_ms)
@@ -167,7 +144,7 @@ check "the sentinels make $MP the master" wait_for "failover to $MP" 60 promoted
 # the workers' master turn replica under them instead (REPLICAOF, as an
 # operator would): the workers' next writes meet READONLY and must ask the
 # sentinels again (who answer once let go).
-mapfile -t SENTINEL_PIDS < <(cat "$T"/s[123]/redis.pid)
+mapfile -t SENTINEL_PIDS < <(for d in "${SDIRS[@]}"; do cat "$d/redis.pid"; done)
 kill -STOP "${SENTINEL_PIDS[@]}"
 ccli "$RP" replicaof 127.0.0.1 "$MP" >/dev/null
 replica_of() { ccli "$1" role | sed -n 1,4p | tr '\n' ' ' | grep -q "^slave 127.0.0.1 $2 connected"; }
@@ -176,38 +153,22 @@ kill -USR1 "${CHILDREN[@]}"
 readonly_seen() { [ "$(errorstat READONLY "$RP")" -gt 0 ]; }
 check "the workers' writes meet READONLY on $RP" wait_for "READONLY on $RP" 30 readonly_seen
 kill -CONT "${SENTINEL_PIDS[@]}"
-check "every job has a result" wait_for "results" 120 bash -c "[ \$(redis-cli -p $MP -a $PW --no-auth-warning xlen 'replayq:{$Q}:results') -ge $TOTAL ]"
+check "every job has a result" wait_for "results" 120 results_are "$MP" "$Q" -ge "$TOTAL"
 echo "# switchover: every job done $(($(now_ms) - SWITCH_AT)) ms after it was asked for"
 
 section "every job: exactly one result, equal to replayq run's"
 for i in $(seq 1 $TOTAL); do ccli "$MP" get "replayq:{$Q}:result:s-$i"; done | grep -v '^$' |
-	jq -c "$norm" | sort >"$T/got.norm"
+	norm_results | sort >"$T/got.norm"
 ccli "$MP" --raw xrange "replayq:{$Q}:results" - + | grep -x 's-[0-9]*' >"$T/ids"
-LOST=$((TOTAL - $(wc -l <"$T/got.norm")))
-DUP=$(sort "$T/ids" | uniq -d | wc -l)
-WRONG=$(comm -13 "$T/ref.norm" "$T/got.norm" | wc -l)
-diff "$T/ref.norm" "$T/got.norm" >&2
-check_eq "lost" 0 "$LOST"
-check_eq "duplicated" 0 "$DUP"
-check_eq "wrong" 0 "$WRONG"
-check_eq "one results-stream entry per job" "$TOTAL" "$(sort -u "$T/ids" | wc -l)"
+check_results_once "$TOTAL" "$T/ref.norm" "$T/got.norm" "$T/ids"
 check_eq "the job stream is empty" 0 "$(ccli "$MP" xlen "replayq:{$Q}:jobs")"
 check_eq "nothing pending" 0 "$(ccli "$MP" xpending "replayq:{$Q}:jobs" workers | head -1)"
-moved=0
-for i in $(seq 6 8 $TOTAL); do
-	exp=$(jq -r "select(.id == \"s-$i\") | .updates[0].new" "$T/ref.norm")
-	[ "$(git -C "$ROOT/rs" rev-parse "u-$i")" = "$exp" ] && moved=$((moved + 1))
-done
-check_eq "the ref-update jobs moved their refs" $(((TOTAL - 6) / 8 + 1)) "$moved"
+check_eq "the ref-update jobs moved their refs" $(((TOTAL - 6) / 8 + 1)) "$(updates_moved "$ROOT/rs" s "$TOTAL" "$T/ref.norm")"
 check "fsck" fsck_ok "$ROOT/rs"
 echo "figures: jobs=$TOTAL moves=2 (a failover after a kill, a switchover) lost=$LOST duplicated=$DUP wrong=$WRONG"
 echo "figures: time to recover: ${RECOVER_MS} ms from the kill to the first result on the promoted replica"
 echo "figures: answered by the demoted master: READONLY=$(errorstat READONLY "$RP") UNBLOCKED=$(errorstat UNBLOCKED "$RP")"
 
-for w in "${WORKERS[@]}"; do kill -TERM "$w"; done
-for w in "${WORKERS[@]}"; do
-	wait "$w"
-	check_eq "worker $w exits 0 on SIGTERM" 0 $?
-done
-check "no sanitizer report in the logs" bash -c "! grep -l 'Sanitizer\|runtime error' $T/w*.log $T/run.err"
+check_workers_stop "${WORKERS[@]}"
+check "no sanitizer report in the logs" sanitizer_clean "$T"/w*.log "$T/run.err"
 finish
