@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "opt.h"
 #include "rq_cfgparams.h"
 #include "rq_odb_tmpdir.h"
 #include "rq_refs.h"
@@ -25,6 +26,7 @@ static void on_signal(int sig)
 int rq_cli_open_repo(git_repository **out)
 {
 	const char *stale = getenv("REPLAYQ_STALE_SECONDS");
+	long stale_s;
 	rq_error err;
 
 	if (git_repository_open_ext(out, NULL, GIT_REPOSITORY_OPEN_FROM_ENV, NULL) < 0) {
@@ -38,8 +40,11 @@ int rq_cli_open_repo(git_repository **out)
 		fprintf(stderr, "error: %s\nfatal: unable to parse command-line config\n", err.msg);
 		return 128;
 	}
-	/* temporary object directories left by killed runs */
-	rq_odb_tmpdir_clean_stale(*out, (unsigned)atoi(stale ? stale : "300"), NULL);
+	/* temporary object directories left by killed runs (a value that is
+	 * no number is not taken as 0, which would remove running ones) */
+	if (!stale || rq_opt_number(stale, 0, 365L * 86400, &stale_s) < 0)
+		stale_s = 300;
+	rq_odb_tmpdir_clean_stale(*out, (unsigned)stale_s, NULL);
 	return 0;
 }
 

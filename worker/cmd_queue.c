@@ -106,15 +106,12 @@ static void submit_args_init(submit_args *a)
 /* The command line of submit: 0, or -1 with the exit status in *status. */
 static int submit_parse(int argc, char **argv, submit_args *a, int *status)
 {
-	char *end;
-
 	submit_args_init(a);
 	if (rq_opt_parse_at_most(&a->spec, argc, argv, 1, "more than one input file", &a->file,
 				 status) < 0)
 		return -1;
 	if ((a->waiting = a->wait != NULL)) {
-		a->wait_s = strtol(a->wait, &end, 10);
-		if (!*a->wait || *end || a->wait_s < 1 || a->wait_s > 86400) {
+		if (rq_opt_number(a->wait, 1, 86400, &a->wait_s) < 0) {
 			fprintf(stderr, "error: --wait takes seconds from 1 to 86400\n");
 			*status = RQ_OPT_USAGE_STATUS;
 			return -1;
@@ -605,8 +602,7 @@ static int queue_check(const rq_opt_spec *spec, const rq_opt_args *rest, const c
 		return rq_opt_usage_error(spec, "no view given (stats, dead or pending)");
 	if (strcmp(what, "stats") && strcmp(what, "dead") && strcmp(what, "pending"))
 		return rq_opt_usage_error(spec, "unknown view `%s' (stats, dead or pending)", what);
-	*n = strtol(count, NULL, 10);
-	if (*n < 1 || *n > 100000) {
+	if (rq_opt_number(count, 1, 100000, n) < 0) {
 		fputs("error: --count must be from 1 to 100000\n", stderr);
 		return RQ_OPT_USAGE_STATUS;
 	}

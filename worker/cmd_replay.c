@@ -191,7 +191,6 @@ static int open_repository(replay_cli *c, replay_run *run)
 /* --jobs, or the number of cores: 0 or 129 (said). */
 static int jobs_option(const replay_cli *c, rq_replay_opts *o)
 {
-	char *end;
 	long j;
 
 	if (!c->jobs) {
@@ -200,8 +199,7 @@ static int jobs_option(const replay_cli *c, rq_replay_opts *o)
 		o->jobs_auto = 1;
 		return 0;
 	}
-	j = strtol(c->jobs, &end, 10);
-	if (!*c->jobs || *end || j < 1 || j > RQ_MAX_JOBS)
+	if (rq_opt_number(c->jobs, 1, RQ_MAX_JOBS, &j) < 0)
 		return rq_opt_usage_error(&c->spec, "--jobs takes a number from 1 to 64, not '%s'",
 					  c->jobs);
 	o->jobs = (int)j;

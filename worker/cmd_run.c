@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "cmds.h"
-#include "log.h"
 #include "opt.h"
 #include "pool.h"
 #include "pool_cli.h"
@@ -133,8 +132,8 @@ int cmd_run(int argc, char **argv)
 	memset(&c, 0, sizeof(c));
 	if (run_parse(argc, argv, &c, &file, &status) < 0)
 		return status;
-	rq_log_setup(c.log_level ? c.log_level : "warn", "local");
-	if ((status = rq_pool_cli_open(&c, "local", NULL, &pool)) != 0)
+	if ((status = rq_pool_cli_log(&c, "warn", "local")) != 0 ||
+	    (status = rq_pool_cli_open(&c, "local", NULL, &pool)) != 0)
 		return status;
 	if (file && strcmp(file, "-") && !(in = fopen(file, "r"))) {
 		fprintf(stderr, "fatal: cannot open '%s': %s\n", file, strerror(errno));

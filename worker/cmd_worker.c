@@ -1035,11 +1035,7 @@ static int worker_name(const worker_cli *c, worker_state *w)
 		fprintf(stderr, "error: bad worker name '%s'\n", w->name);
 		return -1;
 	}
-	if (rq_log_setup(c->pool.log_level, w->name) < 0) {
-		fprintf(stderr, "error: bad --log-level\n");
-		return -1;
-	}
-	return 0;
+	return rq_pool_cli_log(&c->pool, NULL, w->name) ? -1 : 0;
 }
 
 /* --redis, its password blanked in argv (and warned about): 0, or -1 out

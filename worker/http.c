@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "opt.h"
 
 /* accepted at most per turn of the loop, so that a flood cannot hold it */
 #define ACCEPT_BURST 32
@@ -56,6 +57,7 @@ static int split_address(const char *addr, char *host, size_t hsize, char *port,
 {
 	const char *colon, *h = addr;
 	size_t hlen;
+	long portnum;
 
 	if (addr[0] == '[') {
 		const char *close = strchr(addr, ']');
@@ -69,8 +71,8 @@ static int split_address(const char *addr, char *host, size_t hsize, char *port,
 			return -1;
 		hlen = (size_t)(colon - addr);
 	}
-	if (hlen >= hsize || strlen(colon + 1) >= psize || !colon[1] ||
-	    strspn(colon + 1, "0123456789") != strlen(colon + 1) || atol(colon + 1) > 65535)
+	if (hlen >= hsize || strlen(colon + 1) >= psize ||
+	    rq_opt_number(colon + 1, 0, 65535, &portnum) < 0)
 		return -1;
 	memcpy(host, h, hlen);
 	host[hlen] = '\0';

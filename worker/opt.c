@@ -5,6 +5,7 @@
  */
 #include "opt.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -324,4 +325,19 @@ int rq_opt_parse_at_most(const rq_opt_spec *spec, int argc, char **argv, size_t 
 		*first = args.v[0]; /* one of argv's: no stuck option here */
 	rq_opt_args_free(&args);
 	return *status ? -1 : 0;
+}
+
+int rq_opt_number(const char *s, long min, long max, long *out)
+{
+	char *end;
+	long v;
+
+	if (!s || !*s || strspn(s, "0123456789") != strlen(s))
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno == ERANGE || *end || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
 }

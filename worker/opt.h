@@ -149,6 +149,13 @@ int rq_opt_parse_at_most(const rq_opt_spec *spec, int argc, char **argv, size_t 
 void rq_opt_usage(const rq_opt_spec *spec, FILE *out);
 
 /*
+ * A number option's value: a whole decimal number from min to max (0 <=
+ * min), digits only (no sign, no space, nothing after them), that does
+ * not overflow. 0 with *out set, or -1 (the caller says the usage error).
+ */
+int rq_opt_number(const char *s, long min, long max, long *out);
+
+/*
  * A usage error found after parsing: "error: <fmt...>", a blank line and
  * the usage text on stderr. Returns 129.
  */

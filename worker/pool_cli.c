@@ -10,22 +10,28 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "log.h"
+
 int rq_pool_cli_number(const char *s, long def, long min, long max, const char *name, long *out)
 {
-	char *end;
-	long v;
-
 	if (!s) {
 		*out = def;
 		return 0;
 	}
-	v = strtol(s, &end, 10);
-	if (*s == '\0' || *end || v < min || v > max) {
+	if (rq_opt_number(s, min, max, out) < 0) {
 		fprintf(stderr, "error: --%s must be a number from %ld to %ld\n", name, min, max);
 		return -1;
 	}
-	*out = v;
 	return 0;
+}
+
+int rq_pool_cli_log(const rq_pool_cli *c, const char *def, const char *worker)
+{
+	if (rq_log_setup(c->log_level ? c->log_level : def, worker) == 0)
+		return 0;
+	fprintf(stderr, "error: --log-level must be debug, info, warn or error, not '%s'\n",
+		c->log_level);
+	return RQ_OPT_USAGE_STATUS;
 }
 
 /* The number of cores, at most 64. */

@@ -41,6 +41,13 @@ typedef struct rq_pool_cli {
 int rq_pool_cli_number(const char *s, long def, long min, long max, const char *name, long *out);
 
 /*
+ * Logging as --log-level asks (def when it is not given), the lines
+ * naming worker: 0, or 129 with "error: --log-level must be debug, info,
+ * warn or error" said.
+ */
+int rq_pool_cli_log(const rq_pool_cli *c, const char *def, const char *worker);
+
+/*
  * The pool the options ask for, its results naming worker; hooks: the
  * intent, owns and intent_arg of rq_pool_opts (NULL: none). 0, or the
  * exit status (the error said: 129 for an option, 128 for the pool).
