@@ -4,10 +4,10 @@
  * listening socket; the connection slots; reading and judging a request;
  * writing the answer; the lingering close; the loop's two calls.
  */
+#define _GNU_SOURCE /* accept4, memmem */
 #include "http.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,7 +103,7 @@ static int bind_first(const struct addrinfo *ai, int *saved_errno)
 /* The bound address, numeric, into h->address. */
 static void note_address(rq_http *h)
 {
-	struct sockaddr_storage ss;
+	struct sockaddr_storage ss = {0}; /* (its family read even when getsockname fails) */
 	socklen_t len = sizeof(ss);
 	char host[64] = "?", port[16] = "?";
 
@@ -228,16 +228,12 @@ static conn *slot_for_new(rq_http *h)
 static void accept_some(rq_http *h, long long now)
 {
 	for (int i = 0; i < ACCEPT_BURST; i++) {
-		int fd = accept(h->fd, NULL, NULL);
+		int fd = accept4(h->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 		if (fd < 0 &&
 		    (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM))
 			out_of_descriptors(h, now);
 		if (fd < 0)
 			return; /* none left (EAGAIN), or a passing error */
-		if (fcntl(fd, F_SETFL, O_NONBLOCK) < 0 || fcntl(fd, F_SETFD, FD_CLOEXEC) < 0) {
-			close(fd);
-			continue;
-		}
 		conn *c = slot_for_new(h);
 		c->fd = fd;
 		c->state = CONN_READING;
@@ -359,9 +355,19 @@ static int parse_request_line(const char *line, const char *eol, char *method, c
 	return 0;
 }
 
+/* The blank line that ends the headers in what came so far, or NULL
+ * (what came is bytes: a NUL among them does not end the search). */
+static const char *headers_end(const conn *c)
+{
+	const char *crlf = memmem(c->req, c->len, "\r\n\r\n", 4);
+	const char *lf = memmem(c->req, c->len, "\n\n", 2);
+
+	return !crlf ? lf : !lf ? crlf : crlf < lf ? crlf : lf;
+}
+
 /* 1 when what came so far cannot start an HTTP request: a control byte
- * before the end of the first line. */
-static int garbage(const conn *c)
+ * before the end of the first line, or a NUL byte in the headers. */
+static int garbage(const conn *c, const char *end)
 {
 	const char *eol = memchr(c->req, '\n', c->len);
 	size_t n = eol ? (size_t)(eol - c->req) : c->len;
@@ -371,7 +377,7 @@ static int garbage(const conn *c)
 		if ((ch < 0x20 && ch != '\r' && ch != '\t') || ch == 0x7f)
 			return 1;
 	}
-	return 0;
+	return memchr(c->req, '\0', end ? (size_t)(end - c->req) : c->len) != NULL;
 }
 
 /* Judge what came so far: answer it when the request is whole (or
@@ -379,10 +385,10 @@ static int garbage(const conn *c)
 static void conn_judge(rq_http *h, conn *c, long long now)
 {
 	char method[17], path[RQ_HTTP_MAX_REQUEST];
-	const char *eol;
+	const char *eol, *end = headers_end(c);
 
 	c->req[c->len] = '\0';
-	if (garbage(c)) {
+	if (garbage(c, end)) {
 		conn_answer_text(c, 400, "bad request\n", now);
 		return;
 	}
@@ -391,7 +397,7 @@ static void conn_judge(rq_http *h, conn *c, long long now)
 		conn_answer_text(c, 400, "bad request\n", now);
 		return;
 	}
-	if (!eol || (!strstr(c->req, "\r\n\r\n") && !strstr(c->req, "\n\n"))) {
+	if (!eol || !end) {
 		if (c->len == RQ_HTTP_MAX_REQUEST)
 			conn_answer_text(c, 431, "request too large\n", now);
 		return;

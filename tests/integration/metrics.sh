@@ -191,6 +191,10 @@ raw() {
 check_contains "garbage (a TLS hello) gets 400" "HTTP/1.1 400" "$(raw '\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03')"
 check_contains "a line that is not HTTP gets 400" "HTTP/1.1 400" "$(raw 'hello there\r\n\r\n')"
 check_contains "HTTP/1.0 works" "HTTP/1.1 200" "$(raw 'GET /metrics HTTP/1.0\r\n\r\n')"
+check_contains "a NUL byte in a header gets 400" "HTTP/1.1 400" \
+	"$(raw 'GET /metrics HTTP/1.1\r\nX-A: a\x00b\r\n\r\n')"
+check_contains "a NUL byte in a header line's name gets 400" "HTTP/1.1 400" \
+	"$(raw 'GET /metrics HTTP/1.1\r\nHost: x\r\n\x00\r\n\r\n')"
 check_eq "GET / gets 404" 404 "$(curl -s -o /dev/null -w '%{http_code}' "http://$ADDR/")"
 check_eq "GET /metrics/x gets 404" 404 "$(curl -s -o /dev/null -w '%{http_code}' "http://$ADDR/metrics/x")"
 check_eq "POST /metrics gets 404" 404 "$(curl -s -o /dev/null -w '%{http_code}' -d x "http://$ADDR/metrics")"
