@@ -256,20 +256,27 @@ int rq_metrics_touch(rq_metrics_family *f, const char *const *labels)
 	return series_get(f, labels) ? 0 : -1;
 }
 
-/* A number as the exposition writes it: integers whole, others in the
- * fewest digits that read back the same. */
+#define NUMBER_MAX 40
+
+/* A number as the exposition writes it, into s: integers whole, others
+ * in the fewest digits that read back the same. */
+static void format_number(char s[NUMBER_MAX], double v)
+{
+	if (isnan(v))
+		snprintf(s, NUMBER_MAX, "NaN");
+	else if (isinf(v))
+		snprintf(s, NUMBER_MAX, "%sInf", v > 0 ? "+" : "-");
+	else if (v > -1e15 && v < 1e15 && v == (double)(long long)v)
+		snprintf(s, NUMBER_MAX, "%lld", (long long)v);
+	else if (snprintf(s, NUMBER_MAX, "%.15g", v) > 0 && strtod(s, NULL) != v)
+		snprintf(s, NUMBER_MAX, "%.17g", v);
+}
+
 static void put_number(rq_buf *b, double v)
 {
-	char s[40];
+	char s[NUMBER_MAX];
 
-	if (isnan(v))
-		snprintf(s, sizeof(s), "NaN");
-	else if (isinf(v))
-		snprintf(s, sizeof(s), "%sInf", v > 0 ? "+" : "-");
-	else if (v > -1e15 && v < 1e15 && v == (double)(long long)v)
-		snprintf(s, sizeof(s), "%lld", (long long)v);
-	else if (snprintf(s, sizeof(s), "%.15g", v) > 0 && strtod(s, NULL) != v)
-		snprintf(s, sizeof(s), "%.17g", v);
+	format_number(s, v);
 	rq_buf_str(b, s);
 }
 
@@ -295,23 +302,18 @@ static void put_series_name(rq_buf *b, const rq_metrics_family *f, const char *s
 static void put_histogram(rq_buf *b, const rq_metrics_family *f, const series *s)
 {
 	unsigned long long cum = 0;
-	rq_buf le = {0};
+	char bound[NUMBER_MAX], le[NUMBER_MAX + 8];
 
 	for (size_t i = 0; i <= f->nbounds; i++) {
-		le.len = 0;
-		rq_buf_str(&le, "le=\"");
 		if (i < f->nbounds)
-			put_number(&le, f->bounds[i]);
-		else
-			rq_buf_str(&le, "+Inf");
-		rq_buf_str(&le, "\"");
+			format_number(bound, f->bounds[i]);
+		snprintf(le, sizeof(le), "le=\"%s\"", i < f->nbounds ? bound : "+Inf");
 		cum += i < f->nbounds ? s->buckets[i] : 0;
-		put_series_name(b, f, "_bucket", s->labels, le.oom ? "le=\"?\"" : le.p);
+		put_series_name(b, f, "_bucket", s->labels, le);
 		rq_buf_str(b, " ");
 		put_number(b, (double)(i < f->nbounds ? cum : s->count));
 		rq_buf_str(b, "\n");
 	}
-	free(le.p);
 	put_series_name(b, f, "_sum", s->labels, NULL);
 	rq_buf_str(b, " ");
 	put_number(b, s->value);
