@@ -328,12 +328,13 @@ int rq_queue_enqueue(rq_queue *q, const char *id, const char *job, size_t len, i
 	if ((rc = reply_error(rep, err, "enqueue failed")) < 0)
 		return rc;
 	if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 ||
-	    rep->element[0]->type != REDIS_REPLY_INTEGER) {
+	    rep->element[0]->type != REDIS_REPLY_INTEGER ||
+	    rep->element[1]->type != REDIS_REPLY_STRING) {
 		freeReplyObject(rep);
 		return rq_error_set(err, RQ_E_REDIS, "enqueue: unexpected reply");
 	}
 	rc = rep->element[0]->integer == 1 ? 0 : 1;
-	snprintf(sid, 64, "%s", rep->element[1]->str ? rep->element[1]->str : "");
+	snprintf(sid, 64, "%s", rep->element[1]->str);
 	freeReplyObject(rep);
 	if (rc == 0)
 		replicate(q);
@@ -540,15 +541,31 @@ int rq_queue_read_recv(rq_queue *q, rq_queue_msg **msgs, size_t *n, rq_error *er
 	return read_reply(q, rep, msgs, n, err) < 0 ? -1 : 1;
 }
 
+/* An XPENDING entry [id, consumer, idle ms, deliveries], as Redis sends
+ * it: 1, else 0. */
+static int pending_entry_ok(const redisReply *e)
+{
+	return e->type == REDIS_REPLY_ARRAY && e->elements == 4 &&
+	       e->element[0]->type == REDIS_REPLY_STRING &&
+	       e->element[1]->type == REDIS_REPLY_STRING &&
+	       e->element[2]->type == REDIS_REPLY_INTEGER &&
+	       e->element[3]->type == REDIS_REPLY_INTEGER;
+}
+
+/* How often entry sid was delivered (1 when it is no longer pending), or
+ * -1 with err set. */
 static long delivery_count(rq_queue *q, const char *sid, rq_error *err)
 {
 	redisReply *rep =
 	    rq_redis_cmdv(q->r, 0, err, "XPENDING", q->jobs, RQ_QUEUE_GROUP, sid, sid, "1", NULL);
 	long d = 1;
-	if (!rep)
+
+	if (reply_error(rep, err, "reclaim failed") < 0)
 		return -1;
-	if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 1 &&
-	    rep->element[0]->type == REDIS_REPLY_ARRAY && rep->element[0]->elements == 4)
+	if (rep->type != REDIS_REPLY_ARRAY || rep->elements > 1 ||
+	    (rep->elements == 1 && !pending_entry_ok(rep->element[0])))
+		d = rq_error_set(err, RQ_E_REDIS, "reclaim: unexpected reply to XPENDING");
+	else if (rep->elements == 1)
 		d = (long)rep->element[0]->element[3]->integer;
 	freeReplyObject(rep);
 	return d;
@@ -871,12 +888,15 @@ int rq_queue_wait_reply(rq_queue *q, const char *reply_to, int timeout_ms, char 
 	rep = rq_redis_cmdv(q->r, timeout_ms, err, "BLPOP", replykey, tmo, NULL);
 	if (reply_error(rep, err, "waiting for results failed") < 0)
 		return -1;
-	if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 2) {
-		if (!(*json = dupn(rep->element[1]->str, rep->element[1]->len)))
-			rc = rq_error_set(err, RQ_E_NOMEM, "out of memory");
-		else
-			rc = 0;
-	}
+	if (rep->type == REDIS_REPLY_ARRAY &&
+	    (rep->elements != 2 || rep->element[1]->type != REDIS_REPLY_STRING))
+		rc =
+		    rq_error_set(err, RQ_E_REDIS, "waiting for results: unexpected reply to BLPOP");
+	else if (rep->type == REDIS_REPLY_ARRAY &&
+		 !(*json = dupn(rep->element[1]->str, rep->element[1]->len)))
+		rc = rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	else if (rep->type == REDIS_REPLY_ARRAY)
+		rc = 0;
 	freeReplyObject(rep);
 	return rc;
 }
@@ -1092,19 +1112,24 @@ int rq_queue_dead_list(rq_queue *q, size_t count, json_t **out, rq_error *err)
 	return 0;
 }
 
-/* The pending entries of an XPENDING reply, appended to a: 0 or -1. */
-static int pending_entries(const redisReply *rep, json_t *a)
+/* The pending entries of an XPENDING reply, appended to a: 0, or -1 with
+ * err set (an entry that is not one, or out of memory). */
+static int pending_entries(const redisReply *rep, json_t *a, rq_error *err)
 {
 	for (size_t i = 0; rep->type == REDIS_REPLY_ARRAY && i < rep->elements; i++) {
 		const redisReply *e = rep->element[i];
-		if (e->type != REDIS_REPLY_ARRAY || e->elements != 4)
-			continue;
+		if (!pending_entry_ok(e))
+			return rq_error_set(
+			    err, RQ_E_REDIS,
+			    "cannot list pending jobs: unexpected reply to XPENDING");
 		if (json_array_append_new(
-			a,
-			json_pack("{s:s, s:s, s:I, s:I}", "entry", e->element[0]->str, "consumer",
-				  e->element[1]->str, "idle_ms", (json_int_t)e->element[2]->integer,
-				  "deliveries", (json_int_t)e->element[3]->integer)) < 0)
-			return -1;
+			a, json_pack("{s:o, s:o, s:I, s:I}", "entry",
+				     rq_result_json_bytesn(e->element[0]->str, e->element[0]->len),
+				     "consumer",
+				     rq_result_json_bytesn(e->element[1]->str, e->element[1]->len),
+				     "idle_ms", (json_int_t)e->element[2]->integer, "deliveries",
+				     (json_int_t)e->element[3]->integer)) < 0)
+			return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	}
 	return 0;
 }
@@ -1126,8 +1151,7 @@ int rq_queue_pending_list(rq_queue *q, size_t count, json_t **out, rq_error *err
 	} else if (reply_error(rep, err, "cannot list pending jobs") < 0) {
 		rc = -1;
 	} else {
-		if (pending_entries(rep, a) < 0)
-			rc = rq_error_set(err, RQ_E_NOMEM, "out of memory");
+		rc = pending_entries(rep, a, err);
 		freeReplyObject(rep);
 	}
 	if (rc < 0)
