@@ -197,7 +197,8 @@ static const char claim_lua[] =
 	     "end\n"
 	     "return {rc, owner}\n";
 
-int rq_queue_name_valid(const char *name)
+/* 1 if name is a valid queue name: 1..64 of [A-Za-z0-9._-]. */
+static int name_valid(const char *name)
 {
 	size_t n = 0;
 	if (!name || !*name)
@@ -214,7 +215,7 @@ int rq_queue_open(rq_queue **out, rq_redis *r, const char *name, const rq_queue_
 	rq_queue *q;
 
 	*out = NULL;
-	if (!rq_queue_name_valid(name))
+	if (!name_valid(name))
 		return rq_error_set(err, RQ_E_USAGE,
 				    "bad queue name '%.80s': 1-64 of [A-Za-z0-9._-]",
 				    name ? name : "");
@@ -418,6 +419,22 @@ static int parse_fields(rq_queue_msg *m, redisReply *f)
 	return 0;
 }
 
+void rq_queue_msg_clear(rq_queue_msg *m)
+{
+	free(m->id);
+	free(m->job);
+	free(m->prior);
+	memset(m, 0, sizeof(*m));
+}
+
+/* Free an array of n messages. */
+static void msgs_free(rq_queue_msg *msgs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		rq_queue_msg_clear(&msgs[i]);
+	free(msgs);
+}
+
 /* Parse stream entries [[sid, [f, v, ...]], ...] into msgs. */
 static int parse_entries(redisReply *arr, rq_queue_msg **msgs, size_t *n, rq_error *err)
 {
@@ -443,28 +460,13 @@ static int parse_entries(redisReply *arr, rq_queue_msg **msgs, size_t *n, rq_err
 			snprintf(m->problem, sizeof(m->problem), "stream entry has no fields");
 		} else if (parse_fields(m, e->element[1]) < 0) {
 			/* read but not handled: reclaimed after the visibility timeout */
-			rq_queue_msgs_free(v, k);
+			msgs_free(v, k);
 			return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 		}
 	}
 	*msgs = v;
 	*n = k;
 	return 0;
-}
-
-void rq_queue_msg_clear(rq_queue_msg *m)
-{
-	free(m->id);
-	free(m->job);
-	free(m->prior);
-	memset(m, 0, sizeof(*m));
-}
-
-void rq_queue_msgs_free(rq_queue_msg *msgs, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		rq_queue_msg_clear(&msgs[i]);
-	free(msgs);
 }
 
 /* The reply of an XREADGROUP: the entries it carries (none on a timeout). */
@@ -502,22 +504,6 @@ static void read_args(const rq_queue *q, const char *consumer, size_t count, int
 	argv[8] = "STREAMS";
 	argv[9] = q->jobs;
 	argv[10] = ">";
-}
-
-int rq_queue_read(rq_queue *q, const char *consumer, size_t count, int block_ms,
-		  rq_queue_msg **msgs, size_t *n, rq_error *err)
-{
-	char cnt[32], blk[32];
-	const char *argv[11];
-	redisReply *rep;
-
-	*msgs = NULL;
-	*n = 0;
-	read_args(q, consumer, count, block_ms, cnt, blk, argv);
-	rep = rq_redis_cmd(q->r, block_ms, err, 11, argv, NULL);
-	if (!rep)
-		return -1;
-	return read_reply(q, rep, msgs, n, err);
 }
 
 int rq_queue_read_send(rq_queue *q, const char *consumer, size_t count, int block_ms, rq_error *err)
@@ -603,7 +589,7 @@ int rq_queue_reclaim(rq_queue *q, const char *consumer, long min_idle_ms, size_t
 			(*msgs)[i].deliveries = d;
 	}
 	if (rc < 0) { /* claimed but not handed on: reclaimed again later */
-		rq_queue_msgs_free(*msgs, *n);
+		msgs_free(*msgs, *n);
 		*msgs = NULL;
 		*n = 0;
 	}

@@ -81,10 +81,8 @@ typedef struct rq_queue_opts {
 	long results_maxlen; /* default 100000 */
 } rq_queue_opts;
 
-/* 1 if name is a valid queue name: 1..64 of [A-Za-z0-9._-]. */
-int rq_queue_name_valid(const char *name);
-
-/* r is borrowed and must outlive the queue. */
+/* r is borrowed and must outlive the queue; name: 1-64 of
+ * [A-Za-z0-9._-] (else RQ_E_USAGE). */
 int rq_queue_open(rq_queue **out, rq_redis *r, const char *name, const rq_queue_opts *opts,
 		  rq_error *err);
 void rq_queue_free(rq_queue *q);
@@ -108,15 +106,12 @@ int rq_queue_ensure_group(rq_queue *q, rq_error *err);
 int rq_queue_enqueue(rq_queue *q, const char *id, const char *job, size_t len, int force,
 		     char sid[64], rq_error *err);
 
-/* New jobs for this consumer (XREADGROUP ... BLOCK block_ms). */
-int rq_queue_read(rq_queue *q, const char *consumer, size_t count, int block_ms,
-		  rq_queue_msg **msgs, size_t *n, rq_error *err);
-
 /*
- * The same read in two halves, for an event loop (see rq_redis_send): send
- * it, poll rq_redis_fd(rq_queue_redis(q)), then receive: 1 done (*msgs,
- * *n set; none on a timeout), 0 not complete yet, -1 error. Use a
- * connection of its own: nothing else may run on it meanwhile.
+ * New jobs for this consumer (XREADGROUP ... BLOCK block_ms), read in two
+ * halves, for an event loop (see rq_redis_send): send it, poll
+ * rq_redis_fd(rq_queue_redis(q)), then receive: 1 done (*msgs, *n set;
+ * none on a timeout), 0 not complete yet, -1 error. Use a connection of
+ * its own: nothing else may run on it meanwhile.
  */
 int rq_queue_read_send(rq_queue *q, const char *consumer, size_t count, int block_ms,
 		       rq_error *err);
@@ -126,9 +121,8 @@ int rq_queue_read_recv(rq_queue *q, rq_queue_msg **msgs, size_t *n, rq_error *er
 int rq_queue_reclaim(rq_queue *q, const char *consumer, long min_idle_ms, size_t count,
 		     rq_queue_msg **msgs, size_t *n, rq_error *err);
 
-/* Free what one message holds (it is left empty); free an array of n. */
+/* Free what one message holds (it is left empty). */
 void rq_queue_msg_clear(rq_queue_msg *m);
-void rq_queue_msgs_free(rq_queue_msg *msgs, size_t n);
 
 /*
  * Take the job id for stream entry m before it runs: one id, one run, one

@@ -41,16 +41,6 @@ static size_t utf8_seq(const unsigned char *p, size_t n)
 	return len;
 }
 
-/*
- * A JSON string for bytes that git allows but JSON does not (ref names
- * and paths need not be UTF-8): each byte that is not part of valid UTF-8
- * is written as the four characters \xNN.
- */
-json_t *rq_result_json_bytes(const char *s)
-{
-	return s ? rq_result_json_bytesn(s, strlen(s)) : json_null();
-}
-
 json_t *rq_result_json_bytesn(const char *s, size_t n)
 {
 	json_t *j;
@@ -75,6 +65,13 @@ json_t *rq_result_json_bytesn(const char *s, size_t n)
 	j = json_stringn(out, o);
 	free(out);
 	return j;
+}
+
+/* A C string as rq_result_json_bytesn makes it (NULL: null): ref names
+ * and paths need not be UTF-8. */
+static json_t *bytes_json(const char *s)
+{
+	return s ? rq_result_json_bytesn(s, strlen(s)) : json_null();
 }
 
 static json_t *oid_json(const git_oid *oid)
@@ -129,22 +126,23 @@ static json_t *updates_json(const rq_replay_result *res)
 	for (size_t i = 0; !bad && i < res->nupdates; i++) {
 		const rq_ref_update *u = &res->updates[i];
 		bad |= json_array_append_new(
-		    updates, json_pack("{s:o, s:o, s:o}", "ref", rq_result_json_bytes(u->ref),
-				       "old", oid_json(&u->old_id), "new", oid_json(&u->new_id)));
+		    updates, json_pack("{s:o, s:o, s:o}", "ref", bytes_json(u->ref), "old",
+				       oid_json(&u->old_id), "new", oid_json(&u->new_id)));
 	}
 	return whole(updates, bad);
 }
 
-json_t *rq_result_conflict_json(const git_oid *commit, const rq_conflicts *conflicts)
+/* {"commit": <id>, "paths": [{"path", "kind"}]}; NULL when memory runs
+ * out. */
+static json_t *conflict_json(const git_oid *commit, const rq_conflicts *conflicts)
 {
 	json_t *paths = json_array();
 	int bad = !paths;
 
 	for (size_t i = 0; !bad && i < conflicts->n; i++)
 		bad |= json_array_append_new(
-		    paths,
-		    json_pack("{s:o, s:s}", "path", rq_result_json_bytes(conflicts->v[i].path),
-			      "kind", rq_conflict_kind_name(conflicts->v[i].kind)));
+		    paths, json_pack("{s:o, s:s}", "path", bytes_json(conflicts->v[i].path), "kind",
+				     rq_conflict_kind_name(conflicts->v[i].kind)));
 	if (!whole(paths, bad))
 		return NULL;
 	return json_pack("{s:o, s:o}", "commit", oid_json(commit), "paths", paths);
@@ -155,19 +153,17 @@ json_t *rq_result_conflict_json(const git_oid *commit, const rq_conflicts *confl
 static json_t *ref_outcome_json(const rq_replay_result *res, const rq_ref_outcome *r)
 {
 	const rq_pick_conflict *f = r->status != RQ_REF_OK ? &res->failed[r->failed] : NULL;
-	json_t *o = json_pack("{s:o, s:s, s:o, s:o}", "ref", rq_result_json_bytes(r->ref), "status",
+	json_t *o = json_pack("{s:o, s:s, s:o, s:o}", "ref", bytes_json(r->ref), "status",
 			      rq_outcome_status_name(r->status), "old", oid_json(&r->old_id), "new",
 			      f ? json_null() : oid_json(&r->new_id));
 	int bad = !o;
 
 	if (f && r->status == RQ_REF_CONFLICT)
-		bad |= json_object_set_new(o, "conflict",
-					   rq_result_conflict_json(&f->commit, &f->conflicts));
+		bad |= json_object_set_new(o, "conflict", conflict_json(&f->commit, &f->conflicts));
 	if (f && r->status == RQ_REF_BLOCKED)
 		bad |= json_object_set_new(o, "blocked_by",
-					   json_pack("{s:o, s:o}", "ref",
-						     rq_result_json_bytes(r->blocked_by), "commit",
-						     oid_json(&f->commit)));
+					   json_pack("{s:o, s:o}", "ref", bytes_json(r->blocked_by),
+						     "commit", oid_json(&f->commit)));
 	return whole(o, bad);
 }
 
@@ -201,13 +197,13 @@ json_t *rq_result_to_json(const rq_replay_result *res, int rc, const rq_error *e
 	if (rc >= 0 && res->keep_going)
 		bad |= json_object_set_new(o, "refs", refs_json(res));
 	if (rc == 1)
-		bad |= json_object_set_new(
-		    o, "conflict", rq_result_conflict_json(&res->conflict_commit, &res->conflicts));
+		bad |= json_object_set_new(o, "conflict",
+					   conflict_json(&res->conflict_commit, &res->conflicts));
 	if (rc < 0)
 		bad |= json_object_set_new(
 		    o, "error",
 		    json_pack("{s:s, s:o}", "code", err ? rq_qerror_name(err->code) : "internal",
-			      "message", rq_result_json_bytes(err ? err->msg : "unknown error")));
+			      "message", bytes_json(err ? err->msg : "unknown error")));
 	bad |= json_object_set_new(o, "stats", stats_json(&res->stats));
 	return whole(o, bad);
 }
@@ -238,7 +234,7 @@ char *rq_result_error_text(const char *id, const char *repo, rq_code code, const
  * ref and counts, or its conflict. */
 static json_t *car_json(const rq_train_result *res, const rq_car_result *c)
 {
-	json_t *o = json_pack("{s:o, s:s, s:o}", "name", rq_result_json_bytes(c->name), "status",
+	json_t *o = json_pack("{s:o, s:s, s:o}", "name", bytes_json(c->name), "status",
 			      rq_train_car_status_name(c->status), "onto", oid_json(&c->onto));
 	int bad = !o;
 
@@ -248,11 +244,10 @@ static json_t *car_json(const rq_train_result *res, const rq_car_result *c)
 		bad |= json_object_set_new(o, "tip", oid_json(&c->tip));
 	if (c->status == RQ_CAR_OK) {
 		bad |= json_object_set_new(o, "commit", oid_json(&c->commit));
-		bad |= json_object_set_new(o, "ref",
-					   c->ref ? rq_result_json_bytes(c->ref) : json_null());
+		bad |= json_object_set_new(o, "ref", c->ref ? bytes_json(c->ref) : json_null());
 	} else {
-		bad |= json_object_set_new(
-		    o, "conflict", rq_result_conflict_json(&c->conflict_commit, &c->conflicts));
+		bad |= json_object_set_new(o, "conflict",
+					   conflict_json(&c->conflict_commit, &c->conflicts));
 	}
 	if (res->method == RQ_TRAIN_REBASE)
 		bad |= json_object_set_new(o, "commits", json_integer((json_int_t)c->commits)) |
@@ -277,9 +272,9 @@ static int train_fields(json_t *o, const rq_train_result *res)
 		return -1;
 	bad |= json_object_set_new(
 	    o, "train",
-	    json_pack("{s:o, s:s, s:o, s:o, s:I}", "target", rq_result_json_bytes(res->target_ref),
-		      "method", rq_train_method_name(res->method), "base", oid_json(&res->base),
-		      "head", oid_json(&res->head), "virtual_fallbacks",
+	    json_pack("{s:o, s:s, s:o, s:o, s:I}", "target", bytes_json(res->target_ref), "method",
+		      rq_train_method_name(res->method), "base", oid_json(&res->base), "head",
+		      oid_json(&res->head), "virtual_fallbacks",
 		      (json_int_t)res->virtual_fallbacks));
 	bad |= json_object_set_new(o, "cars", cars);
 	return bad ? -1 : 0;

@@ -39,19 +39,12 @@ json_t *rq_result_to_json(const rq_replay_result *res, int rc, const rq_error *e
 json_t *rq_result_train_to_json(const rq_train_result *res, int rc, const rq_error *err,
 				int applied);
 
-/* {"commit": <id>, "paths": [{"path", "kind"}]}; NULL when memory runs
- * out. */
-json_t *rq_result_conflict_json(const git_oid *commit, const rq_conflicts *conflicts);
-
 /*
- * A JSON string for bytes that need not be UTF-8 (ref names, paths,
- * messages quoting them): invalid bytes become the text \\xNN.
+ * A JSON string for n bytes that need not be UTF-8 (ref names, paths,
+ * messages quoting them, what Redis holds): each byte that is not part of
+ * valid UTF-8 becomes the text \\xNN (a NUL is a character of the
+ * string). NULL when memory runs out.
  */
-json_t *rq_result_json_bytes(const char *s);
-
-/* The same for n bytes (a NUL among them is a character of the string):
- * for what Redis holds, which may be any bytes. NULL when memory runs
- * out. */
 json_t *rq_result_json_bytesn(const char *s, size_t n);
 
 /*

@@ -23,7 +23,8 @@ struct rq_worker_metrics {
 	rq_metrics *reg;
 	rq_http *http;
 	rq_metrics_family *jobs, *retries, *dead, *duration, *phases, *picks, *objects, *bytes;
-	rq_metrics_family *running, *capacity, *reconnects, *lag, *pending;
+	rq_metrics_family *running, *capacity, *reconnects, *redirects, *unreplicated, *lag,
+	    *pending;
 	char queue[128]; /* "" until watched */
 	int capacity_n;
 	const rq_pool *pool;
@@ -77,6 +78,12 @@ static int add_families(rq_worker_metrics *wm)
 	     RQ_METRICS_GAUGE, NULL, 0},
 	    {&wm->reconnects, "replayq_redis_reconnects_total",
 	     "Reconnects of this worker's Redis connections.", RQ_METRICS_COUNTER, NULL, 0},
+	    {&wm->redirects, "replayq_redis_redirects_total",
+	     "Redirections this worker's Redis connections followed (MOVED, ASK, a new master).",
+	     RQ_METRICS_COUNTER, NULL, 0},
+	    {&wm->unreplicated, "replayq_redis_unreplicated_writes_total",
+	     "Writes WAIT could not confirm on the replicas the Redis URL asks for.",
+	     RQ_METRICS_COUNTER, NULL, 0},
 	    {&wm->lag, "replayq_queue_lag",
 	     "Jobs in the queue not yet delivered to any worker (XINFO GROUPS lag).",
 	     RQ_METRICS_GAUGE, NULL, 0},
@@ -303,6 +310,22 @@ void rq_worker_metrics_read_queue(rq_worker_metrics *wm, rq_redis *r, long long 
 
 /* ===================== the scrape ===================== */
 
+/* The counters of the worker's two Redis connections, summed. */
+static void set_connections(rq_worker_metrics *wm, const char *const *q)
+{
+	unsigned reconnects = 0, redirects = 0, unreplicated = 0;
+
+	for (int i = 0; i < 2; i++)
+		if (wm->redis[i]) {
+			reconnects += rq_redis_reconnects(wm->redis[i]);
+			redirects += rq_redis_redirects(wm->redis[i]);
+			unreplicated += rq_redis_unreplicated(wm->redis[i]);
+		}
+	rq_metrics_set(wm->reconnects, q, reconnects);
+	rq_metrics_set(wm->redirects, q, redirects);
+	rq_metrics_set(wm->unreplicated, q, unreplicated);
+}
+
 static void on_request(void *arg, const char *method, const char *path, rq_http_response *res)
 {
 	rq_worker_metrics *wm = arg;
@@ -320,9 +343,7 @@ static void on_request(void *arg, const char *method, const char *path, rq_http_
 	const char *q[] = {"queue", wm->queue, NULL};
 	rq_metrics_set(wm->running, q, wm->pool ? rq_pool_running(wm->pool) : 0);
 	rq_metrics_set(wm->capacity, q, wm->capacity_n);
-	rq_metrics_set(wm->reconnects, q,
-		       (wm->redis[0] ? rq_redis_reconnects(wm->redis[0]) : 0) +
-			   (wm->redis[1] ? rq_redis_reconnects(wm->redis[1]) : 0));
+	set_connections(wm, q);
 	res->status = 200;
 	res->content_type = RQ_METRICS_CONTENT_TYPE;
 	rq_metrics_render(wm->reg, &res->body);

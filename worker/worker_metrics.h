@@ -18,7 +18,8 @@
  *   replayq_picks_total, replayq_objects_written_total,
  *   replayq_pack_written_bytes_total       from the results' stats
  *   replayq_jobs_running, replayq_pool_capacity   gauges, read at the scrape
- *   replayq_redis_reconnects_total         both of the worker's connections
+ *   replayq_redis_reconnects_total, replayq_redis_redirects_total,
+ *   replayq_redis_unreplicated_writes_total   both of the worker's connections
  *   replayq_queue_lag, replayq_queue_pending      the group's lag and pending count
  *                                           (XINFO GROUPS), read by the worker at
  *                                           most every 2 s
@@ -48,7 +49,8 @@ const char *rq_worker_metrics_address(const rq_worker_metrics *wm);
  * What the metrics are about: the queue (its name labels every series),
  * the pool's capacity (--jobs), the pool (running jobs are read from it
  * at each scrape)
- * and the worker's two Redis connections (their reconnects). Until this
+ * and the worker's two Redis connections (their reconnects, redirections
+ * and writes not confirmed on the replicas). Until this
  * is called a scrape answers 503.
  */
 void rq_worker_metrics_watch(rq_worker_metrics *wm, const char *queue, int capacity,

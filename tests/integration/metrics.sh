@@ -131,6 +131,10 @@ done
 check "the results report phases" [ "$(metric "replayq_job_phase_duration_seconds_count{$L,phase=\"total\"}")" -ge 4 ]
 check_eq "nothing running after the batch" 0 "$(metric "replayq_jobs_running{$L}")"
 check_eq "pool capacity" 2 "$(metric "replayq_pool_capacity{$L}")"
+# a plain Redis: no redirection, no write waits for replicas
+check_contains "redirects: served, 0" "replayq_redis_redirects_total{$L} 0" "$(cat "$T/scrape")"
+check_contains "unreplicated writes: served, 0" "replayq_redis_unreplicated_writes_total{$L} 0" \
+	"$(cat "$T/scrape")"
 check_eq "the exposition lints" "lint ok" "$(lint)"
 
 # --- during a batch: two jobs held, three waiting --------------------------------
