@@ -1044,6 +1044,51 @@ int rq_queue_stats(rq_queue *q, json_t **out, rq_error *err)
 	return 0;
 }
 
+/* The integer after the field name in one group's flat list; -1 when it
+ * is missing or nil (Redis cannot tell the lag after some deletions). */
+static long long group_field(const redisReply *g, const char *name)
+{
+	for (size_t i = 0; i + 1 < g->elements; i += 2)
+		if (g->element[i]->type == REDIS_REPLY_STRING && !strcmp(g->element[i]->str, name))
+			return g->element[i + 1]->type == REDIS_REPLY_INTEGER
+				   ? g->element[i + 1]->integer
+				   : -1;
+	return -1;
+}
+
+/* The queue's group in an XINFO GROUPS reply, or NULL. */
+static const redisReply *our_group(const redisReply *rep)
+{
+	for (size_t i = 0; rep->type == REDIS_REPLY_ARRAY && i < rep->elements; i++) {
+		const redisReply *g = rep->element[i];
+		for (size_t j = 0; g->type == REDIS_REPLY_ARRAY && j + 1 < g->elements; j += 2)
+			if (g->element[j]->type == REDIS_REPLY_STRING &&
+			    !strcmp(g->element[j]->str, "name") &&
+			    g->element[j + 1]->type == REDIS_REPLY_STRING &&
+			    !strcmp(g->element[j + 1]->str, RQ_QUEUE_GROUP))
+				return g;
+	}
+	return NULL;
+}
+
+int rq_queue_group_counts(rq_queue *q, long long *pending, long long *lag, rq_error *err)
+{
+	redisReply *rep = rq_redis_cmdv(q->r, 0, err, "XINFO", "GROUPS", q->jobs, NULL);
+	const redisReply *g;
+	long long queued;
+	int rc = 0;
+
+	if (reply_error(rep, err, "cannot read the group") < 0)
+		return -1;
+	if (!(g = our_group(rep)) || (*pending = group_field(g, "pending")) < 0)
+		rc = rq_error_set(err, RQ_E_REDIS, "no group '%s' on %s", RQ_QUEUE_GROUP, q->jobs);
+	else if ((*lag = group_field(g, "lag")) < 0 &&
+		 count_of(q, "XLEN", q->jobs, NULL, 1, &queued, err) == 0)
+		*lag = queued > *pending ? queued - *pending : 0;
+	freeReplyObject(rep);
+	return rc;
+}
+
 /* One dead letter: its entry id and its fields (their bytes shown
  * safely: a job's text need not be UTF-8). NULL when memory runs out. */
 static json_t *dead_entry_json(const redisReply *e)

@@ -220,6 +220,15 @@ int rq_queue_wait_reply(rq_queue *q, const char *reply_to, int timeout_ms, char 
 int rq_queue_heartbeat(rq_queue *q, const char *worker, const char *info, int ttl_s, rq_error *err);
 int rq_queue_worker_gone(rq_queue *q, const char *worker, rq_error *err);
 
+/*
+ * The consumer group's counts (XINFO GROUPS, group RQ_QUEUE_GROUP):
+ * *pending, the entries delivered and not acknowledged, and *lag, those
+ * not delivered yet (when Redis cannot tell it after a deletion: the
+ * stream's length less the pending ones; -1 when that cannot be read
+ * either). 0, or -1 with err set (no group yet, or Redis failed).
+ */
+int rq_queue_group_counts(rq_queue *q, long long *pending, long long *lag, rq_error *err);
+
 /* Operator views: stats, dead letters, pending entries. */
 int rq_queue_stats(rq_queue *q, json_t **out, rq_error *err);
 int rq_queue_dead_list(rq_queue *q, size_t count, json_t **out, rq_error *err);

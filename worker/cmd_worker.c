@@ -923,7 +923,7 @@ static int worker_timers(worker_state *w, long long now)
 		/* often enough that no one reclaims a job we run */
 		w->next_beat = now + (w->visibility_ms / 3 < 2000 ? w->visibility_ms / 3 : 2000);
 	}
-	rq_worker_metrics_read_queue(w->metrics, rq_queue_redis(w->q), now);
+	rq_worker_metrics_read_queue(w->metrics, w->q, now);
 	flush_waiting(w);
 	if (w->drain_deadline || w->waiting || w->reading || rq_pool_idle_count(w->pool) == 0)
 		return 0;

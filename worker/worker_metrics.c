@@ -239,73 +239,21 @@ void rq_worker_metrics_retry(rq_worker_metrics *wm, const char *result)
 
 /* ===================== the queue's lag and pending count ===================== */
 
-/* The integer after the field name in one group's flat list; -1 when it
- * is missing or nil (Redis cannot tell the lag after some deletions). */
-static long long group_field(const redisReply *g, const char *name)
+void rq_worker_metrics_read_queue(rq_worker_metrics *wm, rq_queue *q, long long now_ms)
 {
-	for (size_t i = 0; i + 1 < g->elements; i += 2)
-		if (g->element[i]->type == REDIS_REPLY_STRING && !strcmp(g->element[i]->str, name))
-			return g->element[i + 1]->type == REDIS_REPLY_INTEGER
-				   ? g->element[i + 1]->integer
-				   : -1;
-	return -1;
-}
-
-/* The group "workers" in an XINFO GROUPS reply, or NULL. */
-static const redisReply *workers_group(const redisReply *rep)
-{
-	for (size_t i = 0; rep && rep->type == REDIS_REPLY_ARRAY && i < rep->elements; i++) {
-		const redisReply *g = rep->element[i];
-		for (size_t j = 0; g->type == REDIS_REPLY_ARRAY && j + 1 < g->elements; j += 2)
-			if (g->element[j]->type == REDIS_REPLY_STRING &&
-			    !strcmp(g->element[j]->str, "name") &&
-			    g->element[j + 1]->type == REDIS_REPLY_STRING &&
-			    !strcmp(g->element[j + 1]->str, "workers"))
-				return g;
-	}
-	return NULL;
-}
-
-/* When Redis cannot tell the lag: the stream's length less the pending
- * entries (a finished job's entry is deleted), or -1. */
-static long long lag_from_length(rq_redis *r, const char *stream, long long pending)
-{
-	rq_error err;
-	redisReply *rep = rq_redis_cmdv(r, 0, &err, "XLEN", stream, NULL);
-	long long lag = -1;
-
-	if (rep && rep->type == REDIS_REPLY_INTEGER)
-		lag = rep->integer > pending ? rep->integer - pending : 0;
-	if (rep)
-		freeReplyObject(rep);
-	return lag;
-}
-
-void rq_worker_metrics_read_queue(rq_worker_metrics *wm, rq_redis *r, long long now_ms)
-{
-	char stream[160];
-	rq_error err;
-	redisReply *rep;
-	const redisReply *g;
+	const char *l[] = {"queue", wm ? wm->queue : "", NULL};
 	long long pending, lag;
+	rq_error err;
 
 	if (!wm || !wm->queue[0] || now_ms < wm->next_queue_read)
 		return;
 	wm->next_queue_read = now_ms + QUEUE_RETRY_MS;
-	snprintf(stream, sizeof(stream), "replayq:{%s}:jobs", wm->queue);
-	rep = rq_redis_cmdv(r, 0, &err, "XINFO", "GROUPS", stream, NULL);
-	if ((g = workers_group(rep)) && (pending = group_field(g, "pending")) >= 0) {
-		const char *q[] = {"queue", wm->queue, NULL};
-		lag = group_field(g, "lag");
-		if (lag < 0)
-			lag = lag_from_length(r, stream, pending);
-		rq_metrics_set(wm->pending, q, (double)pending);
-		if (lag >= 0)
-			rq_metrics_set(wm->lag, q, (double)lag);
-		wm->next_queue_read = now_ms + QUEUE_READ_MS;
-	}
-	if (rep)
-		freeReplyObject(rep);
+	if (rq_queue_group_counts(q, &pending, &lag, &err) < 0)
+		return;
+	rq_metrics_set(wm->pending, l, (double)pending);
+	if (lag >= 0)
+		rq_metrics_set(wm->lag, l, (double)lag);
+	wm->next_queue_read = now_ms + QUEUE_READ_MS;
 }
 
 /* ===================== the scrape ===================== */

@@ -33,6 +33,7 @@
 
 #include "http.h"
 #include "pool.h"
+#include "rq_queue.h"
 #include "rq_redis.h"
 
 /* descriptors rq_worker_metrics_pollfds may fill */
@@ -69,11 +70,11 @@ void rq_worker_metrics_job_done(rq_worker_metrics *wm, const char *status, const
 void rq_worker_metrics_retry(rq_worker_metrics *wm, const char *result);
 
 /*
- * Read the queue's lag and pending count over r when at least 2 s have
+ * Read the queue's lag and pending count (rq_queue_group_counts) when at least 2 s have
  * passed since the last read (10 s after a failure). Called from the
  * loop's timers; a blocking Redis call, as the heartbeat is.
  */
-void rq_worker_metrics_read_queue(rq_worker_metrics *wm, rq_redis *r, long long now_ms);
+void rq_worker_metrics_read_queue(rq_worker_metrics *wm, rq_queue *q, long long now_ms);
 
 /* For the event loop: as rq_http_pollfds and rq_http_process. */
 int rq_worker_metrics_pollfds(const rq_worker_metrics *wm, struct pollfd *pfd, int max,
