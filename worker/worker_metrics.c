@@ -7,6 +7,7 @@
 #include "worker_metrics.h"
 
 #include <jansson.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,60 +44,63 @@ static const double phase_bounds[] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0
 
 /* ===================== the families ===================== */
 
+/* The families: where each goes in rq_worker_metrics (the offset of its
+ * pointer), its name, help, type and buckets. */
+static const struct family_spec {
+	size_t slot;
+	const char *name, *help;
+	rq_metrics_type type;
+	const double *bounds;
+	size_t nbounds;
+} family_specs[] = {
+    {offsetof(rq_worker_metrics, jobs), "replayq_jobs_total",
+     "Jobs finished by this worker, by final status (and error code).", RQ_METRICS_COUNTER, NULL,
+     0},
+    {offsetof(rq_worker_metrics, retries), "replayq_job_retries_total",
+     "Failed deliveries left unacknowledged for a retry, by error code.", RQ_METRICS_COUNTER, NULL,
+     0},
+    {offsetof(rq_worker_metrics, dead), "replayq_dead_letters_total",
+     "Jobs this worker dead-lettered.", RQ_METRICS_COUNTER, NULL, 0},
+    {offsetof(rq_worker_metrics, duration), "replayq_job_duration_seconds",
+     "Time from the read of a job to its stored result.", RQ_METRICS_HISTOGRAM, job_bounds,
+     NB(job_bounds)},
+    {offsetof(rq_worker_metrics, phases), "replayq_job_phase_duration_seconds",
+     "Time of each phase a job's result reports (stats.ms).", RQ_METRICS_HISTOGRAM, phase_bounds,
+     NB(phase_bounds)},
+    {offsetof(rq_worker_metrics, picks), "replayq_picks_total",
+     "Commits picked (replayed) by finished jobs.", RQ_METRICS_COUNTER, NULL, 0},
+    {offsetof(rq_worker_metrics, objects), "replayq_objects_written_total",
+     "Objects written by finished jobs (into their packs).", RQ_METRICS_COUNTER, NULL, 0},
+    {offsetof(rq_worker_metrics, bytes), "replayq_pack_written_bytes_total",
+     "Bytes of the packs finished jobs wrote.", RQ_METRICS_COUNTER, NULL, 0},
+    {offsetof(rq_worker_metrics, running), "replayq_jobs_running",
+     "Jobs running now in this worker's children.", RQ_METRICS_GAUGE, NULL, 0},
+    {offsetof(rq_worker_metrics, capacity), "replayq_pool_capacity",
+     "Jobs this worker runs at once (--jobs).", RQ_METRICS_GAUGE, NULL, 0},
+    {offsetof(rq_worker_metrics, reconnects), "replayq_redis_reconnects_total",
+     "Reconnects of this worker's Redis connections.", RQ_METRICS_COUNTER, NULL, 0},
+    {offsetof(rq_worker_metrics, redirects), "replayq_redis_redirects_total",
+     "Redirections this worker's Redis connections followed (MOVED, ASK, a new master).",
+     RQ_METRICS_COUNTER, NULL, 0},
+    {offsetof(rq_worker_metrics, unreplicated), "replayq_redis_unreplicated_writes_total",
+     "Writes WAIT could not confirm on the replicas the Redis URL asks for.", RQ_METRICS_COUNTER,
+     NULL, 0},
+    {offsetof(rq_worker_metrics, lag), "replayq_queue_lag",
+     "Jobs in the queue not yet delivered to any worker (XINFO GROUPS lag).", RQ_METRICS_GAUGE,
+     NULL, 0},
+    {offsetof(rq_worker_metrics, pending), "replayq_queue_pending",
+     "Jobs delivered and not acknowledged yet (XINFO GROUPS pending).", RQ_METRICS_GAUGE, NULL, 0},
+};
+
 static int add_families(rq_worker_metrics *wm)
 {
-	const struct {
-		rq_metrics_family **slot;
-		const char *name, *help;
-		rq_metrics_type type;
-		const double *bounds;
-		size_t nbounds;
-	} specs[] = {
-	    {&wm->jobs, "replayq_jobs_total",
-	     "Jobs finished by this worker, by final status (and error code).", RQ_METRICS_COUNTER,
-	     NULL, 0},
-	    {&wm->retries, "replayq_job_retries_total",
-	     "Failed deliveries left unacknowledged for a retry, by error code.",
-	     RQ_METRICS_COUNTER, NULL, 0},
-	    {&wm->dead, "replayq_dead_letters_total", "Jobs this worker dead-lettered.",
-	     RQ_METRICS_COUNTER, NULL, 0},
-	    {&wm->duration, "replayq_job_duration_seconds",
-	     "Time from the read of a job to its stored result.", RQ_METRICS_HISTOGRAM, job_bounds,
-	     NB(job_bounds)},
-	    {&wm->phases, "replayq_job_phase_duration_seconds",
-	     "Time of each phase a job's result reports (stats.ms).", RQ_METRICS_HISTOGRAM,
-	     phase_bounds, NB(phase_bounds)},
-	    {&wm->picks, "replayq_picks_total", "Commits picked (replayed) by finished jobs.",
-	     RQ_METRICS_COUNTER, NULL, 0},
-	    {&wm->objects, "replayq_objects_written_total",
-	     "Objects written by finished jobs (into their packs).", RQ_METRICS_COUNTER, NULL, 0},
-	    {&wm->bytes, "replayq_pack_written_bytes_total",
-	     "Bytes of the packs finished jobs wrote.", RQ_METRICS_COUNTER, NULL, 0},
-	    {&wm->running, "replayq_jobs_running", "Jobs running now in this worker's children.",
-	     RQ_METRICS_GAUGE, NULL, 0},
-	    {&wm->capacity, "replayq_pool_capacity", "Jobs this worker runs at once (--jobs).",
-	     RQ_METRICS_GAUGE, NULL, 0},
-	    {&wm->reconnects, "replayq_redis_reconnects_total",
-	     "Reconnects of this worker's Redis connections.", RQ_METRICS_COUNTER, NULL, 0},
-	    {&wm->redirects, "replayq_redis_redirects_total",
-	     "Redirections this worker's Redis connections followed (MOVED, ASK, a new master).",
-	     RQ_METRICS_COUNTER, NULL, 0},
-	    {&wm->unreplicated, "replayq_redis_unreplicated_writes_total",
-	     "Writes WAIT could not confirm on the replicas the Redis URL asks for.",
-	     RQ_METRICS_COUNTER, NULL, 0},
-	    {&wm->lag, "replayq_queue_lag",
-	     "Jobs in the queue not yet delivered to any worker (XINFO GROUPS lag).",
-	     RQ_METRICS_GAUGE, NULL, 0},
-	    {&wm->pending, "replayq_queue_pending",
-	     "Jobs delivered and not acknowledged yet (XINFO GROUPS pending).", RQ_METRICS_GAUGE,
-	     NULL, 0},
-	};
-
-	for (size_t i = 0; i < NB(specs); i++)
-		if (!(*specs[i].slot =
-			  rq_metrics_family_add(wm->reg, specs[i].name, specs[i].help,
-						specs[i].type, specs[i].bounds, specs[i].nbounds)))
+	for (size_t i = 0; i < NB(family_specs); i++) {
+		const struct family_spec *f = &family_specs[i];
+		rq_metrics_family **slot = (rq_metrics_family **)((char *)wm + f->slot);
+		if (!(*slot = rq_metrics_family_add(wm->reg, f->name, f->help, f->type, f->bounds,
+						    f->nbounds)))
 			return -1;
+	}
 	return 0;
 }
 
