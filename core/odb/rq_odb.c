@@ -373,6 +373,20 @@ static void *data_alloc(void *be, size_t n)
 	return git_odb_backend_data_alloc(be, n);
 }
 
+/* What our reader said (rc <= 0) as the backend's answer: 1 to ask
+ * libgit2, else the error (a damaged object is not handed to libgit2). */
+static int direct_failed(packs *b, const git_oid *id, int rc)
+{
+	if (rc == 0)
+		return 1;
+	if (rc == RQ_ODB_PACKREAD_DAMAGED) {
+		git_error_clear();
+		return pack_failed(b, id, GIT_ERROR);
+	}
+	git_error_set_oom();
+	return -1;
+}
+
 static int packs_read(void **data, size_t *len, git_object_t *type, git_odb_backend *be,
 		      const git_oid *id)
 {
@@ -382,10 +396,8 @@ static int packs_read(void **data, size_t *len, git_object_t *type, git_odb_back
 
 	if (rc > 0)
 		return 0;
-	if (rc < 0) {
-		git_error_set_oom();
-		return -1;
-	}
+	if ((rc = direct_failed(b, id, rc)) <= 0)
+		return rc;
 	rc = inner(be)->read(data, len, type, inner(be), id);
 	return rc < 0 ? pack_failed(b, id, rc) : rc;
 }
@@ -393,15 +405,26 @@ static int packs_read(void **data, size_t *len, git_object_t *type, git_odb_back
 static int packs_read_header(size_t *len, git_object_t *type, git_odb_backend *be,
 			     const git_oid *id)
 {
-	int rc = inner(be)->read_header(len, type, inner(be), id);
-	return rc < 0 ? pack_failed((packs *)be, id, rc) : rc;
+	packs *b = (packs *)be;
+	int rc = b->direct ? rq_odb_packread_read_header(b->direct, id, len, type) : 0;
+
+	if (rc > 0)
+		return 0;
+	if ((rc = direct_failed(b, id, rc)) <= 0)
+		return rc;
+	rc = inner(be)->read_header(len, type, inner(be), id);
+	return rc < 0 ? pack_failed(b, id, rc) : rc;
 }
 
+/* An abbreviated id: libgit2 finds the object, our reader reads it. */
 static int packs_read_prefix(git_oid *full, void **data, size_t *len, git_object_t *type,
 			     git_odb_backend *be, const git_oid *prefix, size_t hexlen)
 {
-	int rc = inner(be)->read_prefix(full, data, len, type, inner(be), prefix, hexlen);
-	return rc < 0 ? pack_failed((packs *)be, prefix, rc) : rc;
+	int rc = inner(be)->exists_prefix(full, inner(be), prefix, hexlen);
+
+	if (rc < 0)
+		return pack_failed((packs *)be, prefix, rc);
+	return packs_read(data, len, type, be, full);
 }
 
 /* Our index answers: libgit2 maps the same index, and its lookups (one for

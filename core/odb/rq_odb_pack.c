@@ -542,13 +542,24 @@ int rq_odb_pack_apply_delta(const unsigned char *base, size_t base_len, const un
 	*out = NULL;
 	if (get_varint(&p, end, &src) < 0 || get_varint(&p, end, &dst) < 0 || src != base_len ||
 	    dst >= SIZE_MAX / 2 || run_delta(p, end, base, base_len, (size_t)dst, NULL) != dst)
-		return -1;
+		return -2;
 	if (!(buf = malloc((size_t)dst + 1)))
 		return -1;
 	run_delta(p, end, base, base_len, (size_t)dst, buf);
 	buf[dst] = '\0';
 	*out = buf;
 	*out_len = (size_t)dst;
+	return 0;
+}
+
+int rq_odb_pack_delta_size(const unsigned char *delta, size_t delta_len, size_t *size)
+{
+	const unsigned char *p = delta, *end = delta + delta_len;
+	uint64_t src, dst;
+
+	if (get_varint(&p, end, &src) < 0 || get_varint(&p, end, &dst) < 0 || dst >= SIZE_MAX / 2)
+		return -1;
+	*size = (size_t)dst;
 	return 0;
 }
 

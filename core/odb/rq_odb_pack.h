@@ -99,10 +99,13 @@ int rq_odb_pack_entry_parse(const unsigned char *e, size_t len, rq_odb_pack_entr
  * malloc'ed (NUL-terminated). 0, or -1 (damaged, out of memory). */
 int rq_odb_pack_inflate(const unsigned char *z, size_t zlen, size_t size, unsigned char **out);
 
-/* Apply a git delta to base. *out is malloc'ed (NUL-terminated). 0, or -1
- * (a delta that does not fit the base, out of memory). */
+/* Apply a git delta to base. *out is malloc'ed (NUL-terminated). 0, -1
+ * (out of memory) or -2 (a delta that does not fit the base). */
 int rq_odb_pack_apply_delta(const unsigned char *base, size_t base_len, const unsigned char *delta,
 			    size_t delta_len, unsigned char **out, size_t *out_len);
+/* The size of the object a delta makes, from its header. 0, or -1 (a
+ * header that does not parse, or a size past SIZE_MAX / 2). */
+int rq_odb_pack_delta_size(const unsigned char *delta, size_t delta_len, size_t *size);
 
 /*
  * Write the n entries (distinct ids, in this order) as dir/pack-<hash>.pack

@@ -317,8 +317,8 @@ static int parse_entry(const mapped_pack *p, uint64_t off, entry *e)
 	return e->size / MAX_RATIO > e->zmax ? -1 : 0;
 }
 
-/* The entry's zlib stream inflated to exactly its size. 1, 0 (damaged),
- * -1 out of memory. */
+/* The entry's zlib stream inflated to exactly its size. 1, -1 out of
+ * memory, RQ_ODB_PACKREAD_DAMAGED. */
 static int inflate_entry(rq_odb_packread *pr, const entry *e, unsigned char **out)
 {
 	unsigned char *buf = malloc(e->size + 1);
@@ -329,7 +329,7 @@ static int inflate_entry(rq_odb_packread *pr, const entry *e, unsigned char **ou
 	if (libdeflate_zlib_decompress_ex(pr->inflater, e->z, e->zmax, buf, e->size, NULL, NULL) !=
 	    LIBDEFLATE_SUCCESS) {
 		free(buf);
-		return 0;
+		return RQ_ODB_PACKREAD_DAMAGED;
 	}
 	buf[e->size] = '\0';
 	*out = buf;
@@ -387,7 +387,9 @@ typedef struct chain {
 } chain;
 
 /* Walk down from off. *hit: the cached base it ends on, else *root the
- * whole entry (at *root_off). 1, 0 (damaged, too deep: libgit2's), -1. */
+ * whole entry (at *root_off). 1, -1, or RQ_ODB_PACKREAD_DAMAGED: an entry
+ * that does not parse, a base outside this pack, a chain deeper than any
+ * git makes (a REF_DELTA cycle), which libgit2 would follow for ever. */
 static int walk_chain(rq_odb_packread *pr, size_t k, uint64_t off, chain *c, cached **hit,
 		      entry *root, uint64_t *root_off)
 {
@@ -398,7 +400,7 @@ static int walk_chain(rq_odb_packread *pr, size_t k, uint64_t off, chain *c, cac
 		if ((*hit = cache_find(pr, k, off)))
 			return 1;
 		if (parse_entry(p, off, root) < 0 || c->n >= MAX_CHAIN)
-			return 0;
+			return RQ_ODB_PACKREAD_DAMAGED;
 		*root_off = off;
 		if (root->code < 5)
 			return 1;
@@ -411,7 +413,7 @@ static int walk_chain(rq_odb_packread *pr, size_t k, uint64_t off, chain *c, cac
 }
 
 /* Apply the chain's deltas from the base up: each base but the last result
- * goes to the cache. *content: the result (ours). 1, 0, -1. */
+ * goes to the cache. *content: the result (ours). 1, -1, or damaged. */
 static int apply_chain(rq_odb_packread *pr, size_t k, const chain *c, unsigned char *base,
 		       size_t base_len, int base_ours, uint64_t base_off, git_object_t type,
 		       unsigned char **content, size_t *len)
@@ -421,11 +423,13 @@ static int apply_chain(rq_odb_packread *pr, size_t k, const chain *c, unsigned c
 		unsigned char *delta = NULL, *next = NULL;
 		size_t next_len = 0;
 		int r = parse_entry(&pr->packs[k], c->off[i - 1], &e) < 0
-			    ? 0
+			    ? RQ_ODB_PACKREAD_DAMAGED
 			    : inflate_entry(pr, &e, &delta);
-		if (r > 0 &&
-		    rq_odb_pack_apply_delta(base, base_len, delta, e.size, &next, &next_len) < 0)
-			r = 0; /* libgit2 tells damage from a lack of memory */
+		if (r > 0) {
+			int a = rq_odb_pack_apply_delta(base, base_len, delta, e.size, &next,
+							&next_len);
+			r = a == 0 ? 1 : a == -1 ? -1 : RQ_ODB_PACKREAD_DAMAGED;
+		}
 		free(delta);
 		if (base_ours)
 			cache_put(pr, k, base_off, base, base_len, type);
@@ -442,7 +446,7 @@ static int apply_chain(rq_odb_packread *pr, size_t k, const chain *c, unsigned c
 }
 
 /* The content at off in pack k: *content is ours, or a cached base's
- * (*borrowed). 1, 0, -1. */
+ * (*borrowed). 1, -1, or damaged. */
 static int read_entry(rq_odb_packread *pr, size_t k, uint64_t off, unsigned char **content,
 		      size_t *len, git_object_t *type, const unsigned char **borrowed)
 {
@@ -476,14 +480,13 @@ static int read_entry(rq_odb_packread *pr, size_t k, uint64_t off, unsigned char
 	return r;
 }
 
-int rq_odb_packread_has(rq_odb_packread *pr, const git_oid *id)
+/* The pack that holds id and where: 1 with *k and *off, 0 none, -1. */
+static int locate(rq_odb_packread *pr, const git_oid *id, size_t *k, uint64_t *off)
 {
-	uint64_t off;
-
 	if (scan(pr) < 0)
 		return -1;
-	for (size_t k = 0; k < pr->n; k++)
-		if (find_in(&pr->packs[k], id->id, &off))
+	for (*k = 0; *k < pr->n; (*k)++)
+		if (find_in(&pr->packs[*k], id->id, off))
 			return 1;
 	return 0;
 }
@@ -495,15 +498,10 @@ int rq_odb_packread_read(rq_odb_packread *pr, const git_oid *id, rq_odb_packread
 	unsigned char *content, *out;
 	uint64_t off;
 	size_t k;
-	int r;
+	int r = locate(pr, id, &k, &off);
 
-	if (scan(pr) < 0)
-		return -1;
-	for (k = 0; k < pr->n; k++)
-		if (find_in(&pr->packs[k], id->id, &off))
-			break;
-	if (k == pr->n)
-		return 0;
+	if (r <= 0)
+		return r;
 	r = read_entry(pr, k, off, &content, len, type, &borrowed);
 	if (r <= 0)
 		return r;
@@ -516,4 +514,56 @@ int rq_odb_packread_read(rq_odb_packread *pr, const git_oid *id, rq_odb_packread
 	free(content);
 	*data = out;
 	return 1;
+}
+
+/* The type and size of the entry at off in pack k, its content unread: the
+ * type is its chain's base's, the size its own (a delta's from the delta's
+ * header). 1, -1, or damaged. */
+static int entry_header(rq_odb_packread *pr, size_t k, uint64_t off, size_t *len,
+			git_object_t *type)
+{
+	chain c = {NULL, 0, 0};
+	cached *hit = NULL;
+	entry top, root;
+	uint64_t root_off = off;
+	unsigned char *delta = NULL;
+	int r = walk_chain(pr, k, off, &c, &hit, &root, &root_off);
+	size_t depth = c.n;
+
+	free(c.off);
+	if (r <= 0)
+		return r;
+	*type = hit ? hit->type : (git_object_t)root.code;
+	if (hit && !depth) {
+		*len = hit->len;
+		return 1;
+	}
+	if (parse_entry(&pr->packs[k], off, &top) < 0)
+		return RQ_ODB_PACKREAD_DAMAGED;
+	if (top.code < 5) {
+		*len = top.size;
+		return 1;
+	}
+	if ((r = inflate_entry(pr, &top, &delta)) > 0)
+		r = rq_odb_pack_delta_size(delta, top.size, len) < 0 ? RQ_ODB_PACKREAD_DAMAGED : 1;
+	free(delta);
+	return r;
+}
+
+int rq_odb_packread_read_header(rq_odb_packread *pr, const git_oid *id, size_t *len,
+				git_object_t *type)
+{
+	uint64_t off;
+	size_t k;
+	int r = locate(pr, id, &k, &off);
+
+	return r <= 0 ? r : entry_header(pr, k, off, len, type);
+}
+
+int rq_odb_packread_has(rq_odb_packread *pr, const git_oid *id)
+{
+	uint64_t off;
+	size_t k;
+
+	return locate(pr, id, &k, &off);
 }

@@ -45,12 +45,23 @@ int rq_odb_packread_has(rq_odb_packread *pr, const git_oid *id);
  * memory). */
 typedef void *(*rq_odb_packread_alloc)(void *ctx, size_t n);
 
+/* What a read returns for an object these packs hold whose entry or delta
+ * chain is damaged: an entry that does not parse or inflate, a delta that
+ * does not fit its base, a base outside its pack, a chain that never ends
+ * (a REF_DELTA that is its own base). libgit2 is not asked then: it
+ * follows such a chain for ever. */
+#define RQ_ODB_PACKREAD_DAMAGED (-2)
+
 /*
  * Read object id: 1 with *data (from alloc, the content and a NUL after
- * it), *len and *type; 0 when this reader does not have it or cannot read
- * it (ask libgit2); -1 out of memory.
+ * it), *len and *type; 0 when these packs do not hold it (or were left to
+ * libgit2); -1 out of memory; RQ_ODB_PACKREAD_DAMAGED.
  */
 int rq_odb_packread_read(rq_odb_packread *pr, const git_oid *id, rq_odb_packread_alloc alloc,
 			 void *ctx, void **data, size_t *len, git_object_t *type);
+/* The type and size of object id, as a read would give them (a delta's
+ * size from its header): 1, 0, -1 or RQ_ODB_PACKREAD_DAMAGED as a read. */
+int rq_odb_packread_read_header(rq_odb_packread *pr, const git_oid *id, size_t *len,
+				git_object_t *type);
 
 #endif

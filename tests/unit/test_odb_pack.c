@@ -448,7 +448,8 @@ static void test_decode_bad(void **state)
 	/* header continuation bytes running off the end; type 0; type 6 */
 	const unsigned char e1[] = {0xb5, 0x80}, e2[] = {0x05}, e3[] = {0x65};
 	/* delta: source size 10, target 4, copy 4 bytes from offset 8 (past
-	 * the end); an insert longer than the delta; target size not reached */
+	 * the end); an insert longer than the delta; target size not reached
+	 * (each -2: damaged, not out of memory) */
 	const unsigned char d1[] = {10, 4, 0x91, 8, 4}, d2[] = {10, 4, 9, 'a'},
 			    d3[] = {10, 4, 0x90, 2}, d4[] = {9, 2, 0x90, 2},
 			    ok[] = {10, 3, 0x91, 2, 3};
@@ -458,15 +459,20 @@ static void test_decode_bad(void **state)
 	assert_int_equal(rq_odb_pack_entry_parse(e2, sizeof(e2), &info), -1);
 	assert_int_equal(rq_odb_pack_entry_parse(e3, sizeof(e3), &info), -1);
 	assert_int_equal(rq_odb_pack_entry_parse(e1, 0, &info), -1);
-	assert_int_equal(rq_odb_pack_apply_delta(base, 10, d1, sizeof(d1), &out, &outlen), -1);
-	assert_int_equal(rq_odb_pack_apply_delta(base, 10, d2, sizeof(d2), &out, &outlen), -1);
-	assert_int_equal(rq_odb_pack_apply_delta(base, 10, d3, sizeof(d3), &out, &outlen), -1);
-	assert_int_equal(rq_odb_pack_apply_delta(base, 10, d4, sizeof(d4), &out, &outlen), -1);
+	assert_int_equal(rq_odb_pack_apply_delta(base, 10, d1, sizeof(d1), &out, &outlen), -2);
+	assert_int_equal(rq_odb_pack_apply_delta(base, 10, d2, sizeof(d2), &out, &outlen), -2);
+	assert_int_equal(rq_odb_pack_apply_delta(base, 10, d3, sizeof(d3), &out, &outlen), -2);
+	assert_int_equal(rq_odb_pack_apply_delta(base, 10, d4, sizeof(d4), &out, &outlen), -2);
 	assert_null(out);
 	assert_int_equal(rq_odb_pack_apply_delta(base, 10, ok, sizeof(ok), &out, &outlen), 0);
 	assert_int_equal(outlen, 3);
 	assert_memory_equal(out, "234", 3);
 	free(out);
+	/* the size a delta makes, from its header alone */
+	outlen = 0;
+	assert_int_equal(rq_odb_pack_delta_size(ok, sizeof(ok), &outlen), 0);
+	assert_int_equal(outlen, 3);
+	assert_int_equal(rq_odb_pack_delta_size(ok, 1, &outlen), -1);
 	/* a zlib stream that gives more or fewer bytes than announced */
 	{
 		unsigned char *z, *raw;
