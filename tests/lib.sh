@@ -250,9 +250,10 @@ check_workers_stop() {
 	done
 }
 # sanitizer_clean file...: no ASan, LSan or UBSan report in the files (the
-# files with one are named); a file that cannot be read fails it too
+# lines that show one are printed, with their file); a file that cannot be
+# read fails it too
 sanitizer_clean() {
-	grep -l -e 'Sanitizer' -e 'runtime error' -- "$@" >&2
+	grep -H -e 'Sanitizer' -e 'runtime error' -- "$@" >&2
 	[ $? -eq 1 ]
 }
 # --- queue tests: jobs on make_repo's repository "proj" ------------------------

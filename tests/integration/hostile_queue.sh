@@ -33,7 +33,6 @@ stop_worker() {
 	kill -TERM "$1"
 	wait "$1"
 }
-sanitizer_clean() { ! grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error' "$@"; }
 
 start_redis
 export REPLAYQ_REDIS_URL=$REDIS_URL

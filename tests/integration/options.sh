@@ -64,5 +64,5 @@ check_eq "run: REPLAYQ_LOG_LEVEL=loud: exit 129" 129 "$RC"
 usage_error "worker --log-level=loud" log-level worker --repo-root="$ROOT" --log-level=loud
 run_rq run --repo-root="$ROOT" --log-level=debug </dev/null
 check_eq "run --log-level=debug: taken" 0 "$RC"
-check_eq "no sanitizer report" "" "$(grep -E 'ERROR: (Address|Leak)Sanitizer|runtime error' "$T/stderr")"
+check "no sanitizer report" sanitizer_clean "$T/stderr"
 finish
