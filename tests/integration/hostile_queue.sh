@@ -287,7 +287,7 @@ stop_worker "$WP"
 # in /proc/<pid>/cmdline once it has started
 start_worker wcl --redis="redis://:$PWENC@127.0.0.1:$P/0" --repo-root="$ROOT" --queue=$QC --jobs=1
 WCL=$WORKER_PID
-check "wcl started" wait_for "worker started" 30 grep -q '"worker started"' "$T/wcl.log"
+check "wcl started" worker_started wcl
 CMDLINE=$(tr '\0' ' ' <"/proc/$WCL/cmdline" 2>/dev/null)
 check_contains "wcl: the password is blanked in its command line" \
 	"--redis=redis://:$(printf '%*s' ${#PWENC} '' | tr ' ' '*')@127.0.0.1" "$CMDLINE"

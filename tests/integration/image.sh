@@ -113,7 +113,7 @@ env -i "${IMG_ENV[@]}" REPLAYQ_REDIS_URL="$REDIS_URL" REPLAYQ_QUEUE=img REPLAYQ_
 	2>"$T/img-worker.log" &
 WPID=$!
 BG_PIDS+=("$WPID")
-wait_for "the image's worker to start" 60 grep -qs '"worker started"' "$T/img-worker.log"
+worker_started img-worker 60
 ADDR=$(grep -m1 '"metrics listening"' "$T/img-worker.log" | jq -r .address)
 run_rq submit --redis="$REDIS_URL" --queue=img --wait=60 \
 	<<<'{"v":1,"id":"img-1","repo":"proj","mode":"onto","target":"main","revisions":["base..clash"],"ref_action":"update","committer":{"name":"Bot","email":"bot@example.com","time":1800000000,"tz":"+0000"}}'

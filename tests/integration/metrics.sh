@@ -26,7 +26,7 @@ wait_for "the metrics address in the log" 60 grep -qs '"metrics listening"' "$T/
 ADDR=$(grep -m1 '"metrics listening"' "$T/m1.log" | jq -r .address)
 check_contains "listens where asked" "127.0.0.1:" "$ADDR"
 # it listens before it connects (503 until then): wait for the connection
-wait_for "the worker to connect" 60 grep -qs '"worker started"' "$T/m1.log"
+worker_started m1 60
 
 # scrape: GET /metrics into $T/scrape; metric 'name{labels}': its value (0 if absent)
 scrape() { curl -sS --max-time 10 -o "$T/scrape" -w '%{http_code}' "http://$ADDR/metrics"; }

@@ -49,7 +49,7 @@ check_eq "nor any descriptor from 3 up" "" "$(high_fds "$J")"
 check "the worker catches SIGTERM" catches "$W" 15
 check "the janitor does not (its default: it ends)" no_term_handler "$J"
 kill -USR1 "$J"
-wait_for "the worker to start" 60 grep -qs '"worker started"' "$T/f1.log"
+worker_started f1 60
 
 section "a pool child"
 HOST=${ADDR%:*}
