@@ -227,26 +227,45 @@ cleanup_all() {
 }
 BG_PIDS=()
 trap cleanup_all EXIT
-# start_worker name [args...]: a replayq worker in the background, log in $T/<name>.log
+# start_worker name [args...]: a replayq worker in the background, log in
+# $T/<name>.log; WORKER_PID is its pid, WORKER_NAMES[pid] its name
+declare -A WORKER_NAMES=()
 start_worker() {
 	local name=$1
 	shift
 	"$REPLAYQ" worker --name="$name" "$@" 2>"$T/$name.log" &
 	WORKER_PID=$!
 	BG_PIDS+=("$WORKER_PID")
+	WORKER_NAMES[$WORKER_PID]=$name
 }
 # worker_started name [seconds]: waits (30 s by default) until the worker
 # start_worker started as name has logged that it started
 worker_started() { wait_for "$1 connected" "${2:-30}" grep -qs '"worker started"' "$T/$1.log"; }
-# check_workers_stop pid...: SIGTERM to every worker at once, then a check
-# each that it exits 0
+# check_workers_stop [--within=SECS] pid...: SIGTERM to every worker at
+# once, then a check each that it exits 0. With --within, before that a
+# check each that it has exited SECS seconds after the signal at the
+# latest (one still running then is SIGKILLed, so the test goes on).
 check_workers_stop() {
-	local w rc
+	local w rc within='' what
+	if [[ ${1:-} == --within=* ]]; then
+		within=${1#--within=}
+		shift
+	fi
 	kill -TERM "$@"
 	for w in "$@"; do
+		what=${WORKER_NAMES[$w]:-}
+		what="worker ${what:+$what }(pid $w)"
+		if [ -n "$within" ]; then
+			if wait_for "$what to exit" "$within" dead_or_zombie "$w"; then
+				ok
+			else
+				not_ok "$what exits within $within s of SIGTERM"
+				kill -KILL "$w" 2>/dev/null
+			fi
+		fi
 		wait "$w"
 		rc=$?
-		check_eq "worker $w exits 0 on SIGTERM" 0 "$rc"
+		check_eq "$what exits 0 on SIGTERM" 0 "$rc"
 	done
 }
 # sanitizer_clean file...: no ASan, LSan or UBSan report in the files (the

@@ -82,9 +82,7 @@ check_eq "a good job still runs" ok "$(jq -r .status <<<"$OUT")"
 check_eq "the topic branch is untouched" "$(git -C "$ROOT/r" rev-parse topic)" "$(git -C "$ROOT/r" rev-parse topic)"
 check "no litter" no_litter "$ROOT/r"
 check "fsck" git -C "$ROOT/r" fsck --strict --no-progress --no-dangling
-kill -TERM "$W"
-wait "$W"
-check_eq "worker exits 0 on SIGTERM" 0 "$?"
+check_workers_stop "$W"
 check "no sanitizer report in the worker log" sanitizer_clean "$T/wb.log"
 
 # the same corpus, one job per line, through replayq run

@@ -78,6 +78,7 @@ spawn() {
 		--max-deliveries=20 2>>"$T/workers.log" &
 	WPID[$1]=$!
 	BG_PIDS+=("$!")
+	WORKER_NAMES[$!]=${WNAME[$1]}
 }
 # the first workers hold the first delivery of f-11 (a ref update): the one
 # that gets it is paused (SIGSTOP) past the visibility timeout, once Redis
@@ -128,8 +129,7 @@ while [ "$(count)" -lt "$N" ] && [ $((SECONDS - t_start)) -lt 600 ]; do
 	fi
 	[ $restarted -eq 1 ] && [ $paused -eq 0 ] && pause_holder
 done
-for s in 1 2 3; do kill -TERM "${WPID[$s]}" 2>/dev/null; done
-for s in 1 2 3; do wait "${WPID[$s]}" 2>/dev/null; done
+check_workers_stop "${WPID[1]}" "${WPID[2]}" "${WPID[3]}"
 elapsed=$((SECONDS - t_start))
 
 check_eq "Redis was restarted once" 1 "$restarted"

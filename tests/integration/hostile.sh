@@ -196,7 +196,7 @@ OUT=$(printf '{"v":1,"id":"dw","repo":"d-worker","mode":"onto","target":"main","
 	timeout -s KILL 120 "$REPLAYQ" submit --wait=60 2>>"$T/run.err")
 check_eq "worker: corrupt_object at the first delivery" "corrupt_object 1" "$(jq -r '"\(.error.code) \(.attempt)"' <<<"$OUT")"
 check_eq "worker: not retried" "" "$(rcli HGET 'replayq:{hostile}:stats' retried)"
-kill -TERM "$WORKER_PID" && wait "$WORKER_PID"
+check_workers_stop "$WORKER_PID"
 cat "$T/wh.log" >>"$T/run.err"
 
 # git's own words for the truncated loose object of the report

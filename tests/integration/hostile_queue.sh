@@ -29,10 +29,6 @@ xadd() {
 }
 # the JSON a worker logged for job id J in log file F (one line each)
 log_lines() { grep -F "\"job\":\"$2\"" "$1"; }
-stop_worker() {
-	kill -TERM "$1"
-	wait "$1"
-}
 
 start_redis
 export REPLAYQ_REDIS_URL=$REDIS_URL
@@ -84,7 +80,7 @@ check_contains "box4: the message says why" "different" "$(jq -r .error.message 
 check_eq "the first result is kept" "$R1" "$(rcli GET "$(key $Q result:dup1)")"
 check_contains "dead-lettered with its reason" "different" "$(rcli --raw XRANGE "$(key $Q dead)" - +)"
 check_eq "nothing moved" "$TOPIC1" "$(git -C "$ROOT/proj" rev-parse topic)"
-stop_worker "$W5"
+check_workers_stop "$W5"
 
 # submit, then submit --force while the first is still queued (no worker):
 # one entry; --force reruns a job only once it has its result
@@ -103,7 +99,7 @@ check_eq "fq1: one result" 1 "$(results_count $Q fq1)"
 run_rq submit --queue=$Q --force --wait=30 < <(job fq1)
 check_eq "--force once the result exists: a rerun" "0 ok" "$RC $(jq -r .status <<<"$OUT")"
 check_eq "fq1: the rerun's result" 2 "$(results_count $Q fq1)"
-stop_worker "$W5F"
+check_workers_stop "$W5F"
 
 # --- 6. keys of the wrong type --------------------------------------------------
 section "6. a key of the wrong type dead-letters one job, the worker goes on"
@@ -130,7 +126,7 @@ check_eq "k1: its result stored once" "k1 ok 1" \
 check_eq "stats: three ok, two dead" "3 2" "$(stat_of $Q ok) $(stat_of $Q dead)"
 n=$(log_lines "$T/w6.log" k1 | grep -c 'cannot store')
 check "k1: one warning, not a loop ($n)" test "$n" -le 1
-stop_worker "$W6"
+check_workers_stop "$W6"
 
 # all or nothing: the dead stream itself is of the wrong type too: nothing
 # of the result is written, the job stays unacknowledged (nothing lost, it
@@ -151,7 +147,7 @@ check_eq "k4: no result, no results entry, not counted" "0 0 1" \
 check_eq "k4: still pending, still in the stream" "1 1" "$(pending_count $Q) $(rcli XLEN "$(key $Q jobs)")"
 check_eq "k4: the hostile keys are left as they were" "string string" \
 	"$(rcli TYPE "$(key $Q dead)") $(rcli TYPE "$(key $Q reply:box7)")"
-stop_worker "$W6C"
+check_workers_stop "$W6C"
 
 # --- 7. the stream entry's fields ----------------------------------------------
 section "7. the stream entry's id is checked before any key is built"
@@ -184,7 +180,7 @@ check_eq "replayq result reads it" "0 !$S1" "$RC $(jq -r .id <<<"$OUT")"
 # the victim's own job is not blocked by the forged entry
 run_rq submit --queue=$Q --wait=30 < <(job victim)
 check_eq "the real victim job runs" "0 victim ok" "$RC $(jq -r '"\(.id) \(.status)"' <<<"$OUT")"
-stop_worker "$W7"
+check_workers_stop "$W7"
 
 # --- 8. bytes that are not UTF-8 -------------------------------------------------
 section "8. dead letters and heartbeats whose bytes are not UTF-8"
@@ -211,7 +207,7 @@ run_rq queue --queue=$Q stats
 check_eq "queue stats lists every worker" "0 2" "$RC $(jq '.workers | length' <<<"$OUT")"
 check_eq "the worker's name and heartbeat, shown" '{"host":"h\xFE"}' \
 	"$(jq -r '.workers["w\\xFF"]' <<<"$OUT")"
-stop_worker "$W8"
+check_workers_stop "$W8"
 check "w8: no sanitizer report" sanitizer_clean "$T/w8.log"
 
 # --- 9. a stored result found for its own entry ------------------------------------
@@ -233,7 +229,7 @@ A9=$(grep -m1 '"metrics listening"' "$T/w9.log" | jq -r .address)
 M9=$(curl -sS --max-time 10 "http://$A9/metrics")
 check_contains "the metrics count a conflict" "replayq_jobs_total{queue=\"$Q\",status=\"conflict\"} 1" "$M9"
 check_contains "and no ok" "replayq_jobs_total{queue=\"$Q\",status=\"ok\"} 0" "$M9"
-stop_worker "$W9"
+check_workers_stop "$W9"
 check "w9: no sanitizer report" sanitizer_clean "$T/w9.log"
 
 # --- 10. credentials -------------------------------------------------------------
@@ -281,7 +277,7 @@ WP=$WORKER_PID
 REPLAYQ_REDIS_PASSWORD=prodpw run_rq submit --redis="$PROD" --queue=qp --wait=30 < <(job p2)
 check_eq "producer: submit --wait" "0 p2 ok" "$RC $(jq -r '"\(.id) \(.status)"' <<<"$OUT")"
 check "the worker ran the producer's first job" wait_for "p1" 30 has_key "$(key qp result:p1)"
-stop_worker "$WP"
+check_workers_stop "$WP"
 
 # the worker: a password given with --redis is warned about and no longer
 # in /proc/<pid>/cmdline once it has started
@@ -294,8 +290,8 @@ check_contains "wcl: the password is blanked in its command line" \
 check "wcl: the password is not in its command line" bash -c "! grep -q -e \"\$2\" -e \"\$3\" <<<\"\$1\"" _ "$CMDLINE" "$PW" "$PWENC"
 check_contains "wcl: warned" "command line" "$(cat "$T/wcl.log")"
 check "wcl: no password in its log" bash -c "! grep -q -e 'p@ss' -e 'p%40ss' -e botpw \"\$1\"" _ "$T/wcl.log"
-stop_worker "$WCL"
-stop_worker "$WC"
+check_workers_stop "$WCL"
+check_workers_stop "$WC"
 check_eq "c1: done" ok "$(rcli GET "$(key $QC result:c1)" | jq -r .status)"
 
 # --- 10. TLS through a local tunnel (deploy/redis-tls-tunnel) ----------------
@@ -392,8 +388,7 @@ else
 	run_rq submit --queue=qt --wait=30 < <(job t1)
 	check_eq "TLS: a job through the tunnel" "0 t1 ok" "$RC $(jq -r '"\(.id) \(.status)"' <<<"$OUT")"
 	check_eq "TLS: the result is on the TLS server" ok "$(tcli GET "$(key qt result:t1)" | jq -r .status)"
-	stop_worker "$WT"
-	check_eq "TLS: worker exit 0" 0 "$?"
+	check_workers_stop "$WT"
 	# a tunnel that does not trust the server's certificate, or expects
 	# another name, passes nothing
 	for t in "tunnel2 $T/tls/other.crt localhost" "tunnel3 $T/tls/ca.crt otherhost"; do

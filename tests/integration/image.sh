@@ -113,6 +113,7 @@ env -i "${IMG_ENV[@]}" REPLAYQ_REDIS_URL="$REDIS_URL" REPLAYQ_QUEUE=img REPLAYQ_
 	2>"$T/img-worker.log" &
 WPID=$!
 BG_PIDS+=("$WPID")
+WORKER_NAMES[$WPID]=img1
 worker_started img-worker 60
 ADDR=$(grep -m1 '"metrics listening"' "$T/img-worker.log" | jq -r .address)
 run_rq submit --redis="$REDIS_URL" --queue=img --wait=60 \
@@ -134,9 +135,7 @@ print("\n".join(d["spec"]["template"]["spec"]["containers"][0]["livenessProbe"][
 ' "$TOP/deploy/k8s/worker-deployment.yaml")
 in_image chroot --userspec=10001:10001 "$R" "${PROBE[@]}"
 check_eq "the Deployment's liveness probe passes in the image" 0 "$?"
-kill -TERM "$WPID"
-wait "$WPID"
-check_eq "it drains and exits 0" 0 "$?"
+check_workers_stop "$WPID"
 check_contains "and says so" '"worker stopped"' "$(cat "$T/img-worker.log")"
 touch -d '5 minutes ago' "$R/run/replayq/heartbeat"
 in_image chroot --userspec=10001:10001 "$R" "${PROBE[@]}"

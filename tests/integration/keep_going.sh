@@ -217,5 +217,5 @@ check_eq "worker: the refs moved" "$(jq -r '.updates[11].new' <<<"$W")" \
 	"$(git -C "$ROOT/kgw.git" rev-parse "$(jq -r '.updates[11].ref' <<<"$W")")"
 check_eq "worker: b3 did not move" "$(git -C "$R" rev-parse b3)" "$(git -C "$ROOT/kgw.git" rev-parse b3)"
 check_eq "worker: no intent or grant left" "" "$(rcli --scan --pattern 'replayq:{kg}:intent:*')$(rcli --scan --pattern 'replayq:{kg}:granted:*')"
-kill -TERM "$WORKER_PID" && wait "$WORKER_PID"
+check_workers_stop "$WORKER_PID"
 finish

@@ -238,10 +238,7 @@ check_eq "no Redis: a scrape gets 503" 503 \
 	"$(curl -sS --max-time 10 -o "$T/scrape0" -w '%{http_code}' "http://$A0/metrics")"
 check_contains "no Redis: the answer says why" "not connected to the queue yet" "$(cat "$T/scrape0")"
 check "no Redis: the worker still waits for it" kill -0 "$W0"
-kill -TERM "$W0"
-check "no Redis: SIGTERM stops it" wait_for "m0 to exit" 30 dead_or_zombie "$W0"
-wait "$W0"
-check_eq "no Redis: exit 0" 0 "$?"
+check_workers_stop --within=30 "$W0"
 
 # --- options -----------------------------------------------------------------------
 run_rq worker --repo-root="$ROOT" --metrics-listen=nonsense
@@ -251,8 +248,6 @@ run_rq worker --repo-root="$ROOT" --metrics-listen="$ADDR"
 check_eq "a taken port is fatal" 128 "$RC"
 check_contains "-h names the option and its variable" "REPLAYQ_METRICS_LISTEN" "$("$REPLAYQ" worker -h)"
 
-kill -TERM "$W"
-wait "$W"
-check_eq "the worker drains and exits 0" 0 "$?"
+check_workers_stop "$W"
 check "no ASan/UBSan report in the worker's log" sanitizer_clean "$T/m1.log"
 finish

@@ -242,10 +242,7 @@ rcli XREADGROUP GROUP workers ghost COUNT 1 STREAMS "$JOBS" '>' >/dev/null
 check "redelivered finished job acknowledged" wait_for "x1 acked" 30 bash -c "[ \"\$(redis-cli -p $REDIS_PORT XLEN 'replayq:{$QR}:jobs')\" = 0 ]"
 check_eq "redelivered finished job: still one result" 1 "$(results_count $QR x1)"
 check_eq "redelivered finished job: nothing pending" 0 "$(pending_count $QR)"
-kill -TERM "$W2"
-check "w2 drains and exits" wait_for "w2 exit" 20 bash -c "! kill -0 $W2 2>/dev/null"
-wait "$W2"
-check_eq "w2 exit status" 0 "$?"
+check_workers_stop --within=20 "$W2"
 
 # --- a job that runs longer than the visibility timeout is not reclaimed -----
 section "a job that runs longer than the visibility timeout is not reclaimed"
@@ -281,11 +278,9 @@ kill -USR1 "$LPID"
 check "long job done" wait_for "long1 result" 120 has_result $QS long1
 check_eq "long job: ok, 450 picks, attempt 1" "ok 450 1" "$(result_of $QS long1 | jq -r '"\(.status) \(.stats.picked) \(.attempt)"')"
 check_eq "long job: one result" 1 "$(results_count $QS long1)"
-kill -TERM "$W9"
-wait "$W9"
+check_workers_stop "$W9"
 check "long job: the other worker did not take it" bash -c '! grep -q "reclaimed a stalled job" "$1"' _ "$T/w9.log"
-kill -TERM "$W8"
-wait "$W8"
+check_workers_stop "$W8"
 check "long job: not reclaimed while it ran" bash -c '! grep -q "reclaimed a stalled job" "$1"' _ "$T/w8.log"
 check "long job: run once" bash -c '[ "$(grep -c "\"msg\":\"job done\"" "$1")" = 1 ] && ! grep -q "left unacknowledged" "$1"' _ "$T/w8.log"
 
@@ -326,8 +321,7 @@ check_eq "queue dead: reasons" "2" "$(echo "$OUT" | jq '[.[] | select(.reason | 
 run_rq queue --queue=$QD stats
 check_eq "queue stats: dead 2" "2 2" "$(echo "$OUT" | jq -r '"\(.dead) \(.counters.dead)"')"
 check "w3 still running" worker_alive "$W3"
-kill -TERM "$W3"
-wait "$W3"
+check_workers_stop "$W3"
 
 # --- the server restarts under a running worker ------------------------------
 section "the server restarts under a running worker"
@@ -357,10 +351,7 @@ check_eq "restart: stream empty" 0 "$(rcli XLEN "$(key $Q jobs)")"
 check "w1 still running after the restart" worker_alive "$W1"
 run_rq queue --queue=$Q stats
 check_eq "restart: w1 alive again" "true" "$(echo "$OUT" | jq -r .workers.w1.alive)"
-kill -TERM "$W1"
-check "w1 exits on SIGTERM" wait_for "w1 exit" 20 bash -c "! kill -0 $W1 2>/dev/null"
-wait "$W1"
-check_eq "w1 exit status" 0 "$?"
+check_workers_stop --within=20 "$W1"
 run_rq queue --queue=$Q stats
 check_eq "stopped worker removed from the heartbeats" "null" "$(echo "$OUT" | jq -r .workers.w1)"
 
@@ -370,10 +361,7 @@ NOPORT=$(free_port)
 start_worker w-nored --redis="redis://127.0.0.1:$NOPORT/0" --repo-root="$ROOT" --queue=$Q
 WN=$WORKER_PID
 check "no server: each failed attempt is logged" wait_for "two attempts" 60 bash -c "[ \$(grep -c 'cannot connect to Redis yet' '$T/w-nored.log') -ge 2 ]"
-kill -TERM "$WN"
-check "no server: the first SIGTERM stops it" wait_for "w-nored exit" 30 bash -c "! kill -0 $WN 2>/dev/null"
-wait "$WN"
-check_eq "no server: exit 0" 0 "$?"
+check_workers_stop --within=30 "$WN"
 
 section "a redis+cluster:// URL on a server that is no cluster"
 start_worker w-nocl --redis="redis+cluster://127.0.0.1:$REDIS_PORT/" --repo-root="$ROOT" --queue=$Q
@@ -419,14 +407,12 @@ run_rq submit --redis="$BOT" --queue=$QA --wait=30 < <(job a3)
 check_eq "ACL user: submit --wait" "0 a3 ok" "$RC $(echo "$OUT" | jq -r '"\(.id) \(.status)"')"
 run_rq queue --redis="$BOT" --queue=$QA stats
 check_eq "ACL user: stats" "0 3" "$RC $(echo "$OUT" | jq -r .counters.ok)"
-kill -TERM "$W4"
-wait "$W4"
+check_workers_stop "$W4"
 start_worker w5 --redis="$BOT" --repo-root="$ROOT" --queue=$QA --jobs=1
 W5=$WORKER_PID
 run_rq submit --redis="$BOT" --queue=$QA --wait=30 < <(job a4)
 check_eq "ACL user: a worker" "0 a4 w5" "$RC $(echo "$OUT" | jq -r '"\(.id) \(.worker)"')"
-kill -TERM "$W5"
-wait "$W5"
+check_workers_stop "$W5"
 
 # wrong passwords: a clear error, the right exit status, never the password
 run_rq submit --redis="redis://:Wr0ngPass@127.0.0.1:$P/0" --queue=$QA < <(job a5)

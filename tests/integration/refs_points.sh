@@ -66,8 +66,7 @@ kill_case() {
 		check_eq "$id: finished from the intent" true \
 			"$(rcli GET "replayq:{rp}:result:$id" | jq -r .recovered)"
 	fi
-	kill -TERM "$wb"
-	wait "$wb"
+	check_workers_stop "$wb"
 }
 for point in job refs-start refs-locking refs-locked refs-fenced refs-committed refs-done; do
 	for victim in child both; do
@@ -90,8 +89,7 @@ start_worker wd --repo-root="$ROOT" --jobs=1 --visibility-timeout=1
 WD=$WORKER_PID
 check "between renames: the retry finishes" wait_for "H1 result" 60 has_result H1
 settled H1 "between renames"
-kill -TERM "$WD"
-wait "$WD"
+check_workers_stop "$WD"
 
 # paused past the fence: the job process stops with every lock taken and
 # its commit granted; its job goes to another worker, which meets the
@@ -115,8 +113,7 @@ kill -CONT "$WE"
 kill -USR1 "$KID"
 check "past the fence: the result is stored" wait_for "G1 result" 60 has_result G1
 settled G1 "past the fence"
-kill -TERM "$WE" "$WF"
-wait "$WE" "$WF"
+check_workers_stop "$WE" "$WF"
 
 # a second copy of a finished job (submit --force): while every ref is
 # where the first copy put them, its result is the first copy's updates,
@@ -154,6 +151,5 @@ R4=$(rcli GET 'replayq:{rp}:result:F1')
 check_eq "force, a ref moved: replayed anew" "ok null" "$(jq -r '"\(.status) \(.already_applied)"' <<<"$R4")"
 check_eq "force, a ref moved: c moved again to its replayed id" \
 	"$(git -C "$T/refroot/w" rev-parse c)" "$(git -C "$ROOT/w" rev-parse c)"
-kill -TERM "$WG"
-wait "$WG"
+check_workers_stop "$WG"
 finish

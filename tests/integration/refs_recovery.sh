@@ -82,8 +82,7 @@ check_eq "retry: the updates of an undisturbed run" "$(jq -c '[.updates[] | [.re
 check_eq "retry: the refs of an undisturbed run" "$(branch_refs "$T/refroot/w")" "$(branch_refs "$ROOT/w")"
 check_eq "retry: no lock left" "" "$(ref_locks "$ROOT/w")"
 check "retry: no intent left" test "$(rcli EXISTS 'replayq:{rr}:intent:J1')" = 0
-kill -TERM "$WB"
-wait "$WB"
+check_workers_stop "$WB"
 
 # half applied: the killed attempt had moved one ref (its lock renamed) but
 # not the others; the retry moves the rest and reports the true old values
@@ -102,8 +101,7 @@ check_eq "half applied: every update with its true old value" "$(jq -c '[.update
 check_eq "half applied: the refs of an undisturbed run" "$(branch_refs "$T/refroot/w")" "$(branch_refs "$ROOT/w")"
 check_eq "half applied: no lock left" "" "$(ref_locks "$ROOT/w")"
 check "fsck" git -C "$ROOT/w" fsck --strict --no-progress --no-dangling
-kill -TERM "$WC"
-wait "$WC"
+check_workers_stop "$WC"
 
 # the worker dies while its child holds the locks: the child is not taken
 # down with it (it was told to move the refs), but it cannot confirm under
@@ -129,8 +127,7 @@ check "worker killed: the redelivery finishes" wait_for "D1 result" 60 bash -c "
 check_eq "worker killed: ok, recovered, with the true updates" "ok true $(jq -c '[.updates[] | [.ref, .old, .new]]' <<<"$REF")" \
 	"$(rcli GET 'replayq:{rr}:result:D1' | jq -c '"\(.status) \(.recovered) \([.updates[] | [.ref, .old, .new]] | tojson)"' -r)"
 check_eq "worker killed: the refs of an undisturbed run" "$(branch_refs "$T/refroot/w")" "$(branch_refs "$ROOT/w")"
-kill -TERM "$WF"
-wait "$WF"
+check_workers_stop "$WF"
 
 # fencing: a worker paused (SIGSTOP) while its child holds the locks loses
 # its job to another worker, which stores a final result; when it resumes,
@@ -156,8 +153,7 @@ check_eq "paused owner: no ref moved, as the result says" "$before" "$(branch_re
 check_eq "paused owner: no lock left" "" "$(ref_locks "$ROOT/w")"
 check "paused owner: it says why" wait_for "the fence in its log" 30 grep -q "no longer ours" "$T/wg.log"
 check_eq "paused owner: still one result" 1 "$(rcli XRANGE 'replayq:{rr}:results' - + | grep -cx F1)"
-kill -TERM "$WG" "$WH"
-wait "$WG" "$WH"
+check_workers_stop "$WG" "$WH"
 
 # a worker told to stop with no grace while its child holds the locks:
 # it closes the child's pipes (its commit check is refused: it releases
@@ -194,6 +190,5 @@ kill -USR1 "$KID"
 check "locked: the retry finishes" wait_for "L1 result" 60 bash -c "[ \"\$(redis-cli -p $REDIS_PORT EXISTS 'replayq:{rr}:result:L1')\" = 1 ]"
 check_eq "locked: ok at attempt 2" "ok 2" "$(rcli GET 'replayq:{rr}:result:L1' | jq -r '"\(.status) \(.attempt)"')"
 check_eq "locked: the refs of an undisturbed run" "$(branch_refs "$T/refroot/w")" "$(branch_refs "$ROOT/w")"
-kill -TERM "$WD"
-wait "$WD"
+check_workers_stop "$WD"
 finish

@@ -220,7 +220,7 @@ W=$(echo "$job" | "$REPLAYQ" submit --wait=60 - 2>"$T/submit.err")
 check_eq "worker: exit 1 (a car conflicted)" 1 "$?"
 check_eq "worker: the same cars as the command" "$(jq -c '[.cars[] | .status + " " + (.commit // "-")]' <<<"$MG")" \
 	"$(jq -c '[.cars[] | .status + " " + (.commit // "-")]' <<<"$W")"
-kill -TERM "$WORKER_PID" && wait "$WORKER_PID"
+check_workers_stop "$WORKER_PID"
 # ---- renames remembered along one car's picks never reach the next car ----
 # (renames.sh's case: upstream renames numbers; car "cut" cuts it down, car
 # "back", stacked on it, restores it: a separate git replay of "back" onto

@@ -123,10 +123,7 @@ for r in "${REPOS[@]}"; do
 	check "no temporary object directory in $r" no_litter "$ROOT/$r"
 done
 check_contains "the killed worker's jobs were reclaimed" "reclaimed a stalled job" "$(cat "$T"/w2.log "$T"/w3.log)"
-kill -TERM "$W2" "$W3"
-wait "$W2"
-check_eq "SIGTERM: worker exits 0" 0 "$?"
-wait "$W3"
+check_workers_stop "$W2" "$W3"
 
 stamp "a heavy job"
 # --- a heavy job: 300 commits to replay ---------------------------------------
@@ -160,8 +157,7 @@ check "no litter after a crash" no_litter "$ROOT/r0"
 stamp "a job past its deadline"
 # a job past its deadline: held on purpose (it never finishes by itself), so
 # the outcome does not depend on the speed of the machine
-kill -TERM "$WORKER_PID"
-wait "$WORKER_PID"
+check_workers_stop "$WORKER_PID"
 REPLAYQ_TEST_HOLD=job:slow-1 start_worker w4b --repo-root="$ROOT" --jobs=1 --max-deliveries=1
 run_rq submit --wait=60 <<<'{"id":"slow-1","timeout_ms":300,'"$heavy"'}'
 check_eq "timeout: code" timeout "$(jq -r .error.code <<<"$OUT")"
@@ -170,8 +166,7 @@ check "timeout: the result says by how much it overran" jq -e '.overrun_ms >= 0'
 check_contains "timeout: the message says so" "past its deadline of 300 ms" "$(jq -r .error.message <<<"$OUT")"
 check "no litter after a timeout" no_litter "$ROOT/r0"
 check "worker alive after a timeout" kill -0 "$WORKER_PID"
-kill -TERM "$WORKER_PID"
-wait "$WORKER_PID"
+check_workers_stop "$WORKER_PID"
 # a timed-out job is retried like any other transient failure: only its
 # first delivery is late (its clock made late on purpose), the second one
 # finishes (a light job, a deadline of a minute)
@@ -181,8 +176,7 @@ run_rq submit --wait=60 <<<'{"id":"slow-2","timeout_ms":60000,'"$light"'}'
 check_eq "timeout: retried, the retry is ok at attempt 2" "ok 2" "$(jq -r '"\(.status) \(.attempt)"' <<<"$OUT")"
 check_contains "timeout: the worker logged the retry" "it will be retried" "$(cat "$T/w4c.log")"
 check_contains "timeout: the first attempt was a timeout" '\"code\":\"timeout\"' "$(cat "$T/w4c.log")"
-kill -TERM "$WORKER_PID"
-wait "$WORKER_PID"
+check_workers_stop "$WORKER_PID"
 
 stamp "a child the parent cannot watch"
 # the child stops by itself at its deadline even while the parent is
@@ -198,8 +192,7 @@ kill -CONT "$W4E"
 check "stopped parent: result stored" wait_for "slow-3 result" 60 bash -c "[ \"\$(redis-cli -p $REDIS_PORT EXISTS 'replayq:{wtest}:result:slow-3')\" = 1 ]"
 check_eq "stopped parent: code timeout" timeout "$(rcli GET 'replayq:{wtest}:result:slow-3' | jq -r .error.code)"
 check_contains "stopped parent: the child's own timer" "by its own deadline timer" "$(rcli GET 'replayq:{wtest}:result:slow-3' | jq -r .error.message)"
-kill -TERM "$W4E"
-wait "$W4E"
+check_workers_stop "$W4E"
 
 stamp "a result after its deadline"
 # a child whose result comes after its deadline (its clock made late on
@@ -209,8 +202,7 @@ run_rq submit --wait=60 <<<'{"id":"late-1","timeout_ms":60000,'"$light"'}'
 check_eq "late result: code timeout" timeout "$(jq -r .error.code <<<"$OUT")"
 check "late result: overrun_ms says by how much" jq -e '.overrun_ms >= 540000' <<<"$OUT"
 check_contains "late result: the message says so" "past its deadline of 60000 ms; its result was discarded" "$(jq -r .error.message <<<"$OUT")"
-kill -TERM "$WORKER_PID"
-wait "$WORKER_PID"
+check_workers_stop "$WORKER_PID"
 # ... but a job that had started moving its refs before the deadline keeps
 # its result: the refs moved, and the result says so
 git -C "$ROOT/r0" branch late2 topic
@@ -218,8 +210,7 @@ REPLAYQ_TEST_LATE=late-2:600000 start_worker w4g --repo-root="$ROOT" --jobs=1 --
 run_rq submit --wait=60 <<<'{"id":"late-2","timeout_ms":60000,"repo":"r0","mode":"onto","target":"main","revisions":["base..late2"],"ref_action":"update"}'
 check_eq "late result after the ref update: ok, applied" "ok true" "$(jq -r '"\(.status) \(.applied)"' <<<"$OUT")"
 check_eq "late result after the ref update: the ref moved" "$(jq -r '.updates[0].new' <<<"$OUT")" "$(git -C "$ROOT/r0" rev-parse late2)"
-kill -TERM "$WORKER_PID"
-wait "$WORKER_PID"
+check_workers_stop "$WORKER_PID"
 
 stamp "a job over its memory"
 # a job over its memory limit: it allocates 384 MiB on purpose (limit 256)
@@ -236,8 +227,7 @@ check "worker alive after a memory kill" kill -0 "$WORKER_PID"
 # parent's check catches the touched memory instead)
 run_rq submit --wait=60 <<<'{"id":"fat-2",'"$heavy"'}'
 check_eq "memory limit: an ordinary job still runs" ok "$(jq -r .status <<<"$OUT")"
-kill -TERM "$WORKER_PID"
-wait "$WORKER_PID"
+check_workers_stop "$WORKER_PID"
 REPLAYQ_TEST_ALLOC=fat-3:2048 start_worker w5b --repo-root="$ROOT" --jobs=1 --memory-limit=256
 run_rq submit --wait=60 <<<'{"id":"fat-3",'"$heavy"'}'
 check_eq "kernel memory limit: code" out_of_memory "$(jq -r .error.code <<<"$OUT")"
@@ -246,8 +236,7 @@ if grep -q '"kernel_memory_limit":true' "$T/w5b.log"; then
 else
 	echo "# notice: sanitizer build, no kernel memory limit: the parent's check caught it" >&2
 fi
-kill -TERM "$WORKER_PID"
-wait "$WORKER_PID"
+check_workers_stop "$WORKER_PID"
 
 stamp "SIGTERM drains"
 # --- SIGTERM drains: the running job finishes, then the worker exits 0 ---------
@@ -269,9 +258,7 @@ REPLAYQ_TEST_HOLD=job:drain-2 start_worker w7 --repo-root="$ROOT" --jobs=1 --log
 W7=$WORKER_PID
 run_rq submit <<<'{"id":"drain-2",'"$heavy"'}'
 hold_pid job:drain-2 >/dev/null
-kill -TERM "$W7"
-wait "$W7"
-check_eq "no grace: exit 0" 0 "$?"
+check_workers_stop "$W7"
 check_eq "no grace: job left unacknowledged" 1 "$(rcli XPENDING 'replayq:{wtest}:jobs' workers | head -1)"
 check "no grace: no litter" no_litter "$ROOT/r0"
 start_worker w8 --repo-root="$ROOT" --jobs=1 --visibility-timeout=1
@@ -292,8 +279,7 @@ for spec in 'evil:bad_repo' 'evildir/secret.git:bad_repo' '../outside/secret.git
 done
 run_rq submit --no-validate --wait=60 <<<'{"id":"esc-abs","repo":"'"$T/outside/secret.git"'","mode":"onto","target":"main","revisions":["base..topic"]}'
 check_eq "absolute path: bad_repo" bad_repo "$(jq -r .error.code <<<"$OUT")"
-kill -TERM "$WORKER_PID"
-wait "$WORKER_PID"
+check_workers_stop "$WORKER_PID"
 
 stamp "replayq run"
 # --- replayq run: the same pool without Redis ----------------------------------------

@@ -74,8 +74,6 @@ kill -USR1 "$P"
 wait_for "the result of held1" 60 eval '[ "$(rcli EXISTS "$(key $Q result:held1)")" = 1 ]'
 check_eq "the job went through" ok "$("$REPLAYQ" result held1 | jq -r .status)"
 
-kill -TERM "$W"
-wait "$W"
-check_eq "the worker drains and exits 0" 0 "$?"
+check_workers_stop "$W"
 check "no ASan/UBSan report in the worker's log" sanitizer_clean "$T/f1.log"
 finish
