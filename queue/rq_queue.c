@@ -303,8 +303,15 @@ int rq_queue_ensure_group(rq_queue *q, rq_error *err)
 		reply_error(rep, err, "cannot create the consumer group");
 		return RQ_QUEUE_PERMANENT;
 	}
-	if (rep->type == REDIS_REPLY_ERROR && strncmp(rep->str, "BUSYGROUP", 9) != 0)
-		return reply_error(rep, err, "cannot create the consumer group");
+	if (rep->type == REDIS_REPLY_ERROR && strncmp(rep->str, "BUSYGROUP", 9) != 0) {
+		/* only a key of the wrong type, or a server without streams, is
+		 * for good here: a Redis out of memory refuses the create even
+		 * when the group is there, and the workers are what drain it */
+		int forever = !strncmp(rep->str, "WRONGTYPE", 9) ||
+			      !strncmp(rep->str, "ERR unknown command", 19);
+		reply_error(rep, err, "cannot create the consumer group");
+		return forever ? RQ_QUEUE_PERMANENT : -1;
+	}
 	freeReplyObject(rep);
 	return 0;
 }
@@ -874,8 +881,11 @@ int rq_queue_wait_reply(rq_queue *q, const char *reply_to, int timeout_ms, char 
 	rep = rq_redis_cmdv(q->r, timeout_ms, err, "BLPOP", replykey, tmo, NULL);
 	if (reply_error(rep, err, "waiting for results failed") < 0)
 		return -1;
-	if (rep->type == REDIS_REPLY_ARRAY &&
-	    (rep->elements != 2 || rep->element[1]->type != REDIS_REPLY_STRING))
+	if (rep->type != REDIS_REPLY_ARRAY && rep->type != REDIS_REPLY_NIL)
+		rc =
+		    rq_error_set(err, RQ_E_REDIS, "waiting for results: unexpected reply to BLPOP");
+	else if (rep->type == REDIS_REPLY_ARRAY &&
+		 (rep->elements != 2 || rep->element[1]->type != REDIS_REPLY_STRING))
 		rc =
 		    rq_error_set(err, RQ_E_REDIS, "waiting for results: unexpected reply to BLPOP");
 	else if (rep->type == REDIS_REPLY_ARRAY &&

@@ -91,9 +91,9 @@ const char *rq_queue_name(const rq_queue *q);
 
 /* Create the stream and the group if missing: 0; 1 when this user may
  * not (NOPERM: a producer-only ACL user, err set); RQ_QUEUE_PERMANENT
- * when no retry can help (no or wrong credentials: NOAUTH, WRONGPASS; a
- * key of the wrong type; any error rq_redis_error_permanent calls
- * permanent), err set; -1 on another error. */
+ * when no retry can help (no credentials: NOAUTH; a key of the wrong
+ * type; a server without streams), err set; -1 on another error (out of
+ * memory, loading, ...: a retry may pass). */
 int rq_queue_ensure_group(rq_queue *q, rq_error *err);
 
 /*

@@ -116,18 +116,36 @@ static void lost(rq_redis *r)
 	r->stale = 1;
 }
 
+/* An error AUTH or SELECT may not get again: the server loading, busy or
+ * full of clients. Any other (a refused password or user, a database out
+ * of range) is the URL's. */
+static int setup_passes(const char *msg)
+{
+	static const char *const passing[] = {"LOADING ", "BUSY ", "MASTERDOWN ",
+					      "ERR max number of clients", NULL};
+
+	for (int i = 0; passing[i]; i++)
+		if (has_prefix(msg, passing[i]))
+			return 1;
+	return 0;
+}
+
 /* The reply of a command that sets the connection up (AUTH, SELECT): 0,
- * or -2 (not worth retrying) with err "<what>: <why>". Frees the reply. */
+ * -1 (no reply, or an error that passes: retry) or -2 (not worth
+ * retrying), with err "<what>: <why>". Frees the reply. */
 static int setup_reply(redisContext *c, redisReply *rep, const char *what, rq_error *err)
 {
+	int rc;
+
 	if (rep && rep->type != REDIS_REPLY_ERROR) {
 		freeReplyObject(rep);
 		return 0;
 	}
 	rq_error_set(err, RQ_E_REDIS, "%s: %s", what, rep ? rep->str : c->errstr);
+	rc = !rep || setup_passes(rep->str) ? -1 : -2;
 	if (rep)
 		freeReplyObject(rep);
-	return -2;
+	return rc;
 }
 
 /* AUTH and SELECT on a new connection: 0, or -2 (see setup_reply). A user

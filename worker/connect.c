@@ -100,7 +100,8 @@ int rq_connect_queue(const char *url, const char *queue, int retry_ms, rq_redis 
 	if (rq_queue_open(q, *r, queue, NULL, err) < 0) {
 		rq_redis_free(*r);
 		*r = NULL;
-		return RQ_REDIS_PERMANENT;
+		/* a queue name that cannot work; out of memory may pass */
+		return err->code == RQ_E_USAGE ? RQ_REDIS_PERMANENT : -1;
 	}
 	return 0;
 }

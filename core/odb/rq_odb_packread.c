@@ -26,7 +26,7 @@
 #define CACHE_SLOTS  32		       /* delta bases kept */
 #define CACHE_BYTES  ((size_t)4 << 20) /* and their bytes at most */
 #define CACHE_OBJECT ((size_t)1 << 20) /* larger bases are not kept (as libgit2) */
-#define MAX_CHAIN    10000	       /* deeper chains are left to libgit2 */
+#define MAX_CHAIN    10000	       /* deeper chains are damaged (git makes 4095 at most) */
 #define MAX_RATIO    1032	       /* deflate expands at most this much */
 
 typedef struct mapped_pack {
