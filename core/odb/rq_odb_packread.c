@@ -20,6 +20,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #define IDX_HEAD     8		       /* magic and version */
 #define IDX_FANOUT   (256 * 4)	       /* objects whose id starts with a byte <= b */
@@ -516,6 +517,31 @@ int rq_odb_packread_read(rq_odb_packread *pr, const git_oid *id, rq_odb_packread
 	return 1;
 }
 
+/* The size of the object a delta entry makes, from its delta's header:
+ * only the first bytes are inflated (a rename search asks the size of
+ * every candidate, to read as few blobs as it can). 1, -1, or damaged. */
+static int delta_result_size(const entry *e, size_t *len)
+{
+	unsigned char head[32];
+	z_stream zs;
+	size_t got;
+	int r;
+
+	memset(&zs, 0, sizeof(zs));
+	if (inflateInit(&zs) != Z_OK)
+		return -1;
+	zs.next_in = (Bytef *)(uintptr_t)e->z;
+	zs.avail_in = e->zmax < UINT_MAX ? (uInt)e->zmax : UINT_MAX;
+	zs.next_out = head;
+	zs.avail_out = e->size < sizeof(head) ? (uInt)e->size : (uInt)sizeof(head);
+	r = inflate(&zs, Z_SYNC_FLUSH);
+	got = (size_t)(zs.next_out - head);
+	inflateEnd(&zs);
+	if (r != Z_OK && r != Z_STREAM_END)
+		return RQ_ODB_PACKREAD_DAMAGED;
+	return rq_odb_pack_delta_size(head, got, len) < 0 ? RQ_ODB_PACKREAD_DAMAGED : 1;
+}
+
 /* The type and size of the entry at off in pack k, its content unread: the
  * type is its chain's base's, the size its own (a delta's from the delta's
  * header). 1, -1, or damaged. */
@@ -526,7 +552,6 @@ static int entry_header(rq_odb_packread *pr, size_t k, uint64_t off, size_t *len
 	cached *hit = NULL;
 	entry top, root;
 	uint64_t root_off = off;
-	unsigned char *delta = NULL;
 	int r = walk_chain(pr, k, off, &c, &hit, &root, &root_off);
 	size_t depth = c.n;
 
@@ -544,10 +569,7 @@ static int entry_header(rq_odb_packread *pr, size_t k, uint64_t off, size_t *len
 		*len = top.size;
 		return 1;
 	}
-	if ((r = inflate_entry(pr, &top, &delta)) > 0)
-		r = rq_odb_pack_delta_size(delta, top.size, len) < 0 ? RQ_ODB_PACKREAD_DAMAGED : 1;
-	free(delta);
-	return r;
+	return delta_result_size(&top, len);
 }
 
 int rq_odb_packread_read_header(rq_odb_packread *pr, const git_oid *id, size_t *len,
