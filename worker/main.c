@@ -4,6 +4,7 @@
  * subcommand.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <git2.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,6 +109,20 @@ static int run_command(const rq_opt_spec *spec, int argc, const char **argv)
 	return rc;
 }
 
+/* Descriptors 0-2 open, on /dev/null where they were closed (as git
+ * does): a connection or a file opened later must not become one of them,
+ * which every job child keeps. */
+static void standard_fds_open(void)
+{
+	int fd;
+
+	do
+		fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	while (fd >= 0 && fd <= 2 && fcntl(fd, F_SETFD, 0) == 0);
+	if (fd > 2)
+		close(fd);
+}
+
 int main(int argc, char **argv)
 {
 	int version = 0, status;
@@ -129,6 +144,7 @@ int main(int argc, char **argv)
 				  .footer = commands_text,
 				  .flags = RQ_OPT_STOP_AT_ARG};
 
+	standard_fds_open();
 	if (rq_opt_parse(&spec, argc, argv, &args, &status) < 0)
 		return status;
 	if (version)

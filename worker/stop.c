@@ -3,7 +3,7 @@
  * stop: the stop request, a flag and a self-pipe, and what a forked child
  * leaves of it and of its parent's descriptors (see stop.h).
  */
-#define _GNU_SOURCE /* close_range */
+#define _GNU_SOURCE /* syscall */
 #include "stop.h"
 
 #include <dirent.h>
@@ -12,7 +12,22 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+/* close_range(2) by its number: glibc has the wrapper from 2.34 only; a
+ * kernel or a C library without it takes the /proc listing below */
+static int close_fd_range(unsigned lo, unsigned hi)
+{
+#ifdef SYS_close_range
+	return (int)syscall(SYS_close_range, lo, hi, 0);
+#else
+	(void)lo;
+	(void)hi;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
 
 static volatile sig_atomic_t stop_requested;
 static int stop_pipe[2] = {-1, -1}; /* the handler wakes the event loop */
@@ -108,7 +123,7 @@ static void close_inherited(const int *keep, size_t nkeep)
 			if (keep[i] >= (int)lo && (unsigned)keep[i] < next)
 				next = (unsigned)keep[i];
 		if (next > lo)
-			failed |= close_range(lo, next - 1, 0) < 0;
+			failed |= close_fd_range(lo, next - 1) < 0;
 		if (next == ~0U)
 			break;
 		lo = next + 1;

@@ -34,9 +34,14 @@ catches() {
 }
 no_term_handler() { ! catches "$1" 15; }
 
-REPLAYQ_TEST_HOLD=janitor,job:held1 start_worker f1 --repo-root="$ROOT" --jobs=1 \
-	--metrics-listen=127.0.0.1:0
-W=$WORKER_PID
+# started with its standard input closed (the subshell's /dev/null, given
+# to a background job, closed before the exec): what it opens must not
+# become descriptor 0, which the children keep
+(REPLAYQ_TEST_HOLD=janitor,job:held1 exec "$REPLAYQ" worker --name=f1 --repo-root="$ROOT" \
+	--jobs=1 --metrics-listen=127.0.0.1:0 0<&- 2>"$T/f1.log") &
+W=$!
+BG_PIDS+=("$W")
+WORKER_NAMES[$W]=f1
 wait_for "the metrics address in the log" 60 grep -qs '"metrics listening"' "$T/f1.log"
 ADDR=$(grep -m1 '"metrics listening"' "$T/f1.log" | jq -r .address)
 
