@@ -135,6 +135,12 @@ run_rq submit --queue=$Q --no-validate "$T/p3.jsonl"
 check_eq "submit part 3" "0 $N" "$RC $(grep -c . <<<"$OUT")"
 mapfile -t CHILDREN < <(held_job_pids s $((2 * N + H)) 4)
 check_eq "4 jobs running (held) again" 4 "${#CHILDREN[@]}"
+# A planned switchover: SENTINEL FAILOVER promotes the replica without
+# pausing the master, so what the master took after the replica's last
+# acknowledgement is lost by Redis itself (a replica 26 KB behind lost
+# part 3's jobs here once). As an operator would, wait until the replica
+# has every write; only heartbeats go in meanwhile (every slot is held).
+check "$MP has every write before the switchover" wait_for "$MP in sync" 30 repl_synced "$RP"
 switch() { redis-cli -p "${SPORTS[0]}" sentinel failover mymaster | grep -qx OK; }
 SWITCH_AT=$(now_ms)
 check "SENTINEL FAILOVER is accepted" wait_for "a failover" 60 switch
