@@ -1150,6 +1150,11 @@ int cmd_worker(int argc, char **argv)
 		worker_free(&w, r, rr);
 		return 128;
 	}
+	if (rq_stop_requested()) { /* while the group could not be made yet */
+		rq_log(RQ_LOG_INFO, "worker stopped before it could start", NULL);
+		worker_free(&w, r, rr);
+		return 0;
+	}
 	rq_janitor_start(c.pool.root);
 	worker_metrics_start(&w, r, rr);
 	rq_log(RQ_LOG_INFO, "worker started",

@@ -26,6 +26,14 @@ check "the worker logs that it cannot create the group yet" \
 	wait_for "the OOM retry" 60 grep -qs '"cannot create the group yet".*OOM' "$T/oom.log"
 check "and keeps waiting" kill -0 "$W"
 check "without 'fatal'" bash -c "! grep -q fatal '$T/oom.log'"
+# a SIGTERM while it waits stops it there (exit 0), not after a start
+start_worker oom2 --repo-root="$ROOT"
+W2=$WORKER_PID
+wait_for "oom2's retry" 60 grep -qs '"cannot create the group yet"' "$T/oom2.log"
+check_workers_stop "$W2"
+check_contains "SIGTERM while waiting: stopped before it started" \
+	"worker stopped before it could start" "$(cat "$T/oom2.log")"
+check "and never said it started" bash -c "! grep -q '\"worker started\"' '$T/oom2.log'"
 rcli CONFIG SET maxmemory 0 >/dev/null
 check "it starts once Redis takes writes again" worker_started oom 60
 run_rq submit --wait=60 <<<"$(job after-oom)"
@@ -66,5 +74,5 @@ check_contains "saying why" "WRONGPASS" "$(cat "$T/badpw.log")"
 rcli CONFIG SET requirepass "" >/dev/null
 REDIS_AUTH=
 
-check "no ASan/UBSan report in the workers' logs" sanitizer_clean "$T/oom.log" "$T/full.log" "$T/badpw.log"
+check "no ASan/UBSan report in the workers' logs" sanitizer_clean "$T/oom.log" "$T/oom2.log" "$T/full.log" "$T/badpw.log"
 finish
