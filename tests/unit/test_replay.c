@@ -101,17 +101,7 @@ static int group_teardown(void **state)
 
 static int setup(void **state)
 {
-	*state = tu_repo_copy(tmpl);
-	/* git commands of the oracle commit as the replay does */
-	setenv("GIT_COMMITTER_DATE", RQ_DATE, 1);
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	tu_repo_free(*state);
-	*state = NULL;
-	return 0;
+	return tu_copy_setup(state, tmpl, RQ_DATE);
 }
 
 static rq_replay_opts make_opts(rq_mode mode, const char *target, const char *const *revs,
@@ -1259,26 +1249,27 @@ static void test_keep_going_modes(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_onto, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_onto_bare_same_ids, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_advance, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_revert, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_conflicts, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_rename, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_empty_modes, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_contained, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_apply, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_apply_ref_moved, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_ref_option, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_format_updates, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_parallel, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_parallel_conflict, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_parallel_child_disagrees, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_parallel_child_cannot_write, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_cancel, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_keep_going, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_keep_going_modes, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_onto, setup, tu_copy_teardown),
+	    cmocka_unit_test_setup_teardown(test_onto_bare_same_ids, setup, tu_copy_teardown),
+	    cmocka_unit_test_setup_teardown(test_advance, setup, tu_copy_teardown),
+	    cmocka_unit_test_setup_teardown(test_revert, setup, tu_copy_teardown),
+	    cmocka_unit_test_setup_teardown(test_conflicts, setup, tu_copy_teardown),
+	    cmocka_unit_test_setup_teardown(test_rename, setup, tu_copy_teardown),
+	    cmocka_unit_test_setup_teardown(test_errors, setup, tu_copy_teardown),
+	    cmocka_unit_test_setup_teardown(test_empty_modes, setup, tu_copy_teardown),
+	    cmocka_unit_test_setup_teardown(test_contained, setup, tu_copy_teardown),
+	    cmocka_unit_test_setup_teardown(test_apply, setup, tu_copy_teardown),
+	    cmocka_unit_test_setup_teardown(test_apply_ref_moved, setup, tu_copy_teardown),
+	    cmocka_unit_test_setup_teardown(test_ref_option, setup, tu_copy_teardown),
+	    cmocka_unit_test_setup_teardown(test_format_updates, setup, tu_copy_teardown),
+	    cmocka_unit_test_setup_teardown(test_parallel, setup, tu_copy_teardown),
+	    cmocka_unit_test_setup_teardown(test_parallel_conflict, setup, tu_copy_teardown),
+	    cmocka_unit_test_setup_teardown(test_parallel_child_disagrees, setup, tu_copy_teardown),
+	    cmocka_unit_test_setup_teardown(test_parallel_child_cannot_write, setup,
+					    tu_copy_teardown),
+	    cmocka_unit_test_setup_teardown(test_cancel, setup, tu_copy_teardown),
+	    cmocka_unit_test_setup_teardown(test_keep_going, setup, tu_copy_teardown),
+	    cmocka_unit_test_setup_teardown(test_keep_going_modes, setup, tu_copy_teardown),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -65,16 +65,7 @@ static int group_teardown(void **state)
 
 static int setup(void **state)
 {
-	*state = tu_repo_copy(tmpl);
-	setenv("GIT_COMMITTER_DATE", RQ_DATE, 1);
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	tu_repo_free(*state);
-	*state = NULL;
-	return 0;
+	return tu_copy_setup(state, tmpl, RQ_DATE);
 }
 
 /* Cars named after their branch, each the branch alone. */
@@ -140,22 +131,32 @@ static char *merge_oracle(tu_repo *r, const git_oid *onto, const char *branch)
 			  tu_hex(onto), branch, tu_hex(onto), branch, branch);
 }
 
+/* The train of test_rebase and test_merge: mr-1, mr-3 (it conflicts with
+ * mr-1), mr-2, mr-4 (mr-1's commits and one more), run by method (1: a
+ * car conflicted); *main_id: main, the train's target. */
+static void four_cars(tu_repo *r, cars *c, rq_train_method method, rq_train_result *res,
+		      git_oid *main_id)
+{
+	rq_train_opts o;
+
+	add_car(c, "mr-1", 0);
+	add_car(c, "mr-3", 0);
+	add_car(c, "mr-2", 0);
+	add_car(c, "mr-4", 0);
+	o = make_opts(c, method);
+	run(r, &o, res, 1);
+	tu_rev_parse(r, "main", main_id);
+}
+
 static void test_rebase(void **state)
 {
 	tu_repo *r = *state;
 	cars c = {0};
-	rq_train_opts o;
 	rq_train_result res;
 	git_oid main_id;
 	char *want;
 
-	add_car(&c, "mr-1", 0);
-	add_car(&c, "mr-3", 0);
-	add_car(&c, "mr-2", 0);
-	add_car(&c, "mr-4", 0);
-	o = make_opts(&c, RQ_TRAIN_REBASE);
-	run(r, &o, &res, 1);
-	tu_rev_parse(r, "main", &main_id);
+	four_cars(r, &c, RQ_TRAIN_REBASE, &res, &main_id);
 	assert_int_equal(res.cars[0].status, RQ_CAR_OK);
 	assert_int_equal(res.cars[1].status, RQ_CAR_CONFLICT);
 	assert_int_equal(res.cars[2].status, RQ_CAR_OK);
@@ -191,13 +192,7 @@ static void test_merge(void **state)
 	git_oid main_id;
 	char *want;
 
-	add_car(&c, "mr-1", 0);
-	add_car(&c, "mr-3", 0);
-	add_car(&c, "mr-2", 0);
-	add_car(&c, "mr-4", 0);
-	o = make_opts(&c, RQ_TRAIN_MERGE);
-	run(r, &o, &res, 1);
-	tu_rev_parse(r, "main", &main_id);
+	four_cars(r, &c, RQ_TRAIN_MERGE, &res, &main_id);
 	want = merge_oracle(r, &main_id, "mr-1");
 	assert_oid_hex(&res.cars[0].commit, want);
 	free(want);
@@ -413,12 +408,12 @@ static void test_names(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_rebase, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_merge, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_skip, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_criss_cross, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_refused, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_refs, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_rebase, setup, tu_copy_teardown),
+	    cmocka_unit_test_setup_teardown(test_merge, setup, tu_copy_teardown),
+	    cmocka_unit_test_setup_teardown(test_skip, setup, tu_copy_teardown),
+	    cmocka_unit_test_setup_teardown(test_criss_cross, setup, tu_copy_teardown),
+	    cmocka_unit_test_setup_teardown(test_refused, setup, tu_copy_teardown),
+	    cmocka_unit_test_setup_teardown(test_refs, setup, tu_copy_teardown),
 	    cmocka_unit_test(test_names),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

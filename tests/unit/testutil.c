@@ -150,6 +150,20 @@ tu_repo *tu_repo_copy(const tu_repo *src)
 	return r;
 }
 
+int tu_copy_setup(void **state, const tu_repo *tmpl, const char *date)
+{
+	*state = tu_repo_copy(tmpl);
+	setenv("GIT_COMMITTER_DATE", date, 1);
+	return 0;
+}
+
+int tu_copy_teardown(void **state)
+{
+	tu_repo_free(*state);
+	*state = NULL;
+	return 0;
+}
+
 void tu_repo_free(tu_repo *r)
 {
 	if (!r)

@@ -52,6 +52,11 @@ tu_repo *tu_repo_new(int bare);
 tu_repo *tu_repo_copy(const tu_repo *src);
 /* Close the repository if open, remove the directory, free. NULL is fine. */
 void tu_repo_free(tu_repo *r);
+/* A test's fixture over a group's template repository: *state becomes a
+ * fresh copy of tmpl, with GIT_COMMITTER_DATE set to date (git commands of
+ * an oracle commit as the replay does). tu_copy_teardown frees it. */
+int tu_copy_setup(void **state, const tu_repo *tmpl, const char *date);
+int tu_copy_teardown(void **state);
 /* Open (once) the repository with libgit2; fails the test on error. */
 git_repository *tu_repo_open(tu_repo *r);
 
