@@ -129,6 +129,11 @@ while [ "$(count)" -lt "$N" ] && [ $((SECONDS - t_start)) -lt 600 ]; do
 	fi
 	[ $restarted -eq 1 ] && [ $paused -eq 0 ] && pause_holder
 done
+# a worker spawned just now may not have its SIGTERM handler yet (it would
+# die of the signal, 143): each has started before the stop
+for s in 1 2 3; do
+	wait_for "${WNAME[$s]} started" 60 grep -qs "\"worker\":\"${WNAME[$s]}\",\"msg\":\"worker started\"" "$T/workers.log"
+done
 check_workers_stop "${WPID[1]}" "${WPID[2]}" "${WPID[3]}"
 elapsed=$((SECONDS - t_start))
 
