@@ -456,31 +456,74 @@ static size_t like_index(struct rq_odb_mem *m, const git_oid *like, git_object_t
 	return k < 0 || m->objs[k].type != GIT_OBJECT_BLOB ? 0 : (size_t)k + 1;
 }
 
-int rq_odb_mem_write_like(git_oid *out, git_odb *odb, const void *data, size_t len,
-			  git_object_t type, const git_oid *like)
+/* The odb's first backend when it is an rq_odb_mem, else NULL. */
+static struct rq_odb_mem *mem_of(git_odb *odb)
 {
 	git_odb_backend *b = NULL;
-	struct rq_odb_mem *m;
-	int ahead;
 
 	if (git_odb_get_backend(&b, odb, 0) < 0 || !b || b->read != mem_read)
-		return git_odb_write(out, odb, data, len, type);
-	m = (struct rq_odb_mem *)b;
-	ahead = m->bg.enc && !m->bg.closed;
-	if (ahead)
+		return NULL;
+	return (struct rq_odb_mem *)b;
+}
+
+static int ahead_of(const struct rq_odb_mem *m)
+{
+	return m && m->bg.enc && !m->bg.closed;
+}
+
+int rq_odb_mem_hash(git_oid *out, git_odb *odb, const void *data, size_t len, git_object_t type)
+{
+	if (ahead_of(mem_of(odb))) {
 		plain_id(out, data, len, type);
-	else if (git_odb_hash(out, data, len, type) < 0)
-		return -1;
-	if (find(m, out))
-		return ahead ? check_id(out, data, len, type) : 0;
+		return 1;
+	}
+	return git_odb_hash(out, data, len, type) < 0 ? -1 : 0;
+}
+
+int rq_odb_mem_check(const git_oid *id, const void *data, size_t len, git_object_t type)
+{
+	return check_id(id, data, len, type);
+}
+
+/* Write the object whose id (from rq_odb_mem_hash) is *id. */
+static int write_hashed(struct rq_odb_mem *m, git_odb *odb, git_oid *id, const void *data,
+			size_t len, git_object_t type, const git_oid *like)
+{
+	int ahead = ahead_of(m);
+
+	if (find(m, id))
+		return ahead ? check_id(id, data, len, type) : 0;
 	/* a packed object: git_odb_write() freshens its pack, as git does */
-	if (exists_packed(odb, out))
-		return git_odb_write(out, odb, data, len, type);
-	if (add_obj(m, out, data, len, type, 0, ahead, like_index(m, like, type)) < 0) {
+	if (exists_packed(odb, id))
+		return git_odb_write(id, odb, data, len, type);
+	if (add_obj(m, id, data, len, type, 0, ahead, like_index(m, like, type)) < 0) {
 		git_error_set_oom();
 		return -1;
 	}
 	return 0;
+}
+
+int rq_odb_mem_write_hashed(const git_oid *id, git_odb *odb, const void *data, size_t len,
+			    git_object_t type)
+{
+	struct rq_odb_mem *m = mem_of(odb);
+	git_oid copy = *id;
+
+	if (!m)
+		return git_odb_write(&copy, odb, data, len, type);
+	return write_hashed(m, odb, &copy, data, len, type, NULL);
+}
+
+int rq_odb_mem_write_like(git_oid *out, git_odb *odb, const void *data, size_t len,
+			  git_object_t type, const git_oid *like)
+{
+	struct rq_odb_mem *m = mem_of(odb);
+
+	if (!m)
+		return git_odb_write(out, odb, data, len, type);
+	if (rq_odb_mem_hash(out, odb, data, len, type) < 0)
+		return -1;
+	return write_hashed(m, odb, out, data, len, type, like);
 }
 
 int rq_odb_mem_write(git_oid *out, git_odb *odb, const void *data, size_t len, git_object_t type)

@@ -50,6 +50,20 @@ int rq_odb_mem_write(git_oid *out, git_odb *odb, const void *data, size_t len, g
 int rq_odb_mem_write_like(git_oid *out, git_odb *odb, const void *data, size_t len,
 			  git_object_t type, const git_oid *like);
 
+/*
+ * The id rq_odb_mem_write would give the object: the plain SHA-1 while a
+ * compressor runs ahead (returns 1: libgit2's collision detection is still
+ * to run, which rq_odb_mem_write_hashed does for a new object), else
+ * libgit2's collision-detecting one (returns 0). -1: libgit2's error.
+ */
+int rq_odb_mem_hash(git_oid *out, git_odb *odb, const void *data, size_t len, git_object_t type);
+/* libgit2's collision-detecting SHA-1 of the object must be id: 0, or -1
+ * with libgit2's error ("SHA1 collision attack detected"). */
+int rq_odb_mem_check(const git_oid *id, const void *data, size_t len, git_object_t type);
+/* rq_odb_mem_write of an object whose id rq_odb_mem_hash gave. */
+int rq_odb_mem_write_hashed(const git_oid *id, git_odb *odb, const void *data, size_t len,
+			    git_object_t type);
+
 /* The number of objects held; objects are numbered 0.. in write order. */
 size_t rq_odb_mem_count(git_odb_backend *b);
 const git_oid *rq_odb_mem_id(git_odb_backend *b, size_t i);

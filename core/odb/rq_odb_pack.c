@@ -761,22 +761,32 @@ static int name_files(const char *dir, pack_temps *t, const unsigned char pack_s
 	char hex[GIT_OID_HEXSZ + 1], path[PATH_MAX];
 	git_oid sum;
 
+	int had_pack;
+
 	git_oid_fromraw(&sum, pack_sum);
 	git_oid_tostr(hex, sizeof(hex), &sum);
 	snprintf(name, 64, "pack-%s", hex);
 	snprintf(path, sizeof(path), "%s/%s.pack", dir, name);
+	/* the same objects packed before: the same bytes, already in place */
+	had_pack = access(path, F_OK) == 0;
 	if (rename(t->pack, path) < 0)
 		return rq_error_set(err, RQ_E_IO, "cannot rename %s: %s", t->pack, strerror(errno));
 	t->pack[0] = '\0';
 	snprintf(path, sizeof(path), "%s/%s.idx", dir, name);
-	if (rename(t->idx, path) < 0)
-		return rq_error_set(err, RQ_E_IO, "cannot rename %s: %s", t->idx, strerror(errno));
+	if (rename(t->idx, path) < 0) {
+		rq_error_set(err, RQ_E_IO, "cannot rename %s: %s", t->idx, strerror(errno));
+		/* no pack of ours is left without its index */
+		snprintf(path, sizeof(path), "%s/%s.pack", dir, name);
+		if (!had_pack)
+			unlink(path);
+		return -1;
+	}
 	t->idx[0] = '\0';
 	return 0;
 }
 
-int rq_odb_pack_write(const char *dir, const rq_odb_pack_entry *e, size_t n, char name[64],
-		      uint64_t *pack_bytes, rq_error *err)
+int rq_odb_pack_write(const char *dir, const char *tmp_prefix, const rq_odb_pack_entry *e, size_t n,
+		      char name[64], uint64_t *pack_bytes, rq_error *err)
 {
 	hashed_file f = {.fd = -1};
 	pack_temps t;
@@ -789,8 +799,12 @@ int rq_odb_pack_write(const char *dir, const rq_odb_pack_entry *e, size_t n, cha
 		return rq_error_set(err, RQ_E_INTERNAL, "too many objects for one pack");
 	if (!(ix = malloc((n + 1) * sizeof(*ix))))
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	if (snprintf(t.pack, sizeof(t.pack), "%s/tmp_pack_XXXXXX", dir) >= (int)sizeof(t.pack) ||
-	    snprintf(t.idx, sizeof(t.idx), "%s/tmp_idx_XXXXXX", dir) >= (int)sizeof(t.idx)) {
+	if (!tmp_prefix)
+		tmp_prefix = "tmp_";
+	if (snprintf(t.pack, sizeof(t.pack), "%s/%spack_XXXXXX", dir, tmp_prefix) >=
+		(int)sizeof(t.pack) ||
+	    snprintf(t.idx, sizeof(t.idx), "%s/%sidx_XXXXXX", dir, tmp_prefix) >=
+		(int)sizeof(t.idx)) {
 		t.pack[0] = t.idx[0] = '\0';
 		rq_error_set(err, RQ_E_IO, "pack directory path too long");
 	} else if (write_pack_file(&f, dir, &t, e, n, ix, pack_sum, pack_bytes, err) == 0 &&

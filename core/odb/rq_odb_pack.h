@@ -109,10 +109,14 @@ int rq_odb_pack_delta_size(const unsigned char *delta, size_t delta_len, size_t 
 
 /*
  * Write the n entries (distinct ids, in this order) as dir/pack-<hash>.pack
- * and then dir/pack-<hash>.idx, each written to a temporary name, synced to
- * disk and renamed. name receives "pack-<hash>" (46 bytes with the NUL).
+ * and then dir/pack-<hash>.idx, each written to a temporary name
+ * (dir/<tmp_prefix>pack_XXXXXX and dir/<tmp_prefix>idx_XXXXXX; NULL:
+ * "tmp_", git's), synced to disk and renamed, the pack first: a reader of
+ * dir never sees an index without its pack, and a failure leaves neither
+ * (a pack of the same name already there stays). name receives
+ * "pack-<hash>" (46 bytes with the NUL).
  */
-int rq_odb_pack_write(const char *dir, const rq_odb_pack_entry *e, size_t n, char name[64],
-		      uint64_t *pack_bytes, rq_error *err);
+int rq_odb_pack_write(const char *dir, const char *tmp_prefix, const rq_odb_pack_entry *e, size_t n,
+		      char name[64], uint64_t *pack_bytes, rq_error *err);
 
 #endif

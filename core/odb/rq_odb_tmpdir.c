@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,6 +37,7 @@ struct rq_odb_tmpdir {
 	rq_odb_pack_encoder *enc;
 	char objects[DIR_MAX];
 	char path[DIR_MAX];
+	int made;	/* path is a directory (made by rq_odb_tmpdir_make) */
 	time_t touched; /* CLOCK_MONOTONIC seconds of the directory's last touch */
 };
 
@@ -50,7 +52,7 @@ void rq_odb_tmpdir_keepalive(rq_odb_tmpdir *od, unsigned every)
 {
 	time_t now = mono_seconds();
 
-	if (!od || !od->path[0] || now - od->touched < (time_t)every)
+	if (!od || !od->made || now - od->touched < (time_t)every)
 		return;
 	/* its modification time is what another machine's clean-up looks at */
 	(void)utimensat(AT_FDCWD, od->path, NULL, 0);
@@ -89,35 +91,71 @@ static void this_host(char *out, size_t size)
 	out[j] = '\0';
 }
 
+/* The last six characters of path: random letters and digits. */
+static void new_suffix(char *path)
+{
+	static const char set[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	static unsigned long seq;
+	unsigned char r[6];
+	char *x = path + strlen(path) - 6;
+
+	if (getrandom(r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
+		struct timespec ts;
+		unsigned long v;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		v = (unsigned long)ts.tv_nsec ^ (unsigned long)getpid() << 20 ^ ++seq << 40;
+		for (int i = 0; i < 6; i++, v /= 62)
+			r[i] = (unsigned char)(v % 62);
+	}
+	for (int i = 0; i < 6; i++)
+		x[i] = set[r[i] % 62];
+}
+
+/* The directory's name: <objects>/replayq-tmp-<pid>@<host>-XXXXXX. */
+static int name_dir(rq_odb_tmpdir *od, rq_error *err)
+{
+	char host[80];
+	int n;
+
+	this_host(host, sizeof(host));
+	n = snprintf(od->path, sizeof(od->path), "%s/" TMP_PREFIX "%ld@%s-XXXXXX", od->objects,
+		     (long)getpid(), host);
+	if (n < 0 || (size_t)n >= sizeof(od->path)) {
+		od->path[0] = '\0';
+		return rq_error_set(err, RQ_E_IO, "objects directory path too long");
+	}
+	new_suffix(od->path);
+	return 0;
+}
+
+int rq_odb_tmpdir_make(rq_odb_tmpdir *od, rq_error *err)
+{
+	for (int tries = 0; !od->made; tries++) {
+		if (mkdir(od->path, 0700) == 0) {
+			od->made = 1;
+			od->touched = mono_seconds();
+		} else if (errno != EEXIST || tries == 100) {
+			return rq_error_set(err, RQ_E_IO,
+					    "cannot create a temporary object directory in %s: %s",
+					    od->objects, strerror(errno));
+		} else {
+			new_suffix(od->path);
+		}
+	}
+	return 0;
+}
+
 int rq_odb_tmpdir_open(rq_odb_tmpdir **out, git_repository *repo, const rq_odb_opts *opts,
 		       rq_error *err)
 {
 	rq_odb_tmpdir *od = calloc(1, sizeof(*od));
-	int n;
 
 	*out = NULL;
 	if (!od)
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	od->repo = repo;
-	if (objects_dir(repo, od->objects, sizeof(od->objects), err) < 0)
+	if (objects_dir(repo, od->objects, sizeof(od->objects), err) < 0 || name_dir(od, err) < 0)
 		goto fail;
-	{
-		char host[80];
-		this_host(host, sizeof(host));
-		n = snprintf(od->path, sizeof(od->path), "%s/" TMP_PREFIX "%ld@%s-XXXXXX",
-			     od->objects, (long)getpid(), host);
-	}
-	if (n < 0 || (size_t)n >= sizeof(od->path)) {
-		rq_error_set(err, RQ_E_IO, "objects directory path too long");
-		goto fail;
-	}
-	od->touched = mono_seconds();
-	if (!mkdtemp(od->path)) {
-		rq_error_set(err, RQ_E_IO, "cannot create a temporary object directory in %s: %s",
-			     od->objects, strerror(errno));
-		od->path[0] = '\0';
-		goto fail;
-	}
 	if (git_repository_odb(&od->orig_odb, repo) < 0) {
 		rq_error_git(err, "cannot open the object database");
 		goto fail;
@@ -197,6 +235,8 @@ int rq_odb_tmpdir_save_part(rq_odb_tmpdir *od, size_t since, unsigned idx, rq_er
 {
 	char tmp[PATH_MAX], final[PATH_MAX];
 
+	if (!od->made)
+		return rq_error_set(err, RQ_E_INTERNAL, "no temporary object directory for parts");
 	if (part_path(od, idx, ".tmp", tmp, sizeof(tmp)) < 0 ||
 	    part_path(od, idx, "", final, sizeof(final)) < 0)
 		return rq_error_set(err, RQ_E_IO, "objects directory path too long");
@@ -257,49 +297,27 @@ static int make_dir(const char *path, rq_error *err)
 	return 0;
 }
 
-/* Move the pack written in packdir into objects/pack: the pack first, its
- * index last, so that readers only see complete packs; no pack is left
- * there without its index. */
-static int move_pack(rq_odb_tmpdir *od, const char *packdir, const char *name, rq_error *err)
-{
-	static const char *const exts[] = {".pack", ".idx"};
-	char src[PATH_MAX], dst[PATH_MAX];
-
-	snprintf(dst, sizeof(dst), "%s/pack", od->objects);
-	if (make_dir(dst, err) < 0)
-		return -1;
-	for (int i = 0; i < 2; i++) {
-		snprintf(src, sizeof(src), "%s/%s%s", packdir, name, exts[i]);
-		snprintf(dst, sizeof(dst), "%s/pack/%s%s", od->objects, name, exts[i]);
-		if (rename(src, dst) < 0) {
-			rq_error_set(err, RQ_E_IO, "cannot move %s into place: %s", src,
-				     strerror(errno));
-			if (i == 1) {
-				snprintf(dst, sizeof(dst), "%s/pack/%s.pack", od->objects, name);
-				unlink(dst);
-			}
-			return -1;
-		}
-	}
-	return 0;
-}
-
-/* The new objects as one pack, written in the temporary directory and
- * moved into objects/pack. */
+/*
+ * The new objects as one pack, written straight into objects/pack under
+ * temporary names (tmp_replayq-tmp-<pid>@<host>-XXXXXX-pack_XXXXXX: the
+ * clean-up below knows their owner, and git's prune removes tmp_ files
+ * too), then renamed, the pack before its index. No directory is made for
+ * it: on ext4 a mkdir and an rmdir cost more than writing a small pack.
+ */
 static int write_pack(rq_odb_tmpdir *od, rq_odb_tmpdir_stats *stats, rq_error *err)
 {
 	rq_odb_pack_entry *e;
-	char packdir[DIR_MAX + 8];
+	char packdir[DIR_MAX + 8], prefix[200];
 	int rc = -1;
 
 	if (pack_entries(od, stats->objects, &e, err) < 0)
 		return -1;
 	RQ_TRACE_AT("pack: entries");
-	snprintf(packdir, sizeof(packdir), "%s/pack", od->path);
+	snprintf(packdir, sizeof(packdir), "%s/pack", od->objects);
+	snprintf(prefix, sizeof(prefix), "tmp_%.180s-", strrchr(od->path, '/') + 1);
 	if (make_dir(packdir, err) == 0 &&
-	    rq_odb_pack_write(packdir, e, stats->objects, stats->pack_name, &stats->pack_bytes,
-			      err) == 0 &&
-	    move_pack(od, packdir, stats->pack_name, err) == 0)
+	    rq_odb_pack_write(packdir, prefix, e, stats->objects, stats->pack_name,
+			      &stats->pack_bytes, err) == 0)
 		rc = 0;
 	RQ_TRACE_AT("pack: written");
 	free(e);
@@ -318,8 +336,9 @@ int rq_odb_tmpdir_finish(rq_odb_tmpdir *od, rq_odb_tmpdir_stats *stats, rq_error
 		return -1;
 	}
 	restore_odb(od);
-	rq_fs_rmtree(od->path);
-	od->path[0] = '\0';
+	if (od->made)
+		rq_fs_rmtree(od->path);
+	od->made = 0;
 	return 0;
 }
 
@@ -328,7 +347,7 @@ void rq_odb_tmpdir_free(rq_odb_tmpdir *od)
 	if (!od)
 		return;
 	restore_odb(od);
-	if (od->path[0])
+	if (od->made)
 		rq_fs_rmtree(od->path);
 	rq_odb_pack_encoder_free(od->enc);
 	free(od);
@@ -355,28 +374,45 @@ static int is_stale(const char *name, const struct stat *st, unsigned max_age, t
 	return now - st->st_mtime >= (time_t)max_age && !alive;
 }
 
-int rq_odb_tmpdir_clean_stale_dir(const char *objects, unsigned max_age)
+/* Remove the stale entries of dir whose names start with prefix and then
+ * TMP_PREFIX: directories, or regular files. The number removed. */
+static int clean_in(const char *dir, const char *prefix, int dirs, unsigned max_age, time_t now)
 {
-	DIR *d;
+	size_t skip = strlen(prefix);
 	struct dirent *e;
 	int removed = 0;
-	time_t now = time(NULL);
+	DIR *d;
 
-	if (!(d = opendir(objects)))
+	if (!(d = opendir(dir)))
 		return 0;
 	while ((e = readdir(d))) {
 		char path[PATH_MAX];
 		struct stat st;
-		if (strncmp(e->d_name, TMP_PREFIX, strlen(TMP_PREFIX)) != 0)
+		if (strncmp(e->d_name, prefix, skip) != 0 ||
+		    strncmp(e->d_name + skip, TMP_PREFIX, strlen(TMP_PREFIX)) != 0)
 			continue;
-		if (snprintf(path, sizeof(path), "%s/%s", objects, e->d_name) >= (int)sizeof(path))
+		if (snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) >= (int)sizeof(path))
 			continue;
-		if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+		if (lstat(path, &st) < 0 || (dirs ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)))
 			continue;
-		if (is_stale(e->d_name, &st, max_age, now) && rq_fs_rmtree(path) == 0)
+		if (!is_stale(e->d_name + skip, &st, max_age, now))
+			continue;
+		if ((dirs ? rq_fs_rmtree(path) : unlink(path)) == 0)
 			removed++;
 	}
 	closedir(d);
+	return removed;
+}
+
+int rq_odb_tmpdir_clean_stale_dir(const char *objects, unsigned max_age)
+{
+	char pack[PATH_MAX];
+	time_t now = time(NULL);
+	int removed = clean_in(objects, "", 1, max_age, now);
+
+	/* a pack being written when its process was killed */
+	if (snprintf(pack, sizeof(pack), "%s/pack", objects) < (int)sizeof(pack))
+		removed += clean_in(pack, "tmp_", 0, max_age, now);
 	return removed;
 }
 

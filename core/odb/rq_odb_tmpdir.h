@@ -3,23 +3,27 @@
  * rq_odb_tmpdir: a replay's temporary object directory, where the objects
  * it writes go until its one pack (core/odb, see rq_odb.h for the family).
  *
- * rq_odb_tmpdir_open() creates <objects>/replayq-tmp-<pid>@<host>-XXXXXX
+ * rq_odb_tmpdir_open() names <objects>/replayq-tmp-<pid>@<host>-XXXXXX
  * and gives the repository handle an object database (rq_odb) that reads
  * the repository's packs, loose objects and alternates, and writes only to
- * the replay's memory store (rq_odb_mem): no file per object. Forked
- * children of a parallel replay hand their new objects to the parent as
- * part files in the directory (rq_odb_tmpdir_save_part / _load_part).
- * rq_odb_tmpdir_finish() writes every new object into one pack with its
- * index (rq_odb_pack) in the directory, moves the pack and then the index
- * into objects/pack, removes the directory and gives the repository back
- * its own object database. rq_odb_tmpdir_free() without a finish
- * (conflict, error) removes the directory and everything in it.
+ * the replay's memory store (rq_odb_mem): no file per object. The
+ * directory itself is only made when a parallel replay needs it
+ * (rq_odb_tmpdir_make, before the fork): its forked children hand their
+ * new objects to the parent as part files there (rq_odb_tmpdir_save_part /
+ * _load_part). rq_odb_tmpdir_finish() writes every new object into one
+ * pack with its index (rq_odb_pack), straight into objects/pack under
+ * temporary names (tmp_replayq-tmp-<pid>@<host>-XXXXXX-pack_XXXXXX, then
+ * -idx_), renames the pack and then the index, removes the directory if
+ * it was made and gives the repository back its own object database.
+ * rq_odb_tmpdir_free() without a finish (conflict, error) removes the
+ * directory and everything in it.
  *
- * rq_odb_tmpdir_clean_stale() removes the directories left by killed
- * processes: made on this machine by a process that is gone (at once), or
- * made elsewhere and not modified for max_age seconds (shared storage; a
- * running replay refreshes its directory, see rq_odb_tmpdir_keepalive). A
- * directory whose owner runs is never removed.
+ * rq_odb_tmpdir_clean_stale() removes what killed processes left: the
+ * directories, and the temporary pack files in objects/pack; made on this
+ * machine by a process that is gone (at once), or made elsewhere and not
+ * modified for max_age seconds (shared storage; a running replay refreshes
+ * its directory, see rq_odb_tmpdir_keepalive). What a running process
+ * owns is never removed.
  */
 #ifndef RQ_ODB_TMPDIR_H
 #define RQ_ODB_TMPDIR_H
@@ -40,12 +44,15 @@ typedef struct rq_odb_tmpdir_stats {
 } rq_odb_tmpdir_stats;
 
 /*
- * Make the directory and give repo the replay's object database: reads as
- * opts says (rq_odb; NULL: no root), writes into memory. repo must outlive
+ * Name the directory (not made yet) and give repo the replay's object
+ * database: reads as opts says (rq_odb; NULL: no root), writes into memory. repo must outlive
  * the directory. 0, or -1 with err set (nothing left behind).
  */
 int rq_odb_tmpdir_open(rq_odb_tmpdir **out, git_repository *repo, const rq_odb_opts *opts,
 		       rq_error *err);
+/* Make the directory now (a parallel replay, before its fork: the part
+ * files go there). Made once; 0, or -1 with err set. */
+int rq_odb_tmpdir_make(rq_odb_tmpdir *od, rq_error *err);
 /*
  * The new objects as one pack in objects/pack (none when no object was
  * written), stats filled; then the directory is removed and repo has its
@@ -80,7 +87,7 @@ void rq_odb_tmpdir_keepalive(rq_odb_tmpdir *od, unsigned every);
 /* The temporary directory's path (for tests and logs). */
 const char *rq_odb_tmpdir_path(const rq_odb_tmpdir *od);
 
-/* Returns the number of directories removed, or -1. */
+/* Returns the number of directories and pack files removed, or -1. */
 int rq_odb_tmpdir_clean_stale(git_repository *repo, unsigned max_age, rq_error *err);
 
 /* The same for an objects directory given by path (no repository needed). */

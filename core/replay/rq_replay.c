@@ -816,7 +816,8 @@ static int fork_workers(replay *rp)
 	if (jobs <= 1 || o->mode == RQ_MODE_REVERT || npos <= 1 ||
 	    (o->jobs_auto && npos < RQ_PARALLEL_AUTO_MIN_REVS))
 		return 0;
-	if (open_objects(rp) < 0)
+	/* the children hand their objects over as part files in it */
+	if (open_objects(rp) < 0 || rq_odb_tmpdir_make(rp->tmpdir, rp->err) < 0)
 		return -1;
 	rq_parallel_fork(&rp->par, npos < (size_t)jobs ? (int)npos : jobs, rp->odb, &hooks);
 	return 0;

@@ -274,7 +274,7 @@ static void test_parts_deltas(void **state)
 	}
 	assert_true(whole_after >= 1);
 	snprintf(packdir, sizeof(packdir), "%.3000s/objects/pack", r->gitdir);
-	assert_int_equal(rq_odb_pack_write(packdir, e, n, name, &bytes, &err), 0);
+	assert_int_equal(rq_odb_pack_write(packdir, NULL, e, n, name, &bytes, &err), 0);
 	free(e);
 	{
 		char *out =
@@ -717,6 +717,60 @@ static void test_prefix(void **state)
 	m->free(m);
 }
 
+/* One blob as a pack in dir: its name. */
+static void write_one(rq_odb_pack_encoder *enc, const char *dir, const char *text, int ok,
+		      char name[64])
+{
+	rq_odb_pack_entry e;
+	unsigned char *data = NULL;
+	uint64_t bytes;
+	rq_error err;
+
+	assert_int_equal(git_odb_hash(&e.id, text, strlen(text), GIT_OBJECT_BLOB), 0);
+	assert_int_equal(
+	    rq_odb_pack_encode(enc, GIT_OBJECT_BLOB, text, strlen(text), &data, &e.len, &e.crc), 0);
+	e.data = data;
+	rq_error_clear(&err);
+	assert_int_equal(rq_odb_pack_write(dir, "tmp_test-", &e, 1, name, &bytes, &err),
+			 ok ? 0 : -1);
+	if (!ok)
+		assert_non_null(strstr(err.msg, "cannot rename"));
+	free(data);
+}
+
+/* The index cannot be renamed into place: the pack renamed before it goes
+ * too, unless a pack of that name was there already (the same objects,
+ * written before), which stays. No temporary file is left either way. */
+static void test_write_index_rename_fails(void **state)
+{
+	tu_repo *r = *state;
+	rq_odb_pack_encoder *enc = rq_odb_pack_encoder_new_level(1);
+	char dir[PATH_MAX], name[64], again[64], p[PATH_MAX + 128];
+
+	assert_non_null(enc);
+	snprintf(dir, sizeof(dir), "%.3000s/packs", r->root);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	write_one(enc, dir, "one blob\n", 1, name);
+	assert_int_equal(tu_count_entries(dir, "pack-", ""), 2);
+	/* the index's name taken by a directory */
+	snprintf(p, sizeof(p), "%s/%s.idx", dir, name);
+	assert_int_equal(unlink(p), 0);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/%s.idx/x", dir, name);
+	assert_int_equal(mkdir(p, 0755), 0);
+	/* the pack was there: it stays */
+	write_one(enc, dir, "one blob\n", 0, again);
+	snprintf(p, sizeof(p), "%s/%s.pack", dir, name);
+	assert_true(tu_exists(p));
+	/* it was not: it goes */
+	assert_int_equal(unlink(p), 0);
+	write_one(enc, dir, "one blob\n", 0, again);
+	assert_false(tu_exists(p));
+	assert_int_equal(tu_count_entries(dir, "tmp_", ""), 0);
+	assert_int_equal(tu_count_entries(dir, "pack-", ".pack"), 0);
+	rq_odb_pack_encoder_free(enc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -730,6 +784,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_odb_write_existing, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_compression_level, setup, teardown),
 	    cmocka_unit_test(test_prefix),
+	    cmocka_unit_test_setup_teardown(test_write_index_rename_fails, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
 }

@@ -123,12 +123,8 @@ static void test_open_write_finish(void **state)
 	/* then the host name, '-' and six random characters */
 	assert_non_null(strchr(tmp + strlen(objects) + 1 + strlen(prefix), '-'));
 	assert_int_equal(strlen(strrchr(tmp, '-') + 1), 6);
-	assert_int_equal(tu_count_entries(objects, prefix, ""), 1);
-	{
-		struct stat st;
-		assert_int_equal(stat(tmp, &st), 0);
-		assert_true(S_ISDIR(st.st_mode));
-	}
+	/* named, not made: a replay without children needs no directory */
+	assert_int_equal(tu_count_entries(objects, prefix, ""), 0);
 
 	/* existing objects stay readable */
 	{
@@ -159,7 +155,10 @@ static void test_open_write_finish(void **state)
 	assert_int_equal(strncmp(stats.pack_name, "pack-", 5), 0);
 	assert_int_equal(strlen(stats.pack_name), 5 + 40);
 	assert_true(stats.pack_bytes > 0);
-	/* exactly one new pack with its index, named as reported */
+	/* exactly one new pack with its index, named as reported; no
+	 * temporary file left, no directory made */
+	assert_int_equal(tu_count_entries(objects, "replayq-tmp-", ""), 0);
+	assert_int_equal(tu_count_entries(packdir, "tmp_", ""), 0);
 	assert_int_equal(tu_count_entries(packdir, "pack-", ".pack"), packs_before + 1);
 	assert_int_equal(tu_count_entries(packdir, "pack-", ".idx"), idx_before + 1);
 	snprintf(p, sizeof(p), "%s/%s.pack", packdir, stats.pack_name);
@@ -345,6 +344,10 @@ static void test_two_dirs(void **state)
 	assert_int_equal(git_repository_open(&other, r->path), 0);
 	assert_int_equal(rq_odb_tmpdir_open(&a, tu_repo_open(r), NULL, NULL), 0);
 	assert_int_equal(rq_odb_tmpdir_open(&b, other, NULL, NULL), 0);
+	assert_int_equal(tu_count_entries(objects, "replayq-tmp-", ""), 0);
+	assert_int_equal(rq_odb_tmpdir_make(a, NULL), 0);
+	assert_int_equal(rq_odb_tmpdir_make(b, NULL), 0);
+	assert_int_equal(rq_odb_tmpdir_make(b, NULL), 0); /* made once */
 	assert_string_not_equal(rq_odb_tmpdir_path(a), rq_odb_tmpdir_path(b));
 	assert_int_equal(tu_count_entries(objects, "replayq-tmp-", ""), 2);
 	rq_odb_tmpdir_free(a);
@@ -442,6 +445,59 @@ static void test_clean_stale(void **state)
 	assert_int_equal(tu_run(r, "git fsck --no-dangling 2>/dev/null"), 0);
 }
 
+static void make_file(const char *dir, const char *name, long age)
+{
+	char p[2 * PATH_MAX];
+	struct utimbuf t;
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	f = fopen(p, "w");
+	assert_non_null(f);
+	fputs("PACK", f);
+	fclose(f);
+	t.actime = t.modtime = time(NULL) - age;
+	assert_int_equal(utime(p, &t), 0);
+}
+
+/* The temporary pack files a killed replay leaves in objects/pack go
+ * with their owner; git's own and a live process's stay. */
+static void test_clean_stale_pack_temps(void **state)
+{
+	tu_repo *r = *state;
+	char pack[PATH_MAX], host[300], name[512], dead_name[512], live_name[512], p[2 * PATH_MAX];
+	long dead = dead_pid(), live = (long)getppid();
+	char *h = tu_capture(r, "hostname | tr -cd 'A-Za-z0-9._'");
+
+	assert_non_null(h);
+	snprintf(host, sizeof(host), "%s", h);
+	free(h);
+	objects_path(r, pack, sizeof(pack), "pack");
+	assert_int_equal(tu_run(r, "mkdir -p '%s'", pack), 0);
+	snprintf(dead_name, sizeof(dead_name), "tmp_replayq-tmp-%ld@%s-a1b2c3-pack_Q1w2E3", dead,
+		 host);
+	make_file(pack, dead_name, 0);
+	snprintf(live_name, sizeof(live_name), "tmp_replayq-tmp-%ld@%s-a1b2c3-idx_Q1w2E3", live,
+		 host);
+	make_file(pack, live_name, 7200);
+	make_file(pack, "tmp_pack_Zx9Yw8", 7200);
+	snprintf(name, sizeof(name), "tmp_replayq-tmp-%ld@elsewhere.example-d4e5f6-pack_aaaaaa",
+		 dead);
+	make_file(pack, name, 7200);
+
+	/* the dead owner's at once; the other machine's by age */
+	assert_int_equal(rq_odb_tmpdir_clean_stale(tu_repo_open(r), 3600, NULL), 2);
+	snprintf(p, sizeof(p), "%s/%s", pack, dead_name);
+	assert_false(tu_exists(p));
+	snprintf(p, sizeof(p), "%s/%s", pack, name);
+	assert_false(tu_exists(p));
+	snprintf(p, sizeof(p), "%s/%s", pack, live_name);
+	assert_true(tu_exists(p));
+	snprintf(p, sizeof(p), "%s/tmp_pack_Zx9Yw8", pack);
+	assert_true(tu_exists(p));
+	assert_int_equal(rq_odb_tmpdir_clean_stale(tu_repo_open(r), 0, NULL), 0);
+}
+
 /* A live replay's own directory is not removed by a clean-up with a long max_age. */
 static void test_clean_stale_keeps_open(void **state)
 {
@@ -450,6 +506,7 @@ static void test_clean_stale_keeps_open(void **state)
 	char tmp[PATH_MAX];
 
 	assert_int_equal(rq_odb_tmpdir_open(&od, tu_repo_open(r), NULL, NULL), 0);
+	assert_int_equal(rq_odb_tmpdir_make(od, NULL), 0);
 	snprintf(tmp, sizeof(tmp), "%s", rq_odb_tmpdir_path(od));
 	assert_int_equal(rq_odb_tmpdir_clean_stale(tu_repo_open(r), 3600, NULL), 0);
 	assert_true(tu_exists(tmp));
@@ -469,6 +526,7 @@ static void test_keepalive(void **state)
 	time_t now = time(NULL);
 
 	assert_int_equal(rq_odb_tmpdir_open(&od, tu_repo_open(r), NULL, NULL), 0);
+	assert_int_equal(rq_odb_tmpdir_make(od, NULL), 0);
 	snprintf(tmp, sizeof(tmp), "%s", rq_odb_tmpdir_path(od));
 	old.actime = old.modtime = now - 7200;
 	assert_int_equal(utime(tmp, &old), 0);
@@ -547,6 +605,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_free_without_finish, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_two_dirs, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_clean_stale, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_clean_stale_pack_temps, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_clean_stale_keeps_open, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_keepalive, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_bare_repository, setup_bare, teardown),
