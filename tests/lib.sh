@@ -135,12 +135,13 @@ fsck_ok() {
 	}
 }
 
-# No replayq temporary object directory and no loose object left behind.
+# No replayq temporary object directory or temporary pack file left behind.
 no_litter() {
 	local gd
 	gd=$(git -C "$1" rev-parse --git-dir)
 	case "$gd" in /*) ;; *) gd="$1/$gd" ;; esac
-	! ls -d "$gd"/objects/replayq-tmp-* >/dev/null 2>&1
+	! ls -d "$gd"/objects/replayq-tmp-* >/dev/null 2>&1 &&
+		! ls "$gd"/objects/pack/tmp_replayq-tmp-* >/dev/null 2>&1
 }
 
 # require prog...: the test fails at once unless every program is installed.

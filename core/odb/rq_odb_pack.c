@@ -6,6 +6,7 @@
  */
 #include "rq_odb_pack.h"
 #include "rq_sha1.h"
+#include "rq_testhook.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -808,9 +809,9 @@ int rq_odb_pack_write(const char *dir, const char *tmp_prefix, const rq_odb_pack
 		t.pack[0] = t.idx[0] = '\0';
 		rq_error_set(err, RQ_E_IO, "pack directory path too long");
 	} else if (write_pack_file(&f, dir, &t, e, n, ix, pack_sum, pack_bytes, err) == 0 &&
-		   write_index_file(&f, dir, &t, ix, n, pack_sum, err) == 0 &&
-		   name_files(dir, &t, pack_sum, name, err) == 0) {
-		rc = 0;
+		   write_index_file(&f, dir, &t, ix, n, pack_sum, err) == 0) {
+		rq_testhook_hold("pack-temps"); /* both written, neither renamed */
+		rc = name_files(dir, &t, pack_sum, name, err);
 	}
 	if (f.fd >= 0)
 		close(f.fd);

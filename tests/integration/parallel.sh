@@ -178,6 +178,23 @@ gone() { for k in $kids; do kill -0 "$k" 2>/dev/null && return 1; done; return 0
 check "SIGKILL: children die with the parent" wait_for "children gone" 10 gone
 REPLAYQ_STALE_SECONDS=0 "$REPLAYQ" -C "$R3" replay --ref-action=print --onto main base..b1 >/dev/null
 check "SIGKILL: next run removes the stale directory" no_litter "$R3"
+# SIGKILL while the pack is written (no fork: no directory): its temporary
+# files in objects/pack go with the next run, and no pack is half there
+# (b2: objects no run has written yet)
+rm -f "$HOLD_DIR"/*
+packs_before=$(ls "$R3/.git/objects/pack" | grep -c '^pack-')
+REPLAYQ_TEST_HOLD=pack-temps "$REPLAYQ" -C "$R3" replay --ref-action=print --onto main base..b2 >"$T/out" 2>"$T/err" &
+P=$!
+hold_pid pack-temps >/dev/null
+check "pack held: its temporary files are in objects/pack" \
+	bash -c "ls '$R3'/.git/objects/pack/tmp_replayq-tmp-$P@*-pack_* '$R3'/.git/objects/pack/tmp_replayq-tmp-$P@*-idx_*"
+check "pack held: no temporary directory made" bash -c "! ls -d '$R3'/.git/objects/replayq-tmp-* 2>/dev/null"
+kill -9 "$P"
+wait "$P" 2>/dev/null
+check_eq "pack killed: no new pack" "$packs_before" "$(ls "$R3/.git/objects/pack" | grep -c '^pack-')"
+"$REPLAYQ" -C "$R3" replay --ref-action=print --onto main base..b2 >/dev/null
+check "pack killed: the next run removes its temporary files" no_litter "$R3"
+check_eq "pack killed: the next run's pack and index are in" "$((packs_before + 2))" "$(ls "$R3/.git/objects/pack" | grep -c '^pack-')"
 check "fsck after kills" git -C "$R3" fsck --strict --no-progress --no-dangling
 
 # no process to spare (a user limited to 1 or 2 processes; root is not
