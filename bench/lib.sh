@@ -131,21 +131,32 @@ median() {
 		if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
-# timed OUTDIR NAME CMD...: runs CMD with /usr/bin/time, appends the wall
-# time (ms) to OUTDIR/NAME.ms, the peak RSS (KiB) to OUTDIR/NAME.rss and the
-# CPU time, user + system, of CMD and its children (ms) to OUTDIR/NAME.cpu;
-# stdout of CMD goes to OUTDIR/NAME.out, stderr to OUTDIR/NAME.err. Returns
-# CMD's exit status.
+# The command timer, compiled from bench/gen/measure.c when it changed.
+MEASURE_BIN=$WORK/bin/measure
+build_measure() {
+	mkdir -p "$WORK/bin"
+	if [ ! -x "$MEASURE_BIN" ] || [ "$BENCH/gen/measure.c" -nt "$MEASURE_BIN" ]; then
+		${CC:-cc} -O2 -std=c11 -Wall -Wextra -Werror -o "$MEASURE_BIN.tmp" "$BENCH/gen/measure.c"
+		mv "$MEASURE_BIN.tmp" "$MEASURE_BIN"
+	fi
+}
+
+# timed OUTDIR NAME CMD...: runs CMD under bench/gen/measure.c, appends the
+# wall time (ms, from its spawn to its reaping, as hyperfine -N measures:
+# no shell or /usr/bin/time start-up in it) to OUTDIR/NAME.ms, the peak RSS
+# (KiB) to OUTDIR/NAME.rss and the CPU time, user + system, of CMD and its
+# children (ms) to OUTDIR/NAME.cpu; stdout of CMD goes to OUTDIR/NAME.out,
+# stderr to OUTDIR/NAME.err. Returns CMD's exit status.
 timed() {
-	local out=$1 name=$2 t0 t1 rc=0
+	local out=$1 name=$2 ms rss cpu rc
 	shift 2
-	t0=$(now_us)
-	/usr/bin/time -f '%M %U %S' -o "$out/$name.rss1" "$@" >"$out/$name.out" 2>"$out/$name.err" || rc=$?
-	t1=$(now_us)
-	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", (b - a) / 1000 }' >>"$out/$name.ms"
-	tail -n 1 "$out/$name.rss1" | awk '{ print $1 }' >>"$out/$name.rss"
-	tail -n 1 "$out/$name.rss1" | awk '{ printf "%.0f\n", ($2 + $3) * 1000 }' >>"$out/$name.cpu"
-	return $rc
+	[ -x "$MEASURE_BIN" ] || build_measure
+	read -r ms rss cpu rc < <("$MEASURE_BIN" "$out/$name.out" "$out/$name.err" -- "$@") ||
+		die "cannot run $1"
+	printf '%s\n' "$ms" >>"$out/$name.ms"
+	printf '%s\n' "$rss" >>"$out/$name.rss"
+	printf '%s\n' "$cpu" >>"$out/$name.cpu"
+	return "$rc"
 }
 
 # rq_version: which replayq is measured: the binary and its mtime, the
@@ -160,9 +171,9 @@ rq_version() {
 }
 
 need_tools() {
-	[ -x /usr/bin/time ] || die "/usr/bin/time is missing: apt-get install time"
 	command -v git >/dev/null || die "git is missing"
 	command -v "${CC:-cc}" >/dev/null || die "a C compiler is missing (cc)"
+	build_measure
 }
 
 need_replayq() {

@@ -18,6 +18,7 @@
 #include "cmds.h"
 #include "cli.h"
 #include "opt.h"
+#include "rq_trace.h"
 #include "rq_odb.h"
 #include "rq_refs.h"
 #include "rq_replay.h"
@@ -331,6 +332,7 @@ static int replay(replay_cli *c, replay_run *run)
 	if ((status = cli_check(c)) != 0 || (status = open_repository(c, run)) != 0 ||
 	    (status = jobs_option(c, &run->opts)) != 0)
 		return status;
+	RQ_TRACE_AT("repository open");
 	run->json = c->format && !strcmp(c->format, "json");
 	run->opts.cancel = rq_cli_catch_signals();
 	rc = replay_setup(c, run);
@@ -345,7 +347,10 @@ static int replay(replay_cli *c, replay_run *run)
 		else
 			run->applied = 1;
 	}
-	return report(run, rc);
+	RQ_TRACE_AT("replayed");
+	rc = report(run, rc);
+	RQ_TRACE_AT("reported");
+	return rc;
 }
 
 int cmd_replay(int argc, char **argv)
@@ -364,6 +369,7 @@ int cmd_replay(int argc, char **argv)
 	rq_replay_result_free(&run.res);
 	git_buf_dispose(&run.objects_dir);
 	git_repository_free(run.repo);
+	RQ_TRACE_AT("freed");
 	if (fflush(stdout) != 0 && status == 0)
 		status = 128;
 	return status;

@@ -13,6 +13,7 @@
 
 #include "cmds.h"
 #include "opt.h"
+#include "rq_trace.h"
 #include "rq_cfgparams.h"
 
 #define RQ_VERSION	      "0.1.0"
@@ -144,6 +145,7 @@ int main(int argc, char **argv)
 				  .footer = commands_text,
 				  .flags = RQ_OPT_STOP_AT_ARG};
 
+	RQ_TRACE_AT("main");
 	standard_fds_open();
 	if (rq_opt_parse(&spec, argc, argv, &args, &status) < 0)
 		return status;
@@ -154,5 +156,6 @@ int main(int argc, char **argv)
 	else
 		status = run_command(&spec, (int)args.n, args.v);
 	rq_opt_args_free(&args);
+	RQ_TRACE_AT("exit");
 	return status;
 }
