@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE /* sync_file_range */
 #include "rq_odb_pack.h"
+#include "rq_deflate.h"
 #include "rq_sha1.h"
 #include "rq_testhook.h"
 
@@ -106,6 +107,32 @@ static size_t entry_header(unsigned char *head, unsigned type, const git_oid *ba
 	return nh;
 }
 
+/* Objects up to this size go to rq_deflate (levels 1-5): a commit in 4.4
+ * instead of libdeflate's 7.3 us, a tree delta in 1-2 instead of 6 us, at
+ * the same size (commits 0.15% larger, trees 0.1% smaller); from about
+ * 1 KiB on libdeflate is the faster. */
+#define SMALL_OBJECT 1024
+
+/* payload as a zlib stream into the encoder's buffer (grown to the bound):
+ * its length, 0 on failure. */
+static size_t compress_payload(rq_odb_pack_encoder *enc, const void *payload, size_t len)
+{
+	size_t bound = libdeflate_zlib_compress_bound(enc->c, len);
+
+	if (len <= SMALL_OBJECT && RQ_DEFLATE_SMALL_BOUND(len) > bound)
+		bound = RQ_DEFLATE_SMALL_BOUND(len);
+	if (bound > enc->work_cap) {
+		free(enc->work);
+		enc->work_cap = 0;
+		if (!(enc->work = malloc(bound)))
+			return 0;
+		enc->work_cap = bound;
+	}
+	if (len <= SMALL_OBJECT && enc->level >= 1 && enc->level <= 5)
+		return rq_deflate_small(payload, len, enc->work);
+	return libdeflate_zlib_compress(enc->c, payload, len, enc->work, bound);
+}
+
 /* One entry: header (type code, size), the base id for a REF_DELTA, then
  * the zlib stream of payload. Compressed into the encoder's buffer, then
  * copied into one of the entry's size: an entry is about a third of its
@@ -115,18 +142,10 @@ static int encode_entry(rq_odb_pack_encoder *enc, unsigned type, const git_oid *
 			uint32_t *crc)
 {
 	unsigned char head[16 + GIT_OID_RAWSZ], *buf;
-	size_t nh = entry_header(head, type, base, len), bound, z;
+	size_t nh = entry_header(head, type, base, len), z;
 
 	*out = NULL;
-	bound = libdeflate_zlib_compress_bound(enc->c, len);
-	if (bound > enc->work_cap) {
-		free(enc->work);
-		enc->work_cap = 0;
-		if (!(enc->work = malloc(bound)))
-			return -1;
-		enc->work_cap = bound;
-	}
-	z = libdeflate_zlib_compress(enc->c, payload, len, enc->work, bound);
+	z = compress_payload(enc, payload, len);
 	if (!z || !(buf = malloc(nh + z)))
 		return -1;
 	memcpy(buf, head, nh);
