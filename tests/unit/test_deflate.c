@@ -40,6 +40,19 @@ static size_t round_trip(const unsigned char *in, size_t n)
 	assert_int_equal(back_len, n);
 	if (n)
 		assert_memory_equal(back, in, n);
+	/* and with libdeflate, which replayq's own pack reader uses */
+	{
+		struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
+		size_t used = 0;
+		assert_non_null(d);
+		memset(back, 0, n + 1);
+		assert_int_equal(libdeflate_zlib_decompress_ex(d, out, z, back, n, &used, NULL),
+				 LIBDEFLATE_SUCCESS);
+		assert_int_equal(used, z);
+		if (n)
+			assert_memory_equal(back, in, n);
+		libdeflate_free_decompressor(d);
+	}
 	free(out);
 	free(back);
 	return z;
