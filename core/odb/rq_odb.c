@@ -600,6 +600,25 @@ static rq_odb_packread *shared_reader(git_odb *from, const char *dir)
 	return NULL;
 }
 
+int rq_odb_whole_blob(git_odb *odb, const git_oid *id, unsigned char **entry, size_t *entry_len,
+		      unsigned char **content, size_t *len)
+{
+	size_t n = git_odb_num_backends(odb);
+
+	for (size_t i = 0; i < n; i++) {
+		git_odb_backend *b = NULL;
+		int r;
+		if (git_odb_get_backend(&b, odb, i) < 0 || !b || b->read != packs_read ||
+		    !((packs *)b)->direct)
+			continue;
+		r = rq_odb_packread_whole_blob(((packs *)b)->direct, id, entry, entry_len, content,
+					       len);
+		if (r != 0)
+			return r > 0 ? 1 : -1;
+	}
+	return 0;
+}
+
 void rq_odb_share_packs(git_odb *odb, git_odb *from)
 {
 	size_t n = odb && from ? git_odb_num_backends(odb) : 0;

@@ -62,6 +62,9 @@ typedef struct mem_object {
 	unsigned char claimed;
 	/* the content was given up once encoded (read back from the entry) */
 	unsigned char dropped;
+	/* a blob of the repository's packs, its entry copied as a delta base
+	 * (borrow_base) */
+	unsigned char borrowed;
 	/* a blob: 1 + the index of the earlier version of its file (a delta
 	 * base), 0 when there is none in the store */
 	size_t like;
@@ -490,9 +493,74 @@ int rq_odb_mem_check(const git_oid *id, const void *data, size_t len, git_object
 	return check_id(id, data, len, type);
 }
 
+/*
+ * A large blob whose earlier version the store does not hold (the first
+ * pick that changes its file: the sides' blobs are the repository's) would
+ * be compressed whole: 50-200 KB at a time, the largest part of a content
+ * replay's CPU. When the repository's packs hold one of the sides' blobs
+ * whole, its pack entry is copied as it is into the store, and the new blob
+ * becomes a delta against it: the pack then holds that blob a second time,
+ * which is what `git index-pack --fix-thin` does to a thin pack, and about
+ * what compressing the new blob whole would have taken, minus the CPU.
+ */
+#define BORROW_MIN (16 * 1024)
+
+/* Blob id as the repository's packs hold it, whole, copied into the store
+ * (encoded already): 1 + its index, or 0 when it cannot be. */
+static size_t borrow_base(struct rq_odb_mem *m, git_odb *odb, const git_oid *id)
+{
+	unsigned char *entry, *content;
+	size_t entry_len, len;
+	mem_object *o;
+
+	if (!id || find(m, id) ||
+	    rq_odb_whole_blob(odb, id, &entry, &entry_len, &content, &len) != 1)
+		return 0;
+	if (m->n >= UINT32_MAX - 1 || rq_hindex_reserve(&m->index, 1024, m->n, obj_hash, m) < 0 ||
+	    !(o = grow_objs(m))) {
+		free(entry);
+		free(content);
+		return 0;
+	}
+	memset(o, 0, sizeof(*o));
+	git_oid_cpy(&o->id, id);
+	o->type = GIT_OBJECT_BLOB;
+	o->len = len;
+	o->data = content;
+	o->own_data = 1;
+	o->entry = entry;
+	o->entry_len = entry_len;
+	o->own_entry = 1;
+	o->crc = rq_odb_pack_crc32(entry, entry_len);
+	o->claimed = 1; /* encoded already: the thread passes it by */
+	o->borrowed = 1;
+	rq_hindex_add(&m->index, rq_hindex_hash_oid(id), m->n);
+	return ++m->n;
+}
+
+/* The delta base of a new blob: like's version in the store; else (large
+ * blobs only) the first of like and alts[0..nalt) the packs hold whole,
+ * borrowed, or an alt the store has (borrowed for an earlier blob). 1 +
+ * its index, or 0. */
+static size_t base_for(struct rq_odb_mem *m, git_odb *odb, size_t len, git_object_t type,
+		       const git_oid *like, const git_oid *const *alts, size_t nalt)
+{
+	size_t k = like_index(m, like, type);
+
+	if (k || type != GIT_OBJECT_BLOB || len < BORROW_MIN)
+		return k;
+	k = borrow_base(m, odb, like);
+	/* another version: in the store already (borrowed before), or not */
+	for (size_t i = 0; !k && i < nalt; i++)
+		if (!(k = like_index(m, alts[i], type)))
+			k = borrow_base(m, odb, alts[i]);
+	return k;
+}
+
 /* Write the object whose id (from rq_odb_mem_hash) is *id. */
 static int write_hashed(struct rq_odb_mem *m, git_odb *odb, git_oid *id, const void *data,
-			size_t len, git_object_t type, const git_oid *like)
+			size_t len, git_object_t type, const git_oid *like,
+			const git_oid *const *alts, size_t nalt)
 {
 	int ahead = ahead_of(m);
 
@@ -501,7 +569,8 @@ static int write_hashed(struct rq_odb_mem *m, git_odb *odb, git_oid *id, const v
 	/* a packed object: git_odb_write() freshens its pack, as git does */
 	if (exists_packed(odb, id))
 		return git_odb_write(id, odb, data, len, type);
-	if (add_obj(m, id, data, len, type, 0, ahead, like_index(m, like, type)) < 0) {
+	if (add_obj(m, id, data, len, type, 0, ahead,
+		    base_for(m, odb, len, type, like, alts, nalt)) < 0) {
 		git_error_set_oom();
 		return -1;
 	}
@@ -516,11 +585,12 @@ int rq_odb_mem_write_hashed(const git_oid *id, git_odb *odb, const void *data, s
 
 	if (!m)
 		return git_odb_write(&copy, odb, data, len, type);
-	return write_hashed(m, odb, &copy, data, len, type, NULL);
+	return write_hashed(m, odb, &copy, data, len, type, NULL, NULL, 0);
 }
 
 int rq_odb_mem_write_like(git_oid *out, git_odb *odb, const void *data, size_t len,
-			  git_object_t type, const git_oid *like)
+			  git_object_t type, const git_oid *like, const git_oid *const *alts,
+			  size_t nalt)
 {
 	struct rq_odb_mem *m = mem_of(odb);
 
@@ -528,12 +598,12 @@ int rq_odb_mem_write_like(git_oid *out, git_odb *odb, const void *data, size_t l
 		return git_odb_write(out, odb, data, len, type);
 	if (rq_odb_mem_hash(out, odb, data, len, type) < 0)
 		return -1;
-	return write_hashed(m, odb, out, data, len, type, like);
+	return write_hashed(m, odb, out, data, len, type, like, alts, nalt);
 }
 
 int rq_odb_mem_write(git_oid *out, git_odb *odb, const void *data, size_t len, git_object_t type)
 {
-	return rq_odb_mem_write_like(out, odb, data, len, type, NULL);
+	return rq_odb_mem_write_like(out, odb, data, len, type, NULL, NULL, 0);
 }
 
 int rq_odb_mem_new(git_odb_backend **out)
@@ -1184,6 +1254,9 @@ static void *bg_main(void *arg)
 			bg_drop_tree(&m->objs[gone - 1]);
 		if (r == 0) {
 			store_encoded(&m->objs[bg->done], &e);
+			/* a borrowed base has served: read back from its entry if need be */
+			if (o.like && m->objs[o.like - 1].borrowed)
+				bg_drop(&m->objs[o.like - 1]);
 			/* bg_help may be checking it: then it gives the content up */
 			if (o.unchecked != 2) {
 				m->objs[bg->done].unchecked = 0;

@@ -44,11 +44,19 @@ int rq_odb_mem_new(git_odb_backend **out);
  * freshens them as git does. Any other odb: git_odb_write().
  */
 int rq_odb_mem_write(git_oid *out, git_odb *odb, const void *data, size_t len, git_object_t type);
-/* The same for a new version of a file whose earlier version is the blob
+/*
+ * The same for a new version of a file whose earlier version is the blob
  * `like` (NULL: none): when the store holds that blob, the new one is
- * encoded as a delta against it where that is smaller. */
+ * encoded as a delta against it where that is smaller. When it does not
+ * and the new blob is large (16 KiB or more), the first of like and
+ * alts[0..nalt) (other versions; NULL entries skipped) that the
+ * repository's packs hold whole is taken into the store as they hold it
+ * (its entry copied, no compression) and becomes the base: the pack then
+ * holds that blob too.
+ */
 int rq_odb_mem_write_like(git_oid *out, git_odb *odb, const void *data, size_t len,
-			  git_object_t type, const git_oid *like);
+			  git_object_t type, const git_oid *like, const git_oid *const *alts,
+			  size_t nalt);
 
 /*
  * The id rq_odb_mem_write would give the object: the plain SHA-1 while a

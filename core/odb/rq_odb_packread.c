@@ -582,6 +582,44 @@ int rq_odb_packread_read_header(rq_odb_packread *pr, const git_oid *id, size_t *
 	return r <= 0 ? r : entry_header(pr, k, off, len, type);
 }
 
+int rq_odb_packread_whole_blob(rq_odb_packread *pr, const git_oid *id, unsigned char **out,
+			       size_t *entry_len, unsigned char **content, size_t *len)
+{
+	const unsigned char *start;
+	unsigned char *buf;
+	size_t k, used;
+	uint64_t off;
+	entry e;
+	int r = locate(pr, id, &k, &off);
+
+	*out = *content = NULL;
+	if (r <= 0)
+		return r;
+	if (parse_entry(&pr->packs[k], off, &e) < 0)
+		return RQ_ODB_PACKREAD_DAMAGED;
+	if (e.code != GIT_OBJECT_BLOB)
+		return 0;
+	if (!(buf = malloc(e.size + 1)))
+		return -1;
+	/* inflated to learn where its stream ends (and checked: Adler-32) */
+	if (libdeflate_zlib_decompress_ex(pr->inflater, e.z, e.zmax, buf, e.size, &used, NULL) !=
+	    LIBDEFLATE_SUCCESS) {
+		free(buf);
+		return RQ_ODB_PACKREAD_DAMAGED;
+	}
+	buf[e.size] = '\0';
+	start = pr->packs[k].pack + off;
+	*entry_len = (size_t)(e.z - start) + used;
+	if (!(*out = malloc(*entry_len))) {
+		free(buf);
+		return -1;
+	}
+	memcpy(*out, start, *entry_len);
+	*content = buf;
+	*len = e.size;
+	return 1;
+}
+
 int rq_odb_packread_has(rq_odb_packread *pr, const git_oid *id)
 {
 	uint64_t off;

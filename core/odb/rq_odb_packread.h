@@ -64,4 +64,15 @@ int rq_odb_packread_read(rq_odb_packread *pr, const git_oid *id, rq_odb_packread
 int rq_odb_packread_read_header(rq_odb_packread *pr, const git_oid *id, size_t *len,
 				git_object_t *type);
 
+/*
+ * Blob id as it is stored when these packs hold it whole (not as a delta):
+ * 1 with *entry (malloc'd: a copy of its pack entry, the type-and-size
+ * header and the zlib stream, as another pack can hold it) and *content
+ * (malloc'd, *len bytes and a NUL). 0 when these packs do not hold it,
+ * hold it as a delta or it is no blob; -1 out of memory;
+ * RQ_ODB_PACKREAD_DAMAGED.
+ */
+int rq_odb_packread_whole_blob(rq_odb_packread *pr, const git_oid *id, unsigned char **entry,
+			       size_t *entry_len, unsigned char **content, size_t *len);
+
 #endif

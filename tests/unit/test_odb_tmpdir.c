@@ -224,7 +224,7 @@ static char *compress_ahead_run(tu_repo *r, git_oid *ids, size_t n, size_t size)
 		snprintf(buf, 32, "version %zu\n", k);
 		/* odd k: a new version of k - 1's file */
 		assert_int_equal(rq_odb_mem_write_like(&ids[k], odb, buf, size, GIT_OBJECT_BLOB,
-						       k % 2 ? &ids[k - 1] : NULL),
+						       k % 2 ? &ids[k - 1] : NULL, NULL, 0),
 				 0);
 		if (k % 5 == 4) { /* read back an earlier one, and write it again */
 			git_odb_object *o = NULL;

@@ -36,12 +36,16 @@
  * be clean; after the first conflict its id is only computed (the pick
  * stops, and the id still decides equal-content comparisons later).
  */
-static int write_blob(rq_ort_merge *merge, const char *buf, size_t n, const git_oid *side1,
-		      git_oid *out)
+static int write_blob(rq_ort_merge *merge, const char *buf, size_t n, const rq_ort_stage *base,
+		      const rq_ort_stage *side1, const rq_ort_stage *side2, git_oid *out)
 {
+	/* a delta against side 1's version: usually the blob the pick before
+	 * wrote; else against a version the repository holds whole */
+	const git_oid *alts[2] = {&side2->oid, &base->oid};
+
 	if (merge->write_objects) {
-		/* side 1's version: usually the blob the pick before wrote */
-		if (rq_odb_mem_write_like(out, merge->odb, buf, n, GIT_OBJECT_BLOB, side1) < 0)
+		if (rq_odb_mem_write_like(out, merge->odb, buf, n, GIT_OBJECT_BLOB, &side1->oid,
+					  alts, 2) < 0)
 			return rq_error_git(merge->err, "cannot write blob");
 	} else if (git_odb_hash(out, buf, n, GIT_OBJECT_BLOB) < 0) {
 		return rq_error_git(merge->err, "cannot hash blob");
@@ -132,7 +136,8 @@ static int any_binary(const three_blobs *blobs)
  * -1 on error.
  */
 static int merge_text_buffers(rq_ort_merge *merge, const three_blobs *blobs,
-			      const rq_ort_stage *side1, rq_ort_stage *result, int *clean, int *why)
+			      const rq_ort_stage *const stages[3], rq_ort_stage *result, int *clean,
+			      int *why)
 {
 	char *out = NULL;
 	size_t outlen = 0;
@@ -142,12 +147,12 @@ static int merge_text_buffers(rq_ort_merge *merge, const three_blobs *blobs,
 			  blobs->buf[2], blobs->size[2], merge->config->conflict_style, &out,
 			  &outlen)) {
 	case RQ_XMERGE_CLEAN:
-		rc = write_blob(merge, out, outlen, &side1->oid, &result->oid);
+		rc = write_blob(merge, out, outlen, stages[0], stages[1], stages[2], &result->oid);
 		break;
 	case RQ_XMERGE_CONFLICT:
 		*why |= RQ_ORT_CONTENT_CONFLICT | RQ_ORT_CONTENT_TEXT;
 		*clean = 0;
-		git_oid_cpy(&result->oid, &side1->oid);
+		git_oid_cpy(&result->oid, &stages[1]->oid);
 		break;
 	case RQ_XMERGE_TOO_COMPLEX:
 		rq_ort_fall_back(merge, "xdiff hash chain overflow"); /* git fails here */
@@ -184,7 +189,7 @@ static int merge_regular_files(rq_ort_merge *merge, const rq_ort_stage *base,
 		git_oid_cpy(&result->oid, &side1->oid);
 		rc = 0;
 	} else {
-		rc = merge_text_buffers(merge, &blobs, side1, result, clean, why);
+		rc = merge_text_buffers(merge, &blobs, stages, result, clean, why);
 	}
 done:
 	three_blobs_free(&blobs);
