@@ -487,14 +487,15 @@ static void test_clean_stale_pack_temps(void **state)
 
 	/* the dead owner's at once; the other machine's by age */
 	assert_int_equal(rq_odb_tmpdir_clean_stale(tu_repo_open(r), 3600, NULL), 2);
-	snprintf(p, sizeof(p), "%s/%s", pack, dead_name);
-	assert_false(tu_exists(p));
-	snprintf(p, sizeof(p), "%s/%s", pack, name);
-	assert_false(tu_exists(p));
-	snprintf(p, sizeof(p), "%s/%s", pack, live_name);
-	assert_true(tu_exists(p));
-	snprintf(p, sizeof(p), "%s/tmp_pack_Zx9Yw8", pack);
-	assert_true(tu_exists(p));
+	{
+		const char *gone[] = {dead_name, name}, *kept[] = {live_name, "tmp_pack_Zx9Yw8"};
+		for (int i = 0; i < 2; i++) {
+			snprintf(p, sizeof(p), "%s/%s", pack, gone[i]);
+			assert_false(tu_exists(p));
+			snprintf(p, sizeof(p), "%s/%s", pack, kept[i]);
+			assert_true(tu_exists(p));
+		}
+	}
 	assert_int_equal(rq_odb_tmpdir_clean_stale(tu_repo_open(r), 0, NULL), 0);
 }
 
