@@ -43,20 +43,21 @@ check_workers_stop "$W"
 # --- Redis full of clients ---------------------------------------------------------
 section "Redis full of clients"
 rcli CONFIG SET maxclients 1 >/dev/null
-# one client that stays connected takes the only place
-coproc HOLD (exec redis-cli -p "$REDIS_PORT")
-echo PING >&"${HOLD[1]}"
-read -r pong <&"${HOLD[0]}"
-check_eq "the holding client is connected" PONG "$pong"
+# one connection of this shell's, which stays open, takes the only place
+# (a connection, not a client process: nothing that could exit meanwhile)
+exec 7<>"/dev/tcp/127.0.0.1/$REDIS_PORT"
+printf 'PING\r\n' >&7
+read -r pong <&7
+check_eq "the holding connection is there" "+PONG" "${pong%$'\r'}"
 check_contains "a second client is refused" "max number of clients" "$(rcli PING 2>&1)"
-# database 1: the connection's SELECT is the command refused
-start_worker full --repo-root="$ROOT" --redis="redis://127.0.0.1:$REDIS_PORT/1"
+# database 1: the connection's SELECT is the command refused (the worker
+# must not inherit the holding connection)
+start_worker full --repo-root="$ROOT" --redis="redis://127.0.0.1:$REDIS_PORT/1" 7>&-
 W=$WORKER_PID
 check "the worker logs that it cannot connect yet" \
 	wait_for "the max-clients retry" 60 grep -qs 'cannot connect to Redis yet.*max number of clients' "$T/full.log"
 check "and keeps waiting" kill -0 "$W"
-kill "$HOLD_PID"
-wait "$HOLD_PID" 2>/dev/null
+exec 7>&-
 # room for the worker's two connections (the worker may hold the one
 # free place a moment while it tries: retried until the set gets through)
 wait_for "maxclients raised" 30 eval 'rcli CONFIG SET maxclients 10000 2>/dev/null | grep -q OK'
