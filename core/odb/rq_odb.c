@@ -600,8 +600,9 @@ static rq_odb_packread *shared_reader(git_odb *from, const char *dir)
 	return NULL;
 }
 
-int rq_odb_whole_blob(git_odb *odb, const git_oid *id, unsigned char **entry, size_t *entry_len,
-		      unsigned char **content, size_t *len)
+int rq_odb_whole_blob(git_odb *odb, const git_oid *id, size_t min, size_t max,
+		      unsigned char **entry, size_t *entry_len, unsigned char **content,
+		      size_t *len)
 {
 	size_t n = git_odb_num_backends(odb);
 
@@ -611,8 +612,8 @@ int rq_odb_whole_blob(git_odb *odb, const git_oid *id, unsigned char **entry, si
 		if (git_odb_get_backend(&b, odb, i) < 0 || !b || b->read != packs_read ||
 		    !((packs *)b)->direct)
 			continue;
-		r = rq_odb_packread_whole_blob(((packs *)b)->direct, id, entry, entry_len, content,
-					       len);
+		r = rq_odb_packread_whole_blob(((packs *)b)->direct, id, min, max, entry, entry_len,
+					       content, len);
 		if (r != 0)
 			return r > 0 ? 1 : -1;
 	}

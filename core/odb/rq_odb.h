@@ -62,13 +62,14 @@ int rq_odb_install(git_repository *repo, const rq_odb_opts *opts, rq_error *err)
 void rq_odb_share_packs(git_odb *odb, git_odb *from);
 
 /*
- * Blob id as the database's packs store it, when whole (see
- * rq_odb_packread_whole_blob): 1 with *entry and *content (malloc'd), 0
+ * Blob id as the database's packs store it, when whole and of a size in
+ * [min, max] (see rq_odb_packread_whole_blob): 1 with *entry and *content (malloc'd), 0
  * when no pack of odb holds it whole (or odb is no rq_odb database), -1
  * out of memory or damaged.
  */
-int rq_odb_whole_blob(git_odb *odb, const git_oid *id, unsigned char **entry, size_t *entry_len,
-		      unsigned char **content, size_t *len);
+int rq_odb_whole_blob(git_odb *odb, const git_oid *id, size_t min, size_t max,
+		      unsigned char **entry, size_t *entry_len, unsigned char **content,
+		      size_t *len);
 /* 1 if b is the loose backend of an rq_odb database. */
 int rq_odb_is_loose(const git_odb_backend *b);
 

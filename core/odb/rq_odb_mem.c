@@ -63,8 +63,9 @@ typedef struct mem_object {
 	/* the content was given up once encoded (read back from the entry) */
 	unsigned char dropped;
 	/* a blob of the repository's packs, its entry copied as a delta base
-	 * (borrow_base) */
-	unsigned char borrowed;
+	 * (borrow_base); used: some delta of the pack is against it (set by
+	 * rq_odb_mem_check_deltas: a borrowed blob nothing uses stays out) */
+	unsigned char borrowed, used;
 	/* a blob: 1 + the index of the earlier version of its file (a delta
 	 * base), 0 when there is none in the store */
 	size_t like;
@@ -96,6 +97,7 @@ typedef struct bg_state {
 	pid_t owner; /* the process that started it */
 	int stop, failed;
 	int sleeping; /* the thread waits on wake */
+	int no_poll;  /* it sleeps at once when idle (rq_odb_mem_no_poll) */
 	size_t handed, done, pending_bytes;
 	/* handed, for the thread to poll without the lock (SIZE_MAX: stop) */
 	_Atomic size_t posted;
@@ -506,15 +508,17 @@ int rq_odb_mem_check(const git_oid *id, const void *data, size_t len, git_object
 #define BORROW_MIN (16 * 1024)
 
 /* Blob id as the repository's packs hold it, whole, copied into the store
- * (encoded already): 1 + its index, or 0 when it cannot be. */
-static size_t borrow_base(struct rq_odb_mem *m, git_odb *odb, const git_oid *id)
+ * (encoded already), when its size is within half to twice `near` (a base
+ * much larger than the new blob would cost more than compressing it, one
+ * much smaller would make no delta): 1 + its index, or 0 when not. */
+static size_t borrow_base(struct rq_odb_mem *m, git_odb *odb, const git_oid *id, size_t near)
 {
 	unsigned char *entry, *content;
 	size_t entry_len, len;
 	mem_object *o;
 
 	if (!id || find(m, id) ||
-	    rq_odb_whole_blob(odb, id, &entry, &entry_len, &content, &len) != 1)
+	    rq_odb_whole_blob(odb, id, near / 2, near * 2, &entry, &entry_len, &content, &len) != 1)
 		return 0;
 	if (m->n >= UINT32_MAX - 1 || rq_hindex_reserve(&m->index, 1024, m->n, obj_hash, m) < 0 ||
 	    !(o = grow_objs(m))) {
@@ -549,11 +553,11 @@ static size_t base_for(struct rq_odb_mem *m, git_odb *odb, size_t len, git_objec
 
 	if (k || type != GIT_OBJECT_BLOB || len < BORROW_MIN)
 		return k;
-	k = borrow_base(m, odb, like);
+	k = borrow_base(m, odb, like, len);
 	/* another version: in the store already (borrowed before), or not */
 	for (size_t i = 0; !k && i < nalt; i++)
 		if (!(k = like_index(m, alts[i], type)))
-			k = borrow_base(m, odb, alts[i]);
+			k = borrow_base(m, odb, alts[i], len);
 	return k;
 }
 
@@ -1025,6 +1029,7 @@ int rq_odb_mem_check_deltas(git_odb_backend *b, rq_odb_pack_encoder *enc)
 			continue;
 		}
 		o->depth = base->depth + 1;
+		base->used = 1;
 	}
 	return 0;
 }
@@ -1034,6 +1039,8 @@ int rq_odb_mem_entry(git_odb_backend *b, size_t i, rq_odb_pack_entry *out)
 	struct rq_odb_mem *m = (struct rq_odb_mem *)b;
 	if (i >= m->n || !m->objs[i].entry)
 		return -1;
+	if (m->objs[i].borrowed && !m->objs[i].used)
+		return 1;
 	git_oid_cpy(&out->id, &m->objs[i].id);
 	out->data = m->objs[i].entry;
 	out->len = m->objs[i].entry_len;
@@ -1207,6 +1214,8 @@ static int bg_spin(bg_state *bg)
 	uint64_t t0 = mono_ns();
 	unsigned i = 0;
 
+	if (bg->no_poll)
+		return 0;
 	pthread_mutex_unlock(&bg->mu);
 	while (atomic_load_explicit(&bg->posted, memory_order_acquire) == seen) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -1361,10 +1370,11 @@ static void help_with(struct rq_odb_mem *m, size_t k, rq_odb_pack_encoder **enc)
 		bg->failed = r;
 	if (check && r != -2)
 		o->unchecked = 0;
+	/* an object the thread encoded meanwhile keeps its content, freed with
+	 * the store: the thread may be reading it as the next version's delta
+	 * base right now (it does not give it up while this check runs) */
 	if (e.entry)
 		store_encoded(o, &e);
-	else if (check && o->entry) /* the thread encoded it meanwhile */
-		bg_drop(o);
 }
 
 typedef struct sized {
@@ -1469,6 +1479,11 @@ static int bg_finish(struct rq_odb_mem *m)
 		if (m->objs[k].claimed && m->objs[k].entry)
 			bg_drop(&m->objs[k]);
 	return bg->failed;
+}
+
+void rq_odb_mem_no_poll(git_odb_backend *b)
+{
+	((struct rq_odb_mem *)b)->bg.no_poll = 1;
 }
 
 void rq_odb_mem_compress_ahead(git_odb_backend *b, rq_odb_pack_encoder *enc)

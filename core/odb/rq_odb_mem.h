@@ -100,6 +100,11 @@ int rq_odb_mem_load(git_odb_backend *b, const char *path, rq_error *err);
  */
 void rq_odb_mem_compress_ahead(git_odb_backend *b, rq_odb_pack_encoder *enc);
 
+/* The thread sleeps as soon as it has nothing to do instead of polling for
+ * the next object first (a parallel replay: its processes share the CPUs).
+ * Before the thread starts. */
+void rq_odb_mem_no_poll(git_odb_backend *b);
+
 /* Encode objects [since, count) as pack entries (those not encoded yet):
  * whole, or trees as deltas against earlier trees of the same range.
  * 0, -1 (out of memory) or -2 (libgit2's collision detection refused a new
@@ -111,8 +116,10 @@ int rq_odb_mem_encode(git_odb_backend *b, rq_odb_pack_encoder *enc, size_t since
  * than the limit. 0, -1 (out of memory) or -2 (as rq_odb_mem_encode). */
 int rq_odb_mem_check_deltas(git_odb_backend *b, rq_odb_pack_encoder *enc);
 
-/* Object i as a pack entry (pointers into the store). 0, or -1 when i is out
- * of range or not encoded. */
+/* Object i as a pack entry (pointers into the store). 0; 1 when it does not
+ * go into the pack (a blob borrowed from the repository as a delta base
+ * that no delta uses, after rq_odb_mem_check_deltas); -1 when i is out of
+ * range or not encoded. */
 int rq_odb_mem_entry(git_odb_backend *b, size_t i, rq_odb_pack_entry *out);
 
 #endif

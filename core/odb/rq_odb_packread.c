@@ -582,8 +582,9 @@ int rq_odb_packread_read_header(rq_odb_packread *pr, const git_oid *id, size_t *
 	return r <= 0 ? r : entry_header(pr, k, off, len, type);
 }
 
-int rq_odb_packread_whole_blob(rq_odb_packread *pr, const git_oid *id, unsigned char **out,
-			       size_t *entry_len, unsigned char **content, size_t *len)
+int rq_odb_packread_whole_blob(rq_odb_packread *pr, const git_oid *id, size_t min, size_t max,
+			       unsigned char **out, size_t *entry_len, unsigned char **content,
+			       size_t *len)
 {
 	const unsigned char *start;
 	unsigned char *buf;
@@ -597,7 +598,7 @@ int rq_odb_packread_whole_blob(rq_odb_packread *pr, const git_oid *id, unsigned 
 		return r;
 	if (parse_entry(&pr->packs[k], off, &e) < 0)
 		return RQ_ODB_PACKREAD_DAMAGED;
-	if (e.code != GIT_OBJECT_BLOB)
+	if (e.code != GIT_OBJECT_BLOB || e.size < min || e.size > max)
 		return 0;
 	if (!(buf = malloc(e.size + 1)))
 		return -1;

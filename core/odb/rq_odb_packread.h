@@ -65,14 +65,15 @@ int rq_odb_packread_read_header(rq_odb_packread *pr, const git_oid *id, size_t *
 				git_object_t *type);
 
 /*
- * Blob id as it is stored when these packs hold it whole (not as a delta):
- * 1 with *entry (malloc'd: a copy of its pack entry, the type-and-size
- * header and the zlib stream, as another pack can hold it) and *content
- * (malloc'd, *len bytes and a NUL). 0 when these packs do not hold it,
- * hold it as a delta or it is no blob; -1 out of memory;
- * RQ_ODB_PACKREAD_DAMAGED.
+ * Blob id as it is stored when these packs hold it whole (not as a delta)
+ * and its size is within [min, max]: 1 with *entry (malloc'd: a copy of its
+ * pack entry, the type-and-size header and the zlib stream, as another
+ * pack can hold it) and *content (malloc'd, *len bytes and a NUL). 0 when
+ * these packs do not hold it, hold it as a delta, it is no blob or its
+ * size is out of range; -1 out of memory; RQ_ODB_PACKREAD_DAMAGED.
  */
-int rq_odb_packread_whole_blob(rq_odb_packread *pr, const git_oid *id, unsigned char **entry,
-			       size_t *entry_len, unsigned char **content, size_t *len);
+int rq_odb_packread_whole_blob(rq_odb_packread *pr, const git_oid *id, size_t min, size_t max,
+			       unsigned char **entry, size_t *entry_len, unsigned char **content,
+			       size_t *len);
 
 #endif

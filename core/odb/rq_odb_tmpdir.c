@@ -130,6 +130,9 @@ static int name_dir(rq_odb_tmpdir *od, rq_error *err)
 
 int rq_odb_tmpdir_make(rq_odb_tmpdir *od, rq_error *err)
 {
+	/* a parallel replay's: its processes' compressors share the CPUs with
+	 * every worker's picks, so they do not poll */
+	rq_odb_mem_no_poll(od->mem);
 	for (int tries = 0; !od->made; tries++) {
 		if (mkdir(od->path, 0700) == 0) {
 			od->made = 1;
@@ -267,10 +270,10 @@ int rq_odb_tmpdir_load_part(rq_odb_tmpdir *od, unsigned idx, rq_error *err)
 
 /* Every new object as a pack entry: *entries (malloc'ed, pointing into
  * the store) in write order, so that a delta's base comes before it. */
-static int pack_entries(rq_odb_tmpdir *od, size_t n, rq_odb_pack_entry **entries, rq_error *err)
+static int pack_entries(rq_odb_tmpdir *od, size_t *n, rq_odb_pack_entry **entries, rq_error *err)
 {
 	rq_odb_pack_entry *e;
-
+	size_t k = 0;
 	int r;
 
 	*entries = NULL;
@@ -279,13 +282,17 @@ static int pack_entries(rq_odb_tmpdir *od, size_t n, rq_odb_pack_entry **entries
 		r = rq_odb_mem_check_deltas(od->mem, od->enc);
 	if (r < 0)
 		return encode_error(r, err);
-	if (!(e = malloc(n * sizeof(*e))))
+	if (!(e = malloc((*n ? *n : 1) * sizeof(*e))))
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	for (size_t i = 0; i < n; i++)
-		if (rq_odb_mem_entry(od->mem, i, &e[i]) < 0) {
+	for (size_t i = 0; i < *n; i++) {
+		r = rq_odb_mem_entry(od->mem, i, &e[k]);
+		if (r < 0) {
 			free(e);
 			return rq_error_set(err, RQ_E_INTERNAL, "an object was not encoded");
 		}
+		k += r == 0; /* 1: a borrowed delta base no delta uses, left out */
+	}
+	*n = k;
 	*entries = e;
 	return 0;
 }
@@ -310,8 +317,12 @@ static int write_pack(rq_odb_tmpdir *od, rq_odb_tmpdir_stats *stats, rq_error *e
 	char packdir[DIR_MAX + 8], prefix[200];
 	int rc = -1;
 
-	if (pack_entries(od, stats->objects, &e, err) < 0)
+	if (pack_entries(od, &stats->objects, &e, err) < 0)
 		return -1;
+	if (!stats->objects) { /* nothing left to pack */
+		free(e);
+		return 0;
+	}
 	RQ_TRACE_AT("pack: entries");
 	snprintf(packdir, sizeof(packdir), "%s/pack", od->objects);
 	snprintf(prefix, sizeof(prefix), "tmp_%.180s-", strrchr(od->path, '/') + 1);

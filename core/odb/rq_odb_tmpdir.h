@@ -51,7 +51,8 @@ typedef struct rq_odb_tmpdir_stats {
 int rq_odb_tmpdir_open(rq_odb_tmpdir **out, git_repository *repo, const rq_odb_opts *opts,
 		       rq_error *err);
 /* Make the directory now (a parallel replay, before its fork: the part
- * files go there). Made once; 0, or -1 with err set. */
+ * files go there; its compressors then sleep when idle instead of polling,
+ * rq_odb_mem_no_poll). Made once; 0, or -1 with err set. */
 int rq_odb_tmpdir_make(rq_odb_tmpdir *od, rq_error *err);
 /*
  * The new objects as one pack in objects/pack (none when no object was

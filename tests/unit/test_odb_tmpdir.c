@@ -269,6 +269,104 @@ static void test_compress_ahead(void **state)
 	free(again);
 }
 
+/* 40 KB of numbered lines, every word seeded by `seed`. */
+static char *lines_of(unsigned seed, size_t *len)
+{
+	char *b = malloc(48 * 1024);
+	size_t n = 0;
+
+	assert_non_null(b);
+	for (unsigned i = 0; n < 40000; i++)
+		n += (size_t)sprintf(b + n, "line %u word %u\n", i, (i * 2654435761u) ^ seed);
+	*len = n;
+	return b;
+}
+
+/* One blob written against a blob the repository's pack holds whole: the
+ * pack the replay writes, as verify-pack lists it. */
+static char *write_against(tu_repo *r, const git_oid *side, const char *content, size_t len,
+			   git_oid *id, rq_odb_tmpdir_stats *stats)
+{
+	git_repository *repo = tu_repo_open(r);
+	rq_odb_tmpdir *od = NULL;
+	git_odb *odb;
+	char *out;
+
+	assert_int_equal(rq_odb_tmpdir_open(&od, repo, NULL, NULL), 0);
+	assert_int_equal(git_repository_odb(&odb, repo), 0);
+	assert_int_equal(
+	    rq_odb_mem_write_like(id, odb, content, len, GIT_OBJECT_BLOB, side, NULL, 0), 0);
+	git_odb_free(odb);
+	assert_int_equal(rq_odb_tmpdir_finish(od, stats, NULL), 0);
+	rq_odb_tmpdir_free(od);
+	out = tu_capture(r, "git verify-pack -v .git/objects/pack/%s.idx | grep blob",
+			 stats->pack_name);
+	assert_non_null(out);
+	return out;
+}
+
+/* A large blob against a side the packs hold whole: the side's entry is
+ * copied into the pack and the blob is a delta against it; when the delta
+ * is not worth it (a rewrite), the copy stays out of the pack. */
+static void test_borrowed_base(void **state)
+{
+	tu_repo *r = *state;
+	rq_odb_tmpdir_stats stats;
+	git_oid side, id;
+	size_t len, len2;
+	char *a = lines_of(1, &len), *b, *out;
+
+	tu_commit_file(r, "big.txt", a, "big");
+	tu_git(r, "git repack -q -a -d -f");
+	out = tu_capture(r, "git rev-parse HEAD:big.txt");
+	assert_non_null(out);
+	assert_int_equal(git_oid_fromstr(&side, out), 0);
+	free(out);
+	/* another version: a few words changed */
+	b = malloc(len + 1);
+	memcpy(b, a, len + 1);
+	memcpy(b + 1000, "CHANGED", 7);
+	memcpy(b + 30000, "CHANGED", 7);
+	out = write_against(r, &side, b, len, &id, &stats);
+	assert_int_equal(stats.objects, 2);
+	assert_non_null(strstr(out, tu_hex(&side)));
+	assert_non_null(strstr(out, tu_hex(&id)));
+	/* the new blob is a delta against the side, which is whole */
+	{
+		char *d = tu_capture(
+		    r,
+		    "git verify-pack -v .git/objects/pack/%s.idx | awk '$1 == \"%s\" { print $7 }'",
+		    stats.pack_name, tu_hex(&id));
+		assert_non_null(d);
+		assert_string_equal(d, tu_hex(&side));
+		free(d);
+	}
+	assert_int_equal(tu_run(r, "git fsck --strict --no-dangling 2>/dev/null"), 0);
+	{
+		char path[PATH_MAX + 16];
+		FILE *f;
+		snprintf(path, sizeof(path), "%.3000s/expected", r->root);
+		f = fopen(path, "w");
+		assert_non_null(f);
+		assert_int_equal(fwrite(b, 1, len, f), len);
+		fclose(f);
+		assert_int_equal(
+		    tu_run(r, "git cat-file blob %s | cmp -s - '%s'", tu_hex(&id), path), 0);
+	}
+	free(out);
+	free(b);
+	/* a rewrite of the same size: no delta, the copy left out */
+	b = lines_of(99, &len2);
+	out = write_against(r, &side, b, len2, &id, &stats);
+	assert_int_equal(stats.objects, 1);
+	assert_null(strstr(out, tu_hex(&side)));
+	assert_non_null(strstr(out, tu_hex(&id)));
+	assert_int_equal(tu_run(r, "git fsck --strict --no-dangling 2>/dev/null"), 0);
+	free(out);
+	free(b);
+	free(a);
+}
+
 static void test_finish_nothing_written(void **state)
 {
 	tu_repo *r = *state;
@@ -602,6 +700,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_open_write_finish, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_finish_nothing_written, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_borrowed_base, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_compress_ahead, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_free_without_finish, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_two_dirs, setup, teardown),
