@@ -122,3 +122,16 @@ void rq_testhook_hold(const char *point)
 	sigaction(SIGUSR1, &old_sa, NULL);
 	sigprocmask(SIG_SETMASK, &old_mask, NULL);
 }
+
+static rq_testhook_fn g_fn;
+
+void rq_testhook_set_fn(rq_testhook_fn fn)
+{
+	g_fn = fn;
+}
+
+void rq_testhook_at(const char *point, size_t k)
+{
+	if (g_fn)
+		g_fn(point, k);
+}

@@ -26,10 +26,24 @@
 #ifndef RQ_TESTHOOK_H
 #define RQ_TESTHOOK_H
 
+#include <stddef.h>
+
 /* Hold here if REPLAYQ_TEST_HOLD names this point; returns when let go. */
 void rq_testhook_hold(const char *point);
 
 /* 1 if REPLAYQ_TEST_HOLD names this point. */
 int rq_testhook_wanted(const char *point);
+
+/*
+ * In-process tests of threads: fn(point, k) is called at every
+ * rq_testhook_at(point, k) (NULL, the default: nothing). A unit test sets
+ * it before any thread starts, to make an interleaving happen on purpose.
+ * Points: "help-unlocked" and "help-done" (rq_odb_mem: the replay's thread
+ * helping with object k at the end, its lock released, then done),
+ * "thread-encode" (the compressor thread about to encode object k).
+ */
+typedef void (*rq_testhook_fn)(const char *point, size_t k);
+void rq_testhook_set_fn(rq_testhook_fn fn);
+void rq_testhook_at(const char *point, size_t k);
 
 #endif

@@ -24,6 +24,7 @@
 #include "rq_mem.h"
 #include "rq_odb.h"
 #include "rq_sha1.h"
+#include "rq_testhook.h"
 #include "rq_trace.h"
 
 #define PART_MAGIC     "RQPART2\n"
@@ -1239,7 +1240,7 @@ static void *bg_main(void *arg)
 		bg_tree base;
 		const bg_tree *blob_base;
 		unsigned char *tmp;
-		size_t gone;
+		size_t gone, k;
 		encoded e;
 		int r;
 		while (!bg->stop && bg->done == bg->handed && !bg_spin(bg)) {
@@ -1254,7 +1255,9 @@ static void *bg_main(void *arg)
 			continue;
 		}
 		blob_base = bg_take(m, &o, &base, &tmp);
+		k = bg->done;
 		pthread_mutex_unlock(&bg->mu);
+		rq_testhook_at("thread-encode", k);
 		r = bg_encode(bg, &o, blob_base, &e);
 		free(tmp);
 		gone = r == 0 ? bg_remember(bg, &o, bg->done, &e) : 0;
@@ -1364,6 +1367,7 @@ static void help_with(struct rq_odb_mem *m, size_t k, rq_odb_pack_encoder **enc)
 	o->claimed = (unsigned char)(o->claimed || whole);
 	copy = *o;
 	pthread_mutex_unlock(&bg->mu);
+	rq_testhook_at("help-unlocked", k);
 	r = help_one(bg, &copy, check, whole, enc, &e);
 	pthread_mutex_lock(&bg->mu);
 	if (r < 0 && !bg->failed)
@@ -1375,6 +1379,7 @@ static void help_with(struct rq_odb_mem *m, size_t k, rq_odb_pack_encoder **enc)
 	 * base right now (it does not give it up while this check runs) */
 	if (e.entry)
 		store_encoded(o, &e);
+	rq_testhook_at("help-done", k);
 }
 
 typedef struct sized {

@@ -5,6 +5,7 @@
  */
 #include "testutil.h"
 
+#include <semaphore.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include "rq_fs.h"
 #include "rq_odb_mem.h"
 #include "rq_odb_tmpdir.h"
+#include "rq_testhook.h"
 
 static int setup(void **state)
 {
@@ -367,6 +369,77 @@ static void test_borrowed_base(void **state)
 	free(a);
 }
 
+/*
+ * The end of a replay: this thread checks version 1 of a file while the
+ * compressor encodes it, takes version 2 and starts its delta against
+ * version 1's content. The check ending must not free that content under
+ * the compressor (it did: a use-after-free ASan reports). The hook makes
+ * the interleaving happen: the compressor waits, before version 0, until
+ * the check of version 1 has begun, and before version 2's delta until it
+ * has ended; the check waits until the compressor is at version 2.
+ */
+static sem_t g_checking, g_at_v2, g_check_done;
+
+static void race_hook(const char *point, size_t k)
+{
+	if (!strcmp(point, "thread-encode") && k == 0) {
+		sem_wait(&g_checking);
+	} else if (!strcmp(point, "thread-encode") && k == 2) {
+		sem_post(&g_at_v2);
+		sem_wait(&g_check_done);
+	} else if (!strcmp(point, "help-unlocked") && k == 1) {
+		sem_post(&g_checking);
+		sem_wait(&g_at_v2);
+	} else if (!strcmp(point, "help-done") && k == 1) {
+		sem_post(&g_check_done);
+	}
+}
+
+static void test_check_and_delta_race(void **state)
+{
+	enum { LEN = 200000 };
+	git_odb *odb;
+	git_odb_backend *mem;
+	rq_odb_pack_encoder *enc = rq_odb_pack_encoder_new_level(1);
+	char *v = malloc(LEN + 3);
+	git_oid id[3];
+	git_odb_object *obj;
+
+	(void)state;
+	assert_non_null(enc);
+	assert_non_null(v);
+	sem_init(&g_checking, 0, 0);
+	sem_init(&g_at_v2, 0, 0);
+	sem_init(&g_check_done, 0, 0);
+	rq_testhook_set_fn(race_hook);
+	assert_int_equal(git_odb_new(&odb), 0);
+	assert_int_equal(rq_odb_mem_new(&mem), 0);
+	assert_int_equal(git_odb_add_backend(odb, mem, 10), 0);
+	rq_odb_mem_compress_ahead(mem, enc);
+	for (size_t i = 0; i < LEN + 3; i++)
+		v[i] = "abcdefgh \n"[(i * 2654435761u >> 7) % 10];
+	for (int k = 0; k < 3; k++) {
+		v[1000 + 7000 * k] ^= 1; /* version k: another byte changed */
+		assert_int_equal(rq_odb_mem_write_like(&id[k], odb, v, LEN + (size_t)k,
+						       GIT_OBJECT_BLOB, k ? &id[k - 1] : NULL, NULL,
+						       0),
+				 0);
+	}
+	assert_int_equal(rq_odb_mem_encode(mem, enc, 0), 0);
+	rq_testhook_set_fn(NULL);
+	/* version 2 reads back whole (from its entry, through version 1) */
+	assert_int_equal(git_odb_read(&obj, odb, &id[2]), 0);
+	assert_int_equal(git_odb_object_size(obj), LEN + 2);
+	assert_memory_equal(git_odb_object_data(obj), v, LEN + 2);
+	git_odb_object_free(obj);
+	git_odb_free(odb);
+	rq_odb_pack_encoder_free(enc);
+	free(v);
+	sem_destroy(&g_checking);
+	sem_destroy(&g_at_v2);
+	sem_destroy(&g_check_done);
+}
+
 static void test_finish_nothing_written(void **state)
 {
 	tu_repo *r = *state;
@@ -701,6 +774,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_open_write_finish, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_finish_nothing_written, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_borrowed_base, setup, teardown),
+	    cmocka_unit_test(test_check_and_delta_race),
 	    cmocka_unit_test_setup_teardown(test_compress_ahead, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_free_without_finish, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_two_dirs, setup, teardown),
