@@ -482,13 +482,20 @@ static int ahead_of(const struct rq_odb_mem *m)
 	return m && m->bg.enc && !m->bg.closed;
 }
 
-int rq_odb_mem_hash(git_oid *out, git_odb *odb, const void *data, size_t len, git_object_t type)
+/* The id as the store m (NULL: none) gives it: see rq_odb_mem_hash. */
+static int hash_for(const struct rq_odb_mem *m, git_oid *out, const void *data, size_t len,
+		    git_object_t type)
 {
-	if (ahead_of(mem_of(odb))) {
+	if (ahead_of(m)) {
 		plain_id(out, data, len, type);
 		return 1;
 	}
 	return git_odb_hash(out, data, len, type) < 0 ? -1 : 0;
+}
+
+int rq_odb_mem_hash(git_oid *out, git_odb *odb, const void *data, size_t len, git_object_t type)
+{
+	return hash_for(mem_of(odb), out, data, len, type);
 }
 
 int rq_odb_mem_check(const git_oid *id, const void *data, size_t len, git_object_t type)
@@ -601,7 +608,7 @@ int rq_odb_mem_write_like(git_oid *out, git_odb *odb, const void *data, size_t l
 
 	if (!m)
 		return git_odb_write(out, odb, data, len, type);
-	if (rq_odb_mem_hash(out, odb, data, len, type) < 0)
+	if (hash_for(m, out, data, len, type) < 0)
 		return -1;
 	return write_hashed(m, odb, out, data, len, type, like, alts, nalt);
 }

@@ -155,7 +155,7 @@ static void test_code_lengths(void **state)
 	uint32_t freq[286];
 
 	(void)state;
-	/* Fibonacci counts: an unlimited code would be 22 deep */
+	/* Fibonacci counts: an unlimited code would be 23 deep */
 	memset(freq, 0, sizeof(freq));
 	freq[0] = freq[1] = 1;
 	for (int s = 2; s < 24; s++)
