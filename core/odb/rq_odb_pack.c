@@ -886,3 +886,80 @@ int rq_odb_pack_write(const char *dir, const char *tmp_prefix, const rq_odb_pack
 	free(ix);
 	return rc;
 }
+
+/* ---- reading an index ---- */
+
+#define IDX_HEAD   8	     /* magic and version */
+#define IDX_FANOUT (256 * 4) /* the fan-out */
+
+uint32_t rq_odb_pack_be32(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+int rq_odb_pack_idx_parse(const unsigned char *p, size_t len, rq_odb_pack_idx *ix)
+{
+	size_t min;
+
+	memset(ix, 0, sizeof(*ix));
+	if (len < IDX_HEAD + IDX_FANOUT + 40 || memcmp(p, "\377tOc\0\0\0\2", 8))
+		return RQ_ODB_PACK_IDX_SHORT;
+	ix->nr = rq_odb_pack_be32(p + IDX_HEAD + 255 * 4);
+	min = IDX_HEAD + IDX_FANOUT + (size_t)ix->nr * 28 + 40;
+	/* a large offset for every entry but the first at most */
+	if (len < min || (len - min) % 8 || (len - min) / 8 > (ix->nr ? ix->nr - 1 : 0))
+		return RQ_ODB_PACK_IDX_CORRUPT;
+	ix->fanout = p + IDX_HEAD;
+	ix->ids = ix->fanout + IDX_FANOUT;
+	ix->off32 = ix->ids + (size_t)ix->nr * 24; /* after the ids and their CRC-32s */
+	ix->off64 = ix->off32 + (size_t)ix->nr * 4;
+	ix->n64 = (len - min) / 8;
+	ix->pack_sum = p + len - 40;
+	return 0;
+}
+
+int rq_odb_pack_fanout_find(const unsigned char *fanout, const unsigned char *ids, size_t stride,
+			    uint32_t nr, const unsigned char *id, uint32_t *pos)
+{
+	uint32_t lo = id[0] ? rq_odb_pack_be32(fanout + (size_t)(id[0] - 1) * 4) : 0;
+	uint32_t hi = rq_odb_pack_be32(fanout + (size_t)id[0] * 4);
+
+	if (hi > nr || lo > hi)
+		return 0;
+	while (lo < hi) { /* the first id not below */
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (memcmp(ids + (size_t)mid * stride, id, 20) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo >= nr || memcmp(ids + (size_t)lo * stride, id, 20))
+		return 0;
+	*pos = lo;
+	return 1;
+}
+
+int rq_odb_pack_idx_offset(const rq_odb_pack_idx *ix, uint32_t pos, uint64_t *off)
+{
+	uint32_t o = rq_odb_pack_be32(ix->off32 + (size_t)pos * 4);
+	const unsigned char *q;
+
+	if (!(o & 0x80000000u)) {
+		*off = o;
+		return 0;
+	}
+	o &= 0x7fffffffu;
+	if (o >= ix->n64)
+		return -1;
+	q = ix->off64 + (size_t)o * 8;
+	*off = (uint64_t)rq_odb_pack_be32(q) << 32 | rq_odb_pack_be32(q + 4);
+	return 0;
+}
+
+int rq_odb_pack_idx_find(const rq_odb_pack_idx *ix, const unsigned char *id, uint64_t *off)
+{
+	uint32_t pos;
+
+	return rq_odb_pack_fanout_find(ix->fanout, ix->ids, 20, ix->nr, id, &pos) &&
+	       rq_odb_pack_idx_offset(ix, pos, off) == 0;
+}

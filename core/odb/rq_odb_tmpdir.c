@@ -6,7 +6,9 @@
  */
 #include "rq_odb_tmpdir.h"
 #include "rq_fs.h"
+#include "rq_mem.h"
 #include "rq_odb_mem.h"
+#include "rq_odb_own.h"
 #include "rq_trace.h"
 
 #include <git2/sys/odb_backend.h>
@@ -76,21 +78,6 @@ static int objects_dir(git_repository *repo, char *out, size_t size, rq_error *e
 	return 0;
 }
 
-/* This machine's name, made safe for a file name. */
-static void this_host(char *out, size_t size)
-{
-	char h[256] = "";
-	size_t j = 0;
-
-	gethostname(h, sizeof(h) - 1);
-	for (size_t i = 0; h[i] && j + 1 < size && j < 64; i++)
-		if (isalnum((unsigned char)h[i]) || h[i] == '.' || h[i] == '_')
-			out[j++] = h[i];
-	if (!j)
-		out[j++] = 'h';
-	out[j] = '\0';
-}
-
 /* The last six characters of path: random letters and digits. */
 static void new_suffix(char *path)
 {
@@ -117,7 +104,7 @@ static int name_dir(rq_odb_tmpdir *od, rq_error *err)
 	char host[80];
 	int n;
 
-	this_host(host, sizeof(host));
+	rq_odb_own_host(host, sizeof(host));
 	n = snprintf(od->path, sizeof(od->path), "%s/" TMP_PREFIX "%ld@%s-XXXXXX", od->objects,
 		     (long)getpid(), host);
 	if (n < 0 || (size_t)n >= sizeof(od->path)) {
@@ -364,30 +351,9 @@ void rq_odb_tmpdir_free(rq_odb_tmpdir *od)
 	free(od);
 }
 
-/*
- * Is the temporary directory `name` (in an objects directory) stale? Made
- * on this machine by a process that is gone: yes, whatever its age. Made
- * elsewhere (shared storage) or named the old way: when older than max_age
- * and its owner is not alive here.
- */
-static int is_stale(const char *name, const struct stat *st, unsigned max_age, time_t now)
-{
-	char host[80], *end;
-	const char *at;
-	long pid = strtol(name + strlen(TMP_PREFIX), &end, 10);
-	int alive =
-	    pid > 0 && (pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno == EPERM);
-
-	this_host(host, sizeof(host));
-	at = *end == '@' ? end + 1 : NULL;
-	if (at && !strncmp(at, host, strlen(host)) && at[strlen(host)] == '-')
-		return !alive;
-	return now - st->st_mtime >= (time_t)max_age && !alive;
-}
-
 /* Remove the stale entries of dir whose names start with prefix and then
  * TMP_PREFIX: directories, or regular files. The number removed. */
-static int clean_in(const char *dir, const char *prefix, int dirs, unsigned max_age, time_t now)
+static int clean_in(const char *dir, const char *prefix, int dirs, unsigned max_age)
 {
 	size_t skip = strlen(prefix);
 	struct dirent *e;
@@ -406,7 +372,8 @@ static int clean_in(const char *dir, const char *prefix, int dirs, unsigned max_
 			continue;
 		if (lstat(path, &st) < 0 || (dirs ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)))
 			continue;
-		if (!is_stale(e->d_name + skip, &st, max_age, now))
+		if (!rq_odb_own_tmp_stale(e->d_name + skip + strlen(TMP_PREFIX), (long)st.st_mtime,
+					  max_age))
 			continue;
 		if ((dirs ? rq_fs_rmtree(path) : unlink(path)) == 0)
 			removed++;
@@ -415,15 +382,45 @@ static int clean_in(const char *dir, const char *prefix, int dirs, unsigned max_
 	return removed;
 }
 
+/* The stale .keep files of ours in a pack directory (and the packs they
+ * held without an index). */
+static int clean_keeps(const char *pack)
+{
+	struct dirent *e;
+	char **keeps = NULL;
+	size_t n = 0, cap = 0, removed = 0;
+	DIR *d = opendir(pack);
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		size_t l = strlen(e->d_name);
+		char **v;
+		if (l < 10 || strcmp(e->d_name + l - 5, ".keep") ||
+		    !(v = rq_mem_grow(keeps, &cap, n + 1, sizeof(*v), 8)))
+			continue;
+		keeps = v;
+		if ((keeps[n] = strdup(e->d_name)))
+			n++;
+	}
+	removed = rq_odb_own_sweep(dirfd(d), NULL, 0, keeps, n);
+	closedir(d);
+	for (size_t i = 0; i < n; i++)
+		free(keeps[i]);
+	free(keeps);
+	return (int)removed;
+}
+
 int rq_odb_tmpdir_clean_stale_dir(const char *objects, unsigned max_age)
 {
 	char pack[PATH_MAX];
-	time_t now = time(NULL);
-	int removed = clean_in(objects, "", 1, max_age, now);
+	int removed = clean_in(objects, "", 1, max_age);
 
 	/* a pack being written when its process was killed */
-	if (snprintf(pack, sizeof(pack), "%s/pack", objects) < (int)sizeof(pack))
-		removed += clean_in(pack, "tmp_", 0, max_age, now);
+	if (snprintf(pack, sizeof(pack), "%s/pack", objects) < (int)sizeof(pack)) {
+		removed += clean_in(pack, "tmp_", 0, max_age);
+		removed += clean_keeps(pack);
+	}
 	return removed;
 }
 
@@ -433,5 +430,6 @@ int rq_odb_tmpdir_clean_stale(git_repository *repo, unsigned max_age, rq_error *
 
 	if (objects_dir(repo, objects, sizeof(objects), err) < 0)
 		return -1;
-	return rq_odb_tmpdir_clean_stale_dir(objects, max_age);
+	/* the pack directory's: by the replay's listing of its packs */
+	return clean_in(objects, "", 1, max_age);
 }
