@@ -20,6 +20,7 @@
 #include "opt.h"
 #include "rq_trace.h"
 #include "rq_odb.h"
+#include "rq_odb_tmpdir.h"
 #include "rq_refs.h"
 #include "rq_replay.h"
 #include "rq_result_json.h"
@@ -231,6 +232,8 @@ static int replay_setup(const replay_cli *c, replay_run *run)
 		o->author = &run->author;
 	}
 	run->odb_opts.objects_shown = objects_shown(run->repo, &run->objects_dir);
+	/* the pack is kept from git's repack and gc until its refs moved */
+	run->odb_opts.keep_pack = !run->print;
 	o->objects = &run->odb_opts;
 	return 0;
 }
@@ -347,6 +350,7 @@ static int replay(replay_cli *c, replay_run *run)
 		else
 			run->applied = 1;
 	}
+	rq_odb_tmpdir_release(run->repo, run->res.stats.pack_name);
 	RQ_TRACE_AT("replayed");
 	rc = report(run, rc);
 	RQ_TRACE_AT("reported");
@@ -366,11 +370,14 @@ int cmd_replay(int argc, char **argv)
 		status = replay(&c, &run);
 		rq_opt_args_free(&c.revs);
 	}
+	if (fflush(stdout) != 0 && status == 0)
+		status = 128;
+	/* the output is out: replayq's packs consolidated when they are due */
+	if (run.res.stats.pack_name[0])
+		rq_cli_consolidate(run.repo);
 	rq_replay_result_free(&run.res);
 	git_buf_dispose(&run.objects_dir);
 	git_repository_free(run.repo);
 	RQ_TRACE_AT("freed");
-	if (fflush(stdout) != 0 && status == 0)
-		status = 128;
 	return status;
 }

@@ -38,6 +38,9 @@ typedef struct rq_odb_opts {
 	const char *root;	   /* alternates must resolve under it (NULL: no rule) */
 	int alternates_anywhere;   /* follow alternates outside root as well */
 	const char *objects_shown; /* the objects directory as messages name it (NULL: its path) */
+	/* a replay's pack stays kept (pack-<hex>.keep, see rq_odb_own.h) until
+	 * rq_odb_tmpdir_release: refs will move to its objects after it is in */
+	int keep_pack;
 } rq_odb_opts;
 
 /*

@@ -119,12 +119,24 @@ int rq_odb_pack_delta_size(const unsigned char *delta, size_t delta_len, size_t 
 int rq_odb_pack_write(const char *dir, const char *tmp_prefix, const rq_odb_pack_entry *e, size_t n,
 		      char name[64], uint64_t *pack_bytes, rq_error *err);
 
+/*
+ * The same, and before the pack moves in (its name known, both files
+ * written and synced), before_move(ctx, name) runs: a .keep, a mark. When
+ * it fails (-1, err set by it) nothing moves in; when the files cannot
+ * move in after it, after_fail(ctx, name) undoes it. Either may be NULL.
+ */
+typedef int (*rq_odb_pack_hook)(void *ctx, const char *name, rq_error *err);
+int rq_odb_pack_write_hooked(const char *dir, const char *tmp_prefix, const rq_odb_pack_entry *e,
+			     size_t n, rq_odb_pack_hook before_move, rq_odb_pack_hook after_fail,
+			     void *ctx, char name[64], uint64_t *pack_bytes, rq_error *err);
+
 /* ---- reading an index (version 2) ---- */
 
 /* An index as mapped: the parts a lookup needs. */
 typedef struct rq_odb_pack_idx {
 	const unsigned char *fanout;   /* 256 counts: ids whose first byte is <= b */
 	const unsigned char *ids;      /* nr sorted ids */
+	const unsigned char *crcs;     /* their entries' CRC-32s */
 	const unsigned char *off32;    /* nr offsets (top bit: into off64) */
 	const unsigned char *off64;    /* n64 large offsets */
 	const unsigned char *pack_sum; /* the pack's checksum, as the index records it */

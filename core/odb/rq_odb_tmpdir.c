@@ -9,6 +9,7 @@
 #include "rq_mem.h"
 #include "rq_odb_mem.h"
 #include "rq_odb_own.h"
+#include "rq_testhook.h"
 #include "rq_trace.h"
 
 #include <git2/sys/odb_backend.h>
@@ -40,6 +41,7 @@ struct rq_odb_tmpdir {
 	char objects[DIR_MAX];
 	char path[DIR_MAX];
 	int made;	/* path is a directory (made by rq_odb_tmpdir_make) */
+	int keep, kept; /* keep the pack (opts' keep_pack); a .keep made */
 	time_t touched; /* CLOCK_MONOTONIC seconds of the directory's last touch */
 };
 
@@ -144,6 +146,7 @@ int rq_odb_tmpdir_open(rq_odb_tmpdir **out, git_repository *repo, const rq_odb_o
 	if (!od)
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	od->repo = repo;
+	od->keep = opts && opts->keep_pack;
 	if (objects_dir(repo, od->objects, sizeof(od->objects), err) < 0 || name_dir(od, err) < 0)
 		goto fail;
 	if (git_repository_odb(&od->orig_odb, repo) < 0) {
@@ -291,6 +294,36 @@ static int make_dir(const char *path, rq_error *err)
 	return 0;
 }
 
+/* Before the pack moves in: kept and marked as replayq's.
+ * Test hold point "pack-kept": both made, the pack not moved in. */
+static int before_move(void *ctx, const char *name, rq_error *err)
+{
+	rq_odb_tmpdir *od = ctx;
+	/* kept while it moves in, whatever the options (a consolidation must
+	 * not take a pack whose index is not in yet) */
+	int r = rq_odb_own_keep(od->objects, name);
+
+	if (r < 0)
+		return rq_error_set(err, RQ_E_IO, "cannot keep %s/pack/%s: %s", od->objects, name,
+				    strerror(errno));
+	od->kept = r == 0; /* 1: a .keep was there (not ours) */
+	/* unmarked (out of room), the pack is never consolidated: no harm */
+	(void)rq_odb_own_mark(od->objects, name);
+	rq_testhook_hold("pack-kept");
+	return 0;
+}
+
+static int after_fail(void *ctx, const char *name, rq_error *err)
+{
+	rq_odb_tmpdir *od = ctx;
+
+	(void)err;
+	if (od->kept)
+		rq_odb_own_unkeep(od->objects, name);
+	od->kept = 0;
+	return 0;
+}
+
 /*
  * The new objects as one pack, written straight into objects/pack under
  * temporary names (tmp_replayq-tmp-<pid>@<host>-XXXXXX-pack_XXXXXX: the
@@ -314,9 +347,14 @@ static int write_pack(rq_odb_tmpdir *od, rq_odb_tmpdir_stats *stats, rq_error *e
 	snprintf(packdir, sizeof(packdir), "%s/pack", od->objects);
 	snprintf(prefix, sizeof(prefix), "tmp_%.180s-", strrchr(od->path, '/') + 1);
 	if (make_dir(packdir, err) == 0 &&
-	    rq_odb_pack_write(packdir, prefix, e, stats->objects, stats->pack_name,
-			      &stats->pack_bytes, err) == 0)
+	    rq_odb_pack_write_hooked(packdir, prefix, e, stats->objects, before_move, after_fail,
+				     od, stats->pack_name, &stats->pack_bytes, err) == 0)
 		rc = 0;
+	if (rc == 0 && od->kept && !od->keep) { /* nothing to wait for */
+		rq_odb_own_unkeep(od->objects, stats->pack_name);
+		od->kept = 0;
+	}
+	stats->kept = od->kept;
 	RQ_TRACE_AT("pack: written");
 	free(e);
 	return rc;
@@ -422,6 +460,14 @@ int rq_odb_tmpdir_clean_stale_dir(const char *objects, unsigned max_age)
 		removed += clean_keeps(pack);
 	}
 	return removed;
+}
+
+void rq_odb_tmpdir_release(git_repository *repo, const char *name)
+{
+	char objects[DIR_MAX];
+
+	if (repo && name && name[0] && objects_dir(repo, objects, sizeof(objects), NULL) == 0)
+		rq_odb_own_unkeep(objects, name);
 }
 
 int rq_odb_tmpdir_clean_stale(git_repository *repo, unsigned max_age, rq_error *err)
