@@ -31,14 +31,15 @@ static const char commands_text[] =
     "   submit     enqueue jobs (and wait for their results)\n"
     "   result     print stored results\n"
     "   queue      show a queue's counters, dead letters or pending jobs\n"
+    "   maintain   consolidate the packs replayq wrote in a repository\n"
     "   version    print the version\n";
 
 static const struct {
 	const char *name;
 	int (*fn)(int, char **);
-} commands[] = {{"replay", cmd_replay}, {"train", cmd_train},	{"worker", cmd_worker},
-		{"run", cmd_run},	{"submit", cmd_submit}, {"result", cmd_result},
-		{"queue", cmd_queue}};
+} commands[] = {{"replay", cmd_replay}, {"train", cmd_train},	   {"worker", cmd_worker},
+		{"run", cmd_run},	{"submit", cmd_submit},	   {"result", cmd_result},
+		{"queue", cmd_queue},	{"maintain", cmd_maintain}};
 
 /* -C <path>: run as if started in <path> (an empty path: here), as git. */
 static int change_dir(const char *path, void *unused)

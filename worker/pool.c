@@ -166,8 +166,12 @@ int rq_pool_kernel_memory_limit(void)
 static void child_start(rq_pool *p, const rq_jobrun_task *task, pid_t parent, int report_fd,
 			int answer_fd)
 {
-	rq_jobrun_env env = {p->root, p->opts.alternates_anywhere, p->opts.memory_limit,
-			     rq_pool_kernel_memory_limit(), p->worker};
+	rq_jobrun_env env = {p->root,
+			     p->opts.alternates_anywhere,
+			     p->opts.memory_limit,
+			     rq_pool_kernel_memory_limit(),
+			     p->worker,
+			     p->opts.no_consolidate};
 	const int keep[] = {report_fd, answer_fd};
 
 	rq_stop_detach_child(keep, 2);

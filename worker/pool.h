@@ -30,6 +30,7 @@ typedef struct rq_pool_opts {
 	const char *repo_root;	 /* absolute, resolved */
 	uint64_t memory_limit;	 /* bytes of resident memory per child, 0: none */
 	int alternates_anywhere; /* follow objects/info/alternates outside the root */
+	int no_consolidate;	 /* leave replayq's packs as they are after jobs */
 	const char *worker;	 /* name reported in results */
 	/*
 	 * Write-ahead for ref_action "update": called by the parent with the

@@ -60,7 +60,13 @@ int rq_pool_cli_open(const rq_pool_cli *c, const char *worker, const rq_pool_opt
 			c->alternates);
 		return RQ_OPT_USAGE_STATUS;
 	}
+	if (c->consolidate && strcmp(c->consolidate, "auto") && strcmp(c->consolidate, "off")) {
+		fprintf(stderr, "error: --consolidate must be auto or off, not '%s'\n",
+			c->consolidate);
+		return RQ_OPT_USAGE_STATUS;
+	}
 	memset(&po, 0, sizeof(po));
+	po.no_consolidate = c->consolidate && !strcmp(c->consolidate, "off");
 	if (hooks) {
 		po.intent = hooks->intent;
 		po.owns = hooks->owns;

@@ -773,14 +773,12 @@ static size_t own_count(const char *objects)
 	return n;
 }
 
-int rq_odb_repack_auto(git_repository *repo, rq_error *err)
+int rq_odb_repack_due(git_repository *repo, char *objects, size_t n, unsigned *threshold)
 {
-	rq_odb_repack_opts o = {0, 0};
-	rq_odb_repack_stats st;
 	git_buf dir = GIT_BUF_INIT;
-	int rc = 0;
+	int due = 0;
 
-	if (!rq_odb_repack_enabled(repo, &o.threshold))
+	if (!rq_odb_repack_enabled(repo, threshold))
 		return 0;
 	if (git_repository_item_path(&dir, repo, GIT_REPOSITORY_ITEM_OBJECTS) < 0) {
 		git_error_clear();
@@ -788,10 +786,23 @@ int rq_odb_repack_auto(git_repository *repo, rq_error *err)
 	}
 	while (dir.size > 1 && dir.ptr[dir.size - 1] == '/')
 		dir.ptr[--dir.size] = '\0';
-	if (own_count(dir.ptr) >= o.threshold) {
-		rc = rq_odb_repack_run(dir.ptr, &o, &st, err);
-		rc = rc < 0 ? -1 : st.merged > 0;
+	if (dir.size < n && own_count(dir.ptr) >= *threshold) {
+		memcpy(objects, dir.ptr, dir.size + 1);
+		due = 1;
 	}
 	git_buf_dispose(&dir);
-	return rc;
+	return due;
+}
+
+int rq_odb_repack_auto(git_repository *repo, rq_error *err)
+{
+	rq_odb_repack_opts o = {0, 0};
+	rq_odb_repack_stats st;
+	char objects[PATH_MAX];
+
+	if (!rq_odb_repack_due(repo, objects, sizeof(objects), &o.threshold))
+		return 0;
+	if (rq_odb_repack_run(objects, &o, &st, err) < 0)
+		return -1;
+	return st.merged > 0;
 }

@@ -86,6 +86,11 @@ int rq_odb_repack_run(const char *objects, const rq_odb_repack_opts *opts,
  */
 int rq_odb_repack_auto(git_repository *repo, rq_error *err);
 
+/* The part of rq_odb_repack_auto that needs the repository: 1 when a
+ * consolidation is due, with the objects directory (n bytes of room) and
+ * the threshold to run it with; 0 when not. */
+int rq_odb_repack_due(git_repository *repo, char *objects, size_t n, unsigned *threshold);
+
 /* The repository's settings: 1 consolidate after replays, 0 not;
  * *threshold the count. */
 int rq_odb_repack_enabled(git_repository *repo, unsigned *threshold);
