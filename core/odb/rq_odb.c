@@ -350,6 +350,7 @@ typedef struct packs {
 	rq_odb_packread *direct; /* reads first */
 	char *dir;		 /* the objects directory */
 	char *shown;		 /* the pack directory as messages name it */
+	int no_dedup;		 /* a new object is written even when a pack has it */
 } packs;
 
 static int pack_failed(packs *b, const git_oid *id, int rc)
@@ -506,7 +507,13 @@ static void packs_free(git_odb_backend *be)
 
 /* The packs of objects directory dir (the repository's own at depth 0:
  * its table of small packs may be saved there). */
-static int packs_new(git_odb_backend **out, const char *dir, const char *shown, int depth)
+int rq_odb_dedup(const git_odb_backend *b)
+{
+	return !b || b->read != packs_read || !((const packs *)b)->no_dedup;
+}
+
+static int packs_new(git_odb_backend **out, const char *dir, const char *shown, int depth,
+		     const rq_odb_opts *o)
 {
 	packs *b = calloc(1, sizeof(*b));
 	char pd[PATH_MAX + 8], spd[PATH_MAX + 8];
@@ -521,6 +528,7 @@ static int packs_new(git_odb_backend **out, const char *dir, const char *shown, 
 		git_error_set_oom();
 		return -1;
 	}
+	b->no_dedup = o && o->keep_pack;
 	b->parent.read = packs_read;
 	b->parent.read_header = packs_read_header;
 	b->parent.read_prefix = packs_read_prefix;
@@ -646,7 +654,7 @@ static int add_dir(git_odb *odb, const char *dir, const char *shown, const rq_od
 		lb->free(lb);
 		return rq_error_git(err, "cannot read loose objects");
 	}
-	if (packs_new(&pb, dir, shown, depth) < 0)
+	if (packs_new(&pb, dir, shown, depth, o) < 0)
 		return rq_error_git(err, "cannot read packs");
 	if ((depth ? git_odb_add_alternate(odb, pb, 2) : git_odb_add_backend(odb, pb, 2)) < 0) {
 		pb->free(pb);

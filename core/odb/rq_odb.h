@@ -39,7 +39,9 @@ typedef struct rq_odb_opts {
 	int alternates_anywhere;   /* follow alternates outside root as well */
 	const char *objects_shown; /* the objects directory as messages name it (NULL: its path) */
 	/* a replay's pack stays kept (pack-<hex>.keep, see rq_odb_own.h) until
-	 * rq_odb_tmpdir_release: refs will move to its objects after it is in */
+	 * rq_odb_tmpdir_release: refs will move to its objects after it is in.
+	 * Its new objects all go into it, also those a pack holds already (see
+	 * rq_odb_dedup) */
 	int keep_pack;
 } rq_odb_opts;
 
@@ -73,6 +75,11 @@ void rq_odb_share_packs(git_odb *odb, git_odb *from);
 int rq_odb_whole_blob(git_odb *odb, const git_oid *id, size_t min, size_t max,
 		      unsigned char **entry, size_t *entry_len, unsigned char **content,
 		      size_t *len);
+/* 0 when b is the packs backend of a database made with keep_pack: a new
+ * object that a pack already holds is written into the replay's pack all
+ * the same (an unreachable object a `git repack -ad` may drop before the
+ * refs move), else 1. */
+int rq_odb_dedup(const git_odb_backend *b);
 /* 1 if b is the loose backend of an rq_odb database. */
 int rq_odb_is_loose(const git_odb_backend *b);
 

@@ -628,6 +628,7 @@ static int find(rq_odb_packset *ps, const unsigned char *id, size_t *k, uint64_t
 	uint32_t p;
 
 	if (ps->midx && rq_odb_midx_find(ps->midx, id, &p, off) &&
+	    ps->slots[ps->midx_slot[p]].cover == COVER_MIDX &&
 	    usable(&ps->slots[ps->midx_slot[p]])) {
 		*k = ps->midx_slot[p];
 		return 1;
@@ -641,24 +642,26 @@ static int find(rq_odb_packset *ps, const unsigned char *id, size_t *k, uint64_t
 	return find_direct(ps, id, k, off);
 }
 
-/* A table's pack whose index records another checksum than the table
- * (rewritten under the same name): searched by its own index from now. */
-static int table_stale(rq_odb_packset *ps, slot *s, size_t k)
+/*
+ * A hit of git's multi-pack-index or of the table, checked against the
+ * pack's own index (mapped for the read anyway; one binary search): an
+ * index that does not hold id at off (a pack rewritten under the same
+ * name, a table gone wrong) means the pack is searched by its own index
+ * from now. 1 the hit stands, 0 not.
+ */
+static int hit_holds(rq_odb_packset *ps, slot *s, size_t k, const unsigned char *id, uint64_t off)
 {
-	rq_odb_packtab_pack p;
+	uint64_t at;
 	size_t *v;
 
-	if (s->cover != COVER_TABLE)
-		return 0;
-	rq_odb_packtab_pack_at(ps->tab, s->tab_no, &p);
-	if (!memcmp(p.sum, s->pair.ix.pack_sum, 20))
-		return 0;
+	if (s->cover == COVER_DIRECT || (rq_odb_pack_idx_find(&s->pair.ix, id, &at) && at == off))
+		return 1;
 	s->cover = COVER_DIRECT;
 	if ((v = rq_mem_grow(ps->direct, &ps->direct_cap, ps->ndirect + 1, sizeof(*v), 16))) {
 		ps->direct = v;
 		ps->direct[ps->ndirect++] = k;
 	}
-	return 1;
+	return 0;
 }
 
 int rq_odb_packset_locate(rq_odb_packset *ps, const unsigned char *id, int rescan, size_t *k,
@@ -671,7 +674,7 @@ int rq_odb_packset_locate(rq_odb_packset *ps, const unsigned char *id, int resca
 		while ((r = find(ps, id, k, off)) == 1) {
 			slot *s = &ps->slots[*k];
 			/* gone or failing git's checks: skipped from now on */
-			if (need_pair(ps, s) == MAP_OK && !table_stale(ps, s, *k))
+			if (need_pair(ps, s) == MAP_OK && hit_holds(ps, s, *k, id, *off))
 				return 1;
 		}
 		if (r < 0)

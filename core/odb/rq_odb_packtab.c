@@ -252,15 +252,13 @@ static unsigned char *serialise(uint32_t flags, const unsigned char *rows, uint3
 	return b;
 }
 
-/* The packs' rows: old's kept ones (map filled), then the new ones. */
+/* The packs' rows: old's kept ones, then the new ones. */
 static uint32_t pack_rows(unsigned char *rows, const rq_odb_packtab *old, const unsigned char *keep,
-			  uint32_t *map, const rq_odb_packtab_new *add, size_t nadd,
-			  const unsigned char *large)
+			  const rq_odb_packtab_new *add, size_t nadd, const unsigned char *large)
 {
 	uint32_t np = 0;
 
 	for (uint32_t k = 0; old && k < old->npacks; k++) {
-		map[k] = keep[k] ? np : UINT32_MAX;
 		if (keep[k])
 			memcpy(rows + (size_t)np++ * PACK_ROW, old->packs + (size_t)k * PACK_ROW,
 			       PACK_ROW);
@@ -303,10 +301,10 @@ int rq_odb_packtab_build(rq_odb_packtab **out, const rq_odb_packtab *old, const 
 		cap += add[k].idx ? add[k].pack.nr : 0;
 	if (t && large && map && npacks <= PACKS_MAX && cap <= TABLE_MAX / 32 &&
 	    (rows = malloc(npacks * PACK_ROW + 1)) && (v = malloc((cap + 1) * sizeof(*v)))) {
-		for (uint32_t k = 0; old && k < old->npacks; k++)
-			first += keep[k] != 0;
+		for (uint32_t k = 0; old && k < old->npacks; k++) /* old numbers to new */
+			map[k] = keep[k] ? first++ : UINT32_MAX;
 		n = gather(v, old, map, add, nadd, first, large);
-		npacks = pack_rows(rows, old, keep, map, add, nadd, large);
+		npacks = pack_rows(rows, old, keep, add, nadd, large);
 		qsort(v, n, sizeof(*v), cmp_entry);
 		bytes = serialise(flags, rows, (uint32_t)npacks, v, (uint32_t)n, &len);
 	}
