@@ -637,7 +637,7 @@ typedef struct after_job {
  * does. 0, or -1 with err set. */
 static int maintain_job(git_repository *repo, rq_odb_repack_stats *st, rq_error *err)
 {
-	rq_odb_repack_opts o = {0, 1};
+	rq_odb_repack_opts o = {0, 1, 0};
 	git_buf dir = GIT_BUF_INIT;
 	int rc;
 
@@ -712,7 +712,7 @@ static char *run_job(const child_job *cj, after_job *after)
  * "job-after": the result sent, before the consolidation. */
 static void after_result(const after_job *after)
 {
-	rq_odb_repack_opts o = {after->threshold, 0};
+	rq_odb_repack_opts o = {after->threshold, 0, RQ_ODB_REPACK_WAIT_MS};
 	rq_odb_repack_stats st;
 	rq_error err;
 

@@ -51,7 +51,7 @@ typedef struct dirs {
 
 /* Take objects/replayq/consolidate.lock: 1 taken, 0 held by a live
  * process, -1 failed. One whose owner is gone is taken over. */
-static int lock_take(int own_fd)
+static int lock_try(int own_fd)
 {
 	char text[160], host[80];
 	int n;
@@ -59,8 +59,8 @@ static int lock_take(int own_fd)
 	rq_odb_own_host(host, sizeof(host));
 	n = snprintf(text, sizeof(text), "replayq %ld on %s\n", (long)getpid(), host);
 	for (int tries = 0; tries < 2; tries++) {
-		int fd = openat(own_fd, LOCK_FILE,
-				O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+		int fd = openat(own_fd, LOCK_FILE, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+				0444);
 		if (fd >= 0) {
 			int ok = write(fd, text, (size_t)n) == n;
 			close(fd);
@@ -76,6 +76,20 @@ static int lock_take(int own_fd)
 		unlinkat(own_fd, LOCK_FILE, 0); /* its owner is gone */
 	}
 	return 0;
+}
+
+/* The lock, waiting up to wait_ms for its holder (a consolidation takes
+ * milliseconds): 1 taken, 0 still held, -1 failed. */
+static int lock_take(int own_fd, unsigned wait_ms)
+{
+	const struct timespec step = {0, 2 * 1000 * 1000};
+	int r;
+
+	for (unsigned waited = 0;; waited += 2) {
+		if ((r = lock_try(own_fd)) != 0 || waited >= wait_ms)
+			return r;
+		nanosleep(&step, NULL);
+	}
 }
 
 /* ---- replayq's packs ---- */
@@ -705,7 +719,7 @@ static int locked_run(dirs *d, const rq_odb_repack_opts *o, rq_odb_repack_stats 
 int rq_odb_repack_run(const char *objects, const rq_odb_repack_opts *opts, rq_odb_repack_stats *st,
 		      rq_error *err)
 {
-	rq_odb_repack_opts none = {0, 0};
+	rq_odb_repack_opts none = {0, 0, 0};
 	dirs d;
 	int rc = -1, r;
 
@@ -716,7 +730,7 @@ int rq_odb_repack_run(const char *objects, const rq_odb_repack_opts *opts, rq_od
 		goto out;
 	if (opts->all)
 		count_packs(&d, &st->packs_before, &st->bytes_before);
-	if ((r = lock_take(d.own_fd)) < 0) {
+	if ((r = lock_take(d.own_fd, opts->wait_ms)) < 0) {
 		rq_error_set(err, RQ_E_IO, "cannot lock %s/" RQ_ODB_OWN_DIR "/" LOCK_FILE ": %s",
 			     objects, strerror(errno));
 		goto out;
@@ -796,7 +810,7 @@ int rq_odb_repack_due(git_repository *repo, char *objects, size_t n, unsigned *t
 
 int rq_odb_repack_auto(git_repository *repo, rq_error *err)
 {
-	rq_odb_repack_opts o = {0, 0};
+	rq_odb_repack_opts o = {0, 0, RQ_ODB_REPACK_WAIT_MS};
 	rq_odb_repack_stats st;
 	char objects[PATH_MAX];
 

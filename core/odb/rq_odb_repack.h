@@ -56,6 +56,8 @@ typedef struct rq_odb_repack_opts {
 	unsigned threshold; /* own packs from which to merge; 0: RQ_ODB_REPACK_THRESHOLD */
 	int all;	    /* `replayq maintain`: merge what the progression allows,
 			     * below the threshold too, and count every pack */
+	unsigned wait_ms;   /* wait this long for another process's consolidation
+			     * to end, then look again (0: busy, nothing done) */
 } rq_odb_repack_opts;
 
 typedef struct rq_odb_repack_stats {
@@ -76,6 +78,11 @@ typedef struct rq_odb_repack_stats {
  */
 int rq_odb_repack_run(const char *objects, const rq_odb_repack_opts *opts,
 		      rq_odb_repack_stats *stats, rq_error *err);
+
+/* How long a replay waits for another process's consolidation (then it
+ * looks at the packs again: at most the threshold and the packs of the
+ * replays still running stay, whatever the timing). */
+#define RQ_ODB_REPACK_WAIT_MS 30000
 
 /*
  * After a replay: consolidate when the repository lets it (config
