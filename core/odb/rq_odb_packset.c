@@ -664,26 +664,80 @@ static int hit_holds(rq_odb_packset *ps, slot *s, size_t k, const unsigned char 
 	return 0;
 }
 
+/* A lookup through the indexes, with the packs mapped: 1, 0 or -1. */
+static int locate_once(rq_odb_packset *ps, const unsigned char *id, size_t *k, uint64_t *off)
+{
+	int r;
+
+	while ((r = find(ps, id, k, off)) == 1) {
+		slot *s = &ps->slots[*k];
+		/* gone or failing git's checks: skipped from now on */
+		if (need_pair(ps, s) == MAP_OK && hit_holds(ps, s, *k, id, *off))
+			return 1;
+	}
+	return r;
+}
+
+/* The table was wrong: set aside (its packs searched one by one), its
+ * file removed (the next listing builds it again). */
+static int drop_table(rq_odb_packset *ps)
+{
+	int fd;
+
+	for (size_t j = 0; j < ps->n; j++)
+		if (ps->slots[j].cover == COVER_TABLE)
+			ps->slots[j].cover = COVER_DIRECT;
+	install_table(ps, NULL);
+	if ((ps->flags & RQ_ODB_PACKSET_WRITE) && (fd = rq_odb_own_dir(ps->objects, 0)) >= 0) {
+		unlinkat(fd, RQ_ODB_PACKTAB_FILE, 0);
+		close(fd);
+	}
+	return make_direct(ps);
+}
+
+/*
+ * The last resort of a read that found nothing: the table's packs searched
+ * by their own indexes (on a genuine miss only: it maps every index). When
+ * one holds the object, the table was wrong (it left out what a pack
+ * holds): it is dropped. 1, 0 or -1.
+ */
+static int locate_without_table(rq_odb_packset *ps, const unsigned char *id, size_t *k,
+				uint64_t *off)
+{
+	size_t np = ps->tab ? rq_odb_packtab_npacks(ps->tab) : 0, j;
+
+	for (uint32_t p = 0; p < np; p++)
+		if (ps->tab_slot[p] == TAB_LAZY && lazy_slot(ps, p, &j) < 0)
+			return -1;
+	for (j = 0; j < ps->n; j++) {
+		slot *s = &ps->slots[j];
+		if (!s->listed || s->cover != COVER_TABLE || !usable(s) ||
+		    need_idx(ps, s) != MAP_OK || !rq_odb_pack_idx_find(&s->pair.ix, id, off))
+			continue;
+		if (drop_table(ps) < 0)
+			return -1;
+		return locate_once(ps, id, k, off);
+	}
+	return 0;
+}
+
 int rq_odb_packset_locate(rq_odb_packset *ps, const unsigned char *id, int rescan, size_t *k,
 			  uint64_t *off)
 {
-	for (int round = 0; round < 2; round++) {
-		int r;
+	int r = 0;
+
+	for (int round = 0; round < 2 && r == 0; round++) {
 		if (need_scan(ps) < 0)
 			return -1;
-		while ((r = find(ps, id, k, off)) == 1) {
-			slot *s = &ps->slots[*k];
-			/* gone or failing git's checks: skipped from now on */
-			if (need_pair(ps, s) == MAP_OK && hit_holds(ps, s, *k, id, *off))
-				return 1;
-		}
-		if (r < 0)
-			return -1;
-		if (!rescan || round)
+		if ((r = locate_once(ps, id, k, off)) != 0 || !rescan)
 			break;
-		if (rq_odb_packset_rescan(ps) < 0)
+		if (round == 0 && rq_odb_packset_rescan(ps) < 0)
 			return -1;
 	}
+	if (r == 0 && rescan)
+		r = locate_without_table(ps, id, k, off);
+	if (r != 0)
+		return r;
 	return ps->err[0] ? RQ_ODB_PACKSET_BAD : 0;
 }
 
@@ -734,7 +788,13 @@ void rq_odb_packset_stats_get(rq_odb_packset *ps, rq_odb_packset_stats *out)
 		out->table += s->cover == COVER_TABLE;
 		out->direct += s->cover == COVER_DIRECT;
 	}
+	for (size_t k = 0; ps->tab && k < rq_odb_packtab_npacks(ps->tab); k++)
+		if (ps->tab_slot[k] == TAB_LAZY) { /* taken to be there, not used yet */
+			out->listed++;
+			out->table++;
+		}
 	out->idx_maps = ps->idx_maps;
 	out->pack_maps = ps->pack_maps;
 	out->table_built = ps->table_built;
+	out->trusted = ps->trusted;
 }

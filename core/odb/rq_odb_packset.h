@@ -86,6 +86,7 @@ typedef struct rq_odb_packset_stats {
 	size_t idx_maps;  /* indexes mapped so far */
 	size_t pack_maps; /* packs mapped so far */
 	int table_built;  /* the table was (re)built by this set */
+	int trusted;	  /* the set started from the table, without a listing */
 } rq_odb_packset_stats;
 void rq_odb_packset_stats_get(rq_odb_packset *ps, rq_odb_packset_stats *out);
 
