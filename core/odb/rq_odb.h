@@ -13,11 +13,22 @@
  *                  part files, and at the end turns the new objects into
  *                  one pack in objects/pack (git's tmp-objdir, in spirit);
  *   rq_odb_pack    the pack format: entries encoded (whole or as deltas)
- *                  and read back, the pack and its index written;
+ *                  and read back, the pack and its index written, an
+ *                  index read;
+ *   rq_odb_packread  the packs' entries read (delta chains, a cache of
+ *                  bases), over
+ *   rq_odb_packset the set of a directory's packs and where an object is
+ *                  among them, without work per pack, with
+ *   rq_odb_midx    git's multi-pack-index, read, and
+ *   rq_odb_packtab replayq's table of the small packs' objects;
+ *   rq_odb_own     what replayq keeps in objects/replayq (its packs'
+ *                  marks), and the .keep of a pack on its way in;
+ *   rq_odb_repack  replayq's packs consolidated geometrically;
  *   rq_sha1        SHA-1, for the pack's and the index's checksums.
  *
- * Packs are read by libgit2's pack backend (a pack entry is covered by its
- * CRC-32 and zlib's own checksum, so ids are not re-hashed there). Loose
+ * Packs are read by replayq's reader (a pack entry is covered by its
+ * CRC-32 and zlib's own checksum, so ids are not re-hashed there), libgit2's
+ * pack backend made only for what it does not take. Loose
  * objects are read by a backend of our own that bounds every read by the
  * file's size, inflates in one call (a truncated file is an error, never a
  * loop), and checks that the content hashes to the id asked for, like git
