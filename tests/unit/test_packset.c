@@ -63,7 +63,7 @@ static void *test_alloc(void *ctx, size_t n)
 
 static void pack_dir(tu_repo *r, char *out, size_t n)
 {
-	snprintf(out, n, "%s/objects/pack", r->gitdir);
+	snprintf(out, n, "%.3000s/objects/pack", r->gitdir);
 }
 
 /* Every object of the repository (git's list) read through pr, right. */
@@ -113,7 +113,7 @@ static int table_exists(tu_repo *r)
 	char p[PATH_MAX + 64];
 	struct stat st;
 
-	snprintf(p, sizeof(p), "%s/objects/" RQ_ODB_OWN_DIR "/" RQ_ODB_PACKTAB_FILE, r->gitdir);
+	snprintf(p, sizeof(p), "%.3000s/objects/" RQ_ODB_OWN_DIR "/" RQ_ODB_PACKTAB_FILE, r->gitdir);
 	return stat(p, &st) == 0;
 }
 
@@ -236,7 +236,7 @@ static void test_wrong_table(void **state)
 	add[0].idx_len = n;
 	assert_int_equal(rq_odb_packtab_build(&bad, NULL, NULL, add, 1, 0), 1);
 	assert_true((fd = rq_odb_own_dir(dir, 0)) < 0); /* dir is the pack dir: no own dir */
-	snprintf(path, sizeof(path), "%s/objects", r->gitdir);
+	snprintf(path, sizeof(path), "%.3000s/objects", r->gitdir);
 	assert_true((fd = rq_odb_own_dir(path, 1)) >= 0);
 	assert_int_equal(rq_odb_packtab_save(bad, fd), 0);
 	assert_int_equal(rq_odb_packtab_load(&t, fd), 1);
