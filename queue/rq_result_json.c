@@ -214,10 +214,11 @@ static json_t *maintain_json(const rq_odb_repack_stats *st)
 			 (json_int_t)st->packs_before, "packs_after", (json_int_t)st->packs_after,
 			 "bytes_before", (json_int_t)st->bytes_before, "bytes_after",
 			 (json_int_t)st->bytes_after, "replayq_packs_before",
-			 (json_int_t)st->own_before, "replayq_packs_after", (json_int_t)st->own_after,
-			 "merged", (json_int_t)st->merged, "objects", (json_int_t)st->objects,
-			 "pack", st->pack_name[0] ? json_string(st->pack_name) : json_null(),
-			 "pack_bytes", (json_int_t)st->pack_bytes, "busy", st->busy);
+			 (json_int_t)st->own_before, "replayq_packs_after",
+			 (json_int_t)st->own_after, "merged", (json_int_t)st->merged, "objects",
+			 (json_int_t)st->objects, "pack",
+			 st->pack_name[0] ? json_string(st->pack_name) : json_null(), "pack_bytes",
+			 (json_int_t)st->pack_bytes, "busy", st->busy);
 }
 
 json_t *rq_result_maintain_to_json(const rq_odb_repack_stats *st, int rc, const rq_error *err)

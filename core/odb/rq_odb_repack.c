@@ -59,8 +59,8 @@ static int lock_try(int own_fd)
 	rq_odb_own_host(host, sizeof(host));
 	n = snprintf(text, sizeof(text), "replayq %ld on %s\n", (long)getpid(), host);
 	for (int tries = 0; tries < 2; tries++) {
-		int fd = openat(own_fd, LOCK_FILE, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-				0444);
+		int fd = openat(own_fd, LOCK_FILE,
+				O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
 		if (fd >= 0) {
 			int ok = write(fd, text, (size_t)n) == n;
 			close(fd);

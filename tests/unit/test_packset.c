@@ -113,7 +113,8 @@ static int table_exists(tu_repo *r)
 	char p[PATH_MAX + 64];
 	struct stat st;
 
-	snprintf(p, sizeof(p), "%.3000s/objects/" RQ_ODB_OWN_DIR "/" RQ_ODB_PACKTAB_FILE, r->gitdir);
+	snprintf(p, sizeof(p), "%.3000s/objects/" RQ_ODB_OWN_DIR "/" RQ_ODB_PACKTAB_FILE,
+		 r->gitdir);
 	return stat(p, &st) == 0;
 }
 
