@@ -57,7 +57,8 @@ int rq_odb_own_mark(const char *objects, const char *name)
 	if (dir < 0)
 		return -1;
 	snprintf(file, sizeof(file), "%.100s" RQ_ODB_OWN_MARK, name);
-	fd = openat(dir, file, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0444);
+	/* read-only: a mark that is there already opens too, whoever owns it */
+	fd = openat(dir, file, O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0444);
 	close(dir);
 	if (fd < 0)
 		return -1;

@@ -49,6 +49,16 @@ typedef struct dirs {
 
 /* ---- the lock ---- */
 
+/* A lock older than a consolidation ever takes (its owner's pid reused by
+ * another process, say): taken over. */
+static int lock_old(int own_fd)
+{
+	struct stat st;
+
+	return fstatat(own_fd, LOCK_FILE, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       time(NULL) - st.st_mtime >= RQ_ODB_OWN_STALE_SECONDS;
+}
+
 /* Take objects/replayq/consolidate.lock: 1 taken, 0 held by a live
  * process, -1 failed. One whose owner is gone is taken over. */
 static int lock_try(int own_fd)
@@ -71,7 +81,8 @@ static int lock_try(int own_fd)
 		}
 		if (errno != EEXIST)
 			return -1;
-		if (!rq_odb_own_keep_stale_at(own_fd, LOCK_FILE, RQ_ODB_OWN_STALE_SECONDS))
+		if (!rq_odb_own_keep_stale_at(own_fd, LOCK_FILE, RQ_ODB_OWN_STALE_SECONDS) &&
+		    !lock_old(own_fd))
 			return 0;
 		unlinkat(own_fd, LOCK_FILE, 0); /* its owner is gone */
 	}
