@@ -56,6 +56,7 @@ check_eq "every result ok" "$N" "$(jq -r .status "$T/results.jsonl" | grep -cx o
 check "replayq's packs stayed bounded while the jobs ran (at most $MAX)" test "$MAX" -le 14
 check "replayq's packs bounded at the end ($(own_packs))" test "$(own_packs)" -le 12
 check "the repository's packs bounded at the end" test "$(ls "$OBJ/pack" | grep -c '\.idx$')" -le 14
+check "every pack but the repository's first is replayq's" test "$(own_packs)" -ge "$(($(ls "$OBJ/pack" | grep -c '\.idx$') - 1))"
 jq -r '.updates[0].new' "$T/results.jsonl" | sort -u >"$T/tips"
 check_eq "every job its own commits" "$N" "$(wc -l <"$T/tips")"
 missing=$(git -C "$R" rev-list --objects --stdin <"$T/tips" 2>&1 >/dev/null | head -3)
