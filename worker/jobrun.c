@@ -162,7 +162,9 @@ static void child_lift_limits(void)
 	}
 }
 
-/* ---- test hooks ---- */
+/* ---- test hooks (test builds only: rq_testhook.h) ---- */
+
+#ifdef RQ_TEST_HOOKS
 
 /* The value of a test hook "<job id>:<value>" ("*": every job) for this
  * job, or NULL. */
@@ -224,6 +226,12 @@ static void child_test_hooks(const child_job *cj)
 	snprintf(point, sizeof(point), "job:%s@%ld", id, cj->task->attempt);
 	rq_testhook_hold(point);
 }
+#else
+static void child_test_hooks(const child_job *cj)
+{
+	(void)cj;
+}
+#endif
 
 /* ---- the repository ---- */
 

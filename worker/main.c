@@ -75,7 +75,11 @@ static int add_config(const char *arg, void *unused)
 
 static int print_version(void)
 {
+#ifdef RQ_TEST_HOOKS
+	printf("replayq version %s (test build: test hooks compiled in)\n", RQ_VERSION);
+#else
 	printf("replayq version %s\n", RQ_VERSION);
+#endif
 	return 0;
 }
 
