@@ -59,7 +59,7 @@ add_custom_target(rq_man ALL DEPENDS ${RQ_MAN_GZ})
 
 # /etc/replayq/worker.env: the example, unless the file is there already
 # (the .deb makes it a conffile: dpkg keeps the admin's edits)
-install(DIRECTORY DESTINATION ${CMAKE_INSTALL_SYSCONFDIR}/replayq)
+install(DIRECTORY DESTINATION ${CMAKE_INSTALL_FULL_SYSCONFDIR}/replayq)
 install(CODE "
   set(env \"\$ENV{DESTDIR}${CMAKE_INSTALL_FULL_SYSCONFDIR}/replayq/worker.env\")
   if(NOT EXISTS \"\${env}\")
@@ -83,11 +83,10 @@ set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGING_INSTALL_PREFIX ${CMAKE_INSTALL_PREFIX})
 set(CPACK_PACKAGE_CONTACT "replayq maintainers <replayq@example.com>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "replay git commits without a worktree, at fleet scale")
-set(CPACK_DEBIAN_PACKAGE_DESCRIPTION "replay git commits without a worktree, at fleet scale
- replayq replays commits onto a new base (rebase, cherry-pick, revert,
- merge trains) without a worktree or an index, byte for byte as upstream
- git replay does, and runs those replays from a Redis queue with forked
- workers (replayq-worker@.service).")
+set(CPACK_DEBIAN_PACKAGE_DESCRIPTION "replayq replays commits onto a new base (rebase, cherry-pick, revert,
+merge trains) without a worktree or an index, byte for byte as upstream
+git replay does, and runs those replays from a Redis queue with forked
+workers (replayq-worker@.service).")
 set(CPACK_DEBIAN_PACKAGE_SECTION vcs)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://example.com/replayq")
