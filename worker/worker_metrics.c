@@ -159,8 +159,9 @@ static void set_build_info(rq_worker_metrics *wm)
 
 	git_libgit2_version(&major, &minor, &rev);
 	snprintf(git2, sizeof(git2), "%d.%d.%d", major, minor, rev);
-	const char *l[] = {"queue", wm->queue,	"version", RQ_BUILD_VERSION, "commit",
-			   RQ_BUILD_COMMIT, "libgit2", git2,		   NULL};
+	const char *l[] = {"queue",	     wm->queue, "version",
+			   RQ_BUILD_VERSION, "commit",	RQ_BUILD_COMMIT,
+			   "libgit2",	     git2,	NULL};
 	rq_metrics_set(wm->build, l, 1);
 }
 

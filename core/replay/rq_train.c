@@ -38,7 +38,7 @@ typedef struct train {
 	char target_short[RQ_TRAIN_PREFIX_MAX];	 /* "main" for refs/heads/main */
 	char prefix[RQ_TRAIN_PREFIX_MAX + 64];	 /* the cars' ref prefix */
 	git_oid empty_tree;
-	size_t merges_made;  /* merge commits written */
+	size_t merges_made; /* merge commits written */
 	double t0;
 } train;
 
