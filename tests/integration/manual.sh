@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # The manual pages (docs/man): each renders without a warning from
 # `man --warnings`, each command's page names every option of the
-# command's option table (as `replayq <command> -h` prints it) and every
-# REPLAYQ_* variable it reads, the aliases (replayq-run, -result, -queue)
-# lead to their pages; `replayq help <command>` without a terminal prints
+# command's option table (as `replayq <command> -h` prints it, whose
+# synopsis must name them too) and every REPLAYQ_* variable it reads, the
+# aliases (replayq-run, -result, -queue) lead to their pages; `replayq help <command>` without a terminal prints
 # the command's usage and its page's name, and `replayq help` the commands.
 . "$(dirname "$0")/../lib.sh"
 require man
@@ -35,8 +35,11 @@ for pair in replay:replayq-replay train:replayq-train worker:replayq-worker run:
 	text=$(render "$page")
 	opts=$(sed -n 's/^ \{2,6\}\(-[^ ]*\).*/\1/p' "$T/usage" | sed 's/\[no-\]//; s/\[=.*//')
 	check "$cmd: options found in -h" [ "$(wc -w <<<"$opts")" -ge 3 ]
+	synopsis=$(sed '/^$/,$d' "$T/usage")
 	for o in $opts; do
 		check_contains "man $page names $cmd's $o" "$o" "$text"
+		# and the synopsis of -h names it too (--no-refs for --refs)
+		check_contains "$cmd -h: its synopsis names $o" "${o#--}" "$synopsis"
 	done
 	for v in $(grep -o 'REPLAYQ_[A-Z_]*' "$T/usage" | sort -u); do
 		check_contains "man $page names $cmd's $v" "$v" "$text"
