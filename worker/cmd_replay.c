@@ -29,7 +29,8 @@ static const char replay_synopsis[] =
     "usage: replayq [-C <path>] replay ([--contained] --onto=<newbase> | --advance=<branch> |\n"
     "                                  --revert=<branch>) [--ref=<ref>]\n"
     "                                  [--ref-action=update|print] [--empty=drop|keep|abort]\n"
-    "                                  [--format=text|json] [--keep-going] <revision>...\n";
+    "                                  [--format=text|json] [--jobs=<n>] [--keep-going]\n"
+    "                                  <revision>...\n";
 
 /* The command line: the options, and the revisions with the walk options
  * and pathspecs the engine takes (in order, "--" included). */

@@ -64,7 +64,7 @@ static void on_run_done(void *arg, void *ctx, const char *result, const char *st
 
 static const char run_synopsis[] =
     "usage: replayq run --repo-root=DIR [--jobs=N] [--memory-limit=MB] [--alternates=root|any]\n"
-    "                   [FILE|-]\n";
+    "                   [--log-level=debug|info|warn|error] [FILE|-]\n";
 
 static const char run_about[] =
     "Runs JSON-lines jobs from FILE (or stdin) and prints one result per line.\n";

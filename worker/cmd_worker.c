@@ -722,9 +722,9 @@ static int worker_parse(int argc, char **argv, worker_cli *c, int *status)
 			      "after SIGTERM, how long running jobs may finish (30)",
 			      "REPLAYQ_GRACE"),
 	    RQ_OPT_STRING_ENV("metrics-listen", &c->metrics_listen, "<host:port>",
-			      "serve Prometheus metrics on GET /metrics there\n"
-			      "(127.0.0.1:9187; :9187: every IPv4 address;\n"
-			      "[::]:9187: IPv6 and IPv4)",
+			      "serve /metrics, /healthz, /readyz there (default:\n"
+			      "none; e.g. 127.0.0.1:9187, :9187 every IPv4 address,\n"
+			      "[::]:9187 IPv6 and IPv4)",
 			      "REPLAYQ_METRICS_LISTEN"),
 	    RQ_OPT_END};
 	const rq_opt_spec spec = {.usage = worker_synopsis, .opts = opts, .footer = worker_footer};
