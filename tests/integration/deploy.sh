@@ -15,7 +15,7 @@
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 
 # --- Kubernetes manifests -------------------------------------------------------
-VERSION=$("$REPLAYQ" version | awk '{print $NF}')
+VERSION=$("$REPLAYQ" version | awk '{print $3}')
 IMAGE_USER=$(sed -n 's/.*--config.user=\([0-9:]*\).*/\1/p' "$TOP/deploy/image/build")
 check "the sharded manifests are current (make-shards --check)" python3 "$TOP/deploy/k8s/sharded/make-shards" --check
 out=$(python3 - "$TOP/deploy" "$VERSION" "$IMAGE_USER" <<'PY' 2>&1

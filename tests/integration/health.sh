@@ -39,7 +39,7 @@ check_eq "ready" "ready" "$(cat "$T/body")"
 check_eq "/healthz 200" 200 "$(get /healthz)"
 check_eq "another path: 404" 404 "$(get /nothing)"
 check_eq "/metrics 200" 200 "$(get /metrics)"
-VERSION=$("$REPLAYQ" version | awk '{print $NF}')
+VERSION=$("$REPLAYQ" version | awk '{print $3}')
 info=$(grep '^replayq_build_info{' "$T/body")
 check_contains "build_info names the version" "version=\"$VERSION\"" "$info"
 check "build_info names libgit2's version" grep -Eq 'libgit2="[0-9]+\.[0-9]+\.[0-9]+"' <<<"$info"

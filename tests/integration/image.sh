@@ -47,7 +47,7 @@ check_eq "the image builds" 0 "$rc"
 [ $rc -eq 0 ] || { cat "$T/build.err" >&2; finish; }
 cat "$T/build.out"
 ARCHIVE=$(sed -n 's/^image replayq:[^:]*: //p' "$T/build.out")
-VERSION=$("$REPLAYQ" version | awk '{print $NF}')
+VERSION=$("$REPLAYQ" version | awk '{print $3}')
 check_eq "the archive is named after the version" "$IMG_DIR/image/replayq-$VERSION.oci.tar" "$ARCHIVE"
 check_contains "the size is printed" "MiB archive" "$(cat "$T/build.out")"
 

@@ -35,7 +35,7 @@ section "deploy/build-deb"
 DEB=$("$TOP/deploy/build-deb" --build="$PKG_DIR/build" 2>"$T/build.err")
 check_eq "the package builds" 0 "$?"
 [ -f "$DEB" ] || { cat "$T/build.err" >&2; finish; }
-VERSION=$("$REPLAYQ" version | awk '{print $NF}')
+VERSION=$("$REPLAYQ" version | awk '{print $3}')
 check_eq "named after the version" "replayq_${VERSION}_$(dpkg --print-architecture).deb" "$(basename "$DEB")"
 depends=$(dpkg-deb -f "$DEB" Depends)
 echo "Depends: $depends"
