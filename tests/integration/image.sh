@@ -34,10 +34,15 @@ done
 # source tree, which other build trees share), the root file system cached there
 section "deploy/image/build"
 IMG_DIR=$(dirname "$REPLAYQ")/image-test
-{ cmake -S "$TOP" -B "$IMG_DIR/release" -DRQ_TESTS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo &&
-	cmake --build "$IMG_DIR/release" -j"$(nproc)"; } >"$T/release.log" 2>&1
-check "a release replayq builds" test -x "$IMG_DIR/release/replayq"
-"$TOP/deploy/image/build" --binary="$IMG_DIR/release/replayq" --out="$IMG_DIR/image" \
+# the release replayq tests/run built (build/), else one built here
+REL=${RQ_RELEASE_REPLAYQ:-}
+if [ -z "$REL" ] || [ ! -x "$REL" ]; then
+	{ cmake -S "$TOP" -B "$IMG_DIR/release" -DRQ_TESTS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo &&
+		cmake --build "$IMG_DIR/release" -j"$(nproc)"; } >"$T/release.log" 2>&1
+	REL=$IMG_DIR/release/replayq
+fi
+check "a release replayq builds" test -x "$REL"
+"$TOP/deploy/image/build" --binary="$REL" --out="$IMG_DIR/image" \
 	>"$T/build.out" 2>"$T/build.err"
 rc=$?
 if [ $rc -eq 3 ] && grep -q "cannot be reached" "$T/build.err"; then
