@@ -171,12 +171,15 @@ static void read_config(rq_merger *m)
 	m->config.rename_limit = -1;
 	m->config.dir_renames = RQ_ORT_DIR_RENAMES_CONFLICT;
 	m->config.conflict_style = RQ_XMERGE_STYLE_MERGE;
+	m->config.max_tree_depth = RQ_MERGE_MAX_TREE_DEPTH;
 	if (git_repository_config(&cfg, m->repo) < 0 || git_config_snapshot(&snap, cfg) < 0)
 		goto out;
 	if (git_config_get_int32(&l, snap, "diff.renameLimit") == 0)
 		m->config.rename_limit = l;
 	if (git_config_get_int32(&l, snap, "merge.renameLimit") == 0)
 		m->config.rename_limit = l;
+	if (git_config_get_int32(&l, snap, "core.maxTreeDepth") == 0)
+		m->config.max_tree_depth = l;
 	if (git_config_get_string_buf(&buf, snap, "merge.directoryRenames") == 0) {
 		m->config.dir_renames = parse_dir_renames(buf.ptr, m->config.dir_renames);
 		git_buf_dispose(&buf);

@@ -222,6 +222,7 @@ typedef struct rq_ort_config {
 	int rename_limit; /* merge.renameLimit, else diff.renameLimit; <= 0: 7000 */
 	rq_ort_dir_renames dir_renames;
 	rq_xmerge_style conflict_style; /* merge.conflictStyle */
+	int max_tree_depth;		/* core.maxTreeDepth (git's default: 2048) */
 } rq_ort_config;
 
 /* ---- the merge ------------------------------------------------------------ */
