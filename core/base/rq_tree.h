@@ -26,6 +26,10 @@
 
 #include "rq_error.h"
 
+/* git's default core.maxTreeDepth (git 2.55): a walk that must open a
+ * directory nested deeper fails (RQ_E_TREE_TOO_DEEP). */
+#define RQ_TREE_MAX_DEPTH 2048
+
 typedef struct rq_tree {
 	git_odb_object *obj;
 	const unsigned char *data;

@@ -100,6 +100,7 @@
  * cache); and the merge's memory chunks.
  */
 #include "rq_merge.h"
+#include "rq_tree.h"
 #include "rq_rename_cache.h"
 #include "rq_treemerge.h"
 
@@ -171,7 +172,7 @@ static void read_config(rq_merger *m)
 	m->config.rename_limit = -1;
 	m->config.dir_renames = RQ_ORT_DIR_RENAMES_CONFLICT;
 	m->config.conflict_style = RQ_XMERGE_STYLE_MERGE;
-	m->config.max_tree_depth = RQ_MERGE_MAX_TREE_DEPTH;
+	m->config.max_tree_depth = RQ_TREE_MAX_DEPTH;
 	if (git_repository_config(&cfg, m->repo) < 0 || git_config_snapshot(&snap, cfg) < 0)
 		goto out;
 	if (git_config_get_int32(&l, snap, "diff.renameLimit") == 0)

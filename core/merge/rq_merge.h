@@ -26,10 +26,6 @@
 #include "rq_conflict.h" /* rq_conflicts, the conflicts a merge reports */
 #include "rq_error.h"
 
-/* git's default core.maxTreeDepth (git 2.55): a merge that must open a
- * directory nested deeper than this fails with RQ_E_TREE_TOO_DEEP. */
-#define RQ_MERGE_MAX_TREE_DEPTH 2048
-
 /* The id of the empty tree. */
 #define RQ_EMPTY_TREE_HEX "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
