@@ -7,6 +7,7 @@
 #include "rq_commit.h"
 #include "rq_buf.h"
 #include "rq_odb_mem.h"
+#include "rq_odb_view.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -58,7 +59,8 @@ static int header_key_is(const char *line, size_t len, const char *key)
 
 static int read_raw(git_odb *odb, const git_oid *id, git_odb_object **obj, rq_error *err)
 {
-	if (git_odb_read(obj, odb, id) < 0)
+	/* as git reads it: replacements applied, headers as they are */
+	if (rq_odb_view_read_stored(obj, odb, id) < 0)
 		return rq_error_git(err, "cannot read commit");
 	if (git_odb_object_type(*obj) != GIT_OBJECT_COMMIT) {
 		git_odb_object_free(*obj);
