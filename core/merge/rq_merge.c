@@ -100,6 +100,7 @@
  * cache); and the merge's memory chunks.
  */
 #include "rq_merge.h"
+#include "rq_attr.h"
 #include "rq_tree.h"
 #include "rq_rename_cache.h"
 #include "rq_treemerge.h"
@@ -194,7 +195,7 @@ out:
 	git_config_free(cfg);
 }
 
-int rq_merger_new(rq_merger **out, git_repository *repo, rq_error *err)
+int rq_merger_new(rq_merger **out, git_repository *repo, const char *root, rq_error *err)
 {
 	rq_merger *m = calloc(1, sizeof(*m));
 
@@ -205,6 +206,10 @@ int rq_merger_new(rq_merger **out, git_repository *repo, rq_error *err)
 	}
 	m->repo = repo;
 	read_config(m);
+	if (rq_attr_new(&m->config.attr, repo, root, err) < 0) {
+		rq_merger_free(m);
+		return -1;
+	}
 	/* the fallback: libgit2's merge with rename detection at git's 50% */
 	git_merge_options_init(&m->fallback_opts, GIT_MERGE_OPTIONS_VERSION);
 	m->fallback_opts.flags = GIT_MERGE_FIND_RENAMES;
@@ -221,6 +226,7 @@ void rq_merger_free(rq_merger *m)
 	if (!m)
 		return;
 	rq_treemerge_memory_release(&m->memory);
+	rq_attr_free(m->config.attr);
 	free(m);
 }
 

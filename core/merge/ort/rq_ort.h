@@ -223,6 +223,7 @@ typedef struct rq_ort_config {
 	rq_ort_dir_renames dir_renames;
 	rq_xmerge_style conflict_style; /* merge.conflictStyle */
 	int max_tree_depth;		/* core.maxTreeDepth (git's default: 2048) */
+	struct rq_attr *attr;		/* the merge drivers of paths; NULL: text everywhere */
 } rq_ort_config;
 
 /* ---- the merge ------------------------------------------------------------ */

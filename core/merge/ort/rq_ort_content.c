@@ -18,11 +18,16 @@
  *    result depends on that text (see rq_ort_rename.c);
  *  - submodules are never merged (git may fast-forward an initialized
  *    submodule; replayq has no worktree and reports a conflict);
- *  - no merge attributes (drivers, marker sizes) are read; merge-ort reads
- *    the tree's .gitattributes only to renormalize, which is off by
- *    default.
+ *  - an external merge driver (merge.<name>.driver) is never run: the
+ *    path conflicts, as in git when the driver fails; conflict marker
+ *    sizes are not read (no text with markers is written).
+ *
+ * The driver comes from the path's attributes (rq_attr.h), as ll_merge()
+ * finds it: text, union (the line merge taking both sides where they
+ * clash), binary ("-merge", "binary": a conflict keeping side 1).
  */
 #include "rq_ort_content.h"
+#include "rq_attr.h"
 
 #include "rq_odb_mem.h"
 
@@ -136,16 +141,16 @@ static int any_binary(const three_blobs *blobs)
  * -1 on error.
  */
 static int merge_text_buffers(rq_ort_merge *merge, const three_blobs *blobs,
-			      const rq_ort_stage *const stages[3], rq_ort_stage *result, int *clean,
-			      int *why)
+			      const rq_ort_stage *const stages[3], int favor_union,
+			      rq_ort_stage *result, int *clean, int *why)
 {
 	char *out = NULL;
 	size_t outlen = 0;
 	int rc = 0;
 
-	switch (rq_xmerge(blobs->buf[0], blobs->size[0], blobs->buf[1], blobs->size[1],
-			  blobs->buf[2], blobs->size[2], merge->config->conflict_style, &out,
-			  &outlen)) {
+	switch ((favor_union ? rq_xmerge_union : rq_xmerge)(
+	    blobs->buf[0], blobs->size[0], blobs->buf[1], blobs->size[1], blobs->buf[2],
+	    blobs->size[2], merge->config->conflict_style, &out, &outlen)) {
 	case RQ_XMERGE_CLEAN:
 		rc = write_blob(merge, out, outlen, stages[0], stages[1], stages[2], &result->oid);
 		break;
@@ -167,29 +172,68 @@ static int merge_text_buffers(rq_ort_merge *merge, const three_blobs *blobs,
 	return rc;
 }
 
+/* A conflict that keeps side 1's content (binary: git's binary driver). */
+static void keep_side1(const rq_ort_stage *side1, rq_ort_stage *result, int *clean, int *why,
+		       int kind)
+{
+	*why |= kind;
+	*clean = 0;
+	git_oid_cpy(&result->oid, &side1->oid);
+}
+
+/*
+ * ll_merge()'s driver for path: from its attributes (text without them).
+ * A driver the configuration names without a command is git's error. 0,
+ * or -1.
+ */
+static int pick_driver(rq_ort_merge *merge, const char *path, rq_attr_driver *drv)
+{
+	const char *name;
+
+	*drv = RQ_ATTR_DRIVER_TEXT;
+	if (!merge->config->attr || !path)
+		return 0;
+	if (rq_attr_merge_driver(merge->config->attr, path, drv, &name, merge->err) < 0)
+		return -1;
+	if (*drv == RQ_ATTR_DRIVER_NO_COMMAND)
+		return rq_error_set(merge->err, RQ_E_BAD_REPO,
+				    "custom merge driver %s lacks command line.", name);
+	return 0;
+}
+
 /*
  * merge_3way() for regular files. A base of another kind (or absent) makes
  * it a two-way merge from an empty base, as in git (handle_content_merge's
- * two_way). 0, or -1 on error.
+ * two_way). The binary driver keeps side 1 and conflicts without reading a
+ * blob; so does an external driver, which is never run (git's outcome when
+ * the driver fails). 0, or -1 on error.
  */
-static int merge_regular_files(rq_ort_merge *merge, const rq_ort_stage *base,
+static int merge_regular_files(rq_ort_merge *merge, const char *path, const rq_ort_stage *base,
 			       const rq_ort_stage *side1, const rq_ort_stage *side2,
 			       rq_ort_stage *result, int *clean, int *why)
 {
 	const rq_ort_stage *stages[3] = {base, side1, side2};
 	int two_way = rq_ort_mode_type(base->mode) != rq_ort_mode_type(side1->mode);
 	three_blobs blobs = {{NULL, NULL, NULL}, {"", "", ""}, {0, 0, 0}};
+	rq_attr_driver drv;
 	int rc = -1;
 
+	if (pick_driver(merge, path, &drv) < 0)
+		return -1;
+	if (drv == RQ_ATTR_DRIVER_BINARY || drv == RQ_ATTR_DRIVER_EXTERNAL) {
+		keep_side1(side1, result, clean, why,
+			   drv == RQ_ATTR_DRIVER_BINARY ? RQ_ORT_CONTENT_BINARY
+							: RQ_ORT_CONTENT_CONFLICT);
+		return 0;
+	}
 	if (three_blobs_read(merge, stages, two_way, &blobs) < 0)
 		goto done;
 	if (any_binary(&blobs)) {
-		*why |= RQ_ORT_CONTENT_BINARY;
-		*clean = 0;
-		git_oid_cpy(&result->oid, &side1->oid);
+		keep_side1(side1, result, clean, why, RQ_ORT_CONTENT_BINARY);
 		rc = 0;
 	} else {
-		rc = merge_text_buffers(merge, &blobs, stages, result, clean, why);
+		rc = merge_text_buffers(merge, &blobs, stages, drv == RQ_ATTR_DRIVER_UNION, result,
+					clean, why);
 	}
 done:
 	three_blobs_free(&blobs);
@@ -201,8 +245,9 @@ done:
  * base (or to the other side) needs no blob read at all; only two different
  * changes of a regular file reach the line merge.
  */
-int rq_ort_content_merge(rq_ort_merge *merge, const rq_ort_stage *base, const rq_ort_stage *side1,
-			 const rq_ort_stage *side2, rq_ort_stage *result, int *clean, int *why)
+int rq_ort_content_merge(rq_ort_merge *merge, const char *path, const rq_ort_stage *base,
+			 const rq_ort_stage *side1, const rq_ort_stage *side2, rq_ort_stage *result,
+			 int *clean, int *why)
 {
 	*clean = 1;
 	*why = 0;
@@ -212,8 +257,9 @@ int rq_ort_content_merge(rq_ort_merge *merge, const rq_ort_stage *base, const rq
 	} else if (git_oid_equal(&side2->oid, &base->oid)) {
 		git_oid_cpy(&result->oid, &side1->oid);
 	} else if (rq_ort_mode_is_reg(side1->mode)) {
-		return merge_regular_files(merge, base, side1, side2, result, clean, why) < 0 ? -1
-											      : 0;
+		return merge_regular_files(merge, path, base, side1, side2, result, clean, why) < 0
+			   ? -1
+			   : 0;
 	} else if (rq_ort_mode_type(side1->mode) == RQ_ORT_TYPE_GITLINK ||
 		   rq_ort_mode_type(side1->mode) == RQ_ORT_TYPE_LINK) {
 		/* submodules are not merged (none is checked out); symlinks conflict */

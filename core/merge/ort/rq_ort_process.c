@@ -128,8 +128,9 @@ static int resolve_both_changed(rq_ort_merge *merge, rq_ort_entry *ci, file_outc
 	if (ci->conflicted_stages & ci->filemask)
 		return take_conflicted_stage(o);
 	memset(&merged, 0, sizeof(merged));
-	if (rq_ort_content_merge(merge, &ci->stages[RQ_ORT_BASE], &ci->stages[RQ_ORT_SIDE1],
-				 &ci->stages[RQ_ORT_SIDE2], &merged, &content_clean, &why) < 0)
+	if (rq_ort_content_merge(merge, ci->path, &ci->stages[RQ_ORT_BASE],
+				 &ci->stages[RQ_ORT_SIDE1], &ci->stages[RQ_ORT_SIDE2], &merged,
+				 &content_clean, &why) < 0)
 		return -1;
 	o->clean = content_clean && !ci->df_conflict && !ci->path_conflict;
 	ci->result = merged;

@@ -358,13 +358,17 @@ done:
 	return rc;
 }
 
+static rq_xmerge_result merge_union(const both_diffs *diffs, rq_xmerge_style style, char **out,
+				    size_t *outlen);
+
 /*
  * xdl_merge(): both diffs (a failure of either is the result), the shortcut
- * when one side changed nothing, else the chunk merge.
+ * when one side changed nothing, else the chunk merge (the union merge's
+ * with favor_union).
  */
-rq_xmerge_result rq_xmerge(const char *base, size_t nbase, const char *ours, size_t nours,
-			   const char *theirs, size_t ntheirs, rq_xmerge_style style, char **out,
-			   size_t *outlen)
+static rq_xmerge_result run_merge(const char *base, size_t nbase, const char *ours, size_t nours,
+				  const char *theirs, size_t ntheirs, rq_xmerge_style style,
+				  int favor_union, char **out, size_t *outlen)
 {
 	both_diffs diffs;
 	rq_xmerge_result rc;
@@ -390,6 +394,8 @@ rq_xmerge_result rq_xmerge(const char *base, size_t nbase, const char *ours, siz
 		    copy_side(theirs, ntheirs, out, outlen) < 0 ? RQ_XMERGE_NOMEM : RQ_XMERGE_CLEAN;
 	else if (!diffs.n2)
 		rc = copy_side(ours, nours, out, outlen) < 0 ? RQ_XMERGE_NOMEM : RQ_XMERGE_CLEAN;
+	else if (favor_union)
+		rc = merge_union(&diffs, style, out, outlen);
 	else
 		rc = merge_both(&diffs, style, out, outlen);
 	free(diffs.script1);
@@ -397,6 +403,20 @@ rq_xmerge_result rq_xmerge(const char *base, size_t nbase, const char *ours, siz
 	rq_xdiff_env_free(&diffs.env1);
 	rq_xdiff_env_free(&diffs.env2);
 	return rc;
+}
+
+rq_xmerge_result rq_xmerge(const char *base, size_t nbase, const char *ours, size_t nours,
+			   const char *theirs, size_t ntheirs, rq_xmerge_style style, char **out,
+			   size_t *outlen)
+{
+	return run_merge(base, nbase, ours, nours, theirs, ntheirs, style, 0, out, outlen);
+}
+
+rq_xmerge_result rq_xmerge_union(const char *base, size_t nbase, const char *ours, size_t nours,
+				 const char *theirs, size_t ntheirs, rq_xmerge_style style,
+				 char **out, size_t *outlen)
+{
+	return run_merge(base, nbase, ours, nours, theirs, ntheirs, style, 1, out, outlen);
 }
 
 #define FIRST_FEW_BYTES 8000 /* git's, for buffer_is_binary */
@@ -410,4 +430,233 @@ int rq_xmerge_buffer_is_binary(const char *buf, size_t n)
 	if (n > FIRST_FEW_BYTES)
 		n = FIRST_FEW_BYTES;
 	return memchr(buf, 0, n) != NULL;
+}
+
+/* ---- the union merge (merge=union: XDL_MERGE_FAVOR_UNION) ------------------- */
+
+static int push_chunk(chunk_list *chunks, const merge_chunk *c)
+{
+	merge_chunk *nv = rq_mem_grow(chunks->v, &chunks->cap, chunks->n + 1, sizeof(*nv), 16);
+
+	if (!nv)
+		return -1;
+	chunks->v = nv;
+	chunks->v[chunks->n++] = *c;
+	return 0;
+}
+
+/*
+ * One conflict of xdl_refine_conflicts(): its two sides diffed, each hunk of
+ * that diff a conflict of its own (the base range stays the chunk's), none
+ * when the sides agree (CHUNK_SAME). 0, or a negative rq_xdiff result.
+ */
+static int split_conflict(const both_diffs *diffs, const merge_chunk *m, chunk_list *out)
+{
+	size_t la, lb, n;
+	const char *pa = lines_text(&diffs->env1.f2, m->i1, m->chg1, &la);
+	const char *pb = lines_text(&diffs->env2.f2, m->i2, m->chg2, &lb);
+	rq_xdiff_change *script = NULL;
+	rq_xdiff_env env;
+	merge_chunk c = *m;
+	int r = rq_xdiff_histogram(&env, pa, (long)la, pb, (long)lb, &script, &n);
+
+	if (r < 0)
+		return r;
+	if (!n) {
+		c.mode = CHUNK_SAME;
+		r = push_chunk(out, &c) < 0 ? RQ_XDIFF_NOMEM : 0;
+	}
+	for (size_t k = 0; k < n && r == 0; k++) {
+		c.i1 = m->i1 + script[k].i1;
+		c.chg1 = script[k].chg1;
+		c.i2 = m->i2 + script[k].i2;
+		c.chg2 = script[k].chg2;
+		r = push_chunk(out, &c) < 0 ? RQ_XDIFF_NOMEM : 0;
+	}
+	free(script);
+	rq_xdiff_env_free(&env);
+	return r;
+}
+
+/* xdl_refine_conflicts(): every conflict with two non-empty sides split.
+ * 0, or a negative rq_xdiff result. */
+static int refine_split(const both_diffs *diffs, chunk_list *chunks)
+{
+	chunk_list out = {NULL, 0, 0};
+	int r = 0;
+
+	for (size_t i = 0; i < chunks->n && r == 0; i++) {
+		const merge_chunk *m = &chunks->v[i];
+		if (m->mode == CHUNK_CONFLICT && m->chg1 && m->chg2)
+			r = split_conflict(diffs, m, &out);
+		else
+			r = push_chunk(&out, m) < 0 ? RQ_XDIFF_NOMEM : 0;
+	}
+	if (r < 0) {
+		free(out.v);
+		return r;
+	}
+	free(chunks->v);
+	*chunks = out;
+	return 0;
+}
+
+/* xdl_simplify_non_conflicts() at merge-ort's level: two conflicts next to
+ * each other, at most three lines of ours apart, become one. */
+static void join_near_conflicts(chunk_list *chunks)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < chunks->n; i++) {
+		merge_chunk *m = k ? &chunks->v[k - 1] : NULL, *next = &chunks->v[i];
+		if (m && m->mode == CHUNK_CONFLICT && next->mode == CHUNK_CONFLICT &&
+		    next->i1 - (m->i1 + m->chg1) <= 3) {
+			m->chg0 = next->i0 + next->chg0 - m->i0;
+			m->chg1 = next->i1 + next->chg1 - m->i1;
+			m->chg2 = next->i2 + next->chg2 - m->i2;
+			continue;
+		}
+		chunks->v[k++] = *next;
+	}
+	chunks->n = k;
+}
+
+/* xdl_refine_zdiff3_conflicts(): the lines both sides of a conflict start
+ * and end with leave it. */
+static void trim_zdiff3(const both_diffs *diffs, chunk_list *chunks)
+{
+	const rq_xdiff_file *a = &diffs->env1.f2, *b = &diffs->env2.f2;
+
+	for (size_t i = 0; i < chunks->n; i++) {
+		merge_chunk *m = &chunks->v[i];
+		if (m->mode != CHUNK_CONFLICT)
+			continue;
+		while (m->chg1 && m->chg2 && lines_equal(a, m->i1, b, m->i2, 1)) {
+			m->i1++;
+			m->i2++;
+			m->chg1--;
+			m->chg2--;
+		}
+		while (m->chg1 && m->chg2 &&
+		       lines_equal(a, m->i1 + m->chg1 - 1, b, m->i2 + m->chg2 - 1, 1)) {
+			m->chg1--;
+			m->chg2--;
+		}
+	}
+}
+
+/* is_eol_crlf(): 1 when line i of f ends in CRLF, 0 in LF, -1 unknown (an
+ * empty file, or a lone line without an end). */
+static int eol_crlf(const rq_xdiff_file *f, long i)
+{
+	const rq_xdiff_rec *r;
+
+	if (!f->nrec)
+		return -1;
+	r = &f->recs[i];
+	if (i < f->nrec - 1 || (r->size && r->ptr[r->size - 1] == '\n'))
+		return r->size > 1 && r->ptr[r->size - 2] == '\r';
+	if (!i)
+		return -1;
+	r = &f->recs[i - 1];
+	return r->size > 1 && r->ptr[r->size - 2] == '\r';
+}
+
+/* is_cr_needed(): the line put after ours' side ends in CRLF when the lines
+ * before the chunk in both sides, and the base's first line, do. */
+static int cr_needed(const both_diffs *d, const merge_chunk *m)
+{
+	int cr = eol_crlf(&d->env1.f2, m->i1 ? m->i1 - 1 : 0);
+
+	if (cr)
+		cr = eol_crlf(&d->env2.f2, m->i2 ? m->i2 - 1 : 0);
+	if (cr)
+		cr = eol_crlf(&d->env1.f1, 0);
+	return cr > 0;
+}
+
+/* Ours' side of a union chunk, with an end of line after a last line that
+ * has none (xdl_recs_copy's add_nl). 0, or -1 out of memory. */
+static int append_ours_side(out_buf *buf, const both_diffs *d, const merge_chunk *m)
+{
+	const rq_xdiff_file *ours = &d->env1.f2;
+	const rq_xdiff_rec *last;
+	char *nb;
+	int cr;
+
+	if (append_lines(buf, ours, m->i1, m->chg1) < 0)
+		return -1;
+	if (m->chg1 <= 0)
+		return 0;
+	last = &ours->recs[m->i1 + m->chg1 - 1];
+	if (last->size && last->ptr[last->size - 1] == '\n')
+		return 0;
+	cr = cr_needed(d, m);
+	if (!(nb = rq_mem_grow(buf->p, &buf->cap, buf->len + 2, 1, 256)))
+		return -1;
+	buf->p = nb;
+	if (cr)
+		buf->p[buf->len++] = '\r';
+	buf->p[buf->len++] = '\n';
+	return 0;
+}
+
+/*
+ * xdl_fill_merge_buffer() with favor_union: a conflict takes ours' lines,
+ * then theirs'. 0 with *out (never NULL), or -1 out of memory.
+ */
+static int fill_union(const both_diffs *diffs, const chunk_list *chunks, char **out, size_t *outlen)
+{
+	const rq_xdiff_file *ours = &diffs->env1.f2, *theirs = &diffs->env2.f2;
+	out_buf buf = {NULL, 0, 0};
+	long i = 0;
+
+	for (size_t k = 0; k < chunks->n; k++) {
+		const merge_chunk *m = &chunks->v[k];
+		int mode = m->mode == CHUNK_CONFLICT ? CHUNK_OURS | CHUNK_THEIRS : m->mode;
+		if (!(mode & (CHUNK_OURS | CHUNK_THEIRS)))
+			continue;
+		if (append_lines(&buf, ours, i, m->i1 - i) < 0 ||
+		    ((mode & CHUNK_OURS) &&
+		     ((mode & CHUNK_THEIRS) ? append_ours_side(&buf, diffs, m)
+					    : append_lines(&buf, ours, m->i1, m->chg1)) < 0) ||
+		    ((mode & CHUNK_THEIRS) && append_lines(&buf, theirs, m->i2, m->chg2) < 0))
+			goto fail;
+		i = m->i1 + m->chg1;
+	}
+	if (append_lines(&buf, ours, i, ours->nrec - i) < 0)
+		goto fail;
+	if (!buf.p && !(buf.p = malloc(1)))
+		return -1;
+	*out = buf.p;
+	*outlen = buf.len;
+	return 0;
+fail:
+	free(buf.p);
+	return -1;
+}
+
+/* xdl_do_merge() with favor_union: the conflicts shaped as the style shapes
+ * them (split and joined with the default style, trimmed with zdiff3, as
+ * found with diff3), then both sides of each. Never a conflict. */
+static rq_xmerge_result merge_union(const both_diffs *diffs, rq_xmerge_style style, char **out,
+				    size_t *outlen)
+{
+	chunk_list chunks = {NULL, 0, 0};
+	rq_xmerge_result rc = RQ_XMERGE_NOMEM;
+	int r = 0;
+
+	if (merge_scripts(diffs, &chunks) < 0)
+		goto done;
+	if (style == RQ_XMERGE_STYLE_ZDIFF3)
+		trim_zdiff3(diffs, &chunks);
+	else if (style == RQ_XMERGE_STYLE_MERGE && (r = refine_split(diffs, &chunks)) == 0)
+		join_near_conflicts(&chunks);
+	if (r < 0)
+		rc = from_xdiff(r);
+	else if (fill_union(diffs, &chunks, out, outlen) == 0)
+		rc = RQ_XMERGE_CLEAN;
+done:
+	free(chunks.v);
+	return rc;
 }

@@ -52,6 +52,16 @@ rq_xmerge_result rq_xmerge(const char *base, size_t nbase, const char *ours, siz
 			   const char *theirs, size_t ntheirs, rq_xmerge_style style, char **out,
 			   size_t *outlen);
 
+/*
+ * The union merge (the merge attribute's built-in "union" driver: xdl_merge
+ * with XDL_MERGE_FAVOR_UNION): as rq_xmerge, but where the sides clash the
+ * result has both, ours' lines then theirs' (after git's refinement of the
+ * conflicts for the style). Never RQ_XMERGE_CONFLICT.
+ */
+rq_xmerge_result rq_xmerge_union(const char *base, size_t nbase, const char *ours, size_t nours,
+				 const char *theirs, size_t ntheirs, rq_xmerge_style style,
+				 char **out, size_t *outlen);
+
 /* git's buffer_is_binary(): a NUL in the first 8000 bytes. Both the line
  * merge's caller and the rename similarity use it, as git does. */
 int rq_xmerge_buffer_is_binary(const char *buf, size_t n);
