@@ -32,7 +32,9 @@
  *  - the renames remembered along the picks of a replay, as git replay's
  *    merge-ort remembers them (ort/rq_rename_cache.h);
  *  - merge.conflictStyle (diff3/zdiff3 make more overlapping changes
- *    conflict, as in git).
+ *    conflict, as in git);
+ *  - the merge drivers of the paths' attributes (ort/rq_attr.h): text,
+ *    union, binary, merge.default; core.maxTreeDepth bounds the walk.
  *
  * Like merge-ort, and unlike git's older recursive strategy and libgit2,
  * merge.renames and diff.renames are ignored: merge-ort always detects
@@ -81,10 +83,9 @@
  * ("rename") instead.
  *
  * Known differences from git that are not detected:
- *  - merge attributes from global or repository attribute files
- *    ($GIT_DIR/info/attributes, core.attributesFile): merge drivers and
- *    conflict-marker-size are not consulted (merge-ort reads the tree's
- *    .gitattributes only when renormalizing, as here);
+ *  - an external merge driver (merge.<name>.driver) is never run: the path
+ *    conflicts, as in git when the driver fails; conflict-marker-size is
+ *    not read (no text with markers is written);
  *  - an initialized submodule changed on both sides: git may fast-forward
  *    it, here it is a conflict;
  *  - a root tree with non-canonical modes (100664) on the trivial paths:
