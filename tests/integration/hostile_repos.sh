@@ -199,6 +199,9 @@ git -C "$R" replace "$(git -C "$R" rev-parse topic~1)" "$other"
 oracle --update "a replaced commit in the range" "$R" --onto main main..topic
 oracle "... the whole branch" "$R" --onto main topic
 GIT_NO_REPLACE_OBJECTS=1 oracle "... GIT_NO_REPLACE_OBJECTS" "$R" --onto main main..topic
+uo=$(cd "$R" && "$UPSTREAM_GIT" --no-replace-objects replay --ref-action=print --onto main main..topic)
+ro=$(cd "$R" && "$REPLAYQ" --no-replace-objects replay --ref-action=print --onto main main..topic)
+check_eq "... --no-replace-objects: upstream's" "$uo" "$ro"
 oracle "... core.useReplaceRefs=false" "$R" -c core.useReplaceRefs=false --onto main main..topic
 job replace replace
 check_eq "... a job: upstream's commit" "$(upstream_new "$R")" "$NEW"
