@@ -5,6 +5,7 @@
  * rq_attr.h).
  */
 #include "rq_attr.h"
+#include "rq_hindex.h"
 #include "rq_mem.h"
 #include "rq_repofile.h"
 #include "rq_tree.h"
@@ -61,6 +62,7 @@ struct rq_attr {
 	frame builtin, system, global, info;
 	frame **dirs; /* the .gitattributes of directories, read once */
 	size_t ndirs, capdirs;
+	rq_hindex dir_index; /* over dirs, by origin */
 };
 
 static void rule_free(rule *r)
@@ -98,6 +100,7 @@ void rq_attr_free(rq_attr *a)
 		free(a->drivers[i].name);
 	free(a->drivers);
 	free(a->dirs);
+	free(a->dir_index.slot);
 	free(a->root);
 	free(a->workdir);
 	free(a->common);
@@ -524,17 +527,53 @@ static int read_from_tree(rq_attr *a, frame *f, const char *dir, int macro_ok, r
 	return rc < 0 ? -1 : 0;
 }
 
+/* A directory's key: its path (dlen bytes, no NUL needed). */
+typedef struct dir_key {
+	const char *dir;
+	size_t dlen;
+} dir_key;
+
+static int dir_eq(const void *ctx, size_t i, const void *key)
+{
+	const frame *f = ((const rq_attr *)ctx)->dirs[i];
+	const dir_key *k = key;
+	return strlen(f->origin) == k->dlen && !memcmp(f->origin, k->dir, k->dlen);
+}
+
+static size_t dir_hash(const void *ctx, size_t i)
+{
+	const char *o = ((const rq_attr *)ctx)->dirs[i]->origin;
+	return (size_t)rq_hindex_hash_bytes(o, strlen(o));
+}
+
+/* Read the .gitattributes of f's directory into f: from the source tree,
+ * else from the working tree (a bare repository has none). 0, or -1. */
+static int load_dir(rq_attr *a, frame *f, size_t dlen, rq_error *err)
+{
+	char path[4096], shown[4096];
+
+	if (a->have_source)
+		return read_from_tree(a, f, f->origin, dlen == 0, err);
+	if (!a->workdir)
+		return 0;
+	snprintf(shown, sizeof(shown), "%s%s.gitattributes", f->origin, dlen ? "/" : "");
+	snprintf(path, sizeof(path), "%s%s", a->workdir, shown);
+	return read_file(a, f, path, 1, dlen == 0, shown, err);
+}
+
 /* The .gitattributes of directory dir ("" the top), read once. NULL with
  * err set on failure. */
 static frame *dir_frame(rq_attr *a, const char *dir, size_t dlen, rq_error *err)
 {
+	dir_key key = {dir, dlen};
+	size_t hash = (size_t)rq_hindex_hash_bytes(dir, dlen);
+	long k = rq_hindex_find(&a->dir_index, hash, dir_eq, a, &key);
 	frame *f, **nv;
-	int rc = 0;
 
-	for (size_t i = 0; i < a->ndirs; i++)
-		if (strlen(a->dirs[i]->origin) == dlen && !memcmp(a->dirs[i]->origin, dir, dlen))
-			return a->dirs[i];
+	if (k >= 0)
+		return a->dirs[k];
 	if (!(nv = rq_mem_grow(a->dirs, &a->capdirs, a->ndirs + 1, sizeof(*nv), 8)) ||
+	    rq_hindex_reserve(&a->dir_index, 64, a->ndirs, dir_hash, a) < 0 ||
 	    !(f = calloc(1, sizeof(*f)))) {
 		if (nv)
 			a->dirs = nv;
@@ -542,20 +581,14 @@ static frame *dir_frame(rq_attr *a, const char *dir, size_t dlen, rq_error *err)
 		return NULL;
 	}
 	a->dirs = nv;
-	a->dirs[a->ndirs++] = f;
 	if (!(f->origin = strndup(dir, dlen))) {
+		free(f);
 		rq_error_set(err, RQ_E_NOMEM, "out of memory");
 		return NULL;
 	}
-	if (a->have_source) {
-		rc = read_from_tree(a, f, f->origin, dlen == 0, err);
-	} else if (a->workdir) {
-		char path[4096], shown[4096];
-		snprintf(shown, sizeof(shown), "%s%s.gitattributes", f->origin, dlen ? "/" : "");
-		snprintf(path, sizeof(path), "%s%s", a->workdir, shown);
-		rc = read_file(a, f, path, 1, dlen == 0, shown, err);
-	}
-	return rc < 0 ? NULL : f;
+	a->dirs[a->ndirs] = f;
+	rq_hindex_add(&a->dir_index, hash, a->ndirs++);
+	return load_dir(a, f, dlen, err) < 0 ? NULL : f;
 }
 
 /* git's path_matches() for a file path (never a directory). */
