@@ -391,7 +391,8 @@ static int named_dir(const confine *c, const char *text, const char *base, char 
 /* What libgit2 reads while it looks for the repository at path, checked
  * before it does: <path>/.git (a directory, or a file naming one with
  * "gitdir: ") and, in each place it may take for the git directory, the
- * commondir file: inside the root and regular files. */
+ * commondir file: inside the root, and no FIFO or device (libgit2 would
+ * block reading it). */
 static int check_discovery(const confine *c, const char *path)
 {
 	char dotgit[PATH_MAX], target[PATH_MAX], p[PATH_MAX], *text;
@@ -420,9 +421,13 @@ static int check_discovery(const confine *c, const char *path)
 			continue;
 		if (join(p, cand[i], "commondir") < 0)
 			return rq_error_set(c->err, RQ_E_BAD_REPO, "a path is too long");
-		if ((r = read_inside(c, p, SMALL_FILE, &text, &len, "commondir file")) < 0)
+		if (check_maybe_path(c, p, "commondir file") < 0)
 			return -1;
-		free(text);
+		/* (the one of the git directory taken is read below) */
+		if (stat(p, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+			return rq_error_set(c->err, RQ_E_BAD_REPO,
+					    "'%s' is not a regular file (a FIFO or a device)",
+					    shown(c, p));
 	}
 	return 0;
 }
