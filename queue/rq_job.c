@@ -256,16 +256,30 @@ static int parse_revisions(json_t *o, rq_job *job, rq_error *err)
 
 /*
  * A ref a job may give its result to: not refs/HEAD (after it, every HEAD
- * in the repository is ambiguous), and under refs/heads/ only a name `git
+ * in the repository is ambiguous); not a namespace of its own,
+ * refs/<name> (refs/heads, refs/tags: a file there hides every ref in
+ * it), so at least refs/<namespace>/<name>; not one whose last component
+ * is "@" (git's revisions read "@" alone as HEAD: nothing could name it
+ * by its short name); and under refs/heads/ only a name `git
  * check-ref-format --branch` takes (not "HEAD", not starting with '-').
  */
 static int ref_a_job_may_create(const char *ref)
 {
-	const char *b = !strncmp(ref, "refs/heads/", 11) ? ref + 11 : NULL;
+	const char *b = !strncmp(ref, "refs/heads/", 11) ? ref + 11 : NULL,
+		   *last = strrchr(ref, '/');
 
-	if (!strcmp(ref, "refs/HEAD"))
+	if (!strcmp(ref, "refs/HEAD") || !strchr(ref + 5, '/') || (last && !strcmp(last, "/@")))
 		return 0;
 	return !b || (strcmp(b, "HEAD") && b[0] != '-');
+}
+
+/* A train's ref_prefix: refs/<namespace>/ at least (the cars' refs are
+ * <prefix><car name>: refs/ alone would let a car named "heads" write
+ * refs/heads). */
+static int prefix_a_job_may_use(const char *prefix)
+{
+	const char *slash = strchr(prefix + 5, '/');
+	return rq_train_prefix_valid(prefix) && slash && slash > prefix + 5;
 }
 
 /* Only the fields a job may have. */
@@ -460,10 +474,11 @@ static int parse_train(json_t *o, rq_job *job, rq_error *err)
 	job->no_car_refs = !refs;
 	if (get_string(o, "ref_prefix", 0, RQ_TRAIN_PREFIX_MAX, &job->ref_prefix, err) < 0)
 		return -1;
-	if (job->ref_prefix && !rq_train_prefix_valid(job->ref_prefix))
+	if (job->ref_prefix && !prefix_a_job_may_use(job->ref_prefix))
 		return rq_error_set(
 		    err, RQ_E_BAD_REF,
-		    "field 'ref_prefix' must be refs/.../ and make valid ref names");
+		    "field 'ref_prefix' must be refs/<namespace>/... ending in '/' and make "
+		    "valid ref names");
 	if (parse_message(o, job, err) < 0)
 		return -1;
 	return parse_cars(o, job, err);
@@ -512,8 +527,9 @@ static int parse_ref(json_t *o, rq_job *job, rq_error *err)
 	if (job->ref && !ref_a_job_may_create(job->ref))
 		return rq_error_set(
 		    err, RQ_E_BAD_REF,
-		    "field 'ref' names a ref a job may not write ('%.200s': refs/HEAD, or a "
-		    "branch git would refuse as a branch name)",
+		    "field 'ref' names a ref a job may not write ('%.200s': refs/HEAD, a "
+		    "namespace refs/<name>, a name ending in /@, or a branch git would refuse "
+		    "as a branch name)",
 		    job->ref);
 	if (job->ref && job->contained)
 		return bad(err, "fields 'ref' and 'contained' cannot be used together%s", "");

@@ -10,6 +10,7 @@
  */
 #include <jansson.h>
 #include <limits.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -255,14 +256,22 @@ static int emit_json(const replay_run *run, int rc)
 static int git_says_error(const rq_error *err)
 {
 	return !strncmp(err->msg, "'--ref' cannot be used", 22) ||
+	       !strncmp(err->msg, "failed to commit ref transaction: ", 34) ||
 	       !strncmp(err->msg, "unrecognized argument: ", 23) ||
 	       (err->code == RQ_E_BAD_REF && strstr(err->msg, "is not a valid refname"));
 }
 
-/* A failed replay, in git's words: 128, or 130 when interrupted. */
+/* A failed replay, in git's words: 128, or 130 when interrupted. As git's
+ * messages do, control characters (a DEL in a ref name) show as '?'. */
 static int report_error(const rq_error *err)
 {
-	fprintf(stderr, "%s: %s\n", git_says_error(err) ? "error" : "fatal", err->msg);
+	char msg[RQ_ERROR_MSG_MAX];
+
+	snprintf(msg, sizeof(msg), "%s", err->msg);
+	for (char *p = msg; *p; p++)
+		if (iscntrl((unsigned char)*p) && *p != '\t' && *p != '\n')
+			*p = '?';
+	fprintf(stderr, "%s: %s\n", git_says_error(err) ? "error" : "fatal", msg);
 	if (err->code == RQ_E_BAD_REVISION &&
 	    strstr(err->msg, ": no such path in the working tree."))
 		fputs("Use 'git <command> -- <path>...' to specify paths that do not exist "

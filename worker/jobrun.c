@@ -287,9 +287,8 @@ static int open_repo(const child_job *cj, char *path, char *shown, rq_odb_opts *
 	path[0] = '\0';
 	if (rq_jobrun_resolve_repo(cj->env->root, rel, path, err) < 0)
 		return -1;
-	if (git_repository_open_ext(repo, path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0)
-		return rq_error_set(err, RQ_E_BAD_REPO, "'%s' is not a git repository", rel);
-	if (rq_confine_repo(*repo, cj->env->root, err) < 0 ||
+	/* nothing outside the root is opened, libgit2's own reading included */
+	if (rq_confine_open(repo, path, cj->env->root, err) < 0 ||
 	    objects_shown(*repo, path, rel, shown, err) < 0)
 		return -1;
 	oo->root = cj->env->root;
@@ -598,6 +597,10 @@ static int replay_job(const child_job *cj, git_repository *repo, const rq_odb_op
 	o.committer = ident;
 	o.objects = oo;
 	rc = rq_replay_run(repo, &o, res, err);
+	/* a ref the job would create where git cannot (refs/heads/main/sub
+	 * beside refs/heads/main): refused in print mode too */
+	if (rc >= 0 && res->nupdates && rq_refs_check_creatable(repo, res, err) < 0)
+		return -1;
 	if (rc < 0 || !cj->job->ref_update || (rc == 1 && (!res->keep_going || !res->nupdates)))
 		return rc;
 	if (apply_job(cj, repo, res, rq_result_to_json(res, rc, err, 1), ident, applied, err) < 0)
@@ -622,6 +625,8 @@ static int train_job(const child_job *cj, git_repository *repo, const rq_odb_opt
 	o.objects = oo;
 	rc = rq_train_run(repo, &o, res, err);
 	free(cars);
+	if (rc >= 0 && res->replay.nupdates && rq_refs_check_creatable(repo, &res->replay, err) < 0)
+		return -1;
 	if (rc < 0 || !cj->job->ref_update || !res->replay.nupdates)
 		return rc;
 	if (apply_job(cj, repo, &res->replay, rq_result_train_to_json(res, rc, err, 1), ident,

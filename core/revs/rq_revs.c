@@ -6,6 +6,7 @@
 #include "rq_revs.h"
 #include "rq_hindex.h"
 #include "rq_mem.h"
+#include "rq_refname.h"
 
 #include <ctype.h>
 #include <fnmatch.h>
@@ -197,8 +198,8 @@ int rq_revs_refname_valid(const char *s)
 		return 0;
 	if (!strcmp(s, "HEAD"))
 		return 1;
-	if (strncmp(s, "refs/", 5) != 0)
-		return 0;
+	if (strncmp(s, "refs/", 5) != 0 || !rq_refname_format_ok(s))
+		return 0; /* git's rules first: libgit2 takes a DEL */
 	if (git_reference_name_is_valid(&valid, s) < 0)
 		return 0;
 	return valid;

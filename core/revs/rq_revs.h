@@ -65,7 +65,8 @@ int rq_revs_dwim_ref(git_repository *repo, const char *name, char **fullname, gi
 /* Resolve a commit-ish expression (no ranges) to a commit id. */
 int rq_revs_resolve_commit(git_repository *repo, const char *expr, git_oid *out, rq_error *err);
 
-/* 1 if s is a valid, fully qualified ref name ("refs/..." or "HEAD"). */
+/* 1 if s is a valid, fully qualified ref name ("refs/..." or "HEAD"), by
+ * git's rules (rq_refname) and libgit2's. */
 int rq_revs_refname_valid(const char *s);
 
 #endif
