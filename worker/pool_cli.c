@@ -60,12 +60,7 @@ int rq_pool_cli_open(const rq_pool_cli *c, const char *worker, const rq_pool_opt
 			c->alternates);
 		return RQ_OPT_USAGE_STATUS;
 	}
-	memset(&po, 0, sizeof(po));
-	if (hooks) {
-		po.intent = hooks->intent;
-		po.owns = hooks->owns;
-		po.intent_arg = hooks->intent_arg;
-	}
+	po = *hooks;
 	po.alternates_anywhere = c->alternates && !strcmp(c->alternates, "any");
 	po.jobs = (int)jobs;
 	po.repo_root = c->root;

@@ -48,9 +48,10 @@ int rq_pool_cli_number(const char *s, long def, long min, long max, const char *
 int rq_pool_cli_log(const rq_pool_cli *c, const char *def, const char *worker);
 
 /*
- * The pool the options ask for, its results naming worker; hooks: the
- * intent, owns and intent_arg of rq_pool_opts (NULL: none). 0, or the
- * exit status (the error said: 129 for an option, 128 for the pool).
+ * The pool the options ask for, its results naming worker; hooks: what
+ * of rq_pool_opts the options do not say (the loop, done, intent, owns and
+ * their arguments). 0, or the exit status (the error said: 129 for an
+ * option, 128 for the pool).
  */
 int rq_pool_cli_open(const rq_pool_cli *c, const char *worker, const rq_pool_opts *hooks,
 		     rq_pool **pool);
