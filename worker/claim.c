@@ -212,8 +212,9 @@ static int msg_intent(rq_tasks *ts, rq_task *t, const rq_job *job, char **out)
 	return 0;
 }
 
-/* A valid job that owns its id: run it in a child. */
-static void msg_run(rq_tasks *ts, rq_pool *pool, rq_task *t, rq_job *job)
+/* A valid job that owns its id: run it in a child; held when the pool
+ * cannot start it now (1), else 0. */
+static int msg_run(rq_tasks *ts, rq_pool *pool, rq_task *t, rq_job *job)
 {
 	rq_error err;
 	char *intent;
@@ -221,11 +222,19 @@ static void msg_run(rq_tasks *ts, rq_pool *pool, rq_task *t, rq_job *job)
 
 	if (msg_intent(ts, t, job, &intent) < 0) {
 		rq_task_free(t);
-		return;
+		return 0;
 	}
 	spawned = rq_pool_spawn(pool, job, rq_job_default_time(job, t->msg.sid), t->msg.deliveries,
 				intent, t, &err);
 	free(intent);
+	if (spawned == RQ_POOL_BUSY) {
+		if (!t->holds)
+			rq_log(RQ_LOG_WARN,
+			       "cannot start the job now; it is held until it can start",
+			       json_pack("{s:s, s:s}", "job", t->id, "error", err.msg));
+		rq_tasks_hold(ts, t);
+		return 1;
+	}
 	if (spawned < 0) {
 		rq_log(RQ_LOG_ERROR, "cannot start the job; it will be retried",
 		       json_pack("{s:s, s:s}", "job", t->id, "error", err.msg));
@@ -236,6 +245,27 @@ static void msg_run(rq_tasks *ts, rq_pool *pool, rq_task *t, rq_job *job)
 		rq_log(RQ_LOG_DEBUG, "job started", f);
 		rq_tasks_run_add(ts, t);
 	}
+	return 0;
+}
+
+void rq_claim_start_held(rq_tasks *ts, rq_pool *pool)
+{
+	rq_task *t;
+	rq_job job;
+	rq_error err;
+
+	while (rq_pool_idle_count(pool) > 0 && (t = rq_tasks_unhold(ts))) {
+		int held;
+		/* it parsed when it was held: it parses again */
+		if (rq_job_parse(t->msg.job, t->msg.job_len, &job, NULL, &err) < 0) {
+			rq_task_free(t); /* left for a retry */
+			continue;
+		}
+		held = msg_run(ts, pool, t, &job);
+		rq_job_free(&job);
+		if (held)
+			return;
+	}
 }
 
 /* Too many deliveries (it crashed or timed out each time): dead letter;
@@ -244,7 +274,7 @@ static void msg_run(rq_tasks *ts, rq_pool *pool, rq_task *t, rq_job *job)
 static void msg_give_up(rq_tasks *ts, rq_pool *pool, rq_task *t, rq_job *job)
 {
 	rq_error err;
-	int granted = job && job->ref_update ? rq_queue_granted(ts->q, t->id, &err) : 0;
+	int granted = job->ref_update ? rq_queue_granted(ts->q, t->id, &err) : 0;
 
 	if (granted != 0) {
 		if (granted > 0)
@@ -277,7 +307,10 @@ void rq_claim_handle(rq_tasks *ts, rq_pool *pool, rq_queue_msg *m)
 	char idbuf[RQ_JOB_ID_MAX + 1] = "";
 	int parsed = 0;
 
-	if (!t || (t->msg.job && job_reply_to(t->msg.job, t->msg.job_len, &t->reply_to) < 0)) {
+	/* (the queue keeps no job past RQ_JOB_MAX_BYTES: nothing bigger is
+	 * parsed, not even for its reply list) */
+	if (!t || (t->msg.job && t->msg.job_len <= RQ_JOB_MAX_BYTES &&
+		   job_reply_to(t->msg.job, t->msg.job_len, &t->reply_to) < 0)) {
 		rq_log(RQ_LOG_ERROR, "out of memory; the job is left for a retry", NULL);
 		rq_task_free(t);
 		return;
@@ -287,12 +320,13 @@ void rq_claim_handle(rq_tasks *ts, rq_pool *pool, rq_queue_msg *m)
 	if (entry_untrusted(ts, t, parsed ? job.id : idbuf, parsed ? job.repo : NULL) ||
 	    msg_claim(ts, t, parsed ? &job : NULL)) {
 		/* answered, or left for a retry */
-	} else if (t->msg.deliveries > ts->max_deliveries) {
-		msg_give_up(ts, pool, t, parsed && !t->msg.problem[0] ? &job : NULL);
 	} else if (t->msg.problem[0] || !parsed) {
+		/* never to run, however often delivered: its answer is final */
 		answer_error(ts, t, parsed ? job.repo : NULL,
 			     t->msg.problem[0] ? RQ_E_INVALID_JOB : err.code,
 			     t->msg.problem[0] ? t->msg.problem : err.msg, NULL);
+	} else if (t->msg.deliveries > ts->max_deliveries) {
+		msg_give_up(ts, pool, t, &job);
 	} else {
 		msg_run(ts, pool, t, &job);
 	}

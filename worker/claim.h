@@ -20,4 +20,8 @@
  * pool or is answered, or an entry left for a retry (logged). */
 void rq_claim_handle(rq_tasks *ts, rq_pool *pool, rq_queue_msg *m);
 
+/* Start the tasks the pool could not start before (rq_tasks_hold), in
+ * their order, while it can. */
+void rq_claim_start_held(rq_tasks *ts, rq_pool *pool);
+
 #endif

@@ -19,6 +19,10 @@
 #include "rq_result_json.h"
 #include "stop.h"
 
+/* the descriptors run opens for itself besides those open at its start
+ * and the pool's: the input file, and one at a time for a moment */
+#define RUN_OWN_FDS 2
+
 /* What run has printed so far. */
 typedef struct run_state {
 	int any_conflict, any_error;
@@ -87,6 +91,7 @@ static void run_line(rq_evloop *loop, rq_pool *pool, run_state *c, char *line, s
 	char idbuf[RQ_JOB_ID_MAX + 1], fallback[64];
 	rq_job job;
 	rq_error err;
+	int r;
 
 	while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
 		line[--len] = '\0';
@@ -97,9 +102,16 @@ static void run_line(rq_evloop *loop, rq_pool *pool, run_state *c, char *line, s
 		print_error_result(c, idbuf[0] ? idbuf : fallback, NULL, &err);
 		return;
 	}
-	while (rq_pool_idle_count(pool) == 0)
+	for (;;) {
+		while (rq_pool_idle_count(pool) == 0)
+			rq_evloop_turn(loop, 100);
+		r = rq_pool_spawn(pool, &job, rq_job_default_time(&job, NULL), 1, NULL, NULL, &err);
+		/* no descriptor or process now: held until a child ends */
+		if (r != RQ_POOL_BUSY || rq_pool_running(pool) == 0)
+			break;
 		rq_evloop_turn(loop, 100);
-	if (rq_pool_spawn(pool, &job, rq_job_default_time(&job, NULL), 1, NULL, NULL, &err) < 0)
+	}
+	if (r != 0)
 		print_error_result(c, job.id, job.repo, &err);
 	rq_job_free(&job);
 }
@@ -141,7 +153,7 @@ int cmd_run(int argc, char **argv)
 		fprintf(stderr, "fatal: out of memory\n");
 		return 128;
 	}
-	if ((status = rq_pool_cli_open(&c, "local", &hooks, &pool)) != 0 ||
+	if ((status = rq_pool_cli_open(&c, "local", &hooks, RUN_OWN_FDS, &pool)) != 0 ||
 	    (file && strcmp(file, "-") && !(in = fopen(file, "r")))) {
 		if (!status)
 			fprintf(stderr, "fatal: cannot open '%s': %s\n", file, strerror(errno));

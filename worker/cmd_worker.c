@@ -31,6 +31,12 @@
 
 /* ===================== options ===================== */
 
+/* the descriptors the worker opens for itself besides those open when it
+ * sizes its pool and the pool's: its two Redis connections, and a few
+ * for a moment (a reconnection, a Sentinel, the heartbeat file, a child's
+ * memory reading); the metrics endpoint's clients on top */
+#define WORKER_OWN_FDS 8
+
 /* The options of worker. */
 typedef struct worker_cli {
 	const char *redis, *queue, *name, *visibility, *max_deliveries, *grace, *metrics_listen;
@@ -170,6 +176,7 @@ static void worker_shutdown(rq_worker_loop *w)
 	rq_error err;
 
 	rq_pool_kill_all(w->pool, rq_tasks_dropped, &w->tasks);
+	rq_tasks_release_held(&w->tasks);
 	rq_tasks_settle(&w->tasks);
 	rq_queue_worker_gone(w->q, w->name, &err);
 	rq_log(RQ_LOG_INFO, "worker stopped",
@@ -264,7 +271,9 @@ static int worker_open(worker_cli *c, rq_worker_loop *w, long max_deliveries, in
 		fprintf(stderr, "fatal: out of memory\n");
 		return -1;
 	}
-	if ((*status = rq_pool_cli_open(&c->pool, w->name, &hooks, &w->pool)) != 0)
+	if ((*status = rq_pool_cli_open(
+		 &c->pool, w->name, &hooks,
+		 WORKER_OWN_FDS + (w->metrics ? RQ_WORKER_METRICS_POLLFDS : 0), &w->pool)) != 0)
 		return -1;
 	w->tasks.worker = w->name;
 	w->tasks.max_deliveries = max_deliveries;

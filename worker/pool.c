@@ -145,6 +145,11 @@ void rq_pool_free(rq_pool *p)
 	free(p);
 }
 
+int rq_pool_fds(int jobs)
+{
+	return 3 * jobs + 2;
+}
+
 int rq_pool_idle_count(const rq_pool *p)
 {
 	return p->opts.jobs - p->running;
@@ -227,8 +232,11 @@ int rq_pool_spawn(rq_pool *p, const rq_job *job, int64_t default_time, long atte
 	 * that the parent knows when no limit may interrupt it any more */
 	pid = job->ref_update ? rq_child_fork_asking(&report_fd, &answer_fd)
 			      : rq_child_fork(&report_fd);
-	if (pid < 0)
-		return rq_error_set(err, RQ_E_IO, "cannot start a child: %s", strerror(errno));
+	if (pid < 0) {
+		int e = errno;
+		rq_error_set(err, RQ_E_IO, "cannot start a child: %s", strerror(e));
+		return e == EMFILE || e == ENFILE || e == EAGAIN || e == ENOMEM ? RQ_POOL_BUSY : -1;
+	}
 	if (pid == 0)
 		child_start(p, &task, parent, report_fd, answer_fd);
 	p->running++;

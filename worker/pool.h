@@ -71,13 +71,27 @@ void rq_pool_free(rq_pool *p);
 int rq_pool_idle_count(const rq_pool *p);
 int rq_pool_running(const rq_pool *p);
 
+/* Returned by rq_pool_spawn: the job was not started for want of a
+ * descriptor or a process (EMFILE, ENFILE, EAGAIN, ENOMEM); nothing was
+ * done, and it may start once a child has ended. */
+#define RQ_POOL_BUSY 1
+
+/* The descriptors a pool of jobs children holds in the parent at most:
+ * each child's report pipe, pidfd and answer pipe, and the child's ends
+ * of its two pipes while one starts. */
+int rq_pool_fds(int jobs);
+
+/* What a job's process needs at least besides the parent's: its pipes and
+ * standard streams, and some to work with (repository files, packs, the
+ * pipes of a parallel replay). */
+#define RQ_POOL_CHILD_FDS 24
+
 /*
- * Start a job. default_time: committer time (seconds) when the job has
- * none. attempt: delivery number. intent: the intent an earlier delivery
- * recorded (or NULL): if its updates are all in place, it is the result.
- * ctx is handed back to done. From then on the loop's turns read the
- * child's messages (the function of its descriptor that fired), enforce
- * its deadline and memory limit (timers), reap it, and call done.
+ * Start a job: 0, RQ_POOL_BUSY, or -1 (err set for both). default_time: committer time (seconds)
+ * when the job has none. attempt: delivery number. intent: the intent an earlier delivery recorded
+ * (or NULL): if its updates are all in place, it is the result. ctx is handed back to done. From
+ * then on the loop's turns read the child's messages (the function of its descriptor that fired),
+ * enforce its deadline and memory limit (timers), reap it, and call done.
  */
 int rq_pool_spawn(rq_pool *p, const rq_job *job, int64_t default_time, long attempt,
 		  const char *intent, void *ctx, rq_error *err);

@@ -14,6 +14,10 @@
 
 #include "clock.h"
 #include "log.h"
+#include "rq_result_json.h"
+
+/* how soon a held task is tried again when no child ends meanwhile */
+#define RQ_TASKS_HELD_RETRY_MS 100
 
 /* ---- the tasks and the running set ---- */
 
@@ -26,8 +30,11 @@ int rq_tasks_init(rq_tasks *ts, int cap)
 
 void rq_tasks_free(rq_tasks *ts)
 {
-	while (ts->waiting) {
-		rq_task *t = ts->waiting;
+	rq_task *t;
+
+	while ((t = rq_tasks_unhold(ts)))
+		rq_task_free(t);
+	while ((t = ts->waiting)) {
 		ts->waiting = t->next;
 		rq_task_free(t);
 	}
@@ -76,7 +83,33 @@ int rq_tasks_is_running(const rq_tasks *ts, const char *sid)
 	for (int i = 0; i < ts->cap; i++)
 		if (ts->running[i] && !strcmp(ts->running[i]->msg.sid, sid))
 			return 1;
+	for (const rq_task *t = ts->held; t; t = t->next)
+		if (!strcmp(t->msg.sid, sid))
+			return 1;
 	return 0;
+}
+
+void rq_tasks_hold(rq_tasks *ts, rq_task *t)
+{
+	rq_task **pp = &ts->held;
+
+	while (*pp)
+		pp = &(*pp)->next;
+	t->next = NULL;
+	t->holds++;
+	*pp = t;
+	ts->held_retry = rq_clock_mono_ms() + RQ_TASKS_HELD_RETRY_MS;
+}
+
+rq_task *rq_tasks_unhold(rq_tasks *ts)
+{
+	rq_task *t = ts->held;
+
+	if (t) {
+		ts->held = t->next;
+		t->next = NULL;
+	}
+	return t;
 }
 
 static void running_del(rq_tasks *ts, rq_task *t)
@@ -94,6 +127,28 @@ void rq_tasks_keep_claims(rq_tasks *ts)
 		if (!t)
 			continue;
 		rq_queue_keep_claim(ts->q, ts->worker, t->msg.sid, &err);
+	}
+	for (rq_task *t = ts->held; t; t = t->next)
+		rq_queue_keep_claim(ts->q, ts->worker, t->msg.sid, &err);
+}
+
+void rq_tasks_release_held(rq_tasks *ts)
+{
+	rq_task *t;
+	rq_error err;
+
+	while ((t = rq_tasks_unhold(ts))) {
+		char *res = rq_result_error_text(t->id, NULL, RQ_E_IO,
+						 "the job was never started: no descriptor or "
+						 "process could be had for it",
+						 t->msg.deliveries, ts->worker);
+		if (res && rq_queue_note_attempt(ts->q, t->id, res, &err) < 0)
+			rq_log(RQ_LOG_WARN, "cannot record the attempt",
+			       json_pack("{s:s}", "error", err.msg));
+		free(res);
+		rq_log(RQ_LOG_WARN, "job never started, left unacknowledged for another worker",
+		       rq_tasks_log_fields(t));
+		rq_task_free(t);
 	}
 }
 
@@ -340,6 +395,7 @@ void rq_tasks_done(void *arg, void *ctx, const char *result, const char *status,
 	rq_task *t = ctx;
 
 	running_del(ts, t);
+	ts->held_retry = rq_clock_mono_ms(); /* a held task may start now */
 	if (!result) {
 		rq_log(RQ_LOG_WARN, "job left unacknowledged for a retry", rq_tasks_log_fields(t));
 		rq_task_free(t);

@@ -32,6 +32,7 @@ typedef struct rq_task {
 	long long next_try; /* when to try storing again */
 	int granted;	    /* an earlier delivery passed the fence: it may be committing */
 	int prior_same;	    /* msg.prior is this content's result before a --force */
+	int holds;	    /* times it was held (rq_tasks_hold) */
 } rq_task;
 
 /* The store, and where its results go. */
@@ -43,6 +44,10 @@ typedef struct rq_tasks {
 	rq_task **running;	    /* cap slots, NULL where free */
 	int cap;
 	rq_task *waiting; /* finished, result not stored yet (Redis away) */
+	/* not started yet for want of a descriptor or a process (the pool
+	 * was busy): started again when a child ends, or at held_retry */
+	rq_task *held;
+	long long held_retry;
 	unsigned long done_ok, done_conflict, done_error;
 } rq_tasks;
 
@@ -59,9 +64,19 @@ void rq_task_free(rq_task *t);
 /* The fields every log line about a task has. */
 json_t *rq_tasks_log_fields(const rq_task *t);
 
-/* A task whose child started; 1 if entry sid is one of them. */
+/* A task whose child started; 1 if entry sid is one of them (or held). */
 void rq_tasks_run_add(rq_tasks *ts, rq_task *t);
 int rq_tasks_is_running(const rq_tasks *ts, const char *sid);
+
+/* A task the pool could not start now: held, its claim kept fresh, until
+ * it can (rq_claim_start_held), not left for a redelivery, which would
+ * count as one and could end in a dead letter that says it crashed. */
+void rq_tasks_hold(rq_tasks *ts, rq_task *t);
+/* The first held task, taken out of the list (NULL: none). */
+rq_task *rq_tasks_unhold(rq_tasks *ts);
+/* At the end: the held tasks left for another worker, each with an
+ * attempt noted that says it was never started. */
+void rq_tasks_release_held(rq_tasks *ts);
 
 /*
  * The task is answered: store its result (with dead_reason, also as a
@@ -76,8 +91,8 @@ void rq_tasks_finish(rq_tasks *ts, rq_task *t, const char *result, const char *s
 void rq_tasks_flush(rq_tasks *ts);
 long long rq_tasks_next_store(const rq_tasks *ts);
 
-/* Reset the idle time of the running tasks' entries, so that no one
- * reclaims them (with each heartbeat). */
+/* Reset the idle time of the running (and held) tasks' entries, so that
+ * no one reclaims them (with each heartbeat). */
 void rq_tasks_keep_claims(rq_tasks *ts);
 
 /* After the loop: store what can be stored now, trying for a few

@@ -200,6 +200,16 @@ static long long counts_due(void *arg, long long now)
 	return now + RQ_WORKER_COUNTS_MS;
 }
 
+/* Start the tasks held for want of a descriptor or a process. */
+static long long held_due(void *arg, long long now)
+{
+	rq_worker_loop *w = arg;
+
+	(void)now;
+	rq_claim_start_held(&w->tasks, w->pool);
+	return -1; /* set again before the next turn */
+}
+
 /* The end of the drain: the loop sees it. */
 static long long drain_due(void *arg, long long now)
 {
@@ -253,15 +263,18 @@ int rq_worker_loop_watch_early(rq_worker_loop *w)
 
 /* ---- the loop ---- */
 
-/* Before each turn, the two timers the worker's state decides: the next
- * try to store a kept result; the next fetch, while one may start (not
- * draining, no read outstanding, no result kept, a slot free). */
+/* Before each turn, the timers the worker's state decides: the next try
+ * to store a kept result; the next start of the held tasks; the next
+ * fetch, while one may start (not draining, no read outstanding, no
+ * result kept, no task held, a slot free). */
 static void timers_set(rq_worker_loop *w)
 {
 	long long fetch = w->next_read < w->next_reclaim ? w->next_read : w->next_reclaim;
 
 	rq_evloop_timer_at(w->store, rq_tasks_next_store(&w->tasks));
-	if (w->drain_deadline || w->reading || w->tasks.waiting || rq_pool_idle_count(w->pool) == 0)
+	rq_evloop_timer_at(w->held, w->tasks.held && !w->drain_deadline ? w->tasks.held_retry : -1);
+	if (w->drain_deadline || w->reading || w->tasks.waiting || w->tasks.held ||
+	    rq_pool_idle_count(w->pool) == 0)
 		fetch = -1;
 	rq_evloop_timer_at(w->fetch, fetch);
 }
@@ -270,18 +283,18 @@ static void timers_set(rq_worker_loop *w)
 static int timers_add(rq_worker_loop *w)
 {
 	rq_evloop *l = w->loop;
+	int ok;
 
 	w->beat = rq_evloop_timer_add(l, 0, beat_due, w);
 	w->read_expiry = rq_evloop_timer_add(l, -1, read_expired, w);
 	w->store = rq_evloop_timer_add(l, -1, store_due, w);
+	w->held = rq_evloop_timer_add(l, -1, held_due, w);
 	w->fetch = rq_evloop_timer_add(l, -1, fetch_due, w);
 	w->drain = rq_evloop_timer_add(l, -1, drain_due, w);
-	if (w->metrics)
-		w->queue_counts = rq_evloop_timer_add(l, 0, counts_due, w);
-	return w->beat && w->read_expiry && w->store && w->fetch && w->drain &&
-		       (!w->metrics || w->queue_counts)
-		   ? 0
-		   : -1;
+	ok = w->beat && w->read_expiry && w->store && w->held && w->fetch && w->drain;
+	if (ok && w->metrics)
+		ok = (w->queue_counts = rq_evloop_timer_add(l, 0, counts_due, w)) != NULL;
+	return ok ? 0 : -1;
 }
 
 int rq_worker_loop_run(rq_worker_loop *w)

@@ -8,9 +8,9 @@
  * meanwhile); and one timer each for the heartbeat (with the claim
  * refresh), the next fetch (the reclaim of stalled jobs, then a read for
  * the free slots), a read that gets no answer in time, the next try to
- * store a kept result, the end of the drain, the queue's counts for the
- * metrics. Each entry read or reclaimed goes to worker/claim, each result
- * to worker/tasks.
+ * store a kept result, the next start of the tasks held for want of a
+ * descriptor, the end of the drain, the queue's counts for the metrics. Each entry read or
+ * reclaimed goes to worker/claim, each result to worker/tasks.
  */
 #ifndef RQ_WORKER_LOOP_H
 #define RQ_WORKER_LOOP_H
@@ -35,7 +35,7 @@ typedef struct rq_worker_loop {
 	int reading;		    /* an XREADGROUP is outstanding on qread */
 	long long next_reclaim, next_read, drain_deadline;
 	rq_evloop_watch *on_read; /* qread's socket while reading */
-	rq_evloop_timer *beat, *fetch, *read_expiry, *store, *drain, *queue_counts;
+	rq_evloop_timer *beat, *fetch, *read_expiry, *store, *held, *drain, *queue_counts;
 	int running_loop; /* in rq_worker_loop_run */
 } rq_worker_loop;
 
