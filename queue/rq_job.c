@@ -199,6 +199,8 @@ static int parse_committer(json_t *o, rq_job *job, rq_error *err)
  * a revision has no space, control character, ':' or '\\'. */
 static int check_revision(const char *s, size_t len, const char *field, size_t i, rq_error *err)
 {
+	rq_error why;
+
 	if (!*s || len > RQ_JOB_REV_LEN_MAX || strlen(s) != len)
 		return rq_error_set(err, RQ_E_BAD_REVISION, "%s[%zu] is empty or too long", field,
 				    i);
@@ -207,11 +209,11 @@ static int check_revision(const char *s, size_t len, const char *field, size_t i
 			if ((unsigned char)*p < ' ' || *p == 0x7f)
 				return rq_error_set(err, RQ_E_BAD_REVISION,
 						    "%s[%zu] holds a control character", field, i);
-		if (!rq_revs_option_valid(s))
+		if (rq_revs_option_check(s, &why) < 0)
 			return rq_error_set(err, RQ_E_BAD_REVISION,
 					    "%s[%zu] is not a revision-walk option "
-					    "replayq takes: '%.64s'",
-					    field, i, s);
+					    "replayq takes: '%.64s' (%.300s)",
+					    field, i, s, why.msg);
 		return 0;
 	}
 	for (const char *p = s; *p; p++)

@@ -48,11 +48,16 @@ int rq_pool_cli_number(const char *s, long def, long min, long max, const char *
 int rq_pool_cli_log(const rq_pool_cli *c, const char *def, const char *worker);
 
 /*
- * The pool the options ask for, its results naming worker; hooks: the
- * intent, owns and intent_arg of rq_pool_opts (NULL: none). 0, or the
- * exit status (the error said: 129 for an option, 128 for the pool).
+ * The pool the options ask for, its results naming worker; hooks: what
+ * of rq_pool_opts the options do not say (the loop, done, intent, owns and
+ * their arguments). The pool is sized to the process's descriptor limit:
+ * those open now, reserve more the command will open for itself, and the
+ * pool's (the soft limit raised when the hard one allows; a --jobs that
+ * cannot fit refused, naming how many can; the default lowered to fit).
+ * 0, or the exit status (the error said: 129 for an option, 128 for the
+ * pool).
  */
 int rq_pool_cli_open(const rq_pool_cli *c, const char *worker, const rq_pool_opts *hooks,
-		     rq_pool **pool);
+		     int reserve, rq_pool **pool);
 
 #endif

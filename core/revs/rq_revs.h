@@ -48,10 +48,12 @@ void rq_revs_free(rq_revs *revs);
 /* 1 if a revision argument is an option (for rq_revs_parse to take). */
 int rq_revs_is_option(const char *arg);
 
-/* 1 if arg is an option rq_revs_parse takes, with a valid value (checked
- * without a repository: for a job's validation). None of them reads a
- * file or standard input, or writes anything. */
-int rq_revs_option_valid(const char *arg);
+/* Whether arg is an option rq_revs_parse takes, with a valid value
+ * (checked without a repository: for a job's validation). None of them
+ * reads a file or standard input, or writes anything. A pattern (--grep,
+ * ...) is checked by rq_pattern_bounded, never compiled. 0, or -1 with
+ * err saying why not. */
+int rq_revs_option_check(const char *arg, rq_error *err);
 
 /*
  * DWIM a name to a ref. Returns the number of refs that match (0, 1, 2...)
