@@ -38,8 +38,7 @@ typedef struct train {
 	char target_short[RQ_TRAIN_PREFIX_MAX];	 /* "main" for refs/heads/main */
 	char prefix[RQ_TRAIN_PREFIX_MAX + 64];	 /* the cars' ref prefix */
 	git_oid empty_tree;
-	size_t chain_breaks; /* trivial merges made to forget remembered renames */
-	size_t merges_made;  /* merge commits written */
+	size_t merges_made; /* merge commits written */
 	double t0;
 } train;
 
@@ -213,7 +212,6 @@ static int set_up(train *t)
  */
 static int break_chain(train *t)
 {
-	t->chain_breaks++;
 	rq_merger_forget_renames(t->shared.merger);
 	return 0;
 }
@@ -641,8 +639,9 @@ static int car_updates(train *t)
 	return 0;
 }
 
-/* The whole train's statistics: the cars' commits, the merges (without
- * the chain breaks), the merge commits among the commits written. */
+/* The whole train's statistics: the cars' commits, the merges (the
+ * merger's counts: breaking a chain of renames is no merge), the merge
+ * commits among the commits written. */
 static void train_stats(train *t, double t_cars)
 {
 	rq_replay_stats *st = &t->res->replay.stats;
@@ -654,7 +653,7 @@ static void train_stats(train *t, double t_cars)
 		st->dropped += t->res->cars[k].dropped;
 	}
 	st->picked += t->merges_made;
-	st->merges_trivial = ms->trivial - t->chain_breaks;
+	st->merges_trivial = ms->trivial;
 	st->merges_full = ms->full;
 	st->merges_fallback = ms->fallback;
 	st->scores_computed = ms->scores_computed;
