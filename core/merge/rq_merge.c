@@ -5,11 +5,10 @@
  * line merge; ort/rq_ort.h is the map of the internals).
  *
  * Trivial picks are answered from the tree ids: theirs == base gives ours;
- * ours == base gives theirs; a root commit (no base) onto the empty tree
- * (or onto its own tree) gives theirs; only the top-level tree of the
- * result is read, to write it again when its modes are not written as git
- * writes them (rq_canon: merge-ort opens the top level of every merge and
- * writes it from canonical modes).
+ * ours == base gives theirs (a root commit's base is the empty tree); only
+ * the top-level tree of the result is read, to write it again when its
+ * modes are not written as git writes them (rq_canon: merge-ort opens the
+ * top level of every merge and writes it from canonical modes).
  *
  * Every other pick goes to rq_treemerge (core/merge/ort), a
  * re-implementation of git 2.39's merge-ort that opens only the

@@ -90,10 +90,11 @@ for name in jansson hiredis; do
 		[ $((k % ONTO_S)) = 0 ] || continue
 		# shellcheck disable=SC2086
 		same "$R" "$name: onto its own parent" --onto "$p" "^$p" $refs
+		# shellcheck disable=SC2086
 		PICKS=$((PICKS + $(git -C "$R" rev-list --count "^$p" $refs)))
 	done <"$T/by-parent"
 	i=0
-	while read -r p first tip n; do
+	while read -r _ _ _ n; do
 		i=$((i + 1))
 		if [ $((i % REV_S)) = 0 ]; then
 			same "$R" "$name: revert" --revert "c/$i" "a/$i..c/$i"

@@ -68,12 +68,12 @@ for SEED in $(seq "$FIRST" $((FIRST + SEEDS - 1))); do
 	[ $((SEED % 5)) = 0 ] && CFG+=(-c i18n.commitEncoding=ISO-8859-1)
 	[ $((SEED % 7)) = 0 ] && CFG+=(-c i18n.logOutputEncoding=ISO-8859-1)
 	s=s$SEED
-	same "onto upstream" --onto $s/up $s/base..$s/topic
-	same "onto its own base" --onto $s/base $s/base..$s/topic
-	same "down to the root" --onto $s/empty $s/topic
-	same "advance at upstream" --advance $s/odd-up $s/base..$s/topic
-	same "advance at its base" --advance $s/odd-base $s/base..$s/topic
-	same "revert" --revert $s/odd-topic $s/base..$s/topic
+	same "onto upstream" --onto "$s/up" "$s/base..$s/topic"
+	same "onto its own base" --onto "$s/base" "$s/base..$s/topic"
+	same "down to the root" --onto "$s/empty" "$s/topic"
+	same "advance at upstream" --advance "$s/odd-up" "$s/base..$s/topic"
+	same "advance at its base" --advance "$s/odd-base" "$s/base..$s/topic"
+	same "revert" --revert "$s/odd-topic" "$s/base..$s/topic"
 done
 check "compared 6 cases a seed" [ "$CASES" -eq $((SEEDS * 6)) ]
 # every seed's topic down to the root at once, replayq with two workers
@@ -83,7 +83,7 @@ CFG=()
 QOPTS=(--jobs=2)
 SEED=all
 # shellcheck disable=SC2046
-same "every topic at once, two workers" --onto s$FIRST/empty $(seq -f "s%g/topic" "$FIRST" $((FIRST + SEEDS - 1)))
+same "every topic at once, two workers" --onto "s$FIRST/empty" $(seq -f "s%g/topic" "$FIRST" $((FIRST + SEEDS - 1)))
 
 # Warnings and a conflict with two workers: branches a (three commits, one
 # message in Latin-1), b (its second commit conflicts with up) and c (five
