@@ -98,6 +98,7 @@ static json_t *stats_json(const rq_replay_stats *s)
 	bad |= json_object_set_new(o, "commits", json_integer((json_int_t)s->commits));
 	bad |= json_object_set_new(o, "picked", json_integer((json_int_t)s->picked));
 	bad |= json_object_set_new(o, "dropped", json_integer((json_int_t)s->dropped));
+	bad |= json_object_set_new(o, "not_utf8", json_integer((json_int_t)s->not_utf8));
 	bad |= json_object_set_new(
 	    o, "merges",
 	    json_pack("{s:I, s:I, s:I, s:I, s:I}", "trivial", (json_int_t)s->merges_trivial, "full",

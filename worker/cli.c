@@ -23,7 +23,7 @@ static void on_signal(int sig)
 	interrupted = 1;
 }
 
-int rq_cli_open_repo(git_repository **out)
+int rq_cli_open_repo(git_repository **out, rq_error *why)
 {
 	const char *stale = getenv("REPLAYQ_STALE_SECONDS");
 	long stale_s;
@@ -31,12 +31,15 @@ int rq_cli_open_repo(git_repository **out)
 
 	if (git_repository_open_ext(out, NULL, GIT_REPOSITORY_OPEN_FROM_ENV, NULL) < 0) {
 		*out = NULL;
+		rq_error_set(why, RQ_E_BAD_REPO,
+			     "not a git repository (or any of the parent directories): .git");
 		fputs("fatal: not a git repository (or any of the parent directories): .git\n",
 		      stderr);
 		return 128;
 	}
 	/* replayq -c name=value (git's command-line configuration) */
 	if (rq_cfgparams_apply(*out, getenv("GIT_CONFIG_PARAMETERS"), &err) < 0) {
+		rq_error_set(why, RQ_E_USAGE, "unable to parse command-line config: %s", err.msg);
 		fprintf(stderr, "error: %s\nfatal: unable to parse command-line config\n", err.msg);
 		return 128;
 	}

@@ -11,6 +11,7 @@
 #include <jansson.h>
 #include <limits.h>
 #include <ctype.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include "cmds.h"
 #include "cli.h"
 #include "opt.h"
+#include "rq_commit.h"
 #include "rq_trace.h"
 #include "rq_odb.h"
 #include "rq_refs.h"
@@ -87,30 +89,56 @@ static void cli_init(replay_cli *c)
 	c->spec.help_status = 0; /* git 2.55 replay -h: the usage on stdout, exit 0 */
 }
 
+/* A usage error (129): git's text on stderr, and run->err for the JSON. */
+static int usage_error(const replay_cli *c, replay_run *run, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int usage_error(const replay_cli *c, replay_run *run, const char *fmt, ...)
+{
+	char msg[RQ_ERROR_MSG_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	rq_error_set(&run->err, RQ_E_USAGE, "%s", msg);
+	return rq_opt_usage_error(&c->spec, "%s", msg);
+}
+
+/* An error before the replay (128): "fatal: <msg>", and run->err. */
+static int fatal_error(replay_run *run, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fatal_error(replay_run *run, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(run->err.msg, sizeof(run->err.msg), fmt, ap);
+	va_end(ap);
+	run->err.code = RQ_E_USAGE;
+	fprintf(stderr, "fatal: %s\n", run->err.msg);
+	return 128;
+}
+
 /* The option values that need no repository: 0, or an exit status. */
-static int cli_check(const replay_cli *c)
+static int cli_check(const replay_cli *c, replay_run *run)
 {
 	int modes = !!c->onto + !!c->advance + !!c->revert;
 
 	if (!modes)
-		return rq_opt_usage_error(
-		    &c->spec, "%s", "exactly one of --onto, --advance, or --revert is required");
-	if (modes > 1) {
-		fprintf(stderr, "fatal: options '%s' and '%s' cannot be used together\n",
-			c->onto ? "--onto" : "--advance", c->revert ? "--revert" : "--advance");
-		return 128;
-	}
+		return usage_error(c, run, "%s",
+				   "exactly one of --onto, --advance, or --revert is required");
+	if (modes > 1)
+		return fatal_error(run, "options '%s' and '%s' cannot be used together",
+				   c->onto ? "--onto" : "--advance",
+				   c->revert ? "--revert" : "--advance");
 	if (c->format && strcmp(c->format, "text") && strcmp(c->format, "json"))
-		return rq_opt_usage_error(&c->spec, "invalid --format value '%s' (text or json)",
-					  c->format);
+		return usage_error(c, run, "invalid --format value '%s' (text or json)", c->format);
 	if (c->empty && strcmp(c->empty, "drop") && strcmp(c->empty, "keep") &&
 	    strcmp(c->empty, "abort"))
-		return rq_opt_usage_error(
-		    &c->spec, "invalid --empty value '%s' (drop, keep or abort)", c->empty);
-	if (c->ref_action && strcmp(c->ref_action, "update") && strcmp(c->ref_action, "print")) {
-		fprintf(stderr, "fatal: invalid --ref-action value: '%s'\n", c->ref_action);
-		return 128; /* as git */
-	}
+		return usage_error(c, run, "invalid --empty value '%s' (drop, keep or abort)",
+				   c->empty);
+	if (c->ref_action && strcmp(c->ref_action, "update") && strcmp(c->ref_action, "print"))
+		return fatal_error(run, "invalid --ref-action value: '%s'",
+				   c->ref_action); /* as git */
 	return 0;
 }
 
@@ -176,24 +204,23 @@ static int config_ref_action(git_repository *repo, const char **out)
  * 128 (said). */
 static int open_repository(replay_cli *c, replay_run *run)
 {
-	int status = rq_cli_open_repo(&run->repo);
+	int status = rq_cli_open_repo(&run->repo, &run->err);
 
 	if (status)
 		return status;
-	if (!c->ref_action && (config_ref_action(run->repo, &c->ref_action) < 0 ||
-			       (c->ref_action && strcmp(c->ref_action, "update") &&
-				strcmp(c->ref_action, "print")))) {
-		fprintf(stderr, "fatal: invalid replay.refAction value: '%s'\n",
-			c->ref_action ? c->ref_action : "(too long)");
-		return 128;
-	}
+	if (!c->ref_action &&
+	    (config_ref_action(run->repo, &c->ref_action) < 0 ||
+	     (c->ref_action && strcmp(c->ref_action, "update") && strcmp(c->ref_action, "print"))))
+		return fatal_error(run, "invalid replay.refAction value: '%s'",
+				   c->ref_action ? c->ref_action : "(too long)");
 	run->print = c->ref_action && !strcmp(c->ref_action, "print");
 	return 0;
 }
 
 /* --jobs, or the number of cores: 0 or 129 (said). */
-static int jobs_option(const replay_cli *c, rq_replay_opts *o)
+static int jobs_option(const replay_cli *c, replay_run *run)
 {
+	rq_replay_opts *o = &run->opts;
 	long j;
 
 	if (!c->jobs) {
@@ -203,8 +230,7 @@ static int jobs_option(const replay_cli *c, rq_replay_opts *o)
 		return 0;
 	}
 	if (rq_opt_number(c->jobs, 1, RQ_MAX_JOBS, &j) < 0)
-		return rq_opt_usage_error(&c->spec, "--jobs takes a number from 1 to 64, not '%s'",
-					  c->jobs);
+		return usage_error(c, run, "--jobs takes a number from 1 to 64, not '%s'", c->jobs);
 	o->jobs = (int)j;
 	return 0;
 }
@@ -227,11 +253,13 @@ static int replay_setup(const replay_cli *c, replay_run *run)
 	if (rq_ident_default(run->repo, &run->committer, &run->err) < 0)
 		return -1;
 	o->committer = &run->committer;
-	if (o->mode == RQ_MODE_REVERT) { /* git revert's author: the current one */
-		if (rq_ident_author_default(run->repo, &run->author, &run->err) < 0)
-			return -1;
+	/* the current author: a revert's (as git revert), and a pick's whose
+	 * original has no author line git can read (git's commit_tree) */
+	if (rq_ident_author_default(run->repo, &run->author, &run->err) == 0)
 		o->author = &run->author;
-	}
+	else if (o->mode == RQ_MODE_REVERT)
+		return -1;
+	rq_error_clear(&run->err);
 	run->odb_opts.objects_shown = objects_shown(run->repo, &run->objects_dir);
 	o->objects = &run->odb_opts;
 	return 0;
@@ -339,16 +367,23 @@ static int replay(replay_cli *c, replay_run *run)
 {
 	int status, rc;
 
-	if ((status = cli_check(c)) != 0 || (status = open_repository(c, run)) != 0 ||
-	    (status = jobs_option(c, &run->opts)) != 0)
-		return status;
-	RQ_TRACE_AT("repository open");
 	run->json = c->format && !strcmp(c->format, "json");
+	if ((status = cli_check(c, run)) != 0 || (status = open_repository(c, run)) != 0 ||
+	    (status = jobs_option(c, run)) != 0) {
+		/* the JSON object on stdout too, whatever the outcome */
+		if (run->json)
+			emit_json(run, -1);
+		return status;
+	}
+	RQ_TRACE_AT("repository open");
 	run->opts.cancel = rq_cli_catch_signals();
 	rc = replay_setup(c, run);
 	if (rc == 0) {
 		warn_overridden(c);
 		rc = rq_replay_run(run->repo, &run->opts, &run->res, &run->err);
+		/* git warns as it writes each commit that was not UTF-8 */
+		for (size_t i = 0; i < run->res.stats.not_utf8; i++)
+			fputs(rq_commit_utf8_warning, stderr);
 	}
 	/* keep-going: the clean refs move even when others conflicted */
 	if ((rc == 0 || (rc == 1 && run->res.keep_going && run->res.nupdates)) && !run->print) {
@@ -363,6 +398,21 @@ static int replay(replay_cli *c, replay_run *run)
 	return rc;
 }
 
+/* Does the command line ask for JSON? Its last --format before any "--"
+ * (for an error that stopped the parse before it reached it). */
+static int asks_json(int argc, char **argv)
+{
+	const char *f = NULL;
+
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) {
+		if (!strncmp(argv[i], "--format=", 9))
+			f = argv[i] + 9;
+		else if (!strcmp(argv[i], "--format") && i + 1 < argc)
+			f = argv[++i];
+	}
+	return f && !strcmp(f, "json");
+}
+
 int cmd_replay(int argc, char **argv)
 {
 	replay_cli c;
@@ -375,6 +425,9 @@ int cmd_replay(int argc, char **argv)
 	if (rq_opt_parse(&c.spec, argc, argv, &c.revs, &status) == 0) {
 		status = replay(&c, &run);
 		rq_opt_args_free(&c.revs);
+	} else if (status == RQ_OPT_USAGE_STATUS && asks_json(argc, argv)) {
+		rq_error_set(&run.err, RQ_E_USAGE, "%s", rq_opt_last_error());
+		emit_json(&run, -1);
 	}
 	rq_replay_result_free(&run.res);
 	git_buf_dispose(&run.objects_dir);

@@ -242,7 +242,7 @@ static int make_cars(const train_cli *c, train_run *run)
 /* The repository (as git finds it) and the identity: 0, or 128 (said). */
 static int open_repository(const train_cli *c, train_run *run)
 {
-	int status = rq_cli_open_repo(&run->repo);
+	int status = rq_cli_open_repo(&run->repo, NULL);
 
 	if (status)
 		return status;

@@ -4,9 +4,11 @@
  * merge sub-library in core/merge/: ort/ holds the tree merge, xdiff/ the
  * line merge; ort/rq_ort.h is the map of the internals).
  *
- * Trivial picks are answered from the tree ids alone (no tree is read):
- * theirs == base gives ours; ours == base or ours == theirs gives theirs;
- * a root commit (no base) onto the empty tree gives theirs.
+ * Trivial picks are answered from the tree ids: theirs == base gives ours;
+ * ours == base gives theirs (a root commit's base is the empty tree); only
+ * the top-level tree of the result is read, to write it again when its
+ * modes are not written as git writes them (rq_canon: merge-ort opens the
+ * top level of every merge and writes it from canonical modes).
  *
  * Every other pick goes to rq_treemerge (core/merge/ort), a
  * re-implementation of git 2.39's merge-ort that opens only the
@@ -86,10 +88,7 @@
  *    conflict-marker-size are not consulted (merge-ort reads the tree's
  *    .gitattributes only when renormalizing, as here);
  *  - an initialized submodule changed on both sides: git may fast-forward
- *    it, here it is a conflict;
- *  - a root tree with non-canonical modes (100664) on the trivial paths:
- *    merge-ort rewrites the root tree, the trivial cases here return the
- *    input tree unchanged.
+ *    it, here it is a conflict.
  *
  * Kept across the picks of one merger (rq_treemerge_memory): the renames
  * remembered along the chain of picks; the chunk counts of blobs used in
@@ -100,6 +99,7 @@
  * cache); and the merge's memory chunks.
  */
 #include "rq_merge.h"
+#include "rq_canon.h"
 #include "rq_rename_cache.h"
 #include "rq_treemerge.h"
 
@@ -301,8 +301,11 @@ out:
 
 /*
  * The trivial cases, answered from the ids alone, in merge-ort's terms: a
- * side that did not change the tree takes the other side's tree. *out set
- * and 1 when the pick is one of them, else 0.
+ * side that did not change the tree takes the other side's tree (merge-ort
+ * then opens the top level only: rq_canon_root). *out set and 1 when the
+ * pick is one of them, else 0. Both sides alike but not the base is no
+ * such case: merge-ort opens every directory the sides changed and writes
+ * it again (with canonical modes), which the full merge does too.
  */
 static int trivial_result(const git_oid *base, const git_oid *ours, const git_oid *theirs,
 			  git_oid *out)
@@ -310,16 +313,14 @@ static int trivial_result(const git_oid *base, const git_oid *ours, const git_oi
 	git_oid empty;
 
 	git_oid_fromstr(&empty, RQ_EMPTY_TREE_HEX);
-	if (!base && git_oid_equal(ours, &empty)) {
-		git_oid_cpy(out, theirs); /* a root commit onto the empty tree */
-		return 1;
-	}
-	if (base && git_oid_equal(base, theirs)) {
+	if (!base) /* a root commit: picked against the empty tree */
+		base = &empty;
+	if (git_oid_equal(base, theirs)) {
 		git_oid_cpy(out, ours); /* the pick changes nothing */
 		return 1;
 	}
-	if ((base && git_oid_equal(base, ours)) || git_oid_equal(ours, theirs)) {
-		git_oid_cpy(out, theirs); /* ours is the base, or already the result */
+	if (git_oid_equal(base, ours)) {
+		git_oid_cpy(out, theirs); /* ours is the base */
 		return 1;
 	}
 	return 0;
@@ -337,14 +338,18 @@ int rq_merger_merge(rq_merger *m, const git_oid *base, const git_oid *ours, cons
 	git_odb *odb = NULL;
 	int rc;
 
+	if (git_repository_odb(&odb, m->repo) < 0)
+		return rq_error_git(err, "cannot open the object database");
 	if (trivial_result(base, ours, theirs, out)) {
 		m->stats.trivial++;
+		rc = rq_canon_root(odb, out, out, err);
+		git_odb_free(odb);
+		if (rc < 0)
+			return -1;
 		rq_treemerge_trivial(&m->memory, base, ours, theirs, out);
 		return 0;
 	}
 	m->stats.full++;
-	if (git_repository_odb(&odb, m->repo) < 0)
-		return rq_error_git(err, "cannot open the object database");
 	rc = rq_treemerge(m->repo, odb, &m->config, &m->memory, base, ours, theirs, out, conflicts,
 			  err);
 	git_odb_free(odb);

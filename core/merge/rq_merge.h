@@ -9,8 +9,10 @@
  * repository's object database and returns 0; a conflicted one returns 1
  * and lists each conflicting path with its kind; errors are negative.
  *
- * Trivial cases are resolved without reading a tree: theirs == base gives
- * ours, ours == base or ours == theirs gives theirs. Everything else is a
+ * Trivial cases are resolved from the tree ids: theirs == base gives ours,
+ * ours == base gives theirs, with only that tree's top level read (and
+ * written again when its modes are not git's canonical ones, as merge-ort
+ * writes every top level it merges). Everything else is a
  * tree-level re-implementation of git 2.39's merge-ort (see rq_merge.c for
  * what it covers and when it falls back to libgit2's merge), reading only
  * the directories that differ, following merge.renameLimit,
@@ -30,7 +32,7 @@
 #define RQ_EMPTY_TREE_HEX "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 typedef struct rq_merge_stats {
-	size_t trivial;	 /* picks resolved without opening a tree */
+	size_t trivial;	 /* picks resolved from the tree ids (one side unchanged) */
 	size_t full;	 /* picks that needed a real merge (tree merge or fallback) */
 	size_t fallback; /* of those, picks merged by libgit2's merge */
 	/* rename similarity scores: computed, and remembered from an earlier pick */

@@ -216,6 +216,8 @@ typedef struct replay {
 	rq_oidmap map;	  /* original commit -> index in new_ids */
 	git_oid *new_ids; /* replayed form of walk.commits[i] */
 	git_oid *new_trees;
+	unsigned char *warned; /* walk.commits[i]'s new commit was not UTF-8 (git warns) */
+	rq_commit_cfg commit_cfg;
 	git_oid onto, onto_tree;
 	char *branch; /* --advance/--revert: full name */
 	char committer[2 * RQ_IDENT_FIELD_MAX + 64];
@@ -417,13 +419,15 @@ static int pick_one(replay *rp, size_t i, const git_oid *last, const git_oid *la
 		rp->res->stats.dropped++;
 	} else {
 		if (rp->opts->mode == RQ_MODE_REVERT)
-			rc = rq_commit_revert(rp->odb, git_commit_id(c), &merged, ps.ours_id,
-					      rp->author, rp->committer, &new_id, rp->err);
+			rc = rq_commit_revert(rp->odb, &rp->commit_cfg, git_commit_id(c), &merged,
+					      ps.ours_id, rp->author, rp->committer, &new_id,
+					      rp->err);
 		else
-			rc = rq_commit_pick(rp->odb, git_commit_id(c), &merged, ps.ours_id,
-					    rp->committer, &new_id, rp->err);
+			rc = rq_commit_pick(rp->odb, &rp->commit_cfg, git_commit_id(c), &merged,
+					    ps.ours_id, rp->committer, &new_id, rp->err);
 		if (rc < 0)
 			return -1;
+		rp->warned[i] = (unsigned char)rc;
 		rp->res->stats.picked++;
 	}
 	git_oid_cpy(&rp->new_ids[i], &new_id);
@@ -636,6 +640,7 @@ static int pick_parallel(replay *rp, const size_t *group, size_t ngroups)
 	    .arg = rp,
 	    .new_ids = rp->new_ids,
 	    .new_trees = rp->new_trees,
+	    .warned = rp->warned,
 	    .tmpdir = rp->tmpdir,
 	    .cancel = rp->opts->cancel,
 	    .keep_going = rp->kg,
@@ -646,6 +651,8 @@ static int pick_parallel(replay *rp, const size_t *group, size_t ngroups)
 	rq_mem_reserve(rp->walk.n / workers * RQ_RESERVE_PER_PICK);
 	r = rq_parallel_run(rp->par, &job, &out, rp->err);
 	add_counts(&rp->res->stats, &out.children);
+	if (r != 0 && out.fail < rp->walk.n) /* picks after the first failure: none */
+		memset(rp->warned + out.fail, 0, rp->walk.n - out.fail);
 	rp->res->stats.parallel = ngroups < workers ? ngroups : workers;
 	if (r == 0 && rp->kg && take_kept(rp, &out.kept) < 0)
 		r = -1;
@@ -796,7 +803,8 @@ static int set_identities(replay *rp)
 	if (rq_ident_format(committer, rp->committer, sizeof(rp->committer)) < 0 ||
 	    rq_ident_format(o->author ? o->author : committer, rp->author, sizeof(rp->author)) < 0)
 		return rq_error_set(rp->err, RQ_E_IDENT, "identity too long");
-	return 0;
+	rp->commit_cfg.author = rp->author; /* git's author when the original has none */
+	return rq_commit_cfg_load(&rp->commit_cfg, rp->repo, rp->err);
 }
 
 /*
@@ -904,7 +912,8 @@ static int prepare_picks(replay *rp)
 	rp->t_pick = now_ms();
 	rp->new_ids = calloc(rp->walk.n + 1, sizeof(*rp->new_ids));
 	rp->new_trees = calloc(rp->walk.n + 1, sizeof(*rp->new_trees));
-	if (!rp->new_ids || !rp->new_trees)
+	rp->warned = calloc(rp->walk.n + 1, 1);
+	if (!rp->new_ids || !rp->new_trees || !rp->warned)
 		return rq_error_set(rp->err, RQ_E_NOMEM, "out of memory");
 	if (rp->kg && rq_outcome_init(&rp->outcome, rp->walk.commits, rp->walk.n, rp->err) < 0)
 		return -1;
@@ -938,6 +947,8 @@ static int pick_all(replay *rp)
 	rp->res->stats.scores_computed += ms->scores_computed - rp->merges0.scores_computed;
 	rp->res->stats.scores_reused += ms->scores_reused - rp->merges0.scores_reused;
 	rp->res->stats.groups = ngroups ? ngroups : 1;
+	for (size_t i = 0; i < rp->walk.n; i++)
+		rp->res->stats.not_utf8 += rp->warned[i];
 	free(group);
 	return r;
 }
@@ -1011,6 +1022,8 @@ static void replay_end(replay *rp, int rc)
 	rq_oidmap_free(&rp->map);
 	free(rp->new_ids);
 	free(rp->new_trees);
+	free(rp->warned);
+	rq_commit_cfg_free(&rp->commit_cfg);
 	free(rp->branch);
 	tips_free(&rp->tips);
 	rq_walk_free(&rp->walk);

@@ -76,10 +76,12 @@ typedef struct rq_replay_opts {
 	size_t nrevisions;
 	rq_empty empty;
 	const rq_ident *committer; /* NULL: git's usual sources (rq_ident_default) */
-	const rq_ident *author; /* of a revert (git revert: the current author); NULL: committer */
-	size_t max_commits;	/* 0: no limit */
-	int jobs;		/* forked children for independent groups (<= 1: none) */
-	int jobs_auto;		/* jobs is a default: see RQ_PARALLEL_AUTO_MIN */
+	/* the current author: a revert's (git revert's), and a pick's whose
+	 * original has no author line after re-encoding; NULL: the committer */
+	const rq_ident *author;
+	size_t max_commits;	    /* 0: no limit */
+	int jobs;		    /* forked children for independent groups (<= 1: none) */
+	int jobs_auto;		    /* jobs is a default: see RQ_PARALLEL_AUTO_MIN */
 	const volatile int *cancel; /* set (by a signal handler) to stop at the next pick */
 	const rq_odb_opts *objects; /* how objects are read (rq_odb); NULL: no root */
 	int keep_going;		    /* --keep-going: every branch gets its own outcome */
@@ -143,7 +145,8 @@ typedef struct rq_replay_stats {
 	size_t scores_computed, scores_reused; /* rename similarity scores */
 	size_t groups;			       /* independent groups of commits */
 	size_t parallel;		       /* children that replayed them (1: in process) */
-	size_t objects;			       /* new objects */
+	size_t not_utf8; /* new commits whose bytes were not UTF-8 (converted; git warns) */
+	size_t objects;	 /* new objects */
 	uint64_t pack_bytes;
 	char pack_name[96];
 	double ms_resolve, ms_walk, ms_replay, ms_pack, ms_total;

@@ -639,7 +639,8 @@ static int car_updates(train *t)
 	return 0;
 }
 
-/* The whole train's statistics: the cars' commits, the merges, the merge
+/* The whole train's statistics: the cars' commits, the merges (the
+ * merger's counts: breaking a chain of renames is no merge), the merge
  * commits among the commits written. */
 static void train_stats(train *t, double t_cars)
 {

@@ -30,6 +30,9 @@
  *   rq_ort_content.c    the content merge of one path, over the line
  *                       merge of core/merge/xdiff (handle_content_merge)
  *   rq_ort.c            this header's helpers (entries, conflicts, pairs)
+ *   rq_canon.c          tree entry modes as git reads them (canon_mode), and
+ *                       a top-level tree written again with them (for the
+ *                       merger's trivial picks)
  *   rq_pathmap.c, rq_arena.c   the merge's maps and memory
  *
  * Calls go down this list, never up: the driver calls the phases, the

@@ -22,6 +22,7 @@
  * because it decides the order of the rename destinations found in them.
  */
 #include "rq_ort_collect.h"
+#include "rq_canon.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -132,7 +133,8 @@ static size_t fill_run(const dir_listing *listing, const git_oid *const oids[3],
 		it->name = git_tree_entry_name(te);
 		it->len = strlen(it->name);
 		it->sides = sides;
-		it->mode = (uint32_t)git_tree_entry_filemode(te);
+		it->mode =
+		    rq_canon_mode((uint32_t)git_tree_entry_filemode_raw(te)); /* as git reads it */
 		git_oid_cpy(&it->oid, git_tree_entry_id(te));
 	}
 	insertion_sort_items(run, cnt);
