@@ -116,6 +116,13 @@ static void keep_fields(const char *data, const char *hend, const char **author,
 int rq_commit_pick(git_odb *odb, const git_oid *orig, const git_oid *tree, const git_oid *parent,
 		   const char *committer, git_oid *out, rq_error *err)
 {
+	return rq_commit_pick_parents(odb, orig, tree, parent, parent ? 1 : 0, committer, out, err);
+}
+
+int rq_commit_pick_parents(git_odb *odb, const git_oid *orig, const git_oid *tree,
+			   const git_oid *parents, size_t nparents, const char *committer,
+			   git_oid *out, rq_error *err)
+{
 	git_odb_object *obj = NULL;
 	const char *data, *end, *hend, *msg, *author = NULL;
 	size_t author_len = 0;
@@ -133,8 +140,8 @@ int rq_commit_pick(git_odb *odb, const git_oid *orig, const git_oid *tree, const
 		return rq_error_set(err, RQ_E_BAD_REVISION, "commit has no author");
 	}
 	buf_oid_line(&b, "tree ", tree);
-	if (parent)
-		buf_oid_line(&b, "parent ", parent);
+	for (size_t i = 0; i < nparents; i++)
+		buf_oid_line(&b, "parent ", &parents[i]);
 	rq_buf_add(&b, author, author_len);
 	if (author[author_len - 1] != '\n')
 		rq_buf_add(&b, "\n", 1);

@@ -24,6 +24,11 @@
 int rq_commit_pick(git_odb *odb, const git_oid *orig, const git_oid *tree, const git_oid *parent,
 		   const char *committer, git_oid *out, rq_error *err);
 
+/* The same with the given parents, in order: a replayed merge commit. */
+int rq_commit_pick_parents(git_odb *odb, const git_oid *orig, const git_oid *tree,
+			   const git_oid *parents, size_t nparents, const char *committer,
+			   git_oid *out, rq_error *err);
+
 /* author: the revert's author line (git revert's: the current author). */
 int rq_commit_revert(git_odb *odb, const git_oid *orig, const git_oid *tree, const git_oid *parent,
 		     const char *author, const char *committer, git_oid *out, rq_error *err);

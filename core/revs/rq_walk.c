@@ -30,7 +30,6 @@ typedef struct node {
 	unsigned nparents;
 	unsigned flags;
 	unsigned indegree;
-	unsigned char merge; /* more than one parent (also when only the first is followed) */
 	git_commit *commit;
 } node;
 
@@ -146,7 +145,7 @@ static int get_node(walker *w, const git_oid *oid, size_t *out)
 static int parse_node(walker *w, size_t i)
 {
 	git_commit *c = NULL;
-	unsigned np, merge;
+	unsigned np;
 	size_t *parents = NULL;
 
 	if (w->nodes[i].flags & F_PARSED)
@@ -159,7 +158,6 @@ static int parse_node(walker *w, size_t i)
 		return rq_error_set(w->err, RQ_E_BAD_REVISION, "could not parse commit %s", hex);
 	}
 	np = git_commit_parentcount(c);
-	merge = np > 1;
 	if (w->first_parent && np > 1)
 		np = 1;
 	if (np) {
@@ -182,7 +180,6 @@ static int parse_node(walker *w, size_t i)
 	w->nodes[i].commit = c;
 	w->nodes[i].parents = parents;
 	w->nodes[i].nparents = np;
-	w->nodes[i].merge = (unsigned char)merge;
 	w->nodes[i].date = (int64_t)git_commit_time(c);
 	w->nodes[i].flags |= F_PARSED;
 	return 0;
@@ -506,17 +503,29 @@ static int apply_filters(walker *w, const rq_revs *revs, size_t *sorted, size_t 
 }
 
 /* What a replay refuses among the selected commits: more than max_commits
- * (0: no limit), a merge commit. */
-static int check_selection(const walker *w, const size_t *sorted, size_t n, size_t max_commits)
+ * (0: no limit). Merge commits are selected like any other (with
+ * --first-parent, a merge's other parents are not walked, and are outside
+ * the range); the replay decides what to do with them. */
+static int check_selection(const walker *w, size_t n, size_t max_commits)
 {
 	if (max_commits && n > max_commits)
 		return rq_error_set(w->err, RQ_E_TOO_MANY_COMMITS,
 				    "the range holds %zu commits, more than the limit of %zu", n,
 				    max_commits);
-	for (size_t i = 0; i < n; i++)
-		if (w->nodes[sorted[i]].merge)
-			return rq_error_set(w->err, RQ_E_MERGE_COMMIT,
-					    "replaying merge commits is not supported yet!");
+	return 0;
+}
+
+/* The boundary: excluded parents of the selected commits (sorted[0..n)). */
+static int find_boundary(const walker *w, const size_t *sorted, size_t n, rq_oidmap *out)
+{
+	for (size_t i = 0; i < n; i++) {
+		const node *c = &w->nodes[sorted[i]];
+		for (unsigned k = 0; k < c->nparents; k++) {
+			const node *p = &w->nodes[c->parents[k]];
+			if ((p->flags & F_UNINTERESTING) && rq_oidmap_put(out, &p->oid, 0) < 0)
+				return rq_error_set(w->err, RQ_E_NOMEM, "out of memory");
+		}
+	}
 	return 0;
 }
 
@@ -528,6 +537,7 @@ int rq_walk_run(git_repository *repo, const rq_revs *revs, int newest_first, siz
 	int rc = -1;
 
 	memset(out, 0, sizeof(*out));
+	rq_oidmap_init(&out->boundary);
 	memset(&w, 0, sizeof(w));
 	w.repo = repo;
 	w.err = err;
@@ -546,7 +556,8 @@ int rq_walk_run(git_repository *repo, const rq_revs *revs, int newest_first, siz
 	n = norder;
 	if (apply_filters(&w, revs, sorted, &n) < 0)
 		goto done;
-	if (check_selection(&w, sorted, n, max_commits) < 0)
+	if (check_selection(&w, n, max_commits) < 0 ||
+	    find_boundary(&w, sorted, n, &out->boundary) < 0)
 		goto done;
 	if (!(out->commits = calloc(n + 1, sizeof(*out->commits)))) {
 		rq_error_set(err, RQ_E_NOMEM, "out of memory");
@@ -562,7 +573,9 @@ int rq_walk_run(git_repository *repo, const rq_revs *revs, int newest_first, siz
 done:
 	if (rc < 0) {
 		free(out->commits);
+		rq_oidmap_free(&out->boundary);
 		memset(out, 0, sizeof(*out));
+		rq_oidmap_init(&out->boundary);
 	}
 	free(order);
 	free(sorted);
@@ -577,5 +590,6 @@ void rq_walk_free(rq_walk *walk)
 	for (size_t i = 0; i < walk->n; i++)
 		git_commit_free(walk->commits[i]);
 	free(walk->commits);
+	rq_oidmap_free(&walk->boundary);
 	memset(walk, 0, sizeof(*walk));
 }

@@ -410,7 +410,7 @@ static void test_keep_going(void **state)
 	git_oid_fromstr(&d, HEX_D);
 	add_update(&res, "refs/heads/ok", HEX_A, HEX_B);
 	assert_int_equal(rq_conflicts_add(&conf, "x.c", RQ_CONFLICT_MODIFY_DELETE), 0);
-	assert_int_equal(rq_outcome_add_failure(&res, 3, &c, &conf, &err), 0);
+	assert_int_equal(rq_outcome_add_failure(&res, 3, &c, 0, &conf, &err), 0);
 	assert_int_equal(rq_outcome_add_ref(&res, "refs/heads/ok", &a, &b, 1, &err), 0);
 	assert_int_equal(rq_outcome_add_ref(&res, "refs/heads/bad", &c, NULL, 3, &err), 0);
 	assert_int_equal(rq_outcome_add_ref(&res, "refs/heads/up", &d, NULL, 4, &err), 0);

@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* follows the parent rules of git's sequencer.c (make_script_with_merges) */
+/*
+ * rq_parents: the new parents of commits outside the range, with merges in
+ * it (see rq_parents.h): components, then each component's boundary
+ * parents and which of them are its bottom.
+ */
+#include "rq_parents.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rq_mem.h"
+#include "rq_oidmap.h"
+
+/* A boundary parent of a component, and whether it is a bottom. */
+typedef struct candidate {
+	size_t comp;
+	git_oid id;
+	int bottom;
+} candidate;
+
+struct rq_parents {
+	size_t n;
+	size_t *comp;	    /* component of each walk commit */
+	unsigned char *has; /* per component: holds a merge commit */
+	candidate *v;	    /* sorted by component */
+	size_t nv, cap;
+	size_t *first; /* per component: its candidates v[first[c] .. first[c + 1]) */
+};
+
+static size_t uf_find(size_t *p, size_t x)
+{
+	while (p[x] != x) {
+		p[x] = p[p[x]];
+		x = p[x];
+	}
+	return x;
+}
+
+/* Components: union of every commit with its parents in the range,
+ * numbered in order of appearance; has[] marks those with a merge.
+ * Returns their number. */
+static size_t components(rq_parents *pl, const rq_walk *walk, const rq_oidmap *idx, size_t *uf)
+{
+	size_t k = 0, *label = uf + walk->n;
+
+	for (size_t i = 0; i < walk->n; i++) {
+		uf[i] = i;
+		label[i] = SIZE_MAX;
+	}
+	for (size_t i = 0; i < walk->n; i++) {
+		const git_commit *c = walk->commits[i];
+		for (unsigned j = 0; j < git_commit_parentcount(c); j++) {
+			size_t p;
+			if (rq_oidmap_get(idx, git_commit_parent_id(c, j), &p))
+				uf[uf_find(uf, i)] = uf_find(uf, p);
+		}
+	}
+	for (size_t i = 0; i < walk->n; i++) {
+		size_t r = uf_find(uf, i);
+		if (label[r] == SIZE_MAX)
+			label[r] = k++;
+		pl->comp[i] = label[r];
+	}
+	return k;
+}
+
+/* A boundary parent of component comp, once (seen: its latest entry; one
+ * in two components may come twice, which changes nothing). */
+static int add_candidate(rq_parents *pl, rq_oidmap *seen, size_t comp, const git_oid *id)
+{
+	candidate *nv;
+	size_t k;
+
+	if (rq_oidmap_get(seen, id, &k) && pl->v[k].comp == comp)
+		return 0;
+	if (!(nv = rq_mem_grow(pl->v, &pl->cap, pl->nv + 1, sizeof(*nv), 16)) ||
+	    rq_oidmap_put(seen, id, pl->nv) < 0)
+		return -1;
+	pl->v = nv;
+	pl->v[pl->nv].comp = comp;
+	git_oid_cpy(&pl->v[pl->nv].id, id);
+	pl->v[pl->nv++].bottom = 1;
+	return 0;
+}
+
+/* The boundary parents of the components that hold a merge. 0, -1. */
+static int gather(rq_parents *pl, const rq_walk *walk, const rq_oidmap *idx, rq_oidmap *seen)
+{
+	for (size_t i = 0; i < walk->n; i++) {
+		const git_commit *c = walk->commits[i];
+		if (!pl->has[pl->comp[i]])
+			continue;
+		for (unsigned j = 0; j < git_commit_parentcount(c); j++) {
+			const git_oid *p = git_commit_parent_id(c, j);
+			size_t v;
+			if (!rq_oidmap_get(idx, p, &v) && rq_oidmap_get(&walk->boundary, p, &v) &&
+			    add_candidate(pl, seen, pl->comp[i], p) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+static int cmp_comp(const void *a, const void *b)
+{
+	size_t x = ((const candidate *)a)->comp, y = ((const candidate *)b)->comp;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Within each component, a candidate that is an ancestor of another is no
+ * bottom (git_graph_descendant_of; components have few candidates: the
+ * merge bases and the branch points of the branches merged in).
+ */
+static int find_bottoms(rq_parents *pl, git_repository *repo, size_t ncomp, rq_error *err)
+{
+	qsort(pl->v, pl->nv, sizeof(*pl->v), cmp_comp);
+	for (size_t c = 0, k = 0; c <= ncomp; c++) {
+		pl->first[c] = k;
+		while (k < pl->nv && pl->v[k].comp == c)
+			k++;
+	}
+	for (size_t c = 0; c < ncomp; c++) {
+		for (size_t a = pl->first[c]; a < pl->first[c + 1]; a++) {
+			for (size_t b = pl->first[c]; b < pl->first[c + 1] && pl->v[a].bottom;
+			     b++) {
+				int r;
+				if (a == b)
+					continue;
+				r = git_graph_descendant_of(repo, &pl->v[b].id, &pl->v[a].id);
+				if (r < 0)
+					return rq_error_git(err, "cannot compare commits");
+				pl->v[a].bottom = !r;
+			}
+		}
+	}
+	return 0;
+}
+
+static int has_merge(const rq_walk *walk)
+{
+	for (size_t i = 0; i < walk->n; i++)
+		if (git_commit_parentcount(walk->commits[i]) > 1)
+			return 1;
+	return 0;
+}
+
+/* The plan's arrays and the commits' index. 0, -1. */
+static int plan_alloc(rq_parents *pl, const rq_walk *walk, rq_oidmap *idx, size_t **uf)
+{
+	pl->n = walk->n;
+	pl->comp = malloc((walk->n + 1) * sizeof(*pl->comp));
+	pl->has = calloc(walk->n + 1, 1);
+	pl->first = malloc((walk->n + 2) * sizeof(*pl->first));
+	*uf = malloc((2 * walk->n + 1) * sizeof(**uf));
+	if (!pl->comp || !pl->has || !pl->first || !*uf)
+		return -1;
+	for (size_t i = 0; i < walk->n; i++)
+		if (rq_oidmap_put(idx, git_commit_id(walk->commits[i]), i) < 0)
+			return -1;
+	return 0;
+}
+
+int rq_parents_plan(rq_parents **out, git_repository *repo, const rq_walk *walk, rq_error *err)
+{
+	rq_parents *pl;
+	rq_oidmap idx, seen;
+	size_t *uf = NULL, ncomp;
+	int rc = -1;
+
+	*out = NULL;
+	if (!has_merge(walk))
+		return 0;
+	if (!(pl = calloc(1, sizeof(*pl))))
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	rq_oidmap_init(&idx);
+	rq_oidmap_init(&seen);
+	if (plan_alloc(pl, walk, &idx, &uf) < 0) {
+		rq_error_set(err, RQ_E_NOMEM, "out of memory");
+		goto done;
+	}
+	ncomp = components(pl, walk, &idx, uf);
+	for (size_t i = 0; i < walk->n; i++)
+		if (git_commit_parentcount(walk->commits[i]) > 1)
+			pl->has[pl->comp[i]] = 1;
+	if (gather(pl, walk, &idx, &seen) < 0) {
+		rq_error_set(err, RQ_E_NOMEM, "out of memory");
+		goto done;
+	}
+	rc = find_bottoms(pl, repo, ncomp, err);
+done:
+	free(uf);
+	rq_oidmap_free(&idx);
+	rq_oidmap_free(&seen);
+	if (rc < 0)
+		rq_parents_free(pl);
+	else
+		*out = pl;
+	return rc;
+}
+
+int rq_parents_onto(const rq_parents *plan, size_t i, unsigned k, const git_oid *parent)
+{
+	size_t c;
+
+	if (!plan || i >= plan->n)
+		return 1;
+	c = plan->comp[i];
+	if (plan->has[c])
+		for (size_t j = plan->first[c]; j < plan->first[c + 1]; j++)
+			if (git_oid_equal(&plan->v[j].id, parent))
+				return plan->v[j].bottom;
+	return k == 0; /* left out by a walk option (or a component without merges) */
+}
+
+int rq_parents_keeps_root(const rq_parents *plan, size_t i)
+{
+	return plan && i < plan->n && plan->has[plan->comp[i]];
+}
+
+void rq_parents_free(rq_parents *plan)
+{
+	if (!plan)
+		return;
+	free(plan->comp);
+	free(plan->has);
+	free(plan->v);
+	free(plan->first);
+	free(plan);
+}
