@@ -3,7 +3,9 @@
 /*
  * rq_parents: the new parents of commits outside the range, with merges in
  * it (see rq_parents.h): components, then each component's boundary
- * parents and which of them are its bottom.
+ * parents and which of them are its bottom (the merge bases of its
+ * negative and positive revisions, computed only for components with a
+ * merge and a boundary).
  */
 #include "rq_parents.h"
 
@@ -24,7 +26,7 @@ typedef struct candidate {
 struct rq_parents {
 	size_t n;
 	size_t *comp;	    /* component of each walk commit */
-	unsigned char *has; /* per component: holds a merge commit */
+	unsigned char *has; /* per component: holds a merge commit (2: and a tip) */
 	candidate *v;	    /* sorted by component */
 	size_t nv, cap;
 	size_t *first; /* per component: its candidates v[first[c] .. first[c + 1]) */
@@ -82,7 +84,7 @@ static int add_candidate(rq_parents *pl, rq_oidmap *seen, size_t comp, const git
 	pl->v = nv;
 	pl->v[pl->nv].comp = comp;
 	git_oid_cpy(&pl->v[pl->nv].id, id);
-	pl->v[pl->nv++].bottom = 1;
+	pl->v[pl->nv++].bottom = 0;
 	return 0;
 }
 
@@ -110,12 +112,72 @@ static int cmp_comp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Mark the candidates of component c that are among bases. */
+static void mark_bases(rq_parents *pl, size_t c, const git_oidarray *bases)
+{
+	for (size_t j = pl->first[c]; j < pl->first[c + 1]; j++)
+		for (size_t k = 0; k < bases->count; k++)
+			if (git_oid_equal(&pl->v[j].id, &bases->ids[k]))
+				pl->v[j].bottom = 1;
+}
+
+/* The merge bases of every negative revision with the positive tip t,
+ * marked among component c's candidates. 0, -1. */
+static int bottoms_of(rq_parents *pl, git_repository *repo, const rq_revs *revs, size_t c,
+		      const git_oid *t, rq_error *err)
+{
+	for (size_t a = 0; a < revs->n; a++) {
+		git_oidarray arr = {0};
+		int r;
+		if (!revs->v[a].negative)
+			continue;
+		r = git_merge_bases(&arr, repo, &revs->v[a].oid, t);
+		if (r == GIT_ENOTFOUND)
+			continue;
+		if (r < 0)
+			return rq_error_git(err, "cannot find the merge bases");
+		mark_bases(pl, c, &arr);
+		git_oidarray_dispose(&arr);
+	}
+	return 0;
+}
+
 /*
- * Within each component, a candidate that is an ancestor of another is no
- * bottom (git_graph_descendant_of; components have few candidates: the
- * merge bases and the branch points of the branches merged in).
+ * Of component c's bottoms, keep those in the new base's history when
+ * there are some (several negative revisions: a merge base with one the
+ * new base does not hold is a branch merged in). 0, -1.
  */
-static int find_bottoms(rq_parents *pl, git_repository *repo, size_t ncomp, rq_error *err)
+static int prefer_onto(rq_parents *pl, git_repository *repo, size_t c, const git_oid *onto,
+		       rq_error *err)
+{
+	size_t nb = 0, held = 0;
+
+	for (size_t j = pl->first[c]; j < pl->first[c + 1]; j++) {
+		int r;
+		if (!pl->v[j].bottom)
+			continue;
+		nb++;
+		r = git_oid_equal(&pl->v[j].id, onto)
+			? 1
+			: git_graph_descendant_of(repo, onto, &pl->v[j].id);
+		if (r < 0)
+			return rq_error_git(err, "cannot compare commits");
+		pl->v[j].bottom = r ? 2 : 1;
+		held += r != 0;
+	}
+	for (size_t j = pl->first[c]; j < pl->first[c + 1]; j++)
+		pl->v[j].bottom = held && nb > 1 ? pl->v[j].bottom == 2 : pl->v[j].bottom != 0;
+	return 0;
+}
+
+/*
+ * Each component's bottoms: the merge bases of a negative revision and a
+ * positive one whose tip is in the component (every positive one when
+ * none is: a walk option left its tip out), those the new base holds
+ * first.
+ */
+static int find_bottoms(rq_parents *pl, git_repository *repo, const rq_revs *revs,
+			const rq_oidmap *idx, size_t ncomp, const git_oid *onto, rq_error *err)
 {
 	qsort(pl->v, pl->nv, sizeof(*pl->v), cmp_comp);
 	for (size_t c = 0, k = 0; c <= ncomp; c++) {
@@ -123,19 +185,28 @@ static int find_bottoms(rq_parents *pl, git_repository *repo, size_t ncomp, rq_e
 		while (k < pl->nv && pl->v[k].comp == c)
 			k++;
 	}
+	/* the positive tips in their components (has[] marks those reached) */
+	for (size_t b = 0; b < revs->n; b++) {
+		size_t i, c;
+		if (revs->v[b].negative || !rq_oidmap_get(idx, &revs->v[b].oid, &i))
+			continue;
+		c = pl->comp[i];
+		if (!pl->has[c])
+			continue;
+		pl->has[c] = 2;
+		if (pl->first[c] < pl->first[c + 1] &&
+		    bottoms_of(pl, repo, revs, c, &revs->v[b].oid, err) < 0)
+			return -1;
+	}
 	for (size_t c = 0; c < ncomp; c++) {
-		for (size_t a = pl->first[c]; a < pl->first[c + 1]; a++) {
-			for (size_t b = pl->first[c]; b < pl->first[c + 1] && pl->v[a].bottom;
-			     b++) {
-				int r;
-				if (a == b)
-					continue;
-				r = git_graph_descendant_of(repo, &pl->v[b].id, &pl->v[a].id);
-				if (r < 0)
-					return rq_error_git(err, "cannot compare commits");
-				pl->v[a].bottom = !r;
-			}
-		}
+		if (pl->first[c] == pl->first[c + 1])
+			continue;
+		for (size_t b = 0; pl->has[c] != 2 && b < revs->n; b++)
+			if (!revs->v[b].negative &&
+			    bottoms_of(pl, repo, revs, c, &revs->v[b].oid, err) < 0)
+				return -1;
+		if (prefer_onto(pl, repo, c, onto, err) < 0)
+			return -1;
 	}
 	return 0;
 }
@@ -164,7 +235,8 @@ static int plan_alloc(rq_parents *pl, const rq_walk *walk, rq_oidmap *idx, size_
 	return 0;
 }
 
-int rq_parents_plan(rq_parents **out, git_repository *repo, const rq_walk *walk, rq_error *err)
+int rq_parents_plan(rq_parents **out, git_repository *repo, const rq_revs *revs,
+		    const rq_walk *walk, const git_oid *onto, rq_error *err)
 {
 	rq_parents *pl;
 	rq_oidmap idx, seen;
@@ -190,7 +262,7 @@ int rq_parents_plan(rq_parents **out, git_repository *repo, const rq_walk *walk,
 		rq_error_set(err, RQ_E_NOMEM, "out of memory");
 		goto done;
 	}
-	rc = find_bottoms(pl, repo, ncomp, err);
+	rc = find_bottoms(pl, repo, revs, &idx, ncomp, onto, err);
 done:
 	free(uf);
 	rq_oidmap_free(&idx);

@@ -11,20 +11,26 @@
  * default "no-rebase-cousins" mode), so that topology is kept:
  *  - the commits are split into components: a commit goes with its
  *    parents in the range (a merge joins its parents' components);
- *  - in a component with a merge, the parents outside the range that a
- *    negative revision excludes (the boundary) are compared: those that
- *    are no ancestor of another are the range's bottom (rebase-merges
- *    labels the merge base of its upstream and its branch "onto"), and go
- *    onto the new base; the others are branch points of cousin branches
- *    (merged in, or forked from an older point) and stay where they are;
+ *  - in a component with a merge, a parent outside the range that a
+ *    negative revision excludes (the boundary) goes onto the new base when
+ *    it is a merge base of a negative revision and a positive one whose
+ *    tip is in the component (rebase-merges labels the merge base of its
+ *    upstream and its branch "onto": the range's bottom); when several
+ *    negative revisions give several such merge bases and some are in the
+ *    new base's history, only those are (a merge base of an excluded
+ *    branch the new base does not hold, a release branch merged in, stays
+ *    merged). Any other stays where it is: a branch point of a cousin
+ *    branch (merged in, or forked from an older point), or a branch
+ *    merged in;
  *  - a parent a walk option left out (--first-parent: a merge's other
  *    parents; a filter: a commit not selected): the first parent goes onto
  *    the new base, as git replay does; another stays;
  *  - a root commit (a history merged in as unrelated) stays a root, as
  *    rebase-merges keeps it ("[new root]"), where git replay picks a root
  *    onto the new base.
- * In a range without merges every component has one boundary parent, the
- * bottom, so the two rules agree.
+ * In a range without merges the first rule applies, byte for byte. (There
+ * the two agree: a component without a merge has one boundary parent, and
+ * it is a merge base of a negative and a positive revision.)
  */
 #ifndef RQ_PARENTS_H
 #define RQ_PARENTS_H
@@ -33,13 +39,16 @@
 #include <stddef.h>
 
 #include "rq_error.h"
+#include "rq_revs.h"
 #include "rq_walk.h"
 
 typedef struct rq_parents rq_parents;
 
-/* The plan for a walk's commits; *out NULL (nothing to plan) when the
- * range holds no merge commit. 0, or -1 with err set. */
-int rq_parents_plan(rq_parents **out, git_repository *repo, const rq_walk *walk, rq_error *err);
+/* The plan for a walk's commits (of revs, onto the new base onto); *out
+ * NULL (nothing to plan) when the range holds no merge commit. 0, or -1
+ * with err set. */
+int rq_parents_plan(rq_parents **out, git_repository *repo, const rq_revs *revs,
+		    const rq_walk *walk, const git_oid *onto, rq_error *err);
 
 /*
  * Parent k (outside the range) of walk commit i: 1 when it goes onto the

@@ -1057,7 +1057,7 @@ static int walk_commits(replay *rp)
 		return -1;
 	if (o->mode == RQ_MODE_REVERT && refuse_merge_revert(rp) < 0)
 		return -1;
-	if (rq_parents_plan(&rp->parents, rp->repo, &rp->walk, rp->err) < 0)
+	if (rq_parents_plan(&rp->parents, rp->repo, &rp->revs, &rp->walk, &rp->onto, rp->err) < 0)
 		return -1;
 	rp->res->stats.commits = rp->walk.n;
 	if (o->mode == RQ_MODE_ONTO && !o->ref && !rq_parallel_is_child(rp->par) &&
