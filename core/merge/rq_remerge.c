@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rq_mergebase.h"
 #include "rq_odb_mem.h"
 #include "rq_oidmap.h"
 
@@ -28,6 +29,7 @@
 typedef struct remerge {
 	rq_merger *m;
 	git_repository *repo;
+	const rq_oidmap *ranks; /* the replay's new commits (rq_mergebase.h) */
 	rq_error *err;
 	git_oid empty_tree;
 } remerge;
@@ -60,22 +62,22 @@ static int tree_of(remerge *rm, const git_oid *commit, git_oid *tree)
 	return 0;
 }
 
-/* The commit times of arr's ids into out (sorted oldest first, as
- * merge-ort reverses git's newest-first list). */
-static int date_bases(remerge *rm, const git_oidarray *arr, dated *out)
+/* The commit times of ids into out, sorted oldest first (git lists merge
+ * bases newest first, and merge-ort reverses the list). */
+static int date_bases(remerge *rm, const git_oid *ids, size_t n, dated *out)
 {
-	for (size_t i = 0; i < arr->count; i++) {
+	for (size_t i = 0; i < n; i++) {
 		git_commit *c = NULL;
-		if (git_commit_lookup(&c, rm->repo, &arr->ids[i]) < 0)
+		if (git_commit_lookup(&c, rm->repo, &ids[i]) < 0)
 			return rq_error_git(rm->err, "cannot read a merge base");
-		out[i] = (dated){arr->ids[i], git_commit_time(c), i};
+		out[i] = (dated){ids[i], git_commit_time(c), i};
 		git_commit_free(c);
 	}
-	qsort(out, arr->count, sizeof(*out), cmp_newest);
-	for (size_t i = 0; i < arr->count / 2; i++) {
+	qsort(out, n, sizeof(*out), cmp_newest);
+	for (size_t i = 0; i < n / 2; i++) {
 		dated t = out[i];
-		out[i] = out[arr->count - 1 - i];
-		out[arr->count - 1 - i] = t;
+		out[i] = out[n - 1 - i];
+		out[n - 1 - i] = t;
 	}
 	return 0;
 }
@@ -87,29 +89,23 @@ static int date_bases(remerge *rm, const git_oidarray *arr, dated *out)
 static int merge_bases(remerge *rm, const git_oid *leaves, size_t nleaves, const git_oid *b,
 		       dated **out, size_t *n)
 {
-	git_oidarray arr = {0};
-	git_oid *in = malloc((nleaves + 1) * sizeof(*in));
+	git_oid *ids = NULL;
+	size_t count = 0;
 	int rc;
 
 	*out = NULL;
 	*n = 0;
-	if (!in)
-		return rq_error_set(rm->err, RQ_E_NOMEM, "out of memory");
-	git_oid_cpy(&in[0], b);
-	memcpy(in + 1, leaves, nleaves * sizeof(*in));
-	rc = git_merge_bases_many(&arr, rm->repo, nleaves + 1, in);
-	free(in);
-	if (rc == GIT_ENOTFOUND)
+	if (rq_mergebase(rm->repo, rm->ranks, b, leaves, nleaves, &ids, &count, rm->err) < 0)
+		return -1;
+	if (!count)
 		return 0;
-	if (rc < 0)
-		return rq_error_git(rm->err, "cannot find the merge bases");
-	if (!(*out = calloc(arr.count + 1, sizeof(**out)))) {
-		git_oidarray_dispose(&arr);
+	if (!(*out = calloc(count + 1, sizeof(**out)))) {
+		free(ids);
 		return rq_error_set(rm->err, RQ_E_NOMEM, "out of memory");
 	}
-	rc = date_bases(rm, &arr, *out);
-	*n = arr.count;
-	git_oidarray_dispose(&arr);
+	rc = date_bases(rm, ids, count, *out);
+	*n = count;
+	free(ids);
 	return rc;
 }
 
@@ -504,11 +500,11 @@ static int remerge_octopus(remerge *rm, const git_oid *orig_parents, const git_o
 				       conflicts, rm->err);
 }
 
-int rq_remerge(rq_merger *m, git_repository *repo, const git_oid *orig_parents,
-	       const git_oid *new_parents, size_t nparents, const git_oid *orig_tree, git_oid *out,
-	       rq_conflicts *conflicts, rq_error *err)
+int rq_remerge(rq_merger *m, git_repository *repo, const rq_oidmap *ranks,
+	       const git_oid *orig_parents, const git_oid *new_parents, size_t nparents,
+	       const git_oid *orig_tree, git_oid *out, rq_conflicts *conflicts, rq_error *err)
 {
-	remerge rm = {m, repo, err, {{0}}};
+	remerge rm = {m, repo, ranks, err, {{0}}};
 	git_odb *odb = NULL;
 	int rc;
 

@@ -51,17 +51,20 @@
 
 #include "rq_error.h"
 #include "rq_merge.h"
+#include "rq_oidmap.h"
 
 /*
  * Replay a merge: orig_parents are O's parents, new_parents what they
  * became (nparents >= 2 each, in O's order; a new parent may repeat
- * another), orig_tree O's tree. 0 clean (*out: the result tree), 1 conflict
+ * another), orig_tree O's tree; ranks: the commits the replay wrote, each
+ * with its rank (later ones larger; NULL: none), which orders the search
+ * for merge bases (rq_mergebase.h). 0 clean (*out: the result tree), 1 conflict
  * (conflicts appended, one per path), -1 with err set. Objects are written
  * through the repository's object database (the replay's store): R's and
  * N's conflicted trees too, which only the pack's size sees.
  */
-int rq_remerge(rq_merger *m, git_repository *repo, const git_oid *orig_parents,
-	       const git_oid *new_parents, size_t nparents, const git_oid *orig_tree, git_oid *out,
-	       rq_conflicts *conflicts, rq_error *err);
+int rq_remerge(rq_merger *m, git_repository *repo, const rq_oidmap *ranks,
+	       const git_oid *orig_parents, const git_oid *new_parents, size_t nparents,
+	       const git_oid *orig_tree, git_oid *out, rq_conflicts *conflicts, rq_error *err);
 
 #endif

@@ -152,11 +152,14 @@ static int prefer_onto(rq_parents *pl, git_repository *repo, size_t c, const git
 {
 	size_t nb = 0, held = 0;
 
+	for (size_t j = pl->first[c]; j < pl->first[c + 1]; j++)
+		nb += pl->v[j].bottom != 0;
+	if (nb < 2)
+		return 0;
 	for (size_t j = pl->first[c]; j < pl->first[c + 1]; j++) {
 		int r;
 		if (!pl->v[j].bottom)
 			continue;
-		nb++;
 		r = git_oid_equal(&pl->v[j].id, onto)
 			? 1
 			: git_graph_descendant_of(repo, onto, &pl->v[j].id);
@@ -166,7 +169,7 @@ static int prefer_onto(rq_parents *pl, git_repository *repo, size_t c, const git
 		held += r != 0;
 	}
 	for (size_t j = pl->first[c]; j < pl->first[c + 1]; j++)
-		pl->v[j].bottom = held && nb > 1 ? pl->v[j].bottom == 2 : pl->v[j].bottom != 0;
+		pl->v[j].bottom = held ? pl->v[j].bottom == 2 : pl->v[j].bottom != 0;
 	return 0;
 }
 
@@ -179,7 +182,8 @@ static int prefer_onto(rq_parents *pl, git_repository *repo, size_t c, const git
 static int find_bottoms(rq_parents *pl, git_repository *repo, const rq_revs *revs,
 			const rq_oidmap *idx, size_t ncomp, const git_oid *onto, rq_error *err)
 {
-	qsort(pl->v, pl->nv, sizeof(*pl->v), cmp_comp);
+	if (pl->nv > 1)
+		qsort(pl->v, pl->nv, sizeof(*pl->v), cmp_comp);
 	for (size_t c = 0, k = 0; c <= ncomp; c++) {
 		pl->first[c] = k;
 		while (k < pl->nv && pl->v[k].comp == c)

@@ -229,6 +229,7 @@ typedef struct replay {
 	rq_outcome outcome;	/* with kg: the state of every commit */
 	rq_merge_stats merges0; /* the merger's counts before the picks (a train's is shared) */
 	rq_parents *parents;	/* where parents outside the range go (NULL: onto) */
+	rq_oidmap ranks;	/* the commits written, by walk index (rq_remerge) */
 } replay;
 
 /* How many different commits the positive revisions name. */
@@ -436,6 +437,17 @@ static int new_parent(replay *rp, size_t i, unsigned k, git_oid *out, git_oid *t
 	return commit_tree(rp->repo, p, tree, rp->err);
 }
 
+/* A commit the replay wrote, ranked for rq_remerge's merge bases: its walk
+ * index (a commit written twice keeps its first). 0, -1. */
+static int written(replay *rp, const git_oid *id, size_t i)
+{
+	size_t v;
+
+	if (!rq_oidmap_get(&rp->ranks, id, &v) && rq_oidmap_put(&rp->ranks, id, i) < 0)
+		return rq_error_set(rp->err, RQ_E_NOMEM, "out of memory");
+	return 0;
+}
+
 /* Drop repeated parents (git commit-tree's "duplicate parent ignored"). */
 static size_t unique_parents(git_oid *v, size_t n)
 {
@@ -471,8 +483,9 @@ static int merge_became_empty(replay *rp, const git_oid *parents, size_t n, cons
 	return 1;
 }
 
-/* The merge's new commit, or the first parent when it became empty and
- * --empty drops it. 0, -1 (--empty=abort: RQ_E_EMPTY_COMMIT). */
+/* The merge's new commit (1), or the first parent when it became empty
+ * and --empty drops it (0). -1: --empty=abort (RQ_E_EMPTY_COMMIT), or an
+ * error. */
 static int write_merge(replay *rp, const git_commit *c, git_oid *parents, size_t np,
 		       const git_oid *tree, const git_oid *first_tree, git_oid *new_id)
 {
@@ -494,7 +507,7 @@ static int write_merge(replay *rp, const git_commit *c, git_oid *parents, size_t
 				   new_id, rp->err) < 0)
 		return -1;
 	rp->res->stats.picked++;
-	return 0;
+	return 1;
 }
 
 /*
@@ -515,15 +528,16 @@ static int pick_merge(replay *rp, size_t i)
 		rc = new_parent(rp, i, k, &nw[k], k ? &t : &first_tree);
 	}
 	if (rc == 0)
-		rc = rq_remerge(rp->merger, rp->repo, orig, nw, np, git_commit_tree_id(c), &tree,
-				&rp->res->conflicts, rp->err);
+		rc = rq_remerge(rp->merger, rp->repo, &rp->ranks, orig, nw, np,
+				git_commit_tree_id(c), &tree, &rp->res->conflicts, rp->err);
 	if (rc == 1) {
 		rp->res->conflicted = 1;
 		rp->res->conflict_merge = 1;
 		git_oid_cpy(&rp->res->conflict_commit, git_commit_id(c));
 	}
-	if (rc == 0)
-		rc = write_merge(rp, c, nw, unique_parents(nw, np), &tree, &first_tree, &id);
+	if (rc == 0 &&
+	    (rc = write_merge(rp, c, nw, unique_parents(nw, np), &tree, &first_tree, &id)) == 1)
+		rc = written(rp, &id, i);
 	if (rc == 0) {
 		rp->res->stats.merge_commits++;
 		git_oid_cpy(&rp->new_ids[i], &id);
@@ -564,7 +578,7 @@ static int pick_one(replay *rp, size_t i, const git_oid *last, const git_oid *la
 		else
 			rc = rq_commit_pick(rp->odb, git_commit_id(c), &merged, ps.ours_id,
 					    rp->committer, &new_id, rp->err);
-		if (rc < 0)
+		if (rc < 0 || (rp->parents && written(rp, &new_id, i) < 0))
 			return -1;
 		rp->res->stats.picked++;
 	}
@@ -1164,6 +1178,7 @@ static void replay_init(replay *rp, git_repository *repo, const rq_replay_opts *
 	rp->err = err;
 	rp->t0 = now_ms();
 	rq_oidmap_init(&rp->map);
+	rq_oidmap_init(&rp->ranks);
 	git_error_clear(); /* an error left by an earlier call says nothing here */
 }
 
@@ -1180,6 +1195,7 @@ static void replay_end(replay *rp, int rc)
 	}
 	rq_outcome_free(&rp->outcome);
 	rq_oidmap_free(&rp->map);
+	rq_oidmap_free(&rp->ranks);
 	rq_parents_free(rp->parents);
 	free(rp->new_ids);
 	free(rp->new_trees);

@@ -256,6 +256,32 @@ run_rq train --target=near --ref-action=print --format=json car=A..int
 check_eq "train: a car whose merge conflicts drops out" "conflict $INT resolution" \
 	"$(echo "$OUT" | jq -r '.cars[0] | [.status, .conflict.commit, .conflict.paths[0].kind] | join(" ")')"
 
+# --- remembered renames are forgotten at a merge ----------------------------------------------
+# renames.sh's case (upstream renames numbers to sequence and adds lines;
+# the topic cuts numbers down, then reverts that: clean only with the
+# renames remembered from pick to pick), with a merge between the two: the
+# revert is merged afresh, as merge-ort would in a separate call, and
+# stops with modify/delete
+R2=$T/remember
+git init -q -b main "$R2"
+seq 1 20 >"$R2/numbers"
+git -C "$R2" add numbers && tick && git -C "$R2" commit -q -m base
+git -C "$R2" checkout -q -b other
+echo x >"$R2/x" && git -C "$R2" add x && tick && git -C "$R2" commit -q -m "add x"
+git -C "$R2" checkout -q -b topic main
+seq 1 3 >"$R2/numbers"
+tick && git -C "$R2" commit -q -am "cut numbers down"
+tick && git -C "$R2" merge -q --no-ff -m "Merge other" other
+tick && git -C "$R2" revert --no-edit HEAD~1 >/dev/null
+git -C "$R2" checkout -q main
+git -C "$R2" mv numbers sequence
+{ seq 100 109; seq 1 20; } >"$R2/sequence"
+git -C "$R2" add sequence && tick && git -C "$R2" commit -q -m "rename numbers to sequence, add lines"
+run_rq -C "$R2" replay --format=json --onto main main~1..topic
+check_eq "renames forgotten at a merge: the revert after it merged afresh" \
+	"$(git -C "$R2" rev-parse topic) numbers modify/delete" \
+	"$(echo "$OUT" | jq -r '.conflict | [.commit, .paths[0].path, .paths[0].kind] | join(" ")')"
+
 # --- --no-merges: upstream's replay, byte for byte ---------------------------------------------
 if [ "$HAVE_UPSTREAM" = 1 ]; then
 	for c in "main..topic" "A..int" "--branches ^main"; do

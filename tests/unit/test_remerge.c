@@ -407,7 +407,7 @@ static int remerge(const char *o, const char *const *np, size_t n, git_oid *tree
 	snprintf(rev, sizeof(rev), "%s^{tree}", o);
 	tu_rev_parse(rules, rev, &otree);
 	assert_int_equal(rq_merger_new(&m, g, &err), 0);
-	rc = rq_remerge(m, g, orig, nw, n, &otree, tree, conf, &err);
+	rc = rq_remerge(m, g, NULL, orig, nw, n, &otree, tree, conf, &err);
 	if (rc < 0)
 		fail_msg("remerge failed: %s", err.msg);
 	rq_merger_free(m);
