@@ -529,6 +529,21 @@ static int find_boundary(const walker *w, const size_t *sorted, size_t n, rq_oid
 	return 0;
 }
 
+/* The selected commits (sorted, newest first) into out, in replay order;
+ * their ownership moves there. 0, or -1 out of memory. */
+static int hand_over(walker *w, const size_t *sorted, size_t n, int newest_first, rq_walk *out)
+{
+	if (!(out->commits = calloc(n + 1, sizeof(*out->commits))))
+		return rq_error_set(w->err, RQ_E_NOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		size_t ni = sorted[newest_first ? i : n - 1 - i];
+		out->commits[i] = w->nodes[ni].commit;
+		w->nodes[ni].commit = NULL;
+	}
+	out->n = n;
+	return 0;
+}
+
 int rq_walk_run(git_repository *repo, const rq_revs *revs, int newest_first, size_t max_commits,
 		rq_walk *out, rq_error *err)
 {
@@ -554,29 +569,13 @@ int rq_walk_run(git_repository *repo, const rq_revs *revs, int newest_first, siz
 	if (topo_sort(&w, order, norder, sorted) < 0)
 		goto done;
 	n = norder;
-	if (apply_filters(&w, revs, sorted, &n) < 0)
-		goto done;
-	if (check_selection(&w, n, max_commits) < 0 ||
+	if (apply_filters(&w, revs, sorted, &n) < 0 || check_selection(&w, n, max_commits) < 0 ||
 	    find_boundary(&w, sorted, n, &out->boundary) < 0)
 		goto done;
-	if (!(out->commits = calloc(n + 1, sizeof(*out->commits)))) {
-		rq_error_set(err, RQ_E_NOMEM, "out of memory");
-		goto done;
-	}
-	for (size_t i = 0; i < n; i++) {
-		size_t ni = sorted[newest_first ? i : n - 1 - i];
-		out->commits[i] = w.nodes[ni].commit;
-		w.nodes[ni].commit = NULL; /* ownership moves to the result */
-	}
-	out->n = n;
-	rc = 0;
+	rc = hand_over(&w, sorted, n, newest_first, out);
 done:
-	if (rc < 0) {
-		free(out->commits);
-		rq_oidmap_free(&out->boundary);
-		memset(out, 0, sizeof(*out));
-		rq_oidmap_init(&out->boundary);
-	}
+	if (rc < 0)
+		rq_walk_free(out);
 	free(order);
 	free(sorted);
 	walker_free(&w);
