@@ -312,6 +312,19 @@ static int report_error(const rq_error *err)
 	return err->code == RQ_E_INTERRUPTED ? 130 : 128;
 }
 
+/* A conflicting merge commit: git's command that shows what its author did
+ * by hand (the remerge diff), which the replay could not carry. */
+static void merge_hint(const git_oid *commit)
+{
+	char hex[GIT_OID_HEXSZ + 1];
+
+	git_oid_tostr(hex, sizeof(hex), commit);
+	fprintf(stderr,
+		"hint: %s is a merge; 'git show --remerge-diff %s' shows what its author "
+		"did by hand\n",
+		hex, hex);
+}
+
 /* --keep-going: a line on stderr for each ref that did not move:
  * "conflict <ref> at <commit>: <path> (<kind>), ..." or
  * "blocked <ref> by <ref> at <commit>". */
@@ -333,6 +346,8 @@ static void report_refs(const rq_replay_result *res)
 			fprintf(stderr, "%s %s (%s)", k ? "," : "", f->conflicts.v[k].path,
 				rq_conflict_kind_name(f->conflicts.v[k].kind));
 		fputc('\n', stderr);
+		if (f->merge)
+			merge_hint(&f->commit);
 	}
 }
 
@@ -348,9 +363,13 @@ static int report(const replay_run *run, int rc)
 		return report_error(&run->err);
 	if (kept && !run->json)
 		report_refs(&run->res);
-	if (rc == 1 && !kept) /* as git replay: exit 1 and not a word (--format=json
-			       * has the commit, the paths and their kinds) */
+	if (rc == 1 && !kept) { /* as git replay: exit 1 and not a word (--format=json
+				 * has the commit, the paths and their kinds); git
+				 * replay cannot replay a merge: for one, a hint */
+		if (run->res.conflict_merge && !run->json)
+			merge_hint(&run->res.conflict_commit);
 		return 1;
+	}
 	if (!run->print || run->json)
 		return rc;
 	if (!(lines = rq_refs_format_updates(&run->res))) {

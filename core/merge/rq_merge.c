@@ -332,8 +332,11 @@ void rq_merger_forget_renames(rq_merger *m)
 		rq_rename_cache_chain_break(m->memory.renames);
 }
 
-int rq_merger_merge(rq_merger *m, const git_oid *base, const git_oid *ours, const git_oid *theirs,
-		    git_oid *out, rq_conflicts *conflicts, rq_error *err)
+/* A tree merge of the merger with mode (NULL: a pick), through the
+ * trivial cases and the fallback as a pick goes. */
+static int merge_with(rq_merger *m, const rq_ort_mode *mode, const git_oid *base,
+		      const git_oid *ours, const git_oid *theirs, git_oid *out,
+		      rq_conflicts *conflicts, rq_error *err)
 {
 	git_odb *odb = NULL;
 	int rc;
@@ -350,10 +353,75 @@ int rq_merger_merge(rq_merger *m, const git_oid *base, const git_oid *ours, cons
 		return 0;
 	}
 	m->stats.full++;
-	rc = rq_treemerge(m->repo, odb, &m->config, &m->memory, base, ours, theirs, out, conflicts,
-			  err);
+	rc = rq_treemerge(m->repo, odb, &m->config, &m->memory, mode, base, ours, theirs, out,
+			  conflicts, err);
 	git_odb_free(odb);
-	if (rc == RQ_TREEMERGE_FALL_BACK) /* it knows nothing of remembered renames */
-		return fallback_merge(m, base, ours, theirs, out, conflicts, err);
+	if (rc != RQ_TREEMERGE_FALL_BACK)
+		return rc;
+	if (mode && !mode->accept &&
+	    ((mode->base_marked && mode->base_marked->len) ||
+	     (mode->ours_marked && mode->ours_marked->len))) {
+		/* libgit2 would split conflict hunks: the resolution cannot be
+		 * carried with it */
+		m->stats.fallback++;
+		if (rq_conflicts_add(conflicts, "", RQ_CONFLICT_RESOLUTION) < 0)
+			return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+		return 1;
+	}
+	/* it knows nothing of remembered renames */
+	rc = fallback_merge(m, base, ours, theirs, out, conflicts, err);
+	return rc == 1 && mode && mode->accept ? RQ_MERGE_NO_TREE : rc;
+}
+
+int rq_merger_merge(rq_merger *m, const git_oid *base, const git_oid *ours, const git_oid *theirs,
+		    git_oid *out, rq_conflicts *conflicts, rq_error *err)
+{
+	return merge_with(m, NULL, base, ours, theirs, out, conflicts, err);
+}
+
+static void set_marks(rq_ort_mode *mode, const rq_merge_marks *marks)
+{
+	mode->marks.ours = marks->ours;
+	mode->marks.base = marks->base;
+	mode->marks.theirs = marks->theirs;
+	mode->marks.size = marks->size;
+}
+
+int rq_merger_merge_accept(rq_merger *m, const git_oid *base, const git_oid *ours,
+			   const git_oid *theirs, const rq_merge_marks *marks, git_oid *out,
+			   rq_conflicts *conflicts, rq_conflict_details *details, rq_error *err)
+{
+	rq_ort_mode mode;
+	size_t n0 = conflicts->n;
+	int rc;
+
+	memset(&mode, 0, sizeof(mode));
+	mode.accept = 1;
+	set_marks(&mode, marks);
+	mode.accepted = details;
+	/* a remerge's merges stand alone: no chain of renames before or after */
+	rq_merger_forget_renames(m);
+	rc = merge_with(m, &mode, base, ours, theirs, out, conflicts, err);
+	rq_merger_forget_renames(m);
+	if (rc == RQ_MERGE_NO_TREE || rc < 0)
+		details->n = details->n < n0 ? details->n : n0;
+	return rc;
+}
+
+int rq_merger_merge_remerge(rq_merger *m, const git_oid *base, const git_oid *ours,
+			    const git_oid *theirs, const rq_merge_marks *marks,
+			    const rq_oidmap *base_marked, const rq_oidmap *ours_marked,
+			    git_oid *out, rq_conflicts *conflicts, rq_error *err)
+{
+	rq_ort_mode mode;
+	int rc;
+
+	memset(&mode, 0, sizeof(mode));
+	set_marks(&mode, marks);
+	mode.base_marked = base_marked;
+	mode.ours_marked = ours_marked;
+	rq_merger_forget_renames(m);
+	rc = merge_with(m, &mode, base, ours, theirs, out, conflicts, err);
+	rq_merger_forget_renames(m);
 	return rc;
 }

@@ -290,13 +290,13 @@ static int write_commit(git_odb *odb, rq_buf *b, git_oid *out, rq_error *err)
 /* The header lines up to the committer's, as commit_tree_extended()
  * writes them, and the "encoding" header i18n.commitEncoding asks for. */
 static void write_head(rq_buf *b, const rq_commit_cfg *cfg, const git_oid *tree,
-		       const git_oid *parent, span author, const char *committer)
+		       const git_oid *parents, size_t nparents, span author, const char *committer)
 {
 	const char *enc = cfg ? cfg->encoding : NULL;
 
 	buf_oid_line(b, "tree ", tree);
-	if (parent)
-		buf_oid_line(b, "parent ", parent);
+	for (size_t i = 0; i < nparents; i++)
+		buf_oid_line(b, "parent ", &parents[i]);
 	rq_buf_str(b, "author ");
 	rq_buf_add(b, author.p, author.len);
 	rq_buf_str(b, "\ncommitter ");
@@ -346,6 +346,14 @@ static int read_original(git_odb *odb, const rq_commit_cfg *cfg, const git_oid *
 int rq_commit_pick(git_odb *odb, const rq_commit_cfg *cfg, const git_oid *orig, const git_oid *tree,
 		   const git_oid *parent, const char *committer, git_oid *out, rq_error *err)
 {
+	return rq_commit_pick_parents(odb, cfg, orig, tree, parent, parent ? 1 : 0, committer, out,
+				      err);
+}
+
+int rq_commit_pick_parents(git_odb *odb, const rq_commit_cfg *cfg, const git_oid *orig,
+			   const git_oid *tree, const git_oid *parents, size_t nparents,
+			   const char *committer, git_oid *out, rq_error *err)
+{
 	git_odb_object *obj = NULL;
 	rq_buf m, b = {0};
 	span author, message;
@@ -364,7 +372,7 @@ int rq_commit_pick(git_odb *odb, const rq_commit_cfg *cfg, const git_oid *orig, 
 	}
 	message.p = message_start(m.p, m.len);
 	message.len = (size_t)(m.p + m.len - message.p);
-	write_head(&b, cfg, tree, parent, author, committer);
+	write_head(&b, cfg, tree, parents, nparents, author, committer);
 	rc = finish_commit(odb, cfg, &b, obj, message, out, err);
 	git_odb_object_free(obj);
 	free(m.p);
@@ -422,7 +430,7 @@ int rq_commit_revert(git_odb *odb, const rq_commit_cfg *cfg, const git_oid *orig
 	}
 	message.p = text;
 	message.len = strlen(text);
-	write_head(&b, cfg, tree, parent, a, committer);
+	write_head(&b, cfg, tree, parent, parent ? 1 : 0, a, committer);
 	rc = finish_commit(odb, cfg, &b, obj, message, out, err);
 	git_odb_object_free(obj);
 	free(text);

@@ -58,6 +58,11 @@ void rq_commit_cfg_free(rq_commit_cfg *cfg);
 int rq_commit_pick(git_odb *odb, const rq_commit_cfg *cfg, const git_oid *orig, const git_oid *tree,
 		   const git_oid *parent, const char *committer, git_oid *out, rq_error *err);
 
+/* The same with the given parents, in order: a replayed merge commit. */
+int rq_commit_pick_parents(git_odb *odb, const rq_commit_cfg *cfg, const git_oid *orig,
+			   const git_oid *tree, const git_oid *parents, size_t nparents,
+			   const char *committer, git_oid *out, rq_error *err);
+
 /* The revert of orig; author: the revert's author line (git revert's: the
  * current author). 0, 1 or -1 as rq_commit_pick. */
 int rq_commit_revert(git_odb *odb, const rq_commit_cfg *cfg, const git_oid *orig,

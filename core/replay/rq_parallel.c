@@ -404,8 +404,9 @@ static void report_counts(rq_buf *b, const rq_parallel_job *job)
 	rq_parallel_counts c = {0};
 
 	job->counts(job->arg, &c);
-	report_fmt(b, 'S', "%zu %zu %zu %zu %zu %zu %zu", c.picked, c.dropped, c.merges_trivial,
-		   c.merges_full, c.merges_fallback, c.scores_computed, c.scores_reused);
+	report_fmt(b, 'S', "%zu %zu %zu %zu %zu %zu %zu %zu", c.picked, c.dropped, c.merges_trivial,
+		   c.merges_full, c.merges_fallback, c.scores_computed, c.scores_reused,
+		   c.merge_commits);
 }
 
 /* P: the paths of the conflict just reported, with their kinds. */
@@ -583,11 +584,13 @@ static int take_counts(verdict *v, const rq_child_msg *m)
 {
 	rq_parallel_counts c;
 
-	if (sscanf(m->data, "%zu %zu %zu %zu %zu %zu %zu", &c.picked, &c.dropped, &c.merges_trivial,
-		   &c.merges_full, &c.merges_fallback, &c.scores_computed, &c.scores_reused) != 7)
+	if (sscanf(m->data, "%zu %zu %zu %zu %zu %zu %zu %zu", &c.picked, &c.dropped,
+		   &c.merges_trivial, &c.merges_full, &c.merges_fallback, &c.scores_computed,
+		   &c.scores_reused, &c.merge_commits) != 8)
 		return -1;
 	v->counts.picked += c.picked;
 	v->counts.dropped += c.dropped;
+	v->counts.merge_commits += c.merge_commits;
 	v->counts.merges_trivial += c.merges_trivial;
 	v->counts.merges_full += c.merges_full;
 	v->counts.merges_fallback += c.merges_fallback;

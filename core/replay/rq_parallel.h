@@ -46,7 +46,7 @@ typedef struct rq_parallel rq_parallel;
 
 /* What a worker adds to the replay's statistics. */
 typedef struct rq_parallel_counts {
-	size_t picked, dropped;
+	size_t picked, dropped, merge_commits;
 	size_t merges_trivial, merges_full, merges_fallback;
 	size_t scores_computed, scores_reused;
 } rq_parallel_counts;

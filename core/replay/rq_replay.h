@@ -124,6 +124,7 @@ typedef enum {
 typedef struct rq_pick_conflict {
 	size_t index;	/* in the walk (replay order) */
 	git_oid commit; /* the original commit */
+	int merge;	/* it is a merge commit (rq_remerge) */
 	rq_conflicts conflicts;
 } rq_pick_conflict;
 
@@ -138,9 +139,10 @@ typedef struct rq_ref_outcome {
 } rq_ref_outcome;
 
 typedef struct rq_replay_stats {
-	size_t commits; /* commits in the range */
-	size_t picked;	/* new commits written */
-	size_t dropped; /* picks that became empty and were dropped */
+	size_t commits;	      /* commits in the range */
+	size_t picked;	      /* new commits written */
+	size_t dropped;	      /* picks that became empty and were dropped */
+	size_t merge_commits; /* merge commits replayed (written or dropped) */
 	size_t merges_trivial, merges_full, merges_fallback;
 	size_t scores_computed, scores_reused; /* rename similarity scores */
 	size_t groups;			       /* independent groups of commits */
@@ -157,6 +159,7 @@ typedef struct rq_replay_result {
 	size_t nupdates;
 	int conflicted;
 	git_oid conflict_commit; /* the commit whose pick conflicted */
+	int conflict_merge;	 /* it is a merge commit: see rq_remerge.h */
 	rq_conflicts conflicts;
 	char reflog_msg[300]; /* "replay --onto <id>", "replay --advance <branch>", ... */
 	rq_replay_stats stats;

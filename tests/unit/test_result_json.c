@@ -212,6 +212,18 @@ static void test_conflict(void **state)
 	assert_string_equal(str_at(json_array_get(paths, 5), "path"),
 			    "with \"quotes\" and \\ and \xc3\xa9");
 	assert_int_equal(int_at(json_object_get(o, "stats"), "picked"), 1);
+	assert_null(json_object_get(c, "merge")); /* a pick's conflict */
+	assert_null(json_object_get(c, "hint"));
+	json_decref(o);
+	/* a merge commit's: marked, with the command that shows its author's work */
+	res.conflict_merge = 1;
+	add_conflict(&res, "f", RQ_CONFLICT_RESOLUTION);
+	o = rq_result_to_json(&res, 1, NULL, 0);
+	c = json_object_get(o, "conflict");
+	assert_true(json_is_true(json_object_get(c, "merge")));
+	assert_string_equal(str_at(c, "hint"), "git show --remerge-diff " HEX_D);
+	assert_string_equal(str_at(json_array_get(json_object_get(c, "paths"), 6), "kind"),
+			    "resolution");
 	json_decref(o);
 	rq_replay_result_free(&res);
 }
@@ -410,7 +422,7 @@ static void test_keep_going(void **state)
 	git_oid_fromstr(&d, HEX_D);
 	add_update(&res, "refs/heads/ok", HEX_A, HEX_B);
 	assert_int_equal(rq_conflicts_add(&conf, "x.c", RQ_CONFLICT_MODIFY_DELETE), 0);
-	assert_int_equal(rq_outcome_add_failure(&res, 3, &c, &conf, &err), 0);
+	assert_int_equal(rq_outcome_add_failure(&res, 3, &c, 0, &conf, &err), 0);
 	assert_int_equal(rq_outcome_add_ref(&res, "refs/heads/ok", &a, &b, 1, &err), 0);
 	assert_int_equal(rq_outcome_add_ref(&res, "refs/heads/bad", &c, NULL, 3, &err), 0);
 	assert_int_equal(rq_outcome_add_ref(&res, "refs/heads/up", &d, NULL, 4, &err), 0);

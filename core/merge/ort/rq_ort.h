@@ -61,6 +61,7 @@
 #include "rq_arena.h"
 #include "rq_error.h"
 #include "rq_conflict.h"
+#include "rq_oidmap.h"
 #include "rq_pathmap.h"
 #include "rq_xmerge.h"
 
@@ -158,6 +159,9 @@ struct rq_ort_entry {
 	/* stages (bits) holding the result of a content merge that conflicted;
 	 * merge-ort would put the text with conflict markers there */
 	unsigned conflicted_stages : 3;
+	/* a merge that keeps its conflicts: the result is a text merge's
+	 * conflict markers (the path's only trouble, unless its kind says more) */
+	unsigned textual : 1;
 	int conflict_kind; /* rq_conflict_kind a rename decided, -1 none */
 	rq_ort_stage result;
 	rq_ort_entry **children;
@@ -227,6 +231,26 @@ typedef struct rq_ort_config {
 	rq_xmerge_style conflict_style; /* merge.conflictStyle */
 } rq_ort_config;
 
+/* ---- merges that are not picks ------------------------------------------- */
+
+/*
+ * The merges of a remerge (core/merge/rq_remerge.c, the replay of a merge
+ * commit) are not picks. An accepting merge keeps going where a pick stops:
+ * it writes every object, a conflicted text merge writes its text with
+ * conflict markers (marks), each conflict's versions go to *accepted, and
+ * the conflicted tree is the result (merge-ort's result when it "accepts
+ * all conflicts", as `git show --remerge-diff` and `git merge-tree` use
+ * it). The third merge of a remerge (base R, ours N, theirs the original
+ * merge) takes the conflict hunks of the blobs R and N wrote (base_marked,
+ * ours_marked) as wholes: see rq_ort_content.c.
+ */
+typedef struct rq_ort_mode {
+	int accept;
+	rq_xmerge_marks marks; /* the markers of conflicted text (accept, remerge) */
+	rq_conflict_details *accepted;
+	const rq_oidmap *base_marked, *ours_marked; /* remerge: NULL otherwise */
+} rq_ort_mode;
+
 /* ---- the merge ------------------------------------------------------------ */
 
 typedef struct rq_rename_cache rq_rename_cache;
@@ -245,6 +269,7 @@ typedef struct rq_ort_merge {
 	rq_arena arena;
 	rq_error *err;
 	rq_conflicts *conflicts; /* the caller's list, appended to */
+	const rq_ort_mode *mode; /* NULL: a pick (see rq_ort_mode) */
 
 	rq_pathmap paths; /* path -> rq_ort_entry *, every path looked at */
 	rq_ort_entry *root;

@@ -128,13 +128,19 @@ static int resolve_both_changed(rq_ort_merge *merge, rq_ort_entry *ci, file_outc
 		return take_conflicted_stage(o);
 	memset(&merged, 0, sizeof(merged));
 	if (rq_ort_content_merge(merge, &ci->stages[RQ_ORT_BASE], &ci->stages[RQ_ORT_SIDE1],
-				 &ci->stages[RQ_ORT_SIDE2], &merged, &content_clean, &why) < 0)
+				 &ci->stages[RQ_ORT_SIDE2], ci->pathnames, &merged, &content_clean,
+				 &why) < 0)
 		return -1;
 	o->clean = content_clean && !ci->df_conflict && !ci->path_conflict;
 	ci->result = merged;
 	ci->is_null = merged.mode == 0;
 	if (!content_clean) {
-		if (ci->filemask == RQ_ORT_MASK_SIDES)
+		/* the text's markers are the only trouble (an accepting merge) */
+		ci->textual = (why & ~RQ_ORT_CONTENT_RESOLUTION) ==
+			      (RQ_ORT_CONTENT_CONFLICT | RQ_ORT_CONTENT_TEXT);
+		if (why & RQ_ORT_CONTENT_RESOLUTION)
+			o->kind = RQ_CONFLICT_RESOLUTION;
+		else if (ci->filemask == RQ_ORT_MASK_SIDES)
 			o->kind = RQ_CONFLICT_ADD_ADD;
 		else if (why == RQ_ORT_CONTENT_MODE)
 			o->kind = RQ_CONFLICT_MODE;

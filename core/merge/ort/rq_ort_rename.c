@@ -206,7 +206,7 @@ static int merge_renamed_into_collision(rq_ort_merge *merge, rq_ort_entry *oldin
 		return RENAME_STOP;
 	}
 	if (rq_ort_content_merge(merge, &oldinfo->stages[RQ_ORT_BASE],
-				 &side_a->stages[RQ_ORT_SIDE1], &side_b->stages[RQ_ORT_SIDE2],
+				 &side_a->stages[RQ_ORT_SIDE1], &side_b->stages[RQ_ORT_SIDE2], NULL,
 				 &merged, &clean, &why) < 0)
 		return -1;
 	newinfo->stages[target] = merged;
