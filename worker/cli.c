@@ -14,6 +14,7 @@
 #include "rq_cfgparams.h"
 #include "rq_odb_tmpdir.h"
 #include "rq_refs.h"
+#include "rq_repofmt.h"
 
 static volatile int interrupted;
 
@@ -29,10 +30,13 @@ int rq_cli_open_repo(git_repository **out)
 	long stale_s;
 	rq_error err;
 
-	if (git_repository_open_ext(out, NULL, GIT_REPOSITORY_OPEN_FROM_ENV, NULL) < 0) {
-		*out = NULL;
-		fputs("fatal: not a git repository (or any of the parent directories): .git\n",
-		      stderr);
+	if (rq_repofmt_open(out, NULL, GIT_REPOSITORY_OPEN_FROM_ENV, &err) < 0) {
+		if (err.code == RQ_E_UNSUPPORTED_REPO)
+			fprintf(stderr, "fatal: %s\n", err.msg);
+		else
+			fputs("fatal: not a git repository (or any of the parent directories): "
+			      ".git\n",
+			      stderr);
 		return 128;
 	}
 	/* replayq -c name=value (git's command-line configuration) */

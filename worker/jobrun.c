@@ -27,6 +27,7 @@
 #include "rq_odb_tmpdir.h"
 #include "rq_refs.h"
 #include "rq_replay.h"
+#include "rq_repofmt.h"
 #include "rq_result_json.h"
 #include "rq_testhook.h"
 #include "rq_train.h"
@@ -287,8 +288,10 @@ static int open_repo(const child_job *cj, char *path, char *shown, rq_odb_opts *
 	path[0] = '\0';
 	if (rq_jobrun_resolve_repo(cj->env->root, rel, path, err) < 0)
 		return -1;
-	if (git_repository_open_ext(repo, path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0)
-		return rq_error_set(err, RQ_E_BAD_REPO, "'%s' is not a git repository", rel);
+	if (rq_repofmt_open(repo, path, GIT_REPOSITORY_OPEN_NO_SEARCH, err) < 0)
+		return err->code == RQ_E_UNSUPPORTED_REPO
+			   ? -1
+			   : rq_error_set(err, RQ_E_BAD_REPO, "'%s' is not a git repository", rel);
 	if (rq_confine_repo(*repo, cj->env->root, err) < 0 ||
 	    objects_shown(*repo, path, rel, shown, err) < 0)
 		return -1;

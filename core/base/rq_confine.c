@@ -158,8 +158,8 @@ static int check_config(const confine *c, const char *dir, const char *file)
 int rq_confine_repo(git_repository *repo, const char *root, rq_error *err)
 {
 	static const char *const common[] = {"objects", "objects/pack", "objects/info", "refs",
-					     "logs",	"packed-refs",	"info"};
-	static const char *const own[] = {"HEAD", "logs/HEAD", "index"};
+					     "logs",	"packed-refs",	"info",		"reftable"};
+	static const char *const own[] = {"HEAD", "logs/HEAD", "index", "reftable"};
 	char gitdir[PATH_MAX], commondir[PATH_MAX], p[PATH_MAX * 2];
 	confine c = {root, strlen(root), gitdir, err};
 	size_t i;
@@ -196,6 +196,10 @@ int rq_confine_repo(git_repository *repo, const char *root, rq_error *err)
 	}
 	snprintf(p, sizeof(p), "%s/refs", commondir);
 	if (check_tree(&c, p, WALK_DEPTH) < 0)
+		return -1;
+	/* reftable/ * (the tables and tables.list) */
+	snprintf(p, sizeof(p), "%s/reftable", commondir);
+	if (check_tree(&c, p, 1) < 0)
 		return -1;
 	snprintf(p, sizeof(p), "%s/logs", commondir);
 	return check_tree(&c, p, WALK_DEPTH);
