@@ -458,10 +458,12 @@ static int be_write(git_refdb_backend *_b, const git_reference *ref, int force,
 		return fail_str(GIT_ELOCKED, "the refs are locked by a transaction");
 	u.name = git_reference_name(ref);
 	set_new(b, &u, ref);
-	u.check = force	       ? RQ_RTTX_ANY
+	/* as libgit2's files backend: without force the ref must not exist;
+	 * with it, an old value given is checked */
+	u.check = !force       ? RQ_RTTX_ABSENT
 		  : old	       ? RQ_RTTX_ID
 		  : old_target ? RQ_RTTX_SYMREF
-			       : RQ_RTTX_ABSENT;
+			       : RQ_RTTX_ANY;
 	if (old)
 		git_oid_cpy(&u.old_id, old);
 	u.old_target = old_target;

@@ -179,7 +179,11 @@ int rq_rtable_open(rq_rtable **out, const char *path, const char *name, rq_error
 	*out = NULL;
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0) {
 		e = errno;
-		rq_error_set(err, RQ_E_IO, "cannot open reftable '%s': %s", name, strerror(e));
+		if (e == ELOOP)
+			rq_error_set(err, RQ_E_BAD_REPO, "reftable '%s' is a symbolic link", name);
+		else
+			rq_error_set(err, RQ_E_IO, "cannot open reftable '%s': %s", name,
+				     strerror(e));
 		errno = e;
 		return -1;
 	}
@@ -385,6 +389,7 @@ static int read_key(rq_rtable_iter *it, unsigned *extra, rq_error *err)
 		return damaged(err, it->t, it->off + at, "keys out of order");
 	it->have_prev = 1;
 	it->base_len = it->key.len;
+	it->nread++;
 	return 0;
 }
 
@@ -663,6 +668,7 @@ static int indexed_seek(rq_rtable_iter *it, uint64_t index_off, const void *want
 			break; /* every key is smaller than want */
 		off = ix.idx_pos;
 	}
+	it->nread += ix.nread;
 	rq_rtable_iter_release(&ix);
 	if (r < 0)
 		return -1;

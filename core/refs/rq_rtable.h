@@ -87,6 +87,7 @@ typedef struct rq_rtable_iter {
 	rq_buf key, prev, val; /* this record's key, the one before, strings */
 	int have_prev;
 	uint64_t idx_pos;  /* an index record's block position */
+	size_t nread;	   /* records read (the tests check that seeks stay short) */
 	uint64_t *obj_pos; /* an obj record's block positions */
 	size_t nobj, objcap;
 	rq_rtable_ref ref;
