@@ -214,6 +214,10 @@ int rq_rtstack_reload(rq_rtstack *st, int force, rq_error *err)
 	struct stat before, sb;
 	int r = 1;
 
+	/* the common case, a stat: the list is replaced, never rewritten */
+	if (!force && (lstat(st->list, &sb) == 0 ? st->have_list && same_file(&sb, &st->list_st)
+						 : errno == ENOENT && !st->have_list))
+		return 0;
 	memset(&before, 0, sizeof(before));
 	for (int i = 0; i < LOAD_TRIES && r == 1; i++) {
 		const char *missing = NULL;

@@ -113,7 +113,7 @@ static int take_lock(const rq_rttx_opts *o, const char *path, long timeout_ms, r
 static int write_table(rq_rtstack *st, const char *token, uint64_t min, uint64_t max,
 		       const rq_buf *bytes, char *name, size_t size, rq_error *err)
 {
-	char base[64], tmp[PATH_MAX], final[PATH_MAX], rnd[9];
+	char base[64], tmp[PATH_MAX], final[PATH_MAX], rnd[9], suffix[16];
 	struct stat sb;
 	int fd, ok;
 
@@ -121,9 +121,9 @@ static int write_table(rq_rtstack *st, const char *token, uint64_t min, uint64_t
 		 (unsigned long long)max, token);
 	snprintf(name, size, "%s.ref", base);
 	new_token(rnd);
-	if (path_in(st, base, ".temp.", tmp, err) < 0 || path_in(st, name, "", final, err) < 0)
+	snprintf(suffix, sizeof(suffix), ".temp.%.6s", rnd);
+	if (path_in(st, base, suffix, tmp, err) < 0 || path_in(st, name, "", final, err) < 0)
 		return -1;
-	strncat(tmp, rnd, 6);
 	if (lstat(final, &sb) == 0)
 		return rq_error_set(err, RQ_E_IO, "reftable '%s' exists already", name);
 	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666)) < 0)
