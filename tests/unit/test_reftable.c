@@ -209,6 +209,28 @@ static char *upstream_reflog(tu_repo *r, const char *ref)
 			  ref);
 }
 
+/* The stack's refs and reflogs are git's, and every table is sound. */
+static void assert_reads_as_git(tu_repo *r, rq_rtstack *st)
+{
+	char *want = tu_capture(r, "git for-each-ref --format='%%(refname) %%(objectname)'");
+	char *got = stack_refs(st);
+	rq_error err;
+
+	assert_string_equal(got, want);
+	free(want);
+	free(got);
+	for (int i = 0; i < 2; i++) {
+		const char *name = i ? "refs/heads/keep" : "HEAD";
+		want = upstream_reflog(r, name);
+		got = stack_reflog(st, name);
+		assert_string_equal(got, want);
+		free(want);
+		free(got);
+	}
+	for (size_t i = 0; i < rq_rtstack_ntables(st); i++)
+		assert_int_equal(rq_rtable_verify(rq_rtstack_table(st, i), &err), 0);
+}
+
 /* Tables git wrote, several before a compaction: HEAD a symbolic ref, an
  * annotated tag with its peeled id, a branch deleted in a newer table
  * than the one that made it, reflogs with their identities and zones. */
@@ -218,7 +240,6 @@ static void test_read_upstream_tables(void **state)
 	git_oid tag, peeled;
 	rq_rtstack *st;
 	rq_error err;
-	char *want, *got;
 	int made = -1, deleted = -1;
 	tu_repo *r;
 
@@ -253,21 +274,7 @@ static void test_read_upstream_tables(void **state)
 			deleted = (int)i;
 	}
 	assert_true(made >= 0 && deleted > made);
-	want = tu_capture(r, "git for-each-ref --format='%%(refname) %%(objectname)'");
-	got = stack_refs(st);
-	assert_string_equal(got, want);
-	free(want);
-	free(got);
-	for (int i = 0; i < 2; i++) {
-		const char *name = i ? "refs/heads/keep" : "HEAD";
-		want = upstream_reflog(r, name);
-		got = stack_reflog(st, name);
-		assert_string_equal(got, want);
-		free(want);
-		free(got);
-	}
-	for (size_t i = 0; i < rq_rtstack_ntables(st); i++)
-		assert_int_equal(rq_rtable_verify(rq_rtstack_table(st, i), &err), 0);
+	assert_reads_as_git(r, st);
 	rq_rtstack_ref_release(&ref);
 	rq_rtstack_free(st);
 	tu_repo_free(r);
@@ -376,6 +383,29 @@ static rq_rttx_update upd(const char *name, int type, const git_oid *id, int che
 
 static const rq_rttx_opts normal = {.log_policy = RQ_RTTX_LOG_NORMAL};
 
+/* r's reflogs of main and HEAD are those git writes in twin (r before
+ * the update) when it moves main from c2 to c1 with the same identity. */
+static void assert_logs_as_git(tu_repo *r, tu_repo *twin, const git_oid *c1, const git_oid *c2)
+{
+	char *want, *got;
+
+	tu_git(twin,
+	       "GIT_COMMITTER_NAME='Re Player' GIT_COMMITTER_EMAIL=replay@example.com "
+	       "GIT_COMMITTER_DATE='@1800000000 -0730' "
+	       "git update-ref -m \"$(printf 'moved  by\\nreplayq ')\" refs/heads/main %s %s",
+	       tu_hex(c1), tu_hex(c2));
+	for (int i = 0; i < 2; i++) {
+		const char *ref = i ? "HEAD" : "refs/heads/main";
+		want = upstream_reflog(twin, ref);
+		got = upstream_reflog(r, ref);
+		assert_string_equal(got, want);
+		assert_non_null(
+		    strstr(got, "Re Player replay@example.com 1800000000 -0730 moved by replayq"));
+		free(want);
+		free(got);
+	}
+}
+
 /* One transaction: a branch made, one moved, one deleted (its reflog with
  * it), a tag made; git reads it all back and finds the repository sound,
  * and the reflog entry is the one git writes for the same update. */
@@ -415,23 +445,7 @@ static void test_write_read_by_upstream(void **state)
 	assert_git_ok(r);
 	assert_int_equal(tu_run(r, "git reflog exists refs/heads/old"), 1);
 	assert_int_equal(tu_run(r, "git reflog exists refs/tags/t"), 1);
-	/* the entries git itself writes for the same update of main */
-	tu_git(twin,
-	       "GIT_COMMITTER_NAME='Re Player' GIT_COMMITTER_EMAIL=replay@example.com "
-	       "GIT_COMMITTER_DATE='@1800000000 -0730' "
-	       "git update-ref -m \"$(printf 'moved  by\\nreplayq ')\" refs/heads/main %s %s",
-	       tu_hex(&c1), tu_hex(&c2));
-	for (int i = 0; i < 2; i++) {
-		const char *ref = i ? "HEAD" : "refs/heads/main";
-		want = upstream_reflog(twin, ref);
-		got = upstream_reflog(r, ref);
-		assert_string_equal(got, want);
-		assert_non_null(strstr(got,
-				       "Re Player replay@example.com 1800000000 -0730 moved by "
-				       "replayq"));
-		free(want);
-		free(got);
-	}
+	assert_logs_as_git(r, twin, &c1, &c2);
 	rq_rtstack_free(st);
 	tu_repo_free(twin);
 	tu_repo_free(r);
@@ -450,12 +464,20 @@ static char *slurp(const char *path)
 	return buf;
 }
 
+static void assert_same_file(const char *path, const char *was)
+{
+	char *now = slurp(path);
+
+	assert_string_equal(now, was);
+	free(now);
+}
+
 /* Every old value is checked under the lock and all move or none: one
  * that moved leaves tables.list and the directory as they were; a lock
  * another process holds is an error that names it, and is left alone. */
 static void test_atomic_and_locked(void **state)
 {
-	char dir[PATH_MAX + 16], list[PATH_MAX + 32], lock[PATH_MAX + 40], *before, *after;
+	char dir[PATH_MAX + 16], list[PATH_MAX + 32], lock[PATH_MAX + 40], *before;
 	rq_rtstack_ref ref = {0};
 	git_oid c1, c2;
 	rq_rttx_update u[2];
@@ -482,9 +504,7 @@ static void test_atomic_and_locked(void **state)
 	assert_int_equal(rq_rttx_apply(st, u, 2, &normal, &err), -1);
 	assert_int_equal(err.code, RQ_E_REF_MOVED);
 	assert_non_null(strstr(err.msg, "cannot lock ref 'refs/heads/main': is at "));
-	after = slurp(list);
-	assert_string_equal(after, before);
-	free(after);
+	assert_same_file(list, before);
 	assert_int_equal(count_files(dir), files);
 	assert_int_equal(rq_rtstack_read(st, "refs/heads/a", &ref, &err), 0);
 	/* another process's lock */
@@ -494,9 +514,7 @@ static void test_atomic_and_locked(void **state)
 	assert_int_equal(err.code, RQ_E_REF_LOCKED);
 	assert_non_null(strstr(err.msg, "tables.list.lock"));
 	assert_true(tu_exists(lock));
-	after = slurp(list);
-	assert_string_equal(after, before);
-	free(after);
+	assert_same_file(list, before);
 	unlink(lock);
 	assert_int_equal(rq_rttx_apply(st, u, 2, &normal, &err), 0);
 	assert_int_equal(rq_rtstack_read(st, "refs/heads/a", &ref, &err), 1);
@@ -872,14 +890,30 @@ static void test_backend_reads(void **state)
 	tu_repo_free(r);
 }
 
+/* Swap main and topic in one git_transaction. */
+static void swap(git_repository *repo, const git_oid *c1, const git_oid *c2)
+{
+	git_transaction *tx;
+	git_signature *sig;
+
+	assert_int_equal(git_signature_new(&sig, "Re Player", "replay@example.com", 1800000000, 90),
+			 0);
+	assert_int_equal(git_transaction_new(&tx, repo), 0);
+	assert_int_equal(git_transaction_lock_ref(tx, "refs/heads/main"), 0);
+	assert_int_equal(git_transaction_lock_ref(tx, "refs/heads/topic"), 0);
+	assert_int_equal(git_transaction_set_target(tx, "refs/heads/main", c1, sig, "swap"), 0);
+	assert_int_equal(git_transaction_set_target(tx, "refs/heads/topic", c2, sig, "swap"), 0);
+	assert_int_equal(git_transaction_commit(tx), 0);
+	git_transaction_free(tx);
+	git_signature_free(sig);
+}
+
 /* libgit2 writes: a transaction's refs in one table (one update index,
  * HEAD's reflog too), create refusing an existing ref, deletion. */
 static void test_backend_writes(void **state)
 {
 	rq_rtstack_ref a = {0}, b = {0};
 	git_repository *repo;
-	git_transaction *tx;
-	git_signature *sig;
 	git_reference *ref;
 	git_oid c1, c2;
 	rq_rtstack *st;
@@ -896,15 +930,7 @@ static void test_backend_writes(void **state)
 	oid_of(r, "HEAD~", &c1);
 	oid_of(r, "HEAD", &c2);
 	repo = rt_open(r);
-	assert_int_equal(git_signature_new(&sig, "Re Player", "replay@example.com", 1800000000, 90),
-			 0);
-	assert_int_equal(git_transaction_new(&tx, repo), 0);
-	assert_int_equal(git_transaction_lock_ref(tx, "refs/heads/main"), 0);
-	assert_int_equal(git_transaction_lock_ref(tx, "refs/heads/topic"), 0);
-	assert_int_equal(git_transaction_set_target(tx, "refs/heads/main", &c1, sig, "swap"), 0);
-	assert_int_equal(git_transaction_set_target(tx, "refs/heads/topic", &c2, sig, "swap"), 0);
-	assert_int_equal(git_transaction_commit(tx), 0);
-	git_transaction_free(tx);
+	swap(repo, &c1, &c2);
 	st = rt_stack(r);
 	assert_int_equal(rq_rtstack_read(st, "refs/heads/main", &a, &err), 1);
 	assert_int_equal(rq_rtstack_read(st, "refs/heads/topic", &b, &err), 1);
@@ -929,7 +955,6 @@ static void test_backend_writes(void **state)
 	rq_rtstack_ref_release(&a);
 	rq_rtstack_ref_release(&b);
 	rq_rtstack_free(st);
-	git_signature_free(sig);
 	tu_repo_free(r);
 }
 
