@@ -820,6 +820,36 @@ static void test_fuzz(void **state)
 	free(b.p);
 }
 
+/* A table of reflog records only (a compaction of log changes writes
+ * one): its first log block shares the file header's block. */
+static void test_log_only_table(void **state)
+{
+	rq_buf b = {0};
+	rq_rtable *t;
+	rq_rtable_iter it;
+	rq_rtable_log log;
+	rq_rtable_ref ref;
+	rq_error err;
+	int n = 0, k;
+
+	(void)state;
+	build_table(&b, 0, 1, 90, 256);
+	assert_int_equal(rq_rtable_open_mem(&t, b.p, b.len, "logs", &err), 0);
+	assert_int_equal(rq_rtable_verify(t, &err), 0);
+	rq_rtable_iter_init(&it);
+	assert_int_equal(rq_rtable_seek_ref(&it, t, "", &err), 0);
+	assert_int_equal(rq_rtable_next_ref(&it, &ref, &err), 1);
+	assert_int_equal(rq_rtable_seek_log(&it, t, "refs/x/00007", UINT64_MAX, &err), 0);
+	while ((k = rq_rtable_next_log(&it, &log, &err)) == 0 &&
+	       !strcmp(log.refname, "refs/x/00007"))
+		n++;
+	assert_int_equal(k, 0);
+	assert_int_equal(n, 3);
+	rq_rtable_iter_release(&it);
+	rq_rtable_free(t);
+	free(b.p);
+}
+
 static void assert_rev(git_repository *repo, const char *spec, tu_repo *r, const char *as)
 {
 	git_object *o;
@@ -1143,6 +1173,7 @@ int main(void)
 	    cmocka_unit_test(test_write_30k),
 	    cmocka_unit_test(test_obj_index),
 	    cmocka_unit_test(test_fuzz),
+	    cmocka_unit_test(test_log_only_table),
 	    cmocka_unit_test(test_backend_reads),
 	    cmocka_unit_test(test_backend_writes),
 	    cmocka_unit_test(test_reflog_layout),
