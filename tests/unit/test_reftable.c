@@ -451,6 +451,53 @@ static void test_write_read_by_upstream(void **state)
 	tu_repo_free(r);
 }
 
+/* Symbolic refs written: made, moved with their old target checked (a
+ * wrong one refused), HEAD moved with the reflog entry git writes. */
+static void test_write_symrefs(void **state)
+{
+	rq_rttx_update u;
+	rq_rtstack *st;
+	rq_error err;
+	char *want, *got;
+	tu_repo *r, *twin;
+
+	(void)state;
+	NEED_UPSTREAM();
+	r = rt_repo();
+	tu_commit_file(r, "a", "1\n", "one");
+	tu_git(r, "git branch side");
+	twin = tu_repo_copy(r);
+	st = rt_stack(r);
+	u = upd("refs/heads/alias", RQ_RTABLE_SYMREF, NULL, RQ_RTTX_ABSENT, NULL);
+	u.new_target = "refs/heads/main";
+	assert_int_equal(rq_rttx_apply(st, &u, 1, &normal, &err), 0);
+	got = tu_capture(r, "git symbolic-ref refs/heads/alias && git rev-parse alias");
+	want = tu_capture(r, "echo refs/heads/main && git rev-parse main");
+	assert_string_equal(got, want);
+	free(got);
+	free(want);
+	u = upd("HEAD", RQ_RTABLE_SYMREF, NULL, RQ_RTTX_SYMREF, NULL);
+	u.old_target = "refs/heads/nope";
+	u.new_target = "refs/heads/side";
+	assert_int_equal(rq_rttx_apply(st, &u, 1, &normal, &err), -1);
+	assert_non_null(strstr(err.msg, "verifying symref target: 'HEAD': is at refs/heads/main"));
+	u.old_target = "refs/heads/main";
+	assert_int_equal(rq_rttx_apply(st, &u, 1, &normal, &err), 0);
+	tu_git(twin, "GIT_COMMITTER_NAME='Re Player' GIT_COMMITTER_EMAIL=replay@example.com "
+		     "GIT_COMMITTER_DATE='@1800000000 -0730' "
+		     "git symbolic-ref -m 'moved by replayq' HEAD refs/heads/side");
+	want = upstream_reflog(twin, "HEAD");
+	got = upstream_reflog(r, "HEAD");
+	assert_string_equal(got, want);
+	free(got);
+	free(want);
+	tu_git(r, "test \"$(git symbolic-ref HEAD)\" = refs/heads/side");
+	assert_git_ok(r);
+	rq_rtstack_free(st);
+	tu_repo_free(twin);
+	tu_repo_free(r);
+}
+
 /* The bytes of a file (malloc'ed), or NULL. */
 static char *slurp(const char *path)
 {
@@ -1168,6 +1215,7 @@ int main(void)
 	    cmocka_unit_test(test_read_upstream_tables),
 	    cmocka_unit_test(test_read_upstream_100k),
 	    cmocka_unit_test(test_write_read_by_upstream),
+	    cmocka_unit_test(test_write_symrefs),
 	    cmocka_unit_test(test_atomic_and_locked),
 	    cmocka_unit_test(test_compaction),
 	    cmocka_unit_test(test_write_30k),
