@@ -54,7 +54,9 @@ typedef struct iter {
 	rq_rtstack_iter *it[2];
 	const rq_rtable_ref *head[2];
 	int ended[2];
-	char *glob, *name;
+	char *glob;
+	int prefix_only; /* the glob is "<prefix>*": every name the seek finds matches */
+	rq_buf name;
 	rq_rtstack_ref cur; /* the value of the ref named name */
 } iter;
 
@@ -213,7 +215,7 @@ static int iter_wants(const iter *it, int k, const char *name)
 		return 0; /* HEAD and the pseudo-refs are not iterated (git, libgit2) */
 	if (it->b->linked && own_ref(name) != k)
 		return 0; /* a worktree's own refs come from its stack only */
-	return !it->glob || fnmatch(it->glob, name, 0) == 0;
+	return !it->glob || it->prefix_only || fnmatch(it->glob, name, 0) == 0;
 }
 
 /* The next record stack k has for the iteration. */
@@ -245,14 +247,15 @@ static int iter_step(iter *it, rq_error *err)
 	else
 		return GIT_ITEROVER;
 	r = it->head[k];
-	free(it->name);
+	it->name.len = 0;
+	rq_buf_str(&it->name, r->name);
 	it->cur.type = r->type;
 	git_oid_cpy(&it->cur.value, &r->value);
 	git_oid_cpy(&it->cur.peeled, &r->peeled);
 	it->cur.target.len = 0;
 	if (r->type == RQ_RTABLE_SYMREF)
 		rq_buf_str(&it->cur.target, r->target);
-	if (!(it->name = strdup(r->name)) || it->cur.target.oom)
+	if (it->name.oom || it->cur.target.oom)
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	return iter_pull(it, k, err);
 }
@@ -266,7 +269,7 @@ static int it_next(git_reference **out, git_reference_iterator *_it)
 	*out = NULL;
 	if ((k = iter_step(it, &err)) != 0)
 		return k == GIT_ITEROVER ? k : fail(&err);
-	if (!(*out = make_ref(it->name, &it->cur)))
+	if (!(*out = make_ref(it->name.p, &it->cur)))
 		return fail_str(-1, "out of memory");
 	return 0;
 }
@@ -279,7 +282,7 @@ static int it_next_name(const char **out, git_reference_iterator *_it)
 
 	if (k != 0)
 		return k == GIT_ITEROVER ? k : fail(&err);
-	*out = it->name;
+	*out = it->name.p;
 	return 0;
 }
 
@@ -291,7 +294,7 @@ static void it_free(git_reference_iterator *_it)
 	rq_rtstack_iter_free(it->it[1]);
 	rq_rtstack_ref_release(&it->cur);
 	free(it->glob);
-	free(it->name);
+	free(it->name.p);
 	free(it);
 }
 
@@ -331,6 +334,10 @@ static int be_iterator(git_reference_iterator **out, git_refdb_backend *_b, cons
 		return fail_str(-1, "out of memory");
 	}
 	it->b = (backend *)_b;
+	/* fnmatch without FNM_PATHNAME, as libgit2's files backend: "*" takes
+	 * '/' too */
+	it->prefix_only =
+	    glob && strcspn(glob, "*?[\\") == strlen(glob) - 1 && glob[strlen(glob) - 1] == '*';
 	it->parent.next = it_next;
 	it->parent.next_name = it_next_name;
 	it->parent.free = it_free;
