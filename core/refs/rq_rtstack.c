@@ -47,6 +47,7 @@ struct rq_rtstack_iter {
 	size_t n;
 	sub *s;
 	char *key;    /* refs: the prefix; logs: the refname (NULL: all) */
+	size_t klen;  /* its length */
 	long pending; /* the record last returned, to move past next time */
 };
 
@@ -372,7 +373,7 @@ static int in_range(const rq_rtstack_iter *it, size_t w)
 		return 1;
 	if (it->logs)
 		return !strcmp(it->s[w].log.refname, it->key);
-	return !strncmp(it->s[w].ref.name, it->key, strlen(it->key));
+	return !strncmp(it->s[w].ref.name, it->key, it->klen);
 }
 
 static int deleted(const rq_rtstack_iter *it, size_t w)
@@ -421,6 +422,7 @@ static int iter_new(rq_rtstack_iter **out, rq_rtstack *st, size_t first, size_t 
 		rq_rtstack_iter_free(it);
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	}
+	it->klen = key ? strlen(key) : 0;
 	it->logs = logs;
 	it->with_del = with_del;
 	it->pending = -1;
