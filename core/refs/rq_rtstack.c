@@ -31,6 +31,10 @@ struct rq_rtstack {
 	size_t n;
 	int have_list; /* tables.list existed at the last read */
 	struct stat list_st;
+	/* that tables.list, kept open (as git does): while it is, no later
+	 * list can have its inode number, so a stat tells it from its
+	 * successors even within one tick of the file times */
+	int list_fd;
 	rq_rtable_iter it; /* the lookups' */
 };
 
@@ -98,10 +102,11 @@ static int parse_list(const rq_rtstack *st, const char *buf, size_t len, char **
 	return 0;
 }
 
-/* Read tables.list: its names (none when it does not exist, *present 0)
- * and what it was (for rq_rtstack_reload). */
+/* Read tables.list: its names (none when it does not exist, *present 0),
+ * what it was (for rq_rtstack_reload) and, in *fdp, the file, open (-1
+ * when there is none). */
 static int read_list(const rq_rtstack *st, char ***names, size_t *n, struct stat *sb, int *present,
-		     rq_error *err)
+		     int *fdp, rq_error *err)
 {
 	int fd = open(st->list, O_RDONLY | O_CLOEXEC | O_NOFOLLOW), rc;
 	char *buf;
@@ -110,6 +115,7 @@ static int read_list(const rq_rtstack *st, char ***names, size_t *n, struct stat
 	*names = NULL;
 	*n = 0;
 	*present = fd >= 0;
+	*fdp = -1;
 	memset(sb, 0, sizeof(*sb));
 	if (fd < 0)
 		return errno == ENOENT ? 0
@@ -125,15 +131,17 @@ static int read_list(const rq_rtstack *st, char ***names, size_t *n, struct stat
 	}
 	while (got < sb->st_size && (r = read(fd, buf + got, (size_t)(sb->st_size - got))) > 0)
 		got += r;
-	close(fd);
 	rc = parse_list(st, buf, (size_t)got, names, n, err);
 	free(buf);
 	if (rc < 0) {
+		close(fd);
 		names_free(*names, *n);
 		*names = NULL;
 		*n = 0;
+		return rc;
 	}
-	return rc;
+	*fdp = fd;
+	return 0;
 }
 
 static int same_file(const struct stat *a, const struct stat *b)
@@ -176,7 +184,8 @@ static int open_tables(rq_rtstack *st, char **names, size_t n, tab **out, const 
 	return 0;
 }
 
-static void install(rq_rtstack *st, tab **tabs, size_t n, const struct stat *sb, int present)
+static void install(rq_rtstack *st, tab **tabs, size_t n, const struct stat *sb, int present,
+		    int fd)
 {
 	for (size_t i = 0; i < st->n; i++)
 		tab_put(st->tabs[i]);
@@ -185,28 +194,35 @@ static void install(rq_rtstack *st, tab **tabs, size_t n, const struct stat *sb,
 	st->n = n;
 	st->list_st = *sb;
 	st->have_list = present;
+	if (st->list_fd >= 0)
+		close(st->list_fd);
+	st->list_fd = fd;
 }
 
 /* One read of the list and its tables: 0, 1 (a table is missing), -1. */
 static int load_once(rq_rtstack *st, int force, struct stat *sb, const char **missing,
 		     char ***names, size_t *n, rq_error *err)
 {
-	int present, r;
+	int present, r, fd;
 	tab **tabs;
 
-	if (read_list(st, names, n, sb, &present, err) < 0)
+	if (read_list(st, names, n, sb, &present, &fd, err) < 0)
 		return -1;
-	if (!force && present == st->have_list && (!present || same_file(sb, &st->list_st)))
-		return 0;
-	if (!(tabs = calloc(*n ? *n : 1, sizeof(*tabs))))
-		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	r = !force && present == st->have_list && (!present || same_file(sb, &st->list_st));
+	if (r || !(tabs = calloc(*n ? *n : 1, sizeof(*tabs)))) {
+		if (fd >= 0)
+			close(fd);
+		return r ? 0 : rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	}
 	if ((r = open_tables(st, *names, *n, tabs, missing, err)) != 0) {
 		for (size_t i = 0; i < *n; i++)
 			tab_put(tabs[i]);
 		free(tabs);
+		if (fd >= 0)
+			close(fd);
 		return r;
 	}
-	install(st, tabs, *n, sb, present);
+	install(st, tabs, *n, sb, present, fd);
 	return 0;
 }
 
@@ -242,6 +258,8 @@ int rq_rtstack_open(rq_rtstack **out, const char *dir, rq_error *err)
 	size_t dl = strlen(dir);
 
 	*out = NULL;
+	if (st)
+		st->list_fd = -1;
 	if (!st || !(st->dir = strdup(dir)) || !(st->list = malloc(dl + sizeof("/tables.list")))) {
 		rq_rtstack_free(st);
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
@@ -264,6 +282,8 @@ void rq_rtstack_free(rq_rtstack *st)
 	for (size_t i = 0; i < st->n; i++)
 		tab_put(st->tabs[i]);
 	free(st->tabs);
+	if (st->list_fd >= 0)
+		close(st->list_fd);
 	rq_rtable_iter_release(&st->it);
 	free(st->dir);
 	free(st->list);

@@ -9,8 +9,10 @@
  * asks the tables from the newest down, each by binary search through its
  * index or restart points; an iteration merges the tables in key order.
  *
- * The stack is read when opened and again whenever tables.list has
- * changed (another file, size or time) when asked to reload. A table the
+ * The stack is read when opened and again, when asked to reload, if
+ * tables.list has changed: another file (it is replaced, never rewritten;
+ * the one read is kept open, as git does, so that a new one cannot get its
+ * inode number), size or time. A table the
  * list names that is missing means a compaction removed it meanwhile: the
  * list is read again, and only when it names a missing table twice over
  * is it an error. A table stays mapped while an iterator uses it, however
