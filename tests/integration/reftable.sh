@@ -4,8 +4,8 @@
 # default), made by upstream git 2.55 with several tables before a
 # compaction: `replayq replay --ref-action=print` prints what upstream
 # `git replay` prints, byte for byte, with the same exit status, for
-# --onto, --advance, --revert, --contained, a detached HEAD, revisions in
-# reflog and @{-N} forms, a conflict, a bad revision, in non-bare and bare
+# --onto, --advance, --revert, --contained, --branches, a detached HEAD,
+# revisions in reflog and @{-N} forms, a conflict, a bad revision, in non-bare and bare
 # repositories; --ref-action=update leaves the refs and reflogs upstream
 # leaves, and `git refs verify` and `git fsck` clean; a job through
 # `replayq run` works on one too; a repository in a format replayq does not
@@ -70,6 +70,7 @@ cases=(
 	"--advance main topic@{1}..topic"
 	"--revert main main~1..main"
 	"--contained --onto main main..topic"
+	"--onto main --branches=[ti]* ^main"
 	"--onto main main..conf"
 	"--onto nosuch main..topic"
 	"--onto main HEAD~1..HEAD"
