@@ -27,6 +27,7 @@
 #include "rq_odb_tmpdir.h"
 #include "rq_refs.h"
 #include "rq_replay.h"
+#include "rq_repofmt.h"
 #include "rq_result_json.h"
 #include "rq_testhook.h"
 #include "rq_train.h"
@@ -273,6 +274,14 @@ static int objects_shown(git_repository *repo, const char *path, const char *rel
 	return 0;
 }
 
+/* rq_confine_open's opener: the repository's format decides how it is
+ * opened (rq_repofmt: a reftable ref database, an unsupported format
+ * named). */
+static int open_format(git_repository **out, const char *path, rq_error *err)
+{
+	return rq_repofmt_open(out, path, GIT_REPOSITORY_OPEN_NO_SEARCH, err);
+}
+
 /*
  * Open the job's repository and hold it to the root: every path its files
  * name resolves inside (rq_confine), and its objects are read through
@@ -287,8 +296,9 @@ static int open_repo(const child_job *cj, char *path, char *shown, rq_odb_opts *
 	path[0] = '\0';
 	if (rq_jobrun_resolve_repo(cj->env->root, rel, path, err) < 0)
 		return -1;
-	/* nothing outside the root is opened, libgit2's own reading included */
-	if (rq_confine_open(repo, path, cj->env->root, err) < 0 ||
+	/* nothing outside the root is opened, libgit2's own reading included;
+	 * the repository's format decides how (rq_repofmt: reftable refs) */
+	if (rq_confine_open(repo, path, cj->env->root, open_format, err) < 0 ||
 	    objects_shown(*repo, path, rel, shown, err) < 0)
 		return -1;
 	oo->root = cj->env->root;

@@ -93,8 +93,8 @@ static int check_tree(const confine *c, const char *dir, int depth)
 int rq_confine_repo(git_repository *repo, const char *root, rq_error *err)
 {
 	static const char *const common[] = {"objects", "objects/pack", "objects/info", "refs",
-					     "logs",	"packed-refs",	"info"};
-	static const char *const own[] = {"HEAD", "logs/HEAD", "index"};
+					     "logs",	"packed-refs",	"info",		"reftable"};
+	static const char *const own[] = {"HEAD", "logs/HEAD", "index", "reftable"};
 	char gitdir[PATH_MAX], commondir[PATH_MAX], p[PATH_MAX * 2];
 	confine c = {root, strlen(root), gitdir, err};
 	size_t i;
@@ -128,6 +128,10 @@ int rq_confine_repo(git_repository *repo, const char *root, rq_error *err)
 	}
 	snprintf(p, sizeof(p), "%s/refs", commondir);
 	if (check_tree(&c, p, WALK_DEPTH) < 0)
+		return -1;
+	/* reftable/ * (the tables and tables.list) */
+	snprintf(p, sizeof(p), "%s/reftable", commondir);
+	if (check_tree(&c, p, 1) < 0)
 		return -1;
 	snprintf(p, sizeof(p), "%s/logs", commondir);
 	return check_tree(&c, p, WALK_DEPTH);
@@ -530,7 +534,25 @@ static int opened_as_checked(cfgwalk *w, git_repository *repo, const char *gitdi
 	return r;
 }
 
-int rq_confine_open(git_repository **out, const char *path, const char *root, rq_error *err)
+/* The opener's error, or libgit2's "not a git repository". */
+static int open_checked(git_repository **out, const char *path, rq_confine_opener open,
+			rq_error *err)
+{
+	if (open) {
+		err->code = 0;
+		if (open(out, path, err) == 0)
+			return 0;
+		return err->code
+			   ? -1
+			   : rq_error_set(err, RQ_E_BAD_REPO, "'%s' is not a git repository", path);
+	}
+	if (git_repository_open_ext(out, path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) == 0)
+		return 0;
+	return rq_error_set(err, RQ_E_BAD_REPO, "'%s' is not a git repository", path);
+}
+
+int rq_confine_open(git_repository **out, const char *path, const char *root,
+		    rq_confine_opener open, rq_error *err)
 {
 	char gitdir[PATH_MAX], commondir[PATH_MAX];
 	confine c = {root, strlen(root), path, err};
@@ -540,10 +562,9 @@ int rq_confine_open(git_repository **out, const char *path, const char *root, rq
 	*out = NULL;
 	if (check_discovery(&c, path) == 0 && find_dirs(&c, path, gitdir, commondir) == 0 &&
 	    walk_configs(&w, gitdir, commondir) == 0) {
-		if (git_repository_open_ext(out, path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0)
-			rq_error_set(err, RQ_E_BAD_REPO, "'%s' is not a git repository", path);
-		else if (opened_as_checked(&w, *out, gitdir, commondir) == 0 &&
-			 rq_confine_repo(*out, root, err) == 0)
+		if (open_checked(out, path, open, err) == 0 &&
+		    opened_as_checked(&w, *out, gitdir, commondir) == 0 &&
+		    rq_confine_repo(*out, root, err) == 0)
 			rc = 0;
 	}
 	if (rc < 0) {

@@ -38,9 +38,14 @@
  * reads config syntax: rq_gitconfig). Once open, the repository must be
  * where it was checked, hold no configuration variable that was not read
  * here (a file read differently is refused, never used), and pass
- * rq_confine_repo. 0 with *out, or -1 with RQ_E_BAD_REPO (*out NULL).
+ * rq_confine_repo. open (NULL: git_repository_open_ext without search)
+ * opens it once those checks pass, and may name its own error (a format
+ * replayq cannot handle). 0 with *out, or -1 with RQ_E_BAD_REPO or the
+ * opener's error (*out NULL).
  */
-int rq_confine_open(git_repository **out, const char *path, const char *root, rq_error *err);
+typedef int (*rq_confine_opener)(git_repository **out, const char *path, rq_error *err);
+int rq_confine_open(git_repository **out, const char *path, const char *root,
+		    rq_confine_opener open, rq_error *err);
 
 /*
  * 0 when the repository's git directory, common directory, objects, refs,

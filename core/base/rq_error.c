@@ -32,6 +32,7 @@ static const char *const code_names[RQ_E_CORE_END] = {
     [RQ_E_CRASHED] = "crashed",
     [RQ_E_INTERRUPTED] = "interrupted",
     [RQ_E_INTERNAL] = "internal",
+    [RQ_E_UNSUPPORTED_REPO] = "unsupported_repository",
 };
 
 void rq_error_clear(rq_error *err)

@@ -44,6 +44,7 @@ enum rq_core_code {
 	RQ_E_CRASHED,	       /* the process running a job died */
 	RQ_E_INTERRUPTED,      /* stopped by a signal */
 	RQ_E_INTERNAL,	       /* a bug */
+	RQ_E_UNSUPPORTED_REPO, /* a repository format replayq does not handle */
 	RQ_E_CORE_END	       /* the first code of the layers above */
 };
 
