@@ -32,6 +32,8 @@ static const char *const code_names[RQ_E_CORE_END] = {
     [RQ_E_CRASHED] = "crashed",
     [RQ_E_INTERRUPTED] = "interrupted",
     [RQ_E_INTERNAL] = "internal",
+    [RQ_E_SIGN_KEY] = "sign_key",
+    [RQ_E_SIGN_FAILED] = "sign_failed",
 };
 
 void rq_error_clear(rq_error *err)
