@@ -16,7 +16,7 @@ static const char *const known_fields[] = {
     "v",	   "id",       "repo",	       "mode",	     "target",	  "revisions",
     "contained",   "ref",      "ref_action",   "empty",	     "committer", "timeout_ms",
     "max_commits", "reply_to", "submitted_at", "keep_going", "method",	  "cars",
-    "ref_prefix",  "car_refs", "message",      NULL};
+    "ref_prefix",  "car_refs", "message",      "sign",	     NULL};
 
 /* The fields of a train job only, and those a train job does not take. */
 static const char *const train_fields[] = {"method",   "cars",	  "ref_prefix",
@@ -568,7 +568,7 @@ static int parse_fields(json_t *o, rq_job *job, rq_error *err)
 	if (check_known_fields(o, err) < 0 || get_int(o, "v", 1, 1, &ver, err) < 0 ||
 	    parse_repo(o, job, err) < 0 || parse_mode(o, job, err) < 0 ||
 	    parse_ref(o, job, err) < 0 || parse_committer(o, job, err) < 0 ||
-	    parse_limits(o, job, err) < 0)
+	    parse_limits(o, job, err) < 0 || get_bool(o, "sign", &job->sign, err) < 0)
 		return -1;
 	return 0;
 }
@@ -736,6 +736,8 @@ json_t *rq_job_to_json(const rq_job *job)
 		bad |= json_object_set_new(o, "reply_to", json_string(job->reply_to));
 	if (job->submitted_at)
 		bad |= json_object_set_new(o, "submitted_at", json_integer(job->submitted_at));
+	if (job->sign) /* only when set: a job without it keeps its content */
+		bad |= json_object_set_new(o, "sign", json_true());
 	if (bad) {
 		json_decref(o);
 		return NULL;

@@ -221,6 +221,15 @@ json_t *rq_result_to_json(const rq_replay_result *res, int rc, const rq_error *e
 	return whole(o, bad);
 }
 
+int rq_result_set_signed(json_t *o)
+{
+	const char *status = json_string_value(json_object_get(o, "status"));
+
+	if (!o || !status || !strcmp(status, "error"))
+		return 0;
+	return json_object_set_new(o, "signed", json_true()) < 0 ? -1 : 0;
+}
+
 char *rq_result_error_text(const char *id, const char *repo, rq_code code, const char *msg,
 			   long attempt, const char *worker)
 {

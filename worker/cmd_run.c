@@ -69,7 +69,9 @@ static void on_run_done(void *arg, void *ctx, const char *result, const char *st
 
 static const char run_synopsis[] =
     "usage: replayq run --repo-root=DIR [--jobs=N] [--memory-limit=MB] [--alternates=root|any]\n"
-    "                   [--log-level=debug|info|warn|error] [FILE|-]\n";
+    "                   [--log-level=debug|info|warn|error]\n"
+    "                   [--sign-key=KEY] [--sign-format=ssh|openpgp|x509] [--sign-agent] "
+    "[FILE|-]\n";
 
 static const char run_about[] =
     "Runs JSON-lines jobs from FILE (or stdin) and prints one result per line.\n";

@@ -14,6 +14,7 @@
 #include "rq_buf.h"
 #include "rq_i18n.h"
 #include "rq_odb_mem.h"
+#include "rq_sign.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -281,6 +282,8 @@ static int write_commit(git_odb *odb, rq_buf *b, git_oid *out, rq_error *err)
 	int rc = 0;
 	if (b->oom)
 		rc = rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	else if (rq_sign_odb_commit(odb, b, err) < 0) /* the replay's signer, if any */
+		rc = -1;
 	else if (rq_odb_mem_write(out, odb, b->p, b->len, GIT_OBJECT_COMMIT) < 0)
 		rc = rq_error_git(err, "failed to write commit object");
 	free(b->p);
