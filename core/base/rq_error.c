@@ -32,6 +32,9 @@ static const char *const code_names[RQ_E_CORE_END] = {
     [RQ_E_CRASHED] = "crashed",
     [RQ_E_INTERRUPTED] = "interrupted",
     [RQ_E_INTERNAL] = "internal",
+    [RQ_E_UNSUPPORTED_REPO] = "unsupported_repository",
+    [RQ_E_SIGN_KEY] = "sign_key",
+    [RQ_E_SIGN_FAILED] = "sign_failed",
     [RQ_E_TREE_TOO_DEEP] = "tree_too_deep",
 };
 

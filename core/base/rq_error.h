@@ -44,6 +44,9 @@ enum rq_core_code {
 	RQ_E_CRASHED,	       /* the process running a job died */
 	RQ_E_INTERRUPTED,      /* stopped by a signal */
 	RQ_E_INTERNAL,	       /* a bug */
+	RQ_E_UNSUPPORTED_REPO, /* a repository format replayq does not handle */
+	RQ_E_SIGN_KEY,	       /* the signing key cannot be used (encrypted, not in the agent) */
+	RQ_E_SIGN_FAILED,      /* the signing program is missing or failed, the agent refused */
 	RQ_E_TREE_TOO_DEEP,    /* a tree nested deeper than core.maxTreeDepth */
 	RQ_E_CORE_END	       /* the first code of the layers above */
 };

@@ -23,6 +23,19 @@ uint32_t rq_tree_canon_mode(uint32_t mode)
 	return MODE_GITLINK;
 }
 
+int rq_tree_name_cmp(const char *a, size_t alen, int a_dir, const char *b, size_t blen, int b_dir)
+{
+	size_t n = alen < blen ? alen : blen;
+	int c = memcmp(a, b, n);
+	unsigned char ca, cb;
+
+	if (c)
+		return c;
+	ca = n < alen ? (unsigned char)a[n] : a_dir ? '/' : 0;
+	cb = n < blen ? (unsigned char)b[n] : b_dir ? '/' : 0;
+	return ca < cb ? -1 : ca > cb ? 1 : 0;
+}
+
 /*
  * One entry at p (size bytes left): "<octal mode> <name>\0<20-byte id>".
  * Its length, or 0 with *why set. git's checks, in git's order: room for

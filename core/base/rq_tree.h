@@ -47,6 +47,11 @@ typedef struct rq_tree_entry {
 /* git's canon_mode(). */
 uint32_t rq_tree_canon_mode(uint32_t mode);
 
+/* git's base_name_compare(), the order of a tree's entries: names compare
+ * bytewise, and a directory (a_dir, b_dir) as if its name ended in '/'.
+ * <0, 0 or >0. */
+int rq_tree_name_cmp(const char *a, size_t alen, int a_dir, const char *b, size_t blen, int b_dir);
+
 /*
  * Read tree id from odb and check all its entries. 0, or -1 with err set
  * (RQ_E_CORRUPT_OBJECT for a damaged tree or an object that is no tree;

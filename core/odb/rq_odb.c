@@ -527,8 +527,12 @@ static int check_pack(const char *idx, const char *shown_idx, rq_error *err)
 	size_t nr, min;
 
 	snprintf(pack, sizeof(pack), "%.*s.pack", (int)(strlen(idx) - 4), idx);
-	if (ifd < 0 || fstat(ifd, &st) < 0 || read_at(ifd, head, sizeof(head), 0) < 0 ||
-	    memcmp(head, "\377tOc\0\0\0\2", 8)) {
+	if (ifd < 0 || fstat(ifd, &st) < 0) { /* (out of descriptors is no damage) */
+		rc = rq_error_set(err, RQ_E_IO, "cannot open index file %s: %s", shown_idx,
+				  strerror(errno));
+		goto out;
+	}
+	if (read_at(ifd, head, sizeof(head), 0) < 0 || memcmp(head, "\377tOc\0\0\0\2", 8)) {
 		rc =
 		    rq_error_set(err, RQ_E_CORRUPT_OBJECT, "index file %s is too small", shown_idx);
 		goto out;

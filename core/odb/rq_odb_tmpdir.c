@@ -55,7 +55,7 @@ void rq_odb_tmpdir_keepalive(rq_odb_tmpdir *od, unsigned every)
 	if (!od || !od->made || now - od->touched < (time_t)every)
 		return;
 	/* its modification time is what another machine's clean-up looks at */
-	(void)utimensat(AT_FDCWD, od->path, NULL, 0);
+	(void)utimensat(AT_FDCWD, od->path, NULL, AT_SYMLINK_NOFOLLOW);
 	od->touched = now;
 }
 
@@ -385,45 +385,60 @@ static int is_stale(const char *name, const struct stat *st, unsigned max_age, t
 	return now - st->st_mtime >= (time_t)max_age && !alive;
 }
 
-/* Remove the stale entries of dir whose names start with prefix and then
- * TMP_PREFIX: directories, or regular files. The number removed. */
-static int clean_in(const char *dir, const char *prefix, int dirs, unsigned max_age, time_t now)
+/* Remove the stale entries of the directory dir (a descriptor, taken)
+ * whose names start with prefix and then TMP_PREFIX: directories, or
+ * regular files, none followed if it is a symbolic link. The number
+ * removed. */
+static int clean_in(int dir, const char *prefix, int dirs, unsigned max_age, time_t now)
 {
 	size_t skip = strlen(prefix);
 	struct dirent *e;
 	int removed = 0;
-	DIR *d;
+	DIR *d = dir >= 0 ? fdopendir(dir) : NULL;
 
-	if (!(d = opendir(dir)))
+	if (!d) {
+		if (dir >= 0)
+			close(dir);
 		return 0;
+	}
 	while ((e = readdir(d))) {
-		char path[PATH_MAX];
 		struct stat st;
 		if (strncmp(e->d_name, prefix, skip) != 0 ||
 		    strncmp(e->d_name + skip, TMP_PREFIX, strlen(TMP_PREFIX)) != 0)
 			continue;
-		if (snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) >= (int)sizeof(path))
-			continue;
-		if (lstat(path, &st) < 0 || (dirs ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)))
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    (dirs ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)))
 			continue;
 		if (!is_stale(e->d_name + skip, &st, max_age, now))
 			continue;
-		if ((dirs ? rq_fs_rmtree(path) : unlink(path)) == 0)
+		if ((dirs ? rq_fs_rmtree_at(dirfd(d), e->d_name)
+			  : unlinkat(dirfd(d), e->d_name, 0)) == 0)
 			removed++;
 	}
 	closedir(d);
 	return removed;
 }
 
+int rq_odb_tmpdir_clean_stale_at(int objects, unsigned max_age)
+{
+	time_t now = time(NULL);
+	int removed = clean_in(fcntl(objects, F_DUPFD_CLOEXEC, 0), "", 1, max_age, now);
+
+	/* a pack being written when its process was killed; objects/pack
+	 * itself is not followed if it is a link */
+	return removed +
+	       clean_in(openat(objects, "pack", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC),
+			"tmp_", 0, max_age, now);
+}
+
 int rq_odb_tmpdir_clean_stale_dir(const char *objects, unsigned max_age)
 {
-	char pack[PATH_MAX];
-	time_t now = time(NULL);
-	int removed = clean_in(objects, "", 1, max_age, now);
+	int fd = rq_fs_opendir(objects), removed;
 
-	/* a pack being written when its process was killed */
-	if (snprintf(pack, sizeof(pack), "%s/pack", objects) < (int)sizeof(pack))
-		removed += clean_in(pack, "tmp_", 0, max_age, now);
+	if (fd < 0)
+		return 0;
+	removed = rq_odb_tmpdir_clean_stale_at(fd, max_age);
+	close(fd);
 	return removed;
 }
 

@@ -94,4 +94,9 @@ int rq_odb_tmpdir_clean_stale(git_repository *repo, unsigned max_age, rq_error *
 /* The same for an objects directory given by path (no repository needed). */
 int rq_odb_tmpdir_clean_stale_dir(const char *objects_dir, unsigned max_age);
 
+/* The same for an objects directory open as objects (a descriptor, kept):
+ * nothing below it is reached through a symbolic link (objects/pack
+ * neither), and what is removed is removed with rq_fs_rmtree_at. */
+int rq_odb_tmpdir_clean_stale_at(int objects, unsigned max_age);
+
 #endif

@@ -22,6 +22,7 @@
 #include "rq_odb_mem.h"
 #include "rq_odb_tmpdir.h"
 #include "rq_revs.h"
+#include "rq_sign.h"
 
 /* Deeper recursion of virtual merge bases than this is refused. */
 #define VIRTUAL_DEPTH_MAX 32
@@ -193,6 +194,8 @@ static int set_up(train *t)
 		return -1;
 	if (git_repository_odb(&sh->odb, t->repo) < 0)
 		return rq_error_git(t->err, "cannot open the object database");
+	if (rq_sign_attach(sh->odb, t->opts->sign, t->err) < 0) /* cars' picks and merges */
+		return -1;
 	if (rq_odb_mem_write(&t->empty_tree, sh->odb, "", 0, GIT_OBJECT_TREE) < 0)
 		return rq_error_git(t->err, "cannot write the empty tree");
 	if (rq_merger_new(&sh->merger, t->repo, t->opts->objects ? t->opts->objects->root : NULL,
@@ -640,7 +643,8 @@ static int car_updates(train *t)
 	return 0;
 }
 
-/* The whole train's statistics: the cars' commits, the merges, the merge
+/* The whole train's statistics: the cars' commits, the merges (the
+ * merger's counts: breaking a chain of renames is no merge), the merge
  * commits among the commits written. */
 static void train_stats(train *t, double t_cars)
 {

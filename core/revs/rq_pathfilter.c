@@ -139,15 +139,7 @@ static int is_dir(const rq_tree_entry *e)
 /* git's base_name_compare(): a directory sorts as if its name ended in '/'. */
 static int name_cmp(const rq_tree_entry *a, const rq_tree_entry *b)
 {
-	size_t n = a->len < b->len ? a->len : b->len;
-	int c = memcmp(a->name, b->name, n);
-	unsigned char ca, cb;
-
-	if (c)
-		return c;
-	ca = n < a->len ? (unsigned char)a->name[n] : is_dir(a) ? '/' : 0;
-	cb = n < b->len ? (unsigned char)b->name[n] : is_dir(b) ? '/' : 0;
-	return ca < cb ? -1 : ca > cb ? 1 : 0;
+	return rq_tree_name_cmp(a->name, a->len, is_dir(a), b->name, b->len, is_dir(b));
 }
 
 static void advance(frame *f, int side)

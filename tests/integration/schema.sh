@@ -62,7 +62,8 @@ j() { echo '{"v":1,"id":"'"$1"'","repo":"'"${3:-proj}"'",'"$2"','"$C"'}'; }
 	j not-a-ref '"mode":"advance","target":"main~1","revisions":["base..topic"]'
 	j bad-ref '"mode":"onto","target":"main","revisions":["base..topic"],"ref":"refs/heads/a..b"'
 	j nothing '"mode":"onto","target":"main","revisions":["^main"]'
-	j merge-commit '"mode":"onto","target":"main","revisions":["base..merged"]'
+	j merge-onto '"mode":"onto","target":"main","revisions":["base..merged"]'
+	j merge-commit '"mode":"revert","target":"merged","revisions":["base..merged"]'
 	j too-many '"mode":"onto","target":"main","revisions":["base..topic"],"max_commits":1'
 	j locked '"mode":"onto","target":"main","revisions":["base..topic"],"ref_action":"update"' locked
 	j unknown-field '"mode":"onto","target":"main","revisions":["main"],"colour":"red"'

@@ -52,13 +52,15 @@ void rq_ort_fall_back(rq_ort_merge *merge, const char *why)
  * merge-ort records conflicts per path (path_msg) and keeps every message;
  * replayq reports one kind per path, the first found, which is the one the
  * rename phase decided when there is one. A conflict anywhere means the
- * pick stops, so nothing more is written.
+ * pick stops, so nothing more is written (a merge that keeps its conflicts
+ * goes on writing: rq_ort_mode).
  */
 int rq_ort_conflict(rq_ort_merge *merge, const char *path, rq_conflict_kind kind)
 {
 	rq_conflicts *c = merge->conflicts;
 
-	merge->write_objects = 0;
+	if (!merge->mode || !merge->mode->accept)
+		merge->write_objects = 0;
 	for (size_t i = 0; i < c->n; i++)
 		if (!strcmp(c->v[i].path, path))
 			return 0;

@@ -23,6 +23,7 @@
 #include "rq_ort_process.h"
 #include "rq_mem.h"
 #include "rq_ort_content.h"
+#include "rq_tree.h"
 
 #include "rq_odb_mem.h"
 
@@ -129,14 +130,19 @@ static int resolve_both_changed(rq_ort_merge *merge, rq_ort_entry *ci, file_outc
 		return take_conflicted_stage(o);
 	memset(&merged, 0, sizeof(merged));
 	if (rq_ort_content_merge(merge, ci->path, &ci->stages[RQ_ORT_BASE],
-				 &ci->stages[RQ_ORT_SIDE1], &ci->stages[RQ_ORT_SIDE2], &merged,
-				 &content_clean, &why) < 0)
+				 &ci->stages[RQ_ORT_SIDE1], &ci->stages[RQ_ORT_SIDE2],
+				 ci->pathnames, &merged, &content_clean, &why) < 0)
 		return -1;
 	o->clean = content_clean && !ci->df_conflict && !ci->path_conflict;
 	ci->result = merged;
 	ci->is_null = merged.mode == 0;
 	if (!content_clean) {
-		if (ci->filemask == RQ_ORT_MASK_SIDES)
+		/* the text's markers are the only trouble (an accepting merge) */
+		ci->textual = (why & ~RQ_ORT_CONTENT_RESOLUTION) ==
+			      (RQ_ORT_CONTENT_CONFLICT | RQ_ORT_CONTENT_TEXT);
+		if (why & RQ_ORT_CONTENT_RESOLUTION)
+			o->kind = RQ_CONFLICT_RESOLUTION;
+		else if (ci->filemask == RQ_ORT_MASK_SIDES)
 			o->kind = RQ_CONFLICT_ADD_ADD;
 		else if (why == RQ_ORT_CONTENT_MODE)
 			o->kind = RQ_CONFLICT_MODE;
@@ -259,14 +265,8 @@ typedef struct tree_out {
  */
 static int tree_out_cmp(const tree_out *a, const tree_out *b)
 {
-	size_t n = a->len < b->len ? a->len : b->len;
-	int c = memcmp(a->name, b->name, n);
-	unsigned char c1, c2;
-	if (c)
-		return c;
-	c1 = n < a->len ? (unsigned char)a->name[n] : rq_ort_mode_is_dir(a->st->mode) ? '/' : 0;
-	c2 = n < b->len ? (unsigned char)b->name[n] : rq_ort_mode_is_dir(b->st->mode) ? '/' : 0;
-	return c1 < c2 ? -1 : c1 > c2 ? 1 : 0;
+	return rq_tree_name_cmp(a->name, a->len, rq_ort_mode_is_dir(a->st->mode), b->name, b->len,
+				rq_ort_mode_is_dir(b->st->mode));
 }
 
 /* The children come in plain name order, nearly git's tree order: an
