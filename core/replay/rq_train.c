@@ -198,7 +198,8 @@ static int set_up(train *t)
 		return -1;
 	if (rq_odb_mem_write(&t->empty_tree, sh->odb, "", 0, GIT_OBJECT_TREE) < 0)
 		return rq_error_git(t->err, "cannot write the empty tree");
-	if (rq_merger_new(&sh->merger, t->repo, t->err) < 0)
+	if (rq_merger_new(&sh->merger, t->repo, t->opts->objects ? t->opts->objects->root : NULL,
+			  t->err) < 0)
 		return -1;
 	t->res->ncars = t->opts->ncars;
 	if (!(t->res->cars = calloc(t->opts->ncars + 1, sizeof(*t->res->cars))))
