@@ -16,7 +16,7 @@ static const char *const known_fields[] = {
     "v",	   "id",       "repo",	       "mode",	     "target",	  "revisions",
     "contained",   "ref",      "ref_action",   "empty",	     "committer", "timeout_ms",
     "max_commits", "reply_to", "submitted_at", "keep_going", "method",	  "cars",
-    "ref_prefix",  "car_refs", "message",      NULL};
+    "ref_prefix",  "car_refs", "message",      "sign",	     NULL};
 
 /* The fields of a train job only, and those a train job does not take. */
 static const char *const train_fields[] = {"method",   "cars",	  "ref_prefix",
@@ -24,9 +24,9 @@ static const char *const train_fields[] = {"method",   "cars",	  "ref_prefix",
 static const char *const replay_fields[] = {"revisions", "contained", "ref", "keep_going", NULL};
 /* What a maintenance job does not take: it replays nothing. */
 static const char *const maintain_fields[] = {
-    "target",	  "revisions", "contained",  "ref",	    "keep_going",
-    "method",	  "cars",      "ref_prefix", "car_refs",    "message",
-    "ref_action", "empty",     "committer",  "max_commits", NULL};
+    "target",	 "revisions",	"contained", "ref",	"keep_going", "method",
+    "cars",	 "ref_prefix",	"car_refs",  "message", "ref_action", "empty",
+    "committer", "max_commits", "sign",	     NULL};
 
 int rq_job_id_valid(const char *s)
 {
@@ -204,6 +204,8 @@ static int parse_committer(json_t *o, rq_job *job, rq_error *err)
  * a revision has no space, control character, ':' or '\\'. */
 static int check_revision(const char *s, size_t len, const char *field, size_t i, rq_error *err)
 {
+	rq_error why;
+
 	if (!*s || len > RQ_JOB_REV_LEN_MAX || strlen(s) != len)
 		return rq_error_set(err, RQ_E_BAD_REVISION, "%s[%zu] is empty or too long", field,
 				    i);
@@ -212,11 +214,11 @@ static int check_revision(const char *s, size_t len, const char *field, size_t i
 			if ((unsigned char)*p < ' ' || *p == 0x7f)
 				return rq_error_set(err, RQ_E_BAD_REVISION,
 						    "%s[%zu] holds a control character", field, i);
-		if (!rq_revs_option_valid(s))
+		if (rq_revs_option_check(s, &why) < 0)
 			return rq_error_set(err, RQ_E_BAD_REVISION,
 					    "%s[%zu] is not a revision-walk option "
-					    "replayq takes: '%.64s'",
-					    field, i, s);
+					    "replayq takes: '%.64s' (%.300s)",
+					    field, i, s, why.msg);
 		return 0;
 	}
 	for (const char *p = s; *p; p++)
@@ -261,16 +263,30 @@ static int parse_revisions(json_t *o, rq_job *job, rq_error *err)
 
 /*
  * A ref a job may give its result to: not refs/HEAD (after it, every HEAD
- * in the repository is ambiguous), and under refs/heads/ only a name `git
+ * in the repository is ambiguous); not a namespace of its own,
+ * refs/<name> (refs/heads, refs/tags: a file there hides every ref in
+ * it), so at least refs/<namespace>/<name>; not one whose last component
+ * is "@" (git's revisions read "@" alone as HEAD: nothing could name it
+ * by its short name); and under refs/heads/ only a name `git
  * check-ref-format --branch` takes (not "HEAD", not starting with '-').
  */
 static int ref_a_job_may_create(const char *ref)
 {
-	const char *b = !strncmp(ref, "refs/heads/", 11) ? ref + 11 : NULL;
+	const char *b = !strncmp(ref, "refs/heads/", 11) ? ref + 11 : NULL,
+		   *last = strrchr(ref, '/');
 
-	if (!strcmp(ref, "refs/HEAD"))
+	if (!strcmp(ref, "refs/HEAD") || !strchr(ref + 5, '/') || (last && !strcmp(last, "/@")))
 		return 0;
 	return !b || (strcmp(b, "HEAD") && b[0] != '-');
+}
+
+/* A train's ref_prefix: refs/<namespace>/ at least (the cars' refs are
+ * <prefix><car name>: refs/ alone would let a car named "heads" write
+ * refs/heads). */
+static int prefix_a_job_may_use(const char *prefix)
+{
+	const char *slash = strchr(prefix + 5, '/');
+	return rq_train_prefix_valid(prefix) && slash && slash > prefix + 5;
 }
 
 /* Only the fields a job may have. */
@@ -465,10 +481,11 @@ static int parse_train(json_t *o, rq_job *job, rq_error *err)
 	job->no_car_refs = !refs;
 	if (get_string(o, "ref_prefix", 0, RQ_TRAIN_PREFIX_MAX, &job->ref_prefix, err) < 0)
 		return -1;
-	if (job->ref_prefix && !rq_train_prefix_valid(job->ref_prefix))
+	if (job->ref_prefix && !prefix_a_job_may_use(job->ref_prefix))
 		return rq_error_set(
 		    err, RQ_E_BAD_REF,
-		    "field 'ref_prefix' must be refs/.../ and make valid ref names");
+		    "field 'ref_prefix' must be refs/<namespace>/... ending in '/' and make "
+		    "valid ref names");
 	if (parse_message(o, job, err) < 0)
 		return -1;
 	return parse_cars(o, job, err);
@@ -521,8 +538,9 @@ static int parse_ref(json_t *o, rq_job *job, rq_error *err)
 	if (job->ref && !ref_a_job_may_create(job->ref))
 		return rq_error_set(
 		    err, RQ_E_BAD_REF,
-		    "field 'ref' names a ref a job may not write ('%.200s': refs/HEAD, or a "
-		    "branch git would refuse as a branch name)",
+		    "field 'ref' names a ref a job may not write ('%.200s': refs/HEAD, a "
+		    "namespace refs/<name>, a name ending in /@, or a branch git would refuse "
+		    "as a branch name)",
 		    job->ref);
 	if (job->ref && job->contained)
 		return bad(err, "fields 'ref' and 'contained' cannot be used together%s", "");
@@ -559,7 +577,7 @@ static int parse_fields(json_t *o, rq_job *job, rq_error *err)
 	if (check_known_fields(o, err) < 0 || get_int(o, "v", 1, 1, &ver, err) < 0 ||
 	    parse_repo(o, job, err) < 0 || parse_mode(o, job, err) < 0 ||
 	    parse_ref(o, job, err) < 0 || parse_committer(o, job, err) < 0 ||
-	    parse_limits(o, job, err) < 0)
+	    parse_limits(o, job, err) < 0 || get_bool(o, "sign", &job->sign, err) < 0)
 		return -1;
 	return 0;
 }
@@ -745,6 +763,8 @@ json_t *rq_job_to_json(const rq_job *job)
 		bad |= json_object_set_new(o, "reply_to", json_string(job->reply_to));
 	if (job->submitted_at)
 		bad |= json_object_set_new(o, "submitted_at", json_integer(job->submitted_at));
+	if (job->sign) /* only when set: a job without it keeps its content */
+		bad |= json_object_set_new(o, "sign", json_true());
 	if (bad) {
 		json_decref(o);
 		return NULL;

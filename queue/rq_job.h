@@ -9,7 +9,7 @@
  *  "committer":{"name":"Bot","email":"bot@example.com","time":1700000000,
  *               "tz":"+0000"},
  *  "timeout_ms":600000, "max_commits":10000, "reply_to":"name",
- *  "submitted_at":1700000000123, "keep_going":false}
+ *  "submitted_at":1700000000123, "keep_going":false, "sign":false}
  *
  * A merge train has "mode":"train", its target branch, and cars instead of
  * revisions (no "contained", "ref" or "keep_going"):
@@ -81,6 +81,7 @@ typedef struct rq_job {
 	int64_t submitted_at; /* ms since the epoch, 0 if unknown */
 	int keep_going;	      /* every branch gets its own outcome */
 	int maintain;	      /* mode "maintain": no replay, the packs consolidated */
+	int sign;	      /* "sign": the worker signs the new commits with its key */
 	/* mode "train" (mode is then RQ_MODE_ONTO for the engine's sake) */
 	int train;
 	rq_train_method method;

@@ -364,23 +364,36 @@ void rq_queue_msg_anon_id(const rq_queue_msg *m, char *buf, size_t size)
 	snprintf(buf, size, "!%s", m->sid);
 }
 
+/* What the fields of an entry were, besides what was kept of them. */
+typedef struct fields_seen {
+	int id_twice, id_nul;
+	int id_long;	   /* an "id" too long for a job id: not copied */
+	size_t job_big;	   /* the size of a "job" too big for a job: not copied */
+	int prior_big;	   /* a "prior" too big: not kept */
+	const char *other; /* what else was there */
+} fields_seen;
+
 /* Why an entry is not a job, from what its fields were ("" when it is
  * one as far as they go). */
-static void entry_problem(rq_queue_msg *m, int id_twice, int id_nul, const char *other)
+static void entry_problem(rq_queue_msg *m, const fields_seen *f)
 {
-	m->id_ok = m->id && !id_twice && !id_nul && rq_job_id_valid(m->id);
-	if (!m->id)
+	m->id_ok = m->id && !f->id_twice && !f->id_nul && rq_job_id_valid(m->id);
+	if (!m->id && !f->id_long)
 		snprintf(m->problem, sizeof(m->problem), "stream entry has no 'id' field");
-	else if (id_twice)
+	else if (f->id_twice)
 		snprintf(m->problem, sizeof(m->problem),
 			 "stream entry has two different 'id' fields");
 	else if (!m->id_ok)
 		snprintf(m->problem, sizeof(m->problem),
 			 "stream field 'id' is not a valid job id: 1-128 of [A-Za-z0-9._:@/+-]");
+	else if (f->job_big)
+		snprintf(m->problem, sizeof(m->problem),
+			 "stream field 'job' is %zu bytes: a job is at most %d bytes", f->job_big,
+			 RQ_JOB_MAX_BYTES);
 	else if (!m->job)
 		snprintf(m->problem, sizeof(m->problem), "stream entry has no 'job' field");
-	else if (other)
-		snprintf(m->problem, sizeof(m->problem), "stream entry has %s", other);
+	else if (f->other)
+		snprintf(m->problem, sizeof(m->problem), "stream entry has %s", f->other);
 }
 
 /* 1 when the field's name is key. */
@@ -389,40 +402,65 @@ static int field_is(const redisReply *fk, const char *key)
 	return fk->len == strlen(key) && !strcmp(fk->str, key);
 }
 
-/* The fields of one entry: "id" and "job", once each (an id repeated alike
- * is one id); what else is there is the entry's problem. 0, or -1 out of
- * memory. */
+/* The entry's "id" field: copied when it can be a job id, else only
+ * noted; a second one is the same or not. 0, or -1 out of memory. */
+static int take_id(rq_queue_msg *m, const redisReply *fv, fields_seen *f)
+{
+	if (m->id || f->id_long) {
+		f->id_twice |=
+		    f->id_long || strlen(m->id) != fv->len || memcmp(m->id, fv->str, fv->len);
+		return 0;
+	}
+	if (fv->len > RQ_JOB_ID_MAX) {
+		f->id_long = 1;
+		return 0;
+	}
+	if (!(m->id = dupn(fv->str, fv->len)))
+		return -1;
+	f->id_nul = strlen(m->id) != fv->len;
+	return 0;
+}
+
+/*
+ * The fields of one entry: "id" and "job", once each (an id repeated alike
+ * is one id); what else is there is the entry's problem. Nothing is copied
+ * or looked into before its size is checked: an id longer than a job id,
+ * a job bigger than RQ_JOB_MAX_BYTES, a prior result bigger than
+ * RQ_QUEUE_PRIOR_MAX are not kept (the first two make the entry's
+ * problem). 0, or -1 out of memory.
+ */
 static int parse_fields(rq_queue_msg *m, redisReply *f)
 {
-	int id_twice = 0, id_nul = 0;
-	const char *other = NULL;
+	fields_seen seen = {0};
 
 	for (size_t j = 0; j + 1 < f->elements; j += 2) {
 		redisReply *fk = f->element[j], *fv = f->element[j + 1];
 		if (fk->type != REDIS_REPLY_STRING || fv->type != REDIS_REPLY_STRING)
 			continue;
-		if (field_is(fk, "id") && !m->id) {
-			if (!(m->id = dupn(fv->str, fv->len)))
+		if (field_is(fk, "id")) {
+			if (take_id(m, fv, &seen) < 0)
 				return -1;
-			id_nul = strlen(m->id) != fv->len;
-		} else if (field_is(fk, "id")) {
-			id_twice |= strlen(m->id) != fv->len || memcmp(m->id, fv->str, fv->len);
-		} else if (field_is(fk, "job") && !m->job) {
-			if (!(m->job = dupn(fv->str, fv->len)))
+		} else if (field_is(fk, "job") && !m->job && !seen.job_big) {
+			if (fv->len > RQ_JOB_MAX_BYTES)
+				seen.job_big = fv->len;
+			else if (!(m->job = dupn(fv->str, fv->len)))
 				return -1;
-			m->job_len = fv->len;
-		} else if (field_is(fk, "prior") && !m->prior) {
-			if (!(m->prior = dupn(fv->str, fv->len)))
+			m->job_len = m->job ? fv->len : 0;
+		} else if (field_is(fk, "prior") && !m->prior && !seen.prior_big) {
+			if (fv->len > RQ_QUEUE_PRIOR_MAX)
+				seen.prior_big = 1;
+			else if (!(m->prior = dupn(fv->str, fv->len)))
 				return -1;
 		} else if (field_is(fk, "prior_digest") && fv->len == 40) {
 			memcpy(m->prior_digest, fv->str, 40);
 			m->prior_digest[40] = '\0';
-		} else if (!other) {
-			other = field_is(fk, "job") ? "two 'job' fields"
-						    : "a field other than 'id', 'job' and 'prior'";
+		} else if (!seen.other) {
+			seen.other = field_is(fk, "job")
+					 ? "two 'job' fields"
+					 : "a field other than 'id', 'job' and 'prior'";
 		}
 	}
-	entry_problem(m, id_twice, id_nul, other);
+	entry_problem(m, &seen);
 	return 0;
 }
 

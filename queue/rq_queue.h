@@ -63,6 +63,9 @@ typedef struct rq_queue_msg {
 	char prior_digest[41];
 } rq_queue_msg;
 
+/* A prior result bigger than this is not kept (the copy replays anew). */
+#define RQ_QUEUE_PRIOR_MAX (4 << 20)
+
 /* Returned by the calls that store: Redis refused for good (a key of the
  * wrong type, a script error, out of memory: rq_redis_error_permanent),
  * trying the same again is no use. Other failures are -1. */

@@ -51,8 +51,9 @@ struct rq_redis {
 	int stale;	  /* ask for the map or the master again before routing */
 	int lost;	  /* a connection broke: the next one is a reconnect */
 	unsigned redirects, unreplicated;
-	long long wait_again_at; /* after a WAIT that timed out: no WAIT before then */
-	long long role_at;	 /* when its replicas were counted */
+	long long wait_again_at;  /* after a WAIT that timed out: no WAIT before then */
+	long long role_at;	  /* when its replicas were counted */
+	long long first_deadline; /* rq_redis_connect's budget, while it runs; else -1 */
 	sent_cmd sent;
 	rq_cluster map; /* redis+cluster */
 };
@@ -170,6 +171,17 @@ static int set_up(const rq_redis *r, redisContext *c, rq_error *err)
 	return setup_reply(c, redisCommand(c, "SELECT %d", r->url.db), what, err);
 }
 
+/* How long one connection attempt may take: the connect timeout, cut to
+ * what is left of the first connection's budget (at least 50 ms). */
+static int connect_ms(const rq_redis *r)
+{
+	long long left = r->first_deadline - mono_ms();
+
+	if (r->first_deadline < 0 || left >= r->opts.connect_timeout_ms)
+		return r->opts.connect_timeout_ms;
+	return left > 50 ? (int)left : 50;
+}
+
 /*
  * One connection attempt to a (NULL: the URL's unix socket) with the
  * timeouts, then, with creds, AUTH and SELECT: 0 with *out set, -1 (worth
@@ -179,7 +191,7 @@ static int set_up(const rq_redis *r, redisContext *c, rq_error *err)
 static int open_conn(const rq_redis *r, const rq_redis_addr *a, int creds, redisContext **out,
 		     rq_error *err)
 {
-	struct timeval tv = tv_ms(r->opts.connect_timeout_ms);
+	struct timeval tv = tv_ms(connect_ms(r));
 	redisContext *c = a ? redisConnectWithTimeout(a->host, a->port, tv)
 			    : redisConnectUnixWithTimeout(r->url.path, tv);
 	int rc;
@@ -219,12 +231,17 @@ static int try_connect(rq_redis *r, rq_error *err)
 	return open_conn(r, &a, 1, &r->c, err);
 }
 
-static void backoff_sleep(rq_redis *r, int attempt)
+/* The pause before another try, never past the budget's deadline (-1:
+ * none), so that a budget of 2 s gives up after 2 s, not after the
+ * next pause. */
+static void backoff_sleep(rq_redis *r, int attempt, long long deadline)
 {
 	long ms = 50L << (attempt < 10 ? attempt : 10);
 	if (ms > r->opts.backoff_max_ms)
 		ms = r->opts.backoff_max_ms;
 	ms = ms / 2 + (long)(rand_r(&r->seed) % (unsigned)(ms / 2 + 1)); /* jitter */
+	if (deadline >= 0 && deadline - mono_ms() < ms)
+		ms = deadline > mono_ms() ? (long)(deadline - mono_ms()) : 0;
 	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
@@ -250,7 +267,7 @@ static int ensure(rq_redis *r, long long deadline, rq_error *err)
 			return -2;
 		if (deadline >= 0 && mono_ms() >= deadline)
 			return -1;
-		backoff_sleep(r, attempt);
+		backoff_sleep(r, attempt, deadline);
 	}
 }
 
@@ -592,7 +609,7 @@ static redisReply *ha_cmd(rq_redis *r, int block_ms, rq_error *err, int argc, co
 		asking = 0;
 		if (rc == -2 || past(deadline))
 			return NULL;
-		backoff_sleep(r, attempt++);
+		backoff_sleep(r, attempt++, deadline);
 	}
 }
 
@@ -653,7 +670,7 @@ static int ha_write(rq_redis *r, const rq_redis_addr *ask, rq_error *err)
 		if (rc == -2 || past(deadline))
 			return -1;
 		ask = NULL;
-		backoff_sleep(r, attempt);
+		backoff_sleep(r, attempt, deadline);
 	}
 }
 
@@ -700,7 +717,7 @@ static int ha_connect(rq_redis *r, long long deadline, rq_error *err)
 			return rc;
 		if (past(deadline))
 			return -1;
-		backoff_sleep(r, attempt);
+		backoff_sleep(r, attempt, deadline);
 	}
 }
 
@@ -777,8 +794,9 @@ int rq_redis_connect(rq_redis **out, const rq_redis_url *url, const rq_redis_opt
 	}
 	r->seed = (unsigned)getpid() ^ (unsigned)time(NULL);
 	rq_cluster_init(&r->map);
-	deadline = deadline_of(r);
+	r->first_deadline = deadline = deadline_of(r);
 	rc = is_ha(r) ? ha_connect(r, deadline, err) : ensure(r, deadline, err);
+	r->first_deadline = -1;
 	if (rc < 0) {
 		rq_redis_free(r);
 		return rc == -2 ? RQ_REDIS_PERMANENT : -1;
@@ -834,7 +852,7 @@ redisReply *rq_redis_cmd(rq_redis *r, int block_ms, rq_error *err, int argc, con
 		r->lost = 1; /* the next connection is a reconnect */
 		if (deadline >= 0 && mono_ms() >= deadline)
 			return NULL;
-		backoff_sleep(r, attempt);
+		backoff_sleep(r, attempt, deadline);
 	}
 }
 

@@ -98,6 +98,8 @@ static json_t *stats_json(const rq_replay_stats *s)
 	bad |= json_object_set_new(o, "commits", json_integer((json_int_t)s->commits));
 	bad |= json_object_set_new(o, "picked", json_integer((json_int_t)s->picked));
 	bad |= json_object_set_new(o, "dropped", json_integer((json_int_t)s->dropped));
+	bad |= json_object_set_new(o, "not_utf8", json_integer((json_int_t)s->not_utf8));
+	bad |= json_object_set_new(o, "merge_commits", json_integer((json_int_t)s->merge_commits));
 	bad |= json_object_set_new(
 	    o, "merges",
 	    json_pack("{s:I, s:I, s:I, s:I, s:I}", "trivial", (json_int_t)s->merges_trivial, "full",
@@ -132,11 +134,13 @@ static json_t *updates_json(const rq_replay_result *res)
 	return whole(updates, bad);
 }
 
-/* {"commit": <id>, "paths": [{"path", "kind"}]}; NULL when memory runs
- * out. */
-static json_t *conflict_json(const git_oid *commit, const rq_conflicts *conflicts)
+/* {"commit": <id>, "paths": [{"path", "kind"}]}, and for a merge commit
+ * "merge": true with the command that shows what its author did by hand
+ * ("hint"); NULL when memory runs out. */
+static json_t *conflict_json(const git_oid *commit, int merge, const rq_conflicts *conflicts)
 {
-	json_t *paths = json_array();
+	json_t *paths = json_array(), *o;
+	char hex[GIT_OID_HEXSZ + 1], hint[GIT_OID_HEXSZ + 32];
 	int bad = !paths;
 
 	for (size_t i = 0; !bad && i < conflicts->n; i++)
@@ -145,7 +149,14 @@ static json_t *conflict_json(const git_oid *commit, const rq_conflicts *conflict
 				     rq_conflict_kind_name(conflicts->v[i].kind)));
 	if (!whole(paths, bad))
 		return NULL;
-	return json_pack("{s:o, s:o}", "commit", oid_json(commit), "paths", paths);
+	o = json_pack("{s:o, s:o}", "commit", oid_json(commit), "paths", paths);
+	if (!o || !merge)
+		return o;
+	git_oid_tostr(hex, sizeof(hex), commit);
+	snprintf(hint, sizeof(hint), "git show --remerge-diff %s", hex);
+	bad = json_object_set_new(o, "merge", json_true());
+	bad |= json_object_set_new(o, "hint", json_string(hint));
+	return whole(o, bad);
 }
 
 /* One ref of a keep-going replay: ok with its new id, or its conflict, or
@@ -159,7 +170,8 @@ static json_t *ref_outcome_json(const rq_replay_result *res, const rq_ref_outcom
 	int bad = !o;
 
 	if (f && r->status == RQ_REF_CONFLICT)
-		bad |= json_object_set_new(o, "conflict", conflict_json(&f->commit, &f->conflicts));
+		bad |= json_object_set_new(o, "conflict",
+					   conflict_json(&f->commit, f->merge, &f->conflicts));
 	if (f && r->status == RQ_REF_BLOCKED)
 		bad |= json_object_set_new(o, "blocked_by",
 					   json_pack("{s:o, s:o}", "ref", bytes_json(r->blocked_by),
@@ -197,8 +209,9 @@ json_t *rq_result_to_json(const rq_replay_result *res, int rc, const rq_error *e
 	if (rc >= 0 && res->keep_going)
 		bad |= json_object_set_new(o, "refs", refs_json(res));
 	if (rc == 1)
-		bad |= json_object_set_new(o, "conflict",
-					   conflict_json(&res->conflict_commit, &res->conflicts));
+		bad |= json_object_set_new(
+		    o, "conflict",
+		    conflict_json(&res->conflict_commit, res->conflict_merge, &res->conflicts));
 	if (rc < 0)
 		bad |= json_object_set_new(
 		    o, "error",
@@ -240,6 +253,15 @@ json_t *rq_result_maintain_to_json(const rq_odb_repack_stats *st, int rc, const 
 	return whole(o, bad);
 }
 
+int rq_result_set_signed(json_t *o)
+{
+	const char *status = json_string_value(json_object_get(o, "status"));
+
+	if (!o || !status || !strcmp(status, "error"))
+		return 0;
+	return json_object_set_new(o, "signed", json_true()) < 0 ? -1 : 0;
+}
+
 char *rq_result_error_text(const char *id, const char *repo, rq_code code, const char *msg,
 			   long attempt, const char *worker)
 {
@@ -279,7 +301,7 @@ static json_t *car_json(const rq_train_result *res, const rq_car_result *c)
 		bad |= json_object_set_new(o, "ref", c->ref ? bytes_json(c->ref) : json_null());
 	} else {
 		bad |= json_object_set_new(o, "conflict",
-					   conflict_json(&c->conflict_commit, &c->conflicts));
+					   conflict_json(&c->conflict_commit, 0, &c->conflicts));
 	}
 	if (res->method == RQ_TRAIN_REBASE)
 		bad |= json_object_set_new(o, "commits", json_integer((json_int_t)c->commits)) |

@@ -17,6 +17,7 @@
 #include "rq_odb_repack.h"
 #include "rq_odb_tmpdir.h"
 #include "rq_refs.h"
+#include "rq_repofmt.h"
 
 static volatile int interrupted;
 
@@ -26,20 +27,25 @@ static void on_signal(int sig)
 	interrupted = 1;
 }
 
-int rq_cli_open_repo(git_repository **out)
+int rq_cli_open_repo(git_repository **out, rq_error *why)
 {
 	const char *stale = getenv("REPLAYQ_STALE_SECONDS");
 	long stale_s;
 	rq_error err;
 
-	if (git_repository_open_ext(out, NULL, GIT_REPOSITORY_OPEN_FROM_ENV, NULL) < 0) {
+	if (rq_repofmt_open(out, NULL, GIT_REPOSITORY_OPEN_FROM_ENV, &err) < 0) {
 		*out = NULL;
-		fputs("fatal: not a git repository (or any of the parent directories): .git\n",
-		      stderr);
+		if (err.code != RQ_E_UNSUPPORTED_REPO)
+			rq_error_set(
+			    &err, RQ_E_BAD_REPO,
+			    "not a git repository (or any of the parent directories): .git");
+		rq_error_set(why, err.code, "%s", err.msg);
+		fprintf(stderr, "fatal: %s\n", err.msg);
 		return 128;
 	}
 	/* replayq -c name=value (git's command-line configuration) */
 	if (rq_cfgparams_apply(*out, getenv("GIT_CONFIG_PARAMETERS"), &err) < 0) {
+		rq_error_set(why, RQ_E_USAGE, "unable to parse command-line config: %s", err.msg);
 		fprintf(stderr, "error: %s\nfatal: unable to parse command-line config\n", err.msg);
 		return 128;
 	}

@@ -19,9 +19,9 @@
  * its parents), lay `-c` / GIT_CONFIG_PARAMETERS over its configuration and
  * remove temporary object directories killed runs left (older than
  * REPLAYQ_STALE_SECONDS, default 300). 0, or 128 with git's message
- * printed.
+ * printed (and in why, when not NULL: bad_repo, or usage for `-c`).
  */
-int rq_cli_open_repo(git_repository **out);
+int rq_cli_open_repo(git_repository **out, rq_error *why);
 
 /*
  * Catch SIGINT, SIGTERM and SIGHUP once each: the first sets the flag this

@@ -19,6 +19,7 @@
 #include "opt.h"
 #include "rq_odb_repack.h"
 #include "rq_odb_tmpdir.h"
+#include "rq_repofmt.h"
 #include "rq_result_json.h"
 
 static const char maintain_synopsis[] = "usage: replayq maintain [--format=text|json] [<repo>]\n";
@@ -31,14 +32,21 @@ static const char maintain_footer[] =
 /* The repository: <repo> when given, else as git finds it. 0 or 128. */
 static int open_repo(const rq_opt_args *args, git_repository **repo)
 {
+	rq_error err;
+
 	if (args->n > 1) {
 		fprintf(stderr, "fatal: one repository at most\n");
 		return 128;
 	}
 	if (!args->n)
-		return rq_cli_open_repo(repo);
-	if (git_repository_open_ext(repo, args->v[0], GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
-		fprintf(stderr, "fatal: '%s' is not a git repository\n", args->v[0]);
+		return rq_cli_open_repo(repo, NULL);
+	/* its format checked (reftables; an unsupported one named) */
+	if (rq_repofmt_open(repo, args->v[0], GIT_REPOSITORY_OPEN_NO_SEARCH, &err) < 0) {
+		*repo = NULL;
+		if (err.code == RQ_E_UNSUPPORTED_REPO)
+			fprintf(stderr, "fatal: %s\n", err.msg);
+		else
+			fprintf(stderr, "fatal: '%s' is not a git repository\n", args->v[0]);
 		return 128;
 	}
 	return 0;

@@ -46,14 +46,12 @@ static int redis_arg(const char **url, char **copy)
 
 /* Connect for a client command (--redis taken as redis_arg does), the
  * failure printed: 0, or -1. Free *url after. */
-static int client_open(const char *redis, const char *queue, char **url, rq_redis **r, rq_queue **q)
+static int client_open(const char *redis, const char *queue, const char *timeout, char **url,
+		       rq_redis **r, rq_queue **q)
 {
-	rq_error err;
-
 	if (redis_arg(&redis, url) < 0)
 		return -1;
-	if (rq_connect_queue(redis, queue, 10000, r, q, &err) < 0) {
-		fprintf(stderr, "fatal: %s\n", err.msg);
+	if (rq_connect_client(redis, queue, timeout, r, q) < 0) {
 		free(*url);
 		*url = NULL;
 		return -1;
@@ -64,8 +62,8 @@ static int client_open(const char *redis, const char *queue, char **url, rq_redi
 /* ===================== submit: the command line ===================== */
 
 static const char submit_synopsis[] =
-    "usage: replayq submit [--redis=URL] [--queue=Q] [--force] [--no-validate]\n"
-    "                      [--wait[=SECONDS]] [FILE|-]\n";
+    "usage: replayq submit [--redis=URL] [--queue=Q] [--connect-timeout=S] [--force]\n"
+    "                      [--no-validate] [--wait[=SECONDS]] [FILE|-]\n";
 
 static const char submit_about[] =
     "Enqueues one job (a JSON object) or JSON lines of jobs. Prints the job ids, or\n"
@@ -73,18 +71,18 @@ static const char submit_about[] =
     "conflicted, 2 if any failed, was refused or timed out.\n";
 
 typedef struct submit_args {
-	const char *redis, *queue, *file;
+	const char *redis, *queue, *file, *connect_timeout;
 	const char *wait; /* --wait's seconds; NULL: no --wait */
 	int force, validate, waiting;
 	long wait_s;
-	rq_opt opts[6];
+	rq_opt opts[7];
 	rq_opt_spec spec;
 } submit_args;
 
 static void submit_args_init(submit_args *a)
 {
 	const rq_opt opts[] = {
-	    RQ_CONNECT_OPTIONS(&a->redis, &a->queue),
+	    RQ_CLIENT_CONNECT_OPTIONS(&a->redis, &a->queue, &a->connect_timeout),
 	    RQ_OPT_BOOL("force", &a->force, "queue a job again once it has its result"),
 	    RQ_OPT_BOOL("validate", &a->validate,
 			"check each job before it is queued (default; the workers\n"
@@ -109,6 +107,8 @@ static int submit_parse(int argc, char **argv, submit_args *a, int *status)
 	submit_args_init(a);
 	if (rq_opt_parse_at_most(&a->spec, argc, argv, 1, "more than one input file", &a->file,
 				 status) < 0)
+		return -1;
+	if ((*status = rq_connect_timeout_check(a->connect_timeout)) != 0)
 		return -1;
 	if ((a->waiting = a->wait != NULL)) {
 		if (rq_opt_number(a->wait, 1, 86400, &a->wait_s) < 0) {
@@ -456,7 +456,7 @@ static int submit_open(const submit_args *a, char **url, rq_redis **r, rq_queue 
 {
 	rq_error err;
 
-	if (client_open(a->redis, a->queue, url, r, q) < 0)
+	if (client_open(a->redis, a->queue, a->connect_timeout, url, r, q) < 0)
 		return -1;
 	if (rq_queue_ensure_group(*q, &err) < 0) {
 		fprintf(stderr, "fatal: %s\n", err.msg);
@@ -504,7 +504,8 @@ int cmd_submit(int argc, char **argv)
 
 /* ===================== result ===================== */
 
-static const char result_synopsis[] = "usage: replayq result [--redis=URL] [--queue=Q] ID...\n";
+static const char result_synopsis[] =
+    "usage: replayq result [--redis=URL] [--queue=Q] [--connect-timeout=S] ID...\n";
 
 /* Print the stored result of each id: 0 all found, 1 one missing, 128
  * Redis failed. */
@@ -533,8 +534,8 @@ static int print_results(rq_queue *q, const rq_opt_args *ids)
 
 int cmd_result(int argc, char **argv)
 {
-	const char *redis = NULL, *queue = NULL;
-	const rq_opt opts[] = {RQ_CONNECT_OPTIONS(&redis, &queue), RQ_OPT_END};
+	const char *redis = NULL, *queue = NULL, *timeout = NULL;
+	const rq_opt opts[] = {RQ_CLIENT_CONNECT_OPTIONS(&redis, &queue, &timeout), RQ_OPT_END};
 	const rq_opt_spec spec = {.usage = result_synopsis, .opts = opts};
 	rq_opt_args ids;
 	char *url = NULL;
@@ -546,7 +547,9 @@ int cmd_result(int argc, char **argv)
 		return status;
 	if (!ids.n)
 		status = rq_opt_usage_error(&spec, "no job id given");
-	else if (client_open(redis, queue, &url, &r, &q) < 0)
+	else if ((status = rq_connect_timeout_check(timeout)) != 0)
+		;
+	else if (client_open(redis, queue, timeout, &url, &r, &q) < 0)
 		status = 128;
 	else
 		status = print_results(q, &ids);
@@ -560,7 +563,8 @@ int cmd_result(int argc, char **argv)
 /* ===================== queue ===================== */
 
 static const char queue_synopsis[] =
-    "usage: replayq queue [--redis=URL] [--queue=Q] stats|dead|pending [--count=N]\n";
+    "usage: replayq queue [--redis=URL] [--queue=Q] [--connect-timeout=S]\n"
+    "                     stats|dead|pending [--count=N]\n";
 
 /* The view asked for, printed as JSON: 0, or 128 (reported). */
 static int print_view(rq_queue *q, const char *what, long count)
@@ -611,9 +615,9 @@ static int queue_check(const rq_opt_spec *spec, const rq_opt_args *rest, const c
 
 int cmd_queue(int argc, char **argv)
 {
-	const char *redis = NULL, *queue = NULL, *count = "100";
+	const char *redis = NULL, *queue = NULL, *count = "100", *timeout = NULL;
 	const rq_opt opts[] = {
-	    RQ_CONNECT_OPTIONS(&redis, &queue),
+	    RQ_CLIENT_CONNECT_OPTIONS(&redis, &queue, &timeout),
 	    RQ_OPT_STRING("count", &count, "<n>", "how many entries dead and pending list (100)"),
 	    RQ_OPT_END};
 	const rq_opt_spec spec = {.usage = queue_synopsis, .opts = opts};
@@ -626,9 +630,11 @@ int cmd_queue(int argc, char **argv)
 
 	if (rq_opt_parse(&spec, argc, argv, &rest, &status) < 0)
 		return status;
-	if ((status = queue_check(&spec, &rest, count, &n)) == 0)
-		status =
-		    client_open(redis, queue, &url, &r, &q) < 0 ? 128 : print_view(q, rest.v[0], n);
+	if ((status = queue_check(&spec, &rest, count, &n)) == 0 &&
+	    (status = rq_connect_timeout_check(timeout)) == 0)
+		status = client_open(redis, queue, timeout, &url, &r, &q) < 0
+			     ? 128
+			     : print_view(q, rest.v[0], n);
 	rq_opt_args_free(&rest);
 	rq_queue_free(q);
 	rq_redis_free(r);

@@ -10,6 +10,8 @@
  */
 #include <jansson.h>
 #include <limits.h>
+#include <ctype.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +20,7 @@
 #include "cmds.h"
 #include "cli.h"
 #include "opt.h"
+#include "rq_commit.h"
 #include "rq_trace.h"
 #include "rq_odb.h"
 #include "rq_odb_tmpdir.h"
@@ -25,19 +28,23 @@
 #include "rq_replay.h"
 #include "rq_result_json.h"
 #include "rq_revfilter.h"
+#include "sign_cli.h"
 
 static const char replay_synopsis[] =
     "usage: replayq [-C <path>] replay ([--contained] --onto=<newbase> | --advance=<branch> |\n"
     "                                  --revert=<branch>) [--ref=<ref>]\n"
     "                                  [--ref-action=update|print] [--empty=drop|keep|abort]\n"
-    "                                  [--format=text|json] [--keep-going] <revision>...\n";
+    "                                  [--format=text|json] [--jobs=<n>] [--keep-going]\n"
+    "                                  [-S[<key-id>] | --gpg-sign[=<key-id>] | --no-gpg-sign]\n"
+    "                                  <revision>...\n";
 
 /* The command line: the options, and the revisions with the walk options
  * and pathspecs the engine takes (in order, "--" included). */
 typedef struct replay_cli {
 	const char *onto, *advance, *revert, *ref, *ref_action, *empty, *format, *jobs;
+	const char *sign; /* -S: rq_sign_cli_unset, NULL, "" or a key */
 	int contained, keep_going;
-	rq_opt opts[11];
+	rq_opt opts[12];
 	rq_opt_spec spec;
 	rq_opt_args revs;
 } replay_cli;
@@ -49,6 +56,7 @@ typedef struct replay_run {
 	rq_odb_opts odb_opts;
 	git_buf objects_dir;
 	rq_ident committer, author;
+	rq_sign *signer;
 	rq_replay_result res;
 	rq_error err;
 	int json, print, applied;
@@ -74,10 +82,12 @@ static void cli_init(replay_cli *c)
 			  "(default: the number of cores)"),
 	    RQ_OPT_BOOL("keep-going", &c->keep_going,
 			"replay every branch that replays cleanly; report the others"),
+	    RQ_SIGN_CLI_OPTION(&c->sign),
 	    RQ_OPT_END};
 
 	memset(c, 0, sizeof(*c));
 	memcpy(c->opts, opts, sizeof(opts));
+	c->sign = rq_sign_cli_unset;
 	c->spec.usage = replay_synopsis;
 	c->spec.opts = c->opts;
 	/* revision-walk options go to the engine, which judges them */
@@ -86,30 +96,56 @@ static void cli_init(replay_cli *c)
 	c->spec.help_status = 0; /* git 2.55 replay -h: the usage on stdout, exit 0 */
 }
 
+/* A usage error (129): git's text on stderr, and run->err for the JSON. */
+static int usage_error(const replay_cli *c, replay_run *run, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int usage_error(const replay_cli *c, replay_run *run, const char *fmt, ...)
+{
+	char msg[RQ_ERROR_MSG_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	rq_error_set(&run->err, RQ_E_USAGE, "%s", msg);
+	return rq_opt_usage_error(&c->spec, "%s", msg);
+}
+
+/* An error before the replay (128): "fatal: <msg>", and run->err. */
+static int fatal_error(replay_run *run, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fatal_error(replay_run *run, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(run->err.msg, sizeof(run->err.msg), fmt, ap);
+	va_end(ap);
+	run->err.code = RQ_E_USAGE;
+	fprintf(stderr, "fatal: %s\n", run->err.msg);
+	return 128;
+}
+
 /* The option values that need no repository: 0, or an exit status. */
-static int cli_check(const replay_cli *c)
+static int cli_check(const replay_cli *c, replay_run *run)
 {
 	int modes = !!c->onto + !!c->advance + !!c->revert;
 
 	if (!modes)
-		return rq_opt_usage_error(
-		    &c->spec, "%s", "exactly one of --onto, --advance, or --revert is required");
-	if (modes > 1) {
-		fprintf(stderr, "fatal: options '%s' and '%s' cannot be used together\n",
-			c->onto ? "--onto" : "--advance", c->revert ? "--revert" : "--advance");
-		return 128;
-	}
+		return usage_error(c, run, "%s",
+				   "exactly one of --onto, --advance, or --revert is required");
+	if (modes > 1)
+		return fatal_error(run, "options '%s' and '%s' cannot be used together",
+				   c->onto ? "--onto" : "--advance",
+				   c->revert ? "--revert" : "--advance");
 	if (c->format && strcmp(c->format, "text") && strcmp(c->format, "json"))
-		return rq_opt_usage_error(&c->spec, "invalid --format value '%s' (text or json)",
-					  c->format);
+		return usage_error(c, run, "invalid --format value '%s' (text or json)", c->format);
 	if (c->empty && strcmp(c->empty, "drop") && strcmp(c->empty, "keep") &&
 	    strcmp(c->empty, "abort"))
-		return rq_opt_usage_error(
-		    &c->spec, "invalid --empty value '%s' (drop, keep or abort)", c->empty);
-	if (c->ref_action && strcmp(c->ref_action, "update") && strcmp(c->ref_action, "print")) {
-		fprintf(stderr, "fatal: invalid --ref-action value: '%s'\n", c->ref_action);
-		return 128; /* as git */
-	}
+		return usage_error(c, run, "invalid --empty value '%s' (drop, keep or abort)",
+				   c->empty);
+	if (c->ref_action && strcmp(c->ref_action, "update") && strcmp(c->ref_action, "print"))
+		return fatal_error(run, "invalid --ref-action value: '%s'",
+				   c->ref_action); /* as git */
 	return 0;
 }
 
@@ -175,24 +211,23 @@ static int config_ref_action(git_repository *repo, const char **out)
  * 128 (said). */
 static int open_repository(replay_cli *c, replay_run *run)
 {
-	int status = rq_cli_open_repo(&run->repo);
+	int status = rq_cli_open_repo(&run->repo, &run->err);
 
 	if (status)
 		return status;
-	if (!c->ref_action && (config_ref_action(run->repo, &c->ref_action) < 0 ||
-			       (c->ref_action && strcmp(c->ref_action, "update") &&
-				strcmp(c->ref_action, "print")))) {
-		fprintf(stderr, "fatal: invalid replay.refAction value: '%s'\n",
-			c->ref_action ? c->ref_action : "(too long)");
-		return 128;
-	}
+	if (!c->ref_action &&
+	    (config_ref_action(run->repo, &c->ref_action) < 0 ||
+	     (c->ref_action && strcmp(c->ref_action, "update") && strcmp(c->ref_action, "print"))))
+		return fatal_error(run, "invalid replay.refAction value: '%s'",
+				   c->ref_action ? c->ref_action : "(too long)");
 	run->print = c->ref_action && !strcmp(c->ref_action, "print");
 	return 0;
 }
 
 /* --jobs, or the number of cores: 0 or 129 (said). */
-static int jobs_option(const replay_cli *c, rq_replay_opts *o)
+static int jobs_option(const replay_cli *c, replay_run *run)
 {
+	rq_replay_opts *o = &run->opts;
 	long j;
 
 	if (!c->jobs) {
@@ -202,8 +237,7 @@ static int jobs_option(const replay_cli *c, rq_replay_opts *o)
 		return 0;
 	}
 	if (rq_opt_number(c->jobs, 1, RQ_MAX_JOBS, &j) < 0)
-		return rq_opt_usage_error(&c->spec, "--jobs takes a number from 1 to 64, not '%s'",
-					  c->jobs);
+		return usage_error(c, run, "--jobs takes a number from 1 to 64, not '%s'", c->jobs);
 	o->jobs = (int)j;
 	return 0;
 }
@@ -226,22 +260,29 @@ static int replay_setup(const replay_cli *c, replay_run *run)
 	if (rq_ident_default(run->repo, &run->committer, &run->err) < 0)
 		return -1;
 	o->committer = &run->committer;
-	if (o->mode == RQ_MODE_REVERT) { /* git revert's author: the current one */
-		if (rq_ident_author_default(run->repo, &run->author, &run->err) < 0)
-			return -1;
+	/* the current author: a revert's (as git revert), and a pick's whose
+	 * original has no author line git can read (git's commit_tree) */
+	if (rq_ident_author_default(run->repo, &run->author, &run->err) == 0)
 		o->author = &run->author;
-	}
+	else if (o->mode == RQ_MODE_REVERT)
+		return -1;
+	rq_error_clear(&run->err);
 	run->odb_opts.objects_shown = objects_shown(run->repo, &run->objects_dir);
 	/* the pack is kept from git's repack and gc until its refs moved */
 	run->odb_opts.keep_pack = !run->print;
 	o->objects = &run->odb_opts;
+	if (rq_sign_cli_open(c->sign, &run->signer, &run->err) < 0)
+		return -1;
+	o->sign = run->signer;
 	return 0;
 }
 
 static int emit_json(const replay_run *run, int rc)
 {
 	json_t *o = rq_result_to_json(&run->res, rc, &run->err, run->applied);
-	char *s = o ? json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(6)) : NULL;
+	char *s = o && (!run->signer || rq_result_set_signed(o) == 0)
+		      ? json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(6))
+		      : NULL;
 
 	json_decref(o);
 	if (!s) {
@@ -257,14 +298,22 @@ static int emit_json(const replay_run *run, int rc)
 static int git_says_error(const rq_error *err)
 {
 	return !strncmp(err->msg, "'--ref' cannot be used", 22) ||
+	       !strncmp(err->msg, "failed to commit ref transaction: ", 34) ||
 	       !strncmp(err->msg, "unrecognized argument: ", 23) ||
 	       (err->code == RQ_E_BAD_REF && strstr(err->msg, "is not a valid refname"));
 }
 
-/* A failed replay, in git's words: 128, or 130 when interrupted. */
+/* A failed replay, in git's words: 128, or 130 when interrupted. As git's
+ * messages do, control characters (a DEL in a ref name) show as '?'. */
 static int report_error(const rq_error *err)
 {
-	fprintf(stderr, "%s: %s\n", git_says_error(err) ? "error" : "fatal", err->msg);
+	char msg[RQ_ERROR_MSG_MAX];
+
+	snprintf(msg, sizeof(msg), "%s", err->msg);
+	for (char *p = msg; *p; p++)
+		if (iscntrl((unsigned char)*p) && *p != '\t' && *p != '\n')
+			*p = '?';
+	fprintf(stderr, "%s: %s\n", git_says_error(err) ? "error" : "fatal", msg);
 	if (err->code == RQ_E_BAD_REVISION &&
 	    strstr(err->msg, ": no such path in the working tree."))
 		fputs("Use 'git <command> -- <path>...' to specify paths that do not exist "
@@ -275,6 +324,19 @@ static int report_error(const rq_error *err)
 		      "'git <command> [<revision>...] -- [<file>...]'\n",
 		      stderr); /* git's hint, word for word */
 	return err->code == RQ_E_INTERRUPTED ? 130 : 128;
+}
+
+/* A conflicting merge commit: git's command that shows what its author did
+ * by hand (the remerge diff), which the replay could not carry. */
+static void merge_hint(const git_oid *commit)
+{
+	char hex[GIT_OID_HEXSZ + 1];
+
+	git_oid_tostr(hex, sizeof(hex), commit);
+	fprintf(stderr,
+		"hint: %s is a merge; 'git show --remerge-diff %s' shows what its author "
+		"did by hand\n",
+		hex, hex);
 }
 
 /* --keep-going: a line on stderr for each ref that did not move:
@@ -298,6 +360,8 @@ static void report_refs(const rq_replay_result *res)
 			fprintf(stderr, "%s %s (%s)", k ? "," : "", f->conflicts.v[k].path,
 				rq_conflict_kind_name(f->conflicts.v[k].kind));
 		fputc('\n', stderr);
+		if (f->merge)
+			merge_hint(&f->commit);
 	}
 }
 
@@ -313,9 +377,13 @@ static int report(const replay_run *run, int rc)
 		return report_error(&run->err);
 	if (kept && !run->json)
 		report_refs(&run->res);
-	if (rc == 1 && !kept) /* as git replay: exit 1 and not a word (--format=json
-			       * has the commit, the paths and their kinds) */
+	if (rc == 1 && !kept) { /* as git replay: exit 1 and not a word (--format=json
+				 * has the commit, the paths and their kinds); git
+				 * replay cannot replay a merge: for one, a hint */
+		if (run->res.conflict_merge && !run->json)
+			merge_hint(&run->res.conflict_commit);
 		return 1;
+	}
 	if (!run->print || run->json)
 		return rc;
 	if (!(lines = rq_refs_format_updates(&run->res))) {
@@ -332,16 +400,23 @@ static int replay(replay_cli *c, replay_run *run)
 {
 	int status, rc;
 
-	if ((status = cli_check(c)) != 0 || (status = open_repository(c, run)) != 0 ||
-	    (status = jobs_option(c, &run->opts)) != 0)
-		return status;
-	RQ_TRACE_AT("repository open");
 	run->json = c->format && !strcmp(c->format, "json");
+	if ((status = cli_check(c, run)) != 0 || (status = open_repository(c, run)) != 0 ||
+	    (status = jobs_option(c, run)) != 0) {
+		/* the JSON object on stdout too, whatever the outcome */
+		if (run->json)
+			emit_json(run, -1);
+		return status;
+	}
+	RQ_TRACE_AT("repository open");
 	run->opts.cancel = rq_cli_catch_signals();
 	rc = replay_setup(c, run);
 	if (rc == 0) {
 		warn_overridden(c);
 		rc = rq_replay_run(run->repo, &run->opts, &run->res, &run->err);
+		/* git warns as it writes each commit that was not UTF-8 */
+		for (size_t i = 0; i < run->res.stats.not_utf8; i++)
+			fputs(rq_commit_utf8_warning, stderr);
 	}
 	/* keep-going: the clean refs move even when others conflicted */
 	if ((rc == 0 || (rc == 1 && run->res.keep_going && run->res.nupdates)) && !run->print) {
@@ -357,6 +432,21 @@ static int replay(replay_cli *c, replay_run *run)
 	return rc;
 }
 
+/* Does the command line ask for JSON? Its last --format before any "--"
+ * (for an error that stopped the parse before it reached it). */
+static int asks_json(int argc, char **argv)
+{
+	const char *f = NULL;
+
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) {
+		if (!strncmp(argv[i], "--format=", 9))
+			f = argv[i] + 9;
+		else if (!strcmp(argv[i], "--format") && i + 1 < argc)
+			f = argv[++i];
+	}
+	return f && !strcmp(f, "json");
+}
+
 int cmd_replay(int argc, char **argv)
 {
 	replay_cli c;
@@ -369,6 +459,9 @@ int cmd_replay(int argc, char **argv)
 	if (rq_opt_parse(&c.spec, argc, argv, &c.revs, &status) == 0) {
 		status = replay(&c, &run);
 		rq_opt_args_free(&c.revs);
+	} else if (status == RQ_OPT_USAGE_STATUS && asks_json(argc, argv)) {
+		rq_error_set(&run.err, RQ_E_USAGE, "%s", rq_opt_last_error());
+		emit_json(&run, -1);
 	}
 	if (fflush(stdout) != 0 && status == 0)
 		status = 128;
@@ -376,6 +469,7 @@ int cmd_replay(int argc, char **argv)
 	if (run.res.stats.pack_name[0])
 		rq_cli_consolidate(run.repo);
 	rq_replay_result_free(&run.res);
+	rq_sign_free(run.signer);
 	git_buf_dispose(&run.objects_dir);
 	git_repository_free(run.repo);
 	RQ_TRACE_AT("freed");

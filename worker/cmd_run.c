@@ -11,12 +11,17 @@
 #include <string.h>
 
 #include "cmds.h"
+#include "evloop.h"
 #include "opt.h"
 #include "pool.h"
 #include "pool_cli.h"
 #include "rq_job.h"
 #include "rq_result_json.h"
 #include "stop.h"
+
+/* the descriptors run opens for itself besides those open at its start
+ * and the pool's: the input file, and one at a time for a moment */
+#define RUN_OWN_FDS 2
 
 /* What run has printed so far. */
 typedef struct run_state {
@@ -64,7 +69,9 @@ static void on_run_done(void *arg, void *ctx, const char *result, const char *st
 
 static const char run_synopsis[] =
     "usage: replayq run --repo-root=DIR [--jobs=N] [--memory-limit=MB] [--alternates=root|any]\n"
-    "                   [FILE|-]\n";
+    "                   [--consolidate=auto|off] [--log-level=debug|info|warn|error]\n"
+    "                   [--sign-key=KEY] [--sign-format=ssh|openpgp|x509] [--sign-agent] "
+    "[FILE|-]\n";
 
 static const char run_about[] =
     "Runs JSON-lines jobs from FILE (or stdin) and prints one result per line.\n";
@@ -80,11 +87,13 @@ static int run_parse(int argc, char **argv, rq_pool_cli *c, const char **file, i
 
 /* One line of input: its job started (once a child is free), or its error
  * result printed. */
-static void run_line(rq_pool *pool, run_state *c, char *line, size_t len, unsigned long lineno)
+static void run_line(rq_evloop *loop, rq_pool *pool, run_state *c, char *line, size_t len,
+		     unsigned long lineno)
 {
 	char idbuf[RQ_JOB_ID_MAX + 1], fallback[64];
 	rq_job job;
 	rq_error err;
+	int r;
 
 	while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
 		line[--len] = '\0';
@@ -95,18 +104,24 @@ static void run_line(rq_pool *pool, run_state *c, char *line, size_t len, unsign
 		print_error_result(c, idbuf[0] ? idbuf : fallback, NULL, &err);
 		return;
 	}
-	while (rq_pool_idle_count(pool) == 0)
-		rq_pool_poll(pool, 100, on_run_done, c);
-	if (rq_pool_spawn(pool, &job, rq_job_default_time(&job, NULL), 1, NULL, NULL, &err) < 0)
+	for (;;) {
+		while (rq_pool_idle_count(pool) == 0)
+			rq_evloop_turn(loop, 100);
+		r = rq_pool_spawn(pool, &job, rq_job_default_time(&job, NULL), 1, NULL, NULL, &err);
+		/* no descriptor or process now: held until a child ends */
+		if (r != RQ_POOL_BUSY || rq_pool_running(pool) == 0)
+			break;
+		rq_evloop_turn(loop, 100);
+	}
+	if (r != 0)
 		print_error_result(c, job.id, job.repo, &err);
 	rq_job_free(&job);
 }
 
 /* Run every job of in (until a stop is requested), then wait for the
  * last: the exit status. */
-static int run_jobs(rq_pool *pool, FILE *in)
+static int run_jobs(rq_evloop *loop, rq_pool *pool, run_state *c, FILE *in)
 {
-	run_state c = {0};
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t len;
@@ -114,16 +129,18 @@ static int run_jobs(rq_pool *pool, FILE *in)
 
 	rq_stop_catch();
 	while (!rq_stop_requested() && (len = getline(&line, &cap, in)) >= 0)
-		run_line(pool, &c, line, (size_t)len, ++lineno);
+		run_line(loop, pool, c, line, (size_t)len, ++lineno);
 	while (rq_pool_running(pool))
-		rq_pool_poll(pool, 100, on_run_done, &c);
+		rq_evloop_turn(loop, 100);
 	free(line);
-	return c.any_error ? 2 : c.any_conflict ? 1 : 0;
+	return c->any_error ? 2 : c->any_conflict ? 1 : 0;
 }
 
 int cmd_run(int argc, char **argv)
 {
 	rq_pool_cli c;
+	run_state st = {0};
+	rq_pool_opts hooks = {.done = on_run_done, .done_arg = &st};
 	const char *file;
 	rq_pool *pool = NULL;
 	FILE *in = stdin;
@@ -132,17 +149,24 @@ int cmd_run(int argc, char **argv)
 	memset(&c, 0, sizeof(c));
 	if (run_parse(argc, argv, &c, &file, &status) < 0)
 		return status;
-	if ((status = rq_pool_cli_log(&c, "warn", "local")) != 0 ||
-	    (status = rq_pool_cli_open(&c, "local", NULL, &pool)) != 0)
+	if ((status = rq_pool_cli_log(&c, "warn", "local")) != 0)
 		return status;
-	if (file && strcmp(file, "-") && !(in = fopen(file, "r"))) {
-		fprintf(stderr, "fatal: cannot open '%s': %s\n", file, strerror(errno));
-		rq_pool_free(pool);
+	if (!(hooks.loop = rq_evloop_new())) {
+		fprintf(stderr, "fatal: out of memory\n");
 		return 128;
 	}
-	status = run_jobs(pool, in);
+	if ((status = rq_pool_cli_open(&c, "local", &hooks, RUN_OWN_FDS, &pool)) != 0 ||
+	    (file && strcmp(file, "-") && !(in = fopen(file, "r")))) {
+		if (!status)
+			fprintf(stderr, "fatal: cannot open '%s': %s\n", file, strerror(errno));
+		rq_pool_free(pool);
+		rq_evloop_free(hooks.loop);
+		return status ? status : 128;
+	}
+	status = run_jobs(hooks.loop, pool, &st, in);
 	if (in != stdin)
 		fclose(in);
 	rq_pool_free(pool);
+	rq_evloop_free(hooks.loop);
 	return status;
 }

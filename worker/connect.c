@@ -105,3 +105,42 @@ int rq_connect_queue(const char *url, const char *queue, int retry_ms, rq_redis 
 	}
 	return 0;
 }
+
+int rq_connect_client(const char *url, const char *queue, const char *timeout, rq_redis **r,
+		      rq_queue **q)
+{
+	long secs = RQ_CONNECT_TIMEOUT_S;
+	rq_error err;
+	int rc;
+
+	*r = NULL;
+	*q = NULL;
+	if (rq_connect_timeout_check(timeout) != 0)
+		return -1;
+	if (timeout)
+		rq_opt_number(timeout, 1, 3600, &secs);
+	rc = rq_connect_queue(url, queue, (int)secs * 1000, r, q, &err);
+	if (rc == RQ_REDIS_PERMANENT) {
+		fprintf(stderr, "fatal: %s\n", err.msg);
+		return -1;
+	}
+	if (rc < 0) {
+		fprintf(stderr,
+			"fatal: %s (gave up after %ld s; wait longer with --connect-timeout or "
+			"REPLAYQ_CONNECT_TIMEOUT)\n",
+			err.msg, secs);
+		return -1;
+	}
+	rq_redis_set_retry(*r, 10000);
+	return 0;
+}
+
+int rq_connect_timeout_check(const char *timeout)
+{
+	long secs;
+
+	if (!timeout || rq_opt_number(timeout, 1, 3600, &secs) == 0)
+		return 0;
+	fprintf(stderr, "error: --connect-timeout takes seconds from 1 to 3600\n");
+	return RQ_OPT_USAGE_STATUS;
+}

@@ -24,6 +24,17 @@
 	    RQ_OPT_STRING("queue", (queue_ptr), "<name>",                                          \
 			  "the queue (else $REPLAYQ_QUEUE, else default)")
 
+/* The options of the client commands (submit, result, queue): those and
+ * --connect-timeout. */
+#define RQ_CLIENT_CONNECT_OPTIONS(url_ptr, queue_ptr, timeout_ptr)                                 \
+	RQ_CONNECT_OPTIONS(url_ptr, queue_ptr),                                                    \
+	    RQ_OPT_STRING_ENV("connect-timeout", (timeout_ptr), "<s>",                             \
+			      "give up connecting to Redis after <s> seconds (2)",                 \
+			      "REPLAYQ_CONNECT_TIMEOUT")
+
+/* The default of --connect-timeout, in seconds */
+#define RQ_CONNECT_TIMEOUT_S 2
+
 /*
  * Connect to Redis and open the queue (url and queue NULL: from the
  * environment, see above). retry_ms: how long to keep retrying (-1:
@@ -34,6 +45,20 @@
  */
 int rq_connect_queue(const char *url, const char *queue, int retry_ms, rq_redis **r, rq_queue **q,
 		     rq_error *err);
+
+/*
+ * For a client command: rq_connect_queue with the first connection's
+ * budget from --connect-timeout (timeout: its value, NULL for the
+ * default), its commands then retried for 10 s as before. 0, or -1 with
+ * the failure printed on stderr ("fatal: ...", naming the timeout; an
+ * --connect-timeout that is not 1-3600 seconds: "error: ...").
+ */
+int rq_connect_client(const char *url, const char *queue, const char *timeout, rq_redis **r,
+		      rq_queue **q);
+
+/* --connect-timeout's value (NULL: the default) is 1-3600 seconds: 0, or
+ * RQ_OPT_USAGE_STATUS said. */
+int rq_connect_timeout_check(const char *timeout);
 
 /*
  * A --redis value from the command line: a private copy to connect with

@@ -6,6 +6,7 @@
 #include "janitor.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,32 +14,41 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "rq_fs.h"
 #include "rq_odb_tmpdir.h"
 #include "rq_testhook.h"
 #include "stop.h"
 
-/* Look for objects/ directories up to `depth` levels below dir. */
-static void janitor_walk(const char *dir, int depth, unsigned *budget, unsigned max_age)
+/* Look for objects/ directories up to `depth` levels below the directory
+ * dir (a descriptor, kept), entering no symbolic link: a link under the
+ * root may lead anywhere, and the sweep removes what it finds. */
+static void janitor_walk(int dir, int depth, unsigned *budget, unsigned max_age)
 {
-	DIR *d;
+	int fd = fcntl(dir, F_DUPFD_CLOEXEC, 0);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	struct dirent *e;
 
-	if (!(d = opendir(dir)))
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
 		return;
+	}
 	while ((e = readdir(d)) && *budget > 0) {
-		char path[PATH_MAX];
-		struct stat st;
+		int sub;
 		if (e->d_name[0] == '.' && strcmp(e->d_name, ".git") != 0)
 			continue;
-		if (snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) >= (int)sizeof(path))
+		if (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN)
 			continue;
-		if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+		sub = openat(dirfd(d), e->d_name,
+			     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (sub < 0)
 			continue;
 		(*budget)--;
 		if (!strcmp(e->d_name, "objects"))
-			rq_odb_tmpdir_clean_stale_dir(path, max_age);
+			rq_odb_tmpdir_clean_stale_at(sub, max_age);
 		else if (depth > 0 || !strcmp(e->d_name, ".git"))
-			janitor_walk(path, depth - 1, budget, max_age);
+			janitor_walk(sub, depth - 1, budget, max_age);
+		close(sub);
 	}
 	closedir(d);
 }
@@ -59,7 +69,9 @@ void rq_janitor_start(const char *root)
 		if (fork() == 0) {
 			rq_testhook_hold("janitor");
 			unsigned budget = 200000;
-			janitor_walk(root, 3, &budget, 300);
+			int fd = rq_fs_opendir(root);
+			if (fd >= 0)
+				janitor_walk(fd, 3, &budget, 300);
 		}
 		_exit(0);
 	}

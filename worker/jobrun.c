@@ -28,7 +28,9 @@
 #include "rq_odb_tmpdir.h"
 #include "rq_refs.h"
 #include "rq_replay.h"
+#include "rq_repofmt.h"
 #include "rq_result_json.h"
+#include "rq_sign.h"
 #include "rq_testhook.h"
 #include "rq_train.h"
 
@@ -163,7 +165,9 @@ static void child_lift_limits(void)
 	}
 }
 
-/* ---- test hooks ---- */
+/* ---- test hooks (test builds only: rq_testhook.h) ---- */
+
+#ifdef RQ_TEST_HOOKS
 
 /* The value of a test hook "<job id>:<value>" ("*": every job) for this
  * job, or NULL. */
@@ -225,6 +229,12 @@ static void child_test_hooks(const child_job *cj)
 	snprintf(point, sizeof(point), "job:%s@%ld", id, cj->task->attempt);
 	rq_testhook_hold(point);
 }
+#else
+static void child_test_hooks(const child_job *cj)
+{
+	(void)cj;
+}
+#endif
 
 /* ---- the repository ---- */
 
@@ -266,6 +276,14 @@ static int objects_shown(git_repository *repo, const char *path, const char *rel
 	return 0;
 }
 
+/* rq_confine_open's opener: the repository's format decides how it is
+ * opened (rq_repofmt: a reftable ref database, an unsupported format
+ * named). */
+static int open_format(git_repository **out, const char *path, rq_error *err)
+{
+	return rq_repofmt_open(out, path, GIT_REPOSITORY_OPEN_NO_SEARCH, err);
+}
+
 /*
  * Open the job's repository and hold it to the root: every path its files
  * name resolves inside (rq_confine), and its objects are read through
@@ -280,9 +298,9 @@ static int open_repo(const child_job *cj, char *path, char *shown, rq_odb_opts *
 	path[0] = '\0';
 	if (rq_jobrun_resolve_repo(cj->env->root, rel, path, err) < 0)
 		return -1;
-	if (git_repository_open_ext(repo, path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0)
-		return rq_error_set(err, RQ_E_BAD_REPO, "'%s' is not a git repository", rel);
-	if (rq_confine_repo(*repo, cj->env->root, err) < 0 ||
+	/* nothing outside the root is opened, libgit2's own reading included;
+	 * the repository's format decides how (rq_repofmt: reftable refs) */
+	if (rq_confine_open(repo, path, cj->env->root, open_format, err) < 0 ||
 	    objects_shown(*repo, path, rel, shown, err) < 0)
 		return -1;
 	oo->root = cj->env->root;
@@ -571,7 +589,9 @@ static int apply_job(const child_job *cj, git_repository *repo, const rq_replay_
 		     json_t *intent, const rq_ident *ident, int *applied, rq_error *err)
 {
 	/* the intent also keeps the reflog message, for a retry to finish with */
-	if (!intent || json_object_set_new(intent, "reflog_msg", json_string(res->reflog_msg)) < 0)
+	if (!intent ||
+	    json_object_set_new(intent, "reflog_msg", json_string(res->reflog_msg)) < 0 ||
+	    (cj->job->sign && rq_result_set_signed(intent) < 0))
 		_exit(RQ_JOBRUN_EXIT_NOMEM);
 	ask_to_apply(cj, intent);
 	if (apply_checked(cj, repo, res, ident, err) < 0)
@@ -592,7 +612,12 @@ static int replay_job(const child_job *cj, git_repository *repo, const rq_odb_op
 	rq_job_replay_opts(cj->job, &o);
 	o.committer = ident;
 	o.objects = oo;
+	o.sign = cj->job->sign ? cj->env->signer : NULL;
 	rc = rq_replay_run(repo, &o, res, err);
+	/* a ref the job would create where git cannot (refs/heads/main/sub
+	 * beside refs/heads/main): refused in print mode too */
+	if (rc >= 0 && res->nupdates && rq_refs_check_creatable(repo, res, err) < 0)
+		return -1;
 	if (rc < 0 || !cj->job->ref_update || (rc == 1 && (!res->keep_going || !res->nupdates)))
 		return rc;
 	if (apply_job(cj, repo, res, rq_result_to_json(res, rc, err, 1), ident, applied, err) < 0)
@@ -615,8 +640,11 @@ static int train_job(const child_job *cj, git_repository *repo, const rq_odb_opt
 	rq_job_train_opts(cj->job, &o, cars);
 	o.committer = ident;
 	o.objects = oo;
+	o.sign = cj->job->sign ? cj->env->signer : NULL;
 	rc = rq_train_run(repo, &o, res, err);
 	free(cars);
+	if (rc >= 0 && res->replay.nupdates && rq_refs_check_creatable(repo, &res->replay, err) < 0)
+		return -1;
 	if (rc < 0 || !cj->job->ref_update || !res->replay.nupdates)
 		return rc;
 	if (apply_job(cj, repo, &res->replay, rq_result_train_to_json(res, rc, err, 1), ident,
@@ -668,6 +696,17 @@ static int replay_or_train(const child_job *cj, git_repository *repo, const rq_o
 	return rc;
 }
 
+/* A job that asks for signed commits needs a worker with a key: 0, or -1
+ * with RQ_E_SIGN_UNAVAILABLE (before any git work). */
+static int sign_check(const child_job *cj, rq_error *err)
+{
+	if (!cj->job->sign || cj->env->signer)
+		return 0;
+	return rq_error_set(err, RQ_E_SIGN_UNAVAILABLE,
+			    "the job asks for signed commits (\"sign\": true), and this worker "
+			    "has no signing key (--sign-key, --sign-agent)");
+}
+
 /* The job from start to result text (NULL: out of memory). */
 static char *run_job(const child_job *cj, after_job *after)
 {
@@ -686,7 +725,8 @@ static char *run_job(const child_job *cj, after_job *after)
 	memset(&tres, 0, sizeof(tres));
 	memset(&mst, 0, sizeof(mst));
 	rq_error_clear(&err);
-	if (open_repo(cj, path, shown, &oo, &repo, &err) == 0) {
+	path[0] = '\0';
+	if (sign_check(cj, &err) == 0 && open_repo(cj, path, shown, &oo, &repo, &err) == 0) {
 		rq_odb_tmpdir_clean_stale(repo, 300, NULL);
 		if (maintain)
 			rc = maintain_job(repo, &mst, &err);
@@ -700,6 +740,10 @@ static char *run_job(const child_job *cj, after_job *after)
 		j = maintain ? rq_result_maintain_to_json(&mst, rc, &err)
 		    : train  ? rq_result_train_to_json(&tres, rc, &err, applied)
 			     : rq_result_to_json(&res, rc, &err, applied);
+		if (cj->job->sign && rq_result_set_signed(j) < 0) {
+			json_decref(j);
+			j = NULL; /* out of memory */
+		}
 	}
 	rq_replay_result_free(&res);
 	rq_train_result_free(&tres);
@@ -725,10 +769,15 @@ static void after_result(const after_job *after)
 void rq_jobrun_child(const rq_jobrun_env *env, const rq_jobrun_task *task, pid_t parent,
 		     int report_fd, int answer_fd)
 {
-	child_job cj = {env, task, task->job, report_fd, answer_fd};
+	rq_jobrun_env own = *env;
+	child_job cj = {&own, task, task->job, report_fd, answer_fd};
 	after_job after = {0, 0, ""};
 	char *s;
 
+	if (own.signer && !task->job->sign) { /* it holds only what it needs */
+		rq_sign_free(own.signer);
+		own.signer = NULL;
+	}
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
 		_exit(1);

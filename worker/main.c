@@ -9,18 +9,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cmds.h"
 #include "opt.h"
+#include "rq_build_info.h"
 #include "rq_trace.h"
 #include "rq_cfgparams.h"
 
-#define RQ_VERSION	      "0.1.0"
+#define RQ_VERSION	      RQ_BUILD_VERSION /* CMakeLists.txt: project() */
 #define RQ_OBJECT_CACHE_BYTES ((size_t)4 << 20)
 
 static const char usage_text[] =
-    "usage: replayq [-C <path>] [-c <name>=<value>] <command> [<args>]\n";
+    "usage: replayq [-C <path>] [-c <name>=<value>] [--no-replace-objects] <command> [<args>]\n";
 
 static const char commands_text[] =
     "commands:\n"
@@ -32,6 +34,7 @@ static const char commands_text[] =
     "   result     print stored results\n"
     "   queue      show a queue's counters, dead letters or pending jobs\n"
     "   maintain   consolidate the packs replayq wrote in a repository\n"
+    "   help       show a command's manual page (replayq help <command>)\n"
     "   version    print the version\n";
 
 static const struct {
@@ -76,8 +79,81 @@ static int add_config(const char *arg, void *unused)
 
 static int print_version(void)
 {
+#ifdef RQ_TEST_HOOKS
+	printf("replayq version %s (test build: test hooks compiled in)\n", RQ_VERSION);
+#else
 	printf("replayq version %s\n", RQ_VERSION);
+#endif
 	return 0;
+}
+
+/* The manual page of a command, or of a topic ("jobs": the job and
+ * result format), or NULL. */
+static const char *man_page_of(const char *name)
+{
+	static const char *const pages[][2] = {
+	    {"replay", "replayq-replay"}, {"train", "replayq-train"},
+	    {"worker", "replayq-worker"}, {"run", "replayq-worker"},
+	    {"submit", "replayq-submit"}, {"result", "replayq-submit"},
+	    {"queue", "replayq-submit"},  {"maintain", "replayq-maintain"},
+	    {"jobs", "replayq-jobs"},	  {"replayq", "replayq"}};
+
+	for (size_t k = 0; k < sizeof(pages) / sizeof(pages[0]); k++)
+		if (!strcmp(name, pages[k][0]))
+			return pages[k][1];
+	return NULL;
+}
+
+/* man <page>, when stdout is a terminal (as git help does): 0 when man
+ * showed it, -1 when it could not (no man, no page, not a terminal). */
+static int show_man_page(const char *page)
+{
+	pid_t pid;
+	int st;
+
+	if (!isatty(STDOUT_FILENO) || (pid = fork()) < 0)
+		return -1;
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+		if (null >= 0)
+			dup2(null, STDERR_FILENO); /* man's "no manual entry": we fall back */
+		execlp("man", "man", page, (char *)NULL);
+		_exit(127);
+	}
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+static int run_command(const rq_opt_spec *spec, int argc, const char **argv);
+
+/*
+ * help [<command>|jobs]: the manual page (docs/man, installed with the
+ * program); without a terminal or man, the command's -h text and the
+ * page's name. help alone: the usage and the list of commands.
+ */
+static int help(const rq_opt_spec *spec, int argc, const char **argv)
+{
+	const char *page = argc > 1 ? man_page_of(argv[1]) : "replayq";
+	const char *dash_h[] = {argc > 1 ? argv[1] : "", "-h", NULL};
+
+	if (argc > 2)
+		return rq_opt_usage_error(spec, "help takes one command");
+	if (!page)
+		return rq_opt_usage_error(spec, "no help for '%s': not a replayq command", argv[1]);
+	if (show_man_page(page) == 0)
+		return 0;
+	if (argc < 2 || !strcmp(argv[1], "jobs")) {
+		if (argc < 2)
+			rq_opt_usage(spec, stdout);
+		printf("%smanual: man %s\n", argc < 2 ? "\n" : "",
+		       argc < 2 ? "replayq" : "5 replayq-jobs");
+		return 0;
+	}
+	fflush(stdout);
+	int rc = run_command(spec, 2, dash_h);
+	printf("\nmanual: man %s\n", page);
+	return rc;
 }
 
 /* Run the named command with its arguments; 129 when there is none. */
@@ -88,6 +164,8 @@ static int run_command(const rq_opt_spec *spec, int argc, const char **argv)
 
 	if (!strcmp(argv[0], "version"))
 		return print_version();
+	if (!strcmp(argv[0], "help"))
+		return help(spec, argc, argv);
 	for (size_t k = 0; k < sizeof(commands) / sizeof(commands[0]); k++)
 		if (!strcmp(argv[0], commands[k].name))
 			fn = commands[k].fn;
@@ -127,20 +205,23 @@ static void standard_fds_open(void)
 
 int main(int argc, char **argv)
 {
-	int version = 0, status;
+	int version = 0, no_replace = 0, status;
 	rq_opt_args args;
-	const rq_opt opts[] = {{.kind = RQ_OPT_KIND_CALLBACK,
-				.short_name = 'C',
-				.argh = "<path>",
-				.help = "run as if replayq was started in <path>",
-				.callback = change_dir},
-			       {.kind = RQ_OPT_KIND_CALLBACK,
-				.short_name = 'c',
-				.argh = "<name>=<value>",
-				.help = "pass a configuration parameter to the command",
-				.callback = add_config},
-			       RQ_OPT_FLAG("version", &version, "print the version"),
-			       RQ_OPT_END};
+	const rq_opt opts[] = {
+	    {.kind = RQ_OPT_KIND_CALLBACK,
+	     .short_name = 'C',
+	     .argh = "<path>",
+	     .help = "run as if replayq was started in <path>",
+	     .callback = change_dir},
+	    {.kind = RQ_OPT_KIND_CALLBACK,
+	     .short_name = 'c',
+	     .argh = "<name>=<value>",
+	     .help = "pass a configuration parameter to the command",
+	     .callback = add_config},
+	    RQ_OPT_FLAG("no-replace-objects", &no_replace,
+			"do not use replace refs (as git's; GIT_NO_REPLACE_OBJECTS)"),
+	    RQ_OPT_FLAG("version", &version, "print the version"),
+	    RQ_OPT_END};
 	const rq_opt_spec spec = {.usage = usage_text,
 				  .opts = opts,
 				  .footer = commands_text,
@@ -150,6 +231,8 @@ int main(int argc, char **argv)
 	standard_fds_open();
 	if (rq_opt_parse(&spec, argc, argv, &args, &status) < 0)
 		return status;
+	if (no_replace) /* git's --no-replace-objects does the same */
+		setenv("GIT_NO_REPLACE_OBJECTS", "1", 1);
 	if (version)
 		status = print_version();
 	else if (!args.n)

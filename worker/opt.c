@@ -36,7 +36,8 @@ static void usage_line(const rq_opt *o, FILE *out)
 	if (o->short_name)
 		pos += fprintf(out, "-%c%s", o->short_name, o->name ? ", " : "");
 	if (o->name)
-		pos += fprintf(out, "--%s%s", o->kind == RQ_OPT_KIND_BOOL ? "[no-]" : "", o->name);
+		pos += fprintf(out, "--%s%s",
+			       o->kind == RQ_OPT_KIND_BOOL || o->negatable ? "[no-]" : "", o->name);
 	if (o->argh && o->kind == RQ_OPT_KIND_OPTIONAL)
 		pos += fprintf(out, "[=%s]", o->argh);
 	else if (o->argh && o->kind != RQ_OPT_KIND_BOOL && o->kind != RQ_OPT_KIND_FLAG)
@@ -76,12 +77,23 @@ void rq_opt_usage(const rq_opt_spec *spec, FILE *out)
 	}
 }
 
-static void usage_verror(const rq_opt_spec *spec, const char *fmt, va_list ap)
+/* The text of the last usage error (for a caller that reports it again,
+ * as JSON). */
+static char last_error[512];
+
+const char *rq_opt_last_error(void)
 {
-	fputs("error: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputs("\n\n", stderr);
-	rq_opt_usage(spec, stderr);
+	return last_error;
+}
+
+/* "error: <what>" on stderr, then the usage text when usage is set, with
+ * no blank line between them (git's usage_with_options after error()). */
+static void usage_verror(const rq_opt_spec *spec, int usage, const char *fmt, va_list ap)
+{
+	vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	fprintf(stderr, "error: %s\n", last_error);
+	if (usage)
+		rq_opt_usage(spec, stderr);
 }
 
 int rq_opt_usage_error(const rq_opt_spec *spec, const char *fmt, ...)
@@ -89,19 +101,21 @@ int rq_opt_usage_error(const rq_opt_spec *spec, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	usage_verror(spec, fmt, ap);
+	usage_verror(spec, 1, fmt, ap);
 	va_end(ap);
 	return RQ_OPT_USAGE_STATUS;
 }
 
-/* A usage error during the parse: -1 with the status set. */
-static int parse_error(parse_state *ps, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int parse_error(parse_state *ps, const char *fmt, ...)
+/* A usage error during the parse, with the usage text or (an option's
+ * value: git's PARSE_OPT_ERROR) without: -1 with the status set. */
+static int parse_error(parse_state *ps, int usage, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int parse_error(parse_state *ps, int usage, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	usage_verror(ps->spec, fmt, ap);
+	usage_verror(ps->spec, usage, fmt, ap);
 	va_end(ap);
 	ps->status = RQ_OPT_USAGE_STATUS;
 	return -1;
@@ -148,8 +162,9 @@ static int unknown_option(parse_state *ps)
 {
 	const char *a = ps->argv[ps->i];
 
-	if (!(ps->spec->flags & RQ_OPT_KEEP_UNKNOWN))
-		return parse_error(ps, "unknown option `%s'", a);
+	if (!(ps->spec->flags & RQ_OPT_KEEP_UNKNOWN)) /* as git names it */
+		return a[1] == '-' ? parse_error(ps, 1, "unknown option `%s'", a + 2)
+				   : parse_error(ps, 1, "unknown switch `%c'", a[1]);
 	if (ps->spec->unknown_takes_value && ps->spec->unknown_takes_value(a) &&
 	    ps->i + 1 < ps->argc)
 		return keep_stuck(ps, a, ps->argv[++ps->i]);
@@ -181,8 +196,8 @@ static int take_value(parse_state *ps, const rq_opt *o, const char *joined, int 
 	else if (!v && ps->i + 1 < ps->argc)
 		v = ps->argv[++ps->i];
 	else if (!v)
-		return parse_error(ps, "%s `%s' requires a value", by_short ? "switch" : "option",
-				   shown_name(o, by_short, sn));
+		return parse_error(ps, 0, "%s `%s' requires a value",
+				   by_short ? "switch" : "option", shown_name(o, by_short, sn));
 	if (o->kind != RQ_OPT_KIND_CALLBACK) {
 		*(const char **)o->value = v;
 		return 0;
@@ -198,10 +213,16 @@ static int apply(parse_state *ps, const rq_opt *o, const char *joined, int negat
 {
 	char sn[2];
 
+	if (negated && o->kind == RQ_OPT_KIND_OPTIONAL) { /* a negatable one */
+		if (joined)
+			return parse_error(ps, 0, "option `no-%s' takes no value", o->name);
+		*(const char **)o->value = NULL;
+		return 0;
+	}
 	if (o->kind != RQ_OPT_KIND_BOOL && o->kind != RQ_OPT_KIND_FLAG)
 		return take_value(ps, o, joined, by_short);
 	if (joined)
-		return parse_error(ps, "option `%s%s' takes no value", negated ? "no-" : "",
+		return parse_error(ps, 0, "option `%s%s' takes no value", negated ? "no-" : "",
 				   shown_name(o, by_short, sn));
 	*(int *)o->value = !negated;
 	return 0;
@@ -219,23 +240,27 @@ static int long_option(parse_state *ps)
 			continue;
 		if (strlen(o->name) == len && !strncmp(name, o->name, len))
 			return apply(ps, o, joined, 0, 0) < 0 ? -1 : 1;
-		if (o->kind == RQ_OPT_KIND_BOOL && len == strlen(o->name) + 3 &&
+		if ((o->kind == RQ_OPT_KIND_BOOL || o->negatable) && len == strlen(o->name) + 3 &&
 		    !strncmp(name, "no-", 3) && !strncmp(name + 3, o->name, len - 3))
 			return apply(ps, o, joined, 1, 0) < 0 ? -1 : 1;
 	}
 	return 0;
 }
 
-/* "-x": 1 applied, 0 not in the table, -1 stop. */
+/* "-x", or "-xvalue" for an optional value: 1 applied, 0 not in the
+ * table, -1 stop. */
 static int short_option(parse_state *ps)
 {
 	const char *a = ps->argv[ps->i];
 
-	if (a[2] != '\0')
-		return 0;
-	for (const rq_opt *o = ps->spec->opts; o->kind != RQ_OPT_KIND_END; o++)
-		if (o->short_name && o->short_name == a[1])
+	for (const rq_opt *o = ps->spec->opts; o->kind != RQ_OPT_KIND_END; o++) {
+		if (!o->short_name || o->short_name != a[1])
+			continue;
+		if (a[2] == '\0')
 			return apply(ps, o, NULL, 0, 1) < 0 ? -1 : 1;
+		if (o->kind == RQ_OPT_KIND_OPTIONAL)
+			return apply(ps, o, a + 2, 0, 1) < 0 ? -1 : 1;
+	}
 	return 0;
 }
 

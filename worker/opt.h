@@ -11,6 +11,10 @@
  *     --name[=value]                  an option whose value is optional
  *                                     (only joined: "--wait 5" is --wait
  *                                     and the argument "5")
+ *     -x[value]                       the same with a letter (only stuck:
+ *                                     "-Skey", as git's -S<keyid>)
+ *     --no-name                       an optional-value option marked
+ *                                     negatable: its value becomes NULL
  *     --name  --no-name               a boolean, on and off
  *     --name                          a flag (an action: --version)
  *     -x value                        a one-letter option with a value
@@ -23,12 +27,14 @@
  * ("    --onto <revision>     replay onto given commit", the help at
  * column 26 as git writes it), then a footer.
  *
- * Errors are printed as "error: <what>" and a blank line before the usage
- * text, on stderr, and the command exits 129 (git's usage status):
+ * Errors are printed as git's parse-options prints them, on stderr, and
+ * the command exits 129 (git's usage status): an option's value alone,
  *   error: option `onto' requires a value
  *   error: option `contained' takes no value
- *   error: unknown option `--bogus'
  *   error: switch `C' requires a value
+ * an unknown option with the usage text right after it (no blank line):
+ *   error: unknown option `bogus'
+ *   error: unknown switch `x'
  */
 #ifndef RQ_OPT_H
 #define RQ_OPT_H
@@ -59,6 +65,7 @@ typedef struct rq_opt {
 	 * when the option is not given (set, even empty, counts) */
 	const char *env;
 	const char *bare; /* RQ_OPT_KIND_OPTIONAL: the value of a bare --name */
+	int negatable;	  /* RQ_OPT_KIND_OPTIONAL: --no-<name> sets the value to NULL */
 	/* RQ_OPT_KIND_CALLBACK: 0 to go on, or the exit status to stop with (the
 	 * callback prints why) */
 	int (*callback)(const char *arg, void *value);
@@ -156,10 +163,14 @@ void rq_opt_usage(const rq_opt_spec *spec, FILE *out);
 int rq_opt_number(const char *s, long min, long max, long *out);
 
 /*
- * A usage error found after parsing: "error: <fmt...>", a blank line and
- * the usage text on stderr. Returns 129.
+ * A usage error found after parsing: "error: <fmt...>" and the usage text
+ * on stderr. Returns 129.
  */
 int rq_opt_usage_error(const rq_opt_spec *spec, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* The text of the last usage error printed (without "error: "), "" when
+ * none was. */
+const char *rq_opt_last_error(void);
 
 #endif

@@ -4,7 +4,8 @@
  * over a pipe (core/base/rq_child). The parts: the slots; starting a
  * child; the children's questions (intent, commit check); deadlines and
  * memory; a finished child's result, or the error result the parent
- * writes for it; the event-loop calls.
+ * writes for it; in the loop (worker/evloop): the function of a child's
+ * descriptor that fired, its timer, the memory checks.
  */
 #include "pool.h"
 
@@ -26,6 +27,7 @@
 #include "rq_child.h"
 #include "rq_fs.h"
 #include "rq_result_json.h"
+#include "rq_sign.h"
 #include "stop.h"
 
 #define RQ_POOL_MEM_CHECK_MS 5 /* how often the parent reads a child's resident set */
@@ -54,6 +56,9 @@ typedef struct slot {
 	char *id;
 	char *repo;
 	void *ctx;
+	struct rq_pool *pool;
+	rq_evloop_watch *on_report, *on_exit; /* in the pool's loop */
+	rq_evloop_timer *timer;		      /* its deadline, or the next look at its exit */
 } slot;
 
 struct rq_pool {
@@ -62,17 +67,20 @@ struct rq_pool {
 	char worker[128];
 	slot *slots;
 	int running;
-	long long next_mem_check;
+	rq_evloop_timer *mem_timer; /* the memory checks; NULL without a limit */
 };
 
 /* ---- the pool and its slots ---- */
 
-static void slot_init(slot *s)
+static void slot_init(slot *s, rq_pool *p)
 {
 	memset(s, 0, sizeof(*s));
 	rq_child_in_init(&s->report, -1);
 	s->exit_fd = s->answer_fd = -1;
+	s->pool = p;
 }
+
+static long long check_memory(void *arg, long long now);
 
 int rq_pool_new(rq_pool **out, const rq_pool_opts *opts, rq_error *err)
 {
@@ -94,12 +102,15 @@ int rq_pool_new(rq_pool **out, const rq_pool_opts *opts, rq_error *err)
 	p->opts.worker = p->worker;
 	p->opts.repo_root = p->root;
 	p->slots = calloc((size_t)p->opts.jobs, sizeof(*p->slots));
-	if (!p->slots) {
+	if (p->slots && p->opts.memory_limit)
+		p->mem_timer = rq_evloop_timer_add(p->opts.loop, -1, check_memory, p);
+	if (!p->slots || (p->opts.memory_limit && !p->mem_timer)) {
+		free(p->slots);
 		free(p);
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	}
 	for (int i = 0; i < p->opts.jobs; i++)
-		slot_init(&p->slots[i]);
+		slot_init(&p->slots[i], p);
 	*out = p;
 	return 0;
 }
@@ -111,14 +122,18 @@ static void close_fd(int *fd)
 	*fd = -1;
 }
 
-static void slot_clear(slot *s)
+/* Out of the loop first: the descriptors close after. */
+static void slot_clear(rq_pool *p, slot *s)
 {
+	rq_evloop_watch_del(p->opts.loop, s->on_report);
+	rq_evloop_watch_del(p->opts.loop, s->on_exit);
+	rq_evloop_timer_del(p->opts.loop, s->timer);
 	rq_child_in_free(&s->report);
 	close_fd(&s->answer_fd);
 	close_fd(&s->exit_fd);
 	free(s->id);
 	free(s->repo);
-	slot_init(s);
+	slot_init(s, p);
 }
 
 void rq_pool_free(rq_pool *p)
@@ -126,8 +141,15 @@ void rq_pool_free(rq_pool *p)
 	if (!p)
 		return;
 	rq_pool_kill_all(p, NULL, NULL);
+	rq_evloop_timer_del(p->opts.loop, p->mem_timer);
+	rq_sign_free(p->opts.signer);
 	free(p->slots);
 	free(p);
+}
+
+int rq_pool_fds(int jobs)
+{
+	return 3 * jobs + 2;
 }
 
 int rq_pool_idle_count(const rq_pool *p)
@@ -171,7 +193,8 @@ static void child_start(rq_pool *p, const rq_jobrun_task *task, pid_t parent, in
 			     p->opts.memory_limit,
 			     rq_pool_kernel_memory_limit(),
 			     p->worker,
-			     p->opts.no_consolidate};
+			     p->opts.no_consolidate,
+			     p->opts.signer};
 	const int keep[] = {report_fd, answer_fd};
 
 	rq_stop_detach_child(keep, 2);
@@ -196,6 +219,8 @@ static int slot_start(slot *s, pid_t pid, int report_fd, int answer_fd, const rq
 	return s->id && s->repo ? 0 : -1;
 }
 
+static int slot_watch(rq_pool *p, slot *s);
+
 int rq_pool_spawn(rq_pool *p, const rq_job *job, int64_t default_time, long attempt,
 		  const char *intent, void *ctx, rq_error *err)
 {
@@ -214,15 +239,19 @@ int rq_pool_spawn(rq_pool *p, const rq_job *job, int64_t default_time, long atte
 	 * that the parent knows when no limit may interrupt it any more */
 	pid = job->ref_update ? rq_child_fork_asking(&report_fd, &answer_fd)
 			      : rq_child_fork(&report_fd);
-	if (pid < 0)
-		return rq_error_set(err, RQ_E_IO, "cannot start a child: %s", strerror(errno));
+	if (pid < 0) {
+		int e = errno;
+		rq_error_set(err, RQ_E_IO, "cannot start a child: %s", strerror(e));
+		return e == EMFILE || e == ENFILE || e == EAGAIN || e == ENOMEM ? RQ_POOL_BUSY : -1;
+	}
 	if (pid == 0)
 		child_start(p, &task, parent, report_fd, answer_fd);
 	p->running++;
-	if (slot_start(s, pid, report_fd, answer_fd, &task, ctx) < 0) {
-		/* no name for its result: it is dropped, the job left for a retry */
+	if (slot_start(s, pid, report_fd, answer_fd, &task, ctx) < 0 || slot_watch(p, s) < 0) {
+		/* no name for its result, or no watch: it is dropped, the job
+		 * left for a retry */
 		rq_child_kill(pid, &s->wstatus);
-		slot_clear(s);
+		slot_clear(p, s);
 		p->running--;
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	}
@@ -522,8 +551,10 @@ static char *slot_result(const rq_pool *p, slot *s, const char **status, int *tr
 	return result;
 }
 
-static void finish_slot(rq_pool *p, slot *s, rq_pool_done_fn done, void *arg)
+static void finish_slot(rq_pool *p, slot *s)
 {
+	rq_pool_done_fn done = p->opts.done;
+	void *arg = p->opts.done_arg;
 	const char *status;
 	char *result;
 	int transient;
@@ -541,43 +572,11 @@ static void finish_slot(rq_pool *p, slot *s, rq_pool_done_fn done, void *arg)
 	} else { /* out of memory for its result: the job is left for a retry */
 		done(arg, s->ctx, NULL, "error", 1);
 	}
-	slot_clear(s);
+	slot_clear(p, s);
 	p->running--;
 }
 
-/* ---- the event loop's calls ---- */
-
-int rq_pool_pollfds(const rq_pool *p, struct pollfd *pfd, int max, int *timeout_ms)
-{
-	long long now = rq_clock_mono_ms(), next = -1;
-	rq_child_msg m;
-	int n = 0;
-
-	for (int i = 0; i < p->opts.jobs; i++) {
-		const slot *s = &p->slots[i];
-		if (!s->pid)
-			continue;
-		if (s->report.fd >= 0 && n < max)
-			pfd[n++] = (struct pollfd){.fd = s->report.fd, .events = POLLIN};
-		if (s->exit_fd >= 0 && !s->reaped && n < max)
-			pfd[n++] = (struct pollfd){.fd = s->exit_fd, .events = POLLIN};
-		/* (a child whose whole result is in wakes us through its pidfd) */
-		if (!s->committed && !s->timed_out && !next_msg(s, RQ_JOBRUN_MSG_RESULT, &m) &&
-		    (next < 0 || s->deadline < next))
-			next = s->deadline;
-		if (s->exit_fd < 0 && s->report.fd < 0) /* exiting, and nothing to wait on */
-			next =
-			    next < 0 || now + RQ_POOL_REAP_MS < next ? now + RQ_POOL_REAP_MS : next;
-	}
-	if (p->running && p->opts.memory_limit && (next < 0 || p->next_mem_check < next))
-		next = p->next_mem_check;
-	if (next >= 0) {
-		long long wait = next > now ? next - now : 0;
-		if (*timeout_ms < 0 || wait < *timeout_ms)
-			*timeout_ms = (int)wait;
-	}
-	return n;
-}
+/* ---- in the loop: what fired, what is due ---- */
 
 /* Read what the child sent (out of memory, the rest waits in the pipe). */
 static void read_report(slot *s)
@@ -586,40 +585,104 @@ static void read_report(slot *s)
 		rq_child_in_read(&s->report);
 }
 
-void rq_pool_process(rq_pool *p, rq_pool_done_fn done, void *arg)
+/* When the slot's timer is next due: its deadline while one can cut it
+ * short (no whole result in yet: a child whose result is in wakes us
+ * through its pidfd), or soon, for a child exiting without a pidfd to
+ * wake us; -1: nothing to wait for but its descriptors. */
+static long long slot_next(const slot *s, long long now)
 {
-	long long now = rq_clock_mono_ms();
-	int mem_check = p->opts.memory_limit && now >= p->next_mem_check;
+	rq_child_msg m;
 
-	if (mem_check)
-		p->next_mem_check = now + RQ_POOL_MEM_CHECK_MS;
-	for (int i = 0; i < p->opts.jobs; i++) {
-		slot *s = &p->slots[i];
-		if (!s->pid)
-			continue;
-		read_report(s);
-		/* reap first: a child that ended by itself is not killed as well */
-		if (!s->reaped && rq_child_try_reap(s->pid, &s->wstatus)) {
-			s->reaped = 1;
-			s->exited_at = rq_clock_mono_ms();
-			read_report(s);
-		}
-		handle_intent(p, s);
-		handle_check(p, s);
-		watch_slot(p, s, now, mem_check);
-		if (s->reaped && s->report.fd < 0)
-			finish_slot(p, s, done, arg);
-	}
+	if (s->reaped)
+		return -1;
+	if (s->exit_fd < 0 && s->report.fd < 0) /* exiting, and nothing to wait on */
+		return now + RQ_POOL_REAP_MS;
+	if (s->committed || s->timed_out || s->over_memory || next_msg(s, RQ_JOBRUN_MSG_RESULT, &m))
+		return -1;
+	return s->deadline;
 }
 
-int rq_pool_poll(rq_pool *p, int timeout_ms, rq_pool_done_fn done, void *arg)
+/* After a step: out of the loop what needs no more watching (a pipe at
+ * its end, the pidfd of a reaped child), the timer set anew. */
+static void slot_sync(rq_pool *p, slot *s, long long now)
 {
-	struct pollfd pfd[2 * RQ_POOL_MAX_JOBS];
-	int n = rq_pool_pollfds(p, pfd, 2 * RQ_POOL_MAX_JOBS, &timeout_ms);
+	if (s->on_report && s->report.fd < 0) {
+		rq_evloop_watch_del(p->opts.loop, s->on_report);
+		s->on_report = NULL;
+	}
+	if (s->on_exit && s->reaped) {
+		rq_evloop_watch_del(p->opts.loop, s->on_exit);
+		s->on_exit = NULL;
+	}
+	rq_evloop_timer_at(s->timer, slot_next(s, now));
+}
 
-	if (n || timeout_ms > 0)
-		poll(pfd, (nfds_t)n, timeout_ms);
-	rq_pool_process(p, done, arg);
+/* Everything one child may need now: its messages read, reaped when it
+ * exited, its questions answered, its limits enforced (the memory too
+ * when mem_check), and done called when it is over. */
+static void slot_step(rq_pool *p, slot *s, long long now, int mem_check)
+{
+	read_report(s);
+	/* reap first: a child that ended by itself is not killed as well */
+	if (!s->reaped && rq_child_try_reap(s->pid, &s->wstatus)) {
+		s->reaped = 1;
+		s->exited_at = rq_clock_mono_ms();
+		read_report(s);
+	}
+	handle_intent(p, s);
+	handle_check(p, s);
+	watch_slot(p, s, now, mem_check);
+	if (s->reaped && s->report.fd < 0)
+		finish_slot(p, s);
+	else
+		slot_sync(p, s, now);
+}
+
+/* The child's report pipe or pidfd fired. */
+static void slot_fired(void *arg, int fd, short revents)
+{
+	slot *s = arg;
+
+	(void)fd;
+	(void)revents;
+	slot_step(s->pool, s, rq_clock_mono_ms(), 0);
+}
+
+/* The child's timer is due (slot_step set it anew). */
+static long long slot_due(void *arg, long long now)
+{
+	slot *s = arg;
+
+	slot_step(s->pool, s, now, 0);
+	return -1;
+}
+
+/* The memory checks: every child's resident size, every few ms while
+ * children run. */
+static long long check_memory(void *arg, long long now)
+{
+	rq_pool *p = arg;
+
+	for (int i = 0; i < p->opts.jobs; i++)
+		if (p->slots[i].pid)
+			slot_step(p, &p->slots[i], now, 1);
+	return p->running ? now + RQ_POOL_MEM_CHECK_MS : -1;
+}
+
+/* A started child into the loop: its pipe, its pidfd, its timer; -1 out
+ * of memory. */
+static int slot_watch(rq_pool *p, slot *s)
+{
+	rq_evloop *l = p->opts.loop;
+
+	s->on_report = rq_evloop_watch_add(l, s->report.fd, POLLIN, slot_fired, s);
+	if (s->exit_fd >= 0)
+		s->on_exit = rq_evloop_watch_add(l, s->exit_fd, POLLIN, slot_fired, s);
+	s->timer = rq_evloop_timer_add(l, s->deadline, slot_due, s);
+	if (!s->on_report || (s->exit_fd >= 0 && !s->on_exit) || !s->timer)
+		return -1;
+	if (p->mem_timer && rq_evloop_timer_when(p->mem_timer) < 0)
+		rq_evloop_timer_at(p->mem_timer, rq_clock_mono_ms());
 	return 0;
 }
 
@@ -642,7 +705,7 @@ void rq_pool_kill_all(rq_pool *p, void (*dropped)(void *arg, void *ctx), void *a
 		clean_child_objdir(p, s);
 		if (dropped)
 			dropped(arg, s->ctx);
-		slot_clear(s);
+		slot_clear(p, s);
 		p->running--;
 	}
 }

@@ -19,19 +19,37 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "evloop.h"
 #include "rq_job.h"
 
 #define RQ_POOL_MAX_JOBS 256
 
 typedef struct rq_pool rq_pool;
 
+/*
+ * Called when a job is finished: result is the result JSON text (also for
+ * crashes and timeouts; NULL when the job is to be left for a retry: it
+ * was stopped before moving any ref because its intent or its commit was
+ * refused, a granted commit failed part-way, or no memory was left for
+ * its result), transient is 1 for crashed/timeout (worth a retry), status
+ * is "ok", "conflict" or "error".
+ */
+typedef void (*rq_pool_done_fn)(void *arg, void *ctx, const char *result, const char *status,
+				int transient);
+
 typedef struct rq_pool_opts {
+	/* the loop the pool watches its children on: each child's report
+	 * pipe and pidfd, its deadline, the memory checks */
+	rq_evloop *loop;
+	rq_pool_done_fn done; /* with done_arg, for each finished job */
+	void *done_arg;
 	int jobs;		 /* children at once */
 	const char *repo_root;	 /* absolute, resolved */
 	uint64_t memory_limit;	 /* bytes of resident memory per child, 0: none */
 	int alternates_anywhere; /* follow objects/info/alternates outside the root */
 	int no_consolidate;	 /* leave replayq's packs as they are after jobs */
 	const char *worker;	 /* name reported in results */
+	struct rq_sign *signer;	 /* signs the jobs that ask; the pool's once made (freed with it) */
 	/*
 	 * Write-ahead for ref_action "update": called by the parent with the
 	 * result a child is about to make true; 0 lets the child apply its ref
@@ -49,44 +67,36 @@ typedef struct rq_pool_opts {
 	void *intent_arg;
 } rq_pool_opts;
 
-/*
- * Called when a job is finished: result is the result JSON text (also for
- * crashes and timeouts; NULL when the job is to be left for a retry: it
- * was stopped before moving any ref because its intent or its commit was
- * refused, a granted commit failed part-way, or no memory was left for
- * its result), transient is 1 for crashed/timeout (worth a retry), status
- * is "ok", "conflict" or "error".
- */
-typedef void (*rq_pool_done_fn)(void *arg, void *ctx, const char *result, const char *status,
-				int transient);
-
 int rq_pool_new(rq_pool **out, const rq_pool_opts *opts, rq_error *err);
 void rq_pool_free(rq_pool *p);
 /* How many more jobs can start now; how many run. */
 int rq_pool_idle_count(const rq_pool *p);
 int rq_pool_running(const rq_pool *p);
 
+/* Returned by rq_pool_spawn: the job was not started for want of a
+ * descriptor or a process (EMFILE, ENFILE, EAGAIN, ENOMEM); nothing was
+ * done, and it may start once a child has ended. */
+#define RQ_POOL_BUSY 1
+
+/* The descriptors a pool of jobs children holds in the parent at most:
+ * each child's report pipe, pidfd and answer pipe, and the child's ends
+ * of its two pipes while one starts. */
+int rq_pool_fds(int jobs);
+
+/* What a job's process needs at least besides the parent's: its pipes and
+ * standard streams, and some to work with (repository files, packs, the
+ * pipes of a parallel replay). */
+#define RQ_POOL_CHILD_FDS 24
+
 /*
- * Start a job. default_time: committer time (seconds) when the job has
- * none. attempt: delivery number. intent: the intent an earlier delivery
- * recorded (or NULL): if its updates are all in place, it is the result.
- * ctx is handed back to done.
+ * Start a job: 0, RQ_POOL_BUSY, or -1 (err set for both). default_time: committer time (seconds)
+ * when the job has none. attempt: delivery number. intent: the intent an earlier delivery recorded
+ * (or NULL): if its updates are all in place, it is the result. ctx is handed back to done. From
+ * then on the loop's turns read the child's messages (the function of its descriptor that fired),
+ * enforce its deadline and memory limit (timers), reap it, and call done.
  */
 int rq_pool_spawn(rq_pool *p, const rq_job *job, int64_t default_time, long attempt,
 		  const char *intent, void *ctx, rq_error *err);
-
-/*
- * For an event loop: the descriptors to wait on (at most max; 2 per
- * running job is always enough), and *timeout_ms (-1: none) lowered to the
- * pool's next timer (the nearest deadline, the next memory check). After
- * the wait, rq_pool_process reads the children's messages, enforces the
- * deadlines and memory limits, reaps, and calls done for each finished job.
- */
-int rq_pool_pollfds(const rq_pool *p, struct pollfd *pfd, int max, int *timeout_ms);
-void rq_pool_process(rq_pool *p, rq_pool_done_fn done, void *arg);
-
-/* Both, waiting up to timeout_ms. */
-int rq_pool_poll(rq_pool *p, int timeout_ms, rq_pool_done_fn done, void *arg);
 
 /* 1 if children get a kernel memory limit (RLIMIT_DATA); 0 in sanitizer
  * builds, whose shadow memory no such limit can fit. */

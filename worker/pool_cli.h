@@ -3,17 +3,19 @@
  * pool_cli: the command-line face of the pool, shared by `replayq worker`
  * and `replayq run`: where the repositories are and how their jobs run
  * (--repo-root, --jobs, --memory-limit, --alternates, --consolidate,
- * --log-level, each
- * with its REPLAYQ_* variable), checked and made into an rq_pool.
+ * --log-level, each with its REPLAYQ_* variable; the signing key,
+ * sign_cli), checked and made into an rq_pool.
  */
 #ifndef RQ_POOL_CLI_H
 #define RQ_POOL_CLI_H
 
 #include "opt.h"
 #include "pool.h"
+#include "sign_cli.h"
 
 typedef struct rq_pool_cli {
 	const char *root, *jobs, *memory, *alternates, *log_level, *consolidate;
+	rq_sign_cli_pool sign; /* --sign-key, --sign-format, --sign-agent */
 } rq_pool_cli;
 
 /* The entries of a command's option table. */
@@ -37,7 +39,8 @@ typedef struct rq_pool_cli {
 			      "leave them to the platform's housekeeping",                         \
 			      "REPLAYQ_CONSOLIDATE"),                                              \
 	    RQ_OPT_STRING_ENV("log-level", &(pc)->log_level, "<level>",                            \
-			      "debug, info, warn or error", "REPLAYQ_LOG_LEVEL")
+			      "debug, info, warn or error", "REPLAYQ_LOG_LEVEL"),                  \
+	    RQ_SIGN_CLI_POOL_OPTIONS(&(pc)->sign)
 
 /*
  * A number option's value (s NULL: def), from min to max: 0, or -1 with
@@ -53,11 +56,16 @@ int rq_pool_cli_number(const char *s, long def, long min, long max, const char *
 int rq_pool_cli_log(const rq_pool_cli *c, const char *def, const char *worker);
 
 /*
- * The pool the options ask for, its results naming worker; hooks: the
- * intent, owns and intent_arg of rq_pool_opts (NULL: none). 0, or the
- * exit status (the error said: 129 for an option, 128 for the pool).
+ * The pool the options ask for, its results naming worker; hooks: what
+ * of rq_pool_opts the options do not say (the loop, done, intent, owns and
+ * their arguments). The pool is sized to the process's descriptor limit:
+ * those open now, reserve more the command will open for itself, and the
+ * pool's (the soft limit raised when the hard one allows; a --jobs that
+ * cannot fit refused, naming how many can; the default lowered to fit).
+ * 0, or the exit status (the error said: 129 for an option, 128 for the
+ * pool).
  */
 int rq_pool_cli_open(const rq_pool_cli *c, const char *worker, const rq_pool_opts *hooks,
-		     rq_pool **pool);
+		     int reserve, rq_pool **pool);
 
 #endif

@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -88,6 +89,19 @@ static int kept(int fd, const int *keep, size_t nkeep)
 	return 0;
 }
 
+/* Without /proc, or without a descriptor left to read it with (a
+ * parent at its limit): every number below the limit (at most 65536). */
+static void close_all_below_limit(const int *keep, size_t nkeep)
+{
+	struct rlimit rl;
+	int hi =
+	    getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 65536 ? (int)rl.rlim_cur : 65536;
+
+	for (int fd = 3; fd < hi; fd++)
+		if (!kept(fd, keep, nkeep))
+			close(fd);
+}
+
 /* Without close_range: the descriptors open, as /proc lists them, closed
  * but those kept (a batch at a time: closing changes the listing). */
 static void close_listed(const int *keep, size_t nkeep)
@@ -96,8 +110,10 @@ static void close_listed(const int *keep, size_t nkeep)
 		int fds[256], n = 0;
 		DIR *d = opendir("/proc/self/fd");
 		struct dirent *e;
-		if (!d)
+		if (!d) {
+			close_all_below_limit(keep, nkeep);
 			return;
+		}
 		while (n < 256 && (e = readdir(d))) {
 			int fd = atoi(e->d_name);
 			if (fd >= 3 && fd != dirfd(d) && !kept(fd, keep, nkeep))

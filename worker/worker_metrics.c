@@ -6,24 +6,31 @@
  */
 #include "worker_metrics.h"
 
+#include <git2.h>
 #include <jansson.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "metrics.h"
+#include "rq_build_info.h"
+#include "stop.h"
 
 /* how often the queue's lag and pending count are read, and after a
  * failure */
 #define QUEUE_READ_MS  2000
 #define QUEUE_RETRY_MS 10000
 #define LABEL_MAX      32
+/* /healthz: the loop last turned at most that long ago */
+#define STALE_TURN_MS 30000
 
 struct rq_worker_metrics {
 	rq_metrics *reg;
 	rq_http *http;
-	rq_metrics_family *jobs, *retries, *dead, *duration, *phases, *picks, *objects, *bytes;
+	rq_metrics_family *jobs, *retries, *dead, *duration, *phases, *replay, *picks, *objects,
+	    *bytes, *build;
 	rq_metrics_family *running, *capacity, *reconnects, *redirects, *unreplicated, *lag,
 	    *pending;
 	char queue[128]; /* "" until watched */
@@ -31,6 +38,7 @@ struct rq_worker_metrics {
 	const rq_pool *pool;
 	const rq_redis *redis[2];
 	long long next_queue_read;
+	long long last_turn; /* the loop last asked for its descriptors (monotonic ms) */
 };
 
 /* A job's time, from milliseconds to an hour (timeout_ms is at most 1 h). */
@@ -65,8 +73,11 @@ static const struct family_spec {
      "Time from the read of a job to its stored result.", RQ_METRICS_HISTOGRAM, job_bounds,
      NB(job_bounds)},
     {offsetof(rq_worker_metrics, phases), "replayq_job_phase_duration_seconds",
-     "Time of each phase a job's result reports (stats.ms).", RQ_METRICS_HISTOGRAM, phase_bounds,
-     NB(phase_bounds)},
+     "Time of each phase a job's result reports (stats.ms but total).", RQ_METRICS_HISTOGRAM,
+     phase_bounds, NB(phase_bounds)},
+    {offsetof(rq_worker_metrics, replay), "replayq_job_replay_duration_seconds",
+     "Time of a job's whole replay in its child (stats.ms.total).", RQ_METRICS_HISTOGRAM,
+     phase_bounds, NB(phase_bounds)},
     {offsetof(rq_worker_metrics, picks), "replayq_picks_total",
      "Commits picked (replayed) by finished jobs.", RQ_METRICS_COUNTER, NULL, 0},
     {offsetof(rq_worker_metrics, objects), "replayq_objects_written_total",
@@ -90,6 +101,9 @@ static const struct family_spec {
      NULL, 0},
     {offsetof(rq_worker_metrics, pending), "replayq_queue_pending",
      "Jobs delivered and not acknowledged yet (XINFO GROUPS pending).", RQ_METRICS_GAUGE, NULL, 0},
+    {offsetof(rq_worker_metrics, build), "replayq_build_info",
+     "1, labelled with the program's version, its commit and the libgit2 it runs with.",
+     RQ_METRICS_GAUGE, NULL, 0},
 };
 
 static int add_families(rq_worker_metrics *wm)
@@ -137,6 +151,20 @@ const char *rq_worker_metrics_address(const rq_worker_metrics *wm)
 	return rq_http_address(wm->http);
 }
 
+/* replayq_build_info{version, commit, libgit2} 1 */
+static void set_build_info(rq_worker_metrics *wm)
+{
+	int major = 0, minor = 0, rev = 0;
+	char git2[48];
+
+	git_libgit2_version(&major, &minor, &rev);
+	snprintf(git2, sizeof(git2), "%d.%d.%d", major, minor, rev);
+	const char *l[] = {"queue",	     wm->queue, "version",
+			   RQ_BUILD_VERSION, "commit",	RQ_BUILD_COMMIT,
+			   "libgit2",	     git2,	NULL};
+	rq_metrics_set(wm->build, l, 1);
+}
+
 void rq_worker_metrics_watch(rq_worker_metrics *wm, const char *queue, int capacity,
 			     const rq_pool *pool, const rq_redis *r1, const rq_redis *r2)
 {
@@ -158,6 +186,7 @@ void rq_worker_metrics_watch(rq_worker_metrics *wm, const char *queue, int capac
 	rq_metrics_touch(wm->picks, q);
 	rq_metrics_touch(wm->objects, q);
 	rq_metrics_touch(wm->bytes, q);
+	set_build_info(wm);
 }
 
 /* ===================== a settled job ===================== */
@@ -201,8 +230,14 @@ static void add_stats(rq_worker_metrics *wm, const json_t *stats)
 	add_stat(wm->bytes, q, stats, "pack_bytes");
 	json_object_foreach(json_object_get(stats, "ms"), key, v)
 	{
+		/* total is the sum of the others, and more: its own family, so
+		 * that a sum by (phase) counts each millisecond once */
 		const char *phase[] = {"queue", wm->queue, "phase", label_word(key), NULL};
-		if (json_is_number(v) && json_number_value(v) >= 0)
+		if (!json_is_number(v) || json_number_value(v) < 0)
+			continue;
+		if (!strcmp(key, "total"))
+			rq_metrics_observe(wm->replay, q, json_number_value(v) / 1000.0);
+		else
 			rq_metrics_observe(wm->phases, phase, json_number_value(v) / 1000.0);
 	}
 }
@@ -278,13 +313,52 @@ static void set_connections(rq_worker_metrics *wm, const char *const *q)
 	rq_metrics_set(wm->unreplicated, q, unreplicated);
 }
 
+/* /healthz: the process lives and its loop turns (200), or its loop has
+ * not turned for STALE_TURN_MS (503). */
+static void on_healthz(const rq_worker_metrics *wm, rq_http_response *res)
+{
+	long long ago = rq_clock_mono_ms() - wm->last_turn;
+	char text[96];
+
+	res->status = ago <= STALE_TURN_MS ? 200 : 503;
+	snprintf(text, sizeof(text), "%s: the loop turned %lld ms ago\n",
+		 res->status == 200 ? "ok" : "stuck", ago);
+	rq_buf_str(&res->body, text);
+}
+
+/* /readyz: connected to Redis (the queue opened, the command connection
+ * up) and not draining (200); else 503 with the reason. */
+static void on_readyz(const rq_worker_metrics *wm, rq_http_response *res)
+{
+	const char *why = NULL;
+
+	if (!wm->queue[0])
+		why = "not connected to the queue yet";
+	else if (rq_stop_requested())
+		why = "draining: takes no new jobs";
+	else if (wm->redis[0] && rq_redis_fd(wm->redis[0]) < 0)
+		why = "not connected to Redis";
+	res->status = why ? 503 : 200;
+	rq_buf_str(&res->body, why ? why : "ready");
+	rq_buf_str(&res->body, "\n");
+}
+
 static void on_request(void *arg, const char *method, const char *path, rq_http_response *res)
 {
 	rq_worker_metrics *wm = arg;
+	int get = !strcmp(method, "GET");
 
-	if (strcmp(method, "GET") || strcmp(path, "/metrics")) {
+	if (get && !strcmp(path, "/healthz")) {
+		on_healthz(wm, res);
+		return;
+	}
+	if (get && !strcmp(path, "/readyz")) {
+		on_readyz(wm, res);
+		return;
+	}
+	if (!get || strcmp(path, "/metrics")) {
 		res->status = 404;
-		rq_buf_str(&res->body, "not found: try GET /metrics\n");
+		rq_buf_str(&res->body, "not found: try GET /metrics, /healthz or /readyz\n");
 		return;
 	}
 	if (!wm->queue[0]) {
@@ -301,10 +375,12 @@ static void on_request(void *arg, const char *method, const char *path, rq_http_
 	rq_metrics_render(wm->reg, &res->body);
 }
 
-int rq_worker_metrics_pollfds(const rq_worker_metrics *wm, struct pollfd *pfd, int max,
-			      int *timeout_ms)
+int rq_worker_metrics_pollfds(rq_worker_metrics *wm, struct pollfd *pfd, int max, int *timeout_ms)
 {
-	return wm ? rq_http_pollfds(wm->http, pfd, max, timeout_ms) : 0;
+	if (!wm)
+		return 0;
+	wm->last_turn = rq_clock_mono_ms(); /* the loop turns: /healthz */
+	return rq_http_pollfds(wm->http, pfd, max, timeout_ms);
 }
 
 void rq_worker_metrics_process(rq_worker_metrics *wm, const struct pollfd *pfd, int n)

@@ -14,7 +14,10 @@
  *                                           stored result
  *   replayq_job_phase_duration_seconds{phase}  histogram: the phases a job's
  *                                           result reports (stats.ms: resolve, walk,
- *                                           replay, pack, total)
+ *                                           replay, pack)
+ *   replayq_job_replay_duration_seconds    histogram: stats.ms.total, the whole
+ *                                           replay in the child (not a phase, so
+ *                                           that sum by (phase) adds up)
  *   replayq_picks_total, replayq_objects_written_total,
  *   replayq_pack_written_bytes_total       from the results' stats
  *   replayq_jobs_running, replayq_pool_capacity   gauges, read at the scrape
@@ -22,8 +25,14 @@
  *   replayq_redis_unreplicated_writes_total   both of the worker's connections
  *   replayq_queue_lag, replayq_queue_pending      the group's lag and pending count
  *                                           (XINFO GROUPS), read by the worker at
- *                                           most every 2 s
- * Anything but GET /metrics gets 404.
+ *                                           most every 2 s; every worker of a queue
+ *                                           serves the same values: aggregate with
+ *                                           max by (queue), never sum
+ *   replayq_build_info{version, commit, libgit2}  1
+ * GET /healthz: 200 while the event loop turns (it asked for its
+ * descriptors within the last 30 s), else 503. GET /readyz: 200 when
+ * connected to the queue's Redis and not draining, else 503 with the
+ * reason. Anything else gets 404.
  */
 #ifndef RQ_WORKER_METRICS_H
 #define RQ_WORKER_METRICS_H
@@ -76,9 +85,9 @@ void rq_worker_metrics_retry(rq_worker_metrics *wm, const char *result);
  */
 void rq_worker_metrics_read_queue(rq_worker_metrics *wm, rq_queue *q, long long now_ms);
 
-/* For the event loop: as rq_http_pollfds and rq_http_process. */
-int rq_worker_metrics_pollfds(const rq_worker_metrics *wm, struct pollfd *pfd, int max,
-			      int *timeout_ms);
+/* For the event loop: as rq_http_pollfds and rq_http_process. Each call
+ * of rq_worker_metrics_pollfds is a turn of the loop (/healthz). */
+int rq_worker_metrics_pollfds(rq_worker_metrics *wm, struct pollfd *pfd, int max, int *timeout_ms);
 void rq_worker_metrics_process(rq_worker_metrics *wm, const struct pollfd *pfd, int n);
 
 #endif

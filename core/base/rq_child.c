@@ -93,18 +93,6 @@ int rq_child_write(int fd, const void *p, size_t len)
 	return 0;
 }
 
-int rq_child_send(int fd, char type, const void *data, size_t len)
-{
-	rq_buf b = {0};
-	int rc = -1;
-
-	rq_child_frame(&b, type, data, len);
-	if (!b.oom)
-		rc = rq_child_write(fd, b.p, b.len);
-	free(b.p);
-	return rc;
-}
-
 int rq_child_sendv(int fd, char type, const struct iovec *parts, int nparts)
 {
 	char head[32];

@@ -54,9 +54,6 @@ void rq_child_frame(rq_buf *b, char type, const void *data, size_t len);
 /* Write all of p (retrying on EINTR); 0, or -1 when the pipe failed. */
 int rq_child_write(int fd, const void *p, size_t len);
 
-/* Frame and write one message; 0 or -1. */
-int rq_child_send(int fd, char type, const void *data, size_t len);
-
 /* Frame and write one message whose payload is the parts one after the
  * other, allocating nothing (a child out of memory can still report);
  * 0 or -1. */

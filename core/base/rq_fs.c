@@ -6,39 +6,150 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-int rq_fs_rmtree(const char *path)
+#define RMTREE_DEPTH 64
+
+int rq_fs_opendir(const char *path)
 {
-	struct stat st;
-	DIR *d;
+	return open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+/* 1 when the component [s, s + n) is one a name may hold. */
+static int plain_component(const char *s, size_t n)
+{
+	return n > 0 && n < NAME_MAX + 1 && !(n == 1 && s[0] == '.') &&
+	       !(n == 2 && s[0] == '.' && s[1] == '.');
+}
+
+int rq_fs_parent_at(int dirfd, const char *name, const char **leaf)
+{
+	char part[NAME_MAX + 1];
+	const char *s = name, *slash;
+	int fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+
+	while (fd >= 0 && (slash = strchr(s, '/'))) {
+		size_t n = (size_t)(slash - s);
+		int next;
+		if (!plain_component(s, n)) {
+			close(fd);
+			errno = EINVAL;
+			return -1;
+		}
+		memcpy(part, s, n);
+		part[n] = '\0';
+		next = openat(fd, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(fd);
+		fd = next;
+		s = slash + 1;
+	}
+	if (fd >= 0 && !plain_component(s, strlen(s))) {
+		close(fd);
+		errno = EINVAL;
+		return -1;
+	}
+	*leaf = s;
+	return fd;
+}
+
+int rq_fs_open_at(int dirfd, const char *name, int flags, mode_t mode)
+{
+	const char *leaf;
+	int dir = rq_fs_parent_at(dirfd, name, &leaf), fd, keep;
+
+	if (dir < 0)
+		return -1;
+	fd = openat(dir, leaf, flags | O_NOFOLLOW | O_CLOEXEC, mode);
+	keep = errno;
+	close(dir);
+	errno = keep;
+	return fd;
+}
+
+static int rmtree_in(int dirfd, const char *name, int depth);
+
+/* Remove everything in the directory fd (taken). */
+static int empty_dir(int fd, int depth)
+{
+	DIR *d = fdopendir(fd);
 	struct dirent *e;
 	int rc = 0;
 
-	if (lstat(path, &st) < 0)
+	if (!d) {
+		close(fd);
+		return -1;
+	}
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+		    rmtree_in(dirfd(d), e->d_name, depth + 1) < 0)
+			rc = -1;
+	closedir(d);
+	return rc;
+}
+
+static int rmtree_in(int dirfd, const char *name, int depth)
+{
+	struct stat st;
+	int fd, rc;
+
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return errno == ENOENT ? 0 : -1;
 	if (!S_ISDIR(st.st_mode))
-		return unlink(path);
-	if (!(d = opendir(path)))
+		return unlinkat(dirfd, name, 0) < 0 && errno != ENOENT ? -1 : 0;
+	if (depth >= RMTREE_DEPTH)
 		return -1;
-	while ((e = readdir(d))) {
-		char child[PATH_MAX];
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		if (snprintf(child, sizeof(child), "%s/%s", path, e->d_name) >=
-		    (int)sizeof(child)) {
-			rc = -1;
-			continue;
-		}
-		if (rq_fs_rmtree(child) < 0)
-			rc = -1;
-	}
-	closedir(d);
-	if (rmdir(path) < 0)
+	/* a directory swapped for a link meanwhile is not entered */
+	if ((fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return -1;
+	rc = empty_dir(fd, depth);
+	if (unlinkat(dirfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
 		rc = -1;
+	return rc;
+}
+
+int rq_fs_rmtree_at(int dirfd, const char *name)
+{
+	if (!plain_component(name, strlen(name))) {
+		errno = EINVAL;
+		return -1;
+	}
+	return rmtree_in(dirfd, name, 0);
+}
+
+int rq_fs_rmtree(const char *path)
+{
+	char dir[PATH_MAX];
+	const char *base;
+	char *slash;
+	size_t n = strlen(path);
+	int fd, rc;
+
+	while (n > 1 && path[n - 1] == '/')
+		n--; /* "dir/" is "dir" */
+	if (n >= sizeof(dir)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(dir, path, n);
+	dir[n] = '\0';
+	if (!(slash = strrchr(dir, '/'))) {
+		base = path;
+		fd = rq_fs_opendir(".");
+	} else {
+		*slash = '\0';
+		base = path + (slash - dir) + 1;
+		fd = rq_fs_opendir(slash == dir ? "/" : dir);
+	}
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -1;
+	memcpy(dir, base, n - (size_t)(base - path));
+	dir[n - (size_t)(base - path)] = '\0';
+	rc = rq_fs_rmtree_at(fd, dir);
+	close(fd);
 	return rc;
 }

@@ -2,17 +2,47 @@
 /*
  * rq_fs: file-system helpers the core and the programs share.
  *
- * rq_fs_rmtree removes a directory tree the way `rm -rf` does, without
- * following a symbolic link: a link inside the tree is removed, never what
- * it points at. The replay's temporary object directory (rq_odb_tmpdir),
- * the worker's clean-up after a killed job and the tests use it.
+ * Inside a repository a symbolic link is data, and data can point
+ * anywhere: every file replayq creates, writes or removes there is reached
+ * from a directory the caller confined (an open descriptor: the common
+ * directory, the objects directory) one component at a time, none of them
+ * followed when it is a symbolic link (openat with O_NOFOLLOW). A link met
+ * on the way is an error (ELOOP or ENOTDIR), never a way out.
+ *
+ * rq_fs_rmtree removes a directory tree the way `rm -rf` does, in the same
+ * way: a link inside the tree is removed, never what it points at, and a
+ * directory swapped for a link while it runs is not entered.
  */
 #ifndef RQ_FS_H
 #define RQ_FS_H
 
-/* Remove path and, for a directory, everything in it. A path that does not
- * exist is fine. 0, or -1 when something could not be removed
- * (the rest is removed all the same). */
+#include <sys/types.h>
+
+/* The directory path, opened for the *at calls below (path is followed as
+ * given: the caller confined it). A descriptor, or -1 with errno. */
+int rq_fs_opendir(const char *path);
+
+/*
+ * The directory that holds the last component of name, reached from
+ * dirfd one component at a time without following a link; *leaf points
+ * at that last component inside name. name is relative and each of its
+ * components is neither empty nor "." nor "..". A new descriptor (to
+ * close), or -1 with errno (EINVAL: a bad name; ELOOP or ENOTDIR: a
+ * symbolic link on the way).
+ */
+int rq_fs_parent_at(int dirfd, const char *name, const char **leaf);
+
+/* openat() of name under dirfd as rq_fs_parent_at reaches it, the last
+ * component not followed either (O_NOFOLLOW and O_CLOEXEC added). */
+int rq_fs_open_at(int dirfd, const char *name, int flags, mode_t mode);
+
+/* Remove name (one component) under dirfd and, for a directory,
+ * everything in it, following no link. 0, or -1 (the rest is removed all
+ * the same). Trees deeper than 64 levels are left. */
+int rq_fs_rmtree_at(int dirfd, const char *name);
+
+/* rq_fs_rmtree_at of path's last component under its directory. A path
+ * that does not exist is fine. */
 int rq_fs_rmtree(const char *path);
 
 #endif

@@ -30,17 +30,24 @@
  * REPLAYQ_TEST_ALLOC_AT=<point>:<MiB> makes a process that reaches the
  * point take and touch that much memory first (and keep it): a job that
  * grows after its temporary objects exist.
+ *
+ * The hooks exist only in a build configured with -DRQ_TEST_HOOKS=ON (what
+ * tests/run builds). Elsewhere, a release build above all, every function
+ * below is an empty inline function: the product obeys no REPLAYQ_TEST_*
+ * variable and holds nowhere (integration/release_hooks checks it).
  */
 #ifndef RQ_TESTHOOK_H
 #define RQ_TESTHOOK_H
 
 #include <stddef.h>
 
+#ifdef RQ_TEST_HOOKS
 /* Hold here if REPLAYQ_TEST_HOLD names this point; returns when let go. */
 void rq_testhook_hold(const char *point);
 
 /* 1 if REPLAYQ_TEST_HOLD names this point. */
 int rq_testhook_wanted(const char *point);
+#endif
 
 /*
  * In-process tests of threads: fn(point, k) is called at every
@@ -51,7 +58,26 @@ int rq_testhook_wanted(const char *point);
  * "thread-encode" (the compressor thread about to encode object k).
  */
 typedef void (*rq_testhook_fn)(const char *point, size_t k);
+#ifdef RQ_TEST_HOOKS
 void rq_testhook_set_fn(rq_testhook_fn fn);
 void rq_testhook_at(const char *point, size_t k);
+#else
+static inline void rq_testhook_hold(const char *point)
+{
+	(void)point;
+}
+
+static inline int rq_testhook_wanted(const char *point)
+{
+	(void)point;
+	return 0;
+}
+
+static inline void rq_testhook_at(const char *point, size_t k)
+{
+	(void)point;
+	(void)k;
+}
+#endif
 
 #endif

@@ -22,6 +22,7 @@ static const char *const kind_names[RQ_CONFLICT_COUNT] = {
     [RQ_CONFLICT_DIR_RENAME] = "directory rename",
     [RQ_CONFLICT_MODE] = "mode",
     [RQ_CONFLICT_TYPE] = "distinct types",
+    [RQ_CONFLICT_RESOLUTION] = "resolution",
 };
 
 /*
@@ -59,4 +60,23 @@ void rq_conflicts_free(rq_conflicts *c)
 		free(c->v[i].path);
 	free(c->v);
 	memset(c, 0, sizeof(*c));
+}
+
+int rq_conflict_details_add(rq_conflict_details *d, const rq_conflict_detail *detail)
+{
+	rq_conflict_detail *nv = rq_mem_grow(d->v, &d->cap, d->n + 1, sizeof(*d->v), 8);
+
+	if (!nv)
+		return -1;
+	d->v = nv;
+	d->v[d->n++] = *detail;
+	return 0;
+}
+
+void rq_conflict_details_free(rq_conflict_details *d)
+{
+	if (!d)
+		return;
+	free(d->v);
+	memset(d, 0, sizeof(*d));
 }

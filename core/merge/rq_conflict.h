@@ -11,7 +11,9 @@
 #ifndef RQ_CONFLICT_H
 #define RQ_CONFLICT_H
 
+#include <git2.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef enum {
 	RQ_CONFLICT_CONTENT,
@@ -24,6 +26,9 @@ typedef enum {
 	RQ_CONFLICT_DIR_RENAME,	   /* a path moved (or not) by a directory rename */
 	RQ_CONFLICT_MODE,	   /* both sides changed the mode differently */
 	RQ_CONFLICT_TYPE,	   /* file, symlink, submodule: different kinds */
+	/* a replayed merge commit: the resolution its author made of a
+	 * conflict no longer applies (core/merge/rq_remerge.h) */
+	RQ_CONFLICT_RESOLUTION,
 	RQ_CONFLICT_COUNT
 } rq_conflict_kind;
 
@@ -37,10 +42,38 @@ typedef struct rq_conflicts {
 	size_t n, cap;
 } rq_conflicts;
 
+/* One version of a conflicting path (mode 0: absent). */
+typedef struct rq_conflict_version {
+	git_oid oid;
+	uint32_t mode;
+} rq_conflict_version;
+
+/*
+ * What a merge that keeps its conflicts (rq_merger_merge_accept) tells of
+ * one: the three versions the merge met at the path (base, ours, theirs,
+ * after renames moved them there) and what its conflicted tree holds
+ * there. textual: the path's only trouble is a text merge, and the result
+ * is that text with conflict markers.
+ */
+typedef struct rq_conflict_detail {
+	int textual;
+	rq_conflict_version stages[3];
+	rq_conflict_version result;
+} rq_conflict_detail;
+
+typedef struct rq_conflict_details {
+	rq_conflict_detail *v;
+	size_t n, cap;
+} rq_conflict_details;
+
+/* Append a detail. 0, or -1 out of memory (d unchanged). */
+int rq_conflict_details_add(rq_conflict_details *d, const rq_conflict_detail *detail);
+void rq_conflict_details_free(rq_conflict_details *d);
+
 /*
  * Stable names: "content", "add/add", "modify/delete", "rename",
  * "file/directory", "rename/delete", "rename/rename", "directory rename",
- * "mode", "distinct types" (JSON results and the CLI print them; an
+ * "mode", "distinct types", "resolution" (JSON results and the CLI print them; an
  * unknown kind reads "content").
  */
 const char *rq_conflict_kind_name(rq_conflict_kind kind);

@@ -4,9 +4,11 @@
  * merge sub-library in core/merge/: ort/ holds the tree merge, xdiff/ the
  * line merge; ort/rq_ort.h is the map of the internals).
  *
- * Trivial picks are answered from the tree ids alone (no tree is read):
- * theirs == base gives ours; ours == base or ours == theirs gives theirs;
- * a root commit (no base) onto the empty tree gives theirs.
+ * Trivial picks are answered from the tree ids: theirs == base gives ours;
+ * ours == base gives theirs (a root commit's base is the empty tree); only
+ * the top-level tree of the result is read, to write it again when its
+ * modes are not written as git writes them (rq_canon: merge-ort opens the
+ * top level of every merge and writes it from canonical modes).
  *
  * Every other pick goes to rq_treemerge (core/merge/ort), a
  * re-implementation of git 2.39's merge-ort that opens only the
@@ -32,7 +34,9 @@
  *  - the renames remembered along the picks of a replay, as git replay's
  *    merge-ort remembers them (ort/rq_rename_cache.h);
  *  - merge.conflictStyle (diff3/zdiff3 make more overlapping changes
- *    conflict, as in git).
+ *    conflict, as in git);
+ *  - the merge drivers of the paths' attributes (ort/rq_attr.h): text,
+ *    union, binary, merge.default; core.maxTreeDepth bounds the walk.
  *
  * Like merge-ort, and unlike git's older recursive strategy and libgit2,
  * merge.renames and diff.renames are ignored: merge-ort always detects
@@ -81,15 +85,12 @@
  * ("rename") instead.
  *
  * Known differences from git that are not detected:
- *  - merge attributes from global or repository attribute files
- *    ($GIT_DIR/info/attributes, core.attributesFile): merge drivers and
- *    conflict-marker-size are not consulted (merge-ort reads the tree's
- *    .gitattributes only when renormalizing, as here);
+ *  - an external merge driver (merge.<name>.driver) is never run: the path
+ *    conflicts, as in git when the driver fails; conflict-marker-size is
+ *    not read (the conflicted text of an accepting merge, never committed,
+ *    has git's default markers);
  *  - an initialized submodule changed on both sides: git may fast-forward
- *    it, here it is a conflict;
- *  - a root tree with non-canonical modes (100664) on the trivial paths:
- *    merge-ort rewrites the root tree, the trivial cases here return the
- *    input tree unchanged.
+ *    it, here it is a conflict.
  *
  * Kept across the picks of one merger (rq_treemerge_memory): the renames
  * remembered along the chain of picks; the chunk counts of blobs used in
@@ -100,6 +101,9 @@
  * cache); and the merge's memory chunks.
  */
 #include "rq_merge.h"
+#include "rq_attr.h"
+#include "rq_canon.h"
+#include "rq_tree.h"
 #include "rq_rename_cache.h"
 #include "rq_treemerge.h"
 
@@ -171,12 +175,15 @@ static void read_config(rq_merger *m)
 	m->config.rename_limit = -1;
 	m->config.dir_renames = RQ_ORT_DIR_RENAMES_CONFLICT;
 	m->config.conflict_style = RQ_XMERGE_STYLE_MERGE;
+	m->config.max_tree_depth = RQ_TREE_MAX_DEPTH;
 	if (git_repository_config(&cfg, m->repo) < 0 || git_config_snapshot(&snap, cfg) < 0)
 		goto out;
 	if (git_config_get_int32(&l, snap, "diff.renameLimit") == 0)
 		m->config.rename_limit = l;
 	if (git_config_get_int32(&l, snap, "merge.renameLimit") == 0)
 		m->config.rename_limit = l;
+	if (git_config_get_int32(&l, snap, "core.maxTreeDepth") == 0)
+		m->config.max_tree_depth = l;
 	if (git_config_get_string_buf(&buf, snap, "merge.directoryRenames") == 0) {
 		m->config.dir_renames = parse_dir_renames(buf.ptr, m->config.dir_renames);
 		git_buf_dispose(&buf);
@@ -190,7 +197,7 @@ out:
 	git_config_free(cfg);
 }
 
-int rq_merger_new(rq_merger **out, git_repository *repo, rq_error *err)
+int rq_merger_new(rq_merger **out, git_repository *repo, const char *root, rq_error *err)
 {
 	rq_merger *m = calloc(1, sizeof(*m));
 
@@ -201,6 +208,10 @@ int rq_merger_new(rq_merger **out, git_repository *repo, rq_error *err)
 	}
 	m->repo = repo;
 	read_config(m);
+	if (rq_attr_new(&m->config.attr, repo, root, err) < 0) {
+		rq_merger_free(m);
+		return -1;
+	}
 	/* the fallback: libgit2's merge with rename detection at git's 50% */
 	git_merge_options_init(&m->fallback_opts, GIT_MERGE_OPTIONS_VERSION);
 	m->fallback_opts.flags = GIT_MERGE_FIND_RENAMES;
@@ -217,6 +228,7 @@ void rq_merger_free(rq_merger *m)
 	if (!m)
 		return;
 	rq_treemerge_memory_release(&m->memory);
+	rq_attr_free(m->config.attr);
 	free(m);
 }
 
@@ -301,8 +313,11 @@ out:
 
 /*
  * The trivial cases, answered from the ids alone, in merge-ort's terms: a
- * side that did not change the tree takes the other side's tree. *out set
- * and 1 when the pick is one of them, else 0.
+ * side that did not change the tree takes the other side's tree (merge-ort
+ * then opens the top level only: rq_canon_root). *out set and 1 when the
+ * pick is one of them, else 0. Both sides alike but not the base is no
+ * such case: merge-ort opens every directory the sides changed and writes
+ * it again (with canonical modes), which the full merge does too.
  */
 static int trivial_result(const git_oid *base, const git_oid *ours, const git_oid *theirs,
 			  git_oid *out)
@@ -310,16 +325,14 @@ static int trivial_result(const git_oid *base, const git_oid *ours, const git_oi
 	git_oid empty;
 
 	git_oid_fromstr(&empty, RQ_EMPTY_TREE_HEX);
-	if (!base && git_oid_equal(ours, &empty)) {
-		git_oid_cpy(out, theirs); /* a root commit onto the empty tree */
-		return 1;
-	}
-	if (base && git_oid_equal(base, theirs)) {
+	if (!base) /* a root commit: picked against the empty tree */
+		base = &empty;
+	if (git_oid_equal(base, theirs)) {
 		git_oid_cpy(out, ours); /* the pick changes nothing */
 		return 1;
 	}
-	if ((base && git_oid_equal(base, ours)) || git_oid_equal(ours, theirs)) {
-		git_oid_cpy(out, theirs); /* ours is the base, or already the result */
+	if (git_oid_equal(base, ours)) {
+		git_oid_cpy(out, theirs); /* ours is the base */
 		return 1;
 	}
 	return 0;
@@ -331,24 +344,96 @@ void rq_merger_forget_renames(rq_merger *m)
 		rq_rename_cache_chain_break(m->memory.renames);
 }
 
-int rq_merger_merge(rq_merger *m, const git_oid *base, const git_oid *ours, const git_oid *theirs,
-		    git_oid *out, rq_conflicts *conflicts, rq_error *err)
+/* A tree merge of the merger with mode (NULL: a pick), through the
+ * trivial cases and the fallback as a pick goes. */
+static int merge_with(rq_merger *m, const rq_ort_mode *mode, const git_oid *base,
+		      const git_oid *ours, const git_oid *theirs, git_oid *out,
+		      rq_conflicts *conflicts, rq_error *err)
 {
 	git_odb *odb = NULL;
 	int rc;
 
+	if (git_repository_odb(&odb, m->repo) < 0)
+		return rq_error_git(err, "cannot open the object database");
 	if (trivial_result(base, ours, theirs, out)) {
 		m->stats.trivial++;
+		rc = rq_canon_root(odb, out, out, err);
+		git_odb_free(odb);
+		if (rc < 0)
+			return -1;
 		rq_treemerge_trivial(&m->memory, base, ours, theirs, out);
 		return 0;
 	}
 	m->stats.full++;
-	if (git_repository_odb(&odb, m->repo) < 0)
-		return rq_error_git(err, "cannot open the object database");
-	rc = rq_treemerge(m->repo, odb, &m->config, &m->memory, base, ours, theirs, out, conflicts,
-			  err);
+	rc = rq_treemerge(m->repo, odb, &m->config, &m->memory, mode, base, ours, theirs, out,
+			  conflicts, err);
 	git_odb_free(odb);
-	if (rc == RQ_TREEMERGE_FALL_BACK) /* it knows nothing of remembered renames */
-		return fallback_merge(m, base, ours, theirs, out, conflicts, err);
+	if (rc != RQ_TREEMERGE_FALL_BACK)
+		return rc;
+	if (mode && !mode->accept &&
+	    ((mode->base_marked && mode->base_marked->len) ||
+	     (mode->ours_marked && mode->ours_marked->len))) {
+		/* libgit2 would split conflict hunks: the resolution cannot be
+		 * carried with it */
+		m->stats.fallback++;
+		if (rq_conflicts_add(conflicts, "", RQ_CONFLICT_RESOLUTION) < 0)
+			return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+		return 1;
+	}
+	/* it knows nothing of remembered renames */
+	rc = fallback_merge(m, base, ours, theirs, out, conflicts, err);
+	return rc == 1 && mode && mode->accept ? RQ_MERGE_NO_TREE : rc;
+}
+
+int rq_merger_merge(rq_merger *m, const git_oid *base, const git_oid *ours, const git_oid *theirs,
+		    git_oid *out, rq_conflicts *conflicts, rq_error *err)
+{
+	return merge_with(m, NULL, base, ours, theirs, out, conflicts, err);
+}
+
+static void set_marks(rq_ort_mode *mode, const rq_merge_marks *marks)
+{
+	mode->marks.ours = marks->ours;
+	mode->marks.base = marks->base;
+	mode->marks.theirs = marks->theirs;
+	mode->marks.size = marks->size;
+}
+
+int rq_merger_merge_accept(rq_merger *m, const git_oid *base, const git_oid *ours,
+			   const git_oid *theirs, const rq_merge_marks *marks, git_oid *out,
+			   rq_conflicts *conflicts, rq_conflict_details *details, rq_error *err)
+{
+	rq_ort_mode mode;
+	size_t n0 = conflicts->n;
+	int rc;
+
+	memset(&mode, 0, sizeof(mode));
+	mode.accept = 1;
+	set_marks(&mode, marks);
+	mode.accepted = details;
+	/* a remerge's merges stand alone: no chain of renames before or after */
+	rq_merger_forget_renames(m);
+	rc = merge_with(m, &mode, base, ours, theirs, out, conflicts, err);
+	rq_merger_forget_renames(m);
+	if (rc == RQ_MERGE_NO_TREE || rc < 0)
+		details->n = details->n < n0 ? details->n : n0;
+	return rc;
+}
+
+int rq_merger_merge_remerge(rq_merger *m, const git_oid *base, const git_oid *ours,
+			    const git_oid *theirs, const rq_merge_marks *marks,
+			    const rq_oidmap *base_marked, const rq_oidmap *ours_marked,
+			    git_oid *out, rq_conflicts *conflicts, rq_error *err)
+{
+	rq_ort_mode mode;
+	int rc;
+
+	memset(&mode, 0, sizeof(mode));
+	set_marks(&mode, marks);
+	mode.base_marked = base_marked;
+	mode.ours_marked = ours_marked;
+	rq_merger_forget_renames(m);
+	rc = merge_with(m, &mode, base, ours, theirs, out, conflicts, err);
+	rq_merger_forget_renames(m);
 	return rc;
 }

@@ -9,8 +9,10 @@
  * repository's object database and returns 0; a conflicted one returns 1
  * and lists each conflicting path with its kind; errors are negative.
  *
- * Trivial cases are resolved without reading a tree: theirs == base gives
- * ours, ours == base or ours == theirs gives theirs. Everything else is a
+ * Trivial cases are resolved from the tree ids: theirs == base gives ours,
+ * ours == base gives theirs, with only that tree's top level read (and
+ * written again when its modes are not git's canonical ones, as merge-ort
+ * writes every top level it merges). Everything else is a
  * tree-level re-implementation of git 2.39's merge-ort (see rq_merge.c for
  * what it covers and when it falls back to libgit2's merge), reading only
  * the directories that differ, following merge.renameLimit,
@@ -25,12 +27,13 @@
 
 #include "rq_conflict.h" /* rq_conflicts, the conflicts a merge reports */
 #include "rq_error.h"
+#include "rq_oidmap.h"
 
 /* The id of the empty tree. */
 #define RQ_EMPTY_TREE_HEX "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 typedef struct rq_merge_stats {
-	size_t trivial;	 /* picks resolved without opening a tree */
+	size_t trivial;	 /* picks resolved from the tree ids (one side unchanged) */
 	size_t full;	 /* picks that needed a real merge (tree merge or fallback) */
 	size_t fallback; /* of those, picks merged by libgit2's merge */
 	/* rename similarity scores: computed, and remembered from an earlier pick */
@@ -39,12 +42,57 @@ typedef struct rq_merge_stats {
 
 typedef struct rq_merger rq_merger;
 
-int rq_merger_new(rq_merger **out, git_repository *repo, rq_error *err);
+/*
+ * A merger for repo. root (NULL: none): the worker's root, which every
+ * attribute file the merge reads must resolve inside; a job's merge reads
+ * no global or system attribute file (core/merge/ort/rq_attr.h).
+ */
+int rq_merger_new(rq_merger **out, git_repository *repo, const char *root, rq_error *err);
 void rq_merger_free(rq_merger *m);
 const rq_merge_stats *rq_merger_stats(const rq_merger *m);
 
 int rq_merger_merge(rq_merger *m, const git_oid *base, const git_oid *ours, const git_oid *theirs,
 		    git_oid *out, rq_conflicts *conflicts, rq_error *err);
+
+/* ---- the merges of a remerge (core/merge/rq_remerge.h) -------------------- */
+
+/* The conflict markers an accepting merge writes: labels (NULL: none) and
+ * length (0: git's 7). */
+typedef struct rq_merge_marks {
+	const char *ours, *base, *theirs;
+	int size;
+} rq_merge_marks;
+
+/* What rq_merger_merge_accept returns besides 0, 1 and -1. */
+#define RQ_MERGE_NO_TREE 2
+
+/*
+ * A merge that keeps its conflicts, as merge-ort does for `git show
+ * --remerge-diff` and `git merge-tree`: 0 clean (*out), 1 conflicted
+ * (*out: the tree with the conflicts accepted: text with conflict markers
+ * labelled by marks, the surviving side of a modify/delete, ...; conflicts
+ * and details get one entry each per conflict), RQ_MERGE_NO_TREE (a
+ * conflicted merge in a state the tree merge hands to libgit2, which gives
+ * no tree: conflicts listed, no details), -1. Remembered renames are not
+ * used; the chain is broken.
+ */
+int rq_merger_merge_accept(rq_merger *m, const git_oid *base, const git_oid *ours,
+			   const git_oid *theirs, const rq_merge_marks *marks, git_oid *out,
+			   rq_conflicts *conflicts, rq_conflict_details *details, rq_error *err);
+
+/*
+ * The third merge of a remerge: base R, ours N, theirs the original merge's
+ * tree, where the blobs in base_marked (R's) and ours_marked (N's) hold
+ * conflict hunks written with marks: a hunk is taken or replaced whole, and
+ * one of N left in the result is a conflict (RQ_CONFLICT_RESOLUTION where
+ * R had one at that place). 0 clean, 1 conflict, -1; as rq_merger_merge
+ * otherwise (a fallback to libgit2 merges plainly: the caller decides
+ * whether that can stand, by rq_merger_stats' fallback count).
+ */
+int rq_merger_merge_remerge(rq_merger *m, const git_oid *base, const git_oid *ours,
+			    const git_oid *theirs, const rq_merge_marks *marks,
+			    const rq_oidmap *base_marked, const rq_oidmap *ours_marked,
+			    git_oid *out, rq_conflicts *conflicts, rq_error *err);
 
 /*
  * Forget the renames remembered along the current chain of picks (as a

@@ -733,7 +733,7 @@ int rq_odb_mem_save(git_odb_backend *b, size_t since, const char *path, rq_error
 		free(recs);
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	}
-	io.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	io.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (io.fd < 0) {
 		free(recs);
 		return rq_error_set(err, RQ_E_IO, "cannot create %s: %s", path, strerror(errno));

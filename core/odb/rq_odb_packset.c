@@ -6,11 +6,11 @@
  * and checked when first needed.
  */
 #include "rq_odb_packset.h"
+#include "rq_hindex.h"
 #include "rq_mem.h"
 #include "rq_odb_midx.h"
 #include "rq_odb_own.h"
 #include "rq_odb_packtab.h"
-#include "rq_strmap.h"
 #include "rq_trace.h"
 
 #include <dirent.h>
@@ -55,7 +55,7 @@ struct rq_odb_packset {
 	int scanned; /* 1 listed; -1 out of memory then */
 	slot *slots;
 	size_t n, cap;
-	rq_strmap by_name;
+	rq_hindex by_name; /* over the slots' names */
 	rq_odb_midx *midx;
 	size_t *midx_slot; /* midx pack number -> slot */
 	rq_odb_packtab *tab;
@@ -119,7 +119,6 @@ rq_odb_packset *rq_odb_packset_open(const char *pack_dir, const char *shown, uns
 
 	if (!ps)
 		return NULL;
-	rq_strmap_init(&ps->by_name);
 	ps->flags = flags;
 	ps->dir = strdup(pack_dir);
 	ps->shown = strdup(shown ? shown : pack_dir);
@@ -150,7 +149,7 @@ void rq_odb_packset_free(rq_odb_packset *ps)
 		free(ps->slots[k].name);
 	}
 	free(ps->slots);
-	rq_strmap_free(&ps->by_name);
+	free(ps->by_name.slot);
 	rq_odb_midx_free(ps->midx);
 	rq_odb_packtab_free(ps->tab);
 	free(ps->midx_slot);
@@ -230,6 +229,24 @@ static int need_pair(rq_odb_packset *ps, slot *s)
 
 /* ---- the listing ---- */
 
+static int name_eq(const void *ctx, size_t i, const void *key)
+{
+	return !strcmp(((const rq_odb_packset *)ctx)->slots[i].name, key);
+}
+
+static size_t name_hash(const void *ctx, size_t i)
+{
+	return rq_hindex_hash_str(((const rq_odb_packset *)ctx)->slots[i].name);
+}
+
+/* The slot named name, or SIZE_MAX. */
+static size_t slot_named(const rq_odb_packset *ps, const char *name)
+{
+	long k = rq_hindex_find(&ps->by_name, rq_hindex_hash_str(name), name_eq, ps, name);
+
+	return k < 0 ? SIZE_MAX : (size_t)k;
+}
+
 /* The slot of name, made when new: its number, or SIZE_MAX (memory). */
 static size_t slot_for(rq_odb_packset *ps, const char *name, size_t len)
 {
@@ -239,22 +256,20 @@ static size_t slot_for(rq_odb_packset *ps, const char *name, size_t len)
 
 	if (!copy)
 		return SIZE_MAX;
-	if (rq_strmap_get(&ps->by_name, copy, &k)) {
+	if ((k = slot_named(ps, copy)) != SIZE_MAX) {
 		free(copy);
 		return k;
 	}
-	if (!(v = rq_mem_grow(ps->slots, &ps->cap, ps->n + 1, sizeof(*v), 64))) {
+	if ((v = rq_mem_grow(ps->slots, &ps->cap, ps->n + 1, sizeof(*v), 64)))
+		ps->slots = v;
+	if (!v || rq_hindex_reserve(&ps->by_name, 64, ps->n, name_hash, ps) < 0) {
 		free(copy);
 		return SIZE_MAX;
 	}
-	ps->slots = v;
 	memset(&v[ps->n], 0, sizeof(*v));
 	v[ps->n].name = copy;
 	v[ps->n].has_hex = name_hex(copy, v[ps->n].hex);
-	if (rq_strmap_put(&ps->by_name, copy, ps->n) < 0) {
-		free(copy);
-		return SIZE_MAX;
-	}
+	rq_hindex_add(&ps->by_name, rq_hindex_hash_str(copy), ps->n);
 	return ps->n++;
 }
 
@@ -340,7 +355,8 @@ static size_t listed_slot(rq_odb_packset *ps, const char *name)
 			ps->slots[k].listed = 1;
 		return k;
 	}
-	return rq_strmap_get(&ps->by_name, name, &k) && ps->slots[k].listed ? k : SIZE_MAX;
+	k = slot_named(ps, name);
+	return k != SIZE_MAX && ps->slots[k].listed ? k : SIZE_MAX;
 }
 
 /* git's multi-pack-index, when every pack it names is listed (one that

@@ -59,7 +59,7 @@ void rq_odb_tmpdir_keepalive(rq_odb_tmpdir *od, unsigned every)
 	if (!od || !od->made || now - od->touched < (time_t)every)
 		return;
 	/* its modification time is what another machine's clean-up looks at */
-	(void)utimensat(AT_FDCWD, od->path, NULL, 0);
+	(void)utimensat(AT_FDCWD, od->path, NULL, AT_SYMLINK_NOFOLLOW);
 	od->touched = now;
 }
 
@@ -389,48 +389,55 @@ void rq_odb_tmpdir_free(rq_odb_tmpdir *od)
 	free(od);
 }
 
-/* Remove the stale entries of dir whose names start with prefix and then
- * TMP_PREFIX: directories, or regular files. The number removed. */
-static int clean_in(const char *dir, const char *prefix, int dirs, unsigned max_age)
+/* Remove the stale entries of the directory dir (a descriptor, taken)
+ * whose names start with prefix and then TMP_PREFIX: directories, or
+ * regular files, none followed if it is a symbolic link. The number
+ * removed. */
+static int clean_in(int dir, const char *prefix, int dirs, unsigned max_age)
 {
 	size_t skip = strlen(prefix);
 	struct dirent *e;
 	int removed = 0;
-	DIR *d;
+	DIR *d = dir >= 0 ? fdopendir(dir) : NULL;
 
-	if (!(d = opendir(dir)))
+	if (!d) {
+		if (dir >= 0)
+			close(dir);
 		return 0;
+	}
 	while ((e = readdir(d))) {
-		char path[PATH_MAX];
 		struct stat st;
 		if (strncmp(e->d_name, prefix, skip) != 0 ||
 		    strncmp(e->d_name + skip, TMP_PREFIX, strlen(TMP_PREFIX)) != 0)
 			continue;
-		if (snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) >= (int)sizeof(path))
-			continue;
-		if (lstat(path, &st) < 0 || (dirs ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)))
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    (dirs ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)))
 			continue;
 		if (!rq_odb_own_tmp_stale(e->d_name + skip + strlen(TMP_PREFIX), (long)st.st_mtime,
 					  max_age))
 			continue;
-		if ((dirs ? rq_fs_rmtree(path) : unlink(path)) == 0)
+		if ((dirs ? rq_fs_rmtree_at(dirfd(d), e->d_name)
+			  : unlinkat(dirfd(d), e->d_name, 0)) == 0)
 			removed++;
 	}
 	closedir(d);
 	return removed;
 }
 
-/* The stale .keep files of ours in a pack directory (and the packs they
- * held without an index). */
-static int clean_keeps(const char *pack)
+/* The stale .keep files of ours in a pack directory (a descriptor, taken)
+ * and the packs they held without an index. */
+static int clean_keeps(int pack)
 {
 	struct dirent *e;
 	char **keeps = NULL;
 	size_t n = 0, cap = 0, removed = 0;
-	DIR *d = opendir(pack);
+	DIR *d = pack >= 0 ? fdopendir(pack) : NULL;
 
-	if (!d)
+	if (!d) {
+		if (pack >= 0)
+			close(pack);
 		return 0;
+	}
 	while ((e = readdir(d))) {
 		size_t l = strlen(e->d_name);
 		char **v;
@@ -449,16 +456,31 @@ static int clean_keeps(const char *pack)
 	return (int)removed;
 }
 
+/* objects/pack of the objects directory objects, not followed if it is a
+ * symbolic link (a descriptor, or -1). */
+static int open_pack_dir(int objects)
+{
+	return openat(objects, "pack", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+int rq_odb_tmpdir_clean_stale_at(int objects, unsigned max_age)
+{
+	int removed = clean_in(fcntl(objects, F_DUPFD_CLOEXEC, 0), "", 1, max_age);
+
+	/* a pack being written when its process was killed, and the .keep
+	 * files of killed replays */
+	removed += clean_in(open_pack_dir(objects), "tmp_", 0, max_age);
+	return removed + clean_keeps(open_pack_dir(objects));
+}
+
 int rq_odb_tmpdir_clean_stale_dir(const char *objects, unsigned max_age)
 {
-	char pack[PATH_MAX];
-	int removed = clean_in(objects, "", 1, max_age);
+	int fd = rq_fs_opendir(objects), removed;
 
-	/* a pack being written when its process was killed */
-	if (snprintf(pack, sizeof(pack), "%s/pack", objects) < (int)sizeof(pack)) {
-		removed += clean_in(pack, "tmp_", 0, max_age);
-		removed += clean_keeps(pack);
-	}
+	if (fd < 0)
+		return 0;
+	removed = rq_odb_tmpdir_clean_stale_at(fd, max_age);
+	close(fd);
 	return removed;
 }
 
@@ -477,5 +499,5 @@ int rq_odb_tmpdir_clean_stale(git_repository *repo, unsigned max_age, rq_error *
 	if (objects_dir(repo, objects, sizeof(objects), err) < 0)
 		return -1;
 	/* the pack directory's: by the replay's listing of its packs */
-	return clean_in(objects, "", 1, max_age);
+	return clean_in(rq_fs_opendir(objects), "", 1, max_age);
 }

@@ -101,6 +101,11 @@ int rq_odb_tmpdir_clean_stale(git_repository *repo, unsigned max_age, rq_error *
  * of replayq's. */
 int rq_odb_tmpdir_clean_stale_dir(const char *objects_dir, unsigned max_age);
 
+/* The same for an objects directory open as objects (a descriptor, kept):
+ * nothing below it is reached through a symbolic link (objects/pack
+ * neither), and what is removed is removed with rq_fs_rmtree_at. */
+int rq_odb_tmpdir_clean_stale_at(int objects, unsigned max_age);
+
 /* The refs moved (or will not): the .keep this process made for pack
  * name (a replay's with keep_pack) goes. name "" or NULL: nothing. */
 void rq_odb_tmpdir_release(git_repository *repo, const char *name);

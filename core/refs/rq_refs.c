@@ -16,10 +16,13 @@
 #include <unistd.h>
 
 #include "rq_confine.h"
+#include "rq_fs.h"
+#include "rq_refname.h"
 #include "rq_refs.h"
 #include "rq_testhook.h"
 
 #define MARKER_PREFIX "replayq-refs-"
+#define GUARD_NAME    "replayq-refs.guard"
 
 /* "<pid>@<host>" of this process. */
 static void owner_name(char *out, size_t size)
@@ -29,15 +32,80 @@ static void owner_name(char *out, size_t size)
 	snprintf(out, size, "%ld@%s", (long)getpid(), host);
 }
 
-/* Where the lock of a ref lives: HEAD and other pseudo-refs in the
- * repository's own directory, refs/ in the common one. */
+/* 1 when libgit2 (1.5) keeps ref in the repository's own directory, not
+ * the common one: HEAD and the other pseudo-refs, refs/bisect/. */
+static int own_dir_ref(const char *ref)
+{
+	return strncmp(ref, "refs/", 5) != 0 || !strncmp(ref, "refs/bisect/", 12);
+}
+
+/* Where the lock of a ref lives, for messages. */
 static int lock_path(git_repository *repo, const char *ref, char *out, size_t size)
 {
 	const char *dir =
-	    strncmp(ref, "refs/", 5) ? git_repository_path(repo) : git_repository_commondir(repo);
+	    own_dir_ref(ref) ? git_repository_path(repo) : git_repository_commondir(repo);
 	int n = snprintf(out, size, "%s%s%s.lock", dir,
 			 dir[0] && dir[strlen(dir) - 1] == '/' ? "" : "/", ref);
 	return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
+/*
+ * The two directories the ref files live in, open: every file this module
+ * creates, reads or removes is reached from one of them without following
+ * a symbolic link (rq_fs_open_at), whatever the repository holds.
+ */
+typedef struct refdirs {
+	int common, own;
+} refdirs;
+
+static int refdirs_open(git_repository *repo, refdirs *d, rq_error *err)
+{
+	d->common = rq_fs_opendir(git_repository_commondir(repo));
+	d->own = rq_fs_opendir(git_repository_path(repo));
+	if (d->common >= 0 && d->own >= 0)
+		return 0;
+	rq_error_set(err, RQ_E_IO, "cannot open the git directory: %s", strerror(errno));
+	if (d->common >= 0)
+		close(d->common);
+	if (d->own >= 0)
+		close(d->own);
+	d->common = d->own = -1;
+	return -1;
+}
+
+static void refdirs_close(refdirs *d)
+{
+	if (d->common >= 0)
+		close(d->common);
+	if (d->own >= 0)
+		close(d->own);
+	d->common = d->own = -1;
+}
+
+/* A file of this module in the common directory, opened without following
+ * a link and without blocking on a FIFO: a regular file's descriptor, or
+ * -1 with err set (RQ_E_BAD_REPO for a link or anything but a file). */
+static int open_own_file(const refdirs *d, const char *name, int flags, rq_error *err)
+{
+	struct stat st;
+	int fd = rq_fs_open_at(d->common, name, flags | O_NONBLOCK, 0644);
+
+	if (fd < 0 && (errno == ELOOP || errno == ENXIO || errno == EISDIR))
+		return rq_error_set(err, RQ_E_BAD_REPO,
+				    "'%s' in the git directory is not a regular file (a symbolic "
+				    "link, a FIFO or a directory): refusing to use it",
+				    name);
+	if (fd < 0)
+		return rq_error_set(err, RQ_E_IO, "cannot open '%s' in the git directory: %s", name,
+				    strerror(errno));
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return rq_error_set(err, RQ_E_BAD_REPO,
+				    "'%s' in the git directory is not a regular file: refusing to "
+				    "use it",
+				    name);
+	}
+	return fd;
 }
 
 /* The owner takes every lock right after writing its marker: a lock made
@@ -49,52 +117,79 @@ static int made_after(const struct timespec *a, const struct timespec *b)
 	return a->tv_sec > b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec >= b->tv_nsec);
 }
 
-/* 1 when the lock file holds exactly "<hex>\n": libgit2 writes a ref's
- * new id into its lock right before the rename that commits it. */
-static int lock_holds(const char *lock, const char *hex)
+/* 1 when the lock file leaf (in dir) holds exactly "<hex>\n": libgit2
+ * writes a ref's new id into its lock right before the rename that
+ * commits it. */
+static int lock_holds(int dir, const char *leaf, const char *hex)
 {
 	char buf[GIT_OID_HEXSZ + 2];
-	size_t want = strlen(hex), n;
-	FILE *f;
+	size_t want = strlen(hex);
+	ssize_t n;
+	int fd;
 
-	if (!*hex || want > GIT_OID_HEXSZ || !(f = fopen(lock, "r")))
+	if (want != GIT_OID_HEXSZ ||
+	    (fd = openat(dir, leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) < 0)
 		return 0;
-	n = fread(buf, 1, sizeof(buf), f);
-	fclose(f);
-	return n == want + 1 && !memcmp(buf, hex, want) && buf[want] == '\n';
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	return n == (ssize_t)want + 1 && !memcmp(buf, hex, want) && buf[want] == '\n';
+}
+
+/* One line of a dead owner's marker, "<ref> <new id>": its lock removed
+ * when it is one the owner made (see clean_marker). The ref is checked
+ * as a ref name before it names any file: a marker is the repository's
+ * data, and "../../x" must not lead anywhere. */
+static void clean_lock(const refdirs *d, char *line, const struct stat *mst)
+{
+	char lock[1100], *hex = strchr(line, ' ');
+	const char *leaf;
+	struct stat lst;
+	int dir;
+
+	if (hex)
+		*hex++ = '\0';
+	if (!rq_refname_lockable(line) ||
+	    snprintf(lock, sizeof(lock), "%s.lock", line) >= (int)sizeof(lock) ||
+	    (dir = rq_fs_parent_at(own_dir_ref(line) ? d->own : d->common, lock, &leaf)) < 0)
+		return;
+	if (fstatat(dir, leaf, &lst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(lst.st_mode) &&
+	    made_after(&lst.st_mtim, &mst->st_mtim) &&
+	    (lst.st_size == 0 ? lst.st_mtim.tv_sec <= mst->st_mtim.tv_sec + RQ_REFS_LOCK_WINDOW_S
+			      : lock_holds(dir, leaf, hex ? hex : "")))
+		unlinkat(dir, leaf, 0);
+	close(dir);
 }
 
 /* Remove the locks a dead replayq process left, as its marker lists them
- * ("<ref> <new id>" a line): lock files made in the minute after the
- * marker: empty ones made in the minute after it (libgit2 writes a lock's
- * content only at the commit), and ones holding that new id (killed
- * between writing and renaming it, however late); a lock of a live
- * process, or one another program took, stays. */
-static void clean_marker(git_repository *repo, const char *marker)
+ * ("<ref> <new id>" a line): lock files made after the marker: empty ones
+ * made in the minute after it (libgit2 writes a lock's content only at the
+ * commit), and ones holding that new id (killed between writing and
+ * renaming it, however late); a lock of a live process, or one another
+ * program took, stays. A marker that is not a regular file is left. */
+static void clean_marker(const refdirs *d, const char *name)
 {
-	struct stat mst, lst;
-	char line[1100], lock[PATH_MAX];
+	struct stat mst;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	rq_error err;
 	FILE *f;
+	int fd = open_own_file(d, name, O_RDONLY, &err);
 
-	if (stat(marker, &mst) < 0 || !(f = fopen(marker, "r")))
+	if (fd < 0)
 		return;
-	while (fgets(line, sizeof(line), f)) {
-		char *hex;
-		line[strcspn(line, "\n")] = '\0';
-		hex = strchr(line, ' ');
-		if (hex)
-			*hex++ = '\0';
-		if (!*line || lock_path(repo, line, lock, sizeof(lock)) < 0 ||
-		    lstat(lock, &lst) < 0 || !S_ISREG(lst.st_mode) ||
-		    !made_after(&lst.st_mtim, &mst.st_mtim))
-			continue;
-		if (lst.st_size == 0
-			? lst.st_mtim.tv_sec <= mst.st_mtim.tv_sec + RQ_REFS_LOCK_WINDOW_S
-			: lock_holds(lock, hex ? hex : ""))
-			unlink(lock);
+	if (fstat(fd, &mst) < 0 || !(f = fdopen(fd, "r"))) {
+		close(fd);
+		return;
 	}
+	while ((n = getline(&line, &cap, f)) > 0) {
+		if (line[n - 1] == '\n')
+			line[n - 1] = '\0';
+		clean_lock(d, line, &mst);
+	}
+	free(line);
 	fclose(f);
-	unlink(marker);
+	unlinkat(d->common, name, 0);
 }
 
 /* 1 when pid has exited: no such process, or a zombie nobody reaped. */
@@ -117,17 +212,21 @@ static int process_gone(pid_t pid)
 }
 
 /* rq_refs_clean_stale with the guard held by the caller. */
-static void clean_stale(git_repository *repo)
+static void clean_stale(const refdirs *d)
 {
-	const char *dir = git_repository_commondir(repo);
-	char host[128] = "", path[PATH_MAX];
+	char host[128] = "";
 	struct dirent *e;
-	DIR *d;
+	int fd = fcntl(d->common, F_DUPFD_CLOEXEC, 0);
+	DIR *dh = fd >= 0 ? fdopendir(fd) : NULL;
 
-	gethostname(host, sizeof(host) - 1);
-	if (!dir || !(d = opendir(dir)))
+	if (!dh) {
+		if (fd >= 0)
+			close(fd);
 		return;
-	while ((e = readdir(d))) {
+	}
+	rewinddir(dh); /* the descriptor's offset is shared with d->common */
+	gethostname(host, sizeof(host) - 1);
+	while ((e = readdir(dh))) {
 		char *at;
 		long pid;
 		if (strncmp(e->d_name, MARKER_PREFIX, strlen(MARKER_PREFIX)) != 0)
@@ -139,28 +238,24 @@ static void clean_stale(git_repository *repo)
 		 * marker only after this clean-up) */
 		if ((pid_t)pid != getpid() && !process_gone((pid_t)pid))
 			continue; /* alive (or not ours to judge) */
-		if (snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) < (int)sizeof(path))
-			clean_marker(repo, path);
+		clean_marker(d, e->d_name);
 	}
-	closedir(d);
+	closedir(dh);
 }
 
 /* The per-repository guard of rq_refs_apply: <commondir>/replayq-refs.guard,
- * held with flock (released by the kernel when its holder dies). */
-static int guard_lock(git_repository *repo, rq_error *err)
+ * held with flock (released by the kernel when its holder dies); never a
+ * symbolic link (RQ_E_BAD_REPO). */
+static int guard_lock(const refdirs *d, rq_error *err)
 {
-	char path[PATH_MAX];
-	int fd, n = snprintf(path, sizeof(path), "%s/replayq-refs.guard",
-			     git_repository_commondir(repo));
+	int fd = open_own_file(d, GUARD_NAME, O_RDWR | O_CREAT, err);
 
-	if (n < 0 || (size_t)n >= sizeof(path))
-		return rq_error_set(err, RQ_E_IO, "repository path too long");
-	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) < 0)
-		return rq_error_set(err, RQ_E_IO, "cannot open '%s': %s", path, strerror(errno));
+	if (fd < 0)
+		return -1;
 	while (flock(fd, LOCK_EX) < 0)
 		if (errno != EINTR) {
 			close(fd);
-			return rq_error_set(err, RQ_E_IO, "cannot lock '%s': %s", path,
+			return rq_error_set(err, RQ_E_IO, "cannot lock '%s': %s", GUARD_NAME,
 					    strerror(errno));
 		}
 	return fd;
@@ -168,41 +263,215 @@ static int guard_lock(git_repository *repo, rq_error *err)
 
 void rq_refs_clean_stale(git_repository *repo)
 {
+	refdirs d;
 	rq_error err;
-	int guard = guard_lock(repo, &err);
+	int guard;
 
-	if (guard < 0)
+	if (refdirs_open(repo, &d, &err) < 0)
 		return;
-	clean_stale(repo);
-	close(guard);
+	if ((guard = guard_lock(&d, &err)) >= 0) {
+		clean_stale(&d);
+		close(guard);
+	}
+	refdirs_close(&d);
 }
 
 /* Before the first lock: write down which locks this process will hold,
  * one "<ref> <new id>" a line (the id names the content a lock has while
- * its ref is being committed). */
-static int write_marker(git_repository *repo, const rq_replay_result *result, char *path,
-			size_t size, rq_error *err)
+ * its ref is being committed), as name (MARKER_PREFIX<owner>). */
+static int write_marker(const refdirs *d, const rq_replay_result *result, char *name, size_t size,
+			rq_error *err)
 {
 	char owner[160], hex[GIT_OID_HEXSZ + 1];
 	FILE *f;
-	int n;
+	int fd;
 
 	owner_name(owner, sizeof(owner));
-	n = snprintf(path, size, "%s/%s%s", git_repository_commondir(repo), MARKER_PREFIX, owner);
-	if (n < 0 || (size_t)n >= size)
-		return rq_error_set(err, RQ_E_IO, "repository path too long");
-	if (!(f = fopen(path, "w")))
-		return rq_error_set(err, RQ_E_IO, "cannot write '%s': %s", path, strerror(errno));
+	snprintf(name, size, "%s%s", MARKER_PREFIX, owner);
+	if ((fd = open_own_file(d, name, O_WRONLY | O_CREAT | O_TRUNC, err)) < 0)
+		return -1;
+	if (!(f = fdopen(fd, "w"))) {
+		close(fd);
+		unlinkat(d->common, name, 0);
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	}
 	for (size_t i = 0; i < result->nupdates; i++)
 		fprintf(f, "%s %s\n", result->updates[i].ref,
 			git_oid_tostr(hex, sizeof(hex), &result->updates[i].new_id));
 	if (fflush(f) != 0 || fsync(fileno(f)) != 0) {
 		fclose(f);
-		unlink(path);
-		return rq_error_set(err, RQ_E_IO, "cannot write '%s': %s", path, strerror(errno));
+		unlinkat(d->common, name, 0);
+		return rq_error_set(err, RQ_E_IO, "cannot write '%s': %s", name, strerror(errno));
 	}
 	fclose(f);
 	return 0;
+}
+
+/* ---- refs that cannot be created: directory/file conflicts ---- */
+
+/* 1 when name is a loose ref file (or a link: a loose symbolic ref) under
+ * d, reached without following a link. */
+static int loose_file(const refdirs *d, const char *name)
+{
+	const char *leaf;
+	struct stat st;
+	int dir = rq_fs_parent_at(own_dir_ref(name) ? d->own : d->common, name, &leaf), r;
+
+	if (dir < 0)
+		return 0;
+	r = fstatat(dir, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode);
+	close(dir);
+	return r;
+}
+
+/* 1 when the directory fd (taken) holds a file at any depth (a link, a
+ * lock, a broken ref: anything but empty directories), as git's lock
+ * would find it in the way; deeper than 64 levels counts as holding one. */
+static int holds_files(int fd, int depth)
+{
+	DIR *dh = fdopendir(fd);
+	struct dirent *e;
+	int found = 0;
+
+	if (!dh) {
+		close(fd);
+		return 0;
+	}
+	while (!found && (e = readdir(dh))) {
+		struct stat st;
+		int sub;
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+		    fstatat(dirfd(dh), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (!S_ISDIR(st.st_mode) || depth >= 64)
+			found = 1;
+		else if ((sub = openat(dirfd(dh), e->d_name,
+				       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0)
+			found = holds_files(sub, depth + 1);
+	}
+	closedir(dh);
+	return found;
+}
+
+/* The smallest existing ref under name/ (loose or packed), into *clash
+ * (malloc'ed): 1, 0 when there is none, -1 on error. */
+static int ref_below(git_repository *repo, const char *name, char **clash, rq_error *err)
+{
+	git_reference_iterator *it;
+	const char *n;
+	size_t len = strlen(name);
+	char *glob = malloc(len + 3);
+	int r;
+
+	if (!glob)
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	memcpy(glob, name, len);
+	memcpy(glob + len, "/*", 3); /* name holds no glob character: git refuses them */
+	r = git_reference_iterator_glob_new(&it, repo, glob);
+	free(glob);
+	if (r < 0)
+		return rq_error_git(err, "cannot list the refs");
+	while ((r = git_reference_next_name(&n, it)) == 0)
+		if (!strncmp(n, name, len) && n[len] == '/' && (!*clash || strcmp(n, *clash) < 0)) {
+			free(*clash);
+			if (!(*clash = strdup(n))) {
+				git_reference_iterator_free(it);
+				return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+			}
+		}
+	git_reference_iterator_free(it);
+	if (r != GIT_ITEROVER)
+		return rq_error_git(err, "cannot list the refs");
+	return *clash != NULL;
+}
+
+/* The existing ref that keeps name from being created: one of its leading
+ * directories (refs/heads/main for refs/heads/main/sub), else the
+ * smallest one beneath it (refs/heads/team/x for refs/heads/team), into
+ * *clash (malloc'ed): 1, 0 none, -1 on error. */
+static int ref_clash(git_repository *repo, const char *name, char **clash, rq_error *err)
+{
+	char *up = strdup(name);
+
+	*clash = NULL;
+	if (!up)
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	for (char *p = strchr(up + 5, '/'); p; p = strchr(p + 1, '/')) {
+		git_reference *ref = NULL;
+		*p = '\0';
+		if (git_reference_lookup(&ref, repo, up) == 0) {
+			git_reference_free(ref);
+			*clash = up;
+			return 1;
+		}
+		*p = '/';
+	}
+	free(up);
+	return ref_below(repo, name, clash, err);
+}
+
+/* One ref to create: refused (RQ_E_BAD_REF, in git's words) when an
+ * existing ref or a non-empty directory is in its way. */
+static int creatable(git_repository *repo, const refdirs *d, const char *name, rq_error *err)
+{
+	const char *leaf;
+	char *clash = NULL;
+	int r = ref_clash(repo, name, &clash, err), dir, sub = -1;
+
+	if (r < 0)
+		return -1;
+	if (r > 0) { /* git names the lock when a loose file is in the way */
+		r = loose_file(d, clash) || loose_file(d, name)
+			? rq_error_set(err, RQ_E_BAD_REF,
+				       "cannot lock ref '%s': '%s' exists; cannot create '%s'",
+				       name, clash, name)
+			: rq_error_set(err, RQ_E_BAD_REF, "'%s' exists; cannot create '%s'", clash,
+				       name);
+		free(clash);
+		return r;
+	}
+	if ((dir = rq_fs_parent_at(own_dir_ref(name) ? d->own : d->common, name, &leaf)) < 0)
+		return 0;
+	sub = openat(dir, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	close(dir);
+	if (sub >= 0 && holds_files(sub, 0))
+		return rq_error_set(err, RQ_E_BAD_REF,
+				    "cannot lock ref '%s': there is a non-empty directory '%s' "
+				    "blocking reference '%s'",
+				    name, name, name);
+	return 0;
+}
+
+/* 1 when a is one of b's leading directories. */
+static int dir_of(const char *a, const char *b)
+{
+	size_t n = strlen(a);
+	return !strncmp(a, b, n) && b[n] == '/';
+}
+
+int rq_refs_check_creatable(git_repository *repo, const rq_replay_result *result, rq_error *err)
+{
+	static const git_oid zero;
+	refdirs d;
+	int rc = 0;
+
+	if (refdirs_open(repo, &d, err) < 0)
+		return -1;
+	for (size_t i = 0; rc == 0 && i < result->nupdates; i++) {
+		const rq_ref_update *u = &result->updates[i];
+		if (!git_oid_equal(&u->old_id, &zero) || strncmp(u->ref, "refs/", 5))
+			continue; /* it exists: nothing stands in its way */
+		for (size_t k = 0; rc == 0 && k < result->nupdates; k++)
+			if (dir_of(u->ref, result->updates[k].ref) ||
+			    dir_of(result->updates[k].ref, u->ref))
+				rc = rq_error_set(err, RQ_E_BAD_REF,
+						  "cannot process '%s' and '%s' at the same time",
+						  u->ref, result->updates[k].ref);
+		if (rc == 0)
+			rc = creatable(repo, &d, u->ref, err);
+	}
+	refdirs_close(&d);
+	return rc;
 }
 
 /*
@@ -312,22 +581,61 @@ static int commit_all(const rq_replay_result *result, git_transaction **tx, rq_e
 	return 0;
 }
 
+/* Before anything is locked: every ref a name git takes and reached
+ * through no symbolic link (rq_confine: libgit2 would write through it),
+ * and every ref to create free of directory/file conflicts. */
+static int check_updates(git_repository *repo, const rq_replay_result *result, rq_error *err)
+{
+	char why[RQ_ERROR_MSG_MAX];
+
+	for (size_t i = 0; i < result->nupdates; i++) {
+		const char *ref = result->updates[i].ref;
+		if (!rq_refname_lockable(ref))
+			return rq_error_set(err, RQ_E_BAD_REF, "'%s' is not a valid refname", ref);
+		if (rq_confine_ref(repo, ref, err) < 0)
+			return -1;
+	}
+	if (rq_refs_check_creatable(repo, result, err) == 0)
+		return 0;
+	snprintf(why, sizeof(why), "%s", err->msg);
+	return rq_error_set(err, err->code, "failed to commit ref transaction: %s",
+			    why); /* git's words */
+}
+
+/* Under the per-repository guard (its descriptor returned): the locks of
+ * dead owners removed, this process's marker written (its name into
+ * marker, "" when none). -1 with err set. */
+static int guard_and_mark(const refdirs *d, const rq_replay_result *result, char *marker,
+			  size_t size, rq_error *err)
+{
+	int guard = guard_lock(d, err);
+
+	marker[0] = '\0';
+	if (guard < 0)
+		return -1;
+	clean_stale(d);
+	if (write_marker(d, result, marker, size, err) < 0) {
+		marker[0] = '\0';
+		close(guard);
+		return -1;
+	}
+	return guard;
+}
+
 int rq_refs_apply_checked(git_repository *repo, const rq_replay_result *result,
 			  const rq_ident *committer, int (*may_commit)(void *arg), void *arg,
 			  rq_error *err)
 {
 	git_transaction **tx = NULL;
 	git_signature *sig = NULL;
-	char marker[PATH_MAX] = "";
+	char marker[NAME_MAX + 1] = "";
+	refdirs d = {-1, -1};
 	int rc = -1, guard = -1;
 
 	if (!result->nupdates)
 		return 0;
-	/* a ref or reflog reached through a symbolic link would be written
-	 * through it (rq_confine); nothing is locked before all are checked */
-	for (size_t i = 0; i < result->nupdates; i++)
-		if (rq_confine_ref(repo, result->updates[i].ref, err) < 0)
-			return -1;
+	if (check_updates(repo, result, err) < 0)
+		return -1;
 	if (git_signature_new(&sig, committer->name, committer->email, (git_time_t)committer->time,
 			      committer->tz) < 0)
 		return rq_error_git(err, "invalid committer identity");
@@ -339,14 +647,9 @@ int rq_refs_apply_checked(git_repository *repo, const rq_replay_result *result,
 	/* one replayq process at a time cleans, writes its marker and takes
 	 * its locks in this repository: a cleaner cannot judge a lock that
 	 * another is taking right then */
-	if ((guard = guard_lock(repo, err)) < 0)
-		goto out;
-	clean_stale(repo);
-	if (write_marker(repo, result, marker, sizeof(marker), err) < 0) {
-		marker[0] = '\0';
-		goto out;
-	}
-	if (lock_all(repo, result, sig, tx, err) < 0)
+	if (refdirs_open(repo, &d, err) < 0 ||
+	    (guard = guard_and_mark(&d, result, marker, sizeof(marker), err)) < 0 ||
+	    lock_all(repo, result, sig, tx, err) < 0)
 		goto out;
 	close(guard); /* every lock is taken: the next may clean and lock */
 	guard = -1;
@@ -367,9 +670,10 @@ out:
 	free(tx);
 	git_signature_free(sig);
 	if (marker[0])
-		unlink(marker);
+		unlinkat(d.common, marker, 0);
 	if (guard >= 0)
 		close(guard);
+	refdirs_close(&d);
 	return rc;
 }
 

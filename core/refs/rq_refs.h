@@ -18,15 +18,15 @@
  * another live process holds its lock) before the first is written; then
  * they are committed one by one, in order, each with a reflog entry
  * (result->reflog_msg) by committer. Nothing is changed unless every check
- * passes. A ref that already holds its new value is left alone, without a
- * reflog entry (a retried job whose update was applied before). A process
- * killed between two commits leaves the refs before it moved and the rest
- * at their old values, each with its lock (which rq_refs_clean_stale
- * removes); a retry that knows the update (a worker's intent) finishes it.
- * Test hook points, in order: "refs-start", "refs-locking" (after the
- * first lock of several), "refs-locked", "refs-fenced" (after may_commit
- * said yes), "refs-committed" (after the first commit of several),
- * "refs-done".
+ * passes: first every ref's name (git's rules, RQ_E_BAD_REF), its path
+ * (no symbolic link, RQ_E_BAD_REPO) and, for a ref to create, that nothing
+ * stands in its way (rq_refs_check_creatable). A ref that already holds its new value is left
+ * alone, without a reflog entry (a retried job whose update was applied before). A process killed
+ * between two commits leaves the refs before it moved and the rest at their old values, each with
+ * its lock (which rq_refs_clean_stale removes); a retry that knows the update (a worker's intent)
+ * finishes it. Test hook points, in order: "refs-start", "refs-locking" (after the first lock of
+ * several), "refs-locked", "refs-fenced" (after may_commit said yes), "refs-committed" (after the
+ * first commit of several), "refs-done".
  */
 int rq_refs_apply(git_repository *repo, const rq_replay_result *result, const rq_ident *committer,
 		  rq_error *err);
@@ -50,9 +50,26 @@ int rq_refs_apply_checked(git_repository *repo, const rq_replay_result *result,
  * locks of such a marker whose process is dead on this machine: lock files
  * made after the marker, empty or holding the id the marker names for that
  * ref. A lock held by a live process, by another machine's replayq or by
- * another program stays.
+ * another program stays. A marker is the repository's data: each name in
+ * it is checked as a ref name before it names a file, and the guard, the
+ * markers and the locks are reached from the git directory without
+ * following a symbolic link (rq_fs_open_at); a guard or marker that is a
+ * link, a FIFO or a directory is RQ_E_BAD_REPO.
  */
 void rq_refs_clean_stale(git_repository *repo);
+
+/*
+ * 0 when every ref of result that does not exist yet (old id zero) can be
+ * created as git would create it; else -1 with RQ_E_BAD_REF in git's
+ * words: an existing ref (loose or packed) is one of its leading
+ * directories ("'refs/heads/main' exists; cannot create
+ * 'refs/heads/main/sub'"), or lies beneath it (refs/heads/team/x for
+ * refs/heads/team; refs/heads/main for refs/heads), or a non-empty
+ * directory is in its way, or two of them are one inside the other.
+ * rq_refs_apply checks it before any lock; a job checks it in print mode
+ * too.
+ */
+int rq_refs_check_creatable(git_repository *repo, const rq_replay_result *result, rq_error *err);
 
 /* "update <ref> <new> <old>\n" lines; malloc'ed, NULL when out of memory. */
 char *rq_refs_format_updates(const rq_replay_result *result);

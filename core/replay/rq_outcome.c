@@ -12,6 +12,29 @@
 #include "rq_mem.h"
 #include "rq_oidmap.h"
 
+/* Number the parents of every commit that are in the range (walk order). */
+static int fill_parents(rq_outcome *o, git_commit *const *commits, const rq_oidmap *idx,
+			rq_error *err)
+{
+	size_t k = 0, cap = 0;
+
+	for (size_t i = 0; i < o->n; i++) {
+		unsigned np = git_commit_parentcount(commits[i]);
+		o->first[i] = k;
+		for (unsigned j = 0; j < np; j++) {
+			size_t p, *nv;
+			if (!rq_oidmap_get(idx, git_commit_parent_id(commits[i], j), &p))
+				continue;
+			if (!(nv = rq_mem_grow(o->parents, &cap, k + 1, sizeof(*nv), 64)))
+				return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+			o->parents = nv;
+			o->parents[k++] = p;
+		}
+	}
+	o->first[o->n] = k;
+	return 0;
+}
+
 int rq_outcome_init(rq_outcome *o, git_commit *const *commits, size_t n, rq_error *err)
 {
 	rq_oidmap idx;
@@ -19,37 +42,40 @@ int rq_outcome_init(rq_outcome *o, git_commit *const *commits, size_t n, rq_erro
 
 	memset(o, 0, sizeof(*o));
 	o->n = n;
-	o->parent = malloc((n + 1) * sizeof(*o->parent));
+	o->first = malloc((n + 1) * sizeof(*o->first));
 	o->state = calloc(n + 1, 1);
-	if (!o->parent || !o->state)
+	if (!o->first || !o->state)
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	rq_oidmap_init(&idx);
 	for (size_t i = 0; i < n && rc == 0; i++)
 		if (rq_oidmap_put(&idx, git_commit_id(commits[i]), i) < 0)
 			rc = rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	for (size_t i = 0; i < n && rc == 0; i++) {
-		size_t p;
-		o->parent[i] = SIZE_MAX;
-		if (git_commit_parentcount(commits[i]) &&
-		    rq_oidmap_get(&idx, git_commit_parent_id(commits[i], 0), &p))
-			o->parent[i] = p;
-	}
+	if (rc == 0)
+		rc = fill_parents(o, commits, &idx, err);
 	rq_oidmap_free(&idx);
 	return rc;
 }
 
 void rq_outcome_free(rq_outcome *o)
 {
-	free(o->parent);
+	free(o->first);
+	free(o->parents);
 	free(o->state);
 	memset(o, 0, sizeof(*o));
 }
 
+/* The first parent of i in the range that did not replay; SIZE_MAX: none. */
+static size_t blocking_parent(const rq_outcome *o, size_t i)
+{
+	for (size_t k = o->first[i]; k < o->first[i + 1]; k++)
+		if (o->state[o->parents[k]] != RQ_OUTCOME_OK)
+			return o->parents[k];
+	return SIZE_MAX;
+}
+
 int rq_outcome_skip(rq_outcome *o, size_t i)
 {
-	size_t p = o->parent[i];
-
-	if (p == SIZE_MAX || o->state[p] == RQ_OUTCOME_OK)
+	if (blocking_parent(o, i) == SIZE_MAX)
 		return 0;
 	o->state[i] = RQ_OUTCOME_SKIPPED;
 	return 1;
@@ -60,7 +86,7 @@ void rq_outcome_mark(rq_outcome *o, size_t i, int r)
 	o->state[i] = r == 0 ? RQ_OUTCOME_OK : RQ_OUTCOME_CONFLICT;
 }
 
-int rq_outcome_add_failure(rq_replay_result *res, size_t index, const git_oid *commit,
+int rq_outcome_add_failure(rq_replay_result *res, size_t index, const git_oid *commit, int merge,
 			   rq_conflicts *conf, rq_error *err)
 {
 	rq_pick_conflict *v =
@@ -73,6 +99,7 @@ int rq_outcome_add_failure(rq_replay_result *res, size_t index, const git_oid *c
 	res->failed = v;
 	v += res->nfailed++;
 	v->index = index;
+	v->merge = merge;
 	git_oid_cpy(&v->commit, commit);
 	v->conflicts = *conf;
 	memset(conf, 0, sizeof(*conf));
@@ -92,11 +119,10 @@ void rq_outcome_settle(rq_outcome *o, rq_replay_result *res)
 	if (res->nfailed > 1)
 		qsort(res->failed, res->nfailed, sizeof(*res->failed), cmp_failure);
 	for (size_t i = 0; i < o->n; i++) {
-		size_t p = o->parent[i];
 		if (k < res->nfailed && res->failed[k].index == i) {
 			o->state[i] = RQ_OUTCOME_CONFLICT;
 			k++;
-		} else if (p != SIZE_MAX && o->state[p] != RQ_OUTCOME_OK) {
+		} else if (blocking_parent(o, i) != SIZE_MAX) {
 			o->state[i] = RQ_OUTCOME_SKIPPED;
 		} else {
 			o->state[i] = RQ_OUTCOME_OK;
@@ -141,9 +167,10 @@ static size_t failure_of(const rq_replay_result *res, size_t i)
 }
 
 /*
- * A ref that does not move, at walk index at: down its chain of parents to
- * the conflicting pick; the ref nearest to that pick on the way (first_ref
- * at each walk index, SIZE_MAX: none), if any, blocks it.
+ * A ref that does not move, at walk index at: down its chain of parents
+ * (through a merge, its first parent that did not replay) to the
+ * conflicting pick; the ref nearest to that pick on the way (first_ref at
+ * each walk index, SIZE_MAX: none), if any, blocks it.
  */
 static int resolve_one(const rq_outcome *o, rq_replay_result *res, size_t r,
 		       const size_t *first_ref, rq_error *err)
@@ -152,7 +179,7 @@ static int resolve_one(const rq_outcome *o, rq_replay_result *res, size_t r,
 	size_t j = ro->at, owner = SIZE_MAX;
 
 	while (o->state[j] != RQ_OUTCOME_CONFLICT) {
-		j = o->parent[j];
+		j = blocking_parent(o, j);
 		if (j == SIZE_MAX)
 			return rq_error_set(err, RQ_E_INTERNAL, "a skipped commit without a cause");
 		if (first_ref[j] != SIZE_MAX)
@@ -192,6 +219,7 @@ static int copy_first(rq_replay_result *res, rq_error *err)
 
 	rq_conflicts_free(&res->conflicts);
 	res->conflicted = 1;
+	res->conflict_merge = f->merge;
 	git_oid_cpy(&res->conflict_commit, &f->commit);
 	for (size_t k = 0; k < f->conflicts.n; k++)
 		if (rq_conflicts_add(&res->conflicts, f->conflicts.v[k].path,

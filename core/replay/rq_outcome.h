@@ -6,14 +6,16 @@
  *
  * A conflict does not stop a keep-going replay. Each commit is in one of
  * four states: pending (not picked yet), ok, conflict (its pick
- * conflicted), skipped (its parent conflicted or was skipped: it has no
- * new parent to land on). Commits are picked in replay order, parents
- * first, so the state of a commit's parent is known before it is picked,
- * in this process or in the forked worker that picks the parent's group
- * (rq_parallel: a group holds a commit and its replayed parent).
+ * conflicted), skipped (a parent of it conflicted or was skipped: it has
+ * no new parent to land on; a merge commit needs all of its replayed
+ * parents). Commits are picked in replay order, parents first, so the
+ * states of a commit's parents are known before it is picked, in this
+ * process or in the forked worker that picks the parents' group
+ * (rq_parallel: a group holds a commit and its replayed parents).
  *
  * A ref moves when the commit it points at is ok. Otherwise the chain of
- * parents from that commit down to the conflicting pick decides: when
+ * parents from that commit down to the conflicting pick decides (through
+ * a merge, its first parent that did not replay): when
  * another ref to update points at a commit on that chain, at or above the
  * conflicting pick (the nearest one to it), the ref is blocked by that
  * ref: it waits on that branch; else the conflict is in the ref's own
@@ -40,7 +42,9 @@ enum { RQ_OUTCOME_PENDING, RQ_OUTCOME_OK, RQ_OUTCOME_CONFLICT, RQ_OUTCOME_SKIPPE
 /* The state of every commit of a keep-going replay. */
 typedef struct rq_outcome {
 	size_t n;
-	size_t *parent;	      /* walk index of commit i's first parent; SIZE_MAX: not replayed */
+	/* the walk indices of commit i's parents in the range, in order:
+	 * parents[first[i] .. first[i + 1]) */
+	size_t *first, *parents;
 	unsigned char *state; /* RQ_OUTCOME_* */
 } rq_outcome;
 
@@ -48,16 +52,17 @@ typedef struct rq_outcome {
 int rq_outcome_init(rq_outcome *o, git_commit *const *commits, size_t n, rq_error *err);
 void rq_outcome_free(rq_outcome *o);
 
-/* Before the pick of commit i: 1 when its parent conflicted or was skipped
- * (i is marked skipped and must not be picked), else 0. */
+/* Before the pick of commit i: 1 when a parent of it conflicted or was
+ * skipped (i is marked skipped and must not be picked), else 0. */
 int rq_outcome_skip(rq_outcome *o, size_t i);
 
 /* The pick of commit i: r 0 (ok) or 1 (conflict). */
 void rq_outcome_mark(rq_outcome *o, size_t i, int r);
 
-/* Append a conflicting pick to res->failed, taking *conf (left empty).
- * 0, or -1 with err set (*conf freed). */
-int rq_outcome_add_failure(rq_replay_result *res, size_t index, const git_oid *commit,
+/* Append a conflicting pick to res->failed, taking *conf (left empty);
+ * merge: the commit is a merge commit. 0, or -1 with err set (*conf
+ * freed). */
+int rq_outcome_add_failure(rq_replay_result *res, size_t index, const git_oid *commit, int merge,
 			   rq_conflicts *conf, rq_error *err);
 
 /*

@@ -383,7 +383,8 @@ static void child_giveup(rq_parallel *p)
 	child_exit(p, took_none, sizeof(took_none));
 }
 
-/* N: a commit picked; S: the counts; C and P: a conflict and its paths;
+/* N: a commit picked (its new commit and tree, and 1 when it was not
+ * UTF-8); S: the counts; C and P: a conflict and its paths;
  * K and P: a keep-going conflict and its paths; E: a pick's error; F:
  * another failure; D: done. */
 static void report_picks(rq_buf *b, const rq_parallel_job *job, const unsigned char *did)
@@ -394,7 +395,7 @@ static void report_picks(rq_buf *b, const rq_parallel_job *job, const unsigned c
 			continue;
 		git_oid_tostr(a, sizeof(a), &job->new_ids[i]);
 		git_oid_tostr(t, sizeof(t), &job->new_trees[i]);
-		report_fmt(b, 'N', "%zu %s %s", i, a, t);
+		report_fmt(b, 'N', "%zu %s %s %d", i, a, t, job->warned[i]);
 	}
 }
 
@@ -403,8 +404,9 @@ static void report_counts(rq_buf *b, const rq_parallel_job *job)
 	rq_parallel_counts c = {0};
 
 	job->counts(job->arg, &c);
-	report_fmt(b, 'S', "%zu %zu %zu %zu %zu %zu %zu", c.picked, c.dropped, c.merges_trivial,
-		   c.merges_full, c.merges_fallback, c.scores_computed, c.scores_reused);
+	report_fmt(b, 'S', "%zu %zu %zu %zu %zu %zu %zu %zu", c.picked, c.dropped, c.merges_trivial,
+		   c.merges_full, c.merges_fallback, c.scores_computed, c.scores_reused,
+		   c.merge_commits);
 }
 
 /* P: the paths of the conflict just reported, with their kinds. */
@@ -568,11 +570,13 @@ enum { PATHS_DROP, PATHS_FIRST, PATHS_KEPT };
 static int take_pick(const rq_parallel_job *job, const rq_child_msg *m)
 {
 	size_t i;
+	int warned;
 	char a[GIT_OID_HEXSZ + 1], t[GIT_OID_HEXSZ + 1];
 
-	if (sscanf(m->data, "%zu %40s %40s", &i, a, t) != 3 || i >= job->n ||
+	if (sscanf(m->data, "%zu %40s %40s %d", &i, a, t, &warned) != 4 || i >= job->n ||
 	    git_oid_fromstr(&job->new_ids[i], a) < 0 || git_oid_fromstr(&job->new_trees[i], t) < 0)
 		return -1;
+	job->warned[i] = warned == 1;
 	return 0;
 }
 
@@ -580,11 +584,13 @@ static int take_counts(verdict *v, const rq_child_msg *m)
 {
 	rq_parallel_counts c;
 
-	if (sscanf(m->data, "%zu %zu %zu %zu %zu %zu %zu", &c.picked, &c.dropped, &c.merges_trivial,
-		   &c.merges_full, &c.merges_fallback, &c.scores_computed, &c.scores_reused) != 7)
+	if (sscanf(m->data, "%zu %zu %zu %zu %zu %zu %zu %zu", &c.picked, &c.dropped,
+		   &c.merges_trivial, &c.merges_full, &c.merges_fallback, &c.scores_computed,
+		   &c.scores_reused, &c.merge_commits) != 8)
 		return -1;
 	v->counts.picked += c.picked;
 	v->counts.dropped += c.dropped;
+	v->counts.merge_commits += c.merge_commits;
 	v->counts.merges_trivial += c.merges_trivial;
 	v->counts.merges_full += c.merges_full;
 	v->counts.merges_fallback += c.merges_fallback;

@@ -46,7 +46,7 @@ typedef struct rq_parallel rq_parallel;
 
 /* What a worker adds to the replay's statistics. */
 typedef struct rq_parallel_counts {
-	size_t picked, dropped;
+	size_t picked, dropped, merge_commits;
 	size_t merges_trivial, merges_full, merges_fallback;
 	size_t scores_computed, scores_reused;
 } rq_parallel_counts;
@@ -72,6 +72,7 @@ typedef struct rq_parallel_job {
 	/* the commit map: the new commit and tree of every commit picked, by
 	 * any worker, once rq_parallel_run() returns 0 */
 	git_oid *new_ids, *new_trees;
+	unsigned char *warned; /* and whether it was not UTF-8 (rq_commit) */
 	rq_odb_tmpdir *tmpdir;
 	const volatile int *cancel; /* set to stop (RQ_E_INTERRUPTED) */
 	int keep_going;		    /* a conflict does not stop the replay */

@@ -33,8 +33,11 @@
 #include "rq_oidmap.h"
 #include "rq_outcome.h"
 #include "rq_parallel.h"
+#include "rq_parents.h"
+#include "rq_remerge.h"
 #include "rq_revs.h"
 #include "rq_sha1.h"
+#include "rq_sign.h"
 #include "rq_testhook.h"
 #include "rq_trace.h"
 #include "rq_walk.h"
@@ -216,6 +219,8 @@ typedef struct replay {
 	rq_oidmap map;	  /* original commit -> index in new_ids */
 	git_oid *new_ids; /* replayed form of walk.commits[i] */
 	git_oid *new_trees;
+	unsigned char *warned; /* walk.commits[i]'s new commit was not UTF-8 (git warns) */
+	rq_commit_cfg commit_cfg;
 	git_oid onto, onto_tree;
 	char *branch; /* --advance/--revert: full name */
 	char committer[2 * RQ_IDENT_FIELD_MAX + 64];
@@ -226,6 +231,8 @@ typedef struct replay {
 	int kg;			/* keep-going picks: every branch gets its own outcome */
 	rq_outcome outcome;	/* with kg: the state of every commit */
 	rq_merge_stats merges0; /* the merger's counts before the picks (a train's is shared) */
+	rq_parents *parents;	/* where parents outside the range go (NULL: onto) */
+	rq_oidmap ranks;	/* the commits written, by walk index (rq_remerge) */
 } replay;
 
 /* How many different commits the positive revisions name. */
@@ -323,13 +330,16 @@ typedef struct pick_sides {
 	const git_oid *base_tree;	    /* the picked commit's parent's tree; NULL: none */
 	const git_oid *ours_id, *ours_tree; /* where the pick lands */
 	git_oid parent_tree;
+	git_oid kept; /* the parent itself, where it stays (rq_parents) */
 } pick_sides;
 
 /* base: the commit's first parent; ours: the new form of that parent when
- * it was replayed, else the target (a revert: the last commit made). */
-static int find_sides(replay *rp, const git_commit *c, const git_oid *last,
-		      const git_oid *last_tree, pick_sides *ps)
+ * it was replayed, else the target (a revert: the last commit made), or,
+ * in a range with merges, the parent itself where rq_parents keeps it. */
+static int find_sides(replay *rp, size_t i, const git_oid *last, const git_oid *last_tree,
+		      pick_sides *ps)
 {
+	const git_commit *c = rp->walk.commits[i];
 	int have_parent = git_commit_parentcount(c) > 0;
 	size_t pidx;
 
@@ -343,9 +353,17 @@ static int find_sides(replay *rp, const git_commit *c, const git_oid *last,
 	if (rp->opts->mode == RQ_MODE_REVERT) {
 		ps->ours_id = last;
 		ps->ours_tree = last_tree;
+	} else if (!have_parent && rq_parents_keeps_root(rp->parents, i)) {
+		ps->ours_id = NULL; /* a root stays a root */
+		git_oid_fromstr(&ps->kept, RQ_EMPTY_TREE_HEX);
+		ps->ours_tree = &ps->kept;
 	} else if (have_parent && rq_oidmap_get(&rp->map, git_commit_parent_id(c, 0), &pidx)) {
 		ps->ours_id = &rp->new_ids[pidx];
 		ps->ours_tree = &rp->new_trees[pidx];
+	} else if (have_parent && !rq_parents_onto(rp->parents, i, 0, git_commit_parent_id(c, 0))) {
+		git_oid_cpy(&ps->kept, git_commit_parent_id(c, 0));
+		ps->ours_id = &ps->kept;
+		ps->ours_tree = &ps->parent_tree;
 	} else {
 		ps->ours_id = &rp->onto;
 		ps->ours_tree = &rp->onto_tree;
@@ -372,6 +390,7 @@ static int merge_sides(replay *rp, const git_commit *c, const pick_sides *ps, co
 	}
 	if (rc == 1) {
 		rp->res->conflicted = 1;
+		rp->res->conflict_merge = 0;
 		git_oid_cpy(&rp->res->conflict_commit, git_commit_id(c));
 	}
 	return rc;
@@ -395,6 +414,147 @@ static int drop_empty(replay *rp, const git_commit *c, const pick_sides *ps, con
 	return rp->opts->empty == RQ_EMPTY_DROP;
 }
 
+/* ---- merge commits (rq_remerge) ---- */
+
+/*
+ * Where parent k of commit i goes: its new form when it was replayed, else
+ * the new base or itself, as rq_parents decides (the new base whenever
+ * the range holds no merge: git replay's rule). *tree: its tree.
+ */
+static int new_parent(replay *rp, size_t i, unsigned k, git_oid *out, git_oid *tree)
+{
+	const git_oid *p = git_commit_parent_id(rp->walk.commits[i], k);
+	size_t idx;
+
+	if (rq_oidmap_get(&rp->map, p, &idx)) {
+		git_oid_cpy(out, &rp->new_ids[idx]);
+		git_oid_cpy(tree, &rp->new_trees[idx]);
+		return 0;
+	}
+	if (rq_parents_onto(rp->parents, i, k, p)) {
+		git_oid_cpy(out, &rp->onto);
+		git_oid_cpy(tree, &rp->onto_tree);
+		return 0;
+	}
+	git_oid_cpy(out, p);
+	return commit_tree(rp->repo, p, tree, rp->err);
+}
+
+/* A commit the replay wrote, ranked for rq_remerge's merge bases: its walk
+ * index (a commit written twice keeps its first). 0, -1. */
+static int written(replay *rp, const git_oid *id, size_t i)
+{
+	size_t v;
+
+	if (!rq_oidmap_get(&rp->ranks, id, &v) && rq_oidmap_put(&rp->ranks, id, i) < 0)
+		return rq_error_set(rp->err, RQ_E_NOMEM, "out of memory");
+	return 0;
+}
+
+/* Drop repeated parents (git commit-tree's "duplicate parent ignored"). */
+static size_t unique_parents(git_oid *v, size_t n)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t j = 0;
+		while (j < k && !git_oid_equal(&v[j], &v[i]))
+			j++;
+		if (j == k)
+			git_oid_cpy(&v[k++], &v[i]);
+	}
+	return k;
+}
+
+/*
+ * A replayed merge that brings nothing: its tree is its first parent's and
+ * every other parent is already in the first (rebase-merges skips such a
+ * merge: "skip merging an ancestor of HEAD"). 1 when so, 0, -1.
+ */
+static int merge_became_empty(replay *rp, const git_oid *parents, size_t n, const git_oid *tree,
+			      const git_oid *first_tree)
+{
+	if (!git_oid_equal(tree, first_tree))
+		return 0;
+	for (size_t k = 1; k < n; k++) {
+		int r = git_graph_descendant_of(rp->repo, &parents[0], &parents[k]);
+		if (r < 0)
+			return rq_error_git(rp->err, "cannot compare commits");
+		if (!r)
+			return 0;
+	}
+	return 1;
+}
+
+/* The merge's new commit (1), or the first parent when it became empty
+ * and --empty drops it (0). -1: --empty=abort (RQ_E_EMPTY_COMMIT), or an
+ * error. */
+static int write_merge(replay *rp, size_t i, git_oid *parents, size_t np, const git_oid *tree,
+		       const git_oid *first_tree, git_oid *new_id)
+{
+	const git_commit *c = rp->walk.commits[i];
+	int empty = merge_became_empty(rp, parents, np, tree, first_tree), rc;
+
+	if (empty < 0)
+		return -1;
+	if (empty && rp->opts->empty == RQ_EMPTY_ABORT) {
+		char hex[GIT_OID_HEXSZ + 1];
+		git_oid_tostr(hex, sizeof(hex), git_commit_id(c));
+		return rq_error_set(rp->err, RQ_E_EMPTY_COMMIT, "commit %s became empty", hex);
+	}
+	if (empty && rp->opts->empty == RQ_EMPTY_DROP) {
+		git_oid_cpy(new_id, &parents[0]);
+		rp->res->stats.dropped++;
+		return 0;
+	}
+	rc = rq_commit_pick_parents(rp->odb, &rp->commit_cfg, git_commit_id(c), tree, parents, np,
+				    rp->committer, new_id, rp->err);
+	if (rc < 0)
+		return -1;
+	rp->warned[i] = (unsigned char)rc;
+	rp->res->stats.picked++;
+	return 1;
+}
+
+/*
+ * Replay merge commit walk.commits[i] (rq_remerge): its parents mapped,
+ * its tree the remerge's, its commit with all of its new parents. 0 done
+ * (the commit map has it), 1 conflict, -1 error.
+ */
+static int pick_merge(replay *rp, size_t i)
+{
+	git_commit *c = rp->walk.commits[i];
+	size_t np = git_commit_parentcount(c);
+	git_oid *v = malloc(2 * np * sizeof(*v)), *orig = v, *nw = v + np, first_tree, tree, id;
+	int rc = v ? 0 : rq_error_set(rp->err, RQ_E_NOMEM, "out of memory");
+
+	for (unsigned k = 0; k < np && rc == 0; k++) {
+		git_oid t;
+		git_oid_cpy(&orig[k], git_commit_parent_id(c, k));
+		rc = new_parent(rp, i, k, &nw[k], k ? &t : &first_tree);
+	}
+	if (rc == 0)
+		rc = rq_remerge(rp->merger, rp->repo, &rp->ranks, orig, nw, np,
+				git_commit_tree_id(c), &tree, &rp->res->conflicts, rp->err);
+	if (rc == 1) {
+		rp->res->conflicted = 1;
+		rp->res->conflict_merge = 1;
+		git_oid_cpy(&rp->res->conflict_commit, git_commit_id(c));
+	}
+	if (rc == 0 &&
+	    (rc = write_merge(rp, i, nw, unique_parents(nw, np), &tree, &first_tree, &id)) == 1)
+		rc = written(rp, &id, i);
+	if (rc == 0) {
+		rp->res->stats.merge_commits++;
+		git_oid_cpy(&rp->new_ids[i], &id);
+		git_oid_cpy(&rp->new_trees[i], &tree);
+		if (rq_oidmap_put(&rp->map, git_commit_id(c), i) < 0)
+			rc = rq_error_set(rp->err, RQ_E_NOMEM, "out of memory");
+	}
+	free(v);
+	return rc;
+}
+
 /* Pick (or revert) walk.commits[i]: 0 done (the commit map has it), 1
  * conflict, -1 error. */
 static int pick_one(replay *rp, size_t i, const git_oid *last, const git_oid *last_tree)
@@ -405,8 +565,10 @@ static int pick_one(replay *rp, size_t i, const git_oid *last, const git_oid *la
 	int rc;
 
 	rq_odb_tmpdir_keepalive(rp->tmpdir, RQ_ODB_TMPDIR_KEEPALIVE_SECONDS);
+	if (git_commit_parentcount(c) > 1)
+		return pick_merge(rp, i);
 	git_oid_fromstr(&empty, RQ_EMPTY_TREE_HEX);
-	if (find_sides(rp, c, last, last_tree, &ps) < 0)
+	if (find_sides(rp, i, last, last_tree, &ps) < 0)
 		return -1;
 	if ((rc = merge_sides(rp, c, &ps, &empty, &merged)) != 0)
 		return rc;
@@ -417,13 +579,15 @@ static int pick_one(replay *rp, size_t i, const git_oid *last, const git_oid *la
 		rp->res->stats.dropped++;
 	} else {
 		if (rp->opts->mode == RQ_MODE_REVERT)
-			rc = rq_commit_revert(rp->odb, git_commit_id(c), &merged, ps.ours_id,
-					      rp->author, rp->committer, &new_id, rp->err);
+			rc = rq_commit_revert(rp->odb, &rp->commit_cfg, git_commit_id(c), &merged,
+					      ps.ours_id, rp->author, rp->committer, &new_id,
+					      rp->err);
 		else
-			rc = rq_commit_pick(rp->odb, git_commit_id(c), &merged, ps.ours_id,
-					    rp->committer, &new_id, rp->err);
-		if (rc < 0)
+			rc = rq_commit_pick(rp->odb, &rp->commit_cfg, git_commit_id(c), &merged,
+					    ps.ours_id, rp->committer, &new_id, rp->err);
+		if (rc < 0 || (rp->parents && written(rp, &new_id, i) < 0))
 			return -1;
+		rp->warned[i] = (unsigned char)rc;
 		rp->res->stats.picked++;
 	}
 	git_oid_cpy(&rp->new_ids[i], &new_id);
@@ -470,7 +634,8 @@ static int keep_conflict(replay *rp, size_t i)
 	rq_replay_result *res = rp->res;
 
 	res->conflicted = 0;
-	return rq_outcome_add_failure(res, i, &res->conflict_commit, &res->conflicts, rp->err);
+	return rq_outcome_add_failure(res, i, &res->conflict_commit, res->conflict_merge,
+				      &res->conflicts, rp->err);
 }
 
 /*
@@ -509,9 +674,10 @@ static size_t uf_find(size_t *p, size_t x)
 }
 
 /*
- * Groups: a commit is in its parent's group when the parent is replayed
- * too, so a stacked branch goes with the branch below it. Returns the
- * number of groups; group[i] numbers them from 0 in order of appearance.
+ * Groups: a commit is in its parents' group when they are replayed too, so
+ * a stacked branch goes with the branch below it and a merge joins the
+ * groups of its parents. Returns the number of groups; group[i] numbers
+ * them from 0 in order of appearance.
  */
 static size_t compute_groups(replay *rp, size_t *group, rq_error *err)
 {
@@ -536,11 +702,12 @@ static size_t compute_groups(replay *rp, size_t *group, rq_error *err)
 		}
 	}
 	for (size_t i = 0; i < n; i++) {
-		size_t p;
 		git_commit *c = rp->walk.commits[i];
-		if (git_commit_parentcount(c) &&
-		    rq_oidmap_get(&idx, git_commit_parent_id(c, 0), &p))
-			uf[uf_find(uf, i)] = uf_find(uf, p);
+		for (unsigned j = 0; j < git_commit_parentcount(c); j++) {
+			size_t p;
+			if (rq_oidmap_get(&idx, git_commit_parent_id(c, j), &p))
+				uf[uf_find(uf, i)] = uf_find(uf, p);
+		}
 	}
 	for (size_t i = 0; i < n; i++) {
 		size_t r = uf_find(uf, i);
@@ -588,6 +755,7 @@ static int take_kept(replay *rp, rq_parallel_kept *kept)
 	for (size_t k = 0; k < kept->n && rc == 0; k++) {
 		size_t i = kept->v[k].index;
 		rc = rq_outcome_add_failure(rp->res, i, git_commit_id(rp->walk.commits[i]),
+					    git_commit_parentcount(rp->walk.commits[i]) > 1,
 					    &kept->v[k].conflicts, rp->err);
 	}
 	rq_parallel_kept_free(kept);
@@ -604,6 +772,7 @@ static void own_counts(void *arg, rq_parallel_counts *out)
 
 	out->picked = rp->res->stats.picked;
 	out->dropped = rp->res->stats.dropped;
+	out->merge_commits = rp->res->stats.merge_commits;
 	out->merges_trivial = ms->trivial;
 	out->merges_full = ms->full;
 	out->merges_fallback = ms->fallback;
@@ -615,6 +784,7 @@ static void add_counts(rq_replay_stats *st, const rq_parallel_counts *c)
 {
 	st->picked += c->picked;
 	st->dropped += c->dropped;
+	st->merge_commits += c->merge_commits;
 	st->merges_trivial += c->merges_trivial;
 	st->merges_full += c->merges_full;
 	st->merges_fallback += c->merges_fallback;
@@ -636,6 +806,7 @@ static int pick_parallel(replay *rp, const size_t *group, size_t ngroups)
 	    .arg = rp,
 	    .new_ids = rp->new_ids,
 	    .new_trees = rp->new_trees,
+	    .warned = rp->warned,
 	    .tmpdir = rp->tmpdir,
 	    .cancel = rp->opts->cancel,
 	    .keep_going = rp->kg,
@@ -646,12 +817,15 @@ static int pick_parallel(replay *rp, const size_t *group, size_t ngroups)
 	rq_mem_reserve(rp->walk.n / workers * RQ_RESERVE_PER_PICK);
 	r = rq_parallel_run(rp->par, &job, &out, rp->err);
 	add_counts(&rp->res->stats, &out.children);
+	if (r != 0 && out.fail < rp->walk.n) /* picks after the first failure: none */
+		memset(rp->warned + out.fail, 0, rp->walk.n - out.fail);
 	rp->res->stats.parallel = ngroups < workers ? ngroups : workers;
 	if (r == 0 && rp->kg && take_kept(rp, &out.kept) < 0)
 		r = -1;
 	if (r == 1) {
 		rp->res->conflicted = 1;
 		git_oid_cpy(&rp->res->conflict_commit, git_commit_id(rp->walk.commits[out.fail]));
+		rp->res->conflict_merge = git_commit_parentcount(rp->walk.commits[out.fail]) > 1;
 		rp->res->conflicts = out.conflicts;
 	}
 	if (r != 0) {
@@ -776,7 +950,7 @@ static int open_objects(replay *rp)
 		return -1;
 	if (git_repository_odb(&rp->odb, rp->repo) < 0)
 		return rq_error_git(rp->err, "cannot open the object database");
-	return 0;
+	return rq_sign_attach(rp->odb, rp->opts->sign, rp->err);
 }
 
 /* ---- the phases of a replay ---- */
@@ -796,7 +970,8 @@ static int set_identities(replay *rp)
 	if (rq_ident_format(committer, rp->committer, sizeof(rp->committer)) < 0 ||
 	    rq_ident_format(o->author ? o->author : committer, rp->author, sizeof(rp->author)) < 0)
 		return rq_error_set(rp->err, RQ_E_IDENT, "identity too long");
-	return 0;
+	rp->commit_cfg.author = rp->author; /* git's author when the original has none */
+	return rq_commit_cfg_load(&rp->commit_cfg, rp->repo, rp->err);
 }
 
 /*
@@ -879,6 +1054,24 @@ static int resolve(replay *rp)
 	return 0;
 }
 
+/*
+ * A revert of a merge commit needs a mainline (git revert -m), which
+ * replayq does not take: refused before anything is reverted, in git
+ * revert's words (RQ_E_MERGE_COMMIT).
+ */
+static int refuse_merge_revert(replay *rp)
+{
+	for (size_t i = 0; i < rp->walk.n; i++) {
+		char hex[GIT_OID_HEXSZ + 1];
+		if (git_commit_parentcount(rp->walk.commits[i]) < 2)
+			continue;
+		git_oid_tostr(hex, sizeof(hex), git_commit_id(rp->walk.commits[i]));
+		return rq_error_set(rp->err, RQ_E_MERGE_COMMIT,
+				    "commit %s is a merge but no -m option was given.", hex);
+	}
+	return 0;
+}
+
 /* Phase 3: the commits to replay, and the refs that may move. */
 static int walk_commits(replay *rp)
 {
@@ -887,6 +1080,10 @@ static int walk_commits(replay *rp)
 
 	if (rq_walk_run(rp->repo, &rp->revs, o->mode == RQ_MODE_REVERT, o->max_commits, &rp->walk,
 			rp->err) < 0)
+		return -1;
+	if (o->mode == RQ_MODE_REVERT && refuse_merge_revert(rp) < 0)
+		return -1;
+	if (rq_parents_plan(&rp->parents, rp->repo, &rp->revs, &rp->walk, &rp->onto, rp->err) < 0)
 		return -1;
 	rp->res->stats.commits = rp->walk.n;
 	if (o->mode == RQ_MODE_ONTO && !o->ref && !rq_parallel_is_child(rp->par) &&
@@ -904,7 +1101,8 @@ static int prepare_picks(replay *rp)
 	rp->t_pick = now_ms();
 	rp->new_ids = calloc(rp->walk.n + 1, sizeof(*rp->new_ids));
 	rp->new_trees = calloc(rp->walk.n + 1, sizeof(*rp->new_trees));
-	if (!rp->new_ids || !rp->new_trees)
+	rp->warned = calloc(rp->walk.n + 1, 1);
+	if (!rp->new_ids || !rp->new_trees || !rp->warned)
 		return rq_error_set(rp->err, RQ_E_NOMEM, "out of memory");
 	if (rp->kg && rq_outcome_init(&rp->outcome, rp->walk.commits, rp->walk.n, rp->err) < 0)
 		return -1;
@@ -912,7 +1110,8 @@ static int prepare_picks(replay *rp)
 		return -1;
 	if (rp->opts->shared)
 		rp->merger = rp->opts->shared->merger;
-	else if (rq_merger_new(&rp->merger, rp->repo, rp->err) < 0)
+	else if (rq_merger_new(&rp->merger, rp->repo,
+			       rp->opts->objects ? rp->opts->objects->root : NULL, rp->err) < 0)
 		return -1;
 	rp->merges0 = *rq_merger_stats(rp->merger);
 	RQ_TRACE_AT("merger");
@@ -938,6 +1137,8 @@ static int pick_all(replay *rp)
 	rp->res->stats.scores_computed += ms->scores_computed - rp->merges0.scores_computed;
 	rp->res->stats.scores_reused += ms->scores_reused - rp->merges0.scores_reused;
 	rp->res->stats.groups = ngroups ? ngroups : 1;
+	for (size_t i = 0; i < rp->walk.n; i++)
+		rp->res->stats.not_utf8 += rp->warned[i];
 	free(group);
 	return r;
 }
@@ -993,6 +1194,7 @@ static void replay_init(replay *rp, git_repository *repo, const rq_replay_opts *
 	rp->err = err;
 	rp->t0 = now_ms();
 	rq_oidmap_init(&rp->map);
+	rq_oidmap_init(&rp->ranks);
 	git_error_clear(); /* an error left by an earlier call says nothing here */
 }
 
@@ -1009,8 +1211,12 @@ static void replay_end(replay *rp, int rc)
 	}
 	rq_outcome_free(&rp->outcome);
 	rq_oidmap_free(&rp->map);
+	rq_oidmap_free(&rp->ranks);
+	rq_parents_free(rp->parents);
 	free(rp->new_ids);
 	free(rp->new_trees);
+	free(rp->warned);
+	rq_commit_cfg_free(&rp->commit_cfg);
 	free(rp->branch);
 	tips_free(&rp->tips);
 	rq_walk_free(&rp->walk);

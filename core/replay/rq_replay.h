@@ -76,14 +76,17 @@ typedef struct rq_replay_opts {
 	size_t nrevisions;
 	rq_empty empty;
 	const rq_ident *committer; /* NULL: git's usual sources (rq_ident_default) */
-	const rq_ident *author; /* of a revert (git revert: the current author); NULL: committer */
-	size_t max_commits;	/* 0: no limit */
-	int jobs;		/* forked children for independent groups (<= 1: none) */
-	int jobs_auto;		/* jobs is a default: see RQ_PARALLEL_AUTO_MIN */
+	/* the current author: a revert's (git revert's), and a pick's whose
+	 * original has no author line after re-encoding; NULL: the committer */
+	const rq_ident *author;
+	size_t max_commits;	    /* 0: no limit */
+	int jobs;		    /* forked children for independent groups (<= 1: none) */
+	int jobs_auto;		    /* jobs is a default: see RQ_PARALLEL_AUTO_MIN */
 	const volatile int *cancel; /* set (by a signal handler) to stop at the next pick */
 	const rq_odb_opts *objects; /* how objects are read (rq_odb); NULL: no root */
 	int keep_going;		    /* --keep-going: every branch gets its own outcome */
 	rq_replay_shared *shared;   /* a train's object store and merger; NULL: own */
+	struct rq_sign *sign;	    /* signs every new commit (rq_sign.h); NULL: none */
 	/* tests: runs in each forked worker (1..jobs-1) right after the fork,
 	 * before it resolves the revisions */
 	void (*child_hook)(unsigned worker, void *arg);
@@ -122,6 +125,7 @@ typedef enum {
 typedef struct rq_pick_conflict {
 	size_t index;	/* in the walk (replay order) */
 	git_oid commit; /* the original commit */
+	int merge;	/* it is a merge commit (rq_remerge) */
 	rq_conflicts conflicts;
 } rq_pick_conflict;
 
@@ -136,14 +140,16 @@ typedef struct rq_ref_outcome {
 } rq_ref_outcome;
 
 typedef struct rq_replay_stats {
-	size_t commits; /* commits in the range */
-	size_t picked;	/* new commits written */
-	size_t dropped; /* picks that became empty and were dropped */
+	size_t commits;	      /* commits in the range */
+	size_t picked;	      /* new commits written */
+	size_t dropped;	      /* picks that became empty and were dropped */
+	size_t merge_commits; /* merge commits replayed (written or dropped) */
 	size_t merges_trivial, merges_full, merges_fallback;
 	size_t scores_computed, scores_reused; /* rename similarity scores */
 	size_t groups;			       /* independent groups of commits */
 	size_t parallel;		       /* children that replayed them (1: in process) */
-	size_t objects;			       /* new objects */
+	size_t not_utf8; /* new commits whose bytes were not UTF-8 (converted; git warns) */
+	size_t objects;	 /* new objects */
 	uint64_t pack_bytes;
 	char pack_name[96];
 	double ms_resolve, ms_walk, ms_replay, ms_pack, ms_total;
@@ -154,6 +160,7 @@ typedef struct rq_replay_result {
 	size_t nupdates;
 	int conflicted;
 	git_oid conflict_commit; /* the commit whose pick conflicted */
+	int conflict_merge;	 /* it is a merge commit: see rq_remerge.h */
 	rq_conflicts conflicts;
 	char reflog_msg[300]; /* "replay --onto <id>", "replay --advance <branch>", ... */
 	rq_replay_stats stats;

@@ -22,6 +22,7 @@
 #include "rq_odb_mem.h"
 #include "rq_odb_tmpdir.h"
 #include "rq_revs.h"
+#include "rq_sign.h"
 
 /* Deeper recursion of virtual merge bases than this is refused. */
 #define VIRTUAL_DEPTH_MAX 32
@@ -38,8 +39,7 @@ typedef struct train {
 	char target_short[RQ_TRAIN_PREFIX_MAX];	 /* "main" for refs/heads/main */
 	char prefix[RQ_TRAIN_PREFIX_MAX + 64];	 /* the cars' ref prefix */
 	git_oid empty_tree;
-	size_t chain_breaks; /* trivial merges made to forget remembered renames */
-	size_t merges_made;  /* merge commits written */
+	size_t merges_made; /* merge commits written */
 	double t0;
 } train;
 
@@ -194,9 +194,12 @@ static int set_up(train *t)
 		return -1;
 	if (git_repository_odb(&sh->odb, t->repo) < 0)
 		return rq_error_git(t->err, "cannot open the object database");
+	if (rq_sign_attach(sh->odb, t->opts->sign, t->err) < 0) /* cars' picks and merges */
+		return -1;
 	if (rq_odb_mem_write(&t->empty_tree, sh->odb, "", 0, GIT_OBJECT_TREE) < 0)
 		return rq_error_git(t->err, "cannot write the empty tree");
-	if (rq_merger_new(&sh->merger, t->repo, t->err) < 0)
+	if (rq_merger_new(&sh->merger, t->repo, t->opts->objects ? t->opts->objects->root : NULL,
+			  t->err) < 0)
 		return -1;
 	t->res->ncars = t->opts->ncars;
 	if (!(t->res->cars = calloc(t->opts->ncars + 1, sizeof(*t->res->cars))))
@@ -213,7 +216,6 @@ static int set_up(train *t)
  */
 static int break_chain(train *t)
 {
-	t->chain_breaks++;
 	rq_merger_forget_renames(t->shared.merger);
 	return 0;
 }
@@ -641,8 +643,9 @@ static int car_updates(train *t)
 	return 0;
 }
 
-/* The whole train's statistics: the cars' commits, the merges (without
- * the chain breaks), the merge commits among the commits written. */
+/* The whole train's statistics: the cars' commits, the merges (the
+ * merger's counts: breaking a chain of renames is no merge), the merge
+ * commits among the commits written. */
 static void train_stats(train *t, double t_cars)
 {
 	rq_replay_stats *st = &t->res->replay.stats;
@@ -654,7 +657,7 @@ static void train_stats(train *t, double t_cars)
 		st->dropped += t->res->cars[k].dropped;
 	}
 	st->picked += t->merges_made;
-	st->merges_trivial = ms->trivial - t->chain_breaks;
+	st->merges_trivial = ms->trivial;
 	st->merges_full = ms->full;
 	st->merges_fallback = ms->fallback;
 	st->scores_computed = ms->scores_computed;

@@ -86,6 +86,7 @@ typedef struct rq_train_opts {
 	size_t max_commits;	   /* per car; 0: no limit */
 	const volatile int *cancel;
 	const rq_odb_opts *objects;
+	struct rq_sign *sign; /* signs every new commit, merges too (rq_sign.h); NULL: none */
 } rq_train_opts;
 
 typedef enum { RQ_CAR_OK, RQ_CAR_CONFLICT, RQ_CAR_SKIPPED } rq_car_status;

@@ -6,6 +6,8 @@
 #include "rq_revs.h"
 #include "rq_hindex.h"
 #include "rq_mem.h"
+#include "rq_refname.h"
+#include "rq_pattern.h"
 
 #include <ctype.h>
 #include <fnmatch.h>
@@ -197,8 +199,8 @@ int rq_revs_refname_valid(const char *s)
 		return 0;
 	if (!strcmp(s, "HEAD"))
 		return 1;
-	if (strncmp(s, "refs/", 5) != 0)
-		return 0;
+	if (strncmp(s, "refs/", 5) != 0 || !rq_refname_format_ok(s))
+		return 0; /* git's rules first: libgit2 takes a DEL */
 	if (git_reference_name_is_valid(&valid, s) < 0)
 		return 0;
 	return valid;
@@ -324,6 +326,32 @@ static int resolve_special(git_repository *repo, const char *expr, const char *b
 }
 
 /*
+ * An abbreviated id: the one object it names, found by id alone (a prefix
+ * read would hand back the data of whichever reader has it last, not what
+ * the object database's view of replaced and grafted objects gives:
+ * rq_odb_view.h). The object is read by its full id later.
+ */
+static int resolve_abbrev(git_repository *repo, const char *expr, const char *base, size_t len,
+			  git_oid *out, rq_error *err)
+{
+	git_odb *odb = NULL;
+	git_oid prefix;
+	int rc;
+
+	if (git_oid_fromstrn(&prefix, base, len) < 0)
+		return unknown_revision(err, expr);
+	if (git_repository_odb(&odb, repo) < 0)
+		return rq_error_git(err, "cannot open the object database");
+	rc = git_odb_exists_prefix(out, odb, &prefix, len);
+	git_odb_free(odb);
+	if (rc == GIT_EAMBIGUOUS)
+		return rq_error_set(err, RQ_E_AMBIGUOUS, "short object ID %s is ambiguous", base);
+	if (rc < 0)
+		return unknown_revision(err, expr);
+	return 0;
+}
+
+/*
  * Resolve the base name (before any ~ ^ suffix) to an object id.
  * *fullname (when not NULL): the ref the name resolved through, when the
  * name was looked up as a ref (*named set); NULL if it named no ref.
@@ -360,22 +388,8 @@ static int resolve_base(git_repository *repo, const refset *known, const char *e
 		*named = 1;
 	if (n == 1)
 		return 0;
-	if (len >= 4 && len < GIT_OID_HEXSZ && all_hex(base, len)) {
-		git_object *obj = NULL;
-		git_oid prefix;
-		int rc;
-		if (git_oid_fromstrn(&prefix, base, len) < 0)
-			return unknown_revision(err, expr);
-		rc = git_object_lookup_prefix(&obj, repo, &prefix, len, GIT_OBJECT_ANY);
-		if (rc == GIT_EAMBIGUOUS)
-			return rq_error_set(err, RQ_E_AMBIGUOUS, "short object ID %s is ambiguous",
-					    base);
-		if (rc < 0)
-			return unknown_revision(err, expr);
-		git_oid_cpy(out, git_object_id(obj));
-		git_object_free(obj);
-		return 0;
-	}
+	if (len >= 4 && len < GIT_OID_HEXSZ && all_hex(base, len))
+		return resolve_abbrev(repo, expr, base, len, out, err);
 	return unknown_revision(err, expr);
 }
 
@@ -799,28 +813,42 @@ static int add_pathspec(git_repository *repo, rq_revfilter *f, const char *path,
 	return rq_revfilter_path(f, path, err) < 0 ? -1 : 0;
 }
 
-int rq_revs_option_valid(const char *a)
+/* Every pattern valid and within rq_pattern's limit: 0, or -1 (err set). */
+static int patterns_bounded(char **v, size_t n, rq_error *err)
+{
+	for (size_t i = 0; i < n; i++)
+		if (rq_pattern_bounded(v[i], err) < 0)
+			return -1;
+	return 0;
+}
+
+int rq_revs_option_check(const char *a, rq_error *err)
 {
 	static const char *const sets[] = {"--all", "--branches", "--tags", "--remotes", "--not"};
 	static const char *const valued[] = {
 	    "--branches=", "--tags=", "--remotes=", "--glob=", "--exclude="};
 	rq_revfilter f;
-	rq_error e;
 	int r;
 
 	for (size_t i = 0; i < sizeof(sets) / sizeof(*sets); i++)
 		if (!strcmp(a, sets[i]))
-			return 1;
+			return 0;
 	for (size_t i = 0; i < sizeof(valued) / sizeof(*valued); i++)
 		if (!strncmp(a, valued[i], strlen(valued[i])))
-			return 1;
+			return 0;
 	rq_revfilter_init(&f);
 	f.absolute_dates = 1; /* a job's dates: the same commits on every retry */
-	r = rq_revfilter_option(&f, a, &e);
-	if (r == 1)
-		r = rq_revfilter_ready(&f, &e) == 0;
+	r = rq_revfilter_option(&f, a, err);
+	if (r == 0)
+		rq_error_set(err, RQ_E_USAGE, "unrecognized argument: %s", a);
+	/* a pattern is checked, never compiled: compiling is unbounded
+	 * (rq_pattern); the job's child compiles it, under its limits */
+	if (r == 1 && (patterns_bounded(f.author, f.nauthor, err) < 0 ||
+		       patterns_bounded(f.committer, f.ncommitter, err) < 0 ||
+		       patterns_bounded(f.grep, f.ngrep, err) < 0))
+		r = -1;
 	rq_revfilter_free(&f);
-	return r == 1;
+	return r == 1 ? 0 : -1;
 }
 
 int rq_revs_is_option(const char *arg)

@@ -48,10 +48,12 @@ void rq_revs_free(rq_revs *revs);
 /* 1 if a revision argument is an option (for rq_revs_parse to take). */
 int rq_revs_is_option(const char *arg);
 
-/* 1 if arg is an option rq_revs_parse takes, with a valid value (checked
- * without a repository: for a job's validation). None of them reads a
- * file or standard input, or writes anything. */
-int rq_revs_option_valid(const char *arg);
+/* Whether arg is an option rq_revs_parse takes, with a valid value
+ * (checked without a repository: for a job's validation). None of them
+ * reads a file or standard input, or writes anything. A pattern (--grep,
+ * ...) is checked by rq_pattern_bounded, never compiled. 0, or -1 with
+ * err saying why not. */
+int rq_revs_option_check(const char *arg, rq_error *err);
 
 /*
  * DWIM a name to a ref. Returns the number of refs that match (0, 1, 2...)
@@ -65,7 +67,8 @@ int rq_revs_dwim_ref(git_repository *repo, const char *name, char **fullname, gi
 /* Resolve a commit-ish expression (no ranges) to a commit id. */
 int rq_revs_resolve_commit(git_repository *repo, const char *expr, git_oid *out, rq_error *err);
 
-/* 1 if s is a valid, fully qualified ref name ("refs/..." or "HEAD"). */
+/* 1 if s is a valid, fully qualified ref name ("refs/..." or "HEAD"), by
+ * git's rules (rq_refname) and libgit2's. */
 int rq_revs_refname_valid(const char *s);
 
 #endif

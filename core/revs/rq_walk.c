@@ -30,7 +30,6 @@ typedef struct node {
 	unsigned nparents;
 	unsigned flags;
 	unsigned indegree;
-	unsigned char merge; /* more than one parent (also when only the first is followed) */
 	git_commit *commit;
 } node;
 
@@ -146,7 +145,7 @@ static int get_node(walker *w, const git_oid *oid, size_t *out)
 static int parse_node(walker *w, size_t i)
 {
 	git_commit *c = NULL;
-	unsigned np, merge;
+	unsigned np;
 	size_t *parents = NULL;
 
 	if (w->nodes[i].flags & F_PARSED)
@@ -159,7 +158,6 @@ static int parse_node(walker *w, size_t i)
 		return rq_error_set(w->err, RQ_E_BAD_REVISION, "could not parse commit %s", hex);
 	}
 	np = git_commit_parentcount(c);
-	merge = np > 1;
 	if (w->first_parent && np > 1)
 		np = 1;
 	if (np) {
@@ -182,7 +180,6 @@ static int parse_node(walker *w, size_t i)
 	w->nodes[i].commit = c;
 	w->nodes[i].parents = parents;
 	w->nodes[i].nparents = np;
-	w->nodes[i].merge = (unsigned char)merge;
 	w->nodes[i].date = (int64_t)git_commit_time(c);
 	w->nodes[i].flags |= F_PARSED;
 	return 0;
@@ -506,17 +503,44 @@ static int apply_filters(walker *w, const rq_revs *revs, size_t *sorted, size_t 
 }
 
 /* What a replay refuses among the selected commits: more than max_commits
- * (0: no limit), a merge commit. */
-static int check_selection(const walker *w, const size_t *sorted, size_t n, size_t max_commits)
+ * (0: no limit). Merge commits are selected like any other (with
+ * --first-parent, a merge's other parents are not walked, and are outside
+ * the range); the replay decides what to do with them. */
+static int check_selection(const walker *w, size_t n, size_t max_commits)
 {
 	if (max_commits && n > max_commits)
 		return rq_error_set(w->err, RQ_E_TOO_MANY_COMMITS,
 				    "the range holds %zu commits, more than the limit of %zu", n,
 				    max_commits);
-	for (size_t i = 0; i < n; i++)
-		if (w->nodes[sorted[i]].merge)
-			return rq_error_set(w->err, RQ_E_MERGE_COMMIT,
-					    "replaying merge commits is not supported yet!");
+	return 0;
+}
+
+/* The boundary: excluded parents of the selected commits (sorted[0..n)). */
+static int find_boundary(const walker *w, const size_t *sorted, size_t n, rq_oidmap *out)
+{
+	for (size_t i = 0; i < n; i++) {
+		const node *c = &w->nodes[sorted[i]];
+		for (unsigned k = 0; k < c->nparents; k++) {
+			const node *p = &w->nodes[c->parents[k]];
+			if ((p->flags & F_UNINTERESTING) && rq_oidmap_put(out, &p->oid, 0) < 0)
+				return rq_error_set(w->err, RQ_E_NOMEM, "out of memory");
+		}
+	}
+	return 0;
+}
+
+/* The selected commits (sorted, newest first) into out, in replay order;
+ * their ownership moves there. 0, or -1 out of memory. */
+static int hand_over(walker *w, const size_t *sorted, size_t n, int newest_first, rq_walk *out)
+{
+	if (!(out->commits = calloc(n + 1, sizeof(*out->commits))))
+		return rq_error_set(w->err, RQ_E_NOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		size_t ni = sorted[newest_first ? i : n - 1 - i];
+		out->commits[i] = w->nodes[ni].commit;
+		w->nodes[ni].commit = NULL;
+	}
+	out->n = n;
 	return 0;
 }
 
@@ -528,6 +552,7 @@ int rq_walk_run(git_repository *repo, const rq_revs *revs, int newest_first, siz
 	int rc = -1;
 
 	memset(out, 0, sizeof(*out));
+	rq_oidmap_init(&out->boundary);
 	memset(&w, 0, sizeof(w));
 	w.repo = repo;
 	w.err = err;
@@ -544,26 +569,13 @@ int rq_walk_run(git_repository *repo, const rq_revs *revs, int newest_first, siz
 	if (topo_sort(&w, order, norder, sorted) < 0)
 		goto done;
 	n = norder;
-	if (apply_filters(&w, revs, sorted, &n) < 0)
+	if (apply_filters(&w, revs, sorted, &n) < 0 || check_selection(&w, n, max_commits) < 0 ||
+	    find_boundary(&w, sorted, n, &out->boundary) < 0)
 		goto done;
-	if (check_selection(&w, sorted, n, max_commits) < 0)
-		goto done;
-	if (!(out->commits = calloc(n + 1, sizeof(*out->commits)))) {
-		rq_error_set(err, RQ_E_NOMEM, "out of memory");
-		goto done;
-	}
-	for (size_t i = 0; i < n; i++) {
-		size_t ni = sorted[newest_first ? i : n - 1 - i];
-		out->commits[i] = w.nodes[ni].commit;
-		w.nodes[ni].commit = NULL; /* ownership moves to the result */
-	}
-	out->n = n;
-	rc = 0;
+	rc = hand_over(&w, sorted, n, newest_first, out);
 done:
-	if (rc < 0) {
-		free(out->commits);
-		memset(out, 0, sizeof(*out));
-	}
+	if (rc < 0)
+		rq_walk_free(out);
 	free(order);
 	free(sorted);
 	walker_free(&w);
@@ -577,5 +589,6 @@ void rq_walk_free(rq_walk *walk)
 	for (size_t i = 0; i < walk->n; i++)
 		git_commit_free(walk->commits[i]);
 	free(walk->commits);
+	rq_oidmap_free(&walk->boundary);
 	memset(walk, 0, sizeof(*walk));
 }

@@ -16,17 +16,25 @@
 #include <stddef.h>
 
 #include "rq_error.h"
+#include "rq_oidmap.h"
 #include "rq_revs.h"
 
 typedef struct rq_walk {
 	git_commit **commits; /* owned; replay order */
 	size_t n;
+	/*
+	 * The parents of these commits that a negative revision excludes
+	 * (git's boundary commits, rev-list --boundary), as walked: with
+	 * --first-parent, only first parents. A parent outside the set that
+	 * is in neither list was left out by a walk option (or not walked).
+	 */
+	rq_oidmap boundary;
 } rq_walk;
 
 /*
  * Fill *out. max_commits 0 means no limit; more commits than that fail
- * with RQ_E_TOO_MANY_COMMITS. A merge commit in the set fails with
- * RQ_E_MERGE_COMMIT.
+ * with RQ_E_TOO_MANY_COMMITS. Merge commits are in the set like any other
+ * (the replay replays them, or refuses them for a revert).
  */
 int rq_walk_run(git_repository *repo, const rq_revs *revs, int newest_first, size_t max_commits,
 		rq_walk *out, rq_error *err);

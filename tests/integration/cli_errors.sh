@@ -57,6 +57,46 @@ while IFS='|' read -r args want_rc want_err; do
 	check_eq "$args: first line of stderr as upstream's" "$(head -1 "$T/g.err")" "$(head -1 <<<"$ERR")"
 done <"$T/cases"
 
+# upstream t3650 test 5, byte for byte: the error line, then the usage text
+# `replay -h` prints, with nothing between them
+{
+	echo "error: exactly one of --onto, --advance, or --revert is required"
+	"$REPLAYQ" replay -h
+} >"$T/expect"
+"$REPLAYQ" -C "$R" replay main..topic 2>"$T/actual"
+check "t3650 test 5: the usage error as the test expects it" cmp "$T/expect" "$T/actual"
+# an option's value that is wrong: git's line alone (no usage text)
+for a in --onto --contained=x --ref-action; do
+	run_rq -C "$R" replay "$a"
+	check_eq "$a: 129" 129 "$RC"
+	if [ "$HAVE_GIT" = 1 ]; then
+		"$UPSTREAM_GIT" -C "$R" replay "$a" 2>"$T/g.err"
+		check_eq "$a: stderr as upstream's" "$(cat "$T/g.err")" "$ERR"
+	fi
+done
+
+# --format=json: the JSON object on stdout whatever the outcome, usage errors
+# and no repository included (stderr and exit status as without it)
+require jq
+json_error() { # what exit-status code args...
+	local what=$1 want_rc=$2 code=$3
+	shift 3
+	run_rq "$@"
+	check_eq "json, $what: exit status" "$want_rc" "$RC"
+	check_eq "json, $what: an error object" "error $code" "$(jq -r '.status + " " + .error.code' <<<"$OUT")"
+	check "json, $what: git's words on stderr too" [ -n "$ERR" ]
+}
+json_error "no mode" 129 usage -C "$R" replay --format=json main..topic
+json_error "no value" 129 usage -C "$R" replay --format=json --onto
+json_error "--format after the bad option" 129 usage -C "$R" replay --contained=x --format json
+json_error "two modes" 128 usage -C "$R" replay --format=json --onto=main --advance=main main..topic
+json_error "bad --jobs" 129 usage -C "$R" replay --format=json --jobs=0 --onto main main..topic
+mkdir -p "$T/norepo"
+(cd "$T/norepo" && GIT_CEILING_DIRECTORIES=$T json_error "outside a repository" 128 bad_repo \
+	replay --format=json --onto main main..topic; exit "$FAIL") || FAIL=$((FAIL + 1))
+check_eq "json, a usage error's message" "exactly one of --onto, --advance, or --revert is required" \
+	"$("$REPLAYQ" -C "$R" replay --format=json main..topic 2>/dev/null | jq -r .error.message)"
+
 # reflog messages name the branch as given; a revert's author is the
 # current author (GIT_AUTHOR_*), not the committer: ids as upstream's
 for tool in replayq git; do

@@ -318,7 +318,7 @@ PY
 check_contains "the TLS sidecar patch is consistent" "sidecar ok" "$out"
 if command -v systemd-analyze >/dev/null; then
 	mkdir -p "$T/unit"
-	sed "s|/usr/local/share/replayq/redis-tls-tunnel|$TOP/deploy/redis-tls-tunnel|; s|^User=.*|User=root|; s|^Group=.*|Group=root|; s|^EnvironmentFile=.*|EnvironmentFile=-$T/unit/tunnel.env|" \
+	sed "s|/usr/libexec/replayq/redis-tls-tunnel|$TOP/deploy/redis-tls-tunnel|; /^Documentation=/d; s|^User=.*|User=root|; s|^Group=.*|Group=root|; s|^EnvironmentFile=.*|EnvironmentFile=-$T/unit/tunnel.env|" \
 		"$TOP/deploy/tls/replayq-redis-tunnel.service" >"$T/unit/replayq-redis-tunnel.service"
 	check_eq "systemd-analyze verify: the tunnel unit" "" "$(systemd-analyze verify "$T/unit/replayq-redis-tunnel.service" 2>&1)"
 fi

@@ -203,8 +203,13 @@ git checkout -q -b merged topic
 git merge -q --no-ff -m "a merge" topic2
 git checkout -q main
 run_rq replay --ref-action=print --onto main main..merged
-check_eq "merge commit: 128" 128 "$RC"
-check_contains "merge commit: git's message" "replaying merge commits is not supported yet!" "$ERR"
+check_eq "merge commit: replayed (integration/merges: how)" 0 "$RC"
+check_eq "merge commit: still a merge" 2 "$(git cat-file -p "$(echo "$OUT" | cut -d' ' -f3)" | grep -c '^parent ')"
+MERGED=$(git rev-parse merged)
+run_rq replay --format=json --revert main main..merged
+check_eq "revert of a merge: refused, as git revert without -m" 128 "$RC"
+check_contains "revert of a merge: git revert's words" "commit $MERGED is a merge but no -m option was given." "$OUT"
+check_contains "revert of a merge: its code" '"code":"merge_commit"' "$OUT"
 
 # --- --ref -------------------------------------------------------------------------
 run_rq replay --ref-action=print --onto main --ref=refs/heads/out main..topic

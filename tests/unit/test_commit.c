@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "rq_commit.h"
+#include "rq_i18n.h"
+#include "rq_merge.h" /* RQ_EMPTY_TREE_HEX */
 
 #define HEX40 "0123456789abcdef0123456789abcdef01234567"
 
@@ -162,7 +164,7 @@ static void test_pick_extra_headers(void **state)
 	assert_int_equal(git_repository_odb(&odb, tu_repo_open(r)), 0);
 
 	rq_error_clear(&err);
-	assert_int_equal(rq_commit_pick(odb, &orig, &tree2, &base, committer, &out, &err), 0);
+	assert_int_equal(rq_commit_pick(odb, NULL, &orig, &tree2, &base, committer, &out, &err), 0);
 	raw = cat_commit(r, &out);
 	snprintf(want, sizeof(want),
 		 "tree %s\n"
@@ -180,7 +182,7 @@ static void test_pick_extra_headers(void **state)
 	assert_int_equal(tu_run(r, "git fsck --strict --no-dangling 2>&1"), 0);
 
 	/* parent NULL: a root commit */
-	assert_int_equal(rq_commit_pick(odb, &orig, &tree1, NULL, committer, &out, &err), 0);
+	assert_int_equal(rq_commit_pick(odb, NULL, &orig, &tree1, NULL, committer, &out, &err), 0);
 	raw = cat_commit(r, &out);
 	assert_non_null(strstr(raw, "x-after value\n"));
 	assert_null(strstr(raw, "parent "));
@@ -193,22 +195,23 @@ static void test_pick_extra_headers(void **state)
 	/* the same inputs give the same id */
 	{
 		git_oid again;
-		assert_int_equal(rq_commit_pick(odb, &orig, &tree1, NULL, committer, &again, &err),
-				 0);
+		assert_int_equal(
+		    rq_commit_pick(odb, NULL, &orig, &tree1, NULL, committer, &again, &err), 0);
 		assert_true(git_oid_equal(&again, &out));
 	}
 
 	/* not a commit */
 	rq_error_clear(&err);
-	assert_int_equal(rq_commit_pick(odb, &tree1, &tree1, NULL, committer, &out, &err), -1);
+	assert_int_equal(rq_commit_pick(odb, NULL, &tree1, &tree1, NULL, committer, &out, &err),
+			 -1);
 	assert_int_equal(err.code, RQ_E_BAD_REVISION);
 	/* missing object */
 	{
 		git_oid missing;
 		git_oid_fromstr(&missing, HEX40);
 		rq_error_clear(&err);
-		assert_int_equal(rq_commit_pick(odb, &missing, &tree1, NULL, committer, &out, &err),
-				 -1);
+		assert_int_equal(
+		    rq_commit_pick(odb, NULL, &missing, &tree1, NULL, committer, &out, &err), -1);
 		assert_int_not_equal(err.code, RQ_OK);
 	}
 	git_odb_free(odb);
@@ -230,7 +233,8 @@ static void test_pick_identity(void **state)
 	committer = tu_capture(r, "git cat-file commit HEAD | sed -n 's/^committer //p'");
 	assert_non_null(committer);
 	assert_int_equal(git_repository_odb(&odb, tu_repo_open(r)), 0);
-	assert_int_equal(rq_commit_pick(odb, &head, &tree, &parent, committer, &out, NULL), 0);
+	assert_int_equal(rq_commit_pick(odb, NULL, &head, &tree, &parent, committer, &out, NULL),
+			 0);
 	assert_string_equal(tu_hex(&out), tu_hex(&head));
 	git_odb_free(odb);
 	free(committer);
@@ -252,7 +256,7 @@ static void test_revert_commit(void **state)
 	assert_int_equal(git_repository_odb(&odb, tu_repo_open(r)), 0);
 	rq_error_clear(&err);
 	assert_int_equal(
-	    rq_commit_revert(odb, &head, &tree, &head, committer, committer, &out, &err), 0);
+	    rq_commit_revert(odb, NULL, &head, &tree, &head, committer, committer, &out, &err), 0);
 	raw = cat_commit(r, &out);
 	snprintf(want, sizeof(want),
 		 "tree %s\nparent %s\nauthor %s\ncommitter %s\n\n"
@@ -262,7 +266,7 @@ static void test_revert_commit(void **state)
 	free(raw);
 	/* a root revert */
 	assert_int_equal(
-	    rq_commit_revert(odb, &head, &tree, NULL, committer, committer, &out, &err), 0);
+	    rq_commit_revert(odb, NULL, &head, &tree, NULL, committer, committer, &out, &err), 0);
 	raw = cat_commit(r, &out);
 	assert_null(strstr(raw, "parent "));
 	free(raw);
@@ -270,8 +274,189 @@ static void test_revert_commit(void **state)
 	/* not a commit */
 	rq_error_clear(&err);
 	assert_int_equal(
-	    rq_commit_revert(odb, &tree, &tree, NULL, committer, committer, &out, &err), -1);
+	    rq_commit_revert(odb, NULL, &tree, &tree, NULL, committer, committer, &out, &err), -1);
 	assert_int_equal(err.code, RQ_E_BAD_REVISION);
+	git_odb_free(odb);
+}
+
+/* ---- git's encodings and UTF-8 check (rq_i18n) ---- */
+
+static void check_fix(const char *in, int want_rc, const char *want)
+{
+	rq_buf b = {0};
+	rq_buf_str(&b, in);
+	assert_int_equal(rq_i18n_utf8_fix(&b), want_rc);
+	assert_int_equal(b.len, strlen(want));
+	assert_memory_equal(b.p, want, b.len);
+	free(b.p);
+}
+
+static void test_utf8_fix(void **state)
+{
+	(void)state;
+	check_fix("plain \xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80", 1,
+		  "plain \xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80");
+	check_fix("\xf4\x8f\xbf\xbd", 1, "\xf4\x8f\xbf\xbd"); /* U+10FFFD */
+	/* Latin-1 bytes become their UTF-8 form */
+	check_fix("caf\xe9", 0, "caf\xc3\xa9");
+	/* overlong, surrogate, past U+10FFFF, non-characters, cut short: each
+	 * byte taken as Latin-1 */
+	check_fix("\xc0\xaf", 0, "\xc3\x80\xc2\xaf");
+	check_fix("\xed\xa0\x80", 0, "\xc3\xad\xc2\xa0\xc2\x80");
+	check_fix("\xf4\x90\x80\x80", 0, "\xc3\xb4\xc2\x90\xc2\x80\xc2\x80");
+	check_fix("\xef\xbf\xbe", 0, "\xc3\xaf\xc2\xbf\xc2\xbe");
+	check_fix("\xef\xb7\x90", 0, "\xc3\xaf\xc2\xb7\xc2\x90");
+	check_fix("x\xe6\x97", 0, "x\xc3\xa6\xc2\x97");
+}
+
+static void test_encoding_names(void **state)
+{
+	size_t n;
+	char *out;
+
+	(void)state;
+	assert_true(rq_i18n_is_utf8(NULL));
+	assert_true(rq_i18n_is_utf8("utf8"));
+	assert_true(rq_i18n_is_utf8("Utf-8"));
+	assert_false(rq_i18n_is_utf8("latin-1"));
+	assert_true(rq_i18n_same("UTF-16BE", "utf16be"));
+	assert_true(rq_i18n_same("iso-8859-1", "ISO-8859-1"));
+	assert_true(rq_i18n_same(NULL, "UTF8"));
+	assert_false(rq_i18n_same("ISO-8859-1", "latin-1"));
+	out = rq_i18n_reencode("caf\xe9", 4, "UTF-8", "latin-1", &n); /* git's fallback name */
+	assert_non_null(out);
+	assert_int_equal(n, 5);
+	assert_string_equal(out, "caf\xc3\xa9");
+	free(out);
+	assert_null(rq_i18n_reencode("x", 1, "UTF-8", "no-such-encoding", &n));
+	assert_null(rq_i18n_reencode("\xe6\x97", 2, "ISO-8859-1", "UTF-8", &n)); /* cut short */
+	out = rq_i18n_reencode("\xff\xfeh\0i\0", 6, "UTF-8", "UTF-16LE-BOM", &n);
+	assert_non_null(out);
+	assert_string_equal(out, "hi");
+	free(out);
+}
+
+/* A commit object from raw bytes (NUL bytes and all), as old tools wrote them. */
+static void hash_raw(tu_repo *r, const char *text, size_t len, git_oid *out)
+{
+	char path[PATH_MAX + 16], *hex;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/raw.txt", r->root);
+	f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(text, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+	hex = tu_capture(r, "git hash-object -t commit -w --literally --stdin <'%s'", path);
+	assert_non_null(hex);
+	assert_int_equal(git_oid_fromstr(out, hex), 0);
+	free(hex);
+}
+
+/* Pick (or revert: author set) raw onto the empty tree with cfg: the new
+ * commit's text after its committer line, and the return code in *rc. */
+static char *pick_raw(tu_repo *r, git_odb *odb, const rq_commit_cfg *cfg, const char *raw,
+		      size_t len, const char *author, int *rc)
+{
+	git_oid orig, tree, out;
+	rq_error err;
+	char *text, *after;
+
+	hash_raw(r, raw, len, &orig);
+	git_oid_fromstr(&tree, RQ_EMPTY_TREE_HEX);
+	rq_error_clear(&err);
+	*rc = author ? rq_commit_revert(odb, cfg, &orig, &tree, NULL, author, "C <c@x> 2 +0000",
+					&out, &err)
+		     : rq_commit_pick(odb, cfg, &orig, &tree, NULL, "C <c@x> 2 +0000", &out, &err);
+	assert_true(*rc >= 0);
+	text = tu_capture_raw(r, NULL, "git cat-file commit %s", tu_hex(&out));
+	assert_non_null(text);
+	after = strdup(strstr(text, "\nauthor ") + 1);
+	free(text);
+	return after;
+}
+
+#define TREE_LINE "tree " RQ_EMPTY_TREE_HEX "\n"
+
+static void test_pick_encodings(void **state)
+{
+	tu_repo *r = *state;
+	git_odb *odb;
+	char *got;
+	int rc;
+	rq_commit_cfg latin = {"ISO-8859-1", NULL};
+	static const char iso[] = TREE_LINE "author D\xe9j\xe0 <d@x> 1 +0000\n"
+					    "committer C <c@x> 1 +0000\nencoding iso-8859-1\n"
+					    "change-id I1\n\ncaf\xe9\n";
+	static const char bare[] = TREE_LINE "author David K\xe5gedal <d@x> 1 +0000\n"
+					     "committer C <c@x> 1 +0000\n\nr\xe9sum\xe9\n";
+	static const char nul[] = TREE_LINE "author A <a@x> 1 +0000\n"
+					    "committer C <c@x> 1 +0000\n\nbefore\0after\n";
+
+	assert_int_equal(git_repository_odb(&odb, tu_repo_open(r)), 0);
+	/* re-encoded from the header's encoding, the header dropped */
+	got = pick_raw(r, odb, NULL, iso, sizeof(iso) - 1, NULL, &rc);
+	assert_int_equal(rc, 0);
+	assert_string_equal(got, "author D\xc3\xa9j\xc3\xa0 <d@x> 1 +0000\n"
+				 "committer C <c@x> 2 +0000\nchange-id I1\n\ncaf\xc3\xa9\n");
+	free(got);
+	/* the revert keeps the extra header and says the subject in UTF-8 */
+	got = pick_raw(r, odb, NULL, iso, sizeof(iso) - 1, "R <r@x> 3 +0000", &rc);
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(got, "\nchange-id I1\n\nRevert \"caf\xc3\xa9\"\n"));
+	free(got);
+	/* Latin-1 bytes without a header: converted, and git warns (1) */
+	got = pick_raw(r, odb, NULL, bare, sizeof(bare) - 1, NULL, &rc);
+	assert_int_equal(rc, 1);
+	assert_string_equal(got, "author David K\xc3\xa5gedal <d@x> 1 +0000\n"
+				 "committer C <c@x> 2 +0000\n\nr\xc3\xa9sum\xc3\xa9\n");
+	free(got);
+	/* i18n.commitEncoding=ISO-8859-1: written in it, with its header */
+	got = pick_raw(r, odb, &latin, iso, sizeof(iso) - 1, NULL, &rc);
+	assert_int_equal(rc, 0);
+	assert_string_equal(got, "author D\xe9j\xe0 <d@x> 1 +0000\ncommitter C <c@x> 2 +0000\n"
+				 "encoding ISO-8859-1\nchange-id I1\n\ncaf\xe9\n");
+	free(got);
+	/* git reads the original as a C string: the message ends at a NUL */
+	got = pick_raw(r, odb, NULL, nul, sizeof(nul) - 1, NULL, &rc);
+	assert_string_equal(got, "author A <a@x> 1 +0000\ncommitter C <c@x> 2 +0000\n\nbefore");
+	free(got);
+	git_odb_free(odb);
+}
+
+/* Header fields as git's read_commit_extra_header_lines() takes them. */
+static void test_pick_odd_headers(void **state)
+{
+	tu_repo *r = *state;
+	git_odb *odb;
+	char *got;
+	int rc;
+	static const char odd[] = TREE_LINE "author First <f@x> 1 +0000\n"
+					    " author continued\n"
+					    "author Second <s@x> 1 +0000\n"
+					    "committer C <c@x> 1 +0000\n"
+					    "gpgsig sig\n"
+					    " sig continued\n"
+					    "note \n"
+					    "x-multi a\n"
+					    " b\n"
+					    " \n"
+					    "\n"
+					    "\f\n \t\nSubject\n";
+	rq_commit_cfg author = {NULL, "Now <n@x> 5 +0000"};
+	static const char noauthor[] = TREE_LINE "committer C <c@x> 1 +0000\n\nm\n";
+
+	assert_int_equal(git_repository_odb(&odb, tu_repo_open(r)), 0);
+	/* the first author line only; signatures and standard fields with their
+	 * continuation lines dropped; the rest written again; \f is no blank */
+	got = pick_raw(r, odb, NULL, odd, sizeof(odd) - 1, NULL, &rc);
+	assert_string_equal(got, "author First <f@x> 1 +0000\ncommitter C <c@x> 2 +0000\n"
+				 "note \nx-multi a\n b\n \n\n\f\n \t\nSubject\n");
+	free(got);
+	/* no author line: git's current author */
+	got = pick_raw(r, odb, &author, noauthor, sizeof(noauthor) - 1, NULL, &rc);
+	assert_string_equal(got, "author Now <n@x> 5 +0000\ncommitter C <c@x> 2 +0000\n\nm\n");
+	free(got);
 	git_odb_free(odb);
 }
 
@@ -283,6 +468,10 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_pick_extra_headers, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_pick_identity, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_revert_commit, setup, teardown),
+	    cmocka_unit_test(test_utf8_fix),
+	    cmocka_unit_test(test_encoding_names),
+	    cmocka_unit_test_setup_teardown(test_pick_encodings, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_pick_odd_headers, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
 }

@@ -1220,6 +1220,38 @@ static void test_keep_going(void **state)
 	"{\"mode\":\"train\",\"cars\":[{\"name\":\"mr-1\",\"revisions\":[\"main..mr-1\"]},"        \
 	"{\"name\":\"mr-2\",\"revisions\":[\"mr-2\"],\"skip\":true}]" extra "}"
 
+/* "sign": a boolean; in the content only when true (a job without it
+ * keeps the content it had). */
+static void test_sign(void **state)
+{
+	rq_job job;
+	char *a, *b;
+	(void)state;
+
+	expect_bad_patch(NULL, "{\"sign\":\"yes\"}", RQ_E_INVALID_JOB, "sign");
+	expect_bad_patch(NULL, "{\"sign\":1}", RQ_E_INVALID_JOB, "sign");
+	pending_text = job_text(NULL, "{\"sign\":true}");
+	parse_ok(pending_text, &job);
+	assert_int_equal(job.sign, 1);
+	rq_job_free(&job);
+	free_pending(NULL);
+	pending_text = job_text("revisions", TRAIN_PATCH(",\"sign\":true"));
+	parse_ok(pending_text, &job);
+	assert_int_equal(job.sign, 1);
+	assert_int_equal(job.train, 1);
+	rq_job_free(&job);
+	free_pending(NULL);
+	a = content_of(NULL);
+	b = content_of("{\"sign\":false}");
+	assert_string_equal(a, b);
+	assert_null(strstr(a, "sign"));
+	free(a);
+	free(b);
+	a = content_of("{\"sign\":true}");
+	assert_non_null(strstr(a, "\"sign\":true"));
+	free(a);
+}
+
 static void test_train_ok(void **state)
 {
 	rq_job job;
@@ -1412,6 +1444,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_repo_valid, free_pending),
 	    cmocka_unit_test_teardown(test_replay_opts, free_pending),
 	    cmocka_unit_test_teardown(test_keep_going, free_pending),
+	    cmocka_unit_test_teardown(test_sign, free_pending),
 	    cmocka_unit_test_teardown(test_train_ok, free_pending),
 	    cmocka_unit_test_teardown(test_train_bad, free_pending),
 	    cmocka_unit_test_teardown(test_train_limits, free_pending),

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * rq_oidmap and rq_strmap (the front ends of rq_hindex): put/get/overwrite,
+ * rq_oidmap (the front end of rq_hindex): put/get/overwrite,
  * growth, collisions, missing keys, insertion order, deletion.
  */
 #include "testutil.h"
@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "rq_oidmap.h"
-#include "rq_strmap.h"
 
 /* A real SHA-1 id: the hash of "key <i>" as a blob. */
 static void key_of(size_t i, git_oid *out)
@@ -168,55 +167,13 @@ static void test_collisions(void **state)
 	rq_oidmap_free(&m);
 }
 
-static void test_strmap(void **state)
-{
-	const size_t n = 5000;
-	char(*names)[16] = calloc(n, sizeof(*names));
-	rq_strmap m;
-	size_t v = 0;
-
-	(void)state;
-	assert_non_null(names);
-	rq_strmap_init(&m);
-	assert_int_equal(rq_strmap_get(&m, "x", &v), 0);
-	for (size_t i = 0; i < n; i++) {
-		snprintf(names[i], sizeof(names[i]), "dir/%zu", i);
-		assert_int_equal(rq_strmap_put(&m, names[i], i), 0);
-	}
-	assert_int_equal(m.len, n);
-	assert_true(m.index.nslot >= 2 * n);
-	for (size_t i = 0; i < n; i++) {
-		assert_int_equal(rq_strmap_get(&m, names[i], &v), 1);
-		assert_int_equal(v, i);
-		assert_string_equal(m.keys[i], names[i]); /* insertion order */
-	}
-	/* a key equal by content, not by pointer, is found */
-	assert_int_equal(rq_strmap_get(&m, "dir/17", &v), 1);
-	assert_int_equal(v, 17);
-	assert_int_equal(rq_strmap_get(&m, "dir/", NULL), 0);
-	/* delete keeps the place; a put brings the key back there */
-	rq_strmap_del(&m, "dir/17");
-	rq_strmap_del(&m, "dir/17");
-	rq_strmap_del(&m, "never");
-	assert_int_equal(rq_strmap_get(&m, "dir/17", &v), 0);
-	assert_int_equal(m.live, n - 1);
-	assert_int_equal(m.dead[17], 1);
-	assert_int_equal(rq_strmap_put(&m, names[17], 99), 0);
-	assert_int_equal(m.len, n);
-	assert_int_equal(m.live, n);
-	assert_int_equal(rq_strmap_get(&m, "dir/17", &v), 1);
-	assert_int_equal(v, 99);
-	rq_strmap_free(&m);
-	rq_strmap_free(&m);
-	free(names);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_empty_map), cmocka_unit_test(test_put_get_overwrite),
-	    cmocka_unit_test(test_growth),    cmocka_unit_test(test_collisions),
-	    cmocka_unit_test(test_strmap),
+	    cmocka_unit_test(test_empty_map),
+	    cmocka_unit_test(test_put_get_overwrite),
+	    cmocka_unit_test(test_growth),
+	    cmocka_unit_test(test_collisions),
 	};
 	return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
 }

@@ -572,8 +572,10 @@ static void test_errors(void **state)
 		run_fails(r, &o, RQ_E_NOTHING);
 	}
 	{
+		/* a revert of a merge needs a mainline: refused, as git revert
+		 * without -m (a rebase of it replays it) */
 		const char *revs[] = {"main..mb"};
-		o = make_opts(RQ_MODE_ONTO, "main", revs, 1);
+		o = make_opts(RQ_MODE_REVERT, "mb", revs, 1);
 		run_fails(r, &o, RQ_E_MERGE_COMMIT);
 	}
 	{

@@ -212,6 +212,18 @@ static void test_conflict(void **state)
 	assert_string_equal(str_at(json_array_get(paths, 5), "path"),
 			    "with \"quotes\" and \\ and \xc3\xa9");
 	assert_int_equal(int_at(json_object_get(o, "stats"), "picked"), 1);
+	assert_null(json_object_get(c, "merge")); /* a pick's conflict */
+	assert_null(json_object_get(c, "hint"));
+	json_decref(o);
+	/* a merge commit's: marked, with the command that shows its author's work */
+	res.conflict_merge = 1;
+	add_conflict(&res, "f", RQ_CONFLICT_RESOLUTION);
+	o = rq_result_to_json(&res, 1, NULL, 0);
+	c = json_object_get(o, "conflict");
+	assert_true(json_is_true(json_object_get(c, "merge")));
+	assert_string_equal(str_at(c, "hint"), "git show --remerge-diff " HEX_D);
+	assert_string_equal(str_at(json_array_get(json_object_get(c, "paths"), 6), "kind"),
+			    "resolution");
 	json_decref(o);
 	rq_replay_result_free(&res);
 }
@@ -280,10 +292,15 @@ static void test_code_names(void **state)
 	    {RQ_E_CRASHED, "crashed"},
 	    {RQ_E_INTERRUPTED, "interrupted"},
 	    {RQ_E_INTERNAL, "internal"},
+	    {RQ_E_UNSUPPORTED_REPO, "unsupported_repository"},
+	    {RQ_E_TREE_TOO_DEEP, "tree_too_deep"},
 	    {RQ_E_INVALID_JOB, "invalid_job"},
 	    {RQ_E_TIMEOUT, "timeout"},
 	    {RQ_E_DEAD, "dead_letter"},
 	    {RQ_E_REDIS, "redis"},
+	    {RQ_E_SIGN_KEY, "sign_key"},
+	    {RQ_E_SIGN_FAILED, "sign_failed"},
+	    {RQ_E_SIGN_UNAVAILABLE, "sign_unavailable"},
 	};
 	rq_error err;
 
@@ -316,6 +333,24 @@ static void test_code_names(void **state)
 	assert_string_equal(rq_error_code_name(RQ_E_CORE_END), "internal");
 	assert_string_equal(rq_qerror_name(-1), "internal");
 	assert_string_equal(rq_qerror_name(1000), "internal");
+}
+
+/* "signed": true on a result that is not an error, never on one. */
+static void test_signed_mark(void **state)
+{
+	rq_error err;
+	json_t *ok = rq_result_to_json(NULL, 0, NULL, 0), *bad;
+	(void)state;
+
+	rq_error_set(&err, RQ_E_SIGN_FAILED, "gpg failed");
+	bad = rq_result_to_json(NULL, -1, &err, 0);
+	assert_int_equal(rq_result_set_signed(ok), 0);
+	assert_int_equal(rq_result_set_signed(bad), 0);
+	assert_int_equal(rq_result_set_signed(NULL), 0);
+	assert_true(json_is_true(json_object_get(ok, "signed")));
+	assert_null(json_object_get(bad, "signed"));
+	json_decref(ok);
+	json_decref(bad);
 }
 
 /* The JSON of real runs on a repository. */
@@ -410,7 +445,7 @@ static void test_keep_going(void **state)
 	git_oid_fromstr(&d, HEX_D);
 	add_update(&res, "refs/heads/ok", HEX_A, HEX_B);
 	assert_int_equal(rq_conflicts_add(&conf, "x.c", RQ_CONFLICT_MODIFY_DELETE), 0);
-	assert_int_equal(rq_outcome_add_failure(&res, 3, &c, &conf, &err), 0);
+	assert_int_equal(rq_outcome_add_failure(&res, 3, &c, 0, &conf, &err), 0);
 	assert_int_equal(rq_outcome_add_ref(&res, "refs/heads/ok", &a, &b, 1, &err), 0);
 	assert_int_equal(rq_outcome_add_ref(&res, "refs/heads/bad", &c, NULL, 3, &err), 0);
 	assert_int_equal(rq_outcome_add_ref(&res, "refs/heads/up", &d, NULL, 4, &err), 0);
@@ -517,10 +552,10 @@ static void test_train(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_ok),	      cmocka_unit_test(test_conflict),
-	    cmocka_unit_test(test_error),     cmocka_unit_test(test_code_names),
-	    cmocka_unit_test(test_real_runs), cmocka_unit_test(test_keep_going),
-	    cmocka_unit_test(test_train),
+	    cmocka_unit_test(test_ok),		cmocka_unit_test(test_conflict),
+	    cmocka_unit_test(test_error),	cmocka_unit_test(test_code_names),
+	    cmocka_unit_test(test_signed_mark), cmocka_unit_test(test_real_runs),
+	    cmocka_unit_test(test_keep_going),	cmocka_unit_test(test_train),
 	};
 	return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
 }

@@ -179,6 +179,10 @@ static void test_rebase(void **state)
 	assert_int_equal(res.replay.conflicted, 1);
 	assert_int_equal(res.replay.nupdates, 3);
 	assert_string_equal(res.replay.updates[1].ref, "refs/train/main/mr-2");
+	/* every pick is one merge, counted once (breaking the chain of renames
+	 * between cars is none: the counts were negative when it was taken off) */
+	assert_int_equal(res.replay.stats.merges_trivial + res.replay.stats.merges_full, 7);
+	assert_int_equal(res.replay.stats.merges_trivial, 0);
 	assert_int_equal(tu_run(r, "git fsck --strict --no-dangling 2>&1"), 0);
 	rq_train_result_free(&res);
 }
@@ -205,6 +209,7 @@ static void test_merge(void **state)
 	free(want);
 	assert_int_equal(res.cars[0].merge_bases, 1);
 	assert_int_equal(res.replay.stats.picked, 3); /* three merge commits */
+	assert_int_equal(res.replay.stats.merges_trivial + res.replay.stats.merges_full, 4);
 	rq_train_result_free(&res);
 	/* a car already in the previous result: nothing to add */
 	c.n = 0;

@@ -344,9 +344,34 @@ static void test_skewed_dates(void **state)
 	WALK(r, "main~2", "^topic~4");
 }
 
+/* The walk of args (with --first-parent when fp): its boundary's size,
+ * and whether the commit at rev is in it. */
+static size_t boundary_of(tu_repo *r, const char *arg, int fp, const char *rev, int *has)
+{
+	const char *args[2] = {arg, "--first-parent"};
+	git_object *obj = NULL;
+	rq_revs revs;
+	rq_walk w;
+	size_t v, n;
+
+	assert_int_equal(rq_revs_parse(tu_repo_open(r), args, fp ? 2 : 1, &revs, NULL), 0);
+	assert_int_equal(rq_walk_run(tu_repo_open(r), &revs, 0, 0, &w, NULL), 0);
+	assert_int_equal(git_revparse_single(&obj, tu_repo_open(r), rev), 0);
+	*has = rq_oidmap_get(&w.boundary, git_object_id(obj), &v);
+	git_object_free(obj);
+	n = w.boundary.len;
+	rq_walk_free(&w);
+	rq_revs_free(&revs);
+	return n;
+}
+
+/* Merge commits are walked like any other (the replay replays them), in
+ * git's order; the boundary lists the excluded parents, and with
+ * --first-parent a merge's other parents are not walked. */
 static void test_merge_commit(void **state)
 {
 	tu_repo *r = *state;
+	int has;
 
 	tu_commit_file(r, "m.txt", "1\n", "m1");
 	tu_git(r, "git checkout -q -b feature");
@@ -359,23 +384,21 @@ static void test_merge_commit(void **state)
 	tu_git(r, "git checkout -q -b topic");
 	tu_commit_file(r, "t.txt", "1\n", "t1");
 
-	/* merges outside the range are fine */
 	assert_int_equal(WALK(r, "main~1..main"), 1);
 	assert_int_equal(WALK(r, "main..topic"), 1);
 	assert_int_equal(WALK(r, "^main~1", "topic"), 2);
-	{
-		const char *a[] = {"main~1^1..topic"};
-		check_walk_fails(r, a, 1, 0, RQ_E_MERGE_COMMIT);
-	}
-	{
-		const char *a[] = {"feature..main"};
-		check_walk_fails(r, a, 1, 0, RQ_E_MERGE_COMMIT);
-	}
-	{
-		const char *a[] = {"main"};
-		check_walk_fails(r, a, 1, 0, RQ_E_MERGE_COMMIT);
-	}
-	/* more commits than allowed is reported first when both apply */
+	assert_int_equal(WALK(r, "main~1^1..topic"), 4);
+	assert_int_equal(WALK(r, "feature..main"), 3);
+	assert_true(WALK(r, "main") >= 5);
+	/* m2..topic: f1's parent m1 and the merge's first parent m2 */
+	assert_int_equal(boundary_of(r, "main~1^1..topic", 0, "main~1^1", &has), 2);
+	assert_true(has);
+	boundary_of(r, "main~1^1..topic", 0, "feature^", &has);
+	assert_true(has);
+	/* --first-parent: f1 is not walked, m1 is no boundary */
+	assert_int_equal(boundary_of(r, "main~1^1..topic", 1, "main~1^1", &has), 1);
+	assert_true(has);
+	/* more commits than allowed */
 	{
 		const char *a[] = {"main"};
 		check_walk_fails(r, a, 1, 2, RQ_E_TOO_MANY_COMMITS);

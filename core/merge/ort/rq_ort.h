@@ -30,6 +30,9 @@
  *   rq_ort_content.c    the content merge of one path, over the line
  *                       merge of core/merge/xdiff (handle_content_merge)
  *   rq_ort.c            this header's helpers (entries, conflicts, pairs)
+ *   rq_canon.c          a top-level tree written again with its modes as
+ *                       git reads them (canon_mode, rq_tree.h), for the
+ *                       merger's trivial picks
  *   rq_pathmap.c, rq_arena.c   the merge's maps and memory
  *
  * Calls go down this list, never up: the driver calls the phases, the
@@ -58,6 +61,7 @@
 #include "rq_arena.h"
 #include "rq_error.h"
 #include "rq_conflict.h"
+#include "rq_oidmap.h"
 #include "rq_pathmap.h"
 #include "rq_xmerge.h"
 
@@ -155,6 +159,9 @@ struct rq_ort_entry {
 	/* stages (bits) holding the result of a content merge that conflicted;
 	 * merge-ort would put the text with conflict markers there */
 	unsigned conflicted_stages : 3;
+	/* a merge that keeps its conflicts: the result is a text merge's
+	 * conflict markers (the path's only trouble, unless its kind says more) */
+	unsigned textual : 1;
 	int conflict_kind; /* rq_conflict_kind a rename decided, -1 none */
 	rq_ort_stage result;
 	rq_ort_entry **children;
@@ -222,7 +229,29 @@ typedef struct rq_ort_config {
 	int rename_limit; /* merge.renameLimit, else diff.renameLimit; <= 0: 7000 */
 	rq_ort_dir_renames dir_renames;
 	rq_xmerge_style conflict_style; /* merge.conflictStyle */
+	int max_tree_depth;		/* core.maxTreeDepth (git's default: 2048) */
+	struct rq_attr *attr;		/* the merge drivers of paths; NULL: text everywhere */
 } rq_ort_config;
+
+/* ---- merges that are not picks ------------------------------------------- */
+
+/*
+ * The merges of a remerge (core/merge/rq_remerge.c, the replay of a merge
+ * commit) are not picks. An accepting merge keeps going where a pick stops:
+ * it writes every object, a conflicted text merge writes its text with
+ * conflict markers (marks), each conflict's versions go to *accepted, and
+ * the conflicted tree is the result (merge-ort's result when it "accepts
+ * all conflicts", as `git show --remerge-diff` and `git merge-tree` use
+ * it). The third merge of a remerge (base R, ours N, theirs the original
+ * merge) takes the conflict hunks of the blobs R and N wrote (base_marked,
+ * ours_marked) as wholes: see rq_ort_content.c.
+ */
+typedef struct rq_ort_mode {
+	int accept;
+	rq_xmerge_marks marks; /* the markers of conflicted text (accept, remerge) */
+	rq_conflict_details *accepted;
+	const rq_oidmap *base_marked, *ours_marked; /* remerge: NULL otherwise */
+} rq_ort_mode;
 
 /* ---- the merge ------------------------------------------------------------ */
 
@@ -242,6 +271,7 @@ typedef struct rq_ort_merge {
 	rq_arena arena;
 	rq_error *err;
 	rq_conflicts *conflicts; /* the caller's list, appended to */
+	const rq_ort_mode *mode; /* NULL: a pick (see rq_ort_mode) */
 
 	rq_pathmap paths; /* path -> rq_ort_entry *, every path looked at */
 	rq_ort_entry *root;

@@ -4,7 +4,7 @@
  * names, basenames), in the merge's arena.
  *
  * The merge-ort counterparts are git's strmap and strintmap. This is the
- * arena front end of core/base/rq_hindex (rq_strmap is the malloc one):
+ * arena front end of core/base/rq_hindex (rq_oidmap is a malloc one):
  * keys and values in dense arrays in insertion order, an rq_hindex over
  * them, all memory from the arena, so a merge never frees a map.
  *

@@ -130,11 +130,14 @@ static void merge_setup(rq_ort_merge *merge, rq_treemerge_memory *mem, const rq_
 
 /*
  * Does the merge fall back now? Not once a conflict is certain
- * (forced_conflict): the pick conflicts, as it would in git.
+ * (forced_conflict): the pick conflicts, as it would in git. A merge that
+ * keeps its conflicts needs its whole tree: it falls back whenever a state
+ * is not reproduced.
  */
 static int falls_back(const rq_ort_merge *merge)
 {
-	return merge->fall_back && !merge->forced_conflict;
+	return merge->fall_back &&
+	       (!merge->forced_conflict || (merge->mode && merge->mode->accept));
 }
 
 /*
@@ -161,26 +164,71 @@ static int run_phases(rq_ort_merge *merge)
 	return 0;
 }
 
+/* The root's tree, or the empty tree (written) when nothing is left. */
+static int root_tree(rq_ort_merge *merge, git_oid *out)
+{
+	if (!merge->root->is_null) {
+		git_oid_cpy(out, &merge->root->result.oid);
+		return 0;
+	}
+	if (rq_odb_mem_write(out, merge->odb, "", 0, GIT_OBJECT_TREE) < 0)
+		return rq_error_git(merge->err, "cannot write the empty tree");
+	return 0;
+}
+
+static void version_of(rq_conflict_version *v, const rq_ort_stage *st)
+{
+	git_oid_cpy(&v->oid, &st->oid);
+	v->mode = st->mode;
+}
+
+/*
+ * A merge that keeps its conflicts: the versions of each conflict it
+ * reported (from the path's entry; none for a conflict of the rename phase
+ * without a path), in the order of the list.
+ */
+static int accept_details(rq_ort_merge *merge, size_t from)
+{
+	for (size_t i = from; i < merge->conflicts->n; i++) {
+		const rq_conflict *c = &merge->conflicts->v[i];
+		rq_ort_entry *e = c->path[0] ? rq_ort_entry_get(merge, c->path) : NULL;
+		rq_conflict_detail d;
+		memset(&d, 0, sizeof(d));
+		if (e) {
+			d.textual = e->textual && (c->kind == RQ_CONFLICT_CONTENT ||
+						   c->kind == RQ_CONFLICT_ADD_ADD);
+			for (int k = 0; k < 3; k++)
+				version_of(&d.stages[k], &e->stages[k]);
+			if (!e->is_null)
+				version_of(&d.result, &e->result);
+		}
+		if (rq_conflict_details_add(merge->mode->accepted, &d) < 0)
+			return rq_ort_nomem(merge);
+	}
+	return 0;
+}
+
 /*
  * The outcome after the phases: a conflict when any was reported (an unclean
  * rename phase without any path reported, which merge-ort can produce, is
- * reported at the top level), else the root tree (the empty tree, written,
- * when nothing is left).
+ * reported at the top level), else the root tree. A merge that keeps its
+ * conflicts gives its tree in both cases, and the conflicts' versions.
  */
 static int finish(rq_ort_merge *merge, size_t nconflicts_before, git_oid *out)
 {
+	int accept = merge->mode && merge->mode->accept;
+
 	if (merge->renames_unclean || merge->conflicts->n > nconflicts_before) {
 		if (merge->conflicts->n == nconflicts_before &&
 		    rq_ort_conflict(merge, "", RQ_CONFLICT_RENAME) < 0)
 			return -1;
+		if (accept &&
+		    (root_tree(merge, out) < 0 || accept_details(merge, nconflicts_before) < 0))
+			return -1;
 		return RQ_TREEMERGE_CONFLICT;
 	}
-	if (!merge->root->is_null) {
-		git_oid_cpy(out, &merge->root->result.oid);
-		return RQ_TREEMERGE_CLEAN;
-	}
-	if (rq_odb_mem_write(out, merge->odb, "", 0, GIT_OBJECT_TREE) < 0)
-		return rq_error_git(merge->err, "cannot write the empty tree");
+	if (root_tree(merge, out) < 0)
+		return -1;
 	return RQ_TREEMERGE_CLEAN;
 }
 
@@ -190,8 +238,9 @@ static int finish(rq_ort_merge *merge, size_t nconflicts_before, git_oid *out)
  * (anything else), and the arena's chunks go back to the merger.
  */
 int rq_treemerge(git_repository *repo, git_odb *odb, const rq_ort_config *config,
-		 rq_treemerge_memory *mem, const git_oid *base, const git_oid *ours,
-		 const git_oid *theirs, git_oid *out, rq_conflicts *conflicts, rq_error *err)
+		 rq_treemerge_memory *mem, const rq_ort_mode *mode, const git_oid *base,
+		 const git_oid *ours, const git_oid *theirs, git_oid *out, rq_conflicts *conflicts,
+		 rq_error *err)
 {
 	const git_oid *oids[3] = {base, ours, theirs};
 	size_t nconflicts_before = conflicts->n;
@@ -203,17 +252,20 @@ int rq_treemerge(git_repository *repo, git_odb *odb, const rq_ort_config *config
 	merge.odb = odb;
 	merge.err = err;
 	merge.conflicts = conflicts;
+	merge.mode = mode;
 	rc = make_root(&merge, oids);
 	if (rc == 0)
 		rc = run_phases(&merge);
 	if (rc == 0)
 		rc = finish(&merge, nconflicts_before, out);
-	if (rc == RQ_TREEMERGE_FALL_BACK) {
+	if (rc == RQ_TREEMERGE_FALL_BACK || (rc < 0 && mode && mode->accept)) {
 		/* drop what this attempt reported; the fallback reports its own */
 		while (conflicts->n > nconflicts_before) {
 			conflicts->n--;
 			free(conflicts->v[conflicts->n].path);
 		}
+		if (mode && mode->accepted && mode->accepted->n > nconflicts_before)
+			mode->accepted->n = nconflicts_before;
 	}
 	if (rc == RQ_TREEMERGE_CLEAN)
 		rq_rename_cache_chain_advance(mem->renames, theirs, out);

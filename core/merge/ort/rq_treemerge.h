@@ -51,9 +51,15 @@ enum {
  * Merge ours and theirs, both descended from base (NULL: the empty tree,
  * for a root commit), writing new blobs and trees through odb (the
  * replay's in-memory store). Returns RQ_TREEMERGE_*, or -1 with err set.
+ * mode: NULL for a pick, else how a remerge's merge treats its conflicts
+ * (rq_ort.h: rq_ort_mode): an accepting merge sets *out on
+ * RQ_TREEMERGE_CONFLICT too, and appends to mode->accepted one detail per
+ * conflict it appends to conflicts (the list must hold as many details as
+ * conflicts before the call).
  */
 int rq_treemerge(git_repository *repo, git_odb *odb, const rq_ort_config *config,
-		 rq_treemerge_memory *mem, const git_oid *base, const git_oid *ours,
-		 const git_oid *theirs, git_oid *out, rq_conflicts *conflicts, rq_error *err);
+		 rq_treemerge_memory *mem, const rq_ort_mode *mode, const git_oid *base,
+		 const git_oid *ours, const git_oid *theirs, git_oid *out, rq_conflicts *conflicts,
+		 rq_error *err);
 
 #endif

@@ -88,12 +88,14 @@ static long scan_line(const char *p, const char *e, uint64_t *hash)
  * xdl_prepare_ctx): a record per line, the newline kept in it, its hash in
  * ha until classify_file numbers it, and the change marks all clear, with
  * a zero sentinel on each side so that the group walks below never test
- * the array's bounds. 0, or -1 out of memory (the caller frees f).
+ * the array's bounds. A span (spans: NULL or sorted byte ranges that start
+ * and end at line boundaries) is one record, whatever lines it holds. 0, or
+ * -1 out of memory (the caller frees f).
  */
-static int split_lines(rq_xdiff_file *f, const char *p, long n)
+static int split_lines(rq_xdiff_file *f, const char *p, long n, const rq_xdiff_spans *spans)
 {
-	const char *e = p + n;
-	size_t cap = 0;
+	const char *s = p, *e = p + n;
+	size_t cap = 0, sp = 0;
 	long k = 0;
 	rq_xdiff_rec *v;
 
@@ -101,7 +103,14 @@ static int split_lines(rq_xdiff_file *f, const char *p, long n)
 		return -1;
 	while (p < e) {
 		uint64_t h;
-		long len = scan_line(p, e, &h);
+		long len;
+		if (spans && sp < spans->n && spans->start[sp] == p - s) {
+			len = spans->end[sp] - spans->start[sp];
+			h = rq_hindex_hash_bytes(p, (size_t)len);
+			sp++;
+		} else {
+			len = scan_line(p, e, &h);
+		}
 		if ((size_t)k + 2 > cap) {
 			if (!(v = rq_mem_grow(f->recs, &cap, (size_t)k + 2, sizeof(*v), 16)))
 				return -1;
@@ -185,7 +194,8 @@ static void classify_file(rq_xdiff_env *env, classifier *classes, rq_xdiff_file 
  * The table is sized once for every line of both files, at most half full,
  * so it never grows. 0, or -1 out of memory (env freed).
  */
-static int env_prepare(rq_xdiff_env *env, const char *a, long na, const char *b, long nb)
+static int env_prepare(rq_xdiff_env *env, const char *a, long na, const rq_xdiff_spans *as,
+		       const char *b, long nb, const rq_xdiff_spans *bs)
 {
 	size_t nslot = 16, total;
 	uint32_t *slots = NULL;
@@ -193,7 +203,7 @@ static int env_prepare(rq_xdiff_env *env, const char *a, long na, const char *b,
 
 	memset(env, 0, sizeof(*env));
 	memset(&classes, 0, sizeof(classes));
-	if (split_lines(&env->f1, a, na) < 0 || split_lines(&env->f2, b, nb) < 0)
+	if (split_lines(&env->f1, a, na, as) < 0 || split_lines(&env->f2, b, nb, bs) < 0)
 		goto fail;
 	total = (size_t)(env->f1.nrec + env->f2.nrec);
 	while (nslot < total * 2)
@@ -643,12 +653,13 @@ static void recs_cmp(rq_xdiff_file *d1, long off1, long lim1, rq_xdiff_file *d2,
  * diagonal arrays and the cost limit from the kept lines, and mark the
  * changed lines in env. 0, or -1 out of memory (env freed).
  */
-static int classic_diff(rq_xdiff_env *env, const char *a, long na, const char *b, long nb)
+static int classic_diff(rq_xdiff_env *env, const char *a, long na, const rq_xdiff_spans *as,
+			const char *b, long nb, const rq_xdiff_spans *bs)
 {
 	long ndiags, *kvd;
 	algoenv aenv;
 
-	if (env_prepare(env, a, na, b, nb) < 0)
+	if (env_prepare(env, a, na, as, b, nb, bs) < 0)
 		return -1;
 	trim_ends(&env->f1, &env->f2);
 	if (cleanup_records(env) < 0) {
@@ -922,6 +933,28 @@ out:
 }
 
 /*
+ * The spans among count records of f from index from (0-based): the records
+ * holding more than one line, as byte ranges from the first record's start,
+ * into start[] and end[] (room for count each).
+ */
+static void region_spans(const rq_xdiff_file *f, long from, long count, long *start, long *end,
+			 rq_xdiff_spans *out)
+{
+	const char *origin = f->recs[from].ptr;
+
+	out->start = start;
+	out->end = end;
+	out->n = 0;
+	for (long i = from; i < from + count; i++) {
+		const rq_xdiff_rec *r = &f->recs[i];
+		if (r->size < 2 || !memchr(r->ptr, '\n', (size_t)r->size - 1))
+			continue;
+		start[out->n] = (long)(r->ptr - origin);
+		end[out->n++] = (long)(r->ptr + r->size - origin);
+	}
+}
+
+/*
  * fall_back_to_classic_diff(): diff the region with the classic algorithm
  * in an environment of its own (git's xdl_fall_back_diff builds one from
  * the region's bytes too, so the classes and heuristics are those of the
@@ -932,15 +965,29 @@ static int fall_back_to_classic_diff(rq_xdiff_env *env, long line1, long count1,
 {
 	const rq_xdiff_rec *a0 = &env->f1.recs[line1 - 1], *a1 = &env->f1.recs[line1 + count1 - 2];
 	const rq_xdiff_rec *b0 = &env->f2.recs[line2 - 1], *b1 = &env->f2.recs[line2 + count2 - 2];
+	long *sv = NULL;
+	rq_xdiff_spans as = {NULL, NULL, 0}, bs = {NULL, NULL, 0};
 	rq_xdiff_env sub;
+	int rc = 0;
 
-	if (classic_diff(&sub, a0->ptr, (long)(a1->ptr + a1->size - a0->ptr), b0->ptr,
-			 (long)(b1->ptr + b1->size - b0->ptr)) < 0)
-		return RQ_XDIFF_NOMEM;
-	memcpy(env->f1.rchg + line1 - 1, sub.f1.rchg, (size_t)count1);
-	memcpy(env->f2.rchg + line2 - 1, sub.f2.rchg, (size_t)count2);
-	rq_xdiff_env_free(&sub);
-	return 0;
+	if (env->has_spans) {
+		/* the region's spans, relative to its first byte */
+		if (!(sv = malloc((size_t)(count1 + count2) * 2 * sizeof(*sv))))
+			return RQ_XDIFF_NOMEM;
+		region_spans(&env->f1, line1 - 1, count1, sv, sv + count1, &as);
+		region_spans(&env->f2, line2 - 1, count2, sv + 2 * count1, sv + 2 * count1 + count2,
+			     &bs);
+	}
+	if (classic_diff(&sub, a0->ptr, (long)(a1->ptr + a1->size - a0->ptr), &as, b0->ptr,
+			 (long)(b1->ptr + b1->size - b0->ptr), &bs) < 0) {
+		rc = RQ_XDIFF_NOMEM;
+	} else {
+		memcpy(env->f1.rchg + line1 - 1, sub.f1.rchg, (size_t)count1);
+		memcpy(env->f2.rchg + line2 - 1, sub.f2.rchg, (size_t)count2);
+		rq_xdiff_env_free(&sub);
+	}
+	free(sv);
+	return rc;
 }
 
 /* Mark count lines of f from line (1-based) changed. */
@@ -1177,12 +1224,20 @@ fail:
 int rq_xdiff_histogram(rq_xdiff_env *env, const char *a, long na, const char *b, long nb,
 		       rq_xdiff_change **script, size_t *nscript)
 {
+	return rq_xdiff_histogram_spans(env, a, na, NULL, b, nb, NULL, script, nscript);
+}
+
+int rq_xdiff_histogram_spans(rq_xdiff_env *env, const char *a, long na, const rq_xdiff_spans *as,
+			     const char *b, long nb, const rq_xdiff_spans *bs,
+			     rq_xdiff_change **script, size_t *nscript)
+{
 	int r;
 
 	*script = NULL;
 	*nscript = 0;
-	if (env_prepare(env, a, na, b, nb) < 0)
+	if (env_prepare(env, a, na, as, b, nb, bs) < 0)
 		return RQ_XDIFF_NOMEM;
+	env->has_spans = (as && as->n) || (bs && bs->n);
 	r = histogram_diff(env, 1, env->f1.nrec, 1, env->f2.nrec);
 	/* git's xdl_merge fails on a broken group sync; nothing to reproduce */
 	if (r == 0 &&

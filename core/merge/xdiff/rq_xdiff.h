@@ -51,6 +51,7 @@ typedef struct rq_xdiff_env {
 	rq_xdiff_file f1, f2;
 	long *len1, *len2; /* occurrences of each class in f1, in f2 */
 	long nclass;
+	int has_spans; /* some record holds several lines (rq_xdiff_spans) */
 } rq_xdiff_env;
 
 /* One hunk of the script (xdchange_t): chg1 lines at i1 in f1 became chg2
@@ -81,6 +82,23 @@ enum {
  */
 int rq_xdiff_histogram(rq_xdiff_env *env, const char *a, long na, const char *b, long nb,
 		       rq_xdiff_change **script, size_t *nscript);
+
+/*
+ * Byte ranges of a buffer, each taken as one record (a "line" that can only
+ * match an equal range): the conflict hunks of a remerge, which a diff must
+ * never split (core/merge/rq_remerge.c). Sorted, disjoint, each starting at
+ * a line start and ending after a newline (or at the buffer's end).
+ */
+typedef struct rq_xdiff_spans {
+	const long *start, *end;
+	size_t n;
+} rq_xdiff_spans;
+
+/* rq_xdiff_histogram with the spans of a and of b as single records
+ * (NULL: none). */
+int rq_xdiff_histogram_spans(rq_xdiff_env *env, const char *a, long na, const rq_xdiff_spans *as,
+			     const char *b, long nb, const rq_xdiff_spans *bs,
+			     rq_xdiff_change **script, size_t *nscript);
 
 void rq_xdiff_env_free(rq_xdiff_env *env);
 

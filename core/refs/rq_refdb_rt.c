@@ -1,0 +1,930 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* follows git's refs/reftable-backend.c in what lives where (the stacks of
+ * worktrees, FETCH_HEAD and MERGE_HEAD as files) */
+/*
+ * rq_refdb_rt: libgit2's refdb over reftables (see rq_refdb_rt.h).
+ */
+#include "rq_refdb_rt.h"
+
+#include <ctype.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <git2/sys/refdb_backend.h>
+#include <git2/sys/refs.h>
+#include <git2/sys/repository.h>
+
+#include "rq_mem.h"
+#include "rq_rtstack.h"
+#include "rq_rttx.h"
+
+/* A ref a transaction holds, and what becomes of it. */
+typedef struct held {
+	char *name;
+	int found, type; /* its value when locked */
+	git_oid id;
+	char *target;
+	int released;
+	int outcome; /* 0 dropped, 1 update, 2 delete */
+	rq_rttx_update u;
+	rq_rttx_ident who;
+	char *who_name, *who_email, *msg, *new_target;
+} held;
+
+typedef struct backend {
+	git_refdb_backend parent;
+	git_repository *repo;
+	char *gitdir, *commondir;
+	int linked;	   /* a linked worktree: refs of its own in gitdir */
+	rq_rtstack *st[2]; /* the common stack, the worktree's */
+	int policy;	   /* core.logAllRefUpdates, -1 not read yet */
+	rq_rttx *tx;	   /* the transaction of the held refs */
+	int tx_stack;
+	held **held;
+	size_t nheld, capheld, nlocked;
+	int batch_failed;
+} backend;
+
+typedef struct iter {
+	git_reference_iterator parent;
+	backend *b;
+	rq_rtstack_iter *it[2];
+	const rq_rtable_ref *head[2];
+	int ended[2];
+	char *glob;
+	int prefix_only; /* the glob is "<prefix>*": every name the seek finds matches */
+	rq_buf name;
+	rq_rtstack_ref cur; /* the value of the ref named name */
+} iter;
+
+static int fail(const rq_error *err)
+{
+	git_error_set_str(GIT_ERROR_REFERENCE, err->msg);
+	return err->code == RQ_E_REF_LOCKED ? GIT_ELOCKED : -1;
+}
+
+static int fail_str(int code, const char *msg)
+{
+	git_error_set_str(GIT_ERROR_REFERENCE, msg);
+	return code;
+}
+
+static char *trimmed(const char *path)
+{
+	char *s = strdup(path ? path : "");
+	size_t n = s ? strlen(s) : 0;
+
+	while (n > 1 && s[n - 1] == '/')
+		s[--n] = '\0';
+	return s;
+}
+
+/* ---- which stack ---- */
+
+static int pseudo(const char *name)
+{
+	for (const char *p = name; *p; p++)
+		if (!(isupper((unsigned char)*p) || *p == '_'))
+			return 0;
+	return *name != '\0';
+}
+
+/* 1 when name is one of a worktree's own refs (git's per-worktree refs
+ * and pseudo-refs); main-worktree/<ref> is the main worktree's. */
+static int own_ref(const char *name)
+{
+	return pseudo(name) || !strncmp(name, "refs/worktree/", 14) ||
+	       !strncmp(name, "refs/bisect/", 12) || !strncmp(name, "refs/rewritten/", 15);
+}
+
+static int which(const backend *b, const char **name)
+{
+	if (!strncmp(*name, "main-worktree/", 14)) {
+		*name += 14;
+		return 0;
+	}
+	return b->linked && own_ref(*name);
+}
+
+/* The stack k, opened at first use, read again when it changed. */
+static int stack(backend *b, int k, rq_rtstack **out, rq_error *err)
+{
+	char dir[4096];
+
+	if (!b->st[k]) {
+		if (snprintf(dir, sizeof(dir), "%s/reftable", k ? b->gitdir : b->commondir) >=
+		    (int)sizeof(dir))
+			return rq_error_set(err, RQ_E_BAD_REPO, "repository path too long");
+		if (rq_rtstack_open(&b->st[k], dir, err) < 0)
+			return -1;
+	} else if (!b->tx && rq_rtstack_reload(b->st[k], 0, err) < 0) {
+		return -1;
+	}
+	*out = b->st[k];
+	return 0;
+}
+
+/* ---- reading ---- */
+
+/* FETCH_HEAD and MERGE_HEAD are files of the git directory: their first
+ * object id. 1, 0 (none), -1. */
+static int special_file(const backend *b, const char *name, git_oid *id)
+{
+	char path[4096], hex[GIT_OID_HEXSZ + 1];
+	FILE *f;
+	size_t n;
+
+	if (strcmp(name, "FETCH_HEAD") && strcmp(name, "MERGE_HEAD"))
+		return -1;
+	snprintf(path, sizeof(path), "%s/%s", b->gitdir, name);
+	if (!(f = fopen(path, "re")))
+		return 0;
+	n = fread(hex, 1, GIT_OID_HEXSZ, f);
+	fclose(f);
+	hex[n] = '\0';
+	return n == GIT_OID_HEXSZ && git_oid_fromstr(id, hex) == 0 ? 1 : 0;
+}
+
+/* Look name up: 1 (r filled), 0 not found, -1 (err). */
+static int read_ref(backend *b, const char *name, rq_rtstack_ref *r, rq_error *err)
+{
+	rq_rtstack *st;
+	int k = special_file(b, name, &r->value);
+
+	if (k >= 0) {
+		r->type = RQ_RTABLE_VAL1;
+		return k;
+	}
+	k = which(b, &name);
+	if (!strncmp(name, "worktrees/", 10))
+		return 0; /* another worktree's refs: not looked into */
+	if (stack(b, k, &st, err) < 0)
+		return -1;
+	return rq_rtstack_read(st, name, r, err);
+}
+
+static git_reference *make_ref(const char *name, const rq_rtstack_ref *r)
+{
+	if (r->type == RQ_RTABLE_SYMREF)
+		return git_reference__alloc_symbolic(name, r->target.p);
+	return git_reference__alloc(name, &r->value, r->type == RQ_RTABLE_VAL2 ? &r->peeled : NULL);
+}
+
+static int be_exists(int *exists, git_refdb_backend *_b, const char *name)
+{
+	rq_rtstack_ref r = {0};
+	rq_error err;
+	int k = read_ref((backend *)_b, name, &r, &err);
+
+	rq_rtstack_ref_release(&r);
+	if (k < 0)
+		return fail(&err);
+	*exists = k;
+	return 0;
+}
+
+static int be_lookup(git_reference **out, git_refdb_backend *_b, const char *name)
+{
+	rq_rtstack_ref r = {0};
+	rq_error err;
+	int k = read_ref((backend *)_b, name, &r, &err);
+	char msg[300];
+
+	*out = NULL;
+	if (k == 1 && !(*out = make_ref(name, &r)))
+		k = rq_error_set(&err, RQ_E_NOMEM, "out of memory");
+	rq_rtstack_ref_release(&r);
+	if (k < 0)
+		return fail(&err);
+	if (k == 0) {
+		snprintf(msg, sizeof(msg), "reference '%s' not found", name);
+		return fail_str(GIT_ENOTFOUND, msg);
+	}
+	return 0;
+}
+
+/* ---- iteration ---- */
+
+/* Whether stack k's record of name belongs in an iteration. */
+static int iter_wants(const iter *it, int k, const char *name)
+{
+	if (strncmp(name, "refs/", 5) != 0)
+		return 0; /* HEAD and the pseudo-refs are not iterated (git, libgit2) */
+	if (it->b->linked && own_ref(name) != k)
+		return 0; /* a worktree's own refs come from its stack only */
+	return !it->glob || it->prefix_only || fnmatch(it->glob, name, 0) == 0;
+}
+
+/* The next record stack k has for the iteration. */
+static int iter_pull(iter *it, int k, rq_error *err)
+{
+	int r;
+
+	while (!it->ended[k]) {
+		if ((r = rq_rtstack_next_ref(it->it[k], &it->head[k], err)) < 0)
+			return -1;
+		it->ended[k] = r;
+		if (!r && iter_wants(it, k, it->head[k]->name))
+			return 0;
+	}
+	return 0;
+}
+
+/* The next ref of the two stacks in name order, copied into it->name and
+ * it->cur: 0, GIT_ITEROVER, -1. */
+static int iter_step(iter *it, rq_error *err)
+{
+	const rq_rtable_ref *r;
+	int k;
+
+	if (!it->ended[0] && !it->ended[1])
+		k = strcmp(it->head[0]->name, it->head[1]->name) > 0;
+	else if (!it->ended[0] || !it->ended[1])
+		k = it->ended[0];
+	else
+		return GIT_ITEROVER;
+	r = it->head[k];
+	it->name.len = 0;
+	rq_buf_str(&it->name, r->name);
+	it->cur.type = r->type;
+	git_oid_cpy(&it->cur.value, &r->value);
+	git_oid_cpy(&it->cur.peeled, &r->peeled);
+	it->cur.target.len = 0;
+	if (r->type == RQ_RTABLE_SYMREF)
+		rq_buf_str(&it->cur.target, r->target);
+	if (it->name.oom || it->cur.target.oom)
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	return iter_pull(it, k, err);
+}
+
+static int it_next(git_reference **out, git_reference_iterator *_it)
+{
+	iter *it = (iter *)_it;
+	rq_error err;
+	int k;
+
+	*out = NULL;
+	if ((k = iter_step(it, &err)) != 0)
+		return k == GIT_ITEROVER ? k : fail(&err);
+	if (!(*out = make_ref(it->name.p, &it->cur)))
+		return fail_str(-1, "out of memory");
+	return 0;
+}
+
+static int it_next_name(const char **out, git_reference_iterator *_it)
+{
+	iter *it = (iter *)_it;
+	rq_error err;
+	int k = iter_step(it, &err);
+
+	if (k != 0)
+		return k == GIT_ITEROVER ? k : fail(&err);
+	*out = it->name.p;
+	return 0;
+}
+
+static void it_free(git_reference_iterator *_it)
+{
+	iter *it = (iter *)_it;
+
+	rq_rtstack_iter_free(it->it[0]);
+	rq_rtstack_iter_free(it->it[1]);
+	rq_rtstack_ref_release(&it->cur);
+	free(it->glob);
+	free(it->name.p);
+	free(it);
+}
+
+/* The part of a glob before its first special character. */
+static char *glob_prefix(const char *glob)
+{
+	return strndup(glob ? glob : "", glob ? strcspn(glob, "*?[\\") : 0);
+}
+
+static int iter_open(iter *it, int k, rq_error *err)
+{
+	char *prefix;
+	rq_rtstack *st;
+	int r;
+
+	it->ended[k] = 1;
+	if (k && !it->b->linked)
+		return 0;
+	if (!(prefix = glob_prefix(it->glob)))
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	r = stack(it->b, k, &st, err) < 0 ? -1 : rq_rtstack_refs(&it->it[k], st, prefix, err);
+	free(prefix);
+	if (r < 0)
+		return -1;
+	it->ended[k] = 0;
+	return iter_pull(it, k, err);
+}
+
+static int be_iterator(git_reference_iterator **out, git_refdb_backend *_b, const char *glob)
+{
+	iter *it = calloc(1, sizeof(*it));
+	rq_error err;
+
+	*out = NULL;
+	if (!it || (glob && !(it->glob = strdup(glob)))) {
+		free(it);
+		return fail_str(-1, "out of memory");
+	}
+	it->b = (backend *)_b;
+	/* fnmatch without FNM_PATHNAME, as libgit2's files backend: "*" takes
+	 * '/' too */
+	it->prefix_only =
+	    glob && strcspn(glob, "*?[\\") == strlen(glob) - 1 && glob[strlen(glob) - 1] == '*';
+	it->parent.next = it_next;
+	it->parent.next_name = it_next_name;
+	it->parent.free = it_free;
+	if (iter_open(it, 0, &err) < 0 || iter_open(it, 1, &err) < 0) {
+		it_free(&it->parent);
+		return fail(&err);
+	}
+	*out = &it->parent;
+	return 0;
+}
+
+/* ---- writing ---- */
+
+/* core.logAllRefUpdates: "always", a boolean, or unset (a bare
+ * repository logs only existing reflogs, another logs branches). */
+static int log_policy(backend *b)
+{
+	git_config *cfg;
+	const char *s;
+	int v = -1, on;
+
+	if (b->policy >= 0)
+		return b->policy;
+	if (git_repository_config_snapshot(&cfg, b->repo) == 0) {
+		if (git_config_get_string(&s, cfg, "core.logallrefupdates") == 0) {
+			if (!strcasecmp(s, "always"))
+				v = RQ_RTTX_LOG_ALWAYS;
+			else if (git_config_parse_bool(&on, s) == 0)
+				v = on ? RQ_RTTX_LOG_NORMAL : RQ_RTTX_LOG_NONE;
+		}
+		git_config_free(cfg);
+	}
+	git_error_clear();
+	if (v < 0)
+		v = git_repository_is_bare(b->repo) ? RQ_RTTX_LOG_NONE : RQ_RTTX_LOG_NORMAL;
+	return b->policy = v;
+}
+
+static rq_rttx_opts tx_opts(backend *b)
+{
+	rq_rttx_opts o = {0};
+
+	o.log_policy = log_policy(b);
+	return o;
+}
+
+/* An annotated tag's peeled id (git stores it with the ref): 1, or 0. */
+static int peel(backend *b, const git_oid *id, git_oid *peeled)
+{
+	git_odb *odb;
+	git_object *tag, *target;
+	git_object_t type = GIT_OBJECT_INVALID;
+	size_t len;
+	int rc = 0;
+
+	if (git_repository_odb(&odb, b->repo) == 0) {
+		if (git_odb_read_header(&len, &type, odb, id) < 0)
+			type = GIT_OBJECT_INVALID;
+		git_odb_free(odb);
+	}
+	if (type == GIT_OBJECT_TAG && git_object_lookup(&tag, b->repo, id, GIT_OBJECT_TAG) == 0) {
+		if (git_object_peel(&target, tag, GIT_OBJECT_ANY) == 0) {
+			git_oid_cpy(peeled, git_object_id(target));
+			git_object_free(target);
+			rc = 1;
+		}
+		git_object_free(tag);
+	}
+	git_error_clear();
+	return rc;
+}
+
+/* The update's new value from a libgit2 reference. */
+static void set_new(backend *b, rq_rttx_update *u, const git_reference *ref)
+{
+	if (git_reference_type(ref) == GIT_REFERENCE_SYMBOLIC) {
+		u->new_type = RQ_RTABLE_SYMREF;
+		u->new_target = git_reference_symbolic_target(ref);
+		return;
+	}
+	git_oid_cpy(&u->new_id, git_reference_target(ref));
+	u->new_type = peel(b, &u->new_id, &u->new_peeled) ? RQ_RTABLE_VAL2 : RQ_RTABLE_VAL1;
+}
+
+static void set_who(rq_rttx_ident *id, const git_signature *sig)
+{
+	id->name = sig->name;
+	id->email = sig->email;
+	id->time = sig->when.time;
+	id->tz = sig->when.offset;
+}
+
+static int write_failed(const rq_rttx_update *u, const rq_error *err)
+{
+	int code = fail(err);
+
+	if (err->code == RQ_E_REF_MOVED)
+		code = u->check == RQ_RTTX_ABSENT ? GIT_EEXISTS : GIT_EMODIFIED;
+	return code;
+}
+
+static int write_one(backend *b, rq_rttx_update *u)
+{
+	rq_rttx_opts o = tx_opts(b);
+	const char *name = u->name;
+	int k = which(b, &name);
+	rq_rtstack *st;
+	rq_error err;
+
+	u->name = name;
+	if (stack(b, k, &st, &err) < 0 || rq_rttx_apply(st, u, 1, &o, &err) < 0)
+		return write_failed(u, &err);
+	return 0;
+}
+
+static int be_write(git_refdb_backend *_b, const git_reference *ref, int force,
+		    const git_signature *who, const char *message, const git_oid *old,
+		    const char *old_target)
+{
+	backend *b = (backend *)_b;
+	rq_rttx_update u = {0};
+	rq_rttx_ident id;
+
+	if (b->tx)
+		return fail_str(GIT_ELOCKED, "the refs are locked by a transaction");
+	u.name = git_reference_name(ref);
+	set_new(b, &u, ref);
+	/* as libgit2's files backend: without force the ref must not exist;
+	 * with it, an old value given is checked */
+	u.check = !force       ? RQ_RTTX_ABSENT
+		  : old	       ? RQ_RTTX_ID
+		  : old_target ? RQ_RTTX_SYMREF
+			       : RQ_RTTX_ANY;
+	if (old)
+		git_oid_cpy(&u.old_id, old);
+	u.old_target = old_target;
+	if (who) {
+		set_who(&id, who);
+		u.who = &id;
+	}
+	u.message = message;
+	return write_one(b, &u);
+}
+
+static int be_del(git_refdb_backend *_b, const char *name, const git_oid *old_id,
+		  const char *old_target)
+{
+	backend *b = (backend *)_b;
+	rq_rttx_update u = {0};
+
+	if (b->tx)
+		return fail_str(GIT_ELOCKED, "the refs are locked by a transaction");
+	u.name = name;
+	u.new_type = RQ_RTABLE_DELETION;
+	u.check = old_id ? RQ_RTTX_ID : old_target ? RQ_RTTX_SYMREF : RQ_RTTX_ANY;
+	if (old_id)
+		git_oid_cpy(&u.old_id, old_id);
+	u.old_target = old_target;
+	return write_one(b, &u);
+}
+
+static int be_rename(git_reference **out, git_refdb_backend *b, const char *old_name,
+		     const char *new_name, int force, const git_signature *who, const char *message)
+{
+	(void)b, (void)old_name, (void)new_name, (void)force, (void)who, (void)message;
+	*out = NULL;
+	return fail_str(-1, "replayq does not rename refs of a reftable repository");
+}
+
+static int be_has_log(git_refdb_backend *_b, const char *name)
+{
+	backend *b = (backend *)_b;
+	int k = which(b, &name), r;
+	rq_rtstack *st;
+	rq_error err;
+
+	if (stack(b, k, &st, &err) < 0 || (r = rq_rtstack_has_log(st, name, &err)) < 0)
+		return fail(&err);
+	return r;
+}
+
+static int be_ensure_log(git_refdb_backend *b, const char *name)
+{
+	int r = be_has_log(b, name);
+
+	return r != 0 ? (r > 0 ? 0 : r)
+		      : fail_str(-1, "replayq does not create empty reflogs in a reftable "
+				     "repository");
+}
+
+static int be_reflog_write(git_refdb_backend *b, git_reflog *reflog)
+{
+	(void)b, (void)reflog;
+	return fail_str(-1, "replayq does not rewrite reflogs of a reftable repository");
+}
+
+static int be_reflog_rename(git_refdb_backend *b, const char *old_name, const char *new_name)
+{
+	(void)b, (void)old_name, (void)new_name;
+	return fail_str(-1, "replayq does not rename reflogs of a reftable repository");
+}
+
+static int be_reflog_delete(git_refdb_backend *b, const char *name)
+{
+	(void)b, (void)name;
+	return fail_str(-1, "replayq does not delete reflogs of a reftable repository");
+}
+
+/* ---- transactions: the locks of a git_transaction, taken together ---- */
+
+static void held_free(held *h)
+{
+	if (!h)
+		return;
+	free(h->name);
+	free(h->target);
+	free(h->who_name);
+	free(h->who_email);
+	free(h->msg);
+	free(h->new_target);
+	free(h);
+}
+
+static void batch_end(backend *b)
+{
+	for (size_t i = 0; i < b->nheld; i++)
+		held_free(b->held[i]);
+	b->nheld = b->nlocked = 0;
+	b->batch_failed = 0;
+	rq_rttx_free(b->tx);
+	b->tx = NULL;
+}
+
+/* A new held ref, with its value as the stack has it under the lock. */
+static held *hold(backend *b, rq_rtstack *st, const char *name, rq_error *err)
+{
+	rq_rtstack_ref r = {0};
+	held *h = calloc(1, sizeof(*h)), **v;
+
+	if (!h || !(h->name = strdup(name)) ||
+	    !(v = rq_mem_grow(b->held, &b->capheld, b->nheld + 1, sizeof(*v), 8))) {
+		held_free(h);
+		rq_error_set(err, RQ_E_NOMEM, "out of memory");
+		return NULL;
+	}
+	b->held = v;
+	if ((h->found = rq_rtstack_read(st, name, &r, err)) < 0 ||
+	    (r.type == RQ_RTABLE_SYMREF && !(h->target = strdup(r.target.p)))) {
+		rq_rtstack_ref_release(&r);
+		held_free(h);
+		return NULL;
+	}
+	h->type = r.type;
+	git_oid_cpy(&h->id, &r.value);
+	rq_rtstack_ref_release(&r);
+	b->held[b->nheld++] = h;
+	return h;
+}
+
+static int be_lock(void **payload, git_refdb_backend *_b, const char *refname)
+{
+	backend *b = (backend *)_b;
+	const char *name = refname;
+	int k = which(b, &name);
+	rq_rttx_opts o = tx_opts(b);
+	rq_rtstack *st;
+	rq_error err;
+	held *h;
+
+	*payload = NULL;
+	if (b->nlocked && k != b->tx_stack)
+		return fail_str(-1, "a worktree's own refs and shared refs in one transaction");
+	for (size_t i = 0; i < b->nheld; i++)
+		if (!b->held[i]->released && !strcmp(b->held[i]->name, name))
+			return fail_str(GIT_ELOCKED, "the ref is locked already");
+	if (!b->nlocked) {
+		if (stack(b, k, &st, &err) < 0 || rq_rttx_begin(&b->tx, st, &o, &err) < 0)
+			return fail(&err);
+		b->tx_stack = k;
+	}
+	st = b->st[k];
+	if (!(h = hold(b, st, name, &err))) {
+		if (!b->nlocked)
+			batch_end(b);
+		return fail(&err);
+	}
+	b->nlocked++;
+	*payload = h;
+	return 0;
+}
+
+/* The held ref's update: the new value, checked against the one it had
+ * when locked. */
+static int set_update(backend *b, held *h, int success, int update_reflog, const git_reference *ref,
+		      const git_signature *sig, const char *message)
+{
+	rq_rttx_update *u = &h->u;
+
+	u->name = h->name;
+	if (success == 2)
+		u->new_type = RQ_RTABLE_DELETION;
+	else
+		set_new(b, u, ref);
+	if (u->new_target && !(u->new_target = h->new_target = strdup(u->new_target)))
+		return -1;
+	u->check = !h->found			 ? RQ_RTTX_ABSENT
+		   : h->type == RQ_RTABLE_SYMREF ? RQ_RTTX_SYMREF
+						 : RQ_RTTX_ID;
+	git_oid_cpy(&u->old_id, &h->id);
+	u->old_target = h->target;
+	u->log = update_reflog ? RQ_RTTX_LOG_AUTO : RQ_RTTX_LOG_SKIP;
+	if (sig) {
+		if (!(h->who_name = strdup(sig->name)) || !(h->who_email = strdup(sig->email)))
+			return -1;
+		set_who(&h->who, sig);
+		h->who.name = h->who_name;
+		h->who.email = h->who_email;
+		u->who = &h->who;
+	}
+	if (message && !(u->message = h->msg = strdup(message)))
+		return -1;
+	return 0;
+}
+
+/* The last lock released: the gathered updates as one table. */
+static int batch_commit(backend *b)
+{
+	rq_rttx_update *u = calloc(b->nheld ? b->nheld : 1, sizeof(*u));
+	size_t n = 0;
+	rq_error err;
+	int rc = 0;
+
+	if (!u)
+		rc = rq_error_set(&err, RQ_E_NOMEM, "out of memory");
+	for (size_t i = 0; u && i < b->nheld; i++)
+		if (b->held[i]->outcome)
+			u[n++] = b->held[i]->u;
+	if (rc == 0 && n && rq_rttx_commit(b->tx, u, n, &err) < 0)
+		rc = -1;
+	free(u);
+	batch_end(b);
+	return rc < 0 ? fail(&err) : 0;
+}
+
+static int be_unlock(git_refdb_backend *_b, void *payload, int success, int update_reflog,
+		     const git_reference *ref, const git_signature *sig, const char *message)
+{
+	backend *b = (backend *)_b;
+	held *h = payload;
+	int rc = 0;
+
+	if (!h || h->released || !b->nlocked)
+		return fail_str(-1, "no such lock");
+	if (success && set_update(b, h, success, update_reflog, ref, sig, message) < 0) {
+		rc = fail_str(-1, "out of memory");
+		b->batch_failed = 1; /* then nothing is written */
+	}
+	h->released = 1;
+	h->outcome = rc == 0 ? success : 0;
+	if (--b->nlocked)
+		return rc;
+	if (b->batch_failed) {
+		batch_end(b);
+		return rc ? rc : fail_str(-1, "a ref update of the transaction failed");
+	}
+	return batch_commit(b);
+}
+
+/* ---- reflogs ---- */
+
+/*
+ * libgit2 1.5's git_reflog (src/libgit2/reflog.h) and git_vector
+ * (src/util/vector.h): a backend's reflog_read must return one, and
+ * libgit2 declares it only privately. Entries go in through the public
+ * git_reflog_append; rq_refdb_rt_reflog_layout_ok checks the layout
+ * against a reflog libgit2 made itself (the unit tests run it), and other
+ * libgit2 versions are refused.
+ */
+typedef struct git2_vector {
+	size_t alloc;
+	void *cmp;
+	void **contents;
+	size_t length;
+	uint32_t flags;
+} git2_vector;
+
+typedef struct git2_reflog {
+	git_refdb *db;
+	char *ref_name;
+	git2_vector entries;
+} git2_reflog;
+
+static int layout_known(void)
+{
+	int major = 0, minor = 0, rev = 0;
+
+	git_libgit2_version(&major, &minor, &rev);
+	return major == 1 && minor == 5;
+}
+
+int rq_refdb_rt_reflog_layout_ok(git_repository *files_repo, const char *refname)
+{
+	git_reflog *log;
+	git_refdb *db;
+	git2_reflog *m;
+	int ok;
+
+	if (!layout_known() || git_reflog_read(&log, files_repo, refname) < 0)
+		return 0;
+	if (git_repository_refdb(&db, files_repo) < 0) {
+		git_reflog_free(log);
+		return 0;
+	}
+	m = (git2_reflog *)log;
+	ok = m->db == db && m->ref_name && !strcmp(m->ref_name, refname) &&
+	     m->entries.length == git_reflog_entrycount(log) && m->entries.length > 0 &&
+	     m->entries.contents[m->entries.length - 1] == git_reflog_entry_byindex(log, 0);
+	git_refdb_free(db);
+	git_reflog_free(log);
+	return ok;
+}
+
+/* One entry as read, kept until the entries go in oldest first. */
+typedef struct entry {
+	git_oid old_id, new_id;
+	char *name, *email, *msg;
+	int64_t time;
+	int tz;
+} entry;
+
+static git_signature *entry_sig(const entry *e)
+{
+	int a = e->tz < 0 ? -e->tz : e->tz, minutes = a / 100 * 60 + a % 100;
+	git_signature *sig = NULL;
+	char buf[600];
+
+	if (e->tz < 0)
+		minutes = -minutes;
+	if (git_signature_new(&sig, e->name, e->email, e->time, minutes) == 0)
+		return sig;
+	/* an identity libgit2 would not make (empty, or with <>): as parsed */
+	snprintf(buf, sizeof(buf), "%.250s <%.250s> %lld %c%04d", e->name, e->email,
+		 (long long)e->time, e->tz < 0 ? '-' : '+', a);
+	if (git_signature_from_buffer(&sig, buf) == 0 ||
+	    git_signature_new(&sig, "unknown", "unknown", e->time, minutes) == 0)
+		return sig;
+	return NULL;
+}
+
+static int entries_read(rq_rtstack *st, const char *name, entry **out, size_t *n, rq_error *err)
+{
+	rq_rtstack_iter *it;
+	const rq_rtable_log *l;
+	size_t cap = 0;
+	int r;
+
+	if (rq_rtstack_logs(&it, st, name, err) < 0)
+		return -1;
+	while ((r = rq_rtstack_next_log(it, &l, err)) == 0) {
+		entry *v = rq_mem_grow(*out, &cap, *n + 1, sizeof(*v), 16), *e;
+		size_t ml = strlen(l->message);
+		if (!v) {
+			r = rq_error_set(err, RQ_E_NOMEM, "out of memory");
+			break;
+		}
+		*out = v;
+		e = &v[(*n)++];
+		memset(e, 0, sizeof(*e));
+		e->old_id = l->old_id;
+		e->new_id = l->new_id;
+		e->time = (int64_t)l->time;
+		e->tz = l->tz;
+		e->name = strdup(l->name);
+		e->email = strdup(l->email);
+		e->msg = strndup(l->message, ml && l->message[ml - 1] == '\n' ? ml - 1 : ml);
+		if (!e->name || !e->email || !e->msg) {
+			r = rq_error_set(err, RQ_E_NOMEM, "out of memory");
+			break;
+		}
+	}
+	rq_rtstack_iter_free(it);
+	return r < 0 ? -1 : 0;
+}
+
+/* The entries, oldest first, into log: each with its own old id. */
+static int entries_append(git_reflog *log, const entry *v, size_t n)
+{
+	for (size_t i = n; i-- > 0;) {
+		git_signature *sig = entry_sig(&v[i]);
+		int r = sig ? git_reflog_append(log, &v[i].new_id, sig, v[i].msg) : -1;
+		git_signature_free(sig);
+		if (r < 0)
+			return -1;
+		git_oid_cpy((git_oid *)git_reflog_entry_id_old(git_reflog_entry_byindex(log, 0)),
+			    &v[i].old_id);
+	}
+	return 0;
+}
+
+static int be_reflog_read(git_reflog **out, git_refdb_backend *_b, const char *refname)
+{
+	backend *b = (backend *)_b;
+	const char *name = refname;
+	int k = which(b, &name), rc = -1;
+	git2_reflog *log;
+	entry *v = NULL;
+	size_t n = 0;
+	rq_rtstack *st;
+	rq_error err;
+
+	*out = NULL;
+	if (!layout_known())
+		return fail_str(-1,
+				"reading the reflogs of a reftable repository needs libgit2 1.5");
+	if (!(log = calloc(1, sizeof(*log))) || !(log->ref_name = strdup(refname))) {
+		free(log);
+		return fail_str(-1, "out of memory");
+	}
+	if (stack(b, k, &st, &err) < 0 || entries_read(st, name, &v, &n, &err) < 0)
+		rc = fail(&err);
+	else if ((rc = entries_append((git_reflog *)log, v, n)) == 0)
+		*out = (git_reflog *)log;
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].name);
+		free(v[i].email);
+		free(v[i].msg);
+	}
+	free(v);
+	if (rc < 0)
+		git_reflog_free((git_reflog *)log);
+	return rc;
+}
+
+/* ---- the backend ---- */
+
+static void be_free(git_refdb_backend *_b)
+{
+	backend *b = (backend *)_b;
+
+	batch_end(b);
+	free(b->held);
+	rq_rtstack_free(b->st[0]);
+	rq_rtstack_free(b->st[1]);
+	free(b->gitdir);
+	free(b->commondir);
+	free(b);
+}
+
+int rq_refdb_rt_install(git_repository *repo, rq_error *err)
+{
+	backend *b = calloc(1, sizeof(*b));
+	git_refdb *db = NULL;
+
+	if (!b || git_refdb_init_backend(&b->parent, GIT_REFDB_BACKEND_VERSION) < 0) {
+		free(b);
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	}
+	b->parent.exists = be_exists;
+	b->parent.lookup = be_lookup;
+	b->parent.iterator = be_iterator;
+	b->parent.write = be_write;
+	b->parent.rename = be_rename;
+	b->parent.del = be_del;
+	b->parent.has_log = be_has_log;
+	b->parent.ensure_log = be_ensure_log;
+	b->parent.free = be_free;
+	b->parent.reflog_read = be_reflog_read;
+	b->parent.reflog_write = be_reflog_write;
+	b->parent.reflog_rename = be_reflog_rename;
+	b->parent.reflog_delete = be_reflog_delete;
+	b->parent.lock = be_lock;
+	b->parent.unlock = be_unlock;
+	b->repo = repo;
+	b->policy = -1;
+	b->gitdir = trimmed(git_repository_path(repo));
+	b->commondir = trimmed(git_repository_commondir(repo));
+	if (!b->gitdir || !b->commondir || git_refdb_new(&db, repo) < 0) {
+		be_free(&b->parent);
+		return rq_error_git(err, "cannot make the reftable ref database");
+	}
+	b->linked = strcmp(b->gitdir, b->commondir) != 0;
+	if (git_refdb_set_backend(db, &b->parent) < 0) {
+		be_free(&b->parent);
+		git_refdb_free(db);
+		return rq_error_git(err, "cannot make the reftable ref database");
+	}
+	git_repository_set_refdb(repo, db);
+	git_refdb_free(db);
+	return 0;
+}

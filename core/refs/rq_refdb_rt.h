@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * rq_refdb_rt: libgit2's ref database over a reftable stack
+ * (git2/sys/refdb_backend.h), so that everything of replayq that reads
+ * refs through libgit2 (revision parsing, DWIM, rev-parse's @{-N} and
+ * reflog forms, iteration of refs/heads/, HEAD detached or not) works
+ * unchanged on a repository with extensions.refStorage = reftable.
+ *
+ * Refs live in <commondir>/reftable; in a linked worktree its own refs
+ * (HEAD, the pseudo-refs, refs/worktree/, refs/bisect/, refs/rewritten/)
+ * live in <gitdir>/reftable, as git keeps them. FETCH_HEAD and MERGE_HEAD
+ * stay files in the git directory (git writes them so). Iteration yields
+ * the refs under refs/, as libgit2's files backend does.
+ *
+ * Writes: git_reference_create and kin write one table each
+ * (rq_rttx_apply). A git_transaction's locks are taken together: the
+ * first takes tables.list.lock and reads the stack under it, the commits
+ * are gathered, and when the last lock is released (committed or not) the
+ * gathered updates are written as one table: the refs of a replay move
+ * all at once, each checked against the value it had when locked.
+ *
+ * Reflogs are read (git_reflog_read), not rewritten: reflog_write, renames
+ * and deletions of reflogs, and renames of refs are refused with an
+ * error. Reading needs libgit2 1.5 (its git_reflog's layout, which a
+ * backend must build and libgit2 keeps private); with another version a
+ * reflog read fails with a clear error.
+ *
+ * The stack is opened at the first ref read, not at installation: a
+ * caller checks the repository's paths (rq_confine) first.
+ */
+#ifndef RQ_REFDB_RT_H
+#define RQ_REFDB_RT_H
+
+#include <git2.h>
+
+#include "rq_error.h"
+
+/* Give repo a reftable ref database. 0, or -1 with err set. */
+int rq_refdb_rt_install(git_repository *repo, rq_error *err);
+
+/* 1 when libgit2's git_reflog has the layout rq_refdb_rt builds (it checks
+ * the reflog of refname, read by libgit2 from a files repository). */
+int rq_refdb_rt_reflog_layout_ok(git_repository *files_repo, const char *refname);
+
+#endif

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * rq_repofmt: open a repository in a format replayq handles, and say
+ * which format it is not.
+ *
+ * replayq reads SHA-1 repositories with refs stored as files (loose refs
+ * and packed-refs, through libgit2) or as reftables (git 3.0's default,
+ * extensions.refStorage = reftable, through rq_refdb_rt). libgit2 1.5
+ * refuses every extension it does not know; rq_repofmt_open declares
+ * refStorage and objectFormat to it (GIT_OPT_SET_EXTENSIONS) and checks
+ * their values itself. A repository in another format gets
+ * RQ_E_UNSUPPORTED_REPO with a message that names the setting
+ * ("unsupported repository format: extensions.objectFormat=sha256"; also
+ * for extensions.compatObjectFormat, an unknown refStorage, and an
+ * extension libgit2 does not know), where libgit2 alone said "not a git
+ * repository".
+ */
+#ifndef RQ_REPOFMT_H
+#define RQ_REPOFMT_H
+
+#include <git2.h>
+
+#include "rq_error.h"
+
+/*
+ * git_repository_open_ext(out, path, flags, NULL), then the format check,
+ * then the reftable ref database when the repository has one. 0, or -1
+ * with err set: RQ_E_UNSUPPORTED_REPO, or RQ_E_BAD_REPO (not a
+ * repository: libgit2's message).
+ */
+int rq_repofmt_open(git_repository **out, const char *path, unsigned int flags, rq_error *err);
+
+#endif

@@ -1,0 +1,921 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* follows git's Documentation/technical/reftable.adoc (update transactions,
+ * compaction), git's reftable/stack.c (the geometric compaction segment)
+ * and git's refs/reftable-backend.c (the reflog entries of an update) */
+/*
+ * rq_rttx: ref updates on a reftable stack, and compaction (see rq_rttx.h).
+ */
+#include "rq_rttx.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rq_mem.h"
+#include "rq_rtwrite.h"
+
+#define LOCK_TIMEOUT_MS 100  /* git's reftable.lockTimeout */
+#define MSG_MAX		2048 /* git cuts a reflog message at half a block */
+#define RESOLVE_DEPTH	5
+
+struct rq_rttx {
+	rq_rtstack *st;
+	rq_rttx_opts o;
+	char token[9];
+	char lock[PATH_MAX];
+	int fd; /* tables.list.lock, -1 when not held */
+};
+
+/* ---- files ---- */
+
+static void new_token(char out[9])
+{
+	uint32_t r;
+
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
+		r = (uint32_t)time(NULL) ^ (uint32_t)getpid() << 16 ^ (uint32_t)clock();
+	snprintf(out, 9, "%08x", r);
+}
+
+static int path_in(const rq_rtstack *st, const char *name, const char *suffix, char *out,
+		   rq_error *err)
+{
+	int n = snprintf(out, PATH_MAX, "%s/%s%s", rq_rtstack_dir(st), name, suffix);
+
+	return n < 0 || n >= PATH_MAX ? rq_error_set(err, RQ_E_IO, "reftable path too long") : 0;
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+/* Create the lock file path (O_EXCL), waiting up to timeout_ms while
+ * another process holds it: its fd, or -1 with err set. */
+static int take_lock(const rq_rttx_opts *o, const char *path, long timeout_ms, rq_error *err)
+{
+	long deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0), delay = 1;
+	int fd;
+
+	if (o->note_lock && o->note_lock(o->note_arg, path) != 0)
+		return rq_error_set(err, RQ_E_IO, "cannot note the lock '%s'", path);
+	while ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666)) < 0) {
+		if (errno != EEXIST)
+			return rq_error_set(err, RQ_E_IO, "cannot create '%s': %s", path,
+					    strerror(errno));
+		if (now_ms() >= deadline)
+			return rq_error_set(err, RQ_E_REF_LOCKED,
+					    "cannot lock the refs: '%s' exists: another process is "
+					    "updating them",
+					    path);
+		sleep_ms(delay);
+		delay = delay < 32 ? delay * 2 : delay;
+	}
+	return fd;
+}
+
+/*
+ * Write a new table named after min, max and token: to a temporary file,
+ * fsynced, then renamed. name gets its file name. 0, or -1 with err set.
+ */
+static int write_table(rq_rtstack *st, const char *token, uint64_t min, uint64_t max,
+		       const rq_buf *bytes, char *name, size_t size, rq_error *err)
+{
+	char base[64], tmp[PATH_MAX], final[PATH_MAX], rnd[9], suffix[16];
+	struct stat sb;
+	int fd, ok;
+
+	snprintf(base, sizeof(base), "0x%012llx-0x%012llx-%s", (unsigned long long)min,
+		 (unsigned long long)max, token);
+	snprintf(name, size, "%s.ref", base);
+	new_token(rnd);
+	snprintf(suffix, sizeof(suffix), ".temp.%.6s", rnd);
+	if (path_in(st, base, suffix, tmp, err) < 0 || path_in(st, name, "", final, err) < 0)
+		return -1;
+	if (lstat(final, &sb) == 0)
+		return rq_error_set(err, RQ_E_IO, "reftable '%s' exists already", name);
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666)) < 0)
+		return rq_error_set(err, RQ_E_IO, "cannot create '%s': %s", tmp, strerror(errno));
+	ok = write_all(fd, bytes->p, bytes->len) == 0 && fsync(fd) == 0;
+	ok = close(fd) == 0 && ok;
+	if (!ok || rename(tmp, final) < 0) {
+		int e = errno;
+		unlink(tmp);
+		return rq_error_set(err, RQ_E_IO, "cannot write reftable '%s': %s", name,
+				    strerror(e));
+	}
+	return 0;
+}
+
+/* The lock gets the new list, is fsynced and renamed over tables.list. */
+static int write_list(rq_rttx *tx, const char *const *names, size_t n, rq_error *err)
+{
+	char list[PATH_MAX];
+	rq_buf b = {0};
+	int ok;
+
+	for (size_t i = 0; i < n; i++) {
+		rq_buf_str(&b, names[i]);
+		rq_buf_add(&b, "\n", 1);
+	}
+	if (b.oom || path_in(tx->st, "tables.list", "", list, err) < 0) {
+		free(b.p);
+		return b.oom ? rq_error_set(err, RQ_E_NOMEM, "out of memory") : -1;
+	}
+	ok = write_all(tx->fd, b.p ? b.p : "", b.len) == 0 && fsync(tx->fd) == 0;
+	free(b.p);
+	ok = close(tx->fd) == 0 && ok;
+	tx->fd = -1;
+	if (!ok || rename(tx->lock, list) < 0) {
+		int e = errno;
+		unlink(tx->lock);
+		return rq_error_set(err, RQ_E_IO, "cannot write '%s': %s", list, strerror(e));
+	}
+	return 0;
+}
+
+static void unlock(rq_rttx *tx)
+{
+	if (tx->fd >= 0) {
+		close(tx->fd);
+		unlink(tx->lock);
+		tx->fd = -1;
+	}
+}
+
+/* ---- the transaction ---- */
+
+int rq_rttx_begin(rq_rttx **out, rq_rtstack *st, const rq_rttx_opts *opts, rq_error *err)
+{
+	rq_rttx *tx = calloc(1, sizeof(*tx));
+	long timeout;
+
+	*out = NULL;
+	if (!tx)
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	tx->st = st;
+	tx->fd = -1;
+	if (opts)
+		tx->o = *opts;
+	if (tx->o.token && strlen(tx->o.token) == 8 && strspn(tx->o.token, "0123456789abcdef") == 8)
+		memcpy(tx->token, tx->o.token, 9);
+	else
+		new_token(tx->token);
+	timeout = tx->o.lock_timeout_ms ? tx->o.lock_timeout_ms : LOCK_TIMEOUT_MS;
+	if (path_in(st, "tables.list", ".lock", tx->lock, err) < 0 ||
+	    (tx->fd = take_lock(&tx->o, tx->lock, timeout, err)) < 0 ||
+	    rq_rtstack_reload(st, 0, err) < 0) {
+		rq_rttx_free(tx);
+		return -1;
+	}
+	*out = tx;
+	return 0;
+}
+
+void rq_rttx_free(rq_rttx *tx)
+{
+	if (!tx)
+		return;
+	unlock(tx);
+	free(tx);
+}
+
+/* One update, with what the stack holds for it under the lock. */
+typedef struct upd {
+	rq_rttx_update *u;
+	int found;
+	rq_rtstack_ref cur;
+	git_oid old_res, new_res; /* the ids before and after, through symbolic refs */
+	char *msg;		  /* the reflog message as written */
+} upd;
+
+typedef struct logvec {
+	rq_rtable_log *v;
+	size_t n, cap;
+} logvec;
+
+static const git_oid zero_id;
+
+/* What name resolves to, through symbolic refs: 1, 0 (nothing), -1. */
+static int resolve(rq_rtstack *st, const char *name, git_oid *out, rq_error *err)
+{
+	rq_rtstack_ref r = {0};
+	char *n = strdup(name);
+	int k = 0;
+
+	for (int depth = 0; n && depth < RESOLVE_DEPTH; depth++) {
+		if ((k = rq_rtstack_read(st, n, &r, err)) <= 0 || r.type != RQ_RTABLE_SYMREF)
+			break;
+		free(n);
+		n = strdup(r.target.p);
+		k = 0;
+	}
+	if (k == 1 && r.type != RQ_RTABLE_SYMREF)
+		git_oid_cpy(out, &r.value);
+	else if (k >= 0)
+		k = 0;
+	if (!n)
+		k = rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	free(n);
+	rq_rtstack_ref_release(&r);
+	return k;
+}
+
+static int moved(rq_error *err, const char *name, const git_oid *have, const git_oid *want)
+{
+	char h[GIT_OID_HEXSZ + 1], w[GIT_OID_HEXSZ + 1];
+
+	git_oid_tostr(h, sizeof(h), have);
+	git_oid_tostr(w, sizeof(w), want);
+	if (git_oid_is_zero(want))
+		return rq_error_set(err, RQ_E_REF_MOVED,
+				    "cannot lock ref '%s': reference already exists", name);
+	if (git_oid_is_zero(have))
+		return rq_error_set(err, RQ_E_REF_MOVED,
+				    "cannot lock ref '%s': reference is missing but expected %s",
+				    name, w);
+	return rq_error_set(err, RQ_E_REF_MOVED, "cannot lock ref '%s': is at %s but expected %s",
+			    name, h, w);
+}
+
+/* The update's old-value check against what the stack holds. */
+static int check_old(const upd *x, rq_error *err)
+{
+	const rq_rttx_update *u = x->u;
+	int sym = x->found && x->cur.type == RQ_RTABLE_SYMREF;
+
+	switch (u->check) {
+	case RQ_RTTX_ABSENT:
+		return x->found ? moved(err, u->name, &x->old_res, &zero_id) : 0;
+	case RQ_RTTX_ID:
+		return git_oid_equal(&x->old_res, &u->old_id)
+			   ? 0
+			   : moved(err, u->name, &x->old_res, &u->old_id);
+	case RQ_RTTX_SYMREF:
+		if (!sym)
+			return rq_error_set(err, RQ_E_REF_MOVED,
+					    "cannot lock ref '%s': expected symref with target "
+					    "'%s': but is a regular ref",
+					    u->name, u->old_target ? u->old_target : "");
+		if (!u->old_target || strcmp(x->cur.target.p, u->old_target) != 0)
+			return rq_error_set(err, RQ_E_REF_MOVED,
+					    "verifying symref target: '%s': is at %s but expected "
+					    "%s",
+					    u->name, x->cur.target.p,
+					    u->old_target ? u->old_target : "");
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/* Read the ref under the lock, check it, and see whether it changes. */
+static int check_one(rq_rttx *tx, upd *x, rq_error *err)
+{
+	rq_rttx_update *u = x->u;
+	int r;
+
+	if ((x->found = rq_rtstack_read(tx->st, u->name, &x->cur, err)) < 0 ||
+	    (r = resolve(tx->st, u->name, &x->old_res, err)) < 0)
+		return -1;
+	if (r == 0)
+		git_oid_cpy(&x->old_res, &zero_id);
+	if (check_old(x, err) < 0)
+		return -1;
+	if (u->new_type == RQ_RTABLE_SYMREF) {
+		if ((r = resolve(tx->st, u->new_target, &x->new_res, err)) < 0)
+			return -1;
+		if (r == 0)
+			git_oid_cpy(&x->new_res, &zero_id);
+	} else if (u->new_type == RQ_RTABLE_DELETION) {
+		git_oid_cpy(&x->new_res, &zero_id);
+	} else {
+		git_oid_cpy(&x->new_res, &u->new_id);
+	}
+	/* a move to where it is changes nothing, and logs nothing (git) */
+	u->unchanged = u->new_type == RQ_RTABLE_DELETION
+			   ? !x->found
+			   : u->new_type != RQ_RTABLE_SYMREF && x->found &&
+				 x->cur.type != RQ_RTABLE_SYMREF &&
+				 git_oid_equal(&x->cur.value, &u->new_id);
+	return 0;
+}
+
+/* git's reflog message: white space runs collapsed to one space, none at
+ * either end, cut at 2048 bytes, then "\n". */
+static char *normalize(const char *msg)
+{
+	size_t n = msg ? strlen(msg) : 0, o = 0;
+	char *out = malloc(n + 2);
+	int was_space = 1;
+
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		char c = msg[i];
+		int sp = c == ' ' || c == '\t' || c == '\n' || c == '\r';
+		if (was_space && sp)
+			continue;
+		was_space = sp;
+		out[o++] = sp ? ' ' : c;
+	}
+	while (o && out[o - 1] == ' ')
+		o--;
+	if (o > MSG_MAX)
+		o = MSG_MAX;
+	out[o++] = '\n';
+	out[o] = '\0';
+	return out;
+}
+
+static int autocreate(const char *name)
+{
+	return !strcmp(name, "HEAD") || !strncmp(name, "refs/heads/", 11) ||
+	       !strncmp(name, "refs/remotes/", 13) || !strncmp(name, "refs/notes/", 11);
+}
+
+/* Whether name's update writes a reflog entry: 1, 0, -1. */
+static int should_log(rq_rttx *tx, const char *name, int mode, rq_error *err)
+{
+	if (mode == RQ_RTTX_LOG_SKIP)
+		return 0;
+	if (mode == RQ_RTTX_LOG_FORCE || tx->o.log_policy == RQ_RTTX_LOG_ALWAYS)
+		return 1;
+	if (tx->o.log_policy == RQ_RTTX_LOG_NORMAL && autocreate(name))
+		return 1;
+	return rq_rtstack_has_log(tx->st, name, err);
+}
+
+static rq_rtable_log *log_push(logvec *lv)
+{
+	rq_rtable_log *v = rq_mem_grow(lv->v, &lv->cap, lv->n + 1, sizeof(*v), 8);
+
+	if (!v)
+		return NULL;
+	lv->v = v;
+	memset(&v[lv->n], 0, sizeof(*v));
+	return &v[lv->n++];
+}
+
+/* The zone as git writes it in a reftable: the number of "+HHMM". */
+static int hhmm(int minutes)
+{
+	int a = minutes < 0 ? -minutes : minutes, v = a / 60 * 100 + a % 60;
+
+	return minutes < 0 ? -v : v;
+}
+
+static int log_entry(logvec *lv, const char *refname, const upd *x, uint64_t ui)
+{
+	const rq_rttx_ident *who = x->u->who;
+	rq_rtable_log *l = log_push(lv);
+
+	if (!l)
+		return -1;
+	l->refname = refname;
+	l->update_index = ui;
+	l->type = RQ_RTABLE_LOG_UPDATE;
+	git_oid_cpy(&l->old_id, &x->old_res);
+	git_oid_cpy(&l->new_id, &x->new_res);
+	l->name = who->name ? who->name : "";
+	l->email = who->email ? who->email : "";
+	l->time = who->time > 0 ? (uint64_t)who->time : 0;
+	l->tz = hhmm(who->tz);
+	l->message = x->msg;
+	return 0;
+}
+
+/* A deleted ref's reflog goes with it: a tombstone for each entry. */
+static int tombstones(rq_rttx *tx, const char *name, logvec *lv, rq_error *err)
+{
+	rq_rtstack_iter *it;
+	const rq_rtable_log *l;
+	int r;
+
+	if (rq_rtstack_logs(&it, tx->st, name, err) < 0)
+		return -1;
+	while ((r = rq_rtstack_next_log(it, &l, err)) == 0) {
+		rq_rtable_log *t = log_push(lv);
+		if (!t) {
+			r = rq_error_set(err, RQ_E_NOMEM, "out of memory");
+			break;
+		}
+		t->refname = name;
+		t->update_index = l->update_index;
+		t->type = RQ_RTABLE_LOG_DELETION;
+	}
+	rq_rtstack_iter_free(it);
+	return r < 0 ? -1 : 0;
+}
+
+/* HEAD's entry when HEAD is a symbolic ref to a ref that moves (and the
+ * transaction does not update HEAD itself). */
+static int head_log(rq_rttx *tx, upd *v, size_t n, uint64_t ui, logvec *lv, rq_error *err)
+{
+	rq_rtstack_ref head = {0};
+	int r;
+
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(v[i].u->name, "HEAD"))
+			return 0;
+	if ((r = rq_rtstack_read(tx->st, "HEAD", &head, err)) == 1 && head.type == RQ_RTABLE_SYMREF)
+		for (size_t i = 0; i < n; i++) {
+			const rq_rttx_update *u = v[i].u;
+			if (strcmp(u->name, head.target.p) || u->unchanged || !u->who ||
+			    u->new_type == RQ_RTABLE_DELETION || u->new_type == RQ_RTABLE_SYMREF ||
+			    u->log == RQ_RTTX_LOG_SKIP)
+				continue;
+			if ((r = should_log(tx, "HEAD", RQ_RTTX_LOG_AUTO, err)) == 1)
+				r = log_entry(lv, "HEAD", &v[i], ui) < 0
+					? rq_error_set(err, RQ_E_NOMEM, "out of memory")
+					: 0;
+			break;
+		}
+	rq_rtstack_ref_release(&head);
+	return r < 0 ? -1 : 0;
+}
+
+static int collect_logs(rq_rttx *tx, upd *v, size_t n, uint64_t ui, logvec *lv, rq_error *err)
+{
+	for (size_t i = 0; i < n; i++) {
+		const rq_rttx_update *u = v[i].u;
+		int r;
+		if (u->unchanged)
+			continue;
+		if (u->new_type == RQ_RTABLE_DELETION) {
+			if (tombstones(tx, u->name, lv, err) < 0)
+				return -1;
+			continue;
+		}
+		if (!u->who || (u->new_type == RQ_RTABLE_SYMREF && git_oid_is_zero(&v[i].new_res)))
+			continue; /* git logs no dangling symbolic ref */
+		if ((r = should_log(tx, u->name, u->log, err)) < 0)
+			return -1;
+		if (r && log_entry(lv, u->name, &v[i], ui) < 0)
+			return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	}
+	return head_log(tx, v, n, ui, lv, err);
+}
+
+static int logcmp(const void *a, const void *b)
+{
+	const rq_rtable_log *x = a, *y = b;
+	int c = strcmp(x->refname, y->refname);
+
+	return c ? c : (x->update_index < y->update_index) - (x->update_index > y->update_index);
+}
+
+static int updcmp(const void *a, const void *b)
+{
+	return strcmp(((const upd *)a)->u->name, ((const upd *)b)->u->name);
+}
+
+static int add_refs(rq_rtwrite *w, const upd *v, size_t n, uint64_t ui, rq_error *err)
+{
+	for (size_t i = 0; i < n; i++) {
+		const rq_rttx_update *u = v[i].u;
+		rq_rtable_ref r = {0};
+		if (u->unchanged)
+			continue;
+		r.name = u->name;
+		r.update_index = ui;
+		r.type = u->new_type;
+		git_oid_cpy(&r.value, &u->new_id);
+		git_oid_cpy(&r.peeled, &u->new_peeled);
+		r.target = u->new_target;
+		if (rq_rtwrite_add_ref(w, &r, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The new table's bytes: 0, 1 when there is nothing to write, -1. */
+static int build(rq_rttx *tx, upd *v, size_t n, uint64_t ui, rq_buf *table, rq_error *err)
+{
+	rq_rtwrite *w = rq_rtwrite_new(NULL, ui, ui);
+	logvec lv = {0};
+	int rc;
+
+	if (!w)
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	rc = add_refs(w, v, n, ui, err);
+	if (rc == 0)
+		rc = collect_logs(tx, v, n, ui, &lv, err);
+	if (rc == 0 && lv.n)
+		qsort(lv.v, lv.n, sizeof(*lv.v), logcmp);
+	for (size_t i = 0; rc == 0 && i < lv.n; i++)
+		rc = rq_rtwrite_add_log(w, &lv.v[i], err);
+	if (rc == 0)
+		rc = rq_rtwrite_empty(w) ? 1 : rq_rtwrite_finish(w, table, err);
+	free(lv.v);
+	rq_rtwrite_free(w);
+	return rc;
+}
+
+/* Every update checked under the lock, in name order. */
+static int prepare(rq_rttx *tx, upd *v, rq_rttx_update *u, size_t n, rq_error *err)
+{
+	for (size_t i = 0; i < n; i++) {
+		v[i].u = &u[i];
+		u[i].unchanged = 0;
+		if (!u[i].name || !*u[i].name || u[i].new_type < RQ_RTABLE_DELETION ||
+		    u[i].new_type > RQ_RTABLE_SYMREF ||
+		    (u[i].new_type == RQ_RTABLE_SYMREF && (!u[i].new_target || !*u[i].new_target)))
+			return rq_error_set(err, RQ_E_INTERNAL, "bad ref update");
+	}
+	qsort(v, n, sizeof(*v), updcmp);
+	for (size_t i = 1; i < n; i++)
+		if (!strcmp(v[i].u->name, v[i - 1].u->name))
+			return rq_error_set(err, RQ_E_BAD_REF,
+					    "multiple updates for ref '%s' not allowed",
+					    v[i].u->name);
+	for (size_t i = 0; i < n; i++) {
+		if (check_one(tx, &v[i], err) < 0)
+			return -1;
+		if (!(v[i].msg = normalize(v[i].u->message)))
+			return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	}
+	return 0;
+}
+
+/* The new table in place, then named in tables.list. */
+static int publish(rq_rttx *tx, const rq_buf *table, uint64_t ui, rq_error *err)
+{
+	size_t n = rq_rtstack_ntables(tx->st);
+	const char **names = calloc(n + 1, sizeof(*names));
+	char name[80], path[PATH_MAX];
+	int rc = -1;
+
+	if (!names)
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	if (write_table(tx->st, tx->token, ui, ui, table, name, sizeof(name), err) == 0) {
+		for (size_t i = 0; i < n; i++)
+			names[i] = rq_rtable_name(rq_rtstack_table(tx->st, i));
+		names[n] = name;
+		rc = write_list(tx, names, n + 1, err);
+		if (rc < 0 && path_in(tx->st, name, "", path, err) == 0)
+			unlink(path); /* not listed: nobody reads it */
+	}
+	free(names);
+	return rc;
+}
+
+int rq_rttx_commit(rq_rttx *tx, rq_rttx_update *u, size_t n, rq_error *err)
+{
+	upd *v = calloc(n ? n : 1, sizeof(*v));
+	uint64_t ui = rq_rtstack_next_update_index(tx->st);
+	rq_buf table = {0};
+	rq_error ignored;
+	int rc;
+
+	if (!v)
+		rc = rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	else if (tx->fd < 0)
+		rc = rq_error_set(err, RQ_E_INTERNAL, "the reftable transaction holds no lock");
+	else if ((rc = prepare(tx, v, u, n, err)) == 0 &&
+		 (rc = build(tx, v, n, ui, &table, err)) == 0)
+		rc = publish(tx, &table, ui, err);
+	for (size_t i = 0; v && i < n; i++) {
+		rq_rtstack_ref_release(&v[i].cur);
+		free(v[i].msg);
+	}
+	free(v);
+	unlock(tx);
+	if (rc == 0 && table.len) {
+		rq_rtstack_reload(tx->st, 0, &ignored);
+		if (!tx->o.no_auto_compact)
+			rq_rttx_compact(tx->st, &tx->o, 0, &ignored); /* best effort */
+	}
+	free(table.p);
+	return rc < 0 ? -1 : 0;
+}
+
+int rq_rttx_apply(rq_rtstack *st, rq_rttx_update *u, size_t n, const rq_rttx_opts *opts,
+		  rq_error *err)
+{
+	rq_rttx *tx;
+	int rc;
+
+	if (rq_rttx_begin(&tx, st, opts, err) < 0)
+		return -1;
+	rc = rq_rttx_commit(tx, u, n, err);
+	rq_rttx_free(tx);
+	return rc;
+}
+
+/* ---- compaction ---- */
+
+/*
+ * git's auto compaction (reftable/stack.c, suggest_compaction_segment):
+ * the table sizes (less the header) should fall by half or more from the
+ * oldest to the newest; [*start, *end) is the run of newest tables whose
+ * merge restores that, or empty.
+ */
+static void segment(const rq_rtstack *st, size_t *start, size_t *end)
+{
+	size_t n = rq_rtstack_ntables(st), i;
+	uint64_t bytes = 0, *size = calloc(n ? n : 1, sizeof(*size));
+
+	*start = *end = 0;
+	if (!size || n < 2) {
+		free(size);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		size[i] = rq_rtable_size(rq_rtstack_table(st, i)) - 23;
+	for (i = n - 1; i > 0; i--)
+		if (size[i - 1] < size[i] * 2) {
+			*end = i + 1;
+			bytes = size[i];
+			break;
+		}
+	for (; i > 0; i--) {
+		uint64_t cur = bytes;
+		bytes += size[i - 1];
+		if (size[i - 1] < cur * 2)
+			*start = i - 1;
+	}
+	free(size);
+}
+
+/* The tables being compacted (start..end-1 of the stack as it was read
+ * under the lock): their names, and the locks taken on them. */
+typedef struct crange {
+	size_t start, end, n0;
+	char **names; /* n0 of them, from the first table asked for */
+	char **locks;
+	size_t nlocks;
+	char table[80]; /* the new table ("" when the merge left nothing) */
+} crange;
+
+static void crange_free(crange *c)
+{
+	for (size_t i = 0; i < c->nlocks; i++) {
+		unlink(c->locks[i]);
+		free(c->locks[i]);
+	}
+	for (size_t i = 0; c->names && i < c->n0; i++)
+		free(c->names[i]);
+	free(c->locks);
+	free(c->names);
+}
+
+/* The name of table i of the range. */
+static const char *cname(const crange *c, size_t i)
+{
+	return c->names[i - (c->end - c->n0)];
+}
+
+/*
+ * Lock the tables of the range, the newest first (git's order: a newer
+ * process may then compact what it added while an older one compacts the
+ * rest). A table locked already ends the range there, or, for a full
+ * compaction, is an error.
+ */
+static int lock_tables(rq_rttx *tx, crange *c, int all, rq_error *err)
+{
+	char path[PATH_MAX];
+
+	c->n0 = c->end - c->start;
+	if (!(c->names = calloc(c->n0, sizeof(char *))) ||
+	    !(c->locks = calloc(c->n0, sizeof(char *))))
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	for (size_t i = c->end; i-- > c->start;) {
+		const char *name = rq_rtable_name(rq_rtstack_table(tx->st, i));
+		int fd;
+		if (path_in(tx->st, name, ".lock", path, err) < 0)
+			return -1;
+		if ((fd = take_lock(&tx->o, path, -1, err)) < 0) {
+			if (err->code != RQ_E_REF_LOCKED || all)
+				return -1;
+			c->start = i + 1; /* another process compacts the older ones */
+			break;
+		}
+		close(fd);
+		if (!(c->locks[c->nlocks] = strdup(path))) {
+			unlink(path);
+			return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+		}
+		c->nlocks++;
+		if (!(c->names[i - c->start] = strdup(name)))
+			return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	}
+	return 0;
+}
+
+/* Merge the range into w: the newest record of each key; deletions only
+ * while older tables remain below. */
+static int merge_into(rq_rttx *tx, const crange *c, rq_rtwrite *w, rq_error *err)
+{
+	size_t n = c->end - c->start;
+	rq_rtstack_iter *it;
+	const rq_rtable_ref *r;
+	const rq_rtable_log *l;
+	int k;
+
+	if (rq_rtstack_refs_range(&it, tx->st, c->start, n, NULL, 1, err) < 0)
+		return -1;
+	while ((k = rq_rtstack_next_ref(it, &r, err)) == 0)
+		if ((c->start || r->type != RQ_RTABLE_DELETION) &&
+		    rq_rtwrite_add_ref(w, r, err) < 0) {
+			k = -1;
+			break;
+		}
+	rq_rtstack_iter_free(it);
+	if (k < 0 || rq_rtstack_logs_range(&it, tx->st, c->start, n, NULL, 1, err) < 0)
+		return -1;
+	while ((k = rq_rtstack_next_log(it, &l, err)) == 0)
+		if ((c->start || l->type != RQ_RTABLE_LOG_DELETION) &&
+		    rq_rtwrite_add_log(w, l, err) < 0) {
+			k = -1;
+			break;
+		}
+	rq_rtstack_iter_free(it);
+	return k < 0 ? -1 : 0;
+}
+
+/* Write the merged table (c->table gets its name; "" when empty). */
+static int merge_write(rq_rttx *tx, crange *c, rq_error *err)
+{
+	uint64_t min = UINT64_MAX, max = 0;
+	rq_rtwrite *w;
+	rq_buf bytes = {0};
+	int rc;
+
+	for (size_t i = c->start; i < c->end; i++) {
+		const rq_rtable *t = rq_rtstack_table(tx->st, i);
+		if (rq_rtable_min_update_index(t) < min)
+			min = rq_rtable_min_update_index(t);
+		if (rq_rtable_max_update_index(t) > max)
+			max = rq_rtable_max_update_index(t);
+	}
+	c->table[0] = '\0';
+	if (!(w = rq_rtwrite_new(NULL, min, max)))
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	rc = merge_into(tx, c, w, err);
+	if (rc == 0 && !rq_rtwrite_empty(w) && (rc = rq_rtwrite_finish(w, &bytes, err)) == 0)
+		rc = write_table(tx->st, tx->token, min, max, &bytes, c->table, sizeof(c->table),
+				 err);
+	rq_rtwrite_free(w);
+	free(bytes.p);
+	return rc;
+}
+
+/* Under the lock again: the list with the range replaced by the new
+ * table. The range must still be there, in order (its tables are locked:
+ * nobody else compacts them). */
+static int replace_range(rq_rttx *tx, const crange *c, rq_error *err)
+{
+	size_t n = rq_rtstack_ntables(tx->st), k = c->end - c->start, at, o = 0;
+	const char **names;
+	int rc;
+
+	for (at = 0; at + k <= n; at++) {
+		size_t j = 0;
+		while (j < k && !strcmp(rq_rtable_name(rq_rtstack_table(tx->st, at + j)),
+					cname(c, c->start + j)))
+			j++;
+		if (j == k)
+			break;
+	}
+	if (at + k > n)
+		return rq_error_set(err, RQ_E_IO, "the tables being compacted left the stack");
+	if (!(names = calloc(n + 1, sizeof(*names))))
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++)
+		if (i < at || i >= at + k)
+			names[o++] = rq_rtable_name(rq_rtstack_table(tx->st, i));
+		else if (i == at && c->table[0])
+			names[o++] = c->table;
+	rc = write_list(tx, names, o, err);
+	free(names);
+	return rc;
+}
+
+static int compact_range(rq_rttx *tx, crange *c, int all, rq_error *err)
+{
+	char path[PATH_MAX];
+	long timeout = tx->o.lock_timeout_ms ? tx->o.lock_timeout_ms : LOCK_TIMEOUT_MS;
+	int rc;
+
+	if (lock_tables(tx, c, all, err) < 0)
+		return !all && err->code == RQ_E_REF_LOCKED ? 0 : -1;
+	if (c->end - c->start < 2)
+		return 0;
+	unlock(tx); /* writers may go on while the range is merged */
+	if (merge_write(tx, c, err) < 0)
+		return -1;
+	rc = (tx->fd = take_lock(&tx->o, tx->lock, timeout, err)) < 0 ? -1 : 0;
+	if (rc == 0)
+		rc = rq_rtstack_reload(tx->st, 0, err);
+	if (rc == 0)
+		rc = replace_range(tx, c, err);
+	if (rc < 0 && c->table[0] && path_in(tx->st, c->table, "", path, err) == 0)
+		unlink(path);
+	if (rc < 0)
+		return -1;
+	rq_rtstack_reload(tx->st, 0, err);
+	for (size_t i = c->start; i < c->end; i++)
+		if (path_in(tx->st, cname(c, i), "", path, err) == 0)
+			unlink(path);
+	return 0;
+}
+
+int rq_rttx_compact(rq_rtstack *st, const rq_rttx_opts *opts, int all, rq_error *err)
+{
+	rq_rttx_opts o = {0};
+	crange c = {0};
+	rq_rttx *tx;
+	int rc = 0;
+
+	if (opts)
+		o = *opts;
+	if (!all)
+		o.lock_timeout_ms = -1; /* best effort: not while another writes */
+	if (rq_rttx_begin(&tx, st, &o, err) < 0)
+		return !all && err->code == RQ_E_REF_LOCKED ? 0 : -1;
+	if (all) {
+		c.start = 0;
+		c.end = rq_rtstack_ntables(st);
+	} else {
+		segment(st, &c.start, &c.end);
+	}
+	if (c.end - c.start >= 2)
+		rc = compact_range(tx, &c, all, err);
+	crange_free(&c);
+	rq_rttx_free(tx);
+	return rc;
+}
+
+/* ---- stale locks ---- */
+
+static int made_before(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+/* 1 when the last line of the file names a table with that token. */
+static int last_table_has(const char *path, const char *token)
+{
+	char buf[4096], want[16];
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	ssize_t n;
+	off_t size;
+
+	if (fd < 0)
+		return 0;
+	size = lseek(fd, 0, SEEK_END);
+	n = size > 0 ? pread(fd, buf, sizeof(buf) - 1, size > 4000 ? size - 4000 : 0) : 0;
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	while (n && buf[n - 1] == '\n')
+		buf[--n] = '\0';
+	snprintf(want, sizeof(want), "-%s.ref", token);
+	return (size_t)n >= strlen(want) && !strcmp(buf + n - strlen(want), want);
+}
+
+int rq_rttx_lock_owned(const char *path, const char *token, const struct timespec *since,
+		       long window_s)
+{
+	struct stat sb;
+
+	if (lstat(path, &sb) < 0 || !S_ISREG(sb.st_mode) || made_before(&sb.st_mtim, since))
+		return 0;
+	if (sb.st_size == 0)
+		return sb.st_mtim.tv_sec <= since->tv_sec + window_s;
+	return token && strlen(token) == 8 && last_table_has(path, token);
+}

@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# docs/schema: the JSON Schemas (draft 2020-12) of a job and a result,
+# checked with a real validator (Debian's python3-jsonschema, run by
+# /usr/bin/python3) against a representative set the real program makes:
+# every mode (onto, advance, revert, train by rebase and by merge,
+# maintain), every status, keep-going, empty commits, every error code a
+# job can get on purpose (invalid_job, bad_repo, corrupt_object,
+# bad_revision, ambiguous_ref, not_a_ref, bad_ref, nothing_to_replay,
+# merge_commit, empty_commit, too_many_commits, ref_locked, timeout,
+# crashed, out_of_memory, sign_unavailable), the results of `replayq run`,
+# of a worker through Redis (attempt, worker, a dead letter, a rerun
+# already applied) and of `replayq replay --format=json` and `replayq train
+# --format=json`; the jobs of docs/jobs.md and of the quickstart; and jobs
+# the program refuses as invalid_job must fail the job schema too.
+. "$(dirname "$0")/../lib.sh"
+require jq redis-server
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+PY=/usr/bin/python3
+if ! "$PY" -c 'import jsonschema' 2>/dev/null; then
+	not_ok "Debian's python3-jsonschema is installed (deploy/install-deps)"
+	finish
+fi
+ROOT=$T/root
+mkdir -p "$ROOT"
+make_repo "$ROOT/proj" one
+git -C "$ROOT/proj" branch amb topic && git -C "$ROOT/proj" tag amb s1 # a branch and a tag alike
+git -C "$ROOT/proj" checkout -q -b merged base
+commit_file "$ROOT/proj" m.txt m "m"
+git -C "$ROOT/proj" merge -q --no-ff -m "a merge" s1
+git -C "$ROOT/proj" checkout -q main
+git -C "$ROOT/proj" checkout -q -b dup base # c.txt as main has it: empty on main
+commit_file "$ROOT/proj" c.txt "c one" "the same c"
+git -C "$ROOT/proj" checkout -q main
+cp -a "$ROOT/proj" "$ROOT/locked"
+touch "$ROOT/locked/.git/refs/heads/topic.lock"
+cp -a "$ROOT/proj" "$ROOT/corrupt"
+obj=$(git -C "$ROOT/corrupt" rev-parse topic)
+chmod u+w "$ROOT/corrupt/.git/objects/${obj:0:2}/${obj:2}"
+echo garbage >"$ROOT/corrupt/.git/objects/${obj:0:2}/${obj:2}"
+C='"committer":{"name":"C O Mitter","email":"committer@example.com","time":1800000000,"tz":"+0000"}'
+j() { echo '{"v":1,"id":"'"$1"'","repo":"'"${3:-proj}"'",'"$2"','"$C"'}'; }
+{
+	j onto-print '"mode":"onto","target":"main","revisions":["base..topic"]'
+	j onto-contained '"mode":"onto","target":"main","revisions":["base..s2"],"contained":true,"ref_action":"update"'
+	j onto-conflict '"mode":"onto","target":"main","revisions":["base..clash"]'
+	j onto-ref '"mode":"onto","target":"main","revisions":["base..topic"],"ref":"refs/heads/new"'
+	j onto-walkopts '"mode":"onto","target":"main","revisions":["--branches=s*","^base","--author=A U Thor"],"timeout_ms":60000,"max_commits":50'
+	j advance '"mode":"advance","target":"main","revisions":["base..topic"],"empty":"keep"'
+	j revert '"mode":"revert","target":"main","revisions":["main~1..main"],"ref_action":"update"'
+	j keep-going-conflict '"mode":"onto","target":"main","revisions":["^base","topic","clash","s2"],"keep_going":true'
+	j keep-going-ok '"mode":"onto","target":"main","revisions":["^base","topic","s2"],"keep_going":true,"ref_action":"update"'
+	j empty-drop '"mode":"onto","target":"main","revisions":["base..dup"]'
+	j empty-abort '"mode":"onto","target":"main","revisions":["base..dup"],"empty":"abort"'
+	j train-rebase '"mode":"train","target":"main","cars":[{"name":"t","revisions":["topic"]},{"name":"c","revisions":["base..clash"]},{"name":"s","revisions":["s2"],"skip":true}],"ref_action":"update"'
+	j train-merge '"mode":"train","target":"main","method":"merge","message":"Merge {name} into {target}","ref_prefix":"refs/merge-train/","cars":[{"name":"t","revisions":["topic"]},{"name":"s","revisions":["s1"]}]'
+	j train-norefs '"mode":"train","target":"main","car_refs":false,"cars":[{"name":"t","revisions":["topic"]}]'
+	j bad-repo '"mode":"onto","target":"main","revisions":["main"]' ../etc
+	j corrupt '"mode":"onto","target":"main","revisions":["base..topic"]' corrupt
+	j bad-revision '"mode":"onto","target":"main","revisions":["base..nothing"]'
+	j ambiguous '"mode":"onto","target":"main","revisions":["base..amb"]'
+	j not-a-ref '"mode":"advance","target":"main~1","revisions":["base..topic"]'
+	j bad-ref '"mode":"onto","target":"main","revisions":["base..topic"],"ref":"refs/heads/a..b"'
+	j nothing '"mode":"onto","target":"main","revisions":["^main"]'
+	j merge-onto '"mode":"onto","target":"main","revisions":["base..merged"]'
+	j merge-commit '"mode":"revert","target":"merged","revisions":["base..merged"]'
+	j too-many '"mode":"onto","target":"main","revisions":["base..topic"],"max_commits":1'
+	j locked '"mode":"onto","target":"main","revisions":["base..topic"],"ref_action":"update"' locked
+	j unknown-field '"mode":"onto","target":"main","revisions":["main"],"colour":"red"'
+	j usage '"mode":"advance","target":"main","revisions":["topic","s2"]'
+	j sign-unavailable '"mode":"onto","target":"main","revisions":["base..topic"],"sign":true'
+	echo '{"v":1,"id":"maintain","repo":"proj","mode":"maintain","timeout_ms":60000}'
+	echo '{"v":1,"id":"maintain-revs","repo":"proj","mode":"maintain","revisions":["main"]}'
+} >"$T/jobs.jsonl"
+"$REPLAYQ" run --repo-root="$ROOT" --jobs=2 "$T/jobs.jsonl" >"$T/results-run.jsonl" 2>"$T/run.err"
+check_eq "run: a result for every job" "$(wc -l <"$T/jobs.jsonl")" "$(wc -l <"$T/results-run.jsonl")"
+j oom '"mode":"onto","target":"main","revisions":["base..topic"]' >"$T/oom.jsonl"
+# held at its hold point, the child is over 1 MiB: out_of_memory
+REPLAYQ_TEST_HOLD=job:oom "$REPLAYQ" run --repo-root="$ROOT" --memory-limit=1 "$T/oom.jsonl" \
+	>>"$T/results-run.jsonl" 2>>"$T/run.err"
+cat "$T/oom.jsonl" >>"$T/jobs.jsonl"
+
+section "through Redis: a worker's results"
+start_redis
+export REPLAYQ_QUEUE=sq
+REPLAYQ_TEST_HOLD=job:slow,job:crash start_worker s1 --repo-root="$ROOT" --jobs=2 --max-deliveries=1 \
+	--visibility-timeout=1
+W=$WORKER_PID
+worker_started s1 60
+{
+	j w-ok '"mode":"onto","target":"main","revisions":["base..s2"],"contained":true,"ref_action":"update","reply_to":"mine"'
+	j w-conflict '"mode":"onto","target":"main","revisions":["base..clash"]'
+	j w-train '"mode":"train","target":"main","method":"merge","cars":[{"name":"t","revisions":["topic"]}],"ref_action":"update"'
+	echo '{"v":1,"id":"w-invalid","repo":"proj","mode":"sideways"}'
+} >"$T/wjobs.jsonl"
+"$REPLAYQ" submit --wait=120 "$T/wjobs.jsonl" >"$T/results-worker.jsonl" 2>"$T/submit.err"
+"$REPLAYQ" submit --force --wait=120 <<<"$(head -1 "$T/wjobs.jsonl")" >>"$T/results-worker.jsonl" 2>>"$T/submit.err"
+j slow '"mode":"onto","target":"main","revisions":["base..topic"],"timeout_ms":1' | run_rq submit
+j crash '"mode":"onto","target":"main","revisions":["base..topic"]' | run_rq submit
+# slow is held before it runs until the parent kills it at its deadline: timeout
+kill -KILL "$(hold_pid job:crash)" # crashed
+wait_for "the results of slow and crash" 120 eval '"$REPLAYQ" result slow crash >/dev/null 2>&1'
+"$REPLAYQ" result slow crash >>"$T/results-worker.jsonl"
+rcli --raw LRANGE 'replayq:{sq}:reply:mine' 0 -1 >>"$T/results-worker.jsonl"
+check_workers_stop "$W"
+cat "$T/wjobs.jsonl" >>"$T/jobs.jsonl"
+
+section "the commands' JSON: replay --format=json, train --format=json"
+for args in "--onto=main base..topic" "--onto=main base..clash" "--onto=main base..nothing" \
+	"--keep-going --onto=main ^base topic clash" "--advance=main base..s1"; do
+	# shellcheck disable=SC2086 # the arguments are words
+	"$REPLAYQ" -C "$ROOT/proj" replay --ref-action=print --format=json $args >>"$T/results-cli.jsonl" 2>/dev/null
+done
+"$REPLAYQ" -C "$ROOT/proj" train --target=main --method=merge --ref-action=print --format=json topic clash s1 \
+	>>"$T/results-cli.jsonl" 2>/dev/null
+"$REPLAYQ" -C "$ROOT/proj" train --target=main --ref-action=print --format=json --skip=s1 topic s1 \
+	>>"$T/results-cli.jsonl" 2>/dev/null
+
+# the examples in the documentation, the quickstart's jobs
+"$PY" - "$TOP/docs/jobs.md" >"$T/doc-jobs.jsonl" <<'PY'
+import json, re, sys
+for block in re.findall(r"```json\n(.*?)```", open(sys.argv[1]).read(), re.S):
+    o = json.loads(block)
+    if "mode" in o: # a job (the other blocks are results)
+        print(json.dumps(o))
+PY
+sed -n '/^cat >"$D\/jobs.jsonl" <<.EOT.$/,/^EOT$/p' "$TOP/deploy/quickstart" | sed '1d;$d' >>"$T/doc-jobs.jsonl"
+
+section "validation"
+out=$("$PY" - "$TOP/docs/schema" "$T" <<'PY' 2>&1
+import json, sys, glob, collections
+from jsonschema import Draft202012Validator
+sd, t = sys.argv[1], sys.argv[2]
+job_s = json.load(open(sd + "/job.schema.json"))
+res_s = json.load(open(sd + "/result.schema.json"))
+for s in (job_s, res_s):
+    Draft202012Validator.check_schema(s)
+    assert s["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+jv, rv = Draft202012Validator(job_s), Draft202012Validator(res_s)
+def lines(f):
+    return [json.loads(l) for l in open(f) if l.strip()]
+bad = []
+results = []
+for f in ("results-run.jsonl", "results-worker.jsonl", "results-cli.jsonl"):
+    for r in lines(t + "/" + f):
+        results.append(r)
+        for e in rv.iter_errors(r):
+            bad.append("%s result %s: %s at %s" % (f, r.get("id"), e.message, list(e.absolute_path)))
+refused = {r["id"] for r in results if r.get("error", {}).get("code") == "invalid_job"}
+jobs = lines(t + "/jobs.jsonl")
+for j in jobs + lines(t + "/doc-jobs.jsonl"):
+    errs = list(jv.iter_errors(j))
+    if j["id"] in ("unknown-field", "w-invalid", "maintain-revs"):
+        if not errs:
+            bad.append("job %s: the program refuses it, the schema takes it" % j["id"])
+    else:
+        for e in errs:
+            bad.append("job %s: %s at %s" % (j.get("id"), e.message, list(e.absolute_path)))
+# what the set covers
+st = collections.Counter(r["status"] for r in results)
+codes = {r["error"]["code"] for r in results if "error" in r}
+want = {"invalid_job", "bad_repo", "corrupt_object", "bad_revision", "ambiguous_ref", "not_a_ref", "bad_ref",
+        "nothing_to_replay", "merge_commit", "empty_commit", "too_many_commits", "ref_locked", "timeout",
+        "crashed", "out_of_memory", "usage", "sign_unavailable"}
+assert want <= codes, "error codes not produced: %s" % sorted(want - codes)
+assert any("refs" in r for r in results) and any("cars" in r for r in results), "keep-going and train results"
+assert any(r.get("already_applied") for r in results), "a rerun already applied"
+assert any("worker" in r and "attempt" in r for r in results), "a worker's result"
+assert any("maintain" in r for r in results), "a maintenance job's result"
+for b in bad:
+    print(b)
+print("schema ok: %d jobs, %d results (%s), %d error codes" % (len(jobs), len(results), dict(st), len(codes)) if not bad else "schema FAILED")
+PY
+)
+echo "$out" | tail -40
+check_contains "every job and result validates; the refused jobs fail the job schema" "schema ok" "$out"
+finish
