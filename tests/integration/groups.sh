@@ -18,6 +18,7 @@
 #    their history in the new result, a grouped one back in its group.
 . "$(dirname "$0")/../lib.sh"
 require redis-server jq
+/usr/bin/python3 -c 'import jsonschema' 2>/dev/null || not_ok "Debian's python3-jsonschema is installed"
 start_redis --appendfsync always
 ROOT=$T/root
 mkdir -p "$ROOT"
@@ -168,6 +169,14 @@ check_eq "other content with a result: exit 2" 2 "$RC"
 check_contains "id_conflict with the stored job's digest" "content digest $DIG, this job's" "$ERR"
 run_rq submit --queue=$Q --wait=30 < <(job r-1)
 check_eq "the same job: its stored result, exit 0" "0 r-1 ok" "$RC $(jq -r '"\(.id) \(.status)"' <<<"$OUT")"
+# a producer that adds the entry itself (no check at submit): the worker
+# answers it with id_conflict and keeps the first result
+rcli XADD "$(key $Q jobs)" '*' id r-1 job "$(job r-1 '"empty":"keep","reply_to":"box"')" >/dev/null
+check "an entry added by hand with other content is answered" wait_for "box" 30 \
+	bash -c "[ \"\$(redis-cli -p $REDIS_PORT LLEN '$(key $Q reply:box)')\" = 1 ]"
+rcli LINDEX "$(key $Q reply:box)" 0 >"$T/conflict.json"
+check_eq "by the worker: id_conflict" "r-1 error id_conflict" "$(jq -r '"\(.id) \(.status) \(.error.code)"' "$T/conflict.json")"
+check_eq "the first result kept" ok "$(rcli GET "$(key $Q result:r-1)" | jq -r .status)"
 run_rq submit --queue=$Q --force --wait=30 < <(job r-1 '"empty":"keep"')
 check_eq "--force reruns it with its new content (documented)" "0 ok" "$RC $(jq -r .status <<<"$OUT")"
 run_rq submit --queue=$Q < <(job r-2 '"group":"rg"')
@@ -216,6 +225,22 @@ for i in 1 2; do
 done
 check_eq "the group is idle again" 0 "$(rcli HLEN "$(key $Q groups)")"
 check_workers_stop "$D2"
+
+section "the schemas"
+for i in 1 2; do rcli GET "$(key $Q result:d-$i)"; done >"$T/results.jsonl"
+cat "$T/conflict.json" >>"$T/results.jsonl"
+out=$(/usr/bin/python3 - "$(dirname "$0")/../../docs/schema" "$T/o.jobs" "$T/results.jsonl" <<'PY' 2>&1
+import json, sys
+from jsonschema import Draft202012Validator
+sd = sys.argv[1]
+jv = Draft202012Validator(json.load(open(sd + "/job.schema.json")))
+rv = Draft202012Validator(json.load(open(sd + "/result.schema.json")))
+bad = [e.message for l in open(sys.argv[2]) for e in jv.iter_errors(json.loads(l))]
+bad += [e.message for l in open(sys.argv[3]) for e in rv.iter_errors(json.loads(l))]
+print("\n".join(bad) or "schema ok")
+PY
+)
+check_eq "grouped jobs, results with a history, id_conflict: valid" "schema ok" "$out"
 # (d1's child crashed on purpose: REPLAYQ_TEST_CRASH, a SEGV it reports)
 check "no sanitizer report" sanitizer_clean $(ls "$T"/*.log | grep -v '/d1.log$')
 finish
