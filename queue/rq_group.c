@@ -304,6 +304,33 @@ static int refused(const redisReply *rep, rq_group_stored *stored, char sid[64])
 	return 0;
 }
 
+/* The reply of the enqueue script: 0 queued, 1 refused, < 0 (freed). */
+static int enqueue_reply(redisReply *rep, char sid[64], int *parked, rq_group_stored *stored,
+			 rq_error *err)
+{
+	size_t n;
+	const char *s;
+	int rc;
+
+	if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 2 ||
+	    rep->element[0]->type != REDIS_REPLY_INTEGER) {
+		freeReplyObject(rep);
+		return rq_error_set(err, RQ_E_REDIS, "enqueue: unexpected reply");
+	}
+	if (rep->element[0]->integer == 1) {
+		s = str_at(rep, 1, &n);
+		snprintf(sid, 64, "%.*s", (int)(n < 63 ? n : 63), s);
+		*parked = int_at(rep, 2, 0) == 1;
+		rc = 0;
+	} else if (refused(rep, stored, sid) < 0) {
+		rc = rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	} else {
+		rc = 1;
+	}
+	freeReplyObject(rep);
+	return rc;
+}
+
 int rq_group_enqueue(rq_queue *q, const char *id, const char *job, size_t len, const char *group,
 		     int force, char sid[64], int *parked, rq_group_stored *stored, rq_error *err)
 {
@@ -334,28 +361,11 @@ int rq_group_enqueue(rq_queue *q, const char *id, const char *job, size_t len, c
 	*parked = 0;
 	memset(stored, 0, sizeof(*stored));
 	rep = rq_redis_cmd(rq_queue_redis(q), 0, err, argc, a, lens);
-	if ((rc = reply_error(rep, err, "enqueue failed")) < 0)
+	if ((rc = reply_error(rep, err, "enqueue failed")) < 0 ||
+	    (rc = enqueue_reply(rep, sid, parked, stored, err)) != 0)
 		return rc;
-	if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 2 ||
-	    rep->element[0]->type != REDIS_REPLY_INTEGER) {
-		freeReplyObject(rep);
-		return rq_error_set(err, RQ_E_REDIS, "enqueue: unexpected reply");
-	}
-	if (rep->element[0]->integer == 1) {
-		size_t n;
-		const char *s = str_at(rep, 1, &n);
-		snprintf(sid, 64, "%.*s", (int)(n < 63 ? n : 63), s);
-		*parked = int_at(rep, 2, 0) == 1;
-		rc = 0;
-	} else if (refused(rep, stored, sid) < 0) {
-		rc = rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	} else {
-		rc = 1;
-	}
-	freeReplyObject(rep);
-	if (rc == 0)
-		rq_redis_wait_replicas(rq_queue_redis(q), err);
-	return rc;
+	rq_redis_wait_replicas(rq_queue_redis(q), err);
+	return 0;
 }
 
 /* The arguments of a requeue: EVAL, the script, the key count, the keys,

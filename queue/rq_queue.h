@@ -18,10 +18,10 @@
  *   replayq:{Q}:claim:<id>    "<entry> <sha1 of the content>": the entry that owns the id
  *   replayq:{Q}:waiting:<id>  reply lists of duplicates waiting for the owner's result
  *   replayq:{Q}:stats         hash of counters (submitted, ok, conflict, error, dead, retried,
- *                             duplicate)
+ *                             duplicate, requeued)
  *   replayq:{Q}:workers       hash: worker name -> last heartbeat (JSON)
- *   replayq:{Q}:groups, replayq:{Q}:group:<G>  a group's turn and its parked jobs (rq_group)
  *   replayq:{Q}:worker:<name> set while a worker is alive (TTL)
+ *   replayq:{Q}:groups, replayq:{Q}:group:<G>  a group's turn and its parked jobs (rq_group)
  *
  * A job is acknowledged (XACK, then XDEL) only in the same Lua script that
  * stores its result, so that a job is neither lost nor reported twice: a

@@ -4,7 +4,7 @@
 # workers and a real redis-server:
 #  - groups: 20 cherry-picks onto one branch in one group, submitted at
 #    once to two workers of two slots, apply one at a time in submission
-#    order (each onto the one before);
+#    order (each onto the one before); `replayq run` keeps the same rule;
 #  - fairness: behind a busy group, ungrouped jobs and another group's
 #    run before the busy group's third job (one worker, one slot: the
 #    order is fixed);
@@ -70,6 +70,14 @@ check_eq "the group is idle again, nothing parked" "0 0" \
 	"$(rcli HLEN "$(key $Q groups)") $(rcli EXISTS "$(key $Q group:train)")"
 check_workers_stop "${!WORKER_NAMES[@]}"
 WORKER_NAMES=()
+
+# --- replayq run: the same rule without a queue -------------------------------
+section "replayq run: a group one at a time, in input order"
+pick_repo "$ROOT/run" 6
+for i in $(seq 1 6); do pick "l-$i" run main "$i" lg; done >"$T/l.jobs"
+run_rq run --repo-root="$ROOT" --jobs=2 "$T/l.jobs"
+check_eq "run: exit 0, six ok" "0 6" "$RC $(jq -r .status <<<"$OUT" | grep -cx ok)"
+check_eq "run: main holds the picks in order" "$(seq -f 'pick %g' 1 6 | tr '\n' ' ')" "$(subjects "$ROOT/run" main 6)"
 
 # --- fairness ------------------------------------------------------------------
 section "fairness: a busy group and other jobs"
