@@ -23,6 +23,11 @@ static const char *const known_fields[] = {
 static const char *const train_fields[] = {"method",   "cars",	  "ref_prefix",
 					   "car_refs", "message", NULL};
 static const char *const replay_fields[] = {"revisions", "contained", "ref", "keep_going", NULL};
+/* What a maintenance job does not take: it replays nothing. */
+static const char *const maintain_fields[] = {
+    "target",	 "revisions",	"contained", "ref",	"keep_going", "method",
+    "cars",	 "ref_prefix",	"car_refs",  "message", "ref_action", "empty",
+    "committer", "max_commits", "sign",	     NULL};
 
 int rq_job_id_valid(const char *s)
 {
@@ -491,11 +496,15 @@ static int parse_train(json_t *o, rq_job *job, rq_error *err)
  * "keep_going" (a train: its own fields). */
 static int parse_mode(json_t *o, rq_job *job, rq_error *err)
 {
-	static const char *const modes[] = {"onto", "advance", "revert", "train", NULL};
+	static const char *const modes[] = {"onto", "advance", "revert", "train", "maintain", NULL};
 	int mode = 0;
 
-	if (get_choice(o, "mode", 1, modes, "onto, advance, revert or train", &mode, err) < 0)
+	if (get_choice(o, "mode", 1, modes, "onto, advance, revert, train or maintain", &mode,
+		       err) < 0)
 		return -1;
+	if ((job->maintain = mode == 4)) /* the repository's packs consolidated */
+		return check_absent(o, maintain_fields,
+				    "field '%s' does not apply to mode maintain", err);
 	job->train = mode == 3;
 	job->mode = job->train ? RQ_MODE_ONTO : (rq_mode)mode;
 	if (get_string(o, "target", 1, RQ_JOB_REV_LEN_MAX, &job->target, err) < 0)
@@ -725,6 +734,24 @@ static int train_json(json_t *o, const rq_job *job)
 	return bad;
 }
 
+/* A maintenance job: its mode, limits and group (o holds v, id and repo). */
+static json_t *maintain_json(json_t *o, const rq_job *job, int bad)
+{
+	bad |= json_object_set_new(o, "mode", json_string("maintain"));
+	bad |= json_object_set_new(o, "timeout_ms", json_integer(job->timeout_ms));
+	if (job->reply_to)
+		bad |= json_object_set_new(o, "reply_to", json_string(job->reply_to));
+	if (job->submitted_at)
+		bad |= json_object_set_new(o, "submitted_at", json_integer(job->submitted_at));
+	if (job->group)
+		bad |= json_object_set_new(o, "group", json_string(job->group));
+	if (bad) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
 json_t *rq_job_to_json(const rq_job *job)
 {
 	static const char *const modes[] = {"onto", "advance", "revert"};
@@ -735,6 +762,8 @@ json_t *rq_job_to_json(const rq_job *job)
 	bad |= json_object_set_new(o, "v", json_integer(1));
 	bad |= json_object_set_new(o, "id", json_string(job->id));
 	bad |= json_object_set_new(o, "repo", json_string(job->repo));
+	if (job->maintain)
+		return maintain_json(o, job, bad);
 	bad |= json_object_set_new(o, "mode", json_string(job->train ? "train" : modes[job->mode]));
 	bad |= json_object_set_new(o, "target", json_string(job->target));
 	bad |= !o || (job->train ? train_json(o, job) : replay_json(o, job));

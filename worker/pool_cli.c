@@ -134,7 +134,13 @@ int rq_pool_cli_open(const rq_pool_cli *c, const char *worker, const rq_pool_opt
 			c->alternates);
 		return RQ_OPT_USAGE_STATUS;
 	}
+	if (c->consolidate && strcmp(c->consolidate, "auto") && strcmp(c->consolidate, "off")) {
+		fprintf(stderr, "error: --consolidate must be auto or off, not '%s'\n",
+			c->consolidate);
+		return RQ_OPT_USAGE_STATUS;
+	}
 	po = *hooks;
+	po.no_consolidate = c->consolidate && !strcmp(c->consolidate, "off");
 	if ((status = rq_sign_cli_pool_open(&c->sign, &po.signer)) != 0)
 		return status; /* said */
 	po.alternates_anywhere = c->alternates && !strcmp(c->alternates, "any");

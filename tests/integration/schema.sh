@@ -3,16 +3,16 @@
 # docs/schema: the JSON Schemas (draft 2020-12) of a job and a result,
 # checked with a real validator (Debian's python3-jsonschema, run by
 # /usr/bin/python3) against a representative set the real program makes:
-# every mode (onto, advance, revert, train by rebase and by merge), every
-# status, keep-going, empty commits, every error code a job can get on
-# purpose (invalid_job, bad_repo, corrupt_object, bad_revision,
-# ambiguous_ref, not_a_ref, bad_ref, nothing_to_replay, merge_commit,
-# empty_commit, too_many_commits, ref_locked, timeout, crashed,
-# out_of_memory), the results of `replayq run`, of a worker through Redis
-# (attempt, worker, a dead letter, a rerun already applied) and of
-# `replayq replay --format=json` and `replayq train --format=json`; the jobs
-# of docs/jobs.md and of the quickstart; and jobs the program refuses as
-# invalid_job must fail the job schema too.
+# every mode (onto, advance, revert, train by rebase and by merge,
+# maintain), every status, keep-going, empty commits, every error code a
+# job can get on purpose (invalid_job, bad_repo, corrupt_object,
+# bad_revision, ambiguous_ref, not_a_ref, bad_ref, nothing_to_replay,
+# merge_commit, empty_commit, too_many_commits, ref_locked, timeout,
+# crashed, out_of_memory, sign_unavailable), the results of `replayq run`,
+# of a worker through Redis (attempt, worker, a dead letter, a rerun
+# already applied) and of `replayq replay --format=json` and `replayq train
+# --format=json`; the jobs of docs/jobs.md and of the quickstart; and jobs
+# the program refuses as invalid_job must fail the job schema too.
 . "$(dirname "$0")/../lib.sh"
 require jq redis-server
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
@@ -68,6 +68,9 @@ j() { echo '{"v":1,"id":"'"$1"'","repo":"'"${3:-proj}"'",'"$2"','"$C"'}'; }
 	j locked '"mode":"onto","target":"main","revisions":["base..topic"],"ref_action":"update"' locked
 	j unknown-field '"mode":"onto","target":"main","revisions":["main"],"colour":"red"'
 	j usage '"mode":"advance","target":"main","revisions":["topic","s2"]'
+	j sign-unavailable '"mode":"onto","target":"main","revisions":["base..topic"],"sign":true'
+	echo '{"v":1,"id":"maintain","repo":"proj","mode":"maintain","timeout_ms":60000}'
+	echo '{"v":1,"id":"maintain-revs","repo":"proj","mode":"maintain","revisions":["main"]}'
 } >"$T/jobs.jsonl"
 "$REPLAYQ" run --repo-root="$ROOT" --jobs=2 "$T/jobs.jsonl" >"$T/results-run.jsonl" 2>"$T/run.err"
 check_eq "run: a result for every job" "$(wc -l <"$T/jobs.jsonl")" "$(wc -l <"$T/results-run.jsonl")"
@@ -147,7 +150,7 @@ refused = {r["id"] for r in results if r.get("error", {}).get("code") == "invali
 jobs = lines(t + "/jobs.jsonl")
 for j in jobs + lines(t + "/doc-jobs.jsonl"):
     errs = list(jv.iter_errors(j))
-    if j["id"] in ("unknown-field", "w-invalid"):
+    if j["id"] in ("unknown-field", "w-invalid", "maintain-revs"):
         if not errs:
             bad.append("job %s: the program refuses it, the schema takes it" % j["id"])
     else:
@@ -158,11 +161,12 @@ st = collections.Counter(r["status"] for r in results)
 codes = {r["error"]["code"] for r in results if "error" in r}
 want = {"invalid_job", "bad_repo", "corrupt_object", "bad_revision", "ambiguous_ref", "not_a_ref", "bad_ref",
         "nothing_to_replay", "merge_commit", "empty_commit", "too_many_commits", "ref_locked", "timeout",
-        "crashed", "out_of_memory", "usage"}
+        "crashed", "out_of_memory", "usage", "sign_unavailable"}
 assert want <= codes, "error codes not produced: %s" % sorted(want - codes)
 assert any("refs" in r for r in results) and any("cars" in r for r in results), "keep-going and train results"
 assert any(r.get("already_applied") for r in results), "a rerun already applied"
 assert any("worker" in r and "attempt" in r for r in results), "a worker's result"
+assert any("maintain" in r for r in results), "a maintenance job's result"
 for b in bad:
     print(b)
 print("schema ok: %d jobs, %d results (%s), %d error codes" % (len(jobs), len(results), dict(st), len(codes)) if not bad else "schema FAILED")
