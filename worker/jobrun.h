@@ -60,6 +60,7 @@ typedef struct rq_jobrun_env {
 	int data_limit;		 /* also limit the private memory (RLIMIT_DATA) */
 	const char *worker;	 /* the name results carry */
 	struct rq_sign *signer;	 /* the worker's signer (--sign-key); NULL: none */
+	unsigned confine_flags;	 /* rq_confine_open's (--repo-scope=root) */
 } rq_jobrun_env;
 
 /* One job for a child. */

@@ -177,7 +177,8 @@ int rq_rtable_open(rq_rtable **out, const char *path, const char *name, rq_error
 	void *m;
 
 	*out = NULL;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0) {
+	/* (O_NONBLOCK: a FIFO never blocks; it is refused below) */
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)) < 0) {
 		e = errno;
 		if (e == ELOOP)
 			rq_error_set(err, RQ_E_BAD_REPO, "reftable '%s' is a symbolic link", name);
