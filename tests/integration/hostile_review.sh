@@ -113,6 +113,20 @@ refuse "HEAD a link outside, with includeIf onbranch" headlink headlink.git "HEA
 
 run_jobs
 
+section "2. a format libgit2 refuses is named from the config, read once"
+# a repository whose format libgit2 refuses, with a FIFO for a commondir
+# (libgit2 skips it: not a file): the diagnosis reads the commondir the one
+# way (no FIFO), and the config without its includes
+fresh fmt
+git config -f "$ROOT/fmt/.git/config" core.repositoryformatversion 1
+git config -f "$ROOT/fmt/.git/config" extensions.frobnicate yes
+mkfifo "$ROOT/fmt/.git/commondir"
+replay_in "$ROOT/fmt"
+check_eq "replay: a commondir FIFO beside an unknown extension: exit 128" 128 "$RC"
+rm "$ROOT/fmt/.git/commondir"
+replay_in "$ROOT/fmt"
+check_contains "... without it: the extension is named" "extensions.frobnicate=yes" "$ERR"
+
 section "5. a job's directories are its repository's"
 fresh V.git bare
 V_BEFORE=$(refs_of "$ROOT/V.git")
