@@ -238,4 +238,43 @@ run_rq -C "$ROOT/enc" replay --onto main main..topic
 check_eq "replay: the same encoding refused (exit 128)" 128 "$RC"
 check_contains "... saying why" "i18n.commitEncoding" "$ERR"
 
+section "9. a remerge makes a bounded number of inner merges"
+# ladder dir depth: three branches a, b, c; each level's three commits
+# merge all three of the level below (so every two of them have three
+# merge bases, whose virtual base needs the level below's, 2^depth inner
+# merges in all); m merges a and b with a change of its own; main is a
+# commit beside them
+ladder() {
+	local d=$1 i t tree a b c na nb nc
+	git init -q --bare "$2"
+	export GIT_DIR=$2
+	t=$(echo base | git hash-object -w --stdin)
+	tree=$(printf '100644 blob %s\tf\n' "$t" | git mktree)
+	a=$(git commit-tree "$tree" -m root </dev/null)
+	b=$(git commit-tree "$tree" -p "$a" -m b1 </dev/null)
+	c=$(git commit-tree "$tree" -p "$a" -m c1 </dev/null)
+	git update-ref refs/heads/main "$(git commit-tree "$tree" -p "$a" -m beside </dev/null)"
+	a=$(git commit-tree "$tree" -p "$a" -m a1 </dev/null)
+	for i in $(seq 2 "$d"); do
+		na=$(git commit-tree "$tree" -p "$a" -p "$b" -p "$c" -m "a$i" </dev/null)
+		nb=$(git commit-tree "$tree" -p "$a" -p "$b" -p "$c" -m "b$i" </dev/null)
+		nc=$(git commit-tree "$tree" -p "$a" -p "$b" -p "$c" -m "c$i" </dev/null)
+		a=$na b=$nb c=$nc
+	done
+	t=$(echo top | git hash-object -w --stdin)
+	tree=$(printf '100644 blob %s\tf\n' "$t" | git mktree)
+	git update-ref refs/heads/m "$(git commit-tree "$tree" -p "$a" -p "$b" -m M </dev/null)"
+	git update-ref refs/heads/a "$a"
+	git update-ref refs/heads/b "$b"
+	unset GIT_DIR
+}
+ladder 6 "$ROOT/ladder6.git"
+ladder 12 "$ROOT/ladder12.git"
+for d in 6 12; do
+	printf '{"v":1,"id":"l%s","repo":"ladder%s.git","mode":"onto","target":"main","revisions":["^a","^b","m"]}\n' "$d" "$d"
+done | timeout -s KILL 120 "$REPLAYQ" run --repo-root="$ROOT" >"$T/ladders" 2>>"$T/run.err"
+check_eq "a ladder 6 deep (64 inner merges): replayed" ok "$(jq -r 'select(.id == "l6") | .status' "$T/ladders")"
+check_eq "12 deep (4096): a conflict of kind 'merge bases'" "conflict merge bases" \
+	"$(jq -r 'select(.id == "l12") | "\(.status) \(.conflict.paths[0].kind)"' "$T/ladders")"
+
 finish
