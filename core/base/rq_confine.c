@@ -269,16 +269,21 @@ static int confine_repo(confine *c, git_repository *repo)
 {
 	char gitdir[PATH_MAX], commondir[PATH_MAX];
 
+	const char *was = c->base;
+	int rc = -1;
+
 	trimmed(gitdir, git_repository_path(repo));
 	trimmed(commondir, git_repository_commondir(repo));
 	c->base = gitdir;
-	if (check_places(c, gitdir, commondir) < 0)
-		return -1;
-	c->base = commondir;
-	if (check_contents(c, commondir, 1) < 0)
-		return -1;
-	c->base = gitdir;
-	return strcmp(gitdir, commondir) ? check_contents(c, gitdir, 0) : 0;
+	if (check_places(c, gitdir, commondir) == 0) {
+		c->base = commondir;
+		if (check_contents(c, commondir, 1) == 0) {
+			c->base = gitdir;
+			rc = strcmp(gitdir, commondir) ? check_contents(c, gitdir, 0) : 0;
+		}
+	}
+	c->base = was; /* (c outlives the buffers) */
+	return rc;
 }
 
 int rq_confine_repo(git_repository *repo, const char *within, rq_error *err)
@@ -639,13 +644,34 @@ static int check_small_file(const confine *c, const char *dir, const char *name)
 	return 0;
 }
 
-/* What libgit2 reads while it looks for the repository at path, checked
- * before it does: <path>/.git (a directory, or a file naming one with
- * "gitdir:") and, in each place it may take for the git directory, the
- * commondir, gitdir and HEAD files. */
-static int check_discovery(const confine *c, const char *path)
+/* A place libgit2 may take for the git directory while it finds the
+ * repository: its commondir, gitdir and HEAD files (check_small_file);
+ * with first (the place libgit2 looks at first), the common directory
+ * its commondir file names, whose objects/ and refs/ libgit2 looks at
+ * (so a job could tell what exists outside by the error it gets). */
+static int check_place(const confine *c, const char *dir, int first)
 {
 	static const char *const small[] = {"commondir", "gitdir", "HEAD"};
+	char common[PATH_MAX];
+	int r;
+
+	for (size_t k = 0; k < sizeof(small) / sizeof(*small); k++)
+		if (check_small_file(c, dir, small[k]) < 0)
+			return -1;
+	if (!first)
+		return 0;
+	/* (its own buffer: rq_confine_commondir's out must not be dir) */
+	r = rq_confine_commondir(dir, common, c->err);
+	return r < 0 || (r > 0 && check_maybe_path(c, common, "the commondir file's directory") < 0)
+		   ? -1
+		   : 0;
+}
+
+/* What libgit2 reads while it looks for the repository at path, checked
+ * before it does: <path>/.git (a directory, or a file naming one with
+ * "gitdir:") and each place it may take for the git directory. */
+static int check_discovery(const confine *c, const char *path)
+{
 	char dotgit[PATH_MAX], target[PATH_MAX], *text;
 	const char *cand[3] = {NULL, NULL, path};
 	struct stat st;
@@ -665,10 +691,9 @@ static int check_discovery(const confine *c, const char *path)
 		if (r < 0 || (cand[1] && check_maybe_path(c, target, "the gitdir of '.git'") < 0))
 			return -1;
 	}
-	for (int i = 0; i < 3; i++)
-		for (size_t k = 0; cand[i] && k < sizeof(small) / sizeof(*small); k++)
-			if (check_small_file(c, cand[i], small[k]) < 0)
-				return -1;
+	for (int i = 0, seen = 0; i < 3; i++)
+		if (cand[i] && check_place(c, cand[i], !seen++) < 0)
+			return -1;
 	return 0;
 }
 

@@ -79,7 +79,8 @@ int rq_confine_objects(const char *dir, const char *within, rq_error *err);
 int rq_confine_ref(git_repository *repo, const char *name, rq_error *err);
 
 /*
- * The common directory of the git directory gitdir, into out (PATH_MAX):
+ * The common directory of the git directory gitdir, into out (PATH_MAX,
+ * not gitdir's own buffer: out is written while gitdir is read):
  * what its commondir file names, read the one way replayq reads it (the
  * job's check before libgit2 opens the repository, and the format's
  * diagnosis after libgit2 refused to): a regular file (no FIFO: it cannot

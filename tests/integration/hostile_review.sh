@@ -110,6 +110,22 @@ printf '[includeIf "onbranch:main"]\n\tpath = inc\n' >>"$ROOT/headlink.git/confi
 : >"$ROOT/headlink.git/inc"
 ln -sf "$OUTSIDE/otherHEAD" "$ROOT/headlink.git/HEAD"
 refuse "HEAD a link outside, with includeIf onbranch" headlink headlink.git "HEAD"
+# a commondir naming a directory outside, in the first place libgit2
+# looks (whose objects/ and refs/ it would look at): refused alike whether
+# that directory looks like a git directory or does not exist (the error
+# tells nothing of what is outside)
+bare_shell "$OUTSIDE/cm.git"
+fresh cmo
+echo "$OUTSIDE/cm.git" >"$ROOT/cmo/.git/commondir"
+refuse "commondir outside, to a git directory" cmo cmo "commondir file's directory"
+fresh cmx
+echo "$OUTSIDE/none" >"$ROOT/cmx/.git/commondir"
+refuse "commondir outside, to nothing" cmx cmx "commondir file's directory"
+cp -a "$T/template/.git" "$ROOT/cmf.d"
+echo "$OUTSIDE/none" >"$ROOT/cmf.d/commondir"
+mkdir -p "$ROOT/cmf"
+echo "gitdir: ../cmf.d" >"$ROOT/cmf/.git"
+refuse "'.git' file to a git directory whose commondir is outside" cmf cmf "commondir file's directory"
 
 run_jobs
 
