@@ -268,8 +268,9 @@ static json_t *car_json(const rq_train_result *res, const rq_car_result *c)
 		bad |= json_object_set_new(o, "commit", oid_json(&c->commit));
 		bad |= json_object_set_new(o, "ref", c->ref ? bytes_json(c->ref) : json_null());
 	} else {
-		bad |= json_object_set_new(o, "conflict",
-					   conflict_json(&c->conflict_commit, 0, &c->conflicts));
+		bad |= json_object_set_new(
+		    o, "conflict",
+		    conflict_json(&c->conflict_commit, c->conflict_merge, &c->conflicts));
 	}
 	if (res->method == RQ_TRAIN_REBASE)
 		bad |= json_object_set_new(o, "commits", json_integer((json_int_t)c->commits)) |

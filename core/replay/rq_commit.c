@@ -14,6 +14,7 @@
 #include "rq_buf.h"
 #include "rq_i18n.h"
 #include "rq_odb_mem.h"
+#include "rq_odb_view.h"
 #include "rq_sign.h"
 
 #include <stdio.h>
@@ -276,7 +277,8 @@ static void buf_oid_line(rq_buf *b, const char *key, const git_oid *oid)
 
 static int read_raw(git_odb *odb, const git_oid *id, git_odb_object **obj, rq_error *err)
 {
-	if (git_odb_read(obj, odb, id) < 0)
+	/* as git reads it: replacements applied, headers as they are */
+	if (rq_odb_view_read_stored(obj, odb, id) < 0)
 		return rq_error_git(err, "cannot read commit");
 	if (git_odb_object_type(*obj) != GIT_OBJECT_COMMIT) {
 		git_odb_object_free(*obj);

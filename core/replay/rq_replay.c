@@ -1110,7 +1110,8 @@ static int prepare_picks(replay *rp)
 		return -1;
 	if (rp->opts->shared)
 		rp->merger = rp->opts->shared->merger;
-	else if (rq_merger_new(&rp->merger, rp->repo, rp->err) < 0)
+	else if (rq_merger_new(&rp->merger, rp->repo,
+			       rp->opts->objects ? rp->opts->objects->root : NULL, rp->err) < 0)
 		return -1;
 	rp->merges0 = *rq_merger_stats(rp->merger);
 	RQ_TRACE_AT("merger");

@@ -49,7 +49,7 @@ for pair in replay:replayq-replay train:replayq-train worker:replayq-worker run:
 done
 # the options of the program itself
 text=$(render replayq)
-for o in -C -c --version; do check_contains "man replayq names $o" "$o" "$text"; done
+for o in -C -c --no-replace-objects --version; do check_contains "man replayq names $o" "$o" "$text"; done
 for c in replay train worker run submit result queue help version; do
 	check_contains "man replayq names the command $c" "$c" "$text"
 done

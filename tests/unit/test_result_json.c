@@ -293,6 +293,7 @@ static void test_code_names(void **state)
 	    {RQ_E_INTERRUPTED, "interrupted"},
 	    {RQ_E_INTERNAL, "internal"},
 	    {RQ_E_UNSUPPORTED_REPO, "unsupported_repository"},
+	    {RQ_E_TREE_TOO_DEEP, "tree_too_deep"},
 	    {RQ_E_INVALID_JOB, "invalid_job"},
 	    {RQ_E_TIMEOUT, "timeout"},
 	    {RQ_E_DEAD, "dead_letter"},
