@@ -3,15 +3,18 @@
 # Hostile repositories, round 3: what libgit2 reads while it opens a
 # repository is read here first the way libgit2 reads it (a commondir's
 # whitespace and relative paths, a `.git` file's "gitdir:", a worktree's
-# `gitdir` file, HEAD); a job's directories stay inside its own repository
-# (not another one under the root) unless the operator says so; nothing a
-# job reads can block it (a FIFO anywhere libgit2 or replayq reads: refs,
-# reflogs, packed-refs, *_HEAD, packs, loose objects, alternates, reftables)
-# and no reftable is read or written through a symbolic link; a commit
-# encoding cannot inject a header. Each refused job is bad_repo at once
-# (the jobs' deadline of 4 s is only there to end a hang of a broken
-# build), opens nothing outside the root (inotify watches every directory
-# there: watch_opens.py) and changes nothing. Jobs through `replayq run`.
+# `gitdir` file, HEAD, the common directory a commondir names: refused
+# alike whether it exists or not); a job's directories stay inside its
+# own repository (not another one under the root) unless the operator
+# says so; nothing a job reads can block it (a FIFO anywhere libgit2 or
+# replayq reads: refs, reflogs, packed-refs, *_HEAD, packs, loose objects,
+# alternates, reftables) and no reftable is read or written through a
+# symbolic link; a commit encoding cannot inject a header; a remerge's
+# inner merges are bounded (a 'merge bases' conflict, valid by
+# docs/schema). Each refused job is bad_repo at once (the jobs' deadline
+# of 4 s is only there to end a hang of a broken build), opens nothing
+# outside the root (inotify watches every directory there:
+# watch_opens.py) and changes nothing. Jobs through `replayq run`.
 . "$(dirname "$0")/../lib.sh"
 require jq python3
 ROOT=$T/root
@@ -292,5 +295,13 @@ done | timeout -s KILL 120 "$REPLAYQ" run --repo-root="$ROOT" >"$T/ladders" 2>>"
 check_eq "a ladder 6 deep (64 inner merges): replayed" ok "$(jq -r 'select(.id == "l6") | .status' "$T/ladders")"
 check_eq "12 deep (4096): a conflict of kind 'merge bases'" "conflict merge bases" \
 	"$(jq -r 'select(.id == "l12") | "\(.status) \(.conflict.paths[0].kind)"' "$T/ladders")"
+out=$("$PY" - "$(dirname "$0")/../../docs/schema/result.schema.json" "$T/ladders" <<'EOT' 2>&1
+import json, sys
+from jsonschema import Draft202012Validator
+rv = Draft202012Validator(json.load(open(sys.argv[1])))
+print("\n".join(e.message for l in open(sys.argv[2]) for e in rv.iter_errors(json.loads(l))) or "schema ok")
+EOT
+)
+check_eq "... both results valid by docs/schema" "schema ok" "$out"
 
 finish
