@@ -203,7 +203,8 @@ static int parse_committer(json_t *o, rq_job *job, rq_error *err)
 /* Each revision (field[i]: what messages call it): not empty, not too
  * long; a revision-walk option must be printable and one replayq takes;
  * a revision has no space, control character, ':' or '\\'. */
-static int check_revision(const char *s, size_t len, const char *field, size_t i, rq_error *err)
+static int check_revision(const char *s, size_t len, const char *field, size_t i, int syntax,
+			  rq_error *err)
 {
 	rq_error why;
 
@@ -215,7 +216,7 @@ static int check_revision(const char *s, size_t len, const char *field, size_t i
 			if ((unsigned char)*p < ' ' || *p == 0x7f)
 				return rq_error_set(err, RQ_E_BAD_REVISION,
 						    "%s[%zu] holds a control character", field, i);
-		if (rq_revs_option_check(s, &why) < 0)
+		if (rq_revs_option_check(s, syntax, &why) < 0)
 			return rq_error_set(err, RQ_E_BAD_REVISION,
 					    "%s[%zu] is not a revision-walk option "
 					    "replayq takes: '%.64s' (%.300s)",
@@ -235,6 +236,7 @@ static int parse_revisions(json_t *o, rq_job *job, rq_error *err)
 {
 	json_t *a = json_object_get(o, "revisions"), *v;
 	size_t i;
+	int syntax = 0;
 
 	if (!a)
 		return bad(err, "field '%s' is required", "revisions");
@@ -248,12 +250,20 @@ static int parse_revisions(json_t *o, rq_job *job, rq_error *err)
 	job->revisions = calloc(json_array_size(a) + 1, sizeof(char *));
 	if (!job->revisions)
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	/* the patterns' syntax: what the options say, wherever they are */
+	json_array_foreach(a, i, v)
+	{
+		if (json_is_string(v) && !strcmp(json_string_value(v), "--"))
+			break;
+		if (json_is_string(v))
+			syntax = rq_revs_syntax_option(json_string_value(v), syntax);
+	}
 	json_array_foreach(a, i, v)
 	{
 		if (!json_is_string(v))
 			return bad(err, "field '%s' must be an array of strings", "revisions");
 		if (check_revision(json_string_value(v), json_string_length(v), "revisions", i,
-				   err) < 0)
+				   syntax, err) < 0)
 			return -1;
 		if (!(job->revisions[i] = strdup(json_string_value(v))))
 			return rq_error_set(err, RQ_E_NOMEM, "out of memory");
@@ -374,7 +384,7 @@ static int parse_car_revisions(json_t *c, size_t k, rq_job_car *car, rq_error *e
 			return rq_error_set(err, RQ_E_INVALID_JOB,
 					    "field '%s' must be an array of 1-%d strings", field,
 					    RQ_JOB_CAR_REVS_MAX);
-		if (check_revision(s, json_string_length(v), field, i, err) < 0)
+		if (check_revision(s, json_string_length(v), field, i, 0, err) < 0)
 			return -1;
 		if (s[0] == '-')
 			return rq_error_set(err, RQ_E_BAD_REVISION,

@@ -300,7 +300,8 @@ static int open_repo(const child_job *cj, char *path, char *shown, rq_odb_opts *
 		return -1;
 	/* nothing outside the root is opened, libgit2's own reading included;
 	 * the repository's format decides how (rq_repofmt: reftable refs) */
-	if (rq_confine_open(repo, path, cj->env->root, open_format, err) < 0 ||
+	if (rq_confine_open(repo, path, cj->env->root, cj->env->confine_flags, open_format, err) <
+		0 ||
 	    objects_shown(*repo, path, rel, shown, err) < 0)
 		return -1;
 	oo->root = cj->env->root;

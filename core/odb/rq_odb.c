@@ -35,6 +35,8 @@
 #include <git2/sys/odb_backend.h>
 #include <git2/sys/repository.h>
 
+#include "rq_confine.h"
+#include "rq_fs.h"
 #include "rq_sha1.h"
 
 #define HEADER_MAX	32   /* git's limit on a loose object's header */
@@ -70,7 +72,7 @@ static void object_path(const loose *b, const git_oid *id, char *out, size_t n)
  * or GIT_ERROR. */
 static int slurp(const char *path, unsigned char **out, size_t *len)
 {
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	struct stat st;
 	size_t got = 0;
 
@@ -613,11 +615,18 @@ static int add_alternates(git_odb *odb, const char *dir, const rq_odb_opts *o, i
 {
 	char path[PATH_MAX], line[PATH_MAX];
 	FILE *f;
-	int rc = 0;
+	int rc = 0, fd;
 
 	snprintf(path, sizeof(path), "%s/info/alternates", dir);
-	if (!(f = fopen(path, "re")))
-		return 0;
+	if ((fd = rq_fs_open_regular(path, 1, NULL)) < 0) /* (a FIFO would block) */
+		return errno == ENOENT || errno == ENOTDIR
+			   ? 0
+			   : rq_error_set(err, RQ_E_BAD_REPO, "%s: %s", path,
+					  rq_fs_strerror(errno));
+	if (!(f = fdopen(fd, "re"))) {
+		close(fd);
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	}
 	while (rc == 0 && fgets(line, sizeof(line), f)) {
 		char full[PATH_MAX * 2], real[PATH_MAX];
 		size_t n = strlen(line);
@@ -637,6 +646,9 @@ static int add_alternates(git_odb *odb, const char *dir, const rq_odb_opts *o, i
 		else if (depth >= ALTERNATE_DEPTH)
 			rc = rq_error_set(err, RQ_E_BAD_REPO, "alternates nested more than %d deep",
 					  ALTERNATE_DEPTH);
+		else if (o && o->root &&
+			 rq_confine_objects(real, o->alternates_anywhere ? "/" : o->root, err) < 0)
+			rc = -1; /* nothing there can block a reader */
 		else
 			rc = add_dir(odb, real, real, o, depth + 1, err);
 	}
