@@ -113,11 +113,42 @@ static size_t entry_header(unsigned char *head, unsigned type, const git_oid *ba
  * 1 KiB on libdeflate is the faster. */
 #define SMALL_OBJECT 1024
 
+/*
+ * The body of a signed commit's signature: the lines of its "gpgsig" (or
+ * "gpgsig-sha256") header between the first and the last (the armour's
+ * BEGIN and END lines), as [*from, *to). Base64 of random bytes, where a
+ * match search finds nothing: rq_deflate takes them as literals. 0 when
+ * the header holds no such lines.
+ */
+static int signature_body(const char *p, size_t len, size_t *from, size_t *to)
+{
+	const char *end = p + len, *h = p, *nl, *last = NULL;
+
+	for (;;) { /* the header's lines, up to the blank one */
+		if (!(nl = memchr(h, '\n', (size_t)(end - h))) || nl == h)
+			return 0;
+		if (!strncmp(h, "gpgsig ", 7) || !strncmp(h, "gpgsig-sha256 ", 14))
+			break;
+		h = nl + 1;
+	}
+	*from = (size_t)(nl + 1 - p);
+	for (h = nl + 1; h < end && *h == ' '; h = nl + 1) {
+		last = h;
+		if (!(nl = memchr(h, '\n', (size_t)(end - h))))
+			break;
+	}
+	if (!last)
+		return 0;
+	*to = (size_t)(last - p);
+	return *to > *from;
+}
+
 /* payload as a zlib stream into the encoder's buffer (grown to the bound):
  * its length, 0 on failure. */
-static size_t compress_payload(rq_odb_pack_encoder *enc, const void *payload, size_t len)
+static size_t compress_payload(rq_odb_pack_encoder *enc, unsigned type, const void *payload,
+			       size_t len)
 {
-	size_t bound = libdeflate_zlib_compress_bound(enc->c, len);
+	size_t bound = libdeflate_zlib_compress_bound(enc->c, len), from = 0, to = 0;
 
 	if (len <= SMALL_OBJECT && RQ_DEFLATE_SMALL_BOUND(len) > bound)
 		bound = RQ_DEFLATE_SMALL_BOUND(len);
@@ -128,8 +159,11 @@ static size_t compress_payload(rq_odb_pack_encoder *enc, const void *payload, si
 			return 0;
 		enc->work_cap = bound;
 	}
-	if (len <= SMALL_OBJECT && enc->level >= 1 && enc->level <= 5)
-		return rq_deflate_small(payload, len, enc->work);
+	if (len <= SMALL_OBJECT && enc->level >= 1 && enc->level <= 5) {
+		if (type == GIT_OBJECT_COMMIT && !signature_body(payload, len, &from, &to))
+			from = to = 0;
+		return rq_deflate_small_span(payload, len, from, to, enc->work);
+	}
 	return libdeflate_zlib_compress(enc->c, payload, len, enc->work, bound);
 }
 
@@ -145,7 +179,7 @@ static int encode_entry(rq_odb_pack_encoder *enc, unsigned type, const git_oid *
 	size_t nh = entry_header(head, type, base, len), z;
 
 	*out = NULL;
-	z = compress_payload(enc, payload, len);
+	z = compress_payload(enc, type, payload, len);
 	if (!z || !(buf = malloc(nh + z)))
 		return -1;
 	memcpy(buf, head, nh);
