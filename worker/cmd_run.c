@@ -114,6 +114,7 @@ static void on_run_done(void *arg, void *ctx, const char *result, const char *st
 
 static const char run_synopsis[] =
     "usage: replayq run --repo-root=DIR [--jobs=N] [--memory-limit=MB] [--alternates=root|any]\n"
+    "                   [--repo-scope=repo|root] [--consolidate=auto|off]\n"
     "                   [--log-level=debug|info|warn|error]\n"
     "                   [--sign-key=KEY] [--sign-format=ssh|openpgp|x509] [--sign-agent] "
     "[FILE|-]\n";

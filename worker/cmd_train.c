@@ -21,6 +21,7 @@
 
 #include "cmds.h"
 #include "cli.h"
+#include "rq_odb_tmpdir.h"
 #include "opt.h"
 #include "rq_refs.h"
 #include "rq_result_json.h"
@@ -65,6 +66,7 @@ typedef struct train_run {
 	rq_ident committer;
 	rq_sign *signer;
 	rq_train_result res;
+	rq_odb_opts odb_opts;
 	rq_error err;
 	int json, print, applied;
 } train_run;
@@ -264,6 +266,9 @@ static int open_repository(const train_cli *c, train_run *run)
 	run->opts.ref_prefix = c->prefix;
 	run->opts.no_refs = !c->refs;
 	run->opts.committer = &run->committer;
+	/* the pack is kept from git's repack and gc until its refs moved */
+	run->odb_opts.keep_pack = !run->print;
+	run->opts.objects = &run->odb_opts;
 	return 0;
 }
 
@@ -334,6 +339,7 @@ static int train(const train_cli *c, train_run *run)
 		else
 			run->applied = 1;
 	}
+	rq_odb_tmpdir_release(run->repo, run->res.replay.stats.pack_name);
 	return report(run, rc);
 }
 
@@ -368,8 +374,10 @@ int cmd_train(int argc, char **argv)
 		status = train(&c, &run);
 		rq_opt_args_free(&c.args);
 	}
-	run_free(&run);
 	if (fflush(stdout) != 0 && status == 0)
 		status = 128;
+	if (run.res.replay.stats.pack_name[0])
+		rq_cli_consolidate(run.repo);
+	run_free(&run);
 	return status;
 }

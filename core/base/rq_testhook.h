@@ -17,6 +17,14 @@
  *   pick            a sequential replay, before its first pick
  *   refs-start, refs-locking, refs-locked, refs-fenced, refs-committed,
  *   refs-done       the steps of a ref update (rq_refs.h)
+ *   pack-temps      a replay's pack and index written, neither renamed
+ *   pack-kept       its .keep and mark made, the pack not moved in
+ *   repack-locked, repack-selected, repack-kept, repack-written,
+ *   repack-deleting, repack-deleted, repack-done
+ *                   the steps of a consolidation of replayq's packs
+ *                   (rq_odb_repack.h)
+ *   job-after       a worker's child, its result sent, before it
+ *                   consolidates
  * With REPLAYQ_TEST_HOLD_ONCE set, only the first process that reaches a
  * point holds there (<dir>/<point>.once marks it taken).
  * REPLAYQ_TEST_ALLOC_AT=<point>:<MiB> makes a process that reaches the

@@ -811,19 +811,13 @@ static int sync_files(pack_temps *t, rq_error *err)
 	return 0;
 }
 
-/* Both files renamed after the pack's checksum, the pack first, its index
- * last (a reader only looks at a pack that has its index). */
-static int name_files(const char *dir, pack_temps *t, const unsigned char pack_sum[20],
-		      char name[64], rq_error *err)
+/* Both files renamed to name (after the pack's checksum), the pack first,
+ * its index last (a reader only looks at a pack that has its index). */
+static int name_files(const char *dir, pack_temps *t, const char *name, rq_error *err)
 {
-	char hex[GIT_OID_HEXSZ + 1], path[PATH_MAX];
-	git_oid sum;
-
+	char path[PATH_MAX];
 	int had_pack;
 
-	git_oid_fromraw(&sum, pack_sum);
-	git_oid_tostr(hex, sizeof(hex), &sum);
-	snprintf(name, 64, "pack-%s", hex);
 	snprintf(path, sizeof(path), "%s/%s.pack", dir, name);
 	/* the same objects packed before: the same bytes, already in place */
 	had_pack = access(path, F_OK) == 0;
@@ -843,11 +837,50 @@ static int name_files(const char *dir, pack_temps *t, const unsigned char pack_s
 	return 0;
 }
 
-int rq_odb_pack_write(const char *dir, const char *tmp_prefix, const rq_odb_pack_entry *e, size_t n,
-		      char name[64], uint64_t *pack_bytes, rq_error *err)
+/* The temporary names of the two files: 0, or -1 (too long). */
+static int temp_names(pack_temps *t, const char *dir, const char *tmp_prefix, rq_error *err)
+{
+	if (snprintf(t->pack, sizeof(t->pack), "%s/%spack_XXXXXX", dir, tmp_prefix) >=
+		(int)sizeof(t->pack) ||
+	    snprintf(t->idx, sizeof(t->idx), "%s/%sidx_XXXXXX", dir, tmp_prefix) >=
+		(int)sizeof(t->idx)) {
+		t->pack[0] = t->idx[0] = '\0';
+		return rq_error_set(err, RQ_E_IO, "pack directory path too long");
+	}
+	return 0;
+}
+
+/* The hooks around the files' move into place. */
+typedef struct move_hooks {
+	rq_odb_pack_hook before, after_fail;
+	void *ctx;
+} move_hooks;
+
+/* Both files named after the pack's checksum, with the hooks around. */
+static int move_in(const char *dir, pack_temps *t, const unsigned char pack_sum[20], char name[64],
+		   const move_hooks *h, rq_error *err)
+{
+	git_oid sum;
+
+	git_oid_fromraw(&sum, pack_sum);
+	memcpy(name, "pack-", 5);
+	git_oid_tostr(name + 5, GIT_OID_HEXSZ + 1, &sum);
+	if (h->before && h->before(h->ctx, name, err) < 0)
+		return -1;
+	if (name_files(dir, t, name, err) == 0)
+		return 0;
+	if (h->after_fail)
+		h->after_fail(h->ctx, name, NULL);
+	return -1;
+}
+
+int rq_odb_pack_write_hooked(const char *dir, const char *tmp_prefix, const rq_odb_pack_entry *e,
+			     size_t n, rq_odb_pack_hook before_move, rq_odb_pack_hook after_fail,
+			     void *ctx, char name[64], uint64_t *pack_bytes, rq_error *err)
 {
 	hashed_file f = {.fd = -1};
 	pack_temps t = {.pack_fd = -1, .idx_fd = -1};
+	move_hooks h = {before_move, after_fail, ctx};
 	unsigned char pack_sum[20];
 	index_entry *ix;
 	int rc = -1;
@@ -857,19 +890,11 @@ int rq_odb_pack_write(const char *dir, const char *tmp_prefix, const rq_odb_pack
 		return rq_error_set(err, RQ_E_INTERNAL, "too many objects for one pack");
 	if (!(ix = malloc((n + 1) * sizeof(*ix))))
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	if (!tmp_prefix)
-		tmp_prefix = "tmp_";
-	if (snprintf(t.pack, sizeof(t.pack), "%s/%spack_XXXXXX", dir, tmp_prefix) >=
-		(int)sizeof(t.pack) ||
-	    snprintf(t.idx, sizeof(t.idx), "%s/%sidx_XXXXXX", dir, tmp_prefix) >=
-		(int)sizeof(t.idx)) {
-		t.pack[0] = t.idx[0] = '\0';
-		rq_error_set(err, RQ_E_IO, "pack directory path too long");
-	} else if (write_pack_file(&f, dir, &t, e, n, ix, pack_sum, pack_bytes, err) == 0 &&
-		   write_index_file(&f, dir, &t, ix, n, pack_sum, err) == 0 &&
-		   sync_files(&t, err) == 0) {
+	if (temp_names(&t, dir, tmp_prefix ? tmp_prefix : "tmp_", err) == 0 &&
+	    write_pack_file(&f, dir, &t, e, n, ix, pack_sum, pack_bytes, err) == 0 &&
+	    write_index_file(&f, dir, &t, ix, n, pack_sum, err) == 0 && sync_files(&t, err) == 0) {
 		rq_testhook_hold("pack-temps"); /* both written, neither renamed */
-		rc = name_files(dir, &t, pack_sum, name, err);
+		rc = move_in(dir, &t, pack_sum, name, &h, err);
 	}
 	if (f.fd >= 0)
 		close(f.fd);
@@ -885,4 +910,89 @@ int rq_odb_pack_write(const char *dir, const char *tmp_prefix, const rq_odb_pack
 		name[0] = '\0';
 	free(ix);
 	return rc;
+}
+
+int rq_odb_pack_write(const char *dir, const char *tmp_prefix, const rq_odb_pack_entry *e, size_t n,
+		      char name[64], uint64_t *pack_bytes, rq_error *err)
+{
+	return rq_odb_pack_write_hooked(dir, tmp_prefix, e, n, NULL, NULL, NULL, name, pack_bytes,
+					err);
+}
+
+/* ---- reading an index ---- */
+
+#define IDX_HEAD   8	     /* magic and version */
+#define IDX_FANOUT (256 * 4) /* the fan-out */
+
+uint32_t rq_odb_pack_be32(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+int rq_odb_pack_idx_parse(const unsigned char *p, size_t len, rq_odb_pack_idx *ix)
+{
+	size_t min;
+
+	memset(ix, 0, sizeof(*ix));
+	if (len < IDX_HEAD + IDX_FANOUT + 40 || memcmp(p, "\377tOc\0\0\0\2", 8))
+		return RQ_ODB_PACK_IDX_SHORT;
+	ix->nr = rq_odb_pack_be32(p + IDX_HEAD + 255 * 4);
+	min = IDX_HEAD + IDX_FANOUT + (size_t)ix->nr * 28 + 40;
+	/* a large offset for every entry but the first at most */
+	if (len < min || (len - min) % 8 || (len - min) / 8 > (ix->nr ? ix->nr - 1 : 0))
+		return RQ_ODB_PACK_IDX_CORRUPT;
+	ix->fanout = p + IDX_HEAD;
+	ix->ids = ix->fanout + IDX_FANOUT;
+	ix->crcs = ix->ids + (size_t)ix->nr * 20;
+	ix->off32 = ix->crcs + (size_t)ix->nr * 4;
+	ix->off64 = ix->off32 + (size_t)ix->nr * 4;
+	ix->n64 = (len - min) / 8;
+	ix->pack_sum = p + len - 40;
+	return 0;
+}
+
+int rq_odb_pack_fanout_find(const unsigned char *fanout, const unsigned char *ids, size_t stride,
+			    uint32_t nr, const unsigned char *id, uint32_t *pos)
+{
+	uint32_t lo = id[0] ? rq_odb_pack_be32(fanout + (size_t)(id[0] - 1) * 4) : 0;
+	uint32_t hi = rq_odb_pack_be32(fanout + (size_t)id[0] * 4);
+
+	if (hi > nr || lo > hi)
+		return 0;
+	while (lo < hi) { /* the first id not below */
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (memcmp(ids + (size_t)mid * stride, id, 20) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo >= nr || memcmp(ids + (size_t)lo * stride, id, 20))
+		return 0;
+	*pos = lo;
+	return 1;
+}
+
+int rq_odb_pack_idx_offset(const rq_odb_pack_idx *ix, uint32_t pos, uint64_t *off)
+{
+	uint32_t o = rq_odb_pack_be32(ix->off32 + (size_t)pos * 4);
+	const unsigned char *q;
+
+	if (!(o & 0x80000000u)) {
+		*off = o;
+		return 0;
+	}
+	o &= 0x7fffffffu;
+	if (o >= ix->n64)
+		return -1;
+	q = ix->off64 + (size_t)o * 8;
+	*off = (uint64_t)rq_odb_pack_be32(q) << 32 | rq_odb_pack_be32(q + 4);
+	return 0;
+}
+
+int rq_odb_pack_idx_find(const rq_odb_pack_idx *ix, const unsigned char *id, uint64_t *off)
+{
+	uint32_t pos;
+
+	return rq_odb_pack_fanout_find(ix->fanout, ix->ids, 20, ix->nr, id, &pos) &&
+	       rq_odb_pack_idx_offset(ix, pos, off) == 0;
 }

@@ -6,7 +6,10 @@
  */
 #include "rq_odb_tmpdir.h"
 #include "rq_fs.h"
+#include "rq_mem.h"
 #include "rq_odb_mem.h"
+#include "rq_odb_own.h"
+#include "rq_testhook.h"
 #include "rq_trace.h"
 
 #include <git2/sys/odb_backend.h>
@@ -38,6 +41,7 @@ struct rq_odb_tmpdir {
 	char objects[DIR_MAX];
 	char path[DIR_MAX];
 	int made;	/* path is a directory (made by rq_odb_tmpdir_make) */
+	int keep, kept; /* keep the pack (opts' keep_pack); a .keep made */
 	time_t touched; /* CLOCK_MONOTONIC seconds of the directory's last touch */
 };
 
@@ -76,21 +80,6 @@ static int objects_dir(git_repository *repo, char *out, size_t size, rq_error *e
 	return 0;
 }
 
-/* This machine's name, made safe for a file name. */
-static void this_host(char *out, size_t size)
-{
-	char h[256] = "";
-	size_t j = 0;
-
-	gethostname(h, sizeof(h) - 1);
-	for (size_t i = 0; h[i] && j + 1 < size && j < 64; i++)
-		if (isalnum((unsigned char)h[i]) || h[i] == '.' || h[i] == '_')
-			out[j++] = h[i];
-	if (!j)
-		out[j++] = 'h';
-	out[j] = '\0';
-}
-
 /* The last six characters of path: random letters and digits. */
 static void new_suffix(char *path)
 {
@@ -117,7 +106,7 @@ static int name_dir(rq_odb_tmpdir *od, rq_error *err)
 	char host[80];
 	int n;
 
-	this_host(host, sizeof(host));
+	rq_odb_own_host(host, sizeof(host));
 	n = snprintf(od->path, sizeof(od->path), "%s/" TMP_PREFIX "%ld@%s-XXXXXX", od->objects,
 		     (long)getpid(), host);
 	if (n < 0 || (size_t)n >= sizeof(od->path)) {
@@ -157,6 +146,7 @@ int rq_odb_tmpdir_open(rq_odb_tmpdir **out, git_repository *repo, const rq_odb_o
 	if (!od)
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	od->repo = repo;
+	od->keep = opts && opts->keep_pack;
 	if (objects_dir(repo, od->objects, sizeof(od->objects), err) < 0 || name_dir(od, err) < 0)
 		goto fail;
 	if (git_repository_odb(&od->orig_odb, repo) < 0) {
@@ -304,6 +294,36 @@ static int make_dir(const char *path, rq_error *err)
 	return 0;
 }
 
+/* Before the pack moves in: kept and marked as replayq's.
+ * Test hold point "pack-kept": both made, the pack not moved in. */
+static int before_move(void *ctx, const char *name, rq_error *err)
+{
+	rq_odb_tmpdir *od = ctx;
+	/* kept while it moves in, whatever the options (a consolidation must
+	 * not take a pack whose index is not in yet) */
+	int r = rq_odb_own_keep(od->objects, name);
+
+	if (r < 0)
+		return rq_error_set(err, RQ_E_IO, "cannot keep %s/pack/%s: %s", od->objects, name,
+				    strerror(errno));
+	od->kept = r == 0; /* 1: a .keep was there (not ours) */
+	/* unmarked (out of room), the pack is never consolidated: no harm */
+	(void)rq_odb_own_mark(od->objects, name);
+	rq_testhook_hold("pack-kept");
+	return 0;
+}
+
+static int after_fail(void *ctx, const char *name, rq_error *err)
+{
+	rq_odb_tmpdir *od = ctx;
+
+	(void)err;
+	if (od->kept)
+		rq_odb_own_unkeep(od->objects, name);
+	od->kept = 0;
+	return 0;
+}
+
 /*
  * The new objects as one pack, written straight into objects/pack under
  * temporary names (tmp_replayq-tmp-<pid>@<host>-XXXXXX-pack_XXXXXX: the
@@ -327,9 +347,14 @@ static int write_pack(rq_odb_tmpdir *od, rq_odb_tmpdir_stats *stats, rq_error *e
 	snprintf(packdir, sizeof(packdir), "%s/pack", od->objects);
 	snprintf(prefix, sizeof(prefix), "tmp_%.180s-", strrchr(od->path, '/') + 1);
 	if (make_dir(packdir, err) == 0 &&
-	    rq_odb_pack_write(packdir, prefix, e, stats->objects, stats->pack_name,
-			      &stats->pack_bytes, err) == 0)
+	    rq_odb_pack_write_hooked(packdir, prefix, e, stats->objects, before_move, after_fail,
+				     od, stats->pack_name, &stats->pack_bytes, err) == 0)
 		rc = 0;
+	if (rc == 0 && od->kept && !od->keep) { /* nothing to wait for */
+		rq_odb_own_unkeep(od->objects, stats->pack_name);
+		od->kept = 0;
+	}
+	stats->kept = od->kept;
 	RQ_TRACE_AT("pack: written");
 	free(e);
 	return rc;
@@ -364,32 +389,11 @@ void rq_odb_tmpdir_free(rq_odb_tmpdir *od)
 	free(od);
 }
 
-/*
- * Is the temporary directory `name` (in an objects directory) stale? Made
- * on this machine by a process that is gone: yes, whatever its age. Made
- * elsewhere (shared storage) or named the old way: when older than max_age
- * and its owner is not alive here.
- */
-static int is_stale(const char *name, const struct stat *st, unsigned max_age, time_t now)
-{
-	char host[80], *end;
-	const char *at;
-	long pid = strtol(name + strlen(TMP_PREFIX), &end, 10);
-	int alive =
-	    pid > 0 && (pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno == EPERM);
-
-	this_host(host, sizeof(host));
-	at = *end == '@' ? end + 1 : NULL;
-	if (at && !strncmp(at, host, strlen(host)) && at[strlen(host)] == '-')
-		return !alive;
-	return now - st->st_mtime >= (time_t)max_age && !alive;
-}
-
 /* Remove the stale entries of the directory dir (a descriptor, taken)
  * whose names start with prefix and then TMP_PREFIX: directories, or
  * regular files, none followed if it is a symbolic link. The number
  * removed. */
-static int clean_in(int dir, const char *prefix, int dirs, unsigned max_age, time_t now)
+static int clean_in(int dir, const char *prefix, int dirs, unsigned max_age)
 {
 	size_t skip = strlen(prefix);
 	struct dirent *e;
@@ -409,7 +413,8 @@ static int clean_in(int dir, const char *prefix, int dirs, unsigned max_age, tim
 		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 		    (dirs ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)))
 			continue;
-		if (!is_stale(e->d_name + skip, &st, max_age, now))
+		if (!rq_odb_own_tmp_stale(e->d_name + skip + strlen(TMP_PREFIX), (long)st.st_mtime,
+					  max_age))
 			continue;
 		if ((dirs ? rq_fs_rmtree_at(dirfd(d), e->d_name)
 			  : unlinkat(dirfd(d), e->d_name, 0)) == 0)
@@ -419,16 +424,53 @@ static int clean_in(int dir, const char *prefix, int dirs, unsigned max_age, tim
 	return removed;
 }
 
+/* The stale .keep files of ours in a pack directory (a descriptor, taken)
+ * and the packs they held without an index. */
+static int clean_keeps(int pack)
+{
+	struct dirent *e;
+	char **keeps = NULL;
+	size_t n = 0, cap = 0, removed = 0;
+	DIR *d = pack >= 0 ? fdopendir(pack) : NULL;
+
+	if (!d) {
+		if (pack >= 0)
+			close(pack);
+		return 0;
+	}
+	while ((e = readdir(d))) {
+		size_t l = strlen(e->d_name);
+		char **v;
+		if (l < 10 || strcmp(e->d_name + l - 5, ".keep") ||
+		    !(v = rq_mem_grow(keeps, &cap, n + 1, sizeof(*v), 8)))
+			continue;
+		keeps = v;
+		if ((keeps[n] = strdup(e->d_name)))
+			n++;
+	}
+	removed = rq_odb_own_sweep(dirfd(d), NULL, 0, keeps, n);
+	closedir(d);
+	for (size_t i = 0; i < n; i++)
+		free(keeps[i]);
+	free(keeps);
+	return (int)removed;
+}
+
+/* objects/pack of the objects directory objects, not followed if it is a
+ * symbolic link (a descriptor, or -1). */
+static int open_pack_dir(int objects)
+{
+	return openat(objects, "pack", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
 int rq_odb_tmpdir_clean_stale_at(int objects, unsigned max_age)
 {
-	time_t now = time(NULL);
-	int removed = clean_in(fcntl(objects, F_DUPFD_CLOEXEC, 0), "", 1, max_age, now);
+	int removed = clean_in(fcntl(objects, F_DUPFD_CLOEXEC, 0), "", 1, max_age);
 
-	/* a pack being written when its process was killed; objects/pack
-	 * itself is not followed if it is a link */
-	return removed +
-	       clean_in(openat(objects, "pack", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC),
-			"tmp_", 0, max_age, now);
+	/* a pack being written when its process was killed, and the .keep
+	 * files of killed replays */
+	removed += clean_in(open_pack_dir(objects), "tmp_", 0, max_age);
+	return removed + clean_keeps(open_pack_dir(objects));
 }
 
 int rq_odb_tmpdir_clean_stale_dir(const char *objects, unsigned max_age)
@@ -442,11 +484,20 @@ int rq_odb_tmpdir_clean_stale_dir(const char *objects, unsigned max_age)
 	return removed;
 }
 
+void rq_odb_tmpdir_release(git_repository *repo, const char *name)
+{
+	char objects[DIR_MAX];
+
+	if (repo && name && name[0] && objects_dir(repo, objects, sizeof(objects), NULL) == 0)
+		rq_odb_own_unkeep(objects, name);
+}
+
 int rq_odb_tmpdir_clean_stale(git_repository *repo, unsigned max_age, rq_error *err)
 {
 	char objects[DIR_MAX];
 
 	if (objects_dir(repo, objects, sizeof(objects), err) < 0)
 		return -1;
-	return rq_odb_tmpdir_clean_stale_dir(objects, max_age);
+	/* the pack directory's: by the replay's listing of its packs */
+	return clean_in(rq_fs_opendir(objects), "", 1, max_age);
 }

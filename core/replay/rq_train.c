@@ -274,6 +274,7 @@ static void take_conflict(rq_car_result *car, rq_replay_result *r, const git_oid
 {
 	car->status = RQ_CAR_CONFLICT;
 	git_oid_cpy(&car->conflict_commit, commit);
+	car->conflict_merge = r->conflict_merge;
 	car->conflicts = r->conflicts;
 	memset(&r->conflicts, 0, sizeof(r->conflicts));
 }
@@ -701,6 +702,7 @@ static int first_conflict(train *t)
 			continue;
 		r->conflicted = 1;
 		git_oid_cpy(&r->conflict_commit, &car->conflict_commit);
+		r->conflict_merge = car->conflict_merge;
 		for (size_t i = 0; i < car->conflicts.n; i++)
 			if (rq_conflicts_add(&r->conflicts, car->conflicts.v[i].path,
 					     car->conflicts.v[i].kind) < 0)

@@ -6,12 +6,12 @@
 # the real program makes (schema/suite, after the last test, checks every
 # job and result of the whole suite the same way; this test makes sure
 # the set has every kind and that the collection catches it):
-# every mode (onto, advance, revert, train by rebase and by merge), every
-# status, keep-going, empty commits, every error code a job can get on
-# purpose (invalid_job, bad_repo, corrupt_object, bad_revision,
-# ambiguous_ref, not_a_ref, bad_ref, nothing_to_replay, merge_commit,
-# empty_commit, too_many_commits, ref_locked, timeout, crashed,
-# out_of_memory), the results of `replayq run`, of a worker through Redis
+# every mode (onto, advance, revert, train by rebase and by merge,
+# maintain), every status, keep-going, empty commits, every error code a
+# job can get on purpose (invalid_job, bad_repo, corrupt_object,
+# bad_revision, ambiguous_ref, not_a_ref, bad_ref, nothing_to_replay,
+# merge_commit, empty_commit, too_many_commits, ref_locked, timeout,
+# crashed, out_of_memory, sign_unavailable), the results of `replayq run`, of a worker through Redis
 # (attempt, worker, a dead letter, a rerun already applied) and of
 # `replayq replay --format=json` and `replayq train --format=json`; the jobs
 # of docs/jobs.md and of the quickstart, parsed by `replayq run`; jobs the
@@ -75,6 +75,9 @@ j() { echo '{"v":1,"id":"'"$1"'","repo":"'"${3:-proj}"'",'"$2"','"$C"'}'; }
 	j locked '"mode":"onto","target":"main","revisions":["base..topic"],"ref_action":"update"' locked
 	j unknown-field '"mode":"onto","target":"main","revisions":["main"],"colour":"red"'
 	j usage '"mode":"advance","target":"main","revisions":["topic","s2"]'
+	j sign-unavailable '"mode":"onto","target":"main","revisions":["base..topic"],"sign":true'
+	echo '{"v":1,"id":"maintain","repo":"proj","mode":"maintain","timeout_ms":60000}'
+	echo '{"v":1,"id":"maintain-revs","repo":"proj","mode":"maintain","revisions":["main"]}'
 } >"$T/jobs.jsonl"
 "$REPLAYQ" run --repo-root="$ROOT" --jobs=2 "$T/jobs.jsonl" >"$T/results-run.jsonl" 2>"$T/run.err"
 check_eq "run: a result for every job" "$(wc -l <"$T/jobs.jsonl")" "$(wc -l <"$T/results-run.jsonl")"
@@ -146,11 +149,12 @@ st = collections.Counter(r["status"] for r in results)
 codes = {r["error"]["code"] for r in results if "error" in r}
 want = {"invalid_job", "bad_repo", "corrupt_object", "bad_revision", "ambiguous_ref", "not_a_ref", "bad_ref",
         "nothing_to_replay", "merge_commit", "empty_commit", "too_many_commits", "ref_locked", "timeout",
-        "crashed", "out_of_memory", "usage"}
+        "crashed", "out_of_memory", "usage", "sign_unavailable"}
 assert want <= codes, "error codes not produced: %s" % sorted(want - codes)
 assert any("refs" in r for r in results) and any("cars" in r for r in results), "keep-going and train results"
 assert any(r.get("already_applied") for r in results), "a rerun already applied"
 assert any("worker" in r and "attempt" in r for r in results), "a worker's result"
+assert any("maintain" in r for r in results), "a maintenance job's result"
 # the records of this test's processes (rq_testhook_doc)
 seen = collections.defaultdict(list)
 for f in glob.glob(d + "/*.docs"):

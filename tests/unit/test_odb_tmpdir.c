@@ -637,6 +637,7 @@ static void test_clean_stale_pack_temps(void **state)
 {
 	tu_repo *r = *state;
 	char pack[PATH_MAX], host[300], name[512], dead_name[512], live_name[512], p[2 * PATH_MAX];
+	char objects[PATH_MAX];
 	long dead = dead_pid(), live = (long)getppid();
 	char *h = tu_capture(r, "hostname | tr -cd 'A-Za-z0-9._'");
 
@@ -656,8 +657,12 @@ static void test_clean_stale_pack_temps(void **state)
 		 dead);
 	make_file(pack, name, 7200);
 
-	/* the dead owner's at once; the other machine's by age */
-	assert_int_equal(rq_odb_tmpdir_clean_stale(tu_repo_open(r), 3600, NULL), 2);
+	/* not by the clean-up at a replay's start (the pack directory is the
+	 * replay's listing's to sweep: see test_scan_sweeps) */
+	assert_int_equal(rq_odb_tmpdir_clean_stale(tu_repo_open(r), 3600, NULL), 0);
+	/* the whole clean-up: the dead owner's at once; the other machine's by age */
+	objects_path(r, objects, sizeof(objects), NULL);
+	assert_int_equal(rq_odb_tmpdir_clean_stale_dir(objects, 3600), 2);
 	{
 		const char *gone[] = {dead_name, name}, *kept[] = {live_name, "tmp_pack_Zx9Yw8"};
 		for (int i = 0; i < 2; i++) {
@@ -667,7 +672,60 @@ static void test_clean_stale_pack_temps(void **state)
 			assert_true(tu_exists(p));
 		}
 	}
-	assert_int_equal(rq_odb_tmpdir_clean_stale(tu_repo_open(r), 0, NULL), 0);
+	assert_int_equal(rq_odb_tmpdir_clean_stale_dir(objects, 0), 0);
+}
+
+/* A .keep file saying "replayq <pid> on <host>". */
+static void make_keep(const char *pack, const char *name, long pid, const char *host)
+{
+	char p[2 * PATH_MAX];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s.keep", pack, name);
+	assert_non_null(f = fopen(p, "w"));
+	fprintf(f, "replayq %ld on %s\n", pid, host);
+	fclose(f);
+}
+
+/* The listing a replay makes of objects/pack sweeps what killed replays
+ * left: temporary files, their .keep files and a pack moved in without
+ * its index; a live process's keep, git's own and another tool's stay. */
+static void test_scan_sweeps(void **state)
+{
+	tu_repo *r = *state;
+	char pack[PATH_MAX], host[300], name[512], p[2 * PATH_MAX];
+	char *h = tu_capture(r, "hostname | tr -cd 'A-Za-z0-9._'");
+	long dead = dead_pid(), live = (long)getppid();
+	git_odb *odb;
+	git_oid zero;
+
+	assert_non_null(h);
+	snprintf(host, sizeof(host), "%s", h);
+	free(h);
+	objects_path(r, pack, sizeof(pack), "pack");
+	assert_int_equal(tu_run(r, "mkdir -p '%s'", pack), 0);
+	snprintf(name, sizeof(name), "tmp_replayq-tmp-%ld@%s-a1b2c3-pack_Q1w2E3", dead, host);
+	make_file(pack, name, 0);
+	make_keep(pack, "pack-1111111111111111111111111111111111111111", dead, host);
+	make_file(pack, "pack-1111111111111111111111111111111111111111.pack", 0);
+	make_keep(pack, "pack-2222222222222222222222222222222222222222", live, host);
+	make_file(pack, "pack-2222222222222222222222222222222222222222.pack", 0);
+	make_file(pack, "pack-3333333333333333333333333333333333333333.keep", 0);
+	assert_int_equal(rq_odb_new(&odb, tu_repo_open(r), NULL, NULL), 0);
+	memset(&zero, 1, sizeof(zero));
+	assert_false(git_odb_exists(odb, &zero)); /* the packs listed */
+	git_odb_free(odb);
+	const char *gone[] = {name, "pack-1111111111111111111111111111111111111111.keep",
+			      "pack-1111111111111111111111111111111111111111.pack"};
+	const char *kept[] = {"pack-2222222222222222222222222222222222222222.keep",
+			      "pack-2222222222222222222222222222222222222222.pack",
+			      "pack-3333333333333333333333333333333333333333.keep"};
+	for (int i = 0; i < 3; i++) {
+		snprintf(p, sizeof(p), "%s/%s", pack, gone[i]);
+		assert_false(tu_exists(p));
+		snprintf(p, sizeof(p), "%s/%s", pack, kept[i]);
+		assert_true(tu_exists(p));
+	}
 }
 
 /* A live replay's own directory is not removed by a clean-up with a long max_age. */
@@ -780,6 +838,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_two_dirs, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_clean_stale, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_clean_stale_pack_temps, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_scan_sweeps, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_clean_stale_keeps_open, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_keepalive, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_bare_repository, setup_bare, teardown),
