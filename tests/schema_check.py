@@ -7,9 +7,11 @@ usage: schema_check.py SCHEMA_DIR DOCS_DIR
 DOCS_DIR holds one directory per test (what REPLAYQ_TEST_JSON_DIR named
 for it), each with the <pid>.docs files its processes wrote
 (core/base/rq_testhook.h): every job text they parsed, with the verdict
-of replayq's parser, and every result they emitted. With Debian's
+of replayq's parser, and every result they emitted (and the "maintain"
+member of one that `replayq maintain --format=json` prints). With Debian's
 python3-jsonschema (Draft 2020-12):
-  - every result must validate against result.schema.json;
+  - every result must validate against result.schema.json (a "maintain"
+    record against its "maintain" property);
   - every job replayq accepted must validate against job.schema.json;
   - every job replayq refused must fail it too, unless it was refused for
     a reason a JSON Schema cannot say (NOT_SCHEMA below: not JSON as
@@ -25,7 +27,7 @@ import re
 import sys
 
 try:
-    from jsonschema import Draft202012Validator
+    from jsonschema import Draft202012Validator, RefResolver
 except ImportError:
     sys.exit("Debian's python3-jsonschema is needed (deploy/install-deps)")
 
@@ -93,14 +95,15 @@ def why_not_schema(note):
     return None
 
 
-def check(jv, rv, kind, verdict, text, note, counts):
+def check(jv, rvs, kind, verdict, text, note, counts):
     """The problem with one document (None: none)."""
     try:
         doc = load(text)
     except (ValueError, UnicodeDecodeError) as e:
         doc, bad_json = None, str(e)
-    if kind == "result":
-        counts["result"] += 1
+    if kind in rvs:
+        rv = rvs[kind]
+        counts[kind] += 1
         if doc is None:
             return "a result that is not JSON (%s)" % bad_json
         errs = sorted(rv.iter_errors(doc), key=lambda e: list(e.absolute_path))
@@ -140,6 +143,10 @@ def main():
             sys.exit("%s: not a draft 2020-12 schema" % name)
         schemas.append(Draft202012Validator(s))
     jv, rv = schemas
+    # a result, and the "maintain" member of one (replayq maintain --format=json)
+    res = json.load(open(os.path.join(sd, "result.schema.json")))
+    rvs = {"result": rv, "maintain": Draft202012Validator(
+        res["properties"]["maintain"], resolver=RefResolver.from_schema(res))}
     seen = set()
     counts = collections.Counter()
     bad = []
@@ -155,7 +162,7 @@ def main():
                 if (kind, verdict, text) in seen:
                     continue
                 seen.add((kind, verdict, text))
-                problem = check(jv, rv, kind, verdict, text, note, counts)
+                problem = check(jv, rvs, kind, verdict, text, note, counts)
                 if problem:
                     bad.append("%s: %s %s: %s\n    %s" % (test, kind, verdict, problem, short(text)))
     for b in bad:

@@ -64,7 +64,8 @@ typedef void (*rq_testhook_fn)(const char *point, size_t k);
  * against docs/schema): with REPLAYQ_TEST_JSON_DIR set, a process appends
  * each job text it parses (kind "job"; verdict "ok", or the error code
  * that refused it and its message as note) and each result it emits (kind
- * "result", verdict "ok") to <dir>/<pid>.docs (the directory made if need
+ * "result", or "maintain" for the member of one `maintain` prints; verdict
+ * "ok") to <dir>/<pid>.docs (the directory made if need
  * be), one write per record, O_APPEND:
  *   "<kind> <verdict> <bytes of text> <bytes of note>\n" text note "\n"
  * Nothing is written without the variable, and nothing when it fails.
