@@ -28,6 +28,7 @@
 #include "rq_replay.h"
 #include "rq_result_json.h"
 #include "rq_revfilter.h"
+#include "rq_testhook.h"
 #include "sign_cli.h"
 
 static const char replay_synopsis[] =
@@ -289,6 +290,7 @@ static int emit_json(const replay_run *run, int rc)
 		fputs("fatal: out of memory\n", stderr);
 		return -1;
 	}
+	rq_testhook_doc("result", "ok", s, strlen(s), NULL); /* the suite's schemas */
 	puts(s);
 	free(s);
 	return 0;

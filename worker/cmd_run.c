@@ -19,6 +19,7 @@
 #include "pool_cli.h"
 #include "rq_job.h"
 #include "rq_result_json.h"
+#include "rq_testhook.h"
 #include "stop.h"
 
 /* the descriptors run opens for itself besides those open at its start
@@ -74,6 +75,7 @@ static void group_done(run_state *c, char *ctx)
 
 static void print_result(run_state *c, const char *result, const char *status)
 {
+	rq_testhook_doc("result", "ok", result, strlen(result), NULL); /* the suite's schemas */
 	fputs(result, stdout);
 	fputc('\n', stdout);
 	fflush(stdout);

@@ -25,6 +25,7 @@
 #include "opt.h"
 #include "rq_refs.h"
 #include "rq_result_json.h"
+#include "rq_testhook.h"
 #include "rq_train.h"
 #include "sign_cli.h"
 
@@ -304,6 +305,7 @@ static int report(const train_run *run, int rc)
 		json_decref(o);
 		if (!s)
 			return fputs("fatal: out of memory\n", stderr), 128;
+		rq_testhook_doc("result", "ok", s, strlen(s), NULL); /* the suite's schemas */
 		puts(s);
 		free(s);
 	}

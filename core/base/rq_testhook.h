@@ -58,10 +58,34 @@ int rq_testhook_wanted(const char *point);
  * "thread-encode" (the compressor thread about to encode object k).
  */
 typedef void (*rq_testhook_fn)(const char *point, size_t k);
+
+/*
+ * The documents of the suite, for its schema check (tests/schema_check.py
+ * against docs/schema): with REPLAYQ_TEST_JSON_DIR set, a process appends
+ * each job text it parses (kind "job"; verdict "ok", or the error code
+ * that refused it and its message as note) and each result it emits (kind
+ * "result", or "maintain" for the member of one `maintain` prints; verdict
+ * "ok") to <dir>/<pid>.docs (the directory made if need
+ * be), one write per record, O_APPEND:
+ *   "<kind> <verdict> <bytes of text> <bytes of note>\n" text note "\n"
+ * Nothing is written without the variable, and nothing when it fails.
+ */
 #ifdef RQ_TEST_HOOKS
 void rq_testhook_set_fn(rq_testhook_fn fn);
 void rq_testhook_at(const char *point, size_t k);
+void rq_testhook_doc(const char *kind, const char *verdict, const char *text, size_t len,
+		     const char *note);
 #else
+static inline void rq_testhook_doc(const char *kind, const char *verdict, const char *text,
+				   size_t len, const char *note)
+{
+	(void)kind;
+	(void)verdict;
+	(void)text;
+	(void)len;
+	(void)note;
+}
+
 static inline void rq_testhook_hold(const char *point)
 {
 	(void)point;
