@@ -767,14 +767,29 @@ static char *after_text(int rc, const rq_odb_repack_stats *st, const rq_error *e
 	return s;
 }
 
+/* The limits of what a child does after its result: the job's deadline
+ * and CPU time no longer apply (the job is over, and a short job's
+ * deadline would cut every consolidation after it), a timer of
+ * RQ_JOBRUN_AFTER_MS does, and the child goes with the worker (its death
+ * signal set again: it was lifted before a ref update). */
+static void after_limits(void)
+{
+	struct itimerval it;
+
+	child_lift_limits();
+	memset(&it, 0, sizeof(it));
+	it.it_value.tv_sec = RQ_JOBRUN_AFTER_MS / 1000;
+	setitimer(ITIMER_REAL, &it, NULL);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+}
+
 /*
  * After the result, which ends the job's report (the parent publishes it
  * as soon as it is in): replayq's packs consolidated when due, and what
  * that did sent as one more message, the after message. Nothing here
  * changes the result: a failure, or a kill anywhere, leaves every object
  * readable, and the next consolidation finishes the work
- * (rq_odb_repack.h). So it may be cut short at any point, and goes with
- * the worker (its death signal set again, lifted before a ref update).
+ * (rq_odb_repack.h). So it may be cut short at any point (after_limits).
  * Test hold point "job-after": the result sent, before the consolidation.
  */
 static void after_result(const child_job *cj, const after_job *after, pid_t parent)
@@ -787,7 +802,7 @@ static void after_result(const child_job *cj, const after_job *after, pid_t pare
 
 	if (!after->due)
 		return;
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	after_limits();
 	if (getppid() != parent)
 		return;
 	rq_testhook_hold("job-after");

@@ -52,6 +52,10 @@
 #define RQ_JOBRUN_EXIT_NOMEM 3 /* out of memory */
 #define RQ_JOBRUN_EXIT_ABORT 5 /* intent or commit refused, or a granted commit failed */
 
+/* How long a child may work after its result (its consolidation), in
+ * milliseconds: then its own timer kills it (the result stands). */
+#define RQ_JOBRUN_AFTER_MS 600000
+
 /* The message types (see above) and the parent's answers. */
 #define RQ_JOBRUN_MSG_INTENT	'P'
 #define RQ_JOBRUN_MSG_CHECK	'C'
