@@ -265,6 +265,7 @@ static int worker_open(worker_cli *c, rq_worker_loop *w, long max_deliveries, in
 			      .owns = rq_tasks_owns,
 			      .intent_arg = &w->tasks,
 			      .done = rq_tasks_done,
+			      .after = rq_tasks_after,
 			      .done_arg = &w->tasks};
 
 	*status = 128;

@@ -26,6 +26,7 @@
 #include "rq_odb.h"
 #include "rq_odb_repack.h"
 #include "rq_odb_tmpdir.h"
+#include "rq_qerror.h"
 #include "rq_refs.h"
 #include "rq_replay.h"
 #include "rq_repofmt.h"
@@ -752,19 +753,66 @@ static char *run_job(const child_job *cj, after_job *after)
 	return result_text(cj, j);
 }
 
-/* After the result: replayq's packs consolidated when due (a failure
- * changes nothing: the next job tries again). Test hold point
- * "job-after": the result sent, before the consolidation. */
-static void after_result(const after_job *after)
+/* What a consolidation did, as the after message's JSON (see jobrun.h);
+ * NULL out of memory. */
+static char *after_text(int rc, const rq_odb_repack_stats *st, const rq_error *err)
+{
+	json_t *j = rc < 0 ? json_pack("{s:{s:s, s:s}}", "error", "code", rq_qerror_name(err->code),
+				       "message", err->msg)
+			   : json_pack("{s:I, s:I, s:I, s:b}", "merged", (json_int_t)st->merged,
+				       "own_before", (json_int_t)st->own_before, "own_after",
+				       (json_int_t)st->own_after, "busy", st->busy);
+	char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
+
+	json_decref(j);
+	return s;
+}
+
+/* The limits of what a child does after its result: the job's deadline
+ * and CPU time no longer apply (the job is over, and a short job's
+ * deadline would cut every consolidation after it), a timer of
+ * RQ_JOBRUN_AFTER_MS does, and the child goes with the worker (its death
+ * signal set again: it was lifted before a ref update). */
+static void after_limits(void)
+{
+	struct itimerval it;
+
+	child_lift_limits();
+	memset(&it, 0, sizeof(it));
+	it.it_value.tv_sec = RQ_JOBRUN_AFTER_MS / 1000;
+	setitimer(ITIMER_REAL, &it, NULL);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+}
+
+/*
+ * After the result, which ends the job's report (the parent publishes it
+ * as soon as it is in): replayq's packs consolidated when due, and what
+ * that did sent as one more message, the after message. Nothing here
+ * changes the result: a failure, or a kill anywhere, leaves every object
+ * readable, and the next consolidation finishes the work
+ * (rq_odb_repack.h). So it may be cut short at any point (after_limits).
+ * Test hold point "job-after": the result sent, before the consolidation.
+ */
+static void after_result(const child_job *cj, const after_job *after, pid_t parent)
 {
 	rq_odb_repack_opts o = {after->threshold, 0, RQ_ODB_REPACK_WAIT_MS};
 	rq_odb_repack_stats st;
 	rq_error err;
+	char *text;
+	int rc;
 
 	if (!after->due)
 		return;
+	after_limits();
+	if (getppid() != parent)
+		return;
 	rq_testhook_hold("job-after");
-	(void)rq_odb_repack_run(after->objects, &o, &st, &err);
+	rq_error_clear(&err);
+	memset(&st, 0, sizeof(st));
+	rc = rq_odb_repack_run(after->objects, &o, &st, &err);
+	if ((text = after_text(rc, &st, &err)))
+		send_json(cj, RQ_JOBRUN_MSG_AFTER, text);
+	free(text);
 }
 
 void rq_jobrun_child(const rq_jobrun_env *env, const rq_jobrun_task *task, pid_t parent,
@@ -794,7 +842,7 @@ void rq_jobrun_child(const rq_jobrun_env *env, const rq_jobrun_task *task, pid_t
 		_exit(RQ_JOBRUN_EXIT_NOMEM);
 	if (send_json(&cj, RQ_JOBRUN_MSG_RESULT, s) < 0)
 		_exit(1);
-	close(report_fd);
-	after_result(&after);
+	free(s);
+	after_result(&cj, &after, parent);
 	_exit(0);
 }

@@ -18,7 +18,15 @@
  *   'C' {}         "I hold the ref locks": the parent answers 'c' when
  *                  the job is still this worker's (commit), anything
  *                  else to release them with nothing moved.
- *   'R' <result>   the result, the last message.
+ *   'R' <result>   the result, the end of the job's report: the parent
+ *                  publishes it as soon as it is in (stores it, prints
+ *                  it), without waiting for the child to exit.
+ *   'A' <after>    only when a consolidation of replayq's packs was due
+ *                  after the job (rq_odb_repack): what it did,
+ *                  {"merged":n,"own_before":n,"own_after":n,"busy":b}, or
+ *                  {"error":{"code":..,"message":..}}. Logged and counted;
+ *                  it never changes the result, nor does a child that
+ *                  dies before it.
  *
  * Each is one rq_child message whose payload is the child's monotonic
  * clock in milliseconds, a space and the JSON: the parent judges a result
@@ -44,10 +52,15 @@
 #define RQ_JOBRUN_EXIT_NOMEM 3 /* out of memory */
 #define RQ_JOBRUN_EXIT_ABORT 5 /* intent or commit refused, or a granted commit failed */
 
+/* How long a child may work after its result (its consolidation), in
+ * milliseconds: then its own timer kills it (the result stands). */
+#define RQ_JOBRUN_AFTER_MS 600000
+
 /* The message types (see above) and the parent's answers. */
 #define RQ_JOBRUN_MSG_INTENT	'P'
 #define RQ_JOBRUN_MSG_CHECK	'C'
 #define RQ_JOBRUN_MSG_RESULT	'R'
+#define RQ_JOBRUN_MSG_AFTER	'A'
 #define RQ_JOBRUN_ANSWER_GO	'g'
 #define RQ_JOBRUN_ANSWER_COMMIT 'c'
 #define RQ_JOBRUN_ANSWER_ABORT	'a'

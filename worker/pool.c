@@ -3,9 +3,11 @@
  * pool: forked children that run one job each (worker/jobrun) and report
  * over a pipe (core/base/rq_child). The parts: the slots; starting a
  * child; the children's questions (intent, commit check); deadlines and
- * memory; a finished child's result, or the error result the parent
- * writes for it; in the loop (worker/evloop): the function of a child's
- * descriptor that fired, its timer, the memory checks.
+ * memory; a child's result, published as soon as its report is in, or
+ * the error result the parent writes for it when it ends without one;
+ * what it did after its result (its consolidation); in the loop
+ * (worker/evloop): the function of a child's descriptor that fired, its
+ * timer, the memory checks.
  */
 #include "pool.h"
 
@@ -24,6 +26,7 @@
 
 #include "clock.h"
 #include "jobrun.h"
+#include "log.h"
 #include "rq_child.h"
 #include "rq_fs.h"
 #include "rq_result_json.h"
@@ -51,6 +54,8 @@ typedef struct slot {
 	int timed_out;
 	int over_memory;
 	int reaped;
+	int published; /* its result went to done: the child may still work on */
+	int discarded; /* its result came too late: its objects go when it is reaped */
 	int wstatus;
 	long attempt;
 	char *id;
@@ -356,24 +361,42 @@ static uint64_t resident_bytes(pid_t pid)
 	return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
 }
 
-/* Enforce the deadline and the memory limit of one child. */
+/* Kill the child if its resident set is past the memory limit. */
+static void check_rss(const rq_pool *p, slot *s, long long now)
+{
+	uint64_t rss = resident_bytes(s->pid);
+
+	if (rss > p->opts.memory_limit) {
+		s->over_memory = 1;
+		s->rss_at_kill = rss;
+		kill_slot(s, now);
+	}
+}
+
+/* Enforce the deadline and the memory limit of one child (the memory
+ * when mem_check). Its result in, the deadline no longer applies (the
+ * result is judged by the child's own clock), the memory limit still
+ * does: what it does after its result (its consolidation) may be cut
+ * short anywhere, its result stands. */
 static void watch_slot(const rq_pool *p, slot *s, long long now, int mem_check)
 {
 	rq_child_msg m;
-	uint64_t rss;
 
-	if (s->committed || s->reaped || s->timed_out || s->over_memory)
+	if (s->reaped || s->timed_out || s->over_memory)
 		return;
-	/* a whole result is in: judged by its own time when the child exits */
-	if (next_msg(s, RQ_JOBRUN_MSG_RESULT, &m))
+	if (s->published) {
+		if (mem_check)
+			check_rss(p, s, now);
+		return;
+	}
+	/* moving refs, or a whole result in (published in this step) */
+	if (s->committed || next_msg(s, RQ_JOBRUN_MSG_RESULT, &m))
 		return;
 	if (now >= s->deadline) {
 		s->timed_out = 1;
 		kill_slot(s, now);
-	} else if (mem_check && (rss = resident_bytes(s->pid)) > p->opts.memory_limit) {
-		s->over_memory = 1;
-		s->rss_at_kill = rss;
-		kill_slot(s, now);
+	} else if (mem_check) {
+		check_rss(p, s, now);
 	}
 }
 
@@ -497,20 +520,20 @@ static char *late_result(const rq_pool *p, slot *s, json_t *j, long long finishe
 	snprintf(msg, sizeof(msg),
 		 "the job finished %lld ms past its deadline of %lld ms; its result was discarded",
 		 overrun, s->timeout_ms);
-	clean_child_objdir(p, s);
+	s->discarded = 1; /* its objects removed once it exits */
 	return slot_error(p, s, RQ_E_TIMEOUT, msg, overrun);
 }
 
-/* The result a child sent, parsed (NULL: none usable); *json its text and
- * *finished the child's clock when it sent it. */
-static json_t *sent_result(const slot *s, const char **json, long long *finished)
+/* The result a child sent, parsed (NULL: none usable), however it ended
+ * or before it ends; *json its text and *finished the child's clock when
+ * it sent it. */
+static json_t *report_result(const slot *s, const char **json, long long *finished)
 {
 	rq_child_msg m;
 	json_t *j;
 
 	*json = NULL;
-	if (!WIFEXITED(s->wstatus) || WEXITSTATUS(s->wstatus) != 0 ||
-	    !next_msg(s, RQ_JOBRUN_MSG_RESULT, &m) ||
+	if (!next_msg(s, RQ_JOBRUN_MSG_RESULT, &m) ||
 	    !(*json = rq_jobrun_payload_json(m.data, finished)))
 		return NULL;
 	j = json_loads(*json, 0, NULL);
@@ -521,20 +544,16 @@ static json_t *sent_result(const slot *s, const char **json, long long *finished
 	return j;
 }
 
-/* The result of a reaped child whose pipe is closed: the one it sent, or
- * the error result of how it ended; *status and *transient as done gets
- * them. NULL: out of memory. */
-static char *slot_result(const rq_pool *p, slot *s, const char **status, int *transient)
+/* The result j (text json, finished at the child's clock) as done gets
+ * it: its text, *status and *transient; NULL out of memory. Takes j. */
+static char *sent_text(const rq_pool *p, slot *s, json_t *j, const char *json, long long finished,
+		       const char **status, int *transient)
 {
-	long long finished = 0;
-	const char *json, *code;
-	json_t *j = sent_result(s, &json, &finished);
+	const char *code;
 	char *result;
 
 	*status = "error";
 	*transient = 0;
-	if (!j)
-		return slot_failure(p, s, transient);
 	if ((result = late_result(p, s, j, finished))) {
 		*transient = 1;
 	} else {
@@ -552,6 +571,112 @@ static char *slot_result(const rq_pool *p, slot *s, const char **status, int *tr
 	return result;
 }
 
+/* The result of a reaped child that was not published: the one it sent
+ * if it exited 0, else the error result of how it ended; *status and
+ * *transient as done gets them. NULL: out of memory. */
+static char *slot_result(const rq_pool *p, slot *s, const char **status, int *transient)
+{
+	long long finished = 0;
+	const char *json = NULL;
+	json_t *j = WIFEXITED(s->wstatus) && WEXITSTATUS(s->wstatus) == 0
+			? report_result(s, &json, &finished)
+			: NULL;
+
+	*status = "error";
+	if (!j)
+		return slot_failure(p, s, transient);
+	return sent_text(p, s, j, json, finished, status, transient);
+}
+
+/*
+ * The child's report is in: its result, whole, the last message of the
+ * job (jobrun.h). done gets it now, once, while the child may still work
+ * on (its consolidation); the slot stays busy until the child is reaped.
+ * Not for a child the parent killed or refused: how it ended decides, at
+ * the reap.
+ */
+static void publish(rq_pool *p, slot *s)
+{
+	long long finished = 0;
+	const char *json, *status;
+	char *result;
+	int transient;
+	json_t *j;
+
+	if (s->published || s->aborted || s->timed_out || s->over_memory ||
+	    !(j = report_result(s, &json, &finished)))
+		return;
+	s->published = 1;
+	result = sent_text(p, s, j, json, finished, &status, &transient);
+	rq_child_in_drop(&s->report);
+	/* out of memory for its result: the job is left for a retry */
+	p->opts.done(p->opts.done_arg, s->ctx, result, result ? status : "error",
+		     result ? transient : 1);
+	free(result);
+}
+
+/* Why a published child that did not report its consolidation ended,
+ * into why; 0 when it just exited (nothing was due). */
+static int after_death(const slot *s, char *why, size_t size)
+{
+	if (s->over_memory)
+		snprintf(why, size, "killed: past the memory limit");
+	else if (WIFSIGNALED(s->wstatus))
+		snprintf(why, size, "died of signal %d (%s)", WTERMSIG(s->wstatus),
+			 strsignal(WTERMSIG(s->wstatus)));
+	else if (!WIFEXITED(s->wstatus) || WEXITSTATUS(s->wstatus) != 0)
+		snprintf(why, size, "exited with status %d",
+			 WIFEXITED(s->wstatus) ? WEXITSTATUS(s->wstatus) : -1);
+	else
+		return 0;
+	return 1;
+}
+
+/* What a consolidation's after message (a) says it did. */
+static const char *after_outcome(const json_t *a)
+{
+	if (json_object_get(a, "error"))
+		return "failed";
+	if (json_is_true(json_object_get(a, "busy")))
+		return "busy";
+	return json_integer_value(json_object_get(a, "merged")) > 0 ? "merged" : "nothing";
+}
+
+/*
+ * A published child reaped: what it did after its result (its
+ * consolidation), logged and handed to the after callback. Its result
+ * stands whatever this says. Nothing when it exited without an after
+ * message: no consolidation was due.
+ */
+static void finish_after(rq_pool *p, slot *s)
+{
+	rq_child_msg m;
+	long long sent;
+	const char *json =
+	    next_msg(s, RQ_JOBRUN_MSG_AFTER, &m) ? rq_jobrun_payload_json(m.data, &sent) : NULL;
+	json_t *a = json ? json_loads(json, 0, NULL) : NULL;
+	json_t *f = json_pack("{s:s, s:s}", "job", s->id, "repo", s->repo);
+	const char *outcome = "killed";
+	char why[160];
+
+	if (a) {
+		outcome = after_outcome(a);
+		json_object_update(f, a);
+	} else if (after_death(s, why, sizeof(why))) {
+		json_object_set_new(f, "reason", json_string(why));
+		clean_child_objdir(p, s);
+	} else {
+		json_decref(f);
+		return;
+	}
+	json_decref(a);
+	json_object_set_new(f, "outcome", json_string(outcome));
+	rq_log(!strcmp(outcome, "failed") || !strcmp(outcome, "killed") ? RQ_LOG_WARN : RQ_LOG_INFO,
+	       "consolidation after a job; its result stands", f);
+	if (p->opts.after)
+		p->opts.after(p->opts.done_arg, outcome);
+}
+
 static void finish_slot(rq_pool *p, slot *s)
 {
 	rq_pool_done_fn done = p->opts.done;
@@ -560,9 +685,11 @@ static void finish_slot(rq_pool *p, slot *s)
 	char *result;
 	int transient;
 
-	if ((s->aborted && !s->timed_out && !s->over_memory) ||
-	    (!s->timed_out && WIFEXITED(s->wstatus) &&
-	     WEXITSTATUS(s->wstatus) == RQ_JOBRUN_EXIT_ABORT)) {
+	if (s->published) {
+		finish_after(p, s);
+	} else if ((s->aborted && !s->timed_out && !s->over_memory) ||
+		   (!s->timed_out && WIFEXITED(s->wstatus) &&
+		    WEXITSTATUS(s->wstatus) == RQ_JOBRUN_EXIT_ABORT)) {
 		/* the intent or the commit was refused (no ref moved), or a granted
 		 * commit failed part-way: leave the job; its retry finishes it */
 		clean_child_objdir(p, s);
@@ -573,6 +700,8 @@ static void finish_slot(rq_pool *p, slot *s)
 	} else { /* out of memory for its result: the job is left for a retry */
 		done(arg, s->ctx, NULL, "error", 1);
 	}
+	if (s->discarded)
+		clean_child_objdir(p, s);
 	slot_clear(p, s);
 	p->running--;
 }
@@ -598,7 +727,8 @@ static long long slot_next(const slot *s, long long now)
 		return -1;
 	if (s->exit_fd < 0 && s->report.fd < 0) /* exiting, and nothing to wait on */
 		return now + RQ_POOL_REAP_MS;
-	if (s->committed || s->timed_out || s->over_memory || next_msg(s, RQ_JOBRUN_MSG_RESULT, &m))
+	if (s->committed || s->published || s->timed_out || s->over_memory ||
+	    next_msg(s, RQ_JOBRUN_MSG_RESULT, &m))
 		return -1;
 	return s->deadline;
 }
@@ -633,6 +763,7 @@ static void slot_step(rq_pool *p, slot *s, long long now, int mem_check)
 	handle_intent(p, s);
 	handle_check(p, s);
 	watch_slot(p, s, now, mem_check);
+	publish(p, s);
 	if (s->reaped && s->report.fd < 0)
 		finish_slot(p, s);
 	else
@@ -694,17 +825,19 @@ void rq_pool_kill_all(rq_pool *p, void (*dropped)(void *arg, void *ctx), void *a
 		if (!s->pid)
 			continue;
 		if (!s->reaped) {
-			/* one moving refs is let finish: a kill could cut it half-way.
-			 * Its pipes close first: a commit check it waits for is then
-			 * refused (it releases its locks), a result it writes fails */
+			/* one moving refs is let finish: a kill could cut it half-way
+			 * (not once its result is in: what it does after may be cut
+			 * anywhere). Its pipes close first: a commit check it waits
+			 * for is then refused (it releases its locks), a result it
+			 * writes fails */
 			close_fd(&s->answer_fd);
 			close_fd(&s->report.fd);
-			if (!s->committed)
+			if (!s->committed || s->published)
 				kill(s->pid, SIGKILL);
 			rq_child_reap(s->pid, &s->wstatus);
 		}
 		clean_child_objdir(p, s);
-		if (dropped)
+		if (dropped && !s->published) /* a published task is done already */
 			dropped(arg, s->ctx);
 		slot_clear(p, s);
 		p->running--;

@@ -5,11 +5,14 @@
  * Each child (core/base/rq_child's fork and report pipe) opens the job's
  * repository under the repository root, runs the engine, and sends its
  * result (JSON) over the pipe (worker/jobrun); the parent never touches a
- * repository. A child that crashes, is killed, runs past its deadline
- * (the parent kills it) or exceeds its memory limit (resident set size,
- * watched by the parent, which kills it) yields an error result (crashed /
- * timeout / out_of_memory) built by the parent.
- * Children die with the parent (PR_SET_PDEATHSIG).
+ * repository. The result ends the job's report: done gets it as soon as
+ * it is in, while the child may still consolidate replayq's packs; the
+ * child keeps its slot (a job fewer can start, its memory limit holds)
+ * until it exits, and nothing it does after its result changes the
+ * result (a failure or a kill there is logged and handed to after). A child that crashes, is
+ * killed, runs past its deadline (the parent kills it) or exceeds its memory limit (resident set
+ * size, watched by the parent, which kills it) yields an error result (crashed / timeout /
+ * out_of_memory) built by the parent. Children die with the parent (PR_SET_PDEATHSIG).
  */
 #ifndef RQ_POOL_H
 #define RQ_POOL_H
@@ -27,7 +30,8 @@
 typedef struct rq_pool rq_pool;
 
 /*
- * Called when a job is finished: result is the result JSON text (also for
+ * Called once per job, when it is finished (its result in, or its child
+ * ended without one): result is the result JSON text (also for
  * crashes and timeouts; NULL when the job is to be left for a retry: it
  * was stopped before moving any ref because its intent or its commit was
  * refused, a granted commit failed part-way, or no memory was left for
@@ -43,6 +47,14 @@ typedef struct rq_pool_opts {
 	rq_evloop *loop;
 	rq_pool_done_fn done; /* with done_arg, for each finished job */
 	void *done_arg;
+	/*
+	 * With done_arg, when a child whose result done had ran a
+	 * consolidation after it and ended: outcome "merged", "nothing" (no
+	 * pack to merge), "busy" (another process held the lock too long),
+	 * "failed" (an error) or "killed" (the child died before it told:
+	 * a signal, the memory limit). The pool logs it. NULL: not called.
+	 */
+	void (*after)(void *arg, const char *outcome);
 	int jobs;		 /* children at once */
 	const char *repo_root;	 /* absolute, resolved */
 	uint64_t memory_limit;	 /* bytes of resident memory per child, 0: none */
@@ -103,7 +115,9 @@ int rq_pool_spawn(rq_pool *p, const rq_job *job, int64_t default_time, long atte
  * builds, whose shadow memory no such limit can fit. */
 int rq_pool_kernel_memory_limit(void);
 
-/* Kill every child (SIGKILL) and reap them; done is not called. */
+/* Kill every child (SIGKILL; one moving refs is let finish) and reap
+ * them; done is not called, dropped is for each whose result was not
+ * published yet. */
 void rq_pool_kill_all(rq_pool *p, void (*dropped)(void *arg, void *ctx), void *arg);
 
 #endif

@@ -428,7 +428,7 @@ void rq_tasks_done(void *arg, void *ctx, const char *result, const char *status,
 	rq_task *t = ctx;
 
 	running_del(ts, t);
-	ts->held_retry = rq_clock_mono_ms(); /* a held task may start now */
+	ts->held_retry = rq_clock_mono_ms(); /* a held task may start (once a slot is free) */
 	if (!result) {
 		rq_log(RQ_LOG_WARN, "job left unacknowledged for a retry", rq_tasks_log_fields(t));
 		rq_task_free(t);
@@ -441,6 +441,13 @@ void rq_tasks_done(void *arg, void *ctx, const char *result, const char *status,
 	rq_tasks_finish(ts, t, result, status,
 			transient ? "too many deliveries: the job crashed or timed out each time"
 				  : NULL);
+}
+
+void rq_tasks_after(void *arg, const char *outcome)
+{
+	rq_tasks *ts = arg;
+
+	rq_worker_metrics_consolidation(ts->metrics, outcome);
 }
 
 void rq_tasks_dropped(void *arg, void *ctx)

@@ -108,11 +108,14 @@ void rq_tasks_keep_claims(rq_tasks *ts);
  * seconds; what cannot is left unacknowledged (redelivered later). */
 void rq_tasks_settle(rq_tasks *ts);
 
-/* The pool's callbacks (rq_pool_opts: intent, owns, done, and the
- * dropped of rq_pool_kill_all), arg being the store, ctx the task. */
+/* The pool's callbacks (rq_pool_opts: intent, owns, done, after,
+ * and the dropped of rq_pool_kill_all), arg being the store, ctx the task. */
 int rq_tasks_intent(void *arg, void *ctx, const char *result);
 int rq_tasks_owns(void *arg, void *ctx);
 void rq_tasks_done(void *arg, void *ctx, const char *result, const char *status, int transient);
+/* A consolidation after a job whose result was stored ended (rq_pool_opts
+ * after): counted. */
+void rq_tasks_after(void *arg, const char *outcome);
 void rq_tasks_dropped(void *arg, void *ctx);
 
 #endif

@@ -285,7 +285,7 @@ int rq_worker_loop_watch_early(rq_worker_loop *w)
 /* ---- the loop ---- */
 
 /* Before each turn, the timers the worker's state decides: the next try
- * to store a kept result; the next start of the held tasks; the next
+ * to store a kept result; the next start of the held tasks, while a slot is free; the next
  * fetch, while one may start (not draining, no read outstanding, no
  * result kept, no task held, a slot free). */
 static void timers_set(rq_worker_loop *w)
@@ -293,7 +293,12 @@ static void timers_set(rq_worker_loop *w)
 	long long fetch = w->next_read < w->next_reclaim ? w->next_read : w->next_reclaim;
 
 	rq_evloop_timer_at(w->store, rq_tasks_next_store(&w->tasks));
-	rq_evloop_timer_at(w->held, w->tasks.held && !w->drain_deadline ? w->tasks.held_retry : -1);
+	/* (a job's result can be in before its child exits: a held task
+	 * waits for a free slot, not for the result) */
+	rq_evloop_timer_at(w->held,
+			   w->tasks.held && !w->drain_deadline && rq_pool_idle_count(w->pool) > 0
+			       ? w->tasks.held_retry
+			       : -1);
 	if (w->drain_deadline || w->reading || w->tasks.waiting || w->tasks.held ||
 	    rq_pool_idle_count(w->pool) == 0)
 		fetch = -1;

@@ -30,7 +30,7 @@ struct rq_worker_metrics {
 	rq_metrics *reg;
 	rq_http *http;
 	rq_metrics_family *jobs, *retries, *dead, *duration, *phases, *replay, *picks, *objects,
-	    *bytes, *build;
+	    *bytes, *consolidations, *build;
 	rq_metrics_family *running, *capacity, *reconnects, *redirects, *unreplicated, *lag,
 	    *pending;
 	char queue[128]; /* "" until watched */
@@ -84,8 +84,14 @@ static const struct family_spec {
      "Objects written by finished jobs (into their packs).", RQ_METRICS_COUNTER, NULL, 0},
     {offsetof(rq_worker_metrics, bytes), "replayq_pack_written_bytes_total",
      "Bytes of the packs finished jobs wrote.", RQ_METRICS_COUNTER, NULL, 0},
+    {offsetof(rq_worker_metrics, consolidations), "replayq_consolidations_total",
+     "Consolidations of replayq's packs after jobs, by outcome (merged, nothing, busy, failed, "
+     "killed); none changes a job's result.",
+     RQ_METRICS_COUNTER, NULL, 0},
     {offsetof(rq_worker_metrics, running), "replayq_jobs_running",
-     "Jobs running now in this worker's children.", RQ_METRICS_GAUGE, NULL, 0},
+     "Jobs running now in this worker's children (until the child exits, its consolidation "
+     "included).",
+     RQ_METRICS_GAUGE, NULL, 0},
     {offsetof(rq_worker_metrics, capacity), "replayq_pool_capacity",
      "Jobs this worker runs at once (--jobs).", RQ_METRICS_GAUGE, NULL, 0},
     {offsetof(rq_worker_metrics, reconnects), "replayq_redis_reconnects_total",
@@ -274,6 +280,14 @@ void rq_worker_metrics_retry(rq_worker_metrics *wm, const char *result)
 	const char *l[] = {"queue", wm->queue, "code", result_code(r), NULL};
 	rq_metrics_add(wm->retries, l, 1);
 	json_decref(r);
+}
+
+void rq_worker_metrics_consolidation(rq_worker_metrics *wm, const char *outcome)
+{
+	if (!wm)
+		return;
+	const char *l[] = {"queue", wm->queue, "outcome", label_word(outcome), NULL};
+	rq_metrics_add(wm->consolidations, l, 1);
 }
 
 /* ===================== the queue's lag and pending count ===================== */

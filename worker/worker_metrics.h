@@ -20,7 +20,13 @@
  *                                           that sum by (phase) adds up)
  *   replayq_picks_total, replayq_objects_written_total,
  *   replayq_pack_written_bytes_total       from the results' stats
- *   replayq_jobs_running, replayq_pool_capacity   gauges, read at the scrape
+ *   replayq_consolidations_total{outcome}  consolidations of replayq's packs
+ *                                           after jobs, by what they did (merged,
+ *                                           nothing, busy) or how they failed
+ *                                           (failed, killed); never a job's result
+ *   replayq_jobs_running, replayq_pool_capacity   gauges, read at the scrape (a
+ *                                           job runs until its child exits, its
+ *                                           consolidation included)
  *   replayq_redis_reconnects_total, replayq_redis_redirects_total,
  *   replayq_redis_unreplicated_writes_total   both of the worker's connections
  *   replayq_queue_lag, replayq_queue_pending      the group's lag and pending count
@@ -77,6 +83,8 @@ void rq_worker_metrics_watch(rq_worker_metrics *wm, const char *queue, int capac
 void rq_worker_metrics_job_done(rq_worker_metrics *wm, const char *status, const json_t *result,
 				double seconds, int dead_lettered);
 void rq_worker_metrics_retry(rq_worker_metrics *wm, const char *result);
+/* A consolidation after a job ended with outcome (rq_pool_opts after). */
+void rq_worker_metrics_consolidation(rq_worker_metrics *wm, const char *outcome);
 
 /*
  * Read the queue's lag and pending count (rq_queue_group_counts) when at least 2 s have

@@ -23,7 +23,7 @@
  *   repack-deleting, repack-deleted, repack-done
  *                   the steps of a consolidation of replayq's packs
  *                   (rq_odb_repack.h)
- *   job-after       a worker's child, its result sent, before it
+ *   job-after       a worker's child, its result sent (and published), before it
  *                   consolidates
  * With REPLAYQ_TEST_HOLD_ONCE set, only the first process that reaches a
  * point holds there (<dir>/<point>.once marks it taken).

@@ -7,8 +7,11 @@
 # would make happen by chance is made to happen on purpose: the first
 # consolidation (the threshold, 12, reached) is held after it chose its
 # packs, and a job ends while it runs (its pack in, the lock taken); let
-# go, it merges what it chose and the job's pack stays (the job's child
-# waits for the lock and looks again: nothing due). The packs replayq
+# go, it merges what it chose and the job's pack stays (the job's child,
+# if it found a consolidation due, waits for the lock and looks again:
+# nothing to do). Both results are in
+# before their consolidations end (integration/consolidate_publish). The
+# packs replayq
 # keeps stay bounded all along (sampled while the jobs run, and at the
 # end), every result is ok and its commits, trees and blobs are there, git
 # fsck is clean, and a job of mode maintain reports the packs before and
@@ -49,6 +52,15 @@ results_in() {
 	[ "$(results)" -ge "$1" ]
 }
 own_is() { [ "$(own_packs)" = "$1" ]; }
+# no_children pid: the process has no child left (its jobs' children,
+# consolidating after their results, have all exited)
+no_children() { ! grep -qs "^PPid:[[:space:]]*$1\$" /proc/[0-9]*/status; }
+# consolidated job outcome: the worker logged how the consolidation after
+# the job ended
+consolidated() {
+	grep -s '"consolidation after a job; its result stands"' "$T/ws.log" |
+		jq -e --arg j "$1" --arg o "$2" 'select(.job == $j and .outcome == $o)' >/dev/null
+}
 
 start_redis
 # the first consolidation holds once it chose its packs (its lock taken)
@@ -64,11 +76,12 @@ check_eq "submit: exit 0" 0 "$RC"
 check "11 results" wait_for "11 results" 120 results_in 11
 check_eq "below the threshold: 11 packs of replayq's" 11 "$(own_packs)"
 # the twelfth: the one job whose child finds a consolidation due (its
-# result is stored when the child exits, after the consolidation)
+# result is stored before it consolidates)
 jobs 12 12 >"$T/jobs.jsonl"
 run_rq submit --no-validate "$T/jobs.jsonl"
 A=$(hold_pid repack-selected)
 check "the twelfth job's child consolidates, held after it chose" test -n "$A"
+check "its result is in meanwhile" wait_for "12 results" 120 results_in 12
 check_eq "replayq's 12 packs, none merged yet" 12 "$(own_packs)"
 check "its lock is taken" test -e "$OBJ/replayq/consolidate.lock"
 
@@ -80,6 +93,8 @@ run_rq submit --no-validate "$T/jobs.jsonl"
 check "its pack in beside the 12 chosen" wait_for "13 packs" 120 own_is 13
 kill -USR1 "$A"
 check "let go: both results" wait_for "13 results" 120 results_in 13
+check "the twelfth's consolidation merged" wait_for "the log line" 120 consolidated s-12 merged
+check "the children exited" wait_for "no child" 120 no_children "$WS"
 check_eq "the 12 merged into one, the job's pack beside it" 2 "$(own_packs)"
 check "the lock is gone" test ! -e "$OBJ/replayq/consolidate.lock"
 
@@ -89,7 +104,8 @@ stamp "submitting $((N - 13)) more jobs"
 run_rq submit --no-validate "$T/jobs.jsonl"
 check_eq "submit: exit 0" 0 "$RC"
 check "all $N results" wait_for "all results" 600 results_in "$N"
-stamp "results in (replayq's packs: at most $MAX at a time)"
+check "the children exited" wait_for "no child" 120 no_children "$WS"
+stamp "results in, children exited (replayq's packs: at most $MAX at a time)"
 check_eq "exactly one result per job" "$N" "$(results)"
 for i in $(seq 1 "$N"); do echo "GET replayq:{sust}:result:s-$i"; done | rcli --raw >"$T/results.jsonl"
 check_eq "every result ok" "$N" "$(jq -r .status "$T/results.jsonl" | grep -cx ok)"
