@@ -41,19 +41,21 @@ static size_t utf8_seq(const unsigned char *p, size_t n)
 	return len;
 }
 
-json_t *rq_result_json_bytesn(const char *s, size_t n)
+/* n bytes as a JSON string, each byte that is not part of valid UTF-8
+ * (and each backslash, with backslash set) as the text \\xNN. */
+static json_t *escaped(const char *s, size_t n, int backslash)
 {
 	json_t *j;
 	size_t o = 0;
 	char *out;
 
-	if ((j = json_stringn(s, n)))
+	if ((!backslash || !memchr(s, '\\', n)) && (j = json_stringn(s, n)))
 		return j;
 	if (n > (SIZE_MAX - 1) / 4 || !(out = malloc(n * 4 + 1)))
 		return NULL;
 	for (size_t i = 0; i < n;) {
 		size_t k = utf8_seq((const unsigned char *)s + i, n - i);
-		if (k) {
+		if (k && !(backslash && s[i] == '\\')) {
 			memcpy(out + o, s + i, k);
 			o += k;
 			i += k;
@@ -65,6 +67,55 @@ json_t *rq_result_json_bytesn(const char *s, size_t n)
 	j = json_stringn(out, o);
 	free(out);
 	return j;
+}
+
+json_t *rq_result_json_bytesn(const char *s, size_t n)
+{
+	return escaped(s, n, 0);
+}
+
+json_t *rq_result_json_refname(const char *name)
+{
+	return escaped(name, strlen(name), 1);
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+char *rq_result_json_refname_bytes(const json_t *v)
+{
+	const char *s = json_string_value(v);
+	size_t n = json_string_length(v), o = 0, i;
+	char *out;
+
+	if (!s || memchr(s, '\0', n) || !(out = malloc(n + 1)))
+		return NULL;
+	for (i = 0; i < n; i++) {
+		int hi, lo;
+		if (s[i] != '\\') {
+			out[o++] = s[i];
+			continue;
+		}
+		if (n - i < 4 || s[i + 1] != 'x' || (hi = hexval(s[i + 2])) < 0 ||
+		    (lo = hexval(s[i + 3])) < 0 || (hi | lo) == 0)
+			break;
+		out[o++] = (char)(hi << 4 | lo);
+		i += 3;
+	}
+	out[o] = '\0';
+	if (i < n) {
+		free(out);
+		return NULL;
+	}
+	return out;
 }
 
 /* A C string as rq_result_json_bytesn makes it (NULL: null): ref names

@@ -22,6 +22,7 @@
 #include "cmds.h"
 #include "cli.h"
 #include "opt.h"
+#include "rq_refproto.h"
 #include "rq_refs.h"
 #include "rq_result_json.h"
 #include "rq_train.h"
@@ -316,7 +317,7 @@ static int train(const train_cli *c, train_run *run)
 		return status;
 	run->opts.cancel = rq_cli_catch_signals();
 	rc = rq_train_run(run->repo, &run->opts, &run->res, &run->err);
-	if (rc >= 0 && !run->print && run->res.replay.nupdates) {
+	if (rq_refproto_applies(rc, &run->res.replay, 1) && !run->print) {
 		if (rq_cli_apply_refs(run->repo, &run->res.replay, &run->committer, &run->err) < 0)
 			rc = -1;
 		else

@@ -26,6 +26,7 @@
 #include "jobrun.h"
 #include "rq_child.h"
 #include "rq_fs.h"
+#include "rq_refproto.h"
 #include "rq_result_json.h"
 #include "stop.h"
 
@@ -273,7 +274,7 @@ static void answer(slot *s, char reply, int keep)
 	if (rq_child_answer(s->answer_fd, reply) < 0) {
 		s->aborted = 1;
 		keep = 0;
-	} else if (reply == RQ_JOBRUN_ANSWER_GO) {
+	} else if (reply == RQ_REFPROTO_GO) {
 		s->committed = 1;
 	}
 	if (!keep)
@@ -288,10 +289,10 @@ static void handle_intent(rq_pool *p, slot *s)
 {
 	long long sent, now = rq_clock_mono_ms(); /* this very moment: the intent call blocks */
 	const char *json;
-	char reply = RQ_JOBRUN_ANSWER_ABORT;
+	char reply = RQ_REFPROTO_ABORT;
 	rq_child_msg m;
 
-	if (s->prepared || !next_msg(s, RQ_JOBRUN_MSG_INTENT, &m))
+	if (s->prepared || !next_msg(s, RQ_REFPROTO_ASK_GO, &m))
 		return;
 	s->prepared = 1;
 	json = rq_jobrun_payload_json(m.data, &sent);
@@ -302,11 +303,11 @@ static void handle_intent(rq_pool *p, slot *s)
 		} else if (json && !s->timed_out && !s->over_memory &&
 			   (!p->opts.intent ||
 			    p->opts.intent(p->opts.intent_arg, s->ctx, json) == 0)) {
-			reply = RQ_JOBRUN_ANSWER_GO;
+			reply = RQ_REFPROTO_GO;
 		}
-		if (reply != RQ_JOBRUN_ANSWER_GO)
+		if (reply != RQ_REFPROTO_GO)
 			s->aborted = 1;
-		answer(s, reply, reply == RQ_JOBRUN_ANSWER_GO); /* kept for the commit check */
+		answer(s, reply, reply == RQ_REFPROTO_GO); /* kept for the commit check */
 	}
 	rq_child_in_drop(&s->report);
 }
@@ -318,13 +319,12 @@ static void handle_check(rq_pool *p, slot *s)
 	char reply;
 	rq_child_msg m;
 
-	if (!s->committed || s->checked || !next_msg(s, RQ_JOBRUN_MSG_CHECK, &m))
+	if (!s->committed || s->checked || !next_msg(s, RQ_REFPROTO_ASK_COMMIT, &m))
 		return;
 	s->checked = 1;
-	reply = !p->opts.owns || p->opts.owns(p->opts.intent_arg, s->ctx) == 1
-		    ? RQ_JOBRUN_ANSWER_COMMIT
-		    : RQ_JOBRUN_ANSWER_ABORT;
-	if (reply != RQ_JOBRUN_ANSWER_COMMIT)
+	reply = !p->opts.owns || p->opts.owns(p->opts.intent_arg, s->ctx) == 1 ? RQ_REFPROTO_COMMIT
+									       : RQ_REFPROTO_ABORT;
+	if (reply != RQ_REFPROTO_COMMIT)
 		s->aborted = 1;
 	answer(s, reply, 0);
 	rq_child_in_drop(&s->report);

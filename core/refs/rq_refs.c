@@ -243,6 +243,62 @@ static void clean_stale(const refdirs *d)
 	closedir(dh);
 }
 
+/* 1 when the marker name (in the common directory) has a line for ref. */
+static int marker_lists(const refdirs *d, const char *name, const char *ref)
+{
+	char *line = NULL;
+	size_t cap = 0, rl = strlen(ref);
+	ssize_t n;
+	int found = 0;
+	rq_error err;
+	FILE *f;
+	int fd = open_own_file(d, name, O_RDONLY, &err);
+
+	if (fd < 0)
+		return 0;
+	if (!(f = fdopen(fd, "r"))) {
+		close(fd);
+		return 0;
+	}
+	while (!found && (n = getline(&line, &cap, f)) > 0)
+		found = (size_t)n > rl && !memcmp(line, ref, rl) && line[rl] == ' ';
+	free(line);
+	fclose(f);
+	return found;
+}
+
+/* Who holds ref's lock, as the markers say: a replayq process that lists
+ * it, alive or gone from this machine; none: someone else. */
+static rq_refs_verdict lock_owner(const refdirs *d, const char *ref)
+{
+	char host[128] = "";
+	rq_refs_verdict v = RQ_REFS_LOCKED_OTHER;
+	struct dirent *e;
+	int fd = fcntl(d->common, F_DUPFD_CLOEXEC, 0);
+	DIR *dh = fd >= 0 ? fdopendir(fd) : NULL;
+
+	if (!dh) {
+		if (fd >= 0)
+			close(fd);
+		return v;
+	}
+	rewinddir(dh);
+	gethostname(host, sizeof(host) - 1);
+	while (v == RQ_REFS_LOCKED_OTHER && (e = readdir(dh))) {
+		char *at;
+		long pid;
+		if (strncmp(e->d_name, MARKER_PREFIX, strlen(MARKER_PREFIX)) != 0 ||
+		    (pid = strtol(e->d_name + strlen(MARKER_PREFIX), &at, 10)) <= 0 ||
+		    (pid_t)pid == getpid() || !marker_lists(d, e->d_name, ref))
+			continue;
+		v = *at == '@' && !strcmp(at + 1, host) && process_gone((pid_t)pid)
+			? RQ_REFS_LOCKED_DEAD
+			: RQ_REFS_LOCKED_LIVE;
+	}
+	closedir(dh);
+	return v;
+}
+
 /* The per-repository guard of rq_refs_apply: <commondir>/replayq-refs.guard,
  * held with flock (released by the kernel when its holder dies); never a
  * symbolic link (RQ_E_BAD_REPO). */
@@ -474,14 +530,10 @@ int rq_refs_check_creatable(git_repository *repo, const rq_replay_result *result
 	return rc;
 }
 
-/*
- * Every locked ref must get a target before the commit: libgit2 cannot
- * commit a lock without one.
- */
 int rq_refs_apply(git_repository *repo, const rq_replay_result *result, const rq_ident *committer,
 		  rq_error *err)
 {
-	return rq_refs_apply_checked(repo, result, committer, NULL, NULL, err);
+	return rq_refs_apply_fenced(repo, result, committer, NULL, err);
 }
 
 /* The error of a lock that could not be taken: a lock file another live
@@ -543,21 +595,24 @@ static int lock_one(git_repository *repo, const rq_ref_update *u, const git_sign
 /* Lock and check every ref (test hook point "refs-locking" after the
  * first): 0, or -1 with err set. */
 static int lock_all(git_repository *repo, const rq_replay_result *result, const git_signature *sig,
-		    git_transaction **tx, rq_error *err)
+		    git_transaction **tx, const char **failed, rq_error *err)
 {
 	for (size_t i = 0; i < result->nupdates; i++) {
+		*failed = result->updates[i].ref;
 		if (lock_one(repo, &result->updates[i], sig, result->reflog_msg, &tx[i], err) < 0)
 			return -1;
 		if (i == 0 && result->nupdates > 1)
 			rq_testhook_hold("refs-locking");
 	}
+	*failed = NULL;
 	return 0;
 }
 
 /* Commit the locked refs one by one, in order (test hook point
  * "refs-committed" after the first of several). A failure leaves the
  * refs before it moved: the error says how many. */
-static int commit_all(const rq_replay_result *result, git_transaction **tx, rq_error *err)
+static int commit_all(const rq_replay_result *result, git_transaction **tx, size_t *moved,
+		      rq_error *err)
 {
 	size_t done = 0, todo = 0;
 
@@ -575,7 +630,8 @@ static int commit_all(const rq_replay_result *result, git_transaction **tx, rq_e
 			    "cannot update ref '%s' (%zu of %zu moved before it): %s",
 			    result->updates[i].ref, done, todo, why);
 		}
-		if (++done == 1 && todo > 1)
+		*moved = ++done;
+		if (done == 1 && todo > 1)
 			rq_testhook_hold("refs-committed");
 	}
 	return 0;
@@ -622,58 +678,91 @@ static int guard_and_mark(const refdirs *d, const rq_replay_result *result, char
 	return guard;
 }
 
-int rq_refs_apply_checked(git_repository *repo, const rq_replay_result *result,
-			  const rq_ident *committer, int (*may_commit)(void *arg), void *arg,
-			  rq_error *err)
+/* Why an update failed, from its error: a lock's owner judged by the
+ * markers (under the guard, or right after it). */
+static rq_refs_verdict verdict_of(const refdirs *d, const rq_error *err, const char *ref)
 {
-	git_transaction **tx = NULL;
-	git_signature *sig = NULL;
+	if (err->code == RQ_E_REF_MOVED)
+		return RQ_REFS_MOVED;
+	if (err->code != RQ_E_REF_LOCKED)
+		return RQ_REFS_FAILED;
+	return ref && d->common >= 0 ? lock_owner(d, ref) : RQ_REFS_LOCKED_OTHER;
+}
+
+/* The update once its names are checked: under the guard the stale locks
+ * cleaned, the marker written and every ref locked; then the fence and the
+ * commit, in the order of the protocol (with its hold points). */
+static int update(git_repository *repo, const rq_replay_result *result, const git_signature *sig,
+		  rq_refs_fence *fence, rq_error *err)
+{
+	git_transaction **tx = calloc(result->nupdates, sizeof(*tx));
 	char marker[NAME_MAX + 1] = "";
 	refdirs d = {-1, -1};
+	const char *failed_ref = NULL;
 	int rc = -1, guard = -1;
 
-	if (!result->nupdates)
-		return 0;
-	if (check_updates(repo, result, err) < 0)
-		return -1;
-	if (git_signature_new(&sig, committer->name, committer->email, (git_time_t)committer->time,
-			      committer->tz) < 0)
-		return rq_error_git(err, "invalid committer identity");
-	if (!(tx = calloc(result->nupdates, sizeof(*tx)))) {
-		rq_error_set(err, RQ_E_NOMEM, "out of memory");
-		goto out;
-	}
+	if (!tx)
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	rq_testhook_hold("refs-start");
 	/* one replayq process at a time cleans, writes its marker and takes
 	 * its locks in this repository: a cleaner cannot judge a lock that
 	 * another is taking right then */
 	if (refdirs_open(repo, &d, err) < 0 ||
 	    (guard = guard_and_mark(&d, result, marker, sizeof(marker), err)) < 0 ||
-	    lock_all(repo, result, sig, tx, err) < 0)
+	    lock_all(repo, result, sig, tx, &failed_ref, err) < 0)
 		goto out;
 	close(guard); /* every lock is taken: the next may clean and lock */
 	guard = -1;
 	rq_testhook_hold("refs-locked");
-	if (may_commit && may_commit(arg) != 0) {
+	if (fence->may_commit && fence->may_commit(fence->arg) != 0) {
 		rq_error_set(err, RQ_E_INTERRUPTED,
 			     "the job is no longer ours: its refs are left as they were");
 		goto out;
 	}
+	fence->passed = 1;
 	rq_testhook_hold("refs-fenced");
-	if (commit_all(result, tx, err) < 0)
+	if (commit_all(result, tx, &fence->moved, err) < 0)
 		goto out;
 	rq_testhook_hold("refs-done");
 	rc = 0;
 out:
-	for (size_t i = 0; tx && i < result->nupdates; i++)
+	if (rc < 0)
+		fence->verdict = verdict_of(&d, err, failed_ref);
+	for (size_t i = 0; i < result->nupdates; i++)
 		git_transaction_free(tx[i]); /* releases every lock not committed */
 	free(tx);
-	git_signature_free(sig);
 	if (marker[0])
 		unlinkat(d.common, marker, 0);
 	if (guard >= 0)
 		close(guard);
 	refdirs_close(&d);
+	return rc;
+}
+
+int rq_refs_apply_fenced(git_repository *repo, const rq_replay_result *result,
+			 const rq_ident *committer, rq_refs_fence *fence, rq_error *err)
+{
+	rq_refs_fence none = {0};
+	git_signature *sig = NULL;
+	int rc;
+
+	if (!fence)
+		fence = &none;
+	fence->passed = 0;
+	fence->moved = 0;
+	fence->verdict = RQ_REFS_APPLIED;
+	if (!result->nupdates)
+		return 0;
+	fence->verdict = RQ_REFS_FAILED;
+	if (check_updates(repo, result, err) < 0)
+		return -1;
+	if (git_signature_new(&sig, committer->name, committer->email, (git_time_t)committer->time,
+			      committer->tz) < 0)
+		return rq_error_git(err, "invalid committer identity");
+	rc = update(repo, result, sig, fence, err);
+	git_signature_free(sig);
+	if (rc == 0)
+		fence->verdict = RQ_REFS_APPLIED;
 	return rc;
 }
 

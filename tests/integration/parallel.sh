@@ -82,7 +82,7 @@ check_contains "json: 30 independent groups (stacked branches share one)" '"grou
 check "no litter" no_litter "$R"
 check_eq "no loose objects" 0 "$(git -C "$R" count-objects -v | awk '$1=="count:"{print $2}')"
 check "fsck" git -C "$R" fsck --strict --no-progress --no-dangling
-# applied in one transaction
+# applied: every ref moved
 run_rq -C "$R" replay --jobs=2 --onto main ^base "${BR[@]}"
 check_eq "update: exit 0" 0 "$RC"
 moved=0
