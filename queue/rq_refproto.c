@@ -21,37 +21,11 @@ int rq_refproto_applies(int rc, const rq_replay_result *res, int partial)
 
 /* ---- the intent ---- */
 
-static json_t *oid_json(const git_oid *oid)
-{
-	char hex[GIT_OID_HEXSZ + 1];
-
-	git_oid_tostr(hex, sizeof(hex), oid);
-	return json_string(hex);
-}
-
-/* The updates, every name without loss; NULL out of memory. */
-static json_t *updates_json(const rq_replay_result *res)
-{
-	json_t *a = json_array();
-	int bad = !a;
-
-	for (size_t i = 0; !bad && i < res->nupdates; i++) {
-		const rq_ref_update *u = &res->updates[i];
-		bad |= json_array_append_new(
-		    a, json_pack("{s:o, s:o, s:o}", "ref", rq_result_json_refname(u->ref), "old",
-				 oid_json(&u->old_id), "new", oid_json(&u->new_id)));
-	}
-	if (!bad)
-		return a;
-	json_decref(a);
-	return NULL;
-}
-
 json_t *rq_refproto_intent_json(json_t *result, const rq_replay_result *res)
 {
 	int bad = !result;
 
-	bad |= json_object_set_new(result, "updates", updates_json(res));
+	bad |= json_object_set_new(result, "updates", rq_result_json_updates(res));
 	bad |= json_object_set_new(result, "reflog_msg", rq_result_json_refname(res->reflog_msg));
 	if (!bad)
 		return result;

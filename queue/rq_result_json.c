@@ -118,11 +118,17 @@ char *rq_result_json_refname_bytes(const json_t *v)
 	return out;
 }
 
-/* A C string as rq_result_json_bytesn makes it (NULL: null): ref names
- * and paths need not be UTF-8. */
+/* A C string as rq_result_json_bytesn makes it (NULL: null): paths and
+ * messages need not be UTF-8. */
 static json_t *bytes_json(const char *s)
 {
 	return s ? rq_result_json_bytesn(s, strlen(s)) : json_null();
+}
+
+/* A ref name, without loss (NULL: null). */
+static json_t *ref_json(const char *s)
+{
+	return s ? rq_result_json_refname(s) : json_null();
 }
 
 static json_t *oid_json(const git_oid *oid)
@@ -170,8 +176,7 @@ static json_t *stats_json(const rq_replay_stats *s)
 	return whole(o, bad);
 }
 
-/* The updates of a clean replay; NULL when memory runs out. */
-static json_t *updates_json(const rq_replay_result *res)
+json_t *rq_result_json_updates(const rq_replay_result *res)
 {
 	json_t *updates = json_array();
 	int bad = !updates;
@@ -179,7 +184,7 @@ static json_t *updates_json(const rq_replay_result *res)
 	for (size_t i = 0; !bad && i < res->nupdates; i++) {
 		const rq_ref_update *u = &res->updates[i];
 		bad |= json_array_append_new(
-		    updates, json_pack("{s:o, s:o, s:o}", "ref", bytes_json(u->ref), "old",
+		    updates, json_pack("{s:o, s:o, s:o}", "ref", ref_json(u->ref), "old",
 				       oid_json(&u->old_id), "new", oid_json(&u->new_id)));
 	}
 	return whole(updates, bad);
@@ -215,7 +220,7 @@ static json_t *conflict_json(const git_oid *commit, int merge, const rq_conflict
 static json_t *ref_outcome_json(const rq_replay_result *res, const rq_ref_outcome *r)
 {
 	const rq_pick_conflict *f = r->status != RQ_REF_OK ? &res->failed[r->failed] : NULL;
-	json_t *o = json_pack("{s:o, s:s, s:o, s:o}", "ref", bytes_json(r->ref), "status",
+	json_t *o = json_pack("{s:o, s:s, s:o, s:o}", "ref", ref_json(r->ref), "status",
 			      rq_outcome_status_name(r->status), "old", oid_json(&r->old_id), "new",
 			      f ? json_null() : oid_json(&r->new_id));
 	int bad = !o;
@@ -225,7 +230,7 @@ static json_t *ref_outcome_json(const rq_replay_result *res, const rq_ref_outcom
 					   conflict_json(&f->commit, f->merge, &f->conflicts));
 	if (f && r->status == RQ_REF_BLOCKED)
 		bad |= json_object_set_new(o, "blocked_by",
-					   json_pack("{s:o, s:o}", "ref", bytes_json(r->blocked_by),
+					   json_pack("{s:o, s:o}", "ref", ref_json(r->blocked_by),
 						     "commit", oid_json(&f->commit)));
 	return whole(o, bad);
 }
@@ -253,9 +258,9 @@ json_t *rq_result_to_json(const rq_replay_result *res, int rc, const rq_error *e
 	bad |= json_object_set_new(o, "v", json_integer(1));
 	bad |= json_object_set_new(o, "status", json_string(status));
 	/* keep-going: the clean refs' updates whatever the status */
-	bad |= json_object_set_new(o, "updates",
-				   rc == 0 || (rc == 1 && res->keep_going) ? updates_json(res)
-									   : json_array());
+	bad |= json_object_set_new(
+	    o, "updates",
+	    rc == 0 || (rc == 1 && res->keep_going) ? rq_result_json_updates(res) : json_array());
 	bad |= json_object_set_new(o, "applied", json_boolean(applied));
 	if (rc >= 0 && res->keep_going)
 		bad |= json_object_set_new(o, "refs", refs_json(res));
@@ -308,7 +313,7 @@ static json_t *car_json(const rq_train_result *res, const rq_car_result *c)
 		bad |= json_object_set_new(o, "tip", oid_json(&c->tip));
 	if (c->status == RQ_CAR_OK) {
 		bad |= json_object_set_new(o, "commit", oid_json(&c->commit));
-		bad |= json_object_set_new(o, "ref", c->ref ? bytes_json(c->ref) : json_null());
+		bad |= json_object_set_new(o, "ref", ref_json(c->ref));
 	} else {
 		bad |= json_object_set_new(o, "conflict",
 					   conflict_json(&c->conflict_commit, 0, &c->conflicts));
@@ -336,7 +341,7 @@ static int train_fields(json_t *o, const rq_train_result *res)
 		return -1;
 	bad |= json_object_set_new(
 	    o, "train",
-	    json_pack("{s:o, s:s, s:o, s:o, s:I}", "target", bytes_json(res->target_ref), "method",
+	    json_pack("{s:o, s:s, s:o, s:o, s:I}", "target", ref_json(res->target_ref), "method",
 		      rq_train_method_name(res->method), "base", oid_json(&res->base), "head",
 		      oid_json(&res->head), "virtual_fallbacks",
 		      (json_int_t)res->virtual_fallbacks));
@@ -354,7 +359,7 @@ json_t *rq_result_train_to_json(const rq_train_result *res, int rc, const rq_err
 		return o;
 	/* the cars that went in have their updates whatever the status */
 	if (rc == 1)
-		bad |= json_object_set_new(o, "updates", updates_json(&res->replay));
+		bad |= json_object_set_new(o, "updates", rq_result_json_updates(&res->replay));
 	bad |= train_fields(o, res) < 0;
 	return whole(o, bad);
 }

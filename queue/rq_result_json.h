@@ -10,7 +10,9 @@
  * [{"ref", "status": "ok"|"conflict"|"blocked", "old", "new" (null unless
  * ok), "conflict": {...} (conflict), "blocked_by": {"ref", "commit"}
  * (blocked)}], and its "updates" are the clean refs' also with status
- * "conflict" ("applied" says whether they were applied).
+ * "conflict" ("applied" says whether they were applied). Ref names are
+ * written without loss (rq_result_json_refname): "ref" of "updates", of
+ * "refs" and of "blocked_by", a train's "target" and its cars' "ref".
  */
 #ifndef RQ_RESULT_JSON_H
 #define RQ_RESULT_JSON_H
@@ -38,6 +40,9 @@ json_t *rq_result_to_json(const rq_replay_result *res, int rc, const rq_error *e
  */
 json_t *rq_result_train_to_json(const rq_train_result *res, int rc, const rq_error *err,
 				int applied);
+
+/* res's updates, [{"ref", "old", "new"}]; NULL when memory runs out. */
+json_t *rq_result_json_updates(const rq_replay_result *res);
 
 /*
  * A JSON string for n bytes that need not be UTF-8 (paths, messages, what
