@@ -189,10 +189,12 @@ rq_refproto_outcome rq_refproto_apply(const rq_refproto_link *link, git_reposito
 	rc = rq_refs_apply_fenced(repo, todo, committer, &f, err);
 	if (verdict)
 		*verdict = f.verdict;
-	/* refused, or failed after the grant (refs may have moved): no result,
-	 * the next delivery finishes from the intent */
-	if (a.refused || (rc < 0 && asks && f.passed))
+	if (a.refused)
 		return RQ_REFPROTO_STOPPED;
+	/* failed after the grant (refs may have moved): the next delivery
+	 * finishes from the intent */
+	if (rc < 0 && asks && f.passed)
+		return RQ_REFPROTO_PARTIAL;
 	return rc < 0 ? RQ_REFPROTO_FAILED : RQ_REFPROTO_APPLIED;
 }
 

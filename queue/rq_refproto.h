@@ -117,10 +117,13 @@ typedef enum rq_refproto_outcome {
 	RQ_REFPROTO_APPLIED, /* every ref holds its new id */
 	RQ_REFPROTO_FAILED,  /* nothing moved; err says why (its verdict too) */
 	/* end without a result: the go or the commit was refused (nothing
-	 * moved: another delivery owns the job), or a commit failed after its
-	 * grant (some refs may have moved): the next delivery finishes it from
-	 * the intent */
+	 * moved: another delivery owns the job) */
 	RQ_REFPROTO_STOPPED,
+	/* a commit failed after its grant (a files repository: some refs may
+	 * have moved, err says how many): no result either, the next delivery
+	 * finishes the update from the intent; only a caller that has no next
+	 * delivery (replayq run) reports err */
+	RQ_REFPROTO_PARTIAL,
 	RQ_REFPROTO_LOST /* the question could not be asked: nothing moved */
 } rq_refproto_outcome;
 
@@ -138,7 +141,7 @@ rq_refproto_outcome rq_refproto_apply(const rq_refproto_link *link, git_reposito
  * update, or, for a prior result, answer with it while every ref it moved
  * still holds its new id. 1 with *out the result (the intent's, marked
  * "recovered"; or the prior, "already_applied"), 0 replay as usual, -1
- * err set (*how FAILED), or *how STOPPED / LOST (no result to send).
+ * err set (*how FAILED, PARTIAL), or *how STOPPED / LOST (no result).
  */
 int rq_refproto_answer_stored(const rq_refproto_link *link, git_repository *repo,
 			      const char *stored, const rq_ident *committer, json_t **out,

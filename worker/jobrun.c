@@ -390,12 +390,21 @@ static const rq_refproto_link *parent_link(const child_job *cj, rq_refproto_link
 	return cj->answer_fd >= 0 ? l : NULL;
 }
 
-/* An update that ends without a result (refused, or failed after its
- * grant: the next delivery finishes it from the intent; or the question
- * could not be asked) ends the child. */
-static void end_if_stopped(rq_refproto_outcome how)
+/* An update that ends without a result (refused; failed after its grant,
+ * which the next delivery finishes from the intent; or the question could
+ * not be asked) ends the child. After a grant the error goes to the
+ * parent all the same, for a parent that has no next delivery (run). */
+static void end_if_stopped(const child_job *cj, rq_refproto_outcome how, const rq_error *err)
 {
-	if (how == RQ_REFPROTO_STOPPED)
+	char *res;
+
+	if (how == RQ_REFPROTO_PARTIAL &&
+	    (res = rq_result_error_text(cj->job->id, cj->job->repo, err->code, err->msg,
+					cj->task->attempt, cj->env->worker))) {
+		send_json(cj, RQ_JOBRUN_MSG_RESULT, res);
+		free(res);
+	}
+	if (how == RQ_REFPROTO_STOPPED || how == RQ_REFPROTO_PARTIAL)
 		_exit(RQ_JOBRUN_EXIT_ABORT);
 	if (how == RQ_REFPROTO_LOST)
 		_exit(1);
@@ -419,7 +428,7 @@ static int answer_from_intent(const child_job *cj, git_repository *repo, const r
 	rc = rq_refproto_answer_stored(parent_link(cj, &l), repo, cj->task->intent, ident, out,
 				       &how, err);
 	if (rc < 0)
-		end_if_stopped(how);
+		end_if_stopped(cj, how, err);
 	return rc;
 }
 
@@ -438,7 +447,7 @@ static int apply_job(const child_job *cj, git_repository *repo, const rq_replay_
 	if (!intent)
 		_exit(RQ_JOBRUN_EXIT_NOMEM);
 	how = rq_refproto_apply(parent_link(cj, &l), repo, intent, res, ident, NULL, err);
-	end_if_stopped(how);
+	end_if_stopped(cj, how, err);
 	if (how != RQ_REFPROTO_APPLIED)
 		return -1;
 	*applied = 1;

@@ -544,21 +544,40 @@ static char *slot_result(const rq_pool *p, slot *s, const char **status, int *tr
 	return result;
 }
 
+/* The error result a child that stopped part-way sent (NULL: none). */
+static char *stopped_result(const slot *s)
+{
+	long long finished;
+	const char *json;
+	rq_child_msg m;
+
+	if (!next_msg(s, RQ_JOBRUN_MSG_RESULT, &m) ||
+	    !(json = rq_jobrun_payload_json(m.data, &finished)))
+		return NULL;
+	return strdup(json);
+}
+
 static void finish_slot(rq_pool *p, slot *s)
 {
 	rq_pool_done_fn done = p->opts.done;
 	void *arg = p->opts.done_arg;
 	const char *status;
-	char *result;
+	char *result = NULL;
 	int transient;
 
 	if ((s->aborted && !s->timed_out && !s->over_memory) ||
 	    (!s->timed_out && WIFEXITED(s->wstatus) &&
 	     WEXITSTATUS(s->wstatus) == RQ_JOBRUN_EXIT_ABORT)) {
 		/* the intent or the commit was refused (no ref moved), or a granted
-		 * commit failed part-way: leave the job; its retry finishes it */
+		 * commit failed part-way: leave the job; its retry finishes it.
+		 * Without intents (run) nothing retries: the child's error, if it
+		 * sent one, is the result */
 		clean_child_objdir(p, s);
-		done(arg, s->ctx, NULL, "error", 1);
+		if (!p->opts.intent && (result = stopped_result(s)))
+			done(arg, s->ctx, result, "error", 0);
+		else
+			done(arg, s->ctx, NULL, "error", 1);
+		free(result);
 	} else if ((result = slot_result(p, s, &status, &transient))) {
 		done(arg, s->ctx, result, status, transient);
 		free(result);

@@ -19,6 +19,8 @@
 #include "rq_fs.h"
 #include "rq_refname.h"
 #include "rq_refs.h"
+#include "rq_refspace.h"
+#include "rq_repofmt.h"
 #include "rq_testhook.h"
 
 #define MARKER_PREFIX "replayq-refs-"
@@ -32,18 +34,11 @@ static void owner_name(char *out, size_t size)
 	snprintf(out, size, "%ld@%s", (long)getpid(), host);
 }
 
-/* 1 when libgit2 (1.5) keeps ref in the repository's own directory, not
- * the common one: HEAD and the other pseudo-refs, refs/bisect/. */
-static int own_dir_ref(const char *ref)
-{
-	return strncmp(ref, "refs/", 5) != 0 || !strncmp(ref, "refs/bisect/", 12);
-}
-
 /* Where the lock of a ref lives, for messages. */
 static int lock_path(git_repository *repo, const char *ref, char *out, size_t size)
 {
 	const char *dir =
-	    own_dir_ref(ref) ? git_repository_path(repo) : git_repository_commondir(repo);
+	    rq_refspace_own_dir(ref) ? git_repository_path(repo) : git_repository_commondir(repo);
 	int n = snprintf(out, size, "%s%s%s.lock", dir,
 			 dir[0] && dir[strlen(dir) - 1] == '/' ? "" : "/", ref);
 	return n < 0 || (size_t)n >= size ? -1 : 0;
@@ -150,7 +145,8 @@ static void clean_lock(const refdirs *d, char *line, const struct stat *mst)
 		*hex++ = '\0';
 	if (!rq_refname_lockable(line) ||
 	    snprintf(lock, sizeof(lock), "%s.lock", line) >= (int)sizeof(lock) ||
-	    (dir = rq_fs_parent_at(own_dir_ref(line) ? d->own : d->common, lock, &leaf)) < 0)
+	    (dir = rq_fs_parent_at(rq_refspace_own_dir(line) ? d->own : d->common, lock, &leaf)) <
+		0)
 		return;
 	if (fstatat(dir, leaf, &lst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(lst.st_mode) &&
 	    made_after(&lst.st_mtim, &mst->st_mtim) &&
@@ -371,7 +367,7 @@ static int loose_file(const refdirs *d, const char *name)
 {
 	const char *leaf;
 	struct stat st;
-	int dir = rq_fs_parent_at(own_dir_ref(name) ? d->own : d->common, name, &leaf), r;
+	int dir = rq_fs_parent_at(rq_refspace_own_dir(name) ? d->own : d->common, name, &leaf), r;
 
 	if (dir < 0)
 		return 0;
@@ -486,7 +482,8 @@ static int creatable(git_repository *repo, const refdirs *d, const char *name, r
 		free(clash);
 		return r;
 	}
-	if ((dir = rq_fs_parent_at(own_dir_ref(name) ? d->own : d->common, name, &leaf)) < 0)
+	if ((dir = rq_fs_parent_at(rq_refspace_own_dir(name) ? d->own : d->common, name, &leaf)) <
+	    0)
 		return 0;
 	sub = openat(dir, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	close(dir);
@@ -592,47 +589,77 @@ static int lock_one(git_repository *repo, const rq_ref_update *u, const git_sign
 	return 0;
 }
 
-/* Lock and check every ref (test hook point "refs-locking" after the
- * first): 0, or -1 with err set. */
-static int lock_all(git_repository *repo, const rq_replay_result *result, const git_signature *sig,
-		    git_transaction **tx, const char **failed, rq_error *err)
+/* An update in progress: its transactions (one a ref, NULL when there is
+ * nothing to write), the space its commits take (NULL on a reftable
+ * repository, whose one table is written at once), and the ref that
+ * failed to lock. */
+typedef struct update_run {
+	git_repository *repo;
+	const rq_replay_result *res;
+	const git_signature *sig;
+	git_transaction **tx;
+	rq_refspace *space;
+	const char *failed;
+} update_run;
+
+/* Lock and check every ref, and take the space its commit needs (test
+ * hook point "refs-locking" after the first): 0, or -1 with err set. */
+static int lock_all(update_run *u, rq_error *err)
 {
-	for (size_t i = 0; i < result->nupdates; i++) {
-		*failed = result->updates[i].ref;
-		if (lock_one(repo, &result->updates[i], sig, result->reflog_msg, &tx[i], err) < 0)
+	const rq_replay_result *res = u->res;
+
+	for (size_t i = 0; i < res->nupdates; i++) {
+		u->failed = res->updates[i].ref;
+		if (lock_one(u->repo, &res->updates[i], u->sig, res->reflog_msg, &u->tx[i], err) <
+		    0)
 			return -1;
-		if (i == 0 && result->nupdates > 1)
+		u->failed = NULL;
+		if (u->tx[i] && u->space &&
+		    rq_refspace_take(u->space, i, &res->updates[i], u->sig, res->reflog_msg, err) <
+			0)
+			return -1;
+		if (i == 0 && res->nupdates > 1)
 			rq_testhook_hold("refs-locking");
 	}
-	*failed = NULL;
 	return 0;
+}
+
+/* 1 when ref holds id. */
+static int ref_at(git_repository *repo, const char *ref, const git_oid *id)
+{
+	git_oid cur;
+
+	return git_reference_name_to_id(&cur, repo, ref) == 0 && git_oid_equal(&cur, id);
 }
 
 /* Commit the locked refs one by one, in order (test hook point
  * "refs-committed" after the first of several). A failure leaves the
- * refs before it moved: the error says how many. */
-static int commit_all(const rq_replay_result *result, git_transaction **tx, size_t *moved,
-		      rq_error *err)
+ * refs before it moved (the error says how many), and the reflogs of the
+ * one that failed as they were. */
+static int commit_all(update_run *u, size_t *moved, rq_error *err)
 {
+	const rq_replay_result *res = u->res;
 	size_t done = 0, todo = 0;
 
-	for (size_t i = 0; i < result->nupdates; i++)
-		todo += tx[i] != NULL;
-	for (size_t i = 0; i < result->nupdates; i++) {
-		if (!tx[i])
+	for (size_t i = 0; i < res->nupdates; i++)
+		todo += u->tx[i] != NULL;
+	for (size_t i = 0; i < res->nupdates; i++) {
+		char why[RQ_ERROR_MSG_MAX];
+		if (!u->tx[i])
 			continue;
-		if (git_transaction_commit(tx[i]) < 0) {
-			char why[RQ_ERROR_MSG_MAX];
-			rq_error_git(err, "cannot update refs");
-			snprintf(why, sizeof(why), "%s", err->msg);
-			return rq_error_set(
-			    err, err->code,
-			    "cannot update ref '%s' (%zu of %zu moved before it): %s",
-			    result->updates[i].ref, done, todo, why);
+		if (git_transaction_commit(u->tx[i]) == 0) {
+			*moved = ++done;
+			if (done == 1 && todo > 1)
+				rq_testhook_hold("refs-committed");
+			continue;
 		}
-		*moved = ++done;
-		if (done == 1 && todo > 1)
-			rq_testhook_hold("refs-committed");
+		rq_error_git(err, "cannot update refs");
+		if (u->space && !ref_at(u->repo, res->updates[i].ref, &res->updates[i].new_id))
+			rq_refspace_undo(u->space, i);
+		snprintf(why, sizeof(why), "%s", err->msg);
+		return rq_error_set(err, err->code,
+				    "cannot update ref '%s' (%zu of %zu moved before it): %s",
+				    res->updates[i].ref, done, todo, why);
 	}
 	return 0;
 }
@@ -689,30 +716,38 @@ static rq_refs_verdict verdict_of(const refdirs *d, const rq_error *err, const c
 	return ref && d->common >= 0 ? lock_owner(d, ref) : RQ_REFS_LOCKED_OTHER;
 }
 
-/* The update once its names are checked: under the guard the stale locks
- * cleaned, the marker written and every ref locked; then the fence and the
- * commit, in the order of the protocol (with its hold points). */
-static int update(git_repository *repo, const rq_replay_result *result, const git_signature *sig,
-		  rq_refs_fence *fence, rq_error *err)
+/* Under the guard: the stale locks cleaned, the marker written, every ref
+ * locked and its space taken; the guard released. 0, or -1 with err. */
+static int lock_under_guard(update_run *u, refdirs *d, char *marker, size_t size, rq_error *err)
 {
-	git_transaction **tx = calloc(result->nupdates, sizeof(*tx));
+	int guard;
+
+	if (refdirs_open(u->repo, d, err) < 0 ||
+	    (!rq_repofmt_reftable(u->repo) &&
+	     rq_refspace_new(&u->space, u->repo, d->common, d->own, u->res->nupdates, err) < 0) ||
+	    (guard = guard_and_mark(d, u->res, marker, size, err)) < 0)
+		return -1;
+	if (lock_all(u, err) < 0) {
+		close(guard);
+		return -1;
+	}
+	close(guard); /* every lock is taken: the next may clean and lock */
+	return 0;
+}
+
+/* The update once its names are checked, in the order of the protocol
+ * (with its hold points): locks, fence, commit. One replayq process at a
+ * time cleans, writes its marker and takes its locks in a repository: a
+ * cleaner cannot judge a lock that another is taking right then. */
+static int update(update_run *u, rq_refs_fence *fence, rq_error *err)
+{
 	char marker[NAME_MAX + 1] = "";
 	refdirs d = {-1, -1};
-	const char *failed_ref = NULL;
-	int rc = -1, guard = -1;
+	int rc = -1;
 
-	if (!tx)
-		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	rq_testhook_hold("refs-start");
-	/* one replayq process at a time cleans, writes its marker and takes
-	 * its locks in this repository: a cleaner cannot judge a lock that
-	 * another is taking right then */
-	if (refdirs_open(repo, &d, err) < 0 ||
-	    (guard = guard_and_mark(&d, result, marker, sizeof(marker), err)) < 0 ||
-	    lock_all(repo, result, sig, tx, &failed_ref, err) < 0)
+	if (lock_under_guard(u, &d, marker, sizeof(marker), err) < 0)
 		goto out;
-	close(guard); /* every lock is taken: the next may clean and lock */
-	guard = -1;
 	rq_testhook_hold("refs-locked");
 	if (fence->may_commit && fence->may_commit(fence->arg) != 0) {
 		rq_error_set(err, RQ_E_INTERRUPTED,
@@ -721,20 +756,18 @@ static int update(git_repository *repo, const rq_replay_result *result, const gi
 	}
 	fence->passed = 1;
 	rq_testhook_hold("refs-fenced");
-	if (commit_all(result, tx, &fence->moved, err) < 0)
+	if (commit_all(u, &fence->moved, err) < 0)
 		goto out;
 	rq_testhook_hold("refs-done");
 	rc = 0;
 out:
 	if (rc < 0)
-		fence->verdict = verdict_of(&d, err, failed_ref);
-	for (size_t i = 0; i < result->nupdates; i++)
-		git_transaction_free(tx[i]); /* releases every lock not committed */
-	free(tx);
+		fence->verdict = verdict_of(&d, err, u->failed);
+	for (size_t i = 0; i < u->res->nupdates; i++)
+		git_transaction_free(u->tx[i]); /* releases every lock not committed */
+	rq_refspace_free(u->space);
 	if (marker[0])
 		unlinkat(d.common, marker, 0);
-	if (guard >= 0)
-		close(guard);
 	refdirs_close(&d);
 	return rc;
 }
@@ -759,7 +792,12 @@ int rq_refs_apply_fenced(git_repository *repo, const rq_replay_result *result,
 	if (git_signature_new(&sig, committer->name, committer->email, (git_time_t)committer->time,
 			      committer->tz) < 0)
 		return rq_error_git(err, "invalid committer identity");
-	rc = update(repo, result, sig, fence, err);
+	update_run u = {repo, result, sig, calloc(result->nupdates, sizeof(*u.tx)), NULL, NULL};
+	if (!u.tx)
+		rc = rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	else
+		rc = update(&u, fence, err);
+	free(u.tx);
 	git_signature_free(sig);
 	if (rc == 0)
 		fence->verdict = RQ_REFS_APPLIED;
