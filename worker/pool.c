@@ -9,7 +9,6 @@
  */
 #include "pool.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -26,12 +25,14 @@
 #include "jobrun.h"
 #include "rq_child.h"
 #include "rq_fs.h"
+#include "rq_odb_tmpdir.h"
 #include "rq_refproto.h"
 #include "rq_result_json.h"
 #include "stop.h"
 
-#define RQ_POOL_MEM_CHECK_MS 5 /* how often the parent reads a child's resident set */
-#define RQ_POOL_REAP_MS	     2 /* without a pidfd: how soon to look again at an exiting child */
+#define RQ_POOL_MEM_CHECK_MS 5	 /* how often the parent reads a child's resident set */
+#define RQ_POOL_REAP_MS	     2	 /* without a pidfd: how soon to look again at an exiting child */
+#define RQ_POOL_STALE_S	     300 /* what has no owner marker is stale after (as elsewhere) */
 
 /* One child and its job. */
 typedef struct slot {
@@ -371,34 +372,28 @@ static void watch_slot(const rq_pool *p, slot *s, long long now, int mem_check)
 
 /* ---- a finished child ---- */
 
-/* Remove the temporary object directories of a killed child right away. */
+/* Remove what a killed child left in its repository's objects directory
+ * right away: its temporary directory and pack files, whose owner marker
+ * it no longer holds (rq_odb_tmpdir: everything a gone owner left goes). */
 static void clean_child_objdir(const rq_pool *p, const slot *s)
 {
 	static const char *const objdirs[] = {"objects", ".git/objects"};
-	char path[PATH_MAX], prefix[64];
+	char path[PATH_MAX];
 	size_t rl = strlen(p->root);
 	rq_error err;
 
 	if (rq_jobrun_resolve_repo(p->root, s->repo, path, &err) < 0)
 		return;
-	snprintf(prefix, sizeof(prefix), "replayq-tmp-%ld@", (long)s->pid);
 	for (int i = 0; i < 2; i++) {
 		char dir[PATH_MAX * 2], real[PATH_MAX];
-		DIR *d;
-		struct dirent *e;
+		int fd;
 		snprintf(dir, sizeof(dir), "%s/%s", path, objdirs[i]);
 		/* only inside the root, whatever the repository's links say */
 		if (!realpath(dir, real) || strncmp(real, p->root, rl) || real[rl] != '/' ||
-		    !(d = opendir(real)))
+		    (fd = rq_fs_opendir(real)) < 0)
 			continue;
-		while ((e = readdir(d))) {
-			char victim[PATH_MAX * 3];
-			if (strncmp(e->d_name, prefix, strlen(prefix)) != 0)
-				continue;
-			snprintf(victim, sizeof(victim), "%s/%s", real, e->d_name);
-			rq_fs_rmtree(victim);
-		}
-		closedir(d);
+		rq_odb_tmpdir_clean_stale_at(fd, RQ_POOL_STALE_S);
+		close(fd);
 	}
 }
 

@@ -7,6 +7,7 @@
 #include "rq_odb_tmpdir.h"
 #include "rq_fs.h"
 #include "rq_odb_mem.h"
+#include "rq_owner.h"
 #include "rq_trace.h"
 
 #include <git2/sys/odb_backend.h>
@@ -36,9 +37,10 @@ struct rq_odb_tmpdir {
 	git_odb_backend *mem; /* the new objects; owned by odb */
 	rq_odb_pack_encoder *enc;
 	char objects[DIR_MAX];
-	char path[DIR_MAX];
-	int made;	/* path is a directory (made by rq_odb_tmpdir_make) */
-	time_t touched; /* CLOCK_MONOTONIC seconds of the directory's last touch */
+	char path[DIR_MAX]; /* objects/<its owner marker's name less .owner>; "" before */
+	rq_owner owner;	    /* the marker this process holds while it has files here */
+	int made;	    /* path is a directory (made by rq_odb_tmpdir_make) */
+	time_t touched;	    /* CLOCK_MONOTONIC seconds of the directory's last touch */
 };
 
 static time_t mono_seconds(void)
@@ -76,56 +78,47 @@ static int objects_dir(git_repository *repo, char *out, size_t size, rq_error *e
 	return 0;
 }
 
-/* This machine's name, made safe for a file name. */
-static void this_host(char *out, size_t size)
+/*
+ * At open, before any file in the objects directory: the owner marker
+ * <objects>/replayq-tmp-<pid>@<host>.<token>.owner, flocked while this
+ * process (and the children it forks) live (rq_owner), and the names of
+ * what it stands for: the directory <objects>/replayq-tmp-<...>.<token>
+ * and the temporary pack files tmp_replayq-tmp-<...>.<token>-pack_XXXXXX.
+ */
+static int own(rq_odb_tmpdir *od, rq_error *err)
 {
-	char h[256] = "";
-	size_t j = 0;
+	char base[NAME_MAX + 1];
+	int dir;
 
-	gethostname(h, sizeof(h) - 1);
-	for (size_t i = 0; h[i] && j + 1 < size && j < 64; i++)
-		if (isalnum((unsigned char)h[i]) || h[i] == '.' || h[i] == '_')
-			out[j++] = h[i];
-	if (!j)
-		out[j++] = 'h';
-	out[j] = '\0';
-}
-
-/* The last six characters of path: random letters and digits. */
-static void new_suffix(char *path)
-{
-	static const char set[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-	static unsigned long seq;
-	unsigned char r[6];
-	char *x = path + strlen(path) - 6;
-
-	if (getrandom(r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
-		struct timespec ts;
-		unsigned long v;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		v = (unsigned long)ts.tv_nsec ^ (unsigned long)getpid() << 20 ^ ++seq << 40;
-		for (int i = 0; i < 6; i++, v /= 62)
-			r[i] = (unsigned char)(v % 62);
+	if (od->owner.fd >= 0)
+		return 0;
+	if ((dir = rq_fs_opendir(od->objects)) < 0)
+		return rq_error_set(err, RQ_E_IO, "cannot open %s: %s", od->objects,
+				    strerror(errno));
+	if (rq_owner_make(&od->owner, dir, TMP_PREFIX, err) < 0) {
+		close(dir);
+		return -1;
 	}
-	for (int i = 0; i < 6; i++)
-		x[i] = set[r[i] % 62];
-}
-
-/* The directory's name: <objects>/replayq-tmp-<pid>@<host>-XXXXXX. */
-static int name_dir(rq_odb_tmpdir *od, rq_error *err)
-{
-	char host[80];
-	int n;
-
-	this_host(host, sizeof(host));
-	n = snprintf(od->path, sizeof(od->path), "%s/" TMP_PREFIX "%ld@%s-XXXXXX", od->objects,
-		     (long)getpid(), host);
-	if (n < 0 || (size_t)n >= sizeof(od->path)) {
-		od->path[0] = '\0';
+	rq_owner_base(&od->owner, base, sizeof(base));
+	if (snprintf(od->path, sizeof(od->path), "%s/%s", od->objects, base) >=
+	    (int)sizeof(od->path)) {
+		rq_owner_release(&od->owner);
+		close(dir);
 		return rq_error_set(err, RQ_E_IO, "objects directory path too long");
 	}
-	new_suffix(od->path);
 	return 0;
+}
+
+/* The marker removed and its descriptors closed (what it stood for is
+ * gone). */
+static void disown(rq_odb_tmpdir *od)
+{
+	int dir = od->owner.dir;
+
+	if (od->owner.fd < 0)
+		return;
+	rq_owner_release(&od->owner);
+	close(dir);
 }
 
 int rq_odb_tmpdir_make(rq_odb_tmpdir *od, rq_error *err)
@@ -133,18 +126,14 @@ int rq_odb_tmpdir_make(rq_odb_tmpdir *od, rq_error *err)
 	/* a parallel replay's: its processes' compressors share the CPUs with
 	 * every worker's picks, so they do not poll */
 	rq_odb_mem_no_poll(od->mem);
-	for (int tries = 0; !od->made; tries++) {
-		if (mkdir(od->path, 0700) == 0) {
-			od->made = 1;
-			od->touched = mono_seconds();
-		} else if (errno != EEXIST || tries == 100) {
-			return rq_error_set(err, RQ_E_IO,
-					    "cannot create a temporary object directory in %s: %s",
-					    od->objects, strerror(errno));
-		} else {
-			new_suffix(od->path);
-		}
-	}
+	if (od->made)
+		return 0;
+	if (mkdir(od->path, 0700) < 0)
+		return rq_error_set(err, RQ_E_IO,
+				    "cannot create a temporary object directory in %s: %s",
+				    od->objects, strerror(errno));
+	od->made = 1;
+	od->touched = mono_seconds();
 	return 0;
 }
 
@@ -157,7 +146,8 @@ int rq_odb_tmpdir_open(rq_odb_tmpdir **out, git_repository *repo, const rq_odb_o
 	if (!od)
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	od->repo = repo;
-	if (objects_dir(repo, od->objects, sizeof(od->objects), err) < 0 || name_dir(od, err) < 0)
+	od->owner.fd = -1;
+	if (objects_dir(repo, od->objects, sizeof(od->objects), err) < 0 || own(od, err) < 0)
 		goto fail;
 	if (git_repository_odb(&od->orig_odb, repo) < 0) {
 		rq_error_git(err, "cannot open the object database");
@@ -350,6 +340,7 @@ int rq_odb_tmpdir_finish(rq_odb_tmpdir *od, rq_odb_tmpdir_stats *stats, rq_error
 	if (od->made)
 		rq_fs_rmtree(od->path);
 	od->made = 0;
+	disown(od);
 	return 0;
 }
 
@@ -360,25 +351,47 @@ void rq_odb_tmpdir_free(rq_odb_tmpdir *od)
 	restore_odb(od);
 	if (od->made)
 		rq_fs_rmtree(od->path);
+	disown(od);
 	rq_odb_pack_encoder_free(od->enc);
 	free(od);
 }
 
-/*
- * Is the temporary directory `name` (in an objects directory) stale? Made
- * on this machine by a process that is gone: yes, whatever its age. Made
- * elsewhere (shared storage) or named the old way: when older than max_age
- * and its owner is not alive here.
- */
-static int is_stale(const char *name, const struct stat *st, unsigned max_age, time_t now)
+/* The owner marker of name in objects (a directory's name, or with pack a
+ * temporary pack file's less its "tmp_"): 1 when it is there. */
+static int has_marker(int objects, const char *name, int pack)
 {
-	char host[80], *end;
-	const char *at;
+	char m[NAME_MAX + 1];
+	size_t n = strlen(name);
+	struct stat st;
+
+	for (const char *p = name; pack && (p = strchr(p, '-')); p++)
+		if (!strncmp(p, "-pack_", 6) || !strncmp(p, "-idx_", 5))
+			n = (size_t)(p - name);
+	return snprintf(m, sizeof(m), "%.*s" RQ_OWNER_SUFFIX, (int)n, name) < (int)sizeof(m) &&
+	       fstatat(objects, m, &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+/*
+ * Is name (a temporary directory, or with pack a temporary pack file less
+ * its "tmp_") stale? With an owner marker: no, its owner lives (a gone
+ * owner's files and marker went first, clean_owned). Without one (named
+ * the old way, by a replayq before markers): made on this machine by a
+ * process that is gone, yes, whatever its age; made elsewhere (shared
+ * storage), when older than max_age and its owner is not alive here.
+ */
+static int is_stale(int objects, const char *name, int pack, const struct stat *st,
+		    unsigned max_age, time_t now)
+{
+	char id[96], *end;
+	const char *at, *host;
 	long pid = strtol(name + strlen(TMP_PREFIX), &end, 10);
 	int alive =
 	    pid > 0 && (pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno == EPERM);
 
-	this_host(host, sizeof(host));
+	if (has_marker(objects, name, pack))
+		return 0;
+	rq_owner_id(id, sizeof(id));
+	host = strchr(id, '@') + 1;
 	at = *end == '@' ? end + 1 : NULL;
 	if (at && !strncmp(at, host, strlen(host)) && at[strlen(host)] == '-')
 		return !alive;
@@ -389,7 +402,8 @@ static int is_stale(const char *name, const struct stat *st, unsigned max_age, t
  * whose names start with prefix and then TMP_PREFIX: directories, or
  * regular files, none followed if it is a symbolic link. The number
  * removed. */
-static int clean_in(int dir, const char *prefix, int dirs, unsigned max_age, time_t now)
+static int clean_in(int objects, int dir, const char *prefix, int dirs, unsigned max_age,
+		    time_t now)
 {
 	size_t skip = strlen(prefix);
 	struct dirent *e;
@@ -401,6 +415,7 @@ static int clean_in(int dir, const char *prefix, int dirs, unsigned max_age, tim
 			close(dir);
 		return 0;
 	}
+	rewinddir(d); /* an offset shared with objects */
 	while ((e = readdir(d))) {
 		struct stat st;
 		if (strncmp(e->d_name, prefix, skip) != 0 ||
@@ -409,7 +424,7 @@ static int clean_in(int dir, const char *prefix, int dirs, unsigned max_age, tim
 		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 		    (dirs ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)))
 			continue;
-		if (!is_stale(e->d_name + skip, &st, max_age, now))
+		if (!is_stale(objects, e->d_name + skip, !dirs, &st, max_age, now))
 			continue;
 		if ((dirs ? rq_fs_rmtree_at(dirfd(d), e->d_name)
 			  : unlinkat(dirfd(d), e->d_name, 0)) == 0)
@@ -419,15 +434,66 @@ static int clean_in(int dir, const char *prefix, int dirs, unsigned max_age, tim
 	return removed;
 }
 
+/* What the gone owner of marker name (open and locked as fd, taken) left:
+ * its directory and its temporary pack files, then the marker. */
+static int clean_gone(int objects, const char *name, int fd)
+{
+	char base[NAME_MAX + 1], tmp[NAME_MAX + 8];
+	int removed = 0, pack;
+	struct dirent *e;
+	struct stat st;
+	DIR *d;
+
+	snprintf(base, sizeof(base), "%.*s", (int)(strlen(name) - strlen(RQ_OWNER_SUFFIX)), name);
+	if (fstatat(objects, base, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		removed += rq_fs_rmtree_at(objects, base) == 0;
+	snprintf(tmp, sizeof(tmp), "tmp_%s-", base);
+	pack = openat(objects, "pack", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (pack >= 0 && (d = fdopendir(pack))) {
+		while ((e = readdir(d)))
+			if (!strncmp(e->d_name, tmp, strlen(tmp)))
+				removed += unlinkat(dirfd(d), e->d_name, 0) == 0;
+		closedir(d);
+	} else if (pack >= 0) {
+		close(pack);
+	}
+	unlinkat(objects, name, 0);
+	close(fd);
+	return removed;
+}
+
+/* Every owner marker of objects whose owner is gone, with what it left. */
+static int clean_owned(int objects)
+{
+	int dir = fcntl(objects, F_DUPFD_CLOEXEC, 0), removed = 0, fd;
+	DIR *d = dir >= 0 ? fdopendir(dir) : NULL;
+	struct dirent *e;
+
+	if (!d) {
+		if (dir >= 0)
+			close(dir);
+		return 0;
+	}
+	rewinddir(d); /* the offset is shared with objects */
+	while ((e = readdir(d)))
+		if (!strncmp(e->d_name, TMP_PREFIX, strlen(TMP_PREFIX)) &&
+		    rq_owner_is_marker(e->d_name) && rq_owner_gone(objects, e->d_name, &fd) == 1)
+			removed += clean_gone(objects, e->d_name, fd);
+	closedir(d);
+	return removed;
+}
+
 int rq_odb_tmpdir_clean_stale_at(int objects, unsigned max_age)
 {
 	time_t now = time(NULL);
-	int removed = clean_in(fcntl(objects, F_DUPFD_CLOEXEC, 0), "", 1, max_age, now);
+	int removed = clean_owned(objects);
 
+	removed += clean_in(objects, fcntl(objects, F_DUPFD_CLOEXEC, 0), "", 1, max_age, now);
 	/* a pack being written when its process was killed; objects/pack
 	 * itself is not followed if it is a link */
 	return removed +
-	       clean_in(openat(objects, "pack", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC),
+	       clean_in(objects,
+			openat(objects, "pack", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC),
 			"tmp_", 0, max_age, now);
 }
 

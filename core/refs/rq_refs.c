@@ -18,21 +18,11 @@
 #include "rq_confine.h"
 #include "rq_fs.h"
 #include "rq_refname.h"
+#include "rq_refmark.h"
 #include "rq_refs.h"
 #include "rq_refspace.h"
 #include "rq_repofmt.h"
 #include "rq_testhook.h"
-
-#define MARKER_PREFIX "replayq-refs-"
-#define GUARD_NAME    "replayq-refs.guard"
-
-/* "<pid>@<host>" of this process. */
-static void owner_name(char *out, size_t size)
-{
-	char host[128] = "";
-	gethostname(host, sizeof(host) - 1);
-	snprintf(out, size, "%ld@%s", (long)getpid(), host);
-}
 
 /* Where the lock of a ref lives, for messages. */
 static int lock_path(git_repository *repo, const char *ref, char *out, size_t size)
@@ -44,326 +34,22 @@ static int lock_path(git_repository *repo, const char *ref, char *out, size_t si
 	return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 
-/*
- * The two directories the ref files live in, open: every file this module
- * creates, reads or removes is reached from one of them without following
- * a symbolic link (rq_fs_open_at), whatever the repository holds.
- */
-typedef struct refdirs {
-	int common, own;
-} refdirs;
-
-static int refdirs_open(git_repository *repo, refdirs *d, rq_error *err)
-{
-	d->common = rq_fs_opendir(git_repository_commondir(repo));
-	d->own = rq_fs_opendir(git_repository_path(repo));
-	if (d->common >= 0 && d->own >= 0)
-		return 0;
-	rq_error_set(err, RQ_E_IO, "cannot open the git directory: %s", strerror(errno));
-	if (d->common >= 0)
-		close(d->common);
-	if (d->own >= 0)
-		close(d->own);
-	d->common = d->own = -1;
-	return -1;
-}
-
-static void refdirs_close(refdirs *d)
-{
-	if (d->common >= 0)
-		close(d->common);
-	if (d->own >= 0)
-		close(d->own);
-	d->common = d->own = -1;
-}
-
-/* A file of this module in the common directory, opened without following
- * a link and without blocking on a FIFO: a regular file's descriptor, or
- * -1 with err set (RQ_E_BAD_REPO for a link or anything but a file). */
-static int open_own_file(const refdirs *d, const char *name, int flags, rq_error *err)
-{
-	struct stat st;
-	int fd = rq_fs_open_at(d->common, name, flags | O_NONBLOCK, 0644);
-
-	if (fd < 0 && (errno == ELOOP || errno == ENXIO || errno == EISDIR))
-		return rq_error_set(err, RQ_E_BAD_REPO,
-				    "'%s' in the git directory is not a regular file (a symbolic "
-				    "link, a FIFO or a directory): refusing to use it",
-				    name);
-	if (fd < 0)
-		return rq_error_set(err, RQ_E_IO, "cannot open '%s' in the git directory: %s", name,
-				    strerror(errno));
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return rq_error_set(err, RQ_E_BAD_REPO,
-				    "'%s' in the git directory is not a regular file: refusing to "
-				    "use it",
-				    name);
-	}
-	return fd;
-}
-
-/* The owner takes every lock right after writing its marker: a lock made
- * much later is someone else's. */
-#define RQ_REFS_LOCK_WINDOW_S 60
-
-static int made_after(const struct timespec *a, const struct timespec *b)
-{
-	return a->tv_sec > b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec >= b->tv_nsec);
-}
-
-/* 1 when the lock file leaf (in dir) holds exactly "<hex>\n": libgit2
- * writes a ref's new id into its lock right before the rename that
- * commits it. */
-static int lock_holds(int dir, const char *leaf, const char *hex)
-{
-	char buf[GIT_OID_HEXSZ + 2];
-	size_t want = strlen(hex);
-	ssize_t n;
-	int fd;
-
-	if (want != GIT_OID_HEXSZ ||
-	    (fd = openat(dir, leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf));
-	close(fd);
-	return n == (ssize_t)want + 1 && !memcmp(buf, hex, want) && buf[want] == '\n';
-}
-
-/* One line of a dead owner's marker, "<ref> <new id>": its lock removed
- * when it is one the owner made (see clean_marker). The ref is checked
- * as a ref name before it names any file: a marker is the repository's
- * data, and "../../x" must not lead anywhere. */
-static void clean_lock(const refdirs *d, char *line, const struct stat *mst)
-{
-	char lock[1100], *hex = strchr(line, ' ');
-	const char *leaf;
-	struct stat lst;
-	int dir;
-
-	if (hex)
-		*hex++ = '\0';
-	if (!rq_refname_lockable(line) ||
-	    snprintf(lock, sizeof(lock), "%s.lock", line) >= (int)sizeof(lock) ||
-	    (dir = rq_fs_parent_at(rq_refspace_own_dir(line) ? d->own : d->common, lock, &leaf)) <
-		0)
-		return;
-	if (fstatat(dir, leaf, &lst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(lst.st_mode) &&
-	    made_after(&lst.st_mtim, &mst->st_mtim) &&
-	    (lst.st_size == 0 ? lst.st_mtim.tv_sec <= mst->st_mtim.tv_sec + RQ_REFS_LOCK_WINDOW_S
-			      : lock_holds(dir, leaf, hex ? hex : "")))
-		unlinkat(dir, leaf, 0);
-	close(dir);
-}
-
-/* Remove the locks a dead replayq process left, as its marker lists them
- * ("<ref> <new id>" a line): lock files made after the marker: empty ones
- * made in the minute after it (libgit2 writes a lock's content only at the
- * commit), and ones holding that new id (killed between writing and
- * renaming it, however late); a lock of a live process, or one another
- * program took, stays. A marker that is not a regular file is left. */
-static void clean_marker(const refdirs *d, const char *name)
-{
-	struct stat mst;
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
-	rq_error err;
-	FILE *f;
-	int fd = open_own_file(d, name, O_RDONLY, &err);
-
-	if (fd < 0)
-		return;
-	if (fstat(fd, &mst) < 0 || !(f = fdopen(fd, "r"))) {
-		close(fd);
-		return;
-	}
-	while ((n = getline(&line, &cap, f)) > 0) {
-		if (line[n - 1] == '\n')
-			line[n - 1] = '\0';
-		clean_lock(d, line, &mst);
-	}
-	free(line);
-	fclose(f);
-	unlinkat(d->common, name, 0);
-}
-
-/* 1 when pid has exited: no such process, or a zombie nobody reaped. */
-static int process_gone(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	FILE *f;
-	size_t n;
-
-	if (kill(pid, 0) < 0)
-		return errno == ESRCH;
-	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-	if (!(f = fopen(path, "r")))
-		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	p = strrchr(buf, ')'); /* "pid (comm) S ...": comm may hold anything */
-	return p && p[1] == ' ' && p[2] == 'Z';
-}
-
-/* rq_refs_clean_stale with the guard held by the caller. */
-static void clean_stale(const refdirs *d)
-{
-	char host[128] = "";
-	struct dirent *e;
-	int fd = fcntl(d->common, F_DUPFD_CLOEXEC, 0);
-	DIR *dh = fd >= 0 ? fdopendir(fd) : NULL;
-
-	if (!dh) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	rewinddir(dh); /* the descriptor's offset is shared with d->common */
-	gethostname(host, sizeof(host) - 1);
-	while ((e = readdir(dh))) {
-		char *at;
-		long pid;
-		if (strncmp(e->d_name, MARKER_PREFIX, strlen(MARKER_PREFIX)) != 0)
-			continue;
-		pid = strtol(e->d_name + strlen(MARKER_PREFIX), &at, 10);
-		if (pid <= 0 || *at != '@' || strcmp(at + 1, host) != 0)
-			continue; /* another machine's: its owner may live */
-		/* our own pid: a dead predecessor's (this process writes its
-		 * marker only after this clean-up) */
-		if ((pid_t)pid != getpid() && !process_gone((pid_t)pid))
-			continue; /* alive (or not ours to judge) */
-		clean_marker(d, e->d_name);
-	}
-	closedir(dh);
-}
-
-/* 1 when the marker name (in the common directory) has a line for ref. */
-static int marker_lists(const refdirs *d, const char *name, const char *ref)
-{
-	char *line = NULL;
-	size_t cap = 0, rl = strlen(ref);
-	ssize_t n;
-	int found = 0;
-	rq_error err;
-	FILE *f;
-	int fd = open_own_file(d, name, O_RDONLY, &err);
-
-	if (fd < 0)
-		return 0;
-	if (!(f = fdopen(fd, "r"))) {
-		close(fd);
-		return 0;
-	}
-	while (!found && (n = getline(&line, &cap, f)) > 0)
-		found = (size_t)n > rl && !memcmp(line, ref, rl) && line[rl] == ' ';
-	free(line);
-	fclose(f);
-	return found;
-}
-
-/* Who holds ref's lock, as the markers say: a replayq process that lists
- * it, alive or gone from this machine; none: someone else. */
-static rq_refs_verdict lock_owner(const refdirs *d, const char *ref)
-{
-	char host[128] = "";
-	rq_refs_verdict v = RQ_REFS_LOCKED_OTHER;
-	struct dirent *e;
-	int fd = fcntl(d->common, F_DUPFD_CLOEXEC, 0);
-	DIR *dh = fd >= 0 ? fdopendir(fd) : NULL;
-
-	if (!dh) {
-		if (fd >= 0)
-			close(fd);
-		return v;
-	}
-	rewinddir(dh);
-	gethostname(host, sizeof(host) - 1);
-	while (v == RQ_REFS_LOCKED_OTHER && (e = readdir(dh))) {
-		char *at;
-		long pid;
-		if (strncmp(e->d_name, MARKER_PREFIX, strlen(MARKER_PREFIX)) != 0 ||
-		    (pid = strtol(e->d_name + strlen(MARKER_PREFIX), &at, 10)) <= 0 ||
-		    (pid_t)pid == getpid() || !marker_lists(d, e->d_name, ref))
-			continue;
-		v = *at == '@' && !strcmp(at + 1, host) && process_gone((pid_t)pid)
-			? RQ_REFS_LOCKED_DEAD
-			: RQ_REFS_LOCKED_LIVE;
-	}
-	closedir(dh);
-	return v;
-}
-
-/* The per-repository guard of rq_refs_apply: <commondir>/replayq-refs.guard,
- * held with flock (released by the kernel when its holder dies); never a
- * symbolic link (RQ_E_BAD_REPO). */
-static int guard_lock(const refdirs *d, rq_error *err)
-{
-	int fd = open_own_file(d, GUARD_NAME, O_RDWR | O_CREAT, err);
-
-	if (fd < 0)
-		return -1;
-	while (flock(fd, LOCK_EX) < 0)
-		if (errno != EINTR) {
-			close(fd);
-			return rq_error_set(err, RQ_E_IO, "cannot lock '%s': %s", GUARD_NAME,
-					    strerror(errno));
-		}
-	return fd;
-}
-
 void rq_refs_clean_stale(git_repository *repo)
 {
-	refdirs d;
+	rq_refmark m;
 	rq_error err;
-	int guard;
 
-	if (refdirs_open(repo, &d, &err) < 0)
+	if (rq_refmark_open(&m, repo, &err) < 0)
 		return;
-	if ((guard = guard_lock(&d, &err)) >= 0) {
-		clean_stale(&d);
-		close(guard);
-	}
-	refdirs_close(&d);
-}
-
-/* Before the first lock: write down which locks this process will hold,
- * one "<ref> <new id>" a line (the id names the content a lock has while
- * its ref is being committed), as name (MARKER_PREFIX<owner>). */
-static int write_marker(const refdirs *d, const rq_replay_result *result, char *name, size_t size,
-			rq_error *err)
-{
-	char owner[160], hex[GIT_OID_HEXSZ + 1];
-	FILE *f;
-	int fd;
-
-	owner_name(owner, sizeof(owner));
-	snprintf(name, size, "%s%s", MARKER_PREFIX, owner);
-	if ((fd = open_own_file(d, name, O_WRONLY | O_CREAT | O_TRUNC, err)) < 0)
-		return -1;
-	if (!(f = fdopen(fd, "w"))) {
-		close(fd);
-		unlinkat(d->common, name, 0);
-		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	}
-	for (size_t i = 0; i < result->nupdates; i++)
-		fprintf(f, "%s %s\n", result->updates[i].ref,
-			git_oid_tostr(hex, sizeof(hex), &result->updates[i].new_id));
-	if (fflush(f) != 0 || fsync(fileno(f)) != 0) {
-		fclose(f);
-		unlinkat(d->common, name, 0);
-		return rq_error_set(err, RQ_E_IO, "cannot write '%s': %s", name, strerror(errno));
-	}
-	fclose(f);
-	return 0;
+	rq_refmark_guard(&m, &err); /* (cleans) */
+	rq_refmark_close(&m);
 }
 
 /* ---- refs that cannot be created: directory/file conflicts ---- */
 
 /* 1 when name is a loose ref file (or a link: a loose symbolic ref) under
  * d, reached without following a link. */
-static int loose_file(const refdirs *d, const char *name)
+static int loose_file(const rq_refmark *d, const char *name)
 {
 	const char *leaf;
 	struct stat st;
@@ -464,7 +150,7 @@ static int ref_clash(git_repository *repo, const char *name, char **clash, rq_er
 
 /* One ref to create: refused (RQ_E_BAD_REF, in git's words) when an
  * existing ref or a non-empty directory is in its way. */
-static int creatable(git_repository *repo, const refdirs *d, const char *name, rq_error *err)
+static int creatable(git_repository *repo, const rq_refmark *d, const char *name, rq_error *err)
 {
 	const char *leaf;
 	char *clash = NULL;
@@ -505,10 +191,10 @@ static int dir_of(const char *a, const char *b)
 int rq_refs_check_creatable(git_repository *repo, const rq_replay_result *result, rq_error *err)
 {
 	static const git_oid zero;
-	refdirs d;
+	rq_refmark d;
 	int rc = 0;
 
-	if (refdirs_open(repo, &d, err) < 0)
+	if (rq_refmark_open(&d, repo, err) < 0)
 		return -1;
 	for (size_t i = 0; rc == 0 && i < result->nupdates; i++) {
 		const rq_ref_update *u = &result->updates[i];
@@ -523,7 +209,7 @@ int rq_refs_check_creatable(git_repository *repo, const rq_replay_result *result
 		if (rc == 0)
 			rc = creatable(repo, &d, u->ref, err);
 	}
-	refdirs_close(&d);
+	rq_refmark_close(&d);
 	return rc;
 }
 
@@ -685,54 +371,34 @@ static int check_updates(git_repository *repo, const rq_replay_result *result, r
 			    why); /* git's words */
 }
 
-/* Under the per-repository guard (its descriptor returned): the locks of
- * dead owners removed, this process's marker written (its name into
- * marker, "" when none). -1 with err set. */
-static int guard_and_mark(const refdirs *d, const rq_replay_result *result, char *marker,
-			  size_t size, rq_error *err)
-{
-	int guard = guard_lock(d, err);
-
-	marker[0] = '\0';
-	if (guard < 0)
-		return -1;
-	clean_stale(d);
-	if (write_marker(d, result, marker, size, err) < 0) {
-		marker[0] = '\0';
-		close(guard);
-		return -1;
-	}
-	return guard;
-}
-
-/* Why an update failed, from its error: a lock's owner judged by the
+/* Why an update failed, from its error: a lock's holder judged by the
  * markers (under the guard, or right after it). */
-static rq_refs_verdict verdict_of(const refdirs *d, const rq_error *err, const char *ref)
+static rq_refs_verdict verdict_of(rq_refmark *m, const rq_error *err, const char *key)
 {
+	static const rq_refs_verdict held[] = {RQ_REFS_LOCKED_OTHER, RQ_REFS_LOCKED_LIVE,
+					       RQ_REFS_LOCKED_DEAD};
+
 	if (err->code == RQ_E_REF_MOVED)
 		return RQ_REFS_MOVED;
 	if (err->code != RQ_E_REF_LOCKED)
 		return RQ_REFS_FAILED;
-	return ref && d->common >= 0 ? lock_owner(d, ref) : RQ_REFS_LOCKED_OTHER;
+	return key && m->common >= 0 ? held[rq_refmark_holder(m, key)] : RQ_REFS_LOCKED_OTHER;
 }
 
 /* Under the guard: the stale locks cleaned, the marker written, every ref
  * locked and its space taken; the guard released. 0, or -1 with err. */
-static int lock_under_guard(update_run *u, refdirs *d, char *marker, size_t size, rq_error *err)
+static int lock_under_guard(update_run *u, rq_refmark *m, rq_error *err)
 {
-	int guard;
+	int rc;
 
-	if (refdirs_open(u->repo, d, err) < 0 ||
+	if (rq_refmark_open(m, u->repo, err) < 0 ||
 	    (!rq_repofmt_reftable(u->repo) &&
-	     rq_refspace_new(&u->space, u->repo, d->common, d->own, u->res->nupdates, err) < 0) ||
-	    (guard = guard_and_mark(d, u->res, marker, size, err)) < 0)
+	     rq_refspace_new(&u->space, u->repo, m->common, m->own, u->res->nupdates, err) < 0) ||
+	    rq_refmark_guard(m, err) < 0)
 		return -1;
-	if (lock_all(u, err) < 0) {
-		close(guard);
-		return -1;
-	}
-	close(guard); /* every lock is taken: the next may clean and lock */
-	return 0;
+	rc = rq_refmark_refs(m, u->res, err) < 0 || lock_all(u, err) < 0 ? -1 : 0;
+	rq_refmark_unguard(m); /* every lock is taken: the next may clean and lock */
+	return rc;
 }
 
 /* The update once its names are checked, in the order of the protocol
@@ -741,12 +407,11 @@ static int lock_under_guard(update_run *u, refdirs *d, char *marker, size_t size
  * cleaner cannot judge a lock that another is taking right then. */
 static int update(update_run *u, rq_refs_fence *fence, rq_error *err)
 {
-	char marker[NAME_MAX + 1] = "";
-	refdirs d = {-1, -1};
+	rq_refmark m = {.common = -1, .own = -1, .guard = -1, .mark.fd = -1};
 	int rc = -1;
 
 	rq_testhook_hold("refs-start");
-	if (lock_under_guard(u, &d, marker, sizeof(marker), err) < 0)
+	if (lock_under_guard(u, &m, err) < 0)
 		goto out;
 	rq_testhook_hold("refs-locked");
 	if (fence->may_commit && fence->may_commit(fence->arg) != 0) {
@@ -762,13 +427,11 @@ static int update(update_run *u, rq_refs_fence *fence, rq_error *err)
 	rc = 0;
 out:
 	if (rc < 0)
-		fence->verdict = verdict_of(&d, err, u->failed);
+		fence->verdict = verdict_of(&m, err, u->failed);
 	for (size_t i = 0; i < u->res->nupdates; i++)
 		git_transaction_free(u->tx[i]); /* releases every lock not committed */
 	rq_refspace_free(u->space);
-	if (marker[0])
-		unlinkat(d.common, marker, 0);
-	refdirs_close(&d);
+	rq_refmark_close(&m); /* the marker goes after the locks */
 	return rc;
 }
 

@@ -86,17 +86,11 @@ int rq_refs_apply_fenced(git_repository *repo, const rq_replay_result *result,
 
 /*
  * rq_refs_apply writes down, before its first lock, which locks it is
- * about to hold: <commondir>/replayq-refs-<pid>@<host>, one "<ref> <new
- * id>" a line, removed when it is done. rq_refs_clean_stale (called by
- * rq_refs_apply first, under the same per-repository guard) removes the
- * locks of such a marker whose process is dead on this machine: lock files
- * made after the marker, empty or holding the id the marker names for that
- * ref. A lock held by a live process, by another machine's replayq or by
- * another program stays. A marker is the repository's data: each name in
- * it is checked as a ref name before it names a file, and the guard, the
- * markers and the locks are reached from the git directory without
- * following a symbolic link (rq_fs_open_at); a guard or marker that is a
- * link, a FIFO or a directory is RQ_E_BAD_REPO.
+ * about to hold, in a marker whose flock it holds until it is done
+ * (rq_refmark). rq_refs_clean_stale (which rq_refs_apply also does first,
+ * under the same per-repository guard) removes the locks a gone owner
+ * left: see rq_refmark.h for which, and how a marker is read without
+ * letting it name a file anywhere else.
  */
 void rq_refs_clean_stale(git_repository *repo);
 

@@ -3,7 +3,8 @@
 # Ref updates survive kills: a replay killed while it holds its ref locks
 # (held there on purpose, core/base/rq_testhook.h point "refs-locked") leaves
 # locks that the next replayq run recognises as its own (the marker
-# <commondir>/replayq-refs-<pid>@<host> of a dead process) and removes; a
+# <commondir>/replayq-refs-<pid>@<host>.<token>.owner, whose flock its dead
+# owner no longer holds) and removes; a
 # lock of a live process or of another program stays. A worker job killed
 # there, or after some of its refs moved, is finished by its retry from the
 # recorded intent: the same refs and ids as an undisturbed run, reported
@@ -23,7 +24,7 @@ REPLAYQ_TEST_HOLD=refs-locked GIT_COMMITTER_DATE="$RQ_DATE" "$REPLAYQ" -C "$T/r"
 P=$!
 KID=$(hold_pid refs-locked)
 check_eq "held with its locks: three locks" 3 "$(ref_locks "$T/r" | wc -l)"
-check "held: its marker names it" test -e "$T/r/.git/replayq-refs-$KID@$(hostname)"
+check "held: its marker names it" compgen -G "$T/r/.git/replayq-refs-$KID@*.owner"
 # another run meanwhile: the locks of a live process are not touched
 run_rq -C "$T/r" replay --onto main ^base a b c
 check "while the owner lives: the second run fails" test "$RC" -ne 0

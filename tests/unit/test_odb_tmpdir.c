@@ -116,17 +116,18 @@ static void test_open_write_finish(void **state)
 	rq_error_clear(&err);
 	assert_int_equal(rq_odb_tmpdir_open(&od, repo, NULL, &err), 0);
 	assert_non_null(od);
-	/* objects/replayq-tmp-<pid>@<host>-XXXXXX */
+	/* objects/replayq-tmp-<pid>@<host>.<token> */
 	snprintf(prefix, sizeof(prefix), "replayq-tmp-%ld@", (long)getpid());
 	snprintf(tmp, sizeof(tmp), "%s", rq_odb_tmpdir_path(od));
 	assert_int_equal(strncmp(tmp, objects, strlen(objects)), 0);
 	assert_int_equal(tmp[strlen(objects)], '/');
 	assert_int_equal(strncmp(tmp + strlen(objects) + 1, prefix, strlen(prefix)), 0);
-	/* then the host name, '-' and six random characters */
-	assert_non_null(strchr(tmp + strlen(objects) + 1 + strlen(prefix), '-'));
-	assert_int_equal(strlen(strrchr(tmp, '-') + 1), 6);
-	/* named, not made: a replay without children needs no directory */
-	assert_int_equal(tu_count_entries(objects, prefix, ""), 0);
+	/* then the host name, '.' and eight hex digits */
+	assert_int_equal(strlen(strrchr(tmp, '.') + 1), 8);
+	/* named, not made: a replay without children needs no directory; its
+	 * owner marker (<name>.owner, flocked) is there */
+	assert_false(tu_exists(tmp));
+	assert_int_equal(tu_count_entries(objects, prefix, ".owner"), 1);
 
 	/* existing objects stay readable */
 	{
@@ -515,12 +516,12 @@ static void test_two_dirs(void **state)
 	assert_int_equal(git_repository_open(&other, r->path), 0);
 	assert_int_equal(rq_odb_tmpdir_open(&a, tu_repo_open(r), NULL, NULL), 0);
 	assert_int_equal(rq_odb_tmpdir_open(&b, other, NULL, NULL), 0);
-	assert_int_equal(tu_count_entries(objects, "replayq-tmp-", ""), 0);
+	assert_int_equal(tu_count_entries(objects, "replayq-tmp-", ""), 2); /* their markers */
 	assert_int_equal(rq_odb_tmpdir_make(a, NULL), 0);
 	assert_int_equal(rq_odb_tmpdir_make(b, NULL), 0);
 	assert_int_equal(rq_odb_tmpdir_make(b, NULL), 0); /* made once */
 	assert_string_not_equal(rq_odb_tmpdir_path(a), rq_odb_tmpdir_path(b));
-	assert_int_equal(tu_count_entries(objects, "replayq-tmp-", ""), 2);
+	assert_int_equal(tu_count_entries(objects, "replayq-tmp-", ""), 4);
 	rq_odb_tmpdir_free(a);
 	rq_odb_tmpdir_free(b);
 	assert_int_equal(tu_count_entries(objects, "replayq-tmp-", ""), 0);
