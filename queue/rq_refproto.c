@@ -193,7 +193,7 @@ rq_refproto_outcome rq_refproto_apply(const rq_refproto_link *link, git_reposito
 		return RQ_REFPROTO_STOPPED;
 	/* failed after the grant (refs may have moved): the next delivery
 	 * finishes from the intent */
-	if (rc < 0 && asks && f.passed)
+	if (rc < 0 && asks && f.passed && !f.atomic)
 		return RQ_REFPROTO_PARTIAL;
 	return rc < 0 ? RQ_REFPROTO_FAILED : RQ_REFPROTO_APPLIED;
 }

@@ -94,7 +94,7 @@ void rq_owner_base(const rq_owner *o, char *out, size_t size)
 	snprintf(out, size, "%.*s", (int)n, o->name);
 }
 
-int rq_owner_write(rq_owner *o, const char *data, size_t n, rq_error *err)
+int rq_owner_write(rq_owner *o, const char *data, size_t n, int sync, rq_error *err)
 {
 	while (n) {
 		ssize_t w = write(o->fd, data, n);
@@ -106,7 +106,7 @@ int rq_owner_write(rq_owner *o, const char *data, size_t n, rq_error *err)
 		data += w;
 		n -= (size_t)w;
 	}
-	if (fsync(o->fd) < 0)
+	if (sync && fsync(o->fd) < 0)
 		return rq_error_set(err, RQ_E_IO, "cannot write '%s': %s", o->name,
 				    strerror(errno));
 	return 0;

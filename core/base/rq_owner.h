@@ -58,8 +58,9 @@ int rq_owner_make(rq_owner *o, int dir, const char *prefix, rq_error *err);
  * it stands for. */
 void rq_owner_base(const rq_owner *o, char *out, size_t size);
 
-/* Write the marker's content (at its end), fsynced. 0, or -1 with err. */
-int rq_owner_write(rq_owner *o, const char *data, size_t n, rq_error *err);
+/* Write the marker's content (at its end), fsynced when sync is set. 0,
+ * or -1 with err set. */
+int rq_owner_write(rq_owner *o, const char *data, size_t n, int sync, rq_error *err);
 
 /* Remove the marker, then let its lock go. Nothing when there is none. */
 void rq_owner_release(rq_owner *o);

@@ -21,8 +21,11 @@
 #include "rq_fs.h"
 #include "rq_refname.h"
 #include "rq_refspace.h"
+#include "rq_rtlock.h"
 
 #define GUARD_NAME "replayq-refs.guard"
+/* the line that says every lock above was let go (no ref name, no lock) */
+#define RELEASED "- released"
 
 /* The owner takes every lock right after writing its marker: a lock made
  * much later is someone else's. */
@@ -135,7 +138,7 @@ static int write_line(rq_refmark *m, const char *a, const char *b, rq_error *err
 	line[la] = ' ';
 	memcpy(line + la + 1, b, lb);
 	line[la + lb + 1] = '\n';
-	rc = rq_refmark_token(m, err) ? rq_owner_write(&m->mark, line, la + lb + 2, err) : -1;
+	rc = rq_refmark_token(m, err) ? rq_owner_write(&m->mark, line, la + lb + 2, 1, err) : -1;
 	free(line);
 	return rc;
 }
@@ -151,6 +154,14 @@ int rq_refmark_refs(rq_refmark *m, const rq_replay_result *res, rq_error *err)
 			       git_oid_tostr(hex, sizeof(hex), &res->updates[i].new_id), err) < 0)
 			return -1;
 	return 0;
+}
+
+void rq_refmark_released(rq_refmark *m)
+{
+	rq_error err;
+
+	if (m->mark.fd >= 0)
+		rq_owner_write(&m->mark, RELEASED "\n", strlen(RELEASED) + 1, 0, &err);
 }
 
 const char *rq_refmark_rel(const rq_refmark *m, const char *path)
@@ -252,16 +263,56 @@ static void each_line(int fd, void (*fn)(void *arg, const char *key, const char 
 	fclose(f);
 }
 
+/* A reftable lock's path under the common directory: ".../reftable/<name>.lock". */
+static int reftable_lock(const char *rel)
+{
+	const char *leaf = strrchr(rel, '/');
+	size_t n = leaf ? (size_t)(leaf - rel) : 0;
+
+	return leaf && n >= 8 && !strncmp(leaf - 8, "reftable", 8) && (n == 8 || leaf[-9] == '/') &&
+	       strlen(leaf) > 6;
+}
+
+/* A lock file of a gone owner's marker ("<path>.lock <token>"): removed
+ * when it holds the owner's token (rq_rtlock_owned_at: from the instant
+ * it was made, so no time is judged), and with it the tables named with
+ * the token that the stack never published. The path is reached from the
+ * common directory one component at a time without following a link
+ * ("../" is refused). */
+static void clean_lock_file(const rq_refmark *m, const char *rel, const char *token)
+{
+	const char *leaf;
+	int dir;
+
+	if (!reftable_lock(rel) || (dir = rq_fs_parent_at(m->common, rel, &leaf)) < 0)
+		return;
+	if (rq_rtlock_owned_at(dir, leaf, token))
+		unlinkat(dir, leaf, 0);
+	rq_rtlock_drop_unpublished_at(dir, token);
+	close(dir);
+}
+
 typedef struct gone_marker {
 	const rq_refmark *m;
 	struct stat st;
+	int released; /* the owner let every lock go before it died */
 } gone_marker;
+
+static void released_line(void *arg, const char *key, const char *value)
+{
+	gone_marker *g = arg;
+
+	(void)value;
+	g->released |= !strcmp(key, "-");
+}
 
 static void clean_line(void *arg, const char *key, const char *value)
 {
 	gone_marker *g = arg;
 
-	if (!lockfile_line(key))
+	if (lockfile_line(key)) /* judged by its content, released or not */
+		clean_lock_file(g->m, key, value);
+	else if (!g->released) /* else a ref's lock there now is someone else's */
 		clean_ref_lock(g->m, key, value, &g->st);
 }
 
@@ -269,13 +320,17 @@ static void clean_line(void *arg, const char *key, const char *value)
  * left, then the marker. */
 static void clean_marker(const rq_refmark *m, const char *name, int fd)
 {
-	gone_marker g = {m, {0}};
-	int rfd = dup(fd);
+	gone_marker g = {m, {0}, 0};
+	int rfd;
 
-	if (fstat(fd, &g.st) == 0 && rfd >= 0)
-		each_line(rfd, clean_line, &g);
-	else if (rfd >= 0)
-		close(rfd);
+	if (fstat(fd, &g.st) == 0 && (rfd = dup(fd)) >= 0) {
+		lseek(rfd, 0, SEEK_SET);
+		each_line(rfd, released_line, &g);
+		if ((rfd = dup(fd)) >= 0) {
+			lseek(rfd, 0, SEEK_SET);
+			each_line(rfd, clean_line, &g);
+		}
+	}
 	unlinkat(m->common, name, 0);
 	close(fd); /* lets the lock go: the marker is gone already */
 }

@@ -19,16 +19,19 @@
  * taking right then.
  *
  * The clean-up (rq_refmark_guard) removes the locks of every marker whose
- * owner is gone (its flock can be taken): those the owner made, which
- * are lock files made after the marker and either empty within a minute
- * of it (killed between taking and writing) or holding what the owner
- * wrote (the ref's new id; for a reftable lock, a list naming a table with
- * the owner's token, rq_rttx_lock_owned). A reftable table with the
- * owner's token that tables.list does not name (written, never published)
- * goes too. A lock of a live process, or one no marker claims (git's,
- * another program's), stays. A marker named the old way (pid@host, no
- * token, written by a replayq before flocks) is judged as it was then: its
- * owner is gone when it ran on this host and no such process lives.
+ * owner is gone (its flock can be taken): those the owner made. A loose
+ * ref's lock is the owner's when it was made after the marker and either
+ * is empty within a minute of it (killed between taking and writing) or
+ * holds the ref's new id, unless the marker ends with "- released" (every
+ * lock renamed or let go: one there now is someone else's). A reftable
+ * lock is the owner's when it holds the owner's token (rq_rtlock: from the
+ * instant it exists, so its content alone decides); the tables and
+ * temporary files with the token that tables.list does not name
+ * (written, never published) go too. A lock of a live process, or one no
+ * marker claims (git's, another program's), stays. A marker named the old
+ * way (pid@host, no token, written by a replayq before flocks) is judged
+ * as it was then: its owner is gone when it ran on this host and no such
+ * process lives.
  *
  * A marker is the repository's data: each name in it is checked (a ref
  * name by git's rules, a path as components under the common directory)
@@ -73,6 +76,11 @@ int rq_refmark_refs(rq_refmark *m, const rq_replay_result *res, rq_error *err);
  * whose tables are named with this marker's token, making the marker. 0,
  * or -1 with err set. */
 int rq_refmark_lockfile(rq_refmark *m, const char *path, rq_error *err);
+
+/* Write down that every lock written down so far was let go: a gone
+ * owner's marker that says so has no lock left to remove (a lock there
+ * now is someone else's). */
+void rq_refmark_released(rq_refmark *m);
 
 /* The marker's token (8 hex digits), the marker made if need be: NULL
  * with err set when it cannot be. */

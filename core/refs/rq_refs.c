@@ -18,10 +18,13 @@
 #include "rq_confine.h"
 #include "rq_fs.h"
 #include "rq_refname.h"
+#include "rq_refdb_rt.h"
 #include "rq_refmark.h"
 #include "rq_refs.h"
 #include "rq_refspace.h"
 #include "rq_repofmt.h"
+#include "rq_rtstack.h"
+#include "rq_rttx.h"
 #include "rq_testhook.h"
 
 /* Where the lock of a ref lives, for messages. */
@@ -235,6 +238,28 @@ static int lock_failed(git_repository *repo, const char *ref, int r, rq_error *e
 			    e && e->message ? e->message : "locked by another process");
 }
 
+/* Where u's ref is, under its lock: 0 at its old id (to move), 1 at its
+ * new id already, -1 elsewhere (RQ_E_REF_MOVED) or unreadable. */
+static int ref_state(git_repository *repo, const rq_ref_update *u, rq_error *err)
+{
+	char have[GIT_OID_HEXSZ + 1], want[GIT_OID_HEXSZ + 1];
+	git_oid cur;
+	int r = git_reference_name_to_id(&cur, repo, u->ref);
+
+	if (r == GIT_ENOTFOUND)
+		memset(&cur, 0, sizeof(cur));
+	else if (r < 0)
+		return rq_error_git(err, "cannot read ref");
+	if (git_oid_equal(&cur, &u->new_id))
+		return 1;
+	if (git_oid_equal(&cur, &u->old_id))
+		return 0;
+	git_oid_tostr(have, sizeof(have), &cur);
+	git_oid_tostr(want, sizeof(want), &u->old_id);
+	return rq_error_set(err, RQ_E_REF_MOVED, "cannot lock ref '%s': is at %s but expected %s",
+			    u->ref, have, want);
+}
+
 /*
  * Lock one ref in a transaction of its own and check it: *tx is the
  * transaction, ready to commit, or NULL when the ref holds its new value
@@ -245,30 +270,18 @@ static int lock_failed(git_repository *repo, const char *ref, int r, rq_error *e
 static int lock_one(git_repository *repo, const rq_ref_update *u, const git_signature *sig,
 		    const char *msg, git_transaction **tx, rq_error *err)
 {
-	git_oid cur;
 	int r;
 
 	if (git_transaction_new(tx, repo) < 0)
 		return rq_error_git(err, "cannot start a ref transaction");
 	if ((r = git_transaction_lock_ref(*tx, u->ref)) < 0)
 		return lock_failed(repo, u->ref, r, err);
-	r = git_reference_name_to_id(&cur, repo, u->ref);
-	if (r == GIT_ENOTFOUND)
-		memset(&cur, 0, sizeof(cur));
-	else if (r < 0)
-		return rq_error_git(err, "cannot read ref");
-	if (git_oid_equal(&cur, &u->new_id)) {
+	if ((r = ref_state(repo, u, err)) < 0)
+		return -1;
+	if (r == 1) {
 		git_transaction_free(*tx); /* releases the lock */
 		*tx = NULL;
 		return 0;
-	}
-	if (!git_oid_equal(&cur, &u->old_id)) {
-		char have[GIT_OID_HEXSZ + 1], want[GIT_OID_HEXSZ + 1];
-		git_oid_tostr(have, sizeof(have), &cur);
-		git_oid_tostr(want, sizeof(want), &u->old_id);
-		return rq_error_set(err, RQ_E_REF_MOVED,
-				    "cannot lock ref '%s': is at %s but expected %s", u->ref, have,
-				    want);
 	}
 	if (git_transaction_set_target(*tx, u->ref, &u->new_id, sig, msg) < 0)
 		return rq_error_git(err, "cannot update ref");
@@ -285,7 +298,8 @@ typedef struct update_run {
 	const git_signature *sig;
 	git_transaction **tx;
 	rq_refspace *space;
-	const char *failed;
+	const char *failed;   /* the key of the lock that could not be taken */
+	struct rt_update *rt; /* a reftable repository's update, else NULL */
 } update_run;
 
 /* Lock and check every ref, and take the space its commit needs (test
@@ -350,6 +364,139 @@ static int commit_all(update_run *u, size_t *moved, rq_error *err)
 	return 0;
 }
 
+/* ---- reftable: every ref in one table, all at once (rq_rttx) ---- */
+
+typedef struct rt_update {
+	rq_rtstack *st;
+	rq_rttx *tx;
+	rq_rttx_update *u; /* the refs that change */
+	size_t n;
+	rq_rttx_ident who;
+	char lock[PATH_MAX]; /* tables.list.lock's path under the common directory */
+} rt_update;
+
+static void rt_free(rt_update *rt)
+{
+	if (!rt)
+		return;
+	rq_rttx_free(rt->tx); /* releases the lock if still held */
+	rq_rtstack_free(rt->st);
+	free(rt->u);
+	free(rt);
+}
+
+/* dir/name without a doubled '/'. */
+static int join(char *out, size_t size, const char *dir, const char *name)
+{
+	size_t n = strlen(dir);
+	int w =
+	    snprintf(out, size, "%.*s/%s", (int)(n && dir[n - 1] == '/' ? n - 1 : n), dir, name);
+	return w < 0 || (size_t)w >= size ? -1 : 0;
+}
+
+/* The update of a reftable repository, its stack open: the common one,
+ * or a linked worktree's own for its own refs (HEAD), not both at once.
+ * NULL with err set. */
+static rt_update *rt_new(git_repository *repo, const rq_replay_result *res, rq_error *err)
+{
+	const char *common = git_repository_commondir(repo), *own = git_repository_path(repo);
+	int linked = strcmp(common, own) != 0,
+	    k = linked && rq_refdb_rt_worktree_ref(res->updates[0].ref);
+	rt_update *rt = calloc(1, sizeof(*rt));
+	char dir[PATH_MAX];
+
+	if (!rt || !(rt->u = calloc(res->nupdates, sizeof(*rt->u)))) {
+		free(rt);
+		rq_error_set(err, RQ_E_NOMEM, "out of memory");
+		return NULL;
+	}
+	for (size_t i = 1; i < res->nupdates; i++)
+		if ((linked && rq_refdb_rt_worktree_ref(res->updates[i].ref)) != k) {
+			rq_error_set(err, RQ_E_BAD_REF,
+				     "cannot update a worktree's own refs and shared refs at once "
+				     "('%s', '%s')",
+				     res->updates[0].ref, res->updates[i].ref);
+			rt_free(rt);
+			return NULL;
+		}
+	if (join(dir, sizeof(dir), k ? own : common, "reftable") < 0 ||
+	    rq_rtstack_open(&rt->st, dir, err) < 0) {
+		if (!rt->st)
+			rq_error_set(err, RQ_E_BAD_REPO, "cannot open the reftable stack");
+		rt_free(rt);
+		return NULL;
+	}
+	return rt;
+}
+
+/* Every lock file rq_rttx takes, written down in the marker first. */
+static int rt_note(void *arg, const char *path)
+{
+	rq_error err;
+	return rq_refmark_lockfile(arg, path, &err);
+}
+
+/* One ref that changes, checked again at the commit. */
+static void rt_add(rt_update *rt, const rq_ref_update *r, const char *msg)
+{
+	rq_rttx_update *x = &rt->u[rt->n++];
+
+	memset(x, 0, sizeof(*x));
+	x->name = r->ref;
+	x->new_type = RQ_RTABLE_VAL1;
+	git_oid_cpy(&x->new_id, &r->new_id);
+	x->check = RQ_RTTX_ID;
+	git_oid_cpy(&x->old_id, &r->old_id);
+	x->log = RQ_RTTX_LOG_AUTO;
+	x->who = &rt->who;
+	x->message = msg;
+}
+
+/* Under the guard: tables.list.lock taken (noted in the marker first,
+ * with the token the new tables are named with) and every ref checked
+ * under it. 0, or -1 with err set (RQ_E_REF_LOCKED naming the lock). */
+static int rt_lock(update_run *u, rq_refmark *m, rq_error *err)
+{
+	rt_update *rt = u->rt;
+	rq_rttx_opts o = {0};
+	const char *rel;
+
+	o.log_policy = rq_rttx_log_policy(u->repo);
+	o.note_lock = rt_note;
+	o.note_arg = m;
+	if (!(o.token = rq_refmark_token(m, err)) ||
+	    join(rt->lock, sizeof(rt->lock), rq_rtstack_dir(rt->st), "tables.list.lock") < 0)
+		return -1;
+	if (rq_rttx_begin(&rt->tx, rt->st, &o, err) < 0) {
+		u->failed = (rel = rq_refmark_rel(m, rt->lock)) ? rel : rt->lock;
+		return -1;
+	}
+	rt->who.name = u->sig->name;
+	rt->who.email = u->sig->email;
+	rt->who.time = u->sig->when.time;
+	rt->who.tz = u->sig->when.offset;
+	for (size_t i = 0; i < u->res->nupdates; i++) {
+		int r = ref_state(u->repo, &u->res->updates[i], err);
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			rt_add(rt, &u->res->updates[i], u->res->reflog_msg);
+	}
+	return 0;
+}
+
+/* The one table written and published (test hook point "refs-written"
+ * right before the rename of tables.list, in rq_rttx). */
+static int rt_commit(update_run *u, size_t *moved, rq_error *err)
+{
+	rt_update *rt = u->rt;
+
+	if (rt->n && rq_rttx_commit(rt->tx, rt->u, rt->n, err) < 0)
+		return -1;
+	*moved = rt->n;
+	return 0;
+}
+
 /* Before anything is locked: every ref a name git takes and reached
  * through no symbolic link (rq_confine: libgit2 would write through it),
  * and every ref to create free of directory/file conflicts. */
@@ -392,11 +539,14 @@ static int lock_under_guard(update_run *u, rq_refmark *m, rq_error *err)
 	int rc;
 
 	if (rq_refmark_open(m, u->repo, err) < 0 ||
-	    (!rq_repofmt_reftable(u->repo) &&
+	    (!u->rt &&
 	     rq_refspace_new(&u->space, u->repo, m->common, m->own, u->res->nupdates, err) < 0) ||
 	    rq_refmark_guard(m, err) < 0)
 		return -1;
-	rc = rq_refmark_refs(m, u->res, err) < 0 || lock_all(u, err) < 0 ? -1 : 0;
+	if (u->rt)
+		rc = rt_lock(u, m, err);
+	else
+		rc = rq_refmark_refs(m, u->res, err) < 0 || lock_all(u, err) < 0 ? -1 : 0;
 	rq_refmark_unguard(m); /* every lock is taken: the next may clean and lock */
 	return rc;
 }
@@ -421,8 +571,9 @@ static int update(update_run *u, rq_refs_fence *fence, rq_error *err)
 	}
 	fence->passed = 1;
 	rq_testhook_hold("refs-fenced");
-	if (commit_all(u, &fence->moved, err) < 0)
+	if ((u->rt ? rt_commit(u, &fence->moved, err) : commit_all(u, &fence->moved, err)) < 0)
 		goto out;
+	rq_refmark_released(&m); /* every lock renamed or let go */
 	rq_testhook_hold("refs-done");
 	rc = 0;
 out:
@@ -431,6 +582,7 @@ out:
 	for (size_t i = 0; i < u->res->nupdates; i++)
 		git_transaction_free(u->tx[i]); /* releases every lock not committed */
 	rq_refspace_free(u->space);
+	rt_free(u->rt);	      /* releases tables.list.lock if still held */
 	rq_refmark_close(&m); /* the marker goes after the locks */
 	return rc;
 }
@@ -446,6 +598,7 @@ int rq_refs_apply_fenced(git_repository *repo, const rq_replay_result *result,
 		fence = &none;
 	fence->passed = 0;
 	fence->moved = 0;
+	fence->atomic = 0;
 	fence->verdict = RQ_REFS_APPLIED;
 	if (!result->nupdates)
 		return 0;
@@ -455,9 +608,13 @@ int rq_refs_apply_fenced(git_repository *repo, const rq_replay_result *result,
 	if (git_signature_new(&sig, committer->name, committer->email, (git_time_t)committer->time,
 			      committer->tz) < 0)
 		return rq_error_git(err, "invalid committer identity");
-	update_run u = {repo, result, sig, calloc(result->nupdates, sizeof(*u.tx)), NULL, NULL};
+	update_run u = {repo, result, sig, calloc(result->nupdates, sizeof(*u.tx)),
+			NULL, NULL,   NULL};
+	fence->atomic = rq_repofmt_reftable(repo);
 	if (!u.tx)
 		rc = rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	else if (fence->atomic && !(u.rt = rt_new(repo, result, err)))
+		rc = -1;
 	else
 		rc = update(&u, fence, err);
 	free(u.tx);

@@ -66,9 +66,12 @@ typedef struct rq_refs_fence {
 	int (*may_commit)(void *arg);
 	void *arg;
 	/* out: the fence was passed (a failure after it may have moved some
-	 * refs: moved says how many, on the files backend) */
+	 * refs: moved says how many, on the files backend); atomic: the
+	 * commit moves every ref or none (reftable), so that a failure after
+	 * the fence moved none */
 	int passed;
 	size_t moved;
+	int atomic;
 	rq_refs_verdict verdict; /* out */
 } rq_refs_fence;
 
@@ -81,7 +84,9 @@ int rq_refs_apply_fenced(git_repository *repo, const rq_replay_result *result,
  * Test hook points of an update, in order: "refs-start", "refs-locking"
  * (files: after the first lock of several), "refs-locked", "refs-fenced"
  * (after may_commit said yes), "refs-committed" (files: after the first
- * commit of several), "refs-done".
+ * commit of several), "refs-written" (reftable: the table and the new
+ * list written, right before the rename that publishes them, rq_rttx),
+ * "refs-done".
  */
 
 /*

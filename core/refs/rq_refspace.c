@@ -13,14 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "rq_fs.h"
-
-/* core.logAllRefUpdates, as libgit2 reads it */
-enum { LOG_NONE, LOG_NORMAL, LOG_ALWAYS };
+#include "rq_rttx.h"
 
 /* A reflog given room: the directory that holds it (-1: none), its name
  * there, its size before, and whether it was made for the update. */
@@ -50,27 +47,6 @@ int rq_refspace_own_dir(const char *ref)
 	return strncmp(ref, "refs/", 5) != 0 || !strncmp(ref, "refs/bisect/", 12);
 }
 
-static int log_policy(git_repository *repo)
-{
-	int p = git_repository_is_bare(repo) ? LOG_NONE : LOG_NORMAL, b;
-	git_config *cfg;
-	const char *v;
-
-	if (git_repository_config_snapshot(&cfg, repo) < 0) {
-		git_error_clear();
-		return p;
-	}
-	if (git_config_get_string(&v, cfg, "core.logallrefupdates") == 0) {
-		if (!strcasecmp(v, "always"))
-			p = LOG_ALWAYS;
-		else if (git_config_parse_bool(&b, v) == 0)
-			p = b ? LOG_NORMAL : LOG_NONE;
-	}
-	git_config_free(cfg);
-	git_error_clear();
-	return p;
-}
-
 int rq_refspace_new(rq_refspace **out, git_repository *repo, int common, int own, size_t n,
 		    rq_error *err)
 {
@@ -86,7 +62,7 @@ int rq_refspace_new(rq_refspace **out, git_repository *repo, int common, int own
 	s->common = common;
 	s->own = own;
 	s->n = n;
-	s->policy = log_policy(repo);
+	s->policy = rq_rttx_log_policy(repo);
 	for (size_t i = 0; i < n; i++)
 		s->v[i].log[0].dir = s->v[i].log[1].dir = -1;
 	if (git_reference_lookup(&head, repo, "HEAD") == 0 &&
@@ -101,8 +77,8 @@ int rq_refspace_new(rq_refspace **out, git_repository *repo, int common, int own
 /* 1 when libgit2 appends an entry to ref's reflog (exists: it has one). */
 static int logged(const rq_refspace *s, const char *ref, int exists)
 {
-	if (s->policy != LOG_NORMAL)
-		return s->policy == LOG_ALWAYS;
+	if (s->policy != RQ_RTTX_LOG_NORMAL)
+		return s->policy == RQ_RTTX_LOG_ALWAYS;
 	return exists || !strncmp(ref, "refs/heads/", 11) || !strcmp(ref, "HEAD") ||
 	       !strncmp(ref, "refs/remotes/", 13) || !strncmp(ref, "refs/notes/", 11);
 }
