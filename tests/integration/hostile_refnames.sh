@@ -6,7 +6,9 @@
 # and its cars' refs: \xNN for such a byte and for a backslash, decoded as
 # docs/protocol.md says), and a job killed between two ref commits is
 # finished by its retry from the intent: that ref reported recovered, with
-# its true old value, as an undisturbed run reports it.
+# its true old value, as an undisturbed run reports it. Run a second time
+# on reftable repositories (hostile_refnames@reftable), where the job is
+# killed with its one table written and not yet published.
 . "$(dirname "$0")/../lib.sh"
 require redis-server
 CLIENT=$(cd "$(dirname "$0")/../../clients/python" && pwd)
@@ -34,6 +36,7 @@ commit_file "$T/w" y.txt y y
 git -C "$T/w" checkout -q main
 commit_file "$T/w" m.txt m "main moves"
 cp -a "$T/w" "$T/refroot/w"
+check_ref_format "$T/w"
 job='{"id":"J","repo":"w","mode":"onto","target":"main","revisions":["base..b"],"contained":true,"ref_action":"update","committer":{"name":"Bot","email":"bot@example.com","time":1800000000,"tz":"+0000"}}'
 
 section "results: updates, refs, a train"
@@ -55,16 +58,24 @@ section "killed between two ref commits: the retry reports that ref"
 start_redis
 export REPLAYQ_QUEUE=rn
 cp -a "$T/w" "$ROOT/w"
-REPLAYQ_TEST_HOLD_ONCE=1 REPLAYQ_TEST_HOLD=refs-committed start_worker wa --repo-root="$ROOT" \
+point=refs-committed
+[ $REFTABLE = 1 ] && point=refs-written
+REPLAYQ_TEST_HOLD_ONCE=1 REPLAYQ_TEST_HOLD=$point start_worker wa --repo-root="$ROOT" \
 	--jobs=1 --visibility-timeout=1
 WA=$WORKER_PID
 run_rq submit <<<"$job"
-KID=$(hold_pid refs-committed)
+KID=$(hold_pid $point)
 check_eq "the intent names the ref without loss" "$(hex "refs/heads/$AE")" \
 	"$(rcli --raw GET 'replayq:{rn}:intent:J' | jq '.updates[0].ref' | decode)"
-check_eq "the first ref moved, the second not yet" \
-	"$(jq -r .updates[0].new <<<"$REF") $(git -C "$T/w" rev-parse b)" \
-	"$(git -C "$ROOT/w" rev-parse "refs/heads/$AE") $(git -C "$ROOT/w" rev-parse b)"
+if [ $REFTABLE = 0 ]; then
+	check_eq "the first ref moved, the second not yet" \
+		"$(jq -r .updates[0].new <<<"$REF") $(git -C "$T/w" rev-parse b)" \
+		"$(git -C "$ROOT/w" rev-parse "refs/heads/$AE") $(git -C "$ROOT/w" rev-parse b)"
+else
+	check_eq "no ref moved yet (one table for both)" \
+		"$(git -C "$T/w" rev-parse "refs/heads/$AE") $(git -C "$T/w" rev-parse b)" \
+		"$(git -C "$ROOT/w" rev-parse "refs/heads/$AE") $(git -C "$ROOT/w" rev-parse b)"
+fi
 kill -9 "$KID"
 has_result() { [ "$(rcli EXISTS 'replayq:{rn}:result:J')" = 1 ]; }
 check "the retry finishes" wait_for "J result" 60 has_result
@@ -78,6 +89,6 @@ check_eq "the refs of an undisturbed run" \
 check_eq "the reflog of an undisturbed run (one entry for the move)" \
 	"$(git -C "$T/refroot/w" reflog show "refs/heads/$AE")" "$(git -C "$ROOT/w" reflog show "refs/heads/$AE")"
 check_eq "no lock left" "" "$(ref_locks "$ROOT/w")"
-check "fsck" fsck_ok "$ROOT/w"
+check "git's checks clean" refs_consistent "$ROOT/w"
 check_workers_stop "$WA"
 finish

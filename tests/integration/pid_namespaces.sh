@@ -14,7 +14,9 @@
 #    written (pid 2 there); a replay in the other (where no pid 2 lives)
 #    starts and cleans: the files stay, and the first one's pack goes in;
 #  - once a holder is SIGKILLed, the next replay removes what it left.
-# Skipped with a notice where unshare is not permitted.
+# Skipped with a notice where unshare is not permitted. Run a second time on
+# reftable repositories (pid_namespaces@reftable), whose one lock is
+# tables.list.lock.
 . "$(dirname "$0")/../lib.sh"
 if ! unshare --pid --fork true 2>"$T/unshare.err"; then
 	echo "# notice: unshare --pid is not permitted ($(cat "$T/unshare.err")): skipped" >&2
@@ -24,6 +26,7 @@ make_abc_repo "$T/orig"
 export RQ_DATE="@1800000000 +0000" GIT_COMMITTER_DATE="@1800000000 +0000"
 cp -a "$T/orig" "$T/ref"
 cp -a "$T/orig" "$T/r"
+check_ref_format "$T/r"
 orig=$(branch_refs "$T/r")
 run_rq -C "$T/ref" replay --onto main ^base a b c
 check_eq "undisturbed: exit 0" 0 "$RC"
@@ -44,11 +47,13 @@ UA=$!
 check "the first is held with its locks" wait_for "a hold" 60 held_at refs-locked
 check_eq "it is pid 1 in its namespace" "$HOLD_DIR/refs-locked.1" "$(ls "$HOLD_DIR"/refs-locked.*)"
 A=$(below "$UA")
-check_eq "its three locks" 3 "$(ref_locks "$T/r" | wc -l)"
+N=$(locks_of 3)
+check_eq "its $N locks" "$N" "$(ref_locks "$T/r" | wc -l)"
 unshare --pid --fork "$REPLAYQ" -C "$T/r" replay --onto main ^base a >"$T/b.out" 2>"$T/b.err"
 check_eq "the second, pid 1 too: refused" 128 "$?"
-check_contains "... the lock named" "refs/heads/a.lock' exists" "$(cat "$T/b.err")"
-check_eq "the first's locks stay" 3 "$(ref_locks "$T/r" | wc -l)"
+lock=$(foreign_lock "$T/r" refs/heads/a)
+check_contains "... the lock named" "${lock#"$T/r/.git/"}' exists" "$(cat "$T/b.err")"
+check_eq "the first's locks stay" "$N" "$(ref_locks "$T/r" | wc -l)"
 check_eq "no ref moved" "$orig" "$(branch_refs "$T/r")"
 kill -USR1 "$A"
 wait "$UA"
@@ -96,13 +101,14 @@ kill_held() {
 }
 cp -a "$T/orig" "$T/k"
 kill_held "$T/k" refs-locked
-check_eq "killed with its locks: they are left" 3 "$(ref_locks "$T/k" | wc -l)"
+check_eq "killed with its locks: they are left" "$N" "$(ref_locks "$T/k" | wc -l)"
 check "... with its marker" compgen -G "$T/k/.git/replayq-refs-1@*.owner"
 unshare --pid --fork "$REPLAYQ" -C "$T/k" replay --onto main ^base a b c 2>"$T/k.err"
 check_eq "the next replay (pid 1 too): exit 0" 0 "$?"
 check_eq "... the dead owner's locks and marker removed" "" \
 	"$(ref_locks "$T/k")$(ls "$T/k/.git" | grep replayq-refs-)"
 check_eq "... the refs of an undisturbed run" "$(branch_refs "$T/ref")" "$(branch_refs "$T/k")"
+check "... git's checks clean" refs_consistent "$T/k"
 cp -a "$T/orig" "$T/k2"
 kill_held "$T/k2" pack-temps
 check "killed with its pack files: they are left" compgen -G "$T/k2/.git/objects/pack/tmp_replayq-tmp-*"
