@@ -11,12 +11,13 @@
 #include <time.h>
 
 #include "rq_revs.h"
+#include "rq_sha1.h"
 
 static const char *const known_fields[] = {
     "v",	   "id",       "repo",	       "mode",	     "target",	  "revisions",
     "contained",   "ref",      "ref_action",   "empty",	     "committer", "timeout_ms",
     "max_commits", "reply_to", "submitted_at", "keep_going", "method",	  "cars",
-    "ref_prefix",  "car_refs", "message",      NULL};
+    "ref_prefix",  "car_refs", "message",      "sign",	     "group",	  NULL};
 
 /* The fields of a train job only, and those a train job does not take. */
 static const char *const train_fields[] = {"method",   "cars",	  "ref_prefix",
@@ -561,6 +562,16 @@ static int parse_limits(json_t *o, rq_job *job, rq_error *err)
 	return 0;
 }
 
+/* "group": jobs of one group run one at a time, in order (rq_group). */
+static int parse_group(json_t *o, rq_job *job, rq_error *err)
+{
+	if (get_string(o, "group", 0, RQ_JOB_ID_MAX, &job->group, err) < 0)
+		return -1;
+	if (job->group && !rq_job_id_valid(job->group))
+		return bad(err, "field '%s' must be 1-128 of [A-Za-z0-9._:@/+-]", "group");
+	return 0;
+}
+
 static int parse_fields(json_t *o, rq_job *job, rq_error *err)
 {
 	int64_t ver = 1;
@@ -568,7 +579,8 @@ static int parse_fields(json_t *o, rq_job *job, rq_error *err)
 	if (check_known_fields(o, err) < 0 || get_int(o, "v", 1, 1, &ver, err) < 0 ||
 	    parse_repo(o, job, err) < 0 || parse_mode(o, job, err) < 0 ||
 	    parse_ref(o, job, err) < 0 || parse_committer(o, job, err) < 0 ||
-	    parse_limits(o, job, err) < 0)
+	    parse_limits(o, job, err) < 0 || get_bool(o, "sign", &job->sign, err) < 0 ||
+	    parse_group(o, job, err) < 0)
 		return -1;
 	return 0;
 }
@@ -624,6 +636,7 @@ void rq_job_free(rq_job *job)
 	free(job->revisions);
 	free(job->ref);
 	free(job->reply_to);
+	free(job->group);
 	for (size_t k = 0; job->cars && k < job->ncars; k++) {
 		free(job->cars[k].name);
 		for (size_t i = 0; i < job->cars[k].nrevisions; i++)
@@ -736,6 +749,10 @@ json_t *rq_job_to_json(const rq_job *job)
 		bad |= json_object_set_new(o, "reply_to", json_string(job->reply_to));
 	if (job->submitted_at)
 		bad |= json_object_set_new(o, "submitted_at", json_integer(job->submitted_at));
+	if (job->sign) /* only when set: a job without it keeps its content */
+		bad |= json_object_set_new(o, "sign", json_true());
+	if (job->group) /* the same */
+		bad |= json_object_set_new(o, "group", json_string(job->group));
 	if (bad) {
 		json_decref(o);
 		return NULL;
@@ -755,6 +772,35 @@ char *rq_job_content(const rq_job *job)
 	s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(o);
 	return s;
+}
+
+int rq_job_digest(const char *text, size_t len, char out[41])
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char md[20];
+	char *content = NULL;
+	rq_sha1 s;
+	rq_job job;
+	rq_error err;
+
+	if (rq_job_parse(text, len, &job, NULL, &err) == 0) {
+		content = rq_job_content(&job);
+		rq_job_free(&job);
+		if (!content)
+			return -1;
+	}
+	rq_sha1_init(&s);
+	/* (the claim hashes the text a worker hands it: up to a NUL) */
+	rq_sha1_update(&s, content ? content : text,
+		       content ? strlen(content) : strnlen(text, len));
+	rq_sha1_final(&s, md);
+	for (int i = 0; i < 20; i++) {
+		out[2 * i] = hex[md[i] >> 4];
+		out[2 * i + 1] = hex[md[i] & 15];
+	}
+	out[40] = '\0';
+	free(content);
+	return 0;
 }
 
 void rq_job_replay_opts(const rq_job *job, rq_replay_opts *o)

@@ -9,7 +9,8 @@
  *  "committer":{"name":"Bot","email":"bot@example.com","time":1700000000,
  *               "tz":"+0000"},
  *  "timeout_ms":600000, "max_commits":10000, "reply_to":"name",
- *  "submitted_at":1700000000123, "keep_going":false}
+ *  "submitted_at":1700000000123, "keep_going":false, "sign":false,
+ *  "group":"main-train"}
  *
  * A merge train has "mode":"train", its target branch, and cars instead of
  * revisions (no "contained", "ref" or "keep_going"):
@@ -75,6 +76,8 @@ typedef struct rq_job {
 	char *reply_to;
 	int64_t submitted_at; /* ms since the epoch, 0 if unknown */
 	int keep_going;	      /* every branch gets its own outcome */
+	int sign;	      /* "sign": the worker signs the new commits with its key */
+	char *group;	      /* "group": one job of it runs at a time, in order; NULL: none */
 	/* mode "train" (mode is then RQ_MODE_ONTO for the engine's sake) */
 	int train;
 	rq_train_method method;
@@ -110,6 +113,14 @@ json_t *rq_job_to_json(const rq_job *job);
  * of memory.
  */
 char *rq_job_content(const rq_job *job);
+
+/*
+ * The content digest of a job's text, as a worker's claim of its id
+ * records it (rq_queue_claim): the sha1 of rq_job_content when the text
+ * is a valid job, else of the text itself; 40 hex digits and a NUL in out.
+ * 0, or -1 out of memory.
+ */
+int rq_job_digest(const char *text, size_t len, char out[41]);
 
 /*
  * The committer time (seconds) of a job that gives none: its submission

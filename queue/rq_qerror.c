@@ -9,6 +9,8 @@ static const char *const queue_names[RQ_E_QUEUE_END - RQ_E_CORE_END] = {
     [RQ_E_TIMEOUT - RQ_E_CORE_END] = "timeout",
     [RQ_E_DEAD - RQ_E_CORE_END] = "dead_letter",
     [RQ_E_REDIS - RQ_E_CORE_END] = "redis",
+    [RQ_E_SIGN_UNAVAILABLE - RQ_E_CORE_END] = "sign_unavailable",
+    [RQ_E_ID_CONFLICT - RQ_E_CORE_END] = "id_conflict",
 };
 
 const char *rq_qerror_name(rq_code code)

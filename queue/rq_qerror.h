@@ -18,6 +18,8 @@ enum rq_queue_code {
 	RQ_E_TIMEOUT,			  /* a job ran past its deadline */
 	RQ_E_DEAD,			  /* a job dead-lettered after too many deliveries */
 	RQ_E_REDIS,			  /* the queue server failed or refused a command */
+	RQ_E_SIGN_UNAVAILABLE,		  /* a job asks for signing from a worker with no key */
+	RQ_E_ID_CONFLICT,		  /* a job id taken by another job with different content */
 	RQ_E_QUEUE_END			  /* one past the last code of any layer */
 };
 

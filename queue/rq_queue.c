@@ -21,39 +21,6 @@ struct rq_queue {
 	rq_queue_opts opts;
 };
 
-/* KEYS: jobs jobkey result stats claim  ARGV: job force. The id is the
- * rest of the job key after "replayq:{Q}:job:", as long as the jobs key
- * "replayq:{Q}:jobs" (so that the command has at most 10 arguments: Redis
- * answers an unauthenticated client's longer one with a protocol error
- * instead of NOAUTH). */
-static const char enqueue_lua[] = RQ_QUEUE_LUA_WANT
-    "local id = string.sub(KEYS[2], #KEYS[1] + 1)\n"
-    "local bad = want(KEYS[1], 'stream') or want(KEYS[2], 'string') or\n"
-    "  want(KEYS[3], 'string') or want(KEYS[4], 'hash') or want(KEYS[5], 'string')\n"
-    "if bad then return redis.error_reply(bad) end\n"
-    "local p = redis.call('GET', KEYS[2])\n"
-    "if ARGV[2] ~= '1' then\n"
-    "  if redis.call('EXISTS', KEYS[3]) == 1 then return {0, 'result'} end\n"
-    "  if p then return {0, p} end\n"
-    "else\n"
-    "  if p and string.match(p, '^%d+%-%d+$') and\n"
-    "     #redis.call('XRANGE', KEYS[1], p, p) == 1 then return {0, p} end\n"
-    "  local prior, c = redis.call('GET', KEYS[3]), redis.call('GET', KEYS[5])\n"
-    "  local digest = c and string.match(c, ' (%x+)$')\n"
-    "  redis.call('DEL', KEYS[3], KEYS[5])\n"
-    "  if prior and digest and #digest == 40 then\n"
-    "    local sid = redis.call('XADD', KEYS[1], '*', 'id', id, 'job', ARGV[1],\n"
-    "      'prior', prior, 'prior_digest', digest)\n"
-    "    redis.call('SET', KEYS[2], sid)\n"
-    "    redis.call('HINCRBY', KEYS[4], 'submitted', 1)\n"
-    "    return {1, sid}\n"
-    "  end\n"
-    "end\n"
-    "local sid = redis.call('XADD', KEYS[1], '*', 'id', id, 'job', ARGV[1])\n"
-    "redis.call('SET', KEYS[2], sid)\n"
-    "redis.call('HINCRBY', KEYS[4], 'submitted', 1)\n"
-    "return {1, sid}\n";
-
 /* KEYS: jobs result results jobkey stats reply attempts dead intent claim
  *       waiting granted
  * ARGV: group sid id result status ttl maxlen has_reply dead_reason job
@@ -321,39 +288,6 @@ int rq_queue_ensure_group(rq_queue *q, rq_error *err)
 	return 0;
 }
 
-int rq_queue_enqueue(rq_queue *q, const char *id, const char *job, size_t len, int force,
-		     char sid[64], rq_error *err)
-{
-	char jobkey[512], reskey[512], claimkey[512];
-	const char *argv[] = {"EVAL", enqueue_lua, "5",	     q->jobs, jobkey,
-			      reskey, q->stats,	   claimkey, job,     force ? "1" : "0"};
-	size_t lens[10];
-	redisReply *rep;
-	int rc;
-
-	key(q, jobkey, sizeof(jobkey), "job", id);
-	key(q, reskey, sizeof(reskey), "result", id);
-	key(q, claimkey, sizeof(claimkey), "claim", id);
-	for (int i = 0; i < 10; i++)
-		lens[i] = strlen(argv[i]);
-	lens[8] = len;
-	rep = rq_redis_cmd(q->r, 0, err, 10, argv, lens);
-	if ((rc = rq_queue_reply_error(rep, err, "enqueue failed")) < 0)
-		return rc;
-	if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 ||
-	    rep->element[0]->type != REDIS_REPLY_INTEGER ||
-	    rep->element[1]->type != REDIS_REPLY_STRING) {
-		freeReplyObject(rep);
-		return rq_error_set(err, RQ_E_REDIS, "enqueue: unexpected reply");
-	}
-	rc = rep->element[0]->integer == 1 ? 0 : 1;
-	snprintf(sid, 64, "%s", rep->element[1]->str);
-	freeReplyObject(rep);
-	if (rc == 0)
-		rq_queue_replicate(q);
-	return rc;
-}
-
 static char *dupn(const char *s, size_t n)
 {
 	char *p = malloc(n + 1);
@@ -456,6 +390,10 @@ static int parse_fields(rq_queue_msg *m, redisReply *f)
 				seen.prior_big = 1;
 			else if (!(m->prior = dupn(fv->str, fv->len)))
 				return -1;
+		} else if (field_is(fk, "history") && !m->history &&
+			   fv->len <= RQ_QUEUE_PRIOR_MAX) {
+			if (!(m->history = dupn(fv->str, fv->len)))
+				return -1;
 		} else if (field_is(fk, "prior_digest") && fv->len == 40) {
 			memcpy(m->prior_digest, fv->str, 40);
 			m->prior_digest[40] = '\0';
@@ -474,6 +412,7 @@ void rq_queue_msg_clear(rq_queue_msg *m)
 	free(m->id);
 	free(m->job);
 	free(m->prior);
+	free(m->history);
 	memset(m, 0, sizeof(*m));
 }
 

@@ -20,9 +20,10 @@
  *   replayq:{Q}:claim:<id>    "<entry> <sha1 of the content>": the entry that owns the id
  *   replayq:{Q}:waiting:<id>  reply lists of duplicates waiting for the owner's result
  *   replayq:{Q}:stats         hash of counters (submitted, ok, conflict, error, dead, retried,
- *                             duplicate)
+ *                             duplicate, requeued)
  *   replayq:{Q}:workers       hash: worker name -> last heartbeat (JSON)
  *   replayq:{Q}:worker:<name> set while a worker is alive (TTL)
+ *   replayq:{Q}:groups, replayq:{Q}:group:<G>  a group's turn and its parked jobs (rq_group)
  *
  * A job is acknowledged (XACK, then XDEL) only in the same Lua script that
  * stores its result, so that a job is neither lost nor reported twice: a
@@ -63,6 +64,9 @@ typedef struct rq_queue_msg {
 	 * for ("prior_digest"; rq_queue_claim says whether it is this one's). */
 	char *prior;
 	char prior_digest[41];
+	/* A dead letter requeued (rq_group_requeue): the "history" its
+	 * result gets (a JSON array), NULL if none. */
+	char *history;
 } rq_queue_msg;
 
 /* A prior result bigger than this is not kept (the copy replays anew). */
@@ -100,16 +104,6 @@ const char *rq_queue_name(const rq_queue *q);
  * type; a server without streams), err set; -1 on another error (out of
  * memory, loading, ...: a retry may pass). */
 int rq_queue_ensure_group(rq_queue *q, rq_error *err);
-
-/*
- * Enqueue. 0: queued (sid set). 1: refused, a result or a pending entry
- * already exists for this id (sid holds "result" or the pending entry).
- * force: drop an existing result and queue again; still refused (1, the
- * entry in sid) while an entry of the id is in the stream. Never creates
- * the consumer group (a producer need not be allowed to).
- */
-int rq_queue_enqueue(rq_queue *q, const char *id, const char *job, size_t len, int force,
-		     char sid[64], rq_error *err);
 
 /*
  * New jobs for this consumer (XREADGROUP ... BLOCK block_ms), read in two

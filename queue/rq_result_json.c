@@ -277,6 +277,15 @@ json_t *rq_result_to_json(const rq_replay_result *res, int rc, const rq_error *e
 	return whole(o, bad);
 }
 
+int rq_result_set_signed(json_t *o)
+{
+	const char *status = json_string_value(json_object_get(o, "status"));
+
+	if (!o || !status || !strcmp(status, "error"))
+		return 0;
+	return json_object_set_new(o, "signed", json_true()) < 0 ? -1 : 0;
+}
+
 char *rq_result_error_text(const char *id, const char *repo, rq_code code, const char *msg,
 			   long attempt, const char *worker)
 {
@@ -315,8 +324,9 @@ static json_t *car_json(const rq_train_result *res, const rq_car_result *c)
 		bad |= json_object_set_new(o, "commit", oid_json(&c->commit));
 		bad |= json_object_set_new(o, "ref", ref_json(c->ref));
 	} else {
-		bad |= json_object_set_new(o, "conflict",
-					   conflict_json(&c->conflict_commit, 0, &c->conflicts));
+		bad |= json_object_set_new(
+		    o, "conflict",
+		    conflict_json(&c->conflict_commit, c->conflict_merge, &c->conflicts));
 	}
 	if (res->method == RQ_TRAIN_REBASE)
 		bad |= json_object_set_new(o, "commits", json_integer((json_int_t)c->commits)) |

@@ -6,7 +6,8 @@
  *  "applied":bool, "conflict":{"commit", "paths":[{"path","kind"}]},
  *  "error":{"code","message"}, "stats":{...}}
  * "conflict" is present only with status "conflict", "error" only with
- * status "error". A keep-going replay (res->keep_going) adds "refs":
+ * status "error"; "signed": true only when the new commits were signed
+ * (rq_result_set_signed). A keep-going replay (res->keep_going) adds "refs":
  * [{"ref", "status": "ok"|"conflict"|"blocked", "old", "new" (null unless
  * ok), "conflict": {...} (conflict), "blocked_by": {"ref", "commit"}
  * (blocked)}], and its "updates" are the clean refs' also with status
@@ -43,6 +44,12 @@ json_t *rq_result_train_to_json(const rq_train_result *res, int rc, const rq_err
 
 /* res's updates, [{"ref", "old", "new"}]; NULL when memory runs out. */
 json_t *rq_result_json_updates(const rq_replay_result *res);
+
+/*
+ * Mark a result whose new commits were signed: "signed": true, unless it
+ * is an error. o may be NULL. 0, or -1 out of memory.
+ */
+int rq_result_set_signed(json_t *o);
 
 /*
  * A JSON string for n bytes that need not be UTF-8 (paths, messages, what

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "rq_group.h"
 #include "rq_job.h"
 #include "rq_refproto.h"
 #include "rq_result_json.h"
@@ -105,6 +106,8 @@ static void claim_settled(rq_tasks *ts, rq_task *t, int r, const char *owner, co
 
 	rq_error_set(&e2, RQ_E_REDIS, "its result is gone");
 	json_object_set_new(f, "owner", json_string(owner));
+	if (t->group && (r == RQ_QUEUE_CLAIM_DUPLICATE || r == RQ_QUEUE_CLAIM_DIFFERS))
+		rq_tasks_release_group(ts, t); /* acknowledged: its group moves on */
 	if (r == RQ_QUEUE_CLAIM_DUPLICATE) {
 		rq_log(RQ_LOG_INFO, "duplicate job id: answered with the owner's result, not run",
 		       f);
@@ -131,15 +134,18 @@ static void claim_settled(rq_tasks *ts, rq_task *t, int r, const char *owner, co
  */
 static int msg_claim(rq_tasks *ts, rq_task *t, const rq_job *job)
 {
-	char owner[64] = "", msg[RQ_ERROR_MSG_MAX];
+	char owner[64] = "", msg[RQ_ERROR_MSG_MAX], digest[41] = "";
 	char *content = job ? rq_job_content(job) : NULL, *differs;
 	rq_error err;
 	int r = -1;
 
+	if (t->msg.job)
+		rq_job_digest(t->msg.job, t->msg.job_len, digest);
 	snprintf(msg, sizeof(msg),
-		 "job id '%s' is taken by another job with different content: this one was not run",
-		 t->id);
-	differs = rq_result_error_text(t->id, job ? job->repo : NULL, RQ_E_INVALID_JOB, msg,
+		 "job id '%s' is taken by another job with different content: this one (content "
+		 "digest %s) was not run",
+		 t->id, digest);
+	differs = rq_result_error_text(t->id, job ? job->repo : NULL, RQ_E_ID_CONFLICT, msg,
 				       t->msg.deliveries, ts->worker);
 	/* a job that does not parse: its text is its content */
 	const char *what = content ? content : t->msg.job ? t->msg.job : "";
@@ -269,6 +275,28 @@ static void msg_give_up(rq_tasks *ts, rq_pool *pool, rq_task *t, rq_job *job)
 	free(res);
 }
 
+/* A job of a group: 0 it holds the group's turn, run it; 1 it was parked
+ * behind the group's running job, or left for a retry (t is gone). */
+static int msg_group_wait(rq_tasks *ts, rq_task *t)
+{
+	rq_error err;
+	int r = rq_group_gate(ts->q, &t->msg, t->id, t->group, &err);
+	json_t *f;
+
+	if (r == 0)
+		return 0;
+	f = rq_tasks_log_fields(t);
+	json_object_set_new(f, "group", json_string(t->group));
+	if (r == 1) {
+		rq_log(RQ_LOG_INFO, "a job of its group runs: parked behind it", f);
+	} else {
+		json_object_set_new(f, "error", json_string(err.msg));
+		rq_log(RQ_LOG_WARN, "cannot check the job's group; the job is left for a retry", f);
+	}
+	rq_task_free(t);
+	return 1;
+}
+
 void rq_claim_handle(rq_tasks *ts, rq_pool *pool, rq_queue_msg *m)
 {
 	rq_task *t = rq_task_new(m);
@@ -287,14 +315,19 @@ void rq_claim_handle(rq_tasks *ts, rq_pool *pool, rq_queue_msg *m)
 	}
 	if (t->msg.job)
 		parsed = rq_job_parse(t->msg.job, t->msg.job_len, &job, idbuf, &err) == 0;
-	if (entry_untrusted(ts, t, parsed ? job.id : idbuf, parsed ? job.repo : NULL) ||
-	    msg_claim(ts, t, parsed ? &job : NULL)) {
+	if (parsed && job.group && !(t->group = strdup(job.group))) {
+		rq_log(RQ_LOG_ERROR, "out of memory; the job is left for a retry", NULL);
+		rq_task_free(t);
+	} else if (entry_untrusted(ts, t, parsed ? job.id : idbuf, parsed ? job.repo : NULL) ||
+		   msg_claim(ts, t, parsed ? &job : NULL)) {
 		/* answered, or left for a retry */
 	} else if (t->msg.problem[0] || !parsed) {
 		/* never to run, however often delivered: its answer is final */
 		answer_error(ts, t, parsed ? job.repo : NULL,
 			     t->msg.problem[0] ? RQ_E_INVALID_JOB : err.code,
 			     t->msg.problem[0] ? t->msg.problem : err.msg, NULL);
+	} else if (t->group && msg_group_wait(ts, t)) {
+		/* parked behind its group's running job, or left for a retry */
 	} else if (t->msg.deliveries > ts->max_deliveries) {
 		msg_give_up(ts, pool, t, &job);
 	} else {

@@ -18,6 +18,8 @@
 #include "cmds.h"
 #include "connect.h"
 #include "opt.h"
+#include "rq_dead.h"
+#include "rq_group.h"
 #include "rq_job.h"
 #include "rq_queue.h"
 
@@ -266,8 +268,8 @@ static int stamp_job(const submission *s, json_t *job, int *own)
 	return 0;
 }
 
-/* A job refused as a duplicate (rq_queue_enqueue returned 1): why. */
-static void warn_not_queued(const submit_args *a, const char *id, const char *sid)
+/* A job refused as a duplicate (rq_group_enqueue returned 1): why. */
+static void warn_not_queued(const submit_args *a, const char *id, const char *where)
 {
 	if (a->force)
 		fprintf(stderr,
@@ -276,17 +278,52 @@ static void warn_not_queued(const submit_args *a, const char *id, const char *si
 			id);
 	else
 		fprintf(stderr, "warning: job %s not queued again: %s (use --force to rerun)\n", id,
-			strcmp(sid, "result") ? "it is already queued" : "its result exists");
+			strcmp(where, "result") ? "it is already queued" : "its result exists");
+}
+
+/*
+ * The id is held (a result, or a job queued, parked or running): refused
+ * with id_conflict (2) when that job has other content than this one,
+ * naming both content digests; else the same job, not queued again (1).
+ */
+static int not_queued(const submit_args *a, const char *id, const char *text,
+		      const rq_group_stored *st)
+{
+	char mine[41];
+
+	if (st->digest[0] && rq_job_digest(text, strlen(text), mine) == 0 &&
+	    strcmp(mine, st->digest)) {
+		fprintf(stderr,
+			"error: job %s refused: %s: job id '%s' is taken by another job with "
+			"different content (%s): content digest %s, this job's %s\n",
+			id, rq_qerror_name(RQ_E_ID_CONFLICT), id,
+			!strcmp(st->where, "result")	   ? "it has its result"
+			: !strncmp(st->where, "group ", 6) ? "it waits in its group"
+							   : "it is queued or running",
+			st->digest, mine);
+		return 2;
+	}
+	warn_not_queued(a, id, st->where);
+	return 1;
+}
+
+/* A job's group, when it names one that is valid (NULL: none; the job
+ * is refused anyway when it names a bad one). */
+static const char *job_group(const json_t *job)
+{
+	const char *g = json_string_value(json_object_get(job, "group"));
+	return g && rq_job_id_valid(g) ? g : NULL;
 }
 
 /* Validate (unless --no-validate) and enqueue a job's text: 0 queued, 1
  * not queued again (a duplicate), 2 refused, -1 fatal (reported). */
-static int enqueue_text(const submission *s, const char *id, const char *text)
+static int enqueue_text(const submission *s, const char *id, const char *text, const char *group)
 {
 	char sid[64], idbuf[RQ_JOB_ID_MAX + 1];
+	rq_group_stored stored;
 	rq_job parsed;
 	rq_error err;
-	int rc;
+	int rc, parked;
 
 	if (s->args->validate) {
 		if (rq_job_parse(text, strlen(text), &parsed, idbuf, &err) < 0) {
@@ -296,14 +333,13 @@ static int enqueue_text(const submission *s, const char *id, const char *text)
 		}
 		rq_job_free(&parsed);
 	}
-	rc = rq_queue_enqueue(s->q, id, text, strlen(text), s->args->force, sid, &err);
+	rc = rq_group_enqueue(s->q, id, text, strlen(text), group, s->args->force, sid, &parked,
+			      &stored, &err);
 	if (rc < 0) {
 		fprintf(stderr, "fatal: %s\n", err.msg);
 		return -1;
 	}
-	if (rc == 1)
-		warn_not_queued(s->args, id, sid);
-	return rc;
+	return rc == 1 ? not_queued(s->args, id, text, &stored) : 0;
 }
 
 /*
@@ -321,7 +357,7 @@ static int submit_one(const submission *s, json_t *job, const char *id, int *own
 		fprintf(stderr, "fatal: out of memory\n");
 		return -1;
 	}
-	rc = enqueue_text(s, id, text);
+	rc = enqueue_text(s, id, text, job_group(job));
 	free(text);
 	if (rc == 1)
 		*own = 0;
@@ -564,7 +600,26 @@ int cmd_result(int argc, char **argv)
 
 static const char queue_synopsis[] =
     "usage: replayq queue [--redis=URL] [--queue=Q] [--connect-timeout=S]\n"
-    "                     stats|dead|pending [--count=N]\n";
+    "                     stats|dead|pending [--count=N]\n"
+    "   or: replayq queue [--redis=URL] [--queue=Q] [--connect-timeout=S]\n"
+    "                     retry ID...|--all-dead\n";
+
+/* stats with the groups' counts: 0, or -1 with err set */
+static int stats_view(rq_queue *q, json_t **out, rq_error *err)
+{
+	long long groups, parked;
+
+	if (rq_queue_stats(q, out, err) < 0)
+		return -1;
+	if (rq_group_counts(q, &groups, &parked, err) < 0 ||
+	    json_object_set_new(*out, "groups", json_integer(groups)) < 0 ||
+	    json_object_set_new(*out, "parked", json_integer(parked)) < 0) {
+		json_decref(*out);
+		*out = NULL;
+		return err->code != RQ_OK ? -1 : rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	}
+	return 0;
+}
 
 /* The view asked for, printed as JSON: 0, or 128 (reported). */
 static int print_view(rq_queue *q, const char *what, long count)
@@ -574,8 +629,9 @@ static int print_view(rq_queue *q, const char *what, long count)
 	char *s;
 	int rc;
 
+	rq_error_clear(&err);
 	if (!strcmp(what, "stats"))
-		rc = rq_queue_stats(q, &out, &err);
+		rc = stats_view(q, &out, &err);
 	else if (!strcmp(what, "dead"))
 		rc = rq_queue_dead_list(q, (size_t)count, &out, &err);
 	else
@@ -595,17 +651,77 @@ static int print_view(rq_queue *q, const char *what, long count)
 	return 0;
 }
 
-/* The view named on the command line and --count: 0, or 129 (said). */
-static int queue_check(const rq_opt_spec *spec, const rq_opt_args *rest, const char *count, long *n)
+/* Requeue one job from its dead letters: 0 (its id printed), 1 not
+ * (warned), 128 Redis failed (reported). */
+static int retry_one(rq_queue *q, const rq_dead_list *l, const char *id)
+{
+	char why[RQ_ERROR_MSG_MAX];
+	rq_error err;
+	int parked, rc = rq_dead_requeue(q, l, id, &parked, why, sizeof(why), &err);
+
+	if (rc < 0) {
+		fprintf(stderr, "fatal: %s\n", err.msg);
+		return 128;
+	}
+	if (rc == 1) {
+		fprintf(stderr, "warning: job %s not requeued: %s\n", id, why);
+		return 1;
+	}
+	printf("%s\n", id);
+	return 0;
+}
+
+/* queue retry: the jobs named (ids), or every dead-lettered one (all),
+ * each once. 0 all requeued, 1 one was not, 128 Redis failed. */
+static int retry_dead(rq_queue *q, const rq_opt_args *ids, int all)
+{
+	rq_dead_list l;
+	rq_error err;
+	json_t *seen = json_object();
+	int status = 0;
+
+	if (!seen || rq_dead_read(q, &l, &err) < 0) {
+		fprintf(stderr, "fatal: %s\n", seen ? err.msg : "out of memory");
+		json_decref(seen);
+		return 128;
+	}
+	for (size_t i = 0; status < 128 && i < (all ? l.n : ids->n - 1); i++) {
+		const char *id = all ? l.v[i].id : ids->v[i + 1];
+		int rc;
+		if (!id || json_object_get(seen, id))
+			continue; /* (an entry without an id is no job to requeue) */
+		json_object_set_new(seen, id, json_true());
+		if ((rc = retry_one(q, &l, id)) > status)
+			status = rc;
+	}
+	fflush(stdout);
+	rq_dead_list_free(&l);
+	json_decref(seen);
+	return status;
+}
+
+/* The view or action named on the command line, --count and --all-dead:
+ * 0, or 129 (said). */
+static int queue_check(const rq_opt_spec *spec, const rq_opt_args *rest, const char *count, int all,
+		       long *n)
 {
 	const char *what = rest->n ? rest->v[0] : NULL;
 
-	if (rest->n > 1)
-		return rq_opt_usage_error(spec, "unexpected `%s'", rest->v[1]);
 	if (!what)
-		return rq_opt_usage_error(spec, "no view given (stats, dead or pending)");
-	if (strcmp(what, "stats") && strcmp(what, "dead") && strcmp(what, "pending"))
-		return rq_opt_usage_error(spec, "unknown view `%s' (stats, dead or pending)", what);
+		return rq_opt_usage_error(spec, "no view given (stats, dead, pending or retry)");
+	if (strcmp(what, "stats") && strcmp(what, "dead") && strcmp(what, "pending") &&
+	    strcmp(what, "retry"))
+		return rq_opt_usage_error(spec, "unknown view `%s' (stats, dead, pending or retry)",
+					  what);
+	if (strcmp(what, "retry") && rest->n > 1)
+		return rq_opt_usage_error(spec, "unexpected `%s'", rest->v[1]);
+	if (strcmp(what, "retry") && all)
+		return rq_opt_usage_error(spec, "--all-dead goes with retry");
+	if (!strcmp(what, "retry") && all == (rest->n > 1))
+		return rq_opt_usage_error(spec, "retry takes job ids or --all-dead (one of them)");
+	for (size_t i = 1; i < rest->n; i++)
+		if (!rq_job_id_valid(rest->v[i]))
+			return rq_opt_usage_error(spec, "bad job id `%s'", rest->v[i]);
 	if (rq_opt_number(count, 1, 100000, n) < 0) {
 		fputs("error: --count must be from 1 to 100000\n", stderr);
 		return RQ_OPT_USAGE_STATUS;
@@ -616,10 +732,11 @@ static int queue_check(const rq_opt_spec *spec, const rq_opt_args *rest, const c
 int cmd_queue(int argc, char **argv)
 {
 	const char *redis = NULL, *queue = NULL, *count = "100", *timeout = NULL;
+	int all = 0;
 	const rq_opt opts[] = {
 	    RQ_CLIENT_CONNECT_OPTIONS(&redis, &queue, &timeout),
 	    RQ_OPT_STRING("count", &count, "<n>", "how many entries dead and pending list (100)"),
-	    RQ_OPT_END};
+	    RQ_OPT_BOOL("all-dead", &all, "retry: requeue every dead-lettered job"), RQ_OPT_END};
 	const rq_opt_spec spec = {.usage = queue_synopsis, .opts = opts};
 	rq_opt_args rest;
 	char *url = NULL;
@@ -630,11 +747,15 @@ int cmd_queue(int argc, char **argv)
 
 	if (rq_opt_parse(&spec, argc, argv, &rest, &status) < 0)
 		return status;
-	if ((status = queue_check(&spec, &rest, count, &n)) == 0 &&
-	    (status = rq_connect_timeout_check(timeout)) == 0)
-		status = client_open(redis, queue, timeout, &url, &r, &q) < 0
-			     ? 128
-			     : print_view(q, rest.v[0], n);
+	if ((status = queue_check(&spec, &rest, count, all, &n)) == 0 &&
+	    (status = rq_connect_timeout_check(timeout)) == 0) {
+		if (client_open(redis, queue, timeout, &url, &r, &q) < 0)
+			status = 128;
+		else if (!strcmp(rest.v[0], "retry"))
+			status = retry_dead(q, &rest, all);
+		else
+			status = print_view(q, rest.v[0], n);
+	}
 	rq_opt_args_free(&rest);
 	rq_queue_free(q);
 	rq_redis_free(r);

@@ -28,20 +28,23 @@
 #include "rq_replay.h"
 #include "rq_result_json.h"
 #include "rq_revfilter.h"
+#include "sign_cli.h"
 
 static const char replay_synopsis[] =
     "usage: replayq [-C <path>] replay ([--contained] --onto=<newbase> | --advance=<branch> |\n"
     "                                  --revert=<branch>) [--ref=<ref>]\n"
     "                                  [--ref-action=update|print] [--empty=drop|keep|abort]\n"
     "                                  [--format=text|json] [--jobs=<n>] [--keep-going]\n"
+    "                                  [-S[<key-id>] | --gpg-sign[=<key-id>] | --no-gpg-sign]\n"
     "                                  <revision>...\n";
 
 /* The command line: the options, and the revisions with the walk options
  * and pathspecs the engine takes (in order, "--" included). */
 typedef struct replay_cli {
 	const char *onto, *advance, *revert, *ref, *ref_action, *empty, *format, *jobs;
+	const char *sign; /* -S: rq_sign_cli_unset, NULL, "" or a key */
 	int contained, keep_going;
-	rq_opt opts[11];
+	rq_opt opts[12];
 	rq_opt_spec spec;
 	rq_opt_args revs;
 } replay_cli;
@@ -53,6 +56,7 @@ typedef struct replay_run {
 	rq_odb_opts odb_opts;
 	git_buf objects_dir;
 	rq_ident committer, author;
+	rq_sign *signer;
 	rq_replay_result res;
 	rq_error err;
 	int json, print, applied;
@@ -78,10 +82,12 @@ static void cli_init(replay_cli *c)
 			  "(default: the number of cores)"),
 	    RQ_OPT_BOOL("keep-going", &c->keep_going,
 			"replay every branch that replays cleanly; report the others"),
+	    RQ_SIGN_CLI_OPTION(&c->sign),
 	    RQ_OPT_END};
 
 	memset(c, 0, sizeof(*c));
 	memcpy(c->opts, opts, sizeof(opts));
+	c->sign = rq_sign_cli_unset;
 	c->spec.usage = replay_synopsis;
 	c->spec.opts = c->opts;
 	/* revision-walk options go to the engine, which judges them */
@@ -263,13 +269,18 @@ static int replay_setup(const replay_cli *c, replay_run *run)
 	rq_error_clear(&run->err);
 	run->odb_opts.objects_shown = objects_shown(run->repo, &run->objects_dir);
 	o->objects = &run->odb_opts;
+	if (rq_sign_cli_open(c->sign, &run->signer, &run->err) < 0)
+		return -1;
+	o->sign = run->signer;
 	return 0;
 }
 
 static int emit_json(const replay_run *run, int rc)
 {
 	json_t *o = rq_result_to_json(&run->res, rc, &run->err, run->applied);
-	char *s = o ? json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(6)) : NULL;
+	char *s = o && (!run->signer || rq_result_set_signed(o) == 0)
+		      ? json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(6))
+		      : NULL;
 
 	json_decref(o);
 	if (!s) {
@@ -450,6 +461,7 @@ int cmd_replay(int argc, char **argv)
 		emit_json(&run, -1);
 	}
 	rq_replay_result_free(&run.res);
+	rq_sign_free(run.signer);
 	git_buf_dispose(&run.objects_dir);
 	git_repository_free(run.repo);
 	RQ_TRACE_AT("freed");

@@ -3,7 +3,9 @@
  * replayq run: the worker's pool without Redis. Jobs come as JSON lines
  * from a file or stdin, each runs in a forked child (pool.c) as soon as
  * one is free, and each result is printed as a line on stdout as it
- * comes. Exit status: 0 all ok, 1 a conflict, 2 an error.
+ * comes; a job with a group waits for the job of its group before it (in
+ * the input's order, one at a time, as on a queue). Exit status: 0 all
+ * ok, 1 a conflict, 2 an error.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -23,11 +25,52 @@
  * and the pool's: the input file, and one at a time for a moment */
 #define RUN_OWN_FDS 2
 
-/* What run has printed so far. */
+/* What run has printed so far, and the groups of the jobs running. */
 typedef struct run_state {
 	int any_conflict, any_error;
 	unsigned long n;
+	char **groups; /* one a running job of a group (its ctx), NULL where free */
+	size_t ngroups;
 } run_state;
+
+/* 1 while a job of group g runs. */
+static int group_running(const run_state *c, const char *g)
+{
+	for (size_t i = 0; i < c->ngroups; i++)
+		if (c->groups[i] && !strcmp(c->groups[i], g))
+			return 1;
+	return 0;
+}
+
+/* A job of group g starts: its group's copy (the job's ctx, freed when
+ * it is done), or NULL out of memory. */
+static char *group_start(run_state *c, const char *g)
+{
+	char **grown, *copy = strdup(g);
+	size_t i = 0;
+
+	while (copy && i < c->ngroups && c->groups[i])
+		i++;
+	if (copy && i == c->ngroups) {
+		if (!(grown = realloc(c->groups, (c->ngroups + 1) * sizeof(*grown)))) {
+			free(copy);
+			return NULL;
+		}
+		c->groups = grown;
+		c->ngroups++;
+	}
+	if (copy)
+		c->groups[i] = copy;
+	return copy;
+}
+
+static void group_done(run_state *c, char *ctx)
+{
+	for (size_t i = 0; ctx && i < c->ngroups; i++)
+		if (c->groups[i] == ctx)
+			c->groups[i] = NULL;
+	free(ctx);
+}
 
 static void print_result(run_state *c, const char *result, const char *status)
 {
@@ -57,8 +100,8 @@ static void print_error_result(run_state *c, const char *id, const char *repo, c
 
 static void on_run_done(void *arg, void *ctx, const char *result, const char *status, int transient)
 {
-	(void)ctx;
 	(void)transient;
+	group_done(arg, ctx);
 	if (result) {
 		print_result(arg, result, status);
 	} else { /* to be left for a retry: run has none */
@@ -69,7 +112,9 @@ static void on_run_done(void *arg, void *ctx, const char *result, const char *st
 
 static const char run_synopsis[] =
     "usage: replayq run --repo-root=DIR [--jobs=N] [--memory-limit=MB] [--alternates=root|any]\n"
-    "                   [--log-level=debug|info|warn|error] [FILE|-]\n";
+    "                   [--log-level=debug|info|warn|error]\n"
+    "                   [--sign-key=KEY] [--sign-format=ssh|openpgp|x509] [--sign-agent] "
+    "[FILE|-]\n";
 
 static const char run_about[] =
     "Runs JSON-lines jobs from FILE (or stdin) and prints one result per line.\n";
@@ -88,7 +133,7 @@ static int run_parse(int argc, char **argv, rq_pool_cli *c, const char **file, i
 static void run_line(rq_evloop *loop, rq_pool *pool, run_state *c, char *line, size_t len,
 		     unsigned long lineno)
 {
-	char idbuf[RQ_JOB_ID_MAX + 1], fallback[64];
+	char idbuf[RQ_JOB_ID_MAX + 1], fallback[64], *group = NULL;
 	rq_job job;
 	rq_error err;
 	int r;
@@ -102,17 +147,28 @@ static void run_line(rq_evloop *loop, rq_pool *pool, run_state *c, char *line, s
 		print_error_result(c, idbuf[0] ? idbuf : fallback, NULL, &err);
 		return;
 	}
+	while (job.group && group_running(c, job.group)) /* its group's job before it */
+		rq_evloop_turn(loop, 100);
+	if (job.group && !(group = group_start(c, job.group))) {
+		rq_error_set(&err, RQ_E_NOMEM, "out of memory");
+		print_error_result(c, job.id, job.repo, &err);
+		rq_job_free(&job);
+		return;
+	}
 	for (;;) {
 		while (rq_pool_idle_count(pool) == 0)
 			rq_evloop_turn(loop, 100);
-		r = rq_pool_spawn(pool, &job, rq_job_default_time(&job, NULL), 1, NULL, NULL, &err);
+		r = rq_pool_spawn(pool, &job, rq_job_default_time(&job, NULL), 1, NULL, group,
+				  &err);
 		/* no descriptor or process now: held until a child ends */
 		if (r != RQ_POOL_BUSY || rq_pool_running(pool) == 0)
 			break;
 		rq_evloop_turn(loop, 100);
 	}
-	if (r != 0)
+	if (r != 0) {
+		group_done(c, group);
 		print_error_result(c, job.id, job.repo, &err);
+	}
 	rq_job_free(&job);
 }
 
@@ -131,6 +187,9 @@ static int run_jobs(rq_evloop *loop, rq_pool *pool, run_state *c, FILE *in)
 	while (rq_pool_running(pool))
 		rq_evloop_turn(loop, 100);
 	free(line);
+	for (size_t i = 0; i < c->ngroups; i++)
+		free(c->groups[i]);
+	free(c->groups);
 	return c->any_error ? 2 : c->any_conflict ? 1 : 0;
 }
 

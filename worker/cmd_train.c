@@ -26,6 +26,7 @@
 #include "rq_refs.h"
 #include "rq_result_json.h"
 #include "rq_train.h"
+#include "sign_cli.h"
 
 #define SKIP_MAX 256
 
@@ -34,6 +35,7 @@ static const char train_synopsis[] =
     "                                 [--message=<template>] [--ref-prefix=<prefix> | --no-refs]\n"
     "                                 [--ref-action=update|print] [--empty=drop|keep|abort]\n"
     "                                 [--skip=<name>]... [--format=text|json]\n"
+    "                                 [-S[<key-id>] | --gpg-sign[=<key-id>] | --no-gpg-sign]\n"
     "                                 [<name>=]<revision>...\n";
 
 /* The cars named by --skip. */
@@ -44,9 +46,10 @@ typedef struct skip_list {
 
 typedef struct train_cli {
 	const char *target, *method, *message, *prefix, *ref_action, *empty, *format;
+	const char *sign; /* -S: rq_sign_cli_unset, NULL, "" or a key */
 	int refs;
 	skip_list skips;
-	rq_opt opts[11];
+	rq_opt opts[12];
 	rq_opt_spec spec;
 	rq_opt_args args;
 } train_cli;
@@ -60,6 +63,7 @@ typedef struct train_run {
 	size_t ncars;
 	rq_train_opts opts;
 	rq_ident committer;
+	rq_sign *signer;
 	rq_train_result res;
 	rq_error err;
 	int json, print, applied;
@@ -100,11 +104,13 @@ static void cli_init(train_cli *c)
 	     .help = "leave this car out (reported as skipped)",
 	     .callback = add_skip},
 	    RQ_OPT_STRING("format", &c->format, "<fmt>", "text (default) or json"),
+	    RQ_SIGN_CLI_OPTION(&c->sign),
 	    RQ_OPT_END};
 
 	memset(c, 0, sizeof(*c));
 	memcpy(c->opts, opts, sizeof(opts));
 	c->refs = 1;
+	c->sign = rq_sign_cli_unset;
 	c->spec.usage = train_synopsis;
 	c->spec.opts = c->opts;
 	c->spec.help_status = 0;
@@ -247,10 +253,12 @@ static int open_repository(const train_cli *c, train_run *run)
 
 	if (status)
 		return status;
-	if (rq_ident_default(run->repo, &run->committer, &run->err) < 0) {
+	if (rq_ident_default(run->repo, &run->committer, &run->err) < 0 ||
+	    rq_sign_cli_open(c->sign, &run->signer, &run->err) < 0) {
 		fprintf(stderr, "fatal: %s\n", run->err.msg);
 		return 128;
 	}
+	run->opts.sign = run->signer;
 	run->opts.target = c->target;
 	run->opts.message = c->message;
 	run->opts.ref_prefix = c->prefix;
@@ -286,7 +294,9 @@ static int report(const train_run *run, int rc)
 
 	if (run->json) {
 		json_t *o = rq_result_train_to_json(&run->res, rc, &run->err, run->applied);
-		char *s = o ? json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(6)) : NULL;
+		char *s = o && (!run->signer || rq_result_set_signed(o) == 0)
+			      ? json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(6))
+			      : NULL;
 		json_decref(o);
 		if (!s)
 			return fputs("fatal: out of memory\n", stderr), 128;
@@ -340,6 +350,7 @@ static void run_free(train_run *run)
 	free(run->revs);
 	free(run->cars);
 	rq_train_result_free(&run->res);
+	rq_sign_free(run->signer);
 	git_repository_free(run->repo);
 }
 

@@ -48,7 +48,8 @@ static const char worker_synopsis[] =
     "usage: replayq worker [--redis=URL] [--queue=Q] --repo-root=DIR [--jobs=N] [--name=ID]\n"
     "                      [--visibility-timeout=S] [--max-deliveries=N] [--grace=S]\n"
     "                      [--memory-limit=MB] [--alternates=root|any]\n"
-    "                      [--log-level=debug|info|warn|error] [--metrics-listen=HOST:PORT]\n";
+    "                      [--log-level=debug|info|warn|error] [--metrics-listen=HOST:PORT]\n"
+    "                      [--sign-key=KEY] [--sign-format=ssh|openpgp|x509] [--sign-agent]\n";
 
 static const char worker_footer[] =
     "environment, too: REPLAYQ_REDIS_PASSWORD, REPLAYQ_REDIS_PASSWORD_FILE,\n"

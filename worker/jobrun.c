@@ -30,6 +30,7 @@
 #include "rq_replay.h"
 #include "rq_repofmt.h"
 #include "rq_result_json.h"
+#include "rq_sign.h"
 #include "rq_testhook.h"
 #include "rq_train.h"
 
@@ -444,7 +445,8 @@ static int apply_job(const child_job *cj, git_repository *repo, const rq_replay_
 	rq_refproto_link l;
 	rq_refproto_outcome how;
 
-	if (!intent)
+	/* a signed job's intent says so, for a retry that finishes it */
+	if (!intent || (cj->job->sign && rq_result_set_signed(intent) < 0))
 		_exit(RQ_JOBRUN_EXIT_NOMEM);
 	how = rq_refproto_apply(parent_link(cj, &l), repo, intent, res, ident, NULL, err);
 	end_if_stopped(cj, how, err);
@@ -466,6 +468,7 @@ static int replay_job(const child_job *cj, git_repository *repo, const rq_odb_op
 	rq_job_replay_opts(cj->job, &o);
 	o.committer = ident;
 	o.objects = oo;
+	o.sign = cj->job->sign ? cj->env->signer : NULL;
 	rc = rq_replay_run(repo, &o, res, err);
 	/* a ref the job would create where git cannot (refs/heads/main/sub
 	 * beside refs/heads/main): refused in print mode too */
@@ -493,6 +496,7 @@ static int train_job(const child_job *cj, git_repository *repo, const rq_odb_opt
 	rq_job_train_opts(cj->job, &o, cars);
 	o.committer = ident;
 	o.objects = oo;
+	o.sign = cj->job->sign ? cj->env->signer : NULL;
 	rc = rq_train_run(repo, &o, res, err);
 	free(cars);
 	if (rc >= 0 && res->replay.nupdates && rq_refs_check_creatable(repo, &res->replay, err) < 0)
@@ -503,6 +507,17 @@ static int train_job(const child_job *cj, git_repository *repo, const rq_odb_opt
 		      applied, err) < 0)
 		return -1;
 	return rc;
+}
+
+/* A job that asks for signed commits needs a worker with a key: 0, or -1
+ * with RQ_E_SIGN_UNAVAILABLE (before any git work). */
+static int sign_check(const child_job *cj, rq_error *err)
+{
+	if (!cj->job->sign || cj->env->signer)
+		return 0;
+	return rq_error_set(err, RQ_E_SIGN_UNAVAILABLE,
+			    "the job asks for signed commits (\"sign\": true), and this worker "
+			    "has no signing key (--sign-key, --sign-agent)");
 }
 
 /* The job from start to result text (NULL: out of memory). */
@@ -521,7 +536,8 @@ static char *run_job(const child_job *cj)
 	memset(&res, 0, sizeof(res));
 	memset(&tres, 0, sizeof(tres));
 	rq_error_clear(&err);
-	if (open_repo(cj, path, shown, &oo, &repo, &err) == 0) {
+	path[0] = '\0';
+	if (sign_check(cj, &err) == 0 && open_repo(cj, path, shown, &oo, &repo, &err) == 0) {
 		rq_odb_tmpdir_clean_stale(repo, 300, NULL);
 		if (job_committer(repo, cj->task, &ident, &err) == 0 &&
 		    (rc = answer_from_intent(cj, repo, &ident, &j, &err)) == 0)
@@ -532,6 +548,10 @@ static char *run_job(const child_job *cj)
 		name_repo_as_job(&err, path, cj->env->root, cj->job->repo);
 		j = train ? rq_result_train_to_json(&tres, rc, &err, applied)
 			  : rq_result_to_json(&res, rc, &err, applied);
+		if (cj->job->sign && rq_result_set_signed(j) < 0) {
+			json_decref(j);
+			j = NULL; /* out of memory */
+		}
 	}
 	rq_replay_result_free(&res);
 	rq_train_result_free(&tres);
@@ -542,9 +562,14 @@ static char *run_job(const child_job *cj)
 void rq_jobrun_child(const rq_jobrun_env *env, const rq_jobrun_task *task, pid_t parent,
 		     int report_fd, int answer_fd)
 {
-	child_job cj = {env, task, task->job, report_fd, answer_fd};
+	rq_jobrun_env own = *env;
+	child_job cj = {&own, task, task->job, report_fd, answer_fd};
 	char *s;
 
+	if (own.signer && !task->job->sign) { /* it holds only what it needs */
+		rq_sign_free(own.signer);
+		own.signer = NULL;
+	}
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
 		_exit(1);

@@ -48,6 +48,7 @@ typedef struct rq_jobrun_env {
 	uint64_t memory_limit;	 /* bytes of resident memory, 0: none */
 	int data_limit;		 /* also limit the private memory (RLIMIT_DATA) */
 	const char *worker;	 /* the name results carry */
+	struct rq_sign *signer;	 /* the worker's signer (--sign-key); NULL: none */
 } rq_jobrun_env;
 
 /* One job for a child. */

@@ -22,7 +22,7 @@
 #define RQ_OBJECT_CACHE_BYTES ((size_t)4 << 20)
 
 static const char usage_text[] =
-    "usage: replayq [-C <path>] [-c <name>=<value>] <command> [<args>]\n";
+    "usage: replayq [-C <path>] [-c <name>=<value>] [--no-replace-objects] <command> [<args>]\n";
 
 static const char commands_text[] =
     "commands:\n"
@@ -204,20 +204,23 @@ static void standard_fds_open(void)
 
 int main(int argc, char **argv)
 {
-	int version = 0, status;
+	int version = 0, no_replace = 0, status;
 	rq_opt_args args;
-	const rq_opt opts[] = {{.kind = RQ_OPT_KIND_CALLBACK,
-				.short_name = 'C',
-				.argh = "<path>",
-				.help = "run as if replayq was started in <path>",
-				.callback = change_dir},
-			       {.kind = RQ_OPT_KIND_CALLBACK,
-				.short_name = 'c',
-				.argh = "<name>=<value>",
-				.help = "pass a configuration parameter to the command",
-				.callback = add_config},
-			       RQ_OPT_FLAG("version", &version, "print the version"),
-			       RQ_OPT_END};
+	const rq_opt opts[] = {
+	    {.kind = RQ_OPT_KIND_CALLBACK,
+	     .short_name = 'C',
+	     .argh = "<path>",
+	     .help = "run as if replayq was started in <path>",
+	     .callback = change_dir},
+	    {.kind = RQ_OPT_KIND_CALLBACK,
+	     .short_name = 'c',
+	     .argh = "<name>=<value>",
+	     .help = "pass a configuration parameter to the command",
+	     .callback = add_config},
+	    RQ_OPT_FLAG("no-replace-objects", &no_replace,
+			"do not use replace refs (as git's; GIT_NO_REPLACE_OBJECTS)"),
+	    RQ_OPT_FLAG("version", &version, "print the version"),
+	    RQ_OPT_END};
 	const rq_opt_spec spec = {.usage = usage_text,
 				  .opts = opts,
 				  .footer = commands_text,
@@ -227,6 +230,8 @@ int main(int argc, char **argv)
 	standard_fds_open();
 	if (rq_opt_parse(&spec, argc, argv, &args, &status) < 0)
 		return status;
+	if (no_replace) /* git's --no-replace-objects does the same */
+		setenv("GIT_NO_REPLACE_OBJECTS", "1", 1);
 	if (version)
 		status = print_version();
 	else if (!args.n)

@@ -36,7 +36,8 @@ static void usage_line(const rq_opt *o, FILE *out)
 	if (o->short_name)
 		pos += fprintf(out, "-%c%s", o->short_name, o->name ? ", " : "");
 	if (o->name)
-		pos += fprintf(out, "--%s%s", o->kind == RQ_OPT_KIND_BOOL ? "[no-]" : "", o->name);
+		pos += fprintf(out, "--%s%s",
+			       o->kind == RQ_OPT_KIND_BOOL || o->negatable ? "[no-]" : "", o->name);
 	if (o->argh && o->kind == RQ_OPT_KIND_OPTIONAL)
 		pos += fprintf(out, "[=%s]", o->argh);
 	else if (o->argh && o->kind != RQ_OPT_KIND_BOOL && o->kind != RQ_OPT_KIND_FLAG)
@@ -212,6 +213,12 @@ static int apply(parse_state *ps, const rq_opt *o, const char *joined, int negat
 {
 	char sn[2];
 
+	if (negated && o->kind == RQ_OPT_KIND_OPTIONAL) { /* a negatable one */
+		if (joined)
+			return parse_error(ps, 0, "option `no-%s' takes no value", o->name);
+		*(const char **)o->value = NULL;
+		return 0;
+	}
 	if (o->kind != RQ_OPT_KIND_BOOL && o->kind != RQ_OPT_KIND_FLAG)
 		return take_value(ps, o, joined, by_short);
 	if (joined)
@@ -233,23 +240,27 @@ static int long_option(parse_state *ps)
 			continue;
 		if (strlen(o->name) == len && !strncmp(name, o->name, len))
 			return apply(ps, o, joined, 0, 0) < 0 ? -1 : 1;
-		if (o->kind == RQ_OPT_KIND_BOOL && len == strlen(o->name) + 3 &&
+		if ((o->kind == RQ_OPT_KIND_BOOL || o->negatable) && len == strlen(o->name) + 3 &&
 		    !strncmp(name, "no-", 3) && !strncmp(name + 3, o->name, len - 3))
 			return apply(ps, o, joined, 1, 0) < 0 ? -1 : 1;
 	}
 	return 0;
 }
 
-/* "-x": 1 applied, 0 not in the table, -1 stop. */
+/* "-x", or "-xvalue" for an optional value: 1 applied, 0 not in the
+ * table, -1 stop. */
 static int short_option(parse_state *ps)
 {
 	const char *a = ps->argv[ps->i];
 
-	if (a[2] != '\0')
-		return 0;
-	for (const rq_opt *o = ps->spec->opts; o->kind != RQ_OPT_KIND_END; o++)
-		if (o->short_name && o->short_name == a[1])
+	for (const rq_opt *o = ps->spec->opts; o->kind != RQ_OPT_KIND_END; o++) {
+		if (!o->short_name || o->short_name != a[1])
+			continue;
+		if (a[2] == '\0')
 			return apply(ps, o, NULL, 0, 1) < 0 ? -1 : 1;
+		if (o->kind == RQ_OPT_KIND_OPTIONAL)
+			return apply(ps, o, a + 2, 0, 1) < 0 ? -1 : 1;
+	}
 	return 0;
 }
 

@@ -11,6 +11,10 @@
  *     --name[=value]                  an option whose value is optional
  *                                     (only joined: "--wait 5" is --wait
  *                                     and the argument "5")
+ *     -x[value]                       the same with a letter (only stuck:
+ *                                     "-Skey", as git's -S<keyid>)
+ *     --no-name                       an optional-value option marked
+ *                                     negatable: its value becomes NULL
  *     --name  --no-name               a boolean, on and off
  *     --name                          a flag (an action: --version)
  *     -x value                        a one-letter option with a value
@@ -61,6 +65,7 @@ typedef struct rq_opt {
 	 * when the option is not given (set, even empty, counts) */
 	const char *env;
 	const char *bare; /* RQ_OPT_KIND_OPTIONAL: the value of a bare --name */
+	int negatable;	  /* RQ_OPT_KIND_OPTIONAL: --no-<name> sets the value to NULL */
 	/* RQ_OPT_KIND_CALLBACK: 0 to go on, or the exit status to stop with (the
 	 * callback prints why) */
 	int (*callback)(const char *arg, void *value);

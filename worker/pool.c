@@ -28,6 +28,7 @@
 #include "rq_odb_tmpdir.h"
 #include "rq_refproto.h"
 #include "rq_result_json.h"
+#include "rq_sign.h"
 #include "stop.h"
 
 #define RQ_POOL_MEM_CHECK_MS 5	 /* how often the parent reads a child's resident set */
@@ -143,6 +144,7 @@ void rq_pool_free(rq_pool *p)
 		return;
 	rq_pool_kill_all(p, NULL, NULL);
 	rq_evloop_timer_del(p->opts.loop, p->mem_timer);
+	rq_sign_free(p->opts.signer);
 	free(p->slots);
 	free(p);
 }
@@ -188,8 +190,12 @@ int rq_pool_kernel_memory_limit(void)
 static void child_start(rq_pool *p, const rq_jobrun_task *task, pid_t parent, int report_fd,
 			int answer_fd)
 {
-	rq_jobrun_env env = {p->root, p->opts.alternates_anywhere, p->opts.memory_limit,
-			     rq_pool_kernel_memory_limit(), p->worker};
+	rq_jobrun_env env = {p->root,
+			     p->opts.alternates_anywhere,
+			     p->opts.memory_limit,
+			     rq_pool_kernel_memory_limit(),
+			     p->worker,
+			     p->opts.signer};
 	const int keep[] = {report_fd, answer_fd};
 
 	rq_stop_detach_child(keep, 2);

@@ -48,6 +48,7 @@ typedef struct rq_pool_opts {
 	uint64_t memory_limit;	 /* bytes of resident memory per child, 0: none */
 	int alternates_anywhere; /* follow objects/info/alternates outside the root */
 	const char *worker;	 /* name reported in results */
+	struct rq_sign *signer;	 /* signs the jobs that ask; the pool's once made (freed with it) */
 	/*
 	 * Write-ahead for ref_action "update": called by the parent with the
 	 * result a child is about to make true; 0 lets the child apply its ref

@@ -118,6 +118,7 @@ int rq_pool_cli_open(const rq_pool_cli *c, const char *worker, const rq_pool_opt
 	long jobs, mem;
 	rq_pool_opts po;
 	rq_error err;
+	int status;
 
 	if (!c->root) {
 		fprintf(stderr, "error: --repo-root (or REPLAYQ_REPO_ROOT) is required\n");
@@ -134,12 +135,15 @@ int rq_pool_cli_open(const rq_pool_cli *c, const char *worker, const rq_pool_opt
 		return RQ_OPT_USAGE_STATUS;
 	}
 	po = *hooks;
+	if ((status = rq_sign_cli_pool_open(&c->sign, &po.signer)) != 0)
+		return status; /* said */
 	po.alternates_anywhere = c->alternates && !strcmp(c->alternates, "any");
 	po.jobs = (int)jobs;
 	po.repo_root = c->root;
 	po.memory_limit = (uint64_t)mem * 1024 * 1024;
 	po.worker = worker;
 	if (rq_pool_new(pool, &po, &err) < 0) {
+		rq_sign_free(po.signer);
 		fprintf(stderr, "fatal: %s\n", err.msg);
 		return 128;
 	}

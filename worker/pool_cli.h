@@ -3,16 +3,19 @@
  * pool_cli: the command-line face of the pool, shared by `replayq worker`
  * and `replayq run`: where the repositories are and how their jobs run
  * (--repo-root, --jobs, --memory-limit, --alternates, --log-level, each
- * with its REPLAYQ_* variable), checked and made into an rq_pool.
+ * with its REPLAYQ_* variable; the signing key, sign_cli), checked and made
+ * into an rq_pool.
  */
 #ifndef RQ_POOL_CLI_H
 #define RQ_POOL_CLI_H
 
 #include "opt.h"
 #include "pool.h"
+#include "sign_cli.h"
 
 typedef struct rq_pool_cli {
 	const char *root, *jobs, *memory, *alternates, *log_level;
+	rq_sign_cli_pool sign; /* --sign-key, --sign-format, --sign-agent */
 } rq_pool_cli;
 
 /* The entries of a command's option table. */
@@ -32,7 +35,8 @@ typedef struct rq_pool_cli {
 			      "root (default), or anywhere",                                       \
 			      "REPLAYQ_ALTERNATES"),                                               \
 	    RQ_OPT_STRING_ENV("log-level", &(pc)->log_level, "<level>",                            \
-			      "debug, info, warn or error", "REPLAYQ_LOG_LEVEL")
+			      "debug, info, warn or error", "REPLAYQ_LOG_LEVEL"),                  \
+	    RQ_SIGN_CLI_POOL_OPTIONS(&(pc)->sign)
 
 /*
  * A number option's value (s NULL: def), from min to max: 0, or -1 with

@@ -14,6 +14,8 @@
 
 #include "clock.h"
 #include "log.h"
+#include "rq_dead.h"
+#include "rq_group.h"
 #include "rq_refproto.h"
 #include "rq_result_json.h"
 
@@ -67,6 +69,7 @@ void rq_task_free(rq_task *t)
 	free(t->result);
 	free(t->status);
 	free(t->dead_reason);
+	free(t->group);
 	free(t);
 }
 
@@ -233,6 +236,7 @@ static int store_permanent(rq_tasks *ts, rq_task *t, const rq_error *why)
 				  &err);
 	if (rc == 0) {
 		count_done(ts, t, 0, reason);
+		rq_tasks_release_group(ts, t);
 		return 0;
 	}
 	if (rc != RQ_QUEUE_PERMANENT)
@@ -269,13 +273,27 @@ static int store(rq_tasks *ts, rq_task *t)
 		return -1;
 	}
 	count_done(ts, t, rc == 1, t->dead_reason);
+	rq_tasks_release_group(ts, t);
 	return 0;
+}
+
+void rq_tasks_release_group(rq_tasks *ts, const rq_task *t)
+{
+	rq_error err;
+
+	if (t->group && rq_group_release(ts->q, t->group, &err) < 0) {
+		json_t *f = rq_tasks_log_fields(t);
+		json_object_set_new(f, "group", json_string(t->group));
+		json_object_set_new(f, "error", json_string(err.msg));
+		rq_log(RQ_LOG_WARN, "cannot pass the group's turn on; the sweep will", f);
+	}
 }
 
 void rq_tasks_finish(rq_tasks *ts, rq_task *t, const char *result, const char *status,
 		     const char *dead_reason)
 {
-	t->result = strdup(result);
+	/* a dead letter requeued: its result keeps its history */
+	t->result = t->msg.history ? rq_dead_with_history(result, t->msg.history) : strdup(result);
 	t->status = strdup(status);
 	t->dead_reason = dead_reason ? strdup(dead_reason) : NULL;
 	if (!t->result || !t->status || (dead_reason && !t->dead_reason)) {

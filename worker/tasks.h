@@ -33,6 +33,7 @@ typedef struct rq_task {
 	int granted;	    /* an earlier delivery passed the fence: it may be committing */
 	int prior_same;	    /* msg.prior is this content's result before a --force */
 	int holds;	    /* times it was held (rq_tasks_hold) */
+	char *group;	    /* its job's group (rq_group), NULL: none */
 } rq_task;
 
 /* The store, and where its results go. */
@@ -85,6 +86,11 @@ void rq_tasks_release_held(rq_tasks *ts);
  */
 void rq_tasks_finish(rq_tasks *ts, rq_task *t, const char *result, const char *status,
 		     const char *dead_reason);
+
+/* A job of a group left the stream (acknowledged): its group's turn
+ * passes on if it held it (rq_group_release; a failure is logged, the
+ * workers' sweep passes it on later). */
+void rq_tasks_release_group(rq_tasks *ts, const rq_task *t);
 
 /* Store the kept results whose pause is over (stop at the first that
  * fails again); the soonest the next is due, or -1 when none is kept. */

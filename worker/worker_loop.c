@@ -15,6 +15,7 @@
 #include "claim.h"
 #include "clock.h"
 #include "log.h"
+#include "rq_group.h"
 #include "stop.h"
 
 /* how long past its BLOCK time a read may go unanswered */
@@ -100,6 +101,25 @@ static long long read_expired(void *arg, long long now)
 
 /* ---- the reclaim, and the fetch it starts ---- */
 
+/* groups whose turns the sweep looks at, each reclaim */
+#define RQ_WORKER_SWEEP_GROUPS 100
+
+/* Pass on the groups' turns whose jobs left the stream without it (their
+ * worker died right after storing the result): some groups a reclaim. */
+static void sweep_groups(rq_worker_loop *w)
+{
+	rq_error err;
+	int n;
+
+	if (!w->group_cursor[0])
+		snprintf(w->group_cursor, sizeof(w->group_cursor), "0");
+	if ((n = rq_group_sweep(w->q, w->group_cursor, RQ_WORKER_SWEEP_GROUPS, &err)) < 0)
+		rq_log(RQ_LOG_WARN, "group sweep failed", json_pack("{s:s}", "error", err.msg));
+	else if (n > 0)
+		rq_log(RQ_LOG_INFO, "passed on the turns of groups whose job had left",
+		       json_pack("{s:i}", "groups", n));
+}
+
 /* Jobs idle past the visibility timeout in any consumer: claim and run. */
 static void reclaim(rq_worker_loop *w, long long now)
 {
@@ -113,6 +133,7 @@ static void reclaim(rq_worker_loop *w, long long now)
 		rq_log(RQ_LOG_WARN, "reclaim failed", json_pack("{s:s}", "error", err.msg));
 		return;
 	}
+	sweep_groups(w);
 	for (size_t i = 0; i < n; i++) {
 		if (rq_tasks_is_running(&w->tasks, msgs[i].sid)) { /* ours, still running */
 			rq_queue_msg_clear(&msgs[i]);

@@ -36,7 +36,8 @@ typedef struct rq_worker_loop {
 	long long next_reclaim, next_read, drain_deadline;
 	rq_evloop_watch *on_read; /* qread's socket while reading */
 	rq_evloop_timer *beat, *fetch, *read_expiry, *store, *held, *drain, *queue_counts;
-	int running_loop; /* in rq_worker_loop_run */
+	int running_loop;      /* in rq_worker_loop_run */
+	char group_cursor[32]; /* where the sweep of the groups' turns is ("": start) */
 } rq_worker_loop;
 
 /*

@@ -33,32 +33,88 @@ PROTOCOL_VERSION = 1
 ID_RE = re.compile(r"^[A-Za-z0-9._:@/+-]{1,128}$")
 
 # the checks and writes of docs/protocol.md, "Submitting", in one script:
-# KEYS jobs jobkey result stats claim; ARGV id job force
+# KEYS jobs jobkey result stats claim [groups group:<G>]; ARGV job force [G].
+# A job with a group goes to the jobs stream when its group is idle (and
+# holds the group's turn), else it is parked in the group's stream; a turn
+# whose entry has left the jobs stream passes to the first parked job.
 ENQUEUE = """
+local P = string.sub(KEYS[1], 1, #KEYS[1] - 4)
+local id, g = string.sub(KEYS[2], #KEYS[1] + 1), ARGV[3]
 local function want(k, t)
   local x = redis.call('TYPE', k).ok
   if x == 'none' or x == t then return nil end
   return 'WRONGTYPE ' .. k .. ' holds a ' .. x .. ', not a ' .. t
 end
+local function live(sid)
+  return sid and string.match(sid, '^%d+%-%d+$') ~= nil and
+    #redis.call('XRANGE', KEYS[1], sid, sid) == 1
+end
+local function parked(p)
+  local gsid, pg = string.match(p or '', '^(%d+%-%d+) (%S+)$')
+  if not gsid or want(P .. 'group:' .. pg, 'stream') then return false end
+  return #redis.call('XRANGE', P .. 'group:' .. pg, gsid, gsid) == 1
+end
+local function advance(grp)
+  local gk = P .. 'group:' .. grp
+  while true do
+    local first = redis.call('XRANGE', gk, '-', '+', 'COUNT', 1)
+    if #first == 0 then
+      redis.call('HDEL', P .. 'groups', grp)
+      redis.call('DEL', gk)
+      return
+    end
+    local gsid, f = first[1][1], first[1][2]
+    redis.call('XDEL', gk, gsid)
+    local fid, fjob
+    for i = 1, #f - 1, 2 do
+      if f[i] == 'id' then fid = f[i + 1] elseif f[i] == 'job' then fjob = f[i + 1] end
+    end
+    if fid and fjob then
+      local sid = redis.call('XADD', KEYS[1], '*', unpack(f))
+      redis.call('HSET', P .. 'groups', grp, sid .. ' ' .. fid)
+      local jk = P .. 'job:' .. fid
+      local cur = not want(jk, 'string') and redis.call('GET', jk)
+      if not want(jk, 'string') and (not cur or cur == gsid .. ' ' .. grp) then
+        redis.call('SET', jk, sid)
+      end
+      if redis.call('XLEN', gk) == 0 then redis.call('DEL', gk) end
+      return
+    end
+  end
+end
 local bad = want(KEYS[1], 'stream') or want(KEYS[2], 'string') or
   want(KEYS[3], 'string') or want(KEYS[4], 'hash') or want(KEYS[5], 'string')
+if not bad and g then bad = want(KEYS[6], 'hash') or want(KEYS[7], 'stream') end
 if bad then return redis.error_reply(bad) end
 local queued = redis.call('GET', KEYS[2])
-local fields = {'id', ARGV[1], 'job', ARGV[2]}
-if ARGV[3] ~= '1' then
+local fields = {'id', id, 'job', ARGV[1]}
+if ARGV[2] ~= '1' then
   if redis.call('EXISTS', KEYS[3]) == 1 then return {0, 'result'} end
   if queued then return {0, queued} end
 else
-  if queued and string.match(queued, '^%d+%-%d+$') and
-     #redis.call('XRANGE', KEYS[1], queued, queued) == 1 then return {0, queued} end
+  if live(queued) or parked(queued) then return {0, queued} end
   local prior, claim = redis.call('GET', KEYS[3]), redis.call('GET', KEYS[5])
   local digest = claim and string.match(claim, ' (%x+)$')
   redis.call('DEL', KEYS[3], KEYS[5])
   if prior and digest and #digest == 40 then
-    fields = {'id', ARGV[1], 'job', ARGV[2], 'prior', prior, 'prior_digest', digest}
+    fields = {'id', id, 'job', ARGV[1], 'prior', prior, 'prior_digest', digest}
+  end
+end
+if g then
+  local turn = redis.call('HGET', KEYS[6], g)
+  if turn and not live(string.match(turn, '^(%S+)')) then
+    advance(g)
+    turn = redis.call('HGET', KEYS[6], g)
+  end
+  if turn then
+    local gsid = redis.call('XADD', KEYS[7], '*', unpack(fields))
+    redis.call('SET', KEYS[2], gsid .. ' ' .. g)
+    redis.call('HINCRBY', KEYS[4], 'submitted', 1)
+    return {1, gsid}
   end
 end
 local sid = redis.call('XADD', KEYS[1], '*', unpack(fields))
+if g then redis.call('HSET', KEYS[6], g, sid .. ' ' .. id) end
 redis.call('SET', KEYS[2], sid)
 redis.call('HINCRBY', KEYS[4], 'submitted', 1)
 return {1, sid}
@@ -150,7 +206,14 @@ class Client:
         keys = [self.key("jobs"), self.key("job:" + job_id), self.key("result:" + job_id), self.key("stats"),
                 self.key("claim:" + job_id)]
         text = json.dumps(job, separators=(",", ":"))
-        queued, what = self._enqueue(keys=keys, args=[job_id, text, "1" if force else "0"])
+        args = [text, "1" if force else "0"]
+        group = job.get("group")
+        if group is not None:
+            if not isinstance(group, str) or not ID_RE.match(group):
+                raise ValueError("bad group %r: 1-128 of [A-Za-z0-9._:@/+-]" % (group,))
+            keys += [self.key("groups"), self.key("group:" + group)]
+            args.append(group)
+        queued, what = self._enqueue(keys=keys, args=args)
         if not queued:
             raise DuplicateJob(job_id, "it has a result" if what == "result" else "it is still queued or running")
         return what

@@ -381,11 +381,10 @@ static int backend_snapshot(git_config_backend **out, git_config_backend *b)
 	return 0;
 }
 
-int rq_cfgparams_apply(git_repository *repo, const char *params, rq_error *err)
+int rq_cfgparams_add(git_config *cfg, git_repository *repo, const char *params, rq_error *err)
 {
 	param_list l = {0};
 	params_backend *pb;
-	git_config *cfg = NULL;
 
 	if (!params || !*params)
 		return 0;
@@ -395,12 +394,23 @@ int rq_cfgparams_apply(git_repository *repo, const char *params, rq_error *err)
 	list_free(&l);
 	if (!pb)
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	if (git_repository_config(&cfg, repo) < 0 ||
-	    git_config_add_backend(cfg, &pb->parent, GIT_CONFIG_LEVEL_APP, repo, 0) < 0) {
+	if (git_config_add_backend(cfg, &pb->parent, GIT_CONFIG_LEVEL_APP, repo, 0) < 0) {
 		backend_free(&pb->parent);
-		git_config_free(cfg);
 		return rq_error_git(err, "cannot read the configuration");
 	}
-	git_config_free(cfg);
 	return 0;
+}
+
+int rq_cfgparams_apply(git_repository *repo, const char *params, rq_error *err)
+{
+	git_config *cfg = NULL;
+	int rc;
+
+	if (!params || !*params)
+		return 0;
+	if (git_repository_config(&cfg, repo) < 0)
+		return rq_error_git(err, "cannot read the configuration");
+	rc = rq_cfgparams_add(cfg, repo, params, err);
+	git_config_free(cfg);
+	return rc;
 }

@@ -41,4 +41,8 @@ char *rq_cfgparams_append(const char *prev, const char *arg);
  */
 int rq_cfgparams_apply(git_repository *repo, const char *params, rq_error *err);
 
+/* The same over any configuration cfg (repo, for its conditional includes,
+ * may be NULL). */
+int rq_cfgparams_add(git_config *cfg, git_repository *repo, const char *params, rq_error *err);
+
 #endif

@@ -33,6 +33,9 @@ static const char *const code_names[RQ_E_CORE_END] = {
     [RQ_E_INTERRUPTED] = "interrupted",
     [RQ_E_INTERNAL] = "internal",
     [RQ_E_UNSUPPORTED_REPO] = "unsupported_repository",
+    [RQ_E_SIGN_KEY] = "sign_key",
+    [RQ_E_SIGN_FAILED] = "sign_failed",
+    [RQ_E_TREE_TOO_DEEP] = "tree_too_deep",
 };
 
 void rq_error_clear(rq_error *err)
@@ -65,6 +68,8 @@ int rq_error_git(rq_error *err, const char *what)
 	/* a damaged object says which one it is; what was being done adds nothing */
 	if (rq_error_git_corrupt(err) < 0)
 		return -1;
+	if (e && e->klass == RQ_ERROR_GIT_TOO_DEEP)
+		return rq_error_set(err, RQ_E_TREE_TOO_DEEP, "%s", e->message);
 	return rq_error_set(err, RQ_E_GIT, "%s: %s", what,
 			    e && e->message ? e->message : "unknown error");
 }
@@ -83,4 +88,19 @@ const char *rq_error_code_name(rq_code code)
 	if (code < 0 || code >= RQ_E_CORE_END || !code_names[code])
 		return "internal";
 	return code_names[code];
+}
+
+void rq_error_to_git(const rq_error *err)
+{
+	int klass = GIT_ERROR_INVALID;
+
+	if (err->code == RQ_E_NOMEM) {
+		git_error_set_oom();
+		return;
+	}
+	if (err->code == RQ_E_CORRUPT_OBJECT)
+		klass = RQ_ERROR_GIT_CORRUPT;
+	else if (err->code == RQ_E_TREE_TOO_DEEP)
+		klass = RQ_ERROR_GIT_TOO_DEEP;
+	git_error_set_str(klass, err->msg);
 }

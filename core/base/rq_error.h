@@ -45,6 +45,9 @@ enum rq_core_code {
 	RQ_E_INTERRUPTED,      /* stopped by a signal */
 	RQ_E_INTERNAL,	       /* a bug */
 	RQ_E_UNSUPPORTED_REPO, /* a repository format replayq does not handle */
+	RQ_E_SIGN_KEY,	       /* the signing key cannot be used (encrypted, not in the agent) */
+	RQ_E_SIGN_FAILED,      /* the signing program is missing or failed, the agent refused */
+	RQ_E_TREE_TOO_DEEP,    /* a tree nested deeper than core.maxTreeDepth */
 	RQ_E_CORE_END	       /* the first code of the layers above */
 };
 
@@ -81,6 +84,17 @@ int rq_error_git_corrupt(rq_error *err);
 /* The libgit2 error class replayq's object readers (rq_odb) set for a
  * damaged object, which rq_error_git_corrupt recognises. */
 #define RQ_ERROR_GIT_CORRUPT 0x7271
+/* The class for a tree nested deeper than core.maxTreeDepth, which
+ * rq_error_git turns into RQ_E_TREE_TOO_DEEP with its message alone. */
+#define RQ_ERROR_GIT_TOO_DEEP 0x7272
+
+/*
+ * Make err libgit2's last error, for code that fails through a libgit2
+ * caller which reports libgit2's errors (rq_error_git): a damaged object
+ * and a tree too deep keep their code, out of memory stays out of memory,
+ * anything else becomes a plain libgit2 error with the message.
+ */
+void rq_error_to_git(const rq_error *err);
 
 /* Stable snake_case name of a core code ("bad_revision", ...); "internal"
  * for any other value (queue/rq_qerror.h names the queue's codes). */

@@ -34,7 +34,9 @@
  *  - the renames remembered along the picks of a replay, as git replay's
  *    merge-ort remembers them (ort/rq_rename_cache.h);
  *  - merge.conflictStyle (diff3/zdiff3 make more overlapping changes
- *    conflict, as in git).
+ *    conflict, as in git);
+ *  - the merge drivers of the paths' attributes (ort/rq_attr.h): text,
+ *    union, binary, merge.default; core.maxTreeDepth bounds the walk.
  *
  * Like merge-ort, and unlike git's older recursive strategy and libgit2,
  * merge.renames and diff.renames are ignored: merge-ort always detects
@@ -83,10 +85,10 @@
  * ("rename") instead.
  *
  * Known differences from git that are not detected:
- *  - merge attributes from global or repository attribute files
- *    ($GIT_DIR/info/attributes, core.attributesFile): merge drivers and
- *    conflict-marker-size are not consulted (merge-ort reads the tree's
- *    .gitattributes only when renormalizing, as here);
+ *  - an external merge driver (merge.<name>.driver) is never run: the path
+ *    conflicts, as in git when the driver fails; conflict-marker-size is
+ *    not read (the conflicted text of an accepting merge, never committed,
+ *    has git's default markers);
  *  - an initialized submodule changed on both sides: git may fast-forward
  *    it, here it is a conflict.
  *
@@ -99,7 +101,9 @@
  * cache); and the merge's memory chunks.
  */
 #include "rq_merge.h"
+#include "rq_attr.h"
 #include "rq_canon.h"
+#include "rq_tree.h"
 #include "rq_rename_cache.h"
 #include "rq_treemerge.h"
 
@@ -171,12 +175,15 @@ static void read_config(rq_merger *m)
 	m->config.rename_limit = -1;
 	m->config.dir_renames = RQ_ORT_DIR_RENAMES_CONFLICT;
 	m->config.conflict_style = RQ_XMERGE_STYLE_MERGE;
+	m->config.max_tree_depth = RQ_TREE_MAX_DEPTH;
 	if (git_repository_config(&cfg, m->repo) < 0 || git_config_snapshot(&snap, cfg) < 0)
 		goto out;
 	if (git_config_get_int32(&l, snap, "diff.renameLimit") == 0)
 		m->config.rename_limit = l;
 	if (git_config_get_int32(&l, snap, "merge.renameLimit") == 0)
 		m->config.rename_limit = l;
+	if (git_config_get_int32(&l, snap, "core.maxTreeDepth") == 0)
+		m->config.max_tree_depth = l;
 	if (git_config_get_string_buf(&buf, snap, "merge.directoryRenames") == 0) {
 		m->config.dir_renames = parse_dir_renames(buf.ptr, m->config.dir_renames);
 		git_buf_dispose(&buf);
@@ -190,7 +197,7 @@ out:
 	git_config_free(cfg);
 }
 
-int rq_merger_new(rq_merger **out, git_repository *repo, rq_error *err)
+int rq_merger_new(rq_merger **out, git_repository *repo, const char *root, rq_error *err)
 {
 	rq_merger *m = calloc(1, sizeof(*m));
 
@@ -201,6 +208,10 @@ int rq_merger_new(rq_merger **out, git_repository *repo, rq_error *err)
 	}
 	m->repo = repo;
 	read_config(m);
+	if (rq_attr_new(&m->config.attr, repo, root, err) < 0) {
+		rq_merger_free(m);
+		return -1;
+	}
 	/* the fallback: libgit2's merge with rename detection at git's 50% */
 	git_merge_options_init(&m->fallback_opts, GIT_MERGE_OPTIONS_VERSION);
 	m->fallback_opts.flags = GIT_MERGE_FIND_RENAMES;
@@ -217,6 +228,7 @@ void rq_merger_free(rq_merger *m)
 	if (!m)
 		return;
 	rq_treemerge_memory_release(&m->memory);
+	rq_attr_free(m->config.attr);
 	free(m);
 }
 

@@ -42,7 +42,12 @@ typedef struct rq_merge_stats {
 
 typedef struct rq_merger rq_merger;
 
-int rq_merger_new(rq_merger **out, git_repository *repo, rq_error *err);
+/*
+ * A merger for repo. root (NULL: none): the worker's root, which every
+ * attribute file the merge reads must resolve inside; a job's merge reads
+ * no global or system attribute file (core/merge/ort/rq_attr.h).
+ */
+int rq_merger_new(rq_merger **out, git_repository *repo, const char *root, rq_error *err);
 void rq_merger_free(rq_merger *m);
 const rq_merge_stats *rq_merger_stats(const rq_merger *m);
 

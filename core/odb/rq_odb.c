@@ -17,6 +17,7 @@
  */
 #include "rq_odb.h"
 #include "rq_odb_packread.h"
+#include "rq_odb_view.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -732,7 +733,8 @@ int rq_odb_new(git_odb **out, git_repository *repo, const rq_odb_opts *opts, rq_
 		rq_error_git(err, "cannot make an object database");
 		goto out;
 	}
-	if (add_dir(odb, dir.ptr, shown, opts, 0, err) < 0)
+	if (add_dir(odb, dir.ptr, shown, opts, 0, err) < 0 ||
+	    rq_odb_view_add(odb, repo, opts ? opts->root : NULL, err) < 0)
 		goto out;
 	*out = odb;
 	odb = NULL;

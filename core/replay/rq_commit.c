@@ -14,6 +14,8 @@
 #include "rq_buf.h"
 #include "rq_i18n.h"
 #include "rq_odb_mem.h"
+#include "rq_odb_view.h"
+#include "rq_sign.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -265,7 +267,8 @@ static void buf_oid_line(rq_buf *b, const char *key, const git_oid *oid)
 
 static int read_raw(git_odb *odb, const git_oid *id, git_odb_object **obj, rq_error *err)
 {
-	if (git_odb_read(obj, odb, id) < 0)
+	/* as git reads it: replacements applied, headers as they are */
+	if (rq_odb_view_read_stored(obj, odb, id) < 0)
 		return rq_error_git(err, "cannot read commit");
 	if (git_odb_object_type(*obj) != GIT_OBJECT_COMMIT) {
 		git_odb_object_free(*obj);
@@ -281,6 +284,8 @@ static int write_commit(git_odb *odb, rq_buf *b, git_oid *out, rq_error *err)
 	int rc = 0;
 	if (b->oom)
 		rc = rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	else if (rq_sign_odb_commit(odb, b, err) < 0) /* the replay's signer, if any */
+		rc = -1;
 	else if (rq_odb_mem_write(out, odb, b->p, b->len, GIT_OBJECT_COMMIT) < 0)
 		rc = rq_error_git(err, "failed to write commit object");
 	free(b->p);

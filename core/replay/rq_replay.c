@@ -37,6 +37,7 @@
 #include "rq_remerge.h"
 #include "rq_revs.h"
 #include "rq_sha1.h"
+#include "rq_sign.h"
 #include "rq_testhook.h"
 #include "rq_trace.h"
 #include "rq_walk.h"
@@ -949,7 +950,7 @@ static int open_objects(replay *rp)
 		return -1;
 	if (git_repository_odb(&rp->odb, rp->repo) < 0)
 		return rq_error_git(rp->err, "cannot open the object database");
-	return 0;
+	return rq_sign_attach(rp->odb, rp->opts->sign, rp->err);
 }
 
 /* ---- the phases of a replay ---- */
@@ -1109,7 +1110,8 @@ static int prepare_picks(replay *rp)
 		return -1;
 	if (rp->opts->shared)
 		rp->merger = rp->opts->shared->merger;
-	else if (rq_merger_new(&rp->merger, rp->repo, rp->err) < 0)
+	else if (rq_merger_new(&rp->merger, rp->repo,
+			       rp->opts->objects ? rp->opts->objects->root : NULL, rp->err) < 0)
 		return -1;
 	rp->merges0 = *rq_merger_stats(rp->merger);
 	RQ_TRACE_AT("merger");

@@ -87,6 +87,7 @@ typedef struct rq_replay_opts {
 	const rq_odb_opts *objects; /* how objects are read (rq_odb); NULL: no root */
 	int keep_going;		    /* --keep-going: every branch gets its own outcome */
 	rq_replay_shared *shared;   /* a train's object store and merger; NULL: own */
+	struct rq_sign *sign;	    /* signs every new commit (rq_sign.h); NULL: none */
 	/* tests: runs in each forked worker (1..jobs-1) right after the fork,
 	 * before it resolves the revisions */
 	void (*child_hook)(unsigned worker, void *arg);

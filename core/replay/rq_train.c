@@ -22,6 +22,7 @@
 #include "rq_odb_mem.h"
 #include "rq_odb_tmpdir.h"
 #include "rq_revs.h"
+#include "rq_sign.h"
 
 /* Deeper recursion of virtual merge bases than this is refused. */
 #define VIRTUAL_DEPTH_MAX 32
@@ -193,9 +194,12 @@ static int set_up(train *t)
 		return -1;
 	if (git_repository_odb(&sh->odb, t->repo) < 0)
 		return rq_error_git(t->err, "cannot open the object database");
+	if (rq_sign_attach(sh->odb, t->opts->sign, t->err) < 0) /* cars' picks and merges */
+		return -1;
 	if (rq_odb_mem_write(&t->empty_tree, sh->odb, "", 0, GIT_OBJECT_TREE) < 0)
 		return rq_error_git(t->err, "cannot write the empty tree");
-	if (rq_merger_new(&sh->merger, t->repo, t->err) < 0)
+	if (rq_merger_new(&sh->merger, t->repo, t->opts->objects ? t->opts->objects->root : NULL,
+			  t->err) < 0)
 		return -1;
 	t->res->ncars = t->opts->ncars;
 	if (!(t->res->cars = calloc(t->opts->ncars + 1, sizeof(*t->res->cars))))
@@ -270,6 +274,7 @@ static void take_conflict(rq_car_result *car, rq_replay_result *r, const git_oid
 {
 	car->status = RQ_CAR_CONFLICT;
 	git_oid_cpy(&car->conflict_commit, commit);
+	car->conflict_merge = r->conflict_merge;
 	car->conflicts = r->conflicts;
 	memset(&r->conflicts, 0, sizeof(r->conflicts));
 }
@@ -697,6 +702,7 @@ static int first_conflict(train *t)
 			continue;
 		r->conflicted = 1;
 		git_oid_cpy(&r->conflict_commit, &car->conflict_commit);
+		r->conflict_merge = car->conflict_merge;
 		for (size_t i = 0; i < car->conflicts.n; i++)
 			if (rq_conflicts_add(&r->conflicts, car->conflicts.v[i].path,
 					     car->conflicts.v[i].kind) < 0)

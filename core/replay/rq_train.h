@@ -86,6 +86,7 @@ typedef struct rq_train_opts {
 	size_t max_commits;	   /* per car; 0: no limit */
 	const volatile int *cancel;
 	const rq_odb_opts *objects;
+	struct rq_sign *sign; /* signs every new commit, merges too (rq_sign.h); NULL: none */
 } rq_train_opts;
 
 typedef enum { RQ_CAR_OK, RQ_CAR_CONFLICT, RQ_CAR_SKIPPED } rq_car_status;
@@ -97,6 +98,7 @@ typedef struct rq_car_result {
 	git_oid onto;	/* the result it was built on (the target's commit for the first) */
 	git_oid tip;	/* the candidate's tip */
 	git_oid conflict_commit; /* conflict: the commit whose pick (rebase) or merge conflicted */
+	int conflict_merge;	 /* rebase: that commit is a merge (see rq_remerge.h) */
 	rq_conflicts conflicts;
 	size_t commits, picked, dropped; /* rebase: the car's commits */
 	size_t merge_bases;		 /* merge: how many (2 or more: a virtual base) */

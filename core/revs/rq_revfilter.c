@@ -14,9 +14,11 @@
 #include <string.h>
 
 #include "rq_ident.h"
+#include "rq_pathfilter.h"
 
 typedef struct compiled {
 	regex_t *author, *committer, *grep;
+	rq_pathfilter *paths; /* NULL without pathspecs */
 } compiled;
 
 void rq_revfilter_init(rq_revfilter *f)
@@ -47,6 +49,7 @@ void rq_revfilter_free(rq_revfilter *f)
 		free_regexps(c->author, f->nauthor);
 		free_regexps(c->committer, f->ncommitter);
 		free_regexps(c->grep, f->ngrep);
+		rq_pathfilter_free(c->paths);
 		free(c);
 	}
 	free_list(f->author, f->nauthor);
@@ -256,9 +259,11 @@ int rq_revfilter_ready(rq_revfilter *f, rq_error *err)
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	if (compile(f->author, f->nauthor, f, &c->author, err) < 0 ||
 	    compile(f->committer, f->ncommitter, f, &c->committer, err) < 0 ||
-	    compile(f->grep, f->ngrep, f, &c->grep, err) < 0) {
+	    compile(f->grep, f->ngrep, f, &c->grep, err) < 0 ||
+	    (f->npaths && rq_pathfilter_new(&c->paths, f->paths, f->npaths, err) < 0)) {
 		free_regexps(c->author, c->author ? f->nauthor : 0);
 		free_regexps(c->committer, c->committer ? f->ncommitter : 0);
+		free_regexps(c->grep, c->grep ? f->ngrep : 0);
 		free(c);
 		return -1;
 	}
@@ -277,32 +282,30 @@ int rq_revfilter_path(rq_revfilter *f, const char *path, rq_error *err)
 	return list_add(&f->paths, &f->npaths, path, err);
 }
 
-/* Does the commit change a path the pathspecs name? 1, 0, or -1. */
-static int touches_paths(const rq_revfilter *f, const git_commit *c)
+/*
+ * Does the commit change a path the pathspecs name (compared with its first
+ * parent, a root with the empty tree)? 1, 0, or -1 with libgit2's error set
+ * to what went wrong (the walk reports libgit2's errors: a tree too deep or
+ * damaged keeps its code there).
+ */
+static int touches_paths(const compiled *cp, const git_commit *c)
 {
 	git_repository *repo = git_commit_owner(c);
-	git_tree *t = NULL, *pt = NULL;
+	const git_oid *parent_tree = NULL;
 	git_commit *parent = NULL;
-	git_diff *diff = NULL;
-	git_diff_options o;
-	int rc = -1;
+	rq_error err;
+	int rc;
 
-	if (git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION) < 0)
-		return -1;
-	o.pathspec.strings = f->paths;
-	o.pathspec.count = f->npaths;
-	if (git_commit_tree(&t, c) < 0 ||
-	    (git_commit_parentcount(c) &&
-	     (git_commit_parent(&parent, c, 0) < 0 || git_commit_tree(&pt, parent) < 0)))
-		goto out;
-	if (git_diff_tree_to_tree(&diff, repo, pt, t, &o) < 0)
-		goto out;
-	rc = git_diff_num_deltas(diff) > 0;
-out:
-	git_diff_free(diff);
-	git_tree_free(pt);
-	git_tree_free(t);
+	rq_error_clear(&err);
+	if (git_commit_parentcount(c)) {
+		if (git_commit_parent(&parent, c, 0) < 0)
+			return -1;
+		parent_tree = git_commit_tree_id(parent);
+	}
+	rc = rq_pathfilter_changes(cp->paths, repo, parent_tree, git_commit_tree_id(c), &err);
 	git_commit_free(parent);
+	if (rc < 0)
+		rq_error_to_git(&err);
 	return rc;
 }
 
@@ -393,7 +396,7 @@ int rq_revfilter_match(const rq_revfilter *f, const git_commit *c)
 	if ((f->since && t < f->since) || (f->until && t > f->until))
 		return 0;
 	if (!cp)
-		return f->npaths ? touches_paths(f, c) : 1;
+		return f->npaths ? -1 : 1; /* rq_revfilter_ready() did not run */
 	if (!who_matches(cp->author, f->nauthor, git_commit_author(c)) ||
 	    !who_matches(cp->committer, f->ncommitter, git_commit_committer(c)))
 		return 0;
@@ -404,5 +407,5 @@ int rq_revfilter_match(const rq_revfilter *f, const git_commit *c)
 		if (m == f->invert_grep)
 			return 0;
 	}
-	return f->npaths ? touches_paths(f, c) : 1;
+	return f->npaths ? touches_paths(cp, c) : 1;
 }

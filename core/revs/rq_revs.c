@@ -326,6 +326,32 @@ static int resolve_special(git_repository *repo, const char *expr, const char *b
 }
 
 /*
+ * An abbreviated id: the one object it names, found by id alone (a prefix
+ * read would hand back the data of whichever reader has it last, not what
+ * the object database's view of replaced and grafted objects gives:
+ * rq_odb_view.h). The object is read by its full id later.
+ */
+static int resolve_abbrev(git_repository *repo, const char *expr, const char *base, size_t len,
+			  git_oid *out, rq_error *err)
+{
+	git_odb *odb = NULL;
+	git_oid prefix;
+	int rc;
+
+	if (git_oid_fromstrn(&prefix, base, len) < 0)
+		return unknown_revision(err, expr);
+	if (git_repository_odb(&odb, repo) < 0)
+		return rq_error_git(err, "cannot open the object database");
+	rc = git_odb_exists_prefix(out, odb, &prefix, len);
+	git_odb_free(odb);
+	if (rc == GIT_EAMBIGUOUS)
+		return rq_error_set(err, RQ_E_AMBIGUOUS, "short object ID %s is ambiguous", base);
+	if (rc < 0)
+		return unknown_revision(err, expr);
+	return 0;
+}
+
+/*
  * Resolve the base name (before any ~ ^ suffix) to an object id.
  * *fullname (when not NULL): the ref the name resolved through, when the
  * name was looked up as a ref (*named set); NULL if it named no ref.
@@ -362,22 +388,8 @@ static int resolve_base(git_repository *repo, const refset *known, const char *e
 		*named = 1;
 	if (n == 1)
 		return 0;
-	if (len >= 4 && len < GIT_OID_HEXSZ && all_hex(base, len)) {
-		git_object *obj = NULL;
-		git_oid prefix;
-		int rc;
-		if (git_oid_fromstrn(&prefix, base, len) < 0)
-			return unknown_revision(err, expr);
-		rc = git_object_lookup_prefix(&obj, repo, &prefix, len, GIT_OBJECT_ANY);
-		if (rc == GIT_EAMBIGUOUS)
-			return rq_error_set(err, RQ_E_AMBIGUOUS, "short object ID %s is ambiguous",
-					    base);
-		if (rc < 0)
-			return unknown_revision(err, expr);
-		git_oid_cpy(out, git_object_id(obj));
-		git_object_free(obj);
-		return 0;
-	}
+	if (len >= 4 && len < GIT_OID_HEXSZ && all_hex(base, len))
+		return resolve_abbrev(repo, expr, base, len, out, err);
 	return unknown_revision(err, expr);
 }
 

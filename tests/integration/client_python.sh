@@ -7,7 +7,7 @@
 # from its reply list, result() reads the stored ones (what `replayq
 # result` prints), a second submission of an id is refused, --force reruns
 # it (already_applied), its stream entries are the ones `replayq submit`
-# writes, and the same job through either gives the same commits; the
+# writes, its jobs of one group are parked as submit's are and run in order, and the same job through either gives the same commits; the
 # client run as a program exits as `submit --wait` does.
 . "$(dirname "$0")/../lib.sh"
 require jq redis-server
@@ -92,10 +92,25 @@ check_eq "its stream entry has replayq submit's fields" "id left-py job id left-
 	"$(grep -x 'id\|job\|left-py\|left-cli' "$T/entries" | paste -sd' ')"
 check_eq "and its job the same members" "$(sed -n '4p' "$T/entries" | jq -c 'keys')" "$(sed -n '8p' "$T/entries" | jq -c 'keys')"
 
+# jobs of one group: the first in the stream, the others parked in the
+# group's own stream (the client and replayq submit alike), run in order
+"$PY" -c '
+import os
+from replayq_client import Client
+c = Client.from_url(os.environ["REDIS_URL"], queue="pyq")
+for i in (1, 2, 3):
+    c.submit({"id": "grp-%d" % i, "repo": "proj", "mode": "onto", "target": "main", "revisions": ["main"], "group": "pg"}, wait=False)'
+"$REPLAYQ" submit <<<'{"v":1,"id":"grp-4","repo":"proj","mode":"onto","target":"main","revisions":["main"],"group":"pg"}' >/dev/null
+check_eq "grouped: one in the jobs stream, three parked" "grp-1 3" \
+	"$(rcli --raw XRANGE 'replayq:{pyq}:jobs' - + | grep -x 'grp-[0-9]' | paste -sd' ') $(rcli XLEN 'replayq:{pyq}:group:pg')"
+
 # the client as a program: results as JSON lines, exit 1 with a conflict
 start_worker p2 --repo-root="$ROOT" --jobs=2
 W=$WORKER_PID
 worker_started p2 60
+check "the grouped jobs run" wait_for "grp-4" 60 bash -c "[ \"\$(redis-cli -p $REDIS_PORT EXISTS 'replayq:{pyq}:result:grp-4')\" = 1 ]"
+check_eq "one after the other, in order" "grp-1 grp-2 grp-3 grp-4" \
+	"$(rcli --raw XRANGE 'replayq:{pyq}:results' - + | grep -x 'grp-[0-9]' | paste -sd' ')"
 printf '%s\n' '{"id":"prog-ok","repo":"proj","mode":"onto","target":"main","revisions":["base..topic"]}' \
 	'{"id":"prog-conflict","repo":"proj","mode":"onto","target":"main","revisions":["base..clash"]}' |
 	"$PY" "$TOP/clients/python/replayq_client.py" --redis="$REDIS_URL" --queue=pyq --wait=120 >"$T/prog.out"

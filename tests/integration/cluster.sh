@@ -5,7 +5,8 @@
 # through redis+cluster:// seeds. While jobs run, three moves made on
 # purpose at points the test holds a job at:
 #   1. the master of queue A's slot is SIGKILLed, its replica takes over
-#      (CLUSTER FAILOVER TAKEOVER), more jobs are submitted through the seeds;
+#      (CLUSTER FAILOVER TAKEOVER), more jobs are submitted through the seeds
+#      (in one group: they run one at a time, in order, on the new master);
 #   2. queue B's slot is migrated to the third master (the MIGRATE/SETSLOT
 #      steps of redis-cli --cluster reshard), stopped half-way until a
 #      worker has followed an ASK;
@@ -27,7 +28,8 @@ make_repo "$ROOT/rb" rb $((2 * N))
 
 # jobs of every kind (mixed_jobs); b-lost is the one whose result is lost
 mixed_jobs a ra 1 "$N" >"$T/a1.jsonl"
-mixed_jobs a ra $((N + 1)) $((2 * N)) >"$T/a2.jsonl"
+# (submitted after the failover, in one group: one at a time, in order)
+mixed_jobs a ra $((N + 1)) $((2 * N)) | sed 's/}$/,"group":"ga"}/' >"$T/a2.jsonl"
 mixed_jobs b rb 1 "$N" >"$T/b1.jsonl"
 mixed_jobs b rb $((N + 1)) $((2 * N)) >"$T/b2.jsonl"
 mixed_job b-lost rb 0 >"$T/b3.jsonl"
@@ -111,6 +113,11 @@ RECOVERED_AT=$(now_ms)
 RECOVER_MS=$((RECOVERED_AT - KILLED_AT))
 check "every job of $QA has a result" wait_for "$QA's results" 120 results_reach "$QA" $((2 * N))
 echo "# failover: replica master $((TAKEN_AT - KILLED_AT)) ms after the kill, first result on it after $RECOVER_MS ms"
+check_eq "$QA's grouped jobs ran one after the other, in submission order" \
+	"$(seq -f 'a-%g' $((N + 1)) $((2 * N)) | xargs)" \
+	"$(ccli "$REP_A" --raw xrange "$(key "$QA" results)" - + | awk 'NR % 7 == 3' |
+		awk -F- -v lo=$((N + 1)) '$2 >= lo' | xargs)"
+check_eq "and their group is idle" 0 "$(ccli "$REP_A" hlen "$(key "$QA" groups)")"
 
 section "move 2: $QB's slot migrated from $MB to $MC while its jobs run"
 mapfile -t CHILDREN < <(held_job_pids b "$H" 4)

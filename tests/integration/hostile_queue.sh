@@ -69,13 +69,13 @@ check_eq "box3: the first result" "$R1" "$(rcli LINDEX "$(key $Q reply:box3)" 0)
 check_eq "still one entry in the results stream" 1 "$(results_count $Q dup1)"
 check_eq "still one reflog entry" 1 "$(git -C "$ROOT/proj" reflog show refs/heads/topic | grep -c 'replay --onto')"
 
-# an entry with the id and other content: invalid_job to its reply list,
+# an entry with the id and other content: id_conflict to its reply list,
 # the first result kept, dead-lettered with the reason, nothing moved
 TOPIC1=$(git -C "$ROOT/proj" rev-parse topic)
 xadd $Q id dup1 job "$(job dup1 '"ref_action":"update","reply_to":"box4","empty":"keep"')" >/dev/null
 check "a different job under a taken id is answered" wait_for "box4" 30 llen_is "$(key $Q reply:box4)" 1
 R4=$(rcli LINDEX "$(key $Q reply:box4)" 0)
-check_eq "box4: invalid_job" "dup1 error invalid_job" "$(jq -r '"\(.id) \(.status) \(.error.code)"' <<<"$R4")"
+check_eq "box4: id_conflict" "dup1 error id_conflict" "$(jq -r '"\(.id) \(.status) \(.error.code)"' <<<"$R4")"
 check_contains "box4: the message says why" "different" "$(jq -r .error.message <<<"$R4")"
 check_eq "the first result is kept" "$R1" "$(rcli GET "$(key $Q result:dup1)")"
 check_contains "dead-lettered with its reason" "different" "$(rcli --raw XRANGE "$(key $Q dead)" - +)"

@@ -33,7 +33,9 @@ for pair in replay:replayq-replay train:replayq-train worker:replayq-worker run:
 	cmd=${pair%%:*} page=${pair#*:}
 	"$REPLAYQ" "$cmd" -h >"$T/usage" 2>&1
 	text=$(render "$page")
-	opts=$(sed -n 's/^ \{2,6\}\(-[^ ]*\).*/\1/p' "$T/usage" | sed 's/\[no-\]//; s/\[=.*//')
+	# "--opt", or "-S, --opt": both names
+	opts=$(sed -n 's/^ \{2,6\}\(-[^ ]*\)\(, \(--[^ ]*\)\)\{0,1\}.*/\1 \3/p' "$T/usage" |
+		sed 's/,//g; s/\[no-\]//g; s/\[=[^] ]*\]//g')
 	check "$cmd: options found in -h" [ "$(wc -w <<<"$opts")" -ge 3 ]
 	synopsis=$(sed '/^$/,$d' "$T/usage")
 	for o in $opts; do
@@ -47,7 +49,7 @@ for pair in replay:replayq-replay train:replayq-train worker:replayq-worker run:
 done
 # the options of the program itself
 text=$(render replayq)
-for o in -C -c --version; do check_contains "man replayq names $o" "$o" "$text"; done
+for o in -C -c --no-replace-objects --version; do check_contains "man replayq names $o" "$o" "$text"; done
 for c in replay train worker run submit result queue help version; do
 	check_contains "man replayq names the command $c" "$c" "$text"
 done

@@ -253,8 +253,10 @@ run_rq train --target=far --ref-action=print --format=json car=A..int
 check_eq "train: a car with a merge goes in, its resolution kept" "ok SEVEN12" \
 	"$(echo "$OUT" | jq -r '.cars[0].status') $(git show "$(echo "$OUT" | jq -r '.cars[0].commit'):f" | grep SEVEN)"
 run_rq train --target=near --ref-action=print --format=json car=A..int
-check_eq "train: a car whose merge conflicts drops out" "conflict $INT resolution" \
-	"$(echo "$OUT" | jq -r '.cars[0] | [.status, .conflict.commit, .conflict.paths[0].kind] | join(" ")')"
+check_eq "train: a car whose merge conflicts drops out, with the merge's hint" \
+	"conflict $INT resolution true git show --remerge-diff $INT" \
+	"$(echo "$OUT" | jq -r '.cars[0] | [.status, .conflict.commit, .conflict.paths[0].kind, .conflict.merge, .conflict.hint] | map(tostring) | join(" ")')"
+check_eq "... and the train's conflict says so too" "true" "$(echo "$OUT" | jq -r '.conflict.merge')"
 
 # --- remembered renames are forgotten at a merge ----------------------------------------------
 # renames.sh's case (upstream renames numbers to sequence and adds lines;

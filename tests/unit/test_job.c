@@ -1220,6 +1220,81 @@ static void test_keep_going(void **state)
 	"{\"mode\":\"train\",\"cars\":[{\"name\":\"mr-1\",\"revisions\":[\"main..mr-1\"]},"        \
 	"{\"name\":\"mr-2\",\"revisions\":[\"mr-2\"],\"skip\":true}]" extra "}"
 
+/* "sign": a boolean; in the content only when true (a job without it
+ * keeps the content it had). */
+static void test_sign(void **state)
+{
+	rq_job job;
+	char *a, *b;
+	(void)state;
+
+	expect_bad_patch(NULL, "{\"sign\":\"yes\"}", RQ_E_INVALID_JOB, "sign");
+	expect_bad_patch(NULL, "{\"sign\":1}", RQ_E_INVALID_JOB, "sign");
+	pending_text = job_text(NULL, "{\"sign\":true}");
+	parse_ok(pending_text, &job);
+	assert_int_equal(job.sign, 1);
+	rq_job_free(&job);
+	free_pending(NULL);
+	pending_text = job_text("revisions", TRAIN_PATCH(",\"sign\":true"));
+	parse_ok(pending_text, &job);
+	assert_int_equal(job.sign, 1);
+	assert_int_equal(job.train, 1);
+	rq_job_free(&job);
+	free_pending(NULL);
+	a = content_of(NULL);
+	b = content_of("{\"sign\":false}");
+	assert_string_equal(a, b);
+	assert_null(strstr(a, "sign"));
+	free(a);
+	free(b);
+	a = content_of("{\"sign\":true}");
+	assert_non_null(strstr(a, "\"sign\":true"));
+	free(a);
+}
+
+/* "group": 1-128 of the id's characters; in the content only when given;
+ * rq_job_digest is the sha1 of the content (of the text when it is no
+ * valid job), what a worker's claim records. */
+static void test_group(void **state)
+{
+	char *a, *b, d1[41], d2[41], *t;
+	rq_job job;
+	(void)state;
+
+	expect_bad_patch(NULL, "{\"group\":1}", RQ_E_INVALID_JOB, "group");
+	expect_bad_patch(NULL, "{\"group\":\"\"}", RQ_E_INVALID_JOB, "group");
+	expect_bad_patch(NULL, "{\"group\":\"a b\"}", RQ_E_INVALID_JOB, "group");
+	expect_bad_patch(NULL, "{\"group\":\"x{y}\"}", RQ_E_INVALID_JOB, "group");
+	a = repeat('g', 129);
+	b = malloc(160);
+	snprintf(b, 160, "{\"group\":\"%s\"}", a);
+	expect_bad_patch(NULL, b, RQ_E_INVALID_JOB, "group");
+	free(b);
+	free(a);
+	pending_text = job_text(NULL, "{\"group\":\"main-train:a/b@c+1\"}");
+	parse_ok(pending_text, &job);
+	assert_string_equal(job.group, "main-train:a/b@c+1");
+	rq_job_free(&job);
+	free_pending(NULL);
+	a = content_of(NULL);
+	assert_null(strstr(a, "\"group\""));
+	b = content_of("{\"group\":\"g\"}");
+	assert_non_null(strstr(b, "\"group\":\"g\""));
+	free(b);
+	t = job_text(NULL, "{\"submitted_at\":5}");
+	assert_int_equal(rq_job_digest(t, strlen(t), d1), 0);
+	free(t);
+	t = job_text(NULL, "{\"reply_to\":\"box\"}");
+	assert_int_equal(rq_job_digest(t, strlen(t), d2), 0);
+	free(t);
+	assert_string_equal(d1, d2);
+	assert_int_equal(strlen(d1), 40);
+	assert_int_equal(rq_job_digest("not json", 8, d1), 0);
+	/* sha1("not json") */
+	assert_string_equal(d1, "ed0d1292643d9ed818d9a191829b0f419867f874");
+	free(a);
+}
+
 static void test_train_ok(void **state)
 {
 	rq_job job;
@@ -1412,6 +1487,8 @@ int main(void)
 	    cmocka_unit_test_teardown(test_repo_valid, free_pending),
 	    cmocka_unit_test_teardown(test_replay_opts, free_pending),
 	    cmocka_unit_test_teardown(test_keep_going, free_pending),
+	    cmocka_unit_test_teardown(test_sign, free_pending),
+	    cmocka_unit_test_teardown(test_group, free_pending),
 	    cmocka_unit_test_teardown(test_train_ok, free_pending),
 	    cmocka_unit_test_teardown(test_train_bad, free_pending),
 	    cmocka_unit_test_teardown(test_train_limits, free_pending),

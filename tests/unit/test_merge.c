@@ -693,7 +693,7 @@ static long merge_all(batch *b)
 	long fallback;
 
 	add_memory_backend(b->g);
-	assert_int_equal(rq_merger_new(&m, b->g, &err), 0);
+	assert_int_equal(rq_merger_new(&m, b->g, NULL, &err), 0);
 	for (int k = 0; k < b->n; k++)
 		merge_one(b, m, k);
 	fallback = (long)rq_merger_stats(m)->fallback;
@@ -898,7 +898,7 @@ static int merge_both(tu_repo *r, const char *base, const char *ours, const char
 		git_oid_cpy(&t[i], git_commit_tree_id(cm));
 		git_commit_free(cm);
 	}
-	assert_int_equal(rq_merger_new(&m, g, &err), 0);
+	assert_int_equal(rq_merger_new(&m, g, NULL, &err), 0);
 	rc = rq_merger_merge(m, &t[0], &t[1], &t[2], out, &conf, &err);
 	if (stats)
 		*stats = *rq_merger_stats(m);
@@ -1000,7 +1000,7 @@ static void test_trivial_and_conflicts(void **state)
 	tu_rev_parse(r, "ours^{tree}", &t[1]);
 	tu_rev_parse(r, "theirs^{tree}", &t[2]);
 	assert_int_equal(git_oid_fromstr(&empty, RQ_EMPTY_TREE_HEX), 0);
-	assert_int_equal(rq_merger_new(&m, g, &err), 0);
+	assert_int_equal(rq_merger_new(&m, g, NULL, &err), 0);
 	assert_int_equal(rq_merger_merge(m, &t[0], &t[1], &t[0], &out, &conf, &err), 0);
 	assert_true(git_oid_equal(&out, &t[1]));
 	assert_int_equal(rq_merger_merge(m, &t[0], &t[0], &t[2], &out, &conf, &err), 0);

@@ -19,7 +19,7 @@
 
 /* The values one table writes. */
 typedef struct values {
-	const char *onto, *wait, *redis;
+	const char *onto, *wait, *redis, *sign;
 	int contained, version;
 	const char *dir;
 } values;
@@ -44,6 +44,14 @@ static const rq_opt table[] = {
      .argh = "<path>",
      .help = "run as if started in <path>",
      .callback = take_dir},
+    {.kind = RQ_OPT_KIND_OPTIONAL,
+     .short_name = 'S',
+     .name = "gpg-sign",
+     .value = &vals.sign,
+     .argh = "<key-id>",
+     .bare = "",
+     .negatable = 1,
+     .help = "sign"},
     RQ_OPT_END,
 };
 
@@ -233,6 +241,56 @@ static void test_environment_default(void **state)
 	unsetenv("RQ_TEST_OPT_REDIS");
 }
 
+/* git's -S[<keyid>] / --gpg-sign[=<keyid>] / --no-gpg-sign: a value only
+ * stuck to the letter or joined to the name, the negation NULL, the last
+ * one winning. */
+static void test_optional_letter_and_negation(void **state)
+{
+	static const char unset[] = "unset";
+	static const struct {
+		const char *a, *b, *want;
+	} cases[] = {{"-S", NULL, ""},
+		     {"-SABCD", NULL, "ABCD"},
+		     {"--gpg-sign", NULL, ""},
+		     {"--gpg-sign=k y", NULL, "k y"},
+		     {"--no-gpg-sign", NULL, NULL},
+		     {"-Sk", "--no-gpg-sign", NULL},
+		     {"--no-gpg-sign", "-Sk", "k"},
+		     {"x", NULL, unset}};
+	rq_opt_args args;
+	int status;
+	char *err;
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *argv[4] = {"test", (char *)cases[i].a, (char *)cases[i].b, NULL};
+		rq_opt_spec s = spec(0);
+		vals.sign = unset;
+		assert_int_equal(rq_opt_parse(&s, cases[i].b ? 3 : 2, argv, &args, &status), 0);
+		if (cases[i].want)
+			assert_string_equal(vals.sign, cases[i].want);
+		else
+			assert_null(vals.sign);
+		rq_opt_args_free(&args);
+	}
+	/* "-S key": the key is an argument, as in git */
+	assert_int_equal(parse(0, &args, &status, &err, "-S", "key", NULL), 0);
+	assert_string_equal(vals.sign, "");
+	assert_int_equal(args.n, 1);
+	rq_opt_args_free(&args);
+	free(err);
+	assert_int_equal(parse(0, &args, &status, &err, "--no-gpg-sign=k", NULL), -1);
+	assert_int_equal(status, 129);
+	assert_non_null(strstr(err, "error: option `no-gpg-sign' takes no value"));
+	free(err);
+	/* a letter with a required value is not stuck */
+	assert_int_equal(parse(RQ_OPT_KEEP_UNKNOWN, &args, &status, &err, "-C/x", NULL), 0);
+	assert_null(vals.dir);
+	assert_string_equal(args.v[0], "-C/x");
+	rq_opt_args_free(&args);
+	free(err);
+}
+
 static void test_usage_text(void **state)
 {
 	(void)state;
@@ -249,6 +307,7 @@ static void test_usage_text(void **state)
 	assert_non_null(strstr(text, "-C <path>"));
 	assert_non_null(strstr(text, "RQ_TEST_OPT_REDIS"));
 	assert_non_null(strstr(text, "footer line\n"));
+	assert_non_null(strstr(text, "    -S, --[no-]gpg-sign[=<key-id>]\n"));
 	free(text);
 }
 
@@ -261,6 +320,7 @@ int main(void)
 	    cmocka_unit_test(test_dashdash_and_unknown_kept),
 	    cmocka_unit_test(test_stop_at_arg),
 	    cmocka_unit_test(test_environment_default),
+	    cmocka_unit_test(test_optional_letter_and_negation),
 	    cmocka_unit_test(test_usage_text),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,12 +8,14 @@
  *    `git merge-tree --write-tree --stdin` (merge-ort, which writes the
  *    conflicted blobs) and by rq_merger_merge_accept with git's labels:
  *    every conflicted blob must be byte for byte git's, in the styles
- *    merge, diff3 and zdiff3.
+ *    merge, diff3 and zdiff3; with the union driver, no conflict and git's
+ *    text.
  * 2. The rules of a remerge (rq_remerge.h), one hand-made history each: a
  *    resolution carried where N has R's conflict, a conflict where N's
  *    differs ("resolution") or is new (its own kind), R's conflict with
  *    none in N, an evil change, modify/delete alike and not, a hunk of N
- *    left where the author did nothing, an octopus clean and not.
+ *    left where the author did nothing, an octopus clean and not, the
+ *    union driver in all three merges.
  */
 #include "testutil.h"
 
@@ -228,7 +230,9 @@ static void git_merges(tu_repo *r, git_oid (*c)[3], int *clean, git_oid *trees)
 	free(out);
 }
 
-static void compare_style(const char *style, unsigned long long seed)
+/* union: f merges with the union driver (info/attributes), which git's
+ * merge-tree takes too: no conflict at all, the same text. */
+static void compare_style(const char *style, unsigned long long seed, int with_union)
 {
 	tu_repo *r = tu_repo_new(1);
 	git_repository *g;
@@ -243,13 +247,15 @@ static void compare_style(const char *style, unsigned long long seed)
 	assert_non_null(trees);
 	assert_non_null(clean);
 	tu_git(r, "git config merge.conflictStyle %s", style);
+	if (with_union)
+		tu_git(r, "mkdir -p info && echo 'f merge=union' >info/attributes");
 	write_situations(r, seed, c);
 	g = tu_repo_open(r);
 	assert_int_equal(git_repository_odb(&odb, g), 0);
 	assert_int_equal(git_mempack_new(&mem), 0);
 	assert_int_equal(git_odb_add_backend(odb, mem, 1000), 0);
 	git_odb_free(odb);
-	assert_int_equal(rq_merger_new(&m, g, &err), 0);
+	assert_int_equal(rq_merger_new(&m, g, NULL, &err), 0);
 	git_merges(r, c, clean, trees);
 	for (int k = 0; k < NSIT; k++) {
 		int rc = rq_accept(g, m, c[k], &mine);
@@ -264,7 +270,9 @@ static void compare_style(const char *style, unsigned long long seed)
 		free(a);
 		free(b);
 	}
-	assert_true(conflicts > NSIT / 4); /* the test tests conflicts */
+	/* the test tests conflicts (the same seeds make a quarter of them
+	 * conflict without the union driver) */
+	assert_true(with_union ? conflicts == 0 : conflicts > NSIT / 4);
 	rq_merger_free(m);
 	free(c);
 	free(trees);
@@ -275,19 +283,29 @@ static void compare_style(const char *style, unsigned long long seed)
 static void test_marked_merge(void **state)
 {
 	(void)state;
-	compare_style("merge", 1);
+	compare_style("merge", 1, 0);
 }
 
 static void test_marked_diff3(void **state)
 {
 	(void)state;
-	compare_style("diff3", 2);
+	compare_style("diff3", 2, 0);
 }
 
 static void test_marked_zdiff3(void **state)
 {
 	(void)state;
-	compare_style("zdiff3", 3);
+	compare_style("zdiff3", 3, 0);
+}
+
+/* An accepting merge of a union path writes no conflict: git's union text,
+ * in each style (the conflicts refined and joined, trimmed, or whole). */
+static void test_marked_union(void **state)
+{
+	(void)state;
+	compare_style("merge", 1, 1);
+	compare_style("diff3", 2, 1);
+	compare_style("zdiff3", 3, 1);
 }
 
 /* ---- 2. the rules of a remerge ------------------------------------------------- */
@@ -406,7 +424,7 @@ static int remerge(const char *o, const char *const *np, size_t n, git_oid *tree
 	}
 	snprintf(rev, sizeof(rev), "%s^{tree}", o);
 	tu_rev_parse(rules, rev, &otree);
-	assert_int_equal(rq_merger_new(&m, g, &err), 0);
+	assert_int_equal(rq_merger_new(&m, g, NULL, &err), 0);
 	rc = rq_remerge(m, g, NULL, orig, nw, n, &otree, tree, conf, &err);
 	if (rc < 0)
 		fail_msg("remerge failed: %s", err.msg);
@@ -508,6 +526,22 @@ static void test_modify_delete(void **state)
 	expect_conflict("o45", none, 2, "g", RQ_CONFLICT_RESOLUTION);
 }
 
+/* f merged by the union driver in all three merges: R and N have no
+ * conflict (each the union of t1's and t2's lines 3-7), and where the
+ * third merge meets the base's change (5 became FIVE in the second copy)
+ * inside what O's resolution rewrote, it keeps both, N's lines first, where
+ * the text driver gives the stale resolution's conflict. */
+static void test_union(void **state)
+{
+	static const char *const np[] = {"t1@near", "t2@near"};
+	(void)state;
+	tu_git(rules, "mkdir -p .git/info && echo 'f merge=union' >.git/info/attributes");
+	expect_clean("o12", np, 2, "f",
+		     "head\n1\n2\nTHREE12\n4\nFIVE\n6\nSEVEN1\nTHREE2\n4\nFIVE\n6\nSEVEN2\n"
+		     "SEVEN12\n8\n9\n" F_TAIL);
+	tu_git(rules, "rm .git/info/attributes");
+}
+
 /* An octopus: replayed when its remerges are clean; a conflict when the
  * new parents conflict. */
 static void test_octopus(void **state)
@@ -523,11 +557,17 @@ static void test_octopus(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_marked_merge),     cmocka_unit_test(test_marked_diff3),
-	    cmocka_unit_test(test_marked_zdiff3),    cmocka_unit_test(test_resolution_carried),
-	    cmocka_unit_test(test_resolution_stale), cmocka_unit_test(test_r_only),
-	    cmocka_unit_test(test_new_conflict),     cmocka_unit_test(test_modify_delete),
+	    cmocka_unit_test(test_marked_merge),
+	    cmocka_unit_test(test_marked_diff3),
+	    cmocka_unit_test(test_marked_zdiff3),
+	    cmocka_unit_test(test_marked_union),
+	    cmocka_unit_test(test_resolution_carried),
+	    cmocka_unit_test(test_resolution_stale),
+	    cmocka_unit_test(test_r_only),
+	    cmocka_unit_test(test_new_conflict),
+	    cmocka_unit_test(test_modify_delete),
 	    cmocka_unit_test(test_octopus),
+	    cmocka_unit_test(test_union),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

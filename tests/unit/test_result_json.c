@@ -293,10 +293,14 @@ static void test_code_names(void **state)
 	    {RQ_E_INTERRUPTED, "interrupted"},
 	    {RQ_E_INTERNAL, "internal"},
 	    {RQ_E_UNSUPPORTED_REPO, "unsupported_repository"},
+	    {RQ_E_TREE_TOO_DEEP, "tree_too_deep"},
 	    {RQ_E_INVALID_JOB, "invalid_job"},
 	    {RQ_E_TIMEOUT, "timeout"},
 	    {RQ_E_DEAD, "dead_letter"},
 	    {RQ_E_REDIS, "redis"},
+	    {RQ_E_SIGN_KEY, "sign_key"},
+	    {RQ_E_SIGN_FAILED, "sign_failed"},
+	    {RQ_E_SIGN_UNAVAILABLE, "sign_unavailable"},
 	};
 	rq_error err;
 
@@ -329,6 +333,24 @@ static void test_code_names(void **state)
 	assert_string_equal(rq_error_code_name(RQ_E_CORE_END), "internal");
 	assert_string_equal(rq_qerror_name(-1), "internal");
 	assert_string_equal(rq_qerror_name(1000), "internal");
+}
+
+/* "signed": true on a result that is not an error, never on one. */
+static void test_signed_mark(void **state)
+{
+	rq_error err;
+	json_t *ok = rq_result_to_json(NULL, 0, NULL, 0), *bad;
+	(void)state;
+
+	rq_error_set(&err, RQ_E_SIGN_FAILED, "gpg failed");
+	bad = rq_result_to_json(NULL, -1, &err, 0);
+	assert_int_equal(rq_result_set_signed(ok), 0);
+	assert_int_equal(rq_result_set_signed(bad), 0);
+	assert_int_equal(rq_result_set_signed(NULL), 0);
+	assert_true(json_is_true(json_object_get(ok, "signed")));
+	assert_null(json_object_get(bad, "signed"));
+	json_decref(ok);
+	json_decref(bad);
 }
 
 /* The JSON of real runs on a repository. */
@@ -530,10 +552,10 @@ static void test_train(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_ok),	      cmocka_unit_test(test_conflict),
-	    cmocka_unit_test(test_error),     cmocka_unit_test(test_code_names),
-	    cmocka_unit_test(test_real_runs), cmocka_unit_test(test_keep_going),
-	    cmocka_unit_test(test_train),
+	    cmocka_unit_test(test_ok),		cmocka_unit_test(test_conflict),
+	    cmocka_unit_test(test_error),	cmocka_unit_test(test_code_names),
+	    cmocka_unit_test(test_signed_mark), cmocka_unit_test(test_real_runs),
+	    cmocka_unit_test(test_keep_going),	cmocka_unit_test(test_train),
 	};
 	return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
 }

@@ -1,29 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* follows git's canon_mode() (object.h) and the tree writing of merge-ort.c */
+/* follows the tree writing of merge-ort.c */
 /*
- * rq_canon: canonical tree entry modes, and a top-level tree written
- * again with them.
+ * rq_canon: a top-level tree written again with canonical modes
+ * (rq_tree_canon_mode).
  */
 #include "rq_canon.h"
 #include "rq_buf.h"
 #include "rq_odb_mem.h"
+#include "rq_tree.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-uint32_t rq_canon_mode(uint32_t mode)
-{
-	switch (mode & 0170000) {
-	case 0100000:
-		return mode & 0100 ? 0100755 : 0100644;
-	case 0120000:
-		return 0120000;
-	case 0040000:
-		return 0040000;
-	default:
-		return 0160000;
-	}
-}
 
 /*
  * The entry at p (of a raw tree ending at end): its mode text's length
@@ -53,7 +40,7 @@ static const char *canon_text(uint32_t mode, size_t *len)
 {
 	const char *t;
 
-	switch (rq_canon_mode(mode)) {
+	switch (rq_tree_canon_mode(mode)) {
 	case 0100644:
 		t = "100644";
 		break;

@@ -2,7 +2,8 @@
 /*
  * rq_canon: tree entry modes as git reads them.
  *
- * git reads every tree entry's mode through canon_mode() (tree-walk.c):
+ * git reads every tree entry's mode through canon_mode() (tree-walk.c;
+ * here rq_tree_canon_mode, core/base/rq_tree.h):
  * a regular file is 100644, or 100755 when its owner may execute it
  * (100664 from 2005's trees, 100600, 100775 ...); a symlink 120000; a
  * directory 40000; anything else a gitlink, 160000. merge-ort writes
@@ -17,9 +18,6 @@
 #include <stdint.h>
 
 #include "rq_error.h"
-
-/* git's canon_mode(). */
-uint32_t rq_canon_mode(uint32_t mode);
 
 /*
  * The top-level tree a merge-ort merge that opens only the top level

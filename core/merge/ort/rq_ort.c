@@ -126,19 +126,29 @@ rq_ort_entry *rq_ort_entry_new(rq_ort_merge *merge, rq_ort_entry *dir, const cha
  */
 rq_ort_entry *rq_ort_entry_insert(rq_ort_merge *merge, const char *path)
 {
-	const char *slash = strrchr(path, '/');
-	rq_ort_entry *dir;
+	rq_ort_entry *dir = NULL;
+	char *dpath;
+	long k;
 
-	if (!slash) {
+	/* the nearest directory that has an entry, marked walked (the top at
+	 * worst, as it is); then the missing ones down from it, each walked. A
+	 * loop, not a recursion: the path may be thousands of levels deep. */
+	for (k = (long)strlen(path) - 1; k >= 0 && !dir; k--) {
+		if (path[k] != '/')
+			continue;
+		if (!(dpath = rq_arena_strndup(&merge->arena, path, (size_t)k)))
+			return rq_ort_nomem(merge), NULL;
+		if ((dir = rq_ort_entry_get(merge, dpath)))
+			dir->walked = 1;
+	}
+	if (!dir)
 		dir = merge->root;
-	} else {
-		char *dpath = rq_arena_strndup(&merge->arena, path, (size_t)(slash - path));
-		if (!dpath) {
-			rq_ort_nomem(merge);
-			return NULL;
-		}
-		dir = rq_ort_entry_get(merge, dpath);
-		if (!dir && !(dir = rq_ort_entry_insert(merge, dpath)))
+	for (size_t j = dir == merge->root ? 0 : (size_t)k + 2; path[j]; j++) {
+		if (path[j] != '/')
+			continue;
+		if (!(dpath = rq_arena_strndup(&merge->arena, path, j)))
+			return rq_ort_nomem(merge), NULL;
+		if (!(dir = rq_ort_entry_new(merge, dir, dpath)))
 			return NULL;
 		dir->walked = 1;
 	}

@@ -30,9 +30,9 @@
  *   rq_ort_content.c    the content merge of one path, over the line
  *                       merge of core/merge/xdiff (handle_content_merge)
  *   rq_ort.c            this header's helpers (entries, conflicts, pairs)
- *   rq_canon.c          tree entry modes as git reads them (canon_mode), and
- *                       a top-level tree written again with them (for the
- *                       merger's trivial picks)
+ *   rq_canon.c          a top-level tree written again with its modes as
+ *                       git reads them (canon_mode, rq_tree.h), for the
+ *                       merger's trivial picks
  *   rq_pathmap.c, rq_arena.c   the merge's maps and memory
  *
  * Calls go down this list, never up: the driver calls the phases, the
@@ -229,6 +229,8 @@ typedef struct rq_ort_config {
 	int rename_limit; /* merge.renameLimit, else diff.renameLimit; <= 0: 7000 */
 	rq_ort_dir_renames dir_renames;
 	rq_xmerge_style conflict_style; /* merge.conflictStyle */
+	int max_tree_depth;		/* core.maxTreeDepth (git's default: 2048) */
+	struct rq_attr *attr;		/* the merge drivers of paths; NULL: text everywhere */
 } rq_ort_config;
 
 /* ---- merges that are not picks ------------------------------------------- */

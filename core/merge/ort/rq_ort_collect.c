@@ -22,7 +22,8 @@
  * because it decides the order of the rename destinations found in them.
  */
 #include "rq_ort_collect.h"
-#include "rq_canon.h"
+#include "rq_mem.h"
+#include "rq_tree.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +41,7 @@ typedef struct tree_item {
 
 /* The entries of a directory in the (up to) three trees, sorted. */
 typedef struct dir_listing {
-	git_tree *trees[3]; /* NULL when absent, or the same tree as an earlier side */
+	rq_tree trees[3]; /* closed when absent, or the same tree as an earlier side */
 	tree_item *items;
 	size_t n;
 } dir_listing;
@@ -52,7 +53,7 @@ typedef struct dir_listing {
 static void dir_listing_free(dir_listing *listing)
 {
 	for (int i = 0; i < 3; i++)
-		git_tree_free(listing->trees[i]);
+		rq_tree_close(&listing->trees[i]);
 	memset(listing, 0, sizeof(*listing));
 }
 
@@ -90,9 +91,10 @@ static void insertion_sort_items(tree_item *v, size_t n)
 }
 
 /*
- * Look up each distinct tree once: a side whose tree equals an earlier one is
- * not read again (its items carry both sides). *total: the entry count of
- * the trees read. 0, or -1 (error set).
+ * Read each distinct tree once: a side whose tree equals an earlier one is
+ * not read again (its items carry both sides). The trees are read as git
+ * reads them (rq_tree: names of any length, git's errors for a damaged
+ * entry). *total: the entry count of the trees read. 0, or -1 (error set).
  */
 static int lookup_trees(rq_ort_merge *merge, const git_oid *const oids[3], dir_listing *listing,
 			size_t *total)
@@ -107,9 +109,9 @@ static int lookup_trees(rq_ort_merge *merge, const git_oid *const oids[3], dir_l
 				dup = 1;
 		if (dup)
 			continue;
-		if (git_tree_lookup(&listing->trees[i], merge->repo, oids[i]) < 0)
-			return rq_error_git(merge->err, "cannot read tree");
-		*total += git_tree_entrycount(listing->trees[i]);
+		if (rq_tree_open(&listing->trees[i], merge->odb, oids[i], merge->err) < 0)
+			return -1;
+		*total += listing->trees[i].n;
 	}
 	return 0;
 }
@@ -122,20 +124,19 @@ static size_t fill_run(const dir_listing *listing, const git_oid *const oids[3],
 		       tree_item *run)
 {
 	unsigned sides = 0;
-	size_t cnt = git_tree_entrycount(listing->trees[i]);
+	size_t pos = 0, cnt = 0;
+	rq_tree_entry te;
 
 	for (int j = 0; j < 3; j++)
 		if (oids[j] && git_oid_equal(oids[i], oids[j]))
 			sides |= rq_ort_mask(j);
-	for (size_t e = 0; e < cnt; e++) {
-		const git_tree_entry *te = git_tree_entry_byindex(listing->trees[i], e);
-		tree_item *it = &run[e];
-		it->name = git_tree_entry_name(te);
-		it->len = strlen(it->name);
+	while (rq_tree_next(&listing->trees[i], &pos, &te)) {
+		tree_item *it = &run[cnt++];
+		it->name = te.name;
+		it->len = te.len;
 		it->sides = sides;
-		it->mode =
-		    rq_canon_mode((uint32_t)git_tree_entry_filemode_raw(te)); /* as git reads it */
-		git_oid_cpy(&it->oid, git_tree_entry_id(te));
+		it->mode = te.mode;
+		git_oid_cpy(&it->oid, &te.id);
 	}
 	insertion_sort_items(run, cnt);
 	return cnt;
@@ -190,7 +191,7 @@ static int dir_listing_load(rq_ort_merge *merge, const git_oid *const oids[3], d
 	runs = listing->items + total;
 	for (int i = 0; i < 3; i++) {
 		start[i] = k;
-		if (listing->trees[i])
+		if (listing->trees[i].obj)
 			k += fill_run(listing, oids, i, runs + k);
 	}
 	start[3] = k;
@@ -206,8 +207,6 @@ typedef struct item_group {
 	const tree_item *item[3];
 	unsigned mask, dirmask; /* trees having the name; having it as a directory */
 } item_group;
-
-static int walk_dir(rq_ort_merge *merge, rq_ort_entry *dir, const git_oid *const oids[3]);
 
 /*
  * merge-ort's add_pair(): queue path as a rename source (deleted on side) or
@@ -342,19 +341,6 @@ static int same_item(const tree_item *a, const tree_item *b)
 }
 
 /*
- * Open a directory entry: read its trees and collect its children (the
- * walk's recursion, merge-ort's traverse_trees call for a subdirectory).
- */
-static int recurse_into(rq_ort_merge *merge, rq_ort_entry *e)
-{
-	const git_oid *oids[3];
-	for (int i = 0; i < 3; i++)
-		oids[i] = (e->dirmask & rq_ort_mask(i)) ? &e->stages[i].oid : NULL;
-	e->walked = 1;
-	return walk_dir(merge, e, oids);
-}
-
-/*
  * dir/name in the arena (just name at the top level). merge-ort builds the
  * same full paths, once per entry.
  */
@@ -422,7 +408,8 @@ static const tree_item *trivial_resolution(const item_group *group, unsigned fil
  * renames need every path or deferring is off for that side; any other
  * directory is opened now. A deferred directory costs nothing if rename
  * detection turns out not to need it, which is what makes a pick cost what it
- * changes.
+ * changes. Returns 1 when e is to be opened (the walk does it, and puts
+ * prev_mask back once e is done), 0 when deferred, -1.
  */
 static int collect_directory(rq_ort_merge *merge, rq_ort_entry *e, unsigned filemask,
 			     unsigned dirmask, unsigned prev_mask)
@@ -430,7 +417,6 @@ static int collect_directory(rq_ort_merge *merge, rq_ort_entry *e, unsigned file
 	int side = e->match_mask == (RQ_ORT_MASK_BASE | RQ_ORT_MASK_SIDE1)   ? RQ_ORT_SIDE2
 		   : e->match_mask == (RQ_ORT_MASK_BASE | RQ_ORT_MASK_SIDE2) ? RQ_ORT_SIDE1
 									     : RQ_ORT_BASE;
-	int rc;
 
 	if (filemask == 0 && rq_ort_lone_side(dirmask) > 0) {
 		/* a directory only one side has: both others "match" (absent) */
@@ -446,19 +432,19 @@ static int collect_directory(rq_ort_merge *merge, rq_ort_entry *e, unsigned file
 		return 0;
 	}
 	e->match_mask &= filemask;
-	rc = recurse_into(merge, e);
-	merge->dir_rename_mask = prev_mask;
-	return rc;
+	return 1;
 }
 
 /*
  * collect_merge_info_callback() for one name of directory dir: make its
  * entry (with its three versions), resolve it at once when it can be,
- * otherwise record its rename information, and go into it (or defer it) when
- * it is a directory. A name that is a file on one side and a directory on
- * another is both: df_conflict, and its directory part is walked.
+ * otherwise record its rename information, and have it opened (or defer it)
+ * when it is a directory. A name that is a file on one side and a directory
+ * on another is both: df_conflict, and its directory part is walked. 1 with
+ * *open set when the walk must open the entry, 0, or -1.
  */
-static int collect_one(rq_ort_merge *merge, rq_ort_entry *dir, const item_group *group)
+static int collect_one(rq_ort_merge *merge, rq_ort_entry *dir, const item_group *group,
+		       rq_ort_entry **open)
 {
 	unsigned dirmask = group->dirmask, filemask = group->mask & ~dirmask;
 	unsigned prev_mask = merge->dir_rename_mask, match_mask = compute_match_mask(group);
@@ -492,6 +478,7 @@ static int collect_one(rq_ort_merge *merge, rq_ort_entry *dir, const item_group 
 	e->match_mask = match_mask;
 	if (!dirmask)
 		return 0;
+	*open = e;
 	return collect_directory(merge, e, filemask, dirmask, prev_mask);
 }
 
@@ -533,40 +520,120 @@ static int group_items(rq_ort_merge *merge, const dir_listing *listing, item_gro
 	return 0;
 }
 
+/* ---- the walk ------------------------------------------------------------------- */
+
 /*
- * Collect the children of directory dir (its trees: oids). Like merge-ort's
+ * A directory being collected: one level of merge-ort's nested
+ * traverse_trees() calls, kept on a stack of our own rather than the C
+ * stack (a tree nested thousands deep must not exhaust it): its listing, its
+ * names grouped, the next name to handle, and the dir_rename_mask to put
+ * back once it is done (the one in force before the name that opened it).
+ */
+typedef struct walk_frame {
+	rq_ort_entry *dir;
+	dir_listing listing;
+	item_group *groups;
+	size_t ng, next;
+	unsigned restore_mask;
+	int restore;
+} walk_frame;
+
+typedef struct walk_stack {
+	walk_frame *v;
+	size_t n, cap;
+} walk_stack;
+
+/*
+ * List and group the names of a directory (its trees: oids). Like merge-ort's
  * traverse_trees_wrapper(), inside a directory one side removed, look first
  * at all names for files the other side added there: when there are any,
  * every path of the directory matters to directory renames, and that must be
- * known before the first name is handled.
+ * known before the first name is handled. 0, or -1 (listing freed).
  */
-static int walk_dir(rq_ort_merge *merge, rq_ort_entry *dir, const git_oid *const oids[3])
+static int load_frame(rq_ort_merge *merge, walk_frame *f, const git_oid *const oids[3])
 {
-	dir_listing listing;
-	item_group *groups = NULL;
-	size_t ng = 0;
-	int rc = 0;
-
-	if (dir_listing_load(merge, oids, &listing) < 0)
+	if (dir_listing_load(merge, oids, &f->listing) < 0)
 		return -1;
-	if (listing.n && !(groups = rq_arena_alloc(&merge->arena, listing.n * sizeof(*groups)))) {
-		dir_listing_free(&listing);
+	if (f->listing.n &&
+	    !(f->groups = rq_arena_alloc(&merge->arena, f->listing.n * sizeof(*f->groups)))) {
+		dir_listing_free(&f->listing);
 		return rq_ort_nomem(merge);
 	}
-	if (group_items(merge, &listing, groups, &ng) < 0) {
-		dir_listing_free(&listing);
+	if (group_items(merge, &f->listing, f->groups, &f->ng) < 0) {
+		dir_listing_free(&f->listing);
 		return -1;
 	}
 	if (rq_ort_lone_side(merge->dir_rename_mask) > 0)
-		for (size_t i = 0; i < ng; i++) {
-			unsigned fm = groups[i].mask & ~groups[i].dirmask;
+		for (size_t i = 0; i < f->ng; i++) {
+			unsigned fm = f->groups[i].mask & ~f->groups[i].dirmask;
 			if (fm && fm == merge->dir_rename_mask)
 				merge->dir_rename_mask = RQ_ORT_MASK_ALL;
 		}
-	for (size_t i = 0; i < ng && rc >= 0; i++)
-		rc = collect_one(merge, dir, &groups[i]);
-	dir_listing_free(&listing);
-	return rc;
+	return 0;
+}
+
+/*
+ * Open directory entry e (its trees: the stages its dirmask names) on top of
+ * the stack. git's traverse_trees() refuses to run more than
+ * core.maxTreeDepth calls deep (git 2.55: "exceeded maximum allowed tree
+ * depth"), counting from where a walk starts: the top level, or a deferred
+ * directory opened after the walk (git's counter is back at 0 there). The
+ * frames below are that count. 0, or -1.
+ */
+static int open_frame(rq_ort_merge *merge, walk_stack *st, rq_ort_entry *e, int restore,
+		      unsigned restore_mask)
+{
+	const git_oid *oids[3];
+	walk_frame *nv;
+
+	if ((long long)st->n > (long long)merge->config->max_tree_depth)
+		return rq_error_set(merge->err, RQ_E_TREE_TOO_DEEP,
+				    "exceeded maximum allowed tree depth");
+	if (!(nv = rq_mem_grow(st->v, &st->cap, st->n + 1, sizeof(*nv), 16)))
+		return rq_ort_nomem(merge);
+	st->v = nv;
+	memset(&nv[st->n], 0, sizeof(*nv));
+	nv[st->n].dir = e;
+	nv[st->n].restore = restore;
+	nv[st->n].restore_mask = restore_mask;
+	for (int i = 0; i < 3; i++)
+		oids[i] =
+		    (e->dirmask & rq_ort_mask(i)) && e->stages[i].mode ? &e->stages[i].oid : NULL;
+	if (load_frame(merge, &nv[st->n], oids) < 0)
+		return -1;
+	st->n++;
+	e->walked = 1;
+	return 0;
+}
+
+/*
+ * Collect everything under directory entry start, depth first in name order
+ * (the order traverse_trees() and its callback's recursion give). 0, or -1.
+ */
+static int walk(rq_ort_merge *merge, rq_ort_entry *start)
+{
+	walk_stack st = {NULL, 0, 0};
+	int rc = open_frame(merge, &st, start, 0, 0);
+
+	while (rc >= 0 && st.n) {
+		walk_frame *f = &st.v[st.n - 1];
+		unsigned prev_mask = merge->dir_rename_mask;
+		rq_ort_entry *open = NULL;
+		if (f->next == f->ng) {
+			if (f->restore)
+				merge->dir_rename_mask = f->restore_mask;
+			dir_listing_free(&f->listing);
+			st.n--;
+			continue;
+		}
+		rc = collect_one(merge, f->dir, &f->groups[f->next++], &open);
+		if (rc == 1)
+			rc = open_frame(merge, &st, open, 1, prev_mask);
+	}
+	while (st.n)
+		dir_listing_free(&st.v[--st.n].listing);
+	free(st.v);
+	return rc < 0 ? -1 : 0;
 }
 
 /* ---- deferred directories ------------------------------------------------------- */
@@ -614,7 +681,7 @@ static int open_or_resolve_deferred(rq_ort_merge *merge, const rq_pathmap *defer
 		}
 		e->match_mask &= e->filemask;
 		merge->dir_rename_mask = (unsigned)deferred->vals[i];
-		if (recurse_into(merge, e) < 0)
+		if (walk(merge, e) < 0)
 			return -1;
 	}
 	return 0;
@@ -660,11 +727,7 @@ static int handle_deferred_entries(rq_ort_merge *merge)
 /* Phase 1: the walk from the top, then the deferred directories. */
 int rq_ort_collect(rq_ort_merge *merge)
 {
-	const git_oid *oids[3];
-
-	for (int i = 0; i < 3; i++)
-		oids[i] = merge->root->stages[i].mode ? &merge->root->stages[i].oid : NULL;
-	if (walk_dir(merge, merge->root, oids) < 0)
+	if (walk(merge, merge->root) < 0)
 		return -1;
 	return handle_deferred_entries(merge);
 }

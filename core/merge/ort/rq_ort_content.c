@@ -19,11 +19,17 @@
  *    keeps its conflicts (rq_ort_mode) writes that text;
  *  - submodules are never merged (git may fast-forward an initialized
  *    submodule; replayq has no worktree and reports a conflict);
- *  - no merge attributes (drivers, marker sizes) are read; merge-ort reads
- *    the tree's .gitattributes only to renormalize, which is off by
- *    default.
+ *  - an external merge driver (merge.<name>.driver) is never run: the
+ *    path conflicts, as in git when the driver fails; conflict marker
+ *    sizes are not read (an accepting merge's markers are git's default).
+ *
+ * The driver comes from the path's attributes (rq_attr.h), as ll_merge()
+ * finds it: text, union (the line merge taking both sides where they
+ * clash), binary ("-merge", "binary": a conflict keeping side 1), in a
+ * merge of any kind.
  */
 #include "rq_ort_content.h"
+#include "rq_attr.h"
 
 #include "rq_odb_mem.h"
 
@@ -172,10 +178,12 @@ static int marked(const rq_oidmap *set, const git_oid *id)
  * remerge's third merge (R's and N's conflict hunks whole; a hunk of N
  * left in the result is a conflict: RQ_ORT_CONTENT_RESOLUTION when the
  * base held a hunk of R, which the author had resolved).
+ * favor_union: the path's union driver, in any kind (an accepting merge
+ * then has no conflict to write).
  */
 static rq_xmerge_result line_merge(rq_ort_merge *merge, const three_blobs *b,
 				   const rq_ort_stage *const stages[3], const char *const *paths,
-				   char **out, size_t *outlen, int *why)
+				   int favor_union, char **out, size_t *outlen, int *why)
 {
 	const rq_ort_mode *mode = merge->mode;
 	rq_xmerge_style style = merge->config->conflict_style;
@@ -183,9 +191,10 @@ static rq_xmerge_result line_merge(rq_ort_merge *merge, const three_blobs *b,
 	rq_xmerge_result r;
 	int kept = 0, base_marked;
 
-	if (!mode)
-		return rq_xmerge(b->buf[0], b->size[0], b->buf[1], b->size[1], b->buf[2],
-				 b->size[2], style, out, outlen);
+	if (!mode || (mode->accept && favor_union)) /* union: no conflict to write */
+		return (favor_union ? rq_xmerge_union : rq_xmerge)(b->buf[0], b->size[0], b->buf[1],
+								   b->size[1], b->buf[2],
+								   b->size[2], style, out, outlen);
 	if (mode->accept) {
 		if (path_marks(merge, paths, &marks) < 0)
 			return RQ_XMERGE_NOMEM;
@@ -195,7 +204,7 @@ static rq_xmerge_result line_merge(rq_ort_merge *merge, const three_blobs *b,
 	base_marked = marked(mode->base_marked, &stages[0]->oid);
 	r = rq_xmerge_remerge(b->buf[0], b->size[0], base_marked, b->buf[1], b->size[1],
 			      marked(mode->ours_marked, &stages[1]->oid), b->buf[2], b->size[2],
-			      style, &mode->marks, out, outlen, &kept);
+			      style, favor_union, &mode->marks, out, outlen, &kept);
 	if (r == RQ_XMERGE_CLEAN && kept) {
 		free(*out);
 		*out = NULL;
@@ -216,13 +225,13 @@ static rq_xmerge_result line_merge(rq_ort_merge *merge, const three_blobs *b,
  */
 static int merge_text_buffers(rq_ort_merge *merge, const three_blobs *blobs,
 			      const rq_ort_stage *const stages[3], const char *const *paths,
-			      rq_ort_stage *result, int *clean, int *why)
+			      int favor_union, rq_ort_stage *result, int *clean, int *why)
 {
 	char *out = NULL;
 	size_t outlen = 0;
 	int rc = 0;
 
-	switch (line_merge(merge, blobs, stages, paths, &out, &outlen, why)) {
+	switch (line_merge(merge, blobs, stages, paths, favor_union, &out, &outlen, why)) {
 	case RQ_XMERGE_CLEAN:
 		rc = write_blob(merge, out, outlen, stages[0], stages[1], stages[2], &result->oid);
 		break;
@@ -248,29 +257,68 @@ static int merge_text_buffers(rq_ort_merge *merge, const three_blobs *blobs,
 	return rc;
 }
 
+/* A conflict that keeps side 1's content (binary: git's binary driver). */
+static void keep_side1(const rq_ort_stage *side1, rq_ort_stage *result, int *clean, int *why,
+		       int kind)
+{
+	*why |= kind;
+	*clean = 0;
+	git_oid_cpy(&result->oid, &side1->oid);
+}
+
+/*
+ * ll_merge()'s driver for path: from its attributes (text without them).
+ * A driver the configuration names without a command is git's error. 0,
+ * or -1.
+ */
+static int pick_driver(rq_ort_merge *merge, const char *path, rq_attr_driver *drv)
+{
+	const char *name;
+
+	*drv = RQ_ATTR_DRIVER_TEXT;
+	if (!merge->config->attr || !path)
+		return 0;
+	if (rq_attr_merge_driver(merge->config->attr, path, drv, &name, merge->err) < 0)
+		return -1;
+	if (*drv == RQ_ATTR_DRIVER_NO_COMMAND)
+		return rq_error_set(merge->err, RQ_E_BAD_REPO,
+				    "custom merge driver %s lacks command line.", name);
+	return 0;
+}
+
 /*
  * merge_3way() for regular files. A base of another kind (or absent) makes
  * it a two-way merge from an empty base, as in git (handle_content_merge's
- * two_way). 0, or -1 on error.
+ * two_way). The binary driver keeps side 1 and conflicts without reading a
+ * blob; so does an external driver, which is never run (git's outcome when
+ * the driver fails). 0, or -1 on error.
  */
-static int merge_regular_files(rq_ort_merge *merge, const rq_ort_stage *base,
+static int merge_regular_files(rq_ort_merge *merge, const char *path, const rq_ort_stage *base,
 			       const rq_ort_stage *side1, const rq_ort_stage *side2,
 			       const char *const *paths, rq_ort_stage *result, int *clean, int *why)
 {
 	const rq_ort_stage *stages[3] = {base, side1, side2};
 	int two_way = rq_ort_mode_type(base->mode) != rq_ort_mode_type(side1->mode);
 	three_blobs blobs = {{NULL, NULL, NULL}, {"", "", ""}, {0, 0, 0}};
+	rq_attr_driver drv;
 	int rc = -1;
 
+	if (pick_driver(merge, path, &drv) < 0)
+		return -1;
+	if (drv == RQ_ATTR_DRIVER_BINARY || drv == RQ_ATTR_DRIVER_EXTERNAL) {
+		keep_side1(side1, result, clean, why,
+			   drv == RQ_ATTR_DRIVER_BINARY ? RQ_ORT_CONTENT_BINARY
+							: RQ_ORT_CONTENT_CONFLICT);
+		return 0;
+	}
 	if (three_blobs_read(merge, stages, two_way, &blobs) < 0)
 		goto done;
 	if (any_binary(&blobs)) {
-		*why |= RQ_ORT_CONTENT_BINARY;
-		*clean = 0;
-		git_oid_cpy(&result->oid, &side1->oid);
+		keep_side1(side1, result, clean, why, RQ_ORT_CONTENT_BINARY);
 		rc = 0;
 	} else {
-		rc = merge_text_buffers(merge, &blobs, stages, paths, result, clean, why);
+		rc = merge_text_buffers(merge, &blobs, stages, paths, drv == RQ_ATTR_DRIVER_UNION,
+					result, clean, why);
 	}
 done:
 	three_blobs_free(&blobs);
@@ -284,9 +332,9 @@ done:
  * merge, taking ours whole where it holds N's conflict hunks leaves them
  * unresolved: a conflict.
  */
-int rq_ort_content_merge(rq_ort_merge *merge, const rq_ort_stage *base, const rq_ort_stage *side1,
-			 const rq_ort_stage *side2, const char *const *paths, rq_ort_stage *result,
-			 int *clean, int *why)
+int rq_ort_content_merge(rq_ort_merge *merge, const char *path, const rq_ort_stage *base,
+			 const rq_ort_stage *side1, const rq_ort_stage *side2,
+			 const char *const *paths, rq_ort_stage *result, int *clean, int *why)
 {
 	*clean = 1;
 	*why = 0;
@@ -302,7 +350,8 @@ int rq_ort_content_merge(rq_ort_merge *merge, const rq_ort_stage *base, const rq
 				*why |= RQ_ORT_CONTENT_RESOLUTION;
 		}
 	} else if (rq_ort_mode_is_reg(side1->mode)) {
-		return merge_regular_files(merge, base, side1, side2, paths, result, clean, why) < 0
+		return merge_regular_files(merge, path, base, side1, side2, paths, result, clean,
+					   why) < 0
 			   ? -1
 			   : 0;
 	} else if (rq_ort_mode_type(side1->mode) == RQ_ORT_TYPE_GITLINK ||

@@ -26,16 +26,17 @@ enum {
 
 /*
  * Merge base, side1 and side2 (the same object kind on both sides; base
- * may be absent or of another kind: a two-way merge then), found at paths
- * (base's, side 1's, side 2's: the labels of conflict markers name them
- * when they differ; NULL: one path). Sets *result
+ * may be absent or of another kind: a two-way merge then) of the file at
+ * path (whose attributes choose the merge driver), found at paths (base's,
+ * side 1's, side 2's: the labels of conflict markers name them when they
+ * differ; NULL: one path). Sets *result
  * (on a conflict: side1's content, as git does for binary files, symlinks
  * and submodules), *clean, and *why (RQ_ORT_CONTENT_* bits, 0 when clean).
  * A clean text merge writes its blob (or only hashes it once the merge
  * has a conflict). 0, or -1 on error.
  */
-int rq_ort_content_merge(rq_ort_merge *merge, const rq_ort_stage *base, const rq_ort_stage *side1,
-			 const rq_ort_stage *side2, const char *const *paths, rq_ort_stage *result,
-			 int *clean, int *why);
+int rq_ort_content_merge(rq_ort_merge *merge, const char *path, const rq_ort_stage *base,
+			 const rq_ort_stage *side1, const rq_ort_stage *side2,
+			 const char *const *paths, rq_ort_stage *result, int *clean, int *why);
 
 #endif

@@ -21,7 +21,9 @@
  * result; replayq reports the conflict and stops.
  */
 #include "rq_ort_process.h"
+#include "rq_mem.h"
 #include "rq_ort_content.h"
+#include "rq_tree.h"
 
 #include "rq_odb_mem.h"
 
@@ -127,9 +129,9 @@ static int resolve_both_changed(rq_ort_merge *merge, rq_ort_entry *ci, file_outc
 	if (ci->conflicted_stages & ci->filemask)
 		return take_conflicted_stage(o);
 	memset(&merged, 0, sizeof(merged));
-	if (rq_ort_content_merge(merge, &ci->stages[RQ_ORT_BASE], &ci->stages[RQ_ORT_SIDE1],
-				 &ci->stages[RQ_ORT_SIDE2], ci->pathnames, &merged, &content_clean,
-				 &why) < 0)
+	if (rq_ort_content_merge(merge, ci->path, &ci->stages[RQ_ORT_BASE],
+				 &ci->stages[RQ_ORT_SIDE1], &ci->stages[RQ_ORT_SIDE2],
+				 ci->pathnames, &merged, &content_clean, &why) < 0)
 		return -1;
 	o->clean = content_clean && !ci->df_conflict && !ci->path_conflict;
 	ci->result = merged;
@@ -263,14 +265,8 @@ typedef struct tree_out {
  */
 static int tree_out_cmp(const tree_out *a, const tree_out *b)
 {
-	size_t n = a->len < b->len ? a->len : b->len;
-	int c = memcmp(a->name, b->name, n);
-	unsigned char c1, c2;
-	if (c)
-		return c;
-	c1 = n < a->len ? (unsigned char)a->name[n] : rq_ort_mode_is_dir(a->st->mode) ? '/' : 0;
-	c2 = n < b->len ? (unsigned char)b->name[n] : rq_ort_mode_is_dir(b->st->mode) ? '/' : 0;
-	return c1 < c2 ? -1 : c1 > c2 ? 1 : 0;
+	return rq_tree_name_cmp(a->name, a->len, rq_ort_mode_is_dir(a->st->mode), b->name, b->len,
+				rq_ort_mode_is_dir(b->st->mode));
 }
 
 /* The children come in plain name order, nearly git's tree order: an
@@ -415,31 +411,72 @@ static int write_dir(rq_ort_merge *merge, rq_ort_entry *d)
 	return rc;
 }
 
+/* A child of a directory, once any children of its own are done: resolved
+ * unless it already is. 0, or -1. */
+static int process_child(rq_ort_merge *merge, rq_ort_entry *k)
+{
+	if (k->clean)
+		return 0;
+	if (k->dirmask && !k->walked) {
+		rq_ort_fall_back(merge, "unresolved directory not walked");
+		return 0;
+	}
+	return process_entry(merge, k);
+}
+
+/* A directory being processed, and its next child. */
+typedef struct proc_frame {
+	rq_ort_entry *dir;
+	size_t next;
+} proc_frame;
+
+static int push_dir(rq_ort_merge *merge, proc_frame **st, size_t *n, size_t *cap, rq_ort_entry *d)
+{
+	proc_frame *nv = rq_mem_grow(*st, cap, *n + 1, sizeof(*nv), 16);
+
+	if (!nv)
+		return rq_ort_nomem(merge);
+	*st = nv;
+	nv[*n].dir = d;
+	nv[(*n)++].next = 0;
+	return 0;
+}
+
 /*
- * Resolve d's children, opened directories first into their own children
- * (merge-ort's process_entries handles paths in reverse sorted order for the
- * same effect: children before parents), then write d's tree.
+ * Resolve the children of d, opened directories first into their own
+ * children (merge-ort's process_entries handles paths in reverse sorted
+ * order for the same effect: children before parents), writing each
+ * directory's tree once its children are done. A collected directory gets
+ * its tree even when its entry was resolved (a rename source at the path of
+ * a directory). The directories wait on a stack of our own, not the C
+ * stack: a tree may be nested thousands deep.
  */
 static int process_dir(rq_ort_merge *merge, rq_ort_entry *d)
 {
-	for (size_t i = 0; i < d->nchildren; i++) {
-		rq_ort_entry *k = d->children[i];
-		if (k->moved_away)
-			continue;
-		/* a collected directory gets its tree even when its entry was
-		 * resolved (a rename source at the path of a directory) */
-		if (k->dirmask && k->walked && process_dir(merge, k) < 0)
-			return -1;
-		if (k->clean)
-			continue;
-		if (k->dirmask && !k->walked) {
-			rq_ort_fall_back(merge, "unresolved directory not walked");
+	proc_frame *st = NULL;
+	size_t n = 0, cap = 0;
+	int rc = push_dir(merge, &st, &n, &cap, d);
+
+	while (rc == 0 && n) {
+		proc_frame *f = &st[n - 1];
+		rq_ort_entry *k;
+		if (f->next == f->dir->nchildren) {
+			k = f->dir;
+			rc = write_dir(merge, k);
+			if (--n && rc == 0)
+				rc = process_child(merge, k);
 			continue;
 		}
-		if (process_entry(merge, k) < 0)
-			return -1;
+		k = f->dir->children[f->next++];
+		if (k->moved_away)
+			continue;
+		if (k->dirmask && k->walked)
+			rc = push_dir(merge, &st, &n, &cap, k);
+		else
+			rc = process_child(merge, k);
 	}
-	return write_dir(merge, d);
+	free(st);
+	return rc < 0 ? -1 : 0;
 }
 
 /* Phase 3 from the top: the root's tree is the merge's result. */

@@ -205,7 +205,8 @@ static int merge_renamed_into_collision(rq_ort_merge *merge, rq_ort_entry *oldin
 		rq_ort_fall_back(merge, "rename/add of different kinds");
 		return RENAME_STOP;
 	}
-	if (rq_ort_content_merge(merge, &oldinfo->stages[RQ_ORT_BASE],
+	/* git merges at the rename's source path (pair->one->path) */
+	if (rq_ort_content_merge(merge, oldinfo->path, &oldinfo->stages[RQ_ORT_BASE],
 				 &side_a->stages[RQ_ORT_SIDE1], &side_b->stages[RQ_ORT_SIDE2], NULL,
 				 &merged, &clean, &why) < 0)
 		return -1;

@@ -21,6 +21,10 @@
  * lines apart (default style), or xdl_refine_zdiff3_conflicts trims what
  * both sides start and end with (zdiff3); then xdl_fill_merge_buffer writes
  * the markers (fill_conflict_hunk, with git's end-of-line choice).
+ *
+ * A union merge (the built-in "union" driver: xdl_merge with
+ * XDL_MERGE_FAVOR_UNION) shapes its conflicts the same way and writes each
+ * as ours' lines then theirs', without markers: it never conflicts.
  */
 #include "rq_xmerge.h"
 #include "rq_xdiff.h"
@@ -478,15 +482,34 @@ static void put_conflict(out_buf *buf, const both_diffs *d, const merge_chunk *m
 	put_marker(buf, '>', size, marks->theirs, cr);
 }
 
+/* What one merge asks for (the entry points differ only here). */
+typedef struct merge_req {
+	rq_xmerge_style style;
+	const rq_xmerge_marks *marks; /* write conflicts with these markers */
+	int favor_union;	      /* write conflicts as both sides, ours first */
+	/* remerge: the hunks of base and of ours as single records */
+	const rq_xdiff_spans *base_spans, *ours_spans;
+	int *kept; /* remerge: a hunk of ours is in a clean result */
+} merge_req;
+
+/* xdl_fill_merge_buffer() with favor_union: a conflict's ours' lines (an
+ * end of line added after a last one that has none, as before a marker),
+ * then theirs'. */
+static void put_union(out_buf *buf, const both_diffs *d, const merge_chunk *m)
+{
+	put_lines(buf, &d->env1.f2, m->i1, m->chg1, cr_needed(d, m), 1);
+	put_lines(buf, &d->env2.f2, m->i2, m->chg2, 0, 0);
+}
+
 /*
  * xdl_fill_merge_buffer(): the lines of ours, in which every chunk that
  * changed is replaced by its side's lines (a CHUNK_SAME chunk is already
- * ours) and, with marks, every conflict by its markers and both sides. 0
- * with *out (never NULL) and *outlen, or -1 out of memory.
+ * ours) and, with marks, every conflict by its markers and both sides (by
+ * both sides alone in a union merge). 0 with *out (never NULL) and
+ * *outlen, or -1 out of memory.
  */
 static int fill_merge_buffer(const both_diffs *diffs, const chunk_list *chunks,
-			     rq_xmerge_style style, const rq_xmerge_marks *marks, char **out,
-			     size_t *outlen)
+			     const merge_req *req, char **out, size_t *outlen)
 {
 	const rq_xdiff_file *ours = &diffs->env1.f2, *theirs = &diffs->env2.f2;
 	out_buf buf = {NULL, 0, 0, 0};
@@ -494,13 +517,15 @@ static int fill_merge_buffer(const both_diffs *diffs, const chunk_list *chunks,
 
 	for (size_t k = 0; k < chunks->n; k++) {
 		const merge_chunk *m = &chunks->v[k];
-		if (m->mode == CHUNK_CONFLICT && !marks)
+		if (m->mode == CHUNK_CONFLICT && !req->marks && !req->favor_union)
 			continue;
 		if (m->mode == CHUNK_SAME)
 			continue;
 		put_lines(&buf, ours, i, m->i1 - i, 0, 0);
-		if (m->mode == CHUNK_CONFLICT)
-			put_conflict(&buf, diffs, m, style, marks);
+		if (m->mode == CHUNK_CONFLICT && req->favor_union)
+			put_union(&buf, diffs, m);
+		else if (m->mode == CHUNK_CONFLICT)
+			put_conflict(&buf, diffs, m, req->style, req->marks);
 		else if (m->mode & CHUNK_OURS)
 			put_lines(&buf, ours, m->i1, m->chg1, 0, 0);
 		else
@@ -541,15 +566,6 @@ static rq_xmerge_result from_xdiff(int r)
 	return r == RQ_XDIFF_TOO_COMPLEX ? RQ_XMERGE_TOO_COMPLEX : RQ_XMERGE_NOMEM;
 }
 
-/* What one merge asks for (the three entry points differ only here). */
-typedef struct merge_req {
-	rq_xmerge_style style;
-	const rq_xmerge_marks *marks; /* write conflicts with these markers */
-	/* remerge: the hunks of base and of ours as single records */
-	const rq_xdiff_spans *base_spans, *ours_spans;
-	int *kept; /* remerge: a hunk of ours is in a clean result */
-} merge_req;
-
 /* A marked merge's conflicts shaped for its style, as xdl_merge does. */
 static int shape_conflicts(const both_diffs *diffs, chunk_list *chunks, rq_xmerge_style style)
 {
@@ -585,7 +601,8 @@ static int ours_span_kept(const both_diffs *diffs, const chunk_list *chunks,
 
 /*
  * xdl_do_merge() for two diffs that both have hunks: chunks, refinement,
- * then the clean text, or the conflict (its text when marked).
+ * then the clean text, or the conflict (its text when marked); a union
+ * merge's conflicts are shaped as a marked merge's and written clean.
  */
 static rq_xmerge_result merge_both(const both_diffs *diffs, const merge_req *req, char **out,
 				   size_t *outlen)
@@ -598,7 +615,7 @@ static rq_xmerge_result merge_both(const both_diffs *diffs, const merge_req *req
 	if (merge_scripts(diffs, &chunks) < 0)
 		goto done;
 	nconf = refine_conflicts(diffs, &chunks, req->style);
-	if (nconf && !req->marks) {
+	if (nconf && !req->marks && !req->favor_union) {
 		rc = RQ_XMERGE_CONFLICT;
 		goto done;
 	}
@@ -606,8 +623,8 @@ static rq_xmerge_result merge_both(const both_diffs *diffs, const merge_req *req
 		rc = from_xdiff(r);
 		goto done;
 	}
-	if (fill_merge_buffer(diffs, &chunks, req->style, req->marks, out, outlen) == 0)
-		rc = nconf ? RQ_XMERGE_CONFLICT : RQ_XMERGE_CLEAN;
+	if (fill_merge_buffer(diffs, &chunks, req, out, outlen) == 0)
+		rc = nconf && !req->favor_union ? RQ_XMERGE_CONFLICT : RQ_XMERGE_CLEAN;
 	if (rc == RQ_XMERGE_CLEAN && req->kept && req->ours_spans)
 		*req->kept = ours_span_kept(diffs, &chunks, req->ours_spans);
 done:
@@ -663,7 +680,15 @@ rq_xmerge_result rq_xmerge(const char *base, size_t nbase, const char *ours, siz
 			   const char *theirs, size_t ntheirs, rq_xmerge_style style, char **out,
 			   size_t *outlen)
 {
-	merge_req req = {style, NULL, NULL, NULL, NULL};
+	merge_req req = {style, NULL, 0, NULL, NULL, NULL};
+	return run_merge(base, nbase, ours, nours, theirs, ntheirs, &req, out, outlen);
+}
+
+rq_xmerge_result rq_xmerge_union(const char *base, size_t nbase, const char *ours, size_t nours,
+				 const char *theirs, size_t ntheirs, rq_xmerge_style style,
+				 char **out, size_t *outlen)
+{
+	merge_req req = {style, NULL, 1, NULL, NULL, NULL};
 	return run_merge(base, nbase, ours, nours, theirs, ntheirs, &req, out, outlen);
 }
 
@@ -671,7 +696,7 @@ rq_xmerge_result rq_xmerge_marked(const char *base, size_t nbase, const char *ou
 				  const char *theirs, size_t ntheirs, rq_xmerge_style style,
 				  const rq_xmerge_marks *marks, char **out, size_t *outlen)
 {
-	merge_req req = {style, marks, NULL, NULL, NULL};
+	merge_req req = {style, marks, 0, NULL, NULL, NULL};
 	return run_merge(base, nbase, ours, nours, theirs, ntheirs, &req, out, outlen);
 }
 
@@ -739,12 +764,12 @@ static int find_hunks(const char *buf, size_t n, const rq_xmerge_marks *marks, r
 rq_xmerge_result rq_xmerge_remerge(const char *base, size_t nbase, int base_marked,
 				   const char *ours, size_t nours, int ours_marked,
 				   const char *theirs, size_t ntheirs, rq_xmerge_style style,
-				   const rq_xmerge_marks *marks, char **out, size_t *outlen,
-				   int *kept)
+				   int favor_union, const rq_xmerge_marks *marks, char **out,
+				   size_t *outlen, int *kept)
 {
 	rq_xdiff_spans bs = {NULL, NULL, 0}, os = {NULL, NULL, 0};
 	long *b0 = NULL, *b1 = NULL, *o0 = NULL, *o1 = NULL;
-	merge_req req = {style, NULL, &bs, &os, kept};
+	merge_req req = {style, NULL, favor_union, &bs, &os, kept};
 	rq_xmerge_result rc = RQ_XMERGE_NOMEM;
 
 	*kept = 0;

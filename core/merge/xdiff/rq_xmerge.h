@@ -6,8 +6,10 @@
  * It gives the result git's merge-ort gets from ll_merge() -> xdl_merge()
  * with the settings merge-ort hard-codes: the histogram diff (rq_xdiff.h),
  * level XDL_MERGE_ZEALOUS, the conflict style of merge.conflictStyle, no
- * whitespace options, no merge driver. rq_xmerge() gives a clean result
- * only; rq_xmerge_marked() also writes a conflict as git writes it, with
+ * whitespace options, the built-in text or union driver (the path's merge
+ * attribute, core/merge/ort/rq_attr.h). rq_xmerge() gives a clean result
+ * only; rq_xmerge_union() the union driver's, never a conflict;
+ * rq_xmerge_marked() also writes a conflict as git writes it, with
  * conflict markers (the remerge of a merge commit keeps its conflicts,
  * core/merge/rq_remerge.c); rq_xmerge_remerge() is the merge that carries a
  * merge's resolution, where conflict hunks are never split.
@@ -53,6 +55,16 @@ rq_xmerge_result rq_xmerge(const char *base, size_t nbase, const char *ours, siz
 			   const char *theirs, size_t ntheirs, rq_xmerge_style style, char **out,
 			   size_t *outlen);
 
+/*
+ * The union merge (the merge attribute's built-in "union" driver: xdl_merge
+ * with XDL_MERGE_FAVOR_UNION): as rq_xmerge, but where the sides clash the
+ * result has both, ours' lines then theirs' (after git's refinement of the
+ * conflicts for the style). Never RQ_XMERGE_CONFLICT.
+ */
+rq_xmerge_result rq_xmerge_union(const char *base, size_t nbase, const char *ours, size_t nours,
+				 const char *theirs, size_t ntheirs, rq_xmerge_style style,
+				 char **out, size_t *outlen);
+
 /* The conflict markers of a marked merge: their labels (NULL: a marker
  * without a label, as git writes it) and length. */
 typedef struct rq_xmerge_marks {
@@ -77,13 +89,14 @@ rq_xmerge_result rq_xmerge_marked(const char *base, size_t nbase, const char *ou
  * each of their conflict hunks, from its "<<<<<<<" line to its ">>>>>>>"
  * line, is one record of the diffs, so that it is taken or replaced whole,
  * never split. On RQ_XMERGE_CLEAN, *kept is 1 when a conflict hunk of ours
- * is in the result (the merge did not resolve it).
+ * is in the result (the merge did not resolve it). favor_union: the union
+ * driver's merge (as rq_xmerge_union).
  */
 rq_xmerge_result rq_xmerge_remerge(const char *base, size_t nbase, int base_marked,
 				   const char *ours, size_t nours, int ours_marked,
 				   const char *theirs, size_t ntheirs, rq_xmerge_style style,
-				   const rq_xmerge_marks *marks, char **out, size_t *outlen,
-				   int *kept);
+				   int favor_union, const rq_xmerge_marks *marks, char **out,
+				   size_t *outlen, int *kept);
 
 /* git's buffer_is_binary(): a NUL in the first 8000 bytes. Both the line
  * merge's caller and the rename similarity use it, as git does. */

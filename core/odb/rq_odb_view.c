@@ -1,0 +1,701 @@
+/* SPDX-License-Identifier: GPL-2.0-only; follows git's replace-object.c, commit.c and shallow.c */
+/*
+ * rq_odb_view: the objects as git reads them (see rq_odb_view.h).
+ */
+#include "rq_odb_view.h"
+#include "rq_buf.h"
+#include "rq_mem.h"
+#include "rq_oidmap.h"
+#include "rq_repofile.h"
+
+#include <ctype.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <git2/sys/odb_backend.h>
+
+#define REPLACE_DEPTH 5 /* git's MAXREPLACEDEPTH */
+#define VIEW_PRIORITY 5 /* below the memory store (10), above the readers (1, 2) */
+
+typedef struct graft {
+	int nparents; /* -1: shallow, no parents at all */
+	git_oid *parents;
+} graft;
+
+typedef struct view {
+	git_odb_backend parent;
+	git_odb_backend **lower; /* the readers, in the database's order */
+	size_t nlower;
+	rq_oidmap replaced; /* original -> index in repl */
+	git_oid *repl;
+	size_t nrepl, caprepl;
+	rq_oidmap grafted; /* commit -> index in grafts */
+	graft *grafts;
+	size_t ngrafts, capgrafts;
+	git_odb *stored; /* replacements only (rq_odb_view_read_stored) */
+} view;
+
+typedef struct stored_backend {
+	git_odb_backend parent;
+	view *v;
+} stored_backend;
+
+static int set_error(int klass, const char *fmt, const git_oid *a, const git_oid *b)
+{
+	char ha[GIT_OID_HEXSZ + 1], hb[GIT_OID_HEXSZ + 1], msg[256];
+
+	git_oid_tostr(ha, sizeof(ha), a);
+	git_oid_tostr(hb, sizeof(hb), b ? b : a);
+	snprintf(msg, sizeof(msg), fmt, ha, hb);
+	git_error_set_str(klass, msg);
+	return GIT_ERROR;
+}
+
+/* ---- reading through the readers ------------------------------------------ */
+
+static int lower_read(const view *v, const git_oid *id, void **data, size_t *len,
+		      git_object_t *type)
+{
+	for (size_t i = 0; i < v->nlower; i++) {
+		git_odb_backend *b = v->lower[i];
+		int rc;
+		if (!b->read)
+			continue;
+		rc = b->read(data, len, type, b, id);
+		if (rc != GIT_ENOTFOUND && rc != GIT_PASSTHROUGH)
+			return rc;
+	}
+	return GIT_ENOTFOUND;
+}
+
+/* The id whose object a read of id gives (git's do_lookup_replace_object).
+ * 0, or an error set as git's die(). */
+static int replacement(const view *v, const git_oid *id, git_oid *out)
+{
+	size_t k;
+
+	git_oid_cpy(out, id);
+	for (int depth = 0; depth < REPLACE_DEPTH; depth++) {
+		if (!rq_oidmap_get(&v->replaced, out, &k))
+			return 0;
+		git_oid_cpy(out, &v->repl[k]);
+	}
+	/* five replacements in a row: git gives up, whatever comes next */
+	return set_error(RQ_ERROR_GIT_CORRUPT, "replace depth too high for object %s", id, NULL);
+}
+
+/* Object id as git's read gives it: the replacement's data under id. */
+static int read_replaced(const view *v, const git_oid *id, void **data, size_t *len,
+			 git_object_t *type)
+{
+	git_oid target;
+	int rc;
+
+	if (replacement(v, id, &target) < 0)
+		return GIT_ERROR;
+	rc = lower_read(v, &target, data, len, type);
+	if (rc == GIT_ENOTFOUND && !git_oid_equal(&target, id))
+		return set_error(RQ_ERROR_GIT_CORRUPT, "replacement %s not found for %s", &target,
+				 id);
+	return rc;
+}
+
+/* ---- commits libgit2 can read --------------------------------------------- */
+
+/* Where the parts of a commit's header are (pointers into its data). */
+typedef struct commit_parts {
+	const char *parents, *parents_end; /* the parent lines */
+	const char *author, *author_end;   /* the first author line's value; NULL: none */
+	const char *committer, *committer_end;
+	const char *rest; /* what follows the ident lines, as it is */
+	int nauthors;
+} commit_parts;
+
+static const char *line_end(const char *p, const char *end)
+{
+	const char *nl = memchr(p, '\n', (size_t)(end - p));
+	return nl ? nl : end;
+}
+
+static const char *next_line(const char *p, const char *end)
+{
+	const char *e = line_end(p, end);
+	return e < end ? e + 1 : end;
+}
+
+static int starts(const char *p, const char *end, const char *key)
+{
+	size_t k = strlen(key);
+	return (size_t)(end - p) >= k && !memcmp(p, key, k);
+}
+
+static int hex_line(const char *p, const char *end, size_t keylen)
+{
+	if (line_end(p, end) - p != (ptrdiff_t)(keylen + GIT_OID_HEXSZ))
+		return 0;
+	for (size_t i = keylen; i < keylen + GIT_OID_HEXSZ; i++)
+		if (!isxdigit((unsigned char)p[i]))
+			return 0;
+	return 1;
+}
+
+/*
+ * The header as libgit2 reads it: the tree line, the parent lines, the run
+ * of author lines, the committer line, in that order. -1 when the tree or a
+ * parent line is damaged (git refuses those too: left to libgit2).
+ */
+static int split_commit(const char *data, size_t len, commit_parts *cp)
+{
+	const char *end = data + len, *p = data;
+
+	memset(cp, 0, sizeof(*cp));
+	if (!starts(p, end, "tree ") || !hex_line(p, end, 5))
+		return -1;
+	cp->parents = p = next_line(p, end);
+	while (starts(p, end, "parent ")) {
+		if (!hex_line(p, end, 7))
+			return -1;
+		p = next_line(p, end);
+	}
+	cp->parents_end = p;
+	for (; starts(p, end, "author "); p = next_line(p, end))
+		if (!cp->nauthors++) {
+			cp->author = p + 7;
+			cp->author_end = line_end(p, end);
+		}
+	if (starts(p, end, "committer ")) {
+		cp->committer = p + 10;
+		cp->committer_end = line_end(p, end);
+		p = next_line(p, end);
+	}
+	cp->rest = p;
+	return 0;
+}
+
+/*
+ * An ident line libgit2 and git read alike: "Name <email> <seconds> <tz>",
+ * no angle bracket in the name or the email, seconds that fit 63 bits, a
+ * time zone of a sign and four digits.
+ */
+static int ident_canonical(const char *v, const char *e)
+{
+	const char *lt = memchr(v, '<', (size_t)(e - v)), *gt, *d;
+
+	if (!lt || (lt > v && lt[-1] != ' ') || memchr(v, '>', (size_t)(lt - v)))
+		return 0;
+	if (!(gt = memchr(lt + 1, '>', (size_t)(e - lt - 1))) ||
+	    memchr(lt + 1, '<', (size_t)(gt - lt - 1)) || gt + 1 >= e || gt[1] != ' ')
+		return 0;
+	for (d = gt + 2; d < e && isdigit((unsigned char)*d); d++)
+		;
+	if (d == gt + 2 || d - (gt + 2) > 19 ||
+	    (d - (gt + 2) == 19 && memcmp(gt + 2, "9223372036854775807", 19) > 0))
+		return 0;
+	return e - d == 6 && d[0] == ' ' && (d[1] == '+' || d[1] == '-') &&
+	       isdigit((unsigned char)d[2]) && isdigit((unsigned char)d[3]) &&
+	       isdigit((unsigned char)d[4]) && isdigit((unsigned char)d[5]);
+}
+
+/* strtoumax() on [p, e): wraps a negative number, saturates an overflow. */
+static uint64_t parse_timestamp(const char *p, const char *e)
+{
+	int neg = 0, over = 0;
+	uint64_t n = 0;
+
+	if (p < e && (*p == '-' || *p == '+'))
+		neg = *p++ == '-';
+	for (; p < e && isdigit((unsigned char)*p); p++) {
+		unsigned d = (unsigned)(*p - '0');
+		if (n > (UINT64_MAX - d) / 10)
+			over = 1;
+		n = n * 10 + d;
+	}
+	if (over)
+		return UINT64_MAX;
+	return neg ? (uint64_t)0 - n : n;
+}
+
+/*
+ * git's parse_commit_date() from the line after the parents: the author line
+ * must come first and the committer line next, the date is read after the
+ * last '>' of the committer line; anything else is 0.
+ */
+static uint64_t git_commit_date(const char *buf, const char *tail)
+{
+	const char *eol, *p;
+
+	if (buf + 6 >= tail || memcmp(buf, "author", 6))
+		return 0;
+	buf = next_line(buf, tail);
+	if (buf + 9 >= tail || memcmp(buf, "committer", 9))
+		return 0;
+	if (!(eol = memchr(buf, '\n', (size_t)(tail - buf))))
+		return 0;
+	for (p = eol; p > buf && p[-1] != '>'; p--)
+		;
+	if (p == buf)
+		return 0;
+	while (p < eol && isspace((unsigned char)*p))
+		p++;
+	if (!isdigit((unsigned char)*p) && *p != '-')
+		return 0;
+	return parse_timestamp(p, eol);
+}
+
+/* The last c in [v, e), or NULL (v NULL: none). */
+static const char *last_of(const char *v, const char *e, char c)
+{
+	for (const char *p = e; v && p > v; p--)
+		if (p[-1] == c)
+			return p - 1;
+	return NULL;
+}
+
+/*
+ * An ident line libgit2 reads: the value up to its last '>' when a '<'
+ * comes before it (what git's --author matches), else the value without
+ * angle brackets and an empty email; then the date (capped at 2^63 - 1,
+ * libgit2's range) and +0000.
+ */
+static void put_ident(rq_buf *b, const char *key, const char *v, const char *e, uint64_t when)
+{
+	const char *lt = last_of(v, e, '<'), *gt = last_of(v, e, '>');
+	char date[48];
+
+	rq_buf_str(b, key);
+	if (lt && gt && gt > lt) {
+		rq_buf_add(b, v, (size_t)(gt + 1 - v));
+	} else {
+		for (const char *p = v; p && p < e; p++)
+			if (*p != '<' && *p != '>')
+				rq_buf_add(b, p, 1);
+		rq_buf_str(b, v && v < e ? " <>" : "<>");
+	}
+	snprintf(date, sizeof(date), " %llu +0000\n",
+		 (unsigned long long)(when > INT64_MAX ? (uint64_t)INT64_MAX : when));
+	rq_buf_str(b, date);
+}
+
+/* The date after the last '>' of an ident value, read as git reads a
+ * committer date (0 when there is none). */
+static uint64_t ident_date(const char *v, const char *e)
+{
+	const char *p = e;
+
+	if (!v)
+		return 0;
+	while (p > v && p[-1] != '>')
+		p--;
+	if (p == v)
+		return 0;
+	while (p < e && isspace((unsigned char)*p))
+		p++;
+	return p < e && (isdigit((unsigned char)*p) || *p == '-') ? parse_timestamp(p, e) : 0;
+}
+
+static const graft *graft_of(const view *v, const git_oid *id)
+{
+	size_t k;
+	return rq_oidmap_get(&v->grafted, id, &k) ? &v->grafts[k] : NULL;
+}
+
+/* The parent lines: the graft's when there is one, else the commit's. */
+static void put_parents(rq_buf *b, const commit_parts *cp, const graft *g)
+{
+	char hex[GIT_OID_HEXSZ + 1];
+
+	if (!g) {
+		rq_buf_add(b, cp->parents, (size_t)(cp->parents_end - cp->parents));
+		return;
+	}
+	for (int i = 0; i < g->nparents; i++) {
+		git_oid_tostr(hex, sizeof(hex), &g->parents[i]);
+		rq_buf_str(b, "parent ");
+		rq_buf_str(b, hex);
+		rq_buf_str(b, "\n");
+	}
+}
+
+/*
+ * The commit as libgit2 must see it: its graft's parents, and ident lines it
+ * can read with the date git reads. Left as it is (the common case) when
+ * neither applies. 0, or -1 out of memory (libgit2's error set).
+ */
+static int fix_commit(git_odb_backend *be, const git_oid *id, void **data, size_t *len)
+{
+	const view *v = (const view *)be;
+	const graft *g = graft_of(v, id);
+	const char *d = *data, *end = d + *len;
+	commit_parts cp;
+	rq_buf b = {NULL, 0, 0, 0};
+	void *out;
+
+	if (split_commit(d, *len, &cp) < 0)
+		return 0;
+	if (!g && cp.nauthors == 1 && cp.committer && ident_canonical(cp.author, cp.author_end) &&
+	    ident_canonical(cp.committer, cp.committer_end))
+		return 0;
+	rq_buf_add(&b, d, (size_t)(cp.parents - d));
+	put_parents(&b, &cp, g);
+	put_ident(&b, "author ", cp.author, cp.author_end, ident_date(cp.author, cp.author_end));
+	put_ident(&b, "committer ", cp.committer, cp.committer_end,
+		  git_commit_date(cp.parents_end, end));
+	rq_buf_add(&b, cp.rest, (size_t)(end - cp.rest));
+	if (b.oom || !(out = git_odb_backend_data_alloc(be, b.len + 1))) {
+		free(b.p);
+		git_error_set_oom();
+		return GIT_ERROR;
+	}
+	memcpy(out, b.p, b.len + 1);
+	git_odb_backend_data_free(be, *data);
+	*data = out;
+	*len = b.len;
+	free(b.p);
+	return 0;
+}
+
+/* ---- the backends ------------------------------------------------------------ */
+
+static int view_read(void **data, size_t *len, git_object_t *type, git_odb_backend *be,
+		     const git_oid *id)
+{
+	int rc = read_replaced((const view *)be, id, data, len, type);
+
+	if (rc < 0 || *type != GIT_OBJECT_COMMIT)
+		return rc;
+	if ((rc = fix_commit(be, id, data, len)) < 0) {
+		git_odb_backend_data_free(be, *data);
+		*data = NULL;
+	}
+	return rc;
+}
+
+/* Sizes and types of the objects the view changes are those it reads;
+ * the rest are the readers' to answer. */
+static int view_read_header(size_t *len, git_object_t *type, git_odb_backend *be, const git_oid *id)
+{
+	const view *v = (const view *)be;
+	size_t k;
+	void *data = NULL;
+	int rc;
+
+	if (!rq_oidmap_get(&v->replaced, id, &k) && !rq_oidmap_get(&v->grafted, id, &k))
+		return GIT_PASSTHROUGH;
+	rc = view_read(&data, len, type, be, id);
+	git_odb_backend_data_free(be, data);
+	return rc;
+}
+
+/* The readers refresh themselves; the view is then asked again. */
+static int view_refresh(git_odb_backend *be)
+{
+	(void)be;
+	return 0;
+}
+
+static void view_free(git_odb_backend *be)
+{
+	view *v = (view *)be;
+
+	git_odb_free(v->stored);
+	rq_oidmap_free(&v->replaced);
+	rq_oidmap_free(&v->grafted);
+	for (size_t i = 0; i < v->ngrafts; i++)
+		free(v->grafts[i].parents);
+	free(v->grafts);
+	free(v->repl);
+	free(v->lower);
+	free(v);
+}
+
+static int stored_read(void **data, size_t *len, git_object_t *type, git_odb_backend *be,
+		       const git_oid *id)
+{
+	return read_replaced(((stored_backend *)be)->v, id, data, len, type);
+}
+
+static void stored_free(git_odb_backend *be)
+{
+	free(be);
+}
+
+int rq_odb_view_read_stored(git_odb_object **out, git_odb *odb, const git_oid *id)
+{
+	size_t n = git_odb_num_backends(odb);
+
+	for (size_t i = 0; i < n; i++) {
+		git_odb_backend *b = NULL;
+		int rc;
+		if (git_odb_get_backend(&b, odb, i) < 0 || !b || b->read != view_read)
+			continue;
+		rc = git_odb_read(out, ((view *)b)->stored, id);
+		if (rc != GIT_ENOTFOUND)
+			return rc;
+		break;
+	}
+	return git_odb_read(out, odb, id);
+}
+
+/* ---- what the view substitutes -------------------------------------------- */
+
+static int add_replacement(view *v, const git_oid *from, const git_oid *to)
+{
+	git_oid *nv = rq_mem_grow(v->repl, &v->caprepl, v->nrepl + 1, sizeof(*nv), 8);
+
+	if (!nv)
+		return -1;
+	v->repl = nv;
+	git_oid_cpy(&v->repl[v->nrepl], to);
+	if (rq_oidmap_put(&v->replaced, from, v->nrepl) < 0)
+		return -1;
+	v->nrepl++;
+	return 0;
+}
+
+/* Are replace refs read? Not with GIT_NO_REPLACE_OBJECTS or
+ * core.useReplaceRefs=false (git_default_core_config). */
+static int replace_refs_on(git_repository *repo)
+{
+	git_config *cfg = NULL;
+	int on = 1, b;
+
+	if (getenv("GIT_NO_REPLACE_OBJECTS"))
+		return 0;
+	if (git_repository_config_snapshot(&cfg, repo) == 0 &&
+	    git_config_get_bool(&b, cfg, "core.useReplaceRefs") == 0)
+		on = b;
+	git_config_free(cfg);
+	return on;
+}
+
+/*
+ * One replace ref (git's register_replace_ref): the replaced id is the hex at
+ * the start of the name's last component (a name without one is skipped, as
+ * git warns and skips it); two refs for one id are git's fatal error.
+ */
+static int take_replace_ref(view *v, git_reference *ref, size_t baselen, rq_error *err)
+{
+	const char *name = git_reference_name(ref) + baselen, *slash = strrchr(name, '/');
+	const char *hex = slash ? slash + 1 : name;
+	git_reference *resolved = NULL;
+	git_oid from;
+	size_t k;
+	int rc = 0;
+
+	if (strlen(hex) < GIT_OID_HEXSZ || git_oid_fromstrn(&from, hex, GIT_OID_HEXSZ) < 0)
+		return 0;
+	if (rq_oidmap_get(&v->replaced, &from, &k))
+		return rq_error_set(err, RQ_E_BAD_REPO, "duplicate replace ref: %s", name);
+	if (git_reference_resolve(&resolved, ref) < 0)
+		return 0; /* a broken symbolic ref names no object */
+	if (add_replacement(v, &from, git_reference_target(resolved)) < 0)
+		rc = rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	git_reference_free(resolved);
+	return rc;
+}
+
+static int load_replace_refs(view *v, git_repository *repo, rq_error *err)
+{
+	const char *base = getenv("GIT_REPLACE_REF_BASE");
+	git_reference_iterator *it = NULL;
+	git_reference *ref;
+	char glob[1024];
+	size_t baselen;
+	int rc = 0, r;
+
+	if (!base || !*base)
+		base = "refs/replace/";
+	baselen = strlen(base);
+	if (!replace_refs_on(repo) || baselen + 2 > sizeof(glob))
+		return 0;
+	snprintf(glob, sizeof(glob), "%s*", base);
+	if (git_reference_iterator_glob_new(&it, repo, glob) < 0)
+		return rq_error_git(err, "cannot read the replace refs");
+	while (rc == 0 && (r = git_reference_next(&ref, it)) == 0) {
+		if (!strncmp(git_reference_name(ref), base, baselen))
+			rc = take_replace_ref(v, ref, baselen, err);
+		git_reference_free(ref);
+	}
+	git_reference_iterator_free(it);
+	if (rc == 0 && r != GIT_ITEROVER)
+		rc = rq_error_git(err, "cannot read the replace refs");
+	return rc;
+}
+
+/* Register a graft: a shallow one (nparents -1) replaces a graft of the
+ * same commit, another keeps the first (git's ignore_dups). */
+static int add_graft(view *v, const git_oid *id, int nparents, const git_oid *parents)
+{
+	graft *nv;
+	size_t k;
+
+	if (rq_oidmap_get(&v->grafted, id, &k)) {
+		if (nparents >= 0)
+			return 0;
+		v->grafts[k].nparents = -1;
+		return 0;
+	}
+	if (!(nv = rq_mem_grow(v->grafts, &v->capgrafts, v->ngrafts + 1, sizeof(*nv), 8)))
+		return -1;
+	v->grafts = nv;
+	nv[v->ngrafts].nparents = nparents;
+	nv[v->ngrafts].parents = NULL;
+	if (nparents > 0) {
+		if (!(nv[v->ngrafts].parents = malloc((size_t)nparents * sizeof(git_oid))))
+			return -1;
+		memcpy(nv[v->ngrafts].parents, parents, (size_t)nparents * sizeof(git_oid));
+	}
+	if (rq_oidmap_put(&v->grafted, id, v->ngrafts) < 0) {
+		free(nv[v->ngrafts].parents);
+		return -1;
+	}
+	v->ngrafts++;
+	return 0;
+}
+
+/*
+ * One line of the graft file (git's read_graft_line): "<commit>
+ * <parent>...", the ids 40 hex digits apart by one white-space character;
+ * blank lines and '#' comments are nothing, a bad line is skipped (git
+ * says "bad graft data" and goes on). 0, or -1 out of memory.
+ */
+static int graft_line(view *v, const char *line, size_t n)
+{
+	git_oid id, *parents;
+	size_t k;
+	int rc;
+
+	while (n && isspace((unsigned char)line[n - 1]))
+		n--;
+	if (!n || line[0] == '#' || n < GIT_OID_HEXSZ || (n - GIT_OID_HEXSZ) % 41)
+		return 0;
+	k = (n - GIT_OID_HEXSZ) / 41;
+	if (git_oid_fromstrn(&id, line, GIT_OID_HEXSZ) < 0)
+		return 0;
+	if (!(parents = malloc((k ? k : 1) * sizeof(*parents))))
+		return -1;
+	for (size_t i = 0; i < k; i++) {
+		const char *p = line + GIT_OID_HEXSZ + i * 41;
+		if (!isspace((unsigned char)p[0]) ||
+		    git_oid_fromstrn(&parents[i], p + 1, GIT_OID_HEXSZ) < 0) {
+			free(parents);
+			return 0;
+		}
+	}
+	rc = k > INT32_MAX ? 0 : add_graft(v, &id, (int)k, parents);
+	free(parents);
+	return rc;
+}
+
+/* A shallow line (shallow.c): an id at its start, or git's fatal error. */
+static int shallow_line(view *v, const char *line, size_t n, rq_error *err)
+{
+	git_oid id;
+
+	if (n < GIT_OID_HEXSZ || git_oid_fromstrn(&id, line, GIT_OID_HEXSZ) < 0)
+		return rq_error_set(err, RQ_E_BAD_REPO, "bad shallow line: %.*s",
+				    (int)(n > 200 ? 200 : n), line);
+	return add_graft(v, &id, -1, NULL) < 0 ? rq_error_set(err, RQ_E_NOMEM, "out of memory") : 0;
+}
+
+/* Each line of the file at path (absent: nothing), to graft_line or
+ * shallow_line. 0, or -1 with err set. */
+static int read_graft_file(view *v, const char *path, const char *root, const char *shown,
+			   int shallow, rq_error *err)
+{
+	char *text;
+	size_t len;
+	int rc = rq_repofile_read(path, root, 0, SIZE_MAX, shown, &text, &len, err);
+
+	if (rc <= 0)
+		return rc;
+	rc = 0;
+	for (const char *p = text, *end = text + len; rc == 0 && p < end;) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p)), *e = nl ? nl : end;
+		if (shallow)
+			rc = shallow_line(v, p, (size_t)(e - p), err);
+		else if (graft_line(v, p, (size_t)(e - p)) < 0)
+			rc = rq_error_set(err, RQ_E_NOMEM, "out of memory");
+		p = nl ? nl + 1 : end;
+	}
+	free(text);
+	return rc;
+}
+
+/* git's prepare_commit_graft(): the graft file, then the shallow file. */
+static int load_grafts(view *v, git_repository *repo, const char *root, rq_error *err)
+{
+	const char *common = git_repository_commondir(repo), *env = getenv("GIT_GRAFT_FILE");
+	char path[4096];
+
+	if (!common)
+		return 0;
+	if (!root && env && *env)
+		snprintf(path, sizeof(path), "%s", env);
+	else
+		snprintf(path, sizeof(path), "%s/info/grafts", common);
+	if (read_graft_file(v, path, root, "info/grafts", 0, err) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "%s/shallow", common);
+	return read_graft_file(v, path, root, "shallow", 1, err);
+}
+
+static int make_stored(view *v, rq_error *err)
+{
+	stored_backend *sb;
+
+	if (git_odb_new(&v->stored) < 0)
+		return rq_error_git(err, "cannot make an object database");
+	if (!(sb = calloc(1, sizeof(*sb))))
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	sb->parent.version = GIT_ODB_BACKEND_VERSION;
+	sb->parent.read = stored_read;
+	sb->parent.free = stored_free;
+	sb->v = v;
+	if (git_odb_add_backend(v->stored, &sb->parent, 1) < 0) {
+		free(sb);
+		return rq_error_git(err, "cannot make an object database");
+	}
+	return 0;
+}
+
+static int take_readers(view *v, git_odb *odb, rq_error *err)
+{
+	size_t n = git_odb_num_backends(odb);
+
+	if (!(v->lower = calloc(n ? n : 1, sizeof(*v->lower))))
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		git_odb_backend *b = NULL;
+		if (git_odb_get_backend(&b, odb, i) == 0 && b)
+			v->lower[v->nlower++] = b;
+	}
+	return 0;
+}
+
+int rq_odb_view_add(git_odb *odb, git_repository *repo, const char *root, rq_error *err)
+{
+	view *v = calloc(1, sizeof(*v));
+
+	if (!v)
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	rq_oidmap_init(&v->replaced);
+	rq_oidmap_init(&v->grafted);
+	v->parent.version = GIT_ODB_BACKEND_VERSION;
+	v->parent.read = view_read;
+	v->parent.read_header = view_read_header;
+	v->parent.refresh = view_refresh;
+	v->parent.free = view_free;
+	if (take_readers(v, odb, err) < 0 || load_replace_refs(v, repo, err) < 0 ||
+	    load_grafts(v, repo, root, err) < 0 || make_stored(v, err) < 0) {
+		view_free(&v->parent);
+		return -1;
+	}
+	if (git_odb_add_backend(odb, &v->parent, VIEW_PRIORITY) < 0) {
+		view_free(&v->parent);
+		return rq_error_git(err, "cannot add the object view");
+	}
+	return 0;
+}

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * rq_odb_view: the repository's objects as git reads them, where that is
+ * not what their files hold (core/odb, see rq_odb.h for the family).
+ *
+ * git substitutes some objects when it reads them, and so must a replay
+ * that gives git's results:
+ *
+ *  - replace refs (git's replace-object.c): refs/replace/<id> (or the base
+ *    GIT_REPLACE_REF_BASE names) makes every read of <id> give the object
+ *    the ref points at, up to five replacements deep ("replace depth too
+ *    high for object <id>"); off with GIT_NO_REPLACE_OBJECTS or
+ *    core.useReplaceRefs=false. The id stays <id>: a commit replayed onto
+ *    a replaced base names the base's id as its parent, with the
+ *    replacement's tree merged.
+ *  - grafts (commit.c's parse_commit_buffer): a commit listed in the
+ *    shallow file has no parents (a shallow clone's boundary); one listed
+ *    in info/grafts (GIT_GRAFT_FILE) has the parents the line gives. The
+ *    shallow file wins, as in git. A bad shallow line is git's error
+ *    ("bad shallow line: ..."), a bad graft line is skipped.
+ *  - commit headers git reads and libgit2 1.5 refuses: an author or
+ *    committer without "<...>", a date that does not fit 64 bits, a
+ *    missing or doubled ident line. git reads such a commit (its walk only
+ *    needs the committer date, which parse_commit_date() reads leniently);
+ *    libgit2 refuses it, and the revision was "unknown". The view hands
+ *    libgit2 the same commit with those lines made readable, and the
+ *    committer date git would read (capped at 2^63 - 1).
+ *
+ * It is a backend of the replay's object database (rq_odb_new adds it)
+ * above the repository's readers and below the replay's memory store: it
+ * reads through the readers it sits on and substitutes. What a pick copies
+ * into its new commit (the author line, headers and message, byte for
+ * byte) comes from rq_odb_view_read_stored(): replacements applied, as
+ * git's read of the commit gives it, and nothing else changed.
+ *
+ * An abbreviated id is resolved to a full one first (libgit2 hands a
+ * prefix lookup the data of the last reader that has it, not the view's):
+ * rq_revs does so.
+ */
+#ifndef RQ_ODB_VIEW_H
+#define RQ_ODB_VIEW_H
+
+#include <git2.h>
+
+#include "rq_error.h"
+
+/*
+ * Put the view on odb, over every reader odb has now (call once they are
+ * all there). The repository gives the replace refs, the configuration and
+ * where the shallow and graft files are; root (NULL: none): those files
+ * must resolve inside it (RQ_E_BAD_REPO), and GIT_GRAFT_FILE is not
+ * followed. 0, or -1 with err set.
+ */
+int rq_odb_view_add(git_odb *odb, git_repository *repo, const char *root, rq_error *err);
+
+/*
+ * The object as git's read of it gives it (replacements applied; no graft,
+ * no header made readable): what a pick copies. Objects the view does not
+ * know (new ones, or odb without a view) come from odb itself. As
+ * git_odb_read.
+ */
+int rq_odb_view_read_stored(git_odb_object **out, git_odb *odb, const git_oid *id);
+
+#endif
