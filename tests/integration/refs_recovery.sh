@@ -52,6 +52,31 @@ check "another program's lock: the replay fails" test "$RC" -ne 0
 check_contains "another program's lock: named" "$lock" "$ERR"
 check "another program's lock: it stays" test -e "$lock"
 rm -f "$lock"
+if [ $REFTABLE = 1 ]; then
+	# what a replayq killed in a compaction leaves (no hold point there: made
+	# by hand as rq_rtlock makes it): its marker, whose flock nobody holds,
+	# lists the table locks and tables.list.lock, which hold its token's
+	# line; its merged table, never published, is named with the token. A
+	# table lock git holds (empty), also listed, stays.
+	rt=$T/r/.git/reftable
+	for x in x1 x2; do GIT_TEST_REFTABLE_AUTOCOMPACTION=false git -C "$T/r" update-ref refs/x/$x main; done
+	mapfile -t tabs <"$rt/tables.list"
+	check "a stack of several tables" test "${#tabs[@]}" -ge 2
+	tok=0badf00d
+	printf 'reftable/%s.lock %s\n' "${tabs[0]}" $tok "${tabs[1]}" $tok >"$T/r/.git/replayq-refs-1@gone.$tok.owner"
+	echo "reftable/tables.list.lock $tok" >>"$T/r/.git/replayq-refs-1@gone.$tok.owner"
+	echo "replayq $tok" >"$rt/${tabs[0]}.lock"
+	: >"$rt/${tabs[1]}.lock"
+	echo "replayq $tok" >"$rt/tables.list.lock"
+	cp "$rt/${tabs[0]}" "$rt/0x000000000001-0x000000000009-$tok.ref"
+	: >"$rt/0x000000000001-0x000000000009-$tok.temp.a1b2c3"
+	run_rq -C "$T/r" replay --onto main ^base c
+	check_eq "killed in a compaction: the next run goes on" 0 "$RC"
+	check_eq "... the gone owner's locks, tables and marker removed; git's lock stays" \
+		"$rt/${tabs[1]}.lock" "$(ref_locks "$T/r")$(ls "$T/r/.git" | grep replayq-refs-)"
+	rm -f "$rt/${tabs[1]}.lock"
+	check "... git's checks clean" refs_consistent "$T/r"
+fi
 
 # --- the worker ----------------------------------------------------------------
 start_redis
