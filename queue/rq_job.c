@@ -12,6 +12,7 @@
 
 #include "rq_revs.h"
 #include "rq_sha1.h"
+#include "rq_testhook.h"
 
 static const char *const known_fields[] = {
     "v",	   "id",       "repo",	       "mode",	     "target",	  "revisions",
@@ -23,6 +24,11 @@ static const char *const known_fields[] = {
 static const char *const train_fields[] = {"method",   "cars",	  "ref_prefix",
 					   "car_refs", "message", NULL};
 static const char *const replay_fields[] = {"revisions", "contained", "ref", "keep_going", NULL};
+/* What a maintenance job does not take: it replays nothing. */
+static const char *const maintain_fields[] = {
+    "target",	 "revisions",	"contained", "ref",	"keep_going", "method",
+    "cars",	 "ref_prefix",	"car_refs",  "message", "ref_action", "empty",
+    "committer", "max_commits", "sign",	     NULL};
 
 int rq_job_id_valid(const char *s)
 {
@@ -198,7 +204,8 @@ static int parse_committer(json_t *o, rq_job *job, rq_error *err)
 /* Each revision (field[i]: what messages call it): not empty, not too
  * long; a revision-walk option must be printable and one replayq takes;
  * a revision has no space, control character, ':' or '\\'. */
-static int check_revision(const char *s, size_t len, const char *field, size_t i, rq_error *err)
+static int check_revision(const char *s, size_t len, const char *field, size_t i, int syntax,
+			  rq_error *err)
 {
 	rq_error why;
 
@@ -210,7 +217,7 @@ static int check_revision(const char *s, size_t len, const char *field, size_t i
 			if ((unsigned char)*p < ' ' || *p == 0x7f)
 				return rq_error_set(err, RQ_E_BAD_REVISION,
 						    "%s[%zu] holds a control character", field, i);
-		if (rq_revs_option_check(s, &why) < 0)
+		if (rq_revs_option_check(s, syntax, &why) < 0)
 			return rq_error_set(err, RQ_E_BAD_REVISION,
 					    "%s[%zu] is not a revision-walk option "
 					    "replayq takes: '%.64s' (%.300s)",
@@ -230,6 +237,7 @@ static int parse_revisions(json_t *o, rq_job *job, rq_error *err)
 {
 	json_t *a = json_object_get(o, "revisions"), *v;
 	size_t i;
+	int syntax = 0;
 
 	if (!a)
 		return bad(err, "field '%s' is required", "revisions");
@@ -243,12 +251,20 @@ static int parse_revisions(json_t *o, rq_job *job, rq_error *err)
 	job->revisions = calloc(json_array_size(a) + 1, sizeof(char *));
 	if (!job->revisions)
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	/* the patterns' syntax: what the options say, wherever they are */
+	json_array_foreach(a, i, v)
+	{
+		if (json_is_string(v) && !strcmp(json_string_value(v), "--"))
+			break;
+		if (json_is_string(v))
+			syntax = rq_revs_syntax_option(json_string_value(v), syntax);
+	}
 	json_array_foreach(a, i, v)
 	{
 		if (!json_is_string(v))
 			return bad(err, "field '%s' must be an array of strings", "revisions");
 		if (check_revision(json_string_value(v), json_string_length(v), "revisions", i,
-				   err) < 0)
+				   syntax, err) < 0)
 			return -1;
 		if (!(job->revisions[i] = strdup(json_string_value(v))))
 			return rq_error_set(err, RQ_E_NOMEM, "out of memory");
@@ -369,7 +385,7 @@ static int parse_car_revisions(json_t *c, size_t k, rq_job_car *car, rq_error *e
 			return rq_error_set(err, RQ_E_INVALID_JOB,
 					    "field '%s' must be an array of 1-%d strings", field,
 					    RQ_JOB_CAR_REVS_MAX);
-		if (check_revision(s, json_string_length(v), field, i, err) < 0)
+		if (check_revision(s, json_string_length(v), field, i, 0, err) < 0)
 			return -1;
 		if (s[0] == '-')
 			return rq_error_set(err, RQ_E_BAD_REVISION,
@@ -491,11 +507,15 @@ static int parse_train(json_t *o, rq_job *job, rq_error *err)
  * "keep_going" (a train: its own fields). */
 static int parse_mode(json_t *o, rq_job *job, rq_error *err)
 {
-	static const char *const modes[] = {"onto", "advance", "revert", "train", NULL};
+	static const char *const modes[] = {"onto", "advance", "revert", "train", "maintain", NULL};
 	int mode = 0;
 
-	if (get_choice(o, "mode", 1, modes, "onto, advance, revert or train", &mode, err) < 0)
+	if (get_choice(o, "mode", 1, modes, "onto, advance, revert, train or maintain", &mode,
+		       err) < 0)
 		return -1;
+	if ((job->maintain = mode == 4)) /* the repository's packs consolidated */
+		return check_absent(o, maintain_fields,
+				    "field '%s' does not apply to mode maintain", err);
 	job->train = mode == 3;
 	job->mode = job->train ? RQ_MODE_ONTO : (rq_mode)mode;
 	if (get_string(o, "target", 1, RQ_JOB_REV_LEN_MAX, &job->target, err) < 0)
@@ -585,7 +605,7 @@ static int parse_fields(json_t *o, rq_job *job, rq_error *err)
 	return 0;
 }
 
-int rq_job_parse(const char *text, size_t len, rq_job *job, char *id_out, rq_error *err)
+static int parse_text(const char *text, size_t len, rq_job *job, char *id_out, rq_error *err)
 {
 	json_error_t jerr;
 	json_t *o = NULL, *idv;
@@ -621,6 +641,17 @@ out:
 	json_decref(o);
 	if (rc < 0)
 		rq_job_free(job);
+	return rc;
+}
+
+int rq_job_parse(const char *text, size_t len, rq_job *job, char *id_out, rq_error *err)
+{
+	int rc = parse_text(text, len, job, id_out, err);
+
+	/* the suite's schema check: every job text parsed, with its verdict
+	 * (one too large, without its text) */
+	rq_testhook_doc("job", rc < 0 ? rq_qerror_name(err->code) : "ok", text,
+			len <= RQ_JOB_MAX_BYTES ? len : 0, rc < 0 ? err->msg : NULL);
 	return rc;
 }
 
@@ -725,6 +756,24 @@ static int train_json(json_t *o, const rq_job *job)
 	return bad;
 }
 
+/* A maintenance job: its mode, limits and group (o holds v, id and repo). */
+static json_t *maintain_json(json_t *o, const rq_job *job, int bad)
+{
+	bad |= json_object_set_new(o, "mode", json_string("maintain"));
+	bad |= json_object_set_new(o, "timeout_ms", json_integer(job->timeout_ms));
+	if (job->reply_to)
+		bad |= json_object_set_new(o, "reply_to", json_string(job->reply_to));
+	if (job->submitted_at)
+		bad |= json_object_set_new(o, "submitted_at", json_integer(job->submitted_at));
+	if (job->group)
+		bad |= json_object_set_new(o, "group", json_string(job->group));
+	if (bad) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
 json_t *rq_job_to_json(const rq_job *job)
 {
 	static const char *const modes[] = {"onto", "advance", "revert"};
@@ -735,6 +784,8 @@ json_t *rq_job_to_json(const rq_job *job)
 	bad |= json_object_set_new(o, "v", json_integer(1));
 	bad |= json_object_set_new(o, "id", json_string(job->id));
 	bad |= json_object_set_new(o, "repo", json_string(job->repo));
+	if (job->maintain)
+		return maintain_json(o, job, bad);
 	bad |= json_object_set_new(o, "mode", json_string(job->train ? "train" : modes[job->mode]));
 	bad |= json_object_set_new(o, "target", json_string(job->target));
 	bad |= !o || (job->train ? train_json(o, job) : replay_json(o, job));

@@ -21,6 +21,11 @@
  *  "ref_prefix":"refs/train/main/", "car_refs":true,
  *  "message":"Merge branch '{name}' into {target}", ...}
  *
+ * A maintenance job has "mode":"maintain" and nothing to replay (only
+ * "timeout_ms", "reply_to" and "submitted_at" besides v, id and repo): it
+ * consolidates the packs replayq wrote in the repository
+ * (core/odb/rq_odb_repack) and reports packs and bytes before and after.
+ *
  * Every rule violation is RQ_E_INVALID_JOB (or RQ_E_BAD_REF /
  * RQ_E_BAD_REVISION / RQ_E_BAD_REPO for those fields) with a message that
  * names the field. Unknown fields are refused.
@@ -76,6 +81,7 @@ typedef struct rq_job {
 	char *reply_to;
 	int64_t submitted_at; /* ms since the epoch, 0 if unknown */
 	int keep_going;	      /* every branch gets its own outcome */
+	int maintain;	      /* mode "maintain": no replay, the packs consolidated */
 	int sign;	      /* "sign": the worker signs the new commits with its key */
 	char *group;	      /* "group": one job of it runs at a time, in order; NULL: none */
 	/* mode "train" (mode is then RQ_MODE_ONTO for the engine's sake) */

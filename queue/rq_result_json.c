@@ -277,6 +277,38 @@ json_t *rq_result_to_json(const rq_replay_result *res, int rc, const rq_error *e
 	return whole(o, bad);
 }
 
+static json_t *maintain_json(const rq_odb_repack_stats *st)
+{
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:I, s:b}", "packs_before",
+			 (json_int_t)st->packs_before, "packs_after", (json_int_t)st->packs_after,
+			 "bytes_before", (json_int_t)st->bytes_before, "bytes_after",
+			 (json_int_t)st->bytes_after, "replayq_packs_before",
+			 (json_int_t)st->own_before, "replayq_packs_after",
+			 (json_int_t)st->own_after, "merged", (json_int_t)st->merged, "objects",
+			 (json_int_t)st->objects, "pack",
+			 st->pack_name[0] ? json_string(st->pack_name) : json_null(), "pack_bytes",
+			 (json_int_t)st->pack_bytes, "busy", st->busy);
+}
+
+json_t *rq_result_maintain_to_json(const rq_odb_repack_stats *st, int rc, const rq_error *err)
+{
+	json_t *o = json_object();
+	int bad = !o;
+
+	bad |= json_object_set_new(o, "v", json_integer(1));
+	bad |= json_object_set_new(o, "status", json_string(rc < 0 ? "error" : "ok"));
+	bad |= json_object_set_new(o, "updates", json_array());
+	bad |= json_object_set_new(o, "applied", json_false());
+	if (rc < 0)
+		bad |= json_object_set_new(
+		    o, "error",
+		    json_pack("{s:s, s:o}", "code", err ? rq_qerror_name(err->code) : "internal",
+			      "message", bytes_json(err ? err->msg : "unknown error")));
+	else
+		bad |= json_object_set_new(o, "maintain", maintain_json(st));
+	return whole(o, bad);
+}
+
 int rq_result_set_signed(json_t *o)
 {
 	const char *status = json_string_value(json_object_get(o, "status"));

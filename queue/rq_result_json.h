@@ -20,6 +20,7 @@
 
 #include <jansson.h>
 
+#include "rq_odb_repack.h"
 #include "rq_qerror.h"
 #include "rq_replay.h"
 #include "rq_train.h"
@@ -44,6 +45,17 @@ json_t *rq_result_train_to_json(const rq_train_result *res, int rc, const rq_err
 
 /* res's updates, [{"ref", "old", "new"}]; NULL when memory runs out. */
 json_t *rq_result_json_updates(const rq_replay_result *res);
+
+/*
+ * A maintenance job's result: status "ok" (or "error" with its "error"),
+ * "updates": [], "applied": false, and "maintain": {"packs_before",
+ * "packs_after", "bytes_before", "bytes_after" (every pack of the
+ * repository), "replayq_packs_before", "replayq_packs_after", "merged"
+ * (replayq's packs made into one), "objects", "pack" (its name, or null),
+ * "pack_bytes", "busy" (another process was consolidating: nothing done)}.
+ * NULL when memory runs out.
+ */
+json_t *rq_result_maintain_to_json(const rq_odb_repack_stats *st, int rc, const rq_error *err);
 
 /*
  * Mark a result whose new commits were signed: "signed": true, unless it

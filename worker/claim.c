@@ -116,7 +116,7 @@ static void claim_settled(rq_tasks *ts, rq_task *t, int r, const char *owner, co
 	} else if (r == RQ_QUEUE_CLAIM_RESULT &&
 		   rq_queue_result(ts->q, t->id, &existing, &e2) == 0) {
 		rq_log(RQ_LOG_INFO, "result exists; acknowledging", f);
-		rq_tasks_finish(ts, t, existing, result_status(existing), NULL);
+		rq_tasks_finish_stored(ts, t, existing, result_status(existing));
 		free(existing);
 		return;
 	} else {

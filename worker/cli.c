@@ -5,13 +5,16 @@
  */
 #include "cli.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "opt.h"
 #include "rq_cfgparams.h"
+#include "rq_odb_repack.h"
 #include "rq_odb_tmpdir.h"
 #include "rq_refs.h"
 #include "rq_repofmt.h"
@@ -83,4 +86,18 @@ int rq_cli_apply_refs(git_repository *repo, const rq_replay_result *res, const r
 	rc = rq_refs_apply(repo, res, committer, err) < 0 ? -1 : 0;
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	return rc;
+}
+
+void rq_cli_consolidate(git_repository *repo)
+{
+	rq_error err;
+	int fd;
+
+	rq_error_clear(&err);
+	if ((fd = open("/dev/null", O_WRONLY | O_CLOEXEC)) >= 0) {
+		dup2(fd, STDOUT_FILENO);
+		close(fd);
+	}
+	if (rq_odb_repack_auto(repo, &err) < 0)
+		fprintf(stderr, "warning: consolidating replayq's packs: %s\n", err.msg);
 }

@@ -34,4 +34,13 @@ const volatile int *rq_cli_catch_signals(void);
 int rq_cli_apply_refs(git_repository *repo, const rq_replay_result *res, const rq_ident *committer,
 		      rq_error *err);
 
+/*
+ * After a replay that wrote a pack, its output flushed: consolidate
+ * replayq's packs when they are due (rq_odb_repack_auto; the setting
+ * replayq.consolidate=false turns it off). Standard output is closed
+ * first (a reader of the updates does not wait for it); a failure is a
+ * warning on standard error, the exit status stays.
+ */
+void rq_cli_consolidate(git_repository *repo);
+
 #endif

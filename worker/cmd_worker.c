@@ -47,7 +47,8 @@ typedef struct worker_cli {
 static const char worker_synopsis[] =
     "usage: replayq worker [--redis=URL] [--queue=Q] --repo-root=DIR [--jobs=N] [--name=ID]\n"
     "                      [--visibility-timeout=S] [--max-deliveries=N] [--grace=S]\n"
-    "                      [--memory-limit=MB] [--alternates=root|any]\n"
+    "                      [--memory-limit=MB] [--alternates=root|any] [--repo-scope=repo|root]\n"
+    "                      [--consolidate=auto|off]\n"
     "                      [--log-level=debug|info|warn|error] [--metrics-listen=HOST:PORT]\n"
     "                      [--sign-key=KEY] [--sign-format=ssh|openpgp|x509] [--sign-agent]\n";
 

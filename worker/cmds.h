@@ -12,5 +12,6 @@ int cmd_run(int argc, char **argv);
 int cmd_submit(int argc, char **argv);
 int cmd_result(int argc, char **argv);
 int cmd_queue(int argc, char **argv);
+int cmd_maintain(int argc, char **argv);
 
 #endif

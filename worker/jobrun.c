@@ -24,6 +24,7 @@
 #include "rq_child.h"
 #include "rq_confine.h"
 #include "rq_odb.h"
+#include "rq_odb_repack.h"
 #include "rq_odb_tmpdir.h"
 #include "rq_refproto.h"
 #include "rq_refs.h"
@@ -300,12 +301,15 @@ static int open_repo(const child_job *cj, char *path, char *shown, rq_odb_opts *
 		return -1;
 	/* nothing outside the root is opened, libgit2's own reading included;
 	 * the repository's format decides how (rq_repofmt: reftable refs) */
-	if (rq_confine_open(repo, path, cj->env->root, open_format, err) < 0 ||
+	if (rq_confine_open(repo, path, cj->env->root, cj->env->confine_flags, open_format, err) <
+		0 ||
 	    objects_shown(*repo, path, rel, shown, err) < 0)
 		return -1;
 	oo->root = cj->env->root;
 	oo->alternates_anywhere = cj->env->alternates_anywhere;
 	oo->objects_shown = shown;
+	/* the pack is kept from git's repack and gc until its refs moved */
+	oo->keep_pack = cj->job->ref_update;
 	return rq_odb_install(*repo, oo, err);
 }
 
@@ -509,6 +513,49 @@ static int train_job(const child_job *cj, git_repository *repo, const rq_odb_opt
 	return rc;
 }
 
+/* What a child does after its result is sent: consolidate replayq's
+ * packs, when due (rq_odb_repack_due), in the objects directory. */
+typedef struct after_job {
+	int due;
+	unsigned threshold;
+	char objects[PATH_MAX];
+} after_job;
+
+/* A maintenance job: replayq's packs consolidated as `replayq maintain`
+ * does. 0, or -1 with err set. */
+static int maintain_job(git_repository *repo, rq_odb_repack_stats *st, rq_error *err)
+{
+	rq_odb_repack_opts o = {0, 1, 0};
+	git_buf dir = GIT_BUF_INIT;
+	int rc;
+
+	memset(st, 0, sizeof(*st));
+	if (git_repository_item_path(&dir, repo, GIT_REPOSITORY_ITEM_OBJECTS) < 0)
+		return rq_error_git(err, "cannot find the objects directory");
+	while (dir.size > 1 && dir.ptr[dir.size - 1] == '/')
+		dir.ptr[--dir.size] = '\0';
+	rc = rq_odb_repack_run(dir.ptr, &o, st, err);
+	git_buf_dispose(&dir);
+	return rc;
+}
+
+/* A replay or a train, and what is due after it: its pack's .keep goes
+ * (its refs moved, or will not), a consolidation may be due. */
+static int replay_or_train(const child_job *cj, git_repository *repo, const rq_odb_opts *oo,
+			   const rq_ident *ident, rq_replay_result *res, rq_train_result *tres,
+			   int *applied, after_job *after, rq_error *err)
+{
+	int rc = cj->job->train ? train_job(cj, repo, oo, ident, tres, applied, err)
+				: replay_job(cj, repo, oo, ident, res, applied, err);
+	const char *pack = cj->job->train ? tres->replay.stats.pack_name : res->stats.pack_name;
+
+	rq_odb_tmpdir_release(repo, pack);
+	if (pack[0] && !cj->env->no_consolidate)
+		after->due = rq_odb_repack_due(repo, after->objects, sizeof(after->objects),
+					       &after->threshold);
+	return rc;
+}
+
 /* A job that asks for signed commits needs a worker with a key: 0, or -1
  * with RQ_E_SIGN_UNAVAILABLE (before any git work). */
 static int sign_check(const child_job *cj, rq_error *err)
@@ -521,33 +568,38 @@ static int sign_check(const child_job *cj, rq_error *err)
 }
 
 /* The job from start to result text (NULL: out of memory). */
-static char *run_job(const child_job *cj)
+static char *run_job(const child_job *cj, after_job *after)
 {
 	char path[PATH_MAX], shown[SHOWN_MAX];
 	git_repository *repo = NULL;
 	rq_odb_opts oo = {0};
 	rq_replay_result res;
 	rq_train_result tres;
+	rq_odb_repack_stats mst;
 	rq_ident ident;
 	rq_error err;
-	int rc = -1, applied = 0, train = cj->job->train;
+	int rc = -1, applied = 0, train = cj->job->train, maintain = cj->job->maintain;
 	json_t *j = NULL;
 
 	memset(&res, 0, sizeof(res));
 	memset(&tres, 0, sizeof(tres));
+	memset(&mst, 0, sizeof(mst));
 	rq_error_clear(&err);
 	path[0] = '\0';
 	if (sign_check(cj, &err) == 0 && open_repo(cj, path, shown, &oo, &repo, &err) == 0) {
 		rq_odb_tmpdir_clean_stale(repo, 300, NULL);
-		if (job_committer(repo, cj->task, &ident, &err) == 0 &&
-		    (rc = answer_from_intent(cj, repo, &ident, &j, &err)) == 0)
-			rc = train ? train_job(cj, repo, &oo, &ident, &tres, &applied, &err)
-				   : replay_job(cj, repo, &oo, &ident, &res, &applied, &err);
+		if (maintain)
+			rc = maintain_job(repo, &mst, &err);
+		else if (job_committer(repo, cj->task, &ident, &err) == 0 &&
+			 (rc = answer_from_intent(cj, repo, &ident, &j, &err)) == 0)
+			rc = replay_or_train(cj, repo, &oo, &ident, &res, &tres, &applied, after,
+					     &err);
 	}
 	if (!j) { /* not an intent's answer */
 		name_repo_as_job(&err, path, cj->env->root, cj->job->repo);
-		j = train ? rq_result_train_to_json(&tres, rc, &err, applied)
-			  : rq_result_to_json(&res, rc, &err, applied);
+		j = maintain ? rq_result_maintain_to_json(&mst, rc, &err)
+		    : train  ? rq_result_train_to_json(&tres, rc, &err, applied)
+			     : rq_result_to_json(&res, rc, &err, applied);
 		if (cj->job->sign && rq_result_set_signed(j) < 0) {
 			json_decref(j);
 			j = NULL; /* out of memory */
@@ -559,11 +611,27 @@ static char *run_job(const child_job *cj)
 	return result_text(cj, j);
 }
 
+/* After the result: replayq's packs consolidated when due (a failure
+ * changes nothing: the next job tries again). Test hold point
+ * "job-after": the result sent, before the consolidation. */
+static void after_result(const after_job *after)
+{
+	rq_odb_repack_opts o = {after->threshold, 0, RQ_ODB_REPACK_WAIT_MS};
+	rq_odb_repack_stats st;
+	rq_error err;
+
+	if (!after->due)
+		return;
+	rq_testhook_hold("job-after");
+	(void)rq_odb_repack_run(after->objects, &o, &st, &err);
+}
+
 void rq_jobrun_child(const rq_jobrun_env *env, const rq_jobrun_task *task, pid_t parent,
 		     int report_fd, int answer_fd)
 {
 	rq_jobrun_env own = *env;
 	child_job cj = {&own, task, task->job, report_fd, answer_fd};
+	after_job after = {0, 0, ""};
 	char *s;
 
 	if (own.signer && !task->job->sign) { /* it holds only what it needs */
@@ -581,10 +649,11 @@ void rq_jobrun_child(const rq_jobrun_env *env, const rq_jobrun_task *task, pid_t
 	child_limits(&cj);
 	child_test_hooks(&cj);
 	git_libgit2_init();
-	if (!(s = run_job(&cj)))
+	if (!(s = run_job(&cj, &after)))
 		_exit(RQ_JOBRUN_EXIT_NOMEM);
 	if (send_json(&cj, RQ_JOBRUN_MSG_RESULT, s) < 0)
 		_exit(1);
 	close(report_fd);
+	after_result(&after);
 	_exit(0);
 }

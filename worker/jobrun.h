@@ -48,7 +48,9 @@ typedef struct rq_jobrun_env {
 	uint64_t memory_limit;	 /* bytes of resident memory, 0: none */
 	int data_limit;		 /* also limit the private memory (RLIMIT_DATA) */
 	const char *worker;	 /* the name results carry */
+	int no_consolidate;	 /* replayq's packs are left as they are after a job */
 	struct rq_sign *signer;	 /* the worker's signer (--sign-key); NULL: none */
+	unsigned confine_flags;	 /* rq_confine_open's (--repo-scope=root) */
 } rq_jobrun_env;
 
 /* One job for a child. */

@@ -33,15 +33,16 @@ static const char commands_text[] =
     "   submit     enqueue jobs (and wait for their results)\n"
     "   result     print stored results\n"
     "   queue      show a queue's counters, dead letters or pending jobs\n"
+    "   maintain   consolidate the packs replayq wrote in a repository\n"
     "   help       show a command's manual page (replayq help <command>)\n"
     "   version    print the version\n";
 
 static const struct {
 	const char *name;
 	int (*fn)(int, char **);
-} commands[] = {{"replay", cmd_replay}, {"train", cmd_train},	{"worker", cmd_worker},
-		{"run", cmd_run},	{"submit", cmd_submit}, {"result", cmd_result},
-		{"queue", cmd_queue}};
+} commands[] = {{"replay", cmd_replay}, {"train", cmd_train},	   {"worker", cmd_worker},
+		{"run", cmd_run},	{"submit", cmd_submit},	   {"result", cmd_result},
+		{"queue", cmd_queue},	{"maintain", cmd_maintain}};
 
 /* -C <path>: run as if started in <path> (an empty path: here), as git. */
 static int change_dir(const char *path, void *unused)
@@ -94,8 +95,8 @@ static const char *man_page_of(const char *name)
 	    {"replay", "replayq-replay"}, {"train", "replayq-train"},
 	    {"worker", "replayq-worker"}, {"run", "replayq-worker"},
 	    {"submit", "replayq-submit"}, {"result", "replayq-submit"},
-	    {"queue", "replayq-submit"},  {"jobs", "replayq-jobs"},
-	    {"replayq", "replayq"}};
+	    {"queue", "replayq-submit"},  {"maintain", "replayq-maintain"},
+	    {"jobs", "replayq-jobs"},	  {"replayq", "replayq"}};
 
 	for (size_t k = 0; k < sizeof(pages) / sizeof(pages[0]); k++)
 		if (!strcmp(name, pages[k][0]))

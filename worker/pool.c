@@ -195,7 +195,9 @@ static void child_start(rq_pool *p, const rq_jobrun_task *task, pid_t parent, in
 			     p->opts.memory_limit,
 			     rq_pool_kernel_memory_limit(),
 			     p->worker,
-			     p->opts.signer};
+			     p->opts.no_consolidate,
+			     p->opts.signer,
+			     p->opts.confine_flags};
 	const int keep[] = {report_fd, answer_fd};
 
 	rq_stop_detach_child(keep, 2);

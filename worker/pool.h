@@ -47,6 +47,8 @@ typedef struct rq_pool_opts {
 	const char *repo_root;	 /* absolute, resolved */
 	uint64_t memory_limit;	 /* bytes of resident memory per child, 0: none */
 	int alternates_anywhere; /* follow objects/info/alternates outside the root */
+	int no_consolidate;	 /* leave replayq's packs as they are after jobs */
+	unsigned confine_flags;	 /* rq_confine_open's: RQ_CONFINE_ROOT_SCOPE or 0 */
 	const char *worker;	 /* name reported in results */
 	struct rq_sign *signer;	 /* signs the jobs that ask; the pool's once made (freed with it) */
 	/*

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "rq_confine.h"
 
 int rq_pool_cli_number(const char *s, long def, long min, long max, const char *name, long *out)
 {
@@ -134,10 +135,23 @@ int rq_pool_cli_open(const rq_pool_cli *c, const char *worker, const rq_pool_opt
 			c->alternates);
 		return RQ_OPT_USAGE_STATUS;
 	}
+	if (c->consolidate && strcmp(c->consolidate, "auto") && strcmp(c->consolidate, "off")) {
+		fprintf(stderr, "error: --consolidate must be auto or off, not '%s'\n",
+			c->consolidate);
+		return RQ_OPT_USAGE_STATUS;
+	}
+	if (c->repo_scope && strcmp(c->repo_scope, "repo") && strcmp(c->repo_scope, "root")) {
+		fprintf(stderr, "error: --repo-scope must be repo or root, not '%s'\n",
+			c->repo_scope);
+		return RQ_OPT_USAGE_STATUS;
+	}
 	po = *hooks;
+	po.no_consolidate = c->consolidate && !strcmp(c->consolidate, "off");
 	if ((status = rq_sign_cli_pool_open(&c->sign, &po.signer)) != 0)
 		return status; /* said */
 	po.alternates_anywhere = c->alternates && !strcmp(c->alternates, "any");
+	po.confine_flags =
+	    c->repo_scope && !strcmp(c->repo_scope, "root") ? RQ_CONFINE_ROOT_SCOPE : 0;
 	po.jobs = (int)jobs;
 	po.repo_root = c->root;
 	po.memory_limit = (uint64_t)mem * 1024 * 1024;

@@ -2,9 +2,9 @@
 /*
  * pool_cli: the command-line face of the pool, shared by `replayq worker`
  * and `replayq run`: where the repositories are and how their jobs run
- * (--repo-root, --jobs, --memory-limit, --alternates, --log-level, each
- * with its REPLAYQ_* variable; the signing key, sign_cli), checked and made
- * into an rq_pool.
+ * (--repo-root, --jobs, --memory-limit, --alternates, --repo-scope,
+ * --consolidate, --log-level, each with its REPLAYQ_* variable; the
+ * signing key, sign_cli), checked and made into an rq_pool.
  */
 #ifndef RQ_POOL_CLI_H
 #define RQ_POOL_CLI_H
@@ -14,7 +14,7 @@
 #include "sign_cli.h"
 
 typedef struct rq_pool_cli {
-	const char *root, *jobs, *memory, *alternates, *log_level;
+	const char *root, *jobs, *memory, *alternates, *repo_scope, *log_level, *consolidate;
 	rq_sign_cli_pool sign; /* --sign-key, --sign-format, --sign-agent */
 } rq_pool_cli;
 
@@ -34,6 +34,15 @@ typedef struct rq_pool_cli {
 			      "follow objects/info/alternates only inside the\n"                   \
 			      "root (default), or anywhere",                                       \
 			      "REPLAYQ_ALTERNATES"),                                               \
+	    RQ_OPT_STRING_ENV("repo-scope", &(pc)->repo_scope, "repo|root",                        \
+			      "a job's git, common, objects and reftable\n"                        \
+			      "directories inside its own repository (default),\n"                 \
+			      "or anywhere in the root",                                           \
+			      "REPLAYQ_REPO_SCOPE"),                                               \
+	    RQ_OPT_STRING_ENV("consolidate", &(pc)->consolidate, "auto|off",                       \
+			      "consolidate replayq's packs after jobs (default), or\n"             \
+			      "leave them to the platform's housekeeping",                         \
+			      "REPLAYQ_CONSOLIDATE"),                                              \
 	    RQ_OPT_STRING_ENV("log-level", &(pc)->log_level, "<level>",                            \
 			      "debug, info, warn or error", "REPLAYQ_LOG_LEVEL"),                  \
 	    RQ_SIGN_CLI_POOL_OPTIONS(&(pc)->sign)

@@ -86,6 +86,9 @@ void rq_tasks_release_held(rq_tasks *ts);
  */
 void rq_tasks_finish(rq_tasks *ts, rq_task *t, const char *result, const char *status,
 		     const char *dead_reason);
+/* The same with the result the job has stored already (a redelivery of a
+ * job that has its result), passed on as it is. */
+void rq_tasks_finish_stored(rq_tasks *ts, rq_task *t, const char *result, const char *status);
 
 /* A job of a group left the stream (acknowledged): its group's turn
  * passes on if it held it (rq_group_release; a failure is logged, the

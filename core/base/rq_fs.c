@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -167,4 +168,62 @@ int rq_fs_rmtree(const char *path)
 	rc = rq_fs_rmtree_at(fd, dir);
 	close(fd);
 	return rc;
+}
+
+int rq_fs_open_regular(const char *path, int follow, struct stat *st)
+{
+	struct stat own;
+	int fd =
+	    open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
+
+	if (!st)
+		st = &own;
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode)) {
+		int e = S_ISREG(st->st_mode) ? errno : RQ_FS_ENOTREG;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+int rq_fs_read_regular(const char *path, int follow, size_t max, char **out, size_t *len)
+{
+	struct stat st;
+	size_t got = 0;
+	int fd = rq_fs_open_regular(path, follow, &st), e;
+
+	*out = NULL;
+	*len = 0;
+	if (fd < 0)
+		return errno == ENOENT || errno == ENOTDIR ? 0 : -1;
+	if ((size_t)st.st_size > max || !(*out = malloc((size_t)st.st_size + 1))) {
+		e = (size_t)st.st_size > max ? EFBIG : ENOMEM;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	while (got < (size_t)st.st_size) {
+		ssize_t r = read(fd, *out + got, (size_t)st.st_size - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	close(fd);
+	(*out)[got] = '\0';
+	*len = got;
+	return 1;
+}
+
+const char *rq_fs_strerror(int e)
+{
+	if (e == RQ_FS_ENOTREG)
+		return "not a regular file (a FIFO, a directory or a device)";
+	if (e == EFBIG)
+		return "too large";
+	return strerror(e);
 }

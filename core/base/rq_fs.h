@@ -16,6 +16,8 @@
 #ifndef RQ_FS_H
 #define RQ_FS_H
 
+#include <stddef.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 /* The directory path, opened for the *at calls below (path is followed as
@@ -48,5 +50,26 @@ int rq_fs_rmtree_at(int dirfd, const char *name);
 /* rq_fs_rmtree_at of path's last component under its directory. A path
  * that does not exist is fine. */
 int rq_fs_rmtree(const char *path);
+
+/*
+ * Open path to read a regular file from it: O_NONBLOCK (a FIFO never
+ * blocks the opening), O_NOFOLLOW unless follow, then fstat'ed into *st
+ * (NULL: not wanted). A descriptor, or -1 with errno: ENOENT, ELOOP (a
+ * symbolic link, when not followed), RQ_FS_ENOTREG (a FIFO, a directory,
+ * a device or a socket), or open's.
+ */
+#define RQ_FS_ENOTREG 4095 /* an errno value no system call sets */
+int rq_fs_open_regular(const char *path, int follow, struct stat *st);
+
+/*
+ * The whole regular file path (at most max bytes, else errno EFBIG) as
+ * rq_fs_open_regular opens it, into *out (malloc'ed, NUL-terminated, *len
+ * bytes). 1 read, 0 it does not exist (ENOENT or ENOTDIR), -1 with errno.
+ */
+int rq_fs_read_regular(const char *path, int follow, size_t max, char **out, size_t *len);
+
+/* What errno e means for rq_fs_open_regular and rq_fs_read_regular:
+ * strerror(e), or "not a regular file ..." or "too large". */
+const char *rq_fs_strerror(int e);
 
 #endif

@@ -17,6 +17,14 @@
  *   pick            a sequential replay, before its first pick
  *   refs-start, refs-locking, refs-locked, refs-fenced, refs-committed,
  *   refs-done       the steps of a ref update (rq_refs.h)
+ *   pack-temps      a replay's pack and index written, neither renamed
+ *   pack-kept       its .keep and mark made, the pack not moved in
+ *   repack-locked, repack-selected, repack-kept, repack-written,
+ *   repack-deleting, repack-deleted, repack-done
+ *                   the steps of a consolidation of replayq's packs
+ *                   (rq_odb_repack.h)
+ *   job-after       a worker's child, its result sent, before it
+ *                   consolidates
  * With REPLAYQ_TEST_HOLD_ONCE set, only the first process that reaches a
  * point holds there (<dir>/<point>.once marks it taken).
  * REPLAYQ_TEST_ALLOC_AT=<point>:<MiB> makes a process that reaches the
@@ -50,10 +58,34 @@ int rq_testhook_wanted(const char *point);
  * "thread-encode" (the compressor thread about to encode object k).
  */
 typedef void (*rq_testhook_fn)(const char *point, size_t k);
+
+/*
+ * The documents of the suite, for its schema check (tests/schema_check.py
+ * against docs/schema): with REPLAYQ_TEST_JSON_DIR set, a process appends
+ * each job text it parses (kind "job"; verdict "ok", or the error code
+ * that refused it and its message as note) and each result it emits (kind
+ * "result", or "maintain" for the member of one `maintain` prints; verdict
+ * "ok") to <dir>/<pid>.docs (the directory made if need
+ * be), one write per record, O_APPEND:
+ *   "<kind> <verdict> <bytes of text> <bytes of note>\n" text note "\n"
+ * Nothing is written without the variable, and nothing when it fails.
+ */
 #ifdef RQ_TEST_HOOKS
 void rq_testhook_set_fn(rq_testhook_fn fn);
 void rq_testhook_at(const char *point, size_t k);
+void rq_testhook_doc(const char *kind, const char *verdict, const char *text, size_t len,
+		     const char *note);
 #else
+static inline void rq_testhook_doc(const char *kind, const char *verdict, const char *text,
+				   size_t len, const char *note)
+{
+	(void)kind;
+	(void)verdict;
+	(void)text;
+	(void)len;
+	(void)note;
+}
+
 static inline void rq_testhook_hold(const char *point)
 {
 	(void)point;

@@ -23,6 +23,7 @@ static const char *const kind_names[RQ_CONFLICT_COUNT] = {
     [RQ_CONFLICT_MODE] = "mode",
     [RQ_CONFLICT_TYPE] = "distinct types",
     [RQ_CONFLICT_RESOLUTION] = "resolution",
+    [RQ_CONFLICT_MERGE_BASES] = "merge bases",
 };
 
 /*

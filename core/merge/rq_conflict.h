@@ -29,6 +29,9 @@ typedef enum {
 	/* a replayed merge commit: the resolution its author made of a
 	 * conflict no longer applies (core/merge/rq_remerge.h) */
 	RQ_CONFLICT_RESOLUTION,
+	/* a replayed merge commit whose merge bases would take more inner
+	 * merges to merge than a remerge's budget (rq_remerge.h) */
+	RQ_CONFLICT_MERGE_BASES,
 	RQ_CONFLICT_COUNT
 } rq_conflict_kind;
 
@@ -73,7 +76,7 @@ void rq_conflict_details_free(rq_conflict_details *d);
 /*
  * Stable names: "content", "add/add", "modify/delete", "rename",
  * "file/directory", "rename/delete", "rename/rename", "directory rename",
- * "mode", "distinct types", "resolution" (JSON results and the CLI print them; an
+ * "mode", "distinct types", "resolution", "merge bases" (JSON results and the CLI print them; an
  * unknown kind reads "content").
  */
 const char *rq_conflict_kind_name(rq_conflict_kind kind);

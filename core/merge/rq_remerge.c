@@ -21,6 +21,14 @@
 
 /* Deeper recursion of virtual merge bases than this is refused. */
 #define VIRTUAL_DEPTH_MAX 32
+/* The inner merges (of merge bases) one remerge may make. Their number
+ * grows exponentially with the depth of a history whose merges share
+ * several bases at each level (a ladder of octopus merges: 2^depth), and
+ * the depth limit above does not bound it; past the budget the merge is a
+ * conflict of kind "merge bases". */
+#define INNER_MERGES_MAX 256
+/* base_tree's outcome past that budget. */
+#define OVER_BUDGET 3
 /* merge-ort's inner merges (of merge bases) write markers two longer. */
 #define INNER_MARKER_SIZE 9
 /* The base's label of conflict markers: an id, or git's words. */
@@ -32,6 +40,7 @@ typedef struct remerge {
 	const rq_oidmap *ranks; /* the replay's new commits (rq_mergebase.h) */
 	rq_error *err;
 	git_oid empty_tree;
+	size_t inner; /* inner merges made so far */
 } remerge;
 
 /* ---- merge bases ---------------------------------------------------------- */
@@ -116,7 +125,8 @@ static int base_tree(remerge *rm, const git_oid *leaves, size_t nleaves, const g
  * A virtual merge base (merge_ort_internal): the bases, oldest first,
  * merged one by one into the merge of those before, each inner merge
  * against its own merge bases and keeping its conflicts. 0, 1 (an inner
- * merge gave no tree: no remerge), -1.
+ * merge gave no tree: no remerge), OVER_BUDGET (INNER_MERGES_MAX inner
+ * merges made), -1.
  */
 static int virtual_base(remerge *rm, const dated *bases, size_t n, int depth, git_oid *out)
 {
@@ -133,9 +143,14 @@ static int virtual_base(remerge *rm, const dated *bases, size_t n, int depth, gi
 		rq_conflicts conf = {0};
 		rq_conflict_details det = {0};
 		rq_merge_marks marks = inner;
-		rc = base_tree(rm, leaves, k, &leaves[k], depth + 1, &ib, label);
+		if (++rm->inner > INNER_MERGES_MAX)
+			rc = OVER_BUDGET;
+		else
+			rc = base_tree(rm, leaves, k, &leaves[k], depth + 1, &ib, label);
+		if (rc != 0)
+			break; /* (an inner one gave no tree, or the budget is spent) */
 		marks.base = label;
-		if (rc == 0 && (rc = tree_of(rm, &leaves[k], &tb)) == 0)
+		if ((rc = tree_of(rm, &leaves[k], &tb)) == 0)
 			rc = rq_merger_merge_accept(rm->m, &ib, out, &tb, &marks, &merged, &conf,
 						    &det, rm->err);
 		rq_conflicts_free(&conf);
@@ -156,7 +171,7 @@ static int virtual_base(remerge *rm, const dated *bases, size_t n, int depth, gi
  * conflict markers for it (label: LABEL_MAX bytes, or NULL): the merge
  * base's (its id), a virtual base's for several ("merged common
  * ancestors"), the empty tree for none ("empty tree"), as merge-ort labels
- * them. 0, 1 (no virtual base: see virtual_base), -1.
+ * them. 0, 1 (no virtual base: see virtual_base), OVER_BUDGET, -1.
  */
 static int base_tree(remerge *rm, const git_oid *leaves, size_t nleaves, const git_oid *b,
 		     int depth, git_oid *out, char *label)
@@ -194,8 +209,8 @@ static int base_tree(remerge *rm, const git_oid *leaves, size_t nleaves, const g
 typedef struct side_merge {
 	git_oid base, ours, theirs; /* trees */
 	git_oid tree;
-	int rc; /* 0 clean, 1 conflicts (tree), RQ_MERGE_NO_TREE, 1 + a missing base */
-	int no_base;
+	int rc;	     /* 0 clean, 1 conflicts (tree), RQ_MERGE_NO_TREE, 1 + a missing base */
+	int no_base; /* 1: no virtual base; OVER_BUDGET: its inner merges past the budget */
 	rq_conflicts conflicts;
 	rq_conflict_details details;
 } side_merge;
@@ -213,7 +228,7 @@ static int side_prepare(remerge *rm, const git_oid *parents, side_merge *s, char
 
 	if (rc < 0)
 		return -1;
-	s->no_base = rc == 1;
+	s->no_base = rc; /* 0, 1 or OVER_BUDGET */
 	if (tree_of(rm, &parents[0], &s->ours) < 0 || tree_of(rm, &parents[1], &s->theirs) < 0)
 		return -1;
 	return 0;
@@ -223,7 +238,9 @@ static int side_run(remerge *rm, side_merge *s, const rq_merge_marks *marks)
 {
 	if (s->no_base) {
 		s->rc = RQ_MERGE_NO_TREE;
-		return rq_conflicts_add(&s->conflicts, "", RQ_CONFLICT_CONTENT) < 0
+		return rq_conflicts_add(&s->conflicts, "",
+					s->no_base == OVER_BUDGET ? RQ_CONFLICT_MERGE_BASES
+								  : RQ_CONFLICT_CONTENT) < 0
 			   ? rq_error_set(rm->err, RQ_E_NOMEM, "out of memory")
 			   : 0;
 	}
@@ -362,10 +379,13 @@ static int marked_blobs(remerge *rm, const side_merge *s, rq_oidmap *set)
  * ("resolution" for R's: O resolved them, how cannot be carried). */
 static int no_tree(remerge *rm, const side_merge *s, int is_r, rq_conflicts *out)
 {
-	for (size_t k = 0; k < s->conflicts.n; k++)
+	for (size_t k = 0; k < s->conflicts.n; k++) {
+		rq_conflict_kind kind = s->conflicts.v[k].kind;
 		if (add_conflict(rm, out, s->conflicts.v[k].path,
-				 is_r ? RQ_CONFLICT_RESOLUTION : s->conflicts.v[k].kind) < 0)
+				 is_r && kind != RQ_CONFLICT_MERGE_BASES ? RQ_CONFLICT_RESOLUTION
+									 : kind) < 0)
 			return -1;
+	}
 	return 1;
 }
 
@@ -463,7 +483,8 @@ static int octopus_side(remerge *rm, const git_oid *parents, size_t np, int is_r
 		rq_conflicts conf = {0};
 		rq_conflict_details det = {0};
 		git_oid b, t, merged;
-		rc = base_tree(rm, parents, j, &parents[j], 0, &b, NULL);
+		int budget =
+		    (rc = base_tree(rm, parents, j, &parents[j], 0, &b, NULL)) == OVER_BUDGET;
 		if (rc == 0 && (rc = tree_of(rm, &parents[j], &t)) == 0)
 			rc = rq_merger_merge_accept(rm->m, &b, tree, &t, &marks, &merged, &conf,
 						    &det, rm->err);
@@ -474,7 +495,11 @@ static int octopus_side(remerge *rm, const git_oid *parents, size_t np, int is_r
 					 is_r ? RQ_CONFLICT_RESOLUTION : conf.v[k].kind) < 0)
 				rc = -1;
 		if (rc > 0 && !conf.n) /* no tree and no path to name */
-			rc = add_conflict(rm, out, "", RQ_CONFLICT_RESOLUTION) < 0 ? -1 : 1;
+			rc = add_conflict(rm, out, "",
+					  budget ? RQ_CONFLICT_MERGE_BASES
+						 : RQ_CONFLICT_RESOLUTION) < 0
+				 ? -1
+				 : 1;
 		else if (rc > 0)
 			rc = 1;
 		rq_conflicts_free(&conf);
@@ -504,7 +529,7 @@ int rq_remerge(rq_merger *m, git_repository *repo, const rq_oidmap *ranks,
 	       const git_oid *orig_parents, const git_oid *new_parents, size_t nparents,
 	       const git_oid *orig_tree, git_oid *out, rq_conflicts *conflicts, rq_error *err)
 {
-	remerge rm = {m, repo, ranks, err, {{0}}};
+	remerge rm = {m, repo, ranks, err, {{0}}, 0};
 	git_odb *odb = NULL;
 	int rc;
 

@@ -48,6 +48,7 @@ typedef struct lz_item {
 typedef struct lz_state {
 	const unsigned char *in;
 	size_t n;
+	size_t lit_from, lit_to;	     /* positions taken as literals, unsearched */
 	unsigned hash_bits;		     /* fewer for a smaller input: less table to clear */
 	uint16_t head[1u << HASH_BITS];	     /* 1 + the latest position of a hash, 0: none */
 	uint16_t prev[RQ_DEFLATE_SMALL_MAX]; /* 1 + the position before it, same hash */
@@ -157,6 +158,14 @@ static size_t lz_parse(lz_state *s, lz_item *v, lz_counts *c)
 	s->hash_bits = s->n <= 256 ? 8 : s->n <= 1024 ? 10 : HASH_BITS;
 	memset(s->head, 0, sizeof(s->head[0]) << s->hash_bits);
 	while (pos < s->n) {
+		if (pos >= s->lit_from && pos < s->lit_to) {
+			/* the literal span: no search, and no position of it
+			 * becomes a match's source */
+			for (; pos < s->lit_to; pos++)
+				put_item(v, &k, c, 0, s->in[pos]);
+			have_next = 0;
+			continue;
+		}
 		if (have_next) {
 			len = next_len;
 			dist = next_dist;
@@ -414,10 +423,9 @@ typedef struct bit_out {
 	int full; /* the output had no room (never, when the sizes are right) */
 } bit_out;
 
-static void put_bits(bit_out *b, uint32_t v, unsigned n)
+/* The whole bytes held, written out. */
+static void put_flush(bit_out *b)
 {
-	b->acc |= (uint64_t)v << b->nacc;
-	b->nacc += n;
 	while (b->nacc >= 8) {
 		if (b->p == b->end) {
 			b->full = 1;
@@ -430,10 +438,32 @@ static void put_bits(bit_out *b, uint32_t v, unsigned n)
 	}
 }
 
+/* n <= 16 bits, the lowest first; written out 32 bits at a time. */
+static inline void put_bits(bit_out *b, uint32_t v, unsigned n)
+{
+	b->acc |= (uint64_t)v << b->nacc;
+	b->nacc += n;
+	if (b->nacc < 32)
+		return;
+	if (b->end - b->p < 4) {
+		put_flush(b);
+		return;
+	}
+	b->p[0] = (unsigned char)b->acc;
+	b->p[1] = (unsigned char)(b->acc >> 8);
+	b->p[2] = (unsigned char)(b->acc >> 16);
+	b->p[3] = (unsigned char)(b->acc >> 24);
+	b->p += 4;
+	b->acc >>= 32;
+	b->nacc -= 32;
+}
+
+/* To the next byte, every bit written out. */
 static void put_align(bit_out *b)
 {
-	if (b->nacc)
-		put_bits(b, 0, 8 - b->nacc);
+	if (b->nacc % 8)
+		put_bits(b, 0, 8 - b->nacc % 8);
+	put_flush(b);
 }
 
 /* The two codes of a block and how the dynamic header sends them. */
@@ -664,6 +694,12 @@ static void put_block(bit_out *b, const unsigned char *in, size_t n, const lz_it
 
 size_t rq_deflate_small(const unsigned char *in, size_t n, unsigned char *out)
 {
+	return rq_deflate_small_span(in, n, 0, 0, out);
+}
+
+size_t rq_deflate_small_span(const unsigned char *in, size_t n, size_t lit_from, size_t lit_to,
+			     unsigned char *out)
+{
 	lz_state s;
 	lz_counts c;
 	lz_item v[RQ_DEFLATE_SMALL_MAX];
@@ -676,6 +712,8 @@ size_t rq_deflate_small(const unsigned char *in, size_t n, unsigned char *out)
 	memset(&c, 0, sizeof(c));
 	s.in = in;
 	s.n = n;
+	s.lit_from = lit_from < n ? lit_from : n;
+	s.lit_to = lit_to < n ? lit_to : n;
 	k = lz_parse(&s, v, &c);
 	put_bits(&b, 0x78, 8); /* deflate, 32 KiB window */
 	put_bits(&b, 0x01, 8); /* the fastest level; (0x78 << 8 | 1) % 31 == 0 */
@@ -683,5 +721,6 @@ size_t rq_deflate_small(const unsigned char *in, size_t n, unsigned char *out)
 	adler = libdeflate_adler32(1, in, n);
 	for (int i = 3; i >= 0; i--)
 		put_bits(&b, (adler >> (8 * i)) & 0xff, 8);
+	put_flush(&b);
 	return b.full ? 0 : (size_t)(b.p - out);
 }

@@ -47,6 +47,16 @@
 size_t rq_deflate_small(const unsigned char *in, size_t n, unsigned char *out);
 
 /*
+ * The same, with in[lit_from..lit_to) taken as literals: no match is
+ * searched for there, and none takes its source there (a match that
+ * starts before it may still run into it). For bytes that hold no
+ * repetition, such as a signature's base64: most of the search's cost
+ * for nothing. lit_to <= lit_from: none.
+ */
+size_t rq_deflate_small_span(const unsigned char *in, size_t n, size_t lit_from, size_t lit_to,
+			     unsigned char *out);
+
+/*
  * The Huffman code lengths rq_deflate_small uses (public for its tests):
  * for the nsym symbols (at most 286) counted in freq (each count below
  * 2^23), lengths of at most

@@ -17,6 +17,7 @@
  */
 #include "rq_odb.h"
 #include "rq_odb_packread.h"
+#include "rq_odb_packset.h"
 #include "rq_odb_view.h"
 
 #include <dirent.h>
@@ -34,6 +35,8 @@
 #include <git2/sys/odb_backend.h>
 #include <git2/sys/repository.h>
 
+#include "rq_confine.h"
+#include "rq_fs.h"
 #include "rq_sha1.h"
 
 #define HEADER_MAX	32   /* git's limit on a loose object's header */
@@ -69,7 +72,7 @@ static void object_path(const loose *b, const git_oid *id, char *out, size_t n)
  * or GIT_ERROR. */
 static int slurp(const char *path, unsigned char **out, size_t *len)
 {
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	struct stat st;
 	size_t got = 0;
 
@@ -335,16 +338,22 @@ int rq_odb_is_loose(const git_odb_backend *b)
 /* --- packs --------------------------------------------------------------- */
 
 /*
- * libgit2's pack backend behind a wrapper that says a failed read of an
- * object the packs hold as what it is: a damaged object, git's "packed
- * object <id> (stored in <pack dir>) is corrupt", not a name that does not
+ * The packs: replayq's reader (rq_odb_packread over rq_odb_packset) answers,
+ * and libgit2's pack backend only what it does not take (an abbreviated
+ * id, an index of version 1): made the first time it is needed, since
+ * making it lists the packs and looks at every one of them (a stat and a
+ * .keep lookup each: 4 ms at 1,000 packs here). A failed read of an object
+ * the packs hold is what it is: a damaged object, git's "packed object
+ * <id> (stored in <pack dir>) is corrupt", not a name that does not
  * resolve.
  */
 typedef struct packs {
 	git_odb_backend parent;
-	git_odb_backend *inner;
-	rq_odb_packread *direct; /* reads first; libgit2 answers what it does not */
+	git_odb_backend *inner;	 /* libgit2's, once needed */
+	rq_odb_packread *direct; /* reads first */
+	char *dir;		 /* the objects directory */
 	char *shown;		 /* the pack directory as messages name it */
+	int no_dedup;		 /* a new object is written even when a pack has it */
 } packs;
 
 static int pack_failed(packs *b, const git_oid *id, int rc)
@@ -361,10 +370,15 @@ static int pack_failed(packs *b, const git_oid *id, int rc)
 	return rc;
 }
 
+/* libgit2's backend, made now if it was not: NULL with its error set. */
 static git_odb_backend *inner(git_odb_backend *be)
 {
 	packs *b = (packs *)be;
 
+	if (!b->inner && git_odb_backend_pack(&b->inner, b->dir) < 0) {
+		b->inner = NULL;
+		return NULL;
+	}
 	b->inner->odb = be->odb;
 	return b->inner;
 }
@@ -380,6 +394,10 @@ static int direct_failed(packs *b, const git_oid *id, int rc)
 {
 	if (rc == 0)
 		return 1;
+	if (rc == RQ_ODB_PACKREAD_BADPACK) { /* git's words for the pack */
+		git_error_set_str(RQ_ERROR_GIT_CORRUPT, rq_odb_packread_error(b->direct));
+		return GIT_ERROR;
+	}
 	if (rc == RQ_ODB_PACKREAD_DAMAGED) {
 		git_error_clear();
 		return pack_failed(b, id, GIT_ERROR);
@@ -392,14 +410,16 @@ static int packs_read(void **data, size_t *len, git_object_t *type, git_odb_back
 		      const git_oid *id)
 {
 	packs *b = (packs *)be;
-	int rc =
-	    b->direct ? rq_odb_packread_read(b->direct, id, data_alloc, be, data, len, type) : 0;
+	git_odb_backend *in;
+	int rc = rq_odb_packread_read(b->direct, id, data_alloc, be, data, len, type);
 
 	if (rc > 0)
 		return 0;
 	if ((rc = direct_failed(b, id, rc)) <= 0)
 		return rc;
-	rc = inner(be)->read(data, len, type, inner(be), id);
+	if (!(in = inner(be)))
+		return GIT_ERROR;
+	rc = in->read(data, len, type, in, id);
 	return rc < 0 ? pack_failed(b, id, rc) : rc;
 }
 
@@ -407,188 +427,121 @@ static int packs_read_header(size_t *len, git_object_t *type, git_odb_backend *b
 			     const git_oid *id)
 {
 	packs *b = (packs *)be;
-	int rc = b->direct ? rq_odb_packread_read_header(b->direct, id, len, type) : 0;
+	git_odb_backend *in;
+	int rc = rq_odb_packread_read_header(b->direct, id, len, type);
 
 	if (rc > 0)
 		return 0;
 	if ((rc = direct_failed(b, id, rc)) <= 0)
 		return rc;
-	rc = inner(be)->read_header(len, type, inner(be), id);
+	if (!(in = inner(be)))
+		return GIT_ERROR;
+	rc = in->read_header(len, type, in, id);
 	return rc < 0 ? pack_failed(b, id, rc) : rc;
+}
+
+static int packs_exists_prefix(git_oid *full, git_odb_backend *be, const git_oid *prefix,
+			       size_t hexlen)
+{
+	git_odb_backend *in = inner(be);
+
+	return in ? in->exists_prefix(full, in, prefix, hexlen) : GIT_ERROR;
 }
 
 /* An abbreviated id: libgit2 finds the object, our reader reads it. */
 static int packs_read_prefix(git_oid *full, void **data, size_t *len, git_object_t *type,
 			     git_odb_backend *be, const git_oid *prefix, size_t hexlen)
 {
-	int rc = inner(be)->exists_prefix(full, inner(be), prefix, hexlen);
+	int rc = packs_exists_prefix(full, be, prefix, hexlen);
 
 	if (rc < 0)
 		return pack_failed((packs *)be, prefix, rc);
 	return packs_read(data, len, type, be, full);
 }
 
-/* Our index answers: libgit2 maps the same index, and its lookups (one for
- * every new object a replay writes, which no pack has) would bring its
- * pages in a second time (the 1M-object index is 28 MB). Both know the
- * packs that were there when they were first used. */
+/* Our indexes answer (one lookup for every new object a replay writes,
+ * which no pack has): libgit2's would map every index a second time. */
 static int packs_exists(git_odb_backend *be, const git_oid *id)
 {
 	packs *b = (packs *)be;
-	int r = b->direct ? rq_odb_packread_has(b->direct, id) : -1;
+	int r = rq_odb_packread_has(b->direct, id);
+	git_odb_backend *in;
 
-	return r >= 0 ? r : inner(be)->exists(inner(be), id);
-}
-
-static int packs_exists_prefix(git_oid *full, git_odb_backend *be, const git_oid *prefix,
-			       size_t hexlen)
-{
-	return inner(be)->exists_prefix(full, inner(be), prefix, hexlen);
+	if (r >= 0)
+		return r;
+	return (in = inner(be)) ? in->exists(in, id) : 0;
 }
 
 static int packs_refresh(git_odb_backend *be)
 {
-	return inner(be)->refresh(inner(be));
+	packs *b = (packs *)be;
+
+	if (rq_odb_packset_rescan(rq_odb_packread_set(b->direct)) < 0) {
+		git_error_set_oom();
+		return -1;
+	}
+	return b->inner && b->inner->refresh ? b->inner->refresh(b->inner) : 0;
 }
 
+/* git's freshening of the pack that holds id: 0, or GIT_ENOTFOUND. */
 static int packs_freshen(git_odb_backend *be, const git_oid *id)
 {
-	return inner(be)->freshen(inner(be), id);
+	packs *b = (packs *)be;
+	int r = rq_odb_packread_freshen(b->direct, id);
+
+	if (r < 0) {
+		git_error_set_oom();
+		return -1;
+	}
+	return r ? 0 : GIT_ENOTFOUND;
 }
 
 static void packs_free(git_odb_backend *be)
 {
 	packs *b = (packs *)be;
 
-	b->inner->free(b->inner);
+	if (b->inner)
+		b->inner->free(b->inner);
 	rq_odb_packread_free(b->direct);
+	free(b->dir);
 	free(b->shown);
 	free(b);
 }
 
-static int packs_new(git_odb_backend **out, const char *dir, const char *shown)
+/* The packs of objects directory dir (the repository's own at depth 0:
+ * its table of small packs may be saved there). */
+int rq_odb_dedup(const git_odb_backend *b)
+{
+	return !b || b->read != packs_read || !((const packs *)b)->no_dedup;
+}
+
+static int packs_new(git_odb_backend **out, const char *dir, const char *shown, int depth,
+		     const rq_odb_opts *o)
 {
 	packs *b = calloc(1, sizeof(*b));
-	char pd[PATH_MAX + 8];
+	char pd[PATH_MAX + 8], spd[PATH_MAX + 8];
 
-	snprintf(pd, sizeof(pd), "%s/pack", shown);
-	if (!b || !(b->shown = strdup(pd)) ||
-	    git_odb_init_backend(&b->parent, GIT_ODB_BACKEND_VERSION) < 0) {
-		if (b)
-			free(b->shown);
-		free(b);
-		git_error_set_oom();
-		return -1;
-	}
-	if (git_odb_backend_pack(&b->inner, dir) < 0) {
-		free(b->shown);
-		free(b);
-		return -1;
-	}
 	snprintf(pd, sizeof(pd), "%s/pack", dir);
-	if (!(b->direct = rq_odb_packread_open(pd))) {
-		packs_free(&b->parent);
+	snprintf(spd, sizeof(spd), "%s/pack", shown);
+	if (!b || git_odb_init_backend(&b->parent, GIT_ODB_BACKEND_VERSION) < 0 ||
+	    !(b->shown = strdup(spd)) || !(b->dir = strdup(dir)) ||
+	    !(b->direct = rq_odb_packread_open_set(pd, spd, depth ? 0 : RQ_ODB_PACKSET_WRITE))) {
+		if (b)
+			packs_free(&b->parent);
 		git_error_set_oom();
 		return -1;
 	}
+	b->no_dedup = o && o->keep_pack;
 	b->parent.read = packs_read;
 	b->parent.read_header = packs_read_header;
 	b->parent.read_prefix = packs_read_prefix;
 	b->parent.exists = packs_exists;
 	b->parent.exists_prefix = packs_exists_prefix;
-	b->parent.refresh = b->inner->refresh ? packs_refresh : NULL;
-	b->parent.freshen = b->inner->freshen ? packs_freshen : NULL;
+	b->parent.refresh = packs_refresh;
+	b->parent.freshen = packs_freshen;
 	b->parent.free = packs_free;
 	*out = &b->parent;
 	return 0;
-}
-
-static int read_at(int fd, void *buf, size_t n, off_t at)
-{
-	return pread(fd, buf, n, at) == (ssize_t)n ? 0 : -1;
-}
-
-static uint32_t be32(const unsigned char *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-/*
- * What git checks when it opens a pack: the index's size fits its object
- * count, and the pack's header and trailing checksum match the index.
- * 0, 1 (no pack beside the index: not used, as in git) or -1.
- */
-static int check_pack(const char *idx, const char *shown_idx, rq_error *err)
-{
-	unsigned char head[8 + 1024], sum[2][20], ph[12];
-	char pack[PATH_MAX];
-	struct stat st, ps;
-	int ifd = open(idx, O_RDONLY | O_CLOEXEC), pfd = -1, rc = -1;
-	size_t nr, min;
-
-	snprintf(pack, sizeof(pack), "%.*s.pack", (int)(strlen(idx) - 4), idx);
-	if (ifd < 0 || fstat(ifd, &st) < 0) { /* (out of descriptors is no damage) */
-		rc = rq_error_set(err, RQ_E_IO, "cannot open index file %s: %s", shown_idx,
-				  strerror(errno));
-		goto out;
-	}
-	if (read_at(ifd, head, sizeof(head), 0) < 0 || memcmp(head, "\377tOc\0\0\0\2", 8)) {
-		rc =
-		    rq_error_set(err, RQ_E_CORRUPT_OBJECT, "index file %s is too small", shown_idx);
-		goto out;
-	}
-	nr = be32(head + 8 + 255 * 4);
-	min = 8 + 1024 + nr * 28 + 40;
-	if ((size_t)st.st_size < min || (size_t)st.st_size > min + (nr ? nr - 1 : 0) * 8 ||
-	    read_at(ifd, sum[0], 20, st.st_size - 40) < 0) {
-		rc = rq_error_set(err, RQ_E_CORRUPT_OBJECT, "index file %s is corrupt", shown_idx);
-		goto out;
-	}
-	if ((pfd = open(pack, O_RDONLY | O_CLOEXEC)) < 0) {
-		rc = errno == ENOENT ? 1 : -1;
-		if (rc < 0)
-			rq_error_set(err, RQ_E_IO, "cannot open %.*s.pack: %s",
-				     (int)(strlen(shown_idx) - 4), shown_idx, strerror(errno));
-		goto out;
-	}
-	if (fstat(pfd, &ps) < 0 || ps.st_size < 32 || read_at(pfd, ph, 12, 0) < 0 ||
-	    memcmp(ph, "PACK", 4) || be32(ph + 8) != nr ||
-	    read_at(pfd, sum[1], 20, ps.st_size - 20) < 0 || memcmp(sum[0], sum[1], 20)) {
-		rc = rq_error_set(err, RQ_E_CORRUPT_OBJECT,
-				  "packfile %.*s.pack does not match index",
-				  (int)(strlen(shown_idx) - 4), shown_idx);
-		goto out;
-	}
-	rc = 0;
-out:
-	if (ifd >= 0)
-		close(ifd);
-	if (pfd >= 0)
-		close(pfd);
-	return rc;
-}
-
-static int check_packs(const char *dir, const char *shown, rq_error *err)
-{
-	char pd[PATH_MAX];
-	struct dirent *d;
-	DIR *dh;
-	int rc = 0;
-
-	snprintf(pd, sizeof(pd), "%s/pack", dir);
-	if (!(dh = opendir(pd)))
-		return 0;
-	while (rc >= 0 && (d = readdir(dh))) {
-		size_t n = strlen(d->d_name);
-		char idx[PATH_MAX * 2], shown_idx[PATH_MAX * 2];
-		if (n < 5 || strcmp(d->d_name + n - 4, ".idx") || strncmp(d->d_name, "pack-", 5))
-			continue;
-		snprintf(idx, sizeof(idx), "%s/%s", pd, d->d_name);
-		snprintf(shown_idx, sizeof(shown_idx), "%s/pack/%s", shown, d->d_name);
-		rc = check_pack(idx, shown_idx, err);
-	}
-	closedir(dh);
-	return rc < 0 ? -1 : 0;
 }
 
 /* The pack reader of a packs backend of `from` over the same directory. */
@@ -662,11 +615,18 @@ static int add_alternates(git_odb *odb, const char *dir, const rq_odb_opts *o, i
 {
 	char path[PATH_MAX], line[PATH_MAX];
 	FILE *f;
-	int rc = 0;
+	int rc = 0, fd;
 
 	snprintf(path, sizeof(path), "%s/info/alternates", dir);
-	if (!(f = fopen(path, "re")))
-		return 0;
+	if ((fd = rq_fs_open_regular(path, 1, NULL)) < 0) /* (a FIFO would block) */
+		return errno == ENOENT || errno == ENOTDIR
+			   ? 0
+			   : rq_error_set(err, RQ_E_BAD_REPO, "%s: %s", path,
+					  rq_fs_strerror(errno));
+	if (!(f = fdopen(fd, "re"))) {
+		close(fd);
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	}
 	while (rc == 0 && fgets(line, sizeof(line), f)) {
 		char full[PATH_MAX * 2], real[PATH_MAX];
 		size_t n = strlen(line);
@@ -686,6 +646,9 @@ static int add_alternates(git_odb *odb, const char *dir, const rq_odb_opts *o, i
 		else if (depth >= ALTERNATE_DEPTH)
 			rc = rq_error_set(err, RQ_E_BAD_REPO, "alternates nested more than %d deep",
 					  ALTERNATE_DEPTH);
+		else if (o && o->root &&
+			 rq_confine_objects(real, o->alternates_anywhere ? "/" : o->root, err) < 0)
+			rc = -1; /* nothing there can block a reader */
 		else
 			rc = add_dir(odb, real, real, o, depth + 1, err);
 	}
@@ -704,9 +667,7 @@ static int add_dir(git_odb *odb, const char *dir, const char *shown, const rq_od
 		lb->free(lb);
 		return rq_error_git(err, "cannot read loose objects");
 	}
-	if (check_packs(dir, shown, err) < 0)
-		return -1;
-	if (packs_new(&pb, dir, shown) < 0)
+	if (packs_new(&pb, dir, shown, depth, o) < 0)
 		return rq_error_git(err, "cannot read packs");
 	if ((depth ? git_odb_add_alternate(odb, pb, 2) : git_odb_add_backend(odb, pb, 2)) < 0) {
 		pb->free(pb);

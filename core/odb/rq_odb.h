@@ -13,11 +13,22 @@
  *                  part files, and at the end turns the new objects into
  *                  one pack in objects/pack (git's tmp-objdir, in spirit);
  *   rq_odb_pack    the pack format: entries encoded (whole or as deltas)
- *                  and read back, the pack and its index written;
+ *                  and read back, the pack and its index written, an
+ *                  index read;
+ *   rq_odb_packread  the packs' entries read (delta chains, a cache of
+ *                  bases), over
+ *   rq_odb_packset the set of a directory's packs and where an object is
+ *                  among them, without work per pack, with
+ *   rq_odb_midx    git's multi-pack-index, read, and
+ *   rq_odb_packtab replayq's table of the small packs' objects;
+ *   rq_odb_own     what replayq keeps in objects/replayq (its packs'
+ *                  marks), and the .keep of a pack on its way in;
+ *   rq_odb_repack  replayq's packs consolidated geometrically;
  *   rq_sha1        SHA-1, for the pack's and the index's checksums.
  *
- * Packs are read by libgit2's pack backend (a pack entry is covered by its
- * CRC-32 and zlib's own checksum, so ids are not re-hashed there). Loose
+ * Packs are read by replayq's reader (a pack entry is covered by its
+ * CRC-32 and zlib's own checksum, so ids are not re-hashed there), libgit2's
+ * pack backend made only for what it does not take. Loose
  * objects are read by a backend of our own that bounds every read by the
  * file's size, inflates in one call (a truncated file is an error, never a
  * loop), and checks that the content hashes to the id asked for, like git
@@ -38,6 +49,11 @@ typedef struct rq_odb_opts {
 	const char *root;	   /* alternates must resolve under it (NULL: no rule) */
 	int alternates_anywhere;   /* follow alternates outside root as well */
 	const char *objects_shown; /* the objects directory as messages name it (NULL: its path) */
+	/* a replay's pack stays kept (pack-<hex>.keep, see rq_odb_own.h) until
+	 * rq_odb_tmpdir_release: refs will move to its objects after it is in.
+	 * Its new objects all go into it, also those a pack holds already (see
+	 * rq_odb_dedup) */
+	int keep_pack;
 } rq_odb_opts;
 
 /*
@@ -70,6 +86,11 @@ void rq_odb_share_packs(git_odb *odb, git_odb *from);
 int rq_odb_whole_blob(git_odb *odb, const git_oid *id, size_t min, size_t max,
 		      unsigned char **entry, size_t *entry_len, unsigned char **content,
 		      size_t *len);
+/* 0 when b is the packs backend of a database made with keep_pack: a new
+ * object that a pack already holds is written into the replay's pack all
+ * the same (an unreachable object a `git repack -ad` may drop before the
+ * refs move), else 1. */
+int rq_odb_dedup(const git_odb_backend *b);
 /* 1 if b is the loose backend of an rq_odb database. */
 int rq_odb_is_loose(const git_odb_backend *b);
 

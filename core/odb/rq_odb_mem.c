@@ -401,7 +401,8 @@ static void mem_free(git_odb_backend *b)
  * (backend 0) and the loose-object backends? A loose object is not looked
  * for: that costs a system call per new object, and when the object is
  * there, writing it once more into the replay's pack does no harm (and
- * keeps it fresh, as git's freshening would).
+ * keeps it fresh, as git's freshening would). Nor are the packs of a
+ * replay that moves refs (rq_odb_dedup): its pack must hold all it needs.
  */
 static int exists_packed(git_odb *odb, const git_oid *id)
 {
@@ -411,7 +412,7 @@ static int exists_packed(git_odb *odb, const git_oid *id)
 		git_odb_backend *b = NULL;
 		if (git_odb_get_backend(&b, odb, i) < 0 || !b || !b->exists)
 			continue;
-		if (rq_odb_is_loose(b))
+		if (rq_odb_is_loose(b) || !rq_odb_dedup(b))
 			continue;
 		if (b->exists(b, id))
 			return 1;

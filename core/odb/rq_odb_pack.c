@@ -113,11 +113,42 @@ static size_t entry_header(unsigned char *head, unsigned type, const git_oid *ba
  * 1 KiB on libdeflate is the faster. */
 #define SMALL_OBJECT 1024
 
+/*
+ * The body of a signed commit's signature: the lines of its "gpgsig" (or
+ * "gpgsig-sha256") header between the first and the last (the armour's
+ * BEGIN and END lines), as [*from, *to). Base64 of random bytes, where a
+ * match search finds nothing: rq_deflate takes them as literals. 0 when
+ * the header holds no such lines.
+ */
+static int signature_body(const char *p, size_t len, size_t *from, size_t *to)
+{
+	const char *end = p + len, *h = p, *nl, *last = NULL;
+
+	for (;;) { /* the header's lines, up to the blank one */
+		if (!(nl = memchr(h, '\n', (size_t)(end - h))) || nl == h)
+			return 0;
+		if (!strncmp(h, "gpgsig ", 7) || !strncmp(h, "gpgsig-sha256 ", 14))
+			break;
+		h = nl + 1;
+	}
+	*from = (size_t)(nl + 1 - p);
+	for (h = nl + 1; h < end && *h == ' '; h = nl + 1) {
+		last = h;
+		if (!(nl = memchr(h, '\n', (size_t)(end - h))))
+			break;
+	}
+	if (!last)
+		return 0;
+	*to = (size_t)(last - p);
+	return *to > *from;
+}
+
 /* payload as a zlib stream into the encoder's buffer (grown to the bound):
  * its length, 0 on failure. */
-static size_t compress_payload(rq_odb_pack_encoder *enc, const void *payload, size_t len)
+static size_t compress_payload(rq_odb_pack_encoder *enc, unsigned type, const void *payload,
+			       size_t len)
 {
-	size_t bound = libdeflate_zlib_compress_bound(enc->c, len);
+	size_t bound = libdeflate_zlib_compress_bound(enc->c, len), from = 0, to = 0;
 
 	if (len <= SMALL_OBJECT && RQ_DEFLATE_SMALL_BOUND(len) > bound)
 		bound = RQ_DEFLATE_SMALL_BOUND(len);
@@ -128,8 +159,11 @@ static size_t compress_payload(rq_odb_pack_encoder *enc, const void *payload, si
 			return 0;
 		enc->work_cap = bound;
 	}
-	if (len <= SMALL_OBJECT && enc->level >= 1 && enc->level <= 5)
-		return rq_deflate_small(payload, len, enc->work);
+	if (len <= SMALL_OBJECT && enc->level >= 1 && enc->level <= 5) {
+		if (type == GIT_OBJECT_COMMIT && !signature_body(payload, len, &from, &to))
+			from = to = 0;
+		return rq_deflate_small_span(payload, len, from, to, enc->work);
+	}
 	return libdeflate_zlib_compress(enc->c, payload, len, enc->work, bound);
 }
 
@@ -145,7 +179,7 @@ static int encode_entry(rq_odb_pack_encoder *enc, unsigned type, const git_oid *
 	size_t nh = entry_header(head, type, base, len), z;
 
 	*out = NULL;
-	z = compress_payload(enc, payload, len);
+	z = compress_payload(enc, type, payload, len);
 	if (!z || !(buf = malloc(nh + z)))
 		return -1;
 	memcpy(buf, head, nh);
@@ -811,19 +845,13 @@ static int sync_files(pack_temps *t, rq_error *err)
 	return 0;
 }
 
-/* Both files renamed after the pack's checksum, the pack first, its index
- * last (a reader only looks at a pack that has its index). */
-static int name_files(const char *dir, pack_temps *t, const unsigned char pack_sum[20],
-		      char name[64], rq_error *err)
+/* Both files renamed to name (after the pack's checksum), the pack first,
+ * its index last (a reader only looks at a pack that has its index). */
+static int name_files(const char *dir, pack_temps *t, const char *name, rq_error *err)
 {
-	char hex[GIT_OID_HEXSZ + 1], path[PATH_MAX];
-	git_oid sum;
-
+	char path[PATH_MAX];
 	int had_pack;
 
-	git_oid_fromraw(&sum, pack_sum);
-	git_oid_tostr(hex, sizeof(hex), &sum);
-	snprintf(name, 64, "pack-%s", hex);
 	snprintf(path, sizeof(path), "%s/%s.pack", dir, name);
 	/* the same objects packed before: the same bytes, already in place */
 	had_pack = access(path, F_OK) == 0;
@@ -843,11 +871,50 @@ static int name_files(const char *dir, pack_temps *t, const unsigned char pack_s
 	return 0;
 }
 
-int rq_odb_pack_write(const char *dir, const char *tmp_prefix, const rq_odb_pack_entry *e, size_t n,
-		      char name[64], uint64_t *pack_bytes, rq_error *err)
+/* The temporary names of the two files: 0, or -1 (too long). */
+static int temp_names(pack_temps *t, const char *dir, const char *tmp_prefix, rq_error *err)
+{
+	if (snprintf(t->pack, sizeof(t->pack), "%s/%spack_XXXXXX", dir, tmp_prefix) >=
+		(int)sizeof(t->pack) ||
+	    snprintf(t->idx, sizeof(t->idx), "%s/%sidx_XXXXXX", dir, tmp_prefix) >=
+		(int)sizeof(t->idx)) {
+		t->pack[0] = t->idx[0] = '\0';
+		return rq_error_set(err, RQ_E_IO, "pack directory path too long");
+	}
+	return 0;
+}
+
+/* The hooks around the files' move into place. */
+typedef struct move_hooks {
+	rq_odb_pack_hook before, after_fail;
+	void *ctx;
+} move_hooks;
+
+/* Both files named after the pack's checksum, with the hooks around. */
+static int move_in(const char *dir, pack_temps *t, const unsigned char pack_sum[20], char name[64],
+		   const move_hooks *h, rq_error *err)
+{
+	git_oid sum;
+
+	git_oid_fromraw(&sum, pack_sum);
+	memcpy(name, "pack-", 5);
+	git_oid_tostr(name + 5, GIT_OID_HEXSZ + 1, &sum);
+	if (h->before && h->before(h->ctx, name, err) < 0)
+		return -1;
+	if (name_files(dir, t, name, err) == 0)
+		return 0;
+	if (h->after_fail)
+		h->after_fail(h->ctx, name, NULL);
+	return -1;
+}
+
+int rq_odb_pack_write_hooked(const char *dir, const char *tmp_prefix, const rq_odb_pack_entry *e,
+			     size_t n, rq_odb_pack_hook before_move, rq_odb_pack_hook after_fail,
+			     void *ctx, char name[64], uint64_t *pack_bytes, rq_error *err)
 {
 	hashed_file f = {.fd = -1};
 	pack_temps t = {.pack_fd = -1, .idx_fd = -1};
+	move_hooks h = {before_move, after_fail, ctx};
 	unsigned char pack_sum[20];
 	index_entry *ix;
 	int rc = -1;
@@ -857,19 +924,11 @@ int rq_odb_pack_write(const char *dir, const char *tmp_prefix, const rq_odb_pack
 		return rq_error_set(err, RQ_E_INTERNAL, "too many objects for one pack");
 	if (!(ix = malloc((n + 1) * sizeof(*ix))))
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	if (!tmp_prefix)
-		tmp_prefix = "tmp_";
-	if (snprintf(t.pack, sizeof(t.pack), "%s/%spack_XXXXXX", dir, tmp_prefix) >=
-		(int)sizeof(t.pack) ||
-	    snprintf(t.idx, sizeof(t.idx), "%s/%sidx_XXXXXX", dir, tmp_prefix) >=
-		(int)sizeof(t.idx)) {
-		t.pack[0] = t.idx[0] = '\0';
-		rq_error_set(err, RQ_E_IO, "pack directory path too long");
-	} else if (write_pack_file(&f, dir, &t, e, n, ix, pack_sum, pack_bytes, err) == 0 &&
-		   write_index_file(&f, dir, &t, ix, n, pack_sum, err) == 0 &&
-		   sync_files(&t, err) == 0) {
+	if (temp_names(&t, dir, tmp_prefix ? tmp_prefix : "tmp_", err) == 0 &&
+	    write_pack_file(&f, dir, &t, e, n, ix, pack_sum, pack_bytes, err) == 0 &&
+	    write_index_file(&f, dir, &t, ix, n, pack_sum, err) == 0 && sync_files(&t, err) == 0) {
 		rq_testhook_hold("pack-temps"); /* both written, neither renamed */
-		rc = name_files(dir, &t, pack_sum, name, err);
+		rc = move_in(dir, &t, pack_sum, name, &h, err);
 	}
 	if (f.fd >= 0)
 		close(f.fd);
@@ -885,4 +944,89 @@ int rq_odb_pack_write(const char *dir, const char *tmp_prefix, const rq_odb_pack
 		name[0] = '\0';
 	free(ix);
 	return rc;
+}
+
+int rq_odb_pack_write(const char *dir, const char *tmp_prefix, const rq_odb_pack_entry *e, size_t n,
+		      char name[64], uint64_t *pack_bytes, rq_error *err)
+{
+	return rq_odb_pack_write_hooked(dir, tmp_prefix, e, n, NULL, NULL, NULL, name, pack_bytes,
+					err);
+}
+
+/* ---- reading an index ---- */
+
+#define IDX_HEAD   8	     /* magic and version */
+#define IDX_FANOUT (256 * 4) /* the fan-out */
+
+uint32_t rq_odb_pack_be32(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+int rq_odb_pack_idx_parse(const unsigned char *p, size_t len, rq_odb_pack_idx *ix)
+{
+	size_t min;
+
+	memset(ix, 0, sizeof(*ix));
+	if (len < IDX_HEAD + IDX_FANOUT + 40 || memcmp(p, "\377tOc\0\0\0\2", 8))
+		return RQ_ODB_PACK_IDX_SHORT;
+	ix->nr = rq_odb_pack_be32(p + IDX_HEAD + 255 * 4);
+	min = IDX_HEAD + IDX_FANOUT + (size_t)ix->nr * 28 + 40;
+	/* a large offset for every entry but the first at most */
+	if (len < min || (len - min) % 8 || (len - min) / 8 > (ix->nr ? ix->nr - 1 : 0))
+		return RQ_ODB_PACK_IDX_CORRUPT;
+	ix->fanout = p + IDX_HEAD;
+	ix->ids = ix->fanout + IDX_FANOUT;
+	ix->crcs = ix->ids + (size_t)ix->nr * 20;
+	ix->off32 = ix->crcs + (size_t)ix->nr * 4;
+	ix->off64 = ix->off32 + (size_t)ix->nr * 4;
+	ix->n64 = (len - min) / 8;
+	ix->pack_sum = p + len - 40;
+	return 0;
+}
+
+int rq_odb_pack_fanout_find(const unsigned char *fanout, const unsigned char *ids, size_t stride,
+			    uint32_t nr, const unsigned char *id, uint32_t *pos)
+{
+	uint32_t lo = id[0] ? rq_odb_pack_be32(fanout + (size_t)(id[0] - 1) * 4) : 0;
+	uint32_t hi = rq_odb_pack_be32(fanout + (size_t)id[0] * 4);
+
+	if (hi > nr || lo > hi)
+		return 0;
+	while (lo < hi) { /* the first id not below */
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (memcmp(ids + (size_t)mid * stride, id, 20) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo >= nr || memcmp(ids + (size_t)lo * stride, id, 20))
+		return 0;
+	*pos = lo;
+	return 1;
+}
+
+int rq_odb_pack_idx_offset(const rq_odb_pack_idx *ix, uint32_t pos, uint64_t *off)
+{
+	uint32_t o = rq_odb_pack_be32(ix->off32 + (size_t)pos * 4);
+	const unsigned char *q;
+
+	if (!(o & 0x80000000u)) {
+		*off = o;
+		return 0;
+	}
+	o &= 0x7fffffffu;
+	if (o >= ix->n64)
+		return -1;
+	q = ix->off64 + (size_t)o * 8;
+	*off = (uint64_t)rq_odb_pack_be32(q) << 32 | rq_odb_pack_be32(q + 4);
+	return 0;
+}
+
+int rq_odb_pack_idx_find(const rq_odb_pack_idx *ix, const unsigned char *id, uint64_t *off)
+{
+	uint32_t pos;
+
+	return rq_odb_pack_fanout_find(ix->fanout, ix->ids, 20, ix->nr, id, &pos) &&
+	       rq_odb_pack_idx_offset(ix, pos, off) == 0;
 }

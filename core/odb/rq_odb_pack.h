@@ -119,4 +119,54 @@ int rq_odb_pack_delta_size(const unsigned char *delta, size_t delta_len, size_t 
 int rq_odb_pack_write(const char *dir, const char *tmp_prefix, const rq_odb_pack_entry *e, size_t n,
 		      char name[64], uint64_t *pack_bytes, rq_error *err);
 
+/*
+ * The same, and before the pack moves in (its name known, both files
+ * written and synced), before_move(ctx, name) runs: a .keep, a mark. When
+ * it fails (-1, err set by it) nothing moves in; when the files cannot
+ * move in after it, after_fail(ctx, name) undoes it. Either may be NULL.
+ */
+typedef int (*rq_odb_pack_hook)(void *ctx, const char *name, rq_error *err);
+int rq_odb_pack_write_hooked(const char *dir, const char *tmp_prefix, const rq_odb_pack_entry *e,
+			     size_t n, rq_odb_pack_hook before_move, rq_odb_pack_hook after_fail,
+			     void *ctx, char name[64], uint64_t *pack_bytes, rq_error *err);
+
+/* ---- reading an index (version 2) ---- */
+
+/* An index as mapped: the parts a lookup needs. */
+typedef struct rq_odb_pack_idx {
+	const unsigned char *fanout;   /* 256 counts: ids whose first byte is <= b */
+	const unsigned char *ids;      /* nr sorted ids */
+	const unsigned char *crcs;     /* their entries' CRC-32s */
+	const unsigned char *off32;    /* nr offsets (top bit: into off64) */
+	const unsigned char *off64;    /* n64 large offsets */
+	const unsigned char *pack_sum; /* the pack's checksum, as the index records it */
+	uint32_t nr;
+	size_t n64;
+} rq_odb_pack_idx;
+
+/* The codes of rq_odb_pack_idx_parse: git's words for them. */
+#define RQ_ODB_PACK_IDX_SHORT	(-1) /* "index file <p> is too small" */
+#define RQ_ODB_PACK_IDX_CORRUPT (-2) /* "index file <p> is corrupt" */
+
+/* Parse an index of len bytes: its header, and a size that fits its
+ * count. 0, or one of the codes above. */
+int rq_odb_pack_idx_parse(const unsigned char *p, size_t len, rq_odb_pack_idx *ix);
+
+/*
+ * The first of nr sorted ids (each `stride` bytes apart, the id first)
+ * equal to id, by a fan-out of 256 big-endian counts and a binary search:
+ * 1 with *pos, or 0. A fan-out that does not fit nr finds nothing.
+ */
+int rq_odb_pack_fanout_find(const unsigned char *fanout, const unsigned char *ids, size_t stride,
+			    uint32_t nr, const unsigned char *id, uint32_t *pos);
+
+/* The offset of index entry pos: 0, or -1 (a large offset that is not
+ * in the table). */
+int rq_odb_pack_idx_offset(const rq_odb_pack_idx *ix, uint32_t pos, uint64_t *off);
+
+/* Where id is in the index's pack: 1 with *off, or 0. */
+int rq_odb_pack_idx_find(const rq_odb_pack_idx *ix, const unsigned char *id, uint64_t *off);
+
+uint32_t rq_odb_pack_be32(const unsigned char *p);
+
 #endif

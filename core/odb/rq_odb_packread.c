@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * rq_odb_packread: the packs of a directory read directly (see the header):
- * the mapped files, the index lookup, entries and their delta chains, the
- * cache of delta bases. The formats are git's
+ * entries and their delta chains, the cache of delta bases; where an
+ * object is, and the packs' files, are rq_odb_packset's. The formats are git's
  * (Documentation/gitformat-pack.txt): index version 2, pack version 2/3.
  */
 #include "rq_odb_packread.h"
 #include "rq_mem.h"
 #include "rq_odb_pack.h"
+#include "rq_odb_packset.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <libdeflate.h>
 #include <limits.h>
@@ -22,21 +22,13 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#define IDX_HEAD     8		       /* magic and version */
-#define IDX_FANOUT   (256 * 4)	       /* objects whose id starts with a byte <= b */
 #define CACHE_SLOTS  32		       /* delta bases kept */
 #define CACHE_BYTES  ((size_t)4 << 20) /* and their bytes at most */
 #define CACHE_OBJECT ((size_t)1 << 20) /* larger bases are not kept (as libgit2) */
 #define MAX_CHAIN    10000	       /* deeper chains are damaged (git makes 4095 at most) */
 #define MAX_RATIO    1032	       /* deflate expands at most this much */
 
-typedef struct mapped_pack {
-	const unsigned char *idx, *pack;
-	size_t idx_len, pack_len;
-	uint32_t nr;
-	const unsigned char *ids, *off32, *off64;
-	size_t n64;
-} mapped_pack;
+typedef rq_odb_packset_pair mapped_pack;
 
 typedef struct cached {
 	unsigned char *data; /* NULL: a free slot */
@@ -46,110 +38,32 @@ typedef struct cached {
 } cached;
 
 struct rq_odb_packread {
-	char *dir;     /* the pack directory, scanned at the first use */
-	int scanned;   /* 1: scanned; -1: out of memory then */
+	rq_odb_packset *set;
 	unsigned refs; /* the databases that share it */
-	mapped_pack *packs;
-	size_t n, cap;
 	struct libdeflate_decompressor *inflater;
 	cached cache[CACHE_SLOTS];
 	size_t cache_bytes;
 	uint64_t clock;
 };
 
-static uint32_t be32(const unsigned char *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static int map_file(const char *path, const unsigned char **p, size_t *len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	struct stat st;
-	void *m;
-
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) < 0 || st.st_size <= 0 || (uint64_t)st.st_size > SIZE_MAX / 2) {
-		close(fd);
-		return -1;
-	}
-	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (m == MAP_FAILED)
-		return -1;
-	*p = m;
-	*len = (size_t)st.st_size;
-	return 0;
-}
-
-/* The pair as rq_odb's check_pack accepts it: the index's size fits its
- * count, the pack's header and checksum match the index. */
-static int pair_ok(mapped_pack *p)
-{
-	size_t min;
-
-	if (p->idx_len < IDX_HEAD + IDX_FANOUT + 40 || memcmp(p->idx, "\377tOc\0\0\0\2", 8))
-		return 0;
-	p->nr = be32(p->idx + IDX_HEAD + 255 * 4);
-	min = IDX_HEAD + IDX_FANOUT + (size_t)p->nr * 28 + 40;
-	if (p->idx_len < min || (p->idx_len - min) % 8 || p->pack_len < 32 ||
-	    memcmp(p->pack, "PACK", 4) || (be32(p->pack + 4) != 2 && be32(p->pack + 4) != 3) ||
-	    be32(p->pack + 8) != p->nr ||
-	    memcmp(p->idx + p->idx_len - 40, p->pack + p->pack_len - 20, 20))
-		return 0;
-	p->ids = p->idx + IDX_HEAD + IDX_FANOUT;
-	p->off32 = p->ids + (size_t)p->nr * 24; /* after the ids and their CRC-32s */
-	p->off64 = p->off32 + (size_t)p->nr * 4;
-	p->n64 = (p->idx_len - min) / 8;
-	return 1;
-}
-
-static void unmap_pair(mapped_pack *p)
-{
-	if (p->idx)
-		munmap((void *)(uintptr_t)p->idx, p->idx_len);
-	if (p->pack)
-		munmap((void *)(uintptr_t)p->pack, p->pack_len);
-}
-
-/* Map dir/name (an index) and its pack; a pair that is not right is left
- * to libgit2. 0, or -1 out of memory. */
-static int add_pack(rq_odb_packread *pr, const char *dir, const char *name)
-{
-	char path[PATH_MAX];
-	mapped_pack p, *v;
-	size_t n = strlen(name);
-
-	memset(&p, 0, sizeof(p));
-	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path) ||
-	    map_file(path, &p.idx, &p.idx_len) < 0)
-		return 0;
-	if (snprintf(path, sizeof(path), "%s/%.*s.pack", dir, (int)(n - 4), name) >=
-		(int)sizeof(path) ||
-	    map_file(path, &p.pack, &p.pack_len) < 0 || !pair_ok(&p)) {
-		unmap_pair(&p);
-		return 0;
-	}
-	if (!(v = rq_mem_grow(pr->packs, &pr->cap, pr->n + 1, sizeof(*v), 4))) {
-		unmap_pair(&p);
-		return -1;
-	}
-	pr->packs = v;
-	pr->packs[pr->n++] = p;
-	return 0;
-}
-
-rq_odb_packread *rq_odb_packread_open(const char *pack_dir)
+rq_odb_packread *rq_odb_packread_open_set(const char *pack_dir, const char *shown, unsigned flags)
 {
 	rq_odb_packread *pr = calloc(1, sizeof(*pr));
 
-	if (!pr || !(pr->dir = strdup(pack_dir))) {
+	if (!pr || !(pr->set = rq_odb_packset_open(pack_dir, shown, flags)) ||
+	    !(pr->inflater = libdeflate_alloc_decompressor())) {
+		if (pr)
+			rq_odb_packset_free(pr->set);
 		free(pr);
 		return NULL;
 	}
 	pr->refs = 1;
 	return pr;
+}
+
+rq_odb_packread *rq_odb_packread_open(const char *pack_dir)
+{
+	return rq_odb_packread_open_set(pack_dir, NULL, 0);
 }
 
 rq_odb_packread *rq_odb_packread_ref(rq_odb_packread *pr)
@@ -158,93 +72,30 @@ rq_odb_packread *rq_odb_packread_ref(rq_odb_packread *pr)
 	return pr;
 }
 
-/* The packs, mapped at the first use (a database opened and replaced by a
- * sharing one never maps them). 0, or -1 out of memory. */
-static int scan(rq_odb_packread *pr)
-{
-	struct dirent *d;
-	DIR *dh;
-
-	if (pr->scanned)
-		return pr->scanned < 0 ? -1 : 0;
-	pr->scanned = -1;
-	if (!(pr->inflater = libdeflate_alloc_decompressor()))
-		return -1;
-	if ((dh = opendir(pr->dir))) {
-		while ((d = readdir(dh))) {
-			size_t n = strlen(d->d_name);
-			if (n < 9 || strncmp(d->d_name, "pack-", 5) ||
-			    strcmp(d->d_name + n - 4, ".idx"))
-				continue;
-			if (add_pack(pr, pr->dir, d->d_name) < 0) {
-				closedir(dh);
-				return -1;
-			}
-		}
-		closedir(dh);
-	}
-	pr->scanned = 1;
-	return 0;
-}
-
 void rq_odb_packread_free(rq_odb_packread *pr)
 {
 	if (!pr || --pr->refs)
 		return;
-	for (size_t k = 0; k < pr->n; k++)
-		unmap_pair(&pr->packs[k]);
 	for (size_t k = 0; k < CACHE_SLOTS; k++)
 		free(pr->cache[k].data);
 	libdeflate_free_decompressor(pr->inflater);
-	free(pr->packs);
-	free(pr->dir);
+	rq_odb_packset_free(pr->set);
 	free(pr);
 }
 
 const char *rq_odb_packread_dir(const rq_odb_packread *pr)
 {
-	return pr->dir;
+	return rq_odb_packset_dir(pr->set);
 }
 
-/* ---- the index ---- */
-
-/* The offset of entry k: 31 bits, or an index into the 64-bit table. */
-static int offset_of(const mapped_pack *p, uint32_t k, uint64_t *off)
+rq_odb_packset *rq_odb_packread_set(rq_odb_packread *pr)
 {
-	uint32_t o = be32(p->off32 + (size_t)k * 4);
-	const unsigned char *q;
-
-	if (!(o & 0x80000000u)) {
-		*off = o;
-		return 0;
-	}
-	o &= 0x7fffffffu;
-	if (o >= p->n64)
-		return -1;
-	q = p->off64 + (size_t)o * 8;
-	*off = (uint64_t)be32(q) << 32 | be32(q + 4);
-	return 0;
+	return pr->set;
 }
 
-/* The id's entry in pack p by the fan-out and a binary search. */
-static int find_in(const mapped_pack *p, const unsigned char *id, uint64_t *off)
+static const mapped_pack *pack_of(const rq_odb_packread *pr, size_t k)
 {
-	const unsigned char *fan = p->idx + IDX_HEAD;
-	uint32_t lo = id[0] ? be32(fan + (size_t)(id[0] - 1) * 4) : 0, hi = be32(fan + id[0] * 4u);
-
-	if (hi > p->nr || lo > hi)
-		return 0;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		int c = memcmp(p->ids + (size_t)mid * 20, id, 20);
-		if (!c)
-			return offset_of(p, mid, off) == 0;
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return 0;
+	return rq_odb_packset_pair_of(pr->set, k);
 }
 
 /* ---- entries ---- */
@@ -307,7 +158,7 @@ static int parse_entry(const mapped_pack *p, uint64_t off, entry *e)
 	if (e->code == 6 && ofs_base(&q, end, off, &e->base) < 0)
 		return -1;
 	if (e->code == 7) { /* only a base in this pack */
-		if (end - q < 20 || !find_in(p, q, &e->base))
+		if (end - q < 20 || !rq_odb_pack_idx_find(&p->ix, q, &e->base))
 			return -1;
 		q += 20;
 	}
@@ -394,7 +245,7 @@ typedef struct chain {
 static int walk_chain(rq_odb_packread *pr, size_t k, uint64_t off, chain *c, cached **hit,
 		      entry *root, uint64_t *root_off)
 {
-	const mapped_pack *p = &pr->packs[k];
+	const mapped_pack *p = pack_of(pr, k);
 	uint64_t *v;
 
 	for (;;) {
@@ -423,7 +274,7 @@ static int apply_chain(rq_odb_packread *pr, size_t k, const chain *c, unsigned c
 		entry e;
 		unsigned char *delta = NULL, *next = NULL;
 		size_t next_len = 0;
-		int r = parse_entry(&pr->packs[k], c->off[i - 1], &e) < 0
+		int r = parse_entry(pack_of(pr, k), c->off[i - 1], &e) < 0
 			    ? RQ_ODB_PACKREAD_DAMAGED
 			    : inflate_entry(pr, &e, &delta);
 		if (r > 0) {
@@ -481,15 +332,14 @@ static int read_entry(rq_odb_packread *pr, size_t k, uint64_t off, unsigned char
 	return r;
 }
 
-/* The pack that holds id and where: 1 with *k and *off, 0 none, -1. */
+/* The pack that holds id and where: 1 with *k and *off, 0 none,
+ * RQ_ODB_PACKREAD_BADPACK, -1. A read that finds nothing lists the packs
+ * again, once (a consolidation or a repack may have moved it). */
 static int locate(rq_odb_packread *pr, const git_oid *id, size_t *k, uint64_t *off)
 {
-	if (scan(pr) < 0)
-		return -1;
-	for (*k = 0; *k < pr->n; (*k)++)
-		if (find_in(&pr->packs[*k], id->id, off))
-			return 1;
-	return 0;
+	int r = rq_odb_packset_locate(pr->set, id->id, 1, k, off);
+
+	return r == RQ_ODB_PACKSET_BAD ? RQ_ODB_PACKREAD_BADPACK : r;
 }
 
 int rq_odb_packread_read(rq_odb_packread *pr, const git_oid *id, rq_odb_packread_alloc alloc,
@@ -563,7 +413,7 @@ static int entry_header(rq_odb_packread *pr, size_t k, uint64_t off, size_t *len
 		*len = hit->len;
 		return 1;
 	}
-	if (parse_entry(&pr->packs[k], off, &top) < 0)
+	if (parse_entry(pack_of(pr, k), off, &top) < 0)
 		return RQ_ODB_PACKREAD_DAMAGED;
 	if (top.code < 5) {
 		*len = top.size;
@@ -596,7 +446,7 @@ int rq_odb_packread_whole_blob(rq_odb_packread *pr, const git_oid *id, size_t mi
 	*out = *content = NULL;
 	if (r <= 0)
 		return r;
-	if (parse_entry(&pr->packs[k], off, &e) < 0)
+	if (parse_entry(pack_of(pr, k), off, &e) < 0)
 		return RQ_ODB_PACKREAD_DAMAGED;
 	if (e.code != GIT_OBJECT_BLOB || e.size < min || e.size > max)
 		return 0;
@@ -609,7 +459,7 @@ int rq_odb_packread_whole_blob(rq_odb_packread *pr, const git_oid *id, size_t mi
 		return RQ_ODB_PACKREAD_DAMAGED;
 	}
 	buf[e.size] = '\0';
-	start = pr->packs[k].pack + off;
+	start = pack_of(pr, k)->pack + off;
 	*entry_len = (size_t)(e.z - start) + used;
 	if (!(*out = malloc(*entry_len))) {
 		free(buf);
@@ -623,8 +473,15 @@ int rq_odb_packread_whole_blob(rq_odb_packread *pr, const git_oid *id, size_t mi
 
 int rq_odb_packread_has(rq_odb_packread *pr, const git_oid *id)
 {
-	uint64_t off;
-	size_t k;
+	return rq_odb_packset_has(pr->set, id->id);
+}
 
-	return locate(pr, id, &k, &off);
+int rq_odb_packread_freshen(rq_odb_packread *pr, const git_oid *id)
+{
+	return rq_odb_packset_freshen(pr->set, id->id);
+}
+
+const char *rq_odb_packread_error(const rq_odb_packread *pr)
+{
+	return rq_odb_packset_error(pr->set);
 }

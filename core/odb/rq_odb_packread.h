@@ -13,10 +13,10 @@
  * exact size, and keeps the few most recent delta bases in a cache of
  * 4 MiB.
  *
- * It only reads: anything it does not find or cannot read as it expects
- * (an object in another pack, a pack added since, a damaged entry) is
- * answered 0, and the caller asks libgit2, which reports damage as git
- * does. Every read is bounded by the mapped files.
+ * Which pack holds an object, and the mapped files, are rq_odb_packset's
+ * (nothing is done per pack at open; git's multi-pack-index and replayq's
+ * table of small packs answer for many packs at once). Every read is
+ * bounded by the mapped files.
  */
 #ifndef RQ_ODB_PACKREAD_H
 #define RQ_ODB_PACKREAD_H
@@ -26,9 +26,11 @@
 
 typedef struct rq_odb_packread rq_odb_packread;
 
-/* A reader of the pack-*.idx files of pack_dir with their packs, mapped at
- * the first read (a pair that does not look right is left to libgit2).
- * NULL: out of memory. */
+/* A reader of the pack-*.idx files of pack_dir with their packs, each
+ * mapped when first needed; messages name the directory as shown says
+ * (NULL: pack_dir); flags: rq_odb_packset's. NULL: out of memory. */
+rq_odb_packread *rq_odb_packread_open_set(const char *pack_dir, const char *shown, unsigned flags);
+/* The same, with no flags. */
 rq_odb_packread *rq_odb_packread_open(const char *pack_dir);
 /* One more owner (a second database over the same directory: each mapping
  * of a 48 MB index would bring its pages in again). */
@@ -36,10 +38,14 @@ rq_odb_packread *rq_odb_packread_ref(rq_odb_packread *pr);
 /* Drop an owner; the last one unmaps. */
 void rq_odb_packread_free(rq_odb_packread *pr);
 const char *rq_odb_packread_dir(const rq_odb_packread *pr);
+/* The set of packs it reads. */
+struct rq_odb_packset *rq_odb_packread_set(rq_odb_packread *pr);
 
 /* 1 when these packs hold id (as their index says), 0 when they do not,
  * -1 when it cannot tell (out of memory). */
 int rq_odb_packread_has(rq_odb_packread *pr, const git_oid *id);
+/* Freshen the pack that holds id (git's freshening): 1, 0 not held, -1. */
+int rq_odb_packread_freshen(rq_odb_packread *pr, const git_oid *id);
 
 /* Where the content goes: alloc(ctx, n) returns n bytes (NULL: out of
  * memory). */
@@ -51,11 +57,15 @@ typedef void *(*rq_odb_packread_alloc)(void *ctx, size_t n);
  * (a REF_DELTA that is its own base). libgit2 is not asked then: it
  * follows such a chain for ever. */
 #define RQ_ODB_PACKREAD_DAMAGED (-2)
+/* What a read returns for an object held by no usable pack when a pack or
+ * an index failed git's checks: rq_odb_packread_error says which. */
+#define RQ_ODB_PACKREAD_BADPACK (-3)
+const char *rq_odb_packread_error(const rq_odb_packread *pr);
 
 /*
  * Read object id: 1 with *data (from alloc, the content and a NUL after
  * it), *len and *type; 0 when these packs do not hold it (or were left to
- * libgit2); -1 out of memory; RQ_ODB_PACKREAD_DAMAGED.
+ * libgit2); -1 out of memory; RQ_ODB_PACKREAD_DAMAGED or _BADPACK.
  */
 int rq_odb_packread_read(rq_odb_packread *pr, const git_oid *id, rq_odb_packread_alloc alloc,
 			 void *ctx, void **data, size_t *len, git_object_t *type);

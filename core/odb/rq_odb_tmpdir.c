@@ -6,28 +6,27 @@
  */
 #include "rq_odb_tmpdir.h"
 #include "rq_fs.h"
+#include "rq_mem.h"
 #include "rq_odb_mem.h"
-#include "rq_owner.h"
+#include "rq_odb_own.h"
+#include "rq_testhook.h"
 #include "rq_trace.h"
 
 #include <git2/sys/odb_backend.h>
 #include <git2/sys/repository.h>
 
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-#define TMP_PREFIX "replayq-tmp-"
+#define TMP_PREFIX RQ_ODB_OWN_TMP
 #define DIR_MAX	   3800 /* leaves room for file names below PATH_MAX */
 
 struct rq_odb_tmpdir {
@@ -40,6 +39,7 @@ struct rq_odb_tmpdir {
 	char path[DIR_MAX]; /* objects/<its owner marker's name less .owner>; "" before */
 	rq_owner owner;	    /* the marker this process holds while it has files here */
 	int made;	    /* path is a directory (made by rq_odb_tmpdir_make) */
+	int keep, kept;	    /* keep the pack (opts' keep_pack); a .keep made */
 	time_t touched;	    /* CLOCK_MONOTONIC seconds of the directory's last touch */
 };
 
@@ -81,44 +81,25 @@ static int objects_dir(git_repository *repo, char *out, size_t size, rq_error *e
 /*
  * At open, before any file in the objects directory: the owner marker
  * <objects>/replayq-tmp-<pid>@<host>.<token>.owner, flocked while this
- * process (and the children it forks) live (rq_owner), and the names of
- * what it stands for: the directory <objects>/replayq-tmp-<...>.<token>
- * and the temporary pack files tmp_replayq-tmp-<...>.<token>-pack_XXXXXX.
+ * process (and the children it forks) live (rq_odb_own_tmp_begin), and
+ * the names of what it stands for: the directory
+ * <objects>/replayq-tmp-<...>.<token> and the temporary pack files
+ * tmp_replayq-tmp-<...>.<token>-pack_XXXXXX.
  */
 static int own(rq_odb_tmpdir *od, rq_error *err)
 {
 	char base[NAME_MAX + 1];
-	int dir;
 
 	if (od->owner.fd >= 0)
 		return 0;
-	if ((dir = rq_fs_opendir(od->objects)) < 0)
-		return rq_error_set(err, RQ_E_IO, "cannot open %s: %s", od->objects,
-				    strerror(errno));
-	if (rq_owner_make(&od->owner, dir, TMP_PREFIX, err) < 0) {
-		close(dir);
+	if (rq_odb_own_tmp_begin(&od->owner, od->objects, base, sizeof(base), err) < 0)
 		return -1;
-	}
-	rq_owner_base(&od->owner, base, sizeof(base));
 	if (snprintf(od->path, sizeof(od->path), "%s/%s", od->objects, base) >=
 	    (int)sizeof(od->path)) {
-		rq_owner_release(&od->owner);
-		close(dir);
+		rq_odb_own_tmp_end(&od->owner);
 		return rq_error_set(err, RQ_E_IO, "objects directory path too long");
 	}
 	return 0;
-}
-
-/* The marker removed and its descriptors closed (what it stood for is
- * gone). */
-static void disown(rq_odb_tmpdir *od)
-{
-	int dir = od->owner.dir;
-
-	if (od->owner.fd < 0)
-		return;
-	rq_owner_release(&od->owner);
-	close(dir);
 }
 
 int rq_odb_tmpdir_make(rq_odb_tmpdir *od, rq_error *err)
@@ -147,6 +128,7 @@ int rq_odb_tmpdir_open(rq_odb_tmpdir **out, git_repository *repo, const rq_odb_o
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	od->repo = repo;
 	od->owner.fd = -1;
+	od->keep = opts && opts->keep_pack;
 	if (objects_dir(repo, od->objects, sizeof(od->objects), err) < 0 || own(od, err) < 0)
 		goto fail;
 	if (git_repository_odb(&od->orig_odb, repo) < 0) {
@@ -294,9 +276,39 @@ static int make_dir(const char *path, rq_error *err)
 	return 0;
 }
 
+/* Before the pack moves in: kept and marked as replayq's.
+ * Test hold point "pack-kept": both made, the pack not moved in. */
+static int before_move(void *ctx, const char *name, rq_error *err)
+{
+	rq_odb_tmpdir *od = ctx;
+	/* kept while it moves in, whatever the options (a consolidation must
+	 * not take a pack whose index is not in yet) */
+	int r = rq_odb_own_keep(od->objects, name);
+
+	if (r < 0)
+		return rq_error_set(err, RQ_E_IO, "cannot keep %s/pack/%s: %s", od->objects, name,
+				    strerror(errno));
+	od->kept = r == 0; /* 1: a .keep was there (not ours) */
+	/* unmarked (out of room), the pack is never consolidated: no harm */
+	(void)rq_odb_own_mark(od->objects, name);
+	rq_testhook_hold("pack-kept");
+	return 0;
+}
+
+static int after_fail(void *ctx, const char *name, rq_error *err)
+{
+	rq_odb_tmpdir *od = ctx;
+
+	(void)err;
+	if (od->kept)
+		rq_odb_own_unkeep(od->objects, name);
+	od->kept = 0;
+	return 0;
+}
+
 /*
  * The new objects as one pack, written straight into objects/pack under
- * temporary names (tmp_replayq-tmp-<pid>@<host>-XXXXXX-pack_XXXXXX: the
+ * temporary names (tmp_replayq-tmp-<pid>@<host>.<token>-pack_XXXXXX: the
  * clean-up below knows their owner, and git's prune removes tmp_ files
  * too), then renamed, the pack before its index. No directory is made for
  * it: on ext4 a mkdir and an rmdir cost more than writing a small pack.
@@ -317,9 +329,14 @@ static int write_pack(rq_odb_tmpdir *od, rq_odb_tmpdir_stats *stats, rq_error *e
 	snprintf(packdir, sizeof(packdir), "%s/pack", od->objects);
 	snprintf(prefix, sizeof(prefix), "tmp_%.180s-", strrchr(od->path, '/') + 1);
 	if (make_dir(packdir, err) == 0 &&
-	    rq_odb_pack_write(packdir, prefix, e, stats->objects, stats->pack_name,
-			      &stats->pack_bytes, err) == 0)
+	    rq_odb_pack_write_hooked(packdir, prefix, e, stats->objects, before_move, after_fail,
+				     od, stats->pack_name, &stats->pack_bytes, err) == 0)
 		rc = 0;
+	if (rc == 0 && od->kept && !od->keep) { /* nothing to wait for */
+		rq_odb_own_unkeep(od->objects, stats->pack_name);
+		od->kept = 0;
+	}
+	stats->kept = od->kept;
 	RQ_TRACE_AT("pack: written");
 	free(e);
 	return rc;
@@ -340,7 +357,7 @@ int rq_odb_tmpdir_finish(rq_odb_tmpdir *od, rq_odb_tmpdir_stats *stats, rq_error
 	if (od->made)
 		rq_fs_rmtree(od->path);
 	od->made = 0;
-	disown(od);
+	rq_odb_own_tmp_end(&od->owner);
 	return 0;
 }
 
@@ -351,59 +368,17 @@ void rq_odb_tmpdir_free(rq_odb_tmpdir *od)
 	restore_odb(od);
 	if (od->made)
 		rq_fs_rmtree(od->path);
-	disown(od);
+	rq_odb_own_tmp_end(&od->owner);
 	rq_odb_pack_encoder_free(od->enc);
 	free(od);
 }
 
-/* The owner marker of name in objects (a directory's name, or with pack a
- * temporary pack file's less its "tmp_"): 1 when it is there. */
-static int has_marker(int objects, const char *name, int pack)
-{
-	char m[NAME_MAX + 1];
-	size_t n = strlen(name);
-	struct stat st;
-
-	for (const char *p = name; pack && (p = strchr(p, '-')); p++)
-		if (!strncmp(p, "-pack_", 6) || !strncmp(p, "-idx_", 5))
-			n = (size_t)(p - name);
-	return snprintf(m, sizeof(m), "%.*s" RQ_OWNER_SUFFIX, (int)n, name) < (int)sizeof(m) &&
-	       fstatat(objects, m, &st, AT_SYMLINK_NOFOLLOW) == 0;
-}
-
-/*
- * Is name (a temporary directory, or with pack a temporary pack file less
- * its "tmp_") stale? With an owner marker: no, its owner lives (a gone
- * owner's files and marker went first, clean_owned). Without one (named
- * the old way, by a replayq before markers): made on this machine by a
- * process that is gone, yes, whatever its age; made elsewhere (shared
- * storage), when older than max_age and its owner is not alive here.
- */
-static int is_stale(int objects, const char *name, int pack, const struct stat *st,
-		    unsigned max_age, time_t now)
-{
-	char id[96], *end;
-	const char *at, *host;
-	long pid = strtol(name + strlen(TMP_PREFIX), &end, 10);
-	int alive =
-	    pid > 0 && (pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno == EPERM);
-
-	if (has_marker(objects, name, pack))
-		return 0;
-	rq_owner_id(id, sizeof(id));
-	host = strchr(id, '@') + 1;
-	at = *end == '@' ? end + 1 : NULL;
-	if (at && !strncmp(at, host, strlen(host)) && at[strlen(host)] == '-')
-		return !alive;
-	return now - st->st_mtime >= (time_t)max_age && !alive;
-}
-
 /* Remove the stale entries of the directory dir (a descriptor, taken)
  * whose names start with prefix and then TMP_PREFIX: directories, or
- * regular files, none followed if it is a symbolic link. The number
+ * regular files, none followed if it is a symbolic link
+ * (rq_odb_own_tmp_stale: by their owner marker's flock). The number
  * removed. */
-static int clean_in(int objects, int dir, const char *prefix, int dirs, unsigned max_age,
-		    time_t now)
+static int clean_in(int objects, int dir, const char *prefix, int dirs, unsigned max_age)
 {
 	size_t skip = strlen(prefix);
 	struct dirent *e;
@@ -419,12 +394,14 @@ static int clean_in(int objects, int dir, const char *prefix, int dirs, unsigned
 	while ((e = readdir(d))) {
 		struct stat st;
 		if (strncmp(e->d_name, prefix, skip) != 0 ||
-		    strncmp(e->d_name + skip, TMP_PREFIX, strlen(TMP_PREFIX)) != 0)
+		    strncmp(e->d_name + skip, TMP_PREFIX, strlen(TMP_PREFIX)) != 0 ||
+		    rq_owner_is_marker(e->d_name))
 			continue;
 		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 		    (dirs ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)))
 			continue;
-		if (!is_stale(objects, e->d_name + skip, !dirs, &st, max_age, now))
+		if (!rq_odb_own_tmp_stale(objects, e->d_name + skip, !dirs, (long)st.st_mtime,
+					  max_age))
 			continue;
 		if ((dirs ? rq_fs_rmtree_at(dirfd(d), e->d_name)
 			  : unlinkat(dirfd(d), e->d_name, 0)) == 0)
@@ -434,67 +411,55 @@ static int clean_in(int objects, int dir, const char *prefix, int dirs, unsigned
 	return removed;
 }
 
-/* What the gone owner of marker name (open and locked as fd, taken) left:
- * its directory and its temporary pack files, then the marker. */
-static int clean_gone(int objects, const char *name, int fd)
+/* The stale .keep files of ours in a pack directory (a descriptor, taken)
+ * and the packs they held without an index. */
+static int clean_keeps(int pack)
 {
-	char base[NAME_MAX + 1], tmp[NAME_MAX + 8];
-	int removed = 0, pack;
 	struct dirent *e;
-	struct stat st;
-	DIR *d;
-
-	snprintf(base, sizeof(base), "%.*s", (int)(strlen(name) - strlen(RQ_OWNER_SUFFIX)), name);
-	if (fstatat(objects, base, &st, AT_SYMLINK_NOFOLLOW) == 0)
-		removed += rq_fs_rmtree_at(objects, base) == 0;
-	snprintf(tmp, sizeof(tmp), "tmp_%s-", base);
-	pack = openat(objects, "pack", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (pack >= 0 && (d = fdopendir(pack))) {
-		while ((e = readdir(d)))
-			if (!strncmp(e->d_name, tmp, strlen(tmp)))
-				removed += unlinkat(dirfd(d), e->d_name, 0) == 0;
-		closedir(d);
-	} else if (pack >= 0) {
-		close(pack);
-	}
-	unlinkat(objects, name, 0);
-	close(fd);
-	return removed;
-}
-
-/* Every owner marker of objects whose owner is gone, with what it left. */
-static int clean_owned(int objects)
-{
-	int dir = fcntl(objects, F_DUPFD_CLOEXEC, 0), removed = 0, fd;
-	DIR *d = dir >= 0 ? fdopendir(dir) : NULL;
-	struct dirent *e;
+	char **keeps = NULL;
+	size_t n = 0, cap = 0, removed = 0;
+	DIR *d = pack >= 0 ? fdopendir(pack) : NULL;
 
 	if (!d) {
-		if (dir >= 0)
-			close(dir);
+		if (pack >= 0)
+			close(pack);
 		return 0;
 	}
-	rewinddir(d); /* the offset is shared with objects */
-	while ((e = readdir(d)))
-		if (!strncmp(e->d_name, TMP_PREFIX, strlen(TMP_PREFIX)) &&
-		    rq_owner_is_marker(e->d_name) && rq_owner_gone(objects, e->d_name, &fd) == 1)
-			removed += clean_gone(objects, e->d_name, fd);
+	while ((e = readdir(d))) {
+		size_t l = strlen(e->d_name);
+		char **v;
+		if (l < 10 || strcmp(e->d_name + l - 5, ".keep") ||
+		    !(v = rq_mem_grow(keeps, &cap, n + 1, sizeof(*v), 8)))
+			continue;
+		keeps = v;
+		if ((keeps[n] = strdup(e->d_name)))
+			n++;
+	}
+	removed = rq_odb_own_sweep(-1, dirfd(d), NULL, 0, keeps, n);
 	closedir(d);
-	return removed;
+	for (size_t i = 0; i < n; i++)
+		free(keeps[i]);
+	free(keeps);
+	return (int)removed;
+}
+
+/* objects/pack of the objects directory objects, not followed if it is a
+ * symbolic link (a descriptor, or -1). */
+static int open_pack_dir(int objects)
+{
+	return openat(objects, "pack", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 
 int rq_odb_tmpdir_clean_stale_at(int objects, unsigned max_age)
 {
-	time_t now = time(NULL);
-	int removed = clean_owned(objects);
+	/* first what gone owners' markers stand for; then what has no marker */
+	int removed = rq_odb_own_tmp_clean_gone(objects);
 
-	removed += clean_in(objects, fcntl(objects, F_DUPFD_CLOEXEC, 0), "", 1, max_age, now);
-	/* a pack being written when its process was killed; objects/pack
-	 * itself is not followed if it is a link */
-	return removed +
-	       clean_in(objects,
-			openat(objects, "pack", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC),
-			"tmp_", 0, max_age, now);
+	removed += clean_in(objects, fcntl(objects, F_DUPFD_CLOEXEC, 0), "", 1, max_age);
+	/* a pack being written when its process was killed, and the .keep
+	 * files of killed replays */
+	removed += clean_in(objects, open_pack_dir(objects), "tmp_", 0, max_age);
+	return removed + clean_keeps(open_pack_dir(objects));
 }
 
 int rq_odb_tmpdir_clean_stale_dir(const char *objects, unsigned max_age)
@@ -508,11 +473,28 @@ int rq_odb_tmpdir_clean_stale_dir(const char *objects, unsigned max_age)
 	return removed;
 }
 
-int rq_odb_tmpdir_clean_stale(git_repository *repo, unsigned max_age, rq_error *err)
+void rq_odb_tmpdir_release(git_repository *repo, const char *name)
 {
 	char objects[DIR_MAX];
 
+	if (repo && name && name[0] && objects_dir(repo, objects, sizeof(objects), NULL) == 0)
+		rq_odb_own_unkeep(objects, name);
+}
+
+int rq_odb_tmpdir_clean_stale(git_repository *repo, unsigned max_age, rq_error *err)
+{
+	char objects[DIR_MAX];
+	int fd, removed;
+
 	if (objects_dir(repo, objects, sizeof(objects), err) < 0)
 		return -1;
-	return rq_odb_tmpdir_clean_stale_dir(objects, max_age);
+	if ((fd = rq_fs_opendir(objects)) < 0)
+		return 0;
+	/* gone owners' markers with all they stand for; the other temporary
+	 * files of the pack directory go with the replay's listing of its
+	 * packs (rq_odb_packset) */
+	removed = rq_odb_own_tmp_clean_gone(fd);
+	removed += clean_in(fd, fcntl(fd, F_DUPFD_CLOEXEC, 0), "", 1, max_age);
+	close(fd);
+	return removed;
 }

@@ -17,7 +17,9 @@
  * pack with its index (rq_odb_pack), straight into objects/pack under
  * temporary names (tmp_replayq-tmp-<pid>@<host>.<token>-pack_XXXXXX, then
  * -idx_), renames the pack and then the index, removes the directory if
- * it was made and gives the repository back its own object database.
+ * it was made and gives the repository back its own object database. The
+ * pack is marked as replayq's (rq_odb_own: only such packs are ever
+ * consolidated) and, when the options ask, kept until the refs moved.
  * rq_odb_tmpdir_free() without a finish (conflict, error) removes the
  * directory and everything in it.
  *
@@ -27,7 +29,10 @@
  * marker (made by a replayq before markers) as before: made on this
  * machine by a process that is gone (at once), or made elsewhere and not
  * modified for max_age seconds (shared storage; a running replay refreshes
- * its directory, see rq_odb_tmpdir_keepalive). What a running process
+ * its directory, see rq_odb_tmpdir_keepalive). One rule for all of it,
+ * rq_odb_own_tmp_stale, which the listing of objects/pack (rq_odb_packset)
+ * and a consolidation (rq_odb_repack) follow too; a .keep of replayq's
+ * goes when its flock can be taken (rq_odb_own). What a running process
  * owns is never removed.
  */
 #ifndef RQ_ODB_TMPDIR_H
@@ -46,6 +51,7 @@ typedef struct rq_odb_tmpdir_stats {
 	size_t objects;	     /* objects written by the replay */
 	uint64_t pack_bytes; /* size of the packfile */
 	char pack_name[96];  /* "pack-<hex>" or "" when nothing was written */
+	int kept;	     /* the pack has a .keep of this process's (opts' keep_pack) */
 } rq_odb_tmpdir_stats;
 
 /*
@@ -93,15 +99,24 @@ void rq_odb_tmpdir_keepalive(rq_odb_tmpdir *od, unsigned every);
 /* The temporary directory's path (for tests and logs). */
 const char *rq_odb_tmpdir_path(const rq_odb_tmpdir *od);
 
-/* Returns the number of directories and pack files removed, or -1. */
+/* What gone owners' markers stand for, and the temporary directories in
+ * objects/ (the pack directory's other temporary files and stale .keep
+ * files go with the replay's listing of its packs, rq_odb_packset).
+ * Returns the number removed, or -1. */
 int rq_odb_tmpdir_clean_stale(git_repository *repo, unsigned max_age, rq_error *err);
 
-/* The same for an objects directory given by path (no repository needed). */
+/* All of it for an objects directory given by path (no repository needed):
+ * the directories, the pack directory's temporary files, stale .keep files
+ * of replayq's. */
 int rq_odb_tmpdir_clean_stale_dir(const char *objects_dir, unsigned max_age);
 
 /* The same for an objects directory open as objects (a descriptor, kept):
  * nothing below it is reached through a symbolic link (objects/pack
  * neither), and what is removed is removed with rq_fs_rmtree_at. */
 int rq_odb_tmpdir_clean_stale_at(int objects, unsigned max_age);
+
+/* The refs moved (or will not): the .keep this process made for pack
+ * name (a replay's with keep_pack) goes. name "" or NULL: nothing. */
+void rq_odb_tmpdir_release(git_repository *repo, const char *name);
 
 #endif

@@ -7,16 +7,19 @@
 #include "rq_refdb_rt.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include <git2/sys/refdb_backend.h>
 #include <git2/sys/refs.h>
 #include <git2/sys/repository.h>
 
+#include "rq_fs.h"
 #include "rq_mem.h"
 #include "rq_rtstack.h"
 #include "rq_rttx.h"
@@ -128,21 +131,28 @@ static int stack(backend *b, int k, rq_rtstack **out, rq_error *err)
 /* ---- reading ---- */
 
 /* FETCH_HEAD and MERGE_HEAD are files of the git directory: their first
- * object id. 1, 0 (none), -1. */
-static int special_file(const backend *b, const char *name, git_oid *id)
+ * object id, read from a regular file reached without a symbolic link
+ * (neither a FIFO nor a link out of the repository is read). 1, 0
+ * (none), -1 (not one of them), -2 (err set). */
+static int special_file(const backend *b, const char *name, git_oid *id, rq_error *err)
 {
 	char path[4096], hex[GIT_OID_HEXSZ + 1];
-	FILE *f;
-	size_t n;
+	ssize_t n;
+	int fd;
 
 	if (strcmp(name, "FETCH_HEAD") && strcmp(name, "MERGE_HEAD"))
 		return -1;
 	snprintf(path, sizeof(path), "%s/%s", b->gitdir, name);
-	if (!(f = fopen(path, "re")))
-		return 0;
-	n = fread(hex, 1, GIT_OID_HEXSZ, f);
-	fclose(f);
-	hex[n] = '\0';
+	if ((fd = rq_fs_open_regular(path, 0, NULL)) < 0) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			return 0;
+		rq_error_set(err, RQ_E_BAD_REPO, "'%s' is %s", name,
+			     errno == ELOOP ? "a symbolic link" : rq_fs_strerror(errno));
+		return -2;
+	}
+	n = read(fd, hex, GIT_OID_HEXSZ);
+	close(fd);
+	hex[n > 0 ? n : 0] = '\0';
 	return n == GIT_OID_HEXSZ && git_oid_fromstr(id, hex) == 0 ? 1 : 0;
 }
 
@@ -150,8 +160,10 @@ static int special_file(const backend *b, const char *name, git_oid *id)
 static int read_ref(backend *b, const char *name, rq_rtstack_ref *r, rq_error *err)
 {
 	rq_rtstack *st;
-	int k = special_file(b, name, &r->value);
+	int k = special_file(b, name, &r->value, err);
 
+	if (k == -2)
+		return -1;
 	if (k >= 0) {
 		r->type = RQ_RTABLE_VAL1;
 		return k;

@@ -5,14 +5,21 @@
  */
 #include "rq_repofmt.h"
 
+#include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "rq_confine.h"
+#include "rq_fs.h"
+#include "rq_gitconfig.h"
 #include "rq_refdb_rt.h"
+
+#define DIAGNOSE_MAX (4 << 20) /* a config file read for its format */
 
 /* The extensions replayq declares to libgit2 (which then leaves their
  * values to it), and the one libgit2 1.5 knows itself. */
@@ -41,37 +48,95 @@ static int handled(const char *ext, const char *value)
 	return !strcasecmp(ext, "noop");
 }
 
+/* What the format check needs of a configuration: its last
+ * core.repositoryformatversion and its first extension replayq does not
+ * handle. */
+typedef struct fmtscan {
+	long long version;
+	int bad;
+	char ext[64], value[128];
+} fmtscan;
+
+/* A version as libgit2 reads an integer (git_config_parse_int64: base 0,
+ * then k, m or g); what it cannot read counts as 0, as before. */
+static long long parse_version(const char *v)
+{
+	char *end;
+	long long n;
+
+	if (!v)
+		return 0;
+	errno = 0;
+	n = strtoll(v, &end, 0);
+	if (end == v || errno)
+		return 0;
+	switch (*end) {
+	case 'k':
+	case 'K':
+		n *= 1024, end++;
+		break;
+	case 'm':
+	case 'M':
+		n *= 1024 * 1024, end++;
+		break;
+	case 'g':
+	case 'G':
+		n *= 1024 * 1024 * 1024, end++;
+		break;
+	}
+	return *end || n < INT32_MIN || n > INT32_MAX ? 0 : n;
+}
+
+/* One variable (name as libgit2 gives it: section and key in lower case). */
+static int fmt_see(const char *name, const char *value, void *arg)
+{
+	fmtscan *s = arg;
+	const char *ext = name + strlen("extensions.");
+
+	if (!strcmp(name, "core.repositoryformatversion"))
+		s->version = parse_version(value);
+	else if (!strncmp(name, "extensions.", strlen("extensions.")) && !s->bad &&
+		 !handled(ext, value ? value : "")) {
+		s->bad = 1;
+		snprintf(s->ext, sizeof(s->ext), "%s", spelled(ext));
+		snprintf(s->value, sizeof(s->value), "%s", value ? value : "");
+	}
+	return 0;
+}
+
+/* The verdict on what fmt_see saw: -1 with err set (RQ_E_UNSUPPORTED_REPO),
+ * or 0. */
+static int fmt_verdict(const fmtscan *s, rq_error *err)
+{
+	if (s->version > 1)
+		return rq_error_set(
+		    err, RQ_E_UNSUPPORTED_REPO,
+		    "unsupported repository format: core.repositoryformatversion=%lld", s->version);
+	if (s->version == 1 && s->bad)
+		return rq_error_set(err, RQ_E_UNSUPPORTED_REPO,
+				    "unsupported repository format: extensions.%s=%s", s->ext,
+				    s->value);
+	return 0;
+}
+
 /* The first extension of cfg replayq does not handle: -1 with err set
  * (RQ_E_UNSUPPORTED_REPO), or 0. */
 static int check_extensions(git_config *cfg, rq_error *err)
 {
 	git_config_iterator *it;
 	git_config_entry *e;
-	int32_t version = 0;
-	int rc = 0;
+	fmtscan s = {0, 0, "", ""};
 
-	if (git_config_get_int32(&version, cfg, "core.repositoryformatversion") < 0)
-		version = 0;
-	git_error_clear();
-	if (version > 1)
-		return rq_error_set(
-		    err, RQ_E_UNSUPPORTED_REPO,
-		    "unsupported repository format: core.repositoryformatversion=%d", (int)version);
 	/* every entry, not a glob: libgit2 1.5 leaks each regex match */
-	if (version < 1 || git_config_iterator_new(&it, cfg) < 0)
+	if (git_config_iterator_new(&it, cfg) < 0) {
+		git_error_clear();
 		return 0;
-	while (rc == 0 && git_config_next(&e, it) == 0) {
-		const char *ext = e->name + strlen("extensions.");
-		if (strncmp(e->name, "extensions.", strlen("extensions.")) != 0)
-			continue;
-		if (!handled(ext, e->value ? e->value : ""))
-			rc = rq_error_set(err, RQ_E_UNSUPPORTED_REPO,
-					  "unsupported repository format: extensions.%s=%s",
-					  spelled(ext), e->value ? e->value : "");
 	}
+	while (git_config_next(&e, it) == 0)
+		fmt_see(e->name, e->value, &s);
 	git_config_iterator_free(it);
 	git_error_clear();
-	return rc;
+	return fmt_verdict(&s, err);
 }
 
 static int reftable_refs(git_config *cfg)
@@ -120,15 +185,20 @@ static int check_open(git_repository *repo, rq_error *err)
 }
 
 /* The config file of the repository libgit2 would have opened (found as
- * it finds it, without the format checks): 0, or -1. */
+ * it finds it, without the format checks; its common directory read the
+ * one way replayq reads a commondir file, rq_confine_commondir): 0, or
+ * -1. */
 static int config_path(const char *path, unsigned int flags, char *out, size_t size)
 {
 	const char *env = flags & GIT_REPOSITORY_OPEN_FROM_ENV ? getenv("GIT_DIR") : NULL;
 	const char *ceiling =
 	    flags & GIT_REPOSITORY_OPEN_FROM_ENV ? getenv("GIT_CEILING_DIRECTORIES") : NULL;
-	char real[PATH_MAX], parent[PATH_MAX], common[PATH_MAX] = "";
+	const char *common_env =
+	    flags & GIT_REPOSITORY_OPEN_FROM_ENV ? getenv("GIT_COMMON_DIR") : NULL;
+	char real[PATH_MAX], parent[PATH_MAX], common[PATH_MAX];
 	git_buf found = {0};
-	FILE *f;
+	rq_error e;
+	int r = 0;
 
 	if (!path || !*path)
 		path = ".";
@@ -145,36 +215,36 @@ static int config_path(const char *path, unsigned int flags, char *out, size_t s
 		git_error_clear();
 		return -1;
 	}
-	snprintf(out, size, "%scommondir", found.ptr);
-	if ((f = fopen(out, "re"))) { /* a linked worktree: the config is the common one */
-		if (fgets(common, sizeof(common), f))
-			common[strcspn(common, "\n")] = '\0';
-		fclose(f);
-	}
-	if (!*common)
-		snprintf(out, size, "%sconfig", found.ptr);
-	else
-		snprintf(out, size, "%s%s/config", common[0] == '/' ? "" : found.ptr, common);
+	if (common_env && *common_env) /* libgit2 takes it before the file */
+		snprintf(common, sizeof(common), "%s", common_env);
+	else if (rq_confine_commondir(found.ptr, common, &e) < 0)
+		r = -1;
+	if (r == 0 && snprintf(out, size, "%s/config", common) >= (int)size)
+		r = -1;
 	git_buf_dispose(&found);
-	return 0;
+	return r;
 }
 
-/* Why libgit2 refused to open: an unsupported format (-1, err set), or 0
- * when it is not that. */
+/*
+ * Why libgit2 refused to open: an unsupported format (-1, err set), or 0
+ * when it is not that. The config file is read as rq_gitconfig reads it,
+ * not through libgit2: no include is followed (git reads the format
+ * without them too), and nothing that is not a regular file is read.
+ */
 static int diagnose(const char *path, unsigned int flags, rq_error *err)
 {
-	char cfgpath[PATH_MAX * 2];
-	git_config *cfg;
-	int rc;
+	char cfgpath[PATH_MAX * 2], *text;
+	fmtscan s = {0, 0, "", ""};
+	const char *why;
+	size_t len, line;
+	int r;
 
 	if (config_path(path, flags, cfgpath, sizeof(cfgpath)) < 0 ||
-	    git_config_open_ondisk(&cfg, cfgpath) < 0) {
-		git_error_clear();
+	    rq_fs_read_regular(cfgpath, 1, DIAGNOSE_MAX, &text, &len) <= 0)
 		return 0;
-	}
-	rc = check_extensions(cfg, err);
-	git_config_free(cfg);
-	return rc;
+	r = rq_gitconfig_parse(text, len, fmt_see, &s, &line, &why);
+	free(text);
+	return r == 0 ? fmt_verdict(&s, err) : 0;
 }
 
 int rq_repofmt_open(git_repository **out, const char *path, unsigned int flags, rq_error *err)

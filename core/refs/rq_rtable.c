@@ -149,6 +149,8 @@ static int parse_frame(rq_rtable *t, rq_error *err)
 	t->max_ui = be64(d + 16);
 	if (t->min_ui > t->max_ui)
 		return damaged(err, t, 8, "update indexes out of order");
+	if (t->max_ui == UINT64_MAX)
+		return damaged(err, t, 16, "update index 2^64-1 (the next one would wrap)");
 	if (parse_positions(t, f + t->hsize, err) < 0)
 		return -1;
 	t->has_refs = t->body_end > t->hsize && d[t->hsize] == 'r';
@@ -177,7 +179,8 @@ int rq_rtable_open(rq_rtable **out, const char *path, const char *name, rq_error
 	void *m;
 
 	*out = NULL;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0) {
+	/* (O_NONBLOCK: a FIFO never blocks; it is refused below) */
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)) < 0) {
 		e = errno;
 		if (e == ELOOP)
 			rq_error_set(err, RQ_E_BAD_REPO, "reftable '%s' is a symbolic link", name);
@@ -276,7 +279,6 @@ void rq_rtable_iter_release(rq_rtable_iter *it)
 {
 	free(it->zbuf);
 	free(it->key.p);
-	free(it->prev.p);
 	free(it->val.p);
 	free(it->obj_pos);
 	rq_rtable_iter_init(it);
@@ -349,7 +351,7 @@ static int load_block(rq_rtable_iter *it, size_t off, rq_error *err)
 		return 1;
 	it->off = off;
 	it->hoff = hoff;
-	it->have_prev = 0;
+	it->have_prev = it->reread = 0;
 	blen = be24(t->data + off + hoff + 1);
 	if (it->typ == 'g')
 		return load_log_block(it, blen, err);
@@ -363,12 +365,18 @@ static int load_block(rq_rtable_iter *it, size_t off, rq_error *err)
 
 /* ---- records ---- */
 
-/* The key of the record at it->pos, built on the key before it. */
+/*
+ * The key of the record at it->pos, built on the key before it, in
+ * it->key itself: its first prefix bytes stay, the suffix replaces the
+ * rest, so that a record costs its suffix, not its whole key (a block of
+ * keys each one byte longer than the last was quadratic). The order is
+ * checked on what differs: the suffix against the old key's rest.
+ */
 static int read_key(rq_rtable_iter *it, unsigned *extra, rq_error *err)
 {
 	uint64_t prefix, sl, suffix;
 	size_t at = it->pos;
-	rq_buf tmp = it->prev;
+	const char *s;
 
 	if (varint(it->blk, it->rend, &it->pos, &prefix) < 0 ||
 	    varint(it->blk, it->rend, &it->pos, &sl) < 0)
@@ -377,16 +385,19 @@ static int read_key(rq_rtable_iter *it, unsigned *extra, rq_error *err)
 	*extra = (unsigned)(sl & 7);
 	if (prefix > it->base_len || suffix > it->rend - it->pos || prefix + suffix == 0)
 		return damaged(err, it->t, it->off + at, "bad key length");
-	it->prev = it->key; /* the key before this one */
-	it->key = tmp;
-	it->key.len = 0;
-	rq_buf_add(&it->key, it->prev.p ? it->prev.p : "", (size_t)prefix);
-	rq_buf_add(&it->key, (const char *)it->blk + it->pos, (size_t)suffix);
+	if (prefix + suffix > RQ_RTABLE_KEY_MAX)
+		return damaged(err, it->t, it->off + at, "key of %llu bytes",
+			       (unsigned long long)(prefix + suffix));
+	s = (const char *)it->blk + it->pos;
+	if (it->have_prev && !it->reread &&
+	    keycmp(s, (size_t)suffix, it->key.p + prefix, it->key.len - (size_t)prefix) <= 0)
+		return damaged(err, it->t, it->off + at, "keys out of order");
+	it->key.len = (size_t)prefix;
+	rq_buf_add(&it->key, s, (size_t)suffix);
 	it->pos += (size_t)suffix;
 	if (it->key.oom)
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	if (it->have_prev && keycmp(it->key.p, it->key.len, it->prev.p, it->prev.len) <= 0)
-		return damaged(err, it->t, it->off + at, "keys out of order");
+	it->reread = 0;
 	it->have_prev = 1;
 	it->base_len = it->key.len;
 	it->nread++;
@@ -577,7 +588,7 @@ static int restart_key(rq_rtable_iter *it, size_t i, rq_error *err)
 		return damaged(err, it->t, it->off, "restart offset %zu out of its block", off);
 	it->pos = off;
 	it->base_len = 0;
-	it->have_prev = 0;
+	it->have_prev = it->reread = 0;
 	return read_key(it, &extra, err);
 }
 
@@ -610,12 +621,12 @@ static int block_seek(rq_rtable_iter *it, const void *want, size_t wlen, rq_erro
 		if (read_key(it, &extra, err) < 0)
 			return -1;
 		if (keycmp(it->key.p, it->key.len, want, wlen) >= 0) {
-			rq_buf tmp = it->key; /* back to before this record */
-			it->key = it->prev;
-			it->prev = tmp;
+			/* back to before this record: read again, it makes the
+			 * same key (its prefix is the same in either key) */
 			it->pos = at;
 			it->base_len = base;
 			it->have_prev = had;
+			it->reread = 1;
 			return 1;
 		}
 		if (record_value(it, extra, err) < 0)
@@ -688,7 +699,7 @@ static void iter_start(rq_rtable_iter *it, const rq_rtable *t, uint8_t typ)
 	it->typ = typ;
 	it->ended = 1;
 	it->pos = it->rend = 0;
-	it->have_prev = 0;
+	it->have_prev = it->reread = 0;
 }
 
 int rq_rtable_seek_ref(rq_rtable_iter *it, const rq_rtable *t, const char *name, rq_error *err)

@@ -14,8 +14,9 @@
  * its index (or block by block when it has none).
  *
  * Everything read is bounds-checked: a length or offset that does not fit,
- * a varint that overflows, a record that runs past its block, keys out of
- * order, a bad CRC or an index nested without end is a clear error
+ * a varint that overflows, a record that runs past its block, a key over
+ * RQ_RTABLE_KEY_MAX, keys out of order, a bad CRC, an index nested without
+ * end or an update index of 2^64-1 (the next would wrap) is a clear error
  * (RQ_E_BAD_REPO, "reftable '<name>' is damaged: ... at offset N"), never
  * a crash and never a loop: every step moves forward in the file.
  *
@@ -33,7 +34,8 @@
 #include "rq_buf.h"
 #include "rq_error.h"
 
-#define RQ_RTABLE_HASH 20 /* bytes of an object id */
+#define RQ_RTABLE_HASH	  20	/* bytes of an object id */
+#define RQ_RTABLE_KEY_MAX 65536 /* a longer key is damage (a ref name is far shorter) */
 
 /* A ref record's value type, as stored. */
 enum rq_rtable_ref_type {
@@ -84,8 +86,9 @@ typedef struct rq_rtable_iter {
 	size_t nrestart, pos, base_len;
 	uint8_t *zbuf; /* inflated log block */
 	size_t zcap;
-	rq_buf key, prev, val; /* this record's key, the one before, strings */
-	int have_prev;
+	rq_buf key, val;   /* this record's key, strings */
+	int have_prev;	   /* key holds the key before (its order is checked) */
+	int reread;	   /* the record at pos was read already (its order was checked) */
 	uint64_t idx_pos;  /* an index record's block position */
 	size_t nread;	   /* records read (the tests check that seeks stay short) */
 	uint64_t *obj_pos; /* an obj record's block positions */

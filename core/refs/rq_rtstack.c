@@ -108,7 +108,8 @@ static int parse_list(const rq_rtstack *st, const char *buf, size_t len, char **
 static int read_list(const rq_rtstack *st, char ***names, size_t *n, struct stat *sb, int *present,
 		     int *fdp, rq_error *err)
 {
-	int fd = open(st->list, O_RDONLY | O_CLOEXEC | O_NOFOLLOW), rc;
+	/* (O_NONBLOCK: a FIFO never blocks; it is refused below) */
+	int fd = open(st->list, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK), rc;
 	char *buf;
 	ssize_t got = 0, r;
 
@@ -117,6 +118,8 @@ static int read_list(const rq_rtstack *st, char ***names, size_t *n, struct stat
 	*present = fd >= 0;
 	*fdp = -1;
 	memset(sb, 0, sizeof(*sb));
+	if (fd < 0 && errno == ELOOP)
+		return rq_error_set(err, RQ_E_BAD_REPO, "'%s' is a symbolic link", st->list);
 	if (fd < 0)
 		return errno == ENOENT ? 0
 				       : rq_error_set(err, RQ_E_IO, "cannot read '%s': %s",

@@ -32,6 +32,14 @@ typedef struct span {
 	size_t len;
 } span;
 
+/* An encoding name holds no space and no control character. */
+static int encoding_name(const char *v)
+{
+	while (*v && (unsigned char)*v > ' ' && *v != 0x7f)
+		v++;
+	return !*v;
+}
+
 int rq_commit_cfg_load(rq_commit_cfg *cfg, git_repository *repo, rq_error *err)
 {
 	git_config *c = NULL, *snap = NULL;
@@ -40,8 +48,10 @@ int rq_commit_cfg_load(rq_commit_cfg *cfg, git_repository *repo, rq_error *err)
 
 	cfg->encoding = NULL;
 	if (git_repository_config(&c, repo) == 0 && git_config_snapshot(&snap, c) == 0 &&
-	    git_config_get_string(&v, snap, "i18n.commitEncoding") == 0 && v &&
-	    !(cfg->encoding = strdup(v)))
+	    git_config_get_string(&v, snap, "i18n.commitEncoding") == 0 && v && !encoding_name(v))
+		rc = rq_error_set(err, RQ_E_BAD_REPO, /* (git writes it: a header of its own) */
+				  "i18n.commitEncoding holds a space or a control character");
+	else if (v && !(cfg->encoding = strdup(v)))
 		rc = rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	git_config_free(snap);
 	git_config_free(c);

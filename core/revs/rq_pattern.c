@@ -9,7 +9,18 @@
  */
 #include "rq_pattern.h"
 
+#include <errno.h>
+#include <regex.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "rq_child.h"
 
 #define DUP_MAX	  32767 /* glibc's RE_DUP_MAX */
 #define DEPTH_MAX 64	/* groups inside groups: deeper is refused */
@@ -19,9 +30,12 @@
 enum { AT_START, AT_ANCHOR, AT_ATOM, AT_DUP };
 
 /* One group being read: its alternatives so far, the one being read, and
- * the last atom of that one (what a repetition multiplies). */
+ * the last atom of that one (what a repetition multiplies); whether each
+ * can match the empty string (any_null: one of the alternatives so far;
+ * prev_null: the one being read, without its last atom). */
 typedef struct level {
 	size_t total, seq, last;
+	int any_null, seq_null, prev_null, last_null;
 	int group; /* its number (0: the whole pattern) */
 	/* the groups closed when it opened, and in its alternatives before
 	 * the one being read: a back-reference sees only the groups closed
@@ -36,6 +50,7 @@ typedef struct parser {
 	int depth;
 	int ngroups;
 	unsigned closed; /* groups 1-9 closed so far (for back-references) */
+	int backrefs;	 /* how many */
 	int at;
 	const char *why; /* set: not valid */
 } parser;
@@ -57,23 +72,54 @@ static int fail(parser *ps, const char *why)
 	return -1;
 }
 
-static void atom(parser *ps, size_t cost)
+/* A level with nothing read yet. */
+static void level_start(level *l)
+{
+	memset(l, 0, sizeof(*l));
+	l->seq_null = l->prev_null = 1;
+}
+
+/* An atom of that cost, which can match the empty string or not. */
+static void atom(parser *ps, size_t cost, int nullable)
 {
 	level *l = &ps->lv[ps->depth];
 
 	l->seq = sat_add(l->seq, cost);
 	l->last = cost;
+	l->prev_null = l->seq_null;
+	l->last_null = nullable;
+	l->seq_null = l->seq_null && nullable;
 	ps->at = AT_ATOM;
 }
 
-/* The last atom repeated: counted factor times. */
-static void repeat(parser *ps, size_t factor, int dup)
+/* An anchor (^ $ \< \> \b \B \` \'): a node of its own, which matches
+ * the empty string; nothing repeats it. */
+static void anchor(parser *ps)
+{
+	level *l = &ps->lv[ps->depth];
+
+	l->seq = sat_add(l->seq, 1);
+	ps->at = AT_ANCHOR;
+}
+
+/*
+ * The last atom repeated factor times (at least none of them when
+ * min_zero). What can match the empty string counts factor times more:
+ * glibc's work on the empty paths through its copies grows with the
+ * square of their number (\(a*\)\{0,2000\}: 112 MB; nested, it grows
+ * faster still).
+ */
+static void repeat(parser *ps, size_t factor, int min_zero, int dup)
 {
 	level *l = &ps->lv[ps->depth];
 	size_t rep = sat_mul(l->last, factor);
 
+	if (l->last_null && factor > 1)
+		rep = sat_mul(rep, factor);
 	l->seq = sat_add(l->seq - l->last, rep);
 	l->last = rep;
+	l->last_null = l->last_null || min_zero;
+	l->seq_null = l->prev_null && l->last_null;
 	ps->at = dup ? AT_DUP : AT_ATOM;
 }
 
@@ -143,7 +189,7 @@ static int bracket(parser *ps)
 			return fail(ps, "invalid range end");
 	}
 	ps->p++;
-	atom(ps, 1);
+	atom(ps, 1, 0);
 	return 0;
 }
 
@@ -182,7 +228,7 @@ static int interval(parser *ps)
 		return fail(ps, "regular expression too big");
 	if (n >= 0 && n < m)
 		return fail(ps, "invalid content of \\{\\}");
-	repeat(ps, (size_t)(n >= 0 ? n : m + 1), 1);
+	repeat(ps, (size_t)(n >= 0 ? n : m + 1), m == 0, 1);
 	return 0;
 }
 
@@ -193,7 +239,7 @@ static int group_open(parser *ps)
 	if (ps->depth == DEPTH_MAX)
 		return fail(ps, "groups nested too deep");
 	ps->depth++;
-	memset(&ps->lv[ps->depth], 0, sizeof(level));
+	level_start(&ps->lv[ps->depth]);
 	ps->lv[ps->depth].group = ++ps->ngroups;
 	ps->lv[ps->depth].initial = ps->closed;
 	ps->at = AT_START;
@@ -204,10 +250,11 @@ static int group_close(parser *ps)
 {
 	level *l = &ps->lv[ps->depth];
 	size_t cost = sat_add(l->total, l->seq);
+	int nullable = l->any_null || l->seq_null;
 
 	if (ps->depth == 0) {
 		if (ps->ere) { /* an unmatched ')' is an ordinary character */
-			atom(ps, 1);
+			atom(ps, 1, 0);
 			return 0;
 		}
 		return fail(ps, "unmatched ( or \\(");
@@ -216,7 +263,7 @@ static int group_close(parser *ps)
 	if (l->group <= 9)
 		ps->closed |= 1u << l->group;
 	ps->depth--;
-	atom(ps, cost);
+	atom(ps, cost ? cost : 1, nullable); /* an empty group is a node too */
 	return 0;
 }
 
@@ -226,6 +273,8 @@ static void alternative(parser *ps)
 
 	l->total = sat_add(l->total, l->seq);
 	l->seq = l->last = 0;
+	l->any_null = l->any_null || l->seq_null;
+	l->seq_null = l->prev_null = 1;
 	l->others |= ps->closed;
 	ps->closed = l->initial;
 	ps->at = AT_START;
@@ -240,17 +289,17 @@ static void alternative(parser *ps)
  * is an ordinary character; a '*' right after another repetition is
  * refused.
  */
-static int star(parser *ps, char op, size_t factor)
+static int star(parser *ps, char op)
 {
 	if (ps->ere && (ps->at == AT_START || ps->at == AT_ANCHOR))
 		return fail(ps, "invalid preceding regular expression");
 	if (!ps->ere && (ps->at == AT_START || ps->at == AT_ANCHOR)) {
-		atom(ps, 1);
+		atom(ps, 1, 0);
 		return 0;
 	}
 	if (!ps->ere && op == '*' && ps->at == AT_DUP)
 		return fail(ps, "invalid preceding regular expression");
-	repeat(ps, factor, 1);
+	repeat(ps, op == '+' ? 2 : 1, op != '+', 1);
 	return 0;
 }
 
@@ -264,7 +313,8 @@ static int escape(parser *ps)
 	if (c >= '1' && c <= '9') {
 		if (!(ps->closed & (1u << (c - '0'))))
 			return fail(ps, "invalid back reference");
-		atom(ps, 1);
+		ps->backrefs++;
+		atom(ps, 1, 0);
 		return 0;
 	}
 	if (!ps->ere) {
@@ -279,13 +329,13 @@ static int escape(parser *ps)
 			return 0;
 		}
 		if (c == '+' || c == '?')
-			return star(ps, c, c == '+' ? 2 : 1);
+			return star(ps, c);
 	}
 	if (strchr("<>bB`'", c)) { /* GNU anchors */
-		ps->at = AT_ANCHOR;
+		anchor(ps);
 		return 0;
 	}
-	atom(ps, 1);
+	atom(ps, 1, 0);
 	return 0;
 }
 
@@ -294,9 +344,9 @@ static int escape(parser *ps)
 static void caret(parser *ps)
 {
 	if (ps->ere || ps->at == AT_START)
-		ps->at = AT_ANCHOR;
+		anchor(ps);
 	else
-		atom(ps, 1);
+		atom(ps, 1, 0);
 }
 
 /* One token at ps->p. */
@@ -309,7 +359,7 @@ static int token(parser *ps)
 	if (c == '[')
 		return bracket(ps);
 	if (c == '*')
-		return star(ps, c, 1);
+		return star(ps, c);
 	if (c == '^') {
 		caret(ps);
 		return 0;
@@ -322,9 +372,9 @@ static int token(parser *ps)
 		if (c == '{')
 			return interval(ps);
 		if (c == '+' || c == '?')
-			return star(ps, c, c == '+' ? 2 : 1);
+			return star(ps, c);
 		if (c == '$') {
-			ps->at = AT_ANCHOR;
+			anchor(ps);
 			return 0;
 		}
 		if (c == '|') {
@@ -332,15 +382,20 @@ static int token(parser *ps)
 			return 0;
 		}
 	}
-	atom(ps, 1);
+	/* a basic expression's '$' before its end, "\)" or "\|" is an anchor */
+	atom(ps, 1,
+	     !ps->ere && c == '$' &&
+		 (!*ps->p || !strncmp(ps->p, "\\)", 2) || !strncmp(ps->p, "\\|", 2)));
 	return 0;
 }
 
-int rq_pattern_check(const char *pat, int syntax, size_t *expansion, rq_error *err)
+/* rq_pattern_check, and how many back-references pat has (*backrefs). */
+static int check(const char *pat, int syntax, size_t *expansion, int *backrefs, rq_error *err)
 {
 	parser ps;
 
 	memset(&ps, 0, sizeof(ps));
+	level_start(&ps.lv[0]);
 	ps.p = pat;
 	ps.ere = syntax == 'E';
 	if (syntax == 'F') {
@@ -356,23 +411,122 @@ int rq_pattern_check(const char *pat, int syntax, size_t *expansion, rq_error *e
 		    ps.lv[ps.depth - 1].seq, sat_add(ps.lv[ps.depth].total, ps.lv[ps.depth].seq));
 	if (expansion)
 		*expansion = sat_add(ps.lv[0].total, ps.lv[0].seq);
+	*backrefs = ps.backrefs;
 	if (ps.why)
 		return rq_error_set(err, RQ_E_USAGE, "invalid regular expression '%.64s': %s", pat,
 				    ps.why);
 	return 0;
 }
 
-int rq_pattern_bounded(const char *pat, rq_error *err)
+int rq_pattern_check(const char *pat, int syntax, size_t *expansion, rq_error *err)
 {
-	size_t basic = 0, extended = 0;
+	int backrefs;
 
-	if (rq_pattern_check(pat, 0, &basic, err) < 0)
+	return check(pat, syntax, expansion, &backrefs, err);
+}
+
+int rq_pattern_bounded(const char *pat, int syntax, rq_error *err)
+{
+	size_t n = 0;
+	int backrefs;
+
+	if (check(pat, syntax, &n, &backrefs, err) < 0)
 		return -1;
-	rq_pattern_check(pat, 'E', &extended, NULL);
-	if (basic > RQ_PATTERN_EXPANSION_MAX || extended > RQ_PATTERN_EXPANSION_MAX)
+	if (backrefs)
+		return rq_error_set(
+		    err, RQ_E_USAGE,
+		    "regular expression '%.64s' has a back-reference, which a job's "
+		    "pattern may not have (glibc's matching of them can crash or "
+		    "take exponential time)",
+		    pat);
+	if (n > RQ_PATTERN_EXPANSION_MAX)
 		return rq_error_set(err, RQ_E_USAGE,
 				    "regular expression '%.64s' is too large: it expands to more "
 				    "than %d parts",
 				    pat, RQ_PATTERN_EXPANSION_MAX);
 	return 0;
+}
+
+/* ---- the probe ---- */
+
+/* What each pattern is tried on: nothing, a line, a commit message, a
+ * run that a pattern with nested repetitions backtracks over. */
+static const char *const probe_texts[] = {
+    "", "a\n",
+    "Fix the frobnicator (#123)\n\nIt broke on 'x = y[1]' and a\\b.\n\n"
+    "Signed-off-by: A U Thor <author@example.com>\n",
+    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!"};
+
+static long probe_cpu_ms(void)
+{
+#ifdef RQ_TEST_HOOKS
+	const char *v = getenv("REPLAYQ_TEST_PATTERN_CPU_MS");
+
+	if (v && atol(v) > 0)
+		return atol(v);
+#endif
+	return RQ_PATTERN_PROBE_CPU_MS;
+}
+
+/* The probe's process: under the CPU limit (SIGPROF, and RLIMIT_CPU a
+ * second later), it says which pattern it is at and tries it. Never
+ * returns. */
+static void probe_child(int fd, char *const *pats, size_t n, int cflags, long ms)
+{
+	struct itimerval it = {{0, 0}, {ms / 1000, (ms % 1000) * 1000}};
+	struct rlimit rl;
+
+	signal(SIGPROF, SIG_DFL);
+	if (getrlimit(RLIMIT_CPU, &rl) == 0 &&
+	    (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > (rlim_t)(ms / 1000 + 2))) {
+		rl.rlim_cur = (rlim_t)(ms / 1000 + 2);
+		setrlimit(RLIMIT_CPU, &rl);
+	}
+	setitimer(ITIMER_PROF, &it, NULL);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t k = (uint32_t)i;
+		regex_t r;
+		if (write(fd, &k, sizeof(k)) != (ssize_t)sizeof(k))
+			_exit(2);
+		if (regcomp(&r, pats[i], cflags) != 0)
+			continue; /* the caller's own compiling says why */
+		for (size_t t = 0; t < sizeof(probe_texts) / sizeof(*probe_texts); t++)
+			regexec(&r, probe_texts[t], 0, NULL, 0);
+		regfree(&r);
+	}
+	_exit(0);
+}
+
+int rq_pattern_probe(char *const *pats, size_t n, int cflags, rq_error *err)
+{
+	uint32_t k, at = 0;
+	long ms = probe_cpu_ms();
+	int fd, status = 0;
+	ssize_t r;
+	pid_t pid;
+
+	if (!n)
+		return 0;
+	if ((pid = rq_child_fork(&fd)) < 0)
+		return rq_error_set(err, RQ_E_IO,
+				    "cannot start a process to try the patterns in: %s",
+				    strerror(errno));
+	if (pid == 0)
+		probe_child(fd, pats, n, cflags, ms);
+	while ((r = read(fd, &k, sizeof(k))) == (ssize_t)sizeof(k) || (r < 0 && errno == EINTR))
+		if (r > 0 && k < n)
+			at = k;
+	close(fd);
+	if (!rq_child_reap(pid, &status) || (WIFEXITED(status) && WEXITSTATUS(status) == 0))
+		return 0;
+	if (WIFSIGNALED(status) && (WTERMSIG(status) == SIGPROF || WTERMSIG(status) == SIGXCPU))
+		return rq_error_set(err, RQ_E_BAD_REVISION,
+				    "regular expression '%.64s' is refused: compiling and matching "
+				    "it took more than %ld ms of CPU",
+				    pats[at], ms);
+	return rq_error_set(err, RQ_E_BAD_REVISION,
+			    "regular expression '%.64s' is refused: compiling and matching it "
+			    "crashed glibc's regex engine (%s %d)",
+			    pats[at], WIFSIGNALED(status) ? "signal" : "exit status",
+			    WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
 }

@@ -17,12 +17,19 @@
  * trailing backslash); a rarer case it lets through is refused by the
  * child's regcomp instead.
  *
- * The limit: what a pattern costs to compile grows with its expansion,
- * each interval multiplying what it repeats by its upper count (or its
- * lower one plus one when open), nested intervals multiplying again. A
- * pattern whose expansion, read as a basic or as an extended expression
- * (a job may ask for either with -E), passes RQ_PATTERN_EXPANSION_MAX is
- * refused: a\{0,2048\} compiles in about 30 MB, a\{0,32767\} in gigabytes.
+ * The limit: what a pattern costs to compile grows with its expansion:
+ * each character, bracket, back-reference and anchor counts one, a group
+ * what it holds (at least one); each repetition multiplies what it
+ * repeats by its upper count (or its lower one plus one when open; '+'
+ * two, '*' and '?' one), nested repetitions multiplying again, and a
+ * repetition of what can match the empty string multiplies by its count
+ * once more (glibc's work on the empty paths through the copies grows
+ * with the square of their number: \(a*\)\{0,2000\} takes 112 MB,
+ * \(\(\(a\|\)*\)\{0,8\}\)\{0,8\} minutes). A pattern whose expansion
+ * passes RQ_PATTERN_EXPANSION_MAX is refused: a\{0,2048\} compiles in
+ * about 30 MB, a\{0,32767\} in gigabytes. What this count misses is
+ * caught in the job's child, which compiles and tries each pattern in a
+ * process of its own under a CPU-time limit first (rq_revfilter).
  */
 #ifndef RQ_PATTERN_H
 #define RQ_PATTERN_H
@@ -43,10 +50,27 @@
 int rq_pattern_check(const char *pat, int syntax, size_t *expansion, rq_error *err);
 
 /*
- * 0 when the pattern is valid as a basic expression (see above) and its
- * expansion is within RQ_PATTERN_EXPANSION_MAX both as a basic and as an
- * extended one; else -1 with RQ_E_USAGE.
+ * A job's pattern: 0 when pat is valid as syntax says (as
+ * rq_pattern_check: the syntax the job's options give all its patterns),
+ * has no back-reference (glibc's matching of them has an unfixed stack
+ * overflow, CVE-2019-9192, and takes exponential time: a job's pattern
+ * may not have one), and its expansion is within RQ_PATTERN_EXPANSION_MAX;
+ * else -1 with RQ_E_USAGE saying which.
  */
-int rq_pattern_bounded(const char *pat, rq_error *err);
+int rq_pattern_bounded(const char *pat, int syntax, rq_error *err);
+
+/*
+ * The second line of defence, in the process that is about to compile
+ * the patterns (a job's child, `replayq replay`): compile each of pats
+ * (n, regcomp's cflags) and match it against a few texts in a process of
+ * its own, under a CPU-time limit of RQ_PATTERN_PROBE_CPU_MS. 0 when that
+ * process finished (a pattern regcomp refuses is left to the caller's own
+ * compiling); -1 with RQ_E_BAD_REVISION naming the pattern it was at when
+ * it ran out of time or crashed (glibc's regcomp can take minutes on a
+ * pattern the count above lets through, and its regexec has an unfixed
+ * stack overflow), or RQ_E_IO when no process could be started.
+ */
+#define RQ_PATTERN_PROBE_CPU_MS 2000
+int rq_pattern_probe(char *const *pats, size_t n, int cflags, rq_error *err);
 
 #endif

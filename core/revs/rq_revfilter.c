@@ -15,6 +15,7 @@
 
 #include "rq_ident.h"
 #include "rq_pathfilter.h"
+#include "rq_pattern.h"
 
 typedef struct compiled {
 	regex_t *author, *committer, *grep;
@@ -222,10 +223,40 @@ static char *fixed(const char *p)
 	return q;
 }
 
+static int cflags(const rq_revfilter *f)
+{
+	return REG_NOSUB | REG_NEWLINE | (f->icase ? REG_ICASE : 0) |
+	       (f->syntax == 'E' ? REG_EXTENDED : 0);
+}
+
+/* Every pattern tried first in a process of its own, under a CPU-time
+ * limit (rq_pattern_probe): one that takes too long or crashes glibc's
+ * regex engine there is refused before it is compiled here. Fixed
+ * strings need no trying. */
+static int probe(const rq_revfilter *f, rq_error *err)
+{
+	size_t n = f->nauthor + f->ncommitter + f->ngrep, k = 0;
+	char **all;
+	int rc;
+
+	if (!n || f->syntax == 'F')
+		return 0;
+	if (!(all = malloc(n * sizeof(*all))))
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	for (size_t i = 0; i < f->nauthor; i++)
+		all[k++] = f->author[i];
+	for (size_t i = 0; i < f->ncommitter; i++)
+		all[k++] = f->committer[i];
+	for (size_t i = 0; i < f->ngrep; i++)
+		all[k++] = f->grep[i];
+	rc = rq_pattern_probe(all, n, cflags(f), err);
+	free(all);
+	return rc;
+}
+
 static int compile(char **pat, size_t n, const rq_revfilter *f, regex_t **out, rq_error *err)
 {
-	int flags = REG_NOSUB | REG_NEWLINE | (f->icase ? REG_ICASE : 0) |
-		    (f->syntax == 'E' ? REG_EXTENDED : 0);
+	int flags = cflags(f);
 
 	*out = n ? calloc(n, sizeof(**out)) : NULL;
 	if (n && !*out)
@@ -255,6 +286,8 @@ int rq_revfilter_ready(rq_revfilter *f, rq_error *err)
 
 	if (f->compiled)
 		return 0;
+	if (probe(f, err) < 0)
+		return -1;
 	if (!(c = calloc(1, sizeof(*c))))
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	if (compile(f->author, f->nauthor, f, &c->author, err) < 0 ||

@@ -814,15 +814,24 @@ static int add_pathspec(git_repository *repo, rq_revfilter *f, const char *path,
 }
 
 /* Every pattern valid and within rq_pattern's limit: 0, or -1 (err set). */
-static int patterns_bounded(char **v, size_t n, rq_error *err)
+static int patterns_bounded(char **v, size_t n, int syntax, rq_error *err)
 {
 	for (size_t i = 0; i < n; i++)
-		if (rq_pattern_bounded(v[i], err) < 0)
+		if (rq_pattern_bounded(v[i], syntax, err) < 0)
 			return -1;
 	return 0;
 }
 
-int rq_revs_option_check(const char *a, rq_error *err)
+int rq_revs_syntax_option(const char *a, int syntax)
+{
+	if (!strcmp(a, "-E") || !strcmp(a, "--extended-regexp"))
+		return 'E';
+	if (!strcmp(a, "-F") || !strcmp(a, "--fixed-strings"))
+		return 'F';
+	return strcmp(a, "--basic-regexp") ? syntax : 0;
+}
+
+int rq_revs_option_check(const char *a, int syntax, rq_error *err)
 {
 	static const char *const sets[] = {"--all", "--branches", "--tags", "--remotes", "--not"};
 	static const char *const valued[] = {
@@ -843,9 +852,9 @@ int rq_revs_option_check(const char *a, rq_error *err)
 		rq_error_set(err, RQ_E_USAGE, "unrecognized argument: %s", a);
 	/* a pattern is checked, never compiled: compiling is unbounded
 	 * (rq_pattern); the job's child compiles it, under its limits */
-	if (r == 1 && (patterns_bounded(f.author, f.nauthor, err) < 0 ||
-		       patterns_bounded(f.committer, f.ncommitter, err) < 0 ||
-		       patterns_bounded(f.grep, f.ngrep, err) < 0))
+	if (r == 1 && (patterns_bounded(f.author, f.nauthor, syntax, err) < 0 ||
+		       patterns_bounded(f.committer, f.ncommitter, syntax, err) < 0 ||
+		       patterns_bounded(f.grep, f.ngrep, syntax, err) < 0))
 		r = -1;
 	rq_revfilter_free(&f);
 	return r == 1 ? 0 : -1;

@@ -51,9 +51,15 @@ int rq_revs_is_option(const char *arg);
 /* Whether arg is an option rq_revs_parse takes, with a valid value
  * (checked without a repository: for a job's validation). None of them
  * reads a file or standard input, or writes anything. A pattern (--grep,
- * ...) is checked by rq_pattern_bounded, never compiled. 0, or -1 with
- * err saying why not. */
-int rq_revs_option_check(const char *arg, rq_error *err);
+ * ...) is checked by rq_pattern_bounded in syntax (0: basic, 'E', 'F':
+ * what rq_revs_syntax_option made of all the job's arguments), never
+ * compiled. 0, or -1 with err saying why not. */
+int rq_revs_option_check(const char *arg, int syntax, rq_error *err);
+
+/* The patterns' syntax after arg, syntax before it: -E and
+ * --extended-regexp make it 'E', -F and --fixed-strings 'F',
+ * --basic-regexp 0 (the last one counts for every pattern, as in git). */
+int rq_revs_syntax_option(const char *arg, int syntax);
 
 /*
  * DWIM a name to a ref. Returns the number of refs that match (0, 1, 2...)

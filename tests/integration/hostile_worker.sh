@@ -53,6 +53,45 @@ HWM=$(hwm_kb "$W4")
 check "the parent's peak stayed small: ${HWM} KiB" test "$HWM" -lt 307200
 check_workers_stop "$W4"
 
+# --- 4b. the review's patterns -----------------------------------------------
+section "4b. patterns that crashed or hung glibc are bad revisions, at once"
+# each crashed the job's child (glibc's back-reference stack overflow) or
+# held it to its deadline (regcomp for minutes), or was refused in the
+# wrong syntax; now the worker's validation refuses them, and one its
+# count lets through is stopped by the child's probe (its CPU limit cut
+# to 300 ms here: it takes seconds to minutes): bad_revision at the first
+# delivery, never crashed or timeout, not retried
+Q=review
+REPLAYQ_TEST_PATTERN_CPU_MS=300 start_worker w4b --repo-root="$ROOT" --queue=$Q --jobs=2 --max-deliveries=3
+W4B=$WORKER_PID
+check "w4b started" worker_started w4b
+pj() { printf '{"v":1,"id":"%s","repo":"proj","mode":"onto","target":"main","revisions":%s}\n' "$1" "$2"; }
+{
+	pj p-cve '["--grep=\\(\\)\\(\\1\\1\\)*","base..topic"]'
+	pj p-eback '["-E","--grep=(a)\\1","base..topic"]'
+	pj p-eclosure '["--grep=\\(\\(\\(a\\|\\)*\\)\\{0,8\\}\\)\\{0,8\\}","base..topic"]'
+	pj p-plus '["-E","--grep=\\<a*++++++++","base..topic"]'
+	pj p-mem '["--grep=\\(\\(a*\\)\\{0,45\\}\\)\\{0,45\\}","base..topic"]'
+	pj p-probe '["--extended-regexp","--grep=\\<a*+++++","base..topic"]'
+	pj p-brace '["--grep=topic|x\\{y","base..topic","-E"]'
+} >"$T/review.jsonl"
+run_rq submit --queue=$Q --no-validate --wait=120 <"$T/review.jsonl"
+for id in p-cve p-eback p-eclosure p-plus p-mem p-probe; do
+	R=$(result_of $Q $id)
+	check_contains "$id: a bad revision" "error bad_revision" "$R"
+	check_eq "$id: at the first delivery" 1 "$(rcli GET "$(key $Q result:$id)" | jq -r .attempt)"
+done
+check_contains "p-cve: a back-reference, refused" "back-reference" "$(result_of $Q p-cve)"
+check_contains "p-eback: ... in an extended pattern too" "back-reference" "$(result_of $Q p-eback)"
+check_contains "p-eclosure: too large" "too large" "$(result_of $Q p-eclosure)"
+check_contains "p-plus: too large" "too large" "$(result_of $Q p-plus)"
+check_contains "p-mem: too large" "too large" "$(result_of $Q p-mem)"
+check_contains "p-probe: stopped by the child's probe" "more than 300 ms of CPU" "$(result_of $Q p-probe)"
+check_eq "p-brace: an extended pattern is read as one (-E after it)" "ok" "$(rcli GET "$(key $Q result:p-brace)" | jq -r .status)"
+check_eq "none retried" "" "$(stat_of $Q retried)"
+check_eq "none dead-lettered" 0 "$(rcli XLEN "$(key $Q dead)")"
+check_workers_stop "$W4B"
+
 # --- 5. a huge stream entry --------------------------------------------------
 section "5. a huge entry is measured before anything parses it"
 Q=huge

@@ -81,7 +81,7 @@ for f in /usr/bin/replayq /usr/libexec/replayq/redis-tls-tunnel; do
 	check "$f is there and executable" test -x "$R$f"
 done
 for m in man1/replayq.1 man1/replayq-replay.1 man1/replayq-worker.1 man1/replayq-submit.1 \
-	man1/replayq-train.1 man5/replayq-jobs.5; do
+	man1/replayq-train.1 man1/replayq-maintain.1 man5/replayq-jobs.5; do
 	check "the manual page $m" test -s "$R/usr/share/man/$m.gz"
 done
 check "the JSON Schemas" test -s "$R/usr/share/doc/replayq/docs/schema/job.schema.json"

@@ -13,6 +13,9 @@
 #  - a replay in one namespace is held with its temporary pack files
 #    written (pid 2 there); a replay in the other (where no pid 2 lives)
 #    starts and cleans: the files stay, and the first one's pack goes in;
+#  - a replay in one namespace is held with its pack's .keep made (pid 2
+#    there); a replay in the other starts and lists the packs: the .keep
+#    stays (its maker holds its flock), and the first one's refs move;
 #  - once a holder is SIGKILLed, the next replay removes what it left.
 # Skipped with a notice where unshare is not permitted. Run a second time on
 # reftable repositories (pid_namespaces@reftable), whose one lock is
@@ -86,6 +89,26 @@ check_eq "its refs, those of an undisturbed run" "$(branch_refs "$T/ref")" "$(br
 check "no litter" no_litter "$T/p"
 check "fsck" fsck_ok "$T/p"
 
+section "a pack's .keep: a pid the other namespace does not have"
+cp -a "$T/orig" "$T/q"
+rm -f "$HOLD_DIR"/*
+REPLAYQ_TEST_HOLD=pack-kept unshare --pid --fork bash -c '"$0" -C "$1" replay --onto main ^base a b c; exit $?' \
+	"$REPLAYQ" "$T/q" >/dev/null 2>"$T/e.err" &
+UE=$!
+check "the first is held with its .keep" wait_for "e hold" 60 held_at pack-kept
+E=$(below "$UE")
+keep=$(grep -l '^replayq 2@' "$T/q/.git/objects/pack/"*.keep)
+check "its .keep names pid 2" test -n "$keep"
+unshare --pid --fork "$REPLAYQ" -C "$T/q" replay --ref-action=print --onto main ^base a >/dev/null 2>"$T/f.err"
+check_eq "the second (no pid 2 lives there) runs" 0 "$?"
+check "the first's .keep stays" test -e "$keep"
+kill -USR1 "$E"
+wait "$UE"
+check_eq "the first goes on: exit 0" 0 "$?"
+check_eq "its refs, those of an undisturbed run" "$(branch_refs "$T/ref")" "$(branch_refs "$T/q")"
+check_eq "no .keep left" "" "$(ls "$T/q/.git/objects/pack" | grep '\.keep$')"
+check "fsck" fsck_ok "$T/q"
+
 section "a holder killed: the next replay removes what it left"
 # kill_held dir point: a replay in a namespace of its own, held at point
 # in dir, SIGKILLed there
@@ -115,4 +138,10 @@ check "killed with its pack files: they are left" compgen -G "$T/k2/.git/objects
 unshare --pid --fork "$REPLAYQ" -C "$T/k2" replay --ref-action=print --onto main ^base a >/dev/null 2>&1
 check "the next replay removes them and the marker" no_litter "$T/k2"
 check_eq "... no marker left" "" "$(ls "$T/k2/.git/objects" | grep '\.owner$')"
+cp -a "$T/orig" "$T/k3"
+kill_held "$T/k3" pack-kept
+check "killed with its .keep: it is left" compgen -G "$T/k3/.git/objects/pack/*.keep"
+unshare --pid --fork "$REPLAYQ" -C "$T/k3" replay --ref-action=print --onto main ^base a >/dev/null 2>&1
+check_eq "the next replay removes it" "" "$(ls "$T/k3/.git/objects/pack" | grep '\.keep$')"
+check "... and fsck is clean" fsck_ok "$T/k3"
 finish

@@ -2,17 +2,21 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # docs/schema: the JSON Schemas (draft 2020-12) of a job and a result,
 # checked with a real validator (Debian's python3-jsonschema, run by
-# /usr/bin/python3) against a representative set the real program makes:
-# every mode (onto, advance, revert, train by rebase and by merge), every
-# status, keep-going, empty commits, every error code a job can get on
-# purpose (invalid_job, bad_repo, corrupt_object, bad_revision,
-# ambiguous_ref, not_a_ref, bad_ref, nothing_to_replay, merge_commit,
-# empty_commit, too_many_commits, ref_locked, timeout, crashed,
-# out_of_memory), the results of `replayq run`, of a worker through Redis
+# /usr/bin/python3, tests/schema_check.py) against a representative set
+# the real program makes (schema/suite, after the last test, checks every
+# job and result of the whole suite the same way; this test makes sure
+# the set has every kind and that the collection catches it):
+# every mode (onto, advance, revert, train by rebase and by merge,
+# maintain), every status, keep-going, empty commits, every error code a
+# job can get on purpose (invalid_job, bad_repo, corrupt_object,
+# bad_revision, ambiguous_ref, not_a_ref, bad_ref, nothing_to_replay,
+# merge_commit, empty_commit, too_many_commits, ref_locked, timeout,
+# crashed, out_of_memory, sign_unavailable), the results of `replayq run`, of a worker through Redis
 # (attempt, worker, a dead letter, a rerun already applied) and of
 # `replayq replay --format=json` and `replayq train --format=json`; the jobs
-# of docs/jobs.md and of the quickstart; and jobs the program refuses as
-# invalid_job must fail the job schema too.
+# of docs/jobs.md and of the quickstart, parsed by `replayq run`; jobs the
+# program refuses must fail the job schema too. And the check itself fails
+# on a result and a job that break the schemas, naming their test.
 . "$(dirname "$0")/../lib.sh"
 require jq redis-server
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
@@ -21,6 +25,9 @@ if ! "$PY" -c 'import jsonschema' 2>/dev/null; then
 	not_ok "Debian's python3-jsonschema is installed (deploy/install-deps)"
 	finish
 fi
+# what this test's processes parse and emit (core/base/rq_testhook.h)
+export REPLAYQ_TEST_JSON_DIR=${REPLAYQ_TEST_JSON_DIR:-$T/docs/integration-schema}
+rm -rf "$REPLAYQ_TEST_JSON_DIR"
 ROOT=$T/root
 mkdir -p "$ROOT"
 make_repo "$ROOT/proj" one
@@ -68,6 +75,9 @@ j() { echo '{"v":1,"id":"'"$1"'","repo":"'"${3:-proj}"'",'"$2"','"$C"'}'; }
 	j locked '"mode":"onto","target":"main","revisions":["base..topic"],"ref_action":"update"' locked
 	j unknown-field '"mode":"onto","target":"main","revisions":["main"],"colour":"red"'
 	j usage '"mode":"advance","target":"main","revisions":["topic","s2"]'
+	j sign-unavailable '"mode":"onto","target":"main","revisions":["base..topic"],"sign":true'
+	echo '{"v":1,"id":"maintain","repo":"proj","mode":"maintain","timeout_ms":60000}'
+	echo '{"v":1,"id":"maintain-revs","repo":"proj","mode":"maintain","revisions":["main"]}'
 } >"$T/jobs.jsonl"
 "$REPLAYQ" run --repo-root="$ROOT" --jobs=2 "$T/jobs.jsonl" >"$T/results-run.jsonl" 2>"$T/run.err"
 check_eq "run: a result for every job" "$(wc -l <"$T/jobs.jsonl")" "$(wc -l <"$T/results-run.jsonl")"
@@ -113,7 +123,8 @@ done
 "$REPLAYQ" -C "$ROOT/proj" train --target=main --ref-action=print --format=json --skip=s1 topic s1 \
 	>>"$T/results-cli.jsonl" 2>/dev/null
 
-# the examples in the documentation, the quickstart's jobs
+# the examples in the documentation, the quickstart's jobs: parsed by
+# replayq run (no repository there: bad_repo for those it takes)
 "$PY" - "$TOP/docs/jobs.md" >"$T/doc-jobs.jsonl" <<'PY'
 import json, re, sys
 for block in re.findall(r"```json\n(.*?)```", open(sys.argv[1]).read(), re.S):
@@ -122,52 +133,73 @@ for block in re.findall(r"```json\n(.*?)```", open(sys.argv[1]).read(), re.S):
         print(json.dumps(o))
 PY
 sed -n '/^cat >"$D\/jobs.jsonl" <<.EOT.$/,/^EOT$/p' "$TOP/deploy/quickstart" | sed '1d;$d' >>"$T/doc-jobs.jsonl"
+mkdir -p "$T/none"
+"$REPLAYQ" run --repo-root="$T/none" "$T/doc-jobs.jsonl" >"$T/results-doc.jsonl" 2>/dev/null || true
+check_eq "the docs' jobs: a result each" "$(wc -l <"$T/doc-jobs.jsonl")" "$(wc -l <"$T/results-doc.jsonl")"
 
-section "validation"
-out=$("$PY" - "$TOP/docs/schema" "$T" <<'PY' 2>&1
-import json, sys, glob, collections
-from jsonschema import Draft202012Validator
-sd, t = sys.argv[1], sys.argv[2]
-job_s = json.load(open(sd + "/job.schema.json"))
-res_s = json.load(open(sd + "/result.schema.json"))
-for s in (job_s, res_s):
-    Draft202012Validator.check_schema(s)
-    assert s["$schema"] == "https://json-schema.org/draft/2020-12/schema"
-jv, rv = Draft202012Validator(job_s), Draft202012Validator(res_s)
+section "what the set covers, and that the collection has it all"
+out=$("$PY" - "$T" "$REPLAYQ_TEST_JSON_DIR" <<'PY' 2>&1
+import collections, glob, json, sys
+t, d = sys.argv[1], sys.argv[2]
 def lines(f):
     return [json.loads(l) for l in open(f) if l.strip()]
-bad = []
-results = []
-for f in ("results-run.jsonl", "results-worker.jsonl", "results-cli.jsonl"):
-    for r in lines(t + "/" + f):
-        results.append(r)
-        for e in rv.iter_errors(r):
-            bad.append("%s result %s: %s at %s" % (f, r.get("id"), e.message, list(e.absolute_path)))
-refused = {r["id"] for r in results if r.get("error", {}).get("code") == "invalid_job"}
-jobs = lines(t + "/jobs.jsonl")
-for j in jobs + lines(t + "/doc-jobs.jsonl"):
-    errs = list(jv.iter_errors(j))
-    if j["id"] in ("unknown-field", "w-invalid"):
-        if not errs:
-            bad.append("job %s: the program refuses it, the schema takes it" % j["id"])
-    else:
-        for e in errs:
-            bad.append("job %s: %s at %s" % (j.get("id"), e.message, list(e.absolute_path)))
-# what the set covers
+results = [r for f in ("results-run.jsonl", "results-worker.jsonl", "results-cli.jsonl", "results-doc.jsonl")
+           for r in lines(t + "/" + f)]
 st = collections.Counter(r["status"] for r in results)
 codes = {r["error"]["code"] for r in results if "error" in r}
 want = {"invalid_job", "bad_repo", "corrupt_object", "bad_revision", "ambiguous_ref", "not_a_ref", "bad_ref",
         "nothing_to_replay", "merge_commit", "empty_commit", "too_many_commits", "ref_locked", "timeout",
-        "crashed", "out_of_memory", "usage"}
+        "crashed", "out_of_memory", "usage", "sign_unavailable"}
 assert want <= codes, "error codes not produced: %s" % sorted(want - codes)
 assert any("refs" in r for r in results) and any("cars" in r for r in results), "keep-going and train results"
 assert any(r.get("already_applied") for r in results), "a rerun already applied"
 assert any("worker" in r and "attempt" in r for r in results), "a worker's result"
-for b in bad:
-    print(b)
-print("schema ok: %d jobs, %d results (%s), %d error codes" % (len(jobs), len(results), dict(st), len(codes)) if not bad else "schema FAILED")
+assert any("maintain" in r for r in results), "a maintenance job's result"
+# the records of this test's processes (rq_testhook_doc)
+seen = collections.defaultdict(list)
+for f in glob.glob(d + "/*.docs"):
+    data = open(f, "rb").read()
+    i = 0
+    while i < len(data):
+        nl = data.index(b"\n", i)
+        kind, verdict, n, m = data[i:nl].decode().split(" ")
+        text = data[nl + 1 : nl + 1 + int(n)]
+        seen[kind].append((verdict, text))
+        i = nl + 2 + int(n) + int(m)
+logged = [json.loads(x) for _, x in seen["result"]]
+missed = [r for r in results if r not in logged]
+assert not missed, "results printed but not collected: %s" % missed[:3]
+jobs = lines(t + "/jobs.jsonl") + lines(t + "/doc-jobs.jsonl")
+parsed = [json.loads(x) for _, x in seen["job"] if x.startswith(b"{")]
+nojob = [j["id"] for j in jobs if not any(p.get("id") == j["id"] for p in parsed)]
+assert not nojob, "jobs not collected: %s" % nojob
+refused = sum(v != "ok" for v, _ in seen["job"])
+print("covered: %d results (%s), %d error codes; collected %d results, %d jobs (%d refused)" % (
+    len(results), dict(st), len(codes), len(seen["result"]), len(seen["job"]), refused))
 PY
 )
-echo "$out" | tail -40
-check_contains "every job and result validates; the refused jobs fail the job schema" "schema ok" "$out"
+echo "$out" | tail -5
+check_contains "every kind of result made, every job and result collected" "covered:" "$out"
+
+section "validation"
+mkdir -p "$T/mine" && ln -s "$REPLAYQ_TEST_JSON_DIR" "$T/mine/integration-schema" # this test's alone
+out=$("$PY" "$TOP/tests/schema_check.py" "$TOP/docs/schema" "$T/mine" 2>&1)
+echo "$out" | tail -20
+check_contains "every job and result validates; the refused jobs fail the job schema" "schema check ok" "$out"
+
+# the check fails, naming the test, on a result and a job that break the
+# schemas
+B=$T/broken/integration-fake
+mkdir -p "$B"
+doc() { printf '%s %s %d %d\n%s%s\n' "$1" "$2" "${#3}" "${#4}" "$3" "$4"; }
+{
+	doc result ok '{"v":1,"status":"fine"}' ''
+	doc job ok '{"v":1,"id":"x","repo":"r","mode":"onto","target":"main","revisions":["a"],"colour":"red"}' ''
+	doc job invalid_job '{"v":1,"id":"x","repo":"r","mode":"onto","target":"main","revisions":["a"]}' 'made up'
+} >"$B/1.docs"
+out=$("$PY" "$TOP/tests/schema_check.py" "$TOP/docs/schema" "$T/broken" 2>&1) && rc=0 || rc=$?
+check_eq "a broken set: the check fails" 1 "$rc"
+check_contains "a result that breaks the schema, named with its test" "integration/fake: result ok:" "$out"
+check_contains "an accepted job the schema refuses" "replayq accepted it, the schema refuses it" "$out"
+check_contains "a refused job the schema takes" "replayq refused it (invalid_job: made up), the schema takes it" "$out"
 finish

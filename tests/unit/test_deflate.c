@@ -2,8 +2,9 @@
 /*
  * rq_deflate: every stream inflates (zlib's inflate, the one git uses) to
  * the input, over hand-picked and random inputs of every kind and size up
- * to the limit; the code lengths are complete and within their limit; the
- * sizes stay near libdeflate's on objects like a replay's.
+ * to the limit, with and without a span taken as literals (which no match
+ * searches or uses); the code lengths are complete and within their
+ * limit; the sizes stay near libdeflate's on objects like a replay's.
  */
 #include "testutil.h"
 
@@ -23,8 +24,9 @@ static unsigned rnd(void)
 	return (unsigned)(g_seed >> 33);
 }
 
-/* Compress, check the stream inflates to the input; its length. */
-static size_t round_trip(const unsigned char *in, size_t n)
+/* Compress, with in[from..to) as literals, check the stream inflates to
+ * the input; its length. */
+static size_t round_trip_span(const unsigned char *in, size_t n, size_t from, size_t to)
 {
 	unsigned char *out = malloc(RQ_DEFLATE_SMALL_BOUND(n));
 	unsigned char *back = malloc(n + 1);
@@ -33,7 +35,7 @@ static size_t round_trip(const unsigned char *in, size_t n)
 
 	assert_non_null(out);
 	assert_non_null(back);
-	z = rq_deflate_small(in, n, out);
+	z = from || to ? rq_deflate_small_span(in, n, from, to, out) : rq_deflate_small(in, n, out);
 	assert_true(z >= 2 + 4);
 	assert_true(z <= RQ_DEFLATE_SMALL_BOUND(n));
 	assert_int_equal(uncompress(back, &back_len, out, z), Z_OK);
@@ -56,6 +58,11 @@ static size_t round_trip(const unsigned char *in, size_t n)
 	free(out);
 	free(back);
 	return z;
+}
+
+static size_t round_trip(const unsigned char *in, size_t n)
+{
+	return round_trip_span(in, n, 0, 0);
 }
 
 /* Inputs of one kind at sizes 0 .. the limit. */
@@ -126,7 +133,45 @@ static void test_round_trips(void **state)
 	assert_true(round_trip(in, RQ_DEFLATE_SMALL_MAX) < 40);
 	/* over the limit: nothing */
 	assert_int_equal(rq_deflate_small(in, RQ_DEFLATE_SMALL_MAX + 1, in), 0);
+	assert_int_equal(rq_deflate_small_span(in, RQ_DEFLATE_SMALL_MAX + 1, 0, 9, in), 0);
 	free(in);
+}
+
+/* A span taken as literals: every stream still inflates to its input
+ * (spans anywhere, empty, reversed, past the end), and inside the span no
+ * match is searched for nor taken from. */
+static void test_span(void **state)
+{
+	static const fill_fn fills[] = {fill_random, fill_zero, fill_skewed, fill_text};
+	unsigned char *in = malloc(RQ_DEFLATE_SMALL_MAX), *out = malloc(RQ_DEFLATE_SMALL_MAX);
+	size_t whole, first, second;
+
+	(void)state;
+	assert_non_null(in);
+	assert_non_null(out);
+	for (size_t f = 0; f < sizeof(fills) / sizeof(fills[0]); f++)
+		for (int k = 0; k < 400; k++) {
+			size_t n = rnd() % 1200, a = rnd() % (n + 8), b = rnd() % (n + 8);
+			fills[f](in, n);
+			round_trip_span(in, n, a, b);
+		}
+	/* text repeated: without a span, the second copy is one match */
+	fill_text(in, 400);
+	memcpy(in + 400, in, 400);
+	whole = round_trip(in, 800);
+	/* the second copy as literals: no match searched for there */
+	second = round_trip_span(in, 800, 400, 800);
+	/* the first as literals: it is no match's source, the second is coded
+	 * on its own */
+	first = round_trip_span(in, 800, 0, 400);
+	assert_true(whole < 400);
+	assert_true(second > whole + 150);
+	assert_true(first > whole + 150);
+	/* an empty or reversed span is none: the same stream as without */
+	assert_int_equal(rq_deflate_small_span(in, 800, 500, 500, out), whole);
+	assert_int_equal(rq_deflate_small_span(in, 800, 600, 100, out), whole);
+	free(in);
+	free(out);
 }
 
 /* Lengths within the limit and a complete code (Kraft sum exactly 1). */
@@ -219,6 +264,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_round_trips),
+	    cmocka_unit_test(test_span),
 	    cmocka_unit_test(test_code_lengths),
 	    cmocka_unit_test(test_sizes),
 	};

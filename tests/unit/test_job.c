@@ -935,7 +935,14 @@ static void assert_jobs_equal(const rq_job *a, const rq_job *b)
 	assert_string_equal(a->id, b->id);
 	assert_string_equal(a->repo, b->repo);
 	assert_int_equal(a->mode, b->mode);
-	assert_string_equal(a->target, b->target);
+	assert_int_equal(a->maintain, b->maintain);
+	if (!a->maintain) /* a maintenance job has no target */
+		assert_string_equal(a->target, b->target);
+	if (a->group || b->group) {
+		assert_non_null(a->group);
+		assert_non_null(b->group);
+		assert_string_equal(a->group, b->group);
+	}
 	assert_int_equal(a->nrevisions, b->nrevisions);
 	for (size_t i = 0; i < a->nrevisions; i++)
 		assert_string_equal(a->revisions[i], b->revisions[i]);
@@ -1024,6 +1031,9 @@ static void test_round_trip(void **state)
 		   "\"e@x\"}}");
 	round_trip("{\"v\":1,\"id\":\"a\",\"repo\":\"r\",\"mode\":\"advance\",\"target\":"
 		   "\"release\",\"revisions\":[\"v1..fix\"]}");
+	/* a maintenance job keeps its group (one job of it at a time) */
+	round_trip("{\"v\":1,\"id\":\"m\",\"repo\":\"r\",\"mode\":\"maintain\","
+		   "\"timeout_ms\":5000,\"reply_to\":\"box\",\"group\":\"r:main\"}");
 	round_trip(BASE_JOB);
 }
 

@@ -6,10 +6,12 @@
 #include "testutil.h"
 
 #include <semaphore.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -638,8 +640,9 @@ static void test_clean_stale_pack_temps(void **state)
 {
 	tu_repo *r = *state;
 	char pack[PATH_MAX], host[300], name[512], dead_name[512], live_name[512], p[2 * PATH_MAX];
+	char objects[PATH_MAX];
 	long dead = dead_pid(), live = (long)getppid();
-	char *h = tu_capture(r, "hostname | tr -cd 'A-Za-z0-9._'");
+	char *h = tu_capture(r, "hostname | tr -d '\\n' | tr -c 'A-Za-z0-9._-' _ | cut -c1-64");
 
 	assert_non_null(h);
 	snprintf(host, sizeof(host), "%s", h);
@@ -657,8 +660,12 @@ static void test_clean_stale_pack_temps(void **state)
 		 dead);
 	make_file(pack, name, 7200);
 
-	/* the dead owner's at once; the other machine's by age */
-	assert_int_equal(rq_odb_tmpdir_clean_stale(tu_repo_open(r), 3600, NULL), 2);
+	/* not by the clean-up at a replay's start (the pack directory is the
+	 * replay's listing's to sweep: see test_scan_sweeps) */
+	assert_int_equal(rq_odb_tmpdir_clean_stale(tu_repo_open(r), 3600, NULL), 0);
+	/* the whole clean-up: the dead owner's at once; the other machine's by age */
+	objects_path(r, objects, sizeof(objects), NULL);
+	assert_int_equal(rq_odb_tmpdir_clean_stale_dir(objects, 3600), 2);
 	{
 		const char *gone[] = {dead_name, name}, *kept[] = {live_name, "tmp_pack_Zx9Yw8"};
 		for (int i = 0; i < 2; i++) {
@@ -668,7 +675,88 @@ static void test_clean_stale_pack_temps(void **state)
 			assert_true(tu_exists(p));
 		}
 	}
-	assert_int_equal(rq_odb_tmpdir_clean_stale(tu_repo_open(r), 0, NULL), 0);
+	assert_int_equal(rq_odb_tmpdir_clean_stale_dir(objects, 0), 0);
+}
+
+/* A .keep file saying "replayq <pid>@<host>", its flock held when hold
+ * is set (the descriptor to close then), as a live replay holds it. */
+static int make_keep(const char *pack, const char *name, long pid, const char *host, int hold)
+{
+	char p[2 * PATH_MAX], text[400];
+	int fd, n;
+
+	snprintf(p, sizeof(p), "%s/%s.keep", pack, name);
+	assert_true((fd = open(p, O_RDWR | O_CREAT | O_EXCL, 0444)) >= 0);
+	n = snprintf(text, sizeof(text), "replayq %ld@%s\n", pid, host);
+	assert_int_equal(write(fd, text, (size_t)n), n);
+	if (!hold) {
+		close(fd);
+		return -1;
+	}
+	assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
+	return fd;
+}
+
+/* The listing a replay makes of objects/pack sweeps what killed replays
+ * left: temporary files, their .keep files and a pack moved in without
+ * its index; a live process's keep, git's own and another tool's stay. */
+static void test_scan_sweeps(void **state)
+{
+	tu_repo *r = *state;
+	char pack[PATH_MAX], objects[PATH_MAX], host[300], name[512], p[2 * PATH_MAX];
+	char owned[2][512];
+	char *h = tu_capture(r, "hostname | tr -d '\\n' | tr -c 'A-Za-z0-9._-' _ | cut -c1-64");
+	long dead = dead_pid(), live = (long)getppid();
+	int held, marker;
+	git_odb *odb;
+	git_oid zero;
+
+	assert_non_null(h);
+	snprintf(host, sizeof(host), "%s", h);
+	free(h);
+	objects_path(r, pack, sizeof(pack), "pack");
+	assert_int_equal(tu_run(r, "mkdir -p '%s'", pack), 0);
+	snprintf(name, sizeof(name), "tmp_replayq-tmp-%ld@%s-a1b2c3-pack_Q1w2E3", dead, host);
+	make_file(pack, name, 0);
+	/* a dead owner's: its flock free, whatever its pid */
+	make_keep(pack, "pack-1111111111111111111111111111111111111111", live, host, 0);
+	make_file(pack, "pack-1111111111111111111111111111111111111111.pack", 0);
+	/* a live owner's: held, whatever its pid (one no process has here) */
+	held = make_keep(pack, "pack-2222222222222222222222222222222222222222", dead, host, 1);
+	make_file(pack, "pack-2222222222222222222222222222222222222222.pack", 0);
+	make_file(pack, "pack-3333333333333333333333333333333333333333.keep", 0);
+	/* temporary files named after owner markers: by the marker's flock, not
+	 * by pid or age (a held one's, old and of a dead pid, stays; a free
+	 * one's, new and of a live pid, goes) */
+	objects_path(r, objects, sizeof(objects), NULL);
+	snprintf(p, sizeof(p), "%s/replayq-tmp-%ld@%s.0000000a.owner", objects, dead, host);
+	assert_true((marker = open(p, O_RDWR | O_CREAT | O_EXCL, 0644)) >= 0);
+	assert_int_equal(flock(marker, LOCK_EX | LOCK_NB), 0);
+	snprintf(p, sizeof(p), "%s/replayq-tmp-%ld@%s.0000000b.owner", objects, live, host);
+	make_file(objects, strrchr(p, '/') + 1, 0);
+	snprintf(owned[0], sizeof(owned[0]), "tmp_replayq-tmp-%ld@%s.0000000a-pack_AAAAAA", dead,
+		 host);
+	make_file(pack, owned[0], 7200);
+	snprintf(owned[1], sizeof(owned[1]), "tmp_replayq-tmp-%ld@%s.0000000b-idx_BBBBBB", live,
+		 host);
+	make_file(pack, owned[1], 0);
+	assert_int_equal(rq_odb_new(&odb, tu_repo_open(r), NULL, NULL), 0);
+	memset(&zero, 1, sizeof(zero));
+	assert_false(git_odb_exists(odb, &zero)); /* the packs listed */
+	git_odb_free(odb);
+	const char *gone[] = {name, "pack-1111111111111111111111111111111111111111.keep",
+			      "pack-1111111111111111111111111111111111111111.pack", owned[1]};
+	const char *kept[] = {"pack-2222222222222222222222222222222222222222.keep",
+			      "pack-2222222222222222222222222222222222222222.pack",
+			      "pack-3333333333333333333333333333333333333333.keep", owned[0]};
+	for (int i = 0; i < 4; i++) {
+		snprintf(p, sizeof(p), "%s/%s", pack, gone[i]);
+		assert_false(tu_exists(p));
+		snprintf(p, sizeof(p), "%s/%s", pack, kept[i]);
+		assert_true(tu_exists(p));
+	}
+	close(held);
+	close(marker);
 }
 
 /* A live replay's own directory is not removed by a clean-up with a long max_age. */
@@ -781,6 +869,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_two_dirs, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_clean_stale, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_clean_stale_pack_temps, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_scan_sweeps, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_clean_stale_keeps_open, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_keepalive, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_bare_repository, setup_bare, teardown),

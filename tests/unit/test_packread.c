@@ -6,8 +6,9 @@
  * counts that differ), packs written entry by entry (deltas that copy past
  * their base, lie about their sizes, refer to themselves; entries that
  * announce huge sizes), and a fixed-seed loop of random byte changes. A
- * damaged object is answered 0 (libgit2 then reports it); an object that
- * is returned hashes to the id asked for. Under ASan: nothing read out of
+ * damaged object is answered 0, RQ_ODB_PACKREAD_DAMAGED or, when the pair
+ * fails git's checks, RQ_ODB_PACKREAD_BADPACK; an object that is returned
+ * hashes to the id asked for. Under ASan: nothing read out of
  * bounds, nothing leaked.
  */
 #include "testutil.h"
@@ -120,8 +121,9 @@ static int other_type(const void *data, size_t len, git_object_t type, const git
  * under no checksum (git reads them as they are too): with g_lenient, the
  * right content under another type is counted in g_type_flips. */
 static int g_lenient;
-/* What the last read_with's read returned (RQ_ODB_PACKREAD_DAMAGED counts
- * as 0 for the callers: not read). */
+/* What the last read_with's read returned (RQ_ODB_PACKREAD_DAMAGED and
+ * _BADPACK, a pair that fails git's checks, count as 0 for the callers:
+ * not read). */
 static int g_code;
 
 static int read_with(rq_odb_packread *pr, const git_oid *id)
@@ -133,7 +135,7 @@ static int read_with(rq_odb_packread *pr, const git_oid *id)
 	int r = rq_odb_packread_read(pr, id, test_alloc, NULL, &data, &len, &type);
 
 	g_code = r;
-	if (r == RQ_ODB_PACKREAD_DAMAGED)
+	if (r == RQ_ODB_PACKREAD_DAMAGED || r == RQ_ODB_PACKREAD_BADPACK)
 		return 0;
 	assert_in_range(r, 0, 1);
 	if (r == 1) {
@@ -275,6 +277,7 @@ static void test_truncated_pack(void **state)
 	p.n = cut;
 	put_pair(p, g_idx);
 	assert_int_equal(read_all(), 0);
+	assert_int_equal(g_code, RQ_ODB_PACKREAD_BADPACK); /* git's check */
 	memcpy(p.p + cut - 20, g_pack.p + g_pack.n - 20, 20);
 	put_pair(p, g_idx);
 	assert_non_null(pr = rq_odb_packread_open(g_dir));
@@ -299,6 +302,7 @@ static void test_truncated_idx(void **state)
 	memcpy(i.p + i.n - 40, g_idx.p + g_idx.n - 40, 40);
 	put_pair(g_pack, i);
 	assert_int_equal(read_all(), 0);
+	assert_int_equal(g_code, RQ_ODB_PACKREAD_BADPACK);
 	i.n = 8 + 1024 + 100;
 	put_pair(g_pack, i);
 	assert_int_equal(read_all(), 0);

@@ -3,13 +3,19 @@
  * rq_pattern: the syntax check against glibc's regcomp itself (each
  * pattern here is small: compiling it costs nothing), for a list of the
  * edge cases and for every short sequence of tricky tokens a fixed
- * generator makes; the expansion and its limit; a job whose pattern is a
- * bomb refused by the job's validation without compiling anything.
+ * generator makes; the expansion and its limit; what a job's pattern may
+ * not be (the patterns of a hostile-input review: a back-reference, a
+ * repeated sub-expression that matches the empty string, anchors); a job
+ * whose pattern is a bomb refused by the job's validation without
+ * compiling anything, in the syntax its options give; the probe, which
+ * stops a pattern that takes too long or crashes glibc in a process of
+ * its own.
  */
 #include "testutil.h"
 
 #include <regex.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "rq_job.h"
@@ -172,8 +178,19 @@ static void test_expansion(void **state)
 	assert_int_equal(expansion("abc", 0), 3);
 	assert_int_equal(expansion(".\\{0,80\\}", 0), 80);
 	assert_int_equal(expansion("\\(ab\\)\\{3\\}c", 0), 7);
-	assert_int_equal(expansion("\\(a\\{0,45\\}\\)\\{0,45\\}", 0), 2025);
-	assert_int_equal(expansion("(a{0,10}){5}", 'E'), 50);
+	assert_int_equal(expansion("\\(a\\{1,45\\}\\)\\{0,45\\}", 0), 2025);
+	/* what can match the empty string counts its repetition's count twice */
+	assert_int_equal(expansion("\\(a*\\)\\{0,45\\}", 0), 2025);
+	assert_int_equal(expansion("\\(a\\{0,45\\}\\)\\{0,45\\}", 0), RQ_PATTERN_EXPANSION_MAX + 1);
+	assert_int_equal(expansion("\\(a\\|\\)\\{0,10\\}", 0), 100);
+	assert_int_equal(expansion("a*+", 'E'), 4);
+	/* anchors and empty groups count */
+	assert_int_equal(expansion("^a$", 'E'), 3);
+	assert_int_equal(expansion("\\<a\\>", 0), 3);
+	assert_int_equal(expansion("\\(\\)", 0), 1);
+	assert_int_equal(expansion("\\(\\<\\)\\{0,45\\}", 0), 2025);
+	assert_int_equal(expansion("(a{1,10}){5}", 'E'), 50);
+	assert_int_equal(expansion("(a{0,10}){5}", 'E'), 250); /* 5 copies of what matches "" */
 	assert_int_equal(expansion("a\\|bc", 0), 3);
 	assert_int_equal(expansion("a{0,10}", 0), 7); /* literal braces */
 	assert_int_equal(expansion("a\\{2,\\}", 0), 3);
@@ -188,18 +205,80 @@ static void test_bounded(void **state)
 {
 	rq_error err;
 	(void)state;
-	assert_int_equal(rq_pattern_bounded("^t1 [a-z]\\{2\\}x*", &err), 0);
-	assert_int_equal(rq_pattern_bounded("a\\{0,2048\\}", &err), 0);
+	assert_int_equal(rq_pattern_bounded("^t1 [a-z]\\{2\\}x*", 0, &err), 0);
+	assert_int_equal(rq_pattern_bounded("a\\{0,2048\\}", 0, &err), 0);
 	/* the 18-byte bomb, as a basic and as an extended expression */
-	assert_int_equal(rq_pattern_bounded("a\\{0,32767\\}", &err), -1);
+	assert_int_equal(rq_pattern_bounded("a\\{0,32767\\}", 0, &err), -1);
 	assert_int_equal(err.code, RQ_E_USAGE);
 	assert_non_null(strstr(err.msg, "too large"));
-	assert_int_equal(rq_pattern_bounded("a{0,32767}", &err), -1);
-	assert_int_equal(rq_pattern_bounded("(a{0,100}){0,100}", &err), -1);
-	assert_int_equal(rq_pattern_bounded("a\\{0,2049\\}", &err), -1);
+	assert_int_equal(rq_pattern_bounded("a{0,32767}", 'E', &err), -1);
+	assert_int_equal(rq_pattern_bounded("a{0,32767}", 0, &err), 0); /* literal braces */
+	assert_int_equal(rq_pattern_bounded("(a{0,100}){0,100}", 'E', &err), -1);
+	assert_int_equal(rq_pattern_bounded("a\\{0,2049\\}", 0, &err), -1);
+	assert_int_equal(rq_pattern_bounded("a.{0,100000}", 'F', &err), 0);
 	/* not valid as a basic expression: its own words */
-	assert_int_equal(rq_pattern_bounded("[", &err), -1);
+	assert_int_equal(rq_pattern_bounded("[", 0, &err), -1);
 	assert_non_null(strstr(err.msg, "brackets"));
+}
+
+static void refused(const char *pat, int syntax, const char *why)
+{
+	rq_error err;
+
+	if (rq_pattern_bounded(pat, syntax, &err) != -1 || !strstr(err.msg, why))
+		fail_msg("'%s' (%c) is not refused as %s", pat, syntax ? syntax : 'G', why);
+}
+
+/* The patterns of the review: each crashed or hung glibc in a job's child,
+ * or was refused in the wrong syntax. */
+static void test_review_patterns(void **state)
+{
+	rq_error err;
+	(void)state;
+	/* back-references: glibc's unfixed stack overflow (CVE-2019-9192) */
+	refused("\\(\\)\\(\\1\\1\\)*", 0, "back-reference");
+	refused("(a)\\1", 'E', "back-reference");
+	refused("\\(a\\)\\1", 0, "back-reference");
+	/* a repeated sub-expression that can match the empty string: regcomp
+	 * over 100 s, 110 MB; anchors and empty groups count */
+	refused("\\(\\(\\(a\\|\\)*\\)\\{0,8\\}\\)\\{0,8\\}", 0, "too large");
+	refused("\\<a*++++++++", 'E', "too large");
+	refused("\\(\\(a*\\)\\{0,45\\}\\)\\{0,45\\}", 0, "too large");
+	refused("\\(a*\\)\\{0,2000\\}", 0, "too large");
+	refused("\\(\\)\\{0,32767\\}", 0, "too large");
+	refused("\\(\\<\\)\\{0,2048\\}", 0, "too large");
+	refused("($){0,2048}", 'E', "too large");
+	/* the syntax the job's options give, not always the basic one: an
+	 * extended back-reference is valid (refused only as one), and "\\{"
+	 * is a brace there */
+	assert_int_equal(rq_pattern_check("(a)\\1", 'E', NULL, &err), 0);
+	assert_int_equal(rq_pattern_bounded("x\\{y", 'E', &err), 0);
+	assert_int_equal(rq_pattern_bounded("x\\{y", 0, &err), -1);
+	/* what a repetition of a repetition is, within the limit */
+	assert_int_equal(rq_pattern_bounded("\\(\\(\\(a\\|\\)*\\)\\{0,5\\}\\)\\{0,5\\}", 0, &err),
+			 0);
+}
+
+/* The probe stops a pattern the count lets through that takes too long
+ * (regcomp minutes) or crashes glibc (a back-reference in a repeated
+ * group), naming it; it takes the others. */
+static void test_probe(void **state)
+{
+	char *slow[] = {"^fix", "\\<a*+++++"}, *crash[] = {"\\(\\)\\(\\1\\1\\)*"};
+	char *fine[] = {"^fix", "a\\{0,2048\\}", "[[:alpha:]]*ing$"};
+	int ere = REG_NOSUB | REG_NEWLINE | REG_EXTENDED;
+	rq_error err;
+	(void)state;
+	setenv("REPLAYQ_TEST_PATTERN_CPU_MS", "300", 1);
+	assert_int_equal(rq_pattern_probe(slow, 2, ere, &err), -1);
+	assert_int_equal(err.code, RQ_E_BAD_REVISION);
+	assert_non_null(strstr(err.msg, "'\\<a*+++++'"));
+	assert_non_null(strstr(err.msg, "more than 300 ms of CPU"));
+	assert_int_equal(rq_pattern_probe(crash, 1, REG_NOSUB | REG_NEWLINE, &err), -1);
+	assert_int_equal(err.code, RQ_E_BAD_REVISION);
+	assert_non_null(strstr(err.msg, "crashed"));
+	assert_int_equal(rq_pattern_probe(fine, 3, REG_NOSUB | REG_NEWLINE, &err), 0);
+	unsetenv("REPLAYQ_TEST_PATTERN_CPU_MS");
 }
 
 /* A job with the bomb is refused by its validation (which compiles no
@@ -209,6 +288,9 @@ static void test_job_with_a_bomb(void **state)
 	static const char job_text[] =
 	    "{\"v\":1,\"id\":\"bomb\",\"repo\":\"r\",\"mode\":\"onto\",\"target\":\"main\","
 	    "\"revisions\":[\"-E\",\"--grep=a{0,32767}\",\"main..topic\"]}";
+	static const char brace_text[] =
+	    "{\"v\":1,\"id\":\"brace\",\"repo\":\"r\",\"mode\":\"onto\",\"target\":\"main\","
+	    "\"revisions\":[\"--grep=x\\\\{y\",\"main..topic\",\"--extended-regexp\"]}";
 	char id[RQ_JOB_ID_MAX + 1];
 	rq_job job;
 	rq_error err;
@@ -217,6 +299,9 @@ static void test_job_with_a_bomb(void **state)
 	assert_int_equal(err.code, RQ_E_BAD_REVISION);
 	assert_non_null(strstr(err.msg, "revisions[1]"));
 	assert_non_null(strstr(err.msg, "too large"));
+	/* the syntax is the job's, whichever argument says it */
+	assert_int_equal(rq_job_parse(brace_text, strlen(brace_text), &job, id, &err), 0);
+	rq_job_free(&job);
 }
 
 int main(void)
@@ -224,7 +309,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_edge_cases),	    cmocka_unit_test(test_token_sequences),
 	    cmocka_unit_test(test_expansion),	    cmocka_unit_test(test_bounded),
-	    cmocka_unit_test(test_job_with_a_bomb),
+	    cmocka_unit_test(test_job_with_a_bomb), cmocka_unit_test(test_review_patterns),
+	    cmocka_unit_test(test_probe),
 	};
 	return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
 }

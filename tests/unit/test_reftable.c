@@ -869,6 +869,109 @@ static void test_fuzz(void **state)
 	free(b.p);
 }
 
+/* git's varint (that of ofs-delta) at p: its length. */
+static size_t put_varint(uint8_t *p, uint64_t v)
+{
+	uint8_t tmp[10];
+	size_t n = 0;
+
+	tmp[9] = v & 0x7f;
+	for (n = 1; v >>= 7; n++)
+		tmp[9 - n] = (uint8_t)(0x80 | (--v & 0x7f));
+	memcpy(p, tmp + 10 - n, n);
+	return n;
+}
+
+/*
+ * A table of one ref block whose keys each take the whole key before and
+ * add a byte (refs/heads/a, refs/heads/aa, ...; n + 1 tombstones, one
+ * restart point), as a hostile table can: each key cost its whole length
+ * to read, the block's keys the square of their number; a key past
+ * RQ_RTABLE_KEY_MAX is damage.
+ */
+static uint8_t *growing_keys(size_t n, uint64_t max_ui, size_t *len)
+{
+	static const char base[] = "refs/heads/a";
+	size_t cap = 24 + 4 + 16 + 6 * n + 5 + 68, at = 28, blen, crc_at;
+	uint8_t *b = calloc(1, cap);
+	uint32_t crc;
+
+	assert_non_null(b);
+	memcpy(b, "REFT\1\0\0\0", 8);
+	put64(b + 8, 1);
+	put64(b + 16, max_ui);
+	at += put_varint(b + at, 0);
+	at += put_varint(b + at, (sizeof(base) - 1) << 3);
+	memcpy(b + at, base, sizeof(base) - 1);
+	at += sizeof(base) - 1;
+	at += put_varint(b + at, 0);
+	for (size_t i = 0; i < n; i++) {
+		at += put_varint(b + at, sizeof(base) - 1 + i);
+		at += put_varint(b + at, 1 << 3);
+		b[at++] = 'a';
+		at += put_varint(b + at, 0);
+	}
+	memcpy(b + at, "\0\0\x1c\0\1", 5); /* one restart, at the first record */
+	blen = at + 5;
+	b[24] = 'r';
+	for (int i = 0; i < 3; i++)
+		b[25 + i] = (uint8_t)(blen >> (16 - 8 * i));
+	memcpy(b + blen, b, 24); /* the footer: the header, no sections, the CRC */
+	crc_at = blen + 24 + 40;
+	crc = (uint32_t)crc32(0, b + blen, 64);
+	for (int i = 0; i < 4; i++)
+		b[crc_at + i] = (uint8_t)(crc >> (24 - 8 * i));
+	*len = crc_at + 4;
+	return b;
+}
+
+/* Read every ref of a table: the count, or -1 with err. */
+static long read_all_refs(const uint8_t *p, size_t len, rq_error *err)
+{
+	rq_rtable *t;
+	rq_rtable_iter it;
+	rq_rtable_ref ref;
+	long n = 0;
+	int k = 0;
+
+	assert_int_equal(rq_rtable_open_mem(&t, p, len, "keys", err), 0);
+	rq_rtable_iter_init(&it);
+	if (rq_rtable_seek_ref(&it, t, "", err) < 0)
+		k = -1;
+	while (k == 0 && (k = rq_rtable_next_ref(&it, &ref, err)) == 0)
+		n++;
+	rq_rtable_iter_release(&it);
+	rq_rtable_free(t);
+	return k < 0 ? -1 : n;
+}
+
+/* Keys that grow a byte a record: read in time linear in the block (a key
+ * is built in place), up to RQ_RTABLE_KEY_MAX; a longer one is damage. A
+ * table whose update index is 2^64-1 is damage too (the next would wrap). */
+static void test_hostile_keys(void **state)
+{
+	size_t len;
+	uint8_t *b;
+	rq_error err;
+	rq_rtable *t;
+
+	(void)state;
+	b = growing_keys(60000, 1, &len);
+	assert_int_equal(read_all_refs(b, len, &err), 60001);
+	free(b);
+	b = growing_keys(RQ_RTABLE_KEY_MAX, 1, &len);
+	assert_int_equal(read_all_refs(b, len, &err), -1);
+	assert_int_equal(err.code, RQ_E_BAD_REPO);
+	if (!strstr(err.msg, "key of 65537 bytes"))
+		fail_msg("%s", err.msg);
+	free(b);
+	b = growing_keys(1, UINT64_MAX, &len);
+	assert_int_equal(rq_rtable_open_mem(&t, b, len, "wrap", &err), -1);
+	if (!strstr(err.msg, "2^64-1"))
+		fail_msg("%s", err.msg);
+	free(b);
+}
+
 /* A table of reflog records only (a compaction of log changes writes
  * one): its first log block shares the file header's block. */
 static void test_log_only_table(void **state)
@@ -1249,6 +1352,7 @@ int main(void)
 	    cmocka_unit_test(test_obj_index),
 	    cmocka_unit_test(test_fuzz),
 	    cmocka_unit_test(test_log_only_table),
+	    cmocka_unit_test(test_hostile_keys),
 	    cmocka_unit_test(test_backend_reads),
 	    cmocka_unit_test(test_backend_writes),
 	    cmocka_unit_test(test_reflog_layout),
