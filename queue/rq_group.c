@@ -8,6 +8,7 @@
 #include "rq_group.h"
 
 #include "rq_job.h"
+#include "rq_queue.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,13 +38,9 @@
  *                      running or parked), or nil
  */
 #define GROUP_LUA                                                                                  \
+	RQ_QUEUE_LUA_WANT                                                                          \
 	"local P = string.sub(KEYS[1], 1, #KEYS[1] - 4)\n"                                         \
 	"local GROUPS = P .. 'groups'\n"                                                           \
-	"local function want(k, t)\n"                                                              \
-	"  local x = redis.call('TYPE', k).ok\n"                                                   \
-	"  if x == 'none' or x == t then return nil end\n"                                         \
-	"  return 'WRONGTYPE ' .. k .. ' holds a ' .. x .. ', not a ' .. t\n"                      \
-	"end\n"                                                                                    \
 	"local function live(sid)\n"                                                               \
 	"  return sid and string.match(sid, '^%d+%-%d+$') ~= nil and\n"                            \
 	"    #redis.call('XRANGE', KEYS[1], sid, sid) == 1\n"                                      \

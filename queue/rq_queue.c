@@ -21,16 +21,6 @@ struct rq_queue {
 	rq_queue_opts opts;
 };
 
-/* Lua: want(key, type) is nil when the key is missing or of that type,
- * else a WRONGTYPE message naming it. Each script checks the keys it writes
- * before its first write, so that it writes all or nothing. */
-#define LUA_WANT                                                                                   \
-	"local function want(k, t)\n"                                                              \
-	"  local x = redis.call('TYPE', k).ok\n"                                                   \
-	"  if x == 'none' or x == t then return nil end\n"                                         \
-	"  return 'WRONGTYPE ' .. k .. ' holds a ' .. x .. ', not a ' .. t\n"                      \
-	"end\n"
-
 /* KEYS: jobs result results jobkey stats reply attempts dead intent claim
  *       waiting granted
  * ARGV: group sid id result status ttl maxlen has_reply dead_reason job
@@ -43,7 +33,7 @@ struct rq_queue {
  * before the first write too: on a cluster slot being migrated, touching
  * such a key fails the script ("non local key"), which must then have
  * written nothing, so that it can be run again on the new node. */
-static const char complete_lua[] = LUA_WANT
+static const char complete_lua[] = RQ_QUEUE_LUA_WANT
     "local lenient = ARGV[11] == '1'\n"
     "local checks = {{2, 'string'}, {3, 'stream'}, {4, 'string'}, {5, 'hash'},\n"
     "  {7, 'hash'}, {9, 'string'}, {10, 'string'}, {11, 'list'}, {12, 'string'}}\n"
@@ -119,50 +109,50 @@ static const char complete_lua[] = LUA_WANT
  * live entry (or a stored result) owns is answered and acknowledged here:
  * with the result (now, or through the waiting list when it is stored) if
  * its content is the same, else with differs_result and a dead letter. */
-static const char claim_lua[] =
-    LUA_WANT "local bad = want(KEYS[2], 'string') or want(KEYS[3], 'string')\n"
-	     "if bad then return redis.error_reply(bad) end\n"
-	     "local digest = redis.sha1hex(ARGV[3])\n"
-	     "local owner, odig\n"
-	     "local c = redis.call('GET', KEYS[2])\n"
-	     "if c then owner, odig = string.match(c, '^(%d+%-%d+) (%x+)$') end\n"
-	     "local hasres = redis.call('EXISTS', KEYS[3]) == 1\n"
-	     "local same = ARGV[9] ~= '' and ARGV[9] == digest and 1 or 0\n"
-	     "if owner == ARGV[2] then return {hasres and 1 or 0, owner, same} end\n"
-	     "if hasres and not owner then return {1, ''} end\n"
-	     "local live = owner and #redis.call('XRANGE', KEYS[1], owner, owner) == 1\n"
-	     "if not hasres and not live then\n"
-	     "  redis.call('SET', KEYS[2], ARGV[2] .. ' ' .. digest, 'EX', ARGV[4])\n"
-	     "  return {0, ARGV[2], same}\n"
-	     "end\n"
-	     "local function push(k, v)\n"
-	     "  if not want(k, 'list') then\n"
-	     "    redis.call('RPUSH', k, v)\n"
-	     "    redis.call('EXPIRE', k, ARGV[4])\n"
-	     "  end\n"
-	     "end\n"
-	     "local stats = not want(KEYS[7], 'hash')\n"
-	     "if stats then redis.call('HINCRBY', KEYS[7], 'duplicate', 1) end\n"
-	     "local rc = 2\n"
-	     "if odig ~= digest then\n"
-	     "  rc = 3\n"
-	     "  if ARGV[5] == '1' then push(KEYS[5], ARGV[6]) end\n"
-	     "  if not want(KEYS[6], 'stream') then\n"
-	     "    redis.call('XADD', KEYS[6], '*', 'id', ARGV[7], 'job', ARGV[8], 'reason',\n"
-	     "      'the job id is taken by entry ' .. owner .. ', a job with different content',\n"
-	     "      'result', ARGV[6])\n"
-	     "    if stats then redis.call('HINCRBY', KEYS[7], 'dead', 1) end\n"
-	     "  end\n"
-	     "elseif ARGV[5] == '1' then\n"
-	     "  if hasres then push(KEYS[5], redis.call('GET', KEYS[3]))\n"
-	     "  else push(KEYS[4], KEYS[5]) end\n"
-	     "end\n"
-	     "redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])\n"
-	     "redis.call('XDEL', KEYS[1], ARGV[2])\n"
-	     "if not want(KEYS[8], 'string') and redis.call('GET', KEYS[8]) == ARGV[2] then\n"
-	     "  redis.call('DEL', KEYS[8])\n"
-	     "end\n"
-	     "return {rc, owner}\n";
+static const char claim_lua[] = RQ_QUEUE_LUA_WANT
+    "local bad = want(KEYS[2], 'string') or want(KEYS[3], 'string')\n"
+    "if bad then return redis.error_reply(bad) end\n"
+    "local digest = redis.sha1hex(ARGV[3])\n"
+    "local owner, odig\n"
+    "local c = redis.call('GET', KEYS[2])\n"
+    "if c then owner, odig = string.match(c, '^(%d+%-%d+) (%x+)$') end\n"
+    "local hasres = redis.call('EXISTS', KEYS[3]) == 1\n"
+    "local same = ARGV[9] ~= '' and ARGV[9] == digest and 1 or 0\n"
+    "if owner == ARGV[2] then return {hasres and 1 or 0, owner, same} end\n"
+    "if hasres and not owner then return {1, ''} end\n"
+    "local live = owner and #redis.call('XRANGE', KEYS[1], owner, owner) == 1\n"
+    "if not hasres and not live then\n"
+    "  redis.call('SET', KEYS[2], ARGV[2] .. ' ' .. digest, 'EX', ARGV[4])\n"
+    "  return {0, ARGV[2], same}\n"
+    "end\n"
+    "local function push(k, v)\n"
+    "  if not want(k, 'list') then\n"
+    "    redis.call('RPUSH', k, v)\n"
+    "    redis.call('EXPIRE', k, ARGV[4])\n"
+    "  end\n"
+    "end\n"
+    "local stats = not want(KEYS[7], 'hash')\n"
+    "if stats then redis.call('HINCRBY', KEYS[7], 'duplicate', 1) end\n"
+    "local rc = 2\n"
+    "if odig ~= digest then\n"
+    "  rc = 3\n"
+    "  if ARGV[5] == '1' then push(KEYS[5], ARGV[6]) end\n"
+    "  if not want(KEYS[6], 'stream') then\n"
+    "    redis.call('XADD', KEYS[6], '*', 'id', ARGV[7], 'job', ARGV[8], 'reason',\n"
+    "      'the job id is taken by entry ' .. owner .. ', a job with different content',\n"
+    "      'result', ARGV[6])\n"
+    "    if stats then redis.call('HINCRBY', KEYS[7], 'dead', 1) end\n"
+    "  end\n"
+    "elseif ARGV[5] == '1' then\n"
+    "  if hasres then push(KEYS[5], redis.call('GET', KEYS[3]))\n"
+    "  else push(KEYS[4], KEYS[5]) end\n"
+    "end\n"
+    "redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])\n"
+    "redis.call('XDEL', KEYS[1], ARGV[2])\n"
+    "if not want(KEYS[8], 'string') and redis.call('GET', KEYS[8]) == ARGV[2] then\n"
+    "  redis.call('DEL', KEYS[8])\n"
+    "end\n"
+    "return {rc, owner}\n";
 
 /* 1 if name is a valid queue name: 1..64 of [A-Za-z0-9._-]. */
 static int name_valid(const char *name)
@@ -227,9 +217,24 @@ static void key(const rq_queue *q, char *buf, size_t size, const char *kind, con
 	snprintf(buf, size, "%s%s:%s", q->prefix, kind, id);
 }
 
+void rq_queue_key(const rq_queue *q, char *buf, size_t size, const char *kind, const char *id)
+{
+	key(q, buf, size, kind, id);
+}
+
+const char *rq_queue_jobs_key(const rq_queue *q)
+{
+	return q->jobs;
+}
+
+int rq_queue_result_ttl(const rq_queue *q)
+{
+	return q->opts.result_ttl_s;
+}
+
 /* A reply that is an error becomes RQ_E_REDIS (RQ_QUEUE_PERMANENT when it
  * is one that the same command gets again); frees it. */
-static int reply_error(redisReply *rep, rq_error *err, const char *what)
+int rq_queue_reply_error(redisReply *rep, rq_error *err, const char *what)
 {
 	if (!rep)
 		return -1;
@@ -247,7 +252,7 @@ static int reply_error(redisReply *rep, rq_error *err, const char *what)
  * for that (rq_redis_wait_replicas). A write WAIT cannot confirm stands on
  * the master alone; if the master dies before its replicas get it, the
  * job is redelivered (a lost result or grant) or was never queued. */
-static void replicate(rq_queue *q)
+void rq_queue_replicate(rq_queue *q)
 {
 	rq_error ignored;
 
@@ -261,13 +266,13 @@ int rq_queue_ensure_group(rq_queue *q, rq_error *err)
 	if (!rep)
 		return -1;
 	if (rep->type == REDIS_REPLY_ERROR && !strncmp(rep->str, "NOPERM", 6)) {
-		reply_error(rep, err, "cannot create the consumer group");
+		rq_queue_reply_error(rep, err, "cannot create the consumer group");
 		return 1;
 	}
 	/* (NOAUTH passes for a command in general: here the connection was
 	 * made without the password the server wants) */
 	if (rep->type == REDIS_REPLY_ERROR && !strncmp(rep->str, "NOAUTH", 6)) {
-		reply_error(rep, err, "cannot create the consumer group");
+		rq_queue_reply_error(rep, err, "cannot create the consumer group");
 		return RQ_QUEUE_PERMANENT;
 	}
 	if (rep->type == REDIS_REPLY_ERROR && strncmp(rep->str, "BUSYGROUP", 9) != 0) {
@@ -276,7 +281,7 @@ int rq_queue_ensure_group(rq_queue *q, rq_error *err)
 		 * when the group is there, and the workers are what drain it */
 		int forever = !strncmp(rep->str, "WRONGTYPE", 9) ||
 			      !strncmp(rep->str, "ERR unknown command", 19);
-		reply_error(rep, err, "cannot create the consumer group");
+		rq_queue_reply_error(rep, err, "cannot create the consumer group");
 		return forever ? RQ_QUEUE_PERMANENT : -1;
 	}
 	freeReplyObject(rep);
@@ -462,7 +467,7 @@ static int read_reply(rq_queue *q, redisReply *rep, rq_queue_msg **msgs, size_t 
 		freeReplyObject(rep);
 		return rq_queue_ensure_group(q, err) == 0 ? 0 : -1;
 	}
-	if (reply_error(rep, err, "read failed") < 0)
+	if (rq_queue_reply_error(rep, err, "read failed") < 0)
 		return -1;
 	/* [[stream, [entries]]] or nil on timeout */
 	if (rep->type == REDIS_REPLY_ARRAY && rep->elements >= 1 &&
@@ -530,7 +535,7 @@ static long delivery_count(rq_queue *q, const char *sid, rq_error *err)
 	    rq_redis_cmdv(q->r, 0, err, "XPENDING", q->jobs, RQ_QUEUE_GROUP, sid, sid, "1", NULL);
 	long d = 1;
 
-	if (reply_error(rep, err, "reclaim failed") < 0)
+	if (rq_queue_reply_error(rep, err, "reclaim failed") < 0)
 		return -1;
 	if (rep->type != REDIS_REPLY_ARRAY || rep->elements > 1 ||
 	    (rep->elements == 1 && !pending_entry_ok(rep->element[0])))
@@ -560,7 +565,7 @@ int rq_queue_reclaim(rq_queue *q, const char *consumer, long min_idle_ms, size_t
 		freeReplyObject(rep);
 		return rq_queue_ensure_group(q, err) == 0 ? 0 : -1;
 	}
-	if (reply_error(rep, err, "reclaim failed") < 0)
+	if (rq_queue_reply_error(rep, err, "reclaim failed") < 0)
 		return -1;
 	if (rep->type == REDIS_REPLY_ARRAY && rep->elements >= 2)
 		rc = parse_entries(rep->element[1], msgs, n, err);
@@ -629,7 +634,7 @@ int rq_queue_claim(rq_queue *q, const rq_queue_msg *m, const char *id, const cha
 	owner[0] = '\0';
 	*same_as_prior = 0;
 	rep = cmd_bin(q, 20, a, m->job ? 18 : -1, m->job_len, err);
-	if ((rc = reply_error(rep, err, "cannot claim the job id")) < 0)
+	if ((rc = rq_queue_reply_error(rep, err, "cannot claim the job id")) < 0)
 		return rc;
 	if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 2 ||
 	    rep->element[0]->type != REDIS_REPLY_INTEGER) {
@@ -667,11 +672,11 @@ static int complete(rq_queue *q, const rq_queue_msg *m, const char *id, const ch
 			   result,  status,	  ttl,	      maxlen,	      has_reply, dead,
 			   job,	    mode,	  replyprefix};
 	rep = cmd_bin(q, 27, a, m->job ? 24 : -1, m->job_len, err);
-	if ((rc = reply_error(rep, err, "storing the result failed")) < 0)
+	if ((rc = rq_queue_reply_error(rep, err, "storing the result failed")) < 0)
 		return rc;
 	rc = rep->type == REDIS_REPLY_INTEGER && rep->integer == 0 ? 1 : 0;
 	freeReplyObject(rep);
-	replicate(q);
+	rq_queue_replicate(q);
 	return rc;
 }
 
@@ -705,85 +710,20 @@ int rq_queue_keep_claim(rq_queue *q, const char *consumer, const char *sid, rq_e
 					RQ_QUEUE_GROUP, sid, consumer, NULL);
 	int rc;
 
-	if (reply_error(rep, err, "cannot keep the claim") < 0)
+	if (rq_queue_reply_error(rep, err, "cannot keep the claim") < 0)
 		return -1;
 	rc = rep->type == REDIS_REPLY_INTEGER && rep->integer == 1;
 	freeReplyObject(rep);
-	return rc;
-}
-
-/* KEYS: jobs result granted  ARGV: group sid consumer deliveries ttl. 1
- * when the job has no result and its stream entry is pending with this
- * consumer at this delivery; the grant "<consumer> <delivery>" is then
- * recorded in the same step, for later deliveries to see that a process
- * may be committing. */
-static const char owns_lua[] =
-    LUA_WANT "if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end\n"
-	     "local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[2], ARGV[2], 1)\n"
-	     "if #p ~= 1 or p[1][2] ~= ARGV[3] or tonumber(p[1][4]) ~= tonumber(ARGV[4]) then\n"
-	     "  return 0\n"
-	     "end\n"
-	     "local bad = want(KEYS[3], 'string')\n"
-	     "if bad then return redis.error_reply(bad) end\n"
-	     "redis.call('SET', KEYS[3], ARGV[3] .. ' ' .. ARGV[4], 'EX', ARGV[5])\n"
-	     "return 1\n";
-
-int rq_queue_owns(rq_queue *q, const rq_queue_msg *m, const char *id, const char *consumer,
-		  rq_error *err)
-{
-	char rk[512], gk[512], deliveries[32], ttl[32];
-	redisReply *rep;
-	int rc;
-
-	key(q, rk, sizeof(rk), "result", id);
-	key(q, gk, sizeof(gk), "granted", id);
-	snprintf(deliveries, sizeof(deliveries), "%ld", m->deliveries);
-	snprintf(ttl, sizeof(ttl), "%d", q->opts.result_ttl_s);
-	rep = rq_redis_cmdv(q->r, 0, err, "EVAL", owns_lua, "3", q->jobs, rk, gk, RQ_QUEUE_GROUP,
-			    m->sid, consumer, deliveries, ttl, NULL);
-	if (reply_error(rep, err, "cannot check who owns the job") < 0)
-		return -1;
-	rc = rep->type == REDIS_REPLY_INTEGER && rep->integer == 1;
-	freeReplyObject(rep);
-	if (rc)
-		replicate(q);
-	return rc;
-}
-
-/* KEYS: intent result  ARGV: intent ttl. A job that has its result
- * already (another worker finished it) gets no intent: 0. */
-static const char intent_lua[] = "if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end\n"
-				 "redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])\n"
-				 "return 1\n";
-
-int rq_queue_set_intent(rq_queue *q, const char *id, const char *result, rq_error *err)
-{
-	char k[512], rk[512], ttl[32];
-	redisReply *rep;
-	int rc;
-
-	key(q, k, sizeof(k), "intent", id);
-	key(q, rk, sizeof(rk), "result", id);
-	snprintf(ttl, sizeof(ttl), "%d", q->opts.result_ttl_s);
-	rep = rq_redis_cmdv(q->r, 0, err, "EVAL", intent_lua, "2", k, rk, result, ttl, NULL);
-	if (reply_error(rep, err, "cannot record the intent") < 0)
-		return -1;
-	rc = rep->type == REDIS_REPLY_INTEGER && rep->integer == 1 ? 0 : 1;
-	freeReplyObject(rep);
-	if (rc)
-		rq_error_set(err, RQ_E_REDIS, "the job has a result already");
-	else
-		replicate(q);
 	return rc;
 }
 
 /* The string a command answered (malloc'ed), or NULL: nil (err cleared)
  * or an error (err set). Frees the reply. */
-static char *string_reply(redisReply *rep, rq_error *err, const char *what)
+char *rq_queue_string_reply(redisReply *rep, rq_error *err, const char *what)
 {
 	char *s = NULL;
 
-	if (reply_error(rep, err, what) < 0)
+	if (rq_queue_reply_error(rep, err, what) < 0)
 		return NULL;
 	rq_error_clear(err);
 	if (rep->type == REDIS_REPLY_STRING && !(s = dupn(rep->str, rep->len)))
@@ -792,38 +732,14 @@ static char *string_reply(redisReply *rep, rq_error *err, const char *what)
 	return s;
 }
 
-char *rq_queue_get_intent(rq_queue *q, const char *id, rq_error *err)
-{
-	char k[512];
-
-	key(q, k, sizeof(k), "intent", id);
-	return string_reply(rq_redis_cmdv(q->r, 0, err, "GET", k, NULL), err,
-			    "cannot read the intent");
-}
-
-int rq_queue_granted(rq_queue *q, const char *id, rq_error *err)
-{
-	char k[512];
-	redisReply *rep;
-	int rc;
-
-	key(q, k, sizeof(k), "granted", id);
-	rep = rq_redis_cmdv(q->r, 0, err, "EXISTS", k, NULL);
-	if (reply_error(rep, err, "cannot read the grant") < 0)
-		return -1;
-	rc = rep->type == REDIS_REPLY_INTEGER && rep->integer == 1;
-	freeReplyObject(rep);
-	return rc;
-}
-
 int rq_queue_note_attempt(rq_queue *q, const char *id, const char *info, rq_error *err)
 {
 	redisReply *rep = rq_redis_cmdv(q->r, 0, err, "HSET", q->attempts, id, info, NULL);
-	if (reply_error(rep, err, "cannot record the attempt") < 0)
+	if (rq_queue_reply_error(rep, err, "cannot record the attempt") < 0)
 		return -1;
 	freeReplyObject(rep);
 	rep = rq_redis_cmdv(q->r, 0, err, "HINCRBY", q->stats, "retried", "1", NULL);
-	if (reply_error(rep, err, "cannot count the attempt") < 0)
+	if (rq_queue_reply_error(rep, err, "cannot count the attempt") < 0)
 		return -1;
 	freeReplyObject(rep);
 	return 0;
@@ -831,8 +747,8 @@ int rq_queue_note_attempt(rq_queue *q, const char *id, const char *info, rq_erro
 
 char *rq_queue_last_attempt(rq_queue *q, const char *id, rq_error *err)
 {
-	return string_reply(rq_redis_cmdv(q->r, 0, err, "HGET", q->attempts, id, NULL), err,
-			    "cannot read the attempt");
+	return rq_queue_string_reply(rq_redis_cmdv(q->r, 0, err, "HGET", q->attempts, id, NULL),
+				     err, "cannot read the attempt");
 }
 
 int rq_queue_result(rq_queue *q, const char *id, char **json, rq_error *err)
@@ -840,8 +756,8 @@ int rq_queue_result(rq_queue *q, const char *id, char **json, rq_error *err)
 	char reskey[512];
 
 	key(q, reskey, sizeof(reskey), "result", id);
-	*json = string_reply(rq_redis_cmdv(q->r, 0, err, "GET", reskey, NULL), err,
-			     "cannot read the result");
+	*json = rq_queue_string_reply(rq_redis_cmdv(q->r, 0, err, "GET", reskey, NULL), err,
+				      "cannot read the result");
 	return *json ? 0 : err->code != RQ_OK ? -1 : 1;
 }
 
@@ -856,7 +772,7 @@ int rq_queue_wait_reply(rq_queue *q, const char *reply_to, int timeout_ms, char 
 	key(q, replykey, sizeof(replykey), "reply", reply_to);
 	snprintf(tmo, sizeof(tmo), "%.3f", timeout_ms / 1000.0);
 	rep = rq_redis_cmdv(q->r, timeout_ms, err, "BLPOP", replykey, tmo, NULL);
-	if (reply_error(rep, err, "waiting for results failed") < 0)
+	if (rq_queue_reply_error(rep, err, "waiting for results failed") < 0)
 		return -1;
 	if (rep->type != REDIS_REPLY_ARRAY && rep->type != REDIS_REPLY_NIL)
 		rc =
@@ -882,11 +798,11 @@ int rq_queue_heartbeat(rq_queue *q, const char *worker, const char *info, int tt
 	key(q, alive, sizeof(alive), "worker", worker);
 	snprintf(ttl, sizeof(ttl), "%d", ttl_s);
 	rep = rq_redis_cmdv(q->r, 0, err, "HSET", q->workers, worker, info, NULL);
-	if (reply_error(rep, err, "heartbeat failed") < 0)
+	if (rq_queue_reply_error(rep, err, "heartbeat failed") < 0)
 		return -1;
 	freeReplyObject(rep);
 	rep = rq_redis_cmdv(q->r, 0, err, "SET", alive, "1", "EX", ttl, NULL);
-	if (reply_error(rep, err, "heartbeat failed") < 0)
+	if (rq_queue_reply_error(rep, err, "heartbeat failed") < 0)
 		return -1;
 	freeReplyObject(rep);
 	return 0;
@@ -899,11 +815,11 @@ int rq_queue_worker_gone(rq_queue *q, const char *worker, rq_error *err)
 
 	key(q, alive, sizeof(alive), "worker", worker);
 	rep = rq_redis_cmdv(q->r, 0, err, "DEL", alive, NULL);
-	if (reply_error(rep, err, "cannot remove the heartbeat") < 0)
+	if (rq_queue_reply_error(rep, err, "cannot remove the heartbeat") < 0)
 		return -1;
 	freeReplyObject(rep);
 	rep = rq_redis_cmdv(q->r, 0, err, "HDEL", q->workers, worker, NULL);
-	if (reply_error(rep, err, "cannot remove the heartbeat") < 0)
+	if (rq_queue_reply_error(rep, err, "cannot remove the heartbeat") < 0)
 		return -1;
 	freeReplyObject(rep);
 	return 0;
@@ -958,7 +874,7 @@ static int count_of(rq_queue *q, const char *cmd, const char *key, const char *a
 {
 	redisReply *rep = rq_redis_cmdv(q->r, 0, err, cmd, key, arg, NULL);
 
-	if (!rep || (strict && reply_error(rep, err, "stats failed") < 0))
+	if (!rep || (strict && rq_queue_reply_error(rep, err, "stats failed") < 0))
 		return -1;
 	*out = rep->type == REDIS_REPLY_INTEGER ? rep->integer
 	       : rep->type == REDIS_REPLY_ARRAY && rep->elements > 0 &&
@@ -975,7 +891,7 @@ static json_t *hash_of(rq_queue *q, const char *key, int numbers, rq_error *err)
 	redisReply *rep = rq_redis_cmdv(q->r, 0, err, "HGETALL", key, NULL);
 	json_t *o;
 
-	if (reply_error(rep, err, "stats failed") < 0)
+	if (rq_queue_reply_error(rep, err, "stats failed") < 0)
 		return NULL;
 	o = hash_to_json(rep, numbers);
 	freeReplyObject(rep);
@@ -1065,7 +981,7 @@ int rq_queue_group_counts(rq_queue *q, long long *pending, long long *lag, rq_er
 	long long queued;
 	int rc = 0;
 
-	if (reply_error(rep, err, "cannot read the group") < 0)
+	if (rq_queue_reply_error(rep, err, "cannot read the group") < 0)
 		return -1;
 	if (!(g = our_group(rep)) || (*pending = group_field(g, "pending")) < 0)
 		rc = rq_error_set(err, RQ_E_REDIS, "no group '%s' on %s", RQ_QUEUE_GROUP, q->jobs);
@@ -1115,7 +1031,7 @@ int rq_queue_dead_list(rq_queue *q, size_t count, json_t **out, rq_error *err)
 	*out = NULL;
 	snprintf(cnt, sizeof(cnt), "%zu", count);
 	rep = rq_redis_cmdv(q->r, 0, err, "XRANGE", q->dead, "-", "+", "COUNT", cnt, NULL);
-	if (reply_error(rep, err, "cannot list dead letters") < 0) {
+	if (rq_queue_reply_error(rep, err, "cannot list dead letters") < 0) {
 		json_decref(a);
 		return -1;
 	}
@@ -1166,7 +1082,7 @@ int rq_queue_pending_list(rq_queue *q, size_t count, json_t **out, rq_error *err
 	rep = rq_redis_cmdv(q->r, 0, err, "XPENDING", q->jobs, RQ_QUEUE_GROUP, "-", "+", cnt, NULL);
 	if (rep && rep->type == REDIS_REPLY_ERROR && !strncmp(rep->str, "NOGROUP", 7)) {
 		freeReplyObject(rep); /* no group yet: nothing is pending */
-	} else if (reply_error(rep, err, "cannot list pending jobs") < 0) {
+	} else if (rq_queue_reply_error(rep, err, "cannot list pending jobs") < 0) {
 		rc = -1;
 	} else {
 		rc = pending_entries(rep, a, err);

@@ -14,7 +14,9 @@
  *   replayq:{Q}:attempts      hash: job id -> last transient failure (JSON)
  *   replayq:{Q}:intent:<id>   the result of a job about to apply its ref updates
  *   replayq:{Q}:granted:<id>  "<consumer> <delivery>" that passed the fence of its ref
- *                             update: a process that may be committing them
+ *                             update: a process that may be committing them (these
+ *                             two are written by queue/rq_refproto, the ref-update
+ *                             protocol, and deleted with the result here)
  *   replayq:{Q}:claim:<id>    "<entry> <sha1 of the content>": the entry that owns the id
  *   replayq:{Q}:waiting:<id>  reply lists of duplicates waiting for the owner's result
  *   replayq:{Q}:stats         hash of counters (submitted, ok, conflict, error, dead, retried,
@@ -173,34 +175,9 @@ int rq_queue_dead_letter(rq_queue *q, const rq_queue_msg *m, const char *id, con
 			 const char *status, const char *reply_to, const char *reason,
 			 rq_error *err);
 
-/*
- * Write-ahead record of a job about to apply its ref updates: if its worker
- * dies before the result is stored, the redelivered job finds its refs
- * already moved and reports this result instead of replaying again.
- */
 /* Keep a running job's claim fresh, only while this consumer owns it:
  * 1 kept, 0 not ours any more, -1 error. */
 int rq_queue_keep_claim(rq_queue *q, const char *consumer, const char *sid, rq_error *err);
-
-/*
- * The fence of a ref update: 1 when the job (entry m, delivery
- * m->deliveries) is still this consumer's (no result, pending with it at
- * that delivery), 0 when another worker has it or finished it, -1 error.
- * A yes is recorded as the job's grant (rq_queue_granted) in the same step.
- */
-int rq_queue_owns(rq_queue *q, const rq_queue_msg *m, const char *id, const char *consumer,
-		  rq_error *err);
-
-/* 1 when a delivery of job id passed the fence (rq_queue_owns said yes):
- * a process may be committing its refs, so that a later delivery that
- * meets their locks must wait rather than give up. 0 none, -1 error. */
-int rq_queue_granted(rq_queue *q, const char *id, rq_error *err);
-
-/* 0 recorded, 1 refused (the job has its result already: whoever runs it
- * now must not move a ref), -1 error. */
-int rq_queue_set_intent(rq_queue *q, const char *id, const char *result, rq_error *err);
-/* The intent, or NULL: none (err cleared) or an error (err set). */
-char *rq_queue_get_intent(rq_queue *q, const char *id, rq_error *err);
 
 /* Record a transient failure (crash, timeout) for a later retry. */
 int rq_queue_note_attempt(rq_queue *q, const char *id, const char *info, rq_error *err);
@@ -230,5 +207,32 @@ int rq_queue_group_counts(rq_queue *q, long long *pending, long long *lag, rq_er
 int rq_queue_stats(rq_queue *q, json_t **out, rq_error *err);
 int rq_queue_dead_list(rq_queue *q, size_t count, json_t **out, rq_error *err);
 int rq_queue_pending_list(rq_queue *q, size_t count, json_t **out, rq_error *err);
+
+/*
+ * For the module that keeps keys of a job beside the queue's own
+ * (queue/rq_refproto): the key "replayq:{Q}:<kind>:<id>" into buf; the
+ * jobs stream's key; the result TTL in seconds; a reply checked (an error
+ * reply becomes RQ_E_REDIS, RQ_QUEUE_PERMANENT when the same command would
+ * get it again; the reply is freed then; NULL: err set already); the
+ * string a reply holds (malloc'ed; NULL: nil, err cleared, or an error,
+ * err set; the reply is freed); a WAIT for the replicas after a write a
+ * job depends on.
+ */
+void rq_queue_key(const rq_queue *q, char *buf, size_t size, const char *kind, const char *id);
+const char *rq_queue_jobs_key(const rq_queue *q);
+int rq_queue_result_ttl(const rq_queue *q);
+int rq_queue_reply_error(redisReply *rep, rq_error *err, const char *what);
+char *rq_queue_string_reply(redisReply *rep, rq_error *err, const char *what);
+void rq_queue_replicate(rq_queue *q);
+
+/* Lua: want(key, type) is nil when the key is missing or of that type,
+ * else a WRONGTYPE message naming it. Each script checks the keys it writes
+ * before its first write, so that it writes all or nothing. */
+#define RQ_QUEUE_LUA_WANT                                                                          \
+	"local function want(k, t)\n"                                                              \
+	"  local x = redis.call('TYPE', k).ok\n"                                                   \
+	"  if x == 'none' or x == t then return nil end\n"                                         \
+	"  return 'WRONGTYPE ' .. k .. ' holds a ' .. x .. ', not a ' .. t\n"                      \
+	"end\n"
 
 #endif

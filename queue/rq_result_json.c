@@ -41,19 +41,21 @@ static size_t utf8_seq(const unsigned char *p, size_t n)
 	return len;
 }
 
-json_t *rq_result_json_bytesn(const char *s, size_t n)
+/* n bytes as a JSON string, each byte that is not part of valid UTF-8
+ * (and each backslash, with backslash set) as the text \\xNN. */
+static json_t *escaped(const char *s, size_t n, int backslash)
 {
 	json_t *j;
 	size_t o = 0;
 	char *out;
 
-	if ((j = json_stringn(s, n)))
+	if ((!backslash || !memchr(s, '\\', n)) && (j = json_stringn(s, n)))
 		return j;
 	if (n > (SIZE_MAX - 1) / 4 || !(out = malloc(n * 4 + 1)))
 		return NULL;
 	for (size_t i = 0; i < n;) {
 		size_t k = utf8_seq((const unsigned char *)s + i, n - i);
-		if (k) {
+		if (k && !(backslash && s[i] == '\\')) {
 			memcpy(out + o, s + i, k);
 			o += k;
 			i += k;
@@ -67,11 +69,66 @@ json_t *rq_result_json_bytesn(const char *s, size_t n)
 	return j;
 }
 
-/* A C string as rq_result_json_bytesn makes it (NULL: null): ref names
- * and paths need not be UTF-8. */
+json_t *rq_result_json_bytesn(const char *s, size_t n)
+{
+	return escaped(s, n, 0);
+}
+
+json_t *rq_result_json_refname(const char *name)
+{
+	return escaped(name, strlen(name), 1);
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+char *rq_result_json_refname_bytes(const json_t *v)
+{
+	const char *s = json_string_value(v);
+	size_t n = json_string_length(v), o = 0, i;
+	char *out;
+
+	if (!s || memchr(s, '\0', n) || !(out = malloc(n + 1)))
+		return NULL;
+	for (i = 0; i < n; i++) {
+		int hi, lo;
+		if (s[i] != '\\') {
+			out[o++] = s[i];
+			continue;
+		}
+		if (n - i < 4 || s[i + 1] != 'x' || (hi = hexval(s[i + 2])) < 0 ||
+		    (lo = hexval(s[i + 3])) < 0 || (hi | lo) == 0)
+			break;
+		out[o++] = (char)(hi << 4 | lo);
+		i += 3;
+	}
+	out[o] = '\0';
+	if (i < n) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+/* A C string as rq_result_json_bytesn makes it (NULL: null): paths and
+ * messages need not be UTF-8. */
 static json_t *bytes_json(const char *s)
 {
 	return s ? rq_result_json_bytesn(s, strlen(s)) : json_null();
+}
+
+/* A ref name, without loss (NULL: null). */
+static json_t *ref_json(const char *s)
+{
+	return s ? rq_result_json_refname(s) : json_null();
 }
 
 static json_t *oid_json(const git_oid *oid)
@@ -119,8 +176,7 @@ static json_t *stats_json(const rq_replay_stats *s)
 	return whole(o, bad);
 }
 
-/* The updates of a clean replay; NULL when memory runs out. */
-static json_t *updates_json(const rq_replay_result *res)
+json_t *rq_result_json_updates(const rq_replay_result *res)
 {
 	json_t *updates = json_array();
 	int bad = !updates;
@@ -128,7 +184,7 @@ static json_t *updates_json(const rq_replay_result *res)
 	for (size_t i = 0; !bad && i < res->nupdates; i++) {
 		const rq_ref_update *u = &res->updates[i];
 		bad |= json_array_append_new(
-		    updates, json_pack("{s:o, s:o, s:o}", "ref", bytes_json(u->ref), "old",
+		    updates, json_pack("{s:o, s:o, s:o}", "ref", ref_json(u->ref), "old",
 				       oid_json(&u->old_id), "new", oid_json(&u->new_id)));
 	}
 	return whole(updates, bad);
@@ -164,7 +220,7 @@ static json_t *conflict_json(const git_oid *commit, int merge, const rq_conflict
 static json_t *ref_outcome_json(const rq_replay_result *res, const rq_ref_outcome *r)
 {
 	const rq_pick_conflict *f = r->status != RQ_REF_OK ? &res->failed[r->failed] : NULL;
-	json_t *o = json_pack("{s:o, s:s, s:o, s:o}", "ref", bytes_json(r->ref), "status",
+	json_t *o = json_pack("{s:o, s:s, s:o, s:o}", "ref", ref_json(r->ref), "status",
 			      rq_outcome_status_name(r->status), "old", oid_json(&r->old_id), "new",
 			      f ? json_null() : oid_json(&r->new_id));
 	int bad = !o;
@@ -174,7 +230,7 @@ static json_t *ref_outcome_json(const rq_replay_result *res, const rq_ref_outcom
 					   conflict_json(&f->commit, f->merge, &f->conflicts));
 	if (f && r->status == RQ_REF_BLOCKED)
 		bad |= json_object_set_new(o, "blocked_by",
-					   json_pack("{s:o, s:o}", "ref", bytes_json(r->blocked_by),
+					   json_pack("{s:o, s:o}", "ref", ref_json(r->blocked_by),
 						     "commit", oid_json(&f->commit)));
 	return whole(o, bad);
 }
@@ -202,9 +258,9 @@ json_t *rq_result_to_json(const rq_replay_result *res, int rc, const rq_error *e
 	bad |= json_object_set_new(o, "v", json_integer(1));
 	bad |= json_object_set_new(o, "status", json_string(status));
 	/* keep-going: the clean refs' updates whatever the status */
-	bad |= json_object_set_new(o, "updates",
-				   rc == 0 || (rc == 1 && res->keep_going) ? updates_json(res)
-									   : json_array());
+	bad |= json_object_set_new(
+	    o, "updates",
+	    rc == 0 || (rc == 1 && res->keep_going) ? rq_result_json_updates(res) : json_array());
 	bad |= json_object_set_new(o, "applied", json_boolean(applied));
 	if (rc >= 0 && res->keep_going)
 		bad |= json_object_set_new(o, "refs", refs_json(res));
@@ -298,7 +354,7 @@ static json_t *car_json(const rq_train_result *res, const rq_car_result *c)
 		bad |= json_object_set_new(o, "tip", oid_json(&c->tip));
 	if (c->status == RQ_CAR_OK) {
 		bad |= json_object_set_new(o, "commit", oid_json(&c->commit));
-		bad |= json_object_set_new(o, "ref", c->ref ? bytes_json(c->ref) : json_null());
+		bad |= json_object_set_new(o, "ref", ref_json(c->ref));
 	} else {
 		bad |= json_object_set_new(
 		    o, "conflict",
@@ -327,7 +383,7 @@ static int train_fields(json_t *o, const rq_train_result *res)
 		return -1;
 	bad |= json_object_set_new(
 	    o, "train",
-	    json_pack("{s:o, s:s, s:o, s:o, s:I}", "target", bytes_json(res->target_ref), "method",
+	    json_pack("{s:o, s:s, s:o, s:o, s:I}", "target", ref_json(res->target_ref), "method",
 		      rq_train_method_name(res->method), "base", oid_json(&res->base), "head",
 		      oid_json(&res->head), "virtual_fallbacks",
 		      (json_int_t)res->virtual_fallbacks));
@@ -345,7 +401,7 @@ json_t *rq_result_train_to_json(const rq_train_result *res, int rc, const rq_err
 		return o;
 	/* the cars that went in have their updates whatever the status */
 	if (rc == 1)
-		bad |= json_object_set_new(o, "updates", updates_json(&res->replay));
+		bad |= json_object_set_new(o, "updates", rq_result_json_updates(&res->replay));
 	bad |= train_fields(o, res) < 0;
 	return whole(o, bad);
 }

@@ -11,7 +11,9 @@
  * [{"ref", "status": "ok"|"conflict"|"blocked", "old", "new" (null unless
  * ok), "conflict": {...} (conflict), "blocked_by": {"ref", "commit"}
  * (blocked)}], and its "updates" are the clean refs' also with status
- * "conflict" ("applied" says whether they were applied).
+ * "conflict" ("applied" says whether they were applied). Ref names are
+ * written without loss (rq_result_json_refname): "ref" of "updates", of
+ * "refs" and of "blocked_by", a train's "target" and its cars' "ref".
  */
 #ifndef RQ_RESULT_JSON_H
 #define RQ_RESULT_JSON_H
@@ -41,6 +43,9 @@ json_t *rq_result_to_json(const rq_replay_result *res, int rc, const rq_error *e
 json_t *rq_result_train_to_json(const rq_train_result *res, int rc, const rq_error *err,
 				int applied);
 
+/* res's updates, [{"ref", "old", "new"}]; NULL when memory runs out. */
+json_t *rq_result_json_updates(const rq_replay_result *res);
+
 /*
  * A maintenance job's result: status "ok" (or "error" with its "error"),
  * "updates": [], "applied": false, and "maintain": {"packs_before",
@@ -59,12 +64,31 @@ json_t *rq_result_maintain_to_json(const rq_odb_repack_stats *st, int rc, const 
 int rq_result_set_signed(json_t *o);
 
 /*
- * A JSON string for n bytes that need not be UTF-8 (ref names, paths,
- * messages quoting them, what Redis holds): each byte that is not part of
- * valid UTF-8 becomes the text \\xNN (a NUL is a character of the
- * string). NULL when memory runs out.
+ * A JSON string for n bytes that need not be UTF-8 (paths, messages, what
+ * Redis holds), to be read by people: each byte that is not part of valid
+ * UTF-8 becomes the text \\xNN (a NUL is a character of the string).
+ * NULL when memory runs out.
  */
 json_t *rq_result_json_bytesn(const char *s, size_t n);
+
+/*
+ * A ref name as a JSON string, without loss (a ref name is bytes): every
+ * byte that is not part of valid UTF-8, and every backslash, is written as
+ * the four characters \\xNN (NN its value in upper-case hex); everything
+ * else is itself. A name that is valid UTF-8 and has no backslash (git
+ * refuses backslashes in ref names) is therefore written as it is.
+ * rq_result_json_refname_bytes reads it back. NULL when memory runs out.
+ */
+json_t *rq_result_json_refname(const char *name);
+
+/*
+ * The bytes of a ref name written by rq_result_json_refname (malloc'ed):
+ * each \\xNN (two hex digits, either case) is the byte NN, every other
+ * character its UTF-8 bytes. NULL when v is not a string, when a
+ * backslash is not followed by x and two hex digits, when a byte would be
+ * NUL, or when memory runs out.
+ */
+char *rq_result_json_refname_bytes(const json_t *v);
 
 /*
  * The result JSON text (malloc'ed; NULL when out of memory) of a job that

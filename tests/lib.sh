@@ -681,3 +681,65 @@ updates_moved() {
 	done
 	echo "$n"
 }
+
+# --- reftable runs -------------------------------------------------------------
+# RQ_REF_FORMAT=reftable (tests/CMakeLists.txt registers the ref tests
+# named in RQ_REFTABLE_TESTS a second time so, as <test>@reftable): every
+# repository a test makes with `git init` keeps its refs in reftables. git
+# is upstream's 2.55 for the whole test (the installed git cannot read
+# them), first in PATH, and new repositories default to reftable
+# (GIT_DEFAULT_REF_FORMAT). REFTABLE is 1 then, for the few checks that
+# differ; without upstream git such a run checks nothing (a notice).
+REFTABLE=0
+if [ "${RQ_REF_FORMAT:-files}" = reftable ]; then
+	upstream_git || finish
+	mkdir -p "$T/bin" "$T/templates"
+	# the programs git runs for a local clone or push, upstream's too
+	for p in git git-upload-pack git-receive-pack git-upload-archive; do
+		ln -s "$UPSTREAM_GIT" "$T/bin/$p"
+	done
+	export PATH="$T/bin:$PATH" GIT_EXEC_PATH="$T/bin" GIT_DEFAULT_REF_FORMAT=reftable \
+		GIT_TEMPLATE_DIR="$T/templates"
+	# no maintenance in the background (upstream's runs after a commit or
+	# an update-ref): it would take locks and compact tables meanwhile
+	export GIT_CONFIG_COUNT=2 GIT_CONFIG_KEY_0=maintenance.auto GIT_CONFIG_VALUE_0=false \
+		GIT_CONFIG_KEY_1=gc.auto GIT_CONFIG_VALUE_1=0
+	REFTABLE=1
+fi
+# check_ref_format repo: on a reftable run, a check that repo keeps its
+# refs in reftables (the run tests what it says it tests)
+check_ref_format() {
+	[ $REFTABLE = 0 ] || check_eq "$1: refs in reftables" reftable "$(git -C "$1" rev-parse --show-ref-format)"
+}
+# locks_of n: how many lock files an update of n refs holds (files: one a
+# ref; reftable: tables.list.lock alone)
+locks_of() { if [ $REFTABLE = 1 ]; then echo 1; else echo "$1"; fi; }
+# foreign_lock repo ref: the lock file another program updating ref would
+# hold (made empty, as git makes it)
+foreign_lock() {
+	if [ $REFTABLE = 1 ]; then echo "$1/.git/reftable/tables.list.lock"; else echo "$1/.git/$2.lock"; fi
+}
+# refs_consistent repo: git fsck clean; on reftable also `git refs verify`
+# clean and every file of reftable/ tables.list or a table it names (no
+# table written and never published, no temporary file)
+refs_consistent() {
+	fsck_ok "$1" || return 1
+	[ $REFTABLE = 1 ] || return 0
+	git -C "$1" refs verify || return 1
+	local dir=$1/.git/reftable f
+	for f in "$dir"/*; do
+		[ "${f##*/}" = tables.list ] || grep -qx "${f##*/}" "$dir/tables.list" || {
+			echo "refs_consistent: '${f##*/}' is not in tables.list" >&2
+			return 1
+		}
+	done
+}
+# ref_state repo refs...: the refs and their reflogs as git shows them
+ref_state() {
+	local repo=$1 r
+	shift
+	git -C "$repo" for-each-ref --format='%(refname) %(objectname)'
+	for r in "$@"; do
+		git -C "$repo" reflog show --date=raw --format="$r %H %gn %ge %gd %gs" "$r" 2>&1
+	done
+}

@@ -15,6 +15,7 @@
 #include "log.h"
 #include "rq_group.h"
 #include "rq_job.h"
+#include "rq_refproto.h"
 #include "rq_result_json.h"
 
 /* The job's reply list, read even from a job that is not valid (its
@@ -167,49 +168,18 @@ static int msg_claim(rq_tasks *ts, rq_task *t, const rq_job *job)
 }
 
 /*
- * A copy of a job submitted with --force after the same job had its
- * result: when that result moved refs, the child is handed it as an
- * intent marked "already_applied", and if every ref is still where it
- * put them, that is the answer (nothing is replayed again on refs it
- * moved); otherwise the job replays anew. 0 (*out NULL when it is of no
- * use), -1 out of memory.
- */
-static int prior_intent(const char *prior, char **out)
-{
-	json_t *o = prior ? json_loads(prior, 0, NULL) : NULL;
-	const char *status = json_string_value(json_object_get(o, "status"));
-	int rc = 0;
-
-	*out = NULL;
-	if (o && status && !strcmp(status, "ok") && json_is_true(json_object_get(o, "applied")) &&
-	    json_array_size(json_object_get(o, "updates")) &&
-	    (json_object_set_new(o, "already_applied", json_true()) < 0 ||
-	     !(*out = json_dumps(o, JSON_COMPACT))))
-		rc = -1;
-	json_decref(o);
-	return rc;
-}
-
-/*
- * The intent the child is handed: an earlier delivery's (t->granted set
- * too), or a --force copy's prior result; 0 (*out NULL: none), -1 when it
- * cannot be known now (logged).
+ * The intent the child is handed (rq_refproto_stored: an earlier
+ * delivery's, t->granted set too, or a --force copy's prior result); 0
+ * (*out NULL: none), -1 when it cannot be known now (logged).
  */
 static int msg_intent(rq_tasks *ts, rq_task *t, const rq_job *job, char **out)
 {
 	rq_error err;
 
-	rq_error_clear(&err);
-	*out = job->ref_update && t->msg.deliveries > 1 ? rq_queue_get_intent(ts->q, t->id, &err)
-							: NULL;
-	if (*out && (t->granted = rq_queue_granted(ts->q, t->id, &err)) < 0) {
-		free(*out);
-		*out = NULL;
-	}
-	if (!*out && err.code == RQ_OK && job->ref_update && t->prior_same &&
-	    prior_intent(t->msg.prior, out) < 0)
-		rq_error_set(&err, RQ_E_NOMEM, "out of memory");
-	if (!*out && err.code != RQ_OK) {
+	*out = NULL;
+	if (!job->ref_update)
+		return 0;
+	if (rq_refproto_stored(ts->q, &t->msg, t->id, t->prior_same, out, &t->granted, &err) < 0) {
 		/* unknown whether an earlier delivery moved refs: not now */
 		rq_log(RQ_LOG_WARN, "cannot read the intent; the job is left for a retry",
 		       json_pack("{s:s, s:s}", "job", t->id, "error", err.msg));
@@ -280,7 +250,7 @@ void rq_claim_start_held(rq_tasks *ts, rq_pool *pool)
 static void msg_give_up(rq_tasks *ts, rq_pool *pool, rq_task *t, rq_job *job)
 {
 	rq_error err;
-	int granted = job->ref_update ? rq_queue_granted(ts->q, t->id, &err) : 0;
+	int granted = job->ref_update ? rq_refproto_granted(ts->q, t->id, &err) : 0;
 
 	if (granted != 0) {
 		if (granted > 0)

@@ -24,6 +24,7 @@
 #include "rq_trace.h"
 #include "rq_odb.h"
 #include "rq_odb_tmpdir.h"
+#include "rq_refproto.h"
 #include "rq_refs.h"
 #include "rq_replay.h"
 #include "rq_result_json.h"
@@ -421,7 +422,7 @@ static int replay(replay_cli *c, replay_run *run)
 			fputs(rq_commit_utf8_warning, stderr);
 	}
 	/* keep-going: the clean refs move even when others conflicted */
-	if ((rc == 0 || (rc == 1 && run->res.keep_going && run->res.nupdates)) && !run->print) {
+	if (rq_refproto_applies(rc, &run->res, run->res.keep_going) && !run->print) {
 		if (rq_cli_apply_refs(run->repo, &run->res, &run->committer, &run->err) < 0)
 			rc = -1;
 		else

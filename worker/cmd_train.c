@@ -23,6 +23,7 @@
 #include "cli.h"
 #include "rq_odb_tmpdir.h"
 #include "opt.h"
+#include "rq_refproto.h"
 #include "rq_refs.h"
 #include "rq_result_json.h"
 #include "rq_testhook.h"
@@ -333,7 +334,7 @@ static int train(const train_cli *c, train_run *run)
 		return status;
 	run->opts.cancel = rq_cli_catch_signals();
 	rc = rq_train_run(run->repo, &run->opts, &run->res, &run->err);
-	if (rc >= 0 && !run->print && run->res.replay.nupdates) {
+	if (rq_refproto_applies(rc, &run->res.replay, 1) && !run->print) {
 		if (rq_cli_apply_refs(run->repo, &run->res.replay, &run->committer, &run->err) < 0)
 			rc = -1;
 		else

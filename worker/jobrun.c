@@ -27,6 +27,7 @@
 #include "rq_odb_repack.h"
 #include "rq_odb_tmpdir.h"
 #include "rq_qerror.h"
+#include "rq_refproto.h"
 #include "rq_refs.h"
 #include "rq_replay.h"
 #include "rq_repofmt.h"
@@ -357,246 +358,106 @@ static int job_committer(git_repository *repo, const rq_jobrun_task *task, rq_id
 	return 0;
 }
 
-/* ---- the handshake around the ref update ---- */
+/* ---- the ref-update protocol's questions (queue/rq_refproto) ---- */
 
-/* The write-ahead handshake before any ref moves: the parent records the
- * intent (the result this job is about to make true), then says go. Takes
- * intent. Returns only with the go. */
-static void ask_to_apply(const child_job *cj, json_t *intent)
+/* A question to the parent: the intent as a result (with the job's id,
+ * repo, attempt and worker), the fence as it comes. Takes msg. */
+static int link_ask(void *arg, char type, json_t *msg)
 {
+	const child_job *cj = arg;
 	char *text;
 	int answer;
 
-	if (cj->answer_fd < 0) {
-		json_decref(intent);
-		return;
+	if (type == RQ_REFPROTO_ASK_GO) {
+		text = result_text(cj, msg);
+	} else {
+		text = msg ? json_dumps(msg, JSON_COMPACT) : NULL;
+		json_decref(msg);
 	}
-	if (!(text = result_text(cj, intent)))
-		_exit(RQ_JOBRUN_EXIT_NOMEM);
-	answer = ask_json(cj, RQ_JOBRUN_MSG_INTENT, text);
+	if (!text)
+		return -1;
+	answer = ask_json(cj, type, text);
 	free(text);
-	if (answer < 0)
-		_exit(1);
-	if (answer != RQ_JOBRUN_ANSWER_GO)
-		_exit(RQ_JOBRUN_EXIT_ABORT);
+	return answer;
+}
+
+static void link_going(void *arg)
+{
+	(void)arg;
 	child_lift_limits();
 }
 
-/* The commit check, under the ref locks: the parent confirms the job is
- * still this worker's ('c'), or not (the locks are released, nothing
- * moves, the child ends as aborted). */
-typedef struct commit_ask {
-	const child_job *cj;
-	int refused, granted;
-} commit_ask;
-
-static int ask_to_commit(void *arg)
+/* How this child asks its parent; NULL when it asks nothing. */
+static const rq_refproto_link *parent_link(const child_job *cj, rq_refproto_link *l)
 {
-	commit_ask *a = arg;
-
-	if (a->cj->answer_fd < 0)
-		return 0;
-	if (ask_json(a->cj, RQ_JOBRUN_MSG_CHECK, "{}") != RQ_JOBRUN_ANSWER_COMMIT)
-		return a->refused = -1;
-	a->granted = 1;
-	return 0;
+	l->ask = link_ask;
+	l->going = link_going;
+	l->arg = (void *)cj;
+	return cj->answer_fd >= 0 ? l : NULL;
 }
 
-/* Apply under the commit check; a refused commit ends the child. So does
- * a commit that failed after it was granted (some refs may have moved):
- * no result is sent, the job is left for a retry, which finishes the
- * update from its intent, so that no error result is stored while refs
- * moved. */
-static int apply_checked(const child_job *cj, git_repository *repo, const rq_replay_result *res,
-			 const rq_ident *ident, rq_error *err)
+/* An update that ends without a result (refused; failed after its grant,
+ * which the next delivery finishes from the intent; or the question could
+ * not be asked) ends the child. After a grant the error goes to the
+ * parent all the same, as a stopped message (never published as the
+ * result, which the next delivery makes), for a parent that has no next
+ * delivery (run). */
+static void end_if_stopped(const child_job *cj, rq_refproto_outcome how, const rq_error *err)
 {
-	commit_ask a = {cj, 0, 0};
-	int rc = rq_refs_apply_checked(repo, res, ident, ask_to_commit, &a, err);
+	char *res;
 
-	if (a.refused || (rc < 0 && a.granted && cj->answer_fd >= 0))
+	if (how == RQ_REFPROTO_PARTIAL &&
+	    (res = rq_result_error_text(cj->job->id, cj->job->repo, err->code, err->msg,
+					cj->task->attempt, cj->env->worker))) {
+		send_json(cj, RQ_JOBRUN_MSG_STOPPED, res);
+		free(res);
+	}
+	if (how == RQ_REFPROTO_STOPPED || how == RQ_REFPROTO_PARTIAL)
 		_exit(RQ_JOBRUN_EXIT_ABORT);
-	return rc;
-}
-
-/* ---- an earlier delivery's intent, a prior result ---- */
-
-/* One update of an earlier delivery's intent, checked against where the
- * ref is now: 0 already at new, 1 still at old (to do), -1 elsewhere (err
- * set), -2 unusable (the intent cannot be trusted: replay again). */
-static int intent_ref(git_repository *repo, json_t *u, rq_ref_update *out, rq_error *err)
-{
-	const char *ref = json_string_value(json_object_get(u, "ref"));
-	const char *o = json_string_value(json_object_get(u, "old"));
-	const char *n = json_string_value(json_object_get(u, "new"));
-	git_oid cur;
-	git_odb *odb = NULL;
-	int r, have;
-
-	if (!ref || !o || !n || git_oid_fromstr(&out->old_id, o) < 0 ||
-	    git_oid_fromstr(&out->new_id, n) < 0)
-		return -2;
-	r = git_reference_name_to_id(&cur, repo, ref);
-	if (r == GIT_ENOTFOUND)
-		memset(&cur, 0, sizeof(cur));
-	else if (r < 0)
-		return -2;
-	if (git_oid_equal(&cur, &out->new_id))
-		return 0;
-	if (!git_oid_equal(&cur, &out->old_id)) {
-		char at[GIT_OID_HEXSZ + 1];
-		git_oid_tostr(at, sizeof(at), &cur);
-		rq_error_set(err, RQ_E_REF_MOVED,
-			     "ref '%s' is at %s; an earlier attempt of this job was to move it "
-			     "from %s to %s",
-			     ref, at, o, n);
-		return -1;
-	}
-	if (git_repository_odb(&odb, repo) < 0)
-		return -2;
-	have = git_odb_exists(odb, &out->new_id);
-	git_odb_free(odb);
-	if (!have)
-		return -2; /* its objects are gone: replay again */
-	if (!(out->ref = strdup(ref)))
-		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	return 1;
-}
-
-/* The updates of an intent still to do, into todo: 1 some or none to do,
- * 0 the intent is of no use, -1 a ref moved elsewhere (err set). */
-static int intent_todo(git_repository *repo, json_t *intent, rq_replay_result *todo, rq_error *err)
-{
-	json_t *ups = json_object_get(intent, "updates"), *u;
-	const char *msg = json_string_value(json_object_get(intent, "reflog_msg"));
-	size_t i, n = json_array_size(ups);
-
-	if (!n)
-		return 0;
-	if (!(todo->updates = calloc(n, sizeof(*todo->updates))))
-		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	json_array_foreach(ups, i, u)
-	{
-		int r = intent_ref(repo, u, &todo->updates[todo->nupdates], err);
-		if (r < 0)
-			return r == -1 ? -1 : 0;
-		todo->nupdates += (size_t)r;
-	}
-	snprintf(todo->reflog_msg, sizeof(todo->reflog_msg), "%s", msg ? msg : "replay");
-	return 1;
+	if (how == RQ_REFPROTO_LOST)
+		_exit(1);
 }
 
 /*
- * A redelivered job whose earlier delivery recorded an intent: finish that
- * same update instead of replaying again from refs it may have moved
- * already. Refs at their new value are done, refs at their old value are
- * moved (their commits are in the pack the earlier delivery wrote before
- * its intent), a ref anywhere else is ref_moved. 1 with *out the result
- * (the intent, "recovered": true), 0 when the intent is of no use, -1 with
- * err set.
- */
-static int resume_intent(const child_job *cj, git_repository *repo, const rq_ident *ident,
-			 json_t **out, rq_error *err)
-{
-	json_t *o = json_loads(cj->task->intent, 0, NULL);
-	rq_replay_result todo;
-	int rc;
-
-	*out = NULL;
-	memset(&todo, 0, sizeof(todo));
-	rc = o ? intent_todo(repo, o, &todo, err) : 0;
-	if (rc == 1 && !todo.nupdates) /* done before: its killed owner's marker may be left */
-		rq_refs_clean_stale(repo);
-	if (rc == 1 && todo.nupdates) {
-		/* the same intent again, reflog message included */
-		ask_to_apply(cj, json_deep_copy(o));
-		if (apply_checked(cj, repo, &todo, ident, err) < 0)
-			rc = -1;
-	}
-	if (rc == 1) {
-		json_object_del(o, "reflog_msg");
-		/* out of memory, the result stands without its mark: the refs
-		 * are where it says */
-		json_object_set_new(o, "recovered", json_true());
-		*out = o;
-		o = NULL;
-	}
-	for (size_t i = 0; i < todo.nupdates; i++)
-		free(todo.updates[i].ref);
-	free(todo.updates);
-	json_decref(o);
-	return rc;
-}
-
-/* 1 when the intent is a --force copy's prior result. */
-static int marked_prior(const char *intent)
-{
-	json_t *o = json_loads(intent, 0, NULL);
-	int r = json_is_true(json_object_get(o, "already_applied"));
-
-	json_decref(o);
-	return r;
-}
-
-/* A --force copy's prior result (an intent marked "already_applied"): 1
- * with *out that result when every ref it moved still holds its new id,
- * else 0 (the job replays anew). */
-static int prior_holds(git_repository *repo, const char *intent, json_t **out)
-{
-	json_t *o = json_loads(intent, 0, NULL), *u;
-	rq_ref_update tmp;
-	rq_error err;
-	size_t i;
-	int held = o != NULL;
-
-	json_array_foreach(json_object_get(o, "updates"), i, u)
-	{
-		memset(&tmp, 0, sizeof(tmp));
-		if (intent_ref(repo, u, &tmp, &err) != 0)
-			held = 0;
-		free(tmp.ref);
-	}
-	if (!held) {
-		json_decref(o);
-		return 0;
-	}
-	json_object_del(o, "recovered");
-	*out = o;
-	return 1;
-}
-
-/*
- * What an intent says for this delivery: 1 with *out the result (a prior
- * that holds, or a finished intent), 0 replay, -1 err set.
+ * What a stored intent says for this delivery (an earlier delivery's, or a
+ * --force copy's prior result): 1 with *out the result, 0 replay, -1 err
+ * set.
  */
 static int answer_from_intent(const child_job *cj, git_repository *repo, const rq_ident *ident,
 			      json_t **out, rq_error *err)
 {
-	const char *intent = cj->task->intent;
-	int prior;
+	rq_refproto_link l;
+	rq_refproto_outcome how;
+	int rc;
 
 	*out = NULL;
-	if (!cj->job->ref_update || !intent)
+	if (!cj->job->ref_update || !cj->task->intent)
 		return 0;
-	prior = marked_prior(intent);
-	if (prior)
-		return prior_holds(repo, intent, out);
-	return resume_intent(cj, repo, ident, out, err);
+	rc = rq_refproto_answer_stored(parent_link(cj, &l), repo, cj->task->intent, ident, out,
+				       &how, err);
+	if (rc < 0)
+		end_if_stopped(cj, how, err);
+	return rc;
 }
 
 /* ---- the replay ---- */
 
-/* The updates of res (intent the result they make true, taken), applied
- * as the parent allows: 0, or -1 when the update failed; *applied. */
+/* The updates of res (result: what they make true, taken), applied as
+ * the parent allows (rq_refproto): 0, or -1 when the update failed;
+ * *applied. */
 static int apply_job(const child_job *cj, git_repository *repo, const rq_replay_result *res,
-		     json_t *intent, const rq_ident *ident, int *applied, rq_error *err)
+		     json_t *result, const rq_ident *ident, int *applied, rq_error *err)
 {
-	/* the intent also keeps the reflog message, for a retry to finish with */
-	if (!intent ||
-	    json_object_set_new(intent, "reflog_msg", json_string(res->reflog_msg)) < 0 ||
-	    (cj->job->sign && rq_result_set_signed(intent) < 0))
+	json_t *intent = rq_refproto_intent_json(result, res);
+	rq_refproto_link l;
+	rq_refproto_outcome how;
+
+	/* a signed job's intent says so, for a retry that finishes it */
+	if (!intent || (cj->job->sign && rq_result_set_signed(intent) < 0))
 		_exit(RQ_JOBRUN_EXIT_NOMEM);
-	ask_to_apply(cj, intent);
-	if (apply_checked(cj, repo, res, ident, err) < 0)
+	how = rq_refproto_apply(parent_link(cj, &l), repo, intent, res, ident, NULL, err);
+	end_if_stopped(cj, how, err);
+	if (how != RQ_REFPROTO_APPLIED)
 		return -1;
 	*applied = 1;
 	return 0;
@@ -620,7 +481,7 @@ static int replay_job(const child_job *cj, git_repository *repo, const rq_odb_op
 	 * beside refs/heads/main): refused in print mode too */
 	if (rc >= 0 && res->nupdates && rq_refs_check_creatable(repo, res, err) < 0)
 		return -1;
-	if (rc < 0 || !cj->job->ref_update || (rc == 1 && (!res->keep_going || !res->nupdates)))
+	if (rc < 0 || !cj->job->ref_update || !rq_refproto_applies(rc, res, res->keep_going))
 		return rc;
 	if (apply_job(cj, repo, res, rq_result_to_json(res, rc, err, 1), ident, applied, err) < 0)
 		return -1;
@@ -647,7 +508,7 @@ static int train_job(const child_job *cj, git_repository *repo, const rq_odb_opt
 	free(cars);
 	if (rc >= 0 && res->replay.nupdates && rq_refs_check_creatable(repo, &res->replay, err) < 0)
 		return -1;
-	if (rc < 0 || !cj->job->ref_update || !res->replay.nupdates)
+	if (rc < 0 || !cj->job->ref_update || !rq_refproto_applies(rc, &res->replay, 1))
 		return rc;
 	if (apply_job(cj, repo, &res->replay, rq_result_train_to_json(res, rc, err, 1), ident,
 		      applied, err) < 0)

@@ -7,17 +7,15 @@
  * to its limits (a deadline timer, CPU time, private memory), opens the
  * job's repository under the root and holds it there, runs the engine
  * (rq_replay, or rq_train for a job of mode "train"), and, for ref_action
- * "update", moves the refs only as the parent allows (a keep-going job
- * or a train moves the refs that replayed cleanly even when others
- * conflicted; its intent and result then have status "conflict"):
+ * "update", moves the refs by the ref-update protocol (queue/rq_refproto:
+ * the intent and its "go", the fence under the locks, a stored intent
+ * finished by a later delivery; a keep-going job or a train moves the
+ * refs that replayed cleanly even when others conflicted). Its messages
+ * to the parent:
  *
- *   'P' <intent>   "I am about to make this result true": the parent
- *                  records it (the write-ahead intent) and answers 'g'
- *                  (go) or anything else (abort: nothing moved). After a
- *                  go no limit interrupts the child any more.
- *   'C' {}         "I hold the ref locks": the parent answers 'c' when
- *                  the job is still this worker's (commit), anything
- *                  else to release them with nothing moved.
+ *   'P' <intent>   RQ_REFPROTO_ASK_GO: the parent records the intent and
+ *                  answers go; after a go no limit interrupts the child.
+ *   'C' {}         RQ_REFPROTO_ASK_COMMIT: the fence, under the locks.
  *   'R' <result>   the result, the end of the job's report: the parent
  *                  publishes it as soon as it is in (stores it, prints
  *                  it), without waiting for the child to exit.
@@ -27,6 +25,10 @@
  *                  {"error":{"code":..,"message":..}}. Logged and counted;
  *                  it never changes the result, nor does a child that
  *                  dies before it.
+ *   'S' <result>   instead of 'R', when an update stopped after its grant
+ *                  (the child then exits RQ_JOBRUN_EXIT_ABORT): the error,
+ *                  the result only where no later delivery finishes the
+ *                  intent (run); never published as a worker's result.
  *
  * Each is one rq_child message whose payload is the child's monotonic
  * clock in milliseconds, a space and the JSON: the parent judges a result
@@ -35,10 +37,6 @@
  * failed after it was granted (some refs may have moved), sends no result
  * and exits RQ_JOBRUN_EXIT_ABORT: the job is left for its retry, which
  * finishes the update from its intent.
- *
- * A redelivered job with an intent finishes that update instead of
- * replaying from refs it may have moved; a --force copy whose prior result
- * still holds answers with it (see the intent argument below).
  */
 #ifndef RQ_JOBRUN_H
 #define RQ_JOBRUN_H
@@ -56,14 +54,10 @@
  * milliseconds: then its own timer kills it (the result stands). */
 #define RQ_JOBRUN_AFTER_MS 600000
 
-/* The message types (see above) and the parent's answers. */
-#define RQ_JOBRUN_MSG_INTENT	'P'
-#define RQ_JOBRUN_MSG_CHECK	'C'
-#define RQ_JOBRUN_MSG_RESULT	'R'
-#define RQ_JOBRUN_MSG_AFTER	'A'
-#define RQ_JOBRUN_ANSWER_GO	'g'
-#define RQ_JOBRUN_ANSWER_COMMIT 'c'
-#define RQ_JOBRUN_ANSWER_ABORT	'a'
+/* The result and after messages (the questions are rq_refproto's). */
+#define RQ_JOBRUN_MSG_RESULT  'R'
+#define RQ_JOBRUN_MSG_AFTER   'A'
+#define RQ_JOBRUN_MSG_STOPPED 'S'
 
 /* What a child knows of its pool. */
 typedef struct rq_jobrun_env {

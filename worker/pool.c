@@ -11,7 +11,6 @@
  */
 #include "pool.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -29,12 +28,15 @@
 #include "log.h"
 #include "rq_child.h"
 #include "rq_fs.h"
+#include "rq_odb_tmpdir.h"
+#include "rq_refproto.h"
 #include "rq_result_json.h"
 #include "rq_sign.h"
 #include "stop.h"
 
-#define RQ_POOL_MEM_CHECK_MS 5 /* how often the parent reads a child's resident set */
-#define RQ_POOL_REAP_MS	     2 /* without a pidfd: how soon to look again at an exiting child */
+#define RQ_POOL_MEM_CHECK_MS 5	 /* how often the parent reads a child's resident set */
+#define RQ_POOL_REAP_MS	     2	 /* without a pidfd: how soon to look again at an exiting child */
+#define RQ_POOL_STALE_S	     300 /* what has no owner marker is stale after (as elsewhere) */
 
 /* One child and its job. */
 typedef struct slot {
@@ -286,7 +288,7 @@ static void answer(slot *s, char reply, int keep)
 	if (rq_child_answer(s->answer_fd, reply) < 0) {
 		s->aborted = 1;
 		keep = 0;
-	} else if (reply == RQ_JOBRUN_ANSWER_GO) {
+	} else if (reply == RQ_REFPROTO_GO) {
 		s->committed = 1;
 	}
 	if (!keep)
@@ -301,10 +303,10 @@ static void handle_intent(rq_pool *p, slot *s)
 {
 	long long sent, now = rq_clock_mono_ms(); /* this very moment: the intent call blocks */
 	const char *json;
-	char reply = RQ_JOBRUN_ANSWER_ABORT;
+	char reply = RQ_REFPROTO_ABORT;
 	rq_child_msg m;
 
-	if (s->prepared || !next_msg(s, RQ_JOBRUN_MSG_INTENT, &m))
+	if (s->prepared || !next_msg(s, RQ_REFPROTO_ASK_GO, &m))
 		return;
 	s->prepared = 1;
 	json = rq_jobrun_payload_json(m.data, &sent);
@@ -315,11 +317,11 @@ static void handle_intent(rq_pool *p, slot *s)
 		} else if (json && !s->timed_out && !s->over_memory &&
 			   (!p->opts.intent ||
 			    p->opts.intent(p->opts.intent_arg, s->ctx, json) == 0)) {
-			reply = RQ_JOBRUN_ANSWER_GO;
+			reply = RQ_REFPROTO_GO;
 		}
-		if (reply != RQ_JOBRUN_ANSWER_GO)
+		if (reply != RQ_REFPROTO_GO)
 			s->aborted = 1;
-		answer(s, reply, reply == RQ_JOBRUN_ANSWER_GO); /* kept for the commit check */
+		answer(s, reply, reply == RQ_REFPROTO_GO); /* kept for the commit check */
 	}
 	rq_child_in_drop(&s->report);
 }
@@ -331,13 +333,12 @@ static void handle_check(rq_pool *p, slot *s)
 	char reply;
 	rq_child_msg m;
 
-	if (!s->committed || s->checked || !next_msg(s, RQ_JOBRUN_MSG_CHECK, &m))
+	if (!s->committed || s->checked || !next_msg(s, RQ_REFPROTO_ASK_COMMIT, &m))
 		return;
 	s->checked = 1;
-	reply = !p->opts.owns || p->opts.owns(p->opts.intent_arg, s->ctx) == 1
-		    ? RQ_JOBRUN_ANSWER_COMMIT
-		    : RQ_JOBRUN_ANSWER_ABORT;
-	if (reply != RQ_JOBRUN_ANSWER_COMMIT)
+	reply = !p->opts.owns || p->opts.owns(p->opts.intent_arg, s->ctx) == 1 ? RQ_REFPROTO_COMMIT
+									       : RQ_REFPROTO_ABORT;
+	if (reply != RQ_REFPROTO_COMMIT)
 		s->aborted = 1;
 	answer(s, reply, 0);
 	rq_child_in_drop(&s->report);
@@ -402,34 +403,28 @@ static void watch_slot(const rq_pool *p, slot *s, long long now, int mem_check)
 
 /* ---- a finished child ---- */
 
-/* Remove the temporary object directories of a killed child right away. */
+/* Remove what a killed child left in its repository's objects directory
+ * right away: its temporary directory and pack files, whose owner marker
+ * it no longer holds (rq_odb_tmpdir: everything a gone owner left goes). */
 static void clean_child_objdir(const rq_pool *p, const slot *s)
 {
 	static const char *const objdirs[] = {"objects", ".git/objects"};
-	char path[PATH_MAX], prefix[64];
+	char path[PATH_MAX];
 	size_t rl = strlen(p->root);
 	rq_error err;
 
 	if (rq_jobrun_resolve_repo(p->root, s->repo, path, &err) < 0)
 		return;
-	snprintf(prefix, sizeof(prefix), "replayq-tmp-%ld@", (long)s->pid);
 	for (int i = 0; i < 2; i++) {
 		char dir[PATH_MAX * 2], real[PATH_MAX];
-		DIR *d;
-		struct dirent *e;
+		int fd;
 		snprintf(dir, sizeof(dir), "%s/%s", path, objdirs[i]);
 		/* only inside the root, whatever the repository's links say */
 		if (!realpath(dir, real) || strncmp(real, p->root, rl) || real[rl] != '/' ||
-		    !(d = opendir(real)))
+		    (fd = rq_fs_opendir(real)) < 0)
 			continue;
-		while ((e = readdir(d))) {
-			char victim[PATH_MAX * 3];
-			if (strncmp(e->d_name, prefix, strlen(prefix)) != 0)
-				continue;
-			snprintf(victim, sizeof(victim), "%s/%s", real, e->d_name);
-			rq_fs_rmtree(victim);
-		}
-		closedir(d);
+		rq_odb_tmpdir_clean_stale_at(fd, RQ_POOL_STALE_S);
+		close(fd);
 	}
 }
 
@@ -677,12 +672,25 @@ static void finish_after(rq_pool *p, slot *s)
 		p->opts.after(p->opts.done_arg, outcome);
 }
 
+/* The error result a child that stopped part-way sent (NULL: none). */
+static char *stopped_result(const slot *s)
+{
+	long long finished;
+	const char *json;
+	rq_child_msg m;
+
+	if (!next_msg(s, RQ_JOBRUN_MSG_STOPPED, &m) ||
+	    !(json = rq_jobrun_payload_json(m.data, &finished)))
+		return NULL;
+	return strdup(json);
+}
+
 static void finish_slot(rq_pool *p, slot *s)
 {
 	rq_pool_done_fn done = p->opts.done;
 	void *arg = p->opts.done_arg;
 	const char *status;
-	char *result;
+	char *result = NULL;
 	int transient;
 
 	if (s->published) {
@@ -691,9 +699,15 @@ static void finish_slot(rq_pool *p, slot *s)
 		   (!s->timed_out && WIFEXITED(s->wstatus) &&
 		    WEXITSTATUS(s->wstatus) == RQ_JOBRUN_EXIT_ABORT)) {
 		/* the intent or the commit was refused (no ref moved), or a granted
-		 * commit failed part-way: leave the job; its retry finishes it */
+		 * commit failed part-way: leave the job; its retry finishes it.
+		 * Without intents (run) nothing retries: the child's error, if it
+		 * sent one, is the result */
 		clean_child_objdir(p, s);
-		done(arg, s->ctx, NULL, "error", 1);
+		if (!p->opts.intent && (result = stopped_result(s)))
+			done(arg, s->ctx, result, "error", 0);
+		else
+			done(arg, s->ctx, NULL, "error", 1);
+		free(result);
 	} else if ((result = slot_result(p, s, &status, &transient))) {
 		done(arg, s->ctx, result, status, transient);
 		free(result);

@@ -16,6 +16,7 @@
 #include "log.h"
 #include "rq_dead.h"
 #include "rq_group.h"
+#include "rq_refproto.h"
 #include "rq_result_json.h"
 #include "rq_testhook.h"
 
@@ -376,7 +377,7 @@ int rq_tasks_intent(void *arg, void *ctx, const char *result)
 	rq_task *t = ctx;
 	rq_error err;
 
-	if (rq_queue_set_intent(ts->q, t->id, result, &err) != 0) {
+	if (rq_refproto_record(ts->q, t->id, result, &err) != 0) {
 		rq_log(RQ_LOG_WARN, "cannot record the intent; the job is left for a retry",
 		       json_pack("{s:s}", "error", err.msg));
 		return -1;
@@ -390,7 +391,7 @@ int rq_tasks_owns(void *arg, void *ctx)
 	rq_tasks *ts = arg;
 	rq_task *t = ctx;
 	rq_error err;
-	int r = rq_queue_owns(ts->q, &t->msg, t->id, ts->worker, &err);
+	int r = rq_refproto_fence(ts->q, &t->msg, t->id, ts->worker, &err);
 
 	if (r != 1)
 		rq_log(RQ_LOG_WARN, "the job is no longer ours: its refs are left as they were",

@@ -121,6 +121,21 @@ return {1, sid}
 """
 
 
+def ref_bytes(name):
+    """The bytes of a ref name as a result writes it (docs/protocol.md):
+    each \\xNN is the byte NN (a byte that is not UTF-8, or a backslash),
+    every other character its UTF-8 bytes."""
+    out, i = bytearray(), 0
+    while i < len(name):
+        if name[i] == "\\":
+            out.append(int(name[i + 2:i + 4], 16))
+            i += 4
+        else:
+            out += name[i].encode()
+            i += 1
+    return bytes(out)
+
+
 class DuplicateJob(Exception):
     """The id has a result already, or a job of that id is still queued."""
 

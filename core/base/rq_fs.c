@@ -28,7 +28,9 @@ static int plain_component(const char *s, size_t n)
 	       !(n == 2 && s[0] == '.' && s[1] == '.');
 }
 
-int rq_fs_parent_at(int dirfd, const char *name, const char **leaf)
+/* rq_fs_parent_at, making the missing directories on the way (mode
+ * 0777 less the umask) when make is set. */
+static int parent_walk(int dirfd, const char *name, const char **leaf, int make)
 {
 	char part[NAME_MAX + 1];
 	const char *s = name, *slash;
@@ -45,6 +47,9 @@ int rq_fs_parent_at(int dirfd, const char *name, const char **leaf)
 		memcpy(part, s, n);
 		part[n] = '\0';
 		next = openat(fd, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0 && errno == ENOENT && make &&
+		    (mkdirat(fd, part, 0777) == 0 || errno == EEXIST))
+			next = openat(fd, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		close(fd);
 		fd = next;
 		s = slash + 1;
@@ -56,6 +61,16 @@ int rq_fs_parent_at(int dirfd, const char *name, const char **leaf)
 	}
 	*leaf = s;
 	return fd;
+}
+
+int rq_fs_parent_at(int dirfd, const char *name, const char **leaf)
+{
+	return parent_walk(dirfd, name, leaf, 0);
+}
+
+int rq_fs_parent_make_at(int dirfd, const char *name, const char **leaf)
+{
+	return parent_walk(dirfd, name, leaf, 1);
 }
 
 int rq_fs_open_at(int dirfd, const char *name, int flags, mode_t mode)

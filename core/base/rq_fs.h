@@ -34,6 +34,10 @@ int rq_fs_opendir(const char *path);
  */
 int rq_fs_parent_at(int dirfd, const char *name, const char **leaf);
 
+/* The same, making the directories on the way that do not exist (never
+ * through a link either). */
+int rq_fs_parent_make_at(int dirfd, const char *name, const char **leaf);
+
 /* openat() of name under dirfd as rq_fs_parent_at reaches it, the last
  * component not followed either (O_NOFOLLOW and O_CLOEXEC added). */
 int rq_fs_open_at(int dirfd, const char *name, int flags, mode_t mode);

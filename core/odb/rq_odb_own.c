@@ -1,35 +1,25 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * rq_odb_own: replayq's directory in objects/, the marks of its packs, and
- * the .keep files of packs on their way in (see the header).
+ * rq_odb_own: replayq's directory in objects/, the marks of its packs, the
+ * .keep files of packs on their way in, and the staleness of what killed
+ * processes left (see the header).
  */
 #include "rq_odb_own.h"
+#include "rq_fs.h"
 
-#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-void rq_odb_own_host(char *out, unsigned long size)
-{
-	char h[256] = "";
-	size_t j = 0;
-
-	gethostname(h, sizeof(h) - 1);
-	for (size_t i = 0; h[i] && j + 1 < size && j < 64; i++)
-		if (isalnum((unsigned char)h[i]) || h[i] == '.' || h[i] == '_')
-			out[j++] = h[i];
-	if (!j)
-		out[j++] = 'h';
-	out[j] = '\0';
-}
 
 int rq_odb_own_dir(const char *objects, int create)
 {
@@ -66,128 +56,283 @@ int rq_odb_own_mark(const char *objects, const char *name)
 	return 0;
 }
 
-/* objects/pack/<name>.keep into out. */
-static int keep_path(const char *objects, const char *name, char *out, size_t n)
+/* ---- held files: .keep files and the consolidation's lock ---- */
+
+#define HELD_MAX 8
+
+/* The .keep files this process holds, by pack name: their descriptors
+ * carry the flock that tells a clean-up they are not a killed process's. */
+static struct held_keep {
+	char name[128]; /* "" when free */
+	int fd;
+} held[HELD_MAX];
+static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int rq_odb_own_hold_at(int dir, const char *file)
 {
-	return snprintf(out, n, "%s/pack/%s.keep", objects, name) < (int)n ? 0 : -1;
+	char id[96], text[128];
+	int fd = openat(dir, file, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444), n, e;
+
+	if (fd < 0)
+		return -1;
+	/* the flock before the content: a clean-up takes a file for replayq's
+	 * only by its content, read under the flock it could take */
+	while (flock(fd, LOCK_EX) < 0 && errno == EINTR)
+		;
+	rq_owner_id(id, sizeof(id));
+	/* git's receive-pack writes "receive-pack <pid> on <host>" */
+	n = snprintf(text, sizeof(text), "replayq %s\n", id);
+	if (write(fd, text, (size_t)n) != n) {
+		e = errno ? errno : ENOSPC;
+		unlinkat(dir, file, 0);
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+int rq_odb_own_held_gone(int dir, const char *file, int *fd)
+{
+	char text[8];
+	int r = rq_owner_gone(dir, file, fd);
+
+	if (r != 1)
+		return r;
+	/* empty: being made (its maker flocks it next) or another tool's */
+	if (pread(*fd, text, sizeof(text), 0) != (ssize_t)sizeof(text) ||
+	    memcmp(text, "replayq ", sizeof(text))) {
+		close(*fd);
+		*fd = -1;
+		return -1;
+	}
+	return 1;
+}
+
+/* objects/pack, open (or -1), and name's .keep file name into file. */
+static int keep_names(const char *objects, const char *name, char *file, size_t size)
+{
+	char dir[PATH_MAX];
+
+	snprintf(file, size, "%.100s.keep", name);
+	if (snprintf(dir, sizeof(dir), "%s/pack", objects) >= (int)sizeof(dir)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
 int rq_odb_own_keep(const char *objects, const char *name)
 {
-	char path[PATH_MAX], host[80], text[160];
-	int fd, n;
+	char file[128];
+	int pd = keep_names(objects, name, file, sizeof(file)), fd = -1, slot = -1, e;
 
-	if (keep_path(objects, name, path, sizeof(path)) < 0)
+	if (pd < 0)
 		return -1;
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
-	if (fd < 0)
-		return errno == EEXIST ? 1 : -1;
-	rq_odb_own_host(host, sizeof(host));
-	/* git's receive-pack writes "receive-pack <pid> on <host>" */
-	n = snprintf(text, sizeof(text), "replayq %ld on %s\n", (long)getpid(), host);
-	if (write(fd, text, (size_t)n) != n) {
-		close(fd);
-		unlink(path);
-		return -1;
+	pthread_mutex_lock(&held_lock);
+	for (int i = 0; i < HELD_MAX && slot < 0; i++)
+		slot = held[i].name[0] ? -1 : i;
+	if (slot >= 0 && (fd = rq_odb_own_hold_at(pd, file)) >= 0) {
+		snprintf(held[slot].name, sizeof(held[slot].name), "%s", name);
+		held[slot].fd = fd;
 	}
-	close(fd);
+	e = slot < 0 ? EMFILE : errno;
+	pthread_mutex_unlock(&held_lock);
+	close(pd);
+	if (fd < 0)
+		return e == EEXIST ? 1 : (errno = e, -1);
 	return 0;
 }
 
-/* The owner a .keep of ours names: 1 with *pid and host, else 0. */
-static int keep_owner(int dirfd, const char *file, long *pid, char *host, size_t hn)
+/* 1 when file in dir is the file fd is open on. */
+static int same_file(int dir, const char *file, int fd)
 {
-	char text[200], fmt[32];
-	int fd = openat(dirfd, file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	ssize_t n;
+	struct stat a, b;
 
-	if (fd < 0)
-		return 0;
-	n = read(fd, text, sizeof(text) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	text[n] = '\0';
-	snprintf(fmt, sizeof(fmt), "replayq %%ld on %%%zus", hn - 1);
-	return sscanf(text, fmt, pid, host) == 2;
+	return fstat(fd, &a) == 0 && fstatat(dir, file, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
 void rq_odb_own_unkeep(const char *objects, const char *name)
 {
-	char path[PATH_MAX], dir[PATH_MAX], host[80], file[128], me[80];
-	long pid;
-	int fd;
+	char file[128];
+	int pd;
 
-	if (!name || !name[0] || keep_path(objects, name, path, sizeof(path)) < 0)
+	if (!name || !name[0] || (pd = keep_names(objects, name, file, sizeof(file))) < 0)
 		return;
-	snprintf(dir, sizeof(dir), "%s/pack", objects);
-	snprintf(file, sizeof(file), "%.100s.keep", name);
-	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-		return;
-	rq_odb_own_host(me, sizeof(me));
-	/* only the keep this process wrote */
-	if (keep_owner(fd, file, &pid, host, sizeof(host)) && pid == (long)getpid() &&
-	    !strcmp(host, me))
-		unlinkat(fd, file, 0);
-	close(fd);
+	pthread_mutex_lock(&held_lock);
+	for (int i = 0; i < HELD_MAX; i++) {
+		if (strcmp(held[i].name, name) || !same_file(pd, file, held[i].fd))
+			continue;
+		/* removed, then its flock let go: no clean-up judges it after */
+		unlinkat(pd, file, 0);
+		close(held[i].fd);
+		held[i].name[0] = '\0';
+		break;
+	}
+	pthread_mutex_unlock(&held_lock);
+	close(pd);
 }
 
-int rq_odb_own_keep_stale_at(int fd, const char *keep_file, unsigned max_age)
+int rq_odb_own_keep_drop_stale(int pack_dir, const char *keep_file)
 {
-	char host[80], me[80];
-	struct stat st;
-	long pid;
-	int alive;
+	int fd, r;
 
-	if (!keep_owner(fd, keep_file, &pid, host, sizeof(host)) ||
-	    fstatat(fd, keep_file, &st, AT_SYMLINK_NOFOLLOW) < 0)
+	if (rq_odb_own_held_gone(pack_dir, keep_file, &fd) != 1)
 		return 0;
-	rq_odb_own_host(me, sizeof(me));
-	alive = pid > 0 && (pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno == EPERM);
-	if (!strcmp(host, me))
-		return !alive;
-	return time(NULL) - st.st_mtime >= (time_t)max_age;
+	r = unlinkat(pack_dir, keep_file, 0) == 0;
+	close(fd);
+	return r;
 }
 
-int rq_odb_own_tmp_stale(const char *owner, long mtime, unsigned max_age)
+/* ---- temporary names ---- */
+
+int rq_odb_own_tmp_begin(rq_owner *o, const char *objects, char *base, size_t size, rq_error *err)
 {
-	char host[80], *end;
-	const char *at;
-	long pid = strtol(owner, &end, 10);
+	int dir = rq_fs_opendir(objects);
+
+	o->fd = -1;
+	if (dir < 0)
+		return rq_error_set(err, RQ_E_IO, "cannot open %s: %s", objects, strerror(errno));
+	if (rq_owner_make(o, dir, RQ_ODB_OWN_TMP, err) < 0) {
+		close(dir);
+		return -1;
+	}
+	rq_owner_base(o, base, size);
+	return 0;
+}
+
+void rq_odb_own_tmp_end(rq_owner *o)
+{
+	int dir = o->dir;
+
+	if (o->fd < 0)
+		return;
+	rq_owner_release(o);
+	close(dir);
+}
+
+/* The owner marker of name in objects (a directory's name, or with pack
+ * a temporary file's less its "tmp_", cut before its -pack_ or -idx_):
+ * 1 its owner is gone, 0 it lives, -1 there is no marker. */
+static int marker_gone(int objects, const char *name, int pack)
+{
+	char m[NAME_MAX + 1];
+	size_t n = strlen(name);
+	int fd, r;
+
+	for (const char *p = name; pack && (p = strchr(p, '-')); p++)
+		if (!strncmp(p, "-pack_", 6) || !strncmp(p, "-idx_", 5))
+			n = (size_t)(p - name);
+	if (snprintf(m, sizeof(m), "%.*s" RQ_OWNER_SUFFIX, (int)n, name) >= (int)sizeof(m))
+		return -1;
+	r = rq_owner_gone(objects, m, &fd);
+	if (r == 1) /* the marker itself goes with rq_odb_own_tmp_clean_gone */
+		close(fd);
+	return r;
+}
+
+/* A name without a marker (made by a replayq before markers: <pid>@<host>
+ * then "-"): by its pid on this host, else by age and pid. */
+static int unmarked_stale(const char *name, long mtime, unsigned max_age)
+{
+	char id[96], *end;
+	const char *at, *host;
+	long pid = strtol(name + strlen(RQ_ODB_OWN_TMP), &end, 10);
 	int alive =
 	    pid > 0 && (pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno == EPERM);
 
-	rq_odb_own_host(host, sizeof(host));
+	rq_owner_id(id, sizeof(id));
+	host = strchr(id, '@') + 1;
 	at = *end == '@' ? end + 1 : NULL;
 	if (at && !strncmp(at, host, strlen(host)) && at[strlen(host)] == '-')
 		return !alive;
-	return time(NULL) - mtime >= (long)max_age && !alive;
+	return time(NULL) - mtime >= (time_t)max_age && !alive;
 }
 
-/* A stale keep of ours: removed, and its pack when it has no index. */
+int rq_odb_own_tmp_stale(int objects, const char *name, int pack, long mtime, unsigned max_age)
+{
+	int r = marker_gone(objects, name, pack);
+
+	return r >= 0 ? r : unmarked_stale(name, mtime, max_age);
+}
+
+/* What the gone owner of marker name (open and locked as fd, taken) left:
+ * its directory and its temporary pack files, then the marker. */
+static int clean_gone(int objects, const char *name, int fd)
+{
+	char base[NAME_MAX + 1], tmp[NAME_MAX + 8];
+	int removed = 0, pack;
+	struct dirent *e;
+	struct stat st;
+	DIR *d;
+
+	snprintf(base, sizeof(base), "%.*s", (int)(strlen(name) - strlen(RQ_OWNER_SUFFIX)), name);
+	if (fstatat(objects, base, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		removed += rq_fs_rmtree_at(objects, base) == 0;
+	snprintf(tmp, sizeof(tmp), "tmp_%s-", base);
+	pack = openat(objects, "pack", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (pack >= 0 && (d = fdopendir(pack))) {
+		while ((e = readdir(d)))
+			if (!strncmp(e->d_name, tmp, strlen(tmp)))
+				removed += unlinkat(dirfd(d), e->d_name, 0) == 0;
+		closedir(d);
+	} else if (pack >= 0) {
+		close(pack);
+	}
+	unlinkat(objects, name, 0);
+	close(fd);
+	return removed;
+}
+
+int rq_odb_own_tmp_clean_gone(int objects)
+{
+	int dir = fcntl(objects, F_DUPFD_CLOEXEC, 0), removed = 0, fd;
+	DIR *d = dir >= 0 ? fdopendir(dir) : NULL;
+	struct dirent *e;
+
+	if (!d) {
+		if (dir >= 0)
+			close(dir);
+		return 0;
+	}
+	rewinddir(d); /* the offset is shared with objects */
+	while ((e = readdir(d)))
+		if (!strncmp(e->d_name, RQ_ODB_OWN_TMP, strlen(RQ_ODB_OWN_TMP)) &&
+		    rq_owner_is_marker(e->d_name) && rq_owner_gone(objects, e->d_name, &fd) == 1)
+			removed += clean_gone(objects, e->d_name, fd);
+	closedir(d);
+	return removed;
+}
+
+/* A stale keep of ours: removed, and its pack when it has no index, under
+ * the keep's flock. */
 static size_t sweep_keep(int dirfd, const char *keep)
 {
 	char idx[NAME_MAX + 8], pack[NAME_MAX + 8];
-	size_t n = strlen(keep) - 5;
+	size_t n = strlen(keep) - 5, removed;
 	struct stat st;
+	int fd;
 
-	if (!rq_odb_own_keep_stale_at(dirfd, keep, RQ_ODB_OWN_STALE_SECONDS))
+	if (rq_odb_own_held_gone(dirfd, keep, &fd) != 1)
 		return 0;
 	snprintf(idx, sizeof(idx), "%.*s.idx", (int)n, keep);
 	snprintf(pack, sizeof(pack), "%.*s.pack", (int)n, keep);
 	if (fstatat(dirfd, idx, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
 		unlinkat(dirfd, pack, 0); /* moved in, its index never was */
-	return unlinkat(dirfd, keep, 0) == 0;
+	removed = unlinkat(dirfd, keep, 0) == 0;
+	close(fd);
+	return removed;
 }
 
-size_t rq_odb_own_sweep(int dirfd, char **tmps, size_t n, char **keeps, size_t m)
+size_t rq_odb_own_sweep(int objects, int dirfd, char **tmps, size_t n, char **keeps, size_t m)
 {
-	size_t removed = 0, skip = strlen("tmp_" RQ_ODB_OWN_TMP);
+	size_t removed = 0, skip = strlen("tmp_");
 	struct stat st;
 
 	for (size_t i = 0; i < n; i++)
 		if (fstatat(dirfd, tmps[i], &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
-		    rq_odb_own_tmp_stale(tmps[i] + skip, (long)st.st_mtime,
+		    rq_odb_own_tmp_stale(objects, tmps[i] + skip, 1, (long)st.st_mtime,
 					 RQ_ODB_OWN_STALE_SECONDS) &&
 		    unlinkat(dirfd, tmps[i], 0) == 0)
 			removed++;

@@ -15,13 +15,28 @@
  * from before it is moved into place until the refs it was written for
  * have moved (or printed): a `git repack -ad` or `git gc --prune=now`
  * running then would otherwise drop the objects no ref reaches yet. The
- * .keep file names its owner ("replayq <pid> on <host>"), so that a
- * killed process's keep is removed by the next clean-up.
+ * .keep file says whose it is ("replayq <pid>@<host>", rq_owner_id, for
+ * people), and its maker holds an flock on it until it removes it, as an
+ * owner marker (core/base/rq_owner): a .keep of replayq's whose flock can
+ * be taken is a killed process's, removed by the next clean-up, whatever
+ * PID namespace or host made it. objects/replayq/consolidate.lock is held
+ * the same way.
+ *
+ * Temporary names (objects/replayq-tmp-<pid>@<host>.<token>, in
+ * objects/pack tmp_replayq-tmp-<pid>@<host>.<token>-pack_XXXXXX and
+ * -idx_) stand for an owner marker
+ * objects/replayq-tmp-<pid>@<host>.<token>.owner that their maker holds
+ * while they may be there (rq_odb_own_tmp_begin); one staleness rule
+ * (rq_odb_own_tmp_stale) serves every clean-up: the janitor's, a replay's
+ * start, the listing of objects/pack, a consolidation.
  */
 #ifndef RQ_ODB_OWN_H
 #define RQ_ODB_OWN_H
 
 #include <stddef.h>
+
+#include "rq_error.h"
+#include "rq_owner.h"
 
 #define RQ_ODB_OWN_DIR	"replayq"
 #define RQ_ODB_OWN_MARK ".own"
@@ -33,38 +48,61 @@ int rq_odb_own_dir(const char *objects, int create);
 /* Mark pack name ("pack-<hex>") as replayq's. 0 or -1. */
 int rq_odb_own_mark(const char *objects, const char *name);
 
-/* Keep pack name in objects/pack (created before the pack is moved in):
- * 0, 1 when a .keep was there already (not ours: left alone), -1. */
+/* Keep pack name in objects/pack (created before the pack is moved in),
+ * its flock held by this process until rq_odb_own_unkeep: 0, 1 when a
+ * .keep was there already (not ours: left alone), -1. */
 int rq_odb_own_keep(const char *objects, const char *name);
-/* Remove the .keep rq_odb_own_keep made (only one this process wrote). */
+/* Remove the .keep rq_odb_own_keep made (only one this process holds). */
 void rq_odb_own_unkeep(const char *objects, const char *name);
 
-/* 1 when keep_file (in the pack directory fd) is a .keep of replayq's
- * whose owner is gone: on this machine, a process that is not running;
- * elsewhere, not modified for max_age seconds. */
-int rq_odb_own_keep_stale_at(int fd, const char *keep_file, unsigned max_age);
+/* Make file in dir (O_EXCL, no link followed) as a held file: flocked,
+ * then "replayq <pid>@<host>" written. The descriptor (close it after
+ * removing the file), or -1 with errno (EEXIST: there already). */
+int rq_odb_own_hold_at(int dir, const char *file);
 
-/* The prefix of every temporary name replayq makes in a repository
- * (objects/replayq-tmp-<pid>@<host>-XXXXXX, and in objects/pack
- * tmp_replayq-tmp-<pid>@<host>-XXXXXX-pack_XXXXXX and -idx_), and how long
- * another machine's must be left alone (shared storage: a running replay
- * refreshes its directory every minute). */
+/* Is file (in dir) a held file of replayq's whose owner is gone (its
+ * flock free)? 1: yes, *fd the file, open and locked: remove it, then
+ * close *fd. 0: its owner lives. -1: not replayq's (no such file, a link,
+ * another tool's content or none yet). */
+int rq_odb_own_held_gone(int dir, const char *file, int *fd);
+
+/* 1 when keep_file (in the pack directory fd) is a .keep of replayq's
+ * whose owner is gone; it is then removed. */
+int rq_odb_own_keep_drop_stale(int fd, const char *keep_file);
+
+/* The prefix of every temporary name replayq makes in a repository, and
+ * how long another machine's may be left alone when it has no marker
+ * (made by a replayq before markers; a running replay of those refreshed
+ * its directory every minute). */
 #define RQ_ODB_OWN_TMP		 "replayq-tmp-"
 #define RQ_ODB_OWN_STALE_SECONDS 300
 
-/* Is a temporary name stale (owner: what follows RQ_ODB_OWN_TMP)? Made on
- * this machine by a process that is gone: yes, whatever its age. Made
- * elsewhere (or named the old way, without a host): when older than
- * max_age and its owner is not alive here. */
-int rq_odb_own_tmp_stale(const char *owner, long mtime, unsigned max_age);
+/* Make and hold an owner marker in objects (its descriptor in o->dir, its
+ * name less ".owner" in base: the name of what it stands for). 0, or -1
+ * with err set. */
+int rq_odb_own_tmp_begin(rq_owner *o, const char *objects, char *base, size_t size, rq_error *err);
+/* Remove the marker and close its directory (what it stood for is gone
+ * or moved in). Nothing when there is none. */
+void rq_odb_own_tmp_end(rq_owner *o);
 
-/* In pack_dir (an open descriptor), remove what killed replays left: the
- * stale temporary files named in tmps (n names), the stale .keep files of
- * ours in keeps (m names) and a pack such a keep held without its index
- * (never seen by a reader). The number removed. */
-size_t rq_odb_own_sweep(int pack_dir, char **tmps, size_t n, char **keeps, size_t m);
+/* Is name (a temporary directory in objects, or with pack a temporary
+ * file of objects/pack less its "tmp_") stale? With its owner marker: when the
+ * marker's flock can be taken (its owner is gone). Without one (named
+ * before markers): made on this machine by a process that is gone, at
+ * once; made elsewhere, when older than max_age and its pid is not alive
+ * here. */
+int rq_odb_own_tmp_stale(int objects, const char *name, int pack, long mtime, unsigned max_age);
 
-/* This machine's name, made safe for a file name (at most 64 bytes). */
-void rq_odb_own_host(char *out, unsigned long size);
+/* Every owner marker of objects whose owner is gone, with what it stood
+ * for (its directory, its temporary files in objects/pack). The number of
+ * those removed. */
+int rq_odb_own_tmp_clean_gone(int objects);
+
+/* In pack_dir (an open descriptor; objects, the objects directory's, for
+ * the markers), remove what killed replays left: the stale temporary
+ * files named in tmps (n names), the stale .keep files of ours in keeps
+ * (m names) and a pack such a keep held without its index (never seen by
+ * a reader). The number removed. */
+size_t rq_odb_own_sweep(int objects, int pack_dir, char **tmps, size_t n, char **keeps, size_t m);
 
 #endif

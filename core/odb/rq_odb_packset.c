@@ -6,6 +6,7 @@
  * and checked when first needed.
  */
 #include "rq_odb_packset.h"
+#include "rq_fs.h"
 #include "rq_hindex.h"
 #include "rq_mem.h"
 #include "rq_odb_midx.h"
@@ -336,8 +337,13 @@ static int list_dir(rq_odb_packset *ps)
 		return 0;
 	while (rc == 0 && (d = readdir(dh)))
 		rc = list_entry(ps, d->d_name, &tmps, &keeps);
-	if (rc == 0 && (tmps.n || keeps.n))
-		rq_odb_own_sweep(dirfd(dh), tmps.v, tmps.n, keeps.v, keeps.n);
+	if (rc == 0 && (tmps.n || keeps.n)) {
+		/* the temporary files' owner markers are in the objects directory */
+		int objects = tmps.n ? rq_fs_opendir(ps->objects) : -1;
+		rq_odb_own_sweep(objects, dirfd(dh), tmps.v, tmps.n, keeps.v, keeps.n);
+		if (objects >= 0)
+			close(objects);
+	}
 	closedir(dh);
 	names_free(&tmps);
 	names_free(&keeps);

@@ -49,8 +49,9 @@ typedef struct dirs {
 
 /* ---- the lock ---- */
 
-/* A lock older than a consolidation ever takes (its owner's pid reused by
- * another process, say): taken over. */
+/* A lock that never said whose it is (its maker killed between making it
+ * and writing it) and is older than a consolidation ever takes: taken
+ * over. */
 static int lock_old(int own_fd)
 {
 	struct stat st;
@@ -59,45 +60,39 @@ static int lock_old(int own_fd)
 	       time(NULL) - st.st_mtime >= RQ_ODB_OWN_STALE_SECONDS;
 }
 
-/* Take objects/replayq/consolidate.lock: 1 taken, 0 held by a live
- * process, -1 failed. One whose owner is gone is taken over. */
-static int lock_try(int own_fd)
+/* Take objects/replayq/consolidate.lock, held by its flock while this
+ * process consolidates (*lock its descriptor): 1 taken, 0 held by a live
+ * process, -1 failed. One whose owner is gone (its flock free) is taken
+ * over, whatever PID namespace or host it was made in. */
+static int lock_try(int own_fd, int *lock)
 {
-	char text[160], host[80];
-	int n;
-
-	rq_odb_own_host(host, sizeof(host));
-	n = snprintf(text, sizeof(text), "replayq %ld on %s\n", (long)getpid(), host);
 	for (int tries = 0; tries < 2; tries++) {
-		int fd = openat(own_fd, LOCK_FILE,
-				O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+		int fd = rq_odb_own_hold_at(own_fd, LOCK_FILE), r;
 		if (fd >= 0) {
-			int ok = write(fd, text, (size_t)n) == n;
-			close(fd);
-			if (ok)
-				return 1;
-			unlinkat(own_fd, LOCK_FILE, 0);
-			return -1;
+			*lock = fd;
+			return 1;
 		}
 		if (errno != EEXIST)
 			return -1;
-		if (!rq_odb_own_keep_stale_at(own_fd, LOCK_FILE, RQ_ODB_OWN_STALE_SECONDS) &&
-		    !lock_old(own_fd))
+		r = rq_odb_own_held_gone(own_fd, LOCK_FILE, &fd);
+		if (r == 0 || (r < 0 && !lock_old(own_fd)))
 			return 0;
 		unlinkat(own_fd, LOCK_FILE, 0); /* its owner is gone */
+		if (fd >= 0)
+			close(fd);
 	}
 	return 0;
 }
 
 /* The lock, waiting up to wait_ms for its holder (a consolidation takes
  * milliseconds): 1 taken, 0 still held, -1 failed. */
-static int lock_take(int own_fd, unsigned wait_ms)
+static int lock_take(int own_fd, unsigned wait_ms, int *lock)
 {
 	const struct timespec step = {0, 2 * 1000 * 1000};
 	int r;
 
 	for (unsigned waited = 0;; waited += 2) {
-		if ((r = lock_try(own_fd)) != 0 || waited >= wait_ms)
+		if ((r = lock_try(own_fd, lock)) != 0 || waited >= wait_ms)
 			return r;
 		nanosleep(&step, NULL);
 	}
@@ -172,9 +167,7 @@ static int kept_now(dirs *d, const char *name)
 	snprintf(file, sizeof(file), "%s.keep", name);
 	if (!exists_at(d->pack_fd, name, ".keep"))
 		return 0;
-	if (!rq_odb_own_keep_stale_at(d->pack_fd, file, RQ_ODB_OWN_STALE_SECONDS))
-		return 1;
-	return unlinkat(d->pack_fd, file, 0) < 0;
+	return !rq_odb_own_keep_drop_stale(d->pack_fd, file);
 }
 
 /* Pack name, marked as replayq's: in the list (usable or not), or its
@@ -576,7 +569,8 @@ static int write_merged(dirs *d, const own_pack *v, size_t n, rq_odb_repack_stat
 {
 	source *src = calloc(n, sizeof(*src));
 	merged m = {.next = 12};
-	char prefix[160], host[80];
+	char prefix[NAME_MAX + 8], base[NAME_MAX + 1];
+	rq_owner owner = {.fd = -1};
 	int rc = src ? 0 : rq_error_set(err, RQ_E_NOMEM, "out of memory");
 
 	rq_oidmap_init(&m.ids);
@@ -588,12 +582,15 @@ static int write_merged(dirs *d, const own_pack *v, size_t n, rq_odb_repack_stat
 	if (rc == 0 && !bases_inside(&m))
 		rc = rq_error_set(err, RQ_E_CORRUPT_OBJECT,
 				  "a delta's base is in none of the packs to merge");
-	rq_odb_own_host(host, sizeof(host));
-	snprintf(prefix, sizeof(prefix), "tmp_" RQ_ODB_OWN_TMP "%ld@%s-repack-", (long)getpid(),
-		 host);
+	/* its temporary files named after an owner marker, as a replay's are:
+	 * one rule says when they are a killed process's */
+	if (rc == 0 &&
+	    (rc = rq_odb_own_tmp_begin(&owner, d->objects, base, sizeof(base), err)) == 0)
+		snprintf(prefix, sizeof(prefix), "tmp_%s-", base);
 	if (rc == 0)
 		rc = rq_odb_pack_write_hooked(d->pack, prefix, m.v, m.n, before_move, after_fail, d,
 					      st->pack_name, &st->pack_bytes, err);
+	rq_odb_own_tmp_end(&owner);
 	st->objects = rc == 0 ? m.n : 0;
 	for (size_t k = 0; src && k < n; k++)
 		source_free(&src[k]);
@@ -732,7 +729,7 @@ int rq_odb_repack_run(const char *objects, const rq_odb_repack_opts *opts, rq_od
 {
 	rq_odb_repack_opts none = {0, 0, 0};
 	dirs d;
-	int rc = -1, r;
+	int rc = -1, r, lock = -1;
 
 	memset(st, 0, sizeof(*st));
 	if (!opts)
@@ -741,15 +738,17 @@ int rq_odb_repack_run(const char *objects, const rq_odb_repack_opts *opts, rq_od
 		goto out;
 	if (opts->all)
 		count_packs(&d, &st->packs_before, &st->bytes_before);
-	if ((r = lock_take(d.own_fd, opts->wait_ms)) < 0) {
+	if ((r = lock_take(d.own_fd, opts->wait_ms, &lock)) < 0) {
 		rq_error_set(err, RQ_E_IO, "cannot lock %s/" RQ_ODB_OWN_DIR "/" LOCK_FILE ": %s",
 			     objects, strerror(errno));
 		goto out;
 	}
 	st->busy = r == 0;
 	rc = r ? locked_run(&d, opts, st, err) : 0;
-	if (r)
+	if (r) { /* removed, then its flock let go */
 		unlinkat(d.own_fd, LOCK_FILE, 0);
+		close(lock);
+	}
 	if (opts->all)
 		count_packs(&d, &st->packs_after, &st->bytes_after);
 out:

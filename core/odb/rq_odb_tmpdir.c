@@ -15,21 +15,18 @@
 #include <git2/sys/odb_backend.h>
 #include <git2/sys/repository.h>
 
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-#define TMP_PREFIX "replayq-tmp-"
+#define TMP_PREFIX RQ_ODB_OWN_TMP
 #define DIR_MAX	   3800 /* leaves room for file names below PATH_MAX */
 
 struct rq_odb_tmpdir {
@@ -39,10 +36,11 @@ struct rq_odb_tmpdir {
 	git_odb_backend *mem; /* the new objects; owned by odb */
 	rq_odb_pack_encoder *enc;
 	char objects[DIR_MAX];
-	char path[DIR_MAX];
-	int made;	/* path is a directory (made by rq_odb_tmpdir_make) */
-	int keep, kept; /* keep the pack (opts' keep_pack); a .keep made */
-	time_t touched; /* CLOCK_MONOTONIC seconds of the directory's last touch */
+	char path[DIR_MAX]; /* objects/<its owner marker's name less .owner>; "" before */
+	rq_owner owner;	    /* the marker this process holds while it has files here */
+	int made;	    /* path is a directory (made by rq_odb_tmpdir_make) */
+	int keep, kept;	    /* keep the pack (opts' keep_pack); a .keep made */
+	time_t touched;	    /* CLOCK_MONOTONIC seconds of the directory's last touch */
 };
 
 static time_t mono_seconds(void)
@@ -80,40 +78,27 @@ static int objects_dir(git_repository *repo, char *out, size_t size, rq_error *e
 	return 0;
 }
 
-/* The last six characters of path: random letters and digits. */
-static void new_suffix(char *path)
+/*
+ * At open, before any file in the objects directory: the owner marker
+ * <objects>/replayq-tmp-<pid>@<host>.<token>.owner, flocked while this
+ * process (and the children it forks) live (rq_odb_own_tmp_begin), and
+ * the names of what it stands for: the directory
+ * <objects>/replayq-tmp-<...>.<token> and the temporary pack files
+ * tmp_replayq-tmp-<...>.<token>-pack_XXXXXX.
+ */
+static int own(rq_odb_tmpdir *od, rq_error *err)
 {
-	static const char set[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-	static unsigned long seq;
-	unsigned char r[6];
-	char *x = path + strlen(path) - 6;
+	char base[NAME_MAX + 1];
 
-	if (getrandom(r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
-		struct timespec ts;
-		unsigned long v;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		v = (unsigned long)ts.tv_nsec ^ (unsigned long)getpid() << 20 ^ ++seq << 40;
-		for (int i = 0; i < 6; i++, v /= 62)
-			r[i] = (unsigned char)(v % 62);
-	}
-	for (int i = 0; i < 6; i++)
-		x[i] = set[r[i] % 62];
-}
-
-/* The directory's name: <objects>/replayq-tmp-<pid>@<host>-XXXXXX. */
-static int name_dir(rq_odb_tmpdir *od, rq_error *err)
-{
-	char host[80];
-	int n;
-
-	rq_odb_own_host(host, sizeof(host));
-	n = snprintf(od->path, sizeof(od->path), "%s/" TMP_PREFIX "%ld@%s-XXXXXX", od->objects,
-		     (long)getpid(), host);
-	if (n < 0 || (size_t)n >= sizeof(od->path)) {
-		od->path[0] = '\0';
+	if (od->owner.fd >= 0)
+		return 0;
+	if (rq_odb_own_tmp_begin(&od->owner, od->objects, base, sizeof(base), err) < 0)
+		return -1;
+	if (snprintf(od->path, sizeof(od->path), "%s/%s", od->objects, base) >=
+	    (int)sizeof(od->path)) {
+		rq_odb_own_tmp_end(&od->owner);
 		return rq_error_set(err, RQ_E_IO, "objects directory path too long");
 	}
-	new_suffix(od->path);
 	return 0;
 }
 
@@ -122,18 +107,14 @@ int rq_odb_tmpdir_make(rq_odb_tmpdir *od, rq_error *err)
 	/* a parallel replay's: its processes' compressors share the CPUs with
 	 * every worker's picks, so they do not poll */
 	rq_odb_mem_no_poll(od->mem);
-	for (int tries = 0; !od->made; tries++) {
-		if (mkdir(od->path, 0700) == 0) {
-			od->made = 1;
-			od->touched = mono_seconds();
-		} else if (errno != EEXIST || tries == 100) {
-			return rq_error_set(err, RQ_E_IO,
-					    "cannot create a temporary object directory in %s: %s",
-					    od->objects, strerror(errno));
-		} else {
-			new_suffix(od->path);
-		}
-	}
+	if (od->made)
+		return 0;
+	if (mkdir(od->path, 0700) < 0)
+		return rq_error_set(err, RQ_E_IO,
+				    "cannot create a temporary object directory in %s: %s",
+				    od->objects, strerror(errno));
+	od->made = 1;
+	od->touched = mono_seconds();
 	return 0;
 }
 
@@ -146,8 +127,9 @@ int rq_odb_tmpdir_open(rq_odb_tmpdir **out, git_repository *repo, const rq_odb_o
 	if (!od)
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	od->repo = repo;
+	od->owner.fd = -1;
 	od->keep = opts && opts->keep_pack;
-	if (objects_dir(repo, od->objects, sizeof(od->objects), err) < 0 || name_dir(od, err) < 0)
+	if (objects_dir(repo, od->objects, sizeof(od->objects), err) < 0 || own(od, err) < 0)
 		goto fail;
 	if (git_repository_odb(&od->orig_odb, repo) < 0) {
 		rq_error_git(err, "cannot open the object database");
@@ -326,7 +308,7 @@ static int after_fail(void *ctx, const char *name, rq_error *err)
 
 /*
  * The new objects as one pack, written straight into objects/pack under
- * temporary names (tmp_replayq-tmp-<pid>@<host>-XXXXXX-pack_XXXXXX: the
+ * temporary names (tmp_replayq-tmp-<pid>@<host>.<token>-pack_XXXXXX: the
  * clean-up below knows their owner, and git's prune removes tmp_ files
  * too), then renamed, the pack before its index. No directory is made for
  * it: on ext4 a mkdir and an rmdir cost more than writing a small pack.
@@ -375,6 +357,7 @@ int rq_odb_tmpdir_finish(rq_odb_tmpdir *od, rq_odb_tmpdir_stats *stats, rq_error
 	if (od->made)
 		rq_fs_rmtree(od->path);
 	od->made = 0;
+	rq_odb_own_tmp_end(&od->owner);
 	return 0;
 }
 
@@ -385,15 +368,17 @@ void rq_odb_tmpdir_free(rq_odb_tmpdir *od)
 	restore_odb(od);
 	if (od->made)
 		rq_fs_rmtree(od->path);
+	rq_odb_own_tmp_end(&od->owner);
 	rq_odb_pack_encoder_free(od->enc);
 	free(od);
 }
 
 /* Remove the stale entries of the directory dir (a descriptor, taken)
  * whose names start with prefix and then TMP_PREFIX: directories, or
- * regular files, none followed if it is a symbolic link. The number
+ * regular files, none followed if it is a symbolic link
+ * (rq_odb_own_tmp_stale: by their owner marker's flock). The number
  * removed. */
-static int clean_in(int dir, const char *prefix, int dirs, unsigned max_age)
+static int clean_in(int objects, int dir, const char *prefix, int dirs, unsigned max_age)
 {
 	size_t skip = strlen(prefix);
 	struct dirent *e;
@@ -405,15 +390,17 @@ static int clean_in(int dir, const char *prefix, int dirs, unsigned max_age)
 			close(dir);
 		return 0;
 	}
+	rewinddir(d); /* an offset shared with objects */
 	while ((e = readdir(d))) {
 		struct stat st;
 		if (strncmp(e->d_name, prefix, skip) != 0 ||
-		    strncmp(e->d_name + skip, TMP_PREFIX, strlen(TMP_PREFIX)) != 0)
+		    strncmp(e->d_name + skip, TMP_PREFIX, strlen(TMP_PREFIX)) != 0 ||
+		    rq_owner_is_marker(e->d_name))
 			continue;
 		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 		    (dirs ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)))
 			continue;
-		if (!rq_odb_own_tmp_stale(e->d_name + skip + strlen(TMP_PREFIX), (long)st.st_mtime,
+		if (!rq_odb_own_tmp_stale(objects, e->d_name + skip, !dirs, (long)st.st_mtime,
 					  max_age))
 			continue;
 		if ((dirs ? rq_fs_rmtree_at(dirfd(d), e->d_name)
@@ -448,7 +435,7 @@ static int clean_keeps(int pack)
 		if ((keeps[n] = strdup(e->d_name)))
 			n++;
 	}
-	removed = rq_odb_own_sweep(dirfd(d), NULL, 0, keeps, n);
+	removed = rq_odb_own_sweep(-1, dirfd(d), NULL, 0, keeps, n);
 	closedir(d);
 	for (size_t i = 0; i < n; i++)
 		free(keeps[i]);
@@ -465,11 +452,13 @@ static int open_pack_dir(int objects)
 
 int rq_odb_tmpdir_clean_stale_at(int objects, unsigned max_age)
 {
-	int removed = clean_in(fcntl(objects, F_DUPFD_CLOEXEC, 0), "", 1, max_age);
+	/* first what gone owners' markers stand for; then what has no marker */
+	int removed = rq_odb_own_tmp_clean_gone(objects);
 
+	removed += clean_in(objects, fcntl(objects, F_DUPFD_CLOEXEC, 0), "", 1, max_age);
 	/* a pack being written when its process was killed, and the .keep
 	 * files of killed replays */
-	removed += clean_in(open_pack_dir(objects), "tmp_", 0, max_age);
+	removed += clean_in(objects, open_pack_dir(objects), "tmp_", 0, max_age);
 	return removed + clean_keeps(open_pack_dir(objects));
 }
 
@@ -495,9 +484,17 @@ void rq_odb_tmpdir_release(git_repository *repo, const char *name)
 int rq_odb_tmpdir_clean_stale(git_repository *repo, unsigned max_age, rq_error *err)
 {
 	char objects[DIR_MAX];
+	int fd, removed;
 
 	if (objects_dir(repo, objects, sizeof(objects), err) < 0)
 		return -1;
-	/* the pack directory's: by the replay's listing of its packs */
-	return clean_in(rq_fs_opendir(objects), "", 1, max_age);
+	if ((fd = rq_fs_opendir(objects)) < 0)
+		return 0;
+	/* gone owners' markers with all they stand for; the other temporary
+	 * files of the pack directory go with the replay's listing of its
+	 * packs (rq_odb_packset) */
+	removed = rq_odb_own_tmp_clean_gone(fd);
+	removed += clean_in(fd, fcntl(fd, F_DUPFD_CLOEXEC, 0), "", 1, max_age);
+	close(fd);
+	return removed;
 }

@@ -3,8 +3,11 @@
  * rq_odb_tmpdir: a replay's temporary object directory, where the objects
  * it writes go until its one pack (core/odb, see rq_odb.h for the family).
  *
- * rq_odb_tmpdir_open() names <objects>/replayq-tmp-<pid>@<host>-XXXXXX
- * and gives the repository handle an object database (rq_odb) that reads
+ * rq_odb_tmpdir_open() makes the owner marker
+ * <objects>/replayq-tmp-<pid>@<host>.<token>.owner (core/base/rq_owner:
+ * flocked for as long as the process and the children it forks live),
+ * names <objects>/replayq-tmp-<pid>@<host>.<token> after it, and gives
+ * the repository handle an object database (rq_odb) that reads
  * the repository's packs, loose objects and alternates, and writes only to
  * the replay's memory store (rq_odb_mem): no file per object. The
  * directory itself is only made when a parallel replay needs it
@@ -12,7 +15,7 @@
  * new objects to the parent as part files there (rq_odb_tmpdir_save_part /
  * _load_part). rq_odb_tmpdir_finish() writes every new object into one
  * pack with its index (rq_odb_pack), straight into objects/pack under
- * temporary names (tmp_replayq-tmp-<pid>@<host>-XXXXXX-pack_XXXXXX, then
+ * temporary names (tmp_replayq-tmp-<pid>@<host>.<token>-pack_XXXXXX, then
  * -idx_), renames the pack and then the index, removes the directory if
  * it was made and gives the repository back its own object database. The
  * pack is marked as replayq's (rq_odb_own: only such packs are ever
@@ -21,10 +24,15 @@
  * directory and everything in it.
  *
  * rq_odb_tmpdir_clean_stale() removes what killed processes left: the
- * directories, and the temporary pack files in objects/pack; made on this
+ * directory and the temporary pack files of every owner marker whose
+ * flock can be taken (its owner is gone), then the marker; what has no
+ * marker (made by a replayq before markers) as before: made on this
  * machine by a process that is gone (at once), or made elsewhere and not
  * modified for max_age seconds (shared storage; a running replay refreshes
- * its directory, see rq_odb_tmpdir_keepalive). What a running process
+ * its directory, see rq_odb_tmpdir_keepalive). One rule for all of it,
+ * rq_odb_own_tmp_stale, which the listing of objects/pack (rq_odb_packset)
+ * and a consolidation (rq_odb_repack) follow too; a .keep of replayq's
+ * goes when its flock can be taken (rq_odb_own). What a running process
  * owns is never removed.
  */
 #ifndef RQ_ODB_TMPDIR_H
@@ -91,9 +99,10 @@ void rq_odb_tmpdir_keepalive(rq_odb_tmpdir *od, unsigned every);
 /* The temporary directory's path (for tests and logs). */
 const char *rq_odb_tmpdir_path(const rq_odb_tmpdir *od);
 
-/* The temporary directories in objects/ (the pack directory's temporary
- * files and stale .keep files go with the replay's listing of its packs,
- * rq_odb_packset). Returns the number removed, or -1. */
+/* What gone owners' markers stand for, and the temporary directories in
+ * objects/ (the pack directory's other temporary files and stale .keep
+ * files go with the replay's listing of its packs, rq_odb_packset).
+ * Returns the number removed, or -1. */
 int rq_odb_tmpdir_clean_stale(git_repository *repo, unsigned max_age, rq_error *err);
 
 /* All of it for an objects directory given by path (no repository needed):

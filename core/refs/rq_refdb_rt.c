@@ -95,9 +95,7 @@ static int pseudo(const char *name)
 	return *name != '\0';
 }
 
-/* 1 when name is one of a worktree's own refs (git's per-worktree refs
- * and pseudo-refs); main-worktree/<ref> is the main worktree's. */
-static int own_ref(const char *name)
+int rq_refdb_rt_worktree_ref(const char *name)
 {
 	return pseudo(name) || !strncmp(name, "refs/worktree/", 14) ||
 	       !strncmp(name, "refs/bisect/", 12) || !strncmp(name, "refs/rewritten/", 15);
@@ -109,7 +107,7 @@ static int which(const backend *b, const char **name)
 		*name += 14;
 		return 0;
 	}
-	return b->linked && own_ref(*name);
+	return b->linked && rq_refdb_rt_worktree_ref(*name);
 }
 
 /* The stack k, opened at first use, read again when it changed. */
@@ -225,7 +223,7 @@ static int iter_wants(const iter *it, int k, const char *name)
 {
 	if (strncmp(name, "refs/", 5) != 0)
 		return 0; /* HEAD and the pseudo-refs are not iterated (git, libgit2) */
-	if (it->b->linked && own_ref(name) != k)
+	if (it->b->linked && rq_refdb_rt_worktree_ref(name) != k)
 		return 0; /* a worktree's own refs come from its stack only */
 	return !it->glob || it->prefix_only || fnmatch(it->glob, name, 0) == 0;
 }
@@ -363,29 +361,12 @@ static int be_iterator(git_reference_iterator **out, git_refdb_backend *_b, cons
 
 /* ---- writing ---- */
 
-/* core.logAllRefUpdates: "always", a boolean, or unset (a bare
- * repository logs only existing reflogs, another logs branches). */
+/* core.logAllRefUpdates, read once. */
 static int log_policy(backend *b)
 {
-	git_config *cfg;
-	const char *s;
-	int v = -1, on;
-
-	if (b->policy >= 0)
-		return b->policy;
-	if (git_repository_config_snapshot(&cfg, b->repo) == 0) {
-		if (git_config_get_string(&s, cfg, "core.logallrefupdates") == 0) {
-			if (!strcasecmp(s, "always"))
-				v = RQ_RTTX_LOG_ALWAYS;
-			else if (git_config_parse_bool(&on, s) == 0)
-				v = on ? RQ_RTTX_LOG_NORMAL : RQ_RTTX_LOG_NONE;
-		}
-		git_config_free(cfg);
-	}
-	git_error_clear();
-	if (v < 0)
-		v = git_repository_is_bare(b->repo) ? RQ_RTTX_LOG_NONE : RQ_RTTX_LOG_NORMAL;
-	return b->policy = v;
+	if (b->policy < 0)
+		b->policy = rq_rttx_log_policy(b->repo);
+	return b->policy;
 }
 
 static rq_rttx_opts tx_opts(backend *b)

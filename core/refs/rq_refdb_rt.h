@@ -42,4 +42,9 @@ int rq_refdb_rt_install(git_repository *repo, rq_error *err);
  * the reflog of refname, read by libgit2 from a files repository). */
 int rq_refdb_rt_reflog_layout_ok(git_repository *files_repo, const char *refname);
 
+/* 1 when name is one of a worktree's own refs, kept in its own stack in
+ * a linked worktree (git's per-worktree refs and pseudo-refs: HEAD,
+ * refs/worktree/, refs/bisect/, refs/rewritten/). */
+int rq_refdb_rt_worktree_ref(const char *name);
+
 #endif

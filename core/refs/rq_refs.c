@@ -18,304 +18,45 @@
 #include "rq_confine.h"
 #include "rq_fs.h"
 #include "rq_refname.h"
+#include "rq_refdb_rt.h"
+#include "rq_refmark.h"
 #include "rq_refs.h"
+#include "rq_refspace.h"
+#include "rq_repofmt.h"
+#include "rq_rtstack.h"
+#include "rq_rttx.h"
 #include "rq_testhook.h"
-
-#define MARKER_PREFIX "replayq-refs-"
-#define GUARD_NAME    "replayq-refs.guard"
-
-/* "<pid>@<host>" of this process. */
-static void owner_name(char *out, size_t size)
-{
-	char host[128] = "";
-	gethostname(host, sizeof(host) - 1);
-	snprintf(out, size, "%ld@%s", (long)getpid(), host);
-}
-
-/* 1 when libgit2 (1.5) keeps ref in the repository's own directory, not
- * the common one: HEAD and the other pseudo-refs, refs/bisect/. */
-static int own_dir_ref(const char *ref)
-{
-	return strncmp(ref, "refs/", 5) != 0 || !strncmp(ref, "refs/bisect/", 12);
-}
 
 /* Where the lock of a ref lives, for messages. */
 static int lock_path(git_repository *repo, const char *ref, char *out, size_t size)
 {
 	const char *dir =
-	    own_dir_ref(ref) ? git_repository_path(repo) : git_repository_commondir(repo);
+	    rq_refspace_own_dir(ref) ? git_repository_path(repo) : git_repository_commondir(repo);
 	int n = snprintf(out, size, "%s%s%s.lock", dir,
 			 dir[0] && dir[strlen(dir) - 1] == '/' ? "" : "/", ref);
 	return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 
-/*
- * The two directories the ref files live in, open: every file this module
- * creates, reads or removes is reached from one of them without following
- * a symbolic link (rq_fs_open_at), whatever the repository holds.
- */
-typedef struct refdirs {
-	int common, own;
-} refdirs;
-
-static int refdirs_open(git_repository *repo, refdirs *d, rq_error *err)
-{
-	d->common = rq_fs_opendir(git_repository_commondir(repo));
-	d->own = rq_fs_opendir(git_repository_path(repo));
-	if (d->common >= 0 && d->own >= 0)
-		return 0;
-	rq_error_set(err, RQ_E_IO, "cannot open the git directory: %s", strerror(errno));
-	if (d->common >= 0)
-		close(d->common);
-	if (d->own >= 0)
-		close(d->own);
-	d->common = d->own = -1;
-	return -1;
-}
-
-static void refdirs_close(refdirs *d)
-{
-	if (d->common >= 0)
-		close(d->common);
-	if (d->own >= 0)
-		close(d->own);
-	d->common = d->own = -1;
-}
-
-/* A file of this module in the common directory, opened without following
- * a link and without blocking on a FIFO: a regular file's descriptor, or
- * -1 with err set (RQ_E_BAD_REPO for a link or anything but a file). */
-static int open_own_file(const refdirs *d, const char *name, int flags, rq_error *err)
-{
-	struct stat st;
-	int fd = rq_fs_open_at(d->common, name, flags | O_NONBLOCK, 0644);
-
-	if (fd < 0 && (errno == ELOOP || errno == ENXIO || errno == EISDIR))
-		return rq_error_set(err, RQ_E_BAD_REPO,
-				    "'%s' in the git directory is not a regular file (a symbolic "
-				    "link, a FIFO or a directory): refusing to use it",
-				    name);
-	if (fd < 0)
-		return rq_error_set(err, RQ_E_IO, "cannot open '%s' in the git directory: %s", name,
-				    strerror(errno));
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return rq_error_set(err, RQ_E_BAD_REPO,
-				    "'%s' in the git directory is not a regular file: refusing to "
-				    "use it",
-				    name);
-	}
-	return fd;
-}
-
-/* The owner takes every lock right after writing its marker: a lock made
- * much later is someone else's. */
-#define RQ_REFS_LOCK_WINDOW_S 60
-
-static int made_after(const struct timespec *a, const struct timespec *b)
-{
-	return a->tv_sec > b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec >= b->tv_nsec);
-}
-
-/* 1 when the lock file leaf (in dir) holds exactly "<hex>\n": libgit2
- * writes a ref's new id into its lock right before the rename that
- * commits it. */
-static int lock_holds(int dir, const char *leaf, const char *hex)
-{
-	char buf[GIT_OID_HEXSZ + 2];
-	size_t want = strlen(hex);
-	ssize_t n;
-	int fd;
-
-	if (want != GIT_OID_HEXSZ ||
-	    (fd = openat(dir, leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf));
-	close(fd);
-	return n == (ssize_t)want + 1 && !memcmp(buf, hex, want) && buf[want] == '\n';
-}
-
-/* One line of a dead owner's marker, "<ref> <new id>": its lock removed
- * when it is one the owner made (see clean_marker). The ref is checked
- * as a ref name before it names any file: a marker is the repository's
- * data, and "../../x" must not lead anywhere. */
-static void clean_lock(const refdirs *d, char *line, const struct stat *mst)
-{
-	char lock[1100], *hex = strchr(line, ' ');
-	const char *leaf;
-	struct stat lst;
-	int dir;
-
-	if (hex)
-		*hex++ = '\0';
-	if (!rq_refname_lockable(line) ||
-	    snprintf(lock, sizeof(lock), "%s.lock", line) >= (int)sizeof(lock) ||
-	    (dir = rq_fs_parent_at(own_dir_ref(line) ? d->own : d->common, lock, &leaf)) < 0)
-		return;
-	if (fstatat(dir, leaf, &lst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(lst.st_mode) &&
-	    made_after(&lst.st_mtim, &mst->st_mtim) &&
-	    (lst.st_size == 0 ? lst.st_mtim.tv_sec <= mst->st_mtim.tv_sec + RQ_REFS_LOCK_WINDOW_S
-			      : lock_holds(dir, leaf, hex ? hex : "")))
-		unlinkat(dir, leaf, 0);
-	close(dir);
-}
-
-/* Remove the locks a dead replayq process left, as its marker lists them
- * ("<ref> <new id>" a line): lock files made after the marker: empty ones
- * made in the minute after it (libgit2 writes a lock's content only at the
- * commit), and ones holding that new id (killed between writing and
- * renaming it, however late); a lock of a live process, or one another
- * program took, stays. A marker that is not a regular file is left. */
-static void clean_marker(const refdirs *d, const char *name)
-{
-	struct stat mst;
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
-	rq_error err;
-	FILE *f;
-	int fd = open_own_file(d, name, O_RDONLY, &err);
-
-	if (fd < 0)
-		return;
-	if (fstat(fd, &mst) < 0 || !(f = fdopen(fd, "r"))) {
-		close(fd);
-		return;
-	}
-	while ((n = getline(&line, &cap, f)) > 0) {
-		if (line[n - 1] == '\n')
-			line[n - 1] = '\0';
-		clean_lock(d, line, &mst);
-	}
-	free(line);
-	fclose(f);
-	unlinkat(d->common, name, 0);
-}
-
-/* 1 when pid has exited: no such process, or a zombie nobody reaped. */
-static int process_gone(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	FILE *f;
-	size_t n;
-
-	if (kill(pid, 0) < 0)
-		return errno == ESRCH;
-	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-	if (!(f = fopen(path, "r")))
-		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	p = strrchr(buf, ')'); /* "pid (comm) S ...": comm may hold anything */
-	return p && p[1] == ' ' && p[2] == 'Z';
-}
-
-/* rq_refs_clean_stale with the guard held by the caller. */
-static void clean_stale(const refdirs *d)
-{
-	char host[128] = "";
-	struct dirent *e;
-	int fd = fcntl(d->common, F_DUPFD_CLOEXEC, 0);
-	DIR *dh = fd >= 0 ? fdopendir(fd) : NULL;
-
-	if (!dh) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	rewinddir(dh); /* the descriptor's offset is shared with d->common */
-	gethostname(host, sizeof(host) - 1);
-	while ((e = readdir(dh))) {
-		char *at;
-		long pid;
-		if (strncmp(e->d_name, MARKER_PREFIX, strlen(MARKER_PREFIX)) != 0)
-			continue;
-		pid = strtol(e->d_name + strlen(MARKER_PREFIX), &at, 10);
-		if (pid <= 0 || *at != '@' || strcmp(at + 1, host) != 0)
-			continue; /* another machine's: its owner may live */
-		/* our own pid: a dead predecessor's (this process writes its
-		 * marker only after this clean-up) */
-		if ((pid_t)pid != getpid() && !process_gone((pid_t)pid))
-			continue; /* alive (or not ours to judge) */
-		clean_marker(d, e->d_name);
-	}
-	closedir(dh);
-}
-
-/* The per-repository guard of rq_refs_apply: <commondir>/replayq-refs.guard,
- * held with flock (released by the kernel when its holder dies); never a
- * symbolic link (RQ_E_BAD_REPO). */
-static int guard_lock(const refdirs *d, rq_error *err)
-{
-	int fd = open_own_file(d, GUARD_NAME, O_RDWR | O_CREAT, err);
-
-	if (fd < 0)
-		return -1;
-	while (flock(fd, LOCK_EX) < 0)
-		if (errno != EINTR) {
-			close(fd);
-			return rq_error_set(err, RQ_E_IO, "cannot lock '%s': %s", GUARD_NAME,
-					    strerror(errno));
-		}
-	return fd;
-}
-
 void rq_refs_clean_stale(git_repository *repo)
 {
-	refdirs d;
+	rq_refmark m;
 	rq_error err;
-	int guard;
 
-	if (refdirs_open(repo, &d, &err) < 0)
+	if (rq_refmark_open(&m, repo, &err) < 0)
 		return;
-	if ((guard = guard_lock(&d, &err)) >= 0) {
-		clean_stale(&d);
-		close(guard);
-	}
-	refdirs_close(&d);
-}
-
-/* Before the first lock: write down which locks this process will hold,
- * one "<ref> <new id>" a line (the id names the content a lock has while
- * its ref is being committed), as name (MARKER_PREFIX<owner>). */
-static int write_marker(const refdirs *d, const rq_replay_result *result, char *name, size_t size,
-			rq_error *err)
-{
-	char owner[160], hex[GIT_OID_HEXSZ + 1];
-	FILE *f;
-	int fd;
-
-	owner_name(owner, sizeof(owner));
-	snprintf(name, size, "%s%s", MARKER_PREFIX, owner);
-	if ((fd = open_own_file(d, name, O_WRONLY | O_CREAT | O_TRUNC, err)) < 0)
-		return -1;
-	if (!(f = fdopen(fd, "w"))) {
-		close(fd);
-		unlinkat(d->common, name, 0);
-		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	}
-	for (size_t i = 0; i < result->nupdates; i++)
-		fprintf(f, "%s %s\n", result->updates[i].ref,
-			git_oid_tostr(hex, sizeof(hex), &result->updates[i].new_id));
-	if (fflush(f) != 0 || fsync(fileno(f)) != 0) {
-		fclose(f);
-		unlinkat(d->common, name, 0);
-		return rq_error_set(err, RQ_E_IO, "cannot write '%s': %s", name, strerror(errno));
-	}
-	fclose(f);
-	return 0;
+	rq_refmark_guard(&m, &err); /* (cleans) */
+	rq_refmark_close(&m);
 }
 
 /* ---- refs that cannot be created: directory/file conflicts ---- */
 
 /* 1 when name is a loose ref file (or a link: a loose symbolic ref) under
  * d, reached without following a link. */
-static int loose_file(const refdirs *d, const char *name)
+static int loose_file(const rq_refmark *d, const char *name)
 {
 	const char *leaf;
 	struct stat st;
-	int dir = rq_fs_parent_at(own_dir_ref(name) ? d->own : d->common, name, &leaf), r;
+	int dir = rq_fs_parent_at(rq_refspace_own_dir(name) ? d->own : d->common, name, &leaf), r;
 
 	if (dir < 0)
 		return 0;
@@ -412,7 +153,7 @@ static int ref_clash(git_repository *repo, const char *name, char **clash, rq_er
 
 /* One ref to create: refused (RQ_E_BAD_REF, in git's words) when an
  * existing ref or a non-empty directory is in its way. */
-static int creatable(git_repository *repo, const refdirs *d, const char *name, rq_error *err)
+static int creatable(git_repository *repo, const rq_refmark *d, const char *name, rq_error *err)
 {
 	const char *leaf;
 	char *clash = NULL;
@@ -430,7 +171,8 @@ static int creatable(git_repository *repo, const refdirs *d, const char *name, r
 		free(clash);
 		return r;
 	}
-	if ((dir = rq_fs_parent_at(own_dir_ref(name) ? d->own : d->common, name, &leaf)) < 0)
+	if ((dir = rq_fs_parent_at(rq_refspace_own_dir(name) ? d->own : d->common, name, &leaf)) <
+	    0)
 		return 0;
 	sub = openat(dir, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	close(dir);
@@ -452,10 +194,10 @@ static int dir_of(const char *a, const char *b)
 int rq_refs_check_creatable(git_repository *repo, const rq_replay_result *result, rq_error *err)
 {
 	static const git_oid zero;
-	refdirs d;
+	rq_refmark d;
 	int rc = 0;
 
-	if (refdirs_open(repo, &d, err) < 0)
+	if (rq_refmark_open(&d, repo, err) < 0)
 		return -1;
 	for (size_t i = 0; rc == 0 && i < result->nupdates; i++) {
 		const rq_ref_update *u = &result->updates[i];
@@ -470,18 +212,14 @@ int rq_refs_check_creatable(git_repository *repo, const rq_replay_result *result
 		if (rc == 0)
 			rc = creatable(repo, &d, u->ref, err);
 	}
-	refdirs_close(&d);
+	rq_refmark_close(&d);
 	return rc;
 }
 
-/*
- * Every locked ref must get a target before the commit: libgit2 cannot
- * commit a lock without one.
- */
 int rq_refs_apply(git_repository *repo, const rq_replay_result *result, const rq_ident *committer,
 		  rq_error *err)
 {
-	return rq_refs_apply_checked(repo, result, committer, NULL, NULL, err);
+	return rq_refs_apply_fenced(repo, result, committer, NULL, err);
 }
 
 /* The error of a lock that could not be taken: a lock file another live
@@ -500,6 +238,28 @@ static int lock_failed(git_repository *repo, const char *ref, int r, rq_error *e
 			    e && e->message ? e->message : "locked by another process");
 }
 
+/* Where u's ref is, under its lock: 0 at its old id (to move), 1 at its
+ * new id already, -1 elsewhere (RQ_E_REF_MOVED) or unreadable. */
+static int ref_state(git_repository *repo, const rq_ref_update *u, rq_error *err)
+{
+	char have[GIT_OID_HEXSZ + 1], want[GIT_OID_HEXSZ + 1];
+	git_oid cur;
+	int r = git_reference_name_to_id(&cur, repo, u->ref);
+
+	if (r == GIT_ENOTFOUND)
+		memset(&cur, 0, sizeof(cur));
+	else if (r < 0)
+		return rq_error_git(err, "cannot read ref");
+	if (git_oid_equal(&cur, &u->new_id))
+		return 1;
+	if (git_oid_equal(&cur, &u->old_id))
+		return 0;
+	git_oid_tostr(have, sizeof(have), &cur);
+	git_oid_tostr(want, sizeof(want), &u->old_id);
+	return rq_error_set(err, RQ_E_REF_MOVED, "cannot lock ref '%s': is at %s but expected %s",
+			    u->ref, have, want);
+}
+
 /*
  * Lock one ref in a transaction of its own and check it: *tx is the
  * transaction, ready to commit, or NULL when the ref holds its new value
@@ -510,74 +270,230 @@ static int lock_failed(git_repository *repo, const char *ref, int r, rq_error *e
 static int lock_one(git_repository *repo, const rq_ref_update *u, const git_signature *sig,
 		    const char *msg, git_transaction **tx, rq_error *err)
 {
-	git_oid cur;
 	int r;
 
 	if (git_transaction_new(tx, repo) < 0)
 		return rq_error_git(err, "cannot start a ref transaction");
 	if ((r = git_transaction_lock_ref(*tx, u->ref)) < 0)
 		return lock_failed(repo, u->ref, r, err);
-	r = git_reference_name_to_id(&cur, repo, u->ref);
-	if (r == GIT_ENOTFOUND)
-		memset(&cur, 0, sizeof(cur));
-	else if (r < 0)
-		return rq_error_git(err, "cannot read ref");
-	if (git_oid_equal(&cur, &u->new_id)) {
+	if ((r = ref_state(repo, u, err)) < 0)
+		return -1;
+	if (r == 1) {
 		git_transaction_free(*tx); /* releases the lock */
 		*tx = NULL;
 		return 0;
-	}
-	if (!git_oid_equal(&cur, &u->old_id)) {
-		char have[GIT_OID_HEXSZ + 1], want[GIT_OID_HEXSZ + 1];
-		git_oid_tostr(have, sizeof(have), &cur);
-		git_oid_tostr(want, sizeof(want), &u->old_id);
-		return rq_error_set(err, RQ_E_REF_MOVED,
-				    "cannot lock ref '%s': is at %s but expected %s", u->ref, have,
-				    want);
 	}
 	if (git_transaction_set_target(*tx, u->ref, &u->new_id, sig, msg) < 0)
 		return rq_error_git(err, "cannot update ref");
 	return 0;
 }
 
-/* Lock and check every ref (test hook point "refs-locking" after the
- * first): 0, or -1 with err set. */
-static int lock_all(git_repository *repo, const rq_replay_result *result, const git_signature *sig,
-		    git_transaction **tx, rq_error *err)
+/* An update in progress: its transactions (one a ref, NULL when there is
+ * nothing to write), the space its commits take (NULL on a reftable
+ * repository, whose one table is written at once), and the ref that
+ * failed to lock. */
+typedef struct update_run {
+	git_repository *repo;
+	const rq_replay_result *res;
+	const git_signature *sig;
+	git_transaction **tx;
+	rq_refspace *space;
+	const char *failed;   /* the key of the lock that could not be taken */
+	struct rt_update *rt; /* a reftable repository's update, else NULL */
+} update_run;
+
+/* Lock and check every ref, and take the space its commit needs (test
+ * hook point "refs-locking" after the first): 0, or -1 with err set. */
+static int lock_all(update_run *u, rq_error *err)
 {
-	for (size_t i = 0; i < result->nupdates; i++) {
-		if (lock_one(repo, &result->updates[i], sig, result->reflog_msg, &tx[i], err) < 0)
+	const rq_replay_result *res = u->res;
+
+	for (size_t i = 0; i < res->nupdates; i++) {
+		u->failed = res->updates[i].ref;
+		if (lock_one(u->repo, &res->updates[i], u->sig, res->reflog_msg, &u->tx[i], err) <
+		    0)
 			return -1;
-		if (i == 0 && result->nupdates > 1)
+		u->failed = NULL;
+		if (u->tx[i] && u->space &&
+		    rq_refspace_take(u->space, i, &res->updates[i], u->sig, res->reflog_msg, err) <
+			0)
+			return -1;
+		if (i == 0 && res->nupdates > 1)
 			rq_testhook_hold("refs-locking");
 	}
 	return 0;
 }
 
+/* 1 when ref holds id. */
+static int ref_at(git_repository *repo, const char *ref, const git_oid *id)
+{
+	git_oid cur;
+
+	return git_reference_name_to_id(&cur, repo, ref) == 0 && git_oid_equal(&cur, id);
+}
+
 /* Commit the locked refs one by one, in order (test hook point
  * "refs-committed" after the first of several). A failure leaves the
- * refs before it moved: the error says how many. */
-static int commit_all(const rq_replay_result *result, git_transaction **tx, rq_error *err)
+ * refs before it moved (the error says how many), and the reflogs of the
+ * one that failed as they were. */
+static int commit_all(update_run *u, size_t *moved, rq_error *err)
 {
+	const rq_replay_result *res = u->res;
 	size_t done = 0, todo = 0;
 
-	for (size_t i = 0; i < result->nupdates; i++)
-		todo += tx[i] != NULL;
-	for (size_t i = 0; i < result->nupdates; i++) {
-		if (!tx[i])
+	for (size_t i = 0; i < res->nupdates; i++)
+		todo += u->tx[i] != NULL;
+	for (size_t i = 0; i < res->nupdates; i++) {
+		char why[RQ_ERROR_MSG_MAX];
+		if (!u->tx[i])
 			continue;
-		if (git_transaction_commit(tx[i]) < 0) {
-			char why[RQ_ERROR_MSG_MAX];
-			rq_error_git(err, "cannot update refs");
-			snprintf(why, sizeof(why), "%s", err->msg);
-			return rq_error_set(
-			    err, err->code,
-			    "cannot update ref '%s' (%zu of %zu moved before it): %s",
-			    result->updates[i].ref, done, todo, why);
+		if (git_transaction_commit(u->tx[i]) == 0) {
+			*moved = ++done;
+			if (done == 1 && todo > 1)
+				rq_testhook_hold("refs-committed");
+			continue;
 		}
-		if (++done == 1 && todo > 1)
-			rq_testhook_hold("refs-committed");
+		rq_error_git(err, "cannot update refs");
+		if (u->space && !ref_at(u->repo, res->updates[i].ref, &res->updates[i].new_id))
+			rq_refspace_undo(u->space, i);
+		snprintf(why, sizeof(why), "%s", err->msg);
+		return rq_error_set(err, err->code,
+				    "cannot update ref '%s' (%zu of %zu moved before it): %s",
+				    res->updates[i].ref, done, todo, why);
 	}
+	return 0;
+}
+
+/* ---- reftable: every ref in one table, all at once (rq_rttx) ---- */
+
+typedef struct rt_update {
+	rq_rtstack *st;
+	rq_rttx *tx;
+	rq_rttx_update *u; /* the refs that change */
+	size_t n;
+	rq_rttx_ident who;
+	char lock[PATH_MAX]; /* tables.list.lock's path under the common directory */
+} rt_update;
+
+static void rt_free(rt_update *rt)
+{
+	if (!rt)
+		return;
+	rq_rttx_free(rt->tx); /* releases the lock if still held */
+	rq_rtstack_free(rt->st);
+	free(rt->u);
+	free(rt);
+}
+
+/* dir/name without a doubled '/'. */
+static int join(char *out, size_t size, const char *dir, const char *name)
+{
+	size_t n = strlen(dir);
+	int w =
+	    snprintf(out, size, "%.*s/%s", (int)(n && dir[n - 1] == '/' ? n - 1 : n), dir, name);
+	return w < 0 || (size_t)w >= size ? -1 : 0;
+}
+
+/* The update of a reftable repository, its stack open: the common one,
+ * or a linked worktree's own for its own refs (HEAD), not both at once.
+ * NULL with err set. */
+static rt_update *rt_new(git_repository *repo, const rq_replay_result *res, rq_error *err)
+{
+	const char *common = git_repository_commondir(repo), *own = git_repository_path(repo);
+	int linked = strcmp(common, own) != 0,
+	    k = linked && rq_refdb_rt_worktree_ref(res->updates[0].ref);
+	rt_update *rt = calloc(1, sizeof(*rt));
+	char dir[PATH_MAX];
+
+	if (!rt || !(rt->u = calloc(res->nupdates, sizeof(*rt->u)))) {
+		free(rt);
+		rq_error_set(err, RQ_E_NOMEM, "out of memory");
+		return NULL;
+	}
+	for (size_t i = 1; i < res->nupdates; i++)
+		if ((linked && rq_refdb_rt_worktree_ref(res->updates[i].ref)) != k) {
+			rq_error_set(err, RQ_E_BAD_REF,
+				     "cannot update a worktree's own refs and shared refs at once "
+				     "('%s', '%s')",
+				     res->updates[0].ref, res->updates[i].ref);
+			rt_free(rt);
+			return NULL;
+		}
+	if (join(dir, sizeof(dir), k ? own : common, "reftable") < 0 ||
+	    rq_rtstack_open(&rt->st, dir, err) < 0) {
+		if (!rt->st)
+			rq_error_set(err, RQ_E_BAD_REPO, "cannot open the reftable stack");
+		rt_free(rt);
+		return NULL;
+	}
+	return rt;
+}
+
+/* Every lock file rq_rttx takes, written down in the marker first. */
+static int rt_note(void *arg, const char *path)
+{
+	rq_error err;
+	return rq_refmark_lockfile(arg, path, &err);
+}
+
+/* One ref that changes, checked again at the commit. */
+static void rt_add(rt_update *rt, const rq_ref_update *r, const char *msg)
+{
+	rq_rttx_update *x = &rt->u[rt->n++];
+
+	memset(x, 0, sizeof(*x));
+	x->name = r->ref;
+	x->new_type = RQ_RTABLE_VAL1;
+	git_oid_cpy(&x->new_id, &r->new_id);
+	x->check = RQ_RTTX_ID;
+	git_oid_cpy(&x->old_id, &r->old_id);
+	x->log = RQ_RTTX_LOG_AUTO;
+	x->who = &rt->who;
+	x->message = msg;
+}
+
+/* Under the guard: tables.list.lock taken (noted in the marker first,
+ * with the token the new tables are named with) and every ref checked
+ * under it. 0, or -1 with err set (RQ_E_REF_LOCKED naming the lock). */
+static int rt_lock(update_run *u, rq_refmark *m, rq_error *err)
+{
+	rt_update *rt = u->rt;
+	rq_rttx_opts o = {0};
+	const char *rel;
+
+	o.log_policy = rq_rttx_log_policy(u->repo);
+	o.note_lock = rt_note;
+	o.note_arg = m;
+	if (!(o.token = rq_refmark_token(m, err)) ||
+	    join(rt->lock, sizeof(rt->lock), rq_rtstack_dir(rt->st), "tables.list.lock") < 0)
+		return -1;
+	if (rq_rttx_begin(&rt->tx, rt->st, &o, err) < 0) {
+		u->failed = (rel = rq_refmark_rel(m, rt->lock)) ? rel : rt->lock;
+		return -1;
+	}
+	rt->who.name = u->sig->name;
+	rt->who.email = u->sig->email;
+	rt->who.time = u->sig->when.time;
+	rt->who.tz = u->sig->when.offset;
+	for (size_t i = 0; i < u->res->nupdates; i++) {
+		int r = ref_state(u->repo, &u->res->updates[i], err);
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			rt_add(rt, &u->res->updates[i], u->res->reflog_msg);
+	}
+	return 0;
+}
+
+/* The one table written and published (test hook point "refs-written"
+ * right before the rename of tables.list, in rq_rttx). */
+static int rt_commit(update_run *u, size_t *moved, rq_error *err)
+{
+	rt_update *rt = u->rt;
+
+	if (rt->n && rq_rttx_commit(rt->tx, rt->u, rt->n, err) < 0)
+		return -1;
+	*moved = rt->n;
 	return 0;
 }
 
@@ -602,78 +518,109 @@ static int check_updates(git_repository *repo, const rq_replay_result *result, r
 			    why); /* git's words */
 }
 
-/* Under the per-repository guard (its descriptor returned): the locks of
- * dead owners removed, this process's marker written (its name into
- * marker, "" when none). -1 with err set. */
-static int guard_and_mark(const refdirs *d, const rq_replay_result *result, char *marker,
-			  size_t size, rq_error *err)
+/* Why an update failed, from its error: a lock's holder judged by the
+ * markers (under the guard, or right after it). */
+static rq_refs_verdict verdict_of(rq_refmark *m, const rq_error *err, const char *key)
 {
-	int guard = guard_lock(d, err);
+	static const rq_refs_verdict held[] = {RQ_REFS_LOCKED_OTHER, RQ_REFS_LOCKED_LIVE,
+					       RQ_REFS_LOCKED_DEAD};
 
-	marker[0] = '\0';
-	if (guard < 0)
-		return -1;
-	clean_stale(d);
-	if (write_marker(d, result, marker, size, err) < 0) {
-		marker[0] = '\0';
-		close(guard);
-		return -1;
-	}
-	return guard;
+	if (err->code == RQ_E_REF_MOVED)
+		return RQ_REFS_MOVED;
+	if (err->code != RQ_E_REF_LOCKED)
+		return RQ_REFS_FAILED;
+	return key && m->common >= 0 ? held[rq_refmark_holder(m, key)] : RQ_REFS_LOCKED_OTHER;
 }
 
-int rq_refs_apply_checked(git_repository *repo, const rq_replay_result *result,
-			  const rq_ident *committer, int (*may_commit)(void *arg), void *arg,
-			  rq_error *err)
+/* Under the guard: the stale locks cleaned, the marker written, every ref
+ * locked and its space taken; the guard released. 0, or -1 with err. */
+static int lock_under_guard(update_run *u, rq_refmark *m, rq_error *err)
 {
-	git_transaction **tx = NULL;
-	git_signature *sig = NULL;
-	char marker[NAME_MAX + 1] = "";
-	refdirs d = {-1, -1};
-	int rc = -1, guard = -1;
+	int rc;
 
+	if (rq_refmark_open(m, u->repo, err) < 0 ||
+	    (!u->rt &&
+	     rq_refspace_new(&u->space, u->repo, m->common, m->own, u->res->nupdates, err) < 0) ||
+	    rq_refmark_guard(m, err) < 0)
+		return -1;
+	if (u->rt)
+		rc = rt_lock(u, m, err);
+	else
+		rc = rq_refmark_refs(m, u->res, err) < 0 || lock_all(u, err) < 0 ? -1 : 0;
+	rq_refmark_unguard(m); /* every lock is taken: the next may clean and lock */
+	return rc;
+}
+
+/* The update once its names are checked, in the order of the protocol
+ * (with its hold points): locks, fence, commit. One replayq process at a
+ * time cleans, writes its marker and takes its locks in a repository: a
+ * cleaner cannot judge a lock that another is taking right then. */
+static int update(update_run *u, rq_refs_fence *fence, rq_error *err)
+{
+	rq_refmark m = {.common = -1, .own = -1, .guard = -1, .mark.fd = -1};
+	int rc = -1;
+
+	rq_testhook_hold("refs-start");
+	if (lock_under_guard(u, &m, err) < 0)
+		goto out;
+	rq_testhook_hold("refs-locked");
+	if (fence->may_commit && fence->may_commit(fence->arg) != 0) {
+		rq_error_set(err, RQ_E_INTERRUPTED,
+			     "the job is no longer ours: its refs are left as they were");
+		goto out;
+	}
+	fence->passed = 1;
+	rq_testhook_hold("refs-fenced");
+	if ((u->rt ? rt_commit(u, &fence->moved, err) : commit_all(u, &fence->moved, err)) < 0)
+		goto out;
+	rq_refmark_released(&m); /* every lock renamed or let go */
+	rq_testhook_hold("refs-done");
+	rc = 0;
+out:
+	if (rc < 0)
+		fence->verdict = verdict_of(&m, err, u->failed);
+	for (size_t i = 0; i < u->res->nupdates; i++)
+		git_transaction_free(u->tx[i]); /* releases every lock not committed */
+	rq_refspace_free(u->space);
+	rt_free(u->rt);	      /* releases tables.list.lock if still held */
+	rq_refmark_close(&m); /* the marker goes after the locks */
+	return rc;
+}
+
+int rq_refs_apply_fenced(git_repository *repo, const rq_replay_result *result,
+			 const rq_ident *committer, rq_refs_fence *fence, rq_error *err)
+{
+	rq_refs_fence none = {0};
+	git_signature *sig = NULL;
+	int rc;
+
+	if (!fence)
+		fence = &none;
+	fence->passed = 0;
+	fence->moved = 0;
+	fence->atomic = 0;
+	fence->verdict = RQ_REFS_APPLIED;
 	if (!result->nupdates)
 		return 0;
+	fence->verdict = RQ_REFS_FAILED;
 	if (check_updates(repo, result, err) < 0)
 		return -1;
 	if (git_signature_new(&sig, committer->name, committer->email, (git_time_t)committer->time,
 			      committer->tz) < 0)
 		return rq_error_git(err, "invalid committer identity");
-	if (!(tx = calloc(result->nupdates, sizeof(*tx)))) {
-		rq_error_set(err, RQ_E_NOMEM, "out of memory");
-		goto out;
-	}
-	rq_testhook_hold("refs-start");
-	/* one replayq process at a time cleans, writes its marker and takes
-	 * its locks in this repository: a cleaner cannot judge a lock that
-	 * another is taking right then */
-	if (refdirs_open(repo, &d, err) < 0 ||
-	    (guard = guard_and_mark(&d, result, marker, sizeof(marker), err)) < 0 ||
-	    lock_all(repo, result, sig, tx, err) < 0)
-		goto out;
-	close(guard); /* every lock is taken: the next may clean and lock */
-	guard = -1;
-	rq_testhook_hold("refs-locked");
-	if (may_commit && may_commit(arg) != 0) {
-		rq_error_set(err, RQ_E_INTERRUPTED,
-			     "the job is no longer ours: its refs are left as they were");
-		goto out;
-	}
-	rq_testhook_hold("refs-fenced");
-	if (commit_all(result, tx, err) < 0)
-		goto out;
-	rq_testhook_hold("refs-done");
-	rc = 0;
-out:
-	for (size_t i = 0; tx && i < result->nupdates; i++)
-		git_transaction_free(tx[i]); /* releases every lock not committed */
-	free(tx);
+	update_run u = {repo, result, sig, calloc(result->nupdates, sizeof(*u.tx)),
+			NULL, NULL,   NULL};
+	fence->atomic = rq_repofmt_reftable(repo);
+	if (!u.tx)
+		rc = rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	else if (fence->atomic && !(u.rt = rt_new(repo, result, err)))
+		rc = -1;
+	else
+		rc = update(&u, fence, err);
+	free(u.tx);
 	git_signature_free(sig);
-	if (marker[0])
-		unlinkat(d.common, marker, 0);
-	if (guard >= 0)
-		close(guard);
-	refdirs_close(&d);
+	if (rc == 0)
+		fence->verdict = RQ_REFS_APPLIED;
 	return rc;
 }
 

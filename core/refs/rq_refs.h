@@ -15,46 +15,87 @@
 /*
  * Apply every update: each ref is locked and its current value checked
  * against old_id (RQ_E_REF_MOVED if it moved; RQ_E_REF_LOCKED when
- * another live process holds its lock) before the first is written; then
- * they are committed one by one, in order, each with a reflog entry
- * (result->reflog_msg) by committer. Nothing is changed unless every check
- * passes: first every ref's name (git's rules, RQ_E_BAD_REF), its path
- * (no symbolic link, RQ_E_BAD_REPO) and, for a ref to create, that nothing
- * stands in its way (rq_refs_check_creatable). A ref that already holds its new value is left
- * alone, without a reflog entry (a retried job whose update was applied before). A process killed
- * between two commits leaves the refs before it moved and the rest at their old values, each with
- * its lock (which rq_refs_clean_stale removes); a retry that knows the update (a worker's intent)
- * finishes it. Test hook points, in order: "refs-start", "refs-locking" (after the first lock of
- * several), "refs-locked", "refs-fenced" (after may_commit said yes), "refs-committed" (after the
- * first commit of several), "refs-done".
+ * another process holds its lock) before the first is written. Nothing is
+ * changed unless every check passes: first every ref's name (git's rules,
+ * RQ_E_BAD_REF), its path (no symbolic link, RQ_E_BAD_REPO) and, for a ref
+ * to create, that nothing stands in its way (rq_refs_check_creatable). A
+ * ref that already holds its new value is left alone, without a reflog
+ * entry (a retried job whose update was applied before).
+ *
+ * What holds once the checks passed depends on the ref storage:
+ *  - files (loose refs and packed-refs, libgit2's backend): the refs are
+ *    committed one by one, in order, each in a libgit2 transaction of its
+ *    own (the lock file renamed over the ref, after its reflog entry). A
+ *    process killed between two commits leaves the refs before it moved
+ *    and the rest at their old values, each with its lock; a failure
+ *    between two commits leaves the same, without the locks (the error
+ *    says how many moved). Nothing is half-applied in the sense that
+ *    matters to a job: its intent names every update, and the next
+ *    delivery finishes them (queue/rq_refproto); a command-line replay
+ *    gets the error and the locks are removed by the next run
+ *    (rq_refs_clean_stale).
+ *  - reftable: every ref and its reflog entry go into one new table,
+ *    published by one rename of tables.list: all at once or none.
  */
 int rq_refs_apply(git_repository *repo, const rq_replay_result *result, const rq_ident *committer,
 		  rq_error *err);
 
 /*
- * The same, asking may_commit (when not NULL) once every ref is locked and
- * checked, right before the commit: anything but 0 releases the locks and
- * moves nothing (RQ_E_INTERRUPTED). A caller that may have lost its right
- * to move the refs (a worker whose job went to another) checks it there,
- * under the locks.
+ * Why an update did not happen, for a caller that may try again (a job's
+ * "on_ref_moved": "retry", a ref_locked retried after a short pause).
  */
-int rq_refs_apply_checked(git_repository *repo, const rq_replay_result *result,
-			  const rq_ident *committer, int (*may_commit)(void *arg), void *arg,
-			  rq_error *err);
+typedef enum rq_refs_verdict {
+	RQ_REFS_APPLIED,      /* every ref holds its new id */
+	RQ_REFS_MOVED,	      /* a ref is neither at its old nor at its new id: only a
+			       * replay from the refs as they are now can go on */
+	RQ_REFS_LOCKED_LIVE,  /* a lock held by a process that lives: try again soon */
+	RQ_REFS_LOCKED_DEAD,  /* a lock whose owner (a replayq process) is gone: the
+			       * next clean-up removes it; try again at once */
+	RQ_REFS_LOCKED_OTHER, /* a lock no replayq process of this machine claims
+			       * (git's, another program's, another machine's) */
+	RQ_REFS_FAILED	      /* anything else (err says what) */
+} rq_refs_verdict;
+
+/* What a caller asks of rq_refs_apply_fenced and learns from it. */
+typedef struct rq_refs_fence {
+	/* asked once every ref is locked and checked, right before the
+	 * commit: 0 lets it commit; anything else releases the locks and
+	 * moves nothing (RQ_E_INTERRUPTED). NULL: commit. A caller that may
+	 * have lost its right to move the refs (a worker whose job went to
+	 * another) checks it there, under the locks. */
+	int (*may_commit)(void *arg);
+	void *arg;
+	/* out: the fence was passed (a failure after it may have moved some
+	 * refs: moved says how many, on the files backend); atomic: the
+	 * commit moves every ref or none (reftable), so that a failure after
+	 * the fence moved none */
+	int passed;
+	size_t moved;
+	int atomic;
+	rq_refs_verdict verdict; /* out */
+} rq_refs_fence;
+
+/* rq_refs_apply with a fence (NULL: none). 0, or -1 with err set and
+ * fence->verdict saying why. */
+int rq_refs_apply_fenced(git_repository *repo, const rq_replay_result *result,
+			 const rq_ident *committer, rq_refs_fence *fence, rq_error *err);
+
+/*
+ * Test hook points of an update, in order: "refs-start", "refs-locking"
+ * (files: after the first lock of several), "refs-locked", "refs-fenced"
+ * (after may_commit said yes), "refs-committed" (files: after the first
+ * commit of several), "refs-written" (reftable: the table and the new
+ * list written, right before the rename that publishes them, rq_rttx),
+ * "refs-done".
+ */
 
 /*
  * rq_refs_apply writes down, before its first lock, which locks it is
- * about to hold: <commondir>/replayq-refs-<pid>@<host>, one "<ref> <new
- * id>" a line, removed when it is done. rq_refs_clean_stale (called by
- * rq_refs_apply first, under the same per-repository guard) removes the
- * locks of such a marker whose process is dead on this machine: lock files
- * made after the marker, empty or holding the id the marker names for that
- * ref. A lock held by a live process, by another machine's replayq or by
- * another program stays. A marker is the repository's data: each name in
- * it is checked as a ref name before it names a file, and the guard, the
- * markers and the locks are reached from the git directory without
- * following a symbolic link (rq_fs_open_at); a guard or marker that is a
- * link, a FIFO or a directory is RQ_E_BAD_REPO.
+ * about to hold, in a marker whose flock it holds until it is done
+ * (rq_refmark). rq_refs_clean_stale (which rq_refs_apply also does first,
+ * under the same per-repository guard) removes the locks a gone owner
+ * left: see rq_refmark.h for which, and how a marker is read without
+ * letting it name a file anywhere else.
  */
 void rq_refs_clean_stale(git_repository *repo);
 

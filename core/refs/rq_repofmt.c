@@ -155,6 +155,20 @@ static int reftable_refs(git_config *cfg)
 	return r;
 }
 
+int rq_repofmt_reftable(git_repository *repo)
+{
+	git_config *cfg;
+	int r;
+
+	if (git_repository_config_snapshot(&cfg, repo) < 0) {
+		git_error_clear();
+		return 0;
+	}
+	r = reftable_refs(cfg);
+	git_config_free(cfg);
+	return r;
+}
+
 /* The format of an opened repository: checked, and its refs set up. */
 static int check_open(git_repository *repo, rq_error *err)
 {

@@ -30,4 +30,8 @@
  */
 int rq_repofmt_open(git_repository **out, const char *path, unsigned int flags, rq_error *err);
 
+/* 1 when an opened repository keeps its refs in reftables
+ * (extensions.refStorage = reftable), else 0. */
+int rq_repofmt_reftable(git_repository *repo);
+
 #endif

@@ -7,19 +7,23 @@
  */
 #include "rq_rttx.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "rq_mem.h"
+#include "rq_rtlock.h"
 #include "rq_rtwrite.h"
+#include "rq_testhook.h"
 
 #define LOCK_TIMEOUT_MS 100  /* git's reftable.lockTimeout */
 #define MSG_MAX		2048 /* git cuts a reflog message at half a block */
@@ -82,16 +86,17 @@ static long now_ms(void)
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
-/* Create the lock file path (O_EXCL), waiting up to timeout_ms while
- * another process holds it: its fd, or -1 with err set. */
-static int take_lock(const rq_rttx_opts *o, const char *path, long timeout_ms, rq_error *err)
+/* Create the lock file path holding tx's token (rq_rtlock), waiting up to
+ * timeout_ms while another process holds it: its fd, or -1 with err set. */
+static int take_lock(const rq_rttx *tx, const char *path, long timeout_ms, rq_error *err)
 {
 	long deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0), delay = 1;
+	const rq_rttx_opts *o = &tx->o;
 	int fd;
 
 	if (o->note_lock && o->note_lock(o->note_arg, path) != 0)
 		return rq_error_set(err, RQ_E_IO, "cannot note the lock '%s'", path);
-	while ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666)) < 0) {
+	while ((fd = rq_rtlock_create(path, tx->token)) < 0) {
 		if (errno != EEXIST)
 			return rq_error_set(err, RQ_E_IO, "cannot create '%s': %s", path,
 					    strerror(errno));
@@ -139,8 +144,10 @@ static int write_table(rq_rtstack *st, const char *token, uint64_t min, uint64_t
 	return 0;
 }
 
-/* The lock gets the new list, is fsynced and renamed over tables.list. */
-static int write_list(rq_rttx *tx, const char *const *names, size_t n, rq_error *err)
+/* The lock gets the new list, is fsynced and renamed over tables.list
+ * (hold, when not NULL: a test hook point right before the rename). */
+static int write_list(rq_rttx *tx, const char *const *names, size_t n, const char *hold,
+		      rq_error *err)
 {
 	char list[PATH_MAX];
 	rq_buf b = {0};
@@ -154,10 +161,14 @@ static int write_list(rq_rttx *tx, const char *const *names, size_t n, rq_error 
 		free(b.p);
 		return b.oom ? rq_error_set(err, RQ_E_NOMEM, "out of memory") : -1;
 	}
-	ok = write_all(tx->fd, b.p ? b.p : "", b.len) == 0 && fsync(tx->fd) == 0;
+	/* over the token's line (rq_rtlock), then cut to the list's length */
+	ok = lseek(tx->fd, 0, SEEK_SET) == 0 && write_all(tx->fd, b.p ? b.p : "", b.len) == 0 &&
+	     ftruncate(tx->fd, (off_t)b.len) == 0 && fsync(tx->fd) == 0;
 	free(b.p);
 	ok = close(tx->fd) == 0 && ok;
 	tx->fd = -1;
+	if (ok && hold)
+		rq_testhook_hold(hold);
 	if (!ok || rename(tx->lock, list) < 0) {
 		int e = errno;
 		unlink(tx->lock);
@@ -195,7 +206,7 @@ int rq_rttx_begin(rq_rttx **out, rq_rtstack *st, const rq_rttx_opts *opts, rq_er
 		new_token(tx->token);
 	timeout = tx->o.lock_timeout_ms ? tx->o.lock_timeout_ms : LOCK_TIMEOUT_MS;
 	if (path_in(st, "tables.list", ".lock", tx->lock, err) < 0 ||
-	    (tx->fd = take_lock(&tx->o, tx->lock, timeout, err)) < 0 ||
+	    (tx->fd = take_lock(tx, tx->lock, timeout, err)) < 0 ||
 	    rq_rtstack_reload(st, 0, err) < 0) {
 		rq_rttx_free(tx);
 		return -1;
@@ -584,7 +595,7 @@ static int publish(rq_rttx *tx, const rq_buf *table, uint64_t ui, rq_error *err)
 		for (size_t i = 0; i < n; i++)
 			names[i] = rq_rtable_name(rq_rtstack_table(tx->st, i));
 		names[n] = name;
-		rc = write_list(tx, names, n + 1, err);
+		rc = write_list(tx, names, n + 1, "refs-written", err);
 		if (rc < 0 && path_in(tx->st, name, "", path, err) == 0)
 			unlink(path); /* not listed: nobody reads it */
 	}
@@ -717,7 +728,7 @@ static int lock_tables(rq_rttx *tx, crange *c, int all, rq_error *err)
 		int fd;
 		if (path_in(tx->st, name, ".lock", path, err) < 0)
 			return -1;
-		if ((fd = take_lock(&tx->o, path, -1, err)) < 0) {
+		if ((fd = take_lock(tx, path, -1, err)) < 0) {
 			if (err->code != RQ_E_REF_LOCKED || all)
 				return -1;
 			c->start = i + 1; /* another process compacts the older ones */
@@ -819,7 +830,7 @@ static int replace_range(rq_rttx *tx, const crange *c, rq_error *err)
 			names[o++] = rq_rtable_name(rq_rtstack_table(tx->st, i));
 		else if (i == at && c->table[0])
 			names[o++] = c->table;
-	rc = write_list(tx, names, o, err);
+	rc = write_list(tx, names, o, NULL, err);
 	free(names);
 	return rc;
 }
@@ -837,7 +848,7 @@ static int compact_range(rq_rttx *tx, crange *c, int all, rq_error *err)
 	unlock(tx); /* writers may go on while the range is merged */
 	if (merge_write(tx, c, err) < 0)
 		return -1;
-	rc = (tx->fd = take_lock(&tx->o, tx->lock, timeout, err)) < 0 ? -1 : 0;
+	rc = (tx->fd = take_lock(tx, tx->lock, timeout, err)) < 0 ? -1 : 0;
 	if (rc == 0)
 		rc = rq_rtstack_reload(tx->st, 0, err);
 	if (rc == 0)
@@ -879,43 +890,23 @@ int rq_rttx_compact(rq_rtstack *st, const rq_rttx_opts *opts, int all, rq_error 
 	return rc;
 }
 
-/* ---- stale locks ---- */
+/* ---- configuration ---- */
 
-static int made_before(const struct timespec *a, const struct timespec *b)
+int rq_rttx_log_policy(git_repository *repo)
 {
-	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
-}
+	int v = git_repository_is_bare(repo) ? RQ_RTTX_LOG_NONE : RQ_RTTX_LOG_NORMAL, on;
+	git_config *cfg;
+	const char *s;
 
-/* 1 when the last line of the file names a table with that token. */
-static int last_table_has(const char *path, const char *token)
-{
-	char buf[4096], want[16];
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	ssize_t n;
-	off_t size;
-
-	if (fd < 0)
-		return 0;
-	size = lseek(fd, 0, SEEK_END);
-	n = size > 0 ? pread(fd, buf, sizeof(buf) - 1, size > 4000 ? size - 4000 : 0) : 0;
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	while (n && buf[n - 1] == '\n')
-		buf[--n] = '\0';
-	snprintf(want, sizeof(want), "-%s.ref", token);
-	return (size_t)n >= strlen(want) && !strcmp(buf + n - strlen(want), want);
-}
-
-int rq_rttx_lock_owned(const char *path, const char *token, const struct timespec *since,
-		       long window_s)
-{
-	struct stat sb;
-
-	if (lstat(path, &sb) < 0 || !S_ISREG(sb.st_mode) || made_before(&sb.st_mtim, since))
-		return 0;
-	if (sb.st_size == 0)
-		return sb.st_mtim.tv_sec <= since->tv_sec + window_s;
-	return token && strlen(token) == 8 && last_table_has(path, token);
+	if (git_repository_config_snapshot(&cfg, repo) == 0) {
+		if (git_config_get_string(&s, cfg, "core.logallrefupdates") == 0) {
+			if (!strcasecmp(s, "always"))
+				v = RQ_RTTX_LOG_ALWAYS;
+			else if (git_config_parse_bool(&on, s) == 0)
+				v = on ? RQ_RTTX_LOG_NORMAL : RQ_RTTX_LOG_NONE;
+		}
+		git_config_free(cfg);
+	}
+	git_error_clear();
+	return v;
 }

@@ -28,18 +28,24 @@
  * sequence of table sizes (factor 2), as git does after each of its own
  * writes, so that a repository only replayq writes keeps few tables.
  *
- * Who owns a lock: git's lock files name no owner. A transaction can be
- * given the random part of its tables' names (token) and is told the path
- * of every lock file before it creates it (note_lock), so that a caller
- * can write both down first; rq_rttx_lock_owned then recognises a lock
- * such a caller, dead, left (see docs/refs.md).
+ * Test hook point "refs-written": the new table in place and the new list
+ * written into tables.list.lock, right before the rename that publishes
+ * it (a transaction's, not a compaction's).
+ *
+ * Who owns a lock: git's lock files name no owner. Every lock file a
+ * transaction or a compaction makes holds its token from the first
+ * instant (rq_rtlock), the token being the random part of its tables'
+ * names, which a caller may choose (opts.token); the caller is also told
+ * the path of every lock file before it is made (note_lock), so that it
+ * can write both down first, and whoever finds the lock after the
+ * caller's death can tell it from git's (rq_rtlock_owned_at, used by
+ * rq_refmark; see docs/refs.md).
  */
 #ifndef RQ_RTTX_H
 #define RQ_RTTX_H
 
 #include <stddef.h>
 #include <stdint.h>
-#include <time.h>
 
 #include <git2.h>
 
@@ -129,15 +135,9 @@ int rq_rttx_apply(rq_rtstack *st, rq_rttx_update *u, size_t n, const rq_rttx_opt
  */
 int rq_rttx_compact(rq_rtstack *st, const rq_rttx_opts *opts, int all, rq_error *err);
 
-/*
- * 1 when the lock file at path may be one a process left that wrote down
- * (at time since) that it would take it and name its tables with token:
- * the file was made at or after since, and either is empty and was made
- * within window_s seconds of since (killed between creating and writing
- * it), or, a tables.list.lock, names as its last table one with that
- * token (killed before renaming it). 0 otherwise.
- */
-int rq_rttx_lock_owned(const char *path, const char *token, const struct timespec *since,
-		       long window_s);
+/* core.logAllRefUpdates of repo (enum rq_rttx_log_policy): "always", a
+ * boolean, or unset (a bare repository logs only existing reflogs,
+ * another logs branches too). */
+int rq_rttx_log_policy(git_repository *repo);
 
 #endif

@@ -7,8 +7,9 @@
  * selected commits (rebase with RQ_MODE_ONTO, cherry-pick with
  * RQ_MODE_ADVANCE, revert with RQ_MODE_REVERT) and fills a result with the
  * ref updates to make. It never prints, never exits and never touches a
- * worktree, the index or a ref: rq_refs_apply() applies the updates in
- * one transaction, rq_refs_format_updates() writes them as
+ * worktree, the index or a ref: rq_refs_apply() applies the updates (all
+ * locked and checked before the first moves; see rq_refs.h for what holds
+ * on each ref storage), rq_refs_format_updates() writes them as
  * `update <ref> <new> <old>` lines for `git update-ref --stdin`.
  *
  * New objects go to a temporary object directory and become one packfile

@@ -114,7 +114,7 @@ rm -f "$HOLD_DIR"/*
 REPLAYQ_TEST_HOLD=pack-kept "$REPLAYQ" -C "$R" replay --ref-action=print --onto main s1 >/dev/null 2>&1 &
 P=$!
 check "pack-kept: held" hold_pid pack-kept >/dev/null
-check "pack-kept: its .keep says whose" grep -q "^replayq $P on " "$OBJ"/pack/*.keep
+check "pack-kept: its .keep says whose" grep -q "^replayq $P@" "$OBJ"/pack/*.keep
 kill -9 "$P"
 wait "$P" 2>/dev/null
 check "pack-kept: killed, fsck clean" all_there
@@ -161,7 +161,7 @@ for cmd in "repack -adq" "gc -q --prune=now"; do
 		replay --onto main "base..up-${cmd%% *}" >/dev/null 2>"$T/up.err" &
 	P=$!
 	check "$cmd: held before its refs move" hold_pid refs-start >/dev/null
-	pack=$(cd "$OBJ/pack" && grep -l "^replayq $P on " ./*.keep | sed 's|^\./||; s|\.keep$||')
+	pack=$(cd "$OBJ/pack" && grep -l "^replayq $P@" ./*.keep | sed 's|^\./||; s|\.keep$||')
 	check "$cmd: its pack is kept" test -n "$pack"
 	# shellcheck disable=SC2086
 	git -C "$R" $cmd

@@ -27,6 +27,7 @@ mkrepo() { # mkrepo dir [--bare]: main with 4 commits, HEAD detached at main
 }
 HAVE_UPSTREAM=0
 upstream_git && HAVE_UPSTREAM=1
+mkrepo "$T/fmt" && check_ref_format "$T/fmt" && rm -rf "$T/fmt"
 
 # state dir: HEAD (symbolic or not), every ref, HEAD's last reflog entry
 state() {

@@ -7,7 +7,9 @@
 # the full file system, is an error that changed nothing), git fsck passes
 # everywhere, no temporary object directory remains, and no ref moved that
 # a result did not report. RQ_FAULT_JOBS sets the batch size (bench/faults
-# runs 500; the suite 60); RQ_FAULT_SEED the random moments.
+# runs 500; the suite 60); RQ_FAULT_SEED the random moments; with
+# RQ_REF_FORMAT=reftable (tests/lib.sh) the repositories are reftable ones
+# (bench/faults runs both formats).
 . "$(dirname "$0")/../lib.sh"
 N=${RQ_FAULT_JOBS:-60}
 RANDOM=${RQ_FAULT_SEED:-7}
@@ -30,6 +32,8 @@ else
 	make_repo "$ROOT/full" full "$N"
 fi
 NREPOS=${#REPOS[@]}
+check_ref_format "$ROOT/r0"
+touch "$T/repos-made"
 
 job_spec() {
 	local i=$1 kind=$(($1 % 6)) t=$((1800000000 + $1))
@@ -60,7 +64,7 @@ done
 jq -c "$norm" "$T/refs.jsonl" >"$T/refs.norm"
 # the reference wrote packs; the batch must write its own objects again
 for r in "${REPOS[@]}"; do
-	find "$ROOT/$r/.git/objects/pack" -newer "$ROOT/$r/.git/refs/heads/u-1" -name 'pack-*' -delete
+	find "$ROOT/$r/.git/objects/pack" -newer "$T/repos-made" -name 'pack-*' -delete
 	git -C "$ROOT/$r" for-each-ref --format='%(refname) %(objectname)' | sort >"$T/before-$r"
 done
 if [ $FULL -eq 1 ]; then
@@ -162,9 +166,10 @@ check_eq "every result equals the single-process reference" 0 "$mism"
 [ $FULL -eq 1 ] && check "the full file system made jobs fail" [ "$fullerr" -gt 0 ]
 moved_unreported=0
 for r in "${REPOS[@]}"; do
-	check "fsck $r" git -C "$ROOT/$r" fsck --strict --no-progress --no-dangling
+	check "git's checks clean in $r" refs_consistent "$ROOT/$r"
 	check "no temporary object directory in $r" no_litter "$ROOT/$r"
-	check_eq "no stale ref lock in $r" "" "$(find "$ROOT/$r" -name '*.lock' -path '*refs*' 2>/dev/null)"
+	check_eq "no stale ref lock in $r" "" \
+		"$(find "$ROOT/$r" -name '*.lock' \( -path '*refs*' -o -path '*reftable*' \) 2>/dev/null)"
 	git -C "$ROOT/$r" for-each-ref --format='%(refname) %(objectname)' | sort >"$T/after-$r"
 	while read -r ref new; do
 		jq -e -s --arg ref "$ref" --arg new "$new" --arg repo "$r" \

@@ -203,6 +203,7 @@ check_eq "job: keep_going must be a boolean" "invalid_job field 'keep_going' mus
 # ---- through a worker: the intent and the fence, then the clean refs ----
 require redis-server
 git clone -q --mirror "$R" "$ROOT/kgw.git"
+check_ref_format "$ROOT/kgw.git"
 start_redis
 export REPLAYQ_QUEUE=kg
 start_worker w1 --repo-root="$ROOT" --jobs=2

@@ -82,7 +82,7 @@ check_contains "json: 30 independent groups (stacked branches share one)" '"grou
 check "no litter" no_litter "$R"
 check_eq "no loose objects" 0 "$(git -C "$R" count-objects -v | awk '$1=="count:"{print $2}')"
 check "fsck" git -C "$R" fsck --strict --no-progress --no-dangling
-# applied in one transaction
+# applied: every ref moved
 run_rq -C "$R" replay --jobs=2 --onto main ^base "${BR[@]}"
 check_eq "update: exit 0" 0 "$RC"
 moved=0
@@ -188,7 +188,8 @@ P=$!
 hold_pid pack-temps >/dev/null
 check "pack held: its temporary files are in objects/pack" \
 	bash -c "ls '$R3'/.git/objects/pack/tmp_replayq-tmp-$P@*-pack_* '$R3'/.git/objects/pack/tmp_replayq-tmp-$P@*-idx_*"
-check "pack held: no temporary directory made" bash -c "! ls -d '$R3'/.git/objects/replayq-tmp-* 2>/dev/null"
+check "pack held: no temporary directory made" test -z "$(find "$R3/.git/objects" -maxdepth 1 -type d -name 'replayq-tmp-*')"
+check "pack held: its owner marker is there" compgen -G "$R3/.git/objects/replayq-tmp-$P@*.owner"
 kill -9 "$P"
 wait "$P" 2>/dev/null
 check_eq "pack killed: no new pack" "$packs_before" "$(ls "$R3/.git/objects/pack" | grep -c '^pack-')"

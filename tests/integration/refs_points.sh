@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # Exactly-once ref updates, driven point by point: a worker's job is held at
-# each named step of its ref update (core/refs/rq_refs.h: before the intent, before
-# the first lock, between locks, all locked, past the fence, between two
-# renames, after the last rename with the result not stored) and killed
-# there, the job process alone or with its worker. After the retry, every
-# case has the final refs and the updates of an undisturbed run, one result,
-# no lock, no marker, no intent and no grant left. Then the pause that only
-# a grant closes: a job process stopped past the fence while another worker
-# meets its locks again and again: no failure is stored, and when the
-# process goes on, its update and its ok are what is stored.
+# each named step of its ref update (core/refs/rq_refs.h: before the intent,
+# before the first lock, between locks, all locked, past the fence, between
+# two renames, after the last rename with the result not stored; on a
+# reftable repository, instead of the two "between" points, with the table
+# and the new list written before the rename that publishes them) and
+# killed there, the job process alone or with its worker. After the retry,
+# every case has the final refs and the updates of an undisturbed run, the
+# refs and reflogs upstream `git replay --ref-action=update` leaves, one
+# result, no lock, no marker, no intent and no grant left, and git's checks
+# clean (on reftable `git refs verify`, and no table left that tables.list
+# does not name). Then the pause that only a grant closes: a job process
+# stopped past the fence while another worker meets its locks again and
+# again: no failure is stored, and when the process goes on, its update and
+# its ok are what is stored. Run a second time on reftable repositories
+# (integration/refs_points@reftable, RQ_REF_FORMAT in tests/lib.sh).
 . "$(dirname "$0")/../lib.sh"
 require redis-server
 updates() { jq -c '[.updates[] | [.ref, .old, .new]]'; }
@@ -21,9 +27,18 @@ ROOT=$T/root
 mkdir -p "$ROOT" "$T/refroot"
 make_abc_repo "$T/wref"
 cp -a "$T/wref" "$T/refroot/w"
+check_ref_format "$T/wref"
 job='{"id":"J","repo":"w","mode":"onto","target":"main","revisions":["^base","a","b","c"],"ref_action":"update","committer":{"name":"Bot","email":"bot@example.com","time":1800000000,"tz":"+0000"}}'
 REF=$("$REPLAYQ" run --repo-root="$T/refroot" <<<"$job")
 check_eq "reference run: ok with 3 updates" "ok 3" "$(jq -r '"\(.status) \(.updates | length)"' <<<"$REF")"
+# what upstream git leaves for the same replay by the same committer
+UPSTATE=
+if upstream_git; then
+	cp -a "$T/wref" "$T/uref"
+	GIT_COMMITTER_NAME=Bot GIT_COMMITTER_EMAIL=bot@example.com GIT_COMMITTER_DATE="@1800000000 +0000" \
+		"$UPSTREAM_GIT" -C "$T/uref" replay --ref-action=update --onto main ^base a b c
+	UPSTATE=$(ref_state "$T/uref" HEAD refs/heads/a refs/heads/b refs/heads/c)
+fi
 
 # settled id: the job's final state is that of an undisturbed run
 settled() {
@@ -37,7 +52,11 @@ settled() {
 	check_eq "$what: one result" 1 "$(rcli XRANGE 'replayq:{rp}:results' - + | grep -cx "$id")"
 	check_eq "$what: no intent, no grant left" "0 0" \
 		"$(rcli EXISTS "replayq:{rp}:intent:$id") $(rcli EXISTS "replayq:{rp}:granted:$id")"
-	check "$what: fsck" git -C "$ROOT/w" fsck --strict --no-progress --no-dangling
+	check "$what: git's checks clean" refs_consistent "$ROOT/w"
+	if [ -n "$UPSTATE" ]; then
+		check_eq "$what: the refs and reflogs upstream's replay leaves" "$UPSTATE" \
+			"$(ref_state "$ROOT/w" HEAD refs/heads/a refs/heads/b refs/heads/c)"
+	fi
 }
 
 # one case: hold the job at point, kill the victim ("child" or "both")
@@ -68,27 +87,53 @@ kill_case() {
 	fi
 	check_workers_stop "$wb"
 }
-for point in job refs-start refs-locking refs-locked refs-fenced refs-committed refs-done; do
-	for victim in child both; do
-		kill_case "$point" "$victim"
+if [ $REFTABLE = 0 ]; then
+	for point in job refs-start refs-locking refs-locked refs-fenced refs-committed refs-done; do
+		for victim in child both; do
+			kill_case "$point" "$victim"
+		done
 	done
-done
+else # one table, all at once: no point between two locks or two renames
+	for point in job refs-start refs-locked refs-fenced refs-written refs-done; do
+		kill_case "$point" child
+	done
+	kill_case refs-written both
+fi
 
-# killed between two renames: the first ref moved, the others locked
 rm -rf "$ROOT/w" "$HOLD_DIR"/* && cp -a "$T/wref" "$ROOT/w"
-REPLAYQ_TEST_HOLD=refs-committed start_worker wc --repo-root="$ROOT" --jobs=1 --visibility-timeout=1
-WC=$WORKER_PID
-run_rq submit <<<"${job/\"J\"/\"H1\"}"
-KID=$(hold_pid refs-committed)
-first=$(rcli GET 'replayq:{rp}:intent:H1' | jq -r '.updates[0] | "\(.ref) \(.new)"')
-check_eq "between renames: the first ref moved" "${first#* }" "$(git -C "$ROOT/w" rev-parse "${first%% *}")"
-check_eq "between renames: the two others locked" 2 "$(ref_locks "$ROOT/w" | wc -l)"
+if [ $REFTABLE = 0 ]; then
+	# killed between two renames: the first ref moved, the others locked
+	REPLAYQ_TEST_HOLD=refs-committed start_worker wc --repo-root="$ROOT" --jobs=1 --visibility-timeout=1
+	WC=$WORKER_PID
+	run_rq submit <<<"${job/\"J\"/\"H1\"}"
+	KID=$(hold_pid refs-committed)
+	first=$(rcli GET 'replayq:{rp}:intent:H1' | jq -r '.updates[0] | "\(.ref) \(.new)"')
+	check_eq "between renames: the first ref moved" "${first#* }" "$(git -C "$ROOT/w" rev-parse "${first%% *}")"
+	check_eq "between renames: the two others locked" 2 "$(ref_locks "$ROOT/w" | wc -l)"
+else
+	# killed with the table and the new list written, before the rename
+	# that publishes them: no ref moved, git reads them as they were and
+	# cannot write (tables.list.lock), the new table is named only in the
+	# lock
+	REPLAYQ_TEST_HOLD=refs-written start_worker wc --repo-root="$ROOT" --jobs=1 --visibility-timeout=1
+	WC=$WORKER_PID
+	run_rq submit <<<"${job/\"J\"/\"H1\"}"
+	KID=$(hold_pid refs-written)
+	rt=$ROOT/w/.git/reftable
+	check_eq "written, not published: no ref moved, as git reads them" \
+		"$(branch_refs "$T/wref")" "$(branch_refs "$ROOT/w")"
+	check_eq "written, not published: tables.list.lock alone" "$rt/tables.list.lock" "$(ref_locks "$ROOT/w")"
+	new=$(tail -1 "$rt/tables.list.lock")
+	check "written, not published: the new table is there" test -s "$rt/$new"
+	check "written, not published: tables.list does not name it" bash -c "! grep -qx '$new' '$rt/tables.list'"
+	check "written, not published: git cannot write meanwhile" bash -c "! git -C '$ROOT/w' update-ref refs/heads/x main 2>/dev/null"
+fi
 kill -9 "$WC" "$KID"
 wait "$WC" 2>/dev/null
 start_worker wd --repo-root="$ROOT" --jobs=1 --visibility-timeout=1
 WD=$WORKER_PID
-check "between renames: the retry finishes" wait_for "H1 result" 60 has_result H1
-settled H1 "between renames"
+check "killed mid-commit: the retry finishes" wait_for "H1 result" 60 has_result H1
+settled H1 "killed mid-commit"
 check_workers_stop "$WD"
 
 # paused past the fence: the job process stops with every lock taken and

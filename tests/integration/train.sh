@@ -194,6 +194,7 @@ check_eq "--skip naming no car: usage" 129 "$RC"
 ROOT=$T/root
 mkdir -p "$ROOT"
 git clone -q --mirror "$R" "$ROOT/train.git"
+check_ref_format "$ROOT/train.git"
 cm='"committer":{"name":"C O Mitter","email":"committer@example.com","time":1800000000,"tz":"+0000"}'
 cars='[{"name":"mr-1","revisions":["mr-1"]},{"name":"mr-2","revisions":["main..mr-2"]},{"name":"mr-3","revisions":["mr-3"]},{"name":"mr-4","revisions":["^main","mr-4"]},{"name":"mr-5","revisions":["mr-5"]},{"name":"mr-6","revisions":["mr-6"]}]'
 cat >"$T/jobs.jsonl" <<EOF

@@ -10,9 +10,11 @@
  */
 #include "testutil.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -250,19 +252,20 @@ static void test_left_alone(void **state)
 static void test_leftovers_and_lock(void **state)
 {
 	tu_repo *r = *state;
-	char objects[PATH_MAX];
+	char objects[PATH_MAX], lock[PATH_MAX + 32];
 	rq_odb_repack_opts o = {0, 1, 0};
 	rq_odb_repack_stats st;
 	rq_error err;
-	char *host = tu_capture(r, "hostname | tr -cd 'A-Za-z0-9._'");
+	int fd;
+	char *host = tu_capture(r, "hostname | tr -d '\\n' | tr -c 'A-Za-z0-9._-' _ | cut -c1-64");
 
 	assert_non_null(host);
 	mark(r, "*");
 	tu_git(r,
 	       "cd .git/objects && touch replayq/pack-1111111111111111111111111111111111111111.own "
-	       "&& p=$(ls pack/*.idx | sed -n 1p) && rm $p && echo replayq 999999999 on %s >"
+	       "&& p=$(ls pack/*.idx | sed -n 1p) && rm $p && echo replayq %ld@%s >"
 	       "replayq/consolidate.lock",
-	       host);
+	       (long)getppid(), host);
 	objects_of(r, objects, sizeof(objects));
 	assert_int_equal(rq_odb_repack_run(objects, &o, &st, &err), 0);
 	assert_false(st.busy);
@@ -270,13 +273,20 @@ static void test_leftovers_and_lock(void **state)
 	assert_int_equal(count(r, "ls .git/objects/replayq | grep -c 1111 || true"), 0);
 	assert_int_equal(count(r, "ls .git/objects/pack/*.pack | wc -l"), 1);
 	assert_int_equal(tu_run(r, "test ! -e .git/objects/replayq/consolidate.lock"), 0);
-	/* a live owner (our parent) */
-	tu_git(r, "echo replayq %ld on %s >.git/objects/replayq/consolidate.lock", (long)getppid(),
-	       host);
+	/* a live owner: one that holds its flock, whatever pid it names */
+	tu_git(r, "echo replayq 999999999@%s >.git/objects/replayq/consolidate.lock", host);
+	snprintf(lock, sizeof(lock), "%s/replayq/consolidate.lock", objects);
+	assert_true((fd = open(lock, O_RDONLY)) >= 0);
+	assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
 	o.wait_ms = 20;
 	assert_int_equal(rq_odb_repack_run(objects, &o, &st, &err), 0);
 	assert_true(st.busy);
 	assert_int_equal(tu_run(r, "test -e .git/objects/replayq/consolidate.lock"), 0);
+	/* its owner gone: taken over */
+	close(fd);
+	assert_int_equal(rq_odb_repack_run(objects, &o, &st, &err), 0);
+	assert_false(st.busy);
+	assert_int_equal(tu_run(r, "test ! -e .git/objects/replayq/consolidate.lock"), 0);
 	free(host);
 }
 

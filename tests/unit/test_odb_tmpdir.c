@@ -6,10 +6,12 @@
 #include "testutil.h"
 
 #include <semaphore.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -116,17 +118,18 @@ static void test_open_write_finish(void **state)
 	rq_error_clear(&err);
 	assert_int_equal(rq_odb_tmpdir_open(&od, repo, NULL, &err), 0);
 	assert_non_null(od);
-	/* objects/replayq-tmp-<pid>@<host>-XXXXXX */
+	/* objects/replayq-tmp-<pid>@<host>.<token> */
 	snprintf(prefix, sizeof(prefix), "replayq-tmp-%ld@", (long)getpid());
 	snprintf(tmp, sizeof(tmp), "%s", rq_odb_tmpdir_path(od));
 	assert_int_equal(strncmp(tmp, objects, strlen(objects)), 0);
 	assert_int_equal(tmp[strlen(objects)], '/');
 	assert_int_equal(strncmp(tmp + strlen(objects) + 1, prefix, strlen(prefix)), 0);
-	/* then the host name, '-' and six random characters */
-	assert_non_null(strchr(tmp + strlen(objects) + 1 + strlen(prefix), '-'));
-	assert_int_equal(strlen(strrchr(tmp, '-') + 1), 6);
-	/* named, not made: a replay without children needs no directory */
-	assert_int_equal(tu_count_entries(objects, prefix, ""), 0);
+	/* then the host name, '.' and eight hex digits */
+	assert_int_equal(strlen(strrchr(tmp, '.') + 1), 8);
+	/* named, not made: a replay without children needs no directory; its
+	 * owner marker (<name>.owner, flocked) is there */
+	assert_false(tu_exists(tmp));
+	assert_int_equal(tu_count_entries(objects, prefix, ".owner"), 1);
 
 	/* existing objects stay readable */
 	{
@@ -515,12 +518,12 @@ static void test_two_dirs(void **state)
 	assert_int_equal(git_repository_open(&other, r->path), 0);
 	assert_int_equal(rq_odb_tmpdir_open(&a, tu_repo_open(r), NULL, NULL), 0);
 	assert_int_equal(rq_odb_tmpdir_open(&b, other, NULL, NULL), 0);
-	assert_int_equal(tu_count_entries(objects, "replayq-tmp-", ""), 0);
+	assert_int_equal(tu_count_entries(objects, "replayq-tmp-", ""), 2); /* their markers */
 	assert_int_equal(rq_odb_tmpdir_make(a, NULL), 0);
 	assert_int_equal(rq_odb_tmpdir_make(b, NULL), 0);
 	assert_int_equal(rq_odb_tmpdir_make(b, NULL), 0); /* made once */
 	assert_string_not_equal(rq_odb_tmpdir_path(a), rq_odb_tmpdir_path(b));
-	assert_int_equal(tu_count_entries(objects, "replayq-tmp-", ""), 2);
+	assert_int_equal(tu_count_entries(objects, "replayq-tmp-", ""), 4);
 	rq_odb_tmpdir_free(a);
 	rq_odb_tmpdir_free(b);
 	assert_int_equal(tu_count_entries(objects, "replayq-tmp-", ""), 0);
@@ -639,7 +642,7 @@ static void test_clean_stale_pack_temps(void **state)
 	char pack[PATH_MAX], host[300], name[512], dead_name[512], live_name[512], p[2 * PATH_MAX];
 	char objects[PATH_MAX];
 	long dead = dead_pid(), live = (long)getppid();
-	char *h = tu_capture(r, "hostname | tr -cd 'A-Za-z0-9._'");
+	char *h = tu_capture(r, "hostname | tr -d '\\n' | tr -c 'A-Za-z0-9._-' _ | cut -c1-64");
 
 	assert_non_null(h);
 	snprintf(host, sizeof(host), "%s", h);
@@ -675,16 +678,23 @@ static void test_clean_stale_pack_temps(void **state)
 	assert_int_equal(rq_odb_tmpdir_clean_stale_dir(objects, 0), 0);
 }
 
-/* A .keep file saying "replayq <pid> on <host>". */
-static void make_keep(const char *pack, const char *name, long pid, const char *host)
+/* A .keep file saying "replayq <pid>@<host>", its flock held when hold
+ * is set (the descriptor to close then), as a live replay holds it. */
+static int make_keep(const char *pack, const char *name, long pid, const char *host, int hold)
 {
-	char p[2 * PATH_MAX];
-	FILE *f;
+	char p[2 * PATH_MAX], text[400];
+	int fd, n;
 
 	snprintf(p, sizeof(p), "%s/%s.keep", pack, name);
-	assert_non_null(f = fopen(p, "w"));
-	fprintf(f, "replayq %ld on %s\n", pid, host);
-	fclose(f);
+	assert_true((fd = open(p, O_RDWR | O_CREAT | O_EXCL, 0444)) >= 0);
+	n = snprintf(text, sizeof(text), "replayq %ld@%s\n", pid, host);
+	assert_int_equal(write(fd, text, (size_t)n), n);
+	if (!hold) {
+		close(fd);
+		return -1;
+	}
+	assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
+	return fd;
 }
 
 /* The listing a replay makes of objects/pack sweeps what killed replays
@@ -693,9 +703,11 @@ static void make_keep(const char *pack, const char *name, long pid, const char *
 static void test_scan_sweeps(void **state)
 {
 	tu_repo *r = *state;
-	char pack[PATH_MAX], host[300], name[512], p[2 * PATH_MAX];
-	char *h = tu_capture(r, "hostname | tr -cd 'A-Za-z0-9._'");
+	char pack[PATH_MAX], objects[PATH_MAX], host[300], name[512], p[2 * PATH_MAX];
+	char owned[2][512];
+	char *h = tu_capture(r, "hostname | tr -d '\\n' | tr -c 'A-Za-z0-9._-' _ | cut -c1-64");
 	long dead = dead_pid(), live = (long)getppid();
+	int held, marker;
 	git_odb *odb;
 	git_oid zero;
 
@@ -706,26 +718,45 @@ static void test_scan_sweeps(void **state)
 	assert_int_equal(tu_run(r, "mkdir -p '%s'", pack), 0);
 	snprintf(name, sizeof(name), "tmp_replayq-tmp-%ld@%s-a1b2c3-pack_Q1w2E3", dead, host);
 	make_file(pack, name, 0);
-	make_keep(pack, "pack-1111111111111111111111111111111111111111", dead, host);
+	/* a dead owner's: its flock free, whatever its pid */
+	make_keep(pack, "pack-1111111111111111111111111111111111111111", live, host, 0);
 	make_file(pack, "pack-1111111111111111111111111111111111111111.pack", 0);
-	make_keep(pack, "pack-2222222222222222222222222222222222222222", live, host);
+	/* a live owner's: held, whatever its pid (one no process has here) */
+	held = make_keep(pack, "pack-2222222222222222222222222222222222222222", dead, host, 1);
 	make_file(pack, "pack-2222222222222222222222222222222222222222.pack", 0);
 	make_file(pack, "pack-3333333333333333333333333333333333333333.keep", 0);
+	/* temporary files named after owner markers: by the marker's flock, not
+	 * by pid or age (a held one's, old and of a dead pid, stays; a free
+	 * one's, new and of a live pid, goes) */
+	objects_path(r, objects, sizeof(objects), NULL);
+	snprintf(p, sizeof(p), "%s/replayq-tmp-%ld@%s.0000000a.owner", objects, dead, host);
+	assert_true((marker = open(p, O_RDWR | O_CREAT | O_EXCL, 0644)) >= 0);
+	assert_int_equal(flock(marker, LOCK_EX | LOCK_NB), 0);
+	snprintf(p, sizeof(p), "%s/replayq-tmp-%ld@%s.0000000b.owner", objects, live, host);
+	make_file(objects, strrchr(p, '/') + 1, 0);
+	snprintf(owned[0], sizeof(owned[0]), "tmp_replayq-tmp-%ld@%s.0000000a-pack_AAAAAA", dead,
+		 host);
+	make_file(pack, owned[0], 7200);
+	snprintf(owned[1], sizeof(owned[1]), "tmp_replayq-tmp-%ld@%s.0000000b-idx_BBBBBB", live,
+		 host);
+	make_file(pack, owned[1], 0);
 	assert_int_equal(rq_odb_new(&odb, tu_repo_open(r), NULL, NULL), 0);
 	memset(&zero, 1, sizeof(zero));
 	assert_false(git_odb_exists(odb, &zero)); /* the packs listed */
 	git_odb_free(odb);
 	const char *gone[] = {name, "pack-1111111111111111111111111111111111111111.keep",
-			      "pack-1111111111111111111111111111111111111111.pack"};
+			      "pack-1111111111111111111111111111111111111111.pack", owned[1]};
 	const char *kept[] = {"pack-2222222222222222222222222222222222222222.keep",
 			      "pack-2222222222222222222222222222222222222222.pack",
-			      "pack-3333333333333333333333333333333333333333.keep"};
-	for (int i = 0; i < 3; i++) {
+			      "pack-3333333333333333333333333333333333333333.keep", owned[0]};
+	for (int i = 0; i < 4; i++) {
 		snprintf(p, sizeof(p), "%s/%s", pack, gone[i]);
 		assert_false(tu_exists(p));
 		snprintf(p, sizeof(p), "%s/%s", pack, kept[i]);
 		assert_true(tu_exists(p));
 	}
+	close(held);
+	close(marker);
 }
 
 /* A live replay's own directory is not removed by a clean-up with a long max_age. */

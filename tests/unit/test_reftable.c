@@ -12,6 +12,7 @@
 #include "testutil.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@
 #include "rq_rtable.h"
 #include "rq_rtstack.h"
 #include "rq_rttx.h"
+#include "rq_rtlock.h"
 #include "rq_rtwrite.h"
 
 static int have_ug;
@@ -1262,19 +1264,21 @@ static int note(void *arg, const char *path)
 }
 
 /* A caller told of every lock file first, who named its tables, can
- * recognise a lock it left when killed: empty and made in the window
- * after its note, or naming its table; not another's. */
+ * recognise a lock it left when killed by its content alone: the token's
+ * line from the instant the lock exists, or a list naming its table that
+ * tables.list does not; never an empty lock (git's, just made) or
+ * another's. What it wrote and never published goes. */
 static void test_lock_owned(void **state)
 {
-	char lock[PATH_MAX + 40], *list;
+	char lock[PATH_MAX + 40], *list, *line;
 	rq_rttx_opts o = normal;
-	struct timespec since, later;
 	noted nt = {0};
 	git_oid c;
 	rq_rttx_update u;
 	rq_rtstack *st;
 	rq_error err;
 	tu_repo *r;
+	int dir;
 
 	(void)state;
 	NEED_UPSTREAM();
@@ -1293,20 +1297,43 @@ static void test_lock_owned(void **state)
 	assert_string_equal(nt.path[0], lock);
 	list = tu_capture(r, "tail -1 .git/reftable/tables.list");
 	assert_non_null(strstr(list, "-0badf00d.ref"));
-	/* as a kill right before the rename would leave it */
-	clock_gettime(CLOCK_REALTIME, &since);
-	since.tv_sec -= 1;
+	/* the lock as it is from its first instant, taken by a writer with the
+	 * token: its line, and nothing left beside it */
+	assert_true((dir = rq_rtlock_create(lock, "0badf00d")) >= 0);
+	close(dir);
+	line = tu_capture(
+	    r, "cat .git/reftable/tables.list.lock; ls .git/reftable | grep -c temp || :");
+	assert_string_equal(line, "replayq 0badf00d\n0");
+	assert_int_equal(rq_rtlock_create(lock, "12345678"), -1); /* held */
+	assert_int_equal(errno, EEXIST);
+	assert_int_equal(rq_rtlock_owned(lock, "0badf00d"), 1);
+	assert_int_equal(rq_rtlock_owned(lock, "12345678"), 0);
+	/* as a kill right before the rename would leave it: a list naming the
+	 * token's table that is published already is no proof (a later
+	 * writer's list names it too); one it never published is */
 	tu_git(r, "cp .git/reftable/tables.list '%s'", lock);
-	assert_int_equal(rq_rttx_lock_owned(lock, "0badf00d", &since, 60), 1);
-	assert_int_equal(rq_rttx_lock_owned(lock, "12345678", &since, 60), 0);
-	/* as a kill right after taking it */
+	assert_int_equal(rq_rtlock_owned(lock, "0badf00d"), 0);
+	tu_git(r, "echo 0x000000000009-0x000000000009-0badf00d.ref >>'%s'", lock);
+	tu_git(r,
+	       "cd .git/reftable && cp tables.list 0x000000000009-0x000000000009-0badf00d.ref && "
+	       ": >0x000000000009-0x000000000009-0badf00d.temp.abcdef && "
+	       ": >tables.list.lock-0badf00d.temp");
+	assert_int_equal(rq_rtlock_owned(lock, "0badf00d"), 1);
+	assert_int_equal(rq_rtlock_owned(lock, "12345678"), 0);
+	/* an empty lock (git's, or a process's right after O_EXCL) is nobody's */
 	tu_git(r, ": >'%s'", lock);
-	assert_int_equal(rq_rttx_lock_owned(lock, "12345678", &since, 60), 1);
-	later = since;
-	later.tv_sec += 3600; /* the lock is older than the note: not that writer's */
-	assert_int_equal(rq_rttx_lock_owned(lock, "0badf00d", &later, 60), 0);
+	assert_int_equal(rq_rtlock_owned(lock, "0badf00d"), 0);
 	unlink(lock);
-	assert_int_equal(rq_rttx_lock_owned(lock, "0badf00d", &since, 60), 0);
+	assert_int_equal(rq_rtlock_owned(lock, "0badf00d"), 0);
+	/* what the token's writer left unpublished goes; its published table stays */
+	dir = open(rq_rtstack_dir(st), O_RDONLY | O_DIRECTORY);
+	assert_int_equal(rq_rtlock_drop_unpublished_at(dir, "12345678"), 0);
+	assert_int_equal(rq_rtlock_drop_unpublished_at(dir, "0badf00d"), 3);
+	close(dir);
+	free(line);
+	line = tu_capture(r, "ls .git/reftable | grep -c 0badf00d");
+	assert_string_equal(line, "1");
+	free(line);
 	free(list);
 	rq_rtstack_free(st);
 	tu_repo_free(r);

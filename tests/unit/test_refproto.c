@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * rq_refproto: ref names written to JSON and read back without loss, the
+ * intent's round trip, the rule for when refs move, and where the refs of
+ * a stored intent stand (done, to do, moved elsewhere, of no use).
+ */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rq_refproto.h"
+#include "rq_result_json.h"
+
+#define HEX_A "1111111111111111111111111111111111111111"
+#define HEX_B "2222222222222222222222222222222222222222"
+
+/* A name through JSON text and back. */
+static char *round_trip(const char *name, char **text)
+{
+	json_t *v = rq_result_json_refname(name), *back;
+	char *out;
+
+	assert_non_null(v);
+	*text = json_dumps(v, JSON_ENCODE_ANY);
+	assert_non_null(*text);
+	back = json_loads(*text, JSON_DECODE_ANY, NULL);
+	assert_non_null(back);
+	out = rq_result_json_refname_bytes(back);
+	json_decref(v);
+	json_decref(back);
+	return out;
+}
+
+static void test_refname_lossless(void **state)
+{
+	static const char *const names[] = {
+	    "refs/heads/main",	 "refs/heads/b\xe9",	  "refs/heads/\xc3\xa9t\xc3\xa9",
+	    "refs/heads/a\\x41", "refs/heads/\xff\xfe\\", "refs/heads/\xf0\x9f\x98\x80"};
+	char *text, *back;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		back = round_trip(names[i], &text);
+		assert_non_null(back);
+		assert_string_equal(back, names[i]);
+		free(back);
+		free(text);
+	}
+	/* UTF-8 names without a backslash are written as they are */
+	back = round_trip("refs/heads/\xc3\xa9t\xc3\xa9", &text);
+	assert_string_equal(text, "\"refs/heads/\xc3\xa9t\xc3\xa9\"");
+	free(back);
+	free(text);
+	/* a byte that is not UTF-8, and a backslash, as \xNN */
+	back = round_trip("refs/heads/b\xe9\\", &text);
+	assert_string_equal(text, "\"refs/heads/b\\\\xE9\\\\x5C\"");
+	free(back);
+	free(text);
+}
+
+static void test_refname_bad(void **state)
+{
+	static const char *const bad[] = {"refs/heads/a\\", "refs/heads/a\\x4", "refs/heads/a\\y41",
+					  "refs/heads/a\\x00", "refs/heads/a\\xG1"};
+	json_t *v;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		v = json_string(bad[i]);
+		assert_null(rq_result_json_refname_bytes(v));
+		json_decref(v);
+	}
+	assert_null(rq_result_json_refname_bytes(NULL));
+	v = json_integer(3);
+	assert_null(rq_result_json_refname_bytes(v));
+	json_decref(v);
+	v = json_string("refs/heads/\\xe9"); /* lower case is read too */
+	{
+		char *b = rq_result_json_refname_bytes(v);
+		assert_string_equal(b, "refs/heads/\xe9");
+		free(b);
+	}
+	json_decref(v);
+}
+
+static void add_update(rq_replay_result *res, const char *ref, const char *o, const char *n)
+{
+	rq_ref_update *v = realloc(res->updates, (res->nupdates + 1) * sizeof(*v));
+	assert_non_null(v);
+	res->updates = v;
+	v += res->nupdates++;
+	v->ref = strdup(ref);
+	assert_int_equal(git_oid_fromstr(&v->old_id, o), 0);
+	assert_int_equal(git_oid_fromstr(&v->new_id, n), 0);
+}
+
+static void test_intent_round_trip(void **state)
+{
+	rq_replay_result res;
+	rq_refproto_intent in;
+	rq_error err;
+	json_t *j;
+	char *text;
+
+	(void)state;
+	memset(&res, 0, sizeof(res));
+	add_update(&res, "refs/heads/b\xe9", HEX_A, HEX_B);
+	add_update(&res, "refs/heads/main", HEX_B, HEX_A);
+	snprintf(res.reflog_msg, sizeof(res.reflog_msg), "replay --onto %s", HEX_A);
+	j = rq_refproto_intent_json(rq_result_to_json(&res, 0, NULL, 1), &res);
+	assert_non_null(j);
+	text = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	assert_int_equal(rq_refproto_intent_parse(text, &in, &err), 0);
+	assert_int_equal(in.nupdates, 2);
+	assert_string_equal(in.updates[0].ref, "refs/heads/b\xe9");
+	assert_true(git_oid_equal(&in.updates[0].old_id, &res.updates[0].old_id));
+	assert_true(git_oid_equal(&in.updates[1].new_id, &res.updates[1].new_id));
+	assert_string_equal(in.reflog_msg, res.reflog_msg);
+	assert_null(json_object_get(in.result, "reflog_msg"));
+	assert_string_equal(json_string_value(json_object_get(in.result, "status")), "ok");
+	assert_false(in.prior);
+	rq_refproto_intent_free(&in);
+	free(text);
+	assert_int_equal(rq_refproto_intent_parse("[1]", &in, &err), -1);
+	assert_int_equal(rq_refproto_intent_parse("{\"updates\":[{\"ref\":\"x\"}]}", &in, &err),
+			 -1);
+	rq_replay_result_free(&res);
+}
+
+static void test_applies(void **state)
+{
+	rq_replay_result res;
+
+	(void)state;
+	memset(&res, 0, sizeof(res));
+	assert_true(rq_refproto_applies(0, &res, 0));
+	assert_false(rq_refproto_applies(1, &res, 1)); /* nothing clean to move */
+	assert_false(rq_refproto_applies(-1, &res, 1));
+	add_update(&res, "refs/heads/x", HEX_A, HEX_B);
+	assert_false(rq_refproto_applies(1, &res, 0));
+	assert_true(rq_refproto_applies(1, &res, 1));
+	rq_replay_result_free(&res);
+}
+
+/* A repository with branches x and y at two commits. */
+static void test_intent_todo(void **state)
+{
+	tu_repo *r = tu_repo_new(0);
+	char *c1, *c2;
+	rq_replay_result res, todo;
+	rq_refproto_intent in;
+	rq_error err;
+	json_t *j;
+	char *text;
+
+	(void)state;
+	tu_commit_file(r, "a", "1", "one");
+	c1 = tu_capture(r, "git rev-parse HEAD");
+	tu_commit_file(r, "a", "2", "two");
+	c2 = tu_capture(r, "git rev-parse HEAD");
+	tu_git(r, "git branch x %s && git branch $(printf 'y\\351') %s", c2, c1);
+	memset(&res, 0, sizeof(res));
+	add_update(&res, "refs/heads/x", c1, c2);     /* done */
+	add_update(&res, "refs/heads/y\xe9", c1, c2); /* to do */
+	j = rq_refproto_intent_json(rq_result_to_json(&res, 0, NULL, 1), &res);
+	text = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	assert_int_equal(rq_refproto_intent_parse(text, &in, &err), 0);
+	assert_int_equal(rq_refproto_intent_todo(tu_repo_open(r), &in, &todo, &err), 1);
+	assert_int_equal(todo.nupdates, 1);
+	assert_string_equal(todo.updates[0].ref, "refs/heads/y\xe9");
+	free(todo.updates);
+	/* x elsewhere: moved, named */
+	tu_git(r, "git branch -f x main~1 && git commit -q --allow-empty -m three");
+	tu_git(r, "git branch -f x main");
+	assert_int_equal(rq_refproto_intent_todo(tu_repo_open(r), &in, &todo, &err), -1);
+	assert_int_equal(err.code, RQ_E_REF_MOVED);
+	assert_non_null(strstr(err.msg, "refs/heads/x"));
+	rq_refproto_intent_free(&in);
+	free(text);
+	free(c1);
+	free(c2);
+	rq_replay_result_free(&res);
+	tu_repo_free(r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_refname_lossless), cmocka_unit_test(test_refname_bad),
+	    cmocka_unit_test(test_intent_round_trip), cmocka_unit_test(test_applies),
+	    cmocka_unit_test(test_intent_todo)};
+	return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
+}
