@@ -6,7 +6,9 @@
 # two renames, after the last rename with the result not stored; on a
 # reftable repository, instead of the two "between" points, with the table
 # and the new list written before the rename that publishes them) and
-# killed there, the job process alone or with its worker. After the retry,
+# killed there, the job process alone or with its worker; or, between two
+# renames, failing on its own (a lock gone under it: its error is not the
+# result, some refs moved). After the retry,
 # every case has the final refs and the updates of an undisturbed run, the
 # refs and reflogs upstream `git replay --ref-action=update` leaves, one
 # result, no lock, no marker, no intent and no grant left, and git's checks
@@ -135,6 +137,29 @@ WD=$WORKER_PID
 check "killed mid-commit: the retry finishes" wait_for "H1 result" 60 has_result H1
 settled H1 "killed mid-commit"
 check_workers_stop "$WD"
+
+if [ $REFTABLE = 0 ]; then
+	# failed mid-commit: the first ref moved, the second's lock gone under
+	# it (its rename fails), so the child stops after its grant with an
+	# error. That error is not the job's result (some refs moved): the job
+	# is left, and its retry finishes it from the intent
+	rm -rf "$ROOT/w" "$HOLD_DIR"/* "$HOLD_DIR"/.[!.]* && cp -a "$T/wref" "$ROOT/w"
+	REPLAYQ_TEST_HOLD_ONCE=1 REPLAYQ_TEST_HOLD=refs-committed start_worker wm --repo-root="$ROOT" \
+		--jobs=1 --visibility-timeout=1
+	WM=$WORKER_PID
+	run_rq submit <<<"${job/\"J\"/\"M1\"}"
+	KID=$(hold_pid refs-committed)
+	second=$(rcli GET 'replayq:{rp}:intent:M1' | jq -r '.updates[1].ref')
+	lock=$(foreign_lock "$ROOT/w" "$second")
+	check "failed mid-commit: the second ref is locked" test -e "$lock"
+	rm -f "$lock"
+	kill -USR1 "$KID"
+	check "failed mid-commit: the retry finishes" wait_for "M1 result" 60 has_result M1
+	settled M1 "failed mid-commit"
+	check_eq "failed mid-commit: attempt 2, finished from the intent" "2 true" \
+		"$(rcli GET 'replayq:{rp}:result:M1' | jq -r '"\(.attempt) \(.recovered)"')"
+	check_workers_stop "$WM"
+fi
 
 # paused past the fence: the job process stops with every lock taken and
 # its commit granted; its job goes to another worker, which meets the
