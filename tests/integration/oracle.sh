@@ -404,6 +404,7 @@ run_seed() {
 		disagree "cannot generate the repository"
 		return
 	fi
+	[ "$SEED" != "$FIRST" ] || check_ref_format "$r"
 	read -r UP topic_old < <(git -C "$r" rev-parse upstream topic | tr '\n' ' ')
 	mapfile -t COMMITS < <(git -C "$r" rev-list --reverse base..topic)
 	# three spellings of the same range
