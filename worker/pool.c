@@ -319,6 +319,20 @@ static void handle_intent(rq_pool *p, slot *s)
 	rq_child_in_drop(&s->report);
 }
 
+/* The child's round ended before its fence, nothing moved, and it will
+ * ask go again ("on_ref_moved": "retry"): its limits count again, and its
+ * next intent is handled as the first was. */
+static void handle_again(slot *s)
+{
+	rq_child_msg m;
+
+	if (!s->committed || s->checked || !next_msg(s, RQ_REFPROTO_AGAIN, &m))
+		return;
+	s->committed = 0;
+	s->prepared = 0;
+	rq_child_in_drop(&s->report);
+}
+
 /* A whole commit check first in line, the child holding its ref locks:
  * the job must still be this worker's (owns), or nothing moves. */
 static void handle_check(rq_pool *p, slot *s)
@@ -642,6 +656,7 @@ static void slot_step(rq_pool *p, slot *s, long long now, int mem_check)
 		s->exited_at = rq_clock_mono_ms();
 		read_report(s);
 	}
+	handle_again(s);
 	handle_intent(p, s);
 	handle_check(p, s);
 	watch_slot(p, s, now, mem_check);
