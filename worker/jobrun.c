@@ -97,7 +97,7 @@ static char *result_text(const child_job *cj, json_t *j)
 	    !json_object_set_new(j, "repo", json_string(cj->job->repo)) &&
 	    !json_object_set_new(j, "attempt", json_integer(cj->task->attempt)) &&
 	    !json_object_set_new(j, "worker", json_string(cj->env->worker)) &&
-	    (!cj->job->retry_moved || !replays ||
+	    (!cj->job->retry_moved || !cj->job->ref_update || !replays ||
 	     !json_object_set_new(j, "attempts", json_integer(replays))))
 		s = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(6));
 	json_decref(j);
