@@ -450,6 +450,13 @@ static int answer_from_intent(const child_job *cj, git_repository *repo, const r
 		return 0;
 	rc = rq_refproto_answer_stored(parent_link(cj, &l), repo, cj->task->intent, ident, out,
 				       &how, err);
+	/* "on_ref_moved": "retry": a ref of an intent no process was granted
+	 * (none of its refs moved by it) is elsewhere: replay from there */
+	if (rc < 0 && how == RQ_REFPROTO_FAILED && err->code == RQ_E_REF_MOVED &&
+	    cj->job->retry_moved && !cj->task->granted) {
+		rq_error_clear(err);
+		return 0;
+	}
 	if (rc < 0)
 		end_if_stopped(cj, how, err);
 	return rc;

@@ -61,6 +61,10 @@ typedef struct rq_jobrun_task {
 	 * "already_applied"; NULL: none */
 	const char *intent;
 	long long deadline; /* monotonic milliseconds */
+	/* an earlier delivery passed the fence with the intent: it may have
+	 * moved refs (without: none did, and a job with "on_ref_moved":
+	 * "retry" replays when the intent's refs moved elsewhere) */
+	int granted;
 } rq_jobrun_task;
 
 /*

@@ -223,9 +223,9 @@ static int slot_start(slot *s, pid_t pid, int report_fd, int answer_fd, const rq
 static int slot_watch(rq_pool *p, slot *s);
 
 int rq_pool_spawn(rq_pool *p, const rq_job *job, int64_t default_time, long attempt,
-		  const char *intent, void *ctx, rq_error *err)
+		  const char *intent, int granted, void *ctx, rq_error *err)
 {
-	rq_jobrun_task task = {job, default_time, attempt, intent, 0};
+	rq_jobrun_task task = {job, default_time, attempt, intent, 0, granted};
 	int report_fd = -1, answer_fd = -1;
 	slot *s = NULL;
 	pid_t pid, parent = getpid();

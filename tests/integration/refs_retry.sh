@@ -9,7 +9,9 @@
 #    tip and applies there (attempts 2; the commit upstream `git replay`
 #    makes on that tip); with the default "fail" it is ref_moved as
 #    before; moved before every attempt it gives up after 5 (ref_moved,
-#    attempts 5);
+#    attempts 5); a delivery killed past its intent, the target moved
+#    meanwhile: the next delivery replays on the new tip (no grant: the
+#    intent never moved a ref);
 #  - ref_locked without a stall: a ref lock held by a live process (an
 #    empty lock, as git's; a replayq replay held with its locks) is waited
 #    for by the same worker ("refs-lock-wait" marks the wait) and the job
@@ -68,12 +70,12 @@ upstream_pick() {
 HAVE_UP=0
 upstream_git && HAVE_UP=1
 # worker name queue [env...]: a worker of one slot with the given test
-# hooks, its visibility timeout far beyond the test's bounds
+# hooks, its visibility timeout far beyond the test's bounds (VIS: else)
 worker() {
 	local name=$1 q=$2
 	shift 2
 	env "$@" "$REPLAYQ" worker --name="$name" --queue="$q" --repo-root="$ROOT" --jobs=1 \
-		--visibility-timeout=600 2>"$T/$name.log" &
+		--visibility-timeout="${VIS:-600}" 2>"$T/$name.log" &
 	BG_PIDS+=("$!")
 	WORKER_NAMES[$!]=$name
 	worker_started "$name"
@@ -134,6 +136,24 @@ check_eq "5 moves: ref_moved after 5 attempts" "error ref_moved false 5" \
 check_eq "5 moves: one delivery did it all" 1 "$(jq -r .attempt <<<"$R")"
 check "5 moves: no sixth attempt was held" bash -c "! compgen -G '$HOLD_DIR/refs-start.*'"
 check_eq "5 moves: no lock left" "" "$(ref_locks "$ROOT/m")"
+stop_workers
+
+section "killed past its intent, the target moved: the next delivery replays"
+pick_repo "$ROOT/d" 1
+VIS=1 worker wd qd REPLAYQ_TEST_HOLD=refs-start REPLAYQ_TEST_HOLD_ONCE=1
+pick d1 d 1 "$RETRY" | "$REPLAYQ" submit --queue=qd - >/dev/null
+kid=$(hold_pid refs-start)
+check_eq "held past its intent: the intent recorded, no grant" "1 0" \
+	"$(rcli EXISTS "$(key qd intent:d1)") $(rcli EXISTS "$(key qd granted:d1)")"
+git -C "$ROOT/d" update-ref refs/heads/main mv~5
+tip=$(git -C "$ROOT/d" rev-parse main)
+kill -KILL "$kid"
+wait_for "d1's result" 60 has_result qd d1
+R=$(result qd d1)
+check_eq "the second delivery: ok, replayed once" "ok true 2 1" \
+	"$(jq -r '"\(.status) \(.applied) \(.attempt) \(.attempts)"' <<<"$R")"
+check_eq "on the moved tip" "$tip" "$(git -C "$ROOT/d" rev-parse main~1)"
+check "git's checks clean" refs_consistent "$ROOT/d"
 stop_workers
 
 # --- ref_locked without a stall -----------------------------------------------
