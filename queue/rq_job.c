@@ -15,10 +15,11 @@
 #include "rq_testhook.h"
 
 static const char *const known_fields[] = {
-    "v",	   "id",       "repo",	       "mode",	     "target",	  "revisions",
-    "contained",   "ref",      "ref_action",   "empty",	     "committer", "timeout_ms",
-    "max_commits", "reply_to", "submitted_at", "keep_going", "method",	  "cars",
-    "ref_prefix",  "car_refs", "message",      "sign",	     "group",	  NULL};
+    "v",	  "id",		"repo",	       "mode",	       "target",
+    "revisions",  "contained",	"ref",	       "ref_action",   "empty",
+    "committer",  "timeout_ms", "max_commits", "reply_to",     "submitted_at",
+    "keep_going", "method",	"cars",	       "ref_prefix",   "car_refs",
+    "message",	  "sign",	"group",       "on_ref_moved", NULL};
 
 /* The fields of a train job only, and those a train job does not take. */
 static const char *const train_fields[] = {"method",   "cars",	  "ref_prefix",
@@ -592,6 +593,20 @@ static int parse_group(json_t *o, rq_job *job, rq_error *err)
 	return 0;
 }
 
+/* "on_ref_moved": "fail" (the default) or "retry": a ref that moved
+ * between the replay and the commit makes the job replay again from the
+ * refs as they are now (worker/jobrun), up to RQ_JOB_MOVED_ATTEMPTS. */
+static int parse_on_ref_moved(json_t *o, rq_job *job, rq_error *err)
+{
+	static const char *const choices[] = {"fail", "retry", NULL};
+	int c = 0;
+
+	if (get_choice(o, "on_ref_moved", 0, choices, "fail or retry", &c, err) < 0)
+		return -1;
+	job->retry_moved = c == 1;
+	return 0;
+}
+
 static int parse_fields(json_t *o, rq_job *job, rq_error *err)
 {
 	int64_t ver = 1;
@@ -600,7 +615,7 @@ static int parse_fields(json_t *o, rq_job *job, rq_error *err)
 	    parse_repo(o, job, err) < 0 || parse_mode(o, job, err) < 0 ||
 	    parse_ref(o, job, err) < 0 || parse_committer(o, job, err) < 0 ||
 	    parse_limits(o, job, err) < 0 || get_bool(o, "sign", &job->sign, err) < 0 ||
-	    parse_group(o, job, err) < 0)
+	    parse_group(o, job, err) < 0 || parse_on_ref_moved(o, job, err) < 0)
 		return -1;
 	return 0;
 }
@@ -804,6 +819,8 @@ json_t *rq_job_to_json(const rq_job *job)
 		bad |= json_object_set_new(o, "sign", json_true());
 	if (job->group) /* the same */
 		bad |= json_object_set_new(o, "group", json_string(job->group));
+	if (job->retry_moved) /* the same */
+		bad |= json_object_set_new(o, "on_ref_moved", json_string("retry"));
 	if (bad) {
 		json_decref(o);
 		return NULL;

@@ -50,6 +50,7 @@
 #define RQ_JOB_TIMEOUT_MAX_MS 3600000
 #define RQ_JOB_TIMEOUT_DEF_MS 600000
 #define RQ_JOB_COMMITS_MAX    100000
+#define RQ_JOB_MOVED_ATTEMPTS 5 /* "on_ref_moved": "retry": replays at most */
 #define RQ_JOB_COMMITS_DEF    10000
 #define RQ_JOB_REPLY_MAX      200
 #define RQ_JOB_CAR_REVS_MAX   16
@@ -84,6 +85,7 @@ typedef struct rq_job {
 	int maintain;	      /* mode "maintain": no replay, the packs consolidated */
 	int sign;	      /* "sign": the worker signs the new commits with its key */
 	char *group;	      /* "group": one job of it runs at a time, in order; NULL: none */
+	int retry_moved;      /* "on_ref_moved": "retry" (worker/jobrun) */
 	/* mode "train" (mode is then RQ_MODE_ONTO for the engine's sake) */
 	int train;
 	rq_train_method method;

@@ -11,8 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "rq_result_json.h"
+#include "rq_testhook.h"
 
 int rq_refproto_applies(int rc, const rq_replay_result *res, int partial)
 {
@@ -162,12 +165,51 @@ static int ask_commit(void *arg)
 	return 0;
 }
 
+void rq_refproto_backoff(long base_ms, long cap_ms, int n)
+{
+	static unsigned seed;
+	long ms = base_ms;
+	struct timespec pause;
+
+	if (!seed)
+		seed = (unsigned)getpid() ^ (unsigned)time(NULL);
+	while (n-- > 0 && ms < cap_ms)
+		ms <<= 1;
+	ms = ms > cap_ms ? cap_ms : ms;
+	ms = ms / 2 + (ms > 1 ? rand_r(&seed) % (ms - ms / 2 + 1) : 0);
+	pause.tv_sec = ms / 1000;
+	pause.tv_nsec = (ms % 1000) * 1000000L;
+	nanosleep(&pause, NULL);
+}
+
+/* A failed try of step 3 worth another one after a pause (the same
+ * intent; every lock was released; the fence not asked): a lock that a
+ * live process holds, or no replayq process of this machine. 1 after
+ * the pause, 0 not. */
+static int lock_wait(const rq_refs_fence *f, int tries, rq_error *err)
+{
+	if (f->passed || tries + 1 >= RQ_REFPROTO_LOCK_TRIES ||
+	    (f->verdict != RQ_REFS_LOCKED_LIVE && f->verdict != RQ_REFS_LOCKED_OTHER))
+		return 0;
+	rq_testhook_hold("refs-lock-wait");
+	rq_refproto_backoff(2, 250, tries);
+	rq_error_clear(err);
+	return 1;
+}
+
+void rq_refproto_again(const rq_refproto_link *link, int n)
+{
+	if (link && link->again)
+		link->again(link->arg);
+	rq_refproto_backoff(4, 100, n);
+}
+
 rq_refproto_outcome rq_refproto_apply(const rq_refproto_link *link, git_repository *repo,
 				      json_t *intent, const rq_replay_result *todo,
 				      const rq_ident *committer, rq_refs_verdict *verdict,
 				      rq_error *err)
 {
-	int asks = link && link->ask, answer, rc;
+	int asks = link && link->ask, answer, rc, tries = 0;
 	fence_ask a = {link, 0};
 	rq_refs_fence f = {0};
 
@@ -186,7 +228,9 @@ rq_refproto_outcome rq_refproto_apply(const rq_refproto_link *link, git_reposito
 		f.may_commit = ask_commit;
 		f.arg = &a;
 	}
-	rc = rq_refs_apply_fenced(repo, todo, committer, &f, err);
+	while ((rc = rq_refs_apply_fenced(repo, todo, committer, &f, err)) < 0 && !a.refused &&
+	       lock_wait(&f, tries++, err))
+		;
 	if (verdict)
 		*verdict = f.verdict;
 	if (a.refused)

@@ -60,6 +60,24 @@
 #define RQ_REFPROTO_GO	       'g'
 #define RQ_REFPROTO_COMMIT     'c'
 #define RQ_REFPROTO_ABORT      'a'
+/* Not a question: the job's round ended before its fence with nothing
+ * moved, and a new go (another intent) may follow ("on_ref_moved":
+ * "retry"): the worker enforces the job's limits again meanwhile. */
+#define RQ_REFPROTO_AGAIN 'A' /* (the result is RQ_JOBRUN_MSG_RESULT, 'R') */
+
+/*
+ * ref_locked without a stall: a lock held by a live process (or by no
+ * replayq process of this machine: git's own, another program's) is tried
+ * again by the same process after a growing pause, at most this many
+ * times, before the update fails with ref_locked (left for a later
+ * delivery). A lock whose owner is gone is not waited for.
+ */
+#define RQ_REFPROTO_LOCK_TRIES 12
+
+/* A randomised pause before try n (0 ...) of something that may go
+ * through soon: between base << n / 2 and base << n milliseconds, the
+ * growth stopped at cap. */
+void rq_refproto_backoff(long base_ms, long cap_ms, int n);
 
 /*
  * The rule for when refs move: a clean replay with updates, or, when
@@ -110,6 +128,9 @@ typedef struct rq_refproto_link {
 	int (*ask)(void *arg, char type, json_t *msg);
 	/* the go came: nothing may interrupt the update from here (limits) */
 	void (*going)(void *arg);
+	/* the round ended before the fence, nothing moved, and the job will
+	 * ask go again (RQ_REFPROTO_AGAIN: the limits are back); may be NULL */
+	void (*again)(void *arg);
 	void *arg;
 } rq_refproto_link;
 
@@ -130,6 +151,10 @@ typedef enum rq_refproto_outcome {
 /*
  * Steps 2 and 3: ask go with intent (taken; an rq_refproto_intent_json),
  * then apply todo under the fence. *verdict (may be NULL): why it failed.
+ * A lock held by a live process is waited for within step 3 (the same
+ * intent, its locks all released between tries, the fence not asked
+ * yet): up to RQ_REFPROTO_LOCK_TRIES tries, hold point "refs-lock-wait"
+ * before each pause.
  */
 rq_refproto_outcome rq_refproto_apply(const rq_refproto_link *link, git_repository *repo,
 				      json_t *intent, const rq_replay_result *todo,
@@ -146,6 +171,16 @@ rq_refproto_outcome rq_refproto_apply(const rq_refproto_link *link, git_reposito
 int rq_refproto_answer_stored(const rq_refproto_link *link, git_repository *repo,
 			      const char *stored, const rq_ident *committer, json_t **out,
 			      rq_refproto_outcome *how, rq_error *err);
+
+/*
+ * "on_ref_moved": "retry": after a round that failed with
+ * RQ_REFPROTO_FAILED and verdict RQ_REFS_MOVED (a ref moved before the
+ * fence: nothing moved, no grant), end the round (link->again) and pause
+ * before attempt n + 1 (randomised, a few ms); the caller then replays
+ * from the refs as they are now and asks go with its new intent, which
+ * the worker records over the old one.
+ */
+void rq_refproto_again(const rq_refproto_link *link, int n);
 
 /* ---- the worker (Redis) ---- */
 

@@ -201,7 +201,7 @@ static int msg_run(rq_tasks *ts, rq_pool *pool, rq_task *t, rq_job *job)
 		return 0;
 	}
 	spawned = rq_pool_spawn(pool, job, rq_job_default_time(job, t->msg.sid), t->msg.deliveries,
-				intent, t, &err);
+				intent, t->granted > 0, t, &err);
 	free(intent);
 	if (spawned == RQ_POOL_BUSY) {
 		if (!t->holds)

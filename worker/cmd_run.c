@@ -161,7 +161,7 @@ static void run_line(rq_evloop *loop, rq_pool *pool, run_state *c, char *line, s
 	for (;;) {
 		while (rq_pool_idle_count(pool) == 0)
 			rq_evloop_turn(loop, 100);
-		r = rq_pool_spawn(pool, &job, rq_job_default_time(&job, NULL), 1, NULL, group,
+		r = rq_pool_spawn(pool, &job, rq_job_default_time(&job, NULL), 1, NULL, 0, group,
 				  &err);
 		/* no descriptor or process now: held until a child ends */
 		if (r != RQ_POOL_BUSY || rq_pool_running(pool) == 0)

@@ -8,6 +8,7 @@
 #include "jobrun.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <git2.h>
 #include <jansson.h>
 #include <limits.h>
@@ -16,7 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/file.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -36,6 +39,19 @@
 #include "rq_testhook.h"
 #include "rq_train.h"
 
+/* The messages a child sends, rq_refproto's and this file's, are told
+ * apart by their type alone. */
+_Static_assert(RQ_JOBRUN_MSG_RESULT != RQ_REFPROTO_ASK_GO &&
+		   RQ_JOBRUN_MSG_RESULT != RQ_REFPROTO_ASK_COMMIT &&
+		   RQ_JOBRUN_MSG_RESULT != RQ_REFPROTO_AGAIN &&
+		   RQ_JOBRUN_MSG_AFTER != RQ_REFPROTO_ASK_GO &&
+		   RQ_JOBRUN_MSG_AFTER != RQ_REFPROTO_ASK_COMMIT &&
+		   RQ_JOBRUN_MSG_AFTER != RQ_REFPROTO_AGAIN &&
+		   RQ_JOBRUN_MSG_STOPPED != RQ_REFPROTO_ASK_GO &&
+		   RQ_JOBRUN_MSG_STOPPED != RQ_REFPROTO_ASK_COMMIT &&
+		   RQ_JOBRUN_MSG_STOPPED != RQ_REFPROTO_AGAIN,
+	       "a child's message types are distinct");
+
 #define SHOWN_MAX (PATH_MAX + RQ_JOB_REPO_MAX + 16)
 
 /* The child's job and its pipes to the parent. */
@@ -50,6 +66,10 @@ typedef struct child_job {
 /* Test hook REPLAYQ_TEST_LATE: a child whose clock is late, as one that
  * finished after its deadline would be. */
 static long long clock_skew_ms;
+
+/* "on_ref_moved": "retry": how many times the job was replayed (0: not
+ * yet); its result says it as "attempts". */
+static int replays;
 
 /* ---- messages to the parent ---- */
 
@@ -91,7 +111,9 @@ static char *result_text(const child_job *cj, json_t *j)
 	if (j && !json_object_set_new(j, "id", json_string(cj->job->id)) &&
 	    !json_object_set_new(j, "repo", json_string(cj->job->repo)) &&
 	    !json_object_set_new(j, "attempt", json_integer(cj->task->attempt)) &&
-	    !json_object_set_new(j, "worker", json_string(cj->env->worker)))
+	    !json_object_set_new(j, "worker", json_string(cj->env->worker)) &&
+	    (!cj->job->retry_moved || !cj->job->ref_update || !replays ||
+	     !json_object_set_new(j, "attempts", json_integer(replays))))
 		s = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(6));
 	json_decref(j);
 	return s;
@@ -387,11 +409,24 @@ static void link_going(void *arg)
 	child_lift_limits();
 }
 
+/* A round ended before its fence (nothing moved) and another follows: the
+ * parent is told (it watches the limits again) and the child's own limits
+ * are back, with the time left. */
+static void link_again(void *arg)
+{
+	const child_job *cj = arg;
+
+	send_json(cj, RQ_REFPROTO_AGAIN, "{}");
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	child_limits(cj);
+}
+
 /* How this child asks its parent; NULL when it asks nothing. */
 static const rq_refproto_link *parent_link(const child_job *cj, rq_refproto_link *l)
 {
 	l->ask = link_ask;
 	l->going = link_going;
+	l->again = link_again;
 	l->arg = (void *)cj;
 	return cj->answer_fd >= 0 ? l : NULL;
 }
@@ -435,6 +470,13 @@ static int answer_from_intent(const child_job *cj, git_repository *repo, const r
 		return 0;
 	rc = rq_refproto_answer_stored(parent_link(cj, &l), repo, cj->task->intent, ident, out,
 				       &how, err);
+	/* "on_ref_moved": "retry": a ref of an intent no process was granted
+	 * (none of its refs moved by it) is elsewhere: replay from there */
+	if (rc < 0 && how == RQ_REFPROTO_FAILED && err->code == RQ_E_REF_MOVED &&
+	    cj->job->retry_moved && !cj->task->granted) {
+		rq_error_clear(err);
+		return 0;
+	}
 	if (rc < 0)
 		end_if_stopped(cj, how, err);
 	return rc;
@@ -446,7 +488,8 @@ static int answer_from_intent(const child_job *cj, git_repository *repo, const r
  * the parent allows (rq_refproto): 0, or -1 when the update failed;
  * *applied. */
 static int apply_job(const child_job *cj, git_repository *repo, const rq_replay_result *res,
-		     json_t *result, const rq_ident *ident, int *applied, rq_error *err)
+		     json_t *result, const rq_ident *ident, int *applied, rq_refs_verdict *v,
+		     rq_error *err)
 {
 	json_t *intent = rq_refproto_intent_json(result, res);
 	rq_refproto_link l;
@@ -455,7 +498,7 @@ static int apply_job(const child_job *cj, git_repository *repo, const rq_replay_
 	/* a signed job's intent says so, for a retry that finishes it */
 	if (!intent || (cj->job->sign && rq_result_set_signed(intent) < 0))
 		_exit(RQ_JOBRUN_EXIT_NOMEM);
-	how = rq_refproto_apply(parent_link(cj, &l), repo, intent, res, ident, NULL, err);
+	how = rq_refproto_apply(parent_link(cj, &l), repo, intent, res, ident, v, err);
 	end_if_stopped(cj, how, err);
 	if (how != RQ_REFPROTO_APPLIED)
 		return -1;
@@ -463,15 +506,67 @@ static int apply_job(const child_job *cj, git_repository *repo, const rq_replay_
 	return 0;
 }
 
-/* Replay the job, and apply its updates as the parent allows (keep-going:
- * the clean refs' even when others conflicted): what rq_replay_run
- * returned, -1 when the update failed; *applied. */
-static int replay_job(const child_job *cj, git_repository *repo, const rq_odb_opts *oo,
-		      const rq_ident *ident, rq_replay_result *res, int *applied, rq_error *err)
+/*
+ * "on_ref_moved": "retry": a round whose update failed because a ref
+ * moved before the fence (nothing moved, no grant) is worth another
+ * replay from the refs as they are now, up to RQ_JOB_MOVED_ATTEMPTS in
+ * all: 1 (err cleared, the round ended, after a short pause), 0 not.
+ */
+static int moved_again(const child_job *cj, rq_refs_verdict v, rq_error *err)
+{
+	rq_refproto_link l;
+
+	if (!cj->job->retry_moved || v != RQ_REFS_MOVED || replays >= RQ_JOB_MOVED_ATTEMPTS)
+		return 0;
+	rq_refproto_again(parent_link(cj, &l), replays);
+	rq_error_clear(err);
+	return 1;
+}
+
+/*
+ * The jobs with "on_ref_moved": "retry" on one repository replay and
+ * commit one at a time: each holds an flock on
+ * <commondir>/replayq-retry.guard (not followed if it is a link) from its
+ * first replay to its last round's end, so that they never make each
+ * other replay again: a retry is left for the other writers (git, a job
+ * without it, another program). The descriptor, or -1: none (not such a
+ * job, or the file cannot be had: the job runs unguarded).
+ */
+static int retry_guard(const child_job *cj, git_repository *repo)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	int fd;
+
+	if (!cj->job->retry_moved || !cj->job->ref_update ||
+	    snprintf(path, sizeof(path), "%s/replayq-retry.guard",
+		     git_repository_commondir(repo)) >= (int)sizeof(path) ||
+	    (fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644)) < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -1;
+	}
+	while (flock(fd, LOCK_EX) < 0)
+		if (errno != EINTR) {
+			close(fd);
+			return -1;
+		}
+	return fd;
+}
+
+/* One round of a replay job: replay, and apply its updates as the parent
+ * allows (keep-going: the clean refs' even when others conflicted): what
+ * rq_replay_run returned, -1 when the update failed (*v why); *applied. */
+static int replay_round(const child_job *cj, git_repository *repo, const rq_odb_opts *oo,
+			const rq_ident *ident, rq_replay_result *res, int *applied,
+			rq_refs_verdict *v, rq_error *err)
 {
 	rq_replay_opts o;
 	int rc;
 
+	*v = RQ_REFS_FAILED;
+	replays++;
 	rq_job_replay_opts(cj->job, &o);
 	o.committer = ident;
 	o.objects = oo;
@@ -483,21 +578,42 @@ static int replay_job(const child_job *cj, git_repository *repo, const rq_odb_op
 		return -1;
 	if (rc < 0 || !cj->job->ref_update || !rq_refproto_applies(rc, res, res->keep_going))
 		return rc;
-	if (apply_job(cj, repo, res, rq_result_to_json(res, rc, err, 1), ident, applied, err) < 0)
+	if (apply_job(cj, repo, res, rq_result_to_json(res, rc, err, 1), ident, applied, v, err) <
+	    0)
 		return -1;
 	return rc;
 }
 
-/* A train job, and the refs of its cars that went in applied as the
- * parent allows: what rq_train_run returned, -1 when the update failed;
- * *applied. */
-static int train_job(const child_job *cj, git_repository *repo, const rq_odb_opts *oo,
-		     const rq_ident *ident, rq_train_result *res, int *applied, rq_error *err)
+/* The replay job, round after round while a moved ref calls for one. */
+static int replay_job(const child_job *cj, git_repository *repo, const rq_odb_opts *oo,
+		      const rq_ident *ident, rq_replay_result *res, int *applied, rq_error *err)
+{
+	rq_refs_verdict v;
+	int rc, guard = retry_guard(cj, repo);
+
+	while ((rc = replay_round(cj, repo, oo, ident, res, applied, &v, err)) < 0 &&
+	       moved_again(cj, v, err)) {
+		rq_replay_result_free(res);
+		memset(res, 0, sizeof(*res));
+	}
+	if (guard >= 0)
+		close(guard);
+	return rc;
+}
+
+/* One round of a train job, and the refs of its cars that went in applied
+ * as the parent allows: what rq_train_run returned, -1 when the update
+ * failed (*v why); *applied. */
+static int train_round(const child_job *cj, git_repository *repo, const rq_odb_opts *oo,
+		       const rq_ident *ident, rq_train_result *res, int *applied,
+		       rq_refs_verdict *v, rq_error *err)
 {
 	rq_train_car *cars = calloc(cj->job->ncars + 1, sizeof(*cars));
 	rq_train_opts o;
 	int rc;
 
+	*v = RQ_REFS_FAILED;
+	replays++;
 	if (!cars)
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	rq_job_train_opts(cj->job, &o, cars);
@@ -511,8 +627,25 @@ static int train_job(const child_job *cj, git_repository *repo, const rq_odb_opt
 	if (rc < 0 || !cj->job->ref_update || !rq_refproto_applies(rc, &res->replay, 1))
 		return rc;
 	if (apply_job(cj, repo, &res->replay, rq_result_train_to_json(res, rc, err, 1), ident,
-		      applied, err) < 0)
+		      applied, v, err) < 0)
 		return -1;
+	return rc;
+}
+
+/* The train job, round after round while a moved ref calls for one. */
+static int train_job(const child_job *cj, git_repository *repo, const rq_odb_opts *oo,
+		     const rq_ident *ident, rq_train_result *res, int *applied, rq_error *err)
+{
+	rq_refs_verdict v;
+	int rc, guard = retry_guard(cj, repo);
+
+	while ((rc = train_round(cj, repo, oo, ident, res, applied, &v, err)) < 0 &&
+	       moved_again(cj, v, err)) {
+		rq_train_result_free(res);
+		memset(res, 0, sizeof(*res));
+	}
+	if (guard >= 0)
+		close(guard);
 	return rc;
 }
 

@@ -19,7 +19,7 @@
  *   'R' <result>   the result, the end of the job's report: the parent
  *                  publishes it as soon as it is in (stores it, prints
  *                  it), without waiting for the child to exit.
- *   'A' <after>    only when a consolidation of replayq's packs was due
+ *   'F' <after>    only when a consolidation of replayq's packs was due
  *                  after the job (rq_odb_repack): what it did,
  *                  {"merged":n,"own_before":n,"own_after":n,"busy":b}, or
  *                  {"error":{"code":..,"message":..}}. Logged and counted;
@@ -56,7 +56,7 @@
 
 /* The result and after messages (the questions are rq_refproto's). */
 #define RQ_JOBRUN_MSG_RESULT  'R'
-#define RQ_JOBRUN_MSG_AFTER   'A'
+#define RQ_JOBRUN_MSG_AFTER   'F'
 #define RQ_JOBRUN_MSG_STOPPED 'S'
 
 /* What a child knows of its pool. */
@@ -81,6 +81,10 @@ typedef struct rq_jobrun_task {
 	 * "already_applied"; NULL: none */
 	const char *intent;
 	long long deadline; /* monotonic milliseconds */
+	/* an earlier delivery passed the fence with the intent: it may have
+	 * moved refs (without: none did, and a job with "on_ref_moved":
+	 * "retry" replays when the intent's refs moved elsewhere) */
+	int granted;
 } rq_jobrun_task;
 
 /*

@@ -230,9 +230,9 @@ static int slot_start(slot *s, pid_t pid, int report_fd, int answer_fd, const rq
 static int slot_watch(rq_pool *p, slot *s);
 
 int rq_pool_spawn(rq_pool *p, const rq_job *job, int64_t default_time, long attempt,
-		  const char *intent, void *ctx, rq_error *err)
+		  const char *intent, int granted, void *ctx, rq_error *err)
 {
-	rq_jobrun_task task = {job, default_time, attempt, intent, 0};
+	rq_jobrun_task task = {job, default_time, attempt, intent, 0, granted};
 	int report_fd = -1, answer_fd = -1;
 	slot *s = NULL;
 	pid_t pid, parent = getpid();
@@ -323,6 +323,20 @@ static void handle_intent(rq_pool *p, slot *s)
 			s->aborted = 1;
 		answer(s, reply, reply == RQ_REFPROTO_GO); /* kept for the commit check */
 	}
+	rq_child_in_drop(&s->report);
+}
+
+/* The child's round ended before its fence, nothing moved, and it will
+ * ask go again ("on_ref_moved": "retry"): its limits count again, and its
+ * next intent is handled as the first was. */
+static void handle_again(slot *s)
+{
+	rq_child_msg m;
+
+	if (!s->committed || s->checked || !next_msg(s, RQ_REFPROTO_AGAIN, &m))
+		return;
+	s->committed = 0;
+	s->prepared = 0;
 	rq_child_in_drop(&s->report);
 }
 
@@ -774,6 +788,7 @@ static void slot_step(rq_pool *p, slot *s, long long now, int mem_check)
 		s->exited_at = rq_clock_mono_ms();
 		read_report(s);
 	}
+	handle_again(s);
 	handle_intent(p, s);
 	handle_check(p, s);
 	watch_slot(p, s, now, mem_check);

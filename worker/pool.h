@@ -109,7 +109,7 @@ int rq_pool_fds(int jobs);
  * enforce its deadline and memory limit (timers), reap it, and call done.
  */
 int rq_pool_spawn(rq_pool *p, const rq_job *job, int64_t default_time, long attempt,
-		  const char *intent, void *ctx, rq_error *err);
+		  const char *intent, int granted, void *ctx, rq_error *err);
 
 /* 1 if children get a kernel memory limit (RLIMIT_DATA); 0 in sanitizer
  * builds, whose shadow memory no such limit can fit. */

@@ -95,7 +95,7 @@ REPLAYQ_TEST_HOLD=job:slow,job:crash start_worker s1 --repo-root="$ROOT" --jobs=
 W=$WORKER_PID
 worker_started s1 60
 {
-	j w-ok '"mode":"onto","target":"main","revisions":["base..s2"],"contained":true,"ref_action":"update","reply_to":"mine"'
+	j w-ok '"mode":"onto","target":"main","revisions":["base..s2"],"contained":true,"ref_action":"update","reply_to":"mine","on_ref_moved":"retry"'
 	j w-conflict '"mode":"onto","target":"main","revisions":["base..clash"]'
 	j w-train '"mode":"train","target":"main","method":"merge","cars":[{"name":"t","revisions":["topic"]}],"ref_action":"update"'
 	echo '{"v":1,"id":"w-invalid","repo":"proj","mode":"sideways"}'
@@ -155,6 +155,7 @@ assert any("refs" in r for r in results) and any("cars" in r for r in results), 
 assert any(r.get("already_applied") for r in results), "a rerun already applied"
 assert any("worker" in r and "attempt" in r for r in results), "a worker's result"
 assert any("maintain" in r for r in results), "a maintenance job's result"
+assert any(r.get("attempts") == 1 for r in results), "a result of a job with on_ref_moved retry"
 # the records of this test's processes (rq_testhook_doc)
 seen = collections.defaultdict(list)
 for f in glob.glob(d + "/*.docs"):

@@ -1305,6 +1305,39 @@ static void test_group(void **state)
 	free(a);
 }
 
+/* "on_ref_moved": "fail" (the default) or "retry"; in the content only
+ * when "retry", so that the content of a job without it stays the same. */
+static void test_on_ref_moved(void **state)
+{
+	char *a, *b;
+	rq_job job;
+	(void)state;
+
+	expect_bad_patch(NULL, "{\"on_ref_moved\":\"again\"}", RQ_E_INVALID_JOB,
+			 "field 'on_ref_moved' must be fail or retry");
+	expect_bad_patch(NULL, "{\"on_ref_moved\":true}", RQ_E_INVALID_JOB, "on_ref_moved");
+	expect_bad_patch(NULL, "{\"on_ref_moved\":\"\"}", RQ_E_INVALID_JOB, "on_ref_moved");
+	pending_text = job_text(NULL, "{\"on_ref_moved\":\"retry\"}");
+	parse_ok(pending_text, &job);
+	assert_int_equal(job.retry_moved, 1);
+	rq_job_free(&job);
+	free_pending(NULL);
+	pending_text = job_text(NULL, "{\"on_ref_moved\":\"fail\"}");
+	parse_ok(pending_text, &job);
+	assert_int_equal(job.retry_moved, 0);
+	rq_job_free(&job);
+	free_pending(NULL);
+	a = content_of(NULL);
+	b = content_of("{\"on_ref_moved\":\"fail\"}");
+	assert_string_equal(a, b);
+	assert_null(strstr(a, "on_ref_moved"));
+	free(a);
+	free(b);
+	a = content_of("{\"on_ref_moved\":\"retry\"}");
+	assert_non_null(strstr(a, "\"on_ref_moved\":\"retry\""));
+	free(a);
+}
+
 static void test_train_ok(void **state)
 {
 	rq_job job;
@@ -1499,6 +1532,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_keep_going, free_pending),
 	    cmocka_unit_test_teardown(test_sign, free_pending),
 	    cmocka_unit_test_teardown(test_group, free_pending),
+	    cmocka_unit_test_teardown(test_on_ref_moved, free_pending),
 	    cmocka_unit_test_teardown(test_train_ok, free_pending),
 	    cmocka_unit_test_teardown(test_train_bad, free_pending),
 	    cmocka_unit_test_teardown(test_train_limits, free_pending),
