@@ -5,7 +5,8 @@
  *
  * core/odb is a replay's object store, one family of modules:
  *   rq_odb         the database a replay reads (this file): the packs,
- *                  checked loose objects, alternates under a policy;
+ *                  the loose objects, alternates under a policy;
+ *   rq_odb_loose   the loose objects, read and checked;
  *   rq_odb_mem     the new objects of a replay, held in memory: a backend
  *                  of that database that takes every write;
  *   rq_odb_tmpdir  a replay's temporary object directory: it sets the two
@@ -26,13 +27,11 @@
  *   rq_odb_repack  replayq's packs consolidated geometrically;
  *   rq_sha1        SHA-1, for the pack's and the index's checksums.
  *
- * Packs are read by replayq's reader (a pack entry is covered by its
- * CRC-32 and zlib's own checksum, so ids are not re-hashed there), libgit2's
- * pack backend made only for what it does not take. Loose
- * objects are read by a backend of our own that bounds every read by the
- * file's size, inflates in one call (a truncated file is an error, never a
- * loop), and checks that the content hashes to the id asked for, like git
- * does ("hash mismatch"). Alternates are followed only where the caller's
+ * Packs are read by replayq's reader, libgit2's pack backend made only for
+ * what it does not take. Loose objects are read by a backend of our own
+ * (rq_odb_loose) that bounds every read, never loops on a truncated file,
+ * and checks that the content hashes to the id asked for, like git does
+ * ("hash mismatch"). Alternates are followed only where the caller's
  * policy allows: inside a root directory, or anywhere when asked.
  *
  * A damaged object is reported as RQ_E_CORRUPT_OBJECT naming the object
@@ -91,7 +90,5 @@ int rq_odb_whole_blob(git_odb *odb, const git_oid *id, size_t min, size_t max,
  * the same (an unreachable object a `git repack -ad` may drop before the
  * refs move), else 1. */
 int rq_odb_dedup(const git_odb_backend *b);
-/* 1 if b is the loose backend of an rq_odb database. */
-int rq_odb_is_loose(const git_odb_backend *b);
 
 #endif

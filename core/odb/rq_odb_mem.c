@@ -23,6 +23,7 @@
 #include "rq_hindex.h"
 #include "rq_mem.h"
 #include "rq_odb.h"
+#include "rq_odb_loose.h"
 #include "rq_sha1.h"
 #include "rq_testhook.h"
 #include "rq_trace.h"
@@ -412,7 +413,7 @@ static int exists_packed(git_odb *odb, const git_oid *id)
 		git_odb_backend *b = NULL;
 		if (git_odb_get_backend(&b, odb, i) < 0 || !b || !b->exists)
 			continue;
-		if (rq_odb_is_loose(b) || !rq_odb_dedup(b))
+		if (rq_odb_loose_is(b) || !rq_odb_dedup(b))
 			continue;
 		if (b->exists(b, id))
 			return 1;
@@ -425,14 +426,7 @@ static int exists_packed(git_odb *odb, const git_oid *id)
  * SHA-1). */
 static void plain_id(git_oid *out, const void *data, size_t len, git_object_t type)
 {
-	char head[64];
-	int n = snprintf(head, sizeof(head), "%s %zu", git_object_type2string(type), len);
-	rq_sha1 sha;
-
-	rq_sha1_init(&sha);
-	rq_sha1_update(&sha, head, (size_t)n + 1); /* the NUL too */
-	rq_sha1_update(&sha, data, len);
-	rq_sha1_final(&sha, out->id);
+	rq_sha1_object(git_object_type2string(type), data, len, out->id);
 }
 
 /* libgit2's collision-detecting SHA-1 of the object must be id: -1 with

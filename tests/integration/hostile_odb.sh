@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Hostile object stores (issue 33, points 8, 9, 11, 14, 18): blobs of
+# gigabytes under a memory limit, alternates that fan out, loop and nest,
+# pack indexes that lie. A blob too large for the job's memory is
+# out_of_memory, never corrupt_object; a valid blob of more than 4 GiB is
+# read as git reads it; alternates are read as git 2.55 reads them (the
+# same result as upstream's git replay, each directory once, git's depth);
+# an index that maps an id to another object's entry, or whose fan-out
+# goes down, is corrupt_object, never a replay on the wrong content.
+# Blobs of gigabytes are made as a few megabytes of zlib stream
+# (zero_blob.py), never written out. Runs under ASan.
+. "$(dirname "$0")/../lib.sh"
+upstream_git || {
+	not_ok "upstream git 2.55 (RQ_UPSTREAM_GIT) is found"
+	finish
+}
+ZB="python3 $(dirname "$0")/zero_blob.py"
+ROOT=$T/root
+mkdir -p "$ROOT"
+
+# oracle "what" dir args...: `git replay --ref-action=print args` by
+# upstream and by replayq in dir: the same stdout and exit status (a hang
+# was the bug: the guard only keeps a broken build from stalling the suite)
+oracle() {
+	local what=$1 dir=$2 uo ro urc rrc
+	shift 2
+	uo=$(cd "$dir" && "$UPSTREAM_GIT" replay --ref-action=print "$@" 2>"$T/u.err")
+	urc=$?
+	ro=$(cd "$dir" && timeout -s KILL 120 "$REPLAYQ" replay --ref-action=print "$@" 2>"$T/r.err")
+	rrc=$?
+	cat "$T/r.err" >>"$T/run.err"
+	check_eq "$what: stdout as upstream's" "$uo" "$ro"
+	check_eq "$what: exit status as upstream's" "$urc" "$rrc"
+}
+# job repo [run options...]: a print job (main..topic onto main) through
+# `replayq run` (RUN: the binary, default $REPLAYQ) under $ROOT; CODE is
+# its error code or status, MSG its message (stderr: JOB_ERR, default
+# $T/run.err)
+job() {
+	local repo=$1
+	shift
+	OUT=$(printf '{"v":1,"id":"j","repo":"%s","mode":"onto","target":"main","revisions":["main..topic"],"timeout_ms":60000}\n' "$repo" |
+		timeout -s KILL 120 "${RUN:-$REPLAYQ}" run --repo-root="$ROOT" "$@" 2>>"${JOB_ERR:-$T/run.err}")
+	CODE=$(jq -r '.error.code // .status' <<<"$OUT")
+	MSG=$(jq -r '.error.message // ""' <<<"$OUT")
+}
+
+# ---------------------------------------------------------------------------
+section "8, 9. blobs of 2 and 4.1 GiB under --memory-limit=256"
+# big_repo dir loose|pack size: base has big.bin; main and topic change it,
+# topic to <size> zeros (stored as said): a replay merges its content
+big_repo() {
+	local r=$1 id
+	git init -q -b main "$r"
+	echo base >"$r/big.bin"
+	git -C "$r" add big.bin && git -C "$r" commit -qm base
+	id=$($ZB "$2" "$r/.git/objects" "$3")
+	git -C "$r" update-index --cacheinfo "100644,$id,big.bin"
+	git -C "$r" commit -qm big && git -C "$r" branch topic && git -C "$r" reset -q --hard HEAD~1
+	echo main >"$r/big.bin" && git -C "$r" commit -qam main
+}
+G=$((1 << 30))
+big_repo "$ROOT/l2" loose $((2 * G))
+big_repo "$ROOT/p2" pack $((2 * G))
+big_repo "$ROOT/l4" loose $((4 * G + G / 8))
+check_eq "the loose 4.1 GiB blob is valid for git" $((4 * G + G / 8)) "$(git -C "$ROOT/l4" cat-file -s topic:big.bin)"
+# The memory limit holds a job's private memory to twice the limit
+# (RLIMIT_DATA) in a release build; under ASan (whose shadow memory counts
+# as data) the same refusal is had from ASan's allocator
+for repo in l2 p2 l4; do
+	ASAN_OPTIONS=${ASAN_OPTIONS:-}:allocator_may_return_null=1:max_allocation_size_mb=1024 \
+		JOB_ERR=$T/alloc.err job $repo --memory-limit=256
+	check_eq "$repo: a blob larger than the memory allows is out_of_memory" out_of_memory "$CODE"
+	check_contains "$repo: ... when it is read" "cannot read blob: out of memory" "$MSG"
+	if [ -n "${RQ_RELEASE_REPLAYQ:-}" ]; then
+		RUN=$RQ_RELEASE_REPLAYQ job $repo --memory-limit=256
+		check_eq "$repo: release build: out_of_memory" out_of_memory "$CODE"
+	fi
+done
+# (ASan says when it refuses an allocation: that is no report)
+grep -v 'failed to allocate' "$T/alloc.err" >>"$T/run.err"
+# its size is asked without its content (a rename candidate): the header
+# of a loose object of 4.1 GiB is read as git reads it, whatever the limit
+R=$ROOT/r4
+git init -q -b main "$R"
+printf 'a\nb\nc\n' >"$R/a.txt"
+git -C "$R" add a.txt && git -C "$R" commit -qm base
+git -C "$R" rm -q a.txt
+git -C "$R" update-index --add --cacheinfo "100644,$($ZB loose "$R/.git/objects" $((4 * G + G / 8))),big.bin"
+git -C "$R" commit -qm big && git -C "$R" branch topic && git -C "$R" reset -q --hard HEAD~1
+echo more >>"$R/a.txt" && git -C "$R" commit -qam main
+oracle "a 4.1 GiB rename candidate" "$R" --onto main main..topic
+job r4 --memory-limit=256
+check_eq "... a job under --memory-limit=256: the conflict" conflict "$CODE"
+
+check "no sanitizer report" sanitizer_clean "$T/run.err"
+finish
