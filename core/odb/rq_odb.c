@@ -9,6 +9,8 @@
 #include "rq_odb_packread.h"
 #include "rq_odb_packset.h"
 #include "rq_odb_view.h"
+#include "rq_hindex.h"
+#include "rq_mem.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -27,7 +29,9 @@
 
 #include "rq_sha1.h"
 
-#define ALTERNATE_DEPTH 5 /* git follows alternates five deep */
+/* git reads an alternates file this many levels below the repository's
+ * at most (odb.c, link_alt_odb_entries) */
+#define ALTERNATE_DEPTH 5
 
 /* --- packs --------------------------------------------------------------- */
 
@@ -299,13 +303,88 @@ static int under_root(const char *root, const char *real)
 	return !strncmp(real, root, rl) && (real[rl] == '/' || real[rl] == '\0');
 }
 
+/*
+ * The directories of a database being built, as git links alternates
+ * (odb.c: link_alt_odb_entry): each entry resolved with its symbolic links
+ * and taken once (the repository's own directory included: a loop A -> B
+ * -> A reads A and B once each, and a fan-out of the same directories
+ * costs what they are, not the paths to them), an alternates file read
+ * ALTERNATE_DEPTH levels below the repository's at most (deeper ones are
+ * ignored, as git ignores them: git says so on stderr, the core says
+ * nothing).
+ */
+typedef struct build {
+	git_odb *odb;
+	const rq_odb_opts *o;
+	rq_error *err;
+	char **dirs; /* the directories taken, resolved */
+	size_t n, cap;
+	rq_hindex seen;
+} build;
+
+static int dir_eq(const void *ctx, size_t i, const void *key)
+{
+	return !strcmp(((const build *)ctx)->dirs[i], key);
+}
+
+static size_t dir_hash(const void *ctx, size_t i)
+{
+	return rq_hindex_hash_str(((const build *)ctx)->dirs[i]);
+}
+
+/* Take the resolved directory real: 1 when new, 0 when taken before, -1
+ * out of memory. */
+static int take_dir(build *bd, const char *real)
+{
+	size_t h = rq_hindex_hash_str(real);
+	char **v;
+
+	if (rq_hindex_find(&bd->seen, h, dir_eq, bd, real) >= 0)
+		return 0;
+	if (!(v = rq_mem_grow(bd->dirs, &bd->cap, bd->n + 1, sizeof(*v), 16)))
+		return -1;
+	bd->dirs = v;
+	if (rq_hindex_reserve(&bd->seen, 16, bd->n, dir_hash, bd) < 0 || !(v[bd->n] = strdup(real)))
+		return -1;
+	rq_hindex_add(&bd->seen, h, bd->n++);
+	return 1;
+}
+
+static void build_free(build *bd)
+{
+	for (size_t i = 0; i < bd->n; i++)
+		free(bd->dirs[i]);
+	free(bd->dirs);
+	free(bd->seen.slot);
+}
+
 /* Loose and pack backends for one objects directory (an alternate when
  * depth > 0), then the alternates it names. */
-static int add_dir(git_odb *odb, const char *dir, const char *shown, const rq_odb_opts *o,
-		   int depth, rq_error *err);
+static int add_dir(build *bd, const char *dir, const char *shown, int depth);
 
-static int add_alternates(git_odb *odb, const char *dir, const rq_odb_opts *o, int depth,
-			  rq_error *err)
+/* One line of dir's alternates file (trimmed): followed when it resolves,
+ * is new and is allowed. 0 or -1. */
+static int add_alternate(build *bd, const char *dir, const char *line, int depth)
+{
+	char full[PATH_MAX * 2], real[PATH_MAX];
+	const rq_odb_opts *o = bd->o;
+	int r;
+
+	snprintf(full, sizeof(full), "%s%s%s", line[0] == '/' ? "" : dir, line[0] == '/' ? "" : "/",
+		 line);
+	if (!realpath(full, real))
+		return 0; /* git skips an alternate it cannot find */
+	if ((r = take_dir(bd, real)) <= 0)
+		return r < 0 ? rq_error_set(bd->err, RQ_E_NOMEM, "out of memory") : 0;
+	if (o && o->root && !o->alternates_anywhere && !under_root(o->root, real))
+		return rq_error_set(bd->err, RQ_E_BAD_REPO,
+				    "alternate object directory '%.200s' is outside the "
+				    "repository root (followed only with --alternates=any)",
+				    line);
+	return add_dir(bd, real, real, depth + 1);
+}
+
+static int add_alternates(build *bd, const char *dir, int depth)
 {
 	char path[PATH_MAX], line[PATH_MAX];
 	FILE *f;
@@ -315,49 +394,53 @@ static int add_alternates(git_odb *odb, const char *dir, const rq_odb_opts *o, i
 	if (!(f = fopen(path, "re")))
 		return 0;
 	while (rc == 0 && fgets(line, sizeof(line), f)) {
-		char full[PATH_MAX * 2], real[PATH_MAX];
 		size_t n = strlen(line);
 		while (n && (line[n - 1] == '\n' || line[n - 1] == '\r' || line[n - 1] == ' '))
 			line[--n] = '\0';
 		if (!n || line[0] == '#')
 			continue;
-		snprintf(full, sizeof(full), "%s%s%s", line[0] == '/' ? "" : dir,
-			 line[0] == '/' ? "" : "/", line);
-		if (!realpath(full, real))
-			continue; /* git skips an alternate it cannot find */
-		if (o && o->root && !o->alternates_anywhere && !under_root(o->root, real))
-			rc = rq_error_set(err, RQ_E_BAD_REPO,
-					  "alternate object directory '%.200s' is outside the "
-					  "repository root (followed only with --alternates=any)",
-					  line);
-		else if (depth >= ALTERNATE_DEPTH)
-			rc = rq_error_set(err, RQ_E_BAD_REPO, "alternates nested more than %d deep",
-					  ALTERNATE_DEPTH);
-		else
-			rc = add_dir(odb, real, real, o, depth + 1, err);
+		if (depth > ALTERNATE_DEPTH)
+			break; /* git: "ignoring alternate object stores, nesting too deep" */
+		rc = add_alternate(bd, dir, line, depth);
 	}
 	fclose(f);
 	return rc;
 }
 
-static int add_dir(git_odb *odb, const char *dir, const char *shown, const rq_odb_opts *o,
-		   int depth, rq_error *err)
+static int add_dir(build *bd, const char *dir, const char *shown, int depth)
 {
 	git_odb_backend *lb = NULL, *pb = NULL;
+	git_odb *odb = bd->odb;
 
 	if (rq_odb_loose_new(&lb, dir, shown) < 0)
-		return rq_error_git(err, "cannot read loose objects");
+		return rq_error_git(bd->err, "cannot read loose objects");
 	if ((depth ? git_odb_add_alternate(odb, lb, 1) : git_odb_add_backend(odb, lb, 1)) < 0) {
 		lb->free(lb);
-		return rq_error_git(err, "cannot read loose objects");
+		return rq_error_git(bd->err, "cannot read loose objects");
 	}
-	if (packs_new(&pb, dir, shown, depth, o) < 0)
-		return rq_error_git(err, "cannot read packs");
+	if (packs_new(&pb, dir, shown, depth, bd->o) < 0)
+		return rq_error_git(bd->err, "cannot read packs");
 	if ((depth ? git_odb_add_alternate(odb, pb, 2) : git_odb_add_backend(odb, pb, 2)) < 0) {
 		pb->free(pb);
-		return rq_error_git(err, "cannot read packs");
+		return rq_error_git(bd->err, "cannot read packs");
 	}
-	return add_alternates(odb, dir, o, depth, err);
+	return add_alternates(bd, dir, depth);
+}
+
+/* The repository's objects directory dir and its alternates into odb. */
+static int add_all(git_odb *odb, const char *dir, const char *shown, const rq_odb_opts *o,
+		   rq_error *err)
+{
+	build bd = {.odb = odb, .o = o, .err = err};
+	char real[PATH_MAX];
+	int rc = 0;
+
+	if (realpath(dir, real) && take_dir(&bd, real) < 0)
+		rc = rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	if (rc == 0)
+		rc = add_dir(&bd, dir, shown, 0);
+	build_free(&bd);
+	return rc;
 }
 
 int rq_odb_new(git_odb **out, git_repository *repo, const rq_odb_opts *opts, rq_error *err)
@@ -378,7 +461,7 @@ int rq_odb_new(git_odb **out, git_repository *repo, const rq_odb_opts *opts, rq_
 		rq_error_git(err, "cannot make an object database");
 		goto out;
 	}
-	if (add_dir(odb, dir.ptr, shown, opts, 0, err) < 0 ||
+	if (add_all(odb, dir.ptr, shown, opts, err) < 0 ||
 	    rq_odb_view_add(odb, repo, opts ? opts->root : NULL, err) < 0)
 		goto out;
 	*out = odb;

@@ -21,16 +21,17 @@ mkdir -p "$ROOT"
 
 # oracle "what" dir args...: `git replay --ref-action=print args` by
 # upstream and by replayq in dir: the same stdout and exit status (a hang
-# was the bug: the guard only keeps a broken build from stalling the suite)
+# was the bug: the guard only keeps a broken build from stalling the
+# suite); UO is upstream's stdout
 oracle() {
-	local what=$1 dir=$2 uo ro urc rrc
+	local what=$1 dir=$2 ro urc rrc
 	shift 2
-	uo=$(cd "$dir" && "$UPSTREAM_GIT" replay --ref-action=print "$@" 2>"$T/u.err")
+	UO=$(cd "$dir" && "$UPSTREAM_GIT" replay --ref-action=print "$@" 2>"$T/u.err")
 	urc=$?
 	ro=$(cd "$dir" && timeout -s KILL 120 "$REPLAYQ" replay --ref-action=print "$@" 2>"$T/r.err")
 	rrc=$?
 	cat "$T/r.err" >>"$T/run.err"
-	check_eq "$what: stdout as upstream's" "$uo" "$ro"
+	check_eq "$what: stdout as upstream's" "$UO" "$ro"
 	check_eq "$what: exit status as upstream's" "$urc" "$rrc"
 }
 # job repo [run options...]: a print job (main..topic onto main) through
@@ -93,6 +94,55 @@ echo more >>"$R/a.txt" && git -C "$R" commit -qam main
 oracle "a 4.1 GiB rename candidate" "$R" --onto main main..topic
 job r4 --memory-limit=256
 check_eq "... a job under --memory-limit=256: the conflict" conflict "$CODE"
+
+# ---------------------------------------------------------------------------
+section "11. alternates that fan out: 4 levels of 40, all inside the root"
+make_repo "$ROOT/fan" f
+for l in 1 2 3 4; do
+	for d in $(seq 1 40); do
+		mkdir -p "$ROOT/lv$l/d$d/info"
+		[ $l = 4 ] || seq 1 40 | sed "s|^|$ROOT/lv$((l + 1))/d|" >"$ROOT/lv$l/d$d/info/alternates"
+	done
+done
+seq 1 40 | sed "s|^|$ROOT/lv1/d|" >"$ROOT/fan/.git/objects/info/alternates"
+oracle "a fan-out of 40^4 paths to 160 directories" "$ROOT/fan" --onto main main..topic
+check_contains "... upstream replays it" "update refs/heads/topic" "$UO"
+job fan
+check_eq "... a job: ok (each directory read once, not at its deadline)" ok "$CODE"
+
+# ---------------------------------------------------------------------------
+section "14. alternates that loop, and nest deeper than git reads"
+# a (a clone that borrows) -> b.git -> a: git reads each once
+git init -q --bare -b main "$ROOT/b.git"
+make_repo "$T/src" loop
+git -C "$T/src" push -q "$ROOT/b.git" main topic
+git clone -q --shared "$ROOT/b.git" "$ROOT/a" 2>/dev/null
+git -C "$ROOT/a" branch -q topic origin/topic
+commit_file "$ROOT/a" a.txt "a moves on" "a moves on"
+echo "$ROOT/a/.git/objects" >"$ROOT/b.git/objects/info/alternates"
+check "a borrows from b.git" test -s "$ROOT/a/.git/objects/info/alternates"
+oracle "a loop a -> b -> a" "$ROOT/a" --onto main main..topic
+check_contains "... upstream replays it" "update refs/heads/topic" "$UO"
+job a
+check_eq "... a job: ok" ok "$CODE"
+# a chain c1 -> ... -> c7: git reads an alternates file five levels below
+# the repository's at most, so c6 is read and c7 is not; the objects are in
+# c6, then in c7
+mkdir -p "$ROOT/chain/.git"
+cp -a "$T/src/.git/HEAD" "$T/src/.git/config" "$T/src/.git/refs" "$ROOT/chain/.git/"
+git -C "$T/src" repack -adq
+for c in 1 2 3 4 5 6 7; do mkdir -p "$ROOT/c$c/info" "$ROOT/c$c/pack"; done
+mkdir -p "$ROOT/chain/.git/objects/info"
+echo "$ROOT/c1" >"$ROOT/chain/.git/objects/info/alternates"
+for c in 1 2 3 4 5 6; do echo "$ROOT/c$((c + 1))" >"$ROOT/c$c/info/alternates"; done
+cp "$T/src/.git/objects/pack/"* "$ROOT/c6/pack/"
+oracle "objects six alternates deep" "$ROOT/chain" --onto main main..topic
+check_contains "... upstream replays it" "update refs/heads/topic" "$UO"
+job chain
+check_eq "... a job: ok" ok "$CODE"
+mv "$ROOT/c6/pack/"* "$ROOT/c7/pack/"
+oracle "objects seven alternates deep (beyond git's depth)" "$ROOT/chain" --onto main main..topic
+check_eq "... upstream does not find them" "" "$UO"
 
 check "no sanitizer report" sanitizer_clean "$T/run.err"
 finish
