@@ -104,6 +104,23 @@ static int direct_failed(packs *b, const git_oid *id, int rc)
 	return -1;
 }
 
+/* What libgit2's backend read (an index of version 1), checked as our
+ * reader checks (rq_odb_packread_read): 0, or the damage. */
+static int hash_checked(packs *b, const git_oid *id, void **data, size_t len, git_object_t type)
+{
+	unsigned char sum[20];
+
+	if (len > RQ_SHA1_CHECK_MAX)
+		return 0;
+	rq_sha1_object(git_object_type2string(type), *data, len, sum);
+	if (!memcmp(sum, id->id, sizeof(sum)))
+		return 0;
+	git_odb_backend_data_free(&b->parent, *data);
+	*data = NULL;
+	git_error_clear();
+	return pack_failed(b, id, GIT_ERROR);
+}
+
 static int packs_read(void **data, size_t *len, git_object_t *type, git_odb_backend *be,
 		      const git_oid *id)
 {
@@ -117,8 +134,9 @@ static int packs_read(void **data, size_t *len, git_object_t *type, git_odb_back
 		return rc;
 	if (!(in = inner(be)))
 		return GIT_ERROR;
-	rc = in->read(data, len, type, in, id);
-	return rc < 0 ? pack_failed(b, id, rc) : rc;
+	if ((rc = in->read(data, len, type, in, id)) < 0)
+		return pack_failed(b, id, rc);
+	return hash_checked(b, id, data, *len, *type);
 }
 
 static int packs_read_header(size_t *len, git_object_t *type, git_odb_backend *be,

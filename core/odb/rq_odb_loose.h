@@ -22,8 +22,8 @@
  * A read holds the content (its size, and nothing else that grows with
  * it). A header (type and size) is checked the same way, the object
  * inflated through a small buffer, when the object is no larger than
- * RQ_SHA1_CHECK_MAX; a larger object's header is believed as git believes
- * it (its content is checked when it is read).
+ * RQ_SHA1_CHECK_MAX (64 KiB); a larger object's header is believed as git
+ * believes it (its content is checked when it is read).
  */
 #ifndef RQ_ODB_LOOSE_H
 #define RQ_ODB_LOOSE_H

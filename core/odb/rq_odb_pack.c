@@ -942,6 +942,8 @@ int rq_odb_pack_idx_parse(const unsigned char *p, size_t len, rq_odb_pack_idx *i
 	if (len < min || (len - min) % 8 || (len - min) / 8 > (ix->nr ? ix->nr - 1 : 0))
 		return RQ_ODB_PACK_IDX_CORRUPT;
 	ix->fanout = p + IDX_HEAD;
+	if (!rq_odb_pack_fanout_ok(ix->fanout, ix->nr))
+		return RQ_ODB_PACK_IDX_FANOUT;
 	ix->ids = ix->fanout + IDX_FANOUT;
 	ix->crcs = ix->ids + (size_t)ix->nr * 20;
 	ix->off32 = ix->crcs + (size_t)ix->nr * 4;
@@ -949,6 +951,19 @@ int rq_odb_pack_idx_parse(const unsigned char *p, size_t len, rq_odb_pack_idx *i
 	ix->n64 = (len - min) / 8;
 	ix->pack_sum = p + len - 40;
 	return 0;
+}
+
+int rq_odb_pack_fanout_ok(const unsigned char *fanout, uint32_t nr)
+{
+	uint32_t prev = 0;
+
+	for (int b = 0; b < 256; b++) {
+		uint32_t n = rq_odb_pack_be32(fanout + (size_t)b * 4);
+		if (n < prev)
+			return 0;
+		prev = n;
+	}
+	return prev == nr;
 }
 
 int rq_odb_pack_fanout_find(const unsigned char *fanout, const unsigned char *ids, size_t stride,

@@ -147,9 +147,12 @@ typedef struct rq_odb_pack_idx {
 /* The codes of rq_odb_pack_idx_parse: git's words for them. */
 #define RQ_ODB_PACK_IDX_SHORT	(-1) /* "index file <p> is too small" */
 #define RQ_ODB_PACK_IDX_CORRUPT (-2) /* "index file <p> is corrupt" */
+#define RQ_ODB_PACK_IDX_FANOUT	(-3) /* "non-monotonic index <p>" */
 
-/* Parse an index of len bytes: its header, and a size that fits its
- * count. 0, or one of the codes above. */
+/* Parse an index of len bytes: its header, a size that fits its count, a
+ * fan-out that never goes down (git's checks when it opens one; its ids
+ * are not checked to be sorted, nor the file's checksum: see
+ * docs/objects.md). 0, or one of the codes above. */
 int rq_odb_pack_idx_parse(const unsigned char *p, size_t len, rq_odb_pack_idx *ix);
 
 /*
@@ -159,6 +162,10 @@ int rq_odb_pack_idx_parse(const unsigned char *p, size_t len, rq_odb_pack_idx *i
  */
 int rq_odb_pack_fanout_find(const unsigned char *fanout, const unsigned char *ids, size_t stride,
 			    uint32_t nr, const unsigned char *id, uint32_t *pos);
+
+/* 1 when the fan-out of 256 big-endian counts never goes down and ends
+ * at nr (git's "non-monotonic index"), else 0. */
+int rq_odb_pack_fanout_ok(const unsigned char *fanout, uint32_t nr);
 
 /* The offset of index entry pos: 0, or -1 (a large offset that is not
  * in the table). */

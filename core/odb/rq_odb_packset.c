@@ -189,8 +189,12 @@ static int need_idx(rq_odb_packset *ps, slot *s)
 	r = rq_odb_pack_idx_parse(s->idx, s->idx_len, &s->pair.ix);
 	if (r == 0)
 		return MAP_OK;
-	snprintf(ps->err, sizeof(ps->err), "index file %s/%s.idx is %s", ps->shown, s->name,
-		 r == RQ_ODB_PACK_IDX_SHORT ? "too small" : "corrupt");
+	if (r == RQ_ODB_PACK_IDX_FANOUT)
+		snprintf(ps->err, sizeof(ps->err), "non-monotonic index %s/%s.idx", ps->shown,
+			 s->name);
+	else
+		snprintf(ps->err, sizeof(ps->err), "index file %s/%s.idx is %s", ps->shown, s->name,
+			 r == RQ_ODB_PACK_IDX_SHORT ? "too small" : "corrupt");
 	return s->idx_state = MAP_BAD;
 }
 

@@ -73,7 +73,7 @@ static int parse(rq_odb_packtab *t)
 	t->fanout = t->packs + (size_t)t->npacks * PACK_ROW;
 	t->ids = t->fanout + FANOUT;
 	t->refs = t->ids + (size_t)t->nr * 20;
-	return rq_odb_pack_be32(t->fanout + 255 * 4) == t->nr ? 0 : -1;
+	return rq_odb_pack_fanout_ok(t->fanout, t->nr) ? 0 : -1;
 }
 
 int rq_odb_packtab_load(rq_odb_packtab **out, int dirfd)

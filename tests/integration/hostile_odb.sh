@@ -144,5 +144,103 @@ mv "$ROOT/c6/pack/"* "$ROOT/c7/pack/"
 oracle "objects seven alternates deep (beyond git's depth)" "$ROOT/chain" --onto main main..topic
 check_eq "... upstream does not find them" "" "$UO"
 
+# ---------------------------------------------------------------------------
+section "18. indexes that lie"
+# fanout_break file at id: the fan-out of 256 counts at offset `at` of the
+# file made to go down where the lookup of id looks, so that id is not
+# found by it; the file's trailing checksum made anew
+FANOUT_BREAK='
+def fanout_break(b, at, id):
+    t = bytes.fromhex(id)[0]
+    count = lambda k: struct.unpack(">I", b[at + 4 * k:at + 4 * k + 4])[0]
+    if t == 0:  # above the total: a lookup of t finds nothing
+        b[at:at + 4] = struct.pack(">I", count(255) + 1)
+    else:  # the count before t above t: nothing between them
+        b[at + 4 * (t - 1):at + 4 * t] = struct.pack(">I", count(t) + 1)
+    b[-20:] = hashlib.sha1(b[:-20]).digest()
+'
+# idx_edit file swap ID1 ID2 | fanout ID: the pack index rewritten with
+# the entries of two ids trading their offsets and CRCs, or with its
+# fan-out broken for ID; its trailing checksum made anew, so that it is
+# consistent with itself and with its pack
+idx_edit() {
+	python3 - "$@" <<PY
+import hashlib, struct, sys
+$FANOUT_BREAK
+path, what = sys.argv[1], sys.argv[2]
+b = bytearray(open(path, "rb").read())
+nr = struct.unpack(">I", b[8 + 255 * 4:8 + 256 * 4])[0]
+ids, crcs = 8 + 1024, 8 + 1024 + 20 * nr
+offs = crcs + 4 * nr
+if what == "swap":
+    want = [bytes.fromhex(h) for h in sys.argv[3:5]]
+    i, j = (next(k for k in range(nr) if b[ids + 20 * k:ids + 20 * k + 20] == w) for w in want)
+    for base in (crcs, offs):
+        x, y = base + 4 * i, base + 4 * j
+        b[x:x + 4], b[y:y + 4] = b[y:y + 4], b[x:x + 4]
+else:
+    fanout_break(b, 8, sys.argv[3])
+b[-20:] = hashlib.sha1(b[:-20]).digest()
+open(path, "wb").write(b)
+PY
+}
+# lie_repo dir: f.txt of ten lines; main changes line 1, topic line 10 and
+# `other` line 5 (each merges cleanly), packed
+lie_repo() {
+	git init -q -b main "$1"
+	seq 1 10 >"$1/f.txt"
+	git -C "$1" add f.txt && git -C "$1" commit -qm base
+	git -C "$1" checkout -qb topic && sed -i 10s/.*/ten/ "$1/f.txt" && git -C "$1" commit -qam topic
+	git -C "$1" checkout -qb other main && sed -i 5s/.*/five/ "$1/f.txt" && git -C "$1" commit -qam other
+	git -C "$1" checkout -q main && sed -i 1s/.*/one/ "$1/f.txt" && git -C "$1" commit -qam main
+	git -C "$1" repack -adq
+}
+R=$ROOT/swap
+lie_repo "$R"
+idx=$(ls "$R"/.git/objects/pack/*.idx)
+chmod u+w "$idx"
+idx_edit "$idx" swap "$(git -C "$R" rev-parse topic:f.txt)" "$(git -C "$R" rev-parse other:f.txt)"
+check_contains "git reads topic's f.txt as other's" five "$(git -C "$R" show topic:f.txt)"
+job swap
+check_eq "an index that swaps two blobs: corrupt_object, not a replay on the wrong one" corrupt_object "$CODE"
+check_contains "... naming the object" "packed object $(git -C "$R" rev-parse topic:f.txt)" "$MSG"
+run_rq -C "$R" replay --onto main main..topic
+check_eq "... replay: exit 128" 128 "$RC"
+check_contains "... replay: says so" "is corrupt" "$ERR"
+
+R=$ROOT/fanout
+lie_repo "$R"
+idx=$(ls "$R"/.git/objects/pack/*.idx)
+chmod u+w "$idx"
+idx_edit "$idx" fanout "$(git -C "$R" rev-parse topic)"
+job fanout
+check_eq "a fan-out that goes down: corrupt_object" corrupt_object "$CODE"
+check_contains "... in git's words, naming the index" "non-monotonic index fanout/.git/objects/pack/pack-" "$MSG"
+
+# git's multi-pack-index with such a fan-out is not used: the packs are
+# read by their own indexes (git 2.39 does so, saying "oid fanout out of
+# order"; git 2.55 stops: "multi-pack-index required OID fanout chunk
+# missing or corrupted"): the result upstream gives without it
+R=$ROOT/midx
+lie_repo "$R"
+oracle "the repository before its multi-pack-index" "$R" --onto main main..topic
+git -C "$R" multi-pack-index write
+midx=$R/.git/objects/pack/multi-pack-index
+chmod u+w "$midx"
+python3 - "$midx" "$(git -C "$R" rev-parse topic)" <<PY
+import hashlib, struct, sys
+$FANOUT_BREAK
+b = bytearray(open(sys.argv[1], "rb").read())
+row = 12
+while b[row:row + 4] != b"OIDF":
+    row += 12
+fanout_break(b, struct.unpack(">Q", b[row + 4:row + 12])[0], sys.argv[2])
+open(sys.argv[1], "wb").write(b)
+PY
+run_rq -C "$R" replay --ref-action=print --onto main main..topic
+check_eq "a multi-pack-index whose fan-out goes down: the packs read without it" "$UO" "$OUT"
+job midx
+check_eq "... a job: ok" ok "$CODE"
+
 check "no sanitizer report" sanitizer_clean "$T/run.err"
 finish
