@@ -8,7 +8,10 @@
  *                  the loose objects, alternates under a policy;
  *   rq_odb_loose   the loose objects, read and checked;
  *   rq_odb_mem     the new objects of a replay, held in memory: a backend
- *                  of that database that takes every write;
+ *                  of that database that takes every write, over
+ *   rq_odb_store   its objects, shared with
+ *   rq_odb_compress the thread that encodes them as they come, and
+ *   rq_odb_part    the part files a forked child hands them over in;
  *   rq_odb_tmpdir  a replay's temporary object directory: it sets the two
  *                  above up for the repository, takes a parallel replay's
  *                  part files, and at the end turns the new objects into

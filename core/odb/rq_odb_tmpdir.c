@@ -8,6 +8,7 @@
 #include "rq_fs.h"
 #include "rq_mem.h"
 #include "rq_odb_mem.h"
+#include "rq_odb_part.h"
 #include "rq_odb_own.h"
 #include "rq_testhook.h"
 #include "rq_trace.h"
@@ -236,7 +237,7 @@ int rq_odb_tmpdir_save_part(rq_odb_tmpdir *od, size_t since, unsigned idx, rq_er
 	/* compressed here, in parallel with the other workers */
 	if (rq_odb_tmpdir_encode(od, since, err) < 0)
 		return -1;
-	if (rq_odb_mem_save(od->mem, since, tmp, err) < 0)
+	if (rq_odb_part_save(od->mem, since, tmp, err) < 0)
 		return -1;
 	if (rename(tmp, final) < 0) {
 		unlink(tmp);
@@ -253,7 +254,7 @@ int rq_odb_tmpdir_load_part(rq_odb_tmpdir *od, unsigned idx, rq_error *err)
 
 	if (part_path(od, idx, "", path, sizeof(path)) < 0)
 		return rq_error_set(err, RQ_E_IO, "objects directory path too long");
-	rc = rq_odb_mem_load(od->mem, path, err);
+	rc = rq_odb_part_load(od->mem, path, err);
 	unlink(path);
 	return rc;
 }

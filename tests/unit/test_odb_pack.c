@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "rq_odb_mem.h"
+#include "rq_odb_part.h"
 #include "rq_odb_tmpdir.h"
 #include "rq_odb_pack.h"
 #include "rq_odb_packread.h"
@@ -243,9 +244,9 @@ static void test_parts_deltas(void **state)
 	assert_int_equal(rq_odb_mem_encode(child, enc, 0), 0);
 	snprintf(path, sizeof(path), "%.3000s/part-deltas", r->root);
 	rq_error_clear(&err);
-	assert_int_equal(rq_odb_mem_save(child, 0, path, &err), 0);
+	assert_int_equal(rq_odb_part_save(child, 0, path, &err), 0);
 	child->free(child);
-	assert_int_equal(rq_odb_mem_load(parent, path, &err), 0);
+	assert_int_equal(rq_odb_part_load(parent, path, &err), 0);
 	assert_int_equal(rq_odb_mem_count(parent), 70);
 
 	/* read back through the chain: the content hashes to the id */
@@ -593,8 +594,8 @@ static void test_parts(void **state)
 
 	snprintf(path, sizeof(path), "%.3000s/part", r->root);
 	rq_error_clear(&err);
-	assert_int_equal(rq_odb_mem_save(a, 5, path, &err), 0);
-	assert_int_equal(rq_odb_mem_load(b, path, &err), 0);
+	assert_int_equal(rq_odb_part_save(a, 5, path, &err), 0);
+	assert_int_equal(rq_odb_part_load(b, path, &err), 0);
 	assert_int_equal(rq_odb_mem_count(b), 15);
 	for (int i = 0; i < 20; i++) {
 		void *data = NULL;
@@ -622,7 +623,7 @@ static void test_parts(void **state)
 		}
 	}
 	/* loading the same file again adds nothing */
-	assert_int_equal(rq_odb_mem_load(b, path, &err), 0);
+	assert_int_equal(rq_odb_part_load(b, path, &err), 0);
 	assert_int_equal(rq_odb_mem_count(b), 15);
 
 	/* one byte too many: refused */
@@ -634,7 +635,7 @@ static void test_parts(void **state)
 		snprintf(longer, sizeof(longer), "%s.long", path);
 		assert_int_equal(rq_odb_mem_new(&c), 0);
 		rq_error_clear(&err);
-		assert_int_equal(rq_odb_mem_load(c, longer, &err), -1);
+		assert_int_equal(rq_odb_part_load(c, longer, &err), -1);
 		assert_int_equal(err.code, RQ_E_INTERNAL);
 		assert_non_null(strstr(err.msg, "too long"));
 		c->free(c);
@@ -650,7 +651,7 @@ static void test_parts(void **state)
 		git_odb_backend *c;
 		assert_int_equal(rq_odb_mem_new(&c), 0);
 		rq_error_clear(&err);
-		assert_int_equal(rq_odb_mem_load(c, path, &err), -1);
+		assert_int_equal(rq_odb_part_load(c, path, &err), -1);
 		assert_int_equal(err.code, RQ_E_INTERNAL);
 		assert_non_null(strstr(err.msg, "damaged"));
 		c->free(c);
@@ -660,14 +661,14 @@ static void test_parts(void **state)
 	{
 		git_odb_backend *c;
 		assert_int_equal(rq_odb_mem_new(&c), 0);
-		assert_int_equal(rq_odb_mem_load(c, path, &err), -1);
+		assert_int_equal(rq_odb_part_load(c, path, &err), -1);
 		c->free(c);
 	}
 	/* not a part file at all; a missing one */
 	assert_int_equal(tu_run(NULL, "echo hello > '%s'", path), 0);
-	assert_int_equal(rq_odb_mem_load(b, path, &err), -1);
+	assert_int_equal(rq_odb_part_load(b, path, &err), -1);
 	assert_non_null(strstr(err.msg, "not an object part file"));
-	assert_int_equal(rq_odb_mem_load(b, "/nonexistent/part", &err), -1);
+	assert_int_equal(rq_odb_part_load(b, "/nonexistent/part", &err), -1);
 	assert_int_equal(err.code, RQ_E_IO);
 	assert_int_equal(rq_odb_mem_count(b), 15);
 
