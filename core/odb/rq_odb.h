@@ -17,8 +17,8 @@
  *                  part files, and at the end turns the new objects into
  *                  one pack in objects/pack (git's tmp-objdir, in spirit);
  *   rq_odb_pack    the pack format: entries encoded (whole or as deltas)
- *                  and read back, the pack and its index written, an
- *                  index read;
+ *                  and read back, an index read;
+ *   rq_odb_packwrite the pack and its index written;
  *   rq_odb_packread  the packs' entries read (delta chains, a cache of
  *                  bases), over
  *   rq_odb_packset the set of a directory's packs and where an object is

@@ -9,6 +9,7 @@
 #include "rq_odb_midx.h"
 #include "rq_odb_own.h"
 #include "rq_odb_pack.h"
+#include "rq_odb_packwrite.h"
 #include "rq_oidmap.h"
 #include "rq_testhook.h"
 
@@ -592,8 +593,8 @@ static int write_merged(dirs *d, const own_pack *v, size_t n, rq_odb_repack_stat
 	snprintf(prefix, sizeof(prefix), "tmp_" RQ_ODB_OWN_TMP "%ld@%s-repack-", (long)getpid(),
 		 host);
 	if (rc == 0)
-		rc = rq_odb_pack_write_hooked(d->pack, prefix, m.v, m.n, before_move, after_fail, d,
-					      st->pack_name, &st->pack_bytes, err);
+		rc = rq_odb_packwrite_hooked(d->pack, prefix, m.v, m.n, before_move, after_fail, d,
+					     st->pack_name, &st->pack_bytes, err);
 	st->objects = rc == 0 ? m.n : 0;
 	for (size_t k = 0; src && k < n; k++)
 		source_free(&src[k]);

@@ -15,6 +15,7 @@
 #include "rq_odb_part.h"
 #include "rq_odb_tmpdir.h"
 #include "rq_odb_pack.h"
+#include "rq_odb_packwrite.h"
 #include "rq_odb_packread.h"
 #include "rq_sha1.h"
 
@@ -275,7 +276,7 @@ static void test_parts_deltas(void **state)
 	}
 	assert_true(whole_after >= 1);
 	snprintf(packdir, sizeof(packdir), "%.3000s/objects/pack", r->gitdir);
-	assert_int_equal(rq_odb_pack_write(packdir, NULL, e, n, name, &bytes, &err), 0);
+	assert_int_equal(rq_odb_packwrite(packdir, NULL, e, n, name, &bytes, &err), 0);
 	free(e);
 	{
 		char *out =
@@ -732,7 +733,7 @@ static void write_one(rq_odb_pack_encoder *enc, const char *dir, const char *tex
 	    rq_odb_pack_encode(enc, GIT_OBJECT_BLOB, text, strlen(text), &data, &e.len, &e.crc), 0);
 	e.data = data;
 	rq_error_clear(&err);
-	assert_int_equal(rq_odb_pack_write(dir, "tmp_test-", &e, 1, name, &bytes, &err),
+	assert_int_equal(rq_odb_packwrite(dir, "tmp_test-", &e, 1, name, &bytes, &err),
 			 ok ? 0 : -1);
 	if (!ok)
 		assert_non_null(strstr(err.msg, "cannot rename"));

@@ -21,6 +21,7 @@
 #include "rq_error.h"
 #include "rq_odb.h"
 #include "rq_odb_pack.h"
+#include "rq_odb_packwrite.h"
 #include "rq_odb_packread.h"
 
 typedef struct bytes {
@@ -611,7 +612,7 @@ static void write_crafted(const bytes *e, const git_oid *ids, size_t n, char *di
 		v[i] =
 		    (rq_odb_pack_entry){ids[i], e[i].p, e[i].n, rq_odb_pack_crc32(e[i].p, e[i].n)};
 	rq_error_clear(&err);
-	assert_int_equal(rq_odb_pack_write(dir, NULL, v, n, name, &len, &err), 0);
+	assert_int_equal(rq_odb_packwrite(dir, NULL, v, n, name, &len, &err), 0);
 }
 
 /* A pack of the base blob and entry (under the target's id): the base
