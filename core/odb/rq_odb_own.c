@@ -6,6 +6,7 @@
 #include "rq_odb_own.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -194,4 +195,83 @@ size_t rq_odb_own_sweep(int dirfd, char **tmps, size_t n, char **keeps, size_t m
 	for (size_t i = 0; i < m; i++)
 		removed += sweep_keep(dirfd, keeps[i]);
 	return removed;
+}
+
+/* ---- the consolidation's lock ---- */
+
+/* A lock older than a consolidation ever takes (its owner's pid reused by
+ * another process, say): taken over. */
+static int lock_old(int own_fd)
+{
+	struct stat st;
+
+	return fstatat(own_fd, RQ_ODB_OWN_LOCK, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       time(NULL) - st.st_mtime >= RQ_ODB_OWN_STALE_SECONDS;
+}
+
+/* Take objects/replayq/consolidate.lock: 1 taken, 0 held by a live
+ * process, -1 failed. One whose owner is gone is taken over. */
+static int lock_try(int own_fd)
+{
+	char text[160], host[80];
+	int n;
+
+	rq_odb_own_host(host, sizeof(host));
+	n = snprintf(text, sizeof(text), "replayq %ld on %s\n", (long)getpid(), host);
+	for (int tries = 0; tries < 2; tries++) {
+		int fd = openat(own_fd, RQ_ODB_OWN_LOCK,
+				O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+		if (fd >= 0) {
+			int ok = write(fd, text, (size_t)n) == n;
+			close(fd);
+			if (ok)
+				return 1;
+			unlinkat(own_fd, RQ_ODB_OWN_LOCK, 0);
+			return -1;
+		}
+		if (errno != EEXIST)
+			return -1;
+		if (!rq_odb_own_keep_stale_at(own_fd, RQ_ODB_OWN_LOCK, RQ_ODB_OWN_STALE_SECONDS) &&
+		    !lock_old(own_fd))
+			return 0;
+		unlinkat(own_fd, RQ_ODB_OWN_LOCK, 0); /* its owner is gone */
+	}
+	return 0;
+}
+
+int rq_odb_own_lock(int own_fd, unsigned wait_ms)
+{
+	const struct timespec step = {0, 2 * 1000 * 1000};
+	int r;
+
+	for (unsigned waited = 0;; waited += 2) {
+		if ((r = lock_try(own_fd)) != 0 || waited >= wait_ms)
+			return r;
+		nanosleep(&step, NULL);
+	}
+}
+
+void rq_odb_own_unlock(int own_fd)
+{
+	unlinkat(own_fd, RQ_ODB_OWN_LOCK, 0);
+}
+
+size_t rq_odb_own_count(const char *objects)
+{
+	int fd = rq_odb_own_dir(objects, 0);
+	DIR *dh = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *e;
+	size_t n = 0, ml = strlen(RQ_ODB_OWN_MARK);
+
+	if (!dh) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	while ((e = readdir(dh))) {
+		size_t l = strlen(e->d_name);
+		n += l > ml && !strcmp(e->d_name + l - ml, RQ_ODB_OWN_MARK);
+	}
+	closedir(dh);
+	return n;
 }

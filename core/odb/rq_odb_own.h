@@ -67,4 +67,17 @@ size_t rq_odb_own_sweep(int pack_dir, char **tmps, size_t n, char **keeps, size_
 /* This machine's name, made safe for a file name (at most 64 bytes). */
 void rq_odb_own_host(char *out, unsigned long size);
 
+/* How many packs replayq marked (a listing of objects/replayq). */
+size_t rq_odb_own_count(const char *objects);
+
+/* The consolidation's lock, objects/replayq/consolidate.lock (own_fd: that
+ * directory), taken waiting up to wait_ms for its holder (a consolidation
+ * takes milliseconds): 1 taken, 0 still held, -1 failed. One whose owner
+ * is gone (a process not running here, or older than
+ * RQ_ODB_OWN_STALE_SECONDS) is taken over. */
+#define RQ_ODB_OWN_LOCK "consolidate.lock"
+int rq_odb_own_lock(int own_fd, unsigned wait_ms);
+/* Let it go. */
+void rq_odb_own_unlock(int own_fd);
+
 #endif

@@ -26,8 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define LOCK_FILE "consolidate.lock"
-#define FACTOR	  2
+#define FACTOR 2
 
 /* One of replayq's packs. */
 typedef struct own_pack {
@@ -47,62 +46,6 @@ typedef struct dirs {
 	char pack[PATH_MAX];
 	int own_fd, pack_fd;
 } dirs;
-
-/* ---- the lock ---- */
-
-/* A lock older than a consolidation ever takes (its owner's pid reused by
- * another process, say): taken over. */
-static int lock_old(int own_fd)
-{
-	struct stat st;
-
-	return fstatat(own_fd, LOCK_FILE, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-	       time(NULL) - st.st_mtime >= RQ_ODB_OWN_STALE_SECONDS;
-}
-
-/* Take objects/replayq/consolidate.lock: 1 taken, 0 held by a live
- * process, -1 failed. One whose owner is gone is taken over. */
-static int lock_try(int own_fd)
-{
-	char text[160], host[80];
-	int n;
-
-	rq_odb_own_host(host, sizeof(host));
-	n = snprintf(text, sizeof(text), "replayq %ld on %s\n", (long)getpid(), host);
-	for (int tries = 0; tries < 2; tries++) {
-		int fd = openat(own_fd, LOCK_FILE,
-				O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
-		if (fd >= 0) {
-			int ok = write(fd, text, (size_t)n) == n;
-			close(fd);
-			if (ok)
-				return 1;
-			unlinkat(own_fd, LOCK_FILE, 0);
-			return -1;
-		}
-		if (errno != EEXIST)
-			return -1;
-		if (!rq_odb_own_keep_stale_at(own_fd, LOCK_FILE, RQ_ODB_OWN_STALE_SECONDS) &&
-		    !lock_old(own_fd))
-			return 0;
-		unlinkat(own_fd, LOCK_FILE, 0); /* its owner is gone */
-	}
-	return 0;
-}
-
-/* The lock, waiting up to wait_ms for its holder (a consolidation takes
- * milliseconds): 1 taken, 0 still held, -1 failed. */
-static int lock_take(int own_fd, unsigned wait_ms)
-{
-	const struct timespec step = {0, 2 * 1000 * 1000};
-	int r;
-
-	for (unsigned waited = 0;; waited += 2) {
-		if ((r = lock_try(own_fd)) != 0 || waited >= wait_ms)
-			return r;
-		nanosleep(&step, NULL);
-	}
-}
 
 /* ---- replayq's packs ---- */
 
@@ -742,15 +685,16 @@ int rq_odb_repack_run(const char *objects, const rq_odb_repack_opts *opts, rq_od
 		goto out;
 	if (opts->all)
 		count_packs(&d, &st->packs_before, &st->bytes_before);
-	if ((r = lock_take(d.own_fd, opts->wait_ms)) < 0) {
-		rq_error_set(err, RQ_E_IO, "cannot lock %s/" RQ_ODB_OWN_DIR "/" LOCK_FILE ": %s",
-			     objects, strerror(errno));
+	if ((r = rq_odb_own_lock(d.own_fd, opts->wait_ms)) < 0) {
+		rq_error_set(err, RQ_E_IO,
+			     "cannot lock %s/" RQ_ODB_OWN_DIR "/" RQ_ODB_OWN_LOCK ": %s", objects,
+			     strerror(errno));
 		goto out;
 	}
 	st->busy = r == 0;
 	rc = r ? locked_run(&d, opts, st, err) : 0;
 	if (r)
-		unlinkat(d.own_fd, LOCK_FILE, 0);
+		rq_odb_own_unlock(d.own_fd);
 	if (opts->all)
 		count_packs(&d, &st->packs_after, &st->bytes_after);
 out:
@@ -778,27 +722,6 @@ int rq_odb_repack_enabled(git_repository *repo, unsigned *threshold)
 	return on;
 }
 
-/* How many packs replayq marked (a listing of objects/replayq). */
-static size_t own_count(const char *objects)
-{
-	int fd = rq_odb_own_dir(objects, 0);
-	DIR *dh = fd >= 0 ? fdopendir(fd) : NULL;
-	struct dirent *e;
-	size_t n = 0, ml = strlen(RQ_ODB_OWN_MARK);
-
-	if (!dh) {
-		if (fd >= 0)
-			close(fd);
-		return 0;
-	}
-	while ((e = readdir(dh))) {
-		size_t l = strlen(e->d_name);
-		n += l > ml && !strcmp(e->d_name + l - ml, RQ_ODB_OWN_MARK);
-	}
-	closedir(dh);
-	return n;
-}
-
 int rq_odb_repack_due(git_repository *repo, char *objects, size_t n, unsigned *threshold)
 {
 	git_buf dir = GIT_BUF_INIT;
@@ -812,7 +735,7 @@ int rq_odb_repack_due(git_repository *repo, char *objects, size_t n, unsigned *t
 	}
 	while (dir.size > 1 && dir.ptr[dir.size - 1] == '/')
 		dir.ptr[--dir.size] = '\0';
-	if (dir.size < n && own_count(dir.ptr) >= *threshold) {
+	if (dir.size < n && rq_odb_own_count(dir.ptr) >= *threshold) {
 		memcpy(objects, dir.ptr, dir.size + 1);
 		due = 1;
 	}
