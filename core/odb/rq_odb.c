@@ -1,24 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * rq_odb: the replay's object database: libgit2's pack backend, a loose
- * backend that checks what it reads, and alternates under a policy.
- *
- * Why a loose backend of our own: libgit2 1.5's loose reader spins forever
- * on a truncated loose object (its inflate loop makes no progress and never
- * gives up), and with hash verification off (replayq turns it off so that
- * packed objects are not re-hashed) it hands out whatever a loose file
- * holds. git checks a loose object's id on every read; so do we. A loose
- * file is read whole (it is small, and its size bounds everything), the
- * header "<type> <size>\0" is parsed with git's limit of 32 bytes, the
- * content is inflated in one zlib call that must end the stream exactly
- * at <size> bytes with no input left over, and SHA-1 of header and
- * content must give the id. Anything else is "loose object <id> (stored
- * in <path>) is corrupt", git's words.
+ * rq_odb: the replay's object database: the packs (replayq's reader, and
+ * libgit2's pack backend for what it does not take), the loose objects
+ * (rq_odb_loose), and alternates under a policy.
  */
 #include "rq_odb.h"
+#include "rq_odb_loose.h"
 #include "rq_odb_packread.h"
 #include "rq_odb_packset.h"
 #include "rq_odb_view.h"
+#include "rq_hindex.h"
+#include "rq_mem.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -39,301 +31,9 @@
 #include "rq_fs.h"
 #include "rq_sha1.h"
 
-#define HEADER_MAX	32   /* git's limit on a loose object's header */
-#define ALTERNATE_DEPTH 5    /* git follows alternates five deep */
-#define ZLIB_RATIO_MAX	1032 /* deflate cannot expand more than this */
-
-typedef struct loose {
-	git_odb_backend parent;
-	char *dir;   /* the objects directory */
-	char *shown; /* how messages name it */
-} loose;
-
-static int corrupt(const loose *b, const git_oid *id)
-{
-	char hex[GIT_OID_HEXSZ + 1], msg[PATH_MAX + 128];
-
-	git_oid_tostr(hex, sizeof(hex), id);
-	snprintf(msg, sizeof(msg), "loose object %s (stored in %s/%.2s/%s) is corrupt", hex,
-		 b->shown, hex, hex + 2);
-	git_error_set_str(RQ_ERROR_GIT_CORRUPT, msg);
-	return GIT_ERROR;
-}
-
-static void object_path(const loose *b, const git_oid *id, char *out, size_t n)
-{
-	char hex[GIT_OID_HEXSZ + 1];
-
-	git_oid_tostr(hex, sizeof(hex), id);
-	snprintf(out, n, "%s/%.2s/%s", b->dir, hex, hex + 2);
-}
-
-/* The whole file (not followed through a symbolic link). 0, GIT_ENOTFOUND,
- * or GIT_ERROR. */
-static int slurp(const char *path, unsigned char **out, size_t *len)
-{
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	struct stat st;
-	size_t got = 0;
-
-	if (fd < 0)
-		return errno == ENOENT || errno == ENOTDIR ? GIT_ENOTFOUND : GIT_ERROR;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    !(*out = malloc((size_t)st.st_size + 1))) {
-		close(fd);
-		return GIT_ERROR;
-	}
-	while (got < (size_t)st.st_size) {
-		ssize_t r = read(fd, *out + got, (size_t)st.st_size - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
-	close(fd);
-	*len = got;
-	return 0;
-}
-
-/* "<type> <size>\0" at the head of h (n bytes). Header length, or -1. */
-static int parse_header(const unsigned char *h, size_t n, git_object_t *type, size_t *size)
-{
-	static const char *const names[] = {"commit", "tree", "blob", "tag"};
-	static const git_object_t types[] = {GIT_OBJECT_COMMIT, GIT_OBJECT_TREE, GIT_OBJECT_BLOB,
-					     GIT_OBJECT_TAG};
-	const unsigned char *nul = memchr(h, '\0', n < HEADER_MAX ? n : HEADER_MAX);
-	size_t v = 0, i = 0, t;
-
-	if (!nul)
-		return -1;
-	for (t = 0; t < 4; t++) {
-		size_t l = strlen(names[t]);
-		if (!memcmp(h, names[t], l) && h[l] == ' ') {
-			i = l + 1;
-			break;
-		}
-	}
-	if (t == 4 || h + i == nul || (h[i] == '0' && h + i + 1 != nul))
-		return -1;
-	for (; h + i < nul; i++) {
-		if (h[i] < '0' || h[i] > '9' || v > (SIZE_MAX - 9) / 10)
-			return -1;
-		v = v * 10 + (size_t)(h[i] - '0');
-	}
-	*type = types[t];
-	*size = v;
-	return (int)i + 1;
-}
-
-/*
- * Inflate file (flen bytes) into a header and content. *out (size + 1
- * bytes, from git_odb_backend_data_alloc) holds the content. 0 or -1.
- */
-static int inflate_object(git_odb_backend *be, const unsigned char *file, size_t flen,
-			  git_object_t *type, size_t *size, unsigned char **out)
-{
-	unsigned char head[64];
-	z_stream z;
-	size_t have, hl;
-	int ret, rc = -1;
-
-	memset(&z, 0, sizeof(z));
-	if (inflateInit(&z) != Z_OK)
-		return -1;
-	z.next_in = (unsigned char *)(uintptr_t)file;
-	z.avail_in = (uInt)(flen > UINT_MAX ? UINT_MAX : flen);
-	z.next_out = head;
-	z.avail_out = sizeof(head);
-	ret = inflate(&z, Z_NO_FLUSH);
-	have = sizeof(head) - z.avail_out;
-	if ((ret != Z_OK && ret != Z_STREAM_END) || flen > UINT_MAX)
-		goto out;
-	if ((int)(hl = (size_t)parse_header(head, have, type, size)) < 0)
-		goto out;
-	if (*size > flen * ZLIB_RATIO_MAX + sizeof(head) || have - hl > *size)
-		goto out;
-	if (!(*out = git_odb_backend_data_alloc(be, *size + 1)))
-		goto out;
-	memcpy(*out, head + hl, have - hl);
-	if (ret != Z_STREAM_END) {
-		z.next_out = *out + (have - hl);
-		z.avail_out = (uInt)(*size - (have - hl) + 1); /* one more: a longer stream shows */
-		ret = inflate(&z, Z_FINISH);
-	}
-	if (ret == Z_STREAM_END && z.total_out == hl + *size && z.avail_in == 0)
-		rc = 0;
-	else
-		git_odb_backend_data_free(be, *out);
-out:
-	inflateEnd(&z);
-	return rc;
-}
-
-static int hash_matches(const git_oid *id, git_object_t type, const unsigned char *data,
-			size_t size)
-{
-	char head[HEADER_MAX + 8];
-	int hl = snprintf(head, sizeof(head), "%s %zu", git_object_type2string(type), size);
-	unsigned char sum[20];
-	rq_sha1 s;
-
-	rq_sha1_init(&s);
-	rq_sha1_update(&s, head, (size_t)hl + 1);
-	rq_sha1_update(&s, data, size);
-	rq_sha1_final(&s, sum);
-	return !memcmp(sum, id->id, sizeof(sum));
-}
-
-static int loose_read(void **data, size_t *len, git_object_t *type, git_odb_backend *be,
-		      const git_oid *id)
-{
-	loose *b = (loose *)be;
-	char path[PATH_MAX];
-	unsigned char *file = NULL, *out = NULL;
-	size_t flen = 0, size = 0;
-	int rc;
-
-	object_path(b, id, path, sizeof(path));
-	if ((rc = slurp(path, &file, &flen)) == GIT_ENOTFOUND)
-		return GIT_ENOTFOUND;
-	if (rc < 0 || inflate_object(be, file, flen, type, &size, &out) < 0) {
-		free(file);
-		return corrupt(b, id);
-	}
-	free(file);
-	if (!hash_matches(id, *type, out, size)) {
-		git_odb_backend_data_free(be, out);
-		return corrupt(b, id);
-	}
-	out[size] = '\0';
-	*data = out;
-	*len = size;
-	return 0;
-}
-
-/* A header is read only to be believed: read and check the whole object. */
-static int loose_read_header(size_t *len, git_object_t *type, git_odb_backend *be,
-			     const git_oid *id)
-{
-	void *data;
-	int rc = loose_read(&data, len, type, be, id);
-
-	if (rc == 0)
-		git_odb_backend_data_free(be, data);
-	return rc;
-}
-
-static int loose_exists(git_odb_backend *be, const git_oid *id)
-{
-	char path[PATH_MAX];
-	struct stat st;
-
-	object_path((loose *)be, id, path, sizeof(path));
-	return lstat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-/*
- * The one loose object whose id starts with the first hexlen digits of
- * prefix, in *full. 0, GIT_ENOTFOUND or GIT_EAMBIGUOUS.
- */
-static int find_prefix(loose *b, const git_oid *prefix, size_t hexlen, git_oid *full)
-{
-	char hex[GIT_OID_HEXSZ + 1], dir[PATH_MAX];
-	struct dirent *d;
-	DIR *dh;
-	int found = 0;
-
-	git_oid_tostr(hex, sizeof(hex), prefix);
-	if (hexlen < 2)
-		return GIT_ENOTFOUND; /* libgit2 asks for at least 4 digits */
-	snprintf(dir, sizeof(dir), "%s/%.2s", b->dir, hex);
-	if (!(dh = opendir(dir)))
-		return GIT_ENOTFOUND;
-	while ((d = readdir(dh)) && found < 2) {
-		char whole[GIT_OID_HEXSZ + 1];
-		if (strlen(d->d_name) != GIT_OID_HEXSZ - 2 ||
-		    strncmp(d->d_name, hex + 2, hexlen - 2) != 0)
-			continue;
-		memcpy(whole, hex, 2);
-		memcpy(whole + 2, d->d_name, GIT_OID_HEXSZ - 2);
-		whole[GIT_OID_HEXSZ] = '\0';
-		if (git_oid_fromstr(full, whole) == 0)
-			found++;
-	}
-	closedir(dh);
-	if (found > 1) {
-		git_error_set_str(GIT_ERROR_ODB, "ambiguous sha1 prefix");
-		return GIT_EAMBIGUOUS;
-	}
-	return found ? 0 : GIT_ENOTFOUND;
-}
-
-static int loose_read_prefix(git_oid *full, void **data, size_t *len, git_object_t *type,
-			     git_odb_backend *be, const git_oid *prefix, size_t hexlen)
-{
-	int rc;
-
-	if (hexlen >= GIT_OID_HEXSZ) {
-		git_oid_cpy(full, prefix);
-		return loose_read(data, len, type, be, prefix);
-	}
-	if ((rc = find_prefix((loose *)be, prefix, hexlen, full)) < 0)
-		return rc;
-	return loose_read(data, len, type, be, full);
-}
-
-static int loose_exists_prefix(git_oid *full, git_odb_backend *be, const git_oid *prefix,
-			       size_t hexlen)
-{
-	if (hexlen >= GIT_OID_HEXSZ) {
-		git_oid_cpy(full, prefix);
-		return loose_exists(be, prefix) ? 0 : GIT_ENOTFOUND;
-	}
-	return find_prefix((loose *)be, prefix, hexlen, full);
-}
-
-static void loose_free(git_odb_backend *be)
-{
-	loose *b = (loose *)be;
-
-	free(b->dir);
-	free(b->shown);
-	free(b);
-}
-
-static int loose_new(git_odb_backend **out, const char *dir, const char *shown)
-{
-	loose *b = calloc(1, sizeof(*b));
-
-	if (!b || git_odb_init_backend(&b->parent, GIT_ODB_BACKEND_VERSION) < 0)
-		goto fail;
-	b->dir = strdup(dir);
-	b->shown = strdup(shown ? shown : dir);
-	if (!b->dir || !b->shown)
-		goto fail;
-	b->parent.read = loose_read;
-	b->parent.read_header = loose_read_header;
-	b->parent.read_prefix = loose_read_prefix;
-	b->parent.exists = loose_exists;
-	b->parent.exists_prefix = loose_exists_prefix;
-	b->parent.free = loose_free;
-	*out = &b->parent;
-	return 0;
-fail:
-	if (b) {
-		free(b->dir);
-		free(b->shown);
-	}
-	free(b);
-	git_error_set_oom();
-	return -1;
-}
-
-int rq_odb_is_loose(const git_odb_backend *b)
-{
-	return b && b->read == loose_read;
-}
+/* git reads an alternates file this many levels below the repository's
+ * at most (odb.c, link_alt_odb_entries) */
+#define ALTERNATE_DEPTH 5
 
 /* --- packs --------------------------------------------------------------- */
 
@@ -406,6 +106,23 @@ static int direct_failed(packs *b, const git_oid *id, int rc)
 	return -1;
 }
 
+/* What libgit2's backend read (an index of version 1), checked as our
+ * reader checks (rq_odb_packread_read): 0, or the damage. */
+static int hash_checked(packs *b, const git_oid *id, void **data, size_t len, git_object_t type)
+{
+	unsigned char sum[20];
+
+	if (len > RQ_SHA1_CHECK_MAX)
+		return 0;
+	rq_sha1_object(git_object_type2string(type), *data, len, sum);
+	if (!memcmp(sum, id->id, sizeof(sum)))
+		return 0;
+	git_odb_backend_data_free(&b->parent, *data);
+	*data = NULL;
+	git_error_clear();
+	return pack_failed(b, id, GIT_ERROR);
+}
+
 static int packs_read(void **data, size_t *len, git_object_t *type, git_odb_backend *be,
 		      const git_oid *id)
 {
@@ -419,8 +136,9 @@ static int packs_read(void **data, size_t *len, git_object_t *type, git_odb_back
 		return rc;
 	if (!(in = inner(be)))
 		return GIT_ERROR;
-	rc = in->read(data, len, type, in, id);
-	return rc < 0 ? pack_failed(b, id, rc) : rc;
+	if ((rc = in->read(data, len, type, in, id)) < 0)
+		return pack_failed(b, id, rc);
+	return hash_checked(b, id, data, *len, *type);
 }
 
 static int packs_read_header(size_t *len, git_object_t *type, git_odb_backend *be,
@@ -605,13 +323,91 @@ static int under_root(const char *root, const char *real)
 	return !strncmp(real, root, rl) && (real[rl] == '/' || real[rl] == '\0');
 }
 
+/*
+ * The directories of a database being built, as git links alternates
+ * (odb.c: link_alt_odb_entry): each entry resolved with its symbolic links
+ * and taken once (the repository's own directory included: a loop A -> B
+ * -> A reads A and B once each, and a fan-out of the same directories
+ * costs what they are, not the paths to them), an alternates file read
+ * ALTERNATE_DEPTH levels below the repository's at most (deeper ones are
+ * ignored, as git ignores them: git says so on stderr, the core says
+ * nothing).
+ */
+typedef struct build {
+	git_odb *odb;
+	const rq_odb_opts *o;
+	rq_error *err;
+	char **dirs; /* the directories taken, resolved */
+	size_t n, cap;
+	rq_hindex seen;
+} build;
+
+static int dir_eq(const void *ctx, size_t i, const void *key)
+{
+	return !strcmp(((const build *)ctx)->dirs[i], key);
+}
+
+static size_t dir_hash(const void *ctx, size_t i)
+{
+	return rq_hindex_hash_str(((const build *)ctx)->dirs[i]);
+}
+
+/* Take the resolved directory real: 1 when new, 0 when taken before, -1
+ * out of memory. */
+static int take_dir(build *bd, const char *real)
+{
+	size_t h = rq_hindex_hash_str(real);
+	char **v;
+
+	if (rq_hindex_find(&bd->seen, h, dir_eq, bd, real) >= 0)
+		return 0;
+	if (!(v = rq_mem_grow(bd->dirs, &bd->cap, bd->n + 1, sizeof(*v), 16)))
+		return -1;
+	bd->dirs = v;
+	if (rq_hindex_reserve(&bd->seen, 16, bd->n, dir_hash, bd) < 0 || !(v[bd->n] = strdup(real)))
+		return -1;
+	rq_hindex_add(&bd->seen, h, bd->n++);
+	return 1;
+}
+
+static void build_free(build *bd)
+{
+	for (size_t i = 0; i < bd->n; i++)
+		free(bd->dirs[i]);
+	free(bd->dirs);
+	free(bd->seen.slot);
+}
+
 /* Loose and pack backends for one objects directory (an alternate when
  * depth > 0), then the alternates it names. */
-static int add_dir(git_odb *odb, const char *dir, const char *shown, const rq_odb_opts *o,
-		   int depth, rq_error *err);
+static int add_dir(build *bd, const char *dir, const char *shown, int depth);
 
-static int add_alternates(git_odb *odb, const char *dir, const rq_odb_opts *o, int depth,
-			  rq_error *err)
+/* One line of dir's alternates file (trimmed): followed when it resolves,
+ * is new and is allowed. 0 or -1. */
+static int add_alternate(build *bd, const char *dir, const char *line, int depth)
+{
+	char full[PATH_MAX * 2], real[PATH_MAX];
+	const rq_odb_opts *o = bd->o;
+	int r;
+
+	snprintf(full, sizeof(full), "%s%s%s", line[0] == '/' ? "" : dir, line[0] == '/' ? "" : "/",
+		 line);
+	if (!realpath(full, real))
+		return 0; /* git skips an alternate it cannot find */
+	if ((r = take_dir(bd, real)) <= 0)
+		return r < 0 ? rq_error_set(bd->err, RQ_E_NOMEM, "out of memory") : 0;
+	if (o && o->root && !o->alternates_anywhere && !under_root(o->root, real))
+		return rq_error_set(bd->err, RQ_E_BAD_REPO,
+				    "alternate object directory '%.200s' is outside the "
+				    "repository root (followed only with --alternates=any)",
+				    line);
+	if (o && o->root &&
+	    rq_confine_objects(real, o->alternates_anywhere ? "/" : o->root, bd->err) < 0)
+		return -1; /* nothing there can block a reader */
+	return add_dir(bd, real, real, depth + 1);
+}
+
+static int add_alternates(build *bd, const char *dir, int depth)
 {
 	char path[PATH_MAX], line[PATH_MAX];
 	FILE *f;
@@ -621,59 +417,60 @@ static int add_alternates(git_odb *odb, const char *dir, const rq_odb_opts *o, i
 	if ((fd = rq_fs_open_regular(path, 1, NULL)) < 0) /* (a FIFO would block) */
 		return errno == ENOENT || errno == ENOTDIR
 			   ? 0
-			   : rq_error_set(err, RQ_E_BAD_REPO, "%s: %s", path,
+			   : rq_error_set(bd->err, RQ_E_BAD_REPO, "%s: %s", path,
 					  rq_fs_strerror(errno));
 	if (!(f = fdopen(fd, "re"))) {
 		close(fd);
-		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+		return rq_error_set(bd->err, RQ_E_NOMEM, "out of memory");
 	}
 	while (rc == 0 && fgets(line, sizeof(line), f)) {
-		char full[PATH_MAX * 2], real[PATH_MAX];
 		size_t n = strlen(line);
 		while (n && (line[n - 1] == '\n' || line[n - 1] == '\r' || line[n - 1] == ' '))
 			line[--n] = '\0';
 		if (!n || line[0] == '#')
 			continue;
-		snprintf(full, sizeof(full), "%s%s%s", line[0] == '/' ? "" : dir,
-			 line[0] == '/' ? "" : "/", line);
-		if (!realpath(full, real))
-			continue; /* git skips an alternate it cannot find */
-		if (o && o->root && !o->alternates_anywhere && !under_root(o->root, real))
-			rc = rq_error_set(err, RQ_E_BAD_REPO,
-					  "alternate object directory '%.200s' is outside the "
-					  "repository root (followed only with --alternates=any)",
-					  line);
-		else if (depth >= ALTERNATE_DEPTH)
-			rc = rq_error_set(err, RQ_E_BAD_REPO, "alternates nested more than %d deep",
-					  ALTERNATE_DEPTH);
-		else if (o && o->root &&
-			 rq_confine_objects(real, o->alternates_anywhere ? "/" : o->root, err) < 0)
-			rc = -1; /* nothing there can block a reader */
-		else
-			rc = add_dir(odb, real, real, o, depth + 1, err);
+		if (depth > ALTERNATE_DEPTH)
+			break; /* git: "ignoring alternate object stores, nesting too deep" */
+		rc = add_alternate(bd, dir, line, depth);
 	}
 	fclose(f);
 	return rc;
 }
 
-static int add_dir(git_odb *odb, const char *dir, const char *shown, const rq_odb_opts *o,
-		   int depth, rq_error *err)
+static int add_dir(build *bd, const char *dir, const char *shown, int depth)
 {
 	git_odb_backend *lb = NULL, *pb = NULL;
+	git_odb *odb = bd->odb;
 
-	if (loose_new(&lb, dir, shown) < 0)
-		return rq_error_git(err, "cannot read loose objects");
+	if (rq_odb_loose_new(&lb, dir, shown) < 0)
+		return rq_error_git(bd->err, "cannot read loose objects");
 	if ((depth ? git_odb_add_alternate(odb, lb, 1) : git_odb_add_backend(odb, lb, 1)) < 0) {
 		lb->free(lb);
-		return rq_error_git(err, "cannot read loose objects");
+		return rq_error_git(bd->err, "cannot read loose objects");
 	}
-	if (packs_new(&pb, dir, shown, depth, o) < 0)
-		return rq_error_git(err, "cannot read packs");
+	if (packs_new(&pb, dir, shown, depth, bd->o) < 0)
+		return rq_error_git(bd->err, "cannot read packs");
 	if ((depth ? git_odb_add_alternate(odb, pb, 2) : git_odb_add_backend(odb, pb, 2)) < 0) {
 		pb->free(pb);
-		return rq_error_git(err, "cannot read packs");
+		return rq_error_git(bd->err, "cannot read packs");
 	}
-	return add_alternates(odb, dir, o, depth, err);
+	return add_alternates(bd, dir, depth);
+}
+
+/* The repository's objects directory dir and its alternates into odb. */
+static int add_all(git_odb *odb, const char *dir, const char *shown, const rq_odb_opts *o,
+		   rq_error *err)
+{
+	build bd = {.odb = odb, .o = o, .err = err};
+	char real[PATH_MAX];
+	int rc = 0;
+
+	if (realpath(dir, real) && take_dir(&bd, real) < 0)
+		rc = rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	if (rc == 0)
+		rc = add_dir(&bd, dir, shown, 0);
+	build_free(&bd);
+	return rc;
 }
 
 int rq_odb_new(git_odb **out, git_repository *repo, const rq_odb_opts *opts, rq_error *err)
@@ -694,7 +491,7 @@ int rq_odb_new(git_odb **out, git_repository *repo, const rq_odb_opts *opts, rq_
 		rq_error_git(err, "cannot make an object database");
 		goto out;
 	}
-	if (add_dir(odb, dir.ptr, shown, opts, 0, err) < 0 ||
+	if (add_all(odb, dir.ptr, shown, opts, err) < 0 ||
 	    rq_odb_view_add(odb, repo, opts ? opts->root : NULL, err) < 0)
 		goto out;
 	*out = odb;

@@ -5,16 +5,20 @@
  *
  * core/odb is a replay's object store, one family of modules:
  *   rq_odb         the database a replay reads (this file): the packs,
- *                  checked loose objects, alternates under a policy;
+ *                  the loose objects, alternates under a policy;
+ *   rq_odb_loose   the loose objects, read and checked;
  *   rq_odb_mem     the new objects of a replay, held in memory: a backend
- *                  of that database that takes every write;
+ *                  of that database that takes every write, over
+ *   rq_odb_store   its objects, shared with
+ *   rq_odb_compress the thread that encodes them as they come, and
+ *   rq_odb_part    the part files a forked child hands them over in;
  *   rq_odb_tmpdir  a replay's temporary object directory: it sets the two
  *                  above up for the repository, takes a parallel replay's
  *                  part files, and at the end turns the new objects into
  *                  one pack in objects/pack (git's tmp-objdir, in spirit);
  *   rq_odb_pack    the pack format: entries encoded (whole or as deltas)
- *                  and read back, the pack and its index written, an
- *                  index read;
+ *                  and read back, an index read;
+ *   rq_odb_packwrite the pack and its index written;
  *   rq_odb_packread  the packs' entries read (delta chains, a cache of
  *                  bases), over
  *   rq_odb_packset the set of a directory's packs and where an object is
@@ -26,13 +30,11 @@
  *   rq_odb_repack  replayq's packs consolidated geometrically;
  *   rq_sha1        SHA-1, for the pack's and the index's checksums.
  *
- * Packs are read by replayq's reader (a pack entry is covered by its
- * CRC-32 and zlib's own checksum, so ids are not re-hashed there), libgit2's
- * pack backend made only for what it does not take. Loose
- * objects are read by a backend of our own that bounds every read by the
- * file's size, inflates in one call (a truncated file is an error, never a
- * loop), and checks that the content hashes to the id asked for, like git
- * does ("hash mismatch"). Alternates are followed only where the caller's
+ * Packs are read by replayq's reader, libgit2's pack backend made only for
+ * what it does not take. Loose objects are read by a backend of our own
+ * (rq_odb_loose) that bounds every read, never loops on a truncated file,
+ * and checks that the content hashes to the id asked for, like git does
+ * ("hash mismatch"). Alternates are followed only where the caller's
  * policy allows: inside a root directory, or anywhere when asked.
  *
  * A damaged object is reported as RQ_E_CORRUPT_OBJECT naming the object
@@ -91,7 +93,5 @@ int rq_odb_whole_blob(git_odb *odb, const git_oid *id, size_t min, size_t max,
  * the same (an unreachable object a `git repack -ad` may drop before the
  * refs move), else 1. */
 int rq_odb_dedup(const git_odb_backend *b);
-/* 1 if b is the loose backend of an rq_odb database. */
-int rq_odb_is_loose(const git_odb_backend *b);
 
 #endif

@@ -8,17 +8,10 @@
  * repository's packs and loose objects, so a replay writes no file per
  * object; rq_odb_mem_write() is how the replay (commits, the merge's trees
  * and blobs) writes one. Each object can be encoded as a pack entry
- * (rq_odb_pack) ahead of the pack, saved to a part file (a forked child
- * hands its objects to the parent that way) and loaded back.
- *
- * Part file format: "RQPART2\n", the object count (8 bytes, little-endian),
- * then a record per object: the type (1 byte), the raw 20-byte id, the
- * length (8 bytes), the encoded length (8 bytes, never 0: only encoded
- * objects are saved), the encoded form's CRC-32 (4 bytes), its delta depth
- * (4 bytes; 0: whole), its delta base's raw id (20 bytes). Then every
- * encoded form (a pack entry), in object order. No contents: the loader
- * maps the file, and an object that must be read or encoded again is
- * inflated from its entry (through its delta base).
+ * (rq_odb_pack) ahead of the pack, by a thread (rq_odb_compress) or at the
+ * end, saved to a part file (rq_odb_part: a forked child hands its objects
+ * to the parent that way) and loaded back. The objects themselves are
+ * rq_odb_store's, shared by these modules only.
  */
 #ifndef RQ_ODB_MEM_H
 #define RQ_ODB_MEM_H
@@ -74,17 +67,10 @@ int rq_odb_mem_write_hashed(const git_oid *id, git_odb *odb, const void *data, s
 
 /* The number of objects held; objects are numbered 0.. in write order. */
 size_t rq_odb_mem_count(git_odb_backend *b);
-const git_oid *rq_odb_mem_id(git_odb_backend *b, size_t i);
 
-/* Write objects [since, count), every one encoded (rq_odb_mem_encode), to
- * the part file `path` (created, replaced; removed on failure). */
-int rq_odb_mem_save(git_odb_backend *b, size_t since, const char *path, rq_error *err);
-
-/* Add the objects of a file written by rq_odb_mem_save (ones already held
- * are skipped). The file stays mapped until the backend is freed. A
- * malformed file or a damaged encoded form is an error; the objects read
- * before it stay. */
-int rq_odb_mem_load(git_odb_backend *b, const char *path, rq_error *err);
+/* The objects of b with its compressor joined (rq_odb_compress_finish,
+ * what it failed with in *failed): what rq_odb_part reads and adds to. */
+struct rq_odb_store *rq_odb_mem_settle(git_odb_backend *b, int *failed);
 
 /*
  * Compress ahead: a thread encodes the new objects as they are written
@@ -93,8 +79,8 @@ int rq_odb_mem_load(git_odb_backend *b, const char *path, rq_error *err);
  * content waits. New objects then get the plain SHA-1 as their id (the
  * CPU's SHA instructions) and the thread runs libgit2's collision
  * detection on them; an object the database already has is checked at
- * once. rq_odb_mem_encode, _save, _load, _check_deltas and the backend's
- * free join the thread first (it is never running across a fork: the
+ * once. rq_odb_mem_encode, _check_deltas, rq_odb_part_save and _load and
+ * the backend's free join the thread first (it is never running across a fork: the
  * replay's workers fork before any object is written, and a process forked
  * while it ran would leave it alone and encode everything itself).
  */

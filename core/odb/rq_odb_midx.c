@@ -101,7 +101,9 @@ static int parse(rq_odb_midx *m)
 		return 1;
 	m->fanout = c[1].p;
 	m->nr = rq_odb_pack_be32(m->fanout + 255 * 4);
-	if (c[2].n != (size_t)m->nr * HASH_LEN || c[3].n != (size_t)m->nr * 8 || c[4].n % 8)
+	/* git: "oid fanout out of order", and the packs are read without it */
+	if (!rq_odb_pack_fanout_ok(m->fanout, m->nr) || c[2].n != (size_t)m->nr * HASH_LEN ||
+	    c[3].n != (size_t)m->nr * 8 || c[4].n % 8)
 		return 1;
 	m->ids = c[2].p;
 	m->offs = c[3].p;

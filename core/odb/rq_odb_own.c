@@ -7,6 +7,7 @@
 #include "rq_odb_own.h"
 #include "rq_fs.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -339,4 +340,78 @@ size_t rq_odb_own_sweep(int objects, int dirfd, char **tmps, size_t n, char **ke
 	for (size_t i = 0; i < m; i++)
 		removed += sweep_keep(dirfd, keeps[i]);
 	return removed;
+}
+
+/* ---- the consolidation's lock ---- */
+
+/* A lock that never said whose it is (its maker killed between making it
+ * and writing it) and is older than a consolidation ever takes: taken
+ * over. */
+static int lock_old(int own_fd)
+{
+	struct stat st;
+
+	return fstatat(own_fd, RQ_ODB_OWN_LOCK, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       time(NULL) - st.st_mtime >= RQ_ODB_OWN_STALE_SECONDS;
+}
+
+/* Take the lock, held by its flock (*lock its descriptor): 1 taken, 0
+ * held by a live process, -1 failed. One whose owner is gone (its flock
+ * free) is taken over, whatever PID namespace or host it was made in. */
+static int lock_try(int own_fd, int *lock)
+{
+	for (int tries = 0; tries < 2; tries++) {
+		int fd = rq_odb_own_hold_at(own_fd, RQ_ODB_OWN_LOCK), r;
+		if (fd >= 0) {
+			*lock = fd;
+			return 1;
+		}
+		if (errno != EEXIST)
+			return -1;
+		r = rq_odb_own_held_gone(own_fd, RQ_ODB_OWN_LOCK, &fd);
+		if (r == 0 || (r < 0 && !lock_old(own_fd)))
+			return 0;
+		unlinkat(own_fd, RQ_ODB_OWN_LOCK, 0); /* its owner is gone */
+		if (fd >= 0)
+			close(fd);
+	}
+	return 0;
+}
+
+int rq_odb_own_lock(int own_fd, unsigned wait_ms, int *lock)
+{
+	const struct timespec step = {0, 2 * 1000 * 1000};
+	int r;
+
+	for (unsigned waited = 0;; waited += 2) {
+		if ((r = lock_try(own_fd, lock)) != 0 || waited >= wait_ms)
+			return r;
+		nanosleep(&step, NULL);
+	}
+}
+
+void rq_odb_own_unlock(int own_fd, int lock)
+{
+	unlinkat(own_fd, RQ_ODB_OWN_LOCK, 0); /* removed, then its flock let go */
+	close(lock);
+}
+
+size_t rq_odb_own_count(const char *objects)
+{
+	int fd = rq_odb_own_dir(objects, 0);
+	DIR *dh = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *e;
+	size_t n = 0, ml = strlen(RQ_ODB_OWN_MARK);
+
+	if (!dh) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	while ((e = readdir(dh))) {
+		size_t l = strlen(e->d_name);
+		n += l > ml && !strcmp(e->d_name + l - ml, RQ_ODB_OWN_MARK);
+	}
+	closedir(dh);
+	return n;
 }

@@ -105,4 +105,19 @@ int rq_odb_own_tmp_clean_gone(int objects);
  * a reader). The number removed. */
 size_t rq_odb_own_sweep(int objects, int pack_dir, char **tmps, size_t n, char **keeps, size_t m);
 
+/* How many packs replayq marked (a listing of objects/replayq). */
+size_t rq_odb_own_count(const char *objects);
+
+/* The consolidation's lock, objects/replayq/consolidate.lock (own_fd: that
+ * directory), held by its flock while this process consolidates (*lock:
+ * its descriptor), taken waiting up to wait_ms for its holder (a
+ * consolidation takes milliseconds): 1 taken, 0 still held, -1 failed.
+ * One whose owner is gone (its flock free, whatever PID namespace or host
+ * made it), or empty and older than RQ_ODB_OWN_STALE_SECONDS, is taken
+ * over. */
+#define RQ_ODB_OWN_LOCK "consolidate.lock"
+int rq_odb_own_lock(int own_fd, unsigned wait_ms, int *lock);
+/* Let it go: removed, then its flock released. */
+void rq_odb_own_unlock(int own_fd, int lock);
+
 #endif

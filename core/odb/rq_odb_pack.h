@@ -7,7 +7,7 @@
  * type-and-size header and the zlib stream of the content (libdeflate), with the
  * entry's CRC-32 for the index; rq_odb_pack_encode_delta() into a delta
  * against another object of the same pack. Entries can be encoded anywhere
- * (forked children do their own); rq_odb_pack_write() only concatenates
+ * (forked children do their own); rq_odb_packwrite() only concatenates
  * them, so the serial end of a replay is a copy and a checksum. An entry
  * can be read back (rq_odb_pack_entry_parse, _inflate, _apply_delta): the
  * objects a child hands over come without their content.
@@ -107,29 +107,6 @@ int rq_odb_pack_apply_delta(const unsigned char *base, size_t base_len, const un
  * header that does not parse, or a size past SIZE_MAX / 2). */
 int rq_odb_pack_delta_size(const unsigned char *delta, size_t delta_len, size_t *size);
 
-/*
- * Write the n entries (distinct ids, in this order) as dir/pack-<hash>.pack
- * and then dir/pack-<hash>.idx, each written to a temporary name
- * (dir/<tmp_prefix>pack_XXXXXX and dir/<tmp_prefix>idx_XXXXXX; NULL:
- * "tmp_", git's), synced to disk and renamed, the pack first: a reader of
- * dir never sees an index without its pack, and a failure leaves neither
- * (a pack of the same name already there stays). name receives
- * "pack-<hash>" (46 bytes with the NUL).
- */
-int rq_odb_pack_write(const char *dir, const char *tmp_prefix, const rq_odb_pack_entry *e, size_t n,
-		      char name[64], uint64_t *pack_bytes, rq_error *err);
-
-/*
- * The same, and before the pack moves in (its name known, both files
- * written and synced), before_move(ctx, name) runs: a .keep, a mark. When
- * it fails (-1, err set by it) nothing moves in; when the files cannot
- * move in after it, after_fail(ctx, name) undoes it. Either may be NULL.
- */
-typedef int (*rq_odb_pack_hook)(void *ctx, const char *name, rq_error *err);
-int rq_odb_pack_write_hooked(const char *dir, const char *tmp_prefix, const rq_odb_pack_entry *e,
-			     size_t n, rq_odb_pack_hook before_move, rq_odb_pack_hook after_fail,
-			     void *ctx, char name[64], uint64_t *pack_bytes, rq_error *err);
-
 /* ---- reading an index (version 2) ---- */
 
 /* An index as mapped: the parts a lookup needs. */
@@ -147,9 +124,12 @@ typedef struct rq_odb_pack_idx {
 /* The codes of rq_odb_pack_idx_parse: git's words for them. */
 #define RQ_ODB_PACK_IDX_SHORT	(-1) /* "index file <p> is too small" */
 #define RQ_ODB_PACK_IDX_CORRUPT (-2) /* "index file <p> is corrupt" */
+#define RQ_ODB_PACK_IDX_FANOUT	(-3) /* "non-monotonic index <p>" */
 
-/* Parse an index of len bytes: its header, and a size that fits its
- * count. 0, or one of the codes above. */
+/* Parse an index of len bytes: its header, a size that fits its count, a
+ * fan-out that never goes down (git's checks when it opens one; its ids
+ * are not checked to be sorted, nor the file's checksum: see
+ * docs/objects.md). 0, or one of the codes above. */
 int rq_odb_pack_idx_parse(const unsigned char *p, size_t len, rq_odb_pack_idx *ix);
 
 /*
@@ -159,6 +139,10 @@ int rq_odb_pack_idx_parse(const unsigned char *p, size_t len, rq_odb_pack_idx *i
  */
 int rq_odb_pack_fanout_find(const unsigned char *fanout, const unsigned char *ids, size_t stride,
 			    uint32_t nr, const unsigned char *id, uint32_t *pos);
+
+/* 1 when the fan-out of 256 big-endian counts never goes down and ends
+ * at nr (git's "non-monotonic index"), else 0. */
+int rq_odb_pack_fanout_ok(const unsigned char *fanout, uint32_t nr);
 
 /* The offset of index entry pos: 0, or -1 (a large offset that is not
  * in the table). */

@@ -9,6 +9,7 @@
 #include "rq_mem.h"
 #include "rq_odb_pack.h"
 #include "rq_odb_packset.h"
+#include "rq_sha1.h"
 
 #include <fcntl.h>
 #include <libdeflate.h>
@@ -342,6 +343,21 @@ static int locate(rq_odb_packread *pr, const git_oid *id, size_t *k, uint64_t *o
 	return r == RQ_ODB_PACKSET_BAD ? RQ_ODB_PACKREAD_BADPACK : r;
 }
 
+/* The content read for id hashes to id (checked up to RQ_SHA1_CHECK_MAX
+ * bytes, larger objects taken as read): an index that maps an id to
+ * another object's entry, consistent with itself and its pack, is seen
+ * here and nowhere else. */
+static int content_is(const git_oid *id, git_object_t type, const unsigned char *data, size_t len,
+		      size_t max)
+{
+	unsigned char sum[20];
+
+	if (len > max)
+		return 1;
+	rq_sha1_object(git_object_type2string(type), data, len, sum);
+	return !memcmp(sum, id->id, sizeof(sum));
+}
+
 int rq_odb_packread_read(rq_odb_packread *pr, const git_oid *id, rq_odb_packread_alloc alloc,
 			 void *ctx, void **data, size_t *len, git_object_t *type)
 {
@@ -356,6 +372,10 @@ int rq_odb_packread_read(rq_odb_packread *pr, const git_oid *id, rq_odb_packread
 	r = read_entry(pr, k, off, &content, len, type, &borrowed);
 	if (r <= 0)
 		return r;
+	if (!content_is(id, *type, borrowed ? borrowed : content, *len, RQ_SHA1_CHECK_MAX)) {
+		free(content);
+		return RQ_ODB_PACKREAD_DAMAGED;
+	}
 	if (!(out = alloc(ctx, *len + 1))) {
 		free(content);
 		return -1;
@@ -454,7 +474,8 @@ int rq_odb_packread_whole_blob(rq_odb_packread *pr, const git_oid *id, size_t mi
 		return -1;
 	/* inflated to learn where its stream ends (and checked: Adler-32) */
 	if (libdeflate_zlib_decompress_ex(pr->inflater, e.z, e.zmax, buf, e.size, &used, NULL) !=
-	    LIBDEFLATE_SUCCESS) {
+		LIBDEFLATE_SUCCESS ||
+	    !content_is(id, GIT_OBJECT_BLOB, buf, e.size, SIZE_MAX)) { /* copied as id's */
 		free(buf);
 		return RQ_ODB_PACKREAD_DAMAGED;
 	}

@@ -65,7 +65,8 @@ const char *rq_odb_packread_error(const rq_odb_packread *pr);
 /*
  * Read object id: 1 with *data (from alloc, the content and a NUL after
  * it), *len and *type; 0 when these packs do not hold it (or were left to
- * libgit2); -1 out of memory; RQ_ODB_PACKREAD_DAMAGED or _BADPACK.
+ * libgit2); -1 out of memory; RQ_ODB_PACKREAD_DAMAGED (also: content up
+ * to RQ_SHA1_CHECK_MAX that does not hash to id) or _BADPACK.
  */
 int rq_odb_packread_read(rq_odb_packread *pr, const git_oid *id, rq_odb_packread_alloc alloc,
 			 void *ctx, void **data, size_t *len, git_object_t *type);
@@ -78,9 +79,10 @@ int rq_odb_packread_read_header(rq_odb_packread *pr, const git_oid *id, size_t *
  * Blob id as it is stored when these packs hold it whole (not as a delta)
  * and its size is within [min, max]: 1 with *entry (malloc'd: a copy of its
  * pack entry, the type-and-size header and the zlib stream, as another
- * pack can hold it) and *content (malloc'd, *len bytes and a NUL). 0 when
- * these packs do not hold it, hold it as a delta, it is no blob or its
- * size is out of range; -1 out of memory; RQ_ODB_PACKREAD_DAMAGED.
+ * pack can hold it) and *content (malloc'd, *len bytes and a NUL), its
+ * content hashed to id whatever its size (the entry is copied as id's).
+ * 0 when these packs do not hold it, hold it as a delta, it is no blob or
+ * its size is out of range; -1 out of memory; RQ_ODB_PACKREAD_DAMAGED.
  */
 int rq_odb_packread_whole_blob(rq_odb_packread *pr, const git_oid *id, size_t min, size_t max,
 			       unsigned char **entry, size_t *entry_len, unsigned char **content,

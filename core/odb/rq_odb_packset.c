@@ -90,29 +90,6 @@ static int map_file(const char *path, const unsigned char **p, size_t *len)
 	return MAP_OK;
 }
 
-static int hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
-/* "pack-<40 hex>" as 20 bytes: 1, or 0 for any other name. */
-static int name_hex(const char *name, unsigned char out[20])
-{
-	if (strncmp(name, "pack-", 5) || strlen(name) != 45)
-		return 0;
-	for (int i = 0; i < 20; i++) {
-		int hi = hex_value(name[5 + 2 * i]), lo = hex_value(name[6 + 2 * i]);
-		if (hi < 0 || lo < 0)
-			return 0;
-		out[i] = (unsigned char)(hi << 4 | lo);
-	}
-	return 1;
-}
-
 rq_odb_packset *rq_odb_packset_open(const char *pack_dir, const char *shown, unsigned flags)
 {
 	rq_odb_packset *ps = calloc(1, sizeof(*ps));
@@ -190,8 +167,12 @@ static int need_idx(rq_odb_packset *ps, slot *s)
 	r = rq_odb_pack_idx_parse(s->idx, s->idx_len, &s->pair.ix);
 	if (r == 0)
 		return MAP_OK;
-	snprintf(ps->err, sizeof(ps->err), "index file %s/%s.idx is %s", ps->shown, s->name,
-		 r == RQ_ODB_PACK_IDX_SHORT ? "too small" : "corrupt");
+	if (r == RQ_ODB_PACK_IDX_FANOUT)
+		snprintf(ps->err, sizeof(ps->err), "non-monotonic index %s/%s.idx", ps->shown,
+			 s->name);
+	else
+		snprintf(ps->err, sizeof(ps->err), "index file %s/%s.idx is %s", ps->shown, s->name,
+			 r == RQ_ODB_PACK_IDX_SHORT ? "too small" : "corrupt");
 	return s->idx_state = MAP_BAD;
 }
 
@@ -269,7 +250,7 @@ static size_t slot_for(rq_odb_packset *ps, const char *name, size_t len)
 	}
 	memset(&v[ps->n], 0, sizeof(*v));
 	v[ps->n].name = copy;
-	v[ps->n].has_hex = name_hex(copy, v[ps->n].hex);
+	v[ps->n].has_hex = rq_odb_packtab_name_bytes(copy, v[ps->n].hex);
 	rq_hindex_add(&ps->by_name, rq_hindex_hash_str(copy), ps->n);
 	return ps->n++;
 }
@@ -398,19 +379,6 @@ static int load_midx(rq_odb_packset *ps)
 	return 0;
 }
 
-/* "pack-<hex>" of 20 bytes, into name (46 bytes). */
-static void pack_name(const unsigned char *hex, char *name)
-{
-	static const char digits[] = "0123456789abcdef";
-
-	memcpy(name, "pack-", 5);
-	for (int i = 0; i < 20; i++) {
-		name[5 + 2 * i] = digits[hex[i] >> 4];
-		name[6 + 2 * i] = digits[hex[i] & 15];
-	}
-	name[45] = '\0';
-}
-
 /* The table's packs to slots; a listed small one is covered by it. The
  * number of table packs that are not listed. */
 static size_t map_table(rq_odb_packset *ps)
@@ -426,7 +394,7 @@ static size_t map_table(rq_odb_packset *ps)
 			ps->tab_slot[k] = TAB_LAZY; /* its slot when first used */
 			continue;
 		}
-		pack_name(p.name, name);
+		rq_odb_packtab_name(p.name, name);
 		s = ps->tab_slot[k] = listed_slot(ps, name);
 		if (s == SIZE_MAX) {
 			dead++;
@@ -633,7 +601,7 @@ static int lazy_slot(rq_odb_packset *ps, uint32_t p, size_t *k)
 	char name[64];
 
 	rq_odb_packtab_pack_at(ps->tab, p, &tp);
-	pack_name(tp.name, name);
+	rq_odb_packtab_name(tp.name, name);
 	if ((*k = slot_for(ps, name, strlen(name))) == SIZE_MAX)
 		return -1;
 	ps->slots[*k].listed = ps->slots[*k].known = 1;

@@ -73,7 +73,7 @@ static int parse(rq_odb_packtab *t)
 	t->fanout = t->packs + (size_t)t->npacks * PACK_ROW;
 	t->ids = t->fanout + FANOUT;
 	t->refs = t->ids + (size_t)t->nr * 20;
-	return rq_odb_pack_be32(t->fanout + 255 * 4) == t->nr ? 0 : -1;
+	return rq_odb_pack_fanout_ok(t->fanout, t->nr) ? 0 : -1;
 }
 
 int rq_odb_packtab_load(rq_odb_packtab **out, int dirfd)
@@ -157,6 +157,42 @@ int rq_odb_packtab_find(const rq_odb_packtab *t, const unsigned char *id,
 		}
 	}
 	return 0;
+}
+
+/* ---- pack names ---- */
+
+static int hex_value(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+int rq_odb_packtab_name_bytes(const char *name, unsigned char out[20])
+{
+	if (strncmp(name, "pack-", 5) || strlen(name) != 45)
+		return 0;
+	for (int i = 0; i < 20; i++) {
+		int hi = hex_value(name[5 + 2 * i]), lo = hex_value(name[6 + 2 * i]);
+		if (hi < 0 || lo < 0)
+			return 0;
+		out[i] = (unsigned char)(hi << 4 | lo);
+	}
+	return 1;
+}
+
+void rq_odb_packtab_name(const unsigned char *hex, char *name)
+{
+	static const char digits[] = "0123456789abcdef";
+
+	memcpy(name, "pack-", 5);
+	for (int i = 0; i < 20; i++) {
+		name[5 + 2 * i] = digits[hex[i] >> 4];
+		name[6 + 2 * i] = digits[hex[i] & 15];
+	}
+	name[45] = '\0';
 }
 
 /* ---- building ---- */

@@ -56,6 +56,12 @@ typedef struct rq_odb_packtab_pack {
  * multi-pack-index, it names them all, as they were then. */
 #define RQ_ODB_PACKTAB_COMPLETE 1u
 
+/* A pack's name "pack-<40 hex digits>" as the 20 bytes a table holds:
+ * 1, or 0 for a name of any other form. */
+int rq_odb_packtab_name_bytes(const char *name, unsigned char out[20]);
+/* Those 20 bytes as the name "pack-<hex>", into name (46 bytes). */
+void rq_odb_packtab_name(const unsigned char *hex, char *name);
+
 /* The table in the directory dirfd (objects/replayq), mapped: 1 with
  * *out, 0 none (or one that does not parse), -1 out of memory. */
 int rq_odb_packtab_load(rq_odb_packtab **out, int dirfd);

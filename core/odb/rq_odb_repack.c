@@ -9,6 +9,7 @@
 #include "rq_odb_midx.h"
 #include "rq_odb_own.h"
 #include "rq_odb_pack.h"
+#include "rq_odb_packwrite.h"
 #include "rq_oidmap.h"
 #include "rq_testhook.h"
 
@@ -25,8 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define LOCK_FILE "consolidate.lock"
-#define FACTOR	  2
+#define FACTOR 2
 
 /* One of replayq's packs. */
 typedef struct own_pack {
@@ -46,57 +46,6 @@ typedef struct dirs {
 	char pack[PATH_MAX];
 	int own_fd, pack_fd;
 } dirs;
-
-/* ---- the lock ---- */
-
-/* A lock that never said whose it is (its maker killed between making it
- * and writing it) and is older than a consolidation ever takes: taken
- * over. */
-static int lock_old(int own_fd)
-{
-	struct stat st;
-
-	return fstatat(own_fd, LOCK_FILE, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-	       time(NULL) - st.st_mtime >= RQ_ODB_OWN_STALE_SECONDS;
-}
-
-/* Take objects/replayq/consolidate.lock, held by its flock while this
- * process consolidates (*lock its descriptor): 1 taken, 0 held by a live
- * process, -1 failed. One whose owner is gone (its flock free) is taken
- * over, whatever PID namespace or host it was made in. */
-static int lock_try(int own_fd, int *lock)
-{
-	for (int tries = 0; tries < 2; tries++) {
-		int fd = rq_odb_own_hold_at(own_fd, LOCK_FILE), r;
-		if (fd >= 0) {
-			*lock = fd;
-			return 1;
-		}
-		if (errno != EEXIST)
-			return -1;
-		r = rq_odb_own_held_gone(own_fd, LOCK_FILE, &fd);
-		if (r == 0 || (r < 0 && !lock_old(own_fd)))
-			return 0;
-		unlinkat(own_fd, LOCK_FILE, 0); /* its owner is gone */
-		if (fd >= 0)
-			close(fd);
-	}
-	return 0;
-}
-
-/* The lock, waiting up to wait_ms for its holder (a consolidation takes
- * milliseconds): 1 taken, 0 still held, -1 failed. */
-static int lock_take(int own_fd, unsigned wait_ms, int *lock)
-{
-	const struct timespec step = {0, 2 * 1000 * 1000};
-	int r;
-
-	for (unsigned waited = 0;; waited += 2) {
-		if ((r = lock_try(own_fd, lock)) != 0 || waited >= wait_ms)
-			return r;
-		nanosleep(&step, NULL);
-	}
-}
 
 /* ---- replayq's packs ---- */
 
@@ -588,8 +537,8 @@ static int write_merged(dirs *d, const own_pack *v, size_t n, rq_odb_repack_stat
 	    (rc = rq_odb_own_tmp_begin(&owner, d->objects, base, sizeof(base), err)) == 0)
 		snprintf(prefix, sizeof(prefix), "tmp_%s-", base);
 	if (rc == 0)
-		rc = rq_odb_pack_write_hooked(d->pack, prefix, m.v, m.n, before_move, after_fail, d,
-					      st->pack_name, &st->pack_bytes, err);
+		rc = rq_odb_packwrite_hooked(d->pack, prefix, m.v, m.n, before_move, after_fail, d,
+					     st->pack_name, &st->pack_bytes, err);
 	rq_odb_own_tmp_end(&owner);
 	st->objects = rc == 0 ? m.n : 0;
 	for (size_t k = 0; src && k < n; k++)
@@ -738,17 +687,16 @@ int rq_odb_repack_run(const char *objects, const rq_odb_repack_opts *opts, rq_od
 		goto out;
 	if (opts->all)
 		count_packs(&d, &st->packs_before, &st->bytes_before);
-	if ((r = lock_take(d.own_fd, opts->wait_ms, &lock)) < 0) {
-		rq_error_set(err, RQ_E_IO, "cannot lock %s/" RQ_ODB_OWN_DIR "/" LOCK_FILE ": %s",
-			     objects, strerror(errno));
+	if ((r = rq_odb_own_lock(d.own_fd, opts->wait_ms, &lock)) < 0) {
+		rq_error_set(err, RQ_E_IO,
+			     "cannot lock %s/" RQ_ODB_OWN_DIR "/" RQ_ODB_OWN_LOCK ": %s", objects,
+			     strerror(errno));
 		goto out;
 	}
 	st->busy = r == 0;
 	rc = r ? locked_run(&d, opts, st, err) : 0;
-	if (r) { /* removed, then its flock let go */
-		unlinkat(d.own_fd, LOCK_FILE, 0);
-		close(lock);
-	}
+	if (r)
+		rq_odb_own_unlock(d.own_fd, lock);
 	if (opts->all)
 		count_packs(&d, &st->packs_after, &st->bytes_after);
 out:
@@ -776,27 +724,6 @@ int rq_odb_repack_enabled(git_repository *repo, unsigned *threshold)
 	return on;
 }
 
-/* How many packs replayq marked (a listing of objects/replayq). */
-static size_t own_count(const char *objects)
-{
-	int fd = rq_odb_own_dir(objects, 0);
-	DIR *dh = fd >= 0 ? fdopendir(fd) : NULL;
-	struct dirent *e;
-	size_t n = 0, ml = strlen(RQ_ODB_OWN_MARK);
-
-	if (!dh) {
-		if (fd >= 0)
-			close(fd);
-		return 0;
-	}
-	while ((e = readdir(dh))) {
-		size_t l = strlen(e->d_name);
-		n += l > ml && !strcmp(e->d_name + l - ml, RQ_ODB_OWN_MARK);
-	}
-	closedir(dh);
-	return n;
-}
-
 int rq_odb_repack_due(git_repository *repo, char *objects, size_t n, unsigned *threshold)
 {
 	git_buf dir = GIT_BUF_INIT;
@@ -810,7 +737,7 @@ int rq_odb_repack_due(git_repository *repo, char *objects, size_t n, unsigned *t
 	}
 	while (dir.size > 1 && dir.ptr[dir.size - 1] == '/')
 		dir.ptr[--dir.size] = '\0';
-	if (dir.size < n && own_count(dir.ptr) >= *threshold) {
+	if (dir.size < n && rq_odb_own_count(dir.ptr) >= *threshold) {
 		memcpy(objects, dir.ptr, dir.size + 1);
 		due = 1;
 	}

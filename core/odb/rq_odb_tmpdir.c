@@ -8,6 +8,8 @@
 #include "rq_fs.h"
 #include "rq_mem.h"
 #include "rq_odb_mem.h"
+#include "rq_odb_packwrite.h"
+#include "rq_odb_part.h"
 #include "rq_odb_own.h"
 #include "rq_testhook.h"
 #include "rq_trace.h"
@@ -218,7 +220,7 @@ int rq_odb_tmpdir_save_part(rq_odb_tmpdir *od, size_t since, unsigned idx, rq_er
 	/* compressed here, in parallel with the other workers */
 	if (rq_odb_tmpdir_encode(od, since, err) < 0)
 		return -1;
-	if (rq_odb_mem_save(od->mem, since, tmp, err) < 0)
+	if (rq_odb_part_save(od->mem, since, tmp, err) < 0)
 		return -1;
 	if (rename(tmp, final) < 0) {
 		unlink(tmp);
@@ -235,7 +237,7 @@ int rq_odb_tmpdir_load_part(rq_odb_tmpdir *od, unsigned idx, rq_error *err)
 
 	if (part_path(od, idx, "", path, sizeof(path)) < 0)
 		return rq_error_set(err, RQ_E_IO, "objects directory path too long");
-	rc = rq_odb_mem_load(od->mem, path, err);
+	rc = rq_odb_part_load(od->mem, path, err);
 	unlink(path);
 	return rc;
 }
@@ -329,8 +331,8 @@ static int write_pack(rq_odb_tmpdir *od, rq_odb_tmpdir_stats *stats, rq_error *e
 	snprintf(packdir, sizeof(packdir), "%s/pack", od->objects);
 	snprintf(prefix, sizeof(prefix), "tmp_%.180s-", strrchr(od->path, '/') + 1);
 	if (make_dir(packdir, err) == 0 &&
-	    rq_odb_pack_write_hooked(packdir, prefix, e, stats->objects, before_move, after_fail,
-				     od, stats->pack_name, &stats->pack_bytes, err) == 0)
+	    rq_odb_packwrite_hooked(packdir, prefix, e, stats->objects, before_move, after_fail, od,
+				    stats->pack_name, &stats->pack_bytes, err) == 0)
 		rc = 0;
 	if (rc == 0 && od->kept && !od->keep) { /* nothing to wait for */
 		rq_odb_own_unkeep(od->objects, stats->pack_name);

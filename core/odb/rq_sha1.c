@@ -4,6 +4,7 @@
  */
 #include "rq_sha1.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -202,4 +203,22 @@ void rq_sha1_final(rq_sha1 *s, unsigned char out[20])
 		out[4 * i + 2] = (unsigned char)(s->h[i] >> 8);
 		out[4 * i + 3] = (unsigned char)s->h[i];
 	}
+}
+
+void rq_sha1_object_init(rq_sha1 *s, const char *type, size_t size)
+{
+	char head[64];
+	int n = snprintf(head, sizeof(head), "%s %zu", type, size);
+
+	rq_sha1_init(s);
+	rq_sha1_update(s, head, (size_t)n + 1); /* the NUL too */
+}
+
+void rq_sha1_object(const char *type, const void *data, size_t len, unsigned char out[20])
+{
+	rq_sha1 s;
+
+	rq_sha1_object_init(&s, type, len);
+	rq_sha1_update(&s, data, len);
+	rq_sha1_final(&s, out);
 }

@@ -12,9 +12,11 @@
 #include <unistd.h>
 
 #include "rq_odb_mem.h"
+#include "rq_odb_part.h"
 #include "rq_odb_tmpdir.h"
 #include "rq_deflate.h"
 #include "rq_odb_pack.h"
+#include "rq_odb_packwrite.h"
 #include "rq_odb_packread.h"
 #include "rq_sha1.h"
 
@@ -244,9 +246,9 @@ static void test_parts_deltas(void **state)
 	assert_int_equal(rq_odb_mem_encode(child, enc, 0), 0);
 	snprintf(path, sizeof(path), "%.3000s/part-deltas", r->root);
 	rq_error_clear(&err);
-	assert_int_equal(rq_odb_mem_save(child, 0, path, &err), 0);
+	assert_int_equal(rq_odb_part_save(child, 0, path, &err), 0);
 	child->free(child);
-	assert_int_equal(rq_odb_mem_load(parent, path, &err), 0);
+	assert_int_equal(rq_odb_part_load(parent, path, &err), 0);
 	assert_int_equal(rq_odb_mem_count(parent), 70);
 
 	/* read back through the chain: the content hashes to the id */
@@ -275,7 +277,7 @@ static void test_parts_deltas(void **state)
 	}
 	assert_true(whole_after >= 1);
 	snprintf(packdir, sizeof(packdir), "%.3000s/objects/pack", r->gitdir);
-	assert_int_equal(rq_odb_pack_write(packdir, NULL, e, n, name, &bytes, &err), 0);
+	assert_int_equal(rq_odb_packwrite(packdir, NULL, e, n, name, &bytes, &err), 0);
 	free(e);
 	{
 		char *out =
@@ -673,8 +675,8 @@ static void test_parts(void **state)
 
 	snprintf(path, sizeof(path), "%.3000s/part", r->root);
 	rq_error_clear(&err);
-	assert_int_equal(rq_odb_mem_save(a, 5, path, &err), 0);
-	assert_int_equal(rq_odb_mem_load(b, path, &err), 0);
+	assert_int_equal(rq_odb_part_save(a, 5, path, &err), 0);
+	assert_int_equal(rq_odb_part_load(b, path, &err), 0);
 	assert_int_equal(rq_odb_mem_count(b), 15);
 	for (int i = 0; i < 20; i++) {
 		void *data = NULL;
@@ -702,7 +704,7 @@ static void test_parts(void **state)
 		}
 	}
 	/* loading the same file again adds nothing */
-	assert_int_equal(rq_odb_mem_load(b, path, &err), 0);
+	assert_int_equal(rq_odb_part_load(b, path, &err), 0);
 	assert_int_equal(rq_odb_mem_count(b), 15);
 
 	/* one byte too many: refused */
@@ -714,7 +716,7 @@ static void test_parts(void **state)
 		snprintf(longer, sizeof(longer), "%s.long", path);
 		assert_int_equal(rq_odb_mem_new(&c), 0);
 		rq_error_clear(&err);
-		assert_int_equal(rq_odb_mem_load(c, longer, &err), -1);
+		assert_int_equal(rq_odb_part_load(c, longer, &err), -1);
 		assert_int_equal(err.code, RQ_E_INTERNAL);
 		assert_non_null(strstr(err.msg, "too long"));
 		c->free(c);
@@ -730,7 +732,7 @@ static void test_parts(void **state)
 		git_odb_backend *c;
 		assert_int_equal(rq_odb_mem_new(&c), 0);
 		rq_error_clear(&err);
-		assert_int_equal(rq_odb_mem_load(c, path, &err), -1);
+		assert_int_equal(rq_odb_part_load(c, path, &err), -1);
 		assert_int_equal(err.code, RQ_E_INTERNAL);
 		assert_non_null(strstr(err.msg, "damaged"));
 		c->free(c);
@@ -740,14 +742,14 @@ static void test_parts(void **state)
 	{
 		git_odb_backend *c;
 		assert_int_equal(rq_odb_mem_new(&c), 0);
-		assert_int_equal(rq_odb_mem_load(c, path, &err), -1);
+		assert_int_equal(rq_odb_part_load(c, path, &err), -1);
 		c->free(c);
 	}
 	/* not a part file at all; a missing one */
 	assert_int_equal(tu_run(NULL, "echo hello > '%s'", path), 0);
-	assert_int_equal(rq_odb_mem_load(b, path, &err), -1);
+	assert_int_equal(rq_odb_part_load(b, path, &err), -1);
 	assert_non_null(strstr(err.msg, "not an object part file"));
-	assert_int_equal(rq_odb_mem_load(b, "/nonexistent/part", &err), -1);
+	assert_int_equal(rq_odb_part_load(b, "/nonexistent/part", &err), -1);
 	assert_int_equal(err.code, RQ_E_IO);
 	assert_int_equal(rq_odb_mem_count(b), 15);
 
@@ -811,7 +813,7 @@ static void write_one(rq_odb_pack_encoder *enc, const char *dir, const char *tex
 	    rq_odb_pack_encode(enc, GIT_OBJECT_BLOB, text, strlen(text), &data, &e.len, &e.crc), 0);
 	e.data = data;
 	rq_error_clear(&err);
-	assert_int_equal(rq_odb_pack_write(dir, "tmp_test-", &e, 1, name, &bytes, &err),
+	assert_int_equal(rq_odb_packwrite(dir, "tmp_test-", &e, 1, name, &bytes, &err),
 			 ok ? 0 : -1);
 	if (!ok)
 		assert_non_null(strstr(err.msg, "cannot rename"));
