@@ -809,7 +809,8 @@ static int opened_as_checked(cfgwalk *w, git_repository *repo, const char *gitdi
 	    !same_dir(git_repository_commondir(repo), commondir))
 		return rq_error_set(w->c->err, RQ_E_BAD_REPO,
 				    "the repository was opened elsewhere than it was checked");
-	qsort(w->v, w->n, sizeof(*w->v), cfgvar_cmp);
+	if (w->n) /* (qsort of NULL, 0 is undefined) */
+		qsort(w->v, w->n, sizeof(*w->v), cfgvar_cmp);
 	/* no repository configuration (or none readable now): nothing to compare */
 	if (git_repository_config(&cfg, repo) == 0 &&
 	    git_config_open_level(&local, cfg, GIT_CONFIG_LEVEL_LOCAL) == 0 &&

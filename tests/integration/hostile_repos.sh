@@ -301,4 +301,14 @@ cp "$R/.git-attrs" "$T/outside-attrs"
 job outside attrs
 check_eq "info/attributes outside the root: bad_repo" bad_repo "$CODE"
 
+# ---------------------------------------------------------------------------
+section "a repository without a config file (git reads it with the defaults)"
+make_repo "$ROOT/nocfg" c
+fixed_date
+rm "$ROOT/nocfg/.git/config"
+oracle "no config file" "$ROOT/nocfg" --onto main main..topic
+job nocfg nocfg
+check_eq "a job: ok (it crashed on the empty list of variables)" ok "$CODE"
+check_eq "... upstream's commit" "$(upstream_new "$ROOT/nocfg")" "$NEW"
+
 finish
