@@ -328,6 +328,15 @@ hold_pid() {
 dead_or_zombie() {
 	[ ! -e "/proc/$1" ] || [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = Z ]
 }
+# logged_after log job outcome: the worker's log (JSON lines) has the line
+# of how the consolidation after the job ended, wherever it is. (Not
+# `jq -e 'select(...)'` over the lines: jq 1.6 judges -e by the last input
+# alone, so a later line of another job made the check fail.)
+logged_after() {
+	grep -s '"consolidation after a job; its result stands"' "$1" |
+		jq -n -e --arg j "$2" --arg o "$3" 'any(inputs; .job == $j and .outcome == $o)' \
+			>/dev/null
+}
 # wait_for "description" seconds command...: poll until the command succeeds
 wait_for() {
 	local what=$1 secs=$2

@@ -40,12 +40,6 @@ has_result() { [ -n "$(result_of "$1")" ]; }
 scrape() { curl -sS --max-time 10 -o "$T/scrape" "http://$ADDR/metrics"; }
 metric() { awk -v k="$1" '$1 == k { v = $2 } END { print (v == "" ? 0 : v) }' "$T/scrape"; }
 L="queue=\"$Q\""
-# logged_after job outcome: the worker logged how the consolidation after
-# the job ended
-logged_after() {
-	grep -s '"consolidation after a job; its result stands"' "$T/wp.log" |
-		jq -e --arg j "$1" --arg o "$2" 'select(.job == $j and .outcome == $o)' >/dev/null
-}
 # intact job: its result ok, one entry in the results stream, its commit's
 # objects there, fsck clean
 intact() {
@@ -94,7 +88,7 @@ check_eq "p-3: submitted" 0 "$RC"
 
 section "killed at job-after: the result stands"
 kill -9 "$A"
-check "the kill is logged (outcome killed)" wait_for "the log line" 60 logged_after p-2 killed
+check "the kill is logged (outcome killed)" wait_for "the log line" 60 logged_after "$T/wp.log" p-2 killed
 check_eq "p-2's result unchanged" "$BEFORE" "$(result_of p-2)"
 intact p-2
 scrape
@@ -109,7 +103,7 @@ check "p-3's child is held in its consolidation, the new pack in" test -n "$B"
 check "p-3's result is stored meanwhile" wait_for "p-3's result" 60 has_result p-3
 BEFORE=$(result_of p-3)
 kill -9 "$B"
-check "the kill is logged (outcome killed)" wait_for "the log line" 60 logged_after p-3 killed
+check "the kill is logged (outcome killed)" wait_for "the log line" 60 logged_after "$T/wp.log" p-3 killed
 check_eq "p-3's result unchanged" "$BEFORE" "$(result_of p-3)"
 check_eq "p-3's ref moved" "$(jq -r '.updates[0].new' <<<"$BEFORE")" "$(git -C "$R" rev-parse refs/rq/p-3)"
 intact p-3
@@ -118,7 +112,7 @@ intact p-2
 section "the next job's consolidation finishes the work"
 job_of p-4 1800000004 update | timeout -s KILL 120 "$REPLAYQ" submit --wait=100 >"$T/p4.out" 2>>"$T/submit.err"
 check_eq "p-4: ok" ok "$(jq -r .status "$T/p4.out")"
-check "its consolidation is logged (merged)" wait_for "the log line" 60 logged_after p-4 merged
+check "its consolidation is logged (merged)" wait_for "the log line" 60 logged_after "$T/wp.log" p-4 merged
 for j in p-1 p-2 p-3 p-4; do
 	intact "$j"
 done

@@ -55,12 +55,6 @@ own_is() { [ "$(own_packs)" = "$1" ]; }
 # no_children pid: the process has no child left (its jobs' children,
 # consolidating after their results, have all exited)
 no_children() { ! grep -qs "^PPid:[[:space:]]*$1\$" /proc/[0-9]*/status; }
-# consolidated job outcome: the worker logged how the consolidation after
-# the job ended
-consolidated() {
-	grep -s '"consolidation after a job; its result stands"' "$T/ws.log" |
-		jq -e --arg j "$1" --arg o "$2" 'select(.job == $j and .outcome == $o)' >/dev/null
-}
 
 start_redis
 # the first consolidation holds once it chose its packs (its lock taken)
@@ -93,7 +87,7 @@ run_rq submit --no-validate "$T/jobs.jsonl"
 check "its pack in beside the 12 chosen" wait_for "13 packs" 120 own_is 13
 kill -USR1 "$A"
 check "let go: both results" wait_for "13 results" 120 results_in 13
-check "the twelfth's consolidation merged" wait_for "the log line" 120 consolidated s-12 merged
+check "the twelfth's consolidation merged" wait_for "the log line" 120 logged_after "$T/ws.log" s-12 merged
 check "the children exited" wait_for "no child" 120 no_children "$WS"
 check_eq "the 12 merged into one, the job's pack beside it" 2 "$(own_packs)"
 check "the lock is gone" test ! -e "$OBJ/replayq/consolidate.lock"
@@ -106,6 +100,9 @@ check_eq "submit: exit 0" 0 "$RC"
 check "all $N results" wait_for "all results" 600 results_in "$N"
 check "the children exited" wait_for "no child" 120 no_children "$WS"
 stamp "results in, children exited (replayq's packs: at most $MAX at a time)"
+# the twelfth's line is found among the later consolidations' (a check
+# that judged by the last line alone would miss it)
+check "the twelfth's consolidation found among the later ones" logged_after "$T/ws.log" s-12 merged
 check_eq "exactly one result per job" "$N" "$(results)"
 for i in $(seq 1 "$N"); do echo "GET replayq:{sust}:result:s-$i"; done | rcli --raw >"$T/results.jsonl"
 check_eq "every result ok" "$N" "$(jq -r .status "$T/results.jsonl" | grep -cx ok)"
