@@ -227,3 +227,21 @@ const char *rq_fs_strerror(int e)
 		return "too large";
 	return strerror(e);
 }
+
+int rq_fs_write_all(int fd, const void *p, size_t n)
+{
+	const char *q = p;
+
+	while (n) {
+		ssize_t w = write(fd, q, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w == 0)
+			errno = ENOSPC; /* what a write that takes nothing means here */
+		if (w <= 0)
+			return -1;
+		q += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}

@@ -68,6 +68,10 @@ int rq_fs_open_regular(const char *path, int follow, struct stat *st);
  */
 int rq_fs_read_regular(const char *path, int follow, size_t max, char **out, size_t *len);
 
+/* Write all n bytes of p to fd, through short writes and EINTR: 0, or -1
+ * with errno set (ENOSPC when a write took nothing). */
+int rq_fs_write_all(int fd, const void *p, size_t n);
+
 /* What errno e means for rq_fs_open_regular and rq_fs_read_regular:
  * strerror(e), or "not a regular file ..." or "too large". */
 const char *rq_fs_strerror(int e);

@@ -3,6 +3,7 @@
  * rq_owner: markers whose owner holds an flock (see the header).
  */
 #include "rq_owner.h"
+#include "rq_fs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -96,16 +97,9 @@ void rq_owner_base(const rq_owner *o, char *out, size_t size)
 
 int rq_owner_write(rq_owner *o, const char *data, size_t n, int sync, rq_error *err)
 {
-	while (n) {
-		ssize_t w = write(o->fd, data, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return rq_error_set(err, RQ_E_IO, "cannot write '%s': %s", o->name,
-					    strerror(w < 0 ? errno : ENOSPC));
-		data += w;
-		n -= (size_t)w;
-	}
+	if (rq_fs_write_all(o->fd, data, n) < 0)
+		return rq_error_set(err, RQ_E_IO, "cannot write '%s': %s", o->name,
+				    strerror(errno));
 	if (sync && fsync(o->fd) < 0)
 		return rq_error_set(err, RQ_E_IO, "cannot write '%s': %s", o->name,
 				    strerror(errno));

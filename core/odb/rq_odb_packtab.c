@@ -5,6 +5,7 @@
  * older table and new indexes, saved.
  */
 #include "rq_odb_packtab.h"
+#include "rq_fs.h"
 #include "rq_odb_pack.h"
 #include "rq_sha1.h"
 
@@ -361,20 +362,6 @@ int rq_odb_packtab_build(rq_odb_packtab **out, const rq_odb_packtab *old, const 
 
 /* ---- saving ---- */
 
-static int write_all(int fd, const unsigned char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 int rq_odb_packtab_save(const rq_odb_packtab *t, int dirfd)
 {
 	char tmp[64];
@@ -389,7 +376,7 @@ int rq_odb_packtab_save(const rq_odb_packtab *t, int dirfd)
 	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
 	if (fd < 0)
 		return -1;
-	if (write_all(fd, t->bytes, t->len) == 0 && close(fd) == 0) {
+	if (rq_fs_write_all(fd, t->bytes, t->len) == 0 && close(fd) == 0) {
 		fd = -1;
 		/* derived data: no sync (a torn table fails its checksum) */
 		rc = renameat(dirfd, tmp, dirfd, RQ_ODB_PACKTAB_FILE);

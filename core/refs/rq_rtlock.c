@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "rq_buf.h"
+#include "rq_fs.h"
 
 #define TOKEN_LEN 8
 
@@ -30,26 +31,12 @@ static size_t token_line(char *line, const char *token)
 	return (size_t)sprintf(line, "replayq %.8s\n", token);
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* The lock made empty and then filled (no hard links here). */
 static int create_plain(const char *path, const char *line, size_t n)
 {
 	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666), e;
 
-	if (fd >= 0 && write_all(fd, line, n) < 0) {
+	if (fd >= 0 && rq_fs_write_all(fd, line, n) < 0) {
 		e = errno;
 		close(fd);
 		unlink(path);
@@ -75,7 +62,7 @@ int rq_rtlock_create(const char *path, const char *token)
 		fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
 	if (fd < 0)
 		return -1;
-	if (write_all(fd, line, n) < 0) {
+	if (rq_fs_write_all(fd, line, n) < 0) {
 		e = errno;
 		close(fd);
 		unlink(tmp);

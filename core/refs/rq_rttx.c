@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rq_fs.h"
 #include "rq_mem.h"
 #include "rq_rtlock.h"
 #include "rq_rtwrite.h"
@@ -54,20 +55,6 @@ static int path_in(const rq_rtstack *st, const char *name, const char *suffix, c
 	int n = snprintf(out, PATH_MAX, "%s/%s%s", rq_rtstack_dir(st), name, suffix);
 
 	return n < 0 || n >= PATH_MAX ? rq_error_set(err, RQ_E_IO, "reftable path too long") : 0;
-}
-
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
 }
 
 static void sleep_ms(long ms)
@@ -133,7 +120,7 @@ static int write_table(rq_rtstack *st, const char *token, uint64_t min, uint64_t
 		return rq_error_set(err, RQ_E_IO, "reftable '%s' exists already", name);
 	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666)) < 0)
 		return rq_error_set(err, RQ_E_IO, "cannot create '%s': %s", tmp, strerror(errno));
-	ok = write_all(fd, bytes->p, bytes->len) == 0 && fsync(fd) == 0;
+	ok = rq_fs_write_all(fd, bytes->p, bytes->len) == 0 && fsync(fd) == 0;
 	ok = close(fd) == 0 && ok;
 	if (!ok || rename(tmp, final) < 0) {
 		int e = errno;
@@ -162,7 +149,8 @@ static int write_list(rq_rttx *tx, const char *const *names, size_t n, const cha
 		return b.oom ? rq_error_set(err, RQ_E_NOMEM, "out of memory") : -1;
 	}
 	/* over the token's line (rq_rtlock), then cut to the list's length */
-	ok = lseek(tx->fd, 0, SEEK_SET) == 0 && write_all(tx->fd, b.p ? b.p : "", b.len) == 0 &&
+	ok = lseek(tx->fd, 0, SEEK_SET) == 0 &&
+	     rq_fs_write_all(tx->fd, b.p ? b.p : "", b.len) == 0 &&
 	     ftruncate(tx->fd, (off_t)b.len) == 0 && fsync(tx->fd) == 0;
 	free(b.p);
 	ok = close(tx->fd) == 0 && ok;

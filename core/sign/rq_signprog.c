@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE /* pipe2, mkostemp */
 #include "rq_signprog.h"
+#include "rq_fs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -230,13 +231,8 @@ static int temp_file(const char *name, const void *data, size_t len, char *path,
 		return rq_error_set(err, RQ_E_SIGN_FAILED, "cannot make a temporary file: %s",
 				    strerror(e));
 	}
-	while (len && !e) {
-		ssize_t w = write(fd, p, len);
-		if (w < 0 && errno != EINTR)
-			e = errno;
-		else if (w > 0)
-			p += w, len -= (size_t)w;
-	}
+	if (rq_fs_write_all(fd, p, len) < 0)
+		e = errno;
 	if (close(fd) < 0 && !e)
 		e = errno;
 	if (e)
