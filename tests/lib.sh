@@ -308,6 +308,23 @@ upstream_git() {
 	echo "# notice: upstream git with 'git replay' not found (set RQ_UPSTREAM_GIT): oracle checks skipped" >&2
 	return 1
 }
+# For the consolidation tests, in the repository whose objects directory
+# is $OBJ: consolidation_jobs prefix from to prints the jobs
+# <prefix>-<from>..<prefix>-<to>, one a line (base..topic onto main, a
+# committer time of their own; the odd ones move refs/rq/<i>); own_packs
+# counts replayq's packs (its marks), all_packs every pack.
+consolidation_jobs() {
+	local i c u
+	for i in $(seq "$2" "$3"); do
+		c='"committer":{"name":"Bot","email":"bot@example.com","time":'$((1800000000 + i))',"tz":"+0000"}'
+		u=''
+		[ $((i % 2)) = 1 ] && u=',"ref":"refs/rq/'$i'","ref_action":"update"'
+		echo '{"v":1,"id":"'"$1"'-'$i'","repo":"r","mode":"onto","target":"main","revisions":["base..topic"]'$u','$c'}'
+	done
+}
+own_packs() { ls "$OBJ/replayq" 2>/dev/null | grep -c '\.own$'; }
+all_packs() { ls "$OBJ/pack" | grep -c '\.idx$'; }
+
 
 # Holds (core/base/rq_testhook.h): a process that reaches a point named in
 # REPLAYQ_TEST_HOLD announces itself with $HOLD_DIR/<point>.<pid> and waits

@@ -31,19 +31,8 @@ OBJ=$R/.git/objects
 Q=vol
 export REPLAYQ_QUEUE=$Q
 
-# jobs from to: the jobs v-<from>..v-<to>, one a line; the odd ones move
-# refs/rq/<i>
-jobs() {
-	local i c u
-	for i in $(seq "$1" "$2"); do
-		c='"committer":{"name":"Bot","email":"bot@example.com","time":'$((1800000000 + i))',"tz":"+0000"}'
-		u=''
-		[ $((i % 2)) = 1 ] && u=',"ref":"refs/rq/'$i'","ref_action":"update"'
-		echo '{"v":1,"id":"v-'$i'","repo":"r","mode":"onto","target":"main","revisions":["base..topic"]'$u','$c'}'
-	done
-}
-own_packs() { ls "$OBJ/replayq" 2>/dev/null | grep -c '\.own$'; }
-all_packs() { ls "$OBJ/pack" | grep -c '\.idx$'; }
+# jobs from to: the jobs v-<from>..v-<to> (tests/lib.sh)
+jobs() { consolidation_jobs v "$@"; }
 results() { rcli XLEN "$(key $Q results)"; }
 MAX=0
 # sample: note the largest count of replayq's packs seen

@@ -28,19 +28,8 @@ git -C "$R" config gc.auto 0
 OBJ=$R/.git/objects
 export REPLAYQ_QUEUE=sust
 
-# jobs from to: the jobs s-<from>..s-<to>, one a line; the odd ones move
-# refs/rq/<i>
-jobs() {
-	local i c u
-	for i in $(seq "$1" "$2"); do
-		c='"committer":{"name":"Bot","email":"bot@example.com","time":'$((1800000000 + i))',"tz":"+0000"}'
-		u=''
-		[ $((i % 2)) = 1 ] && u=',"ref":"refs/rq/'$i'","ref_action":"update"'
-		echo '{"v":1,"id":"s-'$i'","repo":"r","mode":"onto","target":"main","revisions":["base..topic"]'$u','$c'}'
-	done
-}
-own_packs() { ls "$OBJ/replayq" 2>/dev/null | grep -c '\.own$'; }
-all_packs() { ls "$OBJ/pack" | grep -c '\.idx$'; }
+# jobs from to: the jobs s-<from>..s-<to> (tests/lib.sh)
+jobs() { consolidation_jobs s "$@"; }
 results() { rcli XLEN "replayq:{sust}:results"; }
 MAX=0
 # results_in n: n results in; meanwhile the largest count of replayq's
