@@ -25,8 +25,6 @@ replay() {
 		--onto main base..topic
 	[ "$RC" = 0 ] && awk '{print $3}' <<<"$OUT" >>"$T/tips"
 }
-own_packs() { ls "$OBJ/replayq" 2>/dev/null | grep -c '\.own$'; }
-all_packs() { ls "$OBJ/pack" | grep -c '\.idx$'; }
 # every printed tip with its commits, trees and blobs there, git fsck clean
 all_there() {
 	local t
