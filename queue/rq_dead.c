@@ -5,6 +5,7 @@
  * history; the requeue; a result with its history.
  */
 #include "rq_dead.h"
+#include "rq_clock.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -202,14 +203,6 @@ static int choose(const rq_dead_list *l, const char *id, const char *claim, pick
 
 /* ---- its history ---- */
 
-static long long wall_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* One element of a history: the dead letter, its reason, the result it
  * had (taken; NULL: none). NULL when memory runs out. */
 static json_t *history_item(const rq_dead_letter *e, json_t *result, long long now)
@@ -235,7 +228,7 @@ static char *history_text(const pick *p)
 {
 	json_t *stored = p->result ? json_loads(p->result, 0, NULL) : NULL;
 	json_t *h = json_array(), *prev = json_object_get(stored, "history"), *v;
-	long long now = wall_ms();
+	long long now = rq_clock_wall_ms();
 	size_t i;
 	int bad = !h;
 	char *s;

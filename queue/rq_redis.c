@@ -5,6 +5,7 @@
  * or behind Sentinel (see rq_redis.h).
  */
 #include "rq_redis.h"
+#include "rq_clock.h"
 
 #include "rq_cluster.h"
 #include "rq_slot.h"
@@ -82,21 +83,14 @@ static struct timeval tv_ms(int ms)
 	return tv;
 }
 
-static long long mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static long long deadline_of(const rq_redis *r)
 {
-	return r->opts.retry_ms_max < 0 ? -1 : mono_ms() + r->opts.retry_ms_max;
+	return r->opts.retry_ms_max < 0 ? -1 : rq_clock_mono_ms() + r->opts.retry_ms_max;
 }
 
 static int past(long long deadline)
 {
-	return deadline >= 0 && mono_ms() >= deadline;
+	return deadline >= 0 && rq_clock_mono_ms() >= deadline;
 }
 
 static void drop(rq_redis *r)
@@ -175,7 +169,7 @@ static int set_up(const rq_redis *r, redisContext *c, rq_error *err)
  * what is left of the first connection's budget (at least 50 ms). */
 static int connect_ms(const rq_redis *r)
 {
-	long long left = r->first_deadline - mono_ms();
+	long long left = r->first_deadline - rq_clock_mono_ms();
 
 	if (r->first_deadline < 0 || left >= r->opts.connect_timeout_ms)
 		return r->opts.connect_timeout_ms;
@@ -240,8 +234,8 @@ static void backoff_sleep(rq_redis *r, int attempt, long long deadline)
 	if (ms > r->opts.backoff_max_ms)
 		ms = r->opts.backoff_max_ms;
 	ms = ms / 2 + (long)(rand_r(&r->seed) % (unsigned)(ms / 2 + 1)); /* jitter */
-	if (deadline >= 0 && deadline - mono_ms() < ms)
-		ms = deadline > mono_ms() ? (long)(deadline - mono_ms()) : 0;
+	if (deadline >= 0 && deadline - rq_clock_mono_ms() < ms)
+		ms = deadline > rq_clock_mono_ms() ? (long)(deadline - rq_clock_mono_ms()) : 0;
 	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
@@ -265,7 +259,7 @@ static int ensure(rq_redis *r, long long deadline, rq_error *err)
 		}
 		if (rc == -2)
 			return -2;
-		if (deadline >= 0 && mono_ms() >= deadline)
+		if (deadline >= 0 && rq_clock_mono_ms() >= deadline)
 			return -1;
 		backoff_sleep(r, attempt, deadline);
 	}
@@ -431,7 +425,7 @@ static int ask_role(rq_redis *r, rq_error *err)
 	if (!rep)
 		return rq_error_set(err, RQ_E_REDIS, "ROLE on %s:%d failed: %s", r->at.host,
 				    r->at.port, r->c->errstr);
-	r->role_at = mono_ms();
+	r->role_at = rq_clock_mono_ms();
 	if (rep->type == REDIS_REPLY_ARRAY && rep->elements >= 1 &&
 	    rep->element[0]->type == REDIS_REPLY_STRING &&
 	    !strcmp(rep->element[0]->str, "master")) {
@@ -489,7 +483,7 @@ static int ha_open(rq_redis *r, const rq_redis_addr *a, rq_error *err)
 	if (r->url.kind == RQ_REDIS_CLUSTER) {
 		const rq_cluster_node *n = rq_cluster_find(&r->map, a);
 		r->replicas = n ? n->replicas : 0;
-		r->role_at = mono_ms();
+		r->role_at = rq_clock_mono_ms();
 	}
 	if (r->lost)
 		r->reconnects++;
@@ -728,14 +722,14 @@ int rq_redis_wait_replicas(rq_redis *r, rq_error *err)
 
 	if (!is_ha(r) || !r->c || r->url.wait_replicas <= 0)
 		return 0;
-	if (mono_ms() >= r->role_at + ROLE_EVERY_MS && ask_role(r, err) < 0) {
+	if (rq_clock_mono_ms() >= r->role_at + ROLE_EVERY_MS && ask_role(r, err) < 0) {
 		lost(r);
 		return -1;
 	}
 	want = r->url.wait_replicas < r->replicas ? r->url.wait_replicas : r->replicas;
 	if (want <= 0)
 		return 0;
-	if (r->wait_again_at && mono_ms() < r->wait_again_at) {
+	if (r->wait_again_at && rq_clock_mono_ms() < r->wait_again_at) {
 		r->unreplicated++; /* not waited for: a replica did not answer lately */
 		return 1;
 	}
@@ -748,7 +742,7 @@ int rq_redis_wait_replicas(rq_redis *r, rq_error *err)
 	r->wait_again_at = 0;
 	if (rep->type == REDIS_REPLY_INTEGER && rep->integer < want) {
 		r->unreplicated++;
-		r->wait_again_at = mono_ms() + WAIT_PAUSE_MS;
+		r->wait_again_at = rq_clock_mono_ms() + WAIT_PAUSE_MS;
 		rc = 1;
 	}
 	freeReplyObject(rep); /* an error (not allowed WAIT): nothing to wait for */
@@ -850,7 +844,7 @@ redisReply *rq_redis_cmd(rq_redis *r, int block_ms, rq_error *err, int argc, con
 			     r->c ? r->c->errstr : "no connection");
 		drop(r);
 		r->lost = 1; /* the next connection is a reconnect */
-		if (deadline >= 0 && mono_ms() >= deadline)
+		if (deadline >= 0 && rq_clock_mono_ms() >= deadline)
 			return NULL;
 		backoff_sleep(r, attempt, deadline);
 	}

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "clock.h"
+#include "rq_clock.h"
 #include "cmds.h"
 #include "connect.h"
 #include "janitor.h"

@@ -10,7 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "clock.h"
+#include "rq_clock.h"
 
 struct rq_evloop_watch {
 	int fd;

@@ -15,7 +15,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "clock.h"
+#include "rq_clock.h"
 #include "opt.h"
 
 /* accepted at most per turn of the loop, so that a flood cannot hold it */

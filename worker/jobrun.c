@@ -23,7 +23,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include "clock.h"
+#include "rq_clock.h"
 #include "rq_child.h"
 #include "rq_confine.h"
 #include "rq_odb.h"

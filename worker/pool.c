@@ -23,7 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "clock.h"
+#include "rq_clock.h"
 #include "jobrun.h"
 #include "log.h"
 #include "rq_child.h"

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "clock.h"
+#include "rq_clock.h"
 #include "log.h"
 #include "rq_dead.h"
 #include "rq_group.h"

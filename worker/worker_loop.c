@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "claim.h"
-#include "clock.h"
+#include "rq_clock.h"
 #include "log.h"
 #include "rq_group.h"
 #include "stop.h"

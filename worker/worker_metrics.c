@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clock.h"
+#include "rq_clock.h"
 #include "metrics.h"
 #include "rq_build_info.h"
 #include "stop.h"

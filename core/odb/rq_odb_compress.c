@@ -5,6 +5,7 @@
  * runs).
  */
 #include "rq_odb_compress.h"
+#include "rq_clock.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -168,19 +169,12 @@ static void bg_drop_tree(rq_odb_store_obj *o)
 	o->dropped = 1;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Under the lock, nothing to do: poll for more (the lock released) for up
  * to BG_SPIN_NS. 1 when something came (or the stop), 0 when not. */
 static int bg_spin(rq_odb_compress *bg)
 {
 	size_t seen = bg->handed;
-	uint64_t t0 = mono_ns();
+	uint64_t t0 = rq_clock_mono_ns();
 	unsigned i = 0;
 
 	if (bg->no_poll)
@@ -190,7 +184,7 @@ static int bg_spin(rq_odb_compress *bg)
 #if defined(__x86_64__) || defined(__i386__)
 		__builtin_ia32_pause();
 #endif
-		if (++i % 64 == 0 && mono_ns() - t0 >= BG_SPIN_NS)
+		if (++i % 64 == 0 && rq_clock_mono_ns() - t0 >= BG_SPIN_NS)
 			break;
 	}
 	pthread_mutex_lock(&bg->store->mu);

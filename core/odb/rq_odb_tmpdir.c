@@ -5,6 +5,7 @@
  * the clean-up of directories left by killed processes.
  */
 #include "rq_odb_tmpdir.h"
+#include "rq_clock.h"
 #include "rq_fs.h"
 #include "rq_mem.h"
 #include "rq_odb_mem.h"
@@ -42,14 +43,12 @@ struct rq_odb_tmpdir {
 	rq_owner owner;	    /* the marker this process holds while it has files here */
 	int made;	    /* path is a directory (made by rq_odb_tmpdir_make) */
 	int keep, kept;	    /* keep the pack (opts' keep_pack); a .keep made */
-	time_t touched;	    /* CLOCK_MONOTONIC seconds of the directory's last touch */
+	time_t touched;	    /* monotonic seconds of the directory's last touch */
 };
 
 static time_t mono_seconds(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec;
+	return (time_t)(rq_clock_mono_ms() / 1000);
 }
 
 void rq_odb_tmpdir_keepalive(rq_odb_tmpdir *od, unsigned every)

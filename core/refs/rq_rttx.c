@@ -6,6 +6,7 @@
  * rq_rttx: ref updates on a reftable stack, and compaction (see rq_rttx.h).
  */
 #include "rq_rttx.h"
+#include "rq_clock.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -65,19 +66,12 @@ static void sleep_ms(long ms)
 		;
 }
 
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
 /* Create the lock file path holding tx's token (rq_rtlock), waiting up to
  * timeout_ms while another process holds it: its fd, or -1 with err set. */
 static int take_lock(const rq_rttx *tx, const char *path, long timeout_ms, rq_error *err)
 {
-	long deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0), delay = 1;
+	long long deadline = rq_clock_mono_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+	long delay = 1;
 	const rq_rttx_opts *o = &tx->o;
 	int fd;
 
@@ -87,7 +81,7 @@ static int take_lock(const rq_rttx *tx, const char *path, long timeout_ms, rq_er
 		if (errno != EEXIST)
 			return rq_error_set(err, RQ_E_IO, "cannot create '%s': %s", path,
 					    strerror(errno));
-		if (now_ms() >= deadline)
+		if (rq_clock_mono_ms() >= deadline)
 			return rq_error_set(err, RQ_E_REF_LOCKED,
 					    "cannot lock the refs: '%s' exists: another process is "
 					    "updating them",

@@ -18,6 +18,7 @@
  * The ref updates are applied by the caller (rq_refs).
  */
 #include "rq_replay.h"
+#include "rq_clock.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -46,13 +47,6 @@
  * reserved ahead of the picks (rq_mem_reserve): measured about 13 KiB on
  * the 100k-file corpus. */
 #define RQ_RESERVE_PER_PICK ((size_t)12 << 10)
-
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 static const char *mode_option(rq_mode mode)
 {
@@ -1050,7 +1044,7 @@ static int resolve(replay *rp)
 			return -1;
 	}
 	set_reflog_message(rp);
-	rp->res->stats.ms_resolve = now_ms() - rp->t0;
+	rp->res->stats.ms_resolve = rq_clock_mono_fms() - rp->t0;
 	return 0;
 }
 
@@ -1076,7 +1070,7 @@ static int refuse_merge_revert(replay *rp)
 static int walk_commits(replay *rp)
 {
 	const rq_replay_opts *o = rp->opts;
-	double t = now_ms();
+	double t = rq_clock_mono_fms();
 
 	if (rq_walk_run(rp->repo, &rp->revs, o->mode == RQ_MODE_REVERT, o->max_commits, &rp->walk,
 			rp->err) < 0)
@@ -1090,7 +1084,7 @@ static int walk_commits(replay *rp)
 	    load_tips(rp->repo, o->contained || is_positive_ref(&rp->revs, "HEAD"), &rp->tips,
 		      rp->err) < 0)
 		return -1;
-	rp->res->stats.ms_walk = now_ms() - t;
+	rp->res->stats.ms_walk = rq_clock_mono_fms() - t;
 	RQ_TRACE_AT("walked");
 	return 0;
 }
@@ -1098,7 +1092,7 @@ static int walk_commits(replay *rp)
 /* Room for the commit map, the object store's write side, the merger. */
 static int prepare_picks(replay *rp)
 {
-	rp->t_pick = now_ms();
+	rp->t_pick = rq_clock_mono_fms();
 	rp->new_ids = calloc(rp->walk.n + 1, sizeof(*rp->new_ids));
 	rp->new_trees = calloc(rp->walk.n + 1, sizeof(*rp->new_trees));
 	rp->warned = calloc(rp->walk.n + 1, 1);
@@ -1159,7 +1153,7 @@ static int make_updates(replay *rp)
 	if (rp->opts->keep_going &&
 	    rq_outcome_resolve(rp->kg ? &rp->outcome : NULL, res, rp->err) < 0)
 		return -1;
-	rp->res->stats.ms_replay = now_ms() - rp->t_pick;
+	rp->res->stats.ms_replay = rq_clock_mono_fms() - rp->t_pick;
 	RQ_TRACE_AT("updates");
 	return 0;
 }
@@ -1168,7 +1162,7 @@ static int make_updates(replay *rp)
 static int write_pack(replay *rp)
 {
 	rq_replay_stats *st = &rp->res->stats;
-	double t = now_ms();
+	double t = rq_clock_mono_fms();
 	rq_odb_tmpdir_stats os;
 
 	git_odb_free(rp->odb);
@@ -1178,7 +1172,7 @@ static int write_pack(replay *rp)
 	st->objects = os.objects;
 	st->pack_bytes = os.pack_bytes;
 	memcpy(st->pack_name, os.pack_name, sizeof(os.pack_name));
-	st->ms_pack = now_ms() - t;
+	st->ms_pack = rq_clock_mono_fms() - t;
 	RQ_TRACE_AT("packed");
 	return 0;
 }
@@ -1192,7 +1186,7 @@ static void replay_init(replay *rp, git_repository *repo, const rq_replay_opts *
 	rp->opts = opts;
 	rp->res = result;
 	rp->err = err;
-	rp->t0 = now_ms();
+	rp->t0 = rq_clock_mono_fms();
 	rq_oidmap_init(&rp->map);
 	rq_oidmap_init(&rp->ranks);
 	git_error_clear(); /* an error left by an earlier call says nothing here */
@@ -1221,7 +1215,7 @@ static void replay_end(replay *rp, int rc)
 	tips_free(&rp->tips);
 	rq_walk_free(&rp->walk);
 	rq_revs_free(&rp->revs);
-	rp->res->stats.ms_total = now_ms() - rp->t0;
+	rp->res->stats.ms_total = rq_clock_mono_fms() - rp->t0;
 }
 
 int rq_replay_run(git_repository *repo, const rq_replay_opts *opts, rq_replay_result *result,

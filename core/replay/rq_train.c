@@ -9,6 +9,7 @@
  * the one pack.
  */
 #include "rq_train.h"
+#include "rq_clock.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -42,13 +43,6 @@ typedef struct train {
 	size_t merges_made; /* merge commits written */
 	double t0;
 } train;
-
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 /* ---- names ---- */
 
@@ -665,7 +659,7 @@ static void train_stats(train *t, double t_cars)
 	st->scores_reused = ms->scores_reused;
 	st->groups = t->res->ncars;
 	st->parallel = 1;
-	st->ms_replay = now_ms() - t_cars;
+	st->ms_replay = rq_clock_mono_fms() - t_cars;
 }
 
 /* The one pack, when some car went in (else nothing stays behind). */
@@ -674,7 +668,7 @@ static int write_pack(train *t)
 	rq_replay_stats *st = &t->res->replay.stats;
 	rq_odb_tmpdir_stats os;
 	int any = 0;
-	double t1 = now_ms();
+	double t1 = rq_clock_mono_fms();
 
 	for (size_t k = 0; k < t->res->ncars; k++)
 		any |= t->res->cars[k].status == RQ_CAR_OK;
@@ -687,7 +681,7 @@ static int write_pack(train *t)
 	st->objects = os.objects;
 	st->pack_bytes = os.pack_bytes;
 	memcpy(st->pack_name, os.pack_name, sizeof(os.pack_name));
-	st->ms_pack = now_ms() - t1;
+	st->ms_pack = rq_clock_mono_fms() - t1;
 	return 0;
 }
 
@@ -715,7 +709,7 @@ static int first_conflict(train *t)
 /* Every car in order; 0, or -1 (a car's error stops the train). */
 static int run_cars(train *t)
 {
-	double t1 = now_ms();
+	double t1 = rq_clock_mono_fms();
 
 	t->res->replay.stats.ms_resolve = t1 - t->t0;
 	for (size_t k = 0; k < t->opts->ncars; k++)
@@ -737,7 +731,7 @@ int rq_train_run(git_repository *repo, const rq_train_opts *opts, rq_train_resul
 	t.opts = opts;
 	t.res = result;
 	t.err = err;
-	t.t0 = now_ms();
+	t.t0 = rq_clock_mono_fms();
 	result->method = opts->method;
 	git_error_clear();
 	rc = set_up(&t);
@@ -752,7 +746,7 @@ int rq_train_run(git_repository *repo, const rq_train_opts *opts, rq_train_resul
 	git_odb_free(t.shared.odb);
 	rq_odb_tmpdir_free(t.shared.tmpdir);
 	rq_merger_free(t.shared.merger);
-	result->replay.stats.ms_total = now_ms() - t.t0;
+	result->replay.stats.ms_total = rq_clock_mono_fms() - t.t0;
 	return rc;
 }
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * clock: wall and monotonic milliseconds (see clock.h).
+ * rq_clock: wall and monotonic time (see rq_clock.h).
  */
-#include "clock.h"
+#include "rq_clock.h"
 
 #include <time.h>
 
@@ -22,4 +22,17 @@ long long rq_clock_wall_ms(void)
 long long rq_clock_mono_ms(void)
 {
 	return ms_of(CLOCK_MONOTONIC);
+}
+
+uint64_t rq_clock_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+double rq_clock_mono_fms(void)
+{
+	return (double)rq_clock_mono_ns() / 1e6;
 }
