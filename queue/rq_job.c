@@ -540,7 +540,6 @@ static int parse_mode(json_t *o, rq_job *job, rq_error *err)
 static int parse_ref(json_t *o, rq_job *job, rq_error *err)
 {
 	static const char *const actions[] = {"print", "update", NULL};
-	static const char *const empties[] = {"drop", "keep", "abort", NULL};
 	int empty = RQ_EMPTY_DROP;
 
 	if (get_string(o, "ref", 0, RQ_JOB_REV_LEN_MAX, &job->ref, err) < 0)
@@ -558,7 +557,8 @@ static int parse_ref(json_t *o, rq_job *job, rq_error *err)
 	if (job->ref && job->contained)
 		return bad(err, "fields 'ref' and 'contained' cannot be used together%s", "");
 	if (get_choice(o, "ref_action", 0, actions, "print or update", &job->ref_update, err) < 0 ||
-	    get_choice(o, "empty", 0, empties, "drop, keep or abort", &empty, err) < 0)
+	    get_choice(o, "empty", 0, rq_replay_empty_names, "drop, keep or abort", &empty, err) <
+		0)
 		return -1;
 	job->empty = (rq_empty)empty;
 	return 0;
@@ -792,7 +792,6 @@ static json_t *maintain_json(json_t *o, const rq_job *job, int bad)
 json_t *rq_job_to_json(const rq_job *job)
 {
 	static const char *const modes[] = {"onto", "advance", "revert"};
-	static const char *const empties[] = {"drop", "keep", "abort"};
 	json_t *o = json_object();
 	int bad = !o;
 
@@ -806,7 +805,7 @@ json_t *rq_job_to_json(const rq_job *job)
 	bad |= !o || (job->train ? train_json(o, job) : replay_json(o, job));
 	bad |=
 	    json_object_set_new(o, "ref_action", json_string(job->ref_update ? "update" : "print"));
-	bad |= json_object_set_new(o, "empty", json_string(empties[job->empty]));
+	bad |= json_object_set_new(o, "empty", json_string(rq_replay_empty_names[job->empty]));
 	if (job->has_name || job->has_time)
 		bad |= json_object_set_new(o, "committer", committer_json(job));
 	bad |= json_object_set_new(o, "timeout_ms", json_integer(job->timeout_ms));

@@ -95,6 +95,7 @@ static void submit_args_init(submit_args *a)
 	    RQ_OPT_END};
 
 	memset(a, 0, sizeof(*a));
+	_Static_assert(sizeof(opts) == sizeof(a->opts), "the table fills a->opts exactly");
 	memcpy(a->opts, opts, sizeof(opts));
 	a->validate = 1;
 	a->wait_s = 300;

@@ -88,6 +88,7 @@ static void cli_init(replay_cli *c)
 	    RQ_OPT_END};
 
 	memset(c, 0, sizeof(*c));
+	_Static_assert(sizeof(opts) == sizeof(c->opts), "the table fills c->opts exactly");
 	memcpy(c->opts, opts, sizeof(opts));
 	c->sign = rq_sign_cli_unset;
 	c->spec.usage = replay_synopsis;
@@ -127,6 +128,15 @@ static int fatal_error(replay_run *run, const char *fmt, ...)
 	return 128;
 }
 
+/* --empty's value: its rq_empty, or -1 when it names none. */
+static int empty_of(const char *v)
+{
+	for (int i = 0; rq_replay_empty_names[i]; i++)
+		if (!strcmp(v, rq_replay_empty_names[i]))
+			return i;
+	return -1;
+}
+
 /* The option values that need no repository: 0, or an exit status. */
 static int cli_check(const replay_cli *c, replay_run *run)
 {
@@ -141,8 +151,7 @@ static int cli_check(const replay_cli *c, replay_run *run)
 				   c->revert ? "--revert" : "--advance");
 	if (c->format && strcmp(c->format, "text") && strcmp(c->format, "json"))
 		return usage_error(c, run, "invalid --format value '%s' (text or json)", c->format);
-	if (c->empty && strcmp(c->empty, "drop") && strcmp(c->empty, "keep") &&
-	    strcmp(c->empty, "abort"))
+	if (c->empty && empty_of(c->empty) < 0)
 		return usage_error(c, run, "invalid --empty value '%s' (drop, keep or abort)",
 				   c->empty);
 	if (c->ref_action && strcmp(c->ref_action, "update") && strcmp(c->ref_action, "print"))
@@ -256,9 +265,7 @@ static int replay_setup(const replay_cli *c, replay_run *run)
 	o->ref = c->ref;
 	o->revisions = c->revs.v;
 	o->nrevisions = c->revs.n;
-	o->empty = !c->empty || !strcmp(c->empty, "drop") ? RQ_EMPTY_DROP
-		   : !strcmp(c->empty, "keep")		  ? RQ_EMPTY_KEEP
-							  : RQ_EMPTY_ABORT;
+	o->empty = c->empty ? (rq_empty)empty_of(c->empty) : RQ_EMPTY_DROP;
 	if (rq_ident_default(run->repo, &run->committer, &run->err) < 0)
 		return -1;
 	o->committer = &run->committer;

@@ -51,7 +51,7 @@ typedef struct train_cli {
 	const char *sign; /* -S: rq_sign_cli_unset, NULL, "" or a key */
 	int refs;
 	skip_list skips;
-	rq_opt opts[12];
+	rq_opt opts[11];
 	rq_opt_spec spec;
 	rq_opt_args args;
 } train_cli;
@@ -111,6 +111,7 @@ static void cli_init(train_cli *c)
 	    RQ_OPT_END};
 
 	memset(c, 0, sizeof(*c));
+	_Static_assert(sizeof(opts) == sizeof(c->opts), "the table fills c->opts exactly");
 	memcpy(c->opts, opts, sizeof(opts));
 	c->refs = 1;
 	c->sign = rq_sign_cli_unset;
@@ -137,7 +138,6 @@ static int cli_check(const train_cli *c, train_run *run)
 {
 	static const char *const methods[] = {"rebase", "merge", NULL},
 				 *const actions[] = {"update", "print", NULL},
-				 *const empties[] = {"drop", "keep", "abort", NULL},
 				 *const formats[] = {"text", "json", NULL};
 	int m, a, e, f;
 
@@ -147,7 +147,7 @@ static int cli_check(const train_cli *c, train_run *run)
 		return rq_opt_usage_error(&c->spec, "%s", "a train needs at least one car");
 	if ((m = choice(c, "method", c->method, methods)) < 0 ||
 	    (a = choice(c, "ref-action", c->ref_action, actions)) < 0 ||
-	    (e = choice(c, "empty", c->empty, empties)) < 0 ||
+	    (e = choice(c, "empty", c->empty, rq_replay_empty_names)) < 0 ||
 	    (f = choice(c, "format", c->format, formats)) < 0)
 		return RQ_OPT_USAGE_STATUS;
 	run->opts.method = (rq_train_method)m;

@@ -7,7 +7,7 @@
  * its own (object ids and values, ref names, merge paths) and puts an
  * rq_hindex beside it: open addressing with linear probing over a slot
  * array of uint32 (0 = empty, else entry index + 1), at most half full.
- * The typed front ends are rq_oidmap (object id keys), rq_odb_mem's
+ * The typed front ends are rq_oidmap (object id keys), rq_odb_store's
  * object list and the merge's path maps; they differ
  * only in how they hash and compare a key, and in where slot memory comes
  * from (malloc, or the merge's arena), which is why growing is split into

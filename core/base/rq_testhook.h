@@ -53,7 +53,7 @@ int rq_testhook_wanted(const char *point);
  * In-process tests of threads: fn(point, k) is called at every
  * rq_testhook_at(point, k) (NULL, the default: nothing). A unit test sets
  * it before any thread starts, to make an interleaving happen on purpose.
- * Points: "help-unlocked" and "help-done" (rq_odb_mem: the replay's thread
+ * Points: "help-unlocked" and "help-done" (rq_odb_compress: the replay's thread
  * helping with object k at the end, its lock released, then done),
  * "thread-encode" (the compressor thread about to encode object k).
  */

@@ -4,6 +4,7 @@
  */
 #include "rq_sha1.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -135,6 +136,18 @@ static int cpu_has_sha(void)
 
 static int force_portable;
 
+#ifdef RQ_SHA1_X86
+/* The CPU's answer, asked once: the replay's threads (the compressor, the
+ * parallel helpers) may hash at the same moment. */
+static pthread_once_t has_sha_once = PTHREAD_ONCE_INIT;
+static int has_sha;
+
+static void probe_sha(void)
+{
+	has_sha = cpu_has_sha();
+}
+#endif
+
 void rq_sha1_use_portable(int on)
 {
 	force_portable = on;
@@ -143,10 +156,8 @@ void rq_sha1_use_portable(int on)
 static void blocks(uint32_t *h, const unsigned char *p, size_t n)
 {
 #ifdef RQ_SHA1_X86
-	static int has = -1;
-	if (has < 0)
-		has = cpu_has_sha();
-	if (has && !force_portable) {
+	pthread_once(&has_sha_once, probe_sha);
+	if (has_sha && !force_portable) {
 		blocks_shani(h, p, n);
 		return;
 	}

@@ -1245,6 +1245,8 @@ int rq_replay_run(git_repository *repo, const rq_replay_opts *opts, rq_replay_re
 	return rc;
 }
 
+const char *const rq_replay_empty_names[] = {"drop", "keep", "abort", NULL};
+
 void rq_replay_result_free(rq_replay_result *result)
 {
 	if (!result)

@@ -56,6 +56,10 @@ typedef enum { RQ_MODE_ONTO, RQ_MODE_ADVANCE, RQ_MODE_REVERT } rq_mode;
 
 typedef enum { RQ_EMPTY_DROP, RQ_EMPTY_KEEP, RQ_EMPTY_ABORT } rq_empty;
 
+/* The names of rq_empty's values in its order ("drop", "keep", "abort"),
+ * then NULL: what --empty and a job's "empty" take and say. */
+extern const char *const rq_replay_empty_names[];
+
 /*
  * What the replays of a train share (rq_train): the temporary object
  * directory, the odb that writes into it, and the merger (its caches). A
