@@ -6,12 +6,14 @@
  *
  *   sign_libs N [BORINGSSL_SO]
  *
- * Signs N messages of 117 bytes (the size of the SSHSIG blob a commit's
- * signature covers) with one key, with each library in turn, for 7
- * rounds, the libraries interleaved within each round (so a change of the
- * machine's load falls on all of them alike), and prints one line a
- * library: its name, then the CPU microseconds per signature
- * (CLOCK_PROCESS_CPUTIME_ID) of its best round and its median round.
+ * Signs N messages of 95 bytes (the size of the SSHSIG blob a commit's
+ * signature covers: "SSHSIG", the namespace "git", the reserved string,
+ * "sha512" and the commit's SHA-512, rq_sshsig_signed_data) with one key,
+ * with each library in turn, for 7 rounds, the libraries interleaved
+ * within each round (so a change of the machine's load falls on all of
+ * them alike), and prints one line a library: its name, then the CPU
+ * microseconds per signature (CLOCK_PROCESS_CPUTIME_ID) of its best round
+ * and of its median round.
  * Every library's signature of every message is checked equal to
  * libsodium's (RFC 8032 makes Ed25519 deterministic); a difference exits
  * with 2. BoringSSL (Debian's android-libboringssl) shares its symbols'
@@ -40,7 +42,7 @@ void ed25519_seed_sign(uint8_t *sig, const uint8_t *seed, const uint8_t *msg, ui
 int sign_libs_cryptopp(unsigned char *sig, const unsigned char *msg, size_t len,
 		       const unsigned char *seed, const unsigned char *pk);
 
-#define MSG_LEN 117
+#define MSG_LEN 95
 #define ROUNDS	7
 
 static unsigned char seed[32] = {42}, pk[32], sk[64];
