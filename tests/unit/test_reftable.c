@@ -22,6 +22,7 @@
 #include <zlib.h>
 
 #include "rq_refdb_rt.h"
+#include "rq_refdb_rt_log.h"
 #include "rq_repofmt.h"
 #include "rq_rtable.h"
 #include "rq_rtstack.h"
@@ -1150,7 +1151,7 @@ static void test_reflog_layout(void **state)
 	(void)state;
 	tu_commit_file(r, "a", "1\n", "one");
 	tu_commit_file(r, "a", "2\n", "two");
-	assert_int_equal(rq_refdb_rt_reflog_layout_ok(tu_repo_open(r), "refs/heads/main"), 1);
+	assert_int_equal(rq_refdb_rt_log_layout_ok(tu_repo_open(r), "refs/heads/main"), 1);
 	tu_repo_free(r);
 }
 
