@@ -25,14 +25,14 @@
 #include "rq_redis.h"
 
 /* The command rq_redis_send wrote, kept for a resend after a redirection. */
-typedef struct sent_cmd {
+typedef struct rq_redis_conn_sent {
 	int argc;
 	char **argv;
 	size_t *lens;
 	int slot; /* its slot; -1 none */
 	int hops; /* redirections followed */
 	int skip; /* replies to drop first (ASKING's) */
-} sent_cmd;
+} rq_redis_conn_sent;
 
 struct rq_redis {
 	rq_redis_url url;
@@ -49,7 +49,7 @@ struct rq_redis {
 	long long wait_again_at;  /* after a WAIT that timed out: no WAIT before then */
 	long long role_at;	  /* when its replicas were counted */
 	long long first_deadline; /* rq_redis_connect's budget, while it runs; else -1 */
-	sent_cmd sent;
+	rq_redis_conn_sent sent;
 	rq_cluster map; /* redis+cluster */
 };
 
