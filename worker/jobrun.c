@@ -26,6 +26,7 @@
 #include "rq_clock.h"
 #include "rq_child.h"
 #include "rq_confine.h"
+#include "rq_job_train.h"
 #include "rq_odb.h"
 #include "rq_odb_repack.h"
 #include "rq_odb_tmpdir.h"
