@@ -219,6 +219,11 @@ void rq_queue_key(const rq_queue *q, char *buf, size_t size, const char *kind, c
 	key(q, buf, size, kind, id);
 }
 
+const char *rq_queue_prefix(const rq_queue *q)
+{
+	return q->prefix;
+}
+
 const char *rq_queue_jobs_key(const rq_queue *q)
 {
 	return q->jobs;

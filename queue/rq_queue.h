@@ -158,6 +158,8 @@ int rq_queue_worker_gone(rq_queue *q, const char *worker, rq_error *err);
  * of s as a C string (malloc'ed; NULL: out of memory).
  */
 void rq_queue_key(const rq_queue *q, char *buf, size_t size, const char *kind, const char *id);
+/* "replayq:{Q}:", the start of every key of the queue. */
+const char *rq_queue_prefix(const rq_queue *q);
 const char *rq_queue_jobs_key(const rq_queue *q);
 const char *rq_queue_stats_key(const rq_queue *q);
 const char *rq_queue_workers_key(const rq_queue *q);
