@@ -14,7 +14,7 @@
  * small object, the best of 5 rounds. Both digests of each input are
  * checked equal.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _POSIX_C_SOURCE	   200809L
 #define OPENSSL_API_COMPAT 0x10100000L
 #include <nettle/sha2.h>
 #include <openssl/sha.h>
