@@ -187,12 +187,31 @@ static int reftable_refs(git_config *cfg)
 	return r;
 }
 
+/*
+ * The repository's own configuration file (a snapshot of it): git reads
+ * a repository's format from that file alone, so an extensions.* or
+ * core.repositoryformatversion in the global or system configuration is
+ * no repository's format. 0, or -1 with libgit2's error.
+ */
+static int own_config(git_config **out, git_repository *repo)
+{
+	git_config *all;
+	int r;
+
+	*out = NULL;
+	if (git_repository_config_snapshot(&all, repo) < 0)
+		return -1;
+	r = git_config_open_level(out, all, GIT_CONFIG_LEVEL_LOCAL);
+	git_config_free(all);
+	return r < 0 ? -1 : 0;
+}
+
 int rq_repofmt_reftable(git_repository *repo)
 {
 	git_config *cfg;
 	int r;
 
-	if (git_repository_config_snapshot(&cfg, repo) < 0) {
+	if (own_config(&cfg, repo) < 0) {
 		git_error_clear();
 		return 0;
 	}
@@ -207,7 +226,7 @@ static int check_open(git_repository *repo, rq_error *err)
 	git_config *cfg;
 	int rc;
 
-	if (git_repository_config_snapshot(&cfg, repo) < 0)
+	if (own_config(&cfg, repo) < 0)
 		return rq_error_git(err, "cannot read the repository's config");
 	rc = check_extensions(cfg, err);
 	if (rc == 0 && reftable_refs(cfg))

@@ -14,7 +14,9 @@
 #     upstream git's words and exit status, byte for byte (libgit2 1.5
 #     opens such a repository and reads it as SHA-1);
 #   - while version 0 with an extension git ignores there still replays as
-#     upstream does.
+#     upstream does, and so does a repository when the extensions are in
+#     the global configuration (git reads a repository's format from its
+#     own config file alone).
 # Needs upstream git (every git here is upstream's).
 . "$(dirname "$0")/../lib.sh"
 if ! upstream_git; then
@@ -118,4 +120,19 @@ UP=$(cd "$ROOT/v0other" && GIT_COMMITTER_DATE=$RQ_DATE git replay --ref-action=p
 run_rq -C "$ROOT/v0other" replay --ref-action=print --onto main main..topic
 check_eq "v0other: replayed" 0 "$RC"
 check_eq "v0other: the updates upstream prints" "$UP" "$OUT"
+
+# a repository's format is its own config file's: extensions in the global
+# configuration (libgit2 reads $HOME/.gitconfig) are ignored, as git
+# ignores them, in version 0 and in version 1
+mkdir -p "$T/home"
+printf '[extensions]\n\tobjectFormat = sha256\n\trefStorage = reftable\n' >"$T/home/.gitconfig"
+for v in 0 1; do
+	mkrepo "global$v"
+	git -C "$ROOT/global$v" config core.repositoryformatversion "$v"
+	UP=$(cd "$ROOT/global$v" && GIT_CONFIG_GLOBAL=$T/home/.gitconfig \
+		GIT_COMMITTER_DATE=$RQ_DATE git replay --ref-action=print --onto main main..topic)
+	HOME=$T/home run_rq -C "$ROOT/global$v" replay --ref-action=print --onto main main..topic
+	check_eq "global extensions, version $v: replayed" 0 "$RC"
+	check_eq "global extensions, version $v: the updates upstream prints" "$UP" "$OUT"
+done
 finish
