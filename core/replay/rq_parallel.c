@@ -25,7 +25,6 @@
 #include <unistd.h>
 
 #include "rq_child.h"
-#include "rq_replay.h"
 #include "rq_testhook.h"
 #include "rq_trace.h"
 

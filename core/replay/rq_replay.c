@@ -139,22 +139,6 @@ static int load_tips(git_repository *repo, int with_head, ref_tips *tips, rq_err
 	return 0;
 }
 
-static int add_update(rq_replay_result *r, size_t *cap, const char *ref, const git_oid *new_id,
-		      const git_oid *old_id, rq_error *err)
-{
-	rq_ref_update *v = rq_mem_grow(r->updates, cap, r->nupdates + 1, sizeof(*v), 8);
-
-	if (!v)
-		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	r->updates = v;
-	if (!(r->updates[r->nupdates].ref = strdup(ref)))
-		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	git_oid_cpy(&r->updates[r->nupdates].new_id, new_id);
-	git_oid_cpy(&r->updates[r->nupdates].old_id, old_id);
-	r->nupdates++;
-	return 0;
-}
-
 static int is_positive_ref(const rq_revs *revs, const char *ref)
 {
 	for (size_t i = 0; i < revs->n; i++)
@@ -219,7 +203,7 @@ typedef struct replay {
 	char *branch; /* --advance/--revert: full name */
 	char committer[2 * RQ_IDENT_FIELD_MAX + 64];
 	char author[2 * RQ_IDENT_FIELD_MAX + 64]; /* of a revert */
-	size_t updates_cap;			  /* room in res->updates */
+	size_t updates_cap;			  /* room in res->upd.updates */
 	rq_parallel *par;	/* the forked workers; NULL: this process replays alone */
 	double t0, t_pick;	/* when the call and its picks started (statistics) */
 	int kg;			/* keep-going picks: every branch gets its own outcome */
@@ -301,8 +285,8 @@ static int tip_updates(replay *rp, size_t i)
 			continue;
 		if (!rp->opts->contained && !is_positive_ref(&rp->revs, tip->ref))
 			continue;
-		if (moves &&
-		    add_update(rp->res, &rp->updates_cap, tip->ref, new_id, id, rp->err) < 0)
+		if (moves && rq_replay_result_add_update(rp->res, &rp->updates_cap, tip->ref,
+							 new_id, id, rp->err) < 0)
 			return -1;
 		if (rp->kg && rq_outcome_add_ref(rp->res, tip->ref, id, moves ? new_id : NULL, i,
 						 rp->err) < 0)
@@ -917,16 +901,9 @@ static int final_updates(replay *rp, const git_oid *last)
 	if (rp->opts->keep_going &&
 	    rq_outcome_add_ref(rp->res, ref, &old, moves ? last : NULL, SIZE_MAX, rp->err) < 0)
 		return -1;
-	return moves ? add_update(rp->res, &rp->updates_cap, ref, last, &old, rp->err) : 0;
-}
-
-static void free_updates(rq_replay_result *r)
-{
-	for (size_t i = 0; i < r->nupdates; i++)
-		free(r->updates[i].ref);
-	free(r->updates);
-	r->updates = NULL;
-	r->nupdates = 0;
+	return moves ? rq_replay_result_add_update(rp->res, &rp->updates_cap, ref, last, &old,
+						   rp->err)
+		     : 0;
 }
 
 /* The temporary object directory and the odb that writes into it (once;
@@ -1017,10 +994,10 @@ static void set_reflog_message(replay *rp)
 	if (o->mode == RQ_MODE_ONTO) {
 		char hex[GIT_OID_HEXSZ + 1];
 		git_oid_tostr(hex, sizeof(hex), &rp->onto);
-		snprintf(res->reflog_msg, sizeof(res->reflog_msg), "replay --onto %s", hex);
+		snprintf(res->upd.reflog_msg, sizeof(res->upd.reflog_msg), "replay --onto %s", hex);
 	} else {
 		/* the branch as the user gave it, as git does */
-		snprintf(res->reflog_msg, sizeof(res->reflog_msg), "replay %s %s",
+		snprintf(res->upd.reflog_msg, sizeof(res->upd.reflog_msg), "replay %s %s",
 			 mode_option(o->mode), o->target);
 	}
 }
@@ -1197,7 +1174,7 @@ static void replay_end(replay *rp, int rc)
 	/* a worker exits here (the parent meets the same failure) */
 	rq_parallel_end(rp->par);
 	if (rc < 0 || (rc == 1 && !rp->opts->keep_going))
-		free_updates(rp->res);
+		rq_replay_result_free_updates(rp->res);
 	if (!rp->opts->shared) {
 		git_odb_free(rp->odb);
 		rq_odb_tmpdir_free(rp->tmpdir);
@@ -1237,7 +1214,7 @@ int rq_replay_run(git_repository *repo, const rq_replay_opts *opts, rq_replay_re
 	if (rc == 0)
 		rc = make_updates(&rp);
 	/* keep-going: a pack when some ref moves; none for a train's replay */
-	if (rc == 0 && !opts->shared && (!result->nfailed || result->nupdates))
+	if (rc == 0 && !opts->shared && (!result->nfailed || result->upd.nupdates))
 		rc = write_pack(&rp);
 	if (rc == 0 && result->nfailed)
 		rc = 1;
@@ -1246,12 +1223,3 @@ int rq_replay_run(git_repository *repo, const rq_replay_opts *opts, rq_replay_re
 }
 
 const char *const rq_replay_empty_names[] = {"drop", "keep", "abort", NULL};
-
-void rq_replay_result_free(rq_replay_result *result)
-{
-	if (!result)
-		return;
-	free_updates(result);
-	rq_conflicts_free(&result->conflicts);
-	rq_outcome_result_free(result);
-}
