@@ -114,6 +114,10 @@ typedef struct rq_parallel_outcome {
 	rq_parallel_kept kept;	     /* keep_going: every conflict (free: rq_parallel_kept_free) */
 } rq_parallel_outcome;
 
+/* Append a conflict of pick i to k (taking *conf); 0, or -1 out of memory
+ * (*conf freed). */
+int rq_parallel_kept_add(rq_parallel_kept *k, size_t i, rq_conflicts *conf);
+
 /* Hooks a test runs in each child right after the fork. */
 typedef struct rq_parallel_hooks {
 	void (*child)(unsigned worker, void *arg);
