@@ -382,7 +382,7 @@ static int replay_round(const child_job *cj, git_repository *repo, const rq_odb_
 	rc = rq_replay_run(repo, &o, res, err);
 	/* a ref the job would create where git cannot (refs/heads/main/sub
 	 * beside refs/heads/main): refused in print mode too */
-	if (rc >= 0 && res->nupdates && rq_refs_check_creatable(repo, res, err) < 0)
+	if (rc >= 0 && res->upd.nupdates && rq_refs_check_creatable(repo, &res->upd, err) < 0)
 		return -1;
 	if (rc < 0 || !cj->job->ref_update || !rq_refproto_applies(rc, res, res->keep_going))
 		return rc;
@@ -430,7 +430,8 @@ static int train_round(const child_job *cj, git_repository *repo, const rq_odb_o
 	o.sign = cj->job->sign ? cj->env->signer : NULL;
 	rc = rq_train_run(repo, &o, res, err);
 	free(cars);
-	if (rc >= 0 && res->replay.nupdates && rq_refs_check_creatable(repo, &res->replay, err) < 0)
+	if (rc >= 0 && res->replay.upd.nupdates &&
+	    rq_refs_check_creatable(repo, &res->replay.upd, err) < 0)
 		return -1;
 	if (rc < 0 || !cj->job->ref_update || !rq_refproto_applies(rc, &res->replay, 1))
 		return rc;

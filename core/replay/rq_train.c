@@ -198,8 +198,8 @@ static int set_up(train *t)
 	t->res->ncars = t->opts->ncars;
 	if (!(t->res->cars = calloc(t->opts->ncars + 1, sizeof(*t->res->cars))))
 		return rq_error_set(t->err, RQ_E_NOMEM, "out of memory");
-	snprintf(t->res->replay.reflog_msg, sizeof(t->res->replay.reflog_msg), "train --%s %s",
-		 rq_train_method_name(t->opts->method), t->opts->target);
+	snprintf(t->res->replay.upd.reflog_msg, sizeof(t->res->replay.upd.reflog_msg),
+		 "train --%s %s", rq_train_method_name(t->opts->method), t->opts->target);
 	return 0;
 }
 
@@ -621,15 +621,15 @@ static int car_updates(train *t)
 		if (car->status != RQ_CAR_OK)
 			continue;
 		car_ref(t, &t->opts->cars[k], ref, sizeof(ref));
-		if (!(v = rq_mem_grow(r->updates, &cap, r->nupdates + 1, sizeof(*v), 8)) ||
+		if (!(v = rq_mem_grow(r->upd.updates, &cap, r->upd.nupdates + 1, sizeof(*v), 8)) ||
 		    !(car->ref = strdup(ref)))
 			return rq_error_set(t->err, RQ_E_NOMEM, "out of memory");
-		r->updates = v;
-		v += r->nupdates;
+		r->upd.updates = v;
+		v += r->upd.nupdates;
 		memset(v, 0, sizeof(*v));
 		if (!(v->ref = strdup(ref)))
 			return rq_error_set(t->err, RQ_E_NOMEM, "out of memory");
-		r->nupdates++;
+		r->upd.nupdates++;
 		git_oid_cpy(&v->new_id, &car->commit);
 		rc = git_reference_name_to_id(&v->old_id, t->repo, ref);
 		if (rc < 0 && rc != GIT_ENOTFOUND)
