@@ -81,12 +81,12 @@ static int take_entries(const redisReply *rep, rq_dead_list *l, char last[64], r
 
 int rq_dead_read(rq_queue *q, rq_dead_list *out, rq_error *err)
 {
-	char dead[128], from[64] = "-";
+	const char *dead = rq_queue_dead_key(q);
+	char from[64] = "-";
 	redisReply *rep;
 	size_t got;
 
 	memset(out, 0, sizeof(*out));
-	snprintf(dead, sizeof(dead), "replayq:{%s}:dead", rq_queue_name(q));
 	do {
 		rep = rq_redis_cmdv(rq_queue_redis(q), 0, err, "XRANGE", dead, from, "+", "COUNT",
 				    RQ_DEAD_CHUNK, NULL);
@@ -131,7 +131,7 @@ static char *get_key(rq_queue *q, const char *kind, const char *id, rq_error *er
 	redisReply *rep;
 	char *s = NULL;
 
-	snprintf(k, sizeof(k), "replayq:{%s}:%s%s", rq_queue_name(q), kind, id);
+	snprintf(k, sizeof(k), "%s%s%s", rq_queue_prefix(q), kind, id);
 	rq_error_clear(err);
 	rep = rq_redis_cmdv(rq_queue_redis(q), 0, err, "GET", k, NULL);
 	if (rep && rep->type == REDIS_REPLY_ERROR)

@@ -239,7 +239,7 @@ static const char counts_lua[] =
 /* The queue's key "replayq:{Q}:<kind><rest>". */
 static void qkey(rq_queue *q, char *buf, size_t size, const char *kind, const char *rest)
 {
-	snprintf(buf, size, "replayq:{%s}:%s%s", rq_queue_name(q), kind, rest ? rest : "");
+	snprintf(buf, size, "%s%s%s", rq_queue_prefix(q), kind, rest ? rest : "");
 }
 
 /* An error reply becomes RQ_E_REDIS (RQ_QUEUE_PERMANENT when the same

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * rq_job: job JSON parsing and validation.
+ * rq_job: job JSON parsing and validation (one field read: rq_job_field;
+ * a train's own fields: rq_job_train); the job written back as JSON, its
+ * content and digest; its options for the engine.
  */
 #include "rq_job.h"
 
@@ -10,6 +12,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "rq_job_field.h"
+#include "rq_job_train.h"
 #include "rq_revs.h"
 #include "rq_sha1.h"
 #include "rq_testhook.h"
@@ -21,10 +25,9 @@ static const char *const known_fields[] = {
     "keep_going", "method",	"cars",	       "ref_prefix",   "car_refs",
     "message",	  "sign",	"group",       "on_ref_moved", NULL};
 
-/* The fields of a train job only, and those a train job does not take. */
+/* The fields of a train job only. */
 static const char *const train_fields[] = {"method",   "cars",	  "ref_prefix",
 					   "car_refs", "message", NULL};
-static const char *const replay_fields[] = {"revisions", "contained", "ref", "keep_going", NULL};
 /* What a maintenance job does not take: it replays nothing. */
 static const char *const maintain_fields[] = {
     "target",	 "revisions",	"contained", "ref",	"keep_going", "method",
@@ -71,63 +74,6 @@ int rq_job_repo_valid(const char *s)
 	return 1;
 }
 
-static int bad(rq_error *err, const char *fmt, const char *field)
-{
-	return rq_error_set(err, RQ_E_INVALID_JOB, fmt, field);
-}
-
-static int get_string(json_t *o, const char *key, int required, size_t max, char **out,
-		      rq_error *err)
-{
-	json_t *v = json_object_get(o, key);
-
-	*out = NULL;
-	if (!v || json_is_null(v)) {
-		if (required)
-			return bad(err, "field '%s' is required", key);
-		return 0;
-	}
-	if (!json_is_string(v))
-		return bad(err, "field '%s' must be a string", key);
-	if (json_string_length(v) == 0 && required)
-		return bad(err, "field '%s' must not be empty", key);
-	if (json_string_length(v) > max)
-		return rq_error_set(err, RQ_E_INVALID_JOB, "field '%s' is longer than %zu bytes",
-				    key, max);
-	if (strlen(json_string_value(v)) != json_string_length(v))
-		return bad(err, "field '%s' contains a NUL byte", key);
-	if (!(*out = strdup(json_string_value(v))))
-		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	return 0;
-}
-
-static int get_bool(json_t *o, const char *key, int *out, rq_error *err)
-{
-	json_t *v = json_object_get(o, key);
-	if (!v || json_is_null(v))
-		return 0;
-	if (!json_is_boolean(v))
-		return bad(err, "field '%s' must be true or false", key);
-	*out = json_is_true(v);
-	return 0;
-}
-
-static int get_int(json_t *o, const char *key, int64_t min, int64_t max, int64_t *out,
-		   rq_error *err)
-{
-	json_t *v = json_object_get(o, key);
-	if (!v || json_is_null(v))
-		return 0;
-	if (!json_is_integer(v))
-		return bad(err, "field '%s' must be an integer", key);
-	if (json_integer_value(v) < min || json_integer_value(v) > max)
-		return rq_error_set(err, RQ_E_INVALID_JOB,
-				    "field '%s' must be between %lld and %lld", key, (long long)min,
-				    (long long)max);
-	*out = json_integer_value(v);
-	return 0;
-}
-
 static int parse_tz(const char *s, int *tz)
 {
 	if (strlen(s) != 5 || (s[0] != '+' && s[0] != '-'))
@@ -152,7 +98,7 @@ typedef struct committer_fields {
 static int set_committer(const committer_fields *f, rq_job *job, rq_error *err)
 {
 	if (!!f->name != !!f->email)
-		return bad(err, "field '%s' needs both name and email", "committer");
+		return rq_job_field_bad(err, "field '%s' needs both name and email", "committer");
 	if (f->name) {
 		if (rq_ident_set(&job->committer, f->name, f->email, err) < 0) {
 			char msg[RQ_ERROR_MSG_MAX];
@@ -163,12 +109,12 @@ static int set_committer(const committer_fields *f, rq_job *job, rq_error *err)
 		job->has_name = 1;
 	}
 	if (f->tz && parse_tz(f->tz, &job->committer.tz) < 0)
-		return bad(err, "field '%s' must look like +0100", "committer.tz");
+		return rq_job_field_bad(err, "field '%s' must look like +0100", "committer.tz");
 	if (f->time >= 0) {
 		job->committer.time = f->time;
 		job->has_time = 1;
 	} else if (f->tz) {
-		return bad(err, "field '%s' needs committer.time", "committer.tz");
+		return rq_job_field_bad(err, "field '%s' needs committer.time", "committer.tz");
 	}
 	return 0;
 }
@@ -183,7 +129,7 @@ static int parse_committer(json_t *o, rq_job *job, rq_error *err)
 	if (!c || json_is_null(c))
 		return 0;
 	if (!json_is_object(c))
-		return bad(err, "field '%s' must be an object", "committer");
+		return rq_job_field_bad(err, "field '%s' must be an object", "committer");
 	json_object_foreach(c, key, v)
 	{
 		if (strcmp(key, "name") && strcmp(key, "email") && strcmp(key, "time") &&
@@ -191,47 +137,15 @@ static int parse_committer(json_t *o, rq_job *job, rq_error *err)
 			return rq_error_set(err, RQ_E_INVALID_JOB, "unknown field 'committer.%s'",
 					    key);
 	}
-	if (get_string(c, "name", 0, RQ_JOB_NAME_MAX, &f.name, err) == 0 &&
-	    get_string(c, "email", 0, RQ_JOB_NAME_MAX, &f.email, err) == 0 &&
-	    get_string(c, "tz", 0, 5, &f.tz, err) == 0 &&
-	    get_int(c, "time", 0, INT64_C(253402300799), &f.time, err) == 0)
+	if (rq_job_field_string(c, "name", 0, RQ_JOB_NAME_MAX, &f.name, err) == 0 &&
+	    rq_job_field_string(c, "email", 0, RQ_JOB_NAME_MAX, &f.email, err) == 0 &&
+	    rq_job_field_string(c, "tz", 0, 5, &f.tz, err) == 0 &&
+	    rq_job_field_int(c, "time", 0, INT64_C(253402300799), &f.time, err) == 0)
 		rc = set_committer(&f, job, err);
 	free(f.name);
 	free(f.email);
 	free(f.tz);
 	return rc;
-}
-
-/* Each revision (field[i]: what messages call it): not empty, not too
- * long; a revision-walk option must be printable and one replayq takes;
- * a revision has no space, control character, ':' or '\\'. */
-static int check_revision(const char *s, size_t len, const char *field, size_t i, int syntax,
-			  rq_error *err)
-{
-	rq_error why;
-
-	if (!*s || len > RQ_JOB_REV_LEN_MAX || strlen(s) != len)
-		return rq_error_set(err, RQ_E_BAD_REVISION, "%s[%zu] is empty or too long", field,
-				    i);
-	if (s[0] == '-') { /* a revision-walk option: printable, known, valid */
-		for (const char *p = s; *p; p++)
-			if ((unsigned char)*p < ' ' || *p == 0x7f)
-				return rq_error_set(err, RQ_E_BAD_REVISION,
-						    "%s[%zu] holds a control character", field, i);
-		if (rq_revs_option_check(s, syntax, &why) < 0)
-			return rq_error_set(err, RQ_E_BAD_REVISION,
-					    "%s[%zu] is not a revision-walk option "
-					    "replayq takes: '%.64s' (%.300s)",
-					    field, i, s, why.msg);
-		return 0;
-	}
-	for (const char *p = s; *p; p++)
-		if ((unsigned char)*p <= ' ' || *p == 0x7f || *p == ':' || *p == '\\')
-			return rq_error_set(err, RQ_E_BAD_REVISION,
-					    "%s[%zu] holds a character not allowed in a "
-					    "revision: '%.64s'",
-					    field, i, s);
-	return 0;
 }
 
 static int parse_revisions(json_t *o, rq_job *job, rq_error *err)
@@ -241,11 +155,11 @@ static int parse_revisions(json_t *o, rq_job *job, rq_error *err)
 	int syntax = 0;
 
 	if (!a)
-		return bad(err, "field '%s' is required", "revisions");
+		return rq_job_field_bad(err, "field '%s' is required", "revisions");
 	if (!json_is_array(a))
-		return bad(err, "field '%s' must be an array of strings", "revisions");
+		return rq_job_field_bad(err, "field '%s' must be an array of strings", "revisions");
 	if (json_array_size(a) == 0)
-		return bad(err, "field '%s' must not be empty", "revisions");
+		return rq_job_field_bad(err, "field '%s' must not be empty", "revisions");
 	if (json_array_size(a) > RQ_JOB_REVS_MAX)
 		return rq_error_set(err, RQ_E_INVALID_JOB,
 				    "field 'revisions' has more than %d entries", RQ_JOB_REVS_MAX);
@@ -263,9 +177,10 @@ static int parse_revisions(json_t *o, rq_job *job, rq_error *err)
 	json_array_foreach(a, i, v)
 	{
 		if (!json_is_string(v))
-			return bad(err, "field '%s' must be an array of strings", "revisions");
-		if (check_revision(json_string_value(v), json_string_length(v), "revisions", i,
-				   syntax, err) < 0)
+			return rq_job_field_bad(err, "field '%s' must be an array of strings",
+						"revisions");
+		if (rq_job_field_revision(json_string_value(v), json_string_length(v), "revisions",
+					  i, syntax, err) < 0)
 			return -1;
 		if (!(job->revisions[i] = strdup(json_string_value(v))))
 			return rq_error_set(err, RQ_E_NOMEM, "out of memory");
@@ -293,15 +208,6 @@ static int ref_a_job_may_create(const char *ref)
 	return !b || (strcmp(b, "HEAD") && b[0] != '-');
 }
 
-/* A train's ref_prefix: refs/<namespace>/ at least (the cars' refs are
- * <prefix><car name>: refs/ alone would let a car named "heads" write
- * refs/heads). */
-static int prefix_a_job_may_use(const char *prefix)
-{
-	const char *slash = strchr(prefix + 5, '/');
-	return rq_train_prefix_valid(prefix) && slash && slash > prefix + 5;
-}
-
 /* Only the fields a job may have. */
 static int check_known_fields(json_t *o, rq_error *err)
 {
@@ -319,189 +225,16 @@ static int check_known_fields(json_t *o, rq_error *err)
 	return 0;
 }
 
-/* A field that names one of names (NULL-terminated): its index in *out
- * (left alone when the field is absent and not required); said: the
- * names for the message. */
-static int get_choice(json_t *o, const char *key, int required, const char *const *names,
-		      const char *said, int *out, rq_error *err)
-{
-	char *v = NULL;
-	int rc = 0;
-
-	if (get_string(o, key, required, 16, &v, err) < 0)
-		return -1;
-	if (v) {
-		rc = rq_error_set(err, RQ_E_INVALID_JOB, "field '%s' must be %s", key, said);
-		for (int i = 0; names[i]; i++)
-			if (!strcmp(v, names[i])) {
-				*out = i;
-				rc = 0;
-			}
-	}
-	free(v);
-	return rc;
-}
-
 /* "repo": a relative path that stays inside the root. */
 static int parse_repo(json_t *o, rq_job *job, rq_error *err)
 {
-	if (get_string(o, "repo", 1, RQ_JOB_REPO_MAX, &job->repo, err) < 0)
+	if (rq_job_field_string(o, "repo", 1, RQ_JOB_REPO_MAX, &job->repo, err) < 0)
 		return -1;
 	if (!rq_job_repo_valid(job->repo))
 		return rq_error_set(
 		    err, RQ_E_BAD_REPO,
 		    "field 'repo' must be a relative path without '..' or empty parts");
 	return 0;
-}
-
-/* A field of names that is there: the first, as an error (fmt names it). */
-static int check_absent(json_t *o, const char *const *names, const char *fmt, rq_error *err)
-{
-	for (int i = 0; names[i]; i++)
-		if (json_object_get(o, names[i]))
-			return rq_error_set(err, RQ_E_INVALID_JOB, fmt, names[i]);
-	return 0;
-}
-
-/* ---- a train's fields ---- */
-
-/* A car's revisions: 1-16 revisions (no walk options). */
-static int parse_car_revisions(json_t *c, size_t k, rq_job_car *car, rq_error *err)
-{
-	json_t *a = json_object_get(c, "revisions"), *v;
-	char field[48];
-	size_t i;
-
-	snprintf(field, sizeof(field), "cars[%zu].revisions", k);
-	if (!json_is_array(a) || !json_array_size(a) || json_array_size(a) > RQ_JOB_CAR_REVS_MAX)
-		return rq_error_set(err, RQ_E_INVALID_JOB,
-				    "field '%s' must be an array of 1-%d strings", field,
-				    RQ_JOB_CAR_REVS_MAX);
-	if (!(car->revisions = calloc(json_array_size(a) + 1, sizeof(char *))))
-		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	json_array_foreach(a, i, v)
-	{
-		const char *s = json_string_value(v);
-		if (!s)
-			return rq_error_set(err, RQ_E_INVALID_JOB,
-					    "field '%s' must be an array of 1-%d strings", field,
-					    RQ_JOB_CAR_REVS_MAX);
-		if (check_revision(s, json_string_length(v), field, i, 0, err) < 0)
-			return -1;
-		if (s[0] == '-')
-			return rq_error_set(err, RQ_E_BAD_REVISION,
-					    "%s[%zu] must be a revision, not an option", field, i);
-		if (!(car->revisions[i] = strdup(s)))
-			return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-		car->nrevisions++;
-	}
-	return 0;
-}
-
-/* Car k: {"name", "revisions", "skip"}; a name no car before it has. */
-static int parse_car(json_t *c, size_t k, rq_job *job, rq_error *err)
-{
-	rq_job_car *car = &job->cars[k];
-	const char *key;
-	json_t *v;
-
-	if (!json_is_object(c))
-		return rq_error_set(err, RQ_E_INVALID_JOB, "field 'cars[%zu]' must be an object",
-				    k);
-	json_object_foreach(c, key, v)
-	{
-		if (strcmp(key, "name") && strcmp(key, "revisions") && strcmp(key, "skip"))
-			return rq_error_set(err, RQ_E_INVALID_JOB,
-					    "unknown field 'cars[%zu].%.64s'", k, key);
-	}
-	v = json_object_get(c, "name");
-	if (!json_is_string(v) || !rq_train_name_valid(json_string_value(v)) ||
-	    strlen(json_string_value(v)) != json_string_length(v))
-		return rq_error_set(
-		    err, RQ_E_INVALID_JOB,
-		    "field 'cars[%zu].name' must be 1-%d of [A-Za-z0-9._-], starting "
-		    "with a letter or digit, without '..' or a '.lock' end",
-		    k, RQ_TRAIN_NAME_MAX);
-	for (size_t j = 0; j < k; j++)
-		if (!strcmp(job->cars[j].name, json_string_value(v)))
-			return rq_error_set(
-			    err, RQ_E_INVALID_JOB,
-			    "field 'cars[%zu].name': car '%s' is in the train twice", k,
-			    job->cars[j].name);
-	if (!(car->name = strdup(json_string_value(v))))
-		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	if (get_bool(c, "skip", &car->skip, err) < 0)
-		return rq_error_set(err, RQ_E_INVALID_JOB,
-				    "field 'cars[%zu].skip' must be true or false", k);
-	return parse_car_revisions(c, k, car, err);
-}
-
-/* "cars": 1-200 cars, at most RQ_JOB_REVS_MAX revisions in all. */
-static int parse_cars(json_t *o, rq_job *job, rq_error *err)
-{
-	json_t *a = json_object_get(o, "cars"), *v;
-	size_t i, total = 0;
-
-	if (!json_is_array(a) || !json_array_size(a) || json_array_size(a) > RQ_TRAIN_CARS_MAX)
-		return rq_error_set(
-		    err, RQ_E_INVALID_JOB,
-		    "field 'cars' is required with mode train: an array of 1-%d cars",
-		    RQ_TRAIN_CARS_MAX);
-	if (!(job->cars = calloc(json_array_size(a) + 1, sizeof(*job->cars))))
-		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	json_array_foreach(a, i, v)
-	{
-		job->ncars = i + 1; /* freed as far as it got */
-		if (parse_car(v, i, job, err) < 0)
-			return -1;
-		total += job->cars[i].nrevisions;
-	}
-	if (total > RQ_JOB_REVS_MAX)
-		return rq_error_set(err, RQ_E_INVALID_JOB, "the cars hold more than %d revisions",
-				    RQ_JOB_REVS_MAX);
-	return 0;
-}
-
-/* "message": a merge train's template, printable (newlines and tabs too). */
-static int parse_message(json_t *o, rq_job *job, rq_error *err)
-{
-	if (get_string(o, "message", 0, RQ_TRAIN_MESSAGE_MAX, &job->message, err) < 0)
-		return -1;
-	if (!job->message)
-		return 0;
-	if (!*job->message)
-		return bad(err, "field '%s' must not be empty", "message");
-	if (job->method != RQ_TRAIN_MERGE)
-		return bad(err, "field '%s' needs method merge", "message");
-	for (const char *p = job->message; *p; p++)
-		if (((unsigned char)*p < ' ' && *p != '\n' && *p != '\t') || *p == 0x7f)
-			return bad(err, "field '%s' holds a control character", "message");
-	return 0;
-}
-
-/* A train: "method", "ref_prefix", "car_refs", "message", "cars"; none
- * of a replay's own fields. */
-static int parse_train(json_t *o, rq_job *job, rq_error *err)
-{
-	static const char *const methods[] = {"rebase", "merge", NULL};
-	int method = RQ_TRAIN_REBASE, refs = 1;
-
-	if (check_absent(o, replay_fields, "field '%s' does not apply to mode train", err) < 0 ||
-	    get_choice(o, "method", 0, methods, "rebase or merge", &method, err) < 0 ||
-	    get_bool(o, "car_refs", &refs, err) < 0)
-		return -1;
-	job->method = (rq_train_method)method;
-	job->no_car_refs = !refs;
-	if (get_string(o, "ref_prefix", 0, RQ_TRAIN_PREFIX_MAX, &job->ref_prefix, err) < 0)
-		return -1;
-	if (job->ref_prefix && !prefix_a_job_may_use(job->ref_prefix))
-		return rq_error_set(
-		    err, RQ_E_BAD_REF,
-		    "field 'ref_prefix' must be refs/<namespace>/... ending in '/' and make "
-		    "valid ref names");
-	if (parse_message(o, job, err) < 0)
-		return -1;
-	return parse_cars(o, job, err);
 }
 
 /* "mode" and its "target", then "revisions", "contained" and
@@ -511,27 +244,28 @@ static int parse_mode(json_t *o, rq_job *job, rq_error *err)
 	static const char *const modes[] = {"onto", "advance", "revert", "train", "maintain", NULL};
 	int mode = 0;
 
-	if (get_choice(o, "mode", 1, modes, "onto, advance, revert, train or maintain", &mode,
-		       err) < 0)
+	if (rq_job_field_choice(o, "mode", 1, modes, "onto, advance, revert, train or maintain",
+				&mode, err) < 0)
 		return -1;
 	if ((job->maintain = mode == 4)) /* the repository's packs consolidated */
-		return check_absent(o, maintain_fields,
-				    "field '%s' does not apply to mode maintain", err);
+		return rq_job_field_absent(o, maintain_fields,
+					   "field '%s' does not apply to mode maintain", err);
 	job->train = mode == 3;
 	job->mode = job->train ? RQ_MODE_ONTO : (rq_mode)mode;
-	if (get_string(o, "target", 1, RQ_JOB_REV_LEN_MAX, &job->target, err) < 0)
+	if (rq_job_field_string(o, "target", 1, RQ_JOB_REV_LEN_MAX, &job->target, err) < 0)
 		return -1;
 	if (job->target[0] == '-')
 		return rq_error_set(err, RQ_E_BAD_REVISION, "field 'target' looks like an option");
 	if (job->train)
-		return parse_train(o, job, err);
-	if (check_absent(o, train_fields, "field '%s' needs mode train", err) < 0 ||
-	    get_bool(o, "keep_going", &job->keep_going, err) < 0)
+		return rq_job_train_parse(o, job, err);
+	if (rq_job_field_absent(o, train_fields, "field '%s' needs mode train", err) < 0 ||
+	    rq_job_field_bool(o, "keep_going", &job->keep_going, err) < 0)
 		return -1;
-	if (parse_revisions(o, job, err) < 0 || get_bool(o, "contained", &job->contained, err) < 0)
+	if (parse_revisions(o, job, err) < 0 ||
+	    rq_job_field_bool(o, "contained", &job->contained, err) < 0)
 		return -1;
 	if (job->contained && job->mode != RQ_MODE_ONTO)
-		return bad(err, "field '%s' needs mode onto", "contained");
+		return rq_job_field_bad(err, "field '%s' needs mode onto", "contained");
 	return 0;
 }
 
@@ -542,7 +276,7 @@ static int parse_ref(json_t *o, rq_job *job, rq_error *err)
 	static const char *const actions[] = {"print", "update", NULL};
 	int empty = RQ_EMPTY_DROP;
 
-	if (get_string(o, "ref", 0, RQ_JOB_REV_LEN_MAX, &job->ref, err) < 0)
+	if (rq_job_field_string(o, "ref", 0, RQ_JOB_REV_LEN_MAX, &job->ref, err) < 0)
 		return -1;
 	if (job->ref && (!rq_revs_refname_valid(job->ref) || !strcmp(job->ref, "HEAD")))
 		return rq_error_set(err, RQ_E_BAD_REF,
@@ -555,10 +289,12 @@ static int parse_ref(json_t *o, rq_job *job, rq_error *err)
 		    "as a branch name)",
 		    job->ref);
 	if (job->ref && job->contained)
-		return bad(err, "fields 'ref' and 'contained' cannot be used together%s", "");
-	if (get_choice(o, "ref_action", 0, actions, "print or update", &job->ref_update, err) < 0 ||
-	    get_choice(o, "empty", 0, rq_replay_empty_names, "drop, keep or abort", &empty, err) <
-		0)
+		return rq_job_field_bad(
+		    err, "fields 'ref' and 'contained' cannot be used together%s", "");
+	if (rq_job_field_choice(o, "ref_action", 0, actions, "print or update", &job->ref_update,
+				err) < 0 ||
+	    rq_job_field_choice(o, "empty", 0, rq_replay_empty_names, "drop, keep or abort", &empty,
+				err) < 0)
 		return -1;
 	job->empty = (rq_empty)empty;
 	return 0;
@@ -569,27 +305,29 @@ static int parse_limits(json_t *o, rq_job *job, rq_error *err)
 {
 	int64_t timeout = RQ_JOB_TIMEOUT_DEF_MS, commits = RQ_JOB_COMMITS_DEF, sub = 0;
 
-	if (get_int(o, "timeout_ms", 1, RQ_JOB_TIMEOUT_MAX_MS, &timeout, err) < 0 ||
-	    get_int(o, "max_commits", 1, RQ_JOB_COMMITS_MAX, &commits, err) < 0 ||
-	    get_int(o, "submitted_at", 0, INT64_C(253402300799000), &sub, err) < 0)
+	if (rq_job_field_int(o, "timeout_ms", 1, RQ_JOB_TIMEOUT_MAX_MS, &timeout, err) < 0 ||
+	    rq_job_field_int(o, "max_commits", 1, RQ_JOB_COMMITS_MAX, &commits, err) < 0 ||
+	    rq_job_field_int(o, "submitted_at", 0, INT64_C(253402300799000), &sub, err) < 0)
 		return -1;
 	job->timeout_ms = timeout;
 	job->max_commits = (size_t)commits;
 	job->submitted_at = sub;
-	if (get_string(o, "reply_to", 0, RQ_JOB_REPLY_MAX, &job->reply_to, err) < 0)
+	if (rq_job_field_string(o, "reply_to", 0, RQ_JOB_REPLY_MAX, &job->reply_to, err) < 0)
 		return -1;
 	if (job->reply_to && !rq_job_id_valid(job->reply_to))
-		return bad(err, "field '%s' must be 1-128 of [A-Za-z0-9._:@/+-]", "reply_to");
+		return rq_job_field_bad(err, "field '%s' must be 1-128 of [A-Za-z0-9._:@/+-]",
+					"reply_to");
 	return 0;
 }
 
 /* "group": jobs of one group run one at a time, in order (rq_group). */
 static int parse_group(json_t *o, rq_job *job, rq_error *err)
 {
-	if (get_string(o, "group", 0, RQ_JOB_ID_MAX, &job->group, err) < 0)
+	if (rq_job_field_string(o, "group", 0, RQ_JOB_ID_MAX, &job->group, err) < 0)
 		return -1;
 	if (job->group && !rq_job_id_valid(job->group))
-		return bad(err, "field '%s' must be 1-128 of [A-Za-z0-9._:@/+-]", "group");
+		return rq_job_field_bad(err, "field '%s' must be 1-128 of [A-Za-z0-9._:@/+-]",
+					"group");
 	return 0;
 }
 
@@ -601,7 +339,7 @@ static int parse_on_ref_moved(json_t *o, rq_job *job, rq_error *err)
 	static const char *const choices[] = {"fail", "retry", NULL};
 	int c = 0;
 
-	if (get_choice(o, "on_ref_moved", 0, choices, "fail or retry", &c, err) < 0)
+	if (rq_job_field_choice(o, "on_ref_moved", 0, choices, "fail or retry", &c, err) < 0)
 		return -1;
 	job->retry_moved = c == 1;
 	return 0;
@@ -611,10 +349,10 @@ static int parse_fields(json_t *o, rq_job *job, rq_error *err)
 {
 	int64_t ver = 1;
 
-	if (check_known_fields(o, err) < 0 || get_int(o, "v", 1, 1, &ver, err) < 0 ||
+	if (check_known_fields(o, err) < 0 || rq_job_field_int(o, "v", 1, 1, &ver, err) < 0 ||
 	    parse_repo(o, job, err) < 0 || parse_mode(o, job, err) < 0 ||
 	    parse_ref(o, job, err) < 0 || parse_committer(o, job, err) < 0 ||
-	    parse_limits(o, job, err) < 0 || get_bool(o, "sign", &job->sign, err) < 0 ||
+	    parse_limits(o, job, err) < 0 || rq_job_field_bool(o, "sign", &job->sign, err) < 0 ||
 	    parse_group(o, job, err) < 0 || parse_on_ref_moved(o, job, err) < 0)
 		return -1;
 	return 0;
@@ -642,7 +380,7 @@ static int parse_text(const char *text, size_t len, rq_job *job, char *id_out, r
 	}
 	idv = json_object_get(o, "id");
 	if (!idv || !json_is_string(idv) || !rq_job_id_valid(json_string_value(idv))) {
-		bad(err, "field '%s' is required: 1-128 of [A-Za-z0-9._:@/+-]", "id");
+		rq_job_field_bad(err, "field '%s' is required: 1-128 of [A-Za-z0-9._:@/+-]", "id");
 		goto out;
 	}
 	if (id_out)
@@ -882,26 +620,6 @@ void rq_job_replay_opts(const rq_job *job, rq_replay_opts *o)
 	o->empty = job->empty;
 	o->max_commits = job->max_commits;
 	o->keep_going = job->keep_going;
-}
-
-void rq_job_train_opts(const rq_job *job, rq_train_opts *o, rq_train_car *cars)
-{
-	memset(o, 0, sizeof(*o));
-	for (size_t k = 0; k < job->ncars; k++) {
-		cars[k].name = job->cars[k].name;
-		cars[k].revisions = (const char *const *)job->cars[k].revisions;
-		cars[k].nrevisions = job->cars[k].nrevisions;
-		cars[k].skip = job->cars[k].skip;
-	}
-	o->target = job->target;
-	o->method = job->method;
-	o->cars = cars;
-	o->ncars = job->ncars;
-	o->ref_prefix = job->ref_prefix;
-	o->no_refs = job->no_car_refs;
-	o->message = job->message;
-	o->empty = job->empty;
-	o->max_commits = job->max_commits;
 }
 
 int64_t rq_job_default_time(const rq_job *job, const char *entry_id)

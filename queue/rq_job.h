@@ -140,8 +140,4 @@ int64_t rq_job_default_time(const rq_job *job, const char *entry_id);
 /* Engine options for the job; valid while job and revs live. */
 void rq_job_replay_opts(const rq_job *job, rq_replay_opts *opts);
 
-/* A train job's options; cars (job->ncars of them) is filled too. Valid
- * while job lives. */
-void rq_job_train_opts(const rq_job *job, rq_train_opts *opts, rq_train_car *cars);
-
 #endif

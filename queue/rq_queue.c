@@ -5,9 +5,6 @@
  */
 #include "rq_queue.h"
 
-#include "rq_job.h"
-#include "rq_result_json.h"
-
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -222,9 +219,29 @@ void rq_queue_key(const rq_queue *q, char *buf, size_t size, const char *kind, c
 	key(q, buf, size, kind, id);
 }
 
+const char *rq_queue_prefix(const rq_queue *q)
+{
+	return q->prefix;
+}
+
 const char *rq_queue_jobs_key(const rq_queue *q)
 {
 	return q->jobs;
+}
+
+const char *rq_queue_stats_key(const rq_queue *q)
+{
+	return q->stats;
+}
+
+const char *rq_queue_workers_key(const rq_queue *q)
+{
+	return q->workers;
+}
+
+const char *rq_queue_dead_key(const rq_queue *q)
+{
+	return q->dead;
 }
 
 int rq_queue_result_ttl(const rq_queue *q)
@@ -288,7 +305,8 @@ int rq_queue_ensure_group(rq_queue *q, rq_error *err)
 	return 0;
 }
 
-static char *dupn(const char *s, size_t n)
+/* n bytes of s as a C string (malloc'ed; NULL: out of memory). */
+char *rq_queue_dupn(const char *s, size_t n)
 {
 	char *p = malloc(n + 1);
 	if (p) {
@@ -296,293 +314,6 @@ static char *dupn(const char *s, size_t n)
 		p[n] = '\0';
 	}
 	return p;
-}
-
-void rq_queue_msg_anon_id(const rq_queue_msg *m, char *buf, size_t size)
-{
-	snprintf(buf, size, "!%s", m->sid);
-}
-
-/* What the fields of an entry were, besides what was kept of them. */
-typedef struct fields_seen {
-	int id_twice, id_nul;
-	int id_long;	   /* an "id" too long for a job id: not copied */
-	size_t job_big;	   /* the size of a "job" too big for a job: not copied */
-	int prior_big;	   /* a "prior" too big: not kept */
-	const char *other; /* what else was there */
-} fields_seen;
-
-/* Why an entry is not a job, from what its fields were ("" when it is
- * one as far as they go). */
-static void entry_problem(rq_queue_msg *m, const fields_seen *f)
-{
-	m->id_ok = m->id && !f->id_twice && !f->id_nul && rq_job_id_valid(m->id);
-	if (!m->id && !f->id_long)
-		snprintf(m->problem, sizeof(m->problem), "stream entry has no 'id' field");
-	else if (f->id_twice)
-		snprintf(m->problem, sizeof(m->problem),
-			 "stream entry has two different 'id' fields");
-	else if (!m->id_ok)
-		snprintf(m->problem, sizeof(m->problem),
-			 "stream field 'id' is not a valid job id: 1-128 of [A-Za-z0-9._:@/+-]");
-	else if (f->job_big)
-		snprintf(m->problem, sizeof(m->problem),
-			 "stream field 'job' is %zu bytes: a job is at most %d bytes", f->job_big,
-			 RQ_JOB_MAX_BYTES);
-	else if (!m->job)
-		snprintf(m->problem, sizeof(m->problem), "stream entry has no 'job' field");
-	else if (f->other)
-		snprintf(m->problem, sizeof(m->problem), "stream entry has %s", f->other);
-}
-
-/* 1 when the field's name is key. */
-static int field_is(const redisReply *fk, const char *key)
-{
-	return fk->len == strlen(key) && !strcmp(fk->str, key);
-}
-
-/* The entry's "id" field: copied when it can be a job id, else only
- * noted; a second one is the same or not. 0, or -1 out of memory. */
-static int take_id(rq_queue_msg *m, const redisReply *fv, fields_seen *f)
-{
-	if (m->id || f->id_long) {
-		f->id_twice |=
-		    f->id_long || strlen(m->id) != fv->len || memcmp(m->id, fv->str, fv->len);
-		return 0;
-	}
-	if (fv->len > RQ_JOB_ID_MAX) {
-		f->id_long = 1;
-		return 0;
-	}
-	if (!(m->id = dupn(fv->str, fv->len)))
-		return -1;
-	f->id_nul = strlen(m->id) != fv->len;
-	return 0;
-}
-
-/*
- * The fields of one entry: "id" and "job", once each (an id repeated alike
- * is one id); what else is there is the entry's problem. Nothing is copied
- * or looked into before its size is checked: an id longer than a job id,
- * a job bigger than RQ_JOB_MAX_BYTES, a prior result bigger than
- * RQ_QUEUE_PRIOR_MAX are not kept (the first two make the entry's
- * problem). 0, or -1 out of memory.
- */
-static int parse_fields(rq_queue_msg *m, redisReply *f)
-{
-	fields_seen seen = {0};
-
-	for (size_t j = 0; j + 1 < f->elements; j += 2) {
-		redisReply *fk = f->element[j], *fv = f->element[j + 1];
-		if (fk->type != REDIS_REPLY_STRING || fv->type != REDIS_REPLY_STRING)
-			continue;
-		if (field_is(fk, "id")) {
-			if (take_id(m, fv, &seen) < 0)
-				return -1;
-		} else if (field_is(fk, "job") && !m->job && !seen.job_big) {
-			if (fv->len > RQ_JOB_MAX_BYTES)
-				seen.job_big = fv->len;
-			else if (!(m->job = dupn(fv->str, fv->len)))
-				return -1;
-			m->job_len = m->job ? fv->len : 0;
-		} else if (field_is(fk, "prior") && !m->prior && !seen.prior_big) {
-			if (fv->len > RQ_QUEUE_PRIOR_MAX)
-				seen.prior_big = 1;
-			else if (!(m->prior = dupn(fv->str, fv->len)))
-				return -1;
-		} else if (field_is(fk, "history") && !m->history &&
-			   fv->len <= RQ_QUEUE_PRIOR_MAX) {
-			if (!(m->history = dupn(fv->str, fv->len)))
-				return -1;
-		} else if (field_is(fk, "prior_digest") && fv->len == 40) {
-			memcpy(m->prior_digest, fv->str, 40);
-			m->prior_digest[40] = '\0';
-		} else if (!seen.other) {
-			seen.other = field_is(fk, "job")
-					 ? "two 'job' fields"
-					 : "a field other than 'id', 'job' and 'prior'";
-		}
-	}
-	entry_problem(m, &seen);
-	return 0;
-}
-
-void rq_queue_msg_clear(rq_queue_msg *m)
-{
-	free(m->id);
-	free(m->job);
-	free(m->prior);
-	free(m->history);
-	memset(m, 0, sizeof(*m));
-}
-
-/* Free an array of n messages. */
-static void msgs_free(rq_queue_msg *msgs, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		rq_queue_msg_clear(&msgs[i]);
-	free(msgs);
-}
-
-/* Parse stream entries [[sid, [f, v, ...]], ...] into msgs. */
-static int parse_entries(redisReply *arr, rq_queue_msg **msgs, size_t *n, rq_error *err)
-{
-	rq_queue_msg *v;
-	size_t k = 0;
-
-	*msgs = NULL;
-	*n = 0;
-	if (!arr || arr->type != REDIS_REPLY_ARRAY || arr->elements == 0)
-		return 0;
-	if (!(v = calloc(arr->elements, sizeof(*v))))
-		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	for (size_t i = 0; i < arr->elements; i++) {
-		redisReply *e = arr->element[i];
-		rq_queue_msg *m;
-		if (e->type != REDIS_REPLY_ARRAY || e->elements != 2 ||
-		    e->element[0]->type != REDIS_REPLY_STRING)
-			continue;
-		m = &v[k++];
-		snprintf(m->sid, sizeof(m->sid), "%s", e->element[0]->str);
-		m->deliveries = 1;
-		if (e->element[1]->type != REDIS_REPLY_ARRAY) {
-			snprintf(m->problem, sizeof(m->problem), "stream entry has no fields");
-		} else if (parse_fields(m, e->element[1]) < 0) {
-			/* read but not handled: reclaimed after the visibility timeout */
-			msgs_free(v, k);
-			return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-		}
-	}
-	*msgs = v;
-	*n = k;
-	return 0;
-}
-
-/* The reply of an XREADGROUP: the entries it carries (none on a timeout). */
-static int read_reply(rq_queue *q, redisReply *rep, rq_queue_msg **msgs, size_t *n, rq_error *err)
-{
-	int rc = 0;
-
-	if (rep->type == REDIS_REPLY_ERROR && !strncmp(rep->str, "NOGROUP", 7)) {
-		freeReplyObject(rep);
-		return rq_queue_ensure_group(q, err) == 0 ? 0 : -1;
-	}
-	if (rq_queue_reply_error(rep, err, "read failed") < 0)
-		return -1;
-	/* [[stream, [entries]]] or nil on timeout */
-	if (rep->type == REDIS_REPLY_ARRAY && rep->elements >= 1 &&
-	    rep->element[0]->type == REDIS_REPLY_ARRAY && rep->element[0]->elements == 2)
-		rc = parse_entries(rep->element[0]->element[1], msgs, n, err);
-	freeReplyObject(rep);
-	return rc;
-}
-
-static void read_args(const rq_queue *q, const char *consumer, size_t count, int block_ms,
-		      char cnt[32], char blk[32], const char *argv[11])
-{
-	snprintf(cnt, 32, "%zu", count ? count : 1);
-	snprintf(blk, 32, "%d", block_ms);
-	argv[0] = "XREADGROUP";
-	argv[1] = "GROUP";
-	argv[2] = RQ_QUEUE_GROUP;
-	argv[3] = consumer;
-	argv[4] = "COUNT";
-	argv[5] = cnt;
-	argv[6] = "BLOCK";
-	argv[7] = blk;
-	argv[8] = "STREAMS";
-	argv[9] = q->jobs;
-	argv[10] = ">";
-}
-
-int rq_queue_read_send(rq_queue *q, const char *consumer, size_t count, int block_ms, rq_error *err)
-{
-	char cnt[32], blk[32];
-	const char *argv[11];
-
-	read_args(q, consumer, count, block_ms, cnt, blk, argv);
-	return rq_redis_send(q->r, err, 11, argv);
-}
-
-int rq_queue_read_recv(rq_queue *q, rq_queue_msg **msgs, size_t *n, rq_error *err)
-{
-	redisReply *rep;
-	int r;
-
-	*msgs = NULL;
-	*n = 0;
-	if ((r = rq_redis_recv(q->r, &rep, err)) <= 0)
-		return r < 0 ? -1 : 0;
-	return read_reply(q, rep, msgs, n, err) < 0 ? -1 : 1;
-}
-
-/* An XPENDING entry [id, consumer, idle ms, deliveries], as Redis sends
- * it: 1, else 0. */
-static int pending_entry_ok(const redisReply *e)
-{
-	return e->type == REDIS_REPLY_ARRAY && e->elements == 4 &&
-	       e->element[0]->type == REDIS_REPLY_STRING &&
-	       e->element[1]->type == REDIS_REPLY_STRING &&
-	       e->element[2]->type == REDIS_REPLY_INTEGER &&
-	       e->element[3]->type == REDIS_REPLY_INTEGER;
-}
-
-/* How often entry sid was delivered (1 when it is no longer pending), or
- * -1 with err set. */
-static long delivery_count(rq_queue *q, const char *sid, rq_error *err)
-{
-	redisReply *rep =
-	    rq_redis_cmdv(q->r, 0, err, "XPENDING", q->jobs, RQ_QUEUE_GROUP, sid, sid, "1", NULL);
-	long d = 1;
-
-	if (rq_queue_reply_error(rep, err, "reclaim failed") < 0)
-		return -1;
-	if (rep->type != REDIS_REPLY_ARRAY || rep->elements > 1 ||
-	    (rep->elements == 1 && !pending_entry_ok(rep->element[0])))
-		d = rq_error_set(err, RQ_E_REDIS, "reclaim: unexpected reply to XPENDING");
-	else if (rep->elements == 1)
-		d = (long)rep->element[0]->element[3]->integer;
-	freeReplyObject(rep);
-	return d;
-}
-
-int rq_queue_reclaim(rq_queue *q, const char *consumer, long min_idle_ms, size_t count,
-		     rq_queue_msg **msgs, size_t *n, rq_error *err)
-{
-	char idle[32], cnt[32];
-	redisReply *rep;
-	int rc = 0;
-
-	*msgs = NULL;
-	*n = 0;
-	snprintf(idle, sizeof(idle), "%ld", min_idle_ms);
-	snprintf(cnt, sizeof(cnt), "%zu", count ? count : 1);
-	rep = rq_redis_cmdv(q->r, 0, err, "XAUTOCLAIM", q->jobs, RQ_QUEUE_GROUP, consumer, idle,
-			    "0-0", "COUNT", cnt, NULL);
-	if (!rep)
-		return -1;
-	if (rep->type == REDIS_REPLY_ERROR && !strncmp(rep->str, "NOGROUP", 7)) {
-		freeReplyObject(rep);
-		return rq_queue_ensure_group(q, err) == 0 ? 0 : -1;
-	}
-	if (rq_queue_reply_error(rep, err, "reclaim failed") < 0)
-		return -1;
-	if (rep->type == REDIS_REPLY_ARRAY && rep->elements >= 2)
-		rc = parse_entries(rep->element[1], msgs, n, err);
-	freeReplyObject(rep);
-	for (size_t i = 0; rc == 0 && i < *n; i++) {
-		long d = delivery_count(q, (*msgs)[i].sid, err);
-		if (d < 0)
-			rc = -1;
-		else
-			(*msgs)[i].deliveries = d;
-	}
-	if (rc < 0) { /* claimed but not handed on: reclaimed again later */
-		msgs_free(*msgs, *n);
-		*msgs = NULL;
-		*n = 0;
-	}
-	return rc;
 }
 
 /* The keys of one job id. */
@@ -726,7 +457,7 @@ char *rq_queue_string_reply(redisReply *rep, rq_error *err, const char *what)
 	if (rq_queue_reply_error(rep, err, what) < 0)
 		return NULL;
 	rq_error_clear(err);
-	if (rep->type == REDIS_REPLY_STRING && !(s = dupn(rep->str, rep->len)))
+	if (rep->type == REDIS_REPLY_STRING && !(s = rq_queue_dupn(rep->str, rep->len)))
 		rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	freeReplyObject(rep);
 	return s;
@@ -782,7 +513,7 @@ int rq_queue_wait_reply(rq_queue *q, const char *reply_to, int timeout_ms, char 
 		rc =
 		    rq_error_set(err, RQ_E_REDIS, "waiting for results: unexpected reply to BLPOP");
 	else if (rep->type == REDIS_REPLY_ARRAY &&
-		 !(*json = dupn(rep->element[1]->str, rep->element[1]->len)))
+		 !(*json = rq_queue_dupn(rep->element[1]->str, rep->element[1]->len)))
 		rc = rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	else if (rep->type == REDIS_REPLY_ARRAY)
 		rc = 0;
@@ -823,274 +554,4 @@ int rq_queue_worker_gone(rq_queue *q, const char *worker, rq_error *err)
 		return -1;
 	freeReplyObject(rep);
 	return 0;
-}
-
-/* o[key] = v, the key being any bytes (shown as rq_result_json_bytesn
- * shows them); takes v (may be NULL: out of memory). 0, or -1 out of
- * memory. */
-static int set_bytes(json_t *o, const redisReply *key, json_t *v)
-{
-	json_t *k = rq_result_json_bytesn(key->str, key->len);
-	int rc = -1;
-
-	if (k && v)
-		rc = json_object_setn_new(o, json_string_value(k), json_string_length(k), v);
-	else
-		json_decref(v);
-	json_decref(k);
-	return rc;
-}
-
-/* A hash reply as an object: numbers, or JSON values (a string, its bytes
- * shown safely, when a value does not parse). NULL when memory runs out. */
-static json_t *hash_to_json(redisReply *rep, int numbers)
-{
-	json_t *o = json_object();
-	int bad = !o;
-
-	for (size_t i = 0; !bad && rep->type == REDIS_REPLY_ARRAY && i + 1 < rep->elements;
-	     i += 2) {
-		const redisReply *k = rep->element[i], *v = rep->element[i + 1];
-		json_t *parsed;
-		if (k->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING)
-			continue;
-		parsed = numbers ? json_integer(strtoll(v->str, NULL, 10))
-				 : json_loadb(v->str, v->len, 0, NULL);
-		bad |= set_bytes(o, k, parsed ? parsed : rq_result_json_bytesn(v->str, v->len));
-	}
-	if (bad) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
-}
-
-/* One command's integer reply (or the first element of an array reply:
- * XPENDING's summary), 0 when it is neither. strict: an error reply fails
- * it; else it counts as 0 (XPENDING before the group exists). 0, or -1
- * with err set. */
-static int count_of(rq_queue *q, const char *cmd, const char *key, const char *arg, int strict,
-		    long long *out, rq_error *err)
-{
-	redisReply *rep = rq_redis_cmdv(q->r, 0, err, cmd, key, arg, NULL);
-
-	if (!rep || (strict && rq_queue_reply_error(rep, err, "stats failed") < 0))
-		return -1;
-	*out = rep->type == REDIS_REPLY_INTEGER ? rep->integer
-	       : rep->type == REDIS_REPLY_ARRAY && rep->elements > 0 &&
-		       rep->element[0]->type == REDIS_REPLY_INTEGER
-		   ? rep->element[0]->integer
-		   : 0;
-	freeReplyObject(rep);
-	return 0;
-}
-
-/* A hash as an object (hash_to_json); NULL with err set. */
-static json_t *hash_of(rq_queue *q, const char *key, int numbers, rq_error *err)
-{
-	redisReply *rep = rq_redis_cmdv(q->r, 0, err, "HGETALL", key, NULL);
-	json_t *o;
-
-	if (rq_queue_reply_error(rep, err, "stats failed") < 0)
-		return NULL;
-	o = hash_to_json(rep, numbers);
-	freeReplyObject(rep);
-	if (!o)
-		rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	return o;
-}
-
-/* The workers' heartbeats, each marked alive or not; NULL with err set. */
-static json_t *workers_json(rq_queue *q, rq_error *err)
-{
-	json_t *workers = hash_of(q, q->workers, 0, err), *wv;
-	const char *wk;
-	long long alive;
-
-	json_object_foreach(workers, wk, wv)
-	{
-		char k[512];
-		key(q, k, sizeof(k), "worker", wk);
-		if (count_of(q, "EXISTS", k, NULL, 0, &alive, err) < 0) {
-			json_decref(workers);
-			return NULL;
-		}
-		if (json_is_object(wv) &&
-		    json_object_set_new(wv, "alive", json_boolean(alive)) < 0) {
-			json_decref(workers);
-			rq_error_set(err, RQ_E_NOMEM, "out of memory");
-			return NULL;
-		}
-	}
-	return workers;
-}
-
-int rq_queue_stats(rq_queue *q, json_t **out, rq_error *err)
-{
-	long long queued, pending, dead;
-	json_t *counters = NULL, *workers = NULL;
-
-	*out = NULL;
-	if (!(counters = hash_of(q, q->stats, 1, err)) ||
-	    count_of(q, "XLEN", q->jobs, NULL, 1, &queued, err) < 0 ||
-	    count_of(q, "XPENDING", q->jobs, RQ_QUEUE_GROUP, 0, &pending, err) < 0 ||
-	    count_of(q, "XLEN", q->dead, NULL, 1, &dead, err) < 0 ||
-	    !(workers = workers_json(q, err))) {
-		json_decref(counters);
-		return -1;
-	}
-	*out = json_pack("{s:o, s:I, s:I, s:I, s:o}", "counters", counters, "queued",
-			 (json_int_t)queued, "pending", (json_int_t)pending, "dead",
-			 (json_int_t)dead, "workers", workers);
-	if (!*out)
-		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	return 0;
-}
-
-/* The integer after the field name in one group's flat list; -1 when it
- * is missing or nil (Redis cannot tell the lag after some deletions). */
-static long long group_field(const redisReply *g, const char *name)
-{
-	for (size_t i = 0; i + 1 < g->elements; i += 2)
-		if (g->element[i]->type == REDIS_REPLY_STRING && !strcmp(g->element[i]->str, name))
-			return g->element[i + 1]->type == REDIS_REPLY_INTEGER
-				   ? g->element[i + 1]->integer
-				   : -1;
-	return -1;
-}
-
-/* The queue's group in an XINFO GROUPS reply, or NULL. */
-static const redisReply *our_group(const redisReply *rep)
-{
-	for (size_t i = 0; rep->type == REDIS_REPLY_ARRAY && i < rep->elements; i++) {
-		const redisReply *g = rep->element[i];
-		for (size_t j = 0; g->type == REDIS_REPLY_ARRAY && j + 1 < g->elements; j += 2)
-			if (g->element[j]->type == REDIS_REPLY_STRING &&
-			    !strcmp(g->element[j]->str, "name") &&
-			    g->element[j + 1]->type == REDIS_REPLY_STRING &&
-			    !strcmp(g->element[j + 1]->str, RQ_QUEUE_GROUP))
-				return g;
-	}
-	return NULL;
-}
-
-int rq_queue_group_counts(rq_queue *q, long long *pending, long long *lag, rq_error *err)
-{
-	redisReply *rep = rq_redis_cmdv(q->r, 0, err, "XINFO", "GROUPS", q->jobs, NULL);
-	const redisReply *g;
-	long long queued;
-	int rc = 0;
-
-	if (rq_queue_reply_error(rep, err, "cannot read the group") < 0)
-		return -1;
-	if (!(g = our_group(rep)) || (*pending = group_field(g, "pending")) < 0)
-		rc = rq_error_set(err, RQ_E_REDIS, "no group '%s' on %s", RQ_QUEUE_GROUP, q->jobs);
-	else if ((*lag = group_field(g, "lag")) < 0 &&
-		 count_of(q, "XLEN", q->jobs, NULL, 1, &queued, err) == 0)
-		*lag = queued > *pending ? queued - *pending : 0;
-	freeReplyObject(rep);
-	return rc;
-}
-
-/* One dead letter: its entry id and its fields (their bytes shown
- * safely: a job's text need not be UTF-8). NULL when memory runs out. */
-static json_t *dead_entry_json(const redisReply *e)
-{
-	const redisReply *f;
-	json_t *o;
-	int bad;
-
-	if (e->type != REDIS_REPLY_ARRAY || e->elements != 2 ||
-	    e->element[0]->type != REDIS_REPLY_STRING || e->element[1]->type != REDIS_REPLY_ARRAY)
-		return json_object(); /* not an entry: nothing to show */
-	f = e->element[1];
-	if (!(o = json_object()))
-		return NULL;
-	bad = json_object_set_new(o, "entry",
-				  rq_result_json_bytesn(e->element[0]->str, e->element[0]->len));
-	for (size_t j = 0; !bad && j + 1 < f->elements; j += 2)
-		if (f->element[j]->type == REDIS_REPLY_STRING &&
-		    f->element[j + 1]->type == REDIS_REPLY_STRING)
-			bad |= set_bytes(
-			    o, f->element[j],
-			    rq_result_json_bytesn(f->element[j + 1]->str, f->element[j + 1]->len));
-	if (bad) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
-}
-
-int rq_queue_dead_list(rq_queue *q, size_t count, json_t **out, rq_error *err)
-{
-	char cnt[32];
-	redisReply *rep;
-	json_t *a = json_array();
-	int bad = !a;
-
-	*out = NULL;
-	snprintf(cnt, sizeof(cnt), "%zu", count);
-	rep = rq_redis_cmdv(q->r, 0, err, "XRANGE", q->dead, "-", "+", "COUNT", cnt, NULL);
-	if (rq_queue_reply_error(rep, err, "cannot list dead letters") < 0) {
-		json_decref(a);
-		return -1;
-	}
-	for (size_t i = 0; !bad && rep->type == REDIS_REPLY_ARRAY && i < rep->elements; i++)
-		bad |= json_array_append_new(a, dead_entry_json(rep->element[i]));
-	freeReplyObject(rep);
-	if (bad) {
-		json_decref(a);
-		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	}
-	*out = a;
-	return 0;
-}
-
-/* The pending entries of an XPENDING reply, appended to a: 0, or -1 with
- * err set (an entry that is not one, or out of memory). */
-static int pending_entries(const redisReply *rep, json_t *a, rq_error *err)
-{
-	for (size_t i = 0; rep->type == REDIS_REPLY_ARRAY && i < rep->elements; i++) {
-		const redisReply *e = rep->element[i];
-		if (!pending_entry_ok(e))
-			return rq_error_set(
-			    err, RQ_E_REDIS,
-			    "cannot list pending jobs: unexpected reply to XPENDING");
-		if (json_array_append_new(
-			a, json_pack("{s:o, s:o, s:I, s:I}", "entry",
-				     rq_result_json_bytesn(e->element[0]->str, e->element[0]->len),
-				     "consumer",
-				     rq_result_json_bytesn(e->element[1]->str, e->element[1]->len),
-				     "idle_ms", (json_int_t)e->element[2]->integer, "deliveries",
-				     (json_int_t)e->element[3]->integer)) < 0)
-			return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	}
-	return 0;
-}
-
-int rq_queue_pending_list(rq_queue *q, size_t count, json_t **out, rq_error *err)
-{
-	char cnt[32];
-	redisReply *rep;
-	json_t *a = json_array();
-	int rc = 0;
-
-	*out = NULL;
-	if (!a)
-		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	snprintf(cnt, sizeof(cnt), "%zu", count);
-	rep = rq_redis_cmdv(q->r, 0, err, "XPENDING", q->jobs, RQ_QUEUE_GROUP, "-", "+", cnt, NULL);
-	if (rep && rep->type == REDIS_REPLY_ERROR && !strncmp(rep->str, "NOGROUP", 7)) {
-		freeReplyObject(rep); /* no group yet: nothing is pending */
-	} else if (rq_queue_reply_error(rep, err, "cannot list pending jobs") < 0) {
-		rc = -1;
-	} else {
-		rc = pending_entries(rep, a, err);
-		freeReplyObject(rep);
-	}
-	if (rc < 0)
-		json_decref(a);
-	else
-		*out = a;
-	return rc;
 }

@@ -41,49 +41,17 @@
 #include <stddef.h>
 
 #include "rq_qerror.h"
+#include "rq_queue_msg.h"
 #include "rq_redis.h"
 
 #define RQ_QUEUE_GROUP "workers"
 
 typedef struct rq_queue rq_queue;
 
-typedef struct rq_queue_msg {
-	char sid[64]; /* stream entry id */
-	char *id;     /* job id (NULL if the entry has none) */
-	char *job;    /* job JSON text (NULL if missing) */
-	size_t job_len;
-	long deliveries;
-	/* The entry's own fields checked with the job's rules: id_ok when it
-	 * has one "id" field (or several alike) that is a valid job id, so
-	 * that keys can be built from it; problem: why the entry is not a
-	 * job ("" when it is one as far as its fields go). */
-	int id_ok;
-	char problem[160];
-	/* A copy submitted with --force after the id had a result: that
-	 * result ("prior", NULL if none) and the sha1 of the content it was
-	 * for ("prior_digest"; rq_queue_claim says whether it is this one's). */
-	char *prior;
-	char prior_digest[41];
-	/* A dead letter requeued (rq_group_requeue): the "history" its
-	 * result gets (a JSON array), NULL if none. */
-	char *history;
-} rq_queue_msg;
-
-/* A prior result bigger than this is not kept (the copy replays anew). */
-#define RQ_QUEUE_PRIOR_MAX (4 << 20)
-
 /* Returned by the calls that store: Redis refused for good (a key of the
  * wrong type, a script error, out of memory: rq_redis_error_permanent),
  * trying the same again is no use. Other failures are -1. */
 #define RQ_QUEUE_PERMANENT (-2)
-
-/*
- * The name a stream entry is answered under when its own id cannot be
- * trusted (missing, invalid, given twice, or not the job's): "!<entry
- * id>", which no job id can be ('!' is not allowed in ids), so that its
- * result (replayq:{Q}:result:!<entry id>) never takes a real job's place.
- */
-void rq_queue_msg_anon_id(const rq_queue_msg *m, char *buf, size_t size);
 
 typedef struct rq_queue_opts {
 	int result_ttl_s;    /* default 7 days */
@@ -104,24 +72,6 @@ const char *rq_queue_name(const rq_queue *q);
  * type; a server without streams), err set; -1 on another error (out of
  * memory, loading, ...: a retry may pass). */
 int rq_queue_ensure_group(rq_queue *q, rq_error *err);
-
-/*
- * New jobs for this consumer (XREADGROUP ... BLOCK block_ms), read in two
- * halves, for an event loop (see rq_redis_send): send it, poll
- * rq_redis_fd(rq_queue_redis(q)), then receive: 1 done (*msgs, *n set;
- * none on a timeout), 0 not complete yet, -1 error. Use a connection of
- * its own: nothing else may run on it meanwhile.
- */
-int rq_queue_read_send(rq_queue *q, const char *consumer, size_t count, int block_ms,
-		       rq_error *err);
-int rq_queue_read_recv(rq_queue *q, rq_queue_msg **msgs, size_t *n, rq_error *err);
-
-/* Jobs idle longer than min_idle_ms in any consumer, claimed for this one. */
-int rq_queue_reclaim(rq_queue *q, const char *consumer, long min_idle_ms, size_t count,
-		     rq_queue_msg **msgs, size_t *n, rq_error *err);
-
-/* Free what one message holds (it is left empty). */
-void rq_queue_msg_clear(rq_queue_msg *m);
 
 /*
  * Take the job id for stream entry m before it runs: one id, one run, one
@@ -195,35 +145,30 @@ int rq_queue_heartbeat(rq_queue *q, const char *worker, const char *info, int tt
 int rq_queue_worker_gone(rq_queue *q, const char *worker, rq_error *err);
 
 /*
- * The consumer group's counts (XINFO GROUPS, group RQ_QUEUE_GROUP):
- * *pending, the entries delivered and not acknowledged, and *lag, those
- * not delivered yet (when Redis cannot tell it after a deletion: the
- * stream's length less the pending ones; -1 when that cannot be read
- * either). 0, or -1 with err set (no group yet, or Redis failed).
- */
-int rq_queue_group_counts(rq_queue *q, long long *pending, long long *lag, rq_error *err);
-
-/* Operator views: stats, dead letters, pending entries. */
-int rq_queue_stats(rq_queue *q, json_t **out, rq_error *err);
-int rq_queue_dead_list(rq_queue *q, size_t count, json_t **out, rq_error *err);
-int rq_queue_pending_list(rq_queue *q, size_t count, json_t **out, rq_error *err);
-
-/*
- * For the module that keeps keys of a job beside the queue's own
- * (queue/rq_refproto): the key "replayq:{Q}:<kind>:<id>" into buf; the
- * jobs stream's key; the result TTL in seconds; a reply checked (an error
- * reply becomes RQ_E_REDIS, RQ_QUEUE_PERMANENT when the same command would
- * get it again; the reply is freed then; NULL: err set already); the
- * string a reply holds (malloc'ed; NULL: nil, err cleared, or an error,
- * err set; the reply is freed); a WAIT for the replicas after a write a
- * job depends on.
+ * For the modules that keep keys of a job beside the queue's own
+ * (queue/rq_refproto) and those that read the queue's streams and hashes
+ * (queue/rq_queue_msg, queue/rq_queue_view): the key
+ * "replayq:{Q}:<kind>:<id>" into buf; the keys of the jobs stream, the
+ * stats, the workers' heartbeats and the dead letters; the result TTL in
+ * seconds; a reply checked (an error reply becomes RQ_E_REDIS,
+ * RQ_QUEUE_PERMANENT when the same command would get it again; the reply
+ * is freed then; NULL: err set already); the string a reply holds
+ * (malloc'ed; NULL: nil, err cleared, or an error, err set; the reply is
+ * freed); a WAIT for the replicas after a write a job depends on; n bytes
+ * of s as a C string (malloc'ed; NULL: out of memory).
  */
 void rq_queue_key(const rq_queue *q, char *buf, size_t size, const char *kind, const char *id);
+/* "replayq:{Q}:", the start of every key of the queue. */
+const char *rq_queue_prefix(const rq_queue *q);
 const char *rq_queue_jobs_key(const rq_queue *q);
+const char *rq_queue_stats_key(const rq_queue *q);
+const char *rq_queue_workers_key(const rq_queue *q);
+const char *rq_queue_dead_key(const rq_queue *q);
 int rq_queue_result_ttl(const rq_queue *q);
 int rq_queue_reply_error(redisReply *rep, rq_error *err, const char *what);
 char *rq_queue_string_reply(redisReply *rep, rq_error *err, const char *what);
 void rq_queue_replicate(rq_queue *q);
+char *rq_queue_dupn(const char *s, size_t n);
 
 /* Lua: want(key, type) is nil when the key is missing or of that type,
  * else a WRONGTYPE message naming it. Each script checks the keys it writes

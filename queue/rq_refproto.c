@@ -19,7 +19,7 @@
 
 int rq_refproto_applies(int rc, const rq_replay_result *res, int partial)
 {
-	return rc == 0 || (rc == 1 && partial && res->nupdates);
+	return rc == 0 || (rc == 1 && partial && res->upd.nupdates);
 }
 
 /* ---- the intent ---- */
@@ -29,7 +29,8 @@ json_t *rq_refproto_intent_json(json_t *result, const rq_replay_result *res)
 	int bad = !result;
 
 	bad |= json_object_set_new(result, "updates", rq_result_json_updates(res));
-	bad |= json_object_set_new(result, "reflog_msg", rq_result_json_refname(res->reflog_msg));
+	bad |=
+	    json_object_set_new(result, "reflog_msg", rq_result_json_refname(res->upd.reflog_msg));
 	if (!bad)
 		return result;
 	json_decref(result);
@@ -38,9 +39,9 @@ json_t *rq_refproto_intent_json(json_t *result, const rq_replay_result *res)
 
 void rq_refproto_intent_free(rq_refproto_intent *in)
 {
-	for (size_t i = 0; in->updates && i < in->nupdates; i++)
-		free(in->updates[i].ref);
-	free(in->updates);
+	for (size_t i = 0; in->upd.updates && i < in->upd.nupdates; i++)
+		free(in->upd.updates[i].ref);
+	free(in->upd.updates);
 	json_decref(in->result);
 	memset(in, 0, sizeof(*in));
 }
@@ -69,22 +70,22 @@ int rq_refproto_intent_parse(const char *text, rq_refproto_intent *out, rq_error
 		return rq_error_set(err, RQ_E_INTERNAL, "a stored intent that is not one");
 	}
 	out->result = o;
-	if (!(out->updates = calloc(json_array_size(ups) + 1, sizeof(*out->updates))))
+	if (!(out->upd.updates = calloc(json_array_size(ups) + 1, sizeof(*out->upd.updates))))
 		goto nomem;
 	json_array_foreach(ups, i, u)
 	{
-		if (update_parse(u, &out->updates[i]) < 0) {
-			free(out->updates[i].ref);
+		if (update_parse(u, &out->upd.updates[i]) < 0) {
+			free(out->upd.updates[i].ref);
 			rq_refproto_intent_free(out);
 			return rq_error_set(err, RQ_E_INTERNAL,
 					    "a stored intent's update is not one");
 		}
-		out->nupdates++;
+		out->upd.nupdates++;
 	}
 	if (json_object_get(o, "reflog_msg") &&
 	    !(msg = rq_result_json_refname_bytes(json_object_get(o, "reflog_msg"))))
 		goto nomem;
-	snprintf(out->reflog_msg, sizeof(out->reflog_msg), "%s", msg ? msg : "replay");
+	snprintf(out->upd.reflog_msg, sizeof(out->upd.reflog_msg), "%s", msg ? msg : "replay");
 	free(msg);
 	json_object_del(o, "reflog_msg");
 	out->prior = json_is_true(json_object_get(o, "already_applied"));
@@ -130,21 +131,21 @@ int rq_refproto_intent_todo(git_repository *repo, const rq_refproto_intent *in,
 			    rq_replay_result *todo, rq_error *err)
 {
 	memset(todo, 0, sizeof(*todo));
-	if (!in->nupdates)
+	if (!in->upd.nupdates)
 		return 0;
-	if (!(todo->updates = calloc(in->nupdates, sizeof(*todo->updates))))
+	if (!(todo->upd.updates = calloc(in->upd.nupdates, sizeof(*todo->upd.updates))))
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	for (size_t i = 0; i < in->nupdates; i++) {
-		int r = update_where(repo, &in->updates[i], err);
+	for (size_t i = 0; i < in->upd.nupdates; i++) {
+		int r = update_where(repo, &in->upd.updates[i], err);
 		if (r < 0) {
-			free(todo->updates);
+			free(todo->upd.updates);
 			memset(todo, 0, sizeof(*todo));
 			return r == -1 ? -1 : 0;
 		}
 		if (r == 1)
-			todo->updates[todo->nupdates++] = in->updates[i];
+			todo->upd.updates[todo->upd.nupdates++] = in->upd.updates[i];
 	}
-	snprintf(todo->reflog_msg, sizeof(todo->reflog_msg), "%s", in->reflog_msg);
+	snprintf(todo->upd.reflog_msg, sizeof(todo->upd.reflog_msg), "%s", in->upd.reflog_msg);
 	return 1;
 }
 
@@ -228,8 +229,8 @@ rq_refproto_outcome rq_refproto_apply(const rq_refproto_link *link, git_reposito
 		f.may_commit = ask_commit;
 		f.arg = &a;
 	}
-	while ((rc = rq_refs_apply_fenced(repo, todo, committer, &f, err)) < 0 && !a.refused &&
-	       lock_wait(&f, tries++, err))
+	while ((rc = rq_refs_apply_fenced(repo, &todo->upd, committer, &f, err)) < 0 &&
+	       !a.refused && lock_wait(&f, tries++, err))
 		;
 	if (verdict)
 		*verdict = f.verdict;
@@ -248,8 +249,8 @@ static int prior_holds(git_repository *repo, rq_refproto_intent *in, json_t **ou
 {
 	rq_error ignored;
 
-	for (size_t i = 0; i < in->nupdates; i++)
-		if (update_where(repo, &in->updates[i], &ignored) != 0)
+	for (size_t i = 0; i < in->upd.nupdates; i++)
+		if (update_where(repo, &in->upd.updates[i], &ignored) != 0)
 			return 0;
 	json_object_del(in->result, "recovered");
 	*out = in->result;
@@ -265,21 +266,21 @@ static int finish_intent(const rq_refproto_link *link, git_repository *repo, rq_
 	rq_replay_result todo, all;
 	int rc = rq_refproto_intent_todo(repo, in, &todo, err);
 
-	if (rc == 1 && !todo.nupdates) /* done before: its killed owner's marker may be left */
+	if (rc == 1 && !todo.upd.nupdates) /* done before: its killed owner's marker may be left */
 		rq_refs_clean_stale(repo);
-	if (rc == 1 && todo.nupdates) {
+	if (rc == 1 && todo.upd.nupdates) {
 		/* the same intent again, reflog message included */
 		memset(&all, 0, sizeof(all));
-		all.updates = in->updates;
-		all.nupdates = in->nupdates;
-		memcpy(all.reflog_msg, in->reflog_msg, sizeof(all.reflog_msg));
+		all.upd.updates = in->upd.updates;
+		all.upd.nupdates = in->upd.nupdates;
+		memcpy(all.upd.reflog_msg, in->upd.reflog_msg, sizeof(all.upd.reflog_msg));
 		*how = rq_refproto_apply(link, repo,
 					 rq_refproto_intent_json(json_deep_copy(in->result), &all),
 					 &todo, committer, NULL, err);
 		if (*how != RQ_REFPROTO_APPLIED)
 			rc = -1;
 	}
-	free(todo.updates); /* (the names are the intent's) */
+	free(todo.upd.updates); /* (the names are the intent's) */
 	if (rc == 1) {
 		/* out of memory, the result stands without its mark: the refs
 		 * are where it says */

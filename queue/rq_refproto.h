@@ -90,11 +90,9 @@ int rq_refproto_applies(int rc, const rq_replay_result *res, int partial);
 
 /* An intent, as a stored one is read back. */
 typedef struct rq_refproto_intent {
-	rq_ref_update *updates; /* every ref the job moves; names are bytes */
-	size_t nupdates;
-	char reflog_msg[300];
-	json_t *result; /* the result it makes true (no "reflog_msg") */
-	int prior;	/* a --force copy's prior result ("already_applied") */
+	rq_ref_updates upd; /* every ref the job moves (names are bytes), its reflog message */
+	json_t *result;	    /* the result it makes true (no "reflog_msg") */
+	int prior;	    /* a --force copy's prior result ("already_applied") */
 } rq_refproto_intent;
 
 /*

@@ -181,8 +181,8 @@ json_t *rq_result_json_updates(const rq_replay_result *res)
 	json_t *updates = json_array();
 	int bad = !updates;
 
-	for (size_t i = 0; !bad && i < res->nupdates; i++) {
-		const rq_ref_update *u = &res->updates[i];
+	for (size_t i = 0; !bad && i < res->upd.nupdates; i++) {
+		const rq_ref_update *u = &res->upd.updates[i];
 		bad |= json_array_append_new(
 		    updates, json_pack("{s:o, s:o, s:o}", "ref", ref_json(u->ref), "old",
 				       oid_json(&u->old_id), "new", oid_json(&u->new_id)));

@@ -308,6 +308,13 @@ upstream_git() {
 	echo "# notice: upstream git with 'git replay' not found (set RQ_UPSTREAM_GIT): oracle checks skipped" >&2
 	return 1
 }
+# Every git this test runs is upstream's (after upstream_git): first in
+# PATH, its own exec path, an empty template directory.
+upstream_only() {
+	mkdir -p "$T/ubin" "$T/tmpl"
+	ln -s "$UPSTREAM_GIT" "$T/ubin/git"
+	export PATH="$T/ubin:$PATH" GIT_EXEC_PATH="$T/ubin" GIT_TEMPLATE_DIR="$T/tmpl"
+}
 # For the consolidation tests, in the repository whose objects directory
 # is $OBJ: consolidation_jobs prefix from to prints the jobs
 # <prefix>-<from>..<prefix>-<to>, one a line (base..topic onto main, a

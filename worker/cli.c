@@ -83,7 +83,7 @@ int rq_cli_apply_refs(git_repository *repo, const rq_replay_result *res, const r
 	sigaddset(&block, SIGTERM);
 	sigaddset(&block, SIGHUP);
 	sigprocmask(SIG_BLOCK, &block, &old);
-	rc = rq_refs_apply(repo, res, committer, err) < 0 ? -1 : 0;
+	rc = rq_refs_apply(repo, &res->upd, committer, err) < 0 ? -1 : 0;
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	return rc;
 }

@@ -22,6 +22,7 @@
 #include "rq_group.h"
 #include "rq_job.h"
 #include "rq_queue.h"
+#include "rq_queue_view.h"
 
 /* ===================== connecting ===================== */
 
@@ -610,7 +611,7 @@ static int stats_view(rq_queue *q, json_t **out, rq_error *err)
 {
 	long long groups, parked;
 
-	if (rq_queue_stats(q, out, err) < 0)
+	if (rq_queue_view_stats(q, out, err) < 0)
 		return -1;
 	if (rq_group_counts(q, &groups, &parked, err) < 0 ||
 	    json_object_set_new(*out, "groups", json_integer(groups)) < 0 ||
@@ -634,9 +635,9 @@ static int print_view(rq_queue *q, const char *what, long count)
 	if (!strcmp(what, "stats"))
 		rc = stats_view(q, &out, &err);
 	else if (!strcmp(what, "dead"))
-		rc = rq_queue_dead_list(q, (size_t)count, &out, &err);
+		rc = rq_queue_view_dead_list(q, (size_t)count, &out, &err);
 	else
-		rc = rq_queue_pending_list(q, (size_t)count, &out, &err);
+		rc = rq_queue_view_pending_list(q, (size_t)count, &out, &err);
 	if (rc < 0) {
 		fprintf(stderr, "fatal: %s\n", err.msg);
 		return 128;

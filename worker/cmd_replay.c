@@ -24,6 +24,7 @@
 #include "rq_trace.h"
 #include "rq_odb.h"
 #include "rq_odb_tmpdir.h"
+#include "rq_parallel.h"
 #include "rq_refproto.h"
 #include "rq_refs.h"
 #include "rq_replay.h"
@@ -396,7 +397,7 @@ static int report(const replay_run *run, int rc)
 	}
 	if (!run->print || run->json)
 		return rc;
-	if (!(lines = rq_refs_format_updates(&run->res))) {
+	if (!(lines = rq_refs_format_updates(&run->res.upd))) {
 		fputs("fatal: out of memory\n", stderr);
 		return 128;
 	}

@@ -317,7 +317,7 @@ static int report(const train_run *run, int rc)
 	if (run->json)
 		return rc;
 	print_cars(&run->res);
-	if (run->print && !(lines = rq_refs_format_updates(&run->res.replay)))
+	if (run->print && !(lines = rq_refs_format_updates(&run->res.replay.upd)))
 		return fputs("fatal: out of memory\n", stderr), 128;
 	if (lines)
 		fputs(lines, stdout);

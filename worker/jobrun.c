@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * jobrun: a pool child's one job (see jobrun.h). The parts, in the order a
- * child meets them: its limits and test hooks; the repository under the
- * root; the handshake with the parent around the ref update; an earlier
- * delivery's intent or a prior result; the replay itself.
+ * child meets them: its limits (worker/joblimits) and test hooks; the
+ * repository under the root (worker/jobrepo); the handshake with the
+ * parent around the ref update; an earlier delivery's intent or a prior
+ * result; the replay itself; what it does after its result.
  */
 #include "jobrun.h"
 
@@ -18,14 +19,14 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/file.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/time.h>
 #include <unistd.h>
 
+#include "jobrepo.h"
+#include "joblimits.h"
 #include "rq_clock.h"
 #include "rq_child.h"
-#include "rq_confine.h"
+#include "rq_job_train.h"
 #include "rq_odb.h"
 #include "rq_odb_repack.h"
 #include "rq_odb_tmpdir.h"
@@ -33,7 +34,6 @@
 #include "rq_refproto.h"
 #include "rq_refs.h"
 #include "rq_replay.h"
-#include "rq_repofmt.h"
 #include "rq_result_json.h"
 #include "rq_sign.h"
 #include "rq_testhook.h"
@@ -51,8 +51,6 @@ _Static_assert(RQ_JOBRUN_MSG_RESULT != RQ_REFPROTO_ASK_GO &&
 		   RQ_JOBRUN_MSG_STOPPED != RQ_REFPROTO_ASK_COMMIT &&
 		   RQ_JOBRUN_MSG_STOPPED != RQ_REFPROTO_AGAIN,
 	       "a child's message types are distinct");
-
-#define SHOWN_MAX (PATH_MAX + RQ_JOB_REPO_MAX + 16)
 
 /* The child's job and its pipes to the parent. */
 typedef struct child_job {
@@ -117,76 +115,6 @@ static char *result_text(const child_job *cj, json_t *j)
 		s = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(6));
 	json_decref(j);
 	return s;
-}
-
-/* ---- limits the kernel enforces in the child ---- */
-
-/* The child's private data (VmData) in bytes, 0 if unknown. */
-static uint64_t own_data_bytes(void)
-{
-	char line[256];
-	unsigned long long kb = 0;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmData: %llu kB", &kb) == 1)
-			break;
-	fclose(f);
-	return (uint64_t)kb * 1024;
-}
-
-/* Lower a soft limit to want, unless the hard limit is lower still. */
-static void lower_limit(int resource, rlim_t want)
-{
-	struct rlimit rl;
-
-	if (getrlimit(resource, &rl) == 0 && (rl.rlim_max == RLIM_INFINITY || want < rl.rlim_max)) {
-		rl.rlim_cur = want;
-		setrlimit(resource, &rl);
-	}
-}
-
-/*
- * A child stops by itself even when the parent cannot watch it in time
- * (busy storing a result while Redis is away, stopped, swapped out):
- * SIGALRM at the deadline, SIGXCPU one second of CPU time after it, and,
- * with a memory limit, no private memory beyond twice the limit above what
- * it inherited (RLIMIT_DATA counts memory reserved, not only touched, so it
- * is looser than the parent's resident-set limit).
- */
-static void child_limits(const child_job *cj)
-{
-	long long left = cj->task->deadline - rq_clock_mono_ms();
-	struct itimerval it;
-
-	if (left <= 0)
-		raise(SIGALRM);
-	memset(&it, 0, sizeof(it));
-	it.it_value.tv_sec = (time_t)(left / 1000);
-	it.it_value.tv_usec = (suseconds_t)(left % 1000) * 1000;
-	setitimer(ITIMER_REAL, &it, NULL);
-	lower_limit(RLIMIT_CPU, (rlim_t)(cj->job->timeout_ms / 1000 + 2));
-	if (cj->env->memory_limit && cj->env->data_limit)
-		lower_limit(RLIMIT_DATA, (rlim_t)(own_data_bytes() + 2 * cj->env->memory_limit));
-}
-
-/* Before the ref updates: nothing may interrupt them half-way, not even
- * the worker's death (the update finishes; the redelivered job finds it
- * done through its intent). */
-static void child_lift_limits(void)
-{
-	struct itimerval it;
-	struct rlimit rl;
-
-	prctl(PR_SET_PDEATHSIG, 0);
-	memset(&it, 0, sizeof(it));
-	setitimer(ITIMER_REAL, &it, NULL);
-	if (getrlimit(RLIMIT_CPU, &rl) == 0) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_CPU, &rl);
-	}
 }
 
 /* ---- test hooks (test builds only: rq_testhook.h) ---- */
@@ -260,126 +188,6 @@ static void child_test_hooks(const child_job *cj)
 }
 #endif
 
-/* ---- the repository ---- */
-
-int rq_jobrun_resolve_repo(const char *root, const char *rel, char *out, rq_error *err)
-{
-	char joined[PATH_MAX * 2];
-	size_t rl = strlen(root);
-
-	snprintf(joined, sizeof(joined), "%s/%s", root, rel);
-	if (!realpath(joined, out))
-		return rq_error_set(err, RQ_E_BAD_REPO,
-				    "repository '%s' not found under the root: %s", rel,
-				    strerror(errno));
-	if (strncmp(out, root, rl) != 0 || (out[rl] != '/' && out[rl] != '\0'))
-		return rq_error_set(err, RQ_E_BAD_REPO,
-				    "repository '%s' resolves outside the repository root", rel);
-	return 0;
-}
-
-/* How messages name the repository's objects directory: as the job's
- * repo names it, not by the worker's path, into shown (SHOWN_MAX). */
-static int objects_shown(git_repository *repo, const char *path, const char *rel, char *shown,
-			 rq_error *err)
-{
-	git_buf objects = GIT_BUF_INIT;
-	size_t pl = strlen(path);
-
-	if (git_repository_item_path(&objects, repo, GIT_REPOSITORY_ITEM_OBJECTS) < 0) {
-		git_buf_dispose(&objects);
-		return rq_error_git(err, "cannot find the objects directory");
-	}
-	while (objects.size > 1 && objects.ptr[objects.size - 1] == '/')
-		objects.ptr[--objects.size] = '\0';
-	if (!strncmp(objects.ptr, path, pl) && objects.ptr[pl] == '/')
-		snprintf(shown, SHOWN_MAX, "%s/%s", rel, objects.ptr + pl + 1);
-	else
-		snprintf(shown, SHOWN_MAX, "%s/objects", rel);
-	git_buf_dispose(&objects);
-	return 0;
-}
-
-/* rq_confine_open's opener: the repository's format decides how it is
- * opened (rq_repofmt: a reftable ref database, an unsupported format
- * named). */
-static int open_format(git_repository **out, const char *path, rq_error *err)
-{
-	return rq_repofmt_open(out, path, GIT_REPOSITORY_OPEN_NO_SEARCH, err);
-}
-
-/*
- * Open the job's repository and hold it to the root: every path its files
- * name resolves inside (rq_confine), and its objects are read through
- * rq_odb with the root's alternates policy (oo, whose objects_shown points
- * into shown).
- */
-static int open_repo(const child_job *cj, char *path, char *shown, rq_odb_opts *oo,
-		     git_repository **repo, rq_error *err)
-{
-	const char *rel = cj->job->repo;
-
-	path[0] = '\0';
-	if (rq_jobrun_resolve_repo(cj->env->root, rel, path, err) < 0)
-		return -1;
-	/* nothing outside the root is opened, libgit2's own reading included;
-	 * the repository's format decides how (rq_repofmt: reftable refs) */
-	if (rq_confine_open(repo, path, cj->env->root, cj->env->confine_flags, open_format, err) <
-		0 ||
-	    objects_shown(*repo, path, rel, shown, err) < 0)
-		return -1;
-	oo->root = cj->env->root;
-	oo->alternates_anywhere = cj->env->alternates_anywhere;
-	oo->objects_shown = shown;
-	/* the pack is kept from git's repack and gc until its refs moved */
-	oo->keep_pack = cj->job->ref_update;
-	return rq_odb_install(*repo, oo, err);
-}
-
-/* Messages name the repository as the job did: the worker's paths (the
- * resolved repository, then the root) become the job's repo. */
-static void name_repo_as_job(rq_error *err, const char *path, const char *root, const char *repo)
-{
-	const char *from[2] = {path, root};
-	char out[RQ_ERROR_MSG_MAX];
-
-	for (int k = 0; k < 2; k++) {
-		size_t fl = strlen(from[k]), o = 0;
-		const char *m = err->msg, *hit;
-		if (fl < 2 || !strstr(m, from[k]))
-			continue;
-		while ((hit = strstr(m, from[k])) && o < sizeof(out) - 1) {
-			o += (size_t)snprintf(out + o, sizeof(out) - o, "%.*s%s", (int)(hit - m), m,
-					      k ? "<root>" : repo);
-			m = hit + fl;
-		}
-		if (o < sizeof(out) - 1)
-			snprintf(out + o, sizeof(out) - o, "%s", m);
-		memcpy(err->msg, out, sizeof(out));
-	}
-}
-
-/* The committer: the job's, else REPLAYQ_COMMITTER_NAME/EMAIL, else the
- * repository's; the job's time, else the default time. */
-static int job_committer(git_repository *repo, const rq_jobrun_task *task, rq_ident *id,
-			 rq_error *err)
-{
-	const char *n = getenv("REPLAYQ_COMMITTER_NAME"), *e = getenv("REPLAYQ_COMMITTER_EMAIL");
-	const rq_job *job = task->job;
-
-	if (job->has_name) {
-		*id = job->committer;
-	} else if (n && e) {
-		if (rq_ident_set(id, n, e, err) < 0)
-			return -1;
-	} else if (rq_ident_default(repo, id, err) < 0) {
-		return -1;
-	}
-	id->time = job->has_time ? job->committer.time : task->default_time;
-	id->tz = job->has_time ? job->committer.tz : 0;
-	return 0;
-}
-
 /* ---- the ref-update protocol's questions (queue/rq_refproto) ---- */
 
 /* A question to the parent: the intent as a result (with the job's id,
@@ -406,7 +214,7 @@ static int link_ask(void *arg, char type, json_t *msg)
 static void link_going(void *arg)
 {
 	(void)arg;
-	child_lift_limits();
+	rq_joblimits_lift();
 }
 
 /* A round ended before its fence (nothing moved) and another follows: the
@@ -418,7 +226,7 @@ static void link_again(void *arg)
 
 	send_json(cj, RQ_REFPROTO_AGAIN, "{}");
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	child_limits(cj);
+	rq_joblimits_set(cj->env, cj->task);
 }
 
 /* How this child asks its parent; NULL when it asks nothing. */
@@ -574,7 +382,7 @@ static int replay_round(const child_job *cj, git_repository *repo, const rq_odb_
 	rc = rq_replay_run(repo, &o, res, err);
 	/* a ref the job would create where git cannot (refs/heads/main/sub
 	 * beside refs/heads/main): refused in print mode too */
-	if (rc >= 0 && res->nupdates && rq_refs_check_creatable(repo, res, err) < 0)
+	if (rc >= 0 && res->upd.nupdates && rq_refs_check_creatable(repo, &res->upd, err) < 0)
 		return -1;
 	if (rc < 0 || !cj->job->ref_update || !rq_refproto_applies(rc, res, res->keep_going))
 		return rc;
@@ -622,7 +430,8 @@ static int train_round(const child_job *cj, git_repository *repo, const rq_odb_o
 	o.sign = cj->job->sign ? cj->env->signer : NULL;
 	rc = rq_train_run(repo, &o, res, err);
 	free(cars);
-	if (rc >= 0 && res->replay.nupdates && rq_refs_check_creatable(repo, &res->replay, err) < 0)
+	if (rc >= 0 && res->replay.upd.nupdates &&
+	    rq_refs_check_creatable(repo, &res->replay.upd, err) < 0)
 		return -1;
 	if (rc < 0 || !cj->job->ref_update || !rq_refproto_applies(rc, &res->replay, 1))
 		return rc;
@@ -706,7 +515,7 @@ static int sign_check(const child_job *cj, rq_error *err)
 /* The job from start to result text (NULL: out of memory). */
 static char *run_job(const child_job *cj, after_job *after)
 {
-	char path[PATH_MAX], shown[SHOWN_MAX];
+	char path[PATH_MAX], shown[RQ_JOBREPO_SHOWN_MAX];
 	git_repository *repo = NULL;
 	rq_odb_opts oo = {0};
 	rq_replay_result res;
@@ -722,17 +531,18 @@ static char *run_job(const child_job *cj, after_job *after)
 	memset(&mst, 0, sizeof(mst));
 	rq_error_clear(&err);
 	path[0] = '\0';
-	if (sign_check(cj, &err) == 0 && open_repo(cj, path, shown, &oo, &repo, &err) == 0) {
+	if (sign_check(cj, &err) == 0 &&
+	    rq_jobrepo_open(cj->env, cj->job, path, shown, &oo, &repo, &err) == 0) {
 		rq_odb_tmpdir_clean_stale(repo, 300, NULL);
 		if (maintain)
 			rc = maintain_job(repo, &mst, &err);
-		else if (job_committer(repo, cj->task, &ident, &err) == 0 &&
+		else if (rq_jobrepo_committer(repo, cj->task, &ident, &err) == 0 &&
 			 (rc = answer_from_intent(cj, repo, &ident, &j, &err)) == 0)
 			rc = replay_or_train(cj, repo, &oo, &ident, &res, &tres, &applied, after,
 					     &err);
 	}
 	if (!j) { /* not an intent's answer */
-		name_repo_as_job(&err, path, cj->env->root, cj->job->repo);
+		rq_jobrepo_name_as_job(&err, path, cj->env->root, cj->job->repo);
 		j = maintain ? rq_result_maintain_to_json(&mst, rc, &err)
 		    : train  ? rq_result_train_to_json(&tres, rc, &err, applied)
 			     : rq_result_to_json(&res, rc, &err, applied);
@@ -762,29 +572,13 @@ static char *after_text(int rc, const rq_odb_repack_stats *st, const rq_error *e
 	return s;
 }
 
-/* The limits of what a child does after its result: the job's deadline
- * and CPU time no longer apply (the job is over, and a short job's
- * deadline would cut every consolidation after it), a timer of
- * RQ_JOBRUN_AFTER_MS does, and the child goes with the worker (its death
- * signal set again: it was lifted before a ref update). */
-static void after_limits(void)
-{
-	struct itimerval it;
-
-	child_lift_limits();
-	memset(&it, 0, sizeof(it));
-	it.it_value.tv_sec = RQ_JOBRUN_AFTER_MS / 1000;
-	setitimer(ITIMER_REAL, &it, NULL);
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-}
-
 /*
  * After the result, which ends the job's report (the parent publishes it
  * as soon as it is in): replayq's packs consolidated when due, and what
  * that did sent as one more message, the after message. Nothing here
  * changes the result: a failure, or a kill anywhere, leaves every object
  * readable, and the next consolidation finishes the work
- * (rq_odb_repack.h). So it may be cut short at any point (after_limits).
+ * (rq_odb_repack.h). So it may be cut short at any point (rq_joblimits_after).
  * Test hold point "job-after": the result sent, before the consolidation.
  */
 static void after_result(const child_job *cj, const after_job *after, pid_t parent)
@@ -797,7 +591,7 @@ static void after_result(const child_job *cj, const after_job *after, pid_t pare
 
 	if (!after->due)
 		return;
-	after_limits();
+	rq_joblimits_after();
 	if (getppid() != parent)
 		return;
 	rq_testhook_hold("job-after");
@@ -829,7 +623,7 @@ void rq_jobrun_child(const rq_jobrun_env *env, const rq_jobrun_task *task, pid_t
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGALRM, SIG_DFL);
 	signal(SIGXCPU, SIG_DFL);
-	child_limits(&cj);
+	rq_joblimits_set(cj.env, cj.task);
 	child_test_hooks(&cj);
 	git_libgit2_init();
 	if (!(s = run_job(&cj, &after)))

@@ -100,11 +100,4 @@ void rq_jobrun_child(const rq_jobrun_env *env, const rq_jobrun_task *task, pid_t
  * it sent it; NULL when the payload is not one. */
 const char *rq_jobrun_payload_json(const char *payload, long long *sent_ms);
 
-/*
- * The job's repository path under the root, symlinks resolved, into out
- * (PATH_MAX): 0, or -1 with err set when it is missing or resolves outside
- * the root.
- */
-int rq_jobrun_resolve_repo(const char *root, const char *rel, char *out, rq_error *err);
-
 #endif

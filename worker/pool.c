@@ -3,9 +3,9 @@
  * pool: forked children that run one job each (worker/jobrun) and report
  * over a pipe (core/base/rq_child). The parts: the slots; starting a
  * child; the children's questions (intent, commit check); deadlines and
- * memory; a child's result, published as soon as its report is in, or
- * the error result the parent writes for it when it ends without one;
- * what it did after its result (its consolidation); in the loop
+ * memory; a finished child: its result (worker/pool_result: published as
+ * soon as its report is in, or the error result the parent writes for it
+ * when it ends without one), what it did after its result (its consolidation); in the loop
  * (worker/evloop): the function of a child's descriptor that fired, its
  * timer, the memory checks.
  */
@@ -24,13 +24,15 @@
 #include <unistd.h>
 
 #include "rq_clock.h"
+#include "jobrepo.h"
 #include "jobrun.h"
 #include "log.h"
+#include "pool_result.h"
+#include "pool_slot.h"
 #include "rq_child.h"
 #include "rq_fs.h"
 #include "rq_odb_tmpdir.h"
 #include "rq_refproto.h"
-#include "rq_result_json.h"
 #include "rq_sign.h"
 #include "stop.h"
 
@@ -38,48 +40,9 @@
 #define RQ_POOL_REAP_MS	     2	 /* without a pidfd: how soon to look again at an exiting child */
 #define RQ_POOL_STALE_S	     300 /* what has no owner marker is stale after (as elsewhere) */
 
-/* One child and its job. */
-typedef struct slot {
-	pid_t pid; /* 0: the slot is free */
-	rq_child_in report;
-	int exit_fd;   /* readable when the child exits (a pidfd); -1: none */
-	int answer_fd; /* parent -> child: the answers; -1: none (no ref update), or closed */
-	int prepared;  /* its intent was handled */
-	int aborted;
-	int committed; /* told to move refs: no limit interrupts it any more */
-	int checked;   /* its commit check was answered */
-	long long deadline;
-	long long timeout_ms;
-	long long killed_at; /* when the parent killed it (deadline, memory) */
-	long long exited_at; /* when the parent saw it exit */
-	uint64_t rss_at_kill;
-	int timed_out;
-	int over_memory;
-	int reaped;
-	int published; /* its result went to done: the child may still work on */
-	int discarded; /* its result came too late: its objects go when it is reaped */
-	int wstatus;
-	long attempt;
-	char *id;
-	char *repo;
-	void *ctx;
-	struct rq_pool *pool;
-	rq_evloop_watch *on_report, *on_exit; /* in the pool's loop */
-	rq_evloop_timer *timer;		      /* its deadline, or the next look at its exit */
-} slot;
-
-struct rq_pool {
-	rq_pool_opts opts;
-	char root[PATH_MAX];
-	char worker[128];
-	slot *slots;
-	int running;
-	rq_evloop_timer *mem_timer; /* the memory checks; NULL without a limit */
-};
-
 /* ---- the pool and its slots ---- */
 
-static void slot_init(slot *s, rq_pool *p)
+static void slot_init(rq_pool_slot *s, rq_pool *p)
 {
 	memset(s, 0, sizeof(*s));
 	rq_child_in_init(&s->report, -1);
@@ -130,7 +93,7 @@ static void close_fd(int *fd)
 }
 
 /* Out of the loop first: the descriptors close after. */
-static void slot_clear(rq_pool *p, slot *s)
+static void slot_clear(rq_pool *p, rq_pool_slot *s)
 {
 	rq_evloop_watch_del(p->opts.loop, s->on_report);
 	rq_evloop_watch_del(p->opts.loop, s->on_exit);
@@ -210,8 +173,8 @@ static void child_start(rq_pool *p, const rq_jobrun_task *task, pid_t parent, in
 }
 
 /* A started child's slot; -1 out of memory. */
-static int slot_start(slot *s, pid_t pid, int report_fd, int answer_fd, const rq_jobrun_task *task,
-		      void *ctx)
+static int slot_start(rq_pool_slot *s, pid_t pid, int report_fd, int answer_fd,
+		      const rq_jobrun_task *task, void *ctx)
 {
 	s->pid = pid;
 	rq_child_in_init(&s->report, report_fd);
@@ -227,14 +190,14 @@ static int slot_start(slot *s, pid_t pid, int report_fd, int answer_fd, const rq
 	return s->id && s->repo ? 0 : -1;
 }
 
-static int slot_watch(rq_pool *p, slot *s);
+static int slot_watch(rq_pool *p, rq_pool_slot *s);
 
 int rq_pool_spawn(rq_pool *p, const rq_job *job, int64_t default_time, long attempt,
 		  const char *intent, int granted, void *ctx, rq_error *err)
 {
 	rq_jobrun_task task = {job, default_time, attempt, intent, 0, granted};
 	int report_fd = -1, answer_fd = -1;
-	slot *s = NULL;
+	rq_pool_slot *s = NULL;
 	pid_t pid, parent = getpid();
 
 	for (int i = 0; i < p->opts.jobs && !s; i++)
@@ -268,20 +231,14 @@ int rq_pool_spawn(rq_pool *p, const rq_job *job, int64_t default_time, long atte
 
 /* ---- the children's questions ---- */
 
-/* The first whole message, when it is of this type: 1 and *m set. */
-static int next_msg(const slot *s, char type, rq_child_msg *m)
-{
-	return rq_child_in_next(&s->report, m) == 1 && m->type == type;
-}
-
-static void kill_slot(slot *s, long long now)
+static void kill_slot(rq_pool_slot *s, long long now)
 {
 	kill(s->pid, SIGKILL);
 	s->killed_at = now;
 }
 
 /* Answer the child; its answer pipe stays open only when kept. */
-static void answer(slot *s, char reply, int keep)
+static void answer(rq_pool_slot *s, char reply, int keep)
 {
 	if (s->answer_fd < 0)
 		return;
@@ -299,14 +256,14 @@ static void answer(slot *s, char reply, int keep)
  * callback, then let the child apply or abort. Past its deadline, a job
  * may not start moving refs: it is killed as timed out. A child already
  * gone gets nothing: how it ended says what happened. */
-static void handle_intent(rq_pool *p, slot *s)
+static void handle_intent(rq_pool *p, rq_pool_slot *s)
 {
 	long long sent, now = rq_clock_mono_ms(); /* this very moment: the intent call blocks */
 	const char *json;
 	char reply = RQ_REFPROTO_ABORT;
 	rq_child_msg m;
 
-	if (s->prepared || !next_msg(s, RQ_REFPROTO_ASK_GO, &m))
+	if (s->prepared || !rq_pool_slot_msg(s, RQ_REFPROTO_ASK_GO, &m))
 		return;
 	s->prepared = 1;
 	json = rq_jobrun_payload_json(m.data, &sent);
@@ -329,11 +286,11 @@ static void handle_intent(rq_pool *p, slot *s)
 /* The child's round ended before its fence, nothing moved, and it will
  * ask go again ("on_ref_moved": "retry"): its limits count again, and its
  * next intent is handled as the first was. */
-static void handle_again(slot *s)
+static void handle_again(rq_pool_slot *s)
 {
 	rq_child_msg m;
 
-	if (!s->committed || s->checked || !next_msg(s, RQ_REFPROTO_AGAIN, &m))
+	if (!s->committed || s->checked || !rq_pool_slot_msg(s, RQ_REFPROTO_AGAIN, &m))
 		return;
 	s->committed = 0;
 	s->prepared = 0;
@@ -342,12 +299,12 @@ static void handle_again(slot *s)
 
 /* A whole commit check first in line, the child holding its ref locks:
  * the job must still be this worker's (owns), or nothing moves. */
-static void handle_check(rq_pool *p, slot *s)
+static void handle_check(rq_pool *p, rq_pool_slot *s)
 {
 	char reply;
 	rq_child_msg m;
 
-	if (!s->committed || s->checked || !next_msg(s, RQ_REFPROTO_ASK_COMMIT, &m))
+	if (!s->committed || s->checked || !rq_pool_slot_msg(s, RQ_REFPROTO_ASK_COMMIT, &m))
 		return;
 	s->checked = 1;
 	reply = !p->opts.owns || p->opts.owns(p->opts.intent_arg, s->ctx) == 1 ? RQ_REFPROTO_COMMIT
@@ -377,7 +334,7 @@ static uint64_t resident_bytes(pid_t pid)
 }
 
 /* Kill the child if its resident set is past the memory limit. */
-static void check_rss(const rq_pool *p, slot *s, long long now)
+static void check_rss(const rq_pool *p, rq_pool_slot *s, long long now)
 {
 	uint64_t rss = resident_bytes(s->pid);
 
@@ -393,7 +350,7 @@ static void check_rss(const rq_pool *p, slot *s, long long now)
  * result is judged by the child's own clock), the memory limit still
  * does: what it does after its result (its consolidation) may be cut
  * short anywhere, its result stands. */
-static void watch_slot(const rq_pool *p, slot *s, long long now, int mem_check)
+static void watch_slot(const rq_pool *p, rq_pool_slot *s, long long now, int mem_check)
 {
 	rq_child_msg m;
 
@@ -405,7 +362,7 @@ static void watch_slot(const rq_pool *p, slot *s, long long now, int mem_check)
 		return;
 	}
 	/* moving refs, or a whole result in (published in this step) */
-	if (s->committed || next_msg(s, RQ_JOBRUN_MSG_RESULT, &m))
+	if (s->committed || rq_pool_slot_msg(s, RQ_JOBRUN_MSG_RESULT, &m))
 		return;
 	if (now >= s->deadline) {
 		s->timed_out = 1;
@@ -420,14 +377,14 @@ static void watch_slot(const rq_pool *p, slot *s, long long now, int mem_check)
 /* Remove what a killed child left in its repository's objects directory
  * right away: its temporary directory and pack files, whose owner marker
  * it no longer holds (rq_odb_tmpdir: everything a gone owner left goes). */
-static void clean_child_objdir(const rq_pool *p, const slot *s)
+void rq_pool_clean_objdir(const rq_pool *p, const rq_pool_slot *s)
 {
 	static const char *const objdirs[] = {"objects", ".git/objects"};
 	char path[PATH_MAX];
 	size_t rl = strlen(p->root);
 	rq_error err;
 
-	if (rq_jobrun_resolve_repo(p->root, s->repo, path, &err) < 0)
+	if (rq_jobrepo_resolve(p->root, s->repo, path, &err) < 0)
 		return;
 	for (int i = 0; i < 2; i++) {
 		char dir[PATH_MAX * 2], real[PATH_MAX];
@@ -442,191 +399,9 @@ static void clean_child_objdir(const rq_pool *p, const slot *s)
 	}
 }
 
-/* The error result the parent writes for a job that gave none in time. */
-static char *slot_error(const rq_pool *p, const slot *s, rq_code code, const char *msg,
-			long long overrun)
-{
-	char *text = rq_result_error_text(s->id, s->repo, code, msg, s->attempt, p->worker), *out;
-	json_t *j = text ? json_loads(text, 0, NULL) : NULL;
-	int bad = 0;
-
-	if (!j)
-		return text;
-	if (code == RQ_E_TIMEOUT) {
-		bad |= json_object_set_new(j, "timeout_ms", json_integer(s->timeout_ms));
-		bad |= json_object_set_new(j, "overrun_ms", json_integer(overrun));
-	}
-	if (s->over_memory)
-		bad |=
-		    json_object_set_new(j, "rss_bytes", json_integer((json_int_t)s->rss_at_kill));
-	/* out of memory for the details: the result without them */
-	out = bad ? NULL : json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(6));
-	json_decref(j);
-	if (!out)
-		return text;
-	free(text);
-	return out;
-}
-
-/* Why a child past its deadline stopped, into msg: its overrun. */
-static long long timeout_message(const slot *s, int sig, char *msg, size_t size)
-{
-	long long at = s->killed_at ? s->killed_at : s->exited_at;
-	long long overrun = at > s->deadline ? at - s->deadline : 0;
-
-	snprintf(msg, size,
-		 "the job ran past its deadline of %lld ms (by %lld ms) and was killed%s",
-		 s->timeout_ms, overrun,
-		 s->timed_out	  ? ""
-		 : sig == SIGALRM ? " by its own deadline timer"
-				  : " by its CPU time limit");
-	return overrun;
-}
-
-/* Why a child that gave no usable result stopped, as an error result. */
-static char *slot_failure(const rq_pool *p, slot *s, int *transient)
-{
-	char msg[256];
-	rq_code code = RQ_E_CRASHED;
-	long long overrun = 0;
-	int sig = WIFSIGNALED(s->wstatus) ? WTERMSIG(s->wstatus) : 0;
-
-	if (s->over_memory) {
-		code = RQ_E_NOMEM;
-		snprintf(msg, sizeof(msg),
-			 "the job used %llu MiB, more than its memory limit of %llu MiB, and was "
-			 "killed",
-			 (unsigned long long)(s->rss_at_kill >> 20),
-			 (unsigned long long)(p->opts.memory_limit >> 20));
-	} else if (s->timed_out || sig == SIGALRM || sig == SIGXCPU) {
-		code = RQ_E_TIMEOUT;
-		overrun = timeout_message(s, sig, msg, sizeof(msg));
-	} else if (sig) {
-		snprintf(msg, sizeof(msg), "the process running the job died of signal %d (%s)",
-			 sig, strsignal(sig));
-	} else if (WIFEXITED(s->wstatus) && WEXITSTATUS(s->wstatus) == RQ_JOBRUN_EXIT_NOMEM) {
-		code = RQ_E_NOMEM;
-		snprintf(msg, sizeof(msg), "the job ran out of memory");
-	} else {
-		snprintf(msg, sizeof(msg), "the process running the job exited with status %d",
-			 WIFEXITED(s->wstatus) ? WEXITSTATUS(s->wstatus) : -1);
-	}
-	*transient = code == RQ_E_CRASHED || code == RQ_E_TIMEOUT;
-	clean_child_objdir(p, s); /* also after a memory kill: SIGKILL cleans nothing */
-	return slot_error(p, s, code, msg, overrun);
-}
-
-/* A result that came after the deadline: the job did not finish in time.
- * Not when it was already moving refs (committed, or applied without
- * asking): then the result is what happened, and it stands. */
-static char *late_result(const rq_pool *p, slot *s, json_t *j, long long finished)
-{
-	char msg[256];
-	long long overrun = finished - s->deadline;
-
-	if (s->committed || overrun <= 0 || json_is_true(json_object_get(j, "applied")))
-		return NULL;
-	snprintf(msg, sizeof(msg),
-		 "the job finished %lld ms past its deadline of %lld ms; its result was discarded",
-		 overrun, s->timeout_ms);
-	s->discarded = 1; /* its objects removed once it exits */
-	return slot_error(p, s, RQ_E_TIMEOUT, msg, overrun);
-}
-
-/* The result a child sent, parsed (NULL: none usable), however it ended
- * or before it ends; *json its text and *finished the child's clock when
- * it sent it. */
-static json_t *report_result(const slot *s, const char **json, long long *finished)
-{
-	rq_child_msg m;
-	json_t *j;
-
-	*json = NULL;
-	if (!next_msg(s, RQ_JOBRUN_MSG_RESULT, &m) ||
-	    !(*json = rq_jobrun_payload_json(m.data, finished)))
-		return NULL;
-	j = json_loads(*json, 0, NULL);
-	if (j && !json_is_string(json_object_get(j, "status"))) {
-		json_decref(j);
-		return NULL;
-	}
-	return j;
-}
-
-/* The result j (text json, finished at the child's clock) as done gets
- * it: its text, *status and *transient; NULL out of memory. Takes j. */
-static char *sent_text(const rq_pool *p, slot *s, json_t *j, const char *json, long long finished,
-		       const char **status, int *transient)
-{
-	const char *code;
-	char *result;
-
-	*status = "error";
-	*transient = 0;
-	if ((result = late_result(p, s, j, finished))) {
-		*transient = 1;
-	} else {
-		code = json_string_value(json_object_get(json_object_get(j, "error"), "code"));
-		*status = json_string_value(json_object_get(j, "status"));
-		result = strdup(json);
-		/* a ref locked by a live process: the job is worth a retry */
-		*transient = code && !strcmp(code, "ref_locked");
-	}
-	/* (not a pointer into j, which goes now) */
-	*status = !strcmp(*status, "ok")	 ? "ok"
-		  : !strcmp(*status, "conflict") ? "conflict"
-						 : "error";
-	json_decref(j);
-	return result;
-}
-
-/* The result of a reaped child that was not published: the one it sent
- * if it exited 0, else the error result of how it ended; *status and
- * *transient as done gets them. NULL: out of memory. */
-static char *slot_result(const rq_pool *p, slot *s, const char **status, int *transient)
-{
-	long long finished = 0;
-	const char *json = NULL;
-	json_t *j = WIFEXITED(s->wstatus) && WEXITSTATUS(s->wstatus) == 0
-			? report_result(s, &json, &finished)
-			: NULL;
-
-	*status = "error";
-	if (!j)
-		return slot_failure(p, s, transient);
-	return sent_text(p, s, j, json, finished, status, transient);
-}
-
-/*
- * The child's report is in: its result, whole, the last message of the
- * job (jobrun.h). done gets it now, once, while the child may still work
- * on (its consolidation); the slot stays busy until the child is reaped.
- * Not for a child the parent killed or refused: how it ended decides, at
- * the reap.
- */
-static void publish(rq_pool *p, slot *s)
-{
-	long long finished = 0;
-	const char *json, *status;
-	char *result;
-	int transient;
-	json_t *j;
-
-	if (s->published || s->aborted || s->timed_out || s->over_memory ||
-	    !(j = report_result(s, &json, &finished)))
-		return;
-	s->published = 1;
-	result = sent_text(p, s, j, json, finished, &status, &transient);
-	rq_child_in_drop(&s->report);
-	/* out of memory for its result: the job is left for a retry */
-	p->opts.done(p->opts.done_arg, s->ctx, result, result ? status : "error",
-		     result ? transient : 1);
-	free(result);
-}
-
 /* Why a published child that did not report its consolidation ended,
  * into why; 0 when it just exited (nothing was due). */
-static int after_death(const slot *s, char *why, size_t size)
+static int after_death(const rq_pool_slot *s, char *why, size_t size)
 {
 	if (s->over_memory)
 		snprintf(why, size, "killed: past the memory limit");
@@ -657,12 +432,13 @@ static const char *after_outcome(const json_t *a)
  * stands whatever this says. Nothing when it exited without an after
  * message: no consolidation was due.
  */
-static void finish_after(rq_pool *p, slot *s)
+static void finish_after(rq_pool *p, rq_pool_slot *s)
 {
 	rq_child_msg m;
 	long long sent;
-	const char *json =
-	    next_msg(s, RQ_JOBRUN_MSG_AFTER, &m) ? rq_jobrun_payload_json(m.data, &sent) : NULL;
+	const char *json = rq_pool_slot_msg(s, RQ_JOBRUN_MSG_AFTER, &m)
+			       ? rq_jobrun_payload_json(m.data, &sent)
+			       : NULL;
 	json_t *a = json ? json_loads(json, 0, NULL) : NULL;
 	json_t *f = json_pack("{s:s, s:s}", "job", s->id, "repo", s->repo);
 	const char *outcome = "killed";
@@ -673,7 +449,7 @@ static void finish_after(rq_pool *p, slot *s)
 		json_object_update(f, a);
 	} else if (after_death(s, why, sizeof(why))) {
 		json_object_set_new(f, "reason", json_string(why));
-		clean_child_objdir(p, s);
+		rq_pool_clean_objdir(p, s);
 	} else {
 		json_decref(f);
 		return;
@@ -686,20 +462,7 @@ static void finish_after(rq_pool *p, slot *s)
 		p->opts.after(p->opts.done_arg, outcome);
 }
 
-/* The error result a child that stopped part-way sent (NULL: none). */
-static char *stopped_result(const slot *s)
-{
-	long long finished;
-	const char *json;
-	rq_child_msg m;
-
-	if (!next_msg(s, RQ_JOBRUN_MSG_STOPPED, &m) ||
-	    !(json = rq_jobrun_payload_json(m.data, &finished)))
-		return NULL;
-	return strdup(json);
-}
-
-static void finish_slot(rq_pool *p, slot *s)
+static void finish_slot(rq_pool *p, rq_pool_slot *s)
 {
 	rq_pool_done_fn done = p->opts.done;
 	void *arg = p->opts.done_arg;
@@ -716,20 +479,20 @@ static void finish_slot(rq_pool *p, slot *s)
 		 * commit failed part-way: leave the job; its retry finishes it.
 		 * Without intents (run) nothing retries: the child's error, if it
 		 * sent one, is the result */
-		clean_child_objdir(p, s);
-		if (!p->opts.intent && (result = stopped_result(s)))
+		rq_pool_clean_objdir(p, s);
+		if (!p->opts.intent && (result = rq_pool_result_stopped(s)))
 			done(arg, s->ctx, result, "error", 0);
 		else
 			done(arg, s->ctx, NULL, "error", 1);
 		free(result);
-	} else if ((result = slot_result(p, s, &status, &transient))) {
+	} else if ((result = rq_pool_result_of(p, s, &status, &transient))) {
 		done(arg, s->ctx, result, status, transient);
 		free(result);
 	} else { /* out of memory for its result: the job is left for a retry */
 		done(arg, s->ctx, NULL, "error", 1);
 	}
 	if (s->discarded)
-		clean_child_objdir(p, s);
+		rq_pool_clean_objdir(p, s);
 	slot_clear(p, s);
 	p->running--;
 }
@@ -737,7 +500,7 @@ static void finish_slot(rq_pool *p, slot *s)
 /* ---- in the loop: what fired, what is due ---- */
 
 /* Read what the child sent (out of memory, the rest waits in the pipe). */
-static void read_report(slot *s)
+static void read_report(rq_pool_slot *s)
 {
 	if (s->report.fd >= 0)
 		rq_child_in_read(&s->report);
@@ -747,7 +510,7 @@ static void read_report(slot *s)
  * short (no whole result in yet: a child whose result is in wakes us
  * through its pidfd), or soon, for a child exiting without a pidfd to
  * wake us; -1: nothing to wait for but its descriptors. */
-static long long slot_next(const slot *s, long long now)
+static long long slot_next(const rq_pool_slot *s, long long now)
 {
 	rq_child_msg m;
 
@@ -756,14 +519,14 @@ static long long slot_next(const slot *s, long long now)
 	if (s->exit_fd < 0 && s->report.fd < 0) /* exiting, and nothing to wait on */
 		return now + RQ_POOL_REAP_MS;
 	if (s->committed || s->published || s->timed_out || s->over_memory ||
-	    next_msg(s, RQ_JOBRUN_MSG_RESULT, &m))
+	    rq_pool_slot_msg(s, RQ_JOBRUN_MSG_RESULT, &m))
 		return -1;
 	return s->deadline;
 }
 
 /* After a step: out of the loop what needs no more watching (a pipe at
  * its end, the pidfd of a reaped child), the timer set anew. */
-static void slot_sync(rq_pool *p, slot *s, long long now)
+static void slot_sync(rq_pool *p, rq_pool_slot *s, long long now)
 {
 	if (s->on_report && s->report.fd < 0) {
 		rq_evloop_watch_del(p->opts.loop, s->on_report);
@@ -779,7 +542,7 @@ static void slot_sync(rq_pool *p, slot *s, long long now)
 /* Everything one child may need now: its messages read, reaped when it
  * exited, its questions answered, its limits enforced (the memory too
  * when mem_check), and done called when it is over. */
-static void slot_step(rq_pool *p, slot *s, long long now, int mem_check)
+static void slot_step(rq_pool *p, rq_pool_slot *s, long long now, int mem_check)
 {
 	read_report(s);
 	/* reap first: a child that ended by itself is not killed as well */
@@ -792,7 +555,7 @@ static void slot_step(rq_pool *p, slot *s, long long now, int mem_check)
 	handle_intent(p, s);
 	handle_check(p, s);
 	watch_slot(p, s, now, mem_check);
-	publish(p, s);
+	rq_pool_result_publish(p, s);
 	if (s->reaped && s->report.fd < 0)
 		finish_slot(p, s);
 	else
@@ -802,7 +565,7 @@ static void slot_step(rq_pool *p, slot *s, long long now, int mem_check)
 /* The child's report pipe or pidfd fired. */
 static void slot_fired(void *arg, int fd, short revents)
 {
-	slot *s = arg;
+	rq_pool_slot *s = arg;
 
 	(void)fd;
 	(void)revents;
@@ -812,7 +575,7 @@ static void slot_fired(void *arg, int fd, short revents)
 /* The child's timer is due (slot_step set it anew). */
 static long long slot_due(void *arg, long long now)
 {
-	slot *s = arg;
+	rq_pool_slot *s = arg;
 
 	slot_step(s->pool, s, now, 0);
 	return -1;
@@ -832,7 +595,7 @@ static long long check_memory(void *arg, long long now)
 
 /* A started child into the loop: its pipe, its pidfd, its timer; -1 out
  * of memory. */
-static int slot_watch(rq_pool *p, slot *s)
+static int slot_watch(rq_pool *p, rq_pool_slot *s)
 {
 	rq_evloop *l = p->opts.loop;
 
@@ -850,7 +613,7 @@ static int slot_watch(rq_pool *p, slot *s)
 void rq_pool_kill_all(rq_pool *p, void (*dropped)(void *arg, void *ctx), void *arg)
 {
 	for (int i = 0; i < p->opts.jobs; i++) {
-		slot *s = &p->slots[i];
+		rq_pool_slot *s = &p->slots[i];
 		if (!s->pid)
 			continue;
 		if (!s->reaped) {
@@ -865,7 +628,7 @@ void rq_pool_kill_all(rq_pool *p, void (*dropped)(void *arg, void *ctx), void *a
 				kill(s->pid, SIGKILL);
 			rq_child_reap(s->pid, &s->wstatus);
 		}
-		clean_child_objdir(p, s);
+		rq_pool_clean_objdir(p, s);
 		if (dropped && !s->published) /* a published task is done already */
 			dropped(arg, s->ctx);
 		slot_clear(p, s);

@@ -43,7 +43,7 @@ static void read_fired(void *arg, int fd, short revents)
 	rq_queue_msg *msgs = NULL;
 	size_t n = 0;
 	rq_error err;
-	int r = rq_queue_read_recv(w->qread, &msgs, &n, &err);
+	int r = rq_queue_msg_read_recv(w->qread, &msgs, &n, &err);
 
 	(void)fd;
 	(void)revents;
@@ -75,8 +75,8 @@ static void read_send(rq_worker_loop *w, long long now)
 		block = 1;
 	if (block > 1000)
 		block = 1000;
-	if (rq_queue_read_send(w->qread, w->name, (size_t)rq_pool_idle_count(w->pool), (int)block,
-			       &err) < 0) {
+	if (rq_queue_msg_read_send(w->qread, w->name, (size_t)rq_pool_idle_count(w->pool),
+				   (int)block, &err) < 0) {
 		rq_log(RQ_LOG_WARN, "read failed", json_pack("{s:s}", "error", err.msg));
 		w->next_read = now + 200;
 		return;
@@ -128,8 +128,8 @@ static void reclaim(rq_worker_loop *w, long long now)
 	rq_error err;
 
 	w->next_reclaim = now + (w->visibility_ms / 2 > 1000 ? w->visibility_ms / 2 : 1000);
-	if (rq_queue_reclaim(w->q, w->name, w->visibility_ms, (size_t)rq_pool_idle_count(w->pool),
-			     &msgs, &n, &err) < 0) {
+	if (rq_queue_msg_reclaim(w->q, w->name, w->visibility_ms,
+				 (size_t)rq_pool_idle_count(w->pool), &msgs, &n, &err) < 0) {
 		rq_log(RQ_LOG_WARN, "reclaim failed", json_pack("{s:s}", "error", err.msg));
 		return;
 	}

@@ -16,6 +16,7 @@
 #include "rq_clock.h"
 #include "metrics.h"
 #include "rq_build_info.h"
+#include "rq_queue_view.h"
 #include "stop.h"
 
 /* how often the queue's lag and pending count are read, and after a
@@ -301,7 +302,7 @@ void rq_worker_metrics_read_queue(rq_worker_metrics *wm, rq_queue *q, long long 
 	if (!wm || !wm->queue[0] || now_ms < wm->next_queue_read)
 		return;
 	wm->next_queue_read = now_ms + QUEUE_RETRY_MS;
-	if (rq_queue_group_counts(q, &pending, &lag, &err) < 0)
+	if (rq_queue_view_group_counts(q, &pending, &lag, &err) < 0)
 		return;
 	rq_metrics_set(wm->pending, l, (double)pending);
 	if (lag >= 0)

@@ -87,9 +87,10 @@ void rq_worker_metrics_retry(rq_worker_metrics *wm, const char *result);
 void rq_worker_metrics_consolidation(rq_worker_metrics *wm, const char *outcome);
 
 /*
- * Read the queue's lag and pending count (rq_queue_group_counts) when at least 2 s have
- * passed since the last read (10 s after a failure). Called from the
- * loop's timers; a blocking Redis call, as the heartbeat is.
+ * Read the queue's lag and pending count (rq_queue_view_group_counts)
+ * when at least 2 s have passed since the last read (10 s after a
+ * failure). Called from the loop's timers; a blocking Redis call, as the
+ * heartbeat is.
  */
 void rq_worker_metrics_read_queue(rq_worker_metrics *wm, rq_queue *q, long long now_ms);
 

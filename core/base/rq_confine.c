@@ -1,6 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * rq_confine: every path of a repository resolves inside the root.
+ * rq_confine: every path of a repository resolves inside the root. The
+ * parts: the checks of an opened repository (its places, refs and
+ * objects, a ref about to be written); before libgit2 opens it, what
+ * libgit2 reads while it finds the repository (a .git file, commondir
+ * files), the scope, the configuration (rq_confine_cfg); the open. Each
+ * path is judged by rq_confine_scope.
  */
 #include "rq_confine.h"
 
@@ -14,66 +19,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "rq_confine_cfg.h"
+#include "rq_confine_scope.h"
 #include "rq_fs.h"
-#include "rq_gitconfig.h"
 
 #define WALK_DEPTH 64	/* deeper ref hierarchies are refused */
 #define SMALL_FILE 4096 /* a .git file, a commondir file */
-
-typedef struct confine {
-	const char *root;
-	size_t rootlen;
-	/* the directory the repository's own files stay inside: its own
-	 * directory (or a linked worktree's main repository), the root until
-	 * that is known, or with RQ_CONFINE_ROOT_SCOPE */
-	const char *scope;
-	size_t scopelen;
-	const char *base; /* the directory messages name paths relative to */
-	rq_error *err;
-	char scopebuf[PATH_MAX];
-} confine;
-
-static int under(const char *dir, size_t len, const char *real)
-{
-	if (len == 1 && dir[0] == '/')
-		return real[0] == '/';
-	return !strncmp(real, dir, len) && (real[len] == '/' || real[len] == '\0');
-}
-
-static int inside(const confine *c, const char *real)
-{
-	return under(c->root, c->rootlen, real);
-}
-
-static const char *scope_name(const confine *c)
-{
-	return c->scope == c->root ? "the repository root" : "the repository";
-}
-
-static const char *shown(const confine *c, const char *path)
-{
-	size_t bl = strlen(c->base);
-
-	if (!strncmp(path, c->base, bl) && path[bl] == '/')
-		return path + bl + 1;
-	return path;
-}
-
-/* A path that does not exist is inside (nothing is read from it). */
-static int check_path(const confine *c, const char *path)
-{
-	char real[PATH_MAX];
-
-	if (!realpath(path, real))
-		return errno == ENOENT || errno == ENOTDIR
-			   ? 0
-			   : rq_error_set(c->err, RQ_E_BAD_REPO, "cannot resolve '%s': %s",
-					  shown(c, path), strerror(errno));
-	if (!under(c->scope, c->scopelen, real))
-		return rq_error_set(c->err, RQ_E_BAD_REPO, "'%s' leads outside %s", shown(c, path),
-				    scope_name(c));
-	return 0;
-}
 
 /*
  * One entry of a directory libgit2 or replayq reads (p, lstat'ed into
@@ -82,7 +33,7 @@ static int check_path(const confine *c, const char *path)
  * Anything else could block its reader (a FIFO), never end (a device) or
  * lead elsewhere: refused.
  */
-static int check_node(const confine *c, const char *p, const struct stat *st, int links)
+static int check_node(const rq_confine_scope *c, const char *p, const struct stat *st, int links)
 {
 	struct stat to;
 
@@ -94,16 +45,18 @@ static int check_node(const confine *c, const char *p, const struct stat *st, in
 		return rq_error_set(c->err, RQ_E_BAD_REPO,
 				    "'%s' is not a regular file, a directory or a symbolic link "
 				    "(a FIFO, a socket or a device)",
-				    shown(c, p));
+				    rq_confine_scope_shown(c, p));
 	if (!links)
 		return rq_error_set(c->err, RQ_E_BAD_REPO,
-				    "'%s' is a symbolic link (none is taken there)", shown(c, p));
-	if (check_path(c, p) < 0)
+				    "'%s' is a symbolic link (none is taken there)",
+				    rq_confine_scope_shown(c, p));
+	if (rq_confine_scope_check(c, p) < 0)
 		return -1;
 	if (stat(p, &to) == 0 && !S_ISREG(to.st_mode))
 		return rq_error_set(
 		    c->err, RQ_E_BAD_REPO,
-		    "'%s' is a symbolic link to something that is not a regular file", shown(c, p));
+		    "'%s' is a symbolic link to something that is not a regular file",
+		    rq_confine_scope_shown(c, p));
 	return 0;
 }
 
@@ -111,7 +64,7 @@ static int check_node(const confine *c, const char *p, const struct stat *st, in
 #define WALK_ALL   2 /* a directory deeper than depth is refused (else not walked) */
 
 /* Every entry under dir, depth levels down, passes check_node. */
-static int check_tree(const confine *c, const char *dir, int depth, int flags)
+static int check_tree(const rq_confine_scope *c, const char *dir, int depth, int flags)
 {
 	struct dirent *d;
 	DIR *dh = opendir(dir);
@@ -129,7 +82,7 @@ static int check_tree(const confine *c, const char *dir, int depth, int flags)
 			continue;
 		if (snprintf(p, sizeof(p), "%s/%s", dir, d->d_name) >= (int)sizeof(p))
 			rc = rq_error_set(c->err, RQ_E_BAD_REPO, "a path under '%s' is too long",
-					  shown(c, dir));
+					  rq_confine_scope_shown(c, dir));
 		else if (lstat(p, &st) < 0)
 			continue; /* gone meanwhile */
 		else if ((rc = check_node(c, p, &st, flags & WALK_LINKS)) <= 0)
@@ -137,9 +90,10 @@ static int check_tree(const confine *c, const char *dir, int depth, int flags)
 		else if (depth > 1)
 			rc = check_tree(c, p, depth - 1, flags);
 		else
-			rc = flags & WALK_ALL ? rq_error_set(c->err, RQ_E_BAD_REPO,
-							     "'%s' is nested too deep", shown(c, p))
-					      : 0;
+			rc = flags & WALK_ALL
+				 ? rq_error_set(c->err, RQ_E_BAD_REPO, "'%s' is nested too deep",
+						rq_confine_scope_shown(c, p))
+				 : 0;
 	}
 	closedir(dh);
 	return rc;
@@ -147,7 +101,7 @@ static int check_tree(const confine *c, const char *dir, int depth, int flags)
 
 /* The ref files at the top of a git directory (HEAD, packed-refs, the
  * *_HEAD files): each a regular file or a link to one inside. */
-static int check_ref_files(const confine *c, const char *dir)
+static int check_ref_files(const rq_confine_scope *c, const char *dir)
 {
 	struct dirent *d;
 	DIR *dh = opendir(dir);
@@ -167,15 +121,15 @@ static int check_ref_files(const confine *c, const char *dir)
 		    lstat(p, &st) < 0)
 			continue;
 		if ((rc = check_node(c, p, &st, 1)) > 0)
-			rc =
-			    rq_error_set(c->err, RQ_E_BAD_REPO, "'%s' is a directory", shown(c, p));
+			rc = rq_error_set(c->err, RQ_E_BAD_REPO, "'%s' is a directory",
+					  rq_confine_scope_shown(c, p));
 	}
 	closedir(dh);
 	return rc;
 }
 
 /* dir/name is not a symbolic link. */
-static int not_a_link(const confine *c, const char *dir, const char *name)
+static int not_a_link(const rq_confine_scope *c, const char *dir, const char *name)
 {
 	char p[PATH_MAX];
 	struct stat st;
@@ -183,12 +137,13 @@ static int not_a_link(const confine *c, const char *dir, const char *name)
 	if (snprintf(p, sizeof(p), "%s/%s", dir, name) < (int)sizeof(p) && lstat(p, &st) == 0 &&
 	    S_ISLNK(st.st_mode))
 		return rq_error_set(c->err, RQ_E_BAD_REPO,
-				    "'%s' is a symbolic link (none is taken there)", shown(c, p));
+				    "'%s' is a symbolic link (none is taken there)",
+				    rq_confine_scope_shown(c, p));
 	return 0;
 }
 
 /* The paths of the repository that must resolve inside the scope. */
-static int check_places(const confine *c, const char *gitdir, const char *commondir)
+static int check_places(const rq_confine_scope *c, const char *gitdir, const char *commondir)
 {
 	static const char *const common[] = {"objects", "objects/pack", "objects/info", "refs",
 					     "logs",	"packed-refs",	"info",		"reftable"};
@@ -196,17 +151,17 @@ static int check_places(const confine *c, const char *gitdir, const char *common
 	char p[PATH_MAX * 2];
 	size_t i;
 
-	if (check_path(c, gitdir) < 0 || check_path(c, commondir) < 0)
+	if (rq_confine_scope_check(c, gitdir) < 0 || rq_confine_scope_check(c, commondir) < 0)
 		return rq_error_set(c->err, RQ_E_BAD_REPO, "the git directory leads outside %s",
-				    scope_name(c));
+				    rq_confine_scope_name(c));
 	for (i = 0; i < sizeof(common) / sizeof(*common); i++) {
 		snprintf(p, sizeof(p), "%s/%s", commondir, common[i]);
-		if (check_path(c, p) < 0)
+		if (rq_confine_scope_check(c, p) < 0)
 			return -1;
 	}
 	for (i = 0; i < sizeof(own) / sizeof(*own); i++) {
 		snprintf(p, sizeof(p), "%s/%s", gitdir, own[i]);
-		if (check_path(c, p) < 0)
+		if (rq_confine_scope_check(c, p) < 0)
 			return -1;
 	}
 	return not_a_link(c, commondir, "reftable") < 0 || not_a_link(c, gitdir, "reftable") < 0
@@ -216,7 +171,7 @@ static int check_places(const confine *c, const char *gitdir, const char *common
 
 /* An objects directory: xx/, pack/ *, info/ * (commit-graphs/ too); not
  * the loose files (their reader opens no link and no FIFO). */
-static int check_objects(const confine *c, const char *dir)
+static int check_objects(const rq_confine_scope *c, const char *dir)
 {
 	char p[PATH_MAX + 8];
 
@@ -231,14 +186,14 @@ static int check_objects(const confine *c, const char *dir)
 
 int rq_confine_objects(const char *dir, const char *within, rq_error *err)
 {
-	confine c = {within, strlen(within), within, strlen(within), dir, err, ""};
+	rq_confine_scope c = {within, strlen(within), within, strlen(within), dir, err, ""};
 
 	return check_objects(&c, dir);
 }
 
 /* What is in the places libgit2 and replayq read refs and objects from,
  * in one git directory (common: the common one). */
-static int check_contents(const confine *c, const char *dir, int common)
+static int check_contents(const rq_confine_scope *c, const char *dir, int common)
 {
 	char p[PATH_MAX];
 
@@ -265,7 +220,7 @@ static void trimmed(char *out, const char *path)
 		out[n - 1] = '\0';
 }
 
-static int confine_repo(confine *c, git_repository *repo)
+static int confine_repo(rq_confine_scope *c, git_repository *repo)
 {
 	char gitdir[PATH_MAX], commondir[PATH_MAX];
 
@@ -288,7 +243,7 @@ static int confine_repo(confine *c, git_repository *repo)
 
 int rq_confine_repo(git_repository *repo, const char *within, rq_error *err)
 {
-	confine c = {within, strlen(within), within, strlen(within), within, err, ""};
+	rq_confine_scope c = {within, strlen(within), within, strlen(within), within, err, ""};
 
 	return confine_repo(&c, repo);
 }
@@ -349,170 +304,6 @@ int rq_confine_ref(git_repository *repo, const char *name, rq_error *err)
 }
 
 /* ---- before libgit2 opens the repository ---- */
-
-#define CONFIG_DEPTH 10	       /* include depth: libgit2's and git's limit */
-#define CONFIG_FILES 100       /* config files one repository may read */
-#define CONFIG_BYTES (4 << 20) /* one config file */
-
-/* One variable as read from the files before libgit2 reads them. */
-typedef struct cfgvar {
-	char *name, *value; /* value NULL: a key without '=' */
-} cfgvar;
-
-/* The configuration as read here: every file it includes, checked, and
- * every variable of every file. */
-typedef struct cfgwalk {
-	const confine *c;
-	cfgvar *v;
-	size_t n, cap;
-	int files, depth;
-	const char *path; /* the file being read, as libgit2 names it */
-} cfgwalk;
-
-/* A path that does not exist yet: its nearest existing directory is
- * inside (nothing outside is reached through it). */
-static int check_maybe_path(const confine *c, const char *path, const char *what)
-{
-	char p[PATH_MAX], real[PATH_MAX], *slash;
-
-	if (snprintf(p, sizeof(p), "%s", path) >= (int)sizeof(p))
-		return rq_error_set(c->err, RQ_E_BAD_REPO, "%s '%.200s' is too long", what, path);
-	while (!realpath(p, real)) {
-		if ((errno != ENOENT && errno != ENOTDIR) || !(slash = strrchr(p, '/')) ||
-		    slash == p)
-			return rq_error_set(c->err, RQ_E_BAD_REPO, "cannot resolve %s '%.200s'",
-					    what, shown(c, path));
-		*slash = '\0';
-	}
-	if (!inside(c, real))
-		return rq_error_set(c->err, RQ_E_BAD_REPO,
-				    "%s '%.200s' leads outside the repository root", what,
-				    shown(c, path));
-	return 0;
-}
-
-/*
- * A file libgit2 reads, read here first: it resolves inside the root and
- * is a regular file (a FIFO would block the reader, a device never ends).
- * Its content (at most max bytes) into *out (malloc'ed, NUL-terminated,
- * *len bytes); 1 read, 0 it does not exist, -1 err set.
- */
-static int read_inside(const confine *c, const char *path, size_t max, char **out, size_t *len,
-		       const char *what)
-{
-	char real[PATH_MAX];
-	int r;
-
-	*out = NULL;
-	if (!realpath(path, real))
-		return errno == ENOENT || errno == ENOTDIR
-			   ? check_maybe_path(c, path, what)
-			   : rq_error_set(c->err, RQ_E_BAD_REPO, "cannot resolve %s '%.200s': %s",
-					  what, shown(c, path), strerror(errno));
-	if (!inside(c, real))
-		return rq_error_set(c->err, RQ_E_BAD_REPO,
-				    "%s '%.200s' leads outside the repository root", what,
-				    shown(c, path));
-	if ((r = rq_fs_read_regular(real, 0, max, out, len)) >= 0)
-		return r;
-	if (errno == ENOMEM)
-		return rq_error_set(c->err, RQ_E_NOMEM, "out of memory");
-	return rq_error_set(c->err, RQ_E_BAD_REPO, "%s '%.200s': %s", what, shown(c, path),
-			    rq_fs_strerror(errno));
-}
-
-static int walk_config(cfgwalk *w, const char *path);
-
-/* The file an include names, as libgit2 resolves it: an absolute path as
- * it is, a relative one beside the including file (its path as libgit2
- * named it, not resolved); "~/" is the home directory, outside. */
-static int include_path(const cfgwalk *w, const char *val, char *out, size_t size)
-{
-	const char *slash = strrchr(w->path, '/');
-	int n;
-
-	if (!strncmp(val, "~/", 2))
-		return -1;
-	if (val[0] == '/')
-		n = snprintf(out, size, "%s", val);
-	else
-		n = snprintf(out, size, "%.*s/%s", slash ? (int)(slash - w->path) : 1,
-			     slash ? w->path : ".", val);
-	return n < 0 || (size_t)n >= size ? -1 : 0;
-}
-
-/* One variable of a config file: kept; an include is checked and read in
- * turn. 0, or 1 with the error set (the reading stops). */
-static int config_var(const char *name, const char *value, void *arg)
-{
-	cfgwalk *w = arg;
-	char inc[PATH_MAX];
-	cfgvar *v;
-
-	if (w->n == w->cap) {
-		size_t cap = w->cap ? 2 * w->cap : 32;
-		if (!(v = realloc(w->v, cap * sizeof(*v))))
-			return rq_error_set(w->c->err, RQ_E_NOMEM, "out of memory") < 0;
-		w->v = v;
-		w->cap = cap;
-	}
-	v = &w->v[w->n];
-	v->name = strdup(name);
-	v->value = value ? strdup(value) : NULL;
-	if (!v->name || (value && !v->value)) {
-		free(v->name);
-		free(v->value);
-		return rq_error_set(w->c->err, RQ_E_NOMEM, "out of memory") < 0;
-	}
-	w->n++;
-	if (!rq_gitconfig_is_include(name) || !value)
-		return 0; /* libgit2 skips an include without a value */
-	if (include_path(w, value, inc, sizeof(inc)) < 0)
-		return rq_error_set(w->c->err, RQ_E_BAD_REPO,
-				    "config includes '%.200s', outside the repository root",
-				    value) < 0;
-	return walk_config(w, inc) < 0;
-}
-
-/* A config file and, in turn, every file it includes (whatever their
- * conditions): each resolves inside the root and is a regular file, or
- * does not exist (libgit2 skips it); no deeper than libgit2 reads. */
-static int walk_config(cfgwalk *w, const char *path)
-{
-	const char *was = w->path, *why;
-	size_t len, line;
-	char *text;
-	int r;
-
-	if (w->depth >= CONFIG_DEPTH || ++w->files > CONFIG_FILES)
-		return rq_error_set(w->c->err, RQ_E_BAD_REPO,
-				    "config includes nest deeper than %d files, or more than %d",
-				    CONFIG_DEPTH, CONFIG_FILES);
-	if ((r = read_inside(w->c, path, CONFIG_BYTES, &text, &len,
-			     w->depth ? "included config file" : "config file")) <= 0)
-		return r;
-	w->path = path;
-	w->depth++;
-	r = rq_gitconfig_parse(text, len, config_var, w, &line, &why);
-	w->depth--;
-	w->path = was;
-	free(text);
-	if (r == -2)
-		return rq_error_set(w->c->err, RQ_E_NOMEM, "out of memory");
-	if (r == -1)
-		return rq_error_set(w->c->err, RQ_E_BAD_REPO, "bad config line %zu in '%.200s': %s",
-				    line, shown(w->c, path), why);
-	return r ? -1 : 0; /* 1: an include's error, set */
-}
-
-static void cfgwalk_free(cfgwalk *w)
-{
-	for (size_t i = 0; i < w->n; i++) {
-		free(w->v[i].name);
-		free(w->v[i].value);
-	}
-	free(w->v);
-}
 
 /* dir/name into out (PATH_MAX); -1 when too long. */
 static int join(char *out, const char *dir, const char *name)
@@ -604,7 +395,7 @@ int rq_confine_commondir(const char *gitdir, char *out, rq_error *err)
  * out. 1, 0 when it is not a gitdir file (libgit2 opens nothing), or -1:
  * a path with a control byte (git would read another) or too long.
  */
-static int gitfile_target(const confine *c, const char *text, size_t len, const char *dir,
+static int gitfile_target(const rq_confine_scope *c, const char *text, size_t len, const char *dir,
 			  char *out)
 {
 	size_t n = len;
@@ -628,19 +419,19 @@ static int gitfile_target(const confine *c, const char *text, size_t len, const 
 /* A small file libgit2 reads in a git directory it looks at while it
  * finds the repository (commondir, a worktree's gitdir, HEAD): inside the
  * root, and a regular file when it exists. */
-static int check_small_file(const confine *c, const char *dir, const char *name)
+static int check_small_file(const rq_confine_scope *c, const char *dir, const char *name)
 {
 	char p[PATH_MAX];
 	struct stat st;
 
 	if (join(p, dir, name) < 0)
 		return rq_error_set(c->err, RQ_E_BAD_REPO, "a path is too long");
-	if (check_maybe_path(c, p, name) < 0)
+	if (rq_confine_scope_check_maybe(c, p, name) < 0)
 		return -1;
 	if (stat(p, &st) == 0 && !S_ISREG(st.st_mode))
 		return rq_error_set(c->err, RQ_E_BAD_REPO,
 				    "'%s' is not a regular file (a FIFO, a directory or a device)",
-				    shown(c, p));
+				    rq_confine_scope_shown(c, p));
 	return 0;
 }
 
@@ -649,7 +440,7 @@ static int check_small_file(const confine *c, const char *dir, const char *name)
  * with first (the place libgit2 looks at first), the common directory
  * its commondir file names, whose objects/ and refs/ libgit2 looks at
  * (so a job could tell what exists outside by the error it gets). */
-static int check_place(const confine *c, const char *dir, int first)
+static int check_place(const rq_confine_scope *c, const char *dir, int first)
 {
 	static const char *const small[] = {"commondir", "gitdir", "HEAD"};
 	char common[PATH_MAX];
@@ -662,7 +453,8 @@ static int check_place(const confine *c, const char *dir, int first)
 		return 0;
 	/* (its own buffer: rq_confine_commondir's out must not be dir) */
 	r = rq_confine_commondir(dir, common, c->err);
-	return r < 0 || (r > 0 && check_maybe_path(c, common, "the commondir file's directory") < 0)
+	return r < 0 || (r > 0 && rq_confine_scope_check_maybe(
+				      c, common, "the commondir file's directory") < 0)
 		   ? -1
 		   : 0;
 }
@@ -670,7 +462,7 @@ static int check_place(const confine *c, const char *dir, int first)
 /* What libgit2 reads while it looks for the repository at path, checked
  * before it does: <path>/.git (a directory, or a file naming one with
  * "gitdir:") and each place it may take for the git directory. */
-static int check_discovery(const confine *c, const char *path)
+static int check_discovery(const rq_confine_scope *c, const char *path)
 {
 	char dotgit[PATH_MAX], target[PATH_MAX], *text;
 	const char *cand[3] = {NULL, NULL, path};
@@ -678,17 +470,19 @@ static int check_discovery(const confine *c, const char *path)
 	size_t len;
 	int r;
 
-	if (join(dotgit, path, ".git") < 0 || check_maybe_path(c, dotgit, "'.git'") < 0)
+	if (join(dotgit, path, ".git") < 0 || rq_confine_scope_check_maybe(c, dotgit, "'.git'") < 0)
 		return -1;
 	if (stat(dotgit, &st) == 0 && S_ISDIR(st.st_mode))
 		cand[0] = dotgit;
 	else if (stat(dotgit, &st) == 0 && S_ISREG(st.st_mode)) {
-		if ((r = read_inside(c, dotgit, SMALL_FILE, &text, &len, "'.git' file")) < 0)
+		if ((r = rq_confine_scope_read(c, dotgit, SMALL_FILE, &text, &len, "'.git' file")) <
+		    0)
 			return -1;
 		if (r > 0 && (r = gitfile_target(c, text, len, path, target)) > 0)
 			cand[1] = target;
 		free(text);
-		if (r < 0 || (cand[1] && check_maybe_path(c, target, "the gitdir of '.git'") < 0))
+		if (r < 0 || (cand[1] &&
+			      rq_confine_scope_check_maybe(c, target, "the gitdir of '.git'") < 0))
 			return -1;
 	}
 	for (int i = 0, seen = 0; i < 3; i++)
@@ -700,7 +494,7 @@ static int check_discovery(const confine *c, const char *path)
 /* The git directory libgit2 will open at path (no search upwards: the
  * parent of path is the ceiling) and its common directory (a commondir
  * file, else itself), both inside the root. */
-static int find_dirs(const confine *c, const char *path, char *gitdir, char *commondir)
+static int find_dirs(const rq_confine_scope *c, const char *path, char *gitdir, char *commondir)
 {
 	git_buf b = GIT_BUF_INIT;
 	char parent[PATH_MAX], p[PATH_MAX], *slash;
@@ -715,11 +509,11 @@ static int find_dirs(const confine *c, const char *path, char *gitdir, char *com
 	git_buf_dispose(&b);
 	if (r < 0)
 		return rq_error_set(c->err, RQ_E_BAD_REPO, "'%s' is not a git repository", path);
-	if (check_path(c, gitdir) < 0 || join(p, gitdir, "commondir") < 0 ||
-	    check_maybe_path(c, p, "commondir file") < 0 ||
+	if (rq_confine_scope_check(c, gitdir) < 0 || join(p, gitdir, "commondir") < 0 ||
+	    rq_confine_scope_check_maybe(c, p, "commondir file") < 0 ||
 	    rq_confine_commondir(gitdir, commondir, c->err) < 0)
 		return -1;
-	return check_maybe_path(c, commondir, "the commondir file's directory");
+	return rq_confine_scope_check_maybe(c, commondir, "the commondir file's directory");
 }
 
 /* git is a linked worktree's git directory of common: common/worktrees/<name>. */
@@ -739,95 +533,40 @@ static int worktree_of(const char *common, const char *git)
  * directory under the root). Then HEAD, which libgit2 reads at open, is
  * in it.
  */
-static int set_scope(confine *c, const char *path, const char *gitdir, const char *commondir)
+static int set_scope(rq_confine_scope *c, const char *path, const char *gitdir,
+		     const char *commondir)
 {
 	char d[PATH_MAX], g[PATH_MAX], p[PATH_MAX];
 
 	if (!realpath(path, d) || !realpath(gitdir, g) || !realpath(commondir, c->scopebuf))
 		return rq_error_set(c->err, RQ_E_BAD_REPO, "cannot resolve the git directory");
-	if (!under(d, strlen(d), g))
+	if (!rq_confine_scope_under(d, strlen(d), g))
 		return rq_error_set(c->err, RQ_E_BAD_REPO,
 				    "the git directory '%s' is outside the repository",
-				    shown(c, gitdir));
-	if (under(d, strlen(d), c->scopebuf))
+				    rq_confine_scope_shown(c, gitdir));
+	if (rq_confine_scope_under(d, strlen(d), c->scopebuf))
 		snprintf(c->scopebuf, sizeof(c->scopebuf), "%s", d);
 	else if (strcmp(g, d) || !worktree_of(c->scopebuf, g))
 		return rq_error_set(c->err, RQ_E_BAD_REPO,
 				    "the common directory '%s' is outside the repository (another "
 				    "repository's?)",
-				    shown(c, commondir));
+				    rq_confine_scope_shown(c, commondir));
 	c->scope = c->scopebuf;
 	c->scopelen = strlen(c->scope);
-	return join(p, gitdir, "HEAD") < 0 ? -1 : check_path(c, p);
+	return join(p, gitdir, "HEAD") < 0 ? -1 : rq_confine_scope_check(c, p);
 }
 
 /* The configuration libgit2 will read (<commondir>/config; a linked
  * worktree's config.worktree as well), every include checked and read. */
-static int walk_configs(cfgwalk *w, const char *gitdir, const char *commondir)
+static int walk_configs(rq_confine_cfg *w, const char *gitdir, const char *commondir)
 {
 	char p[PATH_MAX];
 
-	if (join(p, commondir, "config") < 0 || walk_config(w, p) < 0)
+	if (join(p, commondir, "config") < 0 || rq_confine_cfg_walk(w, p) < 0)
 		return -1;
 	if (!strcmp(gitdir, commondir))
 		return 0;
-	return join(p, gitdir, "config.worktree") < 0 || walk_config(w, p) < 0 ? -1 : 0;
-}
-
-/* a and b name the same directory. */
-static int same_dir(const char *a, const char *b)
-{
-	char ra[PATH_MAX], rb[PATH_MAX];
-
-	return realpath(a, ra) && realpath(b, rb) && !strcmp(ra, rb);
-}
-
-static int cfgvar_cmp(const void *a, const void *b)
-{
-	const cfgvar *x = a, *y = b;
-	int r = strcmp(x->name, y->name);
-
-	if (r || x->value == y->value)
-		return r;
-	if (!x->value || !y->value)
-		return x->value ? 1 : -1;
-	return strcmp(x->value, y->value);
-}
-
-/* What libgit2 opened is what was checked: the same directories, and no
- * variable of its repository configuration that was not read here (a
- * file read differently, or one this check did not see). */
-static int opened_as_checked(cfgwalk *w, git_repository *repo, const char *gitdir,
-			     const char *commondir)
-{
-	git_config *cfg = NULL, *local = NULL;
-	git_config_iterator *it = NULL;
-	git_config_entry *e;
-	int r = 0;
-
-	if (!same_dir(git_repository_path(repo), gitdir) ||
-	    !same_dir(git_repository_commondir(repo), commondir))
-		return rq_error_set(w->c->err, RQ_E_BAD_REPO,
-				    "the repository was opened elsewhere than it was checked");
-	if (w->n) /* (qsort of NULL, 0 is undefined) */
-		qsort(w->v, w->n, sizeof(*w->v), cfgvar_cmp);
-	/* no repository configuration (or none readable now): nothing to compare */
-	if (git_repository_config(&cfg, repo) == 0 &&
-	    git_config_open_level(&local, cfg, GIT_CONFIG_LEVEL_LOCAL) == 0 &&
-	    git_config_iterator_new(&it, local) == 0)
-		while (r == 0 && git_config_next(&e, it) == 0) {
-			cfgvar key = {(char *)e->name, (char *)e->value};
-			if (!bsearch(&key, w->v, w->n, sizeof(*w->v), cfgvar_cmp))
-				r = rq_error_set(w->c->err, RQ_E_BAD_REPO,
-						 "the repository's configuration holds '%.200s', "
-						 "which its files do not say as read here",
-						 e->name);
-		}
-	git_config_iterator_free(it);
-	git_config_free(local);
-	git_config_free(cfg);
-	git_error_clear();
-	return r;
+	return join(p, gitdir, "config.worktree") < 0 || rq_confine_cfg_walk(w, p) < 0 ? -1 : 0;
 }
 
 /* The opener's error, or libgit2's "not a git repository". */
@@ -851,8 +590,8 @@ int rq_confine_open(git_repository **out, const char *path, const char *root, un
 		    rq_confine_opener open, rq_error *err)
 {
 	char gitdir[PATH_MAX], commondir[PATH_MAX];
-	confine c = {root, strlen(root), root, strlen(root), path, err, ""};
-	cfgwalk w = {&c, NULL, 0, 0, 0, 0, NULL};
+	rq_confine_scope c = {root, strlen(root), root, strlen(root), path, err, ""};
+	rq_confine_cfg w = {&c, NULL, 0, 0, 0, 0, NULL};
 	int rc = -1;
 
 	*out = NULL;
@@ -860,7 +599,7 @@ int rq_confine_open(git_repository **out, const char *path, const char *root, un
 	    ((flags & RQ_CONFINE_ROOT_SCOPE) || set_scope(&c, path, gitdir, commondir) == 0) &&
 	    walk_configs(&w, gitdir, commondir) == 0) {
 		if (open_checked(out, path, open, err) == 0 &&
-		    opened_as_checked(&w, *out, gitdir, commondir) == 0 &&
+		    rq_confine_cfg_opened_as_checked(&w, *out, gitdir, commondir) == 0 &&
 		    confine_repo(&c, *out) == 0)
 			rc = 0;
 	}
@@ -868,6 +607,6 @@ int rq_confine_open(git_repository **out, const char *path, const char *root, un
 		git_repository_free(*out);
 		*out = NULL;
 	}
-	cfgwalk_free(&w);
+	rq_confine_cfg_free(&w);
 	return rc;
 }

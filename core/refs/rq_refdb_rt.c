@@ -8,7 +8,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +21,8 @@
 #include "rq_fs.h"
 #include "rq_mem.h"
 #include "rq_rtstack.h"
+#include "rq_refdb_rt_iter.h"
+#include "rq_refdb_rt_log.h"
 #include "rq_rttx.h"
 
 /* A ref a transaction holds, and what becomes of it. */
@@ -37,7 +38,7 @@ typedef struct held {
 	char *who_name, *who_email, *msg, *new_target;
 } held;
 
-typedef struct backend {
+struct rq_refdb_rt_backend {
 	git_refdb_backend parent;
 	git_repository *repo;
 	char *gitdir, *commondir;
@@ -49,27 +50,15 @@ typedef struct backend {
 	held **held;
 	size_t nheld, capheld, nlocked;
 	int batch_failed;
-} backend;
+};
 
-typedef struct iter {
-	git_reference_iterator parent;
-	backend *b;
-	rq_rtstack_iter *it[2];
-	const rq_rtable_ref *head[2];
-	int ended[2];
-	char *glob;
-	int prefix_only; /* the glob is "<prefix>*": every name the seek finds matches */
-	rq_buf name;
-	rq_rtstack_ref cur; /* the value of the ref named name */
-} iter;
-
-static int fail(const rq_error *err)
+int rq_refdb_rt_fail(const rq_error *err)
 {
 	git_error_set_str(GIT_ERROR_REFERENCE, err->msg);
 	return err->code == RQ_E_REF_LOCKED ? GIT_ELOCKED : -1;
 }
 
-static int fail_str(int code, const char *msg)
+int rq_refdb_rt_fail_str(int code, const char *msg)
 {
 	git_error_set_str(GIT_ERROR_REFERENCE, msg);
 	return code;
@@ -101,7 +90,7 @@ int rq_refdb_rt_worktree_ref(const char *name)
 	       !strncmp(name, "refs/bisect/", 12) || !strncmp(name, "refs/rewritten/", 15);
 }
 
-static int which(const backend *b, const char **name)
+int rq_refdb_rt_which(const rq_refdb_rt_backend *b, const char **name)
 {
 	if (!strncmp(*name, "main-worktree/", 14)) {
 		*name += 14;
@@ -110,8 +99,13 @@ static int which(const backend *b, const char **name)
 	return b->linked && rq_refdb_rt_worktree_ref(*name);
 }
 
+int rq_refdb_rt_linked(const rq_refdb_rt_backend *b)
+{
+	return b->linked;
+}
+
 /* The stack k, opened at first use, read again when it changed. */
-static int stack(backend *b, int k, rq_rtstack **out, rq_error *err)
+int rq_refdb_rt_stack(rq_refdb_rt_backend *b, int k, rq_rtstack **out, rq_error *err)
 {
 	char dir[4096];
 
@@ -134,7 +128,7 @@ static int stack(backend *b, int k, rq_rtstack **out, rq_error *err)
  * object id, read from a regular file reached without a symbolic link
  * (neither a FIFO nor a link out of the repository is read). 1, 0
  * (none), -1 (not one of them), -2 (err set). */
-static int special_file(const backend *b, const char *name, git_oid *id, rq_error *err)
+static int special_file(const rq_refdb_rt_backend *b, const char *name, git_oid *id, rq_error *err)
 {
 	char path[4096], hex[GIT_OID_HEXSZ + 1];
 	ssize_t n;
@@ -157,7 +151,7 @@ static int special_file(const backend *b, const char *name, git_oid *id, rq_erro
 }
 
 /* Look name up: 1 (r filled), 0 not found, -1 (err). */
-static int read_ref(backend *b, const char *name, rq_rtstack_ref *r, rq_error *err)
+static int read_ref(rq_refdb_rt_backend *b, const char *name, rq_rtstack_ref *r, rq_error *err)
 {
 	rq_rtstack *st;
 	int k = special_file(b, name, &r->value, err);
@@ -168,15 +162,15 @@ static int read_ref(backend *b, const char *name, rq_rtstack_ref *r, rq_error *e
 		r->type = RQ_RTABLE_VAL1;
 		return k;
 	}
-	k = which(b, &name);
+	k = rq_refdb_rt_which(b, &name);
 	if (!strncmp(name, "worktrees/", 10))
 		return 0; /* another worktree's refs: not looked into */
-	if (stack(b, k, &st, err) < 0)
+	if (rq_refdb_rt_stack(b, k, &st, err) < 0)
 		return -1;
 	return rq_rtstack_read(st, name, r, err);
 }
 
-static git_reference *make_ref(const char *name, const rq_rtstack_ref *r)
+git_reference *rq_refdb_rt_make_ref(const char *name, const rq_rtstack_ref *r)
 {
 	if (r->type == RQ_RTABLE_SYMREF)
 		return git_reference__alloc_symbolic(name, r->target.p);
@@ -187,11 +181,11 @@ static int be_exists(int *exists, git_refdb_backend *_b, const char *name)
 {
 	rq_rtstack_ref r = {0};
 	rq_error err;
-	int k = read_ref((backend *)_b, name, &r, &err);
+	int k = read_ref((rq_refdb_rt_backend *)_b, name, &r, &err);
 
 	rq_rtstack_ref_release(&r);
 	if (k < 0)
-		return fail(&err);
+		return rq_refdb_rt_fail(&err);
 	*exists = k;
 	return 0;
 }
@@ -200,176 +194,33 @@ static int be_lookup(git_reference **out, git_refdb_backend *_b, const char *nam
 {
 	rq_rtstack_ref r = {0};
 	rq_error err;
-	int k = read_ref((backend *)_b, name, &r, &err);
+	int k = read_ref((rq_refdb_rt_backend *)_b, name, &r, &err);
 	char msg[300];
 
 	*out = NULL;
-	if (k == 1 && !(*out = make_ref(name, &r)))
+	if (k == 1 && !(*out = rq_refdb_rt_make_ref(name, &r)))
 		k = rq_error_set(&err, RQ_E_NOMEM, "out of memory");
 	rq_rtstack_ref_release(&r);
 	if (k < 0)
-		return fail(&err);
+		return rq_refdb_rt_fail(&err);
 	if (k == 0) {
 		snprintf(msg, sizeof(msg), "reference '%s' not found", name);
-		return fail_str(GIT_ENOTFOUND, msg);
+		return rq_refdb_rt_fail_str(GIT_ENOTFOUND, msg);
 	}
-	return 0;
-}
-
-/* ---- iteration ---- */
-
-/* Whether stack k's record of name belongs in an iteration. */
-static int iter_wants(const iter *it, int k, const char *name)
-{
-	if (strncmp(name, "refs/", 5) != 0)
-		return 0; /* HEAD and the pseudo-refs are not iterated (git, libgit2) */
-	if (it->b->linked && rq_refdb_rt_worktree_ref(name) != k)
-		return 0; /* a worktree's own refs come from its stack only */
-	return !it->glob || it->prefix_only || fnmatch(it->glob, name, 0) == 0;
-}
-
-/* The next record stack k has for the iteration. */
-static int iter_pull(iter *it, int k, rq_error *err)
-{
-	int r;
-
-	while (!it->ended[k]) {
-		if ((r = rq_rtstack_next_ref(it->it[k], &it->head[k], err)) < 0)
-			return -1;
-		it->ended[k] = r;
-		if (!r && iter_wants(it, k, it->head[k]->name))
-			return 0;
-	}
-	return 0;
-}
-
-/* The next ref of the two stacks in name order, copied into it->name and
- * it->cur: 0, GIT_ITEROVER, -1. */
-static int iter_step(iter *it, rq_error *err)
-{
-	const rq_rtable_ref *r;
-	int k;
-
-	if (!it->ended[0] && !it->ended[1])
-		k = strcmp(it->head[0]->name, it->head[1]->name) > 0;
-	else if (!it->ended[0] || !it->ended[1])
-		k = it->ended[0];
-	else
-		return GIT_ITEROVER;
-	r = it->head[k];
-	it->name.len = 0;
-	rq_buf_str(&it->name, r->name);
-	it->cur.type = r->type;
-	git_oid_cpy(&it->cur.value, &r->value);
-	git_oid_cpy(&it->cur.peeled, &r->peeled);
-	it->cur.target.len = 0;
-	if (r->type == RQ_RTABLE_SYMREF)
-		rq_buf_str(&it->cur.target, r->target);
-	if (it->name.oom || it->cur.target.oom)
-		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	return iter_pull(it, k, err);
-}
-
-static int it_next(git_reference **out, git_reference_iterator *_it)
-{
-	iter *it = (iter *)_it;
-	rq_error err;
-	int k;
-
-	*out = NULL;
-	if ((k = iter_step(it, &err)) != 0)
-		return k == GIT_ITEROVER ? k : fail(&err);
-	if (!(*out = make_ref(it->name.p, &it->cur)))
-		return fail_str(-1, "out of memory");
-	return 0;
-}
-
-static int it_next_name(const char **out, git_reference_iterator *_it)
-{
-	iter *it = (iter *)_it;
-	rq_error err;
-	int k = iter_step(it, &err);
-
-	if (k != 0)
-		return k == GIT_ITEROVER ? k : fail(&err);
-	*out = it->name.p;
-	return 0;
-}
-
-static void it_free(git_reference_iterator *_it)
-{
-	iter *it = (iter *)_it;
-
-	rq_rtstack_iter_free(it->it[0]);
-	rq_rtstack_iter_free(it->it[1]);
-	rq_rtstack_ref_release(&it->cur);
-	free(it->glob);
-	free(it->name.p);
-	free(it);
-}
-
-/* The part of a glob before its first special character. */
-static char *glob_prefix(const char *glob)
-{
-	return strndup(glob ? glob : "", glob ? strcspn(glob, "*?[\\") : 0);
-}
-
-static int iter_open(iter *it, int k, rq_error *err)
-{
-	char *prefix;
-	rq_rtstack *st;
-	int r;
-
-	it->ended[k] = 1;
-	if (k && !it->b->linked)
-		return 0;
-	if (!(prefix = glob_prefix(it->glob)))
-		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	r = stack(it->b, k, &st, err) < 0 ? -1 : rq_rtstack_refs(&it->it[k], st, prefix, err);
-	free(prefix);
-	if (r < 0)
-		return -1;
-	it->ended[k] = 0;
-	return iter_pull(it, k, err);
-}
-
-static int be_iterator(git_reference_iterator **out, git_refdb_backend *_b, const char *glob)
-{
-	iter *it = calloc(1, sizeof(*it));
-	rq_error err;
-
-	*out = NULL;
-	if (!it || (glob && !(it->glob = strdup(glob)))) {
-		free(it);
-		return fail_str(-1, "out of memory");
-	}
-	it->b = (backend *)_b;
-	/* fnmatch without FNM_PATHNAME, as libgit2's files backend: "*" takes
-	 * '/' too */
-	it->prefix_only =
-	    glob && strcspn(glob, "*?[\\") == strlen(glob) - 1 && glob[strlen(glob) - 1] == '*';
-	it->parent.next = it_next;
-	it->parent.next_name = it_next_name;
-	it->parent.free = it_free;
-	if (iter_open(it, 0, &err) < 0 || iter_open(it, 1, &err) < 0) {
-		it_free(&it->parent);
-		return fail(&err);
-	}
-	*out = &it->parent;
 	return 0;
 }
 
 /* ---- writing ---- */
 
 /* core.logAllRefUpdates, read once. */
-static int log_policy(backend *b)
+static int log_policy(rq_refdb_rt_backend *b)
 {
 	if (b->policy < 0)
 		b->policy = rq_rttx_log_policy(b->repo);
 	return b->policy;
 }
 
-static rq_rttx_opts tx_opts(backend *b)
+static rq_rttx_opts tx_opts(rq_refdb_rt_backend *b)
 {
 	rq_rttx_opts o = {0};
 
@@ -378,7 +229,7 @@ static rq_rttx_opts tx_opts(backend *b)
 }
 
 /* An annotated tag's peeled id (git stores it with the ref): 1, or 0. */
-static int peel(backend *b, const git_oid *id, git_oid *peeled)
+static int peel(rq_refdb_rt_backend *b, const git_oid *id, git_oid *peeled)
 {
 	git_odb *odb;
 	git_object *tag, *target;
@@ -404,7 +255,7 @@ static int peel(backend *b, const git_oid *id, git_oid *peeled)
 }
 
 /* The update's new value from a libgit2 reference. */
-static void set_new(backend *b, rq_rttx_update *u, const git_reference *ref)
+static void set_new(rq_refdb_rt_backend *b, rq_rttx_update *u, const git_reference *ref)
 {
 	if (git_reference_type(ref) == GIT_REFERENCE_SYMBOLIC) {
 		u->new_type = RQ_RTABLE_SYMREF;
@@ -425,23 +276,23 @@ static void set_who(rq_rttx_ident *id, const git_signature *sig)
 
 static int write_failed(const rq_rttx_update *u, const rq_error *err)
 {
-	int code = fail(err);
+	int code = rq_refdb_rt_fail(err);
 
 	if (err->code == RQ_E_REF_MOVED)
 		code = u->check == RQ_RTTX_ABSENT ? GIT_EEXISTS : GIT_EMODIFIED;
 	return code;
 }
 
-static int write_one(backend *b, rq_rttx_update *u)
+static int write_one(rq_refdb_rt_backend *b, rq_rttx_update *u)
 {
 	rq_rttx_opts o = tx_opts(b);
 	const char *name = u->name;
-	int k = which(b, &name);
+	int k = rq_refdb_rt_which(b, &name);
 	rq_rtstack *st;
 	rq_error err;
 
 	u->name = name;
-	if (stack(b, k, &st, &err) < 0 || rq_rttx_apply(st, u, 1, &o, &err) < 0)
+	if (rq_refdb_rt_stack(b, k, &st, &err) < 0 || rq_rttx_apply(st, u, 1, &o, &err) < 0)
 		return write_failed(u, &err);
 	return 0;
 }
@@ -450,12 +301,12 @@ static int be_write(git_refdb_backend *_b, const git_reference *ref, int force,
 		    const git_signature *who, const char *message, const git_oid *old,
 		    const char *old_target)
 {
-	backend *b = (backend *)_b;
+	rq_refdb_rt_backend *b = (rq_refdb_rt_backend *)_b;
 	rq_rttx_update u = {0};
 	rq_rttx_ident id;
 
 	if (b->tx)
-		return fail_str(GIT_ELOCKED, "the refs are locked by a transaction");
+		return rq_refdb_rt_fail_str(GIT_ELOCKED, "the refs are locked by a transaction");
 	u.name = git_reference_name(ref);
 	set_new(b, &u, ref);
 	/* as libgit2's files backend: without force the ref must not exist;
@@ -478,11 +329,11 @@ static int be_write(git_refdb_backend *_b, const git_reference *ref, int force,
 static int be_del(git_refdb_backend *_b, const char *name, const git_oid *old_id,
 		  const char *old_target)
 {
-	backend *b = (backend *)_b;
+	rq_refdb_rt_backend *b = (rq_refdb_rt_backend *)_b;
 	rq_rttx_update u = {0};
 
 	if (b->tx)
-		return fail_str(GIT_ELOCKED, "the refs are locked by a transaction");
+		return rq_refdb_rt_fail_str(GIT_ELOCKED, "the refs are locked by a transaction");
 	u.name = name;
 	u.new_type = RQ_RTABLE_DELETION;
 	u.check = old_id ? RQ_RTTX_ID : old_target ? RQ_RTTX_SYMREF : RQ_RTTX_ANY;
@@ -497,18 +348,18 @@ static int be_rename(git_reference **out, git_refdb_backend *b, const char *old_
 {
 	(void)b, (void)old_name, (void)new_name, (void)force, (void)who, (void)message;
 	*out = NULL;
-	return fail_str(-1, "replayq does not rename refs of a reftable repository");
+	return rq_refdb_rt_fail_str(-1, "replayq does not rename refs of a reftable repository");
 }
 
 static int be_has_log(git_refdb_backend *_b, const char *name)
 {
-	backend *b = (backend *)_b;
-	int k = which(b, &name), r;
+	rq_refdb_rt_backend *b = (rq_refdb_rt_backend *)_b;
+	int k = rq_refdb_rt_which(b, &name), r;
 	rq_rtstack *st;
 	rq_error err;
 
-	if (stack(b, k, &st, &err) < 0 || (r = rq_rtstack_has_log(st, name, &err)) < 0)
-		return fail(&err);
+	if (rq_refdb_rt_stack(b, k, &st, &err) < 0 || (r = rq_rtstack_has_log(st, name, &err)) < 0)
+		return rq_refdb_rt_fail(&err);
 	return r;
 }
 
@@ -516,27 +367,29 @@ static int be_ensure_log(git_refdb_backend *b, const char *name)
 {
 	int r = be_has_log(b, name);
 
-	return r != 0 ? (r > 0 ? 0 : r)
-		      : fail_str(-1, "replayq does not create empty reflogs in a reftable "
-				     "repository");
+	return r != 0
+		   ? (r > 0 ? 0 : r)
+		   : rq_refdb_rt_fail_str(-1, "replayq does not create empty reflogs in a reftable "
+					      "repository");
 }
 
 static int be_reflog_write(git_refdb_backend *b, git_reflog *reflog)
 {
 	(void)b, (void)reflog;
-	return fail_str(-1, "replayq does not rewrite reflogs of a reftable repository");
+	return rq_refdb_rt_fail_str(-1,
+				    "replayq does not rewrite reflogs of a reftable repository");
 }
 
 static int be_reflog_rename(git_refdb_backend *b, const char *old_name, const char *new_name)
 {
 	(void)b, (void)old_name, (void)new_name;
-	return fail_str(-1, "replayq does not rename reflogs of a reftable repository");
+	return rq_refdb_rt_fail_str(-1, "replayq does not rename reflogs of a reftable repository");
 }
 
 static int be_reflog_delete(git_refdb_backend *b, const char *name)
 {
 	(void)b, (void)name;
-	return fail_str(-1, "replayq does not delete reflogs of a reftable repository");
+	return rq_refdb_rt_fail_str(-1, "replayq does not delete reflogs of a reftable repository");
 }
 
 /* ---- transactions: the locks of a git_transaction, taken together ---- */
@@ -554,7 +407,7 @@ static void held_free(held *h)
 	free(h);
 }
 
-static void batch_end(backend *b)
+static void batch_end(rq_refdb_rt_backend *b)
 {
 	for (size_t i = 0; i < b->nheld; i++)
 		held_free(b->held[i]);
@@ -565,7 +418,7 @@ static void batch_end(backend *b)
 }
 
 /* A new held ref, with its value as the stack has it under the lock. */
-static held *hold(backend *b, rq_rtstack *st, const char *name, rq_error *err)
+static held *hold(rq_refdb_rt_backend *b, rq_rtstack *st, const char *name, rq_error *err)
 {
 	rq_rtstack_ref r = {0};
 	held *h = calloc(1, sizeof(*h)), **v;
@@ -592,9 +445,9 @@ static held *hold(backend *b, rq_rtstack *st, const char *name, rq_error *err)
 
 static int be_lock(void **payload, git_refdb_backend *_b, const char *refname)
 {
-	backend *b = (backend *)_b;
+	rq_refdb_rt_backend *b = (rq_refdb_rt_backend *)_b;
 	const char *name = refname;
-	int k = which(b, &name);
+	int k = rq_refdb_rt_which(b, &name);
 	rq_rttx_opts o = tx_opts(b);
 	rq_rtstack *st;
 	rq_error err;
@@ -602,20 +455,22 @@ static int be_lock(void **payload, git_refdb_backend *_b, const char *refname)
 
 	*payload = NULL;
 	if (b->nlocked && k != b->tx_stack)
-		return fail_str(-1, "a worktree's own refs and shared refs in one transaction");
+		return rq_refdb_rt_fail_str(
+		    -1, "a worktree's own refs and shared refs in one transaction");
 	for (size_t i = 0; i < b->nheld; i++)
 		if (!b->held[i]->released && !strcmp(b->held[i]->name, name))
-			return fail_str(GIT_ELOCKED, "the ref is locked already");
+			return rq_refdb_rt_fail_str(GIT_ELOCKED, "the ref is locked already");
 	if (!b->nlocked) {
-		if (stack(b, k, &st, &err) < 0 || rq_rttx_begin(&b->tx, st, &o, &err) < 0)
-			return fail(&err);
+		if (rq_refdb_rt_stack(b, k, &st, &err) < 0 ||
+		    rq_rttx_begin(&b->tx, st, &o, &err) < 0)
+			return rq_refdb_rt_fail(&err);
 		b->tx_stack = k;
 	}
 	st = b->st[k];
 	if (!(h = hold(b, st, name, &err))) {
 		if (!b->nlocked)
 			batch_end(b);
-		return fail(&err);
+		return rq_refdb_rt_fail(&err);
 	}
 	b->nlocked++;
 	*payload = h;
@@ -624,8 +479,8 @@ static int be_lock(void **payload, git_refdb_backend *_b, const char *refname)
 
 /* The held ref's update: the new value, checked against the one it had
  * when locked. */
-static int set_update(backend *b, held *h, int success, int update_reflog, const git_reference *ref,
-		      const git_signature *sig, const char *message)
+static int set_update(rq_refdb_rt_backend *b, held *h, int success, int update_reflog,
+		      const git_reference *ref, const git_signature *sig, const char *message)
 {
 	rq_rttx_update *u = &h->u;
 
@@ -656,7 +511,7 @@ static int set_update(backend *b, held *h, int success, int update_reflog, const
 }
 
 /* The last lock released: the gathered updates as one table. */
-static int batch_commit(backend *b)
+static int batch_commit(rq_refdb_rt_backend *b)
 {
 	rq_rttx_update *u = calloc(b->nheld ? b->nheld : 1, sizeof(*u));
 	size_t n = 0;
@@ -672,20 +527,20 @@ static int batch_commit(backend *b)
 		rc = -1;
 	free(u);
 	batch_end(b);
-	return rc < 0 ? fail(&err) : 0;
+	return rc < 0 ? rq_refdb_rt_fail(&err) : 0;
 }
 
 static int be_unlock(git_refdb_backend *_b, void *payload, int success, int update_reflog,
 		     const git_reference *ref, const git_signature *sig, const char *message)
 {
-	backend *b = (backend *)_b;
+	rq_refdb_rt_backend *b = (rq_refdb_rt_backend *)_b;
 	held *h = payload;
 	int rc = 0;
 
 	if (!h || h->released || !b->nlocked)
-		return fail_str(-1, "no such lock");
+		return rq_refdb_rt_fail_str(-1, "no such lock");
 	if (success && set_update(b, h, success, update_reflog, ref, sig, message) < 0) {
-		rc = fail_str(-1, "out of memory");
+		rc = rq_refdb_rt_fail_str(-1, "out of memory");
 		b->batch_failed = 1; /* then nothing is written */
 	}
 	h->released = 1;
@@ -694,181 +549,16 @@ static int be_unlock(git_refdb_backend *_b, void *payload, int success, int upda
 		return rc;
 	if (b->batch_failed) {
 		batch_end(b);
-		return rc ? rc : fail_str(-1, "a ref update of the transaction failed");
+		return rc ? rc : rq_refdb_rt_fail_str(-1, "a ref update of the transaction failed");
 	}
 	return batch_commit(b);
-}
-
-/* ---- reflogs ---- */
-
-/*
- * libgit2 1.5's git_reflog (src/libgit2/reflog.h) and git_vector
- * (src/util/vector.h): a backend's reflog_read must return one, and
- * libgit2 declares it only privately. Entries go in through the public
- * git_reflog_append; rq_refdb_rt_reflog_layout_ok checks the layout
- * against a reflog libgit2 made itself (the unit tests run it), and other
- * libgit2 versions are refused.
- */
-typedef struct git2_vector {
-	size_t alloc;
-	void *cmp;
-	void **contents;
-	size_t length;
-	uint32_t flags;
-} git2_vector;
-
-typedef struct git2_reflog {
-	git_refdb *db;
-	char *ref_name;
-	git2_vector entries;
-} git2_reflog;
-
-static int layout_known(void)
-{
-	int major = 0, minor = 0, rev = 0;
-
-	git_libgit2_version(&major, &minor, &rev);
-	return major == 1 && minor == 5;
-}
-
-int rq_refdb_rt_reflog_layout_ok(git_repository *files_repo, const char *refname)
-{
-	git_reflog *log;
-	git_refdb *db;
-	git2_reflog *m;
-	int ok;
-
-	if (!layout_known() || git_reflog_read(&log, files_repo, refname) < 0)
-		return 0;
-	if (git_repository_refdb(&db, files_repo) < 0) {
-		git_reflog_free(log);
-		return 0;
-	}
-	m = (git2_reflog *)log;
-	ok = m->db == db && m->ref_name && !strcmp(m->ref_name, refname) &&
-	     m->entries.length == git_reflog_entrycount(log) && m->entries.length > 0 &&
-	     m->entries.contents[m->entries.length - 1] == git_reflog_entry_byindex(log, 0);
-	git_refdb_free(db);
-	git_reflog_free(log);
-	return ok;
-}
-
-/* One entry as read, kept until the entries go in oldest first. */
-typedef struct entry {
-	git_oid old_id, new_id;
-	char *name, *email, *msg;
-	int64_t time;
-	int tz;
-} entry;
-
-static git_signature *entry_sig(const entry *e)
-{
-	int a = e->tz < 0 ? -e->tz : e->tz, minutes = a / 100 * 60 + a % 100;
-	git_signature *sig = NULL;
-	char buf[600];
-
-	if (e->tz < 0)
-		minutes = -minutes;
-	if (git_signature_new(&sig, e->name, e->email, e->time, minutes) == 0)
-		return sig;
-	/* an identity libgit2 would not make (empty, or with <>): as parsed */
-	snprintf(buf, sizeof(buf), "%.250s <%.250s> %lld %c%04d", e->name, e->email,
-		 (long long)e->time, e->tz < 0 ? '-' : '+', a);
-	if (git_signature_from_buffer(&sig, buf) == 0 ||
-	    git_signature_new(&sig, "unknown", "unknown", e->time, minutes) == 0)
-		return sig;
-	return NULL;
-}
-
-static int entries_read(rq_rtstack *st, const char *name, entry **out, size_t *n, rq_error *err)
-{
-	rq_rtstack_iter *it;
-	const rq_rtable_log *l;
-	size_t cap = 0;
-	int r;
-
-	if (rq_rtstack_logs(&it, st, name, err) < 0)
-		return -1;
-	while ((r = rq_rtstack_next_log(it, &l, err)) == 0) {
-		entry *v = rq_mem_grow(*out, &cap, *n + 1, sizeof(*v), 16), *e;
-		size_t ml = strlen(l->message);
-		if (!v) {
-			r = rq_error_set(err, RQ_E_NOMEM, "out of memory");
-			break;
-		}
-		*out = v;
-		e = &v[(*n)++];
-		memset(e, 0, sizeof(*e));
-		e->old_id = l->old_id;
-		e->new_id = l->new_id;
-		e->time = (int64_t)l->time;
-		e->tz = l->tz;
-		e->name = strdup(l->name);
-		e->email = strdup(l->email);
-		e->msg = strndup(l->message, ml && l->message[ml - 1] == '\n' ? ml - 1 : ml);
-		if (!e->name || !e->email || !e->msg) {
-			r = rq_error_set(err, RQ_E_NOMEM, "out of memory");
-			break;
-		}
-	}
-	rq_rtstack_iter_free(it);
-	return r < 0 ? -1 : 0;
-}
-
-/* The entries, oldest first, into log: each with its own old id. */
-static int entries_append(git_reflog *log, const entry *v, size_t n)
-{
-	for (size_t i = n; i-- > 0;) {
-		git_signature *sig = entry_sig(&v[i]);
-		int r = sig ? git_reflog_append(log, &v[i].new_id, sig, v[i].msg) : -1;
-		git_signature_free(sig);
-		if (r < 0)
-			return -1;
-		git_oid_cpy((git_oid *)git_reflog_entry_id_old(git_reflog_entry_byindex(log, 0)),
-			    &v[i].old_id);
-	}
-	return 0;
-}
-
-static int be_reflog_read(git_reflog **out, git_refdb_backend *_b, const char *refname)
-{
-	backend *b = (backend *)_b;
-	const char *name = refname;
-	int k = which(b, &name), rc = -1;
-	git2_reflog *log;
-	entry *v = NULL;
-	size_t n = 0;
-	rq_rtstack *st;
-	rq_error err;
-
-	*out = NULL;
-	if (!layout_known())
-		return fail_str(-1,
-				"reading the reflogs of a reftable repository needs libgit2 1.5");
-	if (!(log = calloc(1, sizeof(*log))) || !(log->ref_name = strdup(refname))) {
-		free(log);
-		return fail_str(-1, "out of memory");
-	}
-	if (stack(b, k, &st, &err) < 0 || entries_read(st, name, &v, &n, &err) < 0)
-		rc = fail(&err);
-	else if ((rc = entries_append((git_reflog *)log, v, n)) == 0)
-		*out = (git_reflog *)log;
-	for (size_t i = 0; i < n; i++) {
-		free(v[i].name);
-		free(v[i].email);
-		free(v[i].msg);
-	}
-	free(v);
-	if (rc < 0)
-		git_reflog_free((git_reflog *)log);
-	return rc;
 }
 
 /* ---- the backend ---- */
 
 static void be_free(git_refdb_backend *_b)
 {
-	backend *b = (backend *)_b;
+	rq_refdb_rt_backend *b = (rq_refdb_rt_backend *)_b;
 
 	batch_end(b);
 	free(b->held);
@@ -881,7 +571,7 @@ static void be_free(git_refdb_backend *_b)
 
 int rq_refdb_rt_install(git_repository *repo, rq_error *err)
 {
-	backend *b = calloc(1, sizeof(*b));
+	rq_refdb_rt_backend *b = calloc(1, sizeof(*b));
 	git_refdb *db = NULL;
 
 	if (!b || git_refdb_init_backend(&b->parent, GIT_REFDB_BACKEND_VERSION) < 0) {
@@ -890,14 +580,14 @@ int rq_refdb_rt_install(git_repository *repo, rq_error *err)
 	}
 	b->parent.exists = be_exists;
 	b->parent.lookup = be_lookup;
-	b->parent.iterator = be_iterator;
+	b->parent.iterator = rq_refdb_rt_iter_new;
 	b->parent.write = be_write;
 	b->parent.rename = be_rename;
 	b->parent.del = be_del;
 	b->parent.has_log = be_has_log;
 	b->parent.ensure_log = be_ensure_log;
 	b->parent.free = be_free;
-	b->parent.reflog_read = be_reflog_read;
+	b->parent.reflog_read = rq_refdb_rt_log_read;
 	b->parent.reflog_write = be_reflog_write;
 	b->parent.reflog_rename = be_reflog_rename;
 	b->parent.reflog_delete = be_reflog_delete;

@@ -34,17 +34,37 @@
 #include <git2.h>
 
 #include "rq_error.h"
+#include "rq_rtstack.h"
 
 /* Give repo a reftable ref database. 0, or -1 with err set. */
 int rq_refdb_rt_install(git_repository *repo, rq_error *err);
-
-/* 1 when libgit2's git_reflog has the layout rq_refdb_rt builds (it checks
- * the reflog of refname, read by libgit2 from a files repository). */
-int rq_refdb_rt_reflog_layout_ok(git_repository *files_repo, const char *refname);
 
 /* 1 when name is one of a worktree's own refs, kept in its own stack in
  * a linked worktree (git's per-worktree refs and pseudo-refs: HEAD,
  * refs/worktree/, refs/bisect/, refs/rewritten/). */
 int rq_refdb_rt_worktree_ref(const char *name);
+
+/*
+ * For the backend's own files: its iteration (rq_refdb_rt_iter) and its
+ * reflogs (rq_refdb_rt_log), which libgit2 calls with the backend.
+ */
+typedef struct rq_refdb_rt_backend rq_refdb_rt_backend;
+
+/* err as libgit2's error (class reference): GIT_ELOCKED for
+ * RQ_E_REF_LOCKED, else -1. */
+int rq_refdb_rt_fail(const rq_error *err);
+/* msg as libgit2's error (class reference); returns code. */
+int rq_refdb_rt_fail_str(int code, const char *msg);
+
+/* Which stack holds *name: 0 the common one, 1 the worktree's own; a
+ * "main-worktree/" prefix is taken off *name (the common stack). */
+int rq_refdb_rt_which(const rq_refdb_rt_backend *b, const char **name);
+/* 1 in a linked worktree (refs of its own in its git directory). */
+int rq_refdb_rt_linked(const rq_refdb_rt_backend *b);
+/* The stack k, opened at first use, read again when it changed (not
+ * while a transaction holds it). 0, or -1 with err set. */
+int rq_refdb_rt_stack(rq_refdb_rt_backend *b, int k, rq_rtstack **out, rq_error *err);
+/* libgit2's reference for the record r of name; NULL out of memory. */
+git_reference *rq_refdb_rt_make_ref(const char *name, const rq_rtstack_ref *r);
 
 #endif

@@ -143,7 +143,7 @@ static int write_line(rq_refmark *m, const char *a, const char *b, rq_error *err
 	return rc;
 }
 
-int rq_refmark_refs(rq_refmark *m, const rq_replay_result *res, rq_error *err)
+int rq_refmark_refs(rq_refmark *m, const rq_ref_updates *res, rq_error *err)
 {
 	char hex[GIT_OID_HEXSZ + 1];
 

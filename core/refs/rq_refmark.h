@@ -46,7 +46,7 @@
 
 #include "rq_error.h"
 #include "rq_owner.h"
-#include "rq_replay.h"
+#include "rq_ref_update.h"
 
 #define RQ_REFMARK_PREFIX "replayq-refs-"
 
@@ -70,7 +70,7 @@ void rq_refmark_unguard(rq_refmark *m);
 
 /* Write down the loose-ref locks of res's updates ("<ref> <new id>"),
  * making the marker. 0, or -1 with err set. */
-int rq_refmark_refs(rq_refmark *m, const rq_replay_result *res, rq_error *err);
+int rq_refmark_refs(rq_refmark *m, const rq_ref_updates *res, rq_error *err);
 
 /* Write down the lock file path (absolute, inside the common directory)
  * whose tables are named with this marker's token, making the marker. 0,

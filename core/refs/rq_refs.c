@@ -191,7 +191,7 @@ static int dir_of(const char *a, const char *b)
 	return !strncmp(a, b, n) && b[n] == '/';
 }
 
-int rq_refs_check_creatable(git_repository *repo, const rq_replay_result *result, rq_error *err)
+int rq_refs_check_creatable(git_repository *repo, const rq_ref_updates *result, rq_error *err)
 {
 	static const git_oid zero;
 	rq_refmark d;
@@ -216,7 +216,7 @@ int rq_refs_check_creatable(git_repository *repo, const rq_replay_result *result
 	return rc;
 }
 
-int rq_refs_apply(git_repository *repo, const rq_replay_result *result, const rq_ident *committer,
+int rq_refs_apply(git_repository *repo, const rq_ref_updates *result, const rq_ident *committer,
 		  rq_error *err)
 {
 	return rq_refs_apply_fenced(repo, result, committer, NULL, err);
@@ -294,7 +294,7 @@ static int lock_one(git_repository *repo, const rq_ref_update *u, const git_sign
  * failed to lock. */
 typedef struct update_run {
 	git_repository *repo;
-	const rq_replay_result *res;
+	const rq_ref_updates *res;
 	const git_signature *sig;
 	git_transaction **tx;
 	rq_refspace *space;
@@ -306,7 +306,7 @@ typedef struct update_run {
  * hook point "refs-locking" after the first): 0, or -1 with err set. */
 static int lock_all(update_run *u, rq_error *err)
 {
-	const rq_replay_result *res = u->res;
+	const rq_ref_updates *res = u->res;
 
 	for (size_t i = 0; i < res->nupdates; i++) {
 		u->failed = res->updates[i].ref;
@@ -338,7 +338,7 @@ static int ref_at(git_repository *repo, const char *ref, const git_oid *id)
  * one that failed as they were. */
 static int commit_all(update_run *u, size_t *moved, rq_error *err)
 {
-	const rq_replay_result *res = u->res;
+	const rq_ref_updates *res = u->res;
 	size_t done = 0, todo = 0;
 
 	for (size_t i = 0; i < res->nupdates; i++)
@@ -397,7 +397,7 @@ static int join(char *out, size_t size, const char *dir, const char *name)
 /* The update of a reftable repository, its stack open: the common one,
  * or a linked worktree's own for its own refs (HEAD), not both at once.
  * NULL with err set. */
-static rt_update *rt_new(git_repository *repo, const rq_replay_result *res, rq_error *err)
+static rt_update *rt_new(git_repository *repo, const rq_ref_updates *res, rq_error *err)
 {
 	const char *common = git_repository_commondir(repo), *own = git_repository_path(repo);
 	int linked = strcmp(common, own) != 0,
@@ -500,7 +500,7 @@ static int rt_commit(update_run *u, size_t *moved, rq_error *err)
 /* Before anything is locked: every ref a name git takes and reached
  * through no symbolic link (rq_confine: libgit2 would write through it),
  * and every ref to create free of directory/file conflicts. */
-static int check_updates(git_repository *repo, const rq_replay_result *result, rq_error *err)
+static int check_updates(git_repository *repo, const rq_ref_updates *result, rq_error *err)
 {
 	char why[RQ_ERROR_MSG_MAX];
 
@@ -587,7 +587,7 @@ out:
 	return rc;
 }
 
-int rq_refs_apply_fenced(git_repository *repo, const rq_replay_result *result,
+int rq_refs_apply_fenced(git_repository *repo, const rq_ref_updates *result,
 			 const rq_ident *committer, rq_refs_fence *fence, rq_error *err)
 {
 	rq_refs_fence none = {0};
@@ -624,7 +624,7 @@ int rq_refs_apply_fenced(git_repository *repo, const rq_replay_result *result,
 	return rc;
 }
 
-char *rq_refs_format_updates(const rq_replay_result *result)
+char *rq_refs_format_updates(const rq_ref_updates *result)
 {
 	size_t line = 8 + 2 * (GIT_OID_HEXSZ + 1) + 1;
 	size_t size = 1;

@@ -10,7 +10,7 @@
 
 #include "rq_error.h"
 #include "rq_ident.h"
-#include "rq_replay.h"
+#include "rq_ref_update.h"
 
 /*
  * Apply every update: each ref is locked and its current value checked
@@ -37,7 +37,7 @@
  *  - reftable: every ref and its reflog entry go into one new table,
  *    published by one rename of tables.list: all at once or none.
  */
-int rq_refs_apply(git_repository *repo, const rq_replay_result *result, const rq_ident *committer,
+int rq_refs_apply(git_repository *repo, const rq_ref_updates *result, const rq_ident *committer,
 		  rq_error *err);
 
 /*
@@ -77,7 +77,7 @@ typedef struct rq_refs_fence {
 
 /* rq_refs_apply with a fence (NULL: none). 0, or -1 with err set and
  * fence->verdict saying why. */
-int rq_refs_apply_fenced(git_repository *repo, const rq_replay_result *result,
+int rq_refs_apply_fenced(git_repository *repo, const rq_ref_updates *result,
 			 const rq_ident *committer, rq_refs_fence *fence, rq_error *err);
 
 /*
@@ -110,9 +110,9 @@ void rq_refs_clean_stale(git_repository *repo);
  * rq_refs_apply checks it before any lock; a job checks it in print mode
  * too.
  */
-int rq_refs_check_creatable(git_repository *repo, const rq_replay_result *result, rq_error *err);
+int rq_refs_check_creatable(git_repository *repo, const rq_ref_updates *result, rq_error *err);
 
 /* "update <ref> <new> <old>\n" lines; malloc'ed, NULL when out of memory. */
-char *rq_refs_format_updates(const rq_replay_result *result);
+char *rq_refs_format_updates(const rq_ref_updates *result);
 
 #endif

@@ -28,7 +28,7 @@
 #include <git2.h>
 
 #include "rq_error.h"
-#include "rq_replay.h"
+#include "rq_ref_update.h"
 
 typedef struct rq_refspace rq_refspace;
 

@@ -17,6 +17,7 @@
 #include "rq_confine.h"
 #include "rq_fs.h"
 #include "rq_gitconfig.h"
+#include "rq_oid.h"
 #include "rq_refdb_rt.h"
 
 #define DIAGNOSE_MAX (4 << 20) /* a config file read for its format */
@@ -38,23 +39,40 @@ static const char *spelled(const char *ext)
 	return ext;
 }
 
-/* 1 when the extension's value is one replayq handles. */
+/* The extensions git 2.55 honours only in a repository of version 1: in
+ * one of version 0 it refuses to run ("repo version is 0, but v1-only
+ * extension found"), where libgit2 1.5 opens it and reads it as SHA-1 with
+ * files refs. (Version 0 ignores every other extension, as git does.) */
+static const char *const v1_only[] = {"noop-v1",    "objectformat",	 "compatobjectformat",
+				      "refstorage", "relativeworktrees", "submodulepathconfig"};
+
+static int is_v1_only(const char *ext)
+{
+	for (size_t i = 0; i < sizeof(v1_only) / sizeof(*v1_only); i++)
+		if (!strcmp(ext, v1_only[i]))
+			return 1;
+	return 0;
+}
+
+/* 1 when the extension's value is one replayq handles. objectFormat is
+ * compared exactly, as git compares it ("SHA1" is refused there too). */
 static int handled(const char *ext, const char *value)
 {
 	if (!strcasecmp(ext, "objectformat"))
-		return !strcasecmp(value, "sha1");
+		return rq_oid_algo_by_name(value) == &rq_oid_sha1;
 	if (!strcasecmp(ext, "refstorage"))
 		return !strcmp(value, "files") || !strcmp(value, "reftable");
 	return !strcasecmp(ext, "noop");
 }
 
 /* What the format check needs of a configuration: its last
- * core.repositoryformatversion and its first extension replayq does not
- * handle. */
+ * core.repositoryformatversion, its first extension replayq does not
+ * handle, and the v1-only extensions it sets ("\n\t<name>" each, as git
+ * lists them; nv1 of them). */
 typedef struct fmtscan {
 	long long version;
-	int bad;
-	char ext[64], value[128];
+	int bad, nv1;
+	char ext[64], value[128], v1[256];
 } fmtscan;
 
 /* A version as libgit2 reads an integer (git_config_parse_int64: base 0,
@@ -91,12 +109,22 @@ static long long parse_version(const char *v)
 static int fmt_see(const char *name, const char *value, void *arg)
 {
 	fmtscan *s = arg;
-	const char *ext = name + strlen("extensions.");
+	const char *ext;
+	size_t used;
 
-	if (!strcmp(name, "core.repositoryformatversion"))
+	if (!strcmp(name, "core.repositoryformatversion")) {
 		s->version = parse_version(value);
-	else if (!strncmp(name, "extensions.", strlen("extensions.")) && !s->bad &&
-		 !handled(ext, value ? value : "")) {
+		return 0;
+	}
+	if (strncmp(name, "extensions.", strlen("extensions.")))
+		return 0;
+	ext = name + strlen("extensions.");
+	if (is_v1_only(ext)) { /* listed as often as set, as git lists them */
+		used = strlen(s->v1);
+		snprintf(s->v1 + used, sizeof(s->v1) - used, "\n\t%s", ext);
+		s->nv1++;
+	}
+	if (!s->bad && !handled(ext, value ? value : "")) {
 		s->bad = 1;
 		snprintf(s->ext, sizeof(s->ext), "%s", spelled(ext));
 		snprintf(s->value, sizeof(s->value), "%s", value ? value : "");
@@ -112,6 +140,10 @@ static int fmt_verdict(const fmtscan *s, rq_error *err)
 		return rq_error_set(
 		    err, RQ_E_UNSUPPORTED_REPO,
 		    "unsupported repository format: core.repositoryformatversion=%lld", s->version);
+	if (s->version == 0 && s->nv1) /* git's words */
+		return rq_error_set(err, RQ_E_UNSUPPORTED_REPO,
+				    "repo version is 0, but v1-only extension%s found:%s",
+				    s->nv1 > 1 ? "s" : "", s->v1);
 	if (s->version == 1 && s->bad)
 		return rq_error_set(err, RQ_E_UNSUPPORTED_REPO,
 				    "unsupported repository format: extensions.%s=%s", s->ext,
@@ -125,7 +157,7 @@ static int check_extensions(git_config *cfg, rq_error *err)
 {
 	git_config_iterator *it;
 	git_config_entry *e;
-	fmtscan s = {0, 0, "", ""};
+	fmtscan s = {0};
 
 	/* every entry, not a glob: libgit2 1.5 leaks each regex match */
 	if (git_config_iterator_new(&it, cfg) < 0) {
@@ -155,12 +187,31 @@ static int reftable_refs(git_config *cfg)
 	return r;
 }
 
+/*
+ * The repository's own configuration file (a snapshot of it): git reads
+ * a repository's format from that file alone, so an extensions.* or
+ * core.repositoryformatversion in the global or system configuration is
+ * no repository's format. 0, or -1 with libgit2's error.
+ */
+static int own_config(git_config **out, git_repository *repo)
+{
+	git_config *all;
+	int r;
+
+	*out = NULL;
+	if (git_repository_config_snapshot(&all, repo) < 0)
+		return -1;
+	r = git_config_open_level(out, all, GIT_CONFIG_LEVEL_LOCAL);
+	git_config_free(all);
+	return r < 0 ? -1 : 0;
+}
+
 int rq_repofmt_reftable(git_repository *repo)
 {
 	git_config *cfg;
 	int r;
 
-	if (git_repository_config_snapshot(&cfg, repo) < 0) {
+	if (own_config(&cfg, repo) < 0) {
 		git_error_clear();
 		return 0;
 	}
@@ -175,7 +226,7 @@ static int check_open(git_repository *repo, rq_error *err)
 	git_config *cfg;
 	int rc;
 
-	if (git_repository_config_snapshot(&cfg, repo) < 0)
+	if (own_config(&cfg, repo) < 0)
 		return rq_error_git(err, "cannot read the repository's config");
 	rc = check_extensions(cfg, err);
 	if (rc == 0 && reftable_refs(cfg))
@@ -234,7 +285,7 @@ static int config_path(const char *path, unsigned int flags, char *out, size_t s
 static int diagnose(const char *path, unsigned int flags, rq_error *err)
 {
 	char cfgpath[PATH_MAX * 2], *text;
-	fmtscan s = {0, 0, "", ""};
+	fmtscan s = {0};
 	const char *why;
 	size_t len, line;
 	int r;

@@ -13,7 +13,9 @@
  * ("unsupported repository format: extensions.objectFormat=sha256"; also
  * for extensions.compatObjectFormat, an unknown refStorage, and an
  * extension libgit2 does not know), where libgit2 alone said "not a git
- * repository".
+ * repository". A repository of version 0 that sets an extension git
+ * honours only in version 1 is refused in git's words ("repo version is 0,
+ * but v1-only extension found:\n\tobjectformat"), where libgit2 opens it.
  */
 #ifndef RQ_REPOFMT_H
 #define RQ_REPOFMT_H

@@ -1,172 +1,25 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* follows git's Documentation/technical/reftable.adoc (update transactions,
- * compaction), git's reftable/stack.c (the geometric compaction segment)
+/* follows git's Documentation/technical/reftable.adoc (update transactions)
  * and git's refs/reftable-backend.c (the reflog entries of an update) */
 /*
- * rq_rttx: ref updates on a reftable stack, and compaction (see rq_rttx.h).
+ * rq_rttx: ref updates on a reftable stack (see rq_rttx.h); their files
+ * are rq_rtfile's, the compaction after them rq_rtcompact's.
  */
 #include "rq_rttx.h"
-#include "rq_clock.h"
 
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/random.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "rq_fs.h"
 #include "rq_mem.h"
-#include "rq_rtlock.h"
+#include "rq_rtcompact.h"
+#include "rq_rtfile.h"
 #include "rq_rtwrite.h"
-#include "rq_testhook.h"
 
-#define LOCK_TIMEOUT_MS 100  /* git's reftable.lockTimeout */
-#define MSG_MAX		2048 /* git cuts a reflog message at half a block */
-#define RESOLVE_DEPTH	5
-
-struct rq_rttx {
-	rq_rtstack *st;
-	rq_rttx_opts o;
-	char token[9];
-	char lock[PATH_MAX];
-	int fd; /* tables.list.lock, -1 when not held */
-};
-
-/* ---- files ---- */
-
-static void new_token(char out[9])
-{
-	uint32_t r;
-
-	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
-		r = (uint32_t)time(NULL) ^ (uint32_t)getpid() << 16 ^ (uint32_t)clock();
-	snprintf(out, 9, "%08x", r);
-}
-
-static int path_in(const rq_rtstack *st, const char *name, const char *suffix, char *out,
-		   rq_error *err)
-{
-	int n = snprintf(out, PATH_MAX, "%s/%s%s", rq_rtstack_dir(st), name, suffix);
-
-	return n < 0 || n >= PATH_MAX ? rq_error_set(err, RQ_E_IO, "reftable path too long") : 0;
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
-/* Create the lock file path holding tx's token (rq_rtlock), waiting up to
- * timeout_ms while another process holds it: its fd, or -1 with err set. */
-static int take_lock(const rq_rttx *tx, const char *path, long timeout_ms, rq_error *err)
-{
-	long long deadline = rq_clock_mono_ms() + (timeout_ms > 0 ? timeout_ms : 0);
-	long delay = 1;
-	const rq_rttx_opts *o = &tx->o;
-	int fd;
-
-	if (o->note_lock && o->note_lock(o->note_arg, path) != 0)
-		return rq_error_set(err, RQ_E_IO, "cannot note the lock '%s'", path);
-	while ((fd = rq_rtlock_create(path, tx->token)) < 0) {
-		if (errno != EEXIST)
-			return rq_error_set(err, RQ_E_IO, "cannot create '%s': %s", path,
-					    strerror(errno));
-		if (rq_clock_mono_ms() >= deadline)
-			return rq_error_set(err, RQ_E_REF_LOCKED,
-					    "cannot lock the refs: '%s' exists: another process is "
-					    "updating them",
-					    path);
-		sleep_ms(delay);
-		delay = delay < 32 ? delay * 2 : delay;
-	}
-	return fd;
-}
-
-/*
- * Write a new table named after min, max and token: to a temporary file,
- * fsynced, then renamed. name gets its file name. 0, or -1 with err set.
- */
-static int write_table(rq_rtstack *st, const char *token, uint64_t min, uint64_t max,
-		       const rq_buf *bytes, char *name, size_t size, rq_error *err)
-{
-	char base[64], tmp[PATH_MAX], final[PATH_MAX], rnd[9], suffix[16];
-	struct stat sb;
-	int fd, ok;
-
-	snprintf(base, sizeof(base), "0x%012llx-0x%012llx-%s", (unsigned long long)min,
-		 (unsigned long long)max, token);
-	snprintf(name, size, "%s.ref", base);
-	new_token(rnd);
-	snprintf(suffix, sizeof(suffix), ".temp.%.6s", rnd);
-	if (path_in(st, base, suffix, tmp, err) < 0 || path_in(st, name, "", final, err) < 0)
-		return -1;
-	if (lstat(final, &sb) == 0)
-		return rq_error_set(err, RQ_E_IO, "reftable '%s' exists already", name);
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666)) < 0)
-		return rq_error_set(err, RQ_E_IO, "cannot create '%s': %s", tmp, strerror(errno));
-	ok = rq_fs_write_all(fd, bytes->p, bytes->len) == 0 && fsync(fd) == 0;
-	ok = close(fd) == 0 && ok;
-	if (!ok || rename(tmp, final) < 0) {
-		int e = errno;
-		unlink(tmp);
-		return rq_error_set(err, RQ_E_IO, "cannot write reftable '%s': %s", name,
-				    strerror(e));
-	}
-	return 0;
-}
-
-/* The lock gets the new list, is fsynced and renamed over tables.list
- * (hold, when not NULL: a test hook point right before the rename). */
-static int write_list(rq_rttx *tx, const char *const *names, size_t n, const char *hold,
-		      rq_error *err)
-{
-	char list[PATH_MAX];
-	rq_buf b = {0};
-	int ok;
-
-	for (size_t i = 0; i < n; i++) {
-		rq_buf_str(&b, names[i]);
-		rq_buf_add(&b, "\n", 1);
-	}
-	if (b.oom || path_in(tx->st, "tables.list", "", list, err) < 0) {
-		free(b.p);
-		return b.oom ? rq_error_set(err, RQ_E_NOMEM, "out of memory") : -1;
-	}
-	/* over the token's line (rq_rtlock), then cut to the list's length */
-	ok = lseek(tx->fd, 0, SEEK_SET) == 0 &&
-	     rq_fs_write_all(tx->fd, b.p ? b.p : "", b.len) == 0 &&
-	     ftruncate(tx->fd, (off_t)b.len) == 0 && fsync(tx->fd) == 0;
-	free(b.p);
-	ok = close(tx->fd) == 0 && ok;
-	tx->fd = -1;
-	if (ok && hold)
-		rq_testhook_hold(hold);
-	if (!ok || rename(tx->lock, list) < 0) {
-		int e = errno;
-		unlink(tx->lock);
-		return rq_error_set(err, RQ_E_IO, "cannot write '%s': %s", list, strerror(e));
-	}
-	return 0;
-}
-
-static void unlock(rq_rttx *tx)
-{
-	if (tx->fd >= 0) {
-		close(tx->fd);
-		unlink(tx->lock);
-		tx->fd = -1;
-	}
-}
+#define MSG_MAX	      2048 /* git cuts a reflog message at half a block */
+#define RESOLVE_DEPTH 5
 
 /* ---- the transaction ---- */
 
@@ -185,10 +38,10 @@ int rq_rttx_begin(rq_rttx **out, rq_rtstack *st, const rq_rttx_opts *opts, rq_er
 	if (tx->o.token && strlen(tx->o.token) == 8 && strspn(tx->o.token, "0123456789abcdef") == 8)
 		memcpy(tx->token, tx->o.token, 9);
 	else
-		new_token(tx->token);
-	timeout = tx->o.lock_timeout_ms ? tx->o.lock_timeout_ms : LOCK_TIMEOUT_MS;
-	if (path_in(st, "tables.list", ".lock", tx->lock, err) < 0 ||
-	    (tx->fd = take_lock(tx, tx->lock, timeout, err)) < 0 ||
+		rq_rtfile_new_token(tx->token);
+	timeout = tx->o.lock_timeout_ms ? tx->o.lock_timeout_ms : RQ_RTFILE_LOCK_TIMEOUT_MS;
+	if (rq_rtfile_path(st, "tables.list", ".lock", tx->lock, err) < 0 ||
+	    (tx->fd = rq_rtfile_lock(tx, tx->lock, timeout, err)) < 0 ||
 	    rq_rtstack_reload(st, 0, err) < 0) {
 		rq_rttx_free(tx);
 		return -1;
@@ -201,7 +54,7 @@ void rq_rttx_free(rq_rttx *tx)
 {
 	if (!tx)
 		return;
-	unlock(tx);
+	rq_rtfile_unlock(tx);
 	free(tx);
 }
 
@@ -573,12 +426,12 @@ static int publish(rq_rttx *tx, const rq_buf *table, uint64_t ui, rq_error *err)
 
 	if (!names)
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	if (write_table(tx->st, tx->token, ui, ui, table, name, sizeof(name), err) == 0) {
+	if (rq_rtfile_write_table(tx->st, tx->token, ui, ui, table, name, sizeof(name), err) == 0) {
 		for (size_t i = 0; i < n; i++)
 			names[i] = rq_rtable_name(rq_rtstack_table(tx->st, i));
 		names[n] = name;
-		rc = write_list(tx, names, n + 1, "refs-written", err);
-		if (rc < 0 && path_in(tx->st, name, "", path, err) == 0)
+		rc = rq_rtfile_write_list(tx, names, n + 1, "refs-written", err);
+		if (rc < 0 && rq_rtfile_path(tx->st, name, "", path, err) == 0)
 			unlink(path); /* not listed: nobody reads it */
 	}
 	free(names);
@@ -605,11 +458,11 @@ int rq_rttx_commit(rq_rttx *tx, rq_rttx_update *u, size_t n, rq_error *err)
 		free(v[i].msg);
 	}
 	free(v);
-	unlock(tx);
+	rq_rtfile_unlock(tx);
 	if (rc == 0 && table.len) {
 		rq_rtstack_reload(tx->st, 0, &ignored);
 		if (!tx->o.no_auto_compact)
-			rq_rttx_compact(tx->st, &tx->o, 0, &ignored); /* best effort */
+			rq_rtcompact_run(tx->st, &tx->o, 0, &ignored); /* best effort */
 	}
 	free(table.p);
 	return rc < 0 ? -1 : 0;
@@ -624,250 +477,6 @@ int rq_rttx_apply(rq_rtstack *st, rq_rttx_update *u, size_t n, const rq_rttx_opt
 	if (rq_rttx_begin(&tx, st, opts, err) < 0)
 		return -1;
 	rc = rq_rttx_commit(tx, u, n, err);
-	rq_rttx_free(tx);
-	return rc;
-}
-
-/* ---- compaction ---- */
-
-/*
- * git's auto compaction (reftable/stack.c, suggest_compaction_segment):
- * the table sizes (less the header) should fall by half or more from the
- * oldest to the newest; [*start, *end) is the run of newest tables whose
- * merge restores that, or empty.
- */
-static void segment(const rq_rtstack *st, size_t *start, size_t *end)
-{
-	size_t n = rq_rtstack_ntables(st), i;
-	uint64_t bytes = 0, *size = calloc(n ? n : 1, sizeof(*size));
-
-	*start = *end = 0;
-	if (!size || n < 2) {
-		free(size);
-		return;
-	}
-	for (i = 0; i < n; i++)
-		size[i] = rq_rtable_size(rq_rtstack_table(st, i)) - 23;
-	for (i = n - 1; i > 0; i--)
-		if (size[i - 1] < size[i] * 2) {
-			*end = i + 1;
-			bytes = size[i];
-			break;
-		}
-	for (; i > 0; i--) {
-		uint64_t cur = bytes;
-		bytes += size[i - 1];
-		if (size[i - 1] < cur * 2)
-			*start = i - 1;
-	}
-	free(size);
-}
-
-/* The tables being compacted (start..end-1 of the stack as it was read
- * under the lock): their names, and the locks taken on them. */
-typedef struct crange {
-	size_t start, end, n0;
-	char **names; /* n0 of them, from the first table asked for */
-	char **locks;
-	size_t nlocks;
-	char table[80]; /* the new table ("" when the merge left nothing) */
-} crange;
-
-static void crange_free(crange *c)
-{
-	for (size_t i = 0; i < c->nlocks; i++) {
-		unlink(c->locks[i]);
-		free(c->locks[i]);
-	}
-	for (size_t i = 0; c->names && i < c->n0; i++)
-		free(c->names[i]);
-	free(c->locks);
-	free(c->names);
-}
-
-/* The name of table i of the range. */
-static const char *cname(const crange *c, size_t i)
-{
-	return c->names[i - (c->end - c->n0)];
-}
-
-/*
- * Lock the tables of the range, the newest first (git's order: a newer
- * process may then compact what it added while an older one compacts the
- * rest). A table locked already ends the range there, or, for a full
- * compaction, is an error.
- */
-static int lock_tables(rq_rttx *tx, crange *c, int all, rq_error *err)
-{
-	char path[PATH_MAX];
-
-	c->n0 = c->end - c->start;
-	if (!(c->names = calloc(c->n0, sizeof(char *))) ||
-	    !(c->locks = calloc(c->n0, sizeof(char *))))
-		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	for (size_t i = c->end; i-- > c->start;) {
-		const char *name = rq_rtable_name(rq_rtstack_table(tx->st, i));
-		int fd;
-		if (path_in(tx->st, name, ".lock", path, err) < 0)
-			return -1;
-		if ((fd = take_lock(tx, path, -1, err)) < 0) {
-			if (err->code != RQ_E_REF_LOCKED || all)
-				return -1;
-			c->start = i + 1; /* another process compacts the older ones */
-			break;
-		}
-		close(fd);
-		if (!(c->locks[c->nlocks] = strdup(path))) {
-			unlink(path);
-			return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-		}
-		c->nlocks++;
-		if (!(c->names[i - c->start] = strdup(name)))
-			return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	}
-	return 0;
-}
-
-/* Merge the range into w: the newest record of each key; deletions only
- * while older tables remain below. */
-static int merge_into(rq_rttx *tx, const crange *c, rq_rtwrite *w, rq_error *err)
-{
-	size_t n = c->end - c->start;
-	rq_rtstack_iter *it;
-	const rq_rtable_ref *r;
-	const rq_rtable_log *l;
-	int k;
-
-	if (rq_rtstack_refs_range(&it, tx->st, c->start, n, NULL, 1, err) < 0)
-		return -1;
-	while ((k = rq_rtstack_next_ref(it, &r, err)) == 0)
-		if ((c->start || r->type != RQ_RTABLE_DELETION) &&
-		    rq_rtwrite_add_ref(w, r, err) < 0) {
-			k = -1;
-			break;
-		}
-	rq_rtstack_iter_free(it);
-	if (k < 0 || rq_rtstack_logs_range(&it, tx->st, c->start, n, NULL, 1, err) < 0)
-		return -1;
-	while ((k = rq_rtstack_next_log(it, &l, err)) == 0)
-		if ((c->start || l->type != RQ_RTABLE_LOG_DELETION) &&
-		    rq_rtwrite_add_log(w, l, err) < 0) {
-			k = -1;
-			break;
-		}
-	rq_rtstack_iter_free(it);
-	return k < 0 ? -1 : 0;
-}
-
-/* Write the merged table (c->table gets its name; "" when empty). */
-static int merge_write(rq_rttx *tx, crange *c, rq_error *err)
-{
-	uint64_t min = UINT64_MAX, max = 0;
-	rq_rtwrite *w;
-	rq_buf bytes = {0};
-	int rc;
-
-	for (size_t i = c->start; i < c->end; i++) {
-		const rq_rtable *t = rq_rtstack_table(tx->st, i);
-		if (rq_rtable_min_update_index(t) < min)
-			min = rq_rtable_min_update_index(t);
-		if (rq_rtable_max_update_index(t) > max)
-			max = rq_rtable_max_update_index(t);
-	}
-	c->table[0] = '\0';
-	if (!(w = rq_rtwrite_new(NULL, min, max)))
-		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	rc = merge_into(tx, c, w, err);
-	if (rc == 0 && !rq_rtwrite_empty(w) && (rc = rq_rtwrite_finish(w, &bytes, err)) == 0)
-		rc = write_table(tx->st, tx->token, min, max, &bytes, c->table, sizeof(c->table),
-				 err);
-	rq_rtwrite_free(w);
-	free(bytes.p);
-	return rc;
-}
-
-/* Under the lock again: the list with the range replaced by the new
- * table. The range must still be there, in order (its tables are locked:
- * nobody else compacts them). */
-static int replace_range(rq_rttx *tx, const crange *c, rq_error *err)
-{
-	size_t n = rq_rtstack_ntables(tx->st), k = c->end - c->start, at, o = 0;
-	const char **names;
-	int rc;
-
-	for (at = 0; at + k <= n; at++) {
-		size_t j = 0;
-		while (j < k && !strcmp(rq_rtable_name(rq_rtstack_table(tx->st, at + j)),
-					cname(c, c->start + j)))
-			j++;
-		if (j == k)
-			break;
-	}
-	if (at + k > n)
-		return rq_error_set(err, RQ_E_IO, "the tables being compacted left the stack");
-	if (!(names = calloc(n + 1, sizeof(*names))))
-		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	for (size_t i = 0; i < n; i++)
-		if (i < at || i >= at + k)
-			names[o++] = rq_rtable_name(rq_rtstack_table(tx->st, i));
-		else if (i == at && c->table[0])
-			names[o++] = c->table;
-	rc = write_list(tx, names, o, NULL, err);
-	free(names);
-	return rc;
-}
-
-static int compact_range(rq_rttx *tx, crange *c, int all, rq_error *err)
-{
-	char path[PATH_MAX];
-	long timeout = tx->o.lock_timeout_ms ? tx->o.lock_timeout_ms : LOCK_TIMEOUT_MS;
-	int rc;
-
-	if (lock_tables(tx, c, all, err) < 0)
-		return !all && err->code == RQ_E_REF_LOCKED ? 0 : -1;
-	if (c->end - c->start < 2)
-		return 0;
-	unlock(tx); /* writers may go on while the range is merged */
-	if (merge_write(tx, c, err) < 0)
-		return -1;
-	rc = (tx->fd = take_lock(tx, tx->lock, timeout, err)) < 0 ? -1 : 0;
-	if (rc == 0)
-		rc = rq_rtstack_reload(tx->st, 0, err);
-	if (rc == 0)
-		rc = replace_range(tx, c, err);
-	if (rc < 0 && c->table[0] && path_in(tx->st, c->table, "", path, err) == 0)
-		unlink(path);
-	if (rc < 0)
-		return -1;
-	rq_rtstack_reload(tx->st, 0, err);
-	for (size_t i = c->start; i < c->end; i++)
-		if (path_in(tx->st, cname(c, i), "", path, err) == 0)
-			unlink(path);
-	return 0;
-}
-
-int rq_rttx_compact(rq_rtstack *st, const rq_rttx_opts *opts, int all, rq_error *err)
-{
-	rq_rttx_opts o = {0};
-	crange c = {0};
-	rq_rttx *tx;
-	int rc = 0;
-
-	if (opts)
-		o = *opts;
-	if (!all)
-		o.lock_timeout_ms = -1; /* best effort: not while another writes */
-	if (rq_rttx_begin(&tx, st, &o, err) < 0)
-		return !all && err->code == RQ_E_REF_LOCKED ? 0 : -1;
-	if (all) {
-		c.start = 0;
-		c.end = rq_rtstack_ntables(st);
-	} else {
-		segment(st, &c.start, &c.end);
-	}
-	if (c.end - c.start >= 2)
-		rc = compact_range(tx, &c, all, err);
-	crange_free(&c);
 	rq_rttx_free(tx);
 	return rc;
 }

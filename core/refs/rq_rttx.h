@@ -3,7 +3,7 @@
  * transactions", "Compaction") and git's refs/reftable-backend.c (which
  * reflog entries a ref update writes) */
 /*
- * rq_rttx: ref updates on a reftable stack, all at once, and compaction.
+ * rq_rttx: ref updates on a reftable stack, all at once.
  *
  * A transaction takes <dir>/tables.list.lock (O_EXCL; waiting up to
  * lock_timeout_ms, git's reftable.lockTimeout, 100 ms by default), reads
@@ -24,9 +24,10 @@
  * moves. An update that changes nothing writes nothing. A deletion writes
  * a tombstone and deletes the ref's reflog (a tombstone per entry).
  *
- * After a transaction, rq_rttx_compact (auto) restores git's geometric
+ * After a transaction, rq_rtcompact_run (auto) restores git's geometric
  * sequence of table sizes (factor 2), as git does after each of its own
- * writes, so that a repository only replayq writes keeps few tables.
+ * writes, so that a repository only replayq writes keeps few tables. The
+ * lock files, the new table and the list are written by rq_rtfile.
  *
  * Test hook point "refs-written": the new table in place and the new list
  * written into tables.list.lock, right before the rename that publishes
@@ -124,16 +125,6 @@ void rq_rttx_free(rq_rttx *tx);
 /* begin, commit, free. */
 int rq_rttx_apply(rq_rtstack *st, rq_rttx_update *u, size_t n, const rq_rttx_opts *opts,
 		  rq_error *err);
-
-/*
- * Compact: all tables into one (all), or the shortest run of newest
- * tables whose merge restores the geometric sequence (git's auto
- * compaction). Tombstones are dropped only when the merge reaches the
- * oldest table. Tables another process is compacting (their ".lock"
- * exists) are left out. 0 (also when there was nothing to do, or the
- * stack was locked and !all), or -1 with err set.
- */
-int rq_rttx_compact(rq_rtstack *st, const rq_rttx_opts *opts, int all, rq_error *err);
 
 /* core.logAllRefUpdates of repo (enum rq_rttx_log_policy): "always", a
  * boolean, or unset (a bare repository logs only existing reflogs,

@@ -35,7 +35,7 @@
 #include <stddef.h>
 
 #include "rq_error.h"
-#include "rq_replay.h"
+#include "rq_replay_result.h"
 
 enum { RQ_OUTCOME_PENDING, RQ_OUTCOME_OK, RQ_OUTCOME_CONFLICT, RQ_OUTCOME_SKIPPED };
 

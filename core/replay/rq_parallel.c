@@ -5,17 +5,16 @@
  * shared page and the fork; the agreement on what was resolved; the plan
  * (groups, biggest first); the groups loop every worker runs; a child's
  * report; the parent's reading of the reports and choice of the
- * earliest failure.
+ * earliest failure. The report's messages, written and read, are in
+ * rq_parallel_report.c.
  */
 #include "rq_parallel.h"
 
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -25,7 +24,7 @@
 #include <unistd.h>
 
 #include "rq_child.h"
-#include "rq_replay.h"
+#include "rq_parallel_report.h"
 #include "rq_testhook.h"
 #include "rq_trace.h"
 
@@ -75,16 +74,6 @@ typedef struct plan {
 	size_t *members; /* commit indexes, in walk order within each group */
 } plan;
 
-/* What one worker saw: its earliest failed pick (none: fail SIZE_MAX),
- * and with keep-going every conflict (which is no failure then). */
-typedef struct worker_failure {
-	size_t fail;
-	int kind; /* 1 conflict (conf), -1 error (err) */
-	rq_conflicts conf;
-	rq_error err;
-	rq_parallel_kept kept;
-} worker_failure;
-
 void rq_parallel_kept_free(rq_parallel_kept *k)
 {
 	for (size_t i = 0; i < k->n; i++)
@@ -95,7 +84,7 @@ void rq_parallel_kept_free(rq_parallel_kept *k)
 
 /* Append a conflict of pick i (taking *conf); 0, or -1 out of memory
  * (*conf freed). */
-static int kept_add(rq_parallel_kept *k, size_t i, rq_conflicts *conf)
+int rq_parallel_kept_add(rq_parallel_kept *k, size_t i, rq_conflicts *conf)
 {
 	if (k->n == k->cap) {
 		size_t ncap = k->cap ? k->cap * 2 : 8;
@@ -288,8 +277,8 @@ static void lower_fail(shared_page *page, size_t i)
 }
 
 /* A pick of commit i failed: it is below every failure this worker saw. */
-static void note_failure(rq_parallel *p, worker_failure *wf, size_t i, int kind, rq_conflicts *conf,
-			 rq_error *perr)
+static void note_failure(rq_parallel *p, rq_parallel_report_failure *wf, size_t i, int kind,
+			 rq_conflicts *conf, rq_error *perr)
 {
 	wf->fail = i;
 	wf->kind = kind;
@@ -310,7 +299,7 @@ static void note_failure(rq_parallel *p, worker_failure *wf, size_t i, int kind,
  * interrupted or out of memory (err set).
  */
 static int run_groups(rq_parallel *p, const rq_parallel_job *job, const plan *pl,
-		      unsigned char *did, worker_failure *wf, rq_error *err)
+		      unsigned char *did, rq_parallel_report_failure *wf, rq_error *err)
 {
 	for (;;) {
 		size_t k = atomic_fetch_add(&p->page->next, 1), g;
@@ -333,7 +322,7 @@ static int run_groups(rq_parallel *p, const rq_parallel_job *job, const plan *pl
 			if (r == 0 || r == 2) /* 2: below a conflict (keep-going) */
 				continue;
 			if (r == 1 && job->keep_going) {
-				if (kept_add(&wf->kept, i, &conf) < 0)
+				if (rq_parallel_kept_add(&wf->kept, i, &conf) < 0)
 					return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 				continue;
 			}
@@ -345,22 +334,6 @@ static int run_groups(rq_parallel *p, const rq_parallel_job *job, const plan *pl
 }
 
 /* ---- a child's report ---- */
-
-static void report_fmt(rq_buf *b, char type, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void report_fmt(rq_buf *b, char type, const char *fmt, ...)
-{
-	char tmp[RQ_ERROR_MSG_MAX + 64];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		n = 0;
-	rq_child_frame(b, type, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
-}
 
 /* Send the report and exit; allocates nothing. */
 static void child_exit(rq_parallel *p, const char *msgs, size_t len)
@@ -383,78 +356,13 @@ static void child_giveup(rq_parallel *p)
 	child_exit(p, took_none, sizeof(took_none));
 }
 
-/* N: a commit picked (its new commit and tree, and 1 when it was not
- * UTF-8); S: the counts; C and P: a conflict and its paths;
- * K and P: a keep-going conflict and its paths; E: a pick's error; F:
- * another failure; D: done. */
-static void report_picks(rq_buf *b, const rq_parallel_job *job, const unsigned char *did)
-{
-	for (size_t i = 0; i < job->n; i++) {
-		char a[GIT_OID_HEXSZ + 1], t[GIT_OID_HEXSZ + 1];
-		if (!did[i])
-			continue;
-		git_oid_tostr(a, sizeof(a), &job->new_ids[i]);
-		git_oid_tostr(t, sizeof(t), &job->new_trees[i]);
-		report_fmt(b, 'N', "%zu %s %s %d", i, a, t, job->warned[i]);
-	}
-}
-
-static void report_counts(rq_buf *b, const rq_parallel_job *job)
-{
-	rq_parallel_counts c = {0};
-
-	job->counts(job->arg, &c);
-	report_fmt(b, 'S', "%zu %zu %zu %zu %zu %zu %zu %zu", c.picked, c.dropped, c.merges_trivial,
-		   c.merges_full, c.merges_fallback, c.scores_computed, c.scores_reused,
-		   c.merge_commits);
-}
-
-/* P: the paths of the conflict just reported, with their kinds. */
-static void report_paths(rq_buf *b, const rq_conflicts *conf)
-{
-	for (size_t k = 0; k < conf->n; k++) {
-		const rq_conflict *c = &conf->v[k];
-		rq_buf line = {0};
-		char head[32];
-		int n = snprintf(head, sizeof(head), "%d ", (int)c->kind);
-		rq_buf_add(&line, head, (size_t)n);
-		rq_buf_str(&line, c->path);
-		if (line.oom)
-			b->oom = 1;
-		else
-			rq_child_frame(b, 'P', line.p, line.len);
-		free(line.p);
-	}
-}
-
-/* K: a keep-going conflict, each followed by its paths. */
-static void report_kept(rq_buf *b, const worker_failure *wf)
-{
-	for (size_t k = 0; k < wf->kept.n; k++) {
-		report_fmt(b, 'K', "%zu", wf->kept.v[k].index);
-		report_paths(b, &wf->kept.v[k].conflicts);
-	}
-}
-
-static void report_failure(rq_buf *b, const worker_failure *wf)
-{
-	if (wf->fail == SIZE_MAX)
-		return;
-	if (wf->kind == 1) {
-		report_fmt(b, 'C', "%zu", wf->fail);
-		report_paths(b, &wf->conf);
-	} else {
-		report_fmt(b, 'E', "%zu %d %s", wf->fail, (int)wf->err.code, wf->err.msg);
-	}
-}
-
 /* Runs in a child: pick groups, hand the new objects over as a part file,
  * report what happened, exit. */
 static void child_run(rq_parallel *p, const rq_parallel_job *job, const plan *pl)
 {
 	size_t mark = rq_odb_tmpdir_mark(job->tmpdir);
 	rq_buf b = {0};
-	worker_failure wf = {.fail = SIZE_MAX};
+	rq_parallel_report_failure wf = {.fail = SIZE_MAX};
 	unsigned char *did = calloc(job->n + 1, 1);
 	rq_error err;
 	int r;
@@ -471,14 +379,14 @@ static void child_run(rq_parallel *p, const rq_parallel_job *job, const plan *pl
 	if (r == 0 && wf.fail == SIZE_MAX && atomic_load(&p->page->fail) == SIZE_MAX &&
 	    rq_odb_tmpdir_save_part(job->tmpdir, mark, p->self, &err) < 0)
 		r = -1;
-	report_picks(&b, job, did);
-	report_counts(&b, job);
-	report_failure(&b, &wf);
-	report_kept(&b, &wf);
+	rq_parallel_report_picks(&b, job, did);
+	rq_parallel_report_counts(&b, job);
+	rq_parallel_report_failed(&b, &wf);
+	rq_parallel_report_kept(&b, &wf);
 	/* not a pick's failure (no part file, say): it fails the replay,
 	 * unless a pick failed, which is what --jobs=1 would report */
 	if (r < 0)
-		report_fmt(&b, 'F', "%d %s", (int)err.code, err.msg);
+		rq_parallel_report_fmt(&b, 'F', "%d %s", (int)err.code, err.msg);
 	rq_child_frame(&b, 'D', "", 0);
 	if (b.oom)
 		_exit(CHILD_EXIT_NOMEM);
@@ -486,20 +394,6 @@ static void child_run(rq_parallel *p, const rq_parallel_job *job, const plan *pl
 }
 
 /* ---- the parent: the children's reports ---- */
-
-/* The report has ended when its last message is D (done) or X (took none). */
-static int report_complete(const rq_child_in *in)
-{
-	rq_child_in walk = *in;
-	rq_child_msg m;
-	char last = 0;
-
-	while (rq_child_in_next(&walk, &m) == 1) {
-		last = m.type;
-		walk.head = (size_t)(m.data + m.len + 1 - walk.buf.p);
-	}
-	return last == 'D' || last == 'X';
-}
 
 /* Why a child ended without a whole report. */
 static int child_died(child_proc *c, rq_error *err)
@@ -525,7 +419,7 @@ static int read_ready(rq_parallel *p, struct pollfd *pfd, const int *idx, int np
 			return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 		/* a whole report: the child is done (reaped at the end, while its
 		 * exit runs); else it died, and how matters */
-		if (r == 0 && !report_complete(&c->in) && child_died(c, err) < 0)
+		if (r == 0 && !rq_parallel_report_complete(&c->in) && child_died(c, err) < 0)
 			return -1;
 	}
 	return 0;
@@ -555,165 +449,6 @@ static int read_reports(rq_parallel *p, const rq_parallel_job *job, rq_error *er
 	}
 }
 
-/* The earliest failure over all reports, and the first other failure. */
-typedef struct verdict {
-	worker_failure first; /* earliest failed pick; first.kept: this process's own */
-	rq_error other;	      /* the first failure that is not a pick's */
-	int has_other;
-	rq_parallel_counts counts;
-	rq_parallel_kept kept; /* the children's keep-going conflicts */
-} verdict;
-
-/* Where the P messages that follow go. */
-enum { PATHS_DROP, PATHS_FIRST, PATHS_KEPT };
-
-static int take_pick(const rq_parallel_job *job, const rq_child_msg *m)
-{
-	size_t i;
-	int warned;
-	char a[GIT_OID_HEXSZ + 1], t[GIT_OID_HEXSZ + 1];
-
-	if (sscanf(m->data, "%zu %40s %40s %d", &i, a, t, &warned) != 4 || i >= job->n ||
-	    git_oid_fromstr(&job->new_ids[i], a) < 0 || git_oid_fromstr(&job->new_trees[i], t) < 0)
-		return -1;
-	job->warned[i] = warned == 1;
-	return 0;
-}
-
-static int take_counts(verdict *v, const rq_child_msg *m)
-{
-	rq_parallel_counts c;
-
-	if (sscanf(m->data, "%zu %zu %zu %zu %zu %zu %zu %zu", &c.picked, &c.dropped,
-		   &c.merges_trivial, &c.merges_full, &c.merges_fallback, &c.scores_computed,
-		   &c.scores_reused, &c.merge_commits) != 8)
-		return -1;
-	v->counts.picked += c.picked;
-	v->counts.dropped += c.dropped;
-	v->counts.merge_commits += c.merge_commits;
-	v->counts.merges_trivial += c.merges_trivial;
-	v->counts.merges_full += c.merges_full;
-	v->counts.merges_fallback += c.merges_fallback;
-	v->counts.scores_computed += c.scores_computed;
-	v->counts.scores_reused += c.scores_reused;
-	return 0;
-}
-
-/* "<code> <message>" of an E or F message, after its index for E. */
-static int parse_error(const char *s, rq_error *out)
-{
-	int code, at = 0;
-
-	if (sscanf(s, "%d %n", &code, &at) != 1 || !at || code <= RQ_OK || code >= RQ_E_CORE_END)
-		return -1;
-	rq_error_set(out, code, "%s", s + at);
-	return 0;
-}
-
-/* C or E: a pick failed; it wins when it is earlier than any seen. */
-static int take_failure(verdict *v, const rq_child_msg *m, int *better)
-{
-	size_t i;
-	int at = 0;
-
-	if (sscanf(m->data, "%zu %n", &i, &at) != 1 || (m->type == 'E' && !at))
-		return -1;
-	*better = i < v->first.fail;
-	if (!*better)
-		return 0;
-	if (m->type == 'E' && parse_error(m->data + at, &v->first.err) < 0)
-		return -1;
-	rq_conflicts_free(&v->first.conf);
-	v->first.fail = i;
-	v->first.kind = m->type == 'C' ? 1 : -1;
-	return 0;
-}
-
-/* P: a path of the conflict just read, into c. */
-static int take_path(rq_conflicts *c, const rq_child_msg *m)
-{
-	int kind, at = 0;
-
-	if (sscanf(m->data, "%d %n", &kind, &at) != 1 || !at)
-		return -1;
-	if (c->n == c->cap) {
-		size_t ncap = c->cap ? c->cap * 2 : 8;
-		rq_conflict *nv = realloc(c->v, ncap * sizeof(*nv));
-		if (!nv)
-			return -1;
-		c->v = nv;
-		c->cap = ncap;
-	}
-	if (!(c->v[c->n].path = strndup(m->data + at, m->len - (size_t)at)))
-		return -1;
-	c->v[c->n++].kind = (rq_conflict_kind)kind;
-	return 0;
-}
-
-/* K: a keep-going conflict; its paths follow. */
-static int take_kept(const rq_parallel_job *job, verdict *v, const rq_child_msg *m)
-{
-	rq_conflicts none = {0};
-	size_t i;
-
-	if (sscanf(m->data, "%zu", &i) != 1 || i >= job->n)
-		return -1;
-	return kept_add(&v->kept, i, &none);
-}
-
-/* One message of a report; 1 at its end (D or X), 0 go on, -1 unreadable. */
-static int read_message(const rq_parallel_job *job, verdict *v, child_proc *c,
-			const rq_child_msg *m, int *paths)
-{
-	int better = 0;
-
-	switch (m->type) {
-	case 'N':
-		return take_pick(job, m);
-	case 'S':
-		return take_counts(v, m);
-	case 'C':
-	case 'E':
-		if (take_failure(v, m, &better) < 0)
-			return -1;
-		*paths = better && m->type == 'C' ? PATHS_FIRST : PATHS_DROP; /* after a C only */
-		return 0;
-	case 'K':
-		*paths = PATHS_KEPT;
-		return take_kept(job, v, m);
-	case 'P':
-		if (*paths == PATHS_KEPT)
-			return take_path(&v->kept.v[v->kept.n - 1].conflicts, m);
-		return *paths == PATHS_FIRST ? take_path(&v->first.conf, m) : 0;
-	case 'F':
-		if (!v->has_other && parse_error(m->data, &v->other) < 0)
-			return -1;
-		v->has_other = 1;
-		return 0;
-	case 'D':
-	case 'X': /* X: the child took no group (and left no part file) */
-		c->done = m->type == 'D';
-		return 1;
-	default:
-		return -1;
-	}
-}
-
-/* Parse one child's report into the verdict; 0, or -1 when it is unreadable. */
-static int read_report(const rq_parallel_job *job, verdict *v, child_proc *c)
-{
-	rq_child_msg m;
-	int paths = PATHS_DROP, r;
-
-	while ((r = rq_child_in_next(&c->in, &m)) == 1) {
-		int a = read_message(job, v, c, &m, &paths);
-		rq_child_in_drop(&c->in);
-		if (a != 0)
-			return a < 0 ? -1 : 0;
-	}
-	return -1; /* no end: not a whole report */
-}
-
 /* ---- the parent: the outcome ---- */
 
 static void kill_children(rq_parallel *p)
@@ -730,7 +465,8 @@ static void kill_children(rq_parallel *p)
 }
 
 /* Every report read into v; 0 or -1 (err set). */
-static int gather(rq_parallel *p, const rq_parallel_job *job, verdict *v, rq_error *err)
+static int gather(rq_parallel *p, const rq_parallel_job *job, rq_parallel_report_verdict *v,
+		  rq_error *err)
 {
 	if (read_reports(p, job, err) < 0)
 		return -1;
@@ -738,7 +474,7 @@ static int gather(rq_parallel *p, const rq_parallel_job *job, verdict *v, rq_err
 	for (int c = 1; c <= p->parent.n; c++) {
 		if (p->parent.ch[c].in.buf.oom)
 			return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-		if (read_report(job, v, &p->parent.ch[c]) < 0)
+		if (rq_parallel_report_read(job, v, &p->parent.ch[c].in, &p->parent.ch[c].done) < 0)
 			return rq_error_set(err, RQ_E_INTERNAL,
 					    "unreadable report from a replay child");
 	}
@@ -747,8 +483,8 @@ static int gather(rq_parallel *p, const rq_parallel_job *job, verdict *v, rq_err
 
 /* The earliest failure wins, this process's own included; with none, the
  * children's objects join this process's. */
-static int decide(rq_parallel *p, const rq_parallel_job *job, verdict *v, rq_parallel_outcome *out,
-		  rq_error *err)
+static int decide(rq_parallel *p, const rq_parallel_job *job, rq_parallel_report_verdict *v,
+		  rq_parallel_outcome *out, rq_error *err)
 {
 	out->fail = v->first.fail;
 	if (v->first.fail != SIZE_MAX && v->first.kind == 1) {
@@ -766,7 +502,8 @@ static int decide(rq_parallel *p, const rq_parallel_job *job, verdict *v, rq_par
 	}
 	/* keep-going: this process's conflicts and the children's, together */
 	for (size_t k = 0; k < v->first.kept.n; k++)
-		if (kept_add(&v->kept, v->first.kept.v[k].index, &v->first.kept.v[k].conflicts) < 0)
+		if (rq_parallel_kept_add(&v->kept, v->first.kept.v[k].index,
+					 &v->first.kept.v[k].conflicts) < 0)
 			return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	out->kept = v->kept;
 	memset(&v->kept, 0, sizeof(v->kept));
@@ -779,8 +516,8 @@ static int decide(rq_parallel *p, const rq_parallel_job *job, verdict *v, rq_par
 
 /* This process is worker 0: it picks too, and compresses what it wrote
  * while the children finish. */
-static int parent_run(rq_parallel *p, const rq_parallel_job *job, const plan *pl, verdict *v,
-		      rq_error *err)
+static int parent_run(rq_parallel *p, const rq_parallel_job *job, const plan *pl,
+		      rq_parallel_report_verdict *v, rq_error *err)
 {
 	size_t mark = rq_odb_tmpdir_mark(job->tmpdir);
 	unsigned char *did = calloc(job->n + 1, 1);
@@ -806,7 +543,7 @@ out:
 int rq_parallel_run(rq_parallel *p, const rq_parallel_job *job, rq_parallel_outcome *out,
 		    rq_error *err)
 {
-	verdict v = {.first = {.fail = SIZE_MAX}};
+	rq_parallel_report_verdict v = {.first = {.fail = SIZE_MAX}};
 	plan pl = {0};
 	int rc = -1;
 

@@ -51,6 +51,7 @@
 #include "rq_merge.h"
 #include "rq_odb.h"
 #include "rq_odb_tmpdir.h"
+#include "rq_replay_result.h"
 
 typedef enum { RQ_MODE_ONTO, RQ_MODE_ADVANCE, RQ_MODE_REVERT } rq_mode;
 
@@ -84,9 +85,9 @@ typedef struct rq_replay_opts {
 	/* the current author: a revert's (git revert's), and a pick's whose
 	 * original has no author line after re-encoding; NULL: the committer */
 	const rq_ident *author;
-	size_t max_commits;	    /* 0: no limit */
-	int jobs;		    /* forked children for independent groups (<= 1: none) */
-	int jobs_auto;		    /* jobs is a default: see RQ_PARALLEL_AUTO_MIN */
+	size_t max_commits; /* 0: no limit */
+	int jobs;	    /* forked children for independent groups (<= 1: none) */
+	int jobs_auto;	    /* jobs is a default: see RQ_PARALLEL_AUTO_MIN (rq_parallel.h) */
 	const volatile int *cancel; /* set (by a signal handler) to stop at the next pick */
 	const rq_odb_opts *objects; /* how objects are read (rq_odb); NULL: no root */
 	int keep_going;		    /* --keep-going: every branch gets its own outcome */
@@ -98,89 +99,7 @@ typedef struct rq_replay_opts {
 	void *child_hook_arg;
 } rq_replay_opts;
 
-/* The most children a parallel replay forks. */
-#define RQ_MAX_JOBS 64
-/* Replays with fewer commits are not worth forking for. */
-#define RQ_PARALLEL_MIN_COMMITS 8
-/*
- * With the default --jobs, workers are forked only for at least this many
- * positive revisions (they are forked before the walk, when the number of
- * commits is not known), and used only from RQ_PARALLEL_AUTO_MIN commits:
- * below a few hundred picks, forking and handing the objects over cost
- * more than the second core saves (bench/run-mass, 100k files: 300 picks
- * 1.0x, 600 picks 1.14x, 6000 picks 1.5x).
- */
-#define RQ_PARALLEL_AUTO_MIN_REVS 64
-#define RQ_PARALLEL_AUTO_MIN	  512
-
-typedef struct rq_ref_update {
-	char *ref;
-	git_oid old_id; /* zero: the ref must not exist yet */
-	git_oid new_id;
-} rq_ref_update;
-
-/* A ref's outcome with --keep-going. */
-typedef enum {
-	RQ_REF_OK,	 /* replayed: its update is in result->updates */
-	RQ_REF_CONFLICT, /* one of its own commits conflicted */
-	RQ_REF_BLOCKED	 /* stacked on (or sharing commits with) a ref that conflicted */
-} rq_ref_status;
-
-/* A pick that conflicted, with --keep-going. */
-typedef struct rq_pick_conflict {
-	size_t index;	/* in the walk (replay order) */
-	git_oid commit; /* the original commit */
-	int merge;	/* it is a merge commit (rq_remerge) */
-	rq_conflicts conflicts;
-} rq_pick_conflict;
-
-typedef struct rq_ref_outcome {
-	char *ref;
-	rq_ref_status status;
-	git_oid old_id;
-	git_oid new_id;	  /* zero unless RQ_REF_OK */
-	size_t at;	  /* the walk index of the commit it points at (SIZE_MAX: the end) */
-	size_t failed;	  /* conflict, blocked: the pick it waits on, in result->failed */
-	char *blocked_by; /* blocked: the ref that owns that pick */
-} rq_ref_outcome;
-
-typedef struct rq_replay_stats {
-	size_t commits;	      /* commits in the range */
-	size_t picked;	      /* new commits written */
-	size_t dropped;	      /* picks that became empty and were dropped */
-	size_t merge_commits; /* merge commits replayed (written or dropped) */
-	size_t merges_trivial, merges_full, merges_fallback;
-	size_t scores_computed, scores_reused; /* rename similarity scores */
-	size_t groups;			       /* independent groups of commits */
-	size_t parallel;		       /* children that replayed them (1: in process) */
-	size_t not_utf8; /* new commits whose bytes were not UTF-8 (converted; git warns) */
-	size_t objects;	 /* new objects */
-	uint64_t pack_bytes;
-	char pack_name[96];
-	double ms_resolve, ms_walk, ms_replay, ms_pack, ms_total;
-} rq_replay_stats;
-
-typedef struct rq_replay_result {
-	rq_ref_update *updates;
-	size_t nupdates;
-	int conflicted;
-	git_oid conflict_commit; /* the commit whose pick conflicted */
-	int conflict_merge;	 /* it is a merge commit: see rq_remerge.h */
-	rq_conflicts conflicts;
-	char reflog_msg[300]; /* "replay --onto <id>", "replay --advance <branch>", ... */
-	rq_replay_stats stats;
-	git_oid tip; /* the new form of the last commit replayed (the new base: none) */
-	/* with keep_going: every ref's outcome, in update order, and every
-	 * conflicting pick, in replay order (the first is also in conflict_*) */
-	int keep_going;
-	rq_ref_outcome *refs;
-	size_t nrefs, refs_cap;
-	rq_pick_conflict *failed;
-	size_t nfailed, failed_cap;
-} rq_replay_result;
-
 int rq_replay_run(git_repository *repo, const rq_replay_opts *opts, rq_replay_result *result,
 		  rq_error *err);
-void rq_replay_result_free(rq_replay_result *result);
 
 #endif

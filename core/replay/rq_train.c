@@ -198,8 +198,8 @@ static int set_up(train *t)
 	t->res->ncars = t->opts->ncars;
 	if (!(t->res->cars = calloc(t->opts->ncars + 1, sizeof(*t->res->cars))))
 		return rq_error_set(t->err, RQ_E_NOMEM, "out of memory");
-	snprintf(t->res->replay.reflog_msg, sizeof(t->res->replay.reflog_msg), "train --%s %s",
-		 rq_train_method_name(t->opts->method), t->opts->target);
+	snprintf(t->res->replay.upd.reflog_msg, sizeof(t->res->replay.upd.reflog_msg),
+		 "train --%s %s", rq_train_method_name(t->opts->method), t->opts->target);
 	return 0;
 }
 
@@ -616,24 +616,18 @@ static int car_updates(train *t)
 	for (size_t k = 0; k < t->res->ncars && !t->opts->no_refs; k++) {
 		rq_car_result *car = &t->res->cars[k];
 		char ref[RQ_TRAIN_PREFIX_MAX + 80];
-		rq_ref_update *v;
+		git_oid old = {{0}};
 		int rc;
 		if (car->status != RQ_CAR_OK)
 			continue;
 		car_ref(t, &t->opts->cars[k], ref, sizeof(ref));
-		if (!(v = rq_mem_grow(r->updates, &cap, r->nupdates + 1, sizeof(*v), 8)) ||
-		    !(car->ref = strdup(ref)))
+		if (!(car->ref = strdup(ref)))
 			return rq_error_set(t->err, RQ_E_NOMEM, "out of memory");
-		r->updates = v;
-		v += r->nupdates;
-		memset(v, 0, sizeof(*v));
-		if (!(v->ref = strdup(ref)))
-			return rq_error_set(t->err, RQ_E_NOMEM, "out of memory");
-		r->nupdates++;
-		git_oid_cpy(&v->new_id, &car->commit);
-		rc = git_reference_name_to_id(&v->old_id, t->repo, ref);
+		rc = git_reference_name_to_id(&old, t->repo, ref);
 		if (rc < 0 && rc != GIT_ENOTFOUND)
 			return rq_error_git(t->err, "cannot read ref");
+		if (rq_replay_result_add_update(r, &cap, ref, &car->commit, &old, t->err) < 0)
+			return -1;
 	}
 	return 0;
 }

@@ -15,9 +15,7 @@
 if ! upstream_git; then
 	finish
 fi
-mkdir -p "$T/ubin" "$T/tmpl"
-ln -s "$UPSTREAM_GIT" "$T/ubin/git"
-export PATH="$T/ubin:$PATH" GIT_EXEC_PATH="$T/ubin" GIT_TEMPLATE_DIR="$T/tmpl"
+upstream_only
 export RQ_DATE="@1800000000 +0000"
 
 # mkrepo dir [--bare]: a copy of the source repository, HEAD at main

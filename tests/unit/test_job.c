@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "rq_job.h"
+#include "rq_job_train.h"
 
 #define BASE_JOB                                                                                   \
 	"{\"v\":1,\"id\":\"job-1\",\"repo\":\"group/project.git\",\"mode\":\"onto\","              \

@@ -87,10 +87,10 @@ static void test_refname_bad(void **state)
 
 static void add_update(rq_replay_result *res, const char *ref, const char *o, const char *n)
 {
-	rq_ref_update *v = realloc(res->updates, (res->nupdates + 1) * sizeof(*v));
+	rq_ref_update *v = realloc(res->upd.updates, (res->upd.nupdates + 1) * sizeof(*v));
 	assert_non_null(v);
-	res->updates = v;
-	v += res->nupdates++;
+	res->upd.updates = v;
+	v += res->upd.nupdates++;
 	v->ref = strdup(ref);
 	assert_int_equal(git_oid_fromstr(&v->old_id, o), 0);
 	assert_int_equal(git_oid_fromstr(&v->new_id, n), 0);
@@ -108,17 +108,17 @@ static void test_intent_round_trip(void **state)
 	memset(&res, 0, sizeof(res));
 	add_update(&res, "refs/heads/b\xe9", HEX_A, HEX_B);
 	add_update(&res, "refs/heads/main", HEX_B, HEX_A);
-	snprintf(res.reflog_msg, sizeof(res.reflog_msg), "replay --onto %s", HEX_A);
+	snprintf(res.upd.reflog_msg, sizeof(res.upd.reflog_msg), "replay --onto %s", HEX_A);
 	j = rq_refproto_intent_json(rq_result_to_json(&res, 0, NULL, 1), &res);
 	assert_non_null(j);
 	text = json_dumps(j, JSON_COMPACT);
 	json_decref(j);
 	assert_int_equal(rq_refproto_intent_parse(text, &in, &err), 0);
-	assert_int_equal(in.nupdates, 2);
-	assert_string_equal(in.updates[0].ref, "refs/heads/b\xe9");
-	assert_true(git_oid_equal(&in.updates[0].old_id, &res.updates[0].old_id));
-	assert_true(git_oid_equal(&in.updates[1].new_id, &res.updates[1].new_id));
-	assert_string_equal(in.reflog_msg, res.reflog_msg);
+	assert_int_equal(in.upd.nupdates, 2);
+	assert_string_equal(in.upd.updates[0].ref, "refs/heads/b\xe9");
+	assert_true(git_oid_equal(&in.upd.updates[0].old_id, &res.upd.updates[0].old_id));
+	assert_true(git_oid_equal(&in.upd.updates[1].new_id, &res.upd.updates[1].new_id));
+	assert_string_equal(in.upd.reflog_msg, res.upd.reflog_msg);
 	assert_null(json_object_get(in.result, "reflog_msg"));
 	assert_string_equal(json_string_value(json_object_get(in.result, "status")), "ok");
 	assert_false(in.prior);
@@ -170,9 +170,9 @@ static void test_intent_todo(void **state)
 	json_decref(j);
 	assert_int_equal(rq_refproto_intent_parse(text, &in, &err), 0);
 	assert_int_equal(rq_refproto_intent_todo(tu_repo_open(r), &in, &todo, &err), 1);
-	assert_int_equal(todo.nupdates, 1);
-	assert_string_equal(todo.updates[0].ref, "refs/heads/y\xe9");
-	free(todo.updates);
+	assert_int_equal(todo.upd.nupdates, 1);
+	assert_string_equal(todo.upd.updates[0].ref, "refs/heads/y\xe9");
+	free(todo.upd.updates);
 	/* x elsewhere: moved, named */
 	tu_git(r, "git branch -f x main~1 && git commit -q --allow-empty -m three");
 	tu_git(r, "git branch -f x main");

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Reftables (rq_rtable, rq_rtwrite, rq_rtstack, rq_rttx, rq_refdb_rt,
- * rq_repofmt) against upstream git 2.55: tables git wrote are read
- * (symbolic refs, annotated tags, tombstones, several tables before a
- * compaction, reflogs, 100,000 refs through the index), tables replayq
- * wrote are read back by git (for-each-ref, reflog, refs verify, fsck),
- * and damaged tables are clear errors (a small fuzzer). Every git command
- * here is upstream git (its directory first on PATH); without it the
- * tests that need it are skipped, with a notice.
+ * Reftables (rq_rtable, rq_rtblock, rq_rtwrite, rq_rtstack, rq_rttx,
+ * rq_rtfile, rq_rtcompact, rq_refdb_rt, rq_repofmt) against upstream
+ * git 2.55: tables git wrote are read (symbolic refs, annotated tags,
+ * tombstones, several tables before a compaction, reflogs, 100,000 refs
+ * through the index), tables replayq wrote are read back by git
+ * (for-each-ref, reflog, refs verify, fsck), and damaged tables are clear
+ * errors (a small fuzzer). Every git command here is upstream git (its
+ * directory first on PATH); without it the tests that need it are
+ * skipped, with a notice.
  */
 #include "testutil.h"
 
@@ -21,9 +22,11 @@
 #include <zlib.h>
 
 #include "rq_refdb_rt.h"
+#include "rq_refdb_rt_log.h"
 #include "rq_repofmt.h"
 #include "rq_rtable.h"
 #include "rq_rtstack.h"
+#include "rq_rtcompact.h"
 #include "rq_rttx.h"
 #include "rq_rtlock.h"
 #include "rq_rtwrite.h"
@@ -615,7 +618,7 @@ static void test_compaction(void **state)
 	refs = tu_capture(r, "git for-each-ref refs/heads | wc -l");
 	assert_string_equal(refs, "51");
 	free(refs);
-	assert_int_equal(rq_rttx_compact(st, &normal, 1, &err), 0);
+	assert_int_equal(rq_rtcompact_run(st, &normal, 1, &err), 0);
 	assert_int_equal(rq_rtstack_ntables(st), 1);
 	assert_int_equal(count_files(dir), 2); /* tables.list and the table: no lock, no temp */
 	refs = tu_capture(r, "git for-each-ref refs/heads | wc -l");
@@ -1148,7 +1151,7 @@ static void test_reflog_layout(void **state)
 	(void)state;
 	tu_commit_file(r, "a", "1\n", "one");
 	tu_commit_file(r, "a", "2\n", "two");
-	assert_int_equal(rq_refdb_rt_reflog_layout_ok(tu_repo_open(r), "refs/heads/main"), 1);
+	assert_int_equal(rq_refdb_rt_log_layout_ok(tu_repo_open(r), "refs/heads/main"), 1);
 	tu_repo_free(r);
 }
 

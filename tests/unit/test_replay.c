@@ -159,8 +159,8 @@ static void run_fails(tu_repo *r, const rq_replay_opts *o, rq_code code)
 		fail_msg("code %s, want %s (%s)", rq_error_code_name(err.code),
 			 rq_error_code_name(code), err.msg);
 	assert_true(strlen(err.msg) > 0);
-	assert_int_equal(res.nupdates, 0);
-	assert_null(res.updates);
+	assert_int_equal(res.upd.nupdates, 0);
+	assert_null(res.upd.updates);
 	assert_int_equal(res.conflicted, 0);
 	/* nothing new in the repository */
 	tu_assert_no_tmpdir(r);
@@ -220,11 +220,11 @@ static void test_onto(void **state)
 	run(r, &o, &res, 0);
 	assert_int_equal(res.conflicted, 0);
 	assert_int_equal(res.conflicts.n, 0);
-	assert_int_equal(res.nupdates, 1);
-	assert_string_equal(res.updates[0].ref, "refs/heads/topic");
-	assert_oid_eq(&res.updates[0].old_id, &topic);
+	assert_int_equal(res.upd.nupdates, 1);
+	assert_string_equal(res.upd.updates[0].ref, "refs/heads/topic");
+	assert_oid_eq(&res.upd.updates[0].old_id, &topic);
 	snprintf(msg, sizeof(msg), "replay --onto %s", tu_hex(&c3));
-	assert_string_equal(res.reflog_msg, msg);
+	assert_string_equal(res.upd.reflog_msg, msg);
 	assert_int_equal(res.stats.commits, 2);
 	assert_int_equal(res.stats.picked, 2);
 	assert_int_equal(res.stats.dropped, 0);
@@ -245,15 +245,15 @@ static void test_onto(void **state)
 	{
 		git_oid pp;
 		char expr[64];
-		snprintf(expr, sizeof(expr), "%s~2", tu_hex(&res.updates[0].new_id));
+		snprintf(expr, sizeof(expr), "%s~2", tu_hex(&res.upd.updates[0].new_id));
 		tu_rev_parse(r, expr, &pp);
 		assert_oid_eq(&pp, &c3);
 	}
 	/* the same commit git cherry-pick makes */
 	oracle_cherry_pick(r, "main", "main..topic", &want);
-	assert_oid_eq(&res.updates[0].new_id, &want);
+	assert_oid_eq(&res.upd.updates[0].new_id, &want);
 	rq_replay_result_free(&res);
-	assert_null(res.updates);
+	assert_null(res.upd.updates);
 }
 
 static void test_onto_bare_same_ids(void **state)
@@ -273,17 +273,17 @@ static void test_onto_bare_same_ids(void **state)
 	/* the refs of a bare clone are the local branches */
 	run(bare, &o, &res2, 0);
 	run(r, &o, &res, 0);
-	assert_int_equal(res.nupdates, 2);
-	assert_int_equal(res2.nupdates, 2);
+	assert_int_equal(res.upd.nupdates, 2);
+	assert_int_equal(res2.upd.nupdates, 2);
 	for (size_t i = 0; i < 2; i++) {
-		assert_string_equal(res.updates[i].ref, res2.updates[i].ref);
-		assert_oid_eq(&res.updates[i].new_id, &res2.updates[i].new_id);
-		assert_oid_eq(&res.updates[i].old_id, &res2.updates[i].old_id);
+		assert_string_equal(res.upd.updates[i].ref, res2.upd.updates[i].ref);
+		assert_oid_eq(&res.upd.updates[i].new_id, &res2.upd.updates[i].new_id);
+		assert_oid_eq(&res.upd.updates[i].old_id, &res2.upd.updates[i].old_id);
 	}
 	oracle_cherry_pick(r, "main", "main..topic2", &want);
 	for (size_t i = 0; i < 2; i++)
-		if (!strcmp(res.updates[i].ref, "refs/heads/topic2"))
-			assert_oid_eq(&res.updates[i].new_id, &want);
+		if (!strcmp(res.upd.updates[i].ref, "refs/heads/topic2"))
+			assert_oid_eq(&res.upd.updates[i].new_id, &want);
 	rq_replay_result_free(&res);
 	rq_replay_result_free(&res2);
 	git_repository_free(bare->repo);
@@ -300,18 +300,18 @@ static void test_advance(void **state)
 
 	tu_rev_parse(r, "main", &c3);
 	run(r, &o, &res, 0);
-	assert_int_equal(res.nupdates, 1);
-	assert_string_equal(res.updates[0].ref, "refs/heads/main");
-	assert_oid_eq(&res.updates[0].old_id, &c3);
-	assert_string_equal(res.reflog_msg, "replay --advance main"); /* as given */
+	assert_int_equal(res.upd.nupdates, 1);
+	assert_string_equal(res.upd.updates[0].ref, "refs/heads/main");
+	assert_oid_eq(&res.upd.updates[0].old_id, &c3);
+	assert_string_equal(res.upd.reflog_msg, "replay --advance main"); /* as given */
 	oracle_cherry_pick(r, "main", "main..topic", &want);
-	assert_oid_eq(&res.updates[0].new_id, &want);
+	assert_oid_eq(&res.upd.updates[0].new_id, &want);
 	rq_replay_result_free(&res);
 
 	/* committer NULL: git's sources (here GIT_COMMITTER_* and the date) */
 	o.committer = NULL;
 	run(r, &o, &res, 0);
-	assert_oid_eq(&res.updates[0].new_id, &want);
+	assert_oid_eq(&res.upd.updates[0].new_id, &want);
 	rq_replay_result_free(&res);
 
 	/* a single commit given by id, advancing another branch */
@@ -322,11 +322,11 @@ static void test_advance(void **state)
 		o = make_opts(RQ_MODE_ADVANCE, "topic2", revs2, 2);
 		/* a positive commit id: topic~1 and its ancestors not in topic2 */
 		run(r, &o, &res, 0);
-		assert_int_equal(res.nupdates, 1);
-		assert_string_equal(res.updates[0].ref, "refs/heads/topic2");
-		assert_string_equal(res.reflog_msg, "replay --advance topic2");
+		assert_int_equal(res.upd.nupdates, 1);
+		assert_string_equal(res.upd.updates[0].ref, "refs/heads/topic2");
+		assert_string_equal(res.upd.reflog_msg, "replay --advance topic2");
 		oracle_cherry_pick(r, "topic2", "topic2..topic~1", &want);
-		assert_oid_eq(&res.updates[0].new_id, &want);
+		assert_oid_eq(&res.upd.updates[0].new_id, &want);
 		rq_replay_result_free(&res);
 		free(t1);
 	}
@@ -345,22 +345,22 @@ static void test_revert(void **state)
 	tu_rev_parse(r, "main~1", &c2);
 	tu_rev_parse(r, "main", &c3);
 	run(r, &o, &res, 0);
-	assert_int_equal(res.nupdates, 1);
-	assert_string_equal(res.updates[0].ref, "refs/heads/main");
-	assert_oid_eq(&res.updates[0].old_id, &c3);
-	assert_string_equal(res.reflog_msg, "replay --revert main");
+	assert_int_equal(res.upd.nupdates, 1);
+	assert_string_equal(res.upd.updates[0].ref, "refs/heads/main");
+	assert_oid_eq(&res.upd.updates[0].old_id, &c3);
+	assert_string_equal(res.upd.reflog_msg, "replay --revert main");
 	assert_int_equal(res.stats.picked, 2);
 	/* c3 reverted first, then c2: the tree is c1's again */
 	{
 		char expr[64];
-		snprintf(expr, sizeof(expr), "%s^{tree}", tu_hex(&res.updates[0].new_id));
+		snprintf(expr, sizeof(expr), "%s^{tree}", tu_hex(&res.upd.updates[0].new_id));
 		tu_rev_parse(r, expr, &tree);
 		tu_rev_parse(r, "main~2^{tree}", &c1tree);
 		assert_oid_eq(&tree, &c1tree);
 	}
 	/* the last revert: message, author = committer */
 	assert_int_equal(rq_ident_format(&committer, ident, sizeof(ident)), 0);
-	raw = tu_capture_raw(r, NULL, "git cat-file commit %s", tu_hex(&res.updates[0].new_id));
+	raw = tu_capture_raw(r, NULL, "git cat-file commit %s", tu_hex(&res.upd.updates[0].new_id));
 	assert_non_null(raw);
 	snprintf(expect, sizeof(expect),
 		 "author %s\ncommitter %s\n\nRevert \"second\"\n\nThis reverts commit %s.\n", ident,
@@ -369,7 +369,7 @@ static void test_revert(void **state)
 	free(raw);
 	/* the same commits git revert makes */
 	oracle_revert(r, "main", "main~2..main", &want);
-	assert_oid_eq(&res.updates[0].new_id, &want);
+	assert_oid_eq(&res.upd.updates[0].new_id, &want);
 	rq_replay_result_free(&res);
 
 	/* revert of a revert: Reapply */
@@ -381,7 +381,7 @@ static void test_revert(void **state)
 		run(r, &o, &res, 0);
 		hex = tu_capture(r, "git rev-parse main");
 		raw = tu_capture_raw(r, NULL, "git cat-file commit %s | sed '1,/^$/d'",
-				     tu_hex(&res.updates[0].new_id));
+				     tu_hex(&res.upd.updates[0].new_id));
 		assert_non_null(raw);
 		snprintf(expect, sizeof(expect), "Reapply \"second\"\n\nThis reverts commit %s.\n",
 			 hex);
@@ -415,8 +415,8 @@ static void check_conflict(tu_repo *r, const char *branch, const char *path, rq_
 		fail_msg("%s: kind %s, want %s", branch,
 			 rq_conflict_kind_name(res.conflicts.v[0].kind),
 			 rq_conflict_kind_name(kind));
-	assert_int_equal(res.nupdates, 0);
-	assert_null(res.updates);
+	assert_int_equal(res.upd.nupdates, 0);
+	assert_null(res.upd.updates);
 	/* nothing left in the repository */
 	assert_int_equal(pack_count(r), packs);
 	assert_int_equal(tu_loose_count(r), loose);
@@ -446,7 +446,7 @@ static void test_conflicts(void **state)
 		run(r, &o, &res, 1);
 		assert_int_equal(res.stats.commits, 2);
 		assert_int_equal(res.stats.picked, 1);
-		assert_int_equal(res.nupdates, 0);
+		assert_int_equal(res.upd.nupdates, 0);
 		rq_replay_result_free(&res);
 	}
 }
@@ -468,15 +468,16 @@ static void test_rename(void **state)
 	tu_git(r, "git mv a.txt moved.txt && git commit -q -m rename");
 	setenv("GIT_COMMITTER_DATE", RQ_DATE, 1);
 	run(r, &o, &res, 0);
-	assert_int_equal(res.nupdates, 1);
-	content = tu_capture(r, "git show %s:moved.txt", tu_hex(&res.updates[0].new_id));
+	assert_int_equal(res.upd.nupdates, 1);
+	content = tu_capture(r, "git show %s:moved.txt", tu_hex(&res.upd.updates[0].new_id));
 	assert_non_null(content);
 	assert_string_equal(content, "A1\na2\na3\na4\nA5");
 	free(content);
 	assert_int_not_equal(
-	    tu_run(r, "git cat-file -e %s:a.txt 2>/dev/null", tu_hex(&res.updates[0].new_id)), 0);
+	    tu_run(r, "git cat-file -e %s:a.txt 2>/dev/null", tu_hex(&res.upd.updates[0].new_id)),
+	    0);
 	oracle_cherry_pick(r, "main", "main..rt", &want);
-	assert_oid_eq(&res.updates[0].new_id, &want);
+	assert_oid_eq(&res.upd.updates[0].new_id, &want);
 	rq_replay_result_free(&res);
 }
 
@@ -496,12 +497,12 @@ static void test_errors(void **state)
 		rq_replay_result res;
 		o = make_opts(RQ_MODE_ONTO, "main", revs, 1);
 		run(r, &o, &res, 0);
-		assert_int_equal(res.nupdates, 0);
+		assert_int_equal(res.upd.nupdates, 0);
 		rq_replay_result_free(&res);
 		const char *revs2[] = {"main..topic~1"};
 		o = make_opts(RQ_MODE_ONTO, "main", revs2, 1);
 		run(r, &o, &res, 0);
-		assert_int_equal(res.nupdates, 0);
+		assert_int_equal(res.upd.nupdates, 0);
 		rq_replay_result_free(&res);
 	}
 	{
@@ -618,23 +619,23 @@ static void test_empty_modes(void **state)
 	run(r, &o, &res, 0);
 	assert_int_equal(res.stats.dropped, 1);
 	assert_int_equal(res.stats.picked, 0);
-	assert_int_equal(res.nupdates, 1);
-	assert_oid_eq(&res.updates[0].new_id, &c3);
-	assert_oid_eq(&res.updates[0].old_id, &c3);
+	assert_int_equal(res.upd.nupdates, 1);
+	assert_oid_eq(&res.upd.updates[0].new_id, &c3);
+	assert_oid_eq(&res.upd.updates[0].old_id, &c3);
 	rq_replay_result_free(&res);
 	/* keep: an empty commit on main */
 	o.empty = RQ_EMPTY_KEEP;
 	run(r, &o, &res, 0);
 	assert_int_equal(res.stats.dropped, 0);
 	assert_int_equal(res.stats.picked, 1);
-	snprintf(expr, sizeof(expr), "%s^{tree}", tu_hex(&res.updates[0].new_id));
+	snprintf(expr, sizeof(expr), "%s^{tree}", tu_hex(&res.upd.updates[0].new_id));
 	tu_rev_parse(r, expr, &tree);
 	assert_oid_eq(&tree, &c3tree);
-	snprintf(expr, sizeof(expr), "%s^", tu_hex(&res.updates[0].new_id));
+	snprintf(expr, sizeof(expr), "%s^", tu_hex(&res.upd.updates[0].new_id));
 	tu_rev_parse(r, expr, &parent);
 	assert_oid_eq(&parent, &c3);
 	oracle_cherry_pick(r, "main", "--keep-redundant-commits main..dupe", &want);
-	assert_oid_eq(&res.updates[0].new_id, &want);
+	assert_oid_eq(&res.upd.updates[0].new_id, &want);
 	rq_replay_result_free(&res);
 
 	/* a commit that was empty to begin with is kept, even with abort */
@@ -646,7 +647,7 @@ static void test_empty_modes(void **state)
 		assert_int_equal(res.stats.picked, 1);
 		assert_int_equal(res.stats.dropped, 0);
 		oracle_cherry_pick(r, "main", "--allow-empty main..emptyc", &want);
-		assert_oid_eq(&res.updates[0].new_id, &want);
+		assert_oid_eq(&res.upd.updates[0].new_id, &want);
 		rq_replay_result_free(&res);
 	}
 }
@@ -665,31 +666,31 @@ static void test_contained(void **state)
 	oracle_cherry_pick(r, "main", "main..s2", &want);
 	/* without --contained: only the positive ref */
 	run(r, &o, &res, 0);
-	assert_int_equal(res.nupdates, 1);
-	assert_string_equal(res.updates[0].ref, "refs/heads/s2");
-	assert_oid_eq(&res.updates[0].new_id, &want);
+	assert_int_equal(res.upd.nupdates, 1);
+	assert_string_equal(res.upd.updates[0].ref, "refs/heads/s2");
+	assert_oid_eq(&res.upd.updates[0].new_id, &want);
 	rq_replay_result_free(&res);
 	/* with it: every branch in the range, in replay order */
 	o.contained = 1;
 	run(r, &o, &res, 0);
-	assert_int_equal(res.nupdates, 2);
-	assert_string_equal(res.updates[0].ref, "refs/heads/s1");
-	assert_string_equal(res.updates[1].ref, "refs/heads/s2");
-	assert_oid_eq(&res.updates[0].old_id, &s1);
-	assert_oid_eq(&res.updates[1].old_id, &s2);
-	assert_oid_eq(&res.updates[1].new_id, &want);
+	assert_int_equal(res.upd.nupdates, 2);
+	assert_string_equal(res.upd.updates[0].ref, "refs/heads/s1");
+	assert_string_equal(res.upd.updates[1].ref, "refs/heads/s2");
+	assert_oid_eq(&res.upd.updates[0].old_id, &s1);
+	assert_oid_eq(&res.upd.updates[1].old_id, &s2);
+	assert_oid_eq(&res.upd.updates[1].new_id, &want);
 	snprintf(expr, sizeof(expr), "%s^", tu_hex(&want));
 	tu_rev_parse(r, expr, &parent);
-	assert_oid_eq(&res.updates[0].new_id, &parent);
+	assert_oid_eq(&res.upd.updates[0].new_id, &parent);
 	rq_replay_result_free(&res);
 	/* two positive refs: both updated */
 	{
 		const char *revs2[] = {"main..s2", "main..s1"};
 		o = make_opts(RQ_MODE_ONTO, "main", revs2, 2);
 		run(r, &o, &res, 0);
-		assert_int_equal(res.nupdates, 2);
-		assert_string_equal(res.updates[0].ref, "refs/heads/s1");
-		assert_string_equal(res.updates[1].ref, "refs/heads/s2");
+		assert_int_equal(res.upd.nupdates, 2);
+		assert_string_equal(res.upd.updates[0].ref, "refs/heads/s1");
+		assert_string_equal(res.upd.updates[1].ref, "refs/heads/s2");
 		rq_replay_result_free(&res);
 	}
 }
@@ -706,13 +707,13 @@ static void test_apply(void **state)
 
 	run(r, &o, &res, 0);
 	rq_error_clear(&err);
-	assert_int_equal(rq_refs_apply(tu_repo_open(r), &res, &committer, &err), 0);
-	git_oid_cpy(&newid, &res.updates[0].new_id);
+	assert_int_equal(rq_refs_apply(tu_repo_open(r), &res.upd, &committer, &err), 0);
+	git_oid_cpy(&newid, &res.upd.updates[0].new_id);
 	assert_ref_is(r, "refs/heads/topic", &newid);
 	/* the reflog entry: message and identity */
 	s = tu_capture(r, "git reflog show -n1 --format=%%gs refs/heads/topic");
 	assert_non_null(s);
-	assert_string_equal(s, res.reflog_msg);
+	assert_string_equal(s, res.upd.reflog_msg);
 	free(s);
 	s = tu_capture(r, "git reflog show -n1 --format='%%gn <%%ge>' refs/heads/topic");
 	assert_non_null(s);
@@ -731,7 +732,7 @@ static void test_apply(void **state)
 		    tu_capture(r, "git reflog show --format='%%H %%gs' refs/heads/topic");
 		char *after;
 		rq_error_clear(&err);
-		assert_int_equal(rq_refs_apply(tu_repo_open(r), &res, &committer, &err), 0);
+		assert_int_equal(rq_refs_apply(tu_repo_open(r), &res.upd, &committer, &err), 0);
 		assert_ref_is(r, "refs/heads/topic", &newid);
 		after = tu_capture(r, "git reflog show --format='%%H %%gs' refs/heads/topic");
 		/* left alone: no second reflog entry */
@@ -747,7 +748,7 @@ static void test_apply(void **state)
 		tu_rev_parse(r, "main~2", &c1);
 		tu_git(r, "git update-ref refs/heads/topic %s", tu_hex(&c1));
 		rq_error_clear(&err);
-		assert_int_equal(rq_refs_apply(tu_repo_open(r), &res, &committer, &err), -1);
+		assert_int_equal(rq_refs_apply(tu_repo_open(r), &res.upd, &committer, &err), -1);
 		assert_int_equal(err.code, RQ_E_REF_MOVED);
 		assert_non_null(strstr(err.msg, "refs/heads/topic"));
 		assert_ref_is(r, "refs/heads/topic", &c1);
@@ -756,7 +757,7 @@ static void test_apply(void **state)
 
 	/* no updates: nothing to do */
 	memset(&res, 0, sizeof(res));
-	assert_int_equal(rq_refs_apply(tu_repo_open(r), &res, &committer, &err), 0);
+	assert_int_equal(rq_refs_apply(tu_repo_open(r), &res.upd, &committer, &err), 0);
 }
 
 static void test_apply_ref_moved(void **state)
@@ -771,20 +772,20 @@ static void test_apply_ref_moved(void **state)
 
 	tu_rev_parse(r, "main~2", &c1);
 	run(r, &o, &res, 0);
-	assert_int_equal(res.nupdates, 2);
+	assert_int_equal(res.upd.nupdates, 2);
 	/* another writer moves the last ref after the run */
-	tu_git(r, "git update-ref %s %s", res.updates[1].ref, tu_hex(&c1));
-	git_oid_cpy(&first_old, &res.updates[0].old_id);
-	log_before = tu_capture(r, "git reflog show --format=%%H%%gs %s", res.updates[0].ref);
+	tu_git(r, "git update-ref %s %s", res.upd.updates[1].ref, tu_hex(&c1));
+	git_oid_cpy(&first_old, &res.upd.updates[0].old_id);
+	log_before = tu_capture(r, "git reflog show --format=%%H%%gs %s", res.upd.updates[0].ref);
 	assert_non_null(log_before);
 	rq_error_clear(&err);
-	assert_int_equal(rq_refs_apply(tu_repo_open(r), &res, &committer, &err), -1);
+	assert_int_equal(rq_refs_apply(tu_repo_open(r), &res.upd, &committer, &err), -1);
 	assert_int_equal(err.code, RQ_E_REF_MOVED);
-	assert_non_null(strstr(err.msg, res.updates[1].ref));
+	assert_non_null(strstr(err.msg, res.upd.updates[1].ref));
 	/* nothing changed: the first ref and its reflog as they were */
-	assert_ref_is(r, res.updates[0].ref, &first_old);
-	assert_ref_is(r, res.updates[1].ref, &c1);
-	log_after = tu_capture(r, "git reflog show --format=%%H%%gs %s", res.updates[0].ref);
+	assert_ref_is(r, res.upd.updates[0].ref, &first_old);
+	assert_ref_is(r, res.upd.updates[1].ref, &c1);
+	log_after = tu_capture(r, "git reflog show --format=%%H%%gs %s", res.upd.updates[0].ref);
 	assert_non_null(log_after);
 	assert_string_equal(log_before, log_after);
 	free(log_before);
@@ -800,11 +801,11 @@ static void test_apply_ref_moved(void **state)
 		o = make_opts(RQ_MODE_ONTO, "main", revs2, 1);
 		o.ref = "refs/heads/fresh";
 		run(r, &o, &res, 0);
-		assert_int_equal(res.nupdates, 1);
-		assert_oid_eq(&res.updates[0].old_id, &zero_oid);
+		assert_int_equal(res.upd.nupdates, 1);
+		assert_oid_eq(&res.upd.updates[0].old_id, &zero_oid);
 		tu_git(r, "git branch fresh main");
 		rq_error_clear(&err);
-		assert_int_equal(rq_refs_apply(tu_repo_open(r), &res, &committer, &err), -1);
+		assert_int_equal(rq_refs_apply(tu_repo_open(r), &res.upd, &committer, &err), -1);
 		assert_int_equal(err.code, RQ_E_REF_MOVED);
 		rq_replay_result_free(&res);
 	}
@@ -820,7 +821,7 @@ static void test_apply_ref_moved(void **state)
 		assert_non_null(f = fopen(lock, "w"));
 		fclose(f);
 		rq_error_clear(&err);
-		assert_int_equal(rq_refs_apply(tu_repo_open(r), &res, &committer, &err), -1);
+		assert_int_equal(rq_refs_apply(tu_repo_open(r), &res.upd, &committer, &err), -1);
 		assert_int_equal(err.code, RQ_E_REF_LOCKED);
 		assert_int_equal(tu_exists(lock), 1);
 		unlink(lock);
@@ -842,27 +843,27 @@ static void test_ref_option(void **state)
 	/* a new ref: old is zero, and apply creates it */
 	o.ref = "refs/heads/rebased";
 	run(r, &o, &res, 0);
-	assert_int_equal(res.nupdates, 1);
-	assert_string_equal(res.updates[0].ref, "refs/heads/rebased");
-	assert_oid_eq(&res.updates[0].old_id, &zero_oid);
-	assert_oid_eq(&res.updates[0].new_id, &want);
-	text = rq_refs_format_updates(&res);
+	assert_int_equal(res.upd.nupdates, 1);
+	assert_string_equal(res.upd.updates[0].ref, "refs/heads/rebased");
+	assert_oid_eq(&res.upd.updates[0].old_id, &zero_oid);
+	assert_oid_eq(&res.upd.updates[0].new_id, &want);
+	text = rq_refs_format_updates(&res.upd);
 	assert_non_null(text);
 	snprintf(expect, sizeof(expect),
 		 "update refs/heads/rebased %s 0000000000000000000000000000000000000000\n",
 		 tu_hex(&want));
 	assert_string_equal(text, expect);
 	free(text);
-	assert_int_equal(rq_refs_apply(tu_repo_open(r), &res, &committer, NULL), 0);
+	assert_int_equal(rq_refs_apply(tu_repo_open(r), &res.upd, &committer, NULL), 0);
 	assert_ref_is(r, "refs/heads/rebased", &want);
 	rq_replay_result_free(&res);
 	/* an existing ref: old is its current value, whatever the range */
 	o.ref = "refs/heads/topic2";
 	run(r, &o, &res, 0);
-	assert_int_equal(res.nupdates, 1);
+	assert_int_equal(res.upd.nupdates, 1);
 	tu_rev_parse(r, "topic2", &topic);
-	assert_oid_eq(&res.updates[0].old_id, &topic);
-	assert_oid_eq(&res.updates[0].new_id, &want);
+	assert_oid_eq(&res.upd.updates[0].old_id, &topic);
+	assert_oid_eq(&res.upd.updates[0].new_id, &want);
 	rq_replay_result_free(&res);
 }
 
@@ -875,14 +876,14 @@ static void test_format_updates(void **state)
 	char *text, expect[2048] = "";
 
 	run(r, &o, &res, 0);
-	assert_int_equal(res.nupdates, 2);
-	for (size_t i = 0; i < res.nupdates; i++) {
+	assert_int_equal(res.upd.nupdates, 2);
+	for (size_t i = 0; i < res.upd.nupdates; i++) {
 		char line[400];
-		snprintf(line, sizeof(line), "update %s %s %s\n", res.updates[i].ref,
-			 tu_hex(&res.updates[i].new_id), tu_hex(&res.updates[i].old_id));
+		snprintf(line, sizeof(line), "update %s %s %s\n", res.upd.updates[i].ref,
+			 tu_hex(&res.upd.updates[i].new_id), tu_hex(&res.upd.updates[i].old_id));
 		strcat(expect, line);
 	}
-	text = rq_refs_format_updates(&res);
+	text = rq_refs_format_updates(&res.upd);
 	assert_non_null(text);
 	assert_string_equal(text, expect);
 	/* git update-ref --stdin takes it as it is */
@@ -895,14 +896,14 @@ static void test_format_updates(void **state)
 		fputs(text, f);
 		fclose(f);
 		tu_git(r, "git update-ref --stdin <'%s'", path);
-		for (size_t i = 0; i < res.nupdates; i++)
-			assert_ref_is(r, res.updates[i].ref, &res.updates[i].new_id);
+		for (size_t i = 0; i < res.upd.nupdates; i++)
+			assert_ref_is(r, res.upd.updates[i].ref, &res.upd.updates[i].new_id);
 	}
 	free(text);
 	rq_replay_result_free(&res);
 	/* no updates: an empty string */
 	memset(&res, 0, sizeof(res));
-	text = rq_refs_format_updates(&res);
+	text = rq_refs_format_updates(&res.upd);
 	assert_non_null(text);
 	assert_string_equal(text, "");
 	free(text);
@@ -931,11 +932,11 @@ static void make_parallel_branches(tu_repo *r)
 
 static void assert_same_updates(const rq_replay_result *a, const rq_replay_result *b)
 {
-	assert_int_equal(a->nupdates, b->nupdates);
-	for (size_t i = 0; i < a->nupdates; i++) {
-		assert_string_equal(a->updates[i].ref, b->updates[i].ref);
-		assert_oid_eq(&a->updates[i].old_id, &b->updates[i].old_id);
-		assert_oid_eq(&a->updates[i].new_id, &b->updates[i].new_id);
+	assert_int_equal(a->upd.nupdates, b->upd.nupdates);
+	for (size_t i = 0; i < a->upd.nupdates; i++) {
+		assert_string_equal(a->upd.updates[i].ref, b->upd.updates[i].ref);
+		assert_oid_eq(&a->upd.updates[i].old_id, &b->upd.updates[i].old_id);
+		assert_oid_eq(&a->upd.updates[i].new_id, &b->upd.updates[i].new_id);
 	}
 }
 
@@ -960,7 +961,7 @@ static void test_parallel(void **state)
 	run(r, &o, &seq, 0);
 	assert_int_equal(seq.stats.commits, 15);
 	assert_int_equal(seq.stats.parallel, 1);
-	assert_int_equal(seq.nupdates, 5);
+	assert_int_equal(seq.upd.nupdates, 5);
 	o.jobs = 4;
 	run(r, &o, &par, 0);
 	assert_no_children();
@@ -969,7 +970,7 @@ static void test_parallel(void **state)
 	assert_int_equal(par.stats.groups, 5);
 	assert_int_equal(par.stats.parallel, 4);
 	assert_same_updates(&seq, &par);
-	assert_string_equal(seq.reflog_msg, par.reflog_msg);
+	assert_string_equal(seq.upd.reflog_msg, par.upd.reflog_msg);
 	/* more jobs than groups */
 	rq_replay_result_free(&par);
 	o.jobs = 64;
@@ -980,9 +981,9 @@ static void test_parallel(void **state)
 	rq_replay_result_free(&par);
 	/* and git agrees */
 	oracle_cherry_pick(r, "main", "main..p3", &want);
-	for (size_t i = 0; i < seq.nupdates; i++)
-		if (!strcmp(seq.updates[i].ref, "refs/heads/p3"))
-			assert_oid_eq(&seq.updates[i].new_id, &want);
+	for (size_t i = 0; i < seq.upd.nupdates; i++)
+		if (!strcmp(seq.upd.updates[i].ref, "refs/heads/p3"))
+			assert_oid_eq(&seq.upd.updates[i].new_id, &want);
 	assert_int_equal(tu_run(r, "git fsck --strict --no-dangling 2>&1"), 0);
 	rq_replay_result_free(&seq);
 }
@@ -1008,7 +1009,7 @@ static void test_parallel_conflict(void **state)
 		assert_string_equal(seq.conflicts.v[i].path, par.conflicts.v[i].path);
 		assert_int_equal(seq.conflicts.v[i].kind, par.conflicts.v[i].kind);
 	}
-	assert_int_equal(par.nupdates, 0);
+	assert_int_equal(par.upd.nupdates, 0);
 	rq_replay_result_free(&seq);
 	rq_replay_result_free(&par);
 
@@ -1028,7 +1029,7 @@ static void test_parallel_conflict(void **state)
 		assert_int_equal(e1.code, RQ_E_EMPTY_COMMIT);
 		assert_int_equal(e2.code, RQ_E_EMPTY_COMMIT);
 		assert_string_equal(e1.msg, e2.msg);
-		assert_int_equal(par.nupdates, 0);
+		assert_int_equal(par.upd.nupdates, 0);
 		rq_replay_result_free(&seq);
 		rq_replay_result_free(&par);
 	}
@@ -1099,7 +1100,7 @@ static void test_parallel_child_cannot_write(void **state)
 	rq_error_clear(&e);
 	assert_int_equal(rq_replay_run(tu_repo_open(r), &o, &par, &e), -1);
 	assert_int_equal(e.code, RQ_E_IO);
-	assert_int_equal(par.nupdates, 0);
+	assert_int_equal(par.upd.nupdates, 0);
 	assert_no_children();
 	tu_assert_no_tmpdir(r);
 	rq_replay_result_free(&par);
@@ -1140,7 +1141,7 @@ static void test_cancel(void **state)
 	{
 		rq_replay_result res;
 		run(r, &o, &res, 0);
-		assert_int_equal(res.nupdates, 5);
+		assert_int_equal(res.upd.nupdates, 5);
 		rq_replay_result_free(&res);
 	}
 }
@@ -1194,7 +1195,7 @@ static void test_keep_going(void **state)
 	assert_oid_eq(&seq.failed[0].commit, &k2);
 	assert_oid_eq(&seq.conflict_commit, &k2); /* the first, in the old field too */
 	assert_string_equal(seq.conflicts.v[0].path, "a.txt");
-	assert_int_equal(seq.nupdates, 3); /* p0, p1, s2 (s1 is not named) */
+	assert_int_equal(seq.upd.nupdates, 3); /* p0, p1, s2 (s1 is not named) */
 	ro = outcome_of(&seq, "refs/heads/conf");
 	assert_int_equal(ro->status, RQ_REF_CONFLICT);
 	ro = outcome_of(&seq, "refs/heads/cs");
@@ -1239,7 +1240,7 @@ static void test_keep_going_modes(void **state)
 	assert_int_equal(a.nrefs, 1);
 	assert_string_equal(a.refs[0].ref, "refs/heads/main");
 	assert_int_equal(a.refs[0].status, RQ_REF_CONFLICT);
-	assert_int_equal(a.nupdates, 0);
+	assert_int_equal(a.upd.nupdates, 0);
 	rq_replay_result_free(&a);
 	make_parallel_branches(r);
 	o = make_opts(RQ_MODE_ONTO, "main", dupe, 2);

@@ -20,14 +20,14 @@
 static void add_update(rq_replay_result *res, const char *ref, const char *old_hex,
 		       const char *new_hex)
 {
-	rq_ref_update *nv = realloc(res->updates, (res->nupdates + 1) * sizeof(*nv));
+	rq_ref_update *nv = realloc(res->upd.updates, (res->upd.nupdates + 1) * sizeof(*nv));
 	assert_non_null(nv);
-	res->updates = nv;
-	nv[res->nupdates].ref = strdup(ref);
-	assert_non_null(nv[res->nupdates].ref);
-	assert_int_equal(git_oid_fromstr(&nv[res->nupdates].old_id, old_hex), 0);
-	assert_int_equal(git_oid_fromstr(&nv[res->nupdates].new_id, new_hex), 0);
-	res->nupdates++;
+	res->upd.updates = nv;
+	nv[res->upd.nupdates].ref = strdup(ref);
+	assert_non_null(nv[res->upd.nupdates].ref);
+	assert_int_equal(git_oid_fromstr(&nv[res->upd.nupdates].old_id, old_hex), 0);
+	assert_int_equal(git_oid_fromstr(&nv[res->upd.nupdates].new_id, new_hex), 0);
+	res->upd.nupdates++;
 }
 
 static void add_conflict(rq_replay_result *res, const char *path, rq_conflict_kind kind)
@@ -388,8 +388,10 @@ static void test_real_runs(void **state)
 	u = json_object_get(j, "updates");
 	assert_int_equal(json_array_size(u), 1);
 	assert_string_equal(str_at(json_array_get(u, 0), "ref"), "refs/heads/topic");
-	assert_string_equal(str_at(json_array_get(u, 0), "new"), tu_hex(&res.updates[0].new_id));
-	assert_string_equal(str_at(json_array_get(u, 0), "old"), tu_hex(&res.updates[0].old_id));
+	assert_string_equal(str_at(json_array_get(u, 0), "new"),
+			    tu_hex(&res.upd.updates[0].new_id));
+	assert_string_equal(str_at(json_array_get(u, 0), "old"),
+			    tu_hex(&res.upd.updates[0].old_id));
 	assert_int_equal(int_at(json_object_get(j, "stats"), "commits"), 1);
 	assert_int_equal(int_at(json_object_get(j, "stats"), "picked"), 1);
 	assert_string_equal(str_at(json_object_get(j, "stats"), "pack"), res.stats.pack_name);

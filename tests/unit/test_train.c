@@ -177,8 +177,8 @@ static void test_rebase(void **state)
 	assert_true(git_oid_equal(&res.head, &res.cars[3].commit));
 	/* the first conflict is the train's; the updates are the cars' refs */
 	assert_int_equal(res.replay.conflicted, 1);
-	assert_int_equal(res.replay.nupdates, 3);
-	assert_string_equal(res.replay.updates[1].ref, "refs/train/main/mr-2");
+	assert_int_equal(res.replay.upd.nupdates, 3);
+	assert_string_equal(res.replay.upd.updates[1].ref, "refs/train/main/mr-2");
 	/* every pick is one merge, counted once (breaking the chain of renames
 	 * between cars is none: the counts were negative when it was taken off) */
 	assert_int_equal(res.replay.stats.merges_trivial + res.replay.stats.merges_full, 7);
@@ -243,7 +243,7 @@ static void test_skip(void **state)
 		assert_int_equal(a.cars[1].status, RQ_CAR_SKIPPED);
 		assert_true(git_oid_equal(&a.cars[0].commit, &b.cars[0].commit));
 		assert_true(git_oid_equal(&a.cars[2].commit, &b.cars[1].commit));
-		assert_int_equal(a.replay.nupdates, 2);
+		assert_int_equal(a.replay.upd.nupdates, 2);
 		rq_train_result_free(&a);
 		rq_train_result_free(&b);
 	}
@@ -365,17 +365,17 @@ static void test_refs(void **state)
 	o = make_opts(&c, RQ_TRAIN_MERGE);
 	o.ref_prefix = "refs/ci/train-7/";
 	run(r, &o, &res, 0);
-	assert_string_equal(res.replay.updates[0].ref, "refs/ci/train-7/mr-1");
-	assert_true(git_oid_is_zero(&res.replay.updates[0].old_id));
+	assert_string_equal(res.replay.upd.updates[0].ref, "refs/ci/train-7/mr-1");
+	assert_true(git_oid_is_zero(&res.replay.upd.updates[0].old_id));
 	rq_error_clear(&err);
-	assert_int_equal(rq_refs_apply(tu_repo_open(r), &res.replay, &committer, &err), 0);
+	assert_int_equal(rq_refs_apply(tu_repo_open(r), &res.replay.upd, &committer, &err), 0);
 	tu_rev_parse(r, "refs/ci/train-7/mr-2", &got);
 	assert_true(git_oid_equal(&got, &res.cars[1].commit));
-	assert_string_equal(res.replay.reflog_msg, "train --merge main");
+	assert_string_equal(res.replay.upd.reflog_msg, "train --merge main");
 	rq_train_result_free(&res);
 	o.no_refs = 1;
 	run(r, &o, &res, 0);
-	assert_int_equal(res.replay.nupdates, 0);
+	assert_int_equal(res.replay.upd.nupdates, 0);
 	assert_null(res.cars[0].ref);
 	rq_train_result_free(&res);
 }
