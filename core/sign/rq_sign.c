@@ -260,8 +260,10 @@ int rq_sign_deterministic(const rq_sign *s)
 
 /* ---- signing ---- */
 
-/* The SSHSIG signature of payload, in process or by the agent. */
-static int sign_ssh(rq_sign *s, const void *payload, size_t len, rq_buf *sig, rq_error *err)
+/* The SSHSIG signature of payload, in process or by the agent, appended
+ * to sig, each of its lines after prefix (see rq_sshsig_armor). */
+static int sign_ssh(rq_sign *s, const void *payload, size_t len, const char *prefix, rq_buf *sig,
+		    rq_error *err)
 {
 	rq_buf data = {0}, blob = {0};
 	size_t kl;
@@ -280,7 +282,7 @@ static int sign_ssh(rq_sign *s, const void *payload, size_t len, rq_buf *sig, rq
 		rc = rq_error_set(err, RQ_E_SIGN_FAILED,
 				  "the ssh-agent did not sign with rsa-sha2-512");
 	if (rc == 0)
-		rq_sshsig_armor(NAMESPACE, key, kl, blob.p, blob.len, sig);
+		rq_sshsig_armor(NAMESPACE, key, kl, blob.p, blob.len, prefix, sig);
 	if (rc == 0 && (blob.oom || sig->oom))
 		rc = rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	free(data.p);
@@ -291,7 +293,7 @@ static int sign_ssh(rq_sign *s, const void *payload, size_t len, rq_buf *sig, rq
 int rq_sign_buffer(rq_sign *s, const void *payload, size_t len, rq_buf *sig, rq_error *err)
 {
 	if (!s->program)
-		return sign_ssh(s, payload, len, sig, err);
+		return sign_ssh(s, payload, len, "", sig, err);
 	if (s->format == RQ_SIGN_SSH)
 		return rq_signprog_ssh(s->program, s->keyarg, s->literal, payload, len, sig, err);
 	return rq_signprog_gpg(s->program, s->keyarg, payload, len, sig, err);
@@ -316,35 +318,61 @@ static size_t lines_of(const rq_buf *b)
 	return n;
 }
 
+/* b's header up to at, the "gpgsig" header of sig's lines, the rest of b:
+ * the signed commit in out. */
+static void put_signed(const rq_buf *b, size_t at, const rq_buf *sig, rq_buf *out)
+{
+	/* room for all of it at once: the header's name, a space a line */
+	out->cap = b->len + strlen(SIG_HEADER) + sig->len + lines_of(sig) + 1;
+	if (!(out->p = malloc(out->cap))) {
+		out->cap = 0;
+		out->oom = 1;
+		return;
+	}
+	rq_buf_add(out, b->p, at);
+	rq_buf_str(out, SIG_HEADER);
+	for (const char *line = sig->p, *end = sig->p + sig->len; line < end;) {
+		const char *nl = memchr(line, '\n', (size_t)(end - line));
+		size_t n = nl ? (size_t)(nl - line) + 1 : (size_t)(end - line);
+		rq_buf_add(out, " ", 1); /* a continued header line; the first follows the name */
+		rq_buf_add(out, line, n);
+		line += n;
+	}
+}
+
+/* In process (SSH, no program): the header's lines written where they go,
+ * as the armour is made, without a copy of the signature in between. */
+static int sign_in_place(rq_sign *s, const rq_buf *b, size_t at, rq_buf *out, rq_error *err)
+{
+	/* the signature's header of an Ed25519 key is 356 bytes */
+	out->cap = b->len + 512;
+	if (!(out->p = malloc(out->cap))) {
+		out->cap = 0;
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	}
+	rq_buf_add(out, b->p, at);
+	rq_buf_str(out, SIG_HEADER);
+	return sign_ssh(s, b->p, b->len, " ", out, err);
+}
+
 int rq_sign_commit(rq_sign *s, rq_buf *b, rq_error *err)
 {
 	rq_buf sig = {0}, out = {0};
 	size_t at = header_end(b);
+	int rc = 0;
 
-	if (rq_sign_buffer(s, b->p, b->len, &sig, err) < 0) {
-		free(sig.p);
-		return -1;
-	}
-	/* room for all of it at once: the header's name, a space a line */
-	out.cap = b->len + strlen(SIG_HEADER) + sig.len + lines_of(&sig) + 1;
-	if (!(out.p = malloc(out.cap))) {
-		free(sig.p);
-		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	}
-	rq_buf_add(&out, b->p, at);
-	rq_buf_str(&out, SIG_HEADER);
-	for (const char *line = sig.p, *end = sig.p + sig.len; line < end;) {
-		const char *nl = memchr(line, '\n', (size_t)(end - line));
-		size_t n = nl ? (size_t)(nl - line) + 1 : (size_t)(end - line);
-		rq_buf_add(&out, " ", 1); /* a continued header line; the first follows the name */
-		rq_buf_add(&out, line, n);
-		line += n;
-	}
-	rq_buf_add(&out, b->p + at, b->len - at);
+	if (!s->program)
+		rc = sign_in_place(s, b, at, &out, err);
+	else if ((rc = rq_sign_buffer(s, b->p, b->len, &sig, err)) == 0)
+		put_signed(b, at, &sig, &out);
 	free(sig.p);
-	if (out.oom) {
+	if (rc == 0)
+		rq_buf_add(&out, b->p + at, b->len - at);
+	if (rc == 0 && out.oom)
+		rc = rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	if (rc < 0) {
 		free(out.p);
-		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+		return -1;
 	}
 	free(b->p);
 	*b = out;

@@ -24,8 +24,10 @@
 void rq_sshsig_signed_data(const char *ns, const void *message, size_t len, rq_buf *out);
 
 /* The armoured signature from the public key blob and the SSH signature
- * blob (string algorithm, string signature), appended to out. */
+ * blob (string algorithm, string signature), appended to out, each of its
+ * lines after prefix: "" for the armour as ssh-keygen writes it, " " for
+ * the lines of a commit's "gpgsig" header, written there at once. */
 void rq_sshsig_armor(const char *ns, const void *pubkey, size_t pubkey_len, const void *sig,
-		     size_t sig_len, rq_buf *out);
+		     size_t sig_len, const char *prefix, rq_buf *out);
 
 #endif
