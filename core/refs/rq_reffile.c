@@ -30,9 +30,12 @@
 
 #define LOCK_SUFFIX ".lock"
 
+/* RQ_E_IO with what failed and why; errno stays e. */
 static int io_error(rq_error *err, const char *what, const char *name, int e)
 {
-	return rq_error_set(err, RQ_E_IO, "cannot %s '%s': %s", what, name, strerror(e));
+	rq_error_set(err, RQ_E_IO, "cannot %s '%s': %s", what, name, strerror(e));
+	errno = e;
+	return -1;
 }
 
 /* Remove the directory leaf under dir when it holds nothing but empty
@@ -56,27 +59,50 @@ static void rmdir_empty(int dir, const char *leaf, int depth)
 	unlinkat(dir, leaf, AT_REMOVEDIR); /* fails when anything is left */
 }
 
+/* 1 when a directory stands where the ref goes once the empty ones are
+ * removed (git: "there is a non-empty directory ... blocking reference"). */
+static int blocked(int dir, const char *leaf)
+{
+	struct stat st;
+
+	rmdir_empty(dir, leaf, 0);
+	return fstatat(dir, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The lock's name in its directory. */
+static const char *lock_leaf(const rq_reffile *f)
+{
+	return f->path + f->leaf;
+}
+
 int rq_reffile_lock(rq_reffile *f, int base, const char *ref, rq_error *err)
 {
 	const char *leaf;
-	size_t n;
+	size_t n = strlen(ref);
 	int fd;
 
 	rq_reffile_release(f);
 	if ((f->dir = rq_fs_parent_make_at(base, ref, &leaf)) < 0)
 		return io_error(err, "make the directory of", ref, errno);
-	n = strlen(leaf);
-	if (!(f->lock = malloc(n + sizeof(LOCK_SUFFIX))))
+	if (!(f->path = malloc(n + sizeof(LOCK_SUFFIX))))
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	memcpy(f->lock, leaf, n);
-	memcpy(f->lock + n, LOCK_SUFFIX, sizeof(LOCK_SUFFIX));
-	f->leaf_len = n;
-	rmdir_empty(f->dir, leaf, 0);
-	fd = openat(f->dir, f->lock, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+	memcpy(f->path, ref, n);
+	memcpy(f->path + n, LOCK_SUFFIX, sizeof(LOCK_SUFFIX));
+	f->leaf = (size_t)(leaf - ref);
+	f->len = n;
+	if (blocked(f->dir, leaf)) {
+		rq_error_set(err, RQ_E_IO,
+			     "there is a non-empty directory '%s' blocking reference '%s'", ref,
+			     ref);
+		errno = EISDIR;
+		return -1;
+	}
+	fd = openat(f->dir, lock_leaf(f), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		    0666);
 	if (fd < 0 && errno == EEXIST)
-		return rq_error_set(err, RQ_E_REF_LOCKED, "'%s.lock' exists", ref);
+		return rq_error_set(err, RQ_E_REF_LOCKED, "'%s' exists", f->path);
 	if (fd < 0)
-		return io_error(err, "create the lock of", ref, errno);
+		return io_error(err, "create", f->path, errno);
 	close(fd);
 	f->held = 1;
 	return 0;
@@ -90,44 +116,44 @@ int rq_reffile_write(rq_reffile *f, const rq_oid *id, const rq_oid_algo *algo, i
 
 	rq_oid_fmt(line, id, algo);
 	line[algo->hexsz] = '\n';
-	fd = openat(f->dir, f->lock, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	fd = openat(f->dir, lock_leaf(f), O_WRONLY | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
-		return io_error(err, "open", f->lock, errno);
+		return io_error(err, "open", f->path, errno);
 	if (rq_fs_write_all(fd, line, algo->hexsz + 1) < 0 || (sync && fsync(fd) < 0))
 		e = errno;
 	if (close(fd) < 0 && !e)
 		e = errno;
-	return e ? io_error(err, "write", f->lock, e) : 0;
+	return e ? io_error(err, "write", f->path, e) : 0;
 }
 
 int rq_reffile_commit(rq_reffile *f, int sync, rq_error *err)
 {
-	char *leaf = strndup(f->lock, f->leaf_len);
+	char *leaf = strndup(f->path + f->leaf, f->len - f->leaf);
 	int r;
 
 	if (!leaf)
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	r = renameat(f->dir, f->lock, f->dir, leaf);
+	r = renameat(f->dir, lock_leaf(f), f->dir, leaf);
 	if (r < 0)
-		io_error(err, "rename the lock onto", leaf, errno);
+		io_error(err, "rename the lock onto", f->path, errno);
 	else
 		f->held = 0;
 	if (r == 0 && sync && fsync(f->dir) < 0)
-		r = io_error(err, "sync the directory of", leaf, errno);
+		r = io_error(err, "sync the directory of", f->path, errno);
 	free(leaf);
 	return r < 0 ? -1 : 0;
 }
 
 void rq_reffile_release(rq_reffile *f)
 {
-	if (f->held && f->dir >= 0 && f->lock)
-		unlinkat(f->dir, f->lock, 0);
+	if (f->held && f->dir >= 0 && f->path)
+		unlinkat(f->dir, lock_leaf(f), 0);
 	if (f->dir >= 0)
 		close(f->dir);
-	free(f->lock);
+	free(f->path);
 	f->dir = -1;
-	f->lock = NULL;
-	f->leaf_len = 0;
+	f->path = NULL;
+	f->leaf = f->len = 0;
 	f->held = 0;
 }
 

@@ -32,20 +32,22 @@
 
 /* One ref's lock. */
 typedef struct rq_reffile {
-	int dir;	 /* the directory that holds the ref, open; -1: none */
-	char *lock;	 /* "<leaf>.lock", its name there (malloc'ed) */
-	size_t leaf_len; /* the ref's own name there: lock without ".lock" */
-	int held;	 /* the lock file is ours, not renamed yet */
+	int dir;     /* the directory that holds the ref, open; -1: none */
+	char *path;  /* "<ref>.lock" (malloc'ed) */
+	size_t leaf; /* where the last component starts in path */
+	size_t len;  /* the ref's length: path without ".lock" */
+	int held;    /* the lock file is ours, not renamed yet */
 } rq_reffile;
 
 #define RQ_REFFILE_INIT                                                                            \
 	{                                                                                          \
-		-1, NULL, 0, 0                                                                     \
+		-1, NULL, 0, 0, 0                                                                  \
 	}
 
 /* Take ref's lock under base (the git directory that keeps it, open):
  * 0, or -1 with err set: RQ_E_REF_LOCKED when the lock file exists
- * (another process's), RQ_E_IO otherwise (what failed and why). */
+ * (another process's), RQ_E_IO otherwise (what failed and why; errno
+ * too). */
 int rq_reffile_lock(rq_reffile *f, int base, const char *ref, rq_error *err);
 
 /* The lock gets id in algo's digits and a newline, fsynced when sync. 0,
