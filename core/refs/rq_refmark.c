@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "rq_fs.h"
+#include "rq_oid.h"
 #include "rq_refname.h"
 #include "rq_refspace.h"
 #include "rq_rtlock.h"
@@ -30,6 +31,9 @@
 /* The owner takes every lock right after writing its marker: a lock made
  * much later is someone else's. */
 #define LOCK_WINDOW_S 60
+/* The object format of the ids in markers and locks: the repository's,
+ * SHA-1 until SHA-256 repositories are opened (issue 42). */
+#define MARK_ALGO (&rq_oid_sha1)
 
 /* ---- the directories and the guard ---- */
 
@@ -145,14 +149,16 @@ static int write_line(rq_refmark *m, const char *a, const char *b, rq_error *err
 
 int rq_refmark_refs(rq_refmark *m, const rq_ref_updates *res, rq_error *err)
 {
-	char hex[GIT_OID_HEXSZ + 1];
+	char hex[RQ_OID_MAX_HEXSZ + 1];
+	rq_oid id;
 
 	if (!rq_refmark_token(m, err))
 		return -1;
-	for (size_t i = 0; i < res->nupdates; i++)
-		if (write_line(m, res->updates[i].ref,
-			       git_oid_tostr(hex, sizeof(hex), &res->updates[i].new_id), err) < 0)
+	for (size_t i = 0; i < res->nupdates; i++) {
+		rq_oid_from_git(&id, &res->updates[i].new_id);
+		if (write_line(m, res->updates[i].ref, rq_oid_fmt(hex, &id, MARK_ALGO), err) < 0)
 			return -1;
+	}
 	return 0;
 }
 
@@ -191,16 +197,18 @@ static int made_after(const struct timespec *a, const struct timespec *b)
 	return a->tv_sec > b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec >= b->tv_nsec);
 }
 
-/* 1 when the lock file leaf (in dir) holds exactly "<hex>\n": what is
- * written into a ref's lock before the rename that commits it. */
-static int lock_holds(int dir, const char *leaf, const char *hex)
+/* 1 when the lock file leaf (in dir) holds exactly "<hex>\n", hex an id
+ * of algo: what rq_reffile writes into a ref's lock before the rename
+ * that commits it. */
+static int lock_holds(int dir, const char *leaf, const char *hex, const rq_oid_algo *algo)
 {
-	char buf[GIT_OID_HEXSZ + 2];
-	size_t want = strlen(hex);
+	char buf[RQ_OID_MAX_HEXSZ + 2];
+	size_t want = algo->hexsz;
+	rq_oid id;
 	ssize_t n;
 	int fd;
 
-	if (want != GIT_OID_HEXSZ ||
+	if (rq_oid_parse(&id, algo, hex, strlen(hex)) < 0 ||
 	    (fd = openat(dir, leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) < 0)
 		return 0;
 	n = read(fd, buf, sizeof(buf));
@@ -226,7 +234,7 @@ static void clean_ref_lock(const rq_refmark *m, const char *ref, const char *hex
 	if (fstatat(dir, leaf, &lst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(lst.st_mode) &&
 	    made_after(&lst.st_mtim, &mst->st_mtim) &&
 	    (lst.st_size == 0 ? lst.st_mtim.tv_sec <= mst->st_mtim.tv_sec + LOCK_WINDOW_S
-			      : lock_holds(dir, leaf, hex)))
+			      : lock_holds(dir, leaf, hex, MARK_ALGO)))
 		unlinkat(dir, leaf, 0);
 	close(dir);
 }

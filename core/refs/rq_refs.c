@@ -17,6 +17,8 @@
 
 #include "rq_confine.h"
 #include "rq_fs.h"
+#include "rq_oid.h"
+#include "rq_reffile.h"
 #include "rq_refname.h"
 #include "rq_refdb_rt.h"
 #include "rq_refmark.h"
@@ -222,28 +224,39 @@ int rq_refs_apply(git_repository *repo, const rq_ref_updates *result, const rq_i
 	return rq_refs_apply_fenced(repo, result, committer, NULL, err);
 }
 
-/* The error of a lock that could not be taken: a lock file another live
- * process holds is worth a retry (RQ_E_REF_LOCKED), anything else is not. */
-static int lock_failed(git_repository *repo, const char *ref, int r, rq_error *err)
+/* The repository's object format: SHA-1 (rq_repofmt refuses SHA-256
+ * repositories until they are read through; issue 42). */
+static const rq_oid_algo *repo_algo(git_repository *repo)
 {
-	const git_error *e = git_error_last();
-	char lock[PATH_MAX];
+	(void)repo;
+	return &rq_oid_sha1;
+}
 
-	if (r == GIT_ELOCKED && lock_path(repo, ref, lock, sizeof(lock)) == 0)
+/* The error of a lock that could not be taken (err says why, errno too):
+ * a lock file another live process holds is worth a retry
+ * (RQ_E_REF_LOCKED), a full disk is RQ_E_IO, anything else is not. */
+static int lock_failed(git_repository *repo, const char *ref, rq_error *err)
+{
+	char lock[PATH_MAX], why[RQ_ERROR_MSG_MAX];
+	int e = errno;
+
+	if (err->code == RQ_E_REF_LOCKED && lock_path(repo, ref, lock, sizeof(lock)) == 0)
 		return rq_error_set(err, RQ_E_REF_LOCKED,
 				    "cannot lock ref '%s': '%s' exists: another process "
 				    "is updating it",
 				    ref, lock);
-	return rq_error_set(err, RQ_E_REF_MOVED, "cannot lock ref '%s': %s", ref,
-			    e && e->message ? e->message : "locked by another process");
+	snprintf(why, sizeof(why), "%s", err->msg);
+	return rq_error_set(err, e == ENOSPC || e == EDQUOT ? RQ_E_IO : RQ_E_REF_MOVED,
+			    "cannot lock ref '%s': %s", ref, why);
 }
 
 /* Where u's ref is, under its lock: 0 at its old id (to move), 1 at its
  * new id already, -1 elsewhere (RQ_E_REF_MOVED) or unreadable. */
 static int ref_state(git_repository *repo, const rq_ref_update *u, rq_error *err)
 {
-	char have[GIT_OID_HEXSZ + 1], want[GIT_OID_HEXSZ + 1];
+	char have[RQ_OID_MAX_HEXSZ + 1], want[RQ_OID_MAX_HEXSZ + 1];
 	git_oid cur;
+	rq_oid c, o;
 	int r = git_reference_name_to_id(&cur, repo, u->ref);
 
 	if (r == GIT_ENOTFOUND)
@@ -254,53 +267,96 @@ static int ref_state(git_repository *repo, const rq_ref_update *u, rq_error *err
 		return 1;
 	if (git_oid_equal(&cur, &u->old_id))
 		return 0;
-	git_oid_tostr(have, sizeof(have), &cur);
-	git_oid_tostr(want, sizeof(want), &u->old_id);
+	rq_oid_from_git(&c, &cur);
+	rq_oid_from_git(&o, &u->old_id);
 	return rq_error_set(err, RQ_E_REF_MOVED, "cannot lock ref '%s': is at %s but expected %s",
-			    u->ref, have, want);
+			    u->ref, rq_oid_fmt(have, &c, repo_algo(repo)),
+			    rq_oid_fmt(want, &o, repo_algo(repo)));
 }
 
-/*
- * Lock one ref in a transaction of its own and check it: *tx is the
- * transaction, ready to commit, or NULL when the ref holds its new value
- * already (a retried job applied it before: nothing to write, no reflog
- * entry, as git does for an update that changes nothing). 0, or -1 with
- * err set (RQ_E_REF_MOVED when the ref is anywhere else).
- */
-static int lock_one(git_repository *repo, const rq_ref_update *u, const git_signature *sig,
-		    const char *msg, git_transaction **tx, rq_error *err)
-{
-	int r;
+/* One ref of a files update: its lock, and its reflog entry. */
+typedef struct file_update {
+	rq_reffile lock;
+	int todo;    /* locked, written, to commit */
+	int logged;  /* its reflog gets the entry (HEAD's too, when HEAD points at it) */
+	char *entry; /* the reflog entry */
+	size_t len;
+} file_update;
 
-	if (git_transaction_new(tx, repo) < 0)
-		return rq_error_git(err, "cannot start a ref transaction");
-	if ((r = git_transaction_lock_ref(*tx, u->ref)) < 0)
-		return lock_failed(repo, u->ref, r, err);
-	if ((r = ref_state(repo, u, err)) < 0)
-		return -1;
-	if (r == 1) {
-		git_transaction_free(*tx); /* releases the lock */
-		*tx = NULL;
-		return 0;
-	}
-	if (git_transaction_set_target(*tx, u->ref, &u->new_id, sig, msg) < 0)
-		return rq_error_git(err, "cannot update ref");
-	return 0;
-}
-
-/* An update in progress: its transactions (one a ref, NULL when there is
- * nothing to write), the space its commits take (NULL on a reftable
- * repository, whose one table is written at once), and the ref that
- * failed to lock. */
+/* An update in progress: the files one a ref (the space its commits take,
+ * taken), or a reftable repository's update; the ref that failed to
+ * lock. */
 typedef struct update_run {
 	git_repository *repo;
 	const rq_ref_updates *res;
-	const git_signature *sig;
-	git_transaction **tx;
-	rq_refspace *space;
+	const rq_ident *who;
+	const rq_oid_algo *algo;
+	rq_refmark *m;	      /* the git directories, open */
+	file_update *f;	      /* files: one an update */
+	int sync, policy;     /* fsync the refs; core.logAllRefUpdates */
+	char *head;	      /* what HEAD points at, when it is a symbolic ref */
+	rq_refspace *space;   /* files: the space the commits take */
 	const char *failed;   /* the key of the lock that could not be taken */
 	struct rt_update *rt; /* a reftable repository's update, else NULL */
 } update_run;
+
+/* The directory (open) that keeps ref, or its reflog. */
+static int ref_dir(const update_run *u, const char *ref)
+{
+	return rq_refspace_own_dir(ref) ? u->m->own : u->m->common;
+}
+
+static int log_dir(const update_run *u, const char *ref)
+{
+	return rq_reffile_log_own(ref) ? u->m->own : u->m->common;
+}
+
+/* Whether update i gets reflog entries, and the entry (the move from its
+ * old id, which the ref holds under its lock, to its new one). */
+static int log_prepare(update_run *u, size_t i, rq_error *err)
+{
+	const rq_ref_update *up = &u->res->updates[i];
+	file_update *f = &u->f[i];
+	rq_oid o, n;
+
+	f->logged = rq_reffile_logged(u->policy, up->ref,
+				      rq_reffile_log_exists(log_dir(u, up->ref), up->ref));
+	if (!f->logged)
+		return 0;
+	rq_oid_from_git(&o, &up->old_id);
+	rq_oid_from_git(&n, &up->new_id);
+	return rq_reffile_log_entry(&f->entry, &f->len, &o, &n, u->algo, u->who, u->res->reflog_msg,
+				    err);
+}
+
+/*
+ * Lock update i's ref and check it; its lock gets the new id, ready to
+ * commit, unless the ref holds its new value already (a retried job
+ * applied it before: nothing to write, no reflog entry, as git does for
+ * an update that changes nothing; the lock is let go). 0, or -1 with err
+ * set (RQ_E_REF_MOVED when the ref is anywhere else).
+ */
+static int lock_one(update_run *u, size_t i, rq_error *err)
+{
+	const rq_ref_update *up = &u->res->updates[i];
+	file_update *f = &u->f[i];
+	rq_oid id;
+	int r;
+
+	if (rq_reffile_lock(&f->lock, ref_dir(u, up->ref), up->ref, err) < 0)
+		return lock_failed(u->repo, up->ref, err);
+	if ((r = ref_state(u->repo, up, err)) < 0)
+		return -1;
+	if (r == 1) {
+		rq_reffile_release(&f->lock);
+		return 0;
+	}
+	rq_oid_from_git(&id, &up->new_id);
+	if (rq_reffile_write(&f->lock, &id, u->algo, u->sync, err) < 0)
+		return -1;
+	f->todo = 1;
+	return log_prepare(u, i, err);
+}
 
 /* Lock and check every ref, and take the space its commit needs (test
  * hook point "refs-locking" after the first): 0, or -1 with err set. */
@@ -310,13 +366,11 @@ static int lock_all(update_run *u, rq_error *err)
 
 	for (size_t i = 0; i < res->nupdates; i++) {
 		u->failed = res->updates[i].ref;
-		if (lock_one(u->repo, &res->updates[i], u->sig, res->reflog_msg, &u->tx[i], err) <
-		    0)
+		if (lock_one(u, i, err) < 0)
 			return -1;
 		u->failed = NULL;
-		if (u->tx[i] && u->space &&
-		    rq_refspace_take(u->space, i, &res->updates[i], u->sig, res->reflog_msg, err) <
-			0)
+		if (u->f[i].todo && u->f[i].logged &&
+		    rq_refspace_take(u->space, i, &res->updates[i], u->f[i].len, err) < 0)
 			return -1;
 		if (i == 0 && res->nupdates > 1)
 			rq_testhook_hold("refs-locking");
@@ -332,6 +386,23 @@ static int ref_at(git_repository *repo, const char *ref, const git_oid *id)
 	return git_reference_name_to_id(&cur, repo, ref) == 0 && git_oid_equal(&cur, id);
 }
 
+/* Commit update i: its reflog entry (and HEAD's, when HEAD points at it),
+ * then its lock renamed over it. 0, or -1 with err set. */
+static int commit_one(update_run *u, size_t i, rq_error *err)
+{
+	const char *ref = u->res->updates[i].ref;
+	file_update *f = &u->f[i];
+
+	if (f->logged) {
+		if (rq_reffile_log_append(log_dir(u, ref), ref, f->entry, f->len, u->sync, err) < 0)
+			return -1;
+		if (u->head && !strcmp(u->head, ref) &&
+		    rq_reffile_log_append(u->m->own, "HEAD", f->entry, f->len, u->sync, err) < 0)
+			return -1;
+	}
+	return rq_reffile_commit(&f->lock, u->sync, err);
+}
+
 /* Commit the locked refs one by one, in order (test hook point
  * "refs-committed" after the first of several). A failure leaves the
  * refs before it moved (the error says how many), and the reflogs of the
@@ -342,18 +413,17 @@ static int commit_all(update_run *u, size_t *moved, rq_error *err)
 	size_t done = 0, todo = 0;
 
 	for (size_t i = 0; i < res->nupdates; i++)
-		todo += u->tx[i] != NULL;
+		todo += u->f[i].todo;
 	for (size_t i = 0; i < res->nupdates; i++) {
 		char why[RQ_ERROR_MSG_MAX];
-		if (!u->tx[i])
+		if (!u->f[i].todo)
 			continue;
-		if (git_transaction_commit(u->tx[i]) == 0) {
+		if (commit_one(u, i, err) == 0) {
 			*moved = ++done;
 			if (done == 1 && todo > 1)
 				rq_testhook_hold("refs-committed");
 			continue;
 		}
-		rq_error_git(err, "cannot update refs");
 		if (u->space && !ref_at(u->repo, res->updates[i].ref, &res->updates[i].new_id))
 			rq_refspace_undo(u->space, i);
 		snprintf(why, sizeof(why), "%s", err->msg);
@@ -471,10 +541,10 @@ static int rt_lock(update_run *u, rq_refmark *m, rq_error *err)
 		u->failed = (rel = rq_refmark_rel(m, rt->lock)) ? rel : rt->lock;
 		return -1;
 	}
-	rt->who.name = u->sig->name;
-	rt->who.email = u->sig->email;
-	rt->who.time = u->sig->when.time;
-	rt->who.tz = u->sig->when.offset;
+	rt->who.name = u->who->name;
+	rt->who.email = u->who->email;
+	rt->who.time = u->who->time;
+	rt->who.tz = u->who->tz;
 	for (size_t i = 0; i < u->res->nupdates; i++) {
 		int r = ref_state(u->repo, &u->res->updates[i], err);
 		if (r < 0)
@@ -545,8 +615,10 @@ static int lock_under_guard(update_run *u, rq_refmark *m, rq_error *err)
 		return -1;
 	if (u->rt)
 		rc = rt_lock(u, m, err);
-	else
+	else {
+		u->head = rq_reffile_head_target(m->own);
 		rc = rq_refmark_refs(m, u->res, err) < 0 || lock_all(u, err) < 0 ? -1 : 0;
+	}
 	rq_refmark_unguard(m); /* every lock is taken: the next may clean and lock */
 	return rc;
 }
@@ -560,6 +632,7 @@ static int update(update_run *u, rq_refs_fence *fence, rq_error *err)
 	rq_refmark m = {.common = -1, .own = -1, .guard = -1, .mark.fd = -1};
 	int rc = -1;
 
+	u->m = &m;
 	rq_testhook_hold("refs-start");
 	if (lock_under_guard(u, &m, err) < 0)
 		goto out;
@@ -579,19 +652,51 @@ static int update(update_run *u, rq_refs_fence *fence, rq_error *err)
 out:
 	if (rc < 0)
 		fence->verdict = verdict_of(&m, err, u->failed);
-	for (size_t i = 0; i < u->res->nupdates; i++)
-		git_transaction_free(u->tx[i]); /* releases every lock not committed */
+	for (size_t i = 0; u->f && i < u->res->nupdates; i++) {
+		rq_reffile_release(&u->f[i].lock); /* every lock not committed goes */
+		free(u->f[i].entry);
+	}
+	free(u->head);
 	rq_refspace_free(u->space);
 	rt_free(u->rt);	      /* releases tables.list.lock if still held */
 	rq_refmark_close(&m); /* the marker goes after the locks */
 	return rc;
 }
 
+/* The committer's identity as a reflog takes it: 0, or -1 with err set
+ * (RQ_E_IDENT). */
+static int ident_ok(const rq_ident *who, const rq_oid_algo *algo, rq_error *err)
+{
+	static const rq_oid zero;
+	char *entry;
+	size_t len;
+
+	if (rq_reffile_log_entry(&entry, &len, &zero, &zero, algo, who, NULL, err) < 0)
+		return -1;
+	free(entry);
+	return 0;
+}
+
+/* The update's state for the files backend, or the reftable one. */
+static int run_init(update_run *u, rq_refs_fence *fence, rq_error *err)
+{
+	fence->atomic = rq_repofmt_reftable(u->repo);
+	if (fence->atomic)
+		return (u->rt = rt_new(u->repo, u->res, err)) ? 0 : -1;
+	if (!(u->f = calloc(u->res->nupdates, sizeof(*u->f))))
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	for (size_t i = 0; i < u->res->nupdates; i++)
+		u->f[i].lock = (rq_reffile)RQ_REFFILE_INIT;
+	u->sync = rq_reffile_sync(u->repo);
+	u->policy = rq_rttx_log_policy(u->repo);
+	return 0;
+}
+
 int rq_refs_apply_fenced(git_repository *repo, const rq_ref_updates *result,
 			 const rq_ident *committer, rq_refs_fence *fence, rq_error *err)
 {
 	rq_refs_fence none = {0};
-	git_signature *sig = NULL;
+	update_run u = {.repo = repo, .res = result, .who = committer, .algo = repo_algo(repo)};
 	int rc;
 
 	if (!fence)
@@ -603,22 +708,10 @@ int rq_refs_apply_fenced(git_repository *repo, const rq_ref_updates *result,
 	if (!result->nupdates)
 		return 0;
 	fence->verdict = RQ_REFS_FAILED;
-	if (check_updates(repo, result, err) < 0)
+	if (check_updates(repo, result, err) < 0 || ident_ok(committer, u.algo, err) < 0)
 		return -1;
-	if (git_signature_new(&sig, committer->name, committer->email, (git_time_t)committer->time,
-			      committer->tz) < 0)
-		return rq_error_git(err, "invalid committer identity");
-	update_run u = {repo, result, sig, calloc(result->nupdates, sizeof(*u.tx)),
-			NULL, NULL,   NULL};
-	fence->atomic = rq_repofmt_reftable(repo);
-	if (!u.tx)
-		rc = rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	else if (fence->atomic && !(u.rt = rt_new(repo, result, err)))
-		rc = -1;
-	else
-		rc = update(&u, fence, err);
-	free(u.tx);
-	git_signature_free(sig);
+	rc = run_init(&u, fence, err) < 0 ? -1 : update(&u, fence, err);
+	free(u.f);
 	if (rc == 0)
 		fence->verdict = RQ_REFS_APPLIED;
 	return rc;
@@ -626,7 +719,8 @@ int rq_refs_apply_fenced(git_repository *repo, const rq_ref_updates *result,
 
 char *rq_refs_format_updates(const rq_ref_updates *result)
 {
-	size_t line = 8 + 2 * (GIT_OID_HEXSZ + 1) + 1;
+	const rq_oid_algo *algo = repo_algo(NULL); /* (the result's format) */
+	size_t line = 8 + 2 * (algo->hexsz + 1) + 1;
 	size_t size = 1;
 	char *out, *p;
 
@@ -637,10 +731,12 @@ char *rq_refs_format_updates(const rq_ref_updates *result)
 	p = out;
 	*p = '\0';
 	for (size_t i = 0; i < result->nupdates; i++) {
-		char n[GIT_OID_HEXSZ + 1], o[GIT_OID_HEXSZ + 1];
-		git_oid_tostr(n, sizeof(n), &result->updates[i].new_id);
-		git_oid_tostr(o, sizeof(o), &result->updates[i].old_id);
-		p += sprintf(p, "update %s %s %s\n", result->updates[i].ref, n, o);
+		char n[RQ_OID_MAX_HEXSZ + 1], o[RQ_OID_MAX_HEXSZ + 1];
+		rq_oid nid, oid;
+		rq_oid_from_git(&nid, &result->updates[i].new_id);
+		rq_oid_from_git(&oid, &result->updates[i].old_id);
+		p += sprintf(p, "update %s %s %s\n", result->updates[i].ref,
+			     rq_oid_fmt(n, &nid, algo), rq_oid_fmt(o, &oid, algo));
 	}
 	return out;
 }

@@ -23,9 +23,9 @@
  * entry (a retried job whose update was applied before).
  *
  * What holds once the checks passed depends on the ref storage:
- *  - files (loose refs and packed-refs, libgit2's backend): the refs are
- *    committed one by one, in order, each in a libgit2 transaction of its
- *    own (the lock file renamed over the ref, after its reflog entry). A
+ *  - files (loose refs and packed-refs): the refs are committed one by
+ *    one, in order, each by rq_reffile (its lock file renamed over the
+ *    ref, after its reflog entry). A
  *    process killed between two commits leaves the refs before it moved
  *    and the rest at their old values, each with its lock; a failure
  *    between two commits leaves the same, without the locks (the error

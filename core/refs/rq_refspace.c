@@ -1,6 +1,4 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* which reflogs libgit2 1.5 writes follows its refdb_fs.c
- * (should_write_reflog, maybe_append_head) */
 /*
  * rq_refspace: the disk space of a files update, taken before the first
  * ref moves (see the header).
@@ -17,6 +15,7 @@
 #include <unistd.h>
 
 #include "rq_fs.h"
+#include "rq_reffile.h"
 #include "rq_rttx.h"
 
 /* A reflog given room: the directory that holds it (-1: none), its name
@@ -51,7 +50,6 @@ int rq_refspace_new(rq_refspace **out, git_repository *repo, int common, int own
 		    rq_error *err)
 {
 	rq_refspace *s = calloc(1, sizeof(*s));
-	git_reference *head = NULL;
 
 	*out = NULL;
 	if (!s || !(s->v = calloc(n ? n : 1, sizeof(*s->v)))) {
@@ -65,22 +63,9 @@ int rq_refspace_new(rq_refspace **out, git_repository *repo, int common, int own
 	s->policy = rq_rttx_log_policy(repo);
 	for (size_t i = 0; i < n; i++)
 		s->v[i].log[0].dir = s->v[i].log[1].dir = -1;
-	if (git_reference_lookup(&head, repo, "HEAD") == 0 &&
-	    git_reference_type(head) == GIT_REFERENCE_SYMBOLIC)
-		s->head_target = strdup(git_reference_symbolic_target(head));
-	git_reference_free(head);
-	git_error_clear();
+	s->head_target = rq_reffile_head_target(own);
 	*out = s;
 	return 0;
-}
-
-/* 1 when libgit2 appends an entry to ref's reflog (exists: it has one). */
-static int logged(const rq_refspace *s, const char *ref, int exists)
-{
-	if (s->policy != RQ_RTTX_LOG_NORMAL)
-		return s->policy == RQ_RTTX_LOG_ALWAYS;
-	return exists || !strncmp(ref, "refs/heads/", 11) || !strcmp(ref, "HEAD") ||
-	       !strncmp(ref, "refs/remotes/", 13) || !strncmp(ref, "refs/notes/", 11);
 }
 
 static int space_error(rq_error *err, const char *what, const char *name)
@@ -119,44 +104,14 @@ static int room(logroom *lr, int dir, const char *path, size_t len, rq_error *er
 	return 0;
 }
 
-/* The lock file gets the content libgit2 will write into it. */
-static int fill_lock(int dir, const rq_ref_update *u, rq_error *err)
+int rq_refspace_take(rq_refspace *s, size_t i, const rq_ref_update *u, size_t len, rq_error *err)
 {
-	char lock[1100], line[GIT_OID_HEXSZ + 2];
-	int fd, ok;
-
-	if (snprintf(lock, sizeof(lock), "%s.lock", u->ref) >= (int)sizeof(lock))
-		return rq_error_set(err, RQ_E_BAD_REF, "ref name too long");
-	git_oid_tostr(line, sizeof(line), &u->new_id);
-	strcat(line, "\n");
-	if ((fd = rq_fs_open_at(dir, lock, O_WRONLY | O_NONBLOCK, 0)) < 0)
-		return space_error(err, "open", lock);
-	ok = pwrite(fd, line, GIT_OID_HEXSZ + 1, 0) == GIT_OID_HEXSZ + 1;
-	if (!ok)
-		space_error(err, "write", lock);
-	close(fd);
-	return ok ? 0 : -1;
-}
-
-int rq_refspace_take(rq_refspace *s, size_t i, const rq_ref_update *u, const git_signature *sig,
-		     const char *msg, rq_error *err)
-{
-	int dir = rq_refspace_own_dir(u->ref) ? s->own : s->common;
-	size_t len = 128 + strlen(sig->name) + strlen(sig->email) + (msg ? strlen(msg) : 0);
+	int dir = rq_reffile_log_own(u->ref) ? s->own : s->common;
 	char path[1100];
-	struct stat st;
-	const char *leaf;
-	int pd, exists = 0;
 
-	if (fill_lock(dir, u, err) < 0)
-		return -1;
 	if (snprintf(path, sizeof(path), "logs/%s", u->ref) >= (int)sizeof(path))
 		return rq_error_set(err, RQ_E_BAD_REF, "ref name too long");
-	if ((pd = rq_fs_parent_at(dir, path, &leaf)) >= 0) {
-		exists = fstatat(pd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0;
-		close(pd);
-	}
-	if (!logged(s, u->ref, exists))
+	if (!rq_reffile_logged(s->policy, u->ref, rq_reffile_log_exists(dir, u->ref)))
 		return 0;
 	if (room(&s->v[i].log[0], dir, path, len, err) < 0)
 		return -1;

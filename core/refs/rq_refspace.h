@@ -3,16 +3,16 @@
  * rq_refspace: the disk space a ref update on a files repository needs,
  * taken before its first ref moves.
  *
- * libgit2 commits a loose ref by appending its reflog entry (and HEAD's,
- * when HEAD points at the ref) and then writing the lock file and
- * renaming it over the ref. On a full disk the append can go through and
- * the write fail: the reflog would record a move the ref never made, and
- * of several refs the first could move and the next not. So every block
- * the commits will need is taken under the locks, before the fence: each
- * lock file gets its content ("<new id>\n", which libgit2 then writes
- * again in place), and each reflog that will grow gets room for its entry
+ * A loose ref is committed (rq_reffile) by appending its reflog entry
+ * (and HEAD's, when HEAD points at the ref) and then renaming its lock
+ * over the ref. On a full disk the append could go through and the rename
+ * fail for want of the lock's content: the reflog would record a move the
+ * ref never made, and of several refs the first could move and the next
+ * not. So every block the commits will need is taken under the locks,
+ * before the fence: each lock file gets its content ("<new id>\n") when
+ * it is taken, and each reflog that will grow gets room for its entry
  * (fallocate with FALLOC_FL_KEEP_SIZE: its size, and so its content, does
- * not change; a reflog libgit2 would create is made, empty, first). A full
+ * not change; a reflog the commit would create is made, empty, first). A full
  * disk then fails the update with nothing moved and no reflog touched.
  * A file system without fallocate (EOPNOTSUPP) gets no room for its
  * reflogs; there, as anywhere, a commit that fails all the same has its
@@ -32,9 +32,9 @@
 
 typedef struct rq_refspace rq_refspace;
 
-/* 1 when libgit2 (1.5) keeps ref (and its reflog) in the repository's own
- * git directory, not the common one: HEAD and the other pseudo-refs,
- * refs/bisect/. */
+/* 1 when ref lives in the repository's own git directory, not the common
+ * one, as libgit2 1.5 kept it: HEAD and the other pseudo-refs,
+ * refs/bisect/ (their reflogs: rq_reffile_log_own). */
 int rq_refspace_own_dir(const char *ref);
 
 /* For n updates of repo, whose common and own git directories are open
@@ -42,11 +42,10 @@ int rq_refspace_own_dir(const char *ref);
 int rq_refspace_new(rq_refspace **out, git_repository *repo, int common, int own, size_t n,
 		    rq_error *err);
 
-/* Take the space of update i (its ref locked by libgit2, its reflog entry
- * by sig with msg). 0, or -1 with err set (RQ_E_IO: "No space left on
- * device" and the file it was for). */
-int rq_refspace_take(rq_refspace *s, size_t i, const rq_ref_update *u, const git_signature *sig,
-		     const char *msg, rq_error *err);
+/* Take the space of update i (its ref locked, its lock written: rq_reffile;
+ * its reflog entry len bytes). 0, or -1 with err set (RQ_E_IO: "No space
+ * left on device" and the file it was for). */
+int rq_refspace_take(rq_refspace *s, size_t i, const rq_ref_update *u, size_t len, rq_error *err);
 
 /* Commit i failed: when its ref did not move, its reflogs are cut back to
  * their size before it (a reflog it made is removed). */

@@ -84,4 +84,20 @@ mkrepo "$T/att"
 git -C "$T/att" checkout -q main
 run_rq -C "$T/att" replay --ref-action=print --onto HEAD~2 HEAD~..HEAD
 check_eq "attached HEAD: the branch is updated" "update refs/heads/main" "$(echo "$OUT" | cut -d' ' -f1-2)"
+# HEAD a symbolic ref to a symbolic ref to the branch that moves: git adds
+# to HEAD's reflog only when HEAD names the moving ref itself, not through
+# a chain (libgit2 did, and replayq with it)
+if [ $HAVE_UPSTREAM = 1 ]; then
+	for who in u g; do
+		mkrepo "$T/chain-$who"
+		git -C "$T/chain-$who" symbolic-ref refs/heads/link refs/heads/side
+		git -C "$T/chain-$who" symbolic-ref HEAD refs/heads/link
+	done
+	run_rq -C "$T/chain-u" replay --onto main~3 main~2..side
+	GIT_COMMITTER_DATE="$RQ_DATE" "$UPSTREAM_GIT" -C "$T/chain-g" replay --onto main~3 main~2..side 2>"$T/g.err"
+	check_eq "HEAD through a symbolic ref: exit status as upstream's" "$?" "$RC"
+	chain_state() { state "$1"; git -C "$1" reflog show -1 --format='%H %gs' refs/heads/side; }
+	check_eq "HEAD through a symbolic ref: refs and reflogs as upstream's" "$(chain_state "$T/chain-g")" \
+		"$(chain_state "$T/chain-u")"
+fi
 finish
