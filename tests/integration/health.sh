@@ -14,7 +14,7 @@ mkdir -p "$ROOT"
 make_repo "$ROOT/proj" one
 export REPLAYQ_QUEUE=hq
 # get PATH: the status code, the body in $T/body
-get() { curl -sS --max-time 10 -o "$T/body" -w '%{http_code}' "http://$ADDR$1"; }
+get() { curl -sS --max-time 60 -o "$T/body" -w '%{http_code}' "http://$ADDR$1"; }
 status_is() { [ "$(get "$1")" = "$2" ]; }
 
 section "a worker started before its Redis"
