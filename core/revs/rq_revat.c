@@ -157,14 +157,39 @@ int rq_revat_resolve(git_repository *repo, const rq_revname_refs *known, const c
 	return rc;
 }
 
-/* Every ref's commit and HEAD's, for ":/text". */
-static int push_all(git_revwalk *walk)
+/* One ref's commit into the walk; a ref that names no commit (a dangling
+ * symbolic ref, a tag of a tree) adds nothing, as in git. */
+static int push_ref(git_revwalk *walk, git_repository *repo, const char *name)
 {
-	if (git_revwalk_push_glob(walk, "refs/*") < 0)
+	git_object *o = NULL, *c = NULL;
+	git_oid id;
+	int rc = 0;
+
+	if (git_reference_name_to_id(&id, repo, name) == 0 &&
+	    git_object_lookup(&o, repo, &id, GIT_OBJECT_ANY) == 0 &&
+	    git_object_peel(&c, o, GIT_OBJECT_COMMIT) == 0)
+		rc = git_revwalk_push(walk, git_object_id(c));
+	git_object_free(c);
+	git_object_free(o);
+	git_error_clear();
+	return rc;
+}
+
+/* Every ref's commit and HEAD's, for ":/text". */
+static int push_all(git_revwalk *walk, git_repository *repo)
+{
+	git_reference_iterator *it = NULL;
+	const char *name;
+	int rc = 0, next;
+
+	if (git_reference_iterator_new(&it, repo) < 0)
 		return -1;
-	if (git_revwalk_push_head(walk) < 0)
-		git_error_clear(); /* an unborn HEAD adds nothing */
-	return 0;
+	while (rc == 0 && (next = git_reference_next_name(&name, it)) == 0)
+		rc = push_ref(walk, repo, name);
+	git_reference_iterator_free(it);
+	if (rc == 0 && next != GIT_ITEROVER)
+		return -1;
+	return rc < 0 ? -1 : push_ref(walk, repo, "HEAD");
 }
 
 int rq_revat_search(git_repository *repo, const git_oid *from, const char *text, size_t len,
@@ -187,7 +212,7 @@ int rq_revat_search(git_repository *repo, const git_oid *from, const char *text,
 		rc = -1;
 	else {
 		git_revwalk_sorting(walk, GIT_SORT_TIME);
-		if ((from ? git_revwalk_push(walk, from) : push_all(walk)) < 0)
+		if ((from ? git_revwalk_push(walk, from) : push_all(walk, repo)) < 0)
 			rc = -1;
 	}
 	while (rc == 1 && git_revwalk_next(&id, walk) == 0) {

@@ -168,9 +168,7 @@ int rq_revparse_read(const char *expr, rq_revparse *out)
 	out->base = expr;
 	out->base_len = len;
 	reverse_steps(out);
-	if (r < 0 || !len || read_at(out) < 0 ||
-	    (!out->base_len && out->at != RQ_REVPARSE_AT_NONE && out->at != RQ_REVPARSE_AT_PRIOR &&
-	     out->at != RQ_REVPARSE_AT_UPSTREAM && out->at != RQ_REVPARSE_AT_PUSH)) {
+	if (r < 0 || !len || read_at(out) < 0) {
 		rq_revparse_free(out);
 		return 1;
 	}

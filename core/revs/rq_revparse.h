@@ -10,6 +10,8 @@
  *   at     := "-" N (only with no base: the Nth branch checked out before)
  *           | "u" | "upstream" | "push" | N (reflog entry) | date
  *   suffix := "~" [N] | "^" [N] | "^{" [type] "}" | "^{/" text "}"
+ *   type   := "commit" | "tree" | "blob" | "tag" ("object" is not taken,
+ *             as replayq did not take it before: "unknown revision")
  *
  * Suffixes are read from the right, as git's get_oid_1 reads them: the
  * last "^{" opens the last peel (so a text may hold '~', '^' and '}'), a
@@ -37,7 +39,6 @@ typedef enum rq_revparse_step_kind {
 
 typedef enum rq_revparse_type {
 	RQ_REVPARSE_NONTAG, /* ^{}: whatever is under the tags */
-	RQ_REVPARSE_OBJECT, /* ^{object}: the object as it is */
 	RQ_REVPARSE_COMMIT,
 	RQ_REVPARSE_TREE,
 	RQ_REVPARSE_BLOB,
