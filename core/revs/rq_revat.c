@@ -6,6 +6,8 @@
  */
 #include "rq_revat.h"
 #include "rq_approxidate.h"
+#include "rq_mem.h"
+#include "rq_oidmap.h"
 
 #include <regex.h>
 #include <stdlib.h>
@@ -157,49 +159,161 @@ int rq_revat_resolve(git_repository *repo, const rq_revname_refs *known, const c
 	return rc;
 }
 
-/* One ref's commit into the walk; a ref that names no commit (a dangling
- * symbolic ref, a tag of a tree) adds nothing, as in git. */
-static int push_ref(git_revwalk *walk, git_repository *repo, const char *name)
+/*
+ * The search, in git's order (object-name.c, get_oid_oneline): a list of
+ * commits sorted by committer date, youngest first; the first is taken
+ * out, looked at, and its parents not seen yet go in after every commit at
+ * least as young (commit_list_insert_by_date). Commits of the same date
+ * (scripts, imports) are so looked at in git's order. Here the list is an
+ * array with its head at the end.
+ */
+typedef struct search_list {
+	git_commit **v;
+	size_t n, cap;
+	rq_oidmap seen;
+} search_list;
+
+static void search_list_free(search_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		git_commit_free(l->v[i]);
+	free(l->v);
+	rq_oidmap_free(&l->seen);
+}
+
+/* c (taken) in at its date, after the commits at least as young. */
+static int insert_by_date(search_list *l, git_commit *c)
+{
+	git_commit **v = rq_mem_grow(l->v, &l->cap, l->n + 1, sizeof(*v), 64);
+	git_time_t t = git_commit_time(c);
+	size_t i = l->n;
+
+	if (!v) {
+		git_commit_free(c);
+		return -1;
+	}
+	l->v = v;
+	while (i > 0 && git_commit_time(v[i - 1]) >= t)
+		i--;
+	memmove(v + i + 1, v + i, (l->n - i) * sizeof(*v));
+	v[i] = c;
+	l->n++;
+	return rq_oidmap_put(&l->seen, git_commit_id(c), 0);
+}
+
+/* Take the youngest out and put its parents not seen yet in: the commit
+ * (to free), or NULL (none left, or an error: *failed set). */
+static git_commit *pop_youngest(search_list *l, int *failed)
+{
+	git_commit *c = l->v[--l->n];
+	size_t dummy;
+
+	for (unsigned i = 0; !*failed && i < git_commit_parentcount(c); i++) {
+		git_commit *parent = NULL;
+		if (rq_oidmap_get(&l->seen, git_commit_parent_id(c, i), &dummy))
+			continue;
+		if (git_commit_parent(&parent, c, i) < 0 || insert_by_date(l, parent) < 0)
+			*failed = 1;
+	}
+	if (*failed) {
+		git_commit_free(c);
+		return NULL;
+	}
+	return c;
+}
+
+/* The commit a full ref name names, tags peeled, or NULL when it names
+ * none (a dangling symbolic ref, a tag of a tree: skipped, as in git). */
+static git_commit *ref_commit(git_repository *repo, const char *name)
 {
 	git_object *o = NULL, *c = NULL;
 	git_oid id;
-	int rc = 0;
 
 	if (git_reference_name_to_id(&id, repo, name) == 0 &&
-	    git_object_lookup(&o, repo, &id, GIT_OBJECT_ANY) == 0 &&
-	    git_object_peel(&c, o, GIT_OBJECT_COMMIT) == 0)
-		rc = git_revwalk_push(walk, git_object_id(c));
-	git_object_free(c);
+	    git_object_lookup(&o, repo, &id, GIT_OBJECT_ANY) == 0)
+		git_object_peel(&c, o, GIT_OBJECT_COMMIT);
 	git_object_free(o);
-	git_error_clear();
-	return rc;
+	if (!c)
+		git_error_clear();
+	return (git_commit *)c;
 }
 
-/* Every ref's commit and HEAD's, for ":/text". */
-static int push_all(git_revwalk *walk, git_repository *repo)
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The names of all refs, sorted as git lists them. */
+static int ref_names(git_repository *repo, char ***out, size_t *n)
 {
 	git_reference_iterator *it = NULL;
 	const char *name;
+	size_t cap = 0;
 	int rc = 0, next;
 
+	*out = NULL;
+	*n = 0;
 	if (git_reference_iterator_new(&it, repo) < 0)
 		return -1;
-	while (rc == 0 && (next = git_reference_next_name(&name, it)) == 0)
-		rc = push_ref(walk, repo, name);
+	while (rc == 0 && (next = git_reference_next_name(&name, it)) == 0) {
+		char **v = rq_mem_grow(*out, &cap, *n + 1, sizeof(*v), 64);
+		if (!v || !(v[*n] = strdup(name)))
+			rc = -1;
+		if (v)
+			*out = v;
+		if (rc == 0)
+			(*n)++;
+	}
 	git_reference_iterator_free(it);
 	if (rc == 0 && next != GIT_ITEROVER)
+		rc = -1;
+	if (*n)
+		qsort(*out, *n, sizeof(**out), cmp_names);
+	return rc;
+}
+
+/*
+ * The list ":/text" starts from: every ref's commit, then HEAD's, each put
+ * at the head of the list, which is then sorted by date, keeping the
+ * order of commits of the same date (git's handle_one_ref,
+ * commit_list_sort_by_date). Inserting them by date from the last to the
+ * first does just that.
+ */
+static int start_all(search_list *l, git_repository *repo)
+{
+	char **names;
+	size_t n;
+	int rc = ref_names(repo, &names, &n);
+	git_commit *head = rc == 0 ? ref_commit(repo, "HEAD") : NULL;
+
+	if (head)
+		rc = insert_by_date(l, head);
+	for (size_t i = n; i-- > 0;) {
+		git_commit *c = rc == 0 ? ref_commit(repo, names[i]) : NULL;
+		if (c)
+			rc = insert_by_date(l, c);
+		free(names[i]);
+	}
+	free(names);
+	return rc;
+}
+
+static int start_one(search_list *l, git_repository *repo, const git_oid *from)
+{
+	git_commit *c = NULL;
+
+	if (git_commit_lookup(&c, repo, from) < 0)
 		return -1;
-	return rc < 0 ? -1 : push_ref(walk, repo, "HEAD");
+	return insert_by_date(l, c);
 }
 
 int rq_revat_search(git_repository *repo, const git_oid *from, const char *text, size_t len,
 		    git_oid *out)
 {
-	git_revwalk *walk = NULL;
+	search_list l = {0};
 	char *pattern = strndup(text, len);
 	regex_t re;
-	git_oid id;
-	int rc = 1;
+	int rc = 1, failed = 0;
 
 	if (!pattern)
 		return -1;
@@ -208,26 +322,22 @@ int rq_revat_search(git_repository *repo, const git_oid *from, const char *text,
 		return 1;
 	}
 	free(pattern);
-	if (git_revwalk_new(&walk, repo) < 0)
+	rq_oidmap_init(&l.seen);
+	if ((from ? start_one(&l, repo, from) : start_all(&l, repo)) < 0)
 		rc = -1;
-	else {
-		git_revwalk_sorting(walk, GIT_SORT_TIME);
-		if ((from ? git_revwalk_push(walk, from) : push_all(walk, repo)) < 0)
-			rc = -1;
-	}
-	while (rc == 1 && git_revwalk_next(&id, walk) == 0) {
-		git_commit *c = NULL;
-		if (git_commit_lookup(&c, repo, &id) < 0) {
+	while (rc == 1 && l.n) {
+		git_commit *c = pop_youngest(&l, &failed);
+		if (!c) {
 			rc = -1;
 			break;
 		}
 		if (!regexec(&re, git_commit_message(c), 0, NULL, 0)) {
-			git_oid_cpy(out, &id);
+			git_oid_cpy(out, git_commit_id(c));
 			rc = 0;
 		}
 		git_commit_free(c);
 	}
-	git_revwalk_free(walk);
+	search_list_free(&l);
 	regfree(&re);
 	return rc;
 }

@@ -107,23 +107,29 @@ static void test_dwim_ref(void **state)
 	free(full);
 }
 
-static void check_resolve(const char *expr)
+/* expr resolved in r as git rev-parse resolves it. */
+static void check_resolve_in(tu_repo *r, const char *expr)
 {
 	git_oid got, want;
 	rq_error err;
 	char *hex;
 
 	rq_error_clear(&err);
-	if (rq_revs_resolve_commit(tu_repo_open(repo), expr, &got, &err) != 0)
+	if (rq_revs_resolve_commit(tu_repo_open(r), expr, &got, &err) != 0)
 		fail_msg("rq_revs_resolve_commit(%s): %s", expr, err.msg);
 	/* ":/text" takes the rest as its text: it names a commit already */
-	hex = tu_capture(repo, "git rev-parse --verify -q '%s%s'", expr,
+	hex = tu_capture(r, "git rev-parse --verify -q '%s%s'", expr,
 			 strncmp(expr, ":/", 2) ? "^{commit}" : "");
 	assert_non_null(hex);
 	assert_int_equal(git_oid_fromstr(&want, hex), 0);
 	if (!git_oid_equal(&got, &want))
 		fail_msg("%s: rq %s, git %s", expr, tu_hex(&got), hex);
 	free(hex);
+}
+
+static void check_resolve(const char *expr)
+{
+	check_resolve_in(repo, expr);
 }
 
 static void check_resolve_fails(const char *expr, rq_code code)
@@ -256,6 +262,30 @@ static void test_resolve_at_forms(void **state)
 	check_resolve("HEAD@{u}");
 	tu_git(repo, "git config --unset branch.main.remote && "
 		     "git config --unset branch.main.merge");
+}
+
+/*
+ * ":/text" among commits of one date (a script's, an import's): the one
+ * git takes, by its order (refs sorted, then HEAD; parents after every
+ * commit at least as young), not whichever a date sort puts first.
+ */
+static void test_search_same_date(void **state)
+{
+	tu_repo *r = tu_repo_new(0);
+	const char *exprs[] = {":/m", ":/m[0-9]", ":/^m[12]", "b^{/m}", "HEAD^{/m}"};
+
+	(void)state;
+	tu_git(r, "export GIT_COMMITTER_DATE='@1800000000 +0000' "
+		  "GIT_AUTHOR_DATE='@1800000000 +0000' && "
+		  "for m in m1 m2 m3; do git commit -q --allow-empty -m $m; done && "
+		  "git checkout -q -b b HEAD~2 && "
+		  "for m in m4 m5; do git commit -q --allow-empty -m $m; done && "
+		  "git tag -a t -m tag HEAD~1 && git checkout -q main && "
+		  "git checkout -q -b c HEAD~1 && git commit -q --allow-empty -m m6 && "
+		  "git checkout -q main");
+	for (size_t i = 0; i < sizeof(exprs) / sizeof(*exprs); i++)
+		check_resolve_in(r, exprs[i]);
+	tu_repo_free(r);
 }
 
 static void test_resolve_ambiguous_prefix(void **state)
@@ -673,6 +703,7 @@ int main(void)
 	    cmocka_unit_test(test_dwim_ref),
 	    cmocka_unit_test(test_resolve_commit),
 	    cmocka_unit_test(test_resolve_at_forms),
+	    cmocka_unit_test(test_search_same_date),
 	    cmocka_unit_test(test_resolve_ambiguous_prefix),
 	    cmocka_unit_test(test_revs_parse_ranges),
 	    cmocka_unit_test(test_revs_parse_errors),
