@@ -6,6 +6,8 @@
  */
 #include "rq_revname.h"
 #include "rq_mem.h"
+#include "rq_revat.h"
+#include "rq_revparse.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -226,14 +228,6 @@ int rq_revname_dwim(git_repository *repo, const rq_revname_refs *known, const ch
 	return found;
 }
 
-static int all_hex(const char *s, size_t len)
-{
-	for (size_t i = 0; i < len; i++)
-		if (!isxdigit((unsigned char)s[i]))
-			return 0;
-	return 1;
-}
-
 /* A name that resolves to nothing, unless what failed was reading a
  * damaged object (that is said as itself: the name may well be right). */
 int rq_revname_unknown(rq_error *err, const char *expr)
@@ -245,40 +239,28 @@ int rq_revname_unknown(rq_error *err, const char *expr)
 	    "ambiguous argument '%s': unknown revision or path not in the working tree.", expr);
 }
 
-/* "@{-N}", "<branch>@{u}", "@{upstream}", "@{push}": names of a branch
- * (so a ref to update, as in git), unlike a reflog entry "@{N}". */
-static int names_branch(const char *base)
+/* The repository's object format, which ids are read at: SHA-1 until the
+ * repository handle carries its format (issue 42). */
+static const rq_oid_algo *repo_algo(git_repository *repo)
 {
-	const char *at = strstr(base, "@{");
-	return at && (at[2] == '-' || !strcmp(at, "@{u}") || !strcmp(at, "@{upstream}") ||
-		      !strcmp(at, "@{push}"));
+	(void)repo;
+	return &rq_oid_sha1;
 }
 
-/* The @{...} forms and ":/text", through libgit2's rev-parse. */
-static int resolve_special(git_repository *repo, const char *expr, const char *base, git_oid *out,
-			   char **fullname, int *named, rq_error *err)
+/* A full object id: the object must exist. */
+static int resolve_full_id(git_repository *repo, const char *expr, const rq_oid *id, git_oid *out,
+			   rq_error *err)
 {
-	git_object *obj = NULL;
-	git_reference *ref = NULL;
+	git_odb *odb = NULL;
+	int exists = 0;
 
-	if (git_revparse_ext(&obj, &ref, repo, base) < 0)
+	if (rq_oid_to_git(out, id, repo_algo(repo)) < 0)
 		return rq_revname_unknown(err, expr);
-	git_oid_cpy(out, git_object_id(obj));
-	git_object_free(obj);
-	if (fullname && ref && names_branch(base)) {
-		git_reference *resolved = NULL;
-		if (git_reference_resolve(&resolved, ref) == 0) {
-			*fullname = strdup(git_reference_name(ref));
-			git_reference_free(resolved);
-			if (!*fullname) {
-				git_reference_free(ref);
-				return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-			}
-			*named = 1;
-		}
+	if (git_repository_odb(&odb, repo) == 0) {
+		exists = git_odb_exists(odb, out);
+		git_odb_free(odb);
 	}
-	git_reference_free(ref);
-	return 0;
+	return exists ? 0 : rq_revname_unknown(err, expr);
 }
 
 /*
@@ -287,115 +269,133 @@ static int resolve_special(git_repository *repo, const char *expr, const char *b
  * the object database's view of replaced and grafted objects gives:
  * rq_odb_view.h). The object is read by its full id later.
  */
-static int resolve_abbrev(git_repository *repo, const char *expr, const char *base, size_t len,
-			  git_oid *out, rq_error *err)
+static int resolve_abbrev(git_repository *repo, const char *expr, const char *name,
+			  const rq_oid *id, size_t len, git_oid *out, rq_error *err)
 {
 	git_odb *odb = NULL;
 	git_oid prefix;
 	int rc;
 
-	if (git_oid_fromstrn(&prefix, base, len) < 0)
+	if (rq_oid_to_git(&prefix, id, repo_algo(repo)) < 0)
 		return rq_revname_unknown(err, expr);
 	if (git_repository_odb(&odb, repo) < 0)
 		return rq_error_git(err, "cannot open the object database");
 	rc = git_odb_exists_prefix(out, odb, &prefix, len);
 	git_odb_free(odb);
 	if (rc == GIT_EAMBIGUOUS)
-		return rq_error_set(err, RQ_E_AMBIGUOUS, "short object ID %s is ambiguous", base);
+		return rq_error_set(err, RQ_E_AMBIGUOUS, "short object ID %s is ambiguous", name);
 	if (rc < 0)
 		return rq_revname_unknown(err, expr);
 	return 0;
 }
 
 /*
- * Resolve the base name (before any ~ ^ suffix) to an object id.
- * *fullname (when not NULL): the ref the name resolved through, when the
- * name was looked up as a ref (*named set); NULL if it named no ref.
+ * A plain name (no "@{...}", no suffix): a full id of the repository's
+ * width, a ref by the DWIM rules, an abbreviated id, in git's order.
+ * *fullname (when not NULL): the ref the name resolved through, when it
+ * was looked up as a ref (*named set); NULL if it named no ref.
  */
-static int resolve_base(git_repository *repo, const rq_revname_refs *known, const char *expr,
-			const char *base, git_oid *out, char **fullname, int *named, rq_error *err)
+static int resolve_name(git_repository *repo, const rq_revname_refs *known, const char *expr,
+			const char *name, git_oid *out, char **fullname, int *named, rq_error *err)
 {
-	size_t len = strlen(base);
-	int n;
+	size_t len = strlen(name);
+	rq_oid id;
+	int n, hex;
 
-	if (!strcmp(base, "@")) {
-		base = "HEAD";
+	if (!strcmp(name, "@")) {
+		name = "HEAD";
+		len = 4;
 		fullname = NULL; /* "@" itself names no ref */
 	}
-	if (strstr(base, "@{") || !strncmp(base, ":/", 2))
-		return resolve_special(repo, expr, base, out, fullname, named, err);
-	if (len == GIT_OID_HEXSZ && all_hex(base, len) && git_oid_fromstr(out, base) == 0) {
-		git_odb *odb = NULL;
-		int exists = 0;
-		if (git_repository_odb(&odb, repo) == 0) {
-			exists = git_odb_exists(odb, out);
-			git_odb_free(odb);
-		}
-		if (!exists)
-			return rq_revname_unknown(err, expr);
-		return 0;
-	}
-	n = rq_revname_dwim(repo, known, base, fullname, out, err);
+	hex = rq_revparse_hex(repo_algo(repo), name, len, &id);
+	if (hex == 2)
+		return resolve_full_id(repo, expr, &id, out, err);
+	n = rq_revname_dwim(repo, known, name, fullname, out, err);
 	if (n < 0)
 		return -1;
 	if (n > 1)
-		return rq_error_set(err, RQ_E_AMBIGUOUS, "refname '%s' is ambiguous.", base);
+		return rq_error_set(err, RQ_E_AMBIGUOUS, "refname '%s' is ambiguous.", name);
 	if (fullname)
 		*named = 1;
 	if (n == 1)
 		return 0;
-	if (len >= 4 && len < GIT_OID_HEXSZ && all_hex(base, len))
-		return resolve_abbrev(repo, expr, base, len, out, err);
+	if (hex == 1)
+		return resolve_abbrev(repo, expr, name, &id, len, out, err);
 	return rq_revname_unknown(err, expr);
 }
 
-/*
- * fullref (may be NULL): when *named comes back set, *fullref is what
- * rq_revname_dwim() gives for the whole expression (a plain name was looked up
- * once for both).
- */
-int rq_revname_resolve(git_repository *repo, const rq_revname_refs *known, const char *expr,
-		       git_oid *out, char **fullref, int *named, rq_error *err)
+/* The base of a parsed name to an object id (see resolve_name). */
+static int resolve_base(git_repository *repo, const rq_revname_refs *known, const char *expr,
+			const rq_revparse *p, git_oid *out, char **fullname, int *named,
+			rq_error *err)
 {
-	size_t blen = strcspn(expr, "~^");
-	char *base;
-	git_oid oid;
-	git_object *obj = NULL, *peeled = NULL;
-	int rc, n = 0;
+	char *name;
+	int rc;
 
-	if (!strncmp(expr, ":/", 2))
-		blen = strlen(expr); /* the text may hold ~ and ^ */
-	if (!*expr || expr[0] == '-' || (strchr(expr, ':') && strncmp(expr, ":/", 2)) || blen == 0)
-		return rq_revname_unknown(err, expr);
-	base = strndup(expr, blen);
-	if (!base)
+	if (p->at == RQ_REVPARSE_AT_PRIOR) {
+		/* "@{-N}" is the name of what was checked out: looked up as
+		 * any name (a branch, so a ref to update, as in git) */
+		if ((rc = rq_revat_prior(repo, p->at_n, &name, err)) != 0)
+			return rc < 0 ? -1 : rq_revname_unknown(err, expr);
+	} else if (p->search_all || p->at != RQ_REVPARSE_AT_NONE) {
+		return rq_revat_resolve(repo, known, expr, p, out, fullname, named, err);
+	} else if (!(name = strndup(p->base, p->base_len))) {
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	rc = resolve_base(repo, known, expr, base, &oid, fullref && !expr[blen] ? fullref : NULL,
-			  &n, err);
-	free(base);
-	if (rc < 0) {
-		if (fullref) {
-			free(*fullref);
-			*fullref = NULL;
-		}
+	}
+	rc = resolve_name(repo, known, expr, name, out, fullname, named, err);
+	free(name);
+	return rc;
+}
+
+/* ^{type} and ^{}: obj peeled into *out. */
+static int peel_to(git_object *obj, rq_revparse_type type, git_object **out)
+{
+	static const git_object_t types[] = {[RQ_REVPARSE_COMMIT] = GIT_OBJECT_COMMIT,
+					     [RQ_REVPARSE_TREE] = GIT_OBJECT_TREE,
+					     [RQ_REVPARSE_BLOB] = GIT_OBJECT_BLOB,
+					     [RQ_REVPARSE_TAG] = GIT_OBJECT_TAG};
+
+	if (type == RQ_REVPARSE_NONTAG)
+		return git_object_type(obj) == GIT_OBJECT_TAG ? git_tag_peel(out, (git_tag *)obj)
+							      : git_object_dup(out, obj);
+	return git_object_peel(out, obj, types[type]);
+}
+
+/* One suffix applied to *obj (replaced): 0, or -1 (it names nothing). */
+static int apply_step(git_repository *repo, const rq_revparse_step *st, git_object **obj)
+{
+	git_object *next = NULL, *c = NULL;
+	git_oid found;
+	int rc = -1;
+
+	if (st->kind == RQ_REVPARSE_PEEL)
+		rc = peel_to(*obj, st->type, &next);
+	else if (git_object_peel(&c, *obj, GIT_OBJECT_COMMIT) < 0)
+		rc = -1;
+	else if (st->kind == RQ_REVPARSE_PARENT && st->n == 0)
+		rc = git_object_dup(&next, c);
+	else if (st->kind == RQ_REVPARSE_PARENT)
+		rc = git_commit_parent((git_commit **)&next, (git_commit *)c,
+				       (unsigned int)(st->n - 1));
+	else if (st->kind == RQ_REVPARSE_ANCESTOR)
+		rc = git_commit_nth_gen_ancestor((git_commit **)&next, (git_commit *)c,
+						 (unsigned int)st->n);
+	else if (rq_revat_search(repo, git_object_id(c), st->text, st->len, &found) == 0)
+		rc = git_object_lookup(&next, repo, &found, GIT_OBJECT_COMMIT);
+	git_object_free(c);
+	if (rc < 0)
 		return -1;
-	}
-	if (named)
-		*named = n;
-	if (expr[blen]) {
-		char spec[GIT_OID_HEXSZ + 1 + 256];
-		char hex[GIT_OID_HEXSZ + 1];
-		if (strlen(expr + blen) > 255)
-			return rq_revname_unknown(err, expr);
-		git_oid_tostr(hex, sizeof(hex), &oid);
-		snprintf(spec, sizeof(spec), "%s%s", hex, expr + blen);
-		if (git_revparse_single(&obj, repo, spec) < 0)
-			return rq_revname_unknown(err, expr);
-	} else if (git_object_lookup(&obj, repo, &oid, GIT_OBJECT_ANY) < 0) {
-		return rq_revname_unknown(err, expr);
-	}
-	rc = git_object_peel(&peeled, obj, GIT_OBJECT_COMMIT);
-	git_object_free(obj);
+	git_object_free(*obj);
+	*obj = next;
+	return 0;
+}
+
+/* What obj peels to as a commit into *out: 0, or -1 (err set). */
+static int peel_commit(git_object *obj, const char *expr, git_oid *out, rq_error *err)
+{
+	git_object *peeled = NULL;
+	int rc = git_object_peel(&peeled, obj, GIT_OBJECT_COMMIT);
+
 	if (rc < 0 && rq_error_git_corrupt(err) < 0)
 		return -1;
 	if (rc < 0)
@@ -403,4 +403,44 @@ int rq_revname_resolve(git_repository *repo, const rq_revname_refs *known, const
 	git_oid_cpy(out, git_object_id(peeled));
 	git_object_free(peeled);
 	return 0;
+}
+
+/*
+ * The name is read by rq_revparse, its base looked up here (the "@{...}"
+ * forms and ":/text" by rq_revat), its suffixes applied in order, and what
+ * that gives peeled to a commit. fullref (may be NULL): when *named comes
+ * back set, *fullref is what rq_revname_dwim() gives for the whole
+ * expression (a plain name was looked up once for both).
+ */
+int rq_revname_resolve(git_repository *repo, const rq_revname_refs *known, const char *expr,
+		       git_oid *out, char **fullref, int *named, rq_error *err)
+{
+	rq_revparse p;
+	git_object *obj = NULL;
+	git_oid oid;
+	int rc, n = 0;
+
+	if (!*expr || expr[0] == '-' || (strchr(expr, ':') && strncmp(expr, ":/", 2)))
+		return rq_revname_unknown(err, expr);
+	if ((rc = rq_revparse_read(expr, &p)) != 0)
+		return rc < 0 ? rq_error_set(err, RQ_E_NOMEM, "out of memory")
+			      : rq_revname_unknown(err, expr);
+	rc = resolve_base(repo, known, expr, &p, &oid, fullref && !p.nsteps ? fullref : NULL, &n,
+			  err);
+	if (rc == 0 && git_object_lookup(&obj, repo, &oid, GIT_OBJECT_ANY) < 0)
+		rc = rq_revname_unknown(err, expr);
+	for (size_t i = 0; rc == 0 && i < p.nsteps; i++)
+		if (apply_step(repo, &p.steps[i], &obj) < 0)
+			rc = rq_revname_unknown(err, expr);
+	rq_revparse_free(&p);
+	if (rc == 0)
+		rc = peel_commit(obj, expr, out, err);
+	git_object_free(obj);
+	if (rc < 0 && fullref) {
+		free(*fullref);
+		*fullref = NULL;
+	}
+	if (rc == 0 && named)
+		*named = n;
+	return rc;
 }

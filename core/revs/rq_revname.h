@@ -7,7 +7,9 @@
  * refs/remotes/X/HEAD; two matches are ambiguous), a full or abbreviated
  * object id, "HEAD"/"@", the @{...} forms and ":/text", then "~N", "^N"
  * and "^{...}" suffixes, peeled to a commit; with the names of all refs
- * read once when many names are to be resolved.
+ * read once when many names are to be resolved. The name is read by
+ * rq_revparse (ids at the repository's width); the @{...} forms and the
+ * message searches are looked up by rq_revat.
  */
 #ifndef RQ_REVNAME_H
 #define RQ_REVNAME_H

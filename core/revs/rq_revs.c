@@ -292,8 +292,11 @@ static int push_set(git_repository *repo, rq_revs *revs, size_t *cap, refsel *se
 
 	for (size_t i = 0; i < n; i++) {
 		git_object *o = NULL, *c = NULL;
+		git_oid target;
+		/* a full ref name: its target, symbolic refs followed */
 		if (rc == 0 && !excluded(sel, names[i], prefix) &&
-		    git_revparse_single(&o, repo, names[i]) == 0 &&
+		    git_reference_name_to_id(&target, repo, names[i]) == 0 &&
+		    git_object_lookup(&o, repo, &target, GIT_OBJECT_ANY) == 0 &&
 		    git_object_peel(&c, o, GIT_OBJECT_COMMIT) == 0) {
 			rc = push_rev(repo, NULL, revs, cap, names[i], strlen(names[i]),
 				      sel->negate, git_object_id(c), err);

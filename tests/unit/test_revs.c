@@ -107,21 +107,29 @@ static void test_dwim_ref(void **state)
 	free(full);
 }
 
-static void check_resolve(const char *expr)
+/* expr resolved in r as git rev-parse resolves it. */
+static void check_resolve_in(tu_repo *r, const char *expr)
 {
 	git_oid got, want;
 	rq_error err;
 	char *hex;
 
 	rq_error_clear(&err);
-	if (rq_revs_resolve_commit(tu_repo_open(repo), expr, &got, &err) != 0)
+	if (rq_revs_resolve_commit(tu_repo_open(r), expr, &got, &err) != 0)
 		fail_msg("rq_revs_resolve_commit(%s): %s", expr, err.msg);
-	hex = tu_capture(repo, "git rev-parse --verify -q '%s^{commit}'", expr);
+	/* ":/text" takes the rest as its text: it names a commit already */
+	hex = tu_capture(r, "git rev-parse --verify -q '%s%s'", expr,
+			 strncmp(expr, ":/", 2) ? "^{commit}" : "");
 	assert_non_null(hex);
 	assert_int_equal(git_oid_fromstr(&want, hex), 0);
 	if (!git_oid_equal(&got, &want))
 		fail_msg("%s: rq %s, git %s", expr, tu_hex(&got), hex);
 	free(hex);
+}
+
+static void check_resolve(const char *expr)
+{
+	check_resolve_in(repo, expr);
 }
 
 static void check_resolve_fails(const char *expr, rq_code code)
@@ -211,6 +219,73 @@ static void test_resolve_commit(void **state)
 	/* the same commit, unambiguously */
 	check_resolve("heads/dup");
 	check_resolve("tags/dup");
+}
+
+/*
+ * The forms read from reflogs, the branch configuration and commit
+ * messages (rq_revat), against git rev-parse. HEAD's reflog here: main's
+ * commits, checkout of side, s1, checkout of main.
+ */
+static void test_resolve_at_forms(void **state)
+{
+	(void)state;
+	check_resolve("main@{0}");
+	check_resolve("main@{1}");
+	check_resolve("main@{1}~1");
+	check_resolve("main@{2}");
+	check_resolve("@{1}");
+	check_resolve("HEAD@{1}"); /* HEAD's own reflog, not its branch's */
+	check_resolve("HEAD@{2}");
+	check_resolve("side@{1}");
+	check_resolve("main@{2037-01-01}");
+	check_resolve("@{-1}");
+	check_resolve("@{-1}~1");
+	check_resolve("@{-1}@{1}");
+	check_resolve(":/c2");
+	check_resolve(":/^c[0-9]");
+	check_resolve(":/^c[12]");
+	check_resolve("main^{/c1}");
+	check_resolve("side^{/^c}");
+	check_resolve("v1^{/c1}"); /* a tag: searched from its commit */
+	check_resolve_fails("main@{9}", RQ_E_BAD_REVISION);
+	check_resolve_fails("@{-9}", RQ_E_BAD_REVISION);
+	check_resolve_fails("main@{u}", RQ_E_BAD_REVISION); /* no upstream */
+	check_resolve_fails("main@{push}", RQ_E_BAD_REVISION);
+	check_resolve_fails("main^{/s1}", RQ_E_BAD_REVISION);
+	check_resolve_fails(":/no such message", RQ_E_BAD_REVISION);
+	check_resolve_fails(":/^c1$", RQ_E_BAD_REVISION); /* "$": the end of the message only */
+	check_resolve_fails("main^{object}", RQ_E_BAD_REVISION);
+	tu_git(repo, "git config branch.main.remote . && "
+		     "git config branch.main.merge refs/heads/side");
+	check_resolve("main@{u}");
+	check_resolve("@{upstream}~0");
+	check_resolve("HEAD@{u}");
+	tu_git(repo, "git config --unset branch.main.remote && "
+		     "git config --unset branch.main.merge");
+}
+
+/*
+ * ":/text" among commits of one date (a script's, an import's): the one
+ * git takes, by its order (refs sorted, then HEAD; parents after every
+ * commit at least as young), not whichever a date sort puts first.
+ */
+static void test_search_same_date(void **state)
+{
+	tu_repo *r = tu_repo_new(0);
+	const char *exprs[] = {":/m", ":/m[0-9]", ":/^m[12]", "b^{/m}", "HEAD^{/m}"};
+
+	(void)state;
+	tu_git(r, "export GIT_COMMITTER_DATE='@1800000000 +0000' "
+		  "GIT_AUTHOR_DATE='@1800000000 +0000' && "
+		  "for m in m1 m2 m3; do git commit -q --allow-empty -m $m; done && "
+		  "git checkout -q -b b HEAD~2 && "
+		  "for m in m4 m5; do git commit -q --allow-empty -m $m; done && "
+		  "git tag -a t -m tag HEAD~1 && git checkout -q main && "
+		  "git checkout -q -b c HEAD~1 && git commit -q --allow-empty -m m6 && "
+		  "git checkout -q main");
+	for (size_t i = 0; i < sizeof(exprs) / sizeof(*exprs); i++)
+		check_resolve_in(r, exprs[i]);
+	tu_repo_free(r);
 }
 
 static void test_resolve_ambiguous_prefix(void **state)
@@ -627,6 +702,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_dwim_ref),
 	    cmocka_unit_test(test_resolve_commit),
+	    cmocka_unit_test(test_resolve_at_forms),
+	    cmocka_unit_test(test_search_same_date),
 	    cmocka_unit_test(test_resolve_ambiguous_prefix),
 	    cmocka_unit_test(test_revs_parse_ranges),
 	    cmocka_unit_test(test_revs_parse_errors),

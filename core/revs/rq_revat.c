@@ -1,0 +1,343 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* follows git's object-name.c (the "@{...}" forms, ":/text") */
+/*
+ * rq_revat: revision names read from reflogs, the branch configuration
+ * and commit messages (see rq_revat.h).
+ */
+#include "rq_revat.h"
+#include "rq_approxidate.h"
+#include "rq_mem.h"
+#include "rq_oidmap.h"
+
+#include <regex.h>
+#include <stdlib.h>
+#include <string.h>
+
+int rq_revat_prior(git_repository *repo, long nth, char **name, rq_error *err)
+{
+	static const char from[] = "checkout: moving from ";
+	git_reflog *log = NULL;
+	int rc = 1;
+
+	*name = NULL;
+	if (git_reflog_read(&log, repo, "HEAD") < 0)
+		return 1;
+	for (size_t i = 0; rc == 1 && i < git_reflog_entrycount(log); i++) {
+		const char *msg = git_reflog_entry_message(git_reflog_entry_byindex(log, i)), *to;
+		if (!msg || strncmp(msg, from, sizeof(from) - 1) ||
+		    !(to = strstr(msg + sizeof(from) - 1, " to ")) || --nth > 0)
+			continue;
+		msg += sizeof(from) - 1;
+		*name = strndup(msg, (size_t)(to - msg));
+		rc = *name ? 0 : rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	}
+	git_reflog_free(log);
+	return rc;
+}
+
+/* base[0..len) as "@{-N}": 1 with *nth, else 0. */
+static int is_prior(const char *base, size_t len, long *nth)
+{
+	rq_revparse p;
+	char *s = strndup(base, len);
+	int yes = 0;
+
+	if (s && rq_revparse_read(s, &p) == 0) {
+		yes = p.at == RQ_REVPARSE_AT_PRIOR && !p.nsteps;
+		*nth = p.at_n;
+		rq_revparse_free(&p);
+	}
+	free(s);
+	return yes;
+}
+
+/*
+ * The full name of the ref an "@{...}" form is about, into *ref: no base
+ * means the branch HEAD is on; "HEAD" with own_head (a reflog) HEAD itself;
+ * "@{-N}" the Nth branch checked out before; else the first DWIM match
+ * (git takes the first). 0; 1 none; -1 error (err set).
+ */
+static int at_ref(git_repository *repo, const rq_revname_refs *known, const rq_revparse *p,
+		  int own_head, char **ref, rq_error *err)
+{
+	char *name = NULL;
+	long nth;
+	int rc;
+
+	*ref = NULL;
+	if (own_head && p->base_len == 4 && !memcmp(p->base, "HEAD", 4))
+		return (*ref = strdup("HEAD")) ? 0 : rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	if (!p->base_len)
+		name = strdup("HEAD");
+	else if (is_prior(p->base, p->base_len, &nth)) {
+		if ((rc = rq_revat_prior(repo, nth, &name, err)) != 0)
+			return rc;
+	} else
+		name = strndup(p->base, p->base_len);
+	if (!name)
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	rc = rq_revname_dwim(repo, known, name, ref, NULL, err);
+	free(name);
+	return rc < 0 ? -1 : rc == 0;
+}
+
+/* The entry of ref's reflog p names ("@{N}", "@{<date>}") into *out: 0;
+ * 1 none; -1 error. */
+static int reflog_entry(git_repository *repo, const char *ref, const rq_revparse *p, git_oid *out,
+			rq_error *err)
+{
+	const git_reflog_entry *e = NULL;
+	git_reflog *log = NULL;
+	int64_t when = 0;
+	size_t n;
+
+	if (p->at == RQ_REVPARSE_AT_REFLOG && p->at_n == 0)
+		return git_reference_name_to_id(out, repo, ref) < 0;
+	if (p->at == RQ_REVPARSE_AT_DATE) {
+		char *text = strndup(p->at_text, p->at_len);
+		int bad = !text || rq_approxidate(text, rq_approxidate_now(), &when) < 0;
+		free(text);
+		if (bad)
+			return text ? 1 : rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	}
+	if (git_reflog_read(&log, repo, ref) < 0)
+		return 1;
+	n = git_reflog_entrycount(log);
+	if (p->at == RQ_REVPARSE_AT_REFLOG)
+		e = (size_t)p->at_n < n ? git_reflog_entry_byindex(log, (size_t)p->at_n) : NULL;
+	/* by date: the newest entry made by then, else the oldest */
+	for (size_t i = 0; p->at == RQ_REVPARSE_AT_DATE && i < n; i++) {
+		e = git_reflog_entry_byindex(log, i);
+		if (git_reflog_entry_committer(e)->when.time <= when)
+			break;
+	}
+	if (e)
+		git_oid_cpy(out, git_reflog_entry_id_new(e));
+	git_reflog_free(log);
+	return !e;
+}
+
+/* The upstream of branch (a full name) into *out: 0; 1 none; -1 error. */
+static int upstream(git_repository *repo, const char *branch, git_oid *out, char **fullname,
+		    int *named, rq_error *err)
+{
+	git_buf up = {0};
+	int rc;
+
+	if (strncmp(branch, "refs/heads/", 11) || git_branch_upstream_name(&up, repo, branch) < 0)
+		return 1;
+	rc = git_reference_name_to_id(out, repo, up.ptr) < 0;
+	if (rc == 0 && fullname) {
+		if (!(*fullname = strdup(up.ptr)))
+			rc = rq_error_set(err, RQ_E_NOMEM, "out of memory");
+		else
+			*named = 1;
+	}
+	git_buf_dispose(&up);
+	return rc;
+}
+
+int rq_revat_resolve(git_repository *repo, const rq_revname_refs *known, const char *expr,
+		     const rq_revparse *p, git_oid *out, char **fullname, int *named, rq_error *err)
+{
+	char *ref = NULL;
+	int rc;
+
+	if (p->search_all)
+		rc = rq_revat_search(repo, NULL, p->base, p->base_len, out);
+	else if (p->at == RQ_REVPARSE_AT_PUSH) /* not supported: as before */
+		rc = 1;
+	else if ((rc = at_ref(repo, known, p, p->at != RQ_REVPARSE_AT_UPSTREAM, &ref, err)) != 0)
+		;
+	else if (p->at == RQ_REVPARSE_AT_UPSTREAM)
+		rc = upstream(repo, ref, out, fullname, named, err);
+	else
+		rc = reflog_entry(repo, ref, p, out, err);
+	free(ref);
+	if (rc > 0 || (rc < 0 && p->search_all))
+		return rq_revname_unknown(err, expr);
+	return rc;
+}
+
+/*
+ * The search, in git's order (object-name.c, get_oid_oneline): a list of
+ * commits sorted by committer date, youngest first; the first is taken
+ * out, looked at, and its parents not seen yet go in after every commit at
+ * least as young (commit_list_insert_by_date). Commits of the same date
+ * (scripts, imports) are so looked at in git's order. Here the list is an
+ * array with its head at the end.
+ */
+typedef struct search_list {
+	git_commit **v;
+	size_t n, cap;
+	rq_oidmap seen;
+} search_list;
+
+static void search_list_free(search_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		git_commit_free(l->v[i]);
+	free(l->v);
+	rq_oidmap_free(&l->seen);
+}
+
+/* c (taken) in at its date, after the commits at least as young. */
+static int insert_by_date(search_list *l, git_commit *c)
+{
+	git_commit **v = rq_mem_grow(l->v, &l->cap, l->n + 1, sizeof(*v), 64);
+	git_time_t t = git_commit_time(c);
+	size_t i = l->n;
+
+	if (!v) {
+		git_commit_free(c);
+		return -1;
+	}
+	l->v = v;
+	while (i > 0 && git_commit_time(v[i - 1]) >= t)
+		i--;
+	memmove(v + i + 1, v + i, (l->n - i) * sizeof(*v));
+	v[i] = c;
+	l->n++;
+	return rq_oidmap_put(&l->seen, git_commit_id(c), 0);
+}
+
+/* Take the youngest out and put its parents not seen yet in: the commit
+ * (to free), or NULL (none left, or an error: *failed set). */
+static git_commit *pop_youngest(search_list *l, int *failed)
+{
+	git_commit *c = l->v[--l->n];
+	size_t dummy;
+
+	for (unsigned i = 0; !*failed && i < git_commit_parentcount(c); i++) {
+		git_commit *parent = NULL;
+		if (rq_oidmap_get(&l->seen, git_commit_parent_id(c, i), &dummy))
+			continue;
+		if (git_commit_parent(&parent, c, i) < 0 || insert_by_date(l, parent) < 0)
+			*failed = 1;
+	}
+	if (*failed) {
+		git_commit_free(c);
+		return NULL;
+	}
+	return c;
+}
+
+/* The commit a full ref name names, tags peeled, or NULL when it names
+ * none (a dangling symbolic ref, a tag of a tree: skipped, as in git). */
+static git_commit *ref_commit(git_repository *repo, const char *name)
+{
+	git_object *o = NULL, *c = NULL;
+	git_oid id;
+
+	if (git_reference_name_to_id(&id, repo, name) == 0 &&
+	    git_object_lookup(&o, repo, &id, GIT_OBJECT_ANY) == 0)
+		git_object_peel(&c, o, GIT_OBJECT_COMMIT);
+	git_object_free(o);
+	if (!c)
+		git_error_clear();
+	return (git_commit *)c;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The names of all refs, sorted as git lists them. */
+static int ref_names(git_repository *repo, char ***out, size_t *n)
+{
+	git_reference_iterator *it = NULL;
+	const char *name;
+	size_t cap = 0;
+	int rc = 0, next;
+
+	*out = NULL;
+	*n = 0;
+	if (git_reference_iterator_new(&it, repo) < 0)
+		return -1;
+	while (rc == 0 && (next = git_reference_next_name(&name, it)) == 0) {
+		char **v = rq_mem_grow(*out, &cap, *n + 1, sizeof(*v), 64);
+		if (!v || !(v[*n] = strdup(name)))
+			rc = -1;
+		if (v)
+			*out = v;
+		if (rc == 0)
+			(*n)++;
+	}
+	git_reference_iterator_free(it);
+	if (rc == 0 && next != GIT_ITEROVER)
+		rc = -1;
+	if (*n)
+		qsort(*out, *n, sizeof(**out), cmp_names);
+	return rc;
+}
+
+/*
+ * The list ":/text" starts from: every ref's commit, then HEAD's, each put
+ * at the head of the list, which is then sorted by date, keeping the
+ * order of commits of the same date (git's handle_one_ref,
+ * commit_list_sort_by_date). Inserting them by date from the last to the
+ * first does just that.
+ */
+static int start_all(search_list *l, git_repository *repo)
+{
+	char **names;
+	size_t n;
+	int rc = ref_names(repo, &names, &n);
+	git_commit *head = rc == 0 ? ref_commit(repo, "HEAD") : NULL;
+
+	if (head)
+		rc = insert_by_date(l, head);
+	for (size_t i = n; i-- > 0;) {
+		git_commit *c = rc == 0 ? ref_commit(repo, names[i]) : NULL;
+		if (c)
+			rc = insert_by_date(l, c);
+		free(names[i]);
+	}
+	free(names);
+	return rc;
+}
+
+static int start_one(search_list *l, git_repository *repo, const git_oid *from)
+{
+	git_commit *c = NULL;
+
+	if (git_commit_lookup(&c, repo, from) < 0)
+		return -1;
+	return insert_by_date(l, c);
+}
+
+int rq_revat_search(git_repository *repo, const git_oid *from, const char *text, size_t len,
+		    git_oid *out)
+{
+	search_list l = {0};
+	char *pattern = strndup(text, len);
+	regex_t re;
+	int rc = 1, failed = 0;
+
+	if (!pattern)
+		return -1;
+	if (!len || regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB)) {
+		free(pattern);
+		return 1;
+	}
+	free(pattern);
+	rq_oidmap_init(&l.seen);
+	if ((from ? start_one(&l, repo, from) : start_all(&l, repo)) < 0)
+		rc = -1;
+	while (rc == 1 && l.n) {
+		git_commit *c = pop_youngest(&l, &failed);
+		if (!c) {
+			rc = -1;
+			break;
+		}
+		if (!regexec(&re, git_commit_message(c), 0, NULL, 0)) {
+			git_oid_cpy(out, git_commit_id(c));
+			rc = 0;
+		}
+		git_commit_free(c);
+	}
+	search_list_free(&l);
+	regfree(&re);
+	return rc;
+}
