@@ -48,6 +48,14 @@ static inline size_t rq_hindex_hash_oid(const git_oid *id)
 	return h;
 }
 
+/* The same over an id's bytes (an rq_oid's, of either object format). */
+static inline size_t rq_hindex_hash_id(const unsigned char *id)
+{
+	size_t h;
+	memcpy(&h, id, sizeof(h));
+	return h;
+}
+
 static inline size_t rq_hindex_hash_str(const char *s)
 {
 	uint64_t h = 1469598103934665603ull;

@@ -11,6 +11,7 @@
 #include "rq_odb_view.h"
 #include "rq_hindex.h"
 #include "rq_mem.h"
+#include "rq_oid.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -128,7 +129,11 @@ static int packs_read(void **data, size_t *len, git_object_t *type, git_odb_back
 {
 	packs *b = (packs *)be;
 	git_odb_backend *in;
-	int rc = rq_odb_packread_read(b->direct, id, data_alloc, be, data, len, type);
+	rq_oid rid;
+	int rc;
+
+	rq_oid_from_git(&rid, id);
+	rc = rq_odb_packread_read(b->direct, &rid, data_alloc, be, data, len, type);
 
 	if (rc > 0)
 		return 0;
@@ -146,7 +151,11 @@ static int packs_read_header(size_t *len, git_object_t *type, git_odb_backend *b
 {
 	packs *b = (packs *)be;
 	git_odb_backend *in;
-	int rc = rq_odb_packread_read_header(b->direct, id, len, type);
+	rq_oid rid;
+	int rc;
+
+	rq_oid_from_git(&rid, id);
+	rc = rq_odb_packread_read_header(b->direct, &rid, len, type);
 
 	if (rc > 0)
 		return 0;
@@ -182,8 +191,12 @@ static int packs_read_prefix(git_oid *full, void **data, size_t *len, git_object
 static int packs_exists(git_odb_backend *be, const git_oid *id)
 {
 	packs *b = (packs *)be;
-	int r = rq_odb_packread_has(b->direct, id);
 	git_odb_backend *in;
+	rq_oid rid;
+	int r;
+
+	rq_oid_from_git(&rid, id);
+	r = rq_odb_packread_has(b->direct, &rid);
 
 	if (r >= 0)
 		return r;
@@ -205,7 +218,11 @@ static int packs_refresh(git_odb_backend *be)
 static int packs_freshen(git_odb_backend *be, const git_oid *id)
 {
 	packs *b = (packs *)be;
-	int r = rq_odb_packread_freshen(b->direct, id);
+	rq_oid rid;
+	int r;
+
+	rq_oid_from_git(&rid, id);
+	r = rq_odb_packread_freshen(b->direct, &rid);
 
 	if (r < 0) {
 		git_error_set_oom();
@@ -243,7 +260,8 @@ static int packs_new(git_odb_backend **out, const char *dir, const char *shown, 
 	snprintf(spd, sizeof(spd), "%s/pack", shown);
 	if (!b || git_odb_init_backend(&b->parent, GIT_ODB_BACKEND_VERSION) < 0 ||
 	    !(b->shown = strdup(spd)) || !(b->dir = strdup(dir)) ||
-	    !(b->direct = rq_odb_packread_open_set(pd, spd, depth ? 0 : RQ_ODB_PACKSET_WRITE))) {
+	    !(b->direct = rq_odb_packread_open_set(pd, spd, &rq_oid_sha1,
+						   depth ? 0 : RQ_ODB_PACKSET_WRITE))) {
 		if (b)
 			packs_free(&b->parent);
 		git_error_set_oom();
@@ -281,15 +299,17 @@ int rq_odb_whole_blob(git_odb *odb, const git_oid *id, size_t min, size_t max,
 		      size_t *len)
 {
 	size_t n = git_odb_num_backends(odb);
+	rq_oid rid;
 
+	rq_oid_from_git(&rid, id);
 	for (size_t i = 0; i < n; i++) {
 		git_odb_backend *b = NULL;
 		int r;
 		if (git_odb_get_backend(&b, odb, i) < 0 || !b || b->read != packs_read ||
 		    !((packs *)b)->direct)
 			continue;
-		r = rq_odb_packread_whole_blob(((packs *)b)->direct, id, min, max, entry, entry_len,
-					       content, len);
+		r = rq_odb_packread_whole_blob(((packs *)b)->direct, &rid, min, max, entry,
+					       entry_len, content, len);
 		if (r != 0)
 			return r > 0 ? 1 : -1;
 	}

@@ -28,7 +28,11 @@
  *   rq_odb_own     what replayq keeps in objects/replayq (its packs'
  *                  marks), and the .keep of a pack on its way in;
  *   rq_odb_repack  replayq's packs consolidated geometrically;
- *   rq_sha1        SHA-1, for the pack's and the index's checksums.
+ *   rq_sha1        SHA-1, for the pack's and the index's checksums;
+ *   rq_hash        an object's id and a file's checksum in either object
+ *                  format (SHA-1, or SHA-256 through rq_sha256): the
+ *                  packs (read and written) and the loose objects take the
+ *                  format when opened; the database itself is SHA-1.
  *
  * Packs are read by replayq's reader, libgit2's pack backend made only for
  * what it does not take. Loose objects are read by a backend of our own

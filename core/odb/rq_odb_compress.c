@@ -106,7 +106,9 @@ static unsigned char *bg_content(rq_odb_store *s, size_t k, unsigned guard, int 
 	*own = 0;
 	if (o->data)
 		return o->data;
-	if (!guard || !o->entry || rq_odb_pack_entry_parse(o->entry, o->entry_len, &info) < 0 ||
+	if (!guard || !o->entry ||
+	    rq_odb_pack_entry_parse(o->entry, o->entry_len, rq_odb_store_algo(s)->rawsz, &info) <
+		0 ||
 	    rq_odb_pack_inflate(info.zdata, info.zlen, info.size, &raw) < 0)
 		return NULL;
 	*own = 1;

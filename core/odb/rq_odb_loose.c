@@ -4,6 +4,7 @@
  */
 #include "rq_odb_loose.h"
 #include "rq_error.h"
+#include "rq_hash.h"
 #include "rq_sha1.h"
 
 #include <dirent.h>
@@ -26,26 +27,28 @@
 
 typedef struct loose {
 	git_odb_backend parent;
-	char *dir;   /* the objects directory */
-	char *shown; /* how messages name it */
+	char *dir;		 /* the objects directory */
+	char *shown;		 /* how messages name it */
+	const rq_oid_algo *algo; /* its object format */
 } loose;
 
-static int corrupt(const loose *b, const git_oid *id)
+static int corrupt(const loose *b, const rq_oid *id)
 {
-	char hex[GIT_OID_HEXSZ + 1], msg[PATH_MAX + 128];
+	char hex[RQ_OID_MAX_HEXSZ + 1], msg[PATH_MAX + 160];
 
-	git_oid_tostr(hex, sizeof(hex), id);
+	rq_oid_fmt(hex, id, b->algo);
 	snprintf(msg, sizeof(msg), "loose object %s (stored in %s/%.2s/%s) is corrupt", hex,
 		 b->shown, hex, hex + 2);
 	git_error_set_str(RQ_ERROR_GIT_CORRUPT, msg);
 	return GIT_ERROR;
 }
 
-static void object_path(const loose *b, const git_oid *id, char *out, size_t n)
+/* dir/xx/<the other hexsz - 2 digits> */
+static void object_path(const loose *b, const rq_oid *id, char *out, size_t n)
 {
-	char hex[GIT_OID_HEXSZ + 1];
+	char hex[RQ_OID_MAX_HEXSZ + 1];
 
-	git_oid_tostr(hex, sizeof(hex), id);
+	rq_oid_fmt(hex, id, b->algo);
 	snprintf(out, n, "%s/%.2s/%s", b->dir, hex, hex + 2);
 }
 
@@ -94,7 +97,7 @@ typedef struct inflater {
 	git_object_t type;
 	size_t size, done; /* the content's size, bytes of it out */
 	int ret;	   /* zlib's last answer */
-	rq_sha1 sum;
+	rq_hash_ctx sum;
 } inflater;
 
 /* More input for zlib when it has none left (a read error ends it). */
@@ -129,7 +132,7 @@ static size_t inflate_some(inflater *f, unsigned char *out, size_t n)
 
 /* The header of the file of flen bytes at f->fd: 0, -1 damaged, or
  * LOOSE_NOMEM. */
-static int inflate_header(inflater *f, size_t flen)
+static int inflate_header(inflater *f, const rq_oid_algo *algo, size_t flen)
 {
 	int r;
 
@@ -145,8 +148,8 @@ static int inflate_header(inflater *f, size_t flen)
 	if (f->size / ZLIB_RATIO_MAX > flen || f->have - f->hl > f->size)
 		return -1;
 	f->done = f->have - f->hl;
-	rq_sha1_object_init(&f->sum, git_object_type2string(f->type), f->size);
-	rq_sha1_update(&f->sum, f->head + f->hl, f->done);
+	rq_hash_object_init(&f->sum, algo, git_object_type2string(f->type), f->size);
+	rq_hash_update(&f->sum, f->head + f->hl, f->done);
 	return 0;
 }
 
@@ -167,7 +170,7 @@ static int inflate_rest(inflater *f, unsigned char *buf)
 		if (!buf && room > sizeof(scratch))
 			room = sizeof(scratch);
 		got = inflate_some(f, to, room);
-		rq_sha1_update(&f->sum, to, got);
+		rq_hash_update(&f->sum, to, got);
 		f->done += got;
 	}
 	if (f->done != f->size || (f->ret != Z_OK && f->ret != Z_STREAM_END))
@@ -181,17 +184,17 @@ static int inflate_rest(inflater *f, unsigned char *buf)
 }
 
 /* The content hashed to id. */
-static int hash_matches(inflater *f, const git_oid *id)
+static int hash_matches(inflater *f, const rq_oid *id)
 {
-	unsigned char sum[20];
+	unsigned char sum[RQ_OID_MAX_RAWSZ];
 
-	rq_sha1_final(&f->sum, sum);
-	return !memcmp(sum, id->id, sizeof(sum));
+	rq_hash_final(&f->sum, sum);
+	return !memcmp(sum, id->id, f->sum.algo->rawsz);
 }
 
 /* The object's file (not through a symbolic link): 0 with f->fd and
  * *flen, GIT_ENOTFOUND, or -1. */
-static int open_object(const loose *b, const git_oid *id, inflater *f, size_t *flen)
+static int open_object(const loose *b, const rq_oid *id, inflater *f, size_t *flen)
 {
 	char path[PATH_MAX];
 	struct stat st;
@@ -212,7 +215,7 @@ static int open_object(const loose *b, const git_oid *id, inflater *f, size_t *f
  * believed above). 0, GIT_ENOTFOUND, or GIT_ERROR with "is corrupt" or
  * out of memory set.
  */
-static int loose_load(git_odb_backend *be, const git_oid *id, git_object_t *type, size_t *size,
+static int loose_load(git_odb_backend *be, const rq_oid *id, git_object_t *type, size_t *size,
 		      unsigned char **out)
 {
 	loose *b = (loose *)be;
@@ -224,8 +227,9 @@ static int loose_load(git_odb_backend *be, const git_oid *id, git_object_t *type
 	memset(&f.z, 0, sizeof(f.z));
 	f.eof = 0;
 	f.have = 0;
-	if ((rc = open_object(b, id, &f, &flen)) == 0 && (rc = inflate_header(&f, flen)) == 0 &&
-	    out && !(buf = git_odb_backend_data_alloc(be, f.size + 1)))
+	if ((rc = open_object(b, id, &f, &flen)) == 0 &&
+	    (rc = inflate_header(&f, b->algo, flen)) == 0 && out &&
+	    !(buf = git_odb_backend_data_alloc(be, f.size + 1)))
 		rc = LOOSE_NOMEM;
 	if (rc == 0 && buf)
 		memcpy(buf, f.head + f.hl, f.done);
@@ -254,8 +258,10 @@ static int loose_load(git_odb_backend *be, const git_oid *id, git_object_t *type
 	return 0;
 }
 
-static int loose_read(void **data, size_t *len, git_object_t *type, git_odb_backend *be,
-		      const git_oid *id)
+/* ---- the direct API (either format) ---- */
+
+int rq_odb_loose_read(git_odb_backend *be, const rq_oid *id, void **data, size_t *len,
+		      git_object_t *type)
 {
 	unsigned char *out = NULL;
 	int rc = loose_load(be, id, type, len, &out);
@@ -265,13 +271,12 @@ static int loose_read(void **data, size_t *len, git_object_t *type, git_odb_back
 	return rc;
 }
 
-static int loose_read_header(size_t *len, git_object_t *type, git_odb_backend *be,
-			     const git_oid *id)
+int rq_odb_loose_read_header(git_odb_backend *be, const rq_oid *id, size_t *len, git_object_t *type)
 {
 	return loose_load(be, id, type, len, NULL);
 }
 
-static int loose_exists(git_odb_backend *be, const git_oid *id)
+int rq_odb_loose_exists(git_odb_backend *be, const rq_oid *id)
 {
 	char path[PATH_MAX];
 	struct stat st;
@@ -280,64 +285,109 @@ static int loose_exists(git_odb_backend *be, const git_oid *id)
 	return lstat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/*
- * The one loose object whose id starts with the first hexlen digits of
- * prefix, in *full. 0, GIT_ENOTFOUND or GIT_EAMBIGUOUS.
- */
-static int find_prefix(loose *b, const git_oid *prefix, size_t hexlen, git_oid *full)
+/* git's words for a prefix that names more than one object */
+static int ambiguous(const char *hex, size_t hexlen)
 {
-	char hex[GIT_OID_HEXSZ + 1], dir[PATH_MAX];
+	char msg[RQ_OID_MAX_HEXSZ + 64];
+
+	snprintf(msg, sizeof(msg), "short object ID %.*s is ambiguous", (int)hexlen, hex);
+	git_error_set_str(GIT_ERROR_ODB, msg);
+	return GIT_EAMBIGUOUS;
+}
+
+int rq_odb_loose_find_prefix(git_odb_backend *be, const rq_oid *prefix, size_t hexlen, rq_oid *full)
+{
+	const loose *b = (const loose *)be;
+	size_t hexsz = b->algo->hexsz;
+	char hex[RQ_OID_MAX_HEXSZ + 1], dir[PATH_MAX], whole[RQ_OID_MAX_HEXSZ];
 	struct dirent *d;
 	DIR *dh;
 	int found = 0;
 
-	git_oid_tostr(hex, sizeof(hex), prefix);
-	if (hexlen < 2)
-		return GIT_ENOTFOUND; /* libgit2 asks for at least 4 digits */
+	if (hexlen < 2 || hexlen > hexsz)
+		return GIT_ENOTFOUND; /* callers ask for at least 4 digits */
+	rq_oid_fmt(hex, prefix, b->algo);
 	snprintf(dir, sizeof(dir), "%s/%.2s", b->dir, hex);
 	if (!(dh = opendir(dir)))
 		return GIT_ENOTFOUND;
 	while ((d = readdir(dh)) && found < 2) {
-		char whole[GIT_OID_HEXSZ + 1];
-		if (strlen(d->d_name) != GIT_OID_HEXSZ - 2 ||
-		    strncmp(d->d_name, hex + 2, hexlen - 2) != 0)
+		/* a name of the format's width only (a SHA-1 name in a
+		 * SHA-256 repository is no object of it) */
+		if (strlen(d->d_name) != hexsz - 2 || strncmp(d->d_name, hex + 2, hexlen - 2) != 0)
 			continue;
 		memcpy(whole, hex, 2);
-		memcpy(whole + 2, d->d_name, GIT_OID_HEXSZ - 2);
-		whole[GIT_OID_HEXSZ] = '\0';
-		if (git_oid_fromstr(full, whole) == 0)
+		memcpy(whole + 2, d->d_name, hexsz - 2);
+		if (rq_oid_parse(full, b->algo, whole, hexsz) == 0)
 			found++;
 	}
 	closedir(dh);
-	if (found > 1) {
-		git_error_set_str(GIT_ERROR_ODB, "ambiguous sha1 prefix");
-		return GIT_EAMBIGUOUS;
-	}
+	if (found > 1)
+		return ambiguous(hex, hexlen);
 	return found ? 0 : GIT_ENOTFOUND;
+}
+
+const rq_oid_algo *rq_odb_loose_algo(const git_odb_backend *be)
+{
+	return ((const loose *)be)->algo;
+}
+
+/* ---- libgit2's backend interface (SHA-1: its ids are 20 bytes) ---- */
+
+static int loose_read(void **data, size_t *len, git_object_t *type, git_odb_backend *be,
+		      const git_oid *id)
+{
+	rq_oid rid;
+
+	rq_oid_from_git(&rid, id);
+	return rq_odb_loose_read(be, &rid, data, len, type);
+}
+
+static int loose_read_header(size_t *len, git_object_t *type, git_odb_backend *be,
+			     const git_oid *id)
+{
+	rq_oid rid;
+
+	rq_oid_from_git(&rid, id);
+	return rq_odb_loose_read_header(be, &rid, len, type);
+}
+
+static int loose_exists(git_odb_backend *be, const git_oid *id)
+{
+	rq_oid rid;
+
+	rq_oid_from_git(&rid, id);
+	return rq_odb_loose_exists(be, &rid);
+}
+
+/* The one object of an abbreviated id (hexlen digits of prefix): 0 with
+ * *full, GIT_ENOTFOUND or GIT_EAMBIGUOUS. */
+static int git_prefix(git_odb_backend *be, const git_oid *prefix, size_t hexlen, git_oid *full)
+{
+	rq_oid p, id;
+	int rc;
+
+	rq_oid_from_git(&p, prefix);
+	if (hexlen >= GIT_OID_HEXSZ) {
+		git_oid_cpy(full, prefix);
+		return rq_odb_loose_exists(be, &p) ? 0 : GIT_ENOTFOUND;
+	}
+	if ((rc = rq_odb_loose_find_prefix(be, &p, hexlen, &id)) == 0)
+		rc = rq_oid_to_git(full, &id, &rq_oid_sha1);
+	return rc;
 }
 
 static int loose_read_prefix(git_oid *full, void **data, size_t *len, git_object_t *type,
 			     git_odb_backend *be, const git_oid *prefix, size_t hexlen)
 {
-	int rc;
+	int rc = git_prefix(be, prefix, hexlen, full);
 
-	if (hexlen >= GIT_OID_HEXSZ) {
-		git_oid_cpy(full, prefix);
-		return loose_read(data, len, type, be, prefix);
-	}
-	if ((rc = find_prefix((loose *)be, prefix, hexlen, full)) < 0)
-		return rc;
-	return loose_read(data, len, type, be, full);
+	return rc < 0 ? rc : loose_read(data, len, type, be, full);
 }
 
 static int loose_exists_prefix(git_oid *full, git_odb_backend *be, const git_oid *prefix,
 			       size_t hexlen)
 {
-	if (hexlen >= GIT_OID_HEXSZ) {
-		git_oid_cpy(full, prefix);
-		return loose_exists(be, prefix) ? 0 : GIT_ENOTFOUND;
-	}
-	return find_prefix((loose *)be, prefix, hexlen, full);
+	return git_prefix(be, prefix, hexlen, full);
 }
 
 static void loose_free(git_odb_backend *be)
@@ -349,12 +399,14 @@ static void loose_free(git_odb_backend *be)
 	free(b);
 }
 
-int rq_odb_loose_new(git_odb_backend **out, const char *dir, const char *shown)
+int rq_odb_loose_open(git_odb_backend **out, const char *dir, const char *shown,
+		      const rq_oid_algo *algo)
 {
 	loose *b = calloc(1, sizeof(*b));
 
 	if (!b || git_odb_init_backend(&b->parent, GIT_ODB_BACKEND_VERSION) < 0)
 		goto fail;
+	b->algo = algo ? algo : &rq_oid_sha1;
 	b->dir = strdup(dir);
 	b->shown = strdup(shown ? shown : dir);
 	if (!b->dir || !b->shown)
@@ -375,6 +427,11 @@ fail:
 	free(b);
 	git_error_set_oom();
 	return -1;
+}
+
+int rq_odb_loose_new(git_odb_backend **out, const char *dir, const char *shown)
+{
+	return rq_odb_loose_open(out, dir, shown, &rq_oid_sha1);
 }
 
 int rq_odb_loose_is(const git_odb_backend *b)

@@ -25,9 +25,19 @@ struct rq_odb_mem {
 	rq_odb_compress bg;
 };
 
+/* libgit2's ids (SHA-1) as the store's: the converters are here, at the
+ * boundary of the backend and of rq_odb_mem's API */
 static rq_odb_store_obj *find(struct rq_odb_mem *m, const git_oid *id)
 {
-	return rq_odb_store_find(&m->store, id);
+	rq_oid rid;
+
+	rq_oid_from_git(&rid, id);
+	return rq_odb_store_find(&m->store, &rid);
+}
+
+static void to_git(git_oid *out, const rq_oid *id)
+{
+	memcpy(out->id, id->id, GIT_OID_RAWSZ);
 }
 
 static int copy_locked(void **out, size_t *len, git_object_t *type, git_odb_backend *b,
@@ -91,7 +101,7 @@ static int mem_read_header(size_t *len, git_object_t *type, git_odb_backend *b, 
 	return 0;
 }
 
-static int prefix_match(const git_oid *id, const git_oid *prefix, size_t hexlen)
+static int prefix_match(const rq_oid *id, const git_oid *prefix, size_t hexlen)
 {
 	size_t full = hexlen / 2;
 	if (memcmp(id->id, prefix->id, full))
@@ -124,7 +134,7 @@ static int mem_read_prefix(git_oid *out_id, void **out, size_t *len, git_object_
 	int r = find_prefix((struct rq_odb_mem *)b, prefix, hexlen, &o);
 	if (r < 0)
 		return r;
-	git_oid_cpy(out_id, &o->id);
+	to_git(out_id, &o->id);
 	return copy_out(out, len, type, b, o);
 }
 
@@ -135,7 +145,7 @@ static int mem_exists_prefix(git_oid *out_id, git_odb_backend *b, const git_oid 
 	int r = find_prefix((struct rq_odb_mem *)b, prefix, hexlen, &o);
 	if (r < 0)
 		return r;
-	git_oid_cpy(out_id, &o->id);
+	to_git(out_id, &o->id);
 	return 0;
 }
 
@@ -149,7 +159,10 @@ static int mem_exists(git_odb_backend *b, const git_oid *id)
 static int add_new(struct rq_odb_mem *m, const git_oid *id, const void *data, size_t len,
 		   git_object_t type, int unchecked, size_t like)
 {
-	if (rq_odb_store_add(&m->store, id, data, len, type, 0, unchecked, like) < 0) {
+	rq_oid rid;
+
+	rq_oid_from_git(&rid, id);
+	if (rq_odb_store_add(&m->store, &rid, data, len, type, 0, unchecked, like) < 0) {
 		git_error_set_oom();
 		return -1;
 	}
@@ -170,7 +183,10 @@ static int mem_foreach(git_odb_backend *b, git_odb_foreach_cb cb, void *payload)
 {
 	struct rq_odb_mem *m = (struct rq_odb_mem *)b;
 	for (size_t k = 0; k < m->store.n; k++) {
-		int r = cb(&m->store.objs[k].id, payload);
+		git_oid id;
+		int r;
+		to_git(&id, &m->store.objs[k].id);
+		r = cb(&id, payload);
 		if (r)
 			return r;
 	}
@@ -270,7 +286,10 @@ int rq_odb_mem_hash(git_oid *out, git_odb *odb, const void *data, size_t len, gi
 
 int rq_odb_mem_check(const git_oid *id, const void *data, size_t len, git_object_t type)
 {
-	return rq_odb_store_check_id(id, data, len, type);
+	rq_oid rid;
+
+	rq_oid_from_git(&rid, id);
+	return rq_odb_store_check_id(&rid, data, len, type);
 }
 
 /*
@@ -294,11 +313,13 @@ static size_t borrow_base(struct rq_odb_mem *m, git_odb *odb, const git_oid *id,
 	unsigned char *entry, *content;
 	size_t entry_len, len;
 	rq_odb_store_obj *o;
+	rq_oid rid;
 
 	if (!id || find(m, id) ||
 	    rq_odb_whole_blob(odb, id, near / 2, near * 2, &entry, &entry_len, &content, &len) != 1)
 		return 0;
-	if (!(o = rq_odb_store_append(&m->store, id))) {
+	rq_oid_from_git(&rid, id);
+	if (!(o = rq_odb_store_append(&m->store, &rid))) {
 		free(entry);
 		free(content);
 		return 0;
@@ -343,7 +364,7 @@ static int write_hashed(struct rq_odb_mem *m, git_odb *odb, git_oid *id, const v
 	int ahead = ahead_of(m);
 
 	if (find(m, id))
-		return ahead ? rq_odb_store_check_id(id, data, len, type) : 0;
+		return ahead ? rq_odb_mem_check(id, data, len, type) : 0;
 	/* a packed object: git_odb_write() freshens its pack, as git does */
 	if (exists_packed(odb, id))
 		return git_odb_write(id, odb, data, len, type);
@@ -480,7 +501,7 @@ int rq_odb_mem_check_deltas(git_odb_backend *b, rq_odb_pack_encoder *enc)
 		rq_odb_store_obj *o = &m->store.objs[k], *base;
 		if (!o->depth)
 			continue;
-		base = find(m, &o->base);
+		base = rq_odb_store_find(&m->store, &o->base);
 		/* a base that is missing, later in the pack or too deep: whole */
 		if (!base || base >= o || base->depth >= RQ_ODB_STORE_DELTA_DEPTH) {
 			if (rq_odb_store_materialize(&m->store, o, RQ_ODB_STORE_MATERIALIZE_DEPTH) <
@@ -504,7 +525,7 @@ int rq_odb_mem_entry(git_odb_backend *b, size_t i, rq_odb_pack_entry *out)
 		return -1;
 	if (o->borrowed && !o->used)
 		return 1;
-	git_oid_cpy(&out->id, &o->id);
+	out->id = o->id;
 	out->data = o->entry;
 	out->len = o->entry_len;
 	out->crc = o->crc;

@@ -17,7 +17,6 @@
 
 #define MIDX_HEAD  12 /* signature, version, hash, chunks, bases, packs */
 #define CHUNK_ROW  12 /* id and 64-bit offset */
-#define HASH_LEN   20
 #define PACKS_MAX  (1u << 20)
 #define CHUNK_PNAM 0x504e414du
 #define CHUNK_OIDF 0x4f494446u
@@ -32,6 +31,7 @@ struct rq_odb_midx {
 	const char **names; /* into the PNAM chunk */
 	const unsigned char *fanout, *ids, *offs, *loffs;
 	size_t nloffs;
+	size_t rawsz; /* the ids' width, the trailer's */
 };
 
 static uint64_t be64(const unsigned char *p)
@@ -47,17 +47,18 @@ typedef struct chunk {
 
 /* The chunk table: each chunk ends where the next row's offset says. 0
  * or -1 (an offset outside the file, or going back). */
-static int read_chunks(const unsigned char *map, size_t len, unsigned count, chunk found[5])
+static int read_chunks(const unsigned char *map, size_t len, size_t rawsz, unsigned count,
+		       chunk found[5])
 {
 	static const uint32_t ids[5] = {CHUNK_PNAM, CHUNK_OIDF, CHUNK_OIDL, CHUNK_OOFF, CHUNK_LOFF};
 	const unsigned char *row = map + MIDX_HEAD;
 
 	memset(found, 0, 5 * sizeof(*found));
-	if (len < MIDX_HEAD + (size_t)(count + 1) * CHUNK_ROW + HASH_LEN)
+	if (len < MIDX_HEAD + (size_t)(count + 1) * CHUNK_ROW + rawsz)
 		return -1;
 	for (unsigned c = 0; c < count; c++, row += CHUNK_ROW) {
 		uint64_t at = be64(row + 4), end = be64(row + CHUNK_ROW + 4);
-		if (at > end || end > len - HASH_LEN)
+		if (at > end || end > len - rawsz)
 			return -1;
 		for (int k = 0; k < 5; k++)
 			if (rq_odb_pack_be32(row) == ids[k])
@@ -93,8 +94,11 @@ static int parse(rq_odb_midx *m)
 	chunk c[5];
 	int r;
 
-	if (m->len < MIDX_HEAD || memcmp(h, "MIDX", 4) || (h[4] != 1 && h[4] != 2) || h[5] != 1 ||
-	    h[7] != 0 || read_chunks(m->map, m->len, h[6], c) < 0)
+	/* the hash version: 1 SHA-1, 2 SHA-256 (one of the other format is
+	 * not used, as git does not use it) */
+	if (m->len < MIDX_HEAD || memcmp(h, "MIDX", 4) || (h[4] != 1 && h[4] != 2) ||
+	    h[5] != (m->rawsz == 20 ? 1 : 2) || h[7] != 0 ||
+	    read_chunks(m->map, m->len, m->rawsz, h[6], c) < 0)
 		return 1;
 	m->npacks = rq_odb_pack_be32(h + 8);
 	if (m->npacks > PACKS_MAX || !c[0].p || !c[1].p || c[1].n != 256 * 4 || !c[2].p || !c[3].p)
@@ -102,7 +106,7 @@ static int parse(rq_odb_midx *m)
 	m->fanout = c[1].p;
 	m->nr = rq_odb_pack_be32(m->fanout + 255 * 4);
 	/* git: "oid fanout out of order", and the packs are read without it */
-	if (!rq_odb_pack_fanout_ok(m->fanout, m->nr) || c[2].n != (size_t)m->nr * HASH_LEN ||
+	if (!rq_odb_pack_fanout_ok(m->fanout, m->nr) || c[2].n != (size_t)m->nr * m->rawsz ||
 	    c[3].n != (size_t)m->nr * 8 || c[4].n % 8)
 		return 1;
 	m->ids = c[2].p;
@@ -135,7 +139,7 @@ static int map_midx(const char *path, const unsigned char **map, size_t *len)
 	return 0;
 }
 
-int rq_odb_midx_open(rq_odb_midx **out, const char *pack_dir)
+int rq_odb_midx_open(rq_odb_midx **out, const char *pack_dir, size_t rawsz)
 {
 	char path[PATH_MAX];
 	rq_odb_midx *m;
@@ -146,6 +150,7 @@ int rq_odb_midx_open(rq_odb_midx **out, const char *pack_dir)
 		return 0;
 	if (!(m = calloc(1, sizeof(*m))))
 		return -1;
+	m->rawsz = rawsz;
 	if (map_midx(path, &m->map, &m->len) < 0) {
 		free(m);
 		return 0;
@@ -183,7 +188,7 @@ int rq_odb_midx_find(const rq_odb_midx *m, const unsigned char *id, uint32_t *pa
 	uint32_t pos, o;
 	const unsigned char *row;
 
-	if (!rq_odb_pack_fanout_find(m->fanout, m->ids, HASH_LEN, m->nr, id, &pos))
+	if (!rq_odb_pack_fanout_find(m->fanout, m->ids, m->rawsz, m->nr, id, m->rawsz, &pos))
 		return 0;
 	row = m->offs + (size_t)pos * 8;
 	*pack = rq_odb_pack_be32(row);

@@ -9,7 +9,8 @@
  * it and where. One binary search then answers for all of them, where
  * searching pack by pack costs a search (and a mapped index) per pack.
  * The format is git's (Documentation/gitformat-pack.txt, "multi-pack-index
- * files"): a header ("MIDX", version 1 or 2, SHA-1, the chunk count, no
+ * files"): a header ("MIDX", version 1 or 2, the hash (SHA-1 or SHA-256:
+ * the repository's, else the file is not used), the chunk count, no
  * base files, the pack count), a table of chunks, and the chunks PNAM
  * (the packs' index names), OIDF (fan-out), OIDL (ids), OOFF (pack and
  * offset of each) and LOFF (large offsets). Every part is checked against
@@ -25,9 +26,10 @@
 
 typedef struct rq_odb_midx rq_odb_midx;
 
-/* The multi-pack-index of pack_dir, mapped: 1 with *out, 0 when there is
- * none or it does not parse, -1 out of memory. */
-int rq_odb_midx_open(rq_odb_midx **out, const char *pack_dir);
+/* The multi-pack-index of pack_dir, its ids rawsz bytes wide (the
+ * repository's format), mapped: 1 with *out, 0 when there is none or it
+ * does not parse, -1 out of memory. */
+int rq_odb_midx_open(rq_odb_midx **out, const char *pack_dir, size_t rawsz);
 void rq_odb_midx_free(rq_odb_midx *m);
 
 /* Its packs, by number: the index's file name ("pack-<hex>.idx"). */

@@ -27,6 +27,7 @@
 struct rq_odb_pack_encoder {
 	struct libdeflate_compressor *c;
 	int level;	     /* libdeflate's: 0 (stored) to 9 */
+	size_t rawsz;	     /* a REF_DELTA base's width: the object format's */
 	unsigned char *work; /* the output buffer, as large as the bound needs */
 	size_t work_cap;
 };
@@ -43,6 +44,7 @@ rq_odb_pack_encoder *rq_odb_pack_encoder_new_level(int level)
 	if (!enc)
 		return NULL;
 	enc->level = level < 0 || level > 9 ? RQ_ODB_PACK_DEFAULT_LEVEL : level;
+	enc->rawsz = rq_oid_sha1.rawsz;
 	if (!(enc->c = libdeflate_alloc_compressor(enc->level))) {
 		free(enc);
 		return NULL;
@@ -53,6 +55,11 @@ rq_odb_pack_encoder *rq_odb_pack_encoder_new_level(int level)
 int rq_odb_pack_encoder_level(const rq_odb_pack_encoder *enc)
 {
 	return enc->level;
+}
+
+void rq_odb_pack_encoder_set_algo(rq_odb_pack_encoder *enc, const rq_oid_algo *algo)
+{
+	enc->rawsz = algo->rawsz;
 }
 
 int rq_odb_pack_compression_level(git_repository *repo)
@@ -85,8 +92,9 @@ uint32_t rq_odb_pack_crc32(const void *p, size_t len)
 }
 
 /* An entry's header: the type code and the size (base-128, 4 bits first),
- * then the base id of a REF_DELTA. Returns its length. */
-static size_t entry_header(unsigned char *head, unsigned type, const git_oid *base, size_t len)
+ * then the base id of a REF_DELTA (rawsz bytes). Returns its length. */
+static size_t entry_header(unsigned char *head, unsigned type, const rq_oid *base, size_t rawsz,
+			   size_t len)
 {
 	uint64_t size = len;
 	size_t nh = 0;
@@ -100,8 +108,8 @@ static size_t entry_header(unsigned char *head, unsigned type, const git_oid *ba
 	}
 	nh++;
 	if (base) {
-		memcpy(head + nh, base->id, GIT_OID_RAWSZ);
-		nh += GIT_OID_RAWSZ;
+		memcpy(head + nh, base->id, rawsz);
+		nh += rawsz;
 	}
 	return nh;
 }
@@ -170,12 +178,12 @@ static size_t compress_payload(rq_odb_pack_encoder *enc, unsigned type, const vo
  * the zlib stream of payload. Compressed into the encoder's buffer, then
  * copied into one of the entry's size: an entry is about a third of its
  * object, and the stores keep every entry until the pack. */
-static int encode_entry(rq_odb_pack_encoder *enc, unsigned type, const git_oid *base,
+static int encode_entry(rq_odb_pack_encoder *enc, unsigned type, const rq_oid *base,
 			const void *payload, size_t len, unsigned char **out, size_t *out_len,
 			uint32_t *crc)
 {
-	unsigned char head[16 + GIT_OID_RAWSZ], *buf;
-	size_t nh = entry_header(head, type, base, len), z;
+	unsigned char head[16 + RQ_OID_MAX_RAWSZ], *buf;
+	size_t nh = entry_header(head, type, base, enc->rawsz, len), z;
 
 	*out = NULL;
 	z = compress_payload(enc, type, payload, len);
@@ -274,7 +282,7 @@ size_t rq_odb_pack_delta_cost(const void *base, size_t base_len, const void *tar
 	return mid;
 }
 
-int rq_odb_pack_encode_delta(rq_odb_pack_encoder *enc, const git_oid *base_id, const void *base,
+int rq_odb_pack_encode_delta(rq_odb_pack_encoder *enc, const rq_oid *base_id, const void *base,
 			     size_t base_len, const void *target, size_t len, unsigned char **out,
 			     size_t *out_len, uint32_t *crc)
 {
@@ -424,8 +432,8 @@ static void scan_target(delta_out *d, const block_index *ix, const unsigned char
 	put_literal(d, t + lit, tlen - lit);
 }
 
-int rq_odb_pack_encode_blob_delta(rq_odb_pack_encoder *enc, const git_oid *base_id,
-				  const void *base, size_t base_len, const void *target, size_t len,
+int rq_odb_pack_encode_blob_delta(rq_odb_pack_encoder *enc, const rq_oid *base_id, const void *base,
+				  size_t base_len, const void *target, size_t len,
 				  unsigned char **out, size_t *out_len, uint32_t *crc)
 {
 	block_index ix = {NULL, 0};
@@ -456,7 +464,8 @@ int rq_odb_pack_encode_blob_delta(rq_odb_pack_encoder *enc, const git_oid *base_
 
 #define INFLATE_MAX_RATIO 1032 /* deflate expands at most this much */
 
-int rq_odb_pack_entry_parse(const unsigned char *e, size_t len, rq_odb_pack_entry_info *info)
+int rq_odb_pack_entry_parse(const unsigned char *e, size_t len, size_t rawsz,
+			    rq_odb_pack_entry_info *info)
 {
 	size_t pos = 0;
 	uint64_t size;
@@ -475,10 +484,10 @@ int rq_odb_pack_entry_parse(const unsigned char *e, size_t len, rq_odb_pack_entr
 	}
 	pos++;
 	if (info->code == 7) {
-		if (len - pos < GIT_OID_RAWSZ)
+		if (len - pos < rawsz)
 			return -1;
-		git_oid_fromraw(&info->base, e + pos);
-		pos += GIT_OID_RAWSZ;
+		memcpy(info->base.id, e + pos, rawsz); /* the rest zero (memset) */
+		pos += rawsz;
 	} else if (info->code < 1 || info->code > 4) {
 		return -1;
 	}
@@ -627,27 +636,31 @@ uint32_t rq_odb_pack_be32(const unsigned char *p)
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-int rq_odb_pack_idx_parse(const unsigned char *p, size_t len, rq_odb_pack_idx *ix)
+int rq_odb_pack_idx_parse(const unsigned char *p, size_t len, size_t rawsz, rq_odb_pack_idx *ix)
 {
 	size_t min;
 
 	memset(ix, 0, sizeof(*ix));
-	if (len < IDX_HEAD + IDX_FANOUT + 40 || memcmp(p, "\377tOc\0\0\0\2", 8))
+	if (len < IDX_HEAD + IDX_FANOUT + 2 * rawsz || memcmp(p, "\377tOc\0\0\0\2", 8))
 		return RQ_ODB_PACK_IDX_SHORT;
 	ix->nr = rq_odb_pack_be32(p + IDX_HEAD + 255 * 4);
-	min = IDX_HEAD + IDX_FANOUT + (size_t)ix->nr * 28 + 40;
-	/* a large offset for every entry but the first at most */
-	if (len < min || (len - min) % 8 || (len - min) / 8 > (ix->nr ? ix->nr - 1 : 0))
+	min = IDX_HEAD + IDX_FANOUT + (size_t)ix->nr * (rawsz + 8) + 2 * rawsz;
+	/* a large offset for every entry but the first at most (git's check:
+	 * an index of the other object format fails it) */
+	if (len < min || (len - min) / 8 > (ix->nr ? ix->nr - 1 : 0))
+		return RQ_ODB_PACK_IDX_SIZE;
+	if ((len - min) % 8)
 		return RQ_ODB_PACK_IDX_CORRUPT;
 	ix->fanout = p + IDX_HEAD;
 	if (!rq_odb_pack_fanout_ok(ix->fanout, ix->nr))
 		return RQ_ODB_PACK_IDX_FANOUT;
+	ix->rawsz = rawsz;
 	ix->ids = ix->fanout + IDX_FANOUT;
-	ix->crcs = ix->ids + (size_t)ix->nr * 20;
+	ix->crcs = ix->ids + (size_t)ix->nr * rawsz;
 	ix->off32 = ix->crcs + (size_t)ix->nr * 4;
 	ix->off64 = ix->off32 + (size_t)ix->nr * 4;
 	ix->n64 = (len - min) / 8;
-	ix->pack_sum = p + len - 40;
+	ix->pack_sum = p + len - 2 * rawsz;
 	return 0;
 }
 
@@ -664,8 +677,12 @@ int rq_odb_pack_fanout_ok(const unsigned char *fanout, uint32_t nr)
 	return prev == nr;
 }
 
-int rq_odb_pack_fanout_find(const unsigned char *fanout, const unsigned char *ids, size_t stride,
-			    uint32_t nr, const unsigned char *id, uint32_t *pos)
+/* The search at one width: inlined into the two callers below with w a
+ * constant, so that SHA-1's compares stay 20-byte ones (no width is looked
+ * up per probe). */
+static inline int fanout_search(const unsigned char *fanout, const unsigned char *ids,
+				size_t stride, uint32_t nr, const unsigned char *id, size_t w,
+				uint32_t *pos)
 {
 	uint32_t lo = id[0] ? rq_odb_pack_be32(fanout + (size_t)(id[0] - 1) * 4) : 0;
 	uint32_t hi = rq_odb_pack_be32(fanout + (size_t)id[0] * 4);
@@ -674,15 +691,34 @@ int rq_odb_pack_fanout_find(const unsigned char *fanout, const unsigned char *id
 		return 0;
 	while (lo < hi) { /* the first id not below */
 		uint32_t mid = lo + (hi - lo) / 2;
-		if (memcmp(ids + (size_t)mid * stride, id, 20) < 0)
+		if (memcmp(ids + (size_t)mid * stride, id, w) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo >= nr || memcmp(ids + (size_t)lo * stride, id, 20))
+	if (lo >= nr || memcmp(ids + (size_t)lo * stride, id, w))
 		return 0;
 	*pos = lo;
 	return 1;
+}
+
+static int fanout_search20(const unsigned char *fanout, const unsigned char *ids, size_t stride,
+			   uint32_t nr, const unsigned char *id, uint32_t *pos)
+{
+	return fanout_search(fanout, ids, stride, nr, id, 20, pos);
+}
+
+static int fanout_search32(const unsigned char *fanout, const unsigned char *ids, size_t stride,
+			   uint32_t nr, const unsigned char *id, uint32_t *pos)
+{
+	return fanout_search(fanout, ids, stride, nr, id, 32, pos);
+}
+
+int rq_odb_pack_fanout_find(const unsigned char *fanout, const unsigned char *ids, size_t stride,
+			    uint32_t nr, const unsigned char *id, size_t rawsz, uint32_t *pos)
+{
+	return rawsz == 20 ? fanout_search20(fanout, ids, stride, nr, id, pos)
+			   : fanout_search32(fanout, ids, stride, nr, id, pos);
 }
 
 int rq_odb_pack_idx_offset(const rq_odb_pack_idx *ix, uint32_t pos, uint64_t *off)
@@ -706,6 +742,7 @@ int rq_odb_pack_idx_find(const rq_odb_pack_idx *ix, const unsigned char *id, uin
 {
 	uint32_t pos;
 
-	return rq_odb_pack_fanout_find(ix->fanout, ix->ids, 20, ix->nr, id, &pos) &&
+	return rq_odb_pack_fanout_find(ix->fanout, ix->ids, ix->rawsz, ix->nr, id, ix->rawsz,
+				       &pos) &&
 	       rq_odb_pack_idx_offset(ix, pos, off) == 0;
 }

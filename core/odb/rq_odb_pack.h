@@ -20,9 +20,10 @@
 #include <stdint.h>
 
 #include "rq_error.h"
+#include "rq_oid.h"
 
 typedef struct rq_odb_pack_entry {
-	git_oid id;
+	rq_oid id;		   /* of the pack's object format */
 	const unsigned char *data; /* the entry's bytes: header + zlib stream */
 	size_t len;
 	uint32_t crc; /* CRC-32 of those bytes */
@@ -43,6 +44,8 @@ rq_odb_pack_encoder *rq_odb_pack_encoder_new(void);
 /* At a level (0-9; -1 or out of range: RQ_ODB_PACK_DEFAULT_LEVEL). */
 rq_odb_pack_encoder *rq_odb_pack_encoder_new_level(int level);
 int rq_odb_pack_encoder_level(const rq_odb_pack_encoder *enc);
+/* REF_DELTA bases of that format's width (a new encoder's: SHA-1). */
+void rq_odb_pack_encoder_set_algo(rq_odb_pack_encoder *enc, const rq_oid_algo *algo);
 /* The level the repository asks for: pack.compression, else
  * core.compression, as git reads them; -1 when it sets none (or a value out
  * of range). */
@@ -62,7 +65,7 @@ int rq_odb_pack_encode(rq_odb_pack_encoder *enc, git_object_t type, const void *
  * suffix, the shape of a tree or commit rewritten by a replay. Returns 1
  * (encoded), 0 (not worth a delta: nothing encoded) or -1.
  */
-int rq_odb_pack_encode_delta(rq_odb_pack_encoder *enc, const git_oid *base_id, const void *base,
+int rq_odb_pack_encode_delta(rq_odb_pack_encoder *enc, const rq_oid *base_id, const void *base,
 			     size_t base_len, const void *target, size_t len, unsigned char **out,
 			     size_t *out_len, uint32_t *crc);
 
@@ -73,8 +76,8 @@ int rq_odb_pack_encode_delta(rq_odb_pack_encoder *enc, const git_oid *base_id, c
  * Returns 1 (encoded), 0 (the delta would be more than half the target:
  * nothing encoded) or -1.
  */
-int rq_odb_pack_encode_blob_delta(rq_odb_pack_encoder *enc, const git_oid *base_id,
-				  const void *base, size_t base_len, const void *target, size_t len,
+int rq_odb_pack_encode_blob_delta(rq_odb_pack_encoder *enc, const rq_oid *base_id, const void *base,
+				  size_t base_len, const void *target, size_t len,
 				  unsigned char **out, size_t *out_len, uint32_t *crc);
 
 /* The literal bytes such a delta would carry (to choose the best base), or
@@ -87,13 +90,15 @@ size_t rq_odb_pack_delta_cost(const void *base, size_t base_len, const void *tar
 typedef struct rq_odb_pack_entry_info {
 	unsigned code;
 	size_t size;
-	git_oid base;
+	rq_oid base;
 	const unsigned char *zdata;
 	size_t zlen;
 } rq_odb_pack_entry_info;
 
-/* Parse an entry's header. 0, or -1 (malformed). */
-int rq_odb_pack_entry_parse(const unsigned char *e, size_t len, rq_odb_pack_entry_info *info);
+/* Parse an entry's header (a REF_DELTA's base rawsz bytes wide). 0, or -1
+ * (malformed). */
+int rq_odb_pack_entry_parse(const unsigned char *e, size_t len, size_t rawsz,
+			    rq_odb_pack_entry_info *info);
 
 /* Inflate a zlib stream that must give exactly size bytes. *out is
  * malloc'ed (NUL-terminated). 0, or -1 (damaged, out of memory). */
@@ -119,26 +124,31 @@ typedef struct rq_odb_pack_idx {
 	const unsigned char *pack_sum; /* the pack's checksum, as the index records it */
 	uint32_t nr;
 	size_t n64;
+	size_t rawsz; /* the ids' width: 20 (SHA-1), 32 (SHA-256) */
 } rq_odb_pack_idx;
 
 /* The codes of rq_odb_pack_idx_parse: git's words for them. */
 #define RQ_ODB_PACK_IDX_SHORT	(-1) /* "index file <p> is too small" */
 #define RQ_ODB_PACK_IDX_CORRUPT (-2) /* "index file <p> is corrupt" */
 #define RQ_ODB_PACK_IDX_FANOUT	(-3) /* "non-monotonic index <p>" */
+#define RQ_ODB_PACK_IDX_SIZE	(-4) /* "wrong index v2 file size in <p>" */
 
-/* Parse an index of len bytes: its header, a size that fits its count, a
- * fan-out that never goes down (git's checks when it opens one; its ids
- * are not checked to be sorted, nor the file's checksum: see
- * docs/objects.md). 0, or one of the codes above. */
-int rq_odb_pack_idx_parse(const unsigned char *p, size_t len, rq_odb_pack_idx *ix);
+/* Parse an index of len bytes whose ids are rawsz bytes wide (the
+ * repository's object format): its header, a size that fits its count, a
+ * fan-out that never goes down (git's checks when it opens one: an index
+ * of the other format fails the size; its ids are not checked to be
+ * sorted, nor the file's checksum: see docs/objects.md). 0, or one of the
+ * codes above. */
+int rq_odb_pack_idx_parse(const unsigned char *p, size_t len, size_t rawsz, rq_odb_pack_idx *ix);
 
 /*
- * The first of nr sorted ids (each `stride` bytes apart, the id first)
- * equal to id, by a fan-out of 256 big-endian counts and a binary search:
- * 1 with *pos, or 0. A fan-out that does not fit nr finds nothing.
+ * The first of nr sorted ids of rawsz bytes (20 or 32; each `stride` bytes
+ * apart, the id first) equal to id, by a fan-out of 256 big-endian counts
+ * and a binary search: 1 with *pos, or 0. A fan-out that does not fit nr
+ * finds nothing.
  */
 int rq_odb_pack_fanout_find(const unsigned char *fanout, const unsigned char *ids, size_t stride,
-			    uint32_t nr, const unsigned char *id, uint32_t *pos);
+			    uint32_t nr, const unsigned char *id, size_t rawsz, uint32_t *pos);
 
 /* 1 when the fan-out of 256 big-endian counts never goes down and ends
  * at nr (git's "non-monotonic index"), else 0. */

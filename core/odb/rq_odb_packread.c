@@ -9,6 +9,7 @@
 #include "rq_mem.h"
 #include "rq_odb_pack.h"
 #include "rq_odb_packset.h"
+#include "rq_hash.h"
 #include "rq_sha1.h"
 
 #include <fcntl.h>
@@ -40,31 +41,39 @@ typedef struct cached {
 
 struct rq_odb_packread {
 	rq_odb_packset *set;
-	unsigned refs; /* the databases that share it */
+	const rq_oid_algo *algo; /* the set's object format */
+	unsigned refs;		 /* the databases that share it */
 	struct libdeflate_decompressor *inflater;
 	cached cache[CACHE_SLOTS];
 	size_t cache_bytes;
 	uint64_t clock;
 };
 
-rq_odb_packread *rq_odb_packread_open_set(const char *pack_dir, const char *shown, unsigned flags)
+rq_odb_packread *rq_odb_packread_open_set(const char *pack_dir, const char *shown,
+					  const rq_oid_algo *algo, unsigned flags)
 {
 	rq_odb_packread *pr = calloc(1, sizeof(*pr));
 
-	if (!pr || !(pr->set = rq_odb_packset_open(pack_dir, shown, flags)) ||
+	if (!pr || !(pr->set = rq_odb_packset_open(pack_dir, shown, algo, flags)) ||
 	    !(pr->inflater = libdeflate_alloc_decompressor())) {
 		if (pr)
 			rq_odb_packset_free(pr->set);
 		free(pr);
 		return NULL;
 	}
+	pr->algo = rq_odb_packset_algo(pr->set);
 	pr->refs = 1;
 	return pr;
 }
 
 rq_odb_packread *rq_odb_packread_open(const char *pack_dir)
 {
-	return rq_odb_packread_open_set(pack_dir, NULL, 0);
+	return rq_odb_packread_open_set(pack_dir, NULL, NULL, 0);
+}
+
+const rq_oid_algo *rq_odb_packread_algo(const rq_odb_packread *pr)
+{
+	return pr->algo;
 }
 
 rq_odb_packread *rq_odb_packread_ref(rq_odb_packread *pr)
@@ -135,7 +144,8 @@ static int ofs_base(const unsigned char **q, const unsigned char *end, uint64_t 
 
 static int parse_entry(const mapped_pack *p, uint64_t off, entry *e)
 {
-	const unsigned char *end = p->pack + p->pack_len - 20, *q;
+	size_t w = p->ix.rawsz; /* the ids' and the trailer's width */
+	const unsigned char *end = p->pack + p->pack_len - w, *q;
 	unsigned shift = 4;
 	unsigned char c;
 	uint64_t size;
@@ -159,9 +169,9 @@ static int parse_entry(const mapped_pack *p, uint64_t off, entry *e)
 	if (e->code == 6 && ofs_base(&q, end, off, &e->base) < 0)
 		return -1;
 	if (e->code == 7) { /* only a base in this pack */
-		if (end - q < 20 || !rq_odb_pack_idx_find(&p->ix, q, &e->base))
+		if ((size_t)(end - q) < w || !rq_odb_pack_idx_find(&p->ix, q, &e->base))
 			return -1;
-		q += 20;
+		q += w;
 	}
 	if (e->code == 0 || e->code == 5)
 		return -1;
@@ -336,7 +346,7 @@ static int read_entry(rq_odb_packread *pr, size_t k, uint64_t off, unsigned char
 /* The pack that holds id and where: 1 with *k and *off, 0 none,
  * RQ_ODB_PACKREAD_BADPACK, -1. A read that finds nothing lists the packs
  * again, once (a consolidation or a repack may have moved it). */
-static int locate(rq_odb_packread *pr, const git_oid *id, size_t *k, uint64_t *off)
+static int locate(rq_odb_packread *pr, const rq_oid *id, size_t *k, uint64_t *off)
 {
 	int r = rq_odb_packset_locate(pr->set, id->id, 1, k, off);
 
@@ -347,18 +357,15 @@ static int locate(rq_odb_packread *pr, const git_oid *id, size_t *k, uint64_t *o
  * bytes, larger objects taken as read): an index that maps an id to
  * another object's entry, consistent with itself and its pack, is seen
  * here and nowhere else. */
-static int content_is(const git_oid *id, git_object_t type, const unsigned char *data, size_t len,
-		      size_t max)
+static int content_is(const rq_odb_packread *pr, const rq_oid *id, git_object_t type,
+		      const unsigned char *data, size_t len, size_t max)
 {
-	unsigned char sum[20];
-
 	if (len > max)
 		return 1;
-	rq_sha1_object(git_object_type2string(type), data, len, sum);
-	return !memcmp(sum, id->id, sizeof(sum));
+	return rq_hash_object_is(pr->algo, git_object_type2string(type), data, len, id->id);
 }
 
-int rq_odb_packread_read(rq_odb_packread *pr, const git_oid *id, rq_odb_packread_alloc alloc,
+int rq_odb_packread_read(rq_odb_packread *pr, const rq_oid *id, rq_odb_packread_alloc alloc,
 			 void *ctx, void **data, size_t *len, git_object_t *type)
 {
 	const unsigned char *borrowed;
@@ -372,7 +379,7 @@ int rq_odb_packread_read(rq_odb_packread *pr, const git_oid *id, rq_odb_packread
 	r = read_entry(pr, k, off, &content, len, type, &borrowed);
 	if (r <= 0)
 		return r;
-	if (!content_is(id, *type, borrowed ? borrowed : content, *len, RQ_SHA1_CHECK_MAX)) {
+	if (!content_is(pr, id, *type, borrowed ? borrowed : content, *len, RQ_SHA1_CHECK_MAX)) {
 		free(content);
 		return RQ_ODB_PACKREAD_DAMAGED;
 	}
@@ -442,7 +449,7 @@ static int entry_header(rq_odb_packread *pr, size_t k, uint64_t off, size_t *len
 	return delta_result_size(&top, len);
 }
 
-int rq_odb_packread_read_header(rq_odb_packread *pr, const git_oid *id, size_t *len,
+int rq_odb_packread_read_header(rq_odb_packread *pr, const rq_oid *id, size_t *len,
 				git_object_t *type)
 {
 	uint64_t off;
@@ -452,7 +459,7 @@ int rq_odb_packread_read_header(rq_odb_packread *pr, const git_oid *id, size_t *
 	return r <= 0 ? r : entry_header(pr, k, off, len, type);
 }
 
-int rq_odb_packread_whole_blob(rq_odb_packread *pr, const git_oid *id, size_t min, size_t max,
+int rq_odb_packread_whole_blob(rq_odb_packread *pr, const rq_oid *id, size_t min, size_t max,
 			       unsigned char **out, size_t *entry_len, unsigned char **content,
 			       size_t *len)
 {
@@ -475,7 +482,7 @@ int rq_odb_packread_whole_blob(rq_odb_packread *pr, const git_oid *id, size_t mi
 	/* inflated to learn where its stream ends (and checked: Adler-32) */
 	if (libdeflate_zlib_decompress_ex(pr->inflater, e.z, e.zmax, buf, e.size, &used, NULL) !=
 		LIBDEFLATE_SUCCESS ||
-	    !content_is(id, GIT_OBJECT_BLOB, buf, e.size, SIZE_MAX)) { /* copied as id's */
+	    !content_is(pr, id, GIT_OBJECT_BLOB, buf, e.size, SIZE_MAX)) { /* copied as id's */
 		free(buf);
 		return RQ_ODB_PACKREAD_DAMAGED;
 	}
@@ -492,12 +499,12 @@ int rq_odb_packread_whole_blob(rq_odb_packread *pr, const git_oid *id, size_t mi
 	return 1;
 }
 
-int rq_odb_packread_has(rq_odb_packread *pr, const git_oid *id)
+int rq_odb_packread_has(rq_odb_packread *pr, const rq_oid *id)
 {
 	return rq_odb_packset_has(pr->set, id->id);
 }
 
-int rq_odb_packread_freshen(rq_odb_packread *pr, const git_oid *id)
+int rq_odb_packread_freshen(rq_odb_packread *pr, const rq_oid *id)
 {
 	return rq_odb_packset_freshen(pr->set, id->id);
 }

@@ -24,14 +24,20 @@
 #include <git2.h>
 #include <stddef.h>
 
+#include "rq_oid.h"
+
 typedef struct rq_odb_packread rq_odb_packread;
 
 /* A reader of the pack-*.idx files of pack_dir with their packs, each
- * mapped when first needed; messages name the directory as shown says
- * (NULL: pack_dir); flags: rq_odb_packset's. NULL: out of memory. */
-rq_odb_packread *rq_odb_packread_open_set(const char *pack_dir, const char *shown, unsigned flags);
-/* The same, with no flags. */
+ * mapped when first needed, in the object format algo (NULL: SHA-1: ids,
+ * REF_DELTA bases and checksums of its width, contents checked with its
+ * hash); messages name the directory as shown says (NULL: pack_dir);
+ * flags: rq_odb_packset's. NULL: out of memory. */
+rq_odb_packread *rq_odb_packread_open_set(const char *pack_dir, const char *shown,
+					  const rq_oid_algo *algo, unsigned flags);
+/* The same, SHA-1, with no flags. */
 rq_odb_packread *rq_odb_packread_open(const char *pack_dir);
+const rq_oid_algo *rq_odb_packread_algo(const rq_odb_packread *pr);
 /* One more owner (a second database over the same directory: each mapping
  * of a 48 MB index would bring its pages in again). */
 rq_odb_packread *rq_odb_packread_ref(rq_odb_packread *pr);
@@ -43,9 +49,9 @@ struct rq_odb_packset *rq_odb_packread_set(rq_odb_packread *pr);
 
 /* 1 when these packs hold id (as their index says), 0 when they do not,
  * -1 when it cannot tell (out of memory). */
-int rq_odb_packread_has(rq_odb_packread *pr, const git_oid *id);
+int rq_odb_packread_has(rq_odb_packread *pr, const rq_oid *id);
 /* Freshen the pack that holds id (git's freshening): 1, 0 not held, -1. */
-int rq_odb_packread_freshen(rq_odb_packread *pr, const git_oid *id);
+int rq_odb_packread_freshen(rq_odb_packread *pr, const rq_oid *id);
 
 /* Where the content goes: alloc(ctx, n) returns n bytes (NULL: out of
  * memory). */
@@ -68,11 +74,11 @@ const char *rq_odb_packread_error(const rq_odb_packread *pr);
  * libgit2); -1 out of memory; RQ_ODB_PACKREAD_DAMAGED (also: content up
  * to RQ_SHA1_CHECK_MAX that does not hash to id) or _BADPACK.
  */
-int rq_odb_packread_read(rq_odb_packread *pr, const git_oid *id, rq_odb_packread_alloc alloc,
+int rq_odb_packread_read(rq_odb_packread *pr, const rq_oid *id, rq_odb_packread_alloc alloc,
 			 void *ctx, void **data, size_t *len, git_object_t *type);
 /* The type and size of object id, as a read would give them (a delta's
  * size from its header): 1, 0, -1 or RQ_ODB_PACKREAD_DAMAGED as a read. */
-int rq_odb_packread_read_header(rq_odb_packread *pr, const git_oid *id, size_t *len,
+int rq_odb_packread_read_header(rq_odb_packread *pr, const rq_oid *id, size_t *len,
 				git_object_t *type);
 
 /*
@@ -84,7 +90,7 @@ int rq_odb_packread_read_header(rq_odb_packread *pr, const git_oid *id, size_t *
  * 0 when these packs do not hold it, hold it as a delta, it is no blob or
  * its size is out of range; -1 out of memory; RQ_ODB_PACKREAD_DAMAGED.
  */
-int rq_odb_packread_whole_blob(rq_odb_packread *pr, const git_oid *id, size_t min, size_t max,
+int rq_odb_packread_whole_blob(rq_odb_packread *pr, const rq_oid *id, size_t min, size_t max,
 			       unsigned char **entry, size_t *entry_len, unsigned char **content,
 			       size_t *len);
 

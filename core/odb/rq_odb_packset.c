@@ -52,6 +52,7 @@ typedef struct slot {
 
 struct rq_odb_packset {
 	char *dir, *shown, *objects;
+	const rq_oid_algo *algo; /* the repository's object format */
 	unsigned flags;
 	int scanned; /* 1 listed; -1 out of memory then */
 	slot *slots;
@@ -90,13 +91,15 @@ static int map_file(const char *path, const unsigned char **p, size_t *len)
 	return MAP_OK;
 }
 
-rq_odb_packset *rq_odb_packset_open(const char *pack_dir, const char *shown, unsigned flags)
+rq_odb_packset *rq_odb_packset_open(const char *pack_dir, const char *shown,
+				    const rq_oid_algo *algo, unsigned flags)
 {
 	rq_odb_packset *ps = calloc(1, sizeof(*ps));
 	char *slash;
 
 	if (!ps)
 		return NULL;
+	ps->algo = algo ? algo : &rq_oid_sha1;
 	ps->flags = flags;
 	ps->dir = strdup(pack_dir);
 	ps->shown = strdup(shown ? shown : pack_dir);
@@ -139,6 +142,11 @@ void rq_odb_packset_free(rq_odb_packset *ps)
 	free(ps);
 }
 
+const rq_oid_algo *rq_odb_packset_algo(const rq_odb_packset *ps)
+{
+	return ps->algo;
+}
+
 const char *rq_odb_packset_dir(const rq_odb_packset *ps)
 {
 	return ps->dir;
@@ -164,27 +172,32 @@ static int need_idx(rq_odb_packset *ps, slot *s)
 	if ((s->idx_state = map_file(path, &s->idx, &s->idx_len)) != MAP_OK)
 		return s->idx_state;
 	ps->idx_maps++;
-	r = rq_odb_pack_idx_parse(s->idx, s->idx_len, &s->pair.ix);
+	r = rq_odb_pack_idx_parse(s->idx, s->idx_len, ps->algo->rawsz, &s->pair.ix);
 	if (r == 0)
 		return MAP_OK;
 	if (r == RQ_ODB_PACK_IDX_FANOUT)
 		snprintf(ps->err, sizeof(ps->err), "non-monotonic index %s/%s.idx", ps->shown,
 			 s->name);
+	else if (r == RQ_ODB_PACK_IDX_SIZE)
+		snprintf(ps->err, sizeof(ps->err), "wrong index v2 file size in %s/%s.idx",
+			 ps->shown, s->name);
 	else
 		snprintf(ps->err, sizeof(ps->err), "index file %s/%s.idx is %s", ps->shown, s->name,
 			 r == RQ_ODB_PACK_IDX_SHORT ? "too small" : "corrupt");
 	return s->idx_state = MAP_BAD;
 }
 
-/* The pack's header and trailing checksum against its index. */
+/* The pack's header and trailing checksum (of the index's width) against
+ * its index. */
 static int pair_matches(const rq_odb_packset_pair *p)
 {
 	const unsigned char *h = p->pack;
+	size_t w = p->ix.rawsz;
 
-	return p->pack_len >= 32 && !memcmp(h, "PACK", 4) &&
+	return p->pack_len >= 12 + w && !memcmp(h, "PACK", 4) &&
 	       (rq_odb_pack_be32(h + 4) == 2 || rq_odb_pack_be32(h + 4) == 3) &&
 	       rq_odb_pack_be32(h + 8) == p->ix.nr &&
-	       !memcmp(p->ix.pack_sum, h + p->pack_len - 20, 20);
+	       !memcmp(p->ix.pack_sum, h + p->pack_len - w, w);
 }
 
 /* Its pack too, mapped and checked against the index: MAP_OK, MAP_GONE or
@@ -229,6 +242,14 @@ static size_t slot_named(const rq_odb_packset *ps, const char *name)
 	return k < 0 ? SIZE_MAX : (size_t)k;
 }
 
+/* The set keeps replayq's table of small packs: SHA-1 repositories only
+ * (its format has 20-byte ids); a SHA-256 set searches the packs that no
+ * multi-pack-index covers one by one. */
+static int has_table(const rq_odb_packset *ps)
+{
+	return ps->algo->rawsz == 20;
+}
+
 /* The slot of name, made when new: its number, or SIZE_MAX (memory). */
 static size_t slot_for(rq_odb_packset *ps, const char *name, size_t len)
 {
@@ -250,7 +271,8 @@ static size_t slot_for(rq_odb_packset *ps, const char *name, size_t len)
 	}
 	memset(&v[ps->n], 0, sizeof(*v));
 	v[ps->n].name = copy;
-	v[ps->n].has_hex = rq_odb_packtab_name_bytes(copy, v[ps->n].hex);
+	/* the table holds SHA-1 packs only (20-byte names and checksums) */
+	v[ps->n].has_hex = has_table(ps) && rq_odb_packtab_name_bytes(copy, v[ps->n].hex);
 	rq_hindex_add(&ps->by_name, rq_hindex_hash_str(copy), ps->n);
 	return ps->n++;
 }
@@ -357,7 +379,7 @@ static int load_midx(rq_odb_packset *ps)
 	ps->midx = NULL;
 	free(ps->midx_slot);
 	ps->midx_slot = NULL;
-	if ((r = rq_odb_midx_open(&ps->midx, ps->dir)) <= 0)
+	if ((r = rq_odb_midx_open(&ps->midx, ps->dir, ps->algo->rawsz)) <= 0)
 		return r;
 	np = rq_odb_midx_npacks(ps->midx);
 	if (!(ps->midx_slot = calloc(np + 1, sizeof(*ps->midx_slot))))
@@ -430,7 +452,7 @@ static size_t install_table(rq_odb_packset *ps, rq_odb_packtab *t)
  * memory. */
 static int load_table(rq_odb_packset *ps, rq_odb_packtab **t)
 {
-	int fd = rq_odb_own_dir(ps->objects, 0), r = 0;
+	int fd = has_table(ps) ? rq_odb_own_dir(ps->objects, 0) : -1, r = 0;
 
 	*t = NULL;
 	if (fd >= 0) {

@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "rq_odb_pack.h"
+#include "rq_oid.h"
 
 typedef struct rq_odb_packset rq_odb_packset;
 
@@ -37,9 +38,14 @@ typedef struct rq_odb_packset rq_odb_packset;
  * pack or index failed git's checks (the message: rq_odb_packset_error). */
 #define RQ_ODB_PACKSET_BAD (-3)
 
-/* The set of pack_dir's packs (nothing read yet); messages name the
- * directory as shown says (NULL: pack_dir). NULL: out of memory. */
-rq_odb_packset *rq_odb_packset_open(const char *pack_dir, const char *shown, unsigned flags);
+/* The set of pack_dir's packs (nothing read yet) in the object format
+ * algo (NULL: SHA-1; an index or multi-pack-index of the other format is
+ * refused as git refuses it); messages name the directory as shown says
+ * (NULL: pack_dir). NULL: out of memory. */
+rq_odb_packset *rq_odb_packset_open(const char *pack_dir, const char *shown,
+				    const rq_oid_algo *algo, unsigned flags);
+/* Its object format. */
+const rq_oid_algo *rq_odb_packset_algo(const rq_odb_packset *ps);
 void rq_odb_packset_free(rq_odb_packset *ps);
 const char *rq_odb_packset_dir(const rq_odb_packset *ps);
 
@@ -74,7 +80,7 @@ int rq_odb_packset_freshen(rq_odb_packset *ps, const unsigned char *id);
 int rq_odb_packset_rescan(rq_odb_packset *ps);
 
 /* The last pack error ("packfile <p> does not match index", "index file
- * <p> is too small"), or "". */
+ * <p> is too small", "wrong index v2 file size in <p>"), or "". */
 const char *rq_odb_packset_error(const rq_odb_packset *ps);
 
 /* What the set holds, for tests and the docs' measurements. */

@@ -146,7 +146,7 @@ int rq_odb_packtab_find(const rq_odb_packtab *t, const unsigned char *id,
 {
 	uint32_t pos;
 
-	if (!rq_odb_pack_fanout_find(t->fanout, t->ids, 20, t->nr, id, &pos))
+	if (!rq_odb_pack_fanout_find(t->fanout, t->ids, 20, t->nr, id, 20, &pos))
 		return 0;
 	for (; pos < t->nr && !memcmp(t->ids + (size_t)pos * 20, id, 20); pos++) {
 		const unsigned char *ref = t->refs + (size_t)pos * ENTRY_REF;
@@ -220,7 +220,7 @@ static int add_index(entry *v, size_t *n, const rq_odb_packtab_new *a, uint32_t 
 	rq_odb_pack_idx ix;
 	size_t at = *n;
 
-	if (rq_odb_pack_idx_parse(a->idx, a->idx_len, &ix) < 0)
+	if (rq_odb_pack_idx_parse(a->idx, a->idx_len, 20, &ix) < 0)
 		return 1;
 	for (uint32_t k = 0; k < ix.nr; k++) {
 		uint64_t off;

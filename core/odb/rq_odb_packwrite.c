@@ -5,7 +5,7 @@
  */
 #define _GNU_SOURCE /* sync_file_range */
 #include "rq_odb_packwrite.h"
-#include "rq_sha1.h"
+#include "rq_hash.h"
 #include "rq_testhook.h"
 
 #include <errno.h>
@@ -18,10 +18,12 @@
 #include <unistd.h>
 
 /* A file written through a buffer and hashed as it goes (the pack and the
- * index each end with the SHA-1 of what comes before). */
+ * index each end with the hash of what comes before, in the repository's
+ * object format). */
 typedef struct hashed_file {
 	int fd;
-	rq_sha1 sha;
+	const rq_oid_algo *algo;
+	rq_hash_ctx sha;
 	unsigned char buf[1 << 16];
 	size_t n;
 	uint64_t total; /* bytes written, the trailer included once closed */
@@ -46,7 +48,7 @@ static void hashed_flush(hashed_file *f)
 static void hashed_put(hashed_file *f, const void *p, size_t n)
 {
 	const unsigned char *c = p;
-	rq_sha1_update(&f->sha, p, n);
+	rq_hash_update(&f->sha, p, n);
 	f->total += n;
 	while (n && !f->bad) {
 		size_t take = sizeof(f->buf) - f->n < n ? sizeof(f->buf) - f->n : n;
@@ -74,18 +76,19 @@ static void hashed_put_be32(hashed_file *f, uint32_t v)
  * of 50 runs each). The descriptor, still open
  * (f->fd is -1 after), or -1 with errno (closed).
  */
-static int hashed_finish(hashed_file *f, unsigned char sum[20])
+static int hashed_finish(hashed_file *f, unsigned char sum[RQ_OID_MAX_RAWSZ])
 {
 	int fd = f->fd;
+	size_t w = f->algo->rawsz;
 
-	rq_sha1_final(&f->sha, sum);
+	rq_hash_final(&f->sha, sum);
 	/* the trailer itself is not hashed */
-	for (size_t i = 0; i < 20 && !f->bad; i++) {
+	for (size_t i = 0; i < w && !f->bad; i++) {
 		if (f->n == sizeof(f->buf))
 			hashed_flush(f);
 		f->buf[f->n++] = sum[i];
 	}
-	f->total += 20;
+	f->total += w;
 	hashed_flush(f);
 #ifdef SYNC_FILE_RANGE_WRITE
 	if (!f->bad)
@@ -122,21 +125,21 @@ static int hashed_open(hashed_file *f, char *tmpl)
 	f->n = 0;
 	f->total = 0;
 	f->bad = 0;
-	rq_sha1_init(&f->sha);
+	rq_hash_init(&f->sha, f->algo);
 	f->fd = mkstemp(tmpl);
 	return f->fd < 0 ? -1 : 0;
 }
 
 /* What the index says of an entry. */
 typedef struct index_entry {
-	git_oid id;
+	rq_oid id;
 	uint32_t crc;
 	uint64_t off; /* in the pack */
 } index_entry;
 
 static int cmp_index_entry(const void *a, const void *b)
 {
-	return git_oid_cmp(&((const index_entry *)a)->id, &((const index_entry *)b)->id);
+	return rq_oid_cmp(&((const index_entry *)a)->id, &((const index_entry *)b)->id);
 }
 
 /* The temporary names of the two files in the pack directory; "" when
@@ -154,7 +157,8 @@ typedef struct pack_temps {
  */
 static int write_pack_file(hashed_file *f, const char *dir, pack_temps *t,
 			   const rq_odb_pack_entry *e, size_t n, index_entry *ix,
-			   unsigned char pack_sum[20], uint64_t *pack_bytes, rq_error *err)
+			   unsigned char pack_sum[RQ_OID_MAX_RAWSZ], uint64_t *pack_bytes,
+			   rq_error *err)
 {
 	if (hashed_open(f, t->pack) < 0) {
 		t->pack[0] = '\0';
@@ -165,7 +169,7 @@ static int write_pack_file(hashed_file *f, const char *dir, pack_temps *t,
 	hashed_put_be32(f, 2);
 	hashed_put_be32(f, (uint32_t)n);
 	for (size_t i = 0; i < n; i++) {
-		git_oid_cpy(&ix[i].id, &e[i].id);
+		ix[i].id = e[i].id;
 		ix[i].crc = e[i].crc;
 		ix[i].off = f->total;
 		hashed_put(f, e[i].data, e[i].len);
@@ -201,9 +205,10 @@ static void put_offsets(hashed_file *f, const index_entry *ix, size_t n)
  * their CRC-32s, their offsets, the pack's checksum and its own.
  */
 static int write_index_file(hashed_file *f, const char *dir, pack_temps *t, index_entry *ix,
-			    size_t n, const unsigned char pack_sum[20], rq_error *err)
+			    size_t n, const unsigned char pack_sum[RQ_OID_MAX_RAWSZ], rq_error *err)
 {
-	unsigned char idx_sum[20];
+	unsigned char idx_sum[RQ_OID_MAX_RAWSZ];
+	size_t w = f->algo->rawsz;
 	size_t k = 0;
 
 	qsort(ix, n, sizeof(*ix), cmp_index_entry);
@@ -220,11 +225,11 @@ static int write_index_file(hashed_file *f, const char *dir, pack_temps *t, inde
 		hashed_put_be32(f, (uint32_t)k);
 	}
 	for (k = 0; k < n; k++)
-		hashed_put(f, ix[k].id.id, GIT_OID_RAWSZ);
+		hashed_put(f, ix[k].id.id, w);
 	for (k = 0; k < n; k++)
 		hashed_put_be32(f, ix[k].crc);
 	put_offsets(f, ix, n);
-	hashed_put(f, pack_sum, 20);
+	hashed_put(f, pack_sum, w);
 	if ((t->idx_fd = hashed_finish(f, idx_sum)) < 0)
 		return rq_error_set(err, RQ_E_IO, "cannot write the pack index: %s",
 				    strerror(errno));
@@ -288,14 +293,15 @@ typedef struct move_hooks {
 } move_hooks;
 
 /* Both files named after the pack's checksum, with the hooks around. */
-static int move_in(const char *dir, pack_temps *t, const unsigned char pack_sum[20], char name[64],
+static int move_in(const char *dir, pack_temps *t, const rq_oid_algo *algo,
+		   const unsigned char pack_sum[RQ_OID_MAX_RAWSZ], char name[RQ_ODB_PACK_NAME_MAX],
 		   const move_hooks *h, rq_error *err)
 {
-	git_oid sum;
+	rq_oid sum;
 
-	git_oid_fromraw(&sum, pack_sum);
+	rq_oid_from_raw(&sum, algo, pack_sum);
 	memcpy(name, "pack-", 5);
-	git_oid_tostr(name + 5, GIT_OID_HEXSZ + 1, &sum);
+	rq_oid_fmt(name + 5, &sum, algo);
 	if (h->before && h->before(h->ctx, name, err) < 0)
 		return -1;
 	if (name_files(dir, t, name, err) == 0)
@@ -305,15 +311,15 @@ static int move_in(const char *dir, pack_temps *t, const unsigned char pack_sum[
 	return -1;
 }
 
-int rq_odb_packwrite_hooked(const char *dir, const char *tmp_prefix, const rq_odb_pack_entry *e,
-			    size_t n, rq_odb_packwrite_hook before_move,
-			    rq_odb_packwrite_hook after_fail, void *ctx, char name[64],
-			    uint64_t *pack_bytes, rq_error *err)
+int rq_odb_packwrite_hooked(const char *dir, const char *tmp_prefix, const rq_oid_algo *algo,
+			    const rq_odb_pack_entry *e, size_t n, rq_odb_packwrite_hook before_move,
+			    rq_odb_packwrite_hook after_fail, void *ctx,
+			    char name[RQ_ODB_PACK_NAME_MAX], uint64_t *pack_bytes, rq_error *err)
 {
-	hashed_file f = {.fd = -1};
+	hashed_file f = {.fd = -1, .algo = algo ? algo : &rq_oid_sha1};
 	pack_temps t = {.pack_fd = -1, .idx_fd = -1};
 	move_hooks h = {before_move, after_fail, ctx};
-	unsigned char pack_sum[20];
+	unsigned char pack_sum[RQ_OID_MAX_RAWSZ];
 	index_entry *ix;
 	int rc = -1;
 
@@ -326,7 +332,7 @@ int rq_odb_packwrite_hooked(const char *dir, const char *tmp_prefix, const rq_od
 	    write_pack_file(&f, dir, &t, e, n, ix, pack_sum, pack_bytes, err) == 0 &&
 	    write_index_file(&f, dir, &t, ix, n, pack_sum, err) == 0 && sync_files(&t, err) == 0) {
 		rq_testhook_hold("pack-temps"); /* both written, neither renamed */
-		rc = move_in(dir, &t, pack_sum, name, &h, err);
+		rc = move_in(dir, &t, f.algo, pack_sum, name, &h, err);
 	}
 	if (f.fd >= 0)
 		close(f.fd);
@@ -344,9 +350,10 @@ int rq_odb_packwrite_hooked(const char *dir, const char *tmp_prefix, const rq_od
 	return rc;
 }
 
-int rq_odb_packwrite(const char *dir, const char *tmp_prefix, const rq_odb_pack_entry *e, size_t n,
-		     char name[64], uint64_t *pack_bytes, rq_error *err)
+int rq_odb_packwrite(const char *dir, const char *tmp_prefix, const rq_oid_algo *algo,
+		     const rq_odb_pack_entry *e, size_t n, char name[RQ_ODB_PACK_NAME_MAX],
+		     uint64_t *pack_bytes, rq_error *err)
 {
-	return rq_odb_packwrite_hooked(dir, tmp_prefix, e, n, NULL, NULL, NULL, name, pack_bytes,
-				       err);
+	return rq_odb_packwrite_hooked(dir, tmp_prefix, algo, e, n, NULL, NULL, NULL, name,
+				       pack_bytes, err);
 }

@@ -18,18 +18,20 @@
 #include "rq_odb_mem.h"
 #include "rq_odb_store.h"
 
-#define PART_MAGIC     "RQPART2\n"
+#define PART_MAGIC     "RQPART3\n"
 #define PART_MAGIC_LEN 8
-#define PART_HEAD      (PART_MAGIC_LEN + 8)
-/* A part file's record of an object, field by field (see the header) */
+#define PART_WIDTH     (PART_MAGIC_LEN + 8) /* the ids' width: 20 or 32 */
+#define PART_HEAD      (PART_WIDTH + 1)
+/* A part file's record of an object, field by field (see the header); ids
+ * take 32 bytes whatever the width, the rest zero */
 #define REC_TYPE      0
 #define REC_ID	      1
-#define REC_LEN	      (REC_ID + GIT_OID_RAWSZ)
+#define REC_LEN	      (REC_ID + RQ_OID_MAX_RAWSZ)
 #define REC_ENTRY_LEN (REC_LEN + 8)
 #define REC_CRC	      (REC_ENTRY_LEN + 8)
 #define REC_DEPTH     (REC_CRC + 4)
 #define REC_BASE      (REC_DEPTH + 4)
-#define REC_SIZE      (REC_BASE + GIT_OID_RAWSZ)
+#define REC_SIZE      (REC_BASE + RQ_OID_MAX_RAWSZ)
 
 static void put_le(unsigned char *p, uint64_t v, int n)
 {
@@ -88,12 +90,12 @@ static void io_add(iobatch *io, const void *p, size_t len)
 static void put_record(unsigned char *r, const rq_odb_store_obj *o)
 {
 	r[REC_TYPE] = (unsigned char)o->type;
-	memcpy(r + REC_ID, o->id.id, GIT_OID_RAWSZ);
+	memcpy(r + REC_ID, o->id.id, RQ_OID_MAX_RAWSZ);
 	put_le(r + REC_LEN, o->len, 8);
 	put_le(r + REC_ENTRY_LEN, o->entry ? o->entry_len : 0, 8);
 	put_le(r + REC_CRC, o->entry ? o->crc : 0, 4);
 	put_le(r + REC_DEPTH, o->entry ? o->depth : 0, 4);
-	memcpy(r + REC_BASE, o->base.id, GIT_OID_RAWSZ);
+	memcpy(r + REC_BASE, o->base.id, RQ_OID_MAX_RAWSZ);
 }
 
 /*
@@ -121,6 +123,7 @@ int rq_odb_part_save(git_odb_backend *b, size_t since, const char *path, rq_erro
 	}
 	memcpy(head, PART_MAGIC, PART_MAGIC_LEN);
 	put_le(head + PART_MAGIC_LEN, count, 8);
+	head[PART_WIDTH] = (unsigned char)rq_odb_store_algo(s)->rawsz;
 	for (size_t k = 0; k < count; k++)
 		put_record(recs + k * REC_SIZE, &s->objs[since + k]);
 	io_add(&io, head, sizeof(head));
@@ -181,13 +184,16 @@ static int map_part(rq_odb_store *s, const char *path, const unsigned char **buf
 
 /* The magic and the sizes, before any object is taken: the file must be
  * exactly the header, count records and their entries. */
-static int check_part(const unsigned char *buf, size_t len, const char *path, size_t *count,
-		      rq_error *err)
+static int check_part(const unsigned char *buf, size_t len, size_t rawsz, const char *path,
+		      size_t *count, rq_error *err)
 {
 	size_t sum = 0;
 
 	if (memcmp(buf, PART_MAGIC, PART_MAGIC_LEN) != 0)
 		return rq_error_set(err, RQ_E_INTERNAL, "%s: not an object part file", path);
+	if (buf[PART_WIDTH] != rawsz) /* a child of another object format */
+		return rq_error_set(err, RQ_E_INTERNAL, "%s: ids of %u bytes, not %zu", path,
+				    (unsigned)buf[PART_WIDTH], rawsz);
 	*count = (size_t)get_le(buf + PART_MAGIC_LEN, 8);
 	if (*count > (len - PART_HEAD) / REC_SIZE)
 		return rq_error_set(err, RQ_E_INTERNAL, "%s: truncated", path);
@@ -213,14 +219,14 @@ static int add_part_object(rq_odb_store *s, const unsigned char *r, const unsign
 	uint64_t len = get_le(r + REC_LEN, 8);
 	size_t entry_len = (size_t)get_le(r + REC_ENTRY_LEN, 8);
 	uint32_t crc = (uint32_t)get_le(r + REC_CRC, 4), depth = (uint32_t)get_le(r + REC_DEPTH, 4);
-	git_oid id;
+	rq_oid id;
 	rq_odb_store_obj *o;
 
 	if (type < GIT_OBJECT_COMMIT || type > GIT_OBJECT_TAG || len > SIZE_MAX / 2)
 		return rq_error_set(err, RQ_E_INTERNAL, "%s: bad object header", path);
 	if (rq_odb_pack_crc32(entry, entry_len) != crc)
 		return rq_error_set(err, RQ_E_INTERNAL, "%s: damaged object", path);
-	git_oid_fromraw(&id, r + REC_ID);
+	rq_oid_from_raw(&id, rq_odb_store_algo(s), r + REC_ID);
 	if (rq_odb_store_find(s, &id))
 		return 0;
 	if (rq_odb_store_add(s, &id, NULL, (size_t)len, type, 1, 0, 0) < 0)
@@ -231,7 +237,7 @@ static int add_part_object(rq_odb_store *s, const unsigned char *r, const unsign
 	o->crc = crc;
 	if (depth) {
 		o->depth = depth;
-		git_oid_fromraw(&o->base, r + REC_BASE);
+		rq_oid_from_raw(&o->base, rq_odb_store_algo(s), r + REC_BASE);
 	}
 	return 0;
 }
@@ -243,7 +249,8 @@ int rq_odb_part_load(git_odb_backend *b, const char *path, rq_error *err)
 	const unsigned char *buf = NULL, *entry;
 	size_t len = 0, count = 0;
 
-	if (map_part(s, path, &buf, &len, err) < 0 || check_part(buf, len, path, &count, err) < 0)
+	if (map_part(s, path, &buf, &len, err) < 0 ||
+	    check_part(buf, len, rq_odb_store_algo(s)->rawsz, path, &count, err) < 0)
 		return -1;
 	entry = buf + PART_HEAD + count * REC_SIZE;
 	for (size_t k = 0; k < count; k++) {

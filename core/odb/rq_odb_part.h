@@ -4,11 +4,13 @@
  * its new objects to its parent in (core/odb, see rq_odb.h for the
  * family), written from and loaded into a memory store (rq_odb_mem).
  *
- * Format: "RQPART2\n", the object count (8 bytes, little-endian), then a
- * record per object: the type (1 byte), the raw 20-byte id, the length (8
+ * Format: "RQPART3\n", the object count (8 bytes, little-endian), the
+ * width of its ids (1 byte: 20 SHA-1, 32 SHA-256; a file of another width
+ * than the loading store's is refused), then a record per object: the
+ * type (1 byte), the raw id (32 bytes, zero past the width), the length (8
  * bytes), the encoded length (8 bytes, never 0: only encoded objects are
  * saved), the encoded form's CRC-32 (4 bytes), its delta depth (4 bytes;
- * 0: whole), its delta base's raw id (20 bytes). Then every encoded form
+ * 0: whole), its delta base's raw id (32 bytes). Then every encoded form
  * (a pack entry), in object order. No contents: the loader maps the file,
  * and an object that must be read or encoded again is inflated from its
  * entry (through its delta base).

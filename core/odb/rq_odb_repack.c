@@ -155,7 +155,7 @@ static int list_own(dirs *d, own_list *l)
 		return -1;
 	}
 	rewinddir(dh); /* the descriptor is a copy: its offset is shared */
-	if (rq_odb_midx_open(&m, d->pack) < 0)
+	if (rq_odb_midx_open(&m, d->pack, 20) < 0)
 		rc = -1;
 	while (rc == 0 && (e = readdir(dh))) {
 		size_t n = strlen(e->d_name), ml = strlen(RQ_ODB_OWN_MARK);
@@ -276,7 +276,7 @@ static int source_open(const dirs *d, const char *name, source *s, rq_error *err
 
 	snprintf(file, sizeof(file), "%s.idx", name);
 	if (map_at(d->pack_fd, file, &s->idx, &s->idx_len) < 0 ||
-	    rq_odb_pack_idx_parse(s->idx, s->idx_len, &s->ix) < 0)
+	    rq_odb_pack_idx_parse(s->idx, s->idx_len, 20, &s->ix) < 0)
 		return rq_error_set(err, RQ_E_CORRUPT_OBJECT, "index file %s/%s.idx is corrupt",
 				    d->pack, name);
 	snprintf(file, sizeof(file), "%s.pack", name);
@@ -448,8 +448,9 @@ static int add_entry(merged *m, source *s, size_t i, const char *name, rq_error 
 				    git_oid_tostr_s(&id), name);
 	if (merged_grow(m) < 0 || rq_oidmap_put(&m->ids, &id, m->n) < 0)
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	m->v[m->n] =
-	    (rq_odb_pack_entry){id, data, len, data == p ? crc : rq_odb_pack_crc32(data, len)};
+	m->v[m->n] = (rq_odb_pack_entry){
+	    .data = data, .len = len, .crc = data == p ? crc : rq_odb_pack_crc32(data, len)};
+	rq_oid_from_git(&m->v[m->n].id, &id);
 	m->at[m->n++] = se->new_off = m->next;
 	m->next += len;
 	return 0;
@@ -537,8 +538,8 @@ static int write_merged(dirs *d, const own_pack *v, size_t n, rq_odb_repack_stat
 	    (rc = rq_odb_own_tmp_begin(&owner, d->objects, base, sizeof(base), err)) == 0)
 		snprintf(prefix, sizeof(prefix), "tmp_%s-", base);
 	if (rc == 0)
-		rc = rq_odb_packwrite_hooked(d->pack, prefix, m.v, m.n, before_move, after_fail, d,
-					     st->pack_name, &st->pack_bytes, err);
+		rc = rq_odb_packwrite_hooked(d->pack, prefix, &rq_oid_sha1, m.v, m.n, before_move,
+					     after_fail, d, st->pack_name, &st->pack_bytes, err);
 	rq_odb_own_tmp_end(&owner);
 	st->objects = rc == 0 ? m.n : 0;
 	for (size_t k = 0; src && k < n; k++)

@@ -47,6 +47,7 @@
 #include <stdint.h>
 
 #include "rq_error.h"
+#include "rq_odb_packwrite.h"
 
 /* replayq's packs at which a replay consolidates them (the
  * replayq.consolidateAt setting changes it). */
@@ -61,14 +62,14 @@ typedef struct rq_odb_repack_opts {
 } rq_odb_repack_opts;
 
 typedef struct rq_odb_repack_stats {
-	size_t packs_before, packs_after;   /* packs in objects/pack (with opts.all) */
-	uint64_t bytes_before, bytes_after; /* their bytes (with opts.all) */
-	size_t own_before, own_after;	    /* replayq's packs */
-	size_t merged;			    /* replayq's packs merged into one */
-	size_t objects;			    /* objects in the new pack */
-	uint64_t pack_bytes;		    /* its size */
-	char pack_name[64];		    /* "pack-<hex>", "" when none was made */
-	int busy;			    /* another process held the lock */
+	size_t packs_before, packs_after;     /* packs in objects/pack (with opts.all) */
+	uint64_t bytes_before, bytes_after;   /* their bytes (with opts.all) */
+	size_t own_before, own_after;	      /* replayq's packs */
+	size_t merged;			      /* replayq's packs merged into one */
+	size_t objects;			      /* objects in the new pack */
+	uint64_t pack_bytes;		      /* its size */
+	char pack_name[RQ_ODB_PACK_NAME_MAX]; /* "pack-<hex>", "" when none was made */
+	int busy;			      /* another process held the lock */
 } rq_odb_repack_stats;
 
 /*

@@ -14,12 +14,12 @@
 
 static int obj_eq(const void *ctx, size_t i, const void *key)
 {
-	return git_oid_equal(&((const rq_odb_store *)ctx)->objs[i].id, key);
+	return rq_oid_eq(&((const rq_odb_store *)ctx)->objs[i].id, key);
 }
 
 static size_t obj_hash(const void *ctx, size_t i)
 {
-	return rq_hindex_hash_oid(&((const rq_odb_store *)ctx)->objs[i].id);
+	return rq_hindex_hash_id(((const rq_odb_store *)ctx)->objs[i].id.id);
 }
 
 void rq_odb_store_free(rq_odb_store *s)
@@ -37,6 +37,11 @@ void rq_odb_store_free(rq_odb_store *s)
 	free(s->index.slot);
 }
 
+const rq_oid_algo *rq_odb_store_algo(const rq_odb_store *s)
+{
+	return s->algo ? s->algo : &rq_oid_sha1;
+}
+
 void rq_odb_store_lock(rq_odb_store *s)
 {
 	if (s->shared)
@@ -49,13 +54,13 @@ void rq_odb_store_unlock(rq_odb_store *s)
 		pthread_mutex_unlock(&s->mu);
 }
 
-rq_odb_store_obj *rq_odb_store_find(rq_odb_store *s, const git_oid *id)
+rq_odb_store_obj *rq_odb_store_find(rq_odb_store *s, const rq_oid *id)
 {
-	long k = rq_hindex_find(&s->index, rq_hindex_hash_oid(id), obj_eq, s, id);
+	long k = rq_hindex_find(&s->index, rq_hindex_hash_id(id->id), obj_eq, s, id);
 	return k < 0 ? NULL : &s->objs[k];
 }
 
-rq_odb_store_obj *rq_odb_store_append(rq_odb_store *s, const git_oid *id)
+rq_odb_store_obj *rq_odb_store_append(rq_odb_store *s, const rq_oid *id)
 {
 	rq_odb_store_obj *o;
 
@@ -73,13 +78,13 @@ rq_odb_store_obj *rq_odb_store_append(rq_odb_store *s, const git_oid *id)
 		return NULL;
 	o = &s->objs[s->n];
 	memset(o, 0, sizeof(*o));
-	git_oid_cpy(&o->id, id);
-	rq_hindex_add(&s->index, rq_hindex_hash_oid(id), s->n);
+	o->id = *id;
+	rq_hindex_add(&s->index, rq_hindex_hash_id(id->id), s->n);
 	s->n++;
 	return o;
 }
 
-int rq_odb_store_add(rq_odb_store *s, const git_oid *id, const void *data, size_t len,
+int rq_odb_store_add(rq_odb_store *s, const rq_oid *id, const void *data, size_t len,
 		     git_object_t type, int borrowed, int unchecked, size_t like)
 {
 	unsigned char *copy = (unsigned char *)(uintptr_t)data;
@@ -126,7 +131,9 @@ int rq_odb_store_materialize(rq_odb_store *s, rq_odb_store_obj *o, unsigned guar
 
 	if (o->data)
 		return 0;
-	if (!o->entry || !guard || rq_odb_pack_entry_parse(o->entry, o->entry_len, &info) < 0 ||
+	if (!o->entry || !guard ||
+	    rq_odb_pack_entry_parse(o->entry, o->entry_len, rq_odb_store_algo(s)->rawsz, &info) <
+		0 ||
 	    rq_odb_pack_inflate(info.zdata, info.zlen, info.size, &raw) < 0)
 		return -1;
 	rawlen = info.size;
@@ -153,13 +160,15 @@ int rq_odb_store_materialize(rq_odb_store *s, rq_odb_store_obj *o, unsigned guar
 	return 0;
 }
 
-int rq_odb_store_check_id(const git_oid *id, const void *data, size_t len, git_object_t type)
+int rq_odb_store_check_id(const rq_oid *id, const void *data, size_t len, git_object_t type)
 {
 	git_oid full;
+	rq_oid got;
 
 	if (git_odb_hash(&full, data, len, type) < 0)
 		return -1;
-	if (!git_oid_equal(&full, id)) {
+	rq_oid_from_git(&got, &full);
+	if (!rq_oid_eq(&got, id)) {
 		git_error_set_str(GIT_ERROR_ODB, "object hashed to two different ids");
 		return -1;
 	}
@@ -204,7 +213,7 @@ int rq_odb_store_encode(rq_odb_pack_encoder *enc, git_object_t type, const unsig
 		return -1;
 	if (r > 0) {
 		out->depth = best->depth + 1;
-		git_oid_cpy(&out->base, &best->id);
+		out->base = best->id;
 		return 0;
 	}
 	return rq_odb_pack_encode(enc, type, data, len, &out->entry, &out->entry_len, &out->crc);
@@ -218,7 +227,7 @@ void rq_odb_store_set_entry(rq_odb_store_obj *o, const rq_odb_store_encoded *e)
 	o->entry_len = e->entry_len;
 	o->crc = e->crc;
 	o->depth = e->depth;
-	git_oid_cpy(&o->base, &e->base);
+	o->base = e->base;
 	o->own_entry = 1;
 }
 

@@ -24,6 +24,7 @@
 
 #include "rq_hindex.h"
 #include "rq_odb_pack.h"
+#include "rq_oid.h"
 
 #define RQ_ODB_STORE_DELTA_WINDOW 16 /* earlier trees tried as a delta base */
 #define RQ_ODB_STORE_DELTA_DEPTH  50 /* longest delta chain (git's default) */
@@ -32,7 +33,7 @@
 #define RQ_ODB_STORE_MATERIALIZE_DEPTH (RQ_ODB_STORE_DELTA_DEPTH * 64 + 64)
 
 typedef struct rq_odb_store_obj {
-	git_oid id;
+	rq_oid id; /* of the store's object format */
 	git_object_t type;
 	size_t len;
 	unsigned char *data;
@@ -40,7 +41,7 @@ typedef struct rq_odb_store_obj {
 	size_t entry_len;
 	uint32_t crc;	/* of the entry */
 	uint32_t depth; /* 0: whole; else a delta against base */
-	git_oid base;
+	rq_oid base;
 	/* data and entry are ours to free (else they point into a part file) */
 	unsigned char own_data, own_entry;
 	/* the id came from the plain SHA-1: collision detection still to do
@@ -60,7 +61,8 @@ typedef struct rq_odb_store_obj {
 } rq_odb_store_obj;
 
 typedef struct rq_odb_store {
-	rq_odb_store_obj *objs; /* in write order */
+	const rq_oid_algo *algo; /* its object format (NULL: SHA-1) */
+	rq_odb_store_obj *objs;	 /* in write order */
 	size_t n, cap;
 	rq_hindex index; /* over objs[0..n) by id */
 	struct rq_odb_store_map {
@@ -76,21 +78,23 @@ typedef struct rq_odb_store {
 
 /* Everything the store holds, freed (the compressor joined before). */
 void rq_odb_store_free(rq_odb_store *s);
+/* Its object format. */
+const rq_oid_algo *rq_odb_store_algo(const rq_odb_store *s);
 /* The lock, taken only while the compressor runs. */
 void rq_odb_store_lock(rq_odb_store *s);
 void rq_odb_store_unlock(rq_odb_store *s);
 
-rq_odb_store_obj *rq_odb_store_find(rq_odb_store *s, const git_oid *id);
+rq_odb_store_obj *rq_odb_store_find(rq_odb_store *s, const rq_oid *id);
 /* A new object at the end (the caller checked it is not held): zeroed but
  * for its id, and indexed. NULL: out of memory (or the count's limit). */
-rq_odb_store_obj *rq_odb_store_append(rq_odb_store *s, const git_oid *id);
+rq_odb_store_obj *rq_odb_store_append(rq_odb_store *s, const rq_oid *id);
 /*
  * Add the object: a copy of data, or data itself when borrowed (a loaded
  * object's, NULL until materialized). unchecked: its id is the plain
  * SHA-1 (collision detection to come); like: 1 + its delta base's index,
  * or 0. 0, or -1 out of memory (nothing added).
  */
-int rq_odb_store_add(rq_odb_store *s, const git_oid *id, const void *data, size_t len,
+int rq_odb_store_add(rq_odb_store *s, const rq_oid *id, const void *data, size_t len,
 		     git_object_t type, int borrowed, int unchecked, size_t like);
 /* Keep the mapping of a part file (unmapped with the store). 0, or -1. */
 int rq_odb_store_keep_map(rq_odb_store *s, void *p, size_t len);
@@ -104,12 +108,12 @@ int rq_odb_store_materialize(rq_odb_store *s, rq_odb_store_obj *o, unsigned guar
 
 /* libgit2's collision-detecting SHA-1 of the object must be id: 0, or -1
  * with libgit2's error ("SHA1 collision attack detected"). */
-int rq_odb_store_check_id(const git_oid *id, const void *data, size_t len, git_object_t type);
+int rq_odb_store_check_id(const rq_oid *id, const void *data, size_t len, git_object_t type);
 
 /* A candidate delta base: an object's id, content and depth (idx: its
  * index, for the compressor's window). */
 typedef struct rq_odb_store_base {
-	git_oid id;
+	rq_oid id;
 	const unsigned char *data;
 	size_t len;
 	uint32_t depth;
@@ -121,7 +125,7 @@ typedef struct rq_odb_store_encoded {
 	unsigned char *entry;
 	size_t entry_len;
 	uint32_t crc, depth;
-	git_oid base;
+	rq_oid base;
 } rq_odb_store_encoded;
 
 /*

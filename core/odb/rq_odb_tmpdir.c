@@ -330,8 +330,8 @@ static int write_pack(rq_odb_tmpdir *od, rq_odb_tmpdir_stats *stats, rq_error *e
 	snprintf(packdir, sizeof(packdir), "%s/pack", od->objects);
 	snprintf(prefix, sizeof(prefix), "tmp_%.180s-", strrchr(od->path, '/') + 1);
 	if (make_dir(packdir, err) == 0 &&
-	    rq_odb_packwrite_hooked(packdir, prefix, e, stats->objects, before_move, after_fail, od,
-				    stats->pack_name, &stats->pack_bytes, err) == 0)
+	    rq_odb_packwrite_hooked(packdir, prefix, &rq_oid_sha1, e, stats->objects, before_move,
+				    after_fail, od, stats->pack_name, &stats->pack_bytes, err) == 0)
 		rc = 0;
 	if (rc == 0 && od->kept && !od->keep) { /* nothing to wait for */
 		rq_odb_own_unkeep(od->objects, stats->pack_name);
