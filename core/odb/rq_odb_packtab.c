@@ -6,6 +6,7 @@
  */
 #include "rq_odb_packtab.h"
 #include "rq_fs.h"
+#include "rq_oid.h"
 #include "rq_odb_pack.h"
 #include "rq_sha1.h"
 
@@ -162,25 +163,14 @@ int rq_odb_packtab_find(const rq_odb_packtab *t, const unsigned char *id,
 
 /* ---- pack names ---- */
 
-static int hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
 int rq_odb_packtab_name_bytes(const char *name, unsigned char out[20])
 {
-	if (strncmp(name, "pack-", 5) || strlen(name) != 45)
+	rq_oid id;
+
+	if (strncmp(name, "pack-", 5) || strlen(name) != 45 ||
+	    rq_oid_parse(&id, &rq_oid_sha1, name + 5, 40) < 0)
 		return 0;
-	for (int i = 0; i < 20; i++) {
-		int hi = hex_value(name[5 + 2 * i]), lo = hex_value(name[6 + 2 * i]);
-		if (hi < 0 || lo < 0)
-			return 0;
-		out[i] = (unsigned char)(hi << 4 | lo);
-	}
+	memcpy(out, id.id, 20);
 	return 1;
 }
 
