@@ -13,7 +13,7 @@
  * are dropped. The bases come out in git's order: newest first, commits
  * of the same date in the order the walk found them.
  *
- * ranks (rq_mergebase's remerges): the replay's new commits, each with
+ * ranks (the remerges of core/merge): the replay's new commits, each with
  * its rank in the replay (a commit after its parents). They are walked
  * first, the later ranked first, then the others by date: the replay's
  * commits all carry one date, and a date-ordered walk of a chain of
