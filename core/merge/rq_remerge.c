@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rq_mergebase.h"
+#include "rq_reach.h"
 #include "rq_odb_mem.h"
 #include "rq_oidmap.h"
 
@@ -37,7 +37,7 @@
 typedef struct remerge {
 	rq_merger *m;
 	git_repository *repo;
-	const rq_oidmap *ranks; /* the replay's new commits (rq_mergebase.h) */
+	const rq_oidmap *ranks; /* the replay's new commits (rq_reach.h) */
 	rq_error *err;
 	git_oid empty_tree;
 	size_t inner; /* inner merges made so far */
@@ -98,13 +98,14 @@ static int date_bases(remerge *rm, const git_oid *ids, size_t n, dated *out)
 static int merge_bases(remerge *rm, const git_oid *leaves, size_t nleaves, const git_oid *b,
 		       dated **out, size_t *n)
 {
+	rq_reach_reader rd = rq_reach_git2_reader(rm->repo);
 	git_oid *ids = NULL;
 	size_t count = 0;
 	int rc;
 
 	*out = NULL;
 	*n = 0;
-	if (rq_mergebase(rm->repo, rm->ranks, b, leaves, nleaves, &ids, &count, rm->err) < 0)
+	if (rq_reach_bases(&rd, rm->ranks, b, leaves, nleaves, &ids, &count, rm->err) < 0)
 		return -1;
 	if (!count)
 		return 0;

@@ -58,7 +58,7 @@
  * became (nparents >= 2 each, in O's order; a new parent may repeat
  * another), orig_tree O's tree; ranks: the commits the replay wrote, each
  * with its rank (later ones larger; NULL: none), which orders the search
- * for merge bases (rq_mergebase.h). 0 clean (*out: the result tree), 1 conflict
+ * for merge bases (rq_reach.h). 0 clean (*out: the result tree), 1 conflict
  * (conflicts appended, one per path), -1 with err set. Objects are written
  * through the repository's object database (the replay's store): R's and
  * N's conflicted trees too, which only the pack's size sees.

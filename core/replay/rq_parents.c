@@ -15,6 +15,7 @@
 
 #include "rq_mem.h"
 #include "rq_oidmap.h"
+#include "rq_reach.h"
 
 /* A boundary parent of a component, and whether it is a bottom. */
 typedef struct candidate {
@@ -113,11 +114,11 @@ static int cmp_comp(const void *a, const void *b)
 }
 
 /* Mark the candidates of component c that are among bases. */
-static void mark_bases(rq_parents *pl, size_t c, const git_oidarray *bases)
+static void mark_bases(rq_parents *pl, size_t c, const git_oid *bases, size_t n)
 {
 	for (size_t j = pl->first[c]; j < pl->first[c + 1]; j++)
-		for (size_t k = 0; k < bases->count; k++)
-			if (git_oid_equal(&pl->v[j].id, &bases->ids[k]))
+		for (size_t k = 0; k < n; k++)
+			if (git_oid_equal(&pl->v[j].id, &bases[k]))
 				pl->v[j].bottom = 1;
 }
 
@@ -126,18 +127,17 @@ static void mark_bases(rq_parents *pl, size_t c, const git_oidarray *bases)
 static int bottoms_of(rq_parents *pl, git_repository *repo, const rq_revs *revs, size_t c,
 		      const git_oid *t, rq_error *err)
 {
+	rq_reach_reader rd = rq_reach_git2_reader(repo);
+
 	for (size_t a = 0; a < revs->n; a++) {
-		git_oidarray arr = {0};
-		int r;
+		git_oid *bases = NULL;
+		size_t n = 0;
 		if (!revs->v[a].negative)
 			continue;
-		r = git_merge_bases(&arr, repo, &revs->v[a].oid, t);
-		if (r == GIT_ENOTFOUND)
-			continue;
-		if (r < 0)
-			return rq_error_git(err, "cannot find the merge bases");
-		mark_bases(pl, c, &arr);
-		git_oidarray_dispose(&arr);
+		if (rq_reach_bases(&rd, NULL, &revs->v[a].oid, t, 1, &bases, &n, err) < 0)
+			return -1;
+		mark_bases(pl, c, bases, n);
+		free(bases);
 	}
 	return 0;
 }
@@ -150,6 +150,7 @@ static int bottoms_of(rq_parents *pl, git_repository *repo, const rq_revs *revs,
 static int prefer_onto(rq_parents *pl, git_repository *repo, size_t c, const git_oid *onto,
 		       rq_error *err)
 {
+	rq_reach_reader rd = rq_reach_git2_reader(repo);
 	size_t nb = 0, held = 0;
 
 	for (size_t j = pl->first[c]; j < pl->first[c + 1]; j++)
@@ -162,9 +163,9 @@ static int prefer_onto(rq_parents *pl, git_repository *repo, size_t c, const git
 			continue;
 		r = git_oid_equal(&pl->v[j].id, onto)
 			? 1
-			: git_graph_descendant_of(repo, onto, &pl->v[j].id);
+			: rq_reach_descends(&rd, onto, &pl->v[j].id, err);
 		if (r < 0)
-			return rq_error_git(err, "cannot compare commits");
+			return -1;
 		pl->v[j].bottom = r ? 2 : 1;
 		held += r != 0;
 	}

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "rq_odb_mem.h"
+#include "rq_reach.h"
 #include "rq_remerge.h"
 #include "rq_testhook.h"
 
@@ -184,10 +185,12 @@ static int merge_became_empty(rq_replay_state *rp, const git_oid *parents, size_
 {
 	if (!git_oid_equal(tree, first_tree))
 		return 0;
+	rq_reach_reader rd = rq_reach_git2_reader(rp->repo);
+
 	for (size_t k = 1; k < n; k++) {
-		int r = git_graph_descendant_of(rp->repo, &parents[0], &parents[k]);
+		int r = rq_reach_descends(&rd, &parents[0], &parents[k], rp->err);
 		if (r < 0)
-			return rq_error_git(rp->err, "cannot compare commits");
+			return -1;
 		if (!r)
 			return 0;
 	}

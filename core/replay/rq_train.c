@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "rq_buf.h"
+#include "rq_reach.h"
 #include "rq_commit.h"
 #include "rq_mem.h"
 #include "rq_odb_mem.h"
@@ -344,37 +345,31 @@ static int cmp_newest(const void *pa, const void *pb)
 static int merge_bases(train *t, const git_oid *leaves, size_t nleaves, const git_oid *b,
 		       dated **out, size_t *n)
 {
-	git_oidarray arr = {0};
-	git_oid *in = malloc((nleaves + 1) * sizeof(*in));
-	int rc = -1;
+	rq_reach_reader rd = rq_reach_git2_reader(t->repo);
+	git_oid *ids = NULL;
+	size_t count = 0;
 
 	*out = NULL;
 	*n = 0;
-	if (!in)
-		return rq_error_set(t->err, RQ_E_NOMEM, "out of memory");
-	git_oid_cpy(&in[0], b);
-	memcpy(in + 1, leaves, nleaves * sizeof(*in));
-	rc = git_merge_bases_many(&arr, t->repo, nleaves + 1, in);
-	free(in);
-	if (rc == GIT_ENOTFOUND)
+	if (rq_reach_bases(&rd, NULL, b, leaves, nleaves, &ids, &count, t->err) < 0)
+		return -1;
+	if (!count)
 		return 0;
-	if (rc < 0)
-		return rq_error_git(t->err, "cannot find the merge bases");
-	if (!(*out = calloc(arr.count + 1, sizeof(**out)))) {
-		git_oidarray_dispose(&arr);
+	if (!(*out = calloc(count + 1, sizeof(**out)))) {
+		free(ids);
 		return rq_error_set(t->err, RQ_E_NOMEM, "out of memory");
 	}
-	for (size_t i = 0; i < arr.count; i++) {
+	for (size_t i = 0; i < count; i++) {
 		git_commit *c = NULL;
-		if (git_commit_lookup(&c, t->repo, &arr.ids[i]) < 0) {
-			git_oidarray_dispose(&arr);
+		if (git_commit_lookup(&c, t->repo, &ids[i]) < 0) {
+			free(ids);
 			return rq_error_git(t->err, "cannot read a merge base");
 		}
-		(*out)[i] = (dated){arr.ids[i], git_commit_time(c), i};
+		(*out)[i] = (dated){ids[i], git_commit_time(c), i};
 		git_commit_free(c);
 	}
-	*n = arr.count;
-	git_oidarray_dispose(&arr);
+	*n = count;
+	free(ids);
 	qsort(*out, *n, sizeof(**out), cmp_newest);
 	for (size_t i = 0; i < *n / 2; i++) {
 		dated tmp = (*out)[i];
@@ -545,14 +540,19 @@ static int write_merge(train *t, const rq_train_car *c, const git_oid *tree, rq_
  * (git merge-tree --write-tree, then git commit-tree). 0 ok, 1 conflict, -1. */
 static int merge_car(train *t, const rq_train_car *c, rq_car_result *car)
 {
+	rq_reach_reader rd = rq_reach_git2_reader(t->repo);
 	git_oid base, ours, theirs, tree;
 	rq_conflicts conf = {0};
 	int rc;
 
 	if (car_tip(t, c, &car->tip) < 0)
 		return -1;
-	if (git_oid_equal(&car->tip, &car->onto) ||
-	    git_graph_descendant_of(t->repo, &car->onto, &car->tip) == 1) {
+	rc = git_oid_equal(&car->tip, &car->onto)
+		 ? 1
+		 : rq_reach_descends(&rd, &car->onto, &car->tip, t->err);
+	if (rc < 0)
+		return -1;
+	if (rc) {
 		car->up_to_date = 1; /* git: "Already up to date." */
 		git_oid_cpy(&car->commit, &car->onto);
 		return 0;

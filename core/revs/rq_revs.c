@@ -6,6 +6,7 @@
  */
 #include "rq_revs.h"
 #include "rq_mem.h"
+#include "rq_reach.h"
 #include "rq_refname.h"
 #include "rq_revname.h"
 #include "rq_pattern.h"
@@ -97,24 +98,18 @@ static int push_rev(git_repository *repo, const rq_revname_refs *refs, rq_revs *
 static int add_merge_bases(git_repository *repo, rq_revs *revs, size_t *cap, const git_oid *a,
 			   const git_oid *b, rq_error *err)
 {
-	git_oidarray bases = {0};
-	int rc = git_merge_bases(&bases, repo, a, b);
+	rq_reach_reader rd = rq_reach_git2_reader(repo);
+	git_oid *bases = NULL;
+	size_t n = 0;
+	int rc = rq_reach_bases(&rd, NULL, a, b, 1, &bases, &n, err);
 
-	if (rc == GIT_ENOTFOUND)
-		return 0;
-	if (rc < 0)
-		return rq_error_git(err, "cannot compute merge bases");
-	for (size_t i = 0; i < bases.count; i++) {
+	for (size_t i = 0; rc == 0 && i < n; i++) {
 		char hex[GIT_OID_HEXSZ + 1];
-		git_oid_tostr(hex, sizeof(hex), &bases.ids[i]);
-		if (push_rev(repo, NULL, revs, cap, hex, GIT_OID_HEXSZ, 1, &bases.ids[i], err) <
-		    0) {
-			git_oidarray_dispose(&bases);
-			return -1;
-		}
+		git_oid_tostr(hex, sizeof(hex), &bases[i]);
+		rc = push_rev(repo, NULL, revs, cap, hex, GIT_OID_HEXSZ, 1, &bases[i], err);
 	}
-	git_oidarray_dispose(&bases);
-	return 0;
+	free(bases);
+	return rc < 0 ? -1 : 0;
 }
 
 /* An unknown part of a range or shorthand: git names the whole argument. */

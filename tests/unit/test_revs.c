@@ -644,6 +644,44 @@ static void test_revs_parse_many(void **state)
 	free(hex);
 }
 
+/*
+ * A...B with three merge bases of one date: the negatives in git's order
+ * (as git rev-parse lists them), which libgit2's merge bases did not give.
+ */
+static void test_revs_symmetric_many_bases(void **state)
+{
+	tu_repo *r = tu_repo_new(0);
+	const char *args[] = {"M2...M1"};
+	char got[5 * 43 + 1] = "", *want;
+	rq_revs revs;
+	rq_error err;
+
+	(void)state;
+	tu_git(r, "mk() { n=$1 d=$2; shift 2; id=$(GIT_COMMITTER_DATE=\"$d +0000\" "
+		  "git commit-tree $(git mktree </dev/null) -m $n \"$@\") && git tag $n $id; } && "
+		  "mk A 1700000000 && mk B 1700000200 -p A && mk C 1700000200 -p A && "
+		  "mk D 1700000200 -p A && mk M1 1700000400 -p B -p C -p D && "
+		  "mk M2 1700000400 -p D -p B -p C");
+	rq_error_clear(&err);
+	if (rq_revs_parse(tu_repo_open(r), args, 1, &revs, &err) != 0)
+		fail_msg("rq_revs_parse(M2...M1): %s", err.msg);
+	for (size_t i = 0; i < revs.n; i++) {
+		if (!revs.v[i].negative)
+			continue;
+		if (*got)
+			strcat(got, "\n");
+		strcat(got, "^");
+		strcat(got, tu_hex(&revs.v[i].oid));
+	}
+	want = tu_capture(r, "git rev-parse M2...M1 | grep '^\\^'");
+	assert_non_null(want);
+	assert_int_equal(revs.nnegative, 3);
+	assert_string_equal(got, want);
+	free(want);
+	rq_revs_free(&revs);
+	tu_repo_free(r);
+}
+
 static void test_refname_is_valid_full(void **state)
 {
 	static const char *const names[] = {"refs/heads/main",
@@ -708,6 +746,7 @@ int main(void)
 	    cmocka_unit_test(test_revs_parse_ranges),
 	    cmocka_unit_test(test_revs_parse_errors),
 	    cmocka_unit_test(test_revs_parse_many),
+	    cmocka_unit_test(test_revs_symmetric_many_bases),
 	    cmocka_unit_test(test_refname_is_valid_full),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
