@@ -30,17 +30,6 @@ typedef struct bytes {
 } bytes;
 
 /* The pack git made, its index, the ids (index order) and their offsets. */
-/* A libgit2 id as the reader's (rq_oid), in one of a few rotating buffers. */
-static const rq_oid *rq_of(const git_oid *g)
-{
-	static rq_oid buf[4];
-	static unsigned next;
-	rq_oid *o = &buf[next++ % 4];
-
-	rq_oid_from_git(o, g);
-	return o;
-}
-
 static tu_repo *g_repo;
 static bytes g_pack, g_idx;
 static uint32_t g_nr;
@@ -144,7 +133,7 @@ static int read_with(rq_odb_packread *pr, const git_oid *id)
 	size_t len = 0;
 	git_object_t type = GIT_OBJECT_INVALID;
 	git_oid got;
-	int r = rq_odb_packread_read(pr, rq_of(id), test_alloc, NULL, &data, &len, &type);
+	int r = rq_odb_packread_read(pr, tu_rq_oid(id), test_alloc, NULL, &data, &len, &type);
 
 	g_code = r;
 	if (r == RQ_ODB_PACKREAD_DAMAGED || r == RQ_ODB_PACKREAD_BADPACK)
@@ -256,10 +245,10 @@ static void headers_match_reads(void)
 		void *data = NULL;
 		size_t len = 0, hlen = 0;
 		git_object_t type = GIT_OBJECT_INVALID, htype = GIT_OBJECT_INVALID;
-		assert_int_equal(rq_odb_packread_read_header(pr, rq_of(&g_ids[k]), &hlen, &htype),
-				 1);
-		assert_int_equal(rq_odb_packread_read(pr, rq_of(&g_ids[k]), test_alloc, NULL, &data,
-						      &len, &type),
+		assert_int_equal(
+		    rq_odb_packread_read_header(pr, tu_rq_oid(&g_ids[k]), &hlen, &htype), 1);
+		assert_int_equal(rq_odb_packread_read(pr, tu_rq_oid(&g_ids[k]), test_alloc, NULL,
+						      &data, &len, &type),
 				 1);
 		assert_int_equal(hlen, len);
 		assert_int_equal(htype, type);
@@ -918,8 +907,8 @@ static void test_random_idx(void **state)
 			void *data = NULL;
 			size_t len;
 			git_object_t type;
-			int r = rq_odb_packread_read(pr, rq_of(&g_ids[k]), test_alloc, NULL, &data,
-						     &len, &type);
+			int r = rq_odb_packread_read(pr, tu_rq_oid(&g_ids[k]), test_alloc, NULL,
+						     &data, &len, &type);
 			assert_true(r == RQ_ODB_PACKREAD_DAMAGED || r == RQ_ODB_PACKREAD_BADPACK ||
 				    r == 0 || r == 1);
 			if (r == 1) {

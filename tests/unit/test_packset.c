@@ -25,17 +25,6 @@
 
 #define PACKS 30
 
-/* A libgit2 id as the reader's (rq_oid), in one of a few rotating buffers. */
-static const rq_oid *rq_of(const git_oid *g)
-{
-	static rq_oid buf[4];
-	static unsigned next;
-	rq_oid *o = &buf[next++ % 4];
-
-	rq_oid_from_git(o, g);
-	return o;
-}
-
 static tu_repo *g_tmpl;
 
 /* A repository of PACKS small packs: one commit each, packed by
@@ -91,10 +80,11 @@ static void read_all(tu_repo *r, rq_odb_packread *pr)
 		git_object_t type;
 		assert_int_equal(git_oid_fromstr(&id, line), 0);
 		assert_int_equal(
-		    rq_odb_packread_read(pr, rq_of(&id), test_alloc, NULL, &data, &len, &type), 1);
+		    rq_odb_packread_read(pr, tu_rq_oid(&id), test_alloc, NULL, &data, &len, &type),
+		    1);
 		assert_int_equal(git_odb_hash(&got, data, len, type), 0);
 		assert_true(git_oid_equal(&got, &id));
-		assert_int_equal(rq_odb_packread_has(pr, rq_of(&id)), 1);
+		assert_int_equal(rq_odb_packread_has(pr, tu_rq_oid(&id)), 1);
 		free(data);
 	}
 	assert_true(n >= PACKS * 3);
@@ -145,7 +135,7 @@ static void test_table(void **state)
 	assert_true(table_exists(r));
 	read_all(r, pr);
 	memset(&missing, 0x5a, sizeof(missing));
-	assert_int_equal(rq_odb_packread_has(pr, rq_of(&missing)), 0);
+	assert_int_equal(rq_odb_packread_has(pr, tu_rq_oid(&missing)), 0);
 	rq_odb_packread_free(pr);
 
 	pr = open_set(r);
@@ -153,7 +143,7 @@ static void test_table(void **state)
 	assert_true(st.trusted);
 	assert_false(st.table_built);
 	assert_int_equal(st.idx_maps, 0); /* nothing mapped to know where things are */
-	assert_int_equal(rq_odb_packread_has(pr, rq_of(&missing)), 0);
+	assert_int_equal(rq_odb_packread_has(pr, tu_rq_oid(&missing)), 0);
 	assert_int_equal(stats_of(pr).idx_maps, 0);
 	read_all(r, pr);
 	rq_odb_packread_free(pr);
@@ -287,7 +277,7 @@ static void test_freshen(void **state)
 			  head);
 	assert_non_null(pack);
 	tu_git(r, "touch -d @1000000000 %s", pack);
-	assert_int_equal(rq_odb_packread_freshen(pr, rq_of(&id)), 1);
+	assert_int_equal(rq_odb_packread_freshen(pr, tu_rq_oid(&id)), 1);
 	{
 		char full[2 * PATH_MAX];
 		snprintf(full, sizeof(full), "%s/%s", r->path, pack);
@@ -295,7 +285,7 @@ static void test_freshen(void **state)
 		assert_true(st.st_mtime > 1000000000);
 	}
 	memset(&id, 0x5a, sizeof(id));
-	assert_int_equal(rq_odb_packread_freshen(pr, rq_of(&id)), 0);
+	assert_int_equal(rq_odb_packread_freshen(pr, tu_rq_oid(&id)), 0);
 	rq_odb_packread_free(pr);
 	free(head);
 	free(pack);

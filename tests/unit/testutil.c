@@ -433,6 +433,16 @@ const char *tu_hex(const git_oid *oid)
 	return b;
 }
 
+const rq_oid *tu_rq_oid(const git_oid *oid)
+{
+	static rq_oid bufs[4];
+	static unsigned next;
+	rq_oid *o = &bufs[next++ % 4];
+
+	rq_oid_from_git(o, oid);
+	return o;
+}
+
 int tu_loose_count(tu_repo *r)
 {
 	char objects[PATH_MAX + 16];

@@ -23,6 +23,8 @@
 
 #include <git2.h>
 
+#include "rq_oid.h"
+
 /* The identities and first date every test repository uses. */
 #define TU_AUTHOR_NAME	   "A U Thor"
 #define TU_AUTHOR_EMAIL	   "author@example.com"
@@ -92,6 +94,8 @@ void tu_commit_file(tu_repo *r, const char *path, const char *content, const cha
 void tu_rev_parse(tu_repo *r, const char *rev, git_oid *out);
 /* Hex of an oid in a static buffer (one of 4 rotating buffers). */
 const char *tu_hex(const git_oid *oid);
+/* A libgit2 id as replayq's (rq_oid), in one of 4 rotating buffers. */
+const rq_oid *tu_rq_oid(const git_oid *oid);
 
 /* Number of loose objects in the repository (objects/xx/...). */
 int tu_loose_count(tu_repo *r);
