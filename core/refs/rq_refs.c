@@ -20,6 +20,7 @@
 #include "rq_oid.h"
 #include "rq_reffile.h"
 #include "rq_refname.h"
+#include "rq_refread.h"
 #include "rq_refdb_rt.h"
 #include "rq_refmark.h"
 #include "rq_refs.h"
@@ -48,6 +49,14 @@ void rq_refs_clean_stale(git_repository *repo)
 		return;
 	rq_refmark_guard(&m, &err); /* (cleans) */
 	rq_refmark_close(&m);
+}
+
+/* The repository's object format: SHA-1 (rq_repofmt refuses SHA-256
+ * repositories until they are read through; issue 42). */
+static const rq_oid_algo *repo_algo(git_repository *repo)
+{
+	(void)repo;
+	return &rq_oid_sha1;
 }
 
 /* ---- refs that cannot be created: directory/file conflicts ---- */
@@ -128,11 +137,33 @@ static int ref_below(git_repository *repo, const char *name, char **clash, rq_er
 	return *clash != NULL;
 }
 
+/* 1 when the ref name exists (a symbolic one too, not followed): read by
+ * rq_refread in a files repository (rd), else by libgit2. A ref that
+ * cannot be read does not count. */
+static int ref_exists(git_repository *repo, const rq_refread *rd, const char *name)
+{
+	git_reference *ref = NULL;
+	char *target = NULL;
+	rq_oid id;
+	rq_error err;
+	int r;
+
+	if (!rd) {
+		r = git_reference_lookup(&ref, repo, name) == 0;
+		git_reference_free(ref);
+		return r;
+	}
+	r = rq_refread_raw(rd, name, &id, &target, &err) == RQ_REFREAD_FOUND;
+	free(target);
+	return r;
+}
+
 /* The existing ref that keeps name from being created: one of its leading
  * directories (refs/heads/main for refs/heads/main/sub), else the
  * smallest one beneath it (refs/heads/team/x for refs/heads/team), into
  * *clash (malloc'ed): 1, 0 none, -1 on error. */
-static int ref_clash(git_repository *repo, const char *name, char **clash, rq_error *err)
+static int ref_clash(git_repository *repo, const rq_refread *rd, const char *name, char **clash,
+		     rq_error *err)
 {
 	char *up = strdup(name);
 
@@ -140,10 +171,8 @@ static int ref_clash(git_repository *repo, const char *name, char **clash, rq_er
 	if (!up)
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	for (char *p = strchr(up + 5, '/'); p; p = strchr(p + 1, '/')) {
-		git_reference *ref = NULL;
 		*p = '\0';
-		if (git_reference_lookup(&ref, repo, up) == 0) {
-			git_reference_free(ref);
+		if (ref_exists(repo, rd, up)) {
 			*clash = up;
 			return 1;
 		}
@@ -155,11 +184,12 @@ static int ref_clash(git_repository *repo, const char *name, char **clash, rq_er
 
 /* One ref to create: refused (RQ_E_BAD_REF, in git's words) when an
  * existing ref or a non-empty directory is in its way. */
-static int creatable(git_repository *repo, const rq_refmark *d, const char *name, rq_error *err)
+static int creatable(git_repository *repo, const rq_refmark *d, const rq_refread *rd,
+		     const char *name, rq_error *err)
 {
 	const char *leaf;
 	char *clash = NULL;
-	int r = ref_clash(repo, name, &clash, err), dir, sub = -1;
+	int r = ref_clash(repo, rd, name, &clash, err), dir, sub = -1;
 
 	if (r < 0)
 		return -1;
@@ -197,10 +227,12 @@ int rq_refs_check_creatable(git_repository *repo, const rq_ref_updates *result, 
 {
 	static const git_oid zero;
 	rq_refmark d;
-	int rc = 0;
+	rq_refread rd;
+	int rc = 0, files = !rq_repofmt_reftable(repo);
 
 	if (rq_refmark_open(&d, repo, err) < 0)
 		return -1;
+	rd = (rq_refread){.common = d.common, .own = d.own, .algo = repo_algo(repo)};
 	for (size_t i = 0; rc == 0 && i < result->nupdates; i++) {
 		const rq_ref_update *u = &result->updates[i];
 		if (!git_oid_equal(&u->old_id, &zero) || strncmp(u->ref, "refs/", 5))
@@ -212,7 +244,7 @@ int rq_refs_check_creatable(git_repository *repo, const rq_ref_updates *result, 
 						  "cannot process '%s' and '%s' at the same time",
 						  u->ref, result->updates[k].ref);
 		if (rc == 0)
-			rc = creatable(repo, &d, u->ref, err);
+			rc = creatable(repo, &d, files ? &rd : NULL, u->ref, err);
 	}
 	rq_refmark_close(&d);
 	return rc;
@@ -222,14 +254,6 @@ int rq_refs_apply(git_repository *repo, const rq_ref_updates *result, const rq_i
 		  rq_error *err)
 {
 	return rq_refs_apply_fenced(repo, result, committer, NULL, err);
-}
-
-/* The repository's object format: SHA-1 (rq_repofmt refuses SHA-256
- * repositories until they are read through; issue 42). */
-static const rq_oid_algo *repo_algo(git_repository *repo)
-{
-	(void)repo;
-	return &rq_oid_sha1;
 }
 
 /* The error of a lock that could not be taken (err says why, errno too):
@@ -248,30 +272,6 @@ static int lock_failed(git_repository *repo, const char *ref, rq_error *err)
 	snprintf(why, sizeof(why), "%s", err->msg);
 	return rq_error_set(err, e == ENOSPC || e == EDQUOT ? RQ_E_IO : RQ_E_REF_MOVED,
 			    "cannot lock ref '%s': %s", ref, why);
-}
-
-/* Where u's ref is, under its lock: 0 at its old id (to move), 1 at its
- * new id already, -1 elsewhere (RQ_E_REF_MOVED) or unreadable. */
-static int ref_state(git_repository *repo, const rq_ref_update *u, rq_error *err)
-{
-	char have[RQ_OID_MAX_HEXSZ + 1], want[RQ_OID_MAX_HEXSZ + 1];
-	git_oid cur;
-	rq_oid c, o;
-	int r = git_reference_name_to_id(&cur, repo, u->ref);
-
-	if (r == GIT_ENOTFOUND)
-		memset(&cur, 0, sizeof(cur));
-	else if (r < 0)
-		return rq_error_git(err, "cannot read ref");
-	if (git_oid_equal(&cur, &u->new_id))
-		return 1;
-	if (git_oid_equal(&cur, &u->old_id))
-		return 0;
-	rq_oid_from_git(&c, &cur);
-	rq_oid_from_git(&o, &u->old_id);
-	return rq_error_set(err, RQ_E_REF_MOVED, "cannot lock ref '%s': is at %s but expected %s",
-			    u->ref, rq_oid_fmt(have, &c, repo_algo(repo)),
-			    rq_oid_fmt(want, &o, repo_algo(repo)));
 }
 
 /* One ref of a files update: its lock, and its reflog entry. */
@@ -311,6 +311,52 @@ static int log_dir(const update_run *u, const char *ref)
 	return rq_reffile_log_own(ref) ? u->m->own : u->m->common;
 }
 
+/* The id ref holds (zero when it does not exist) into *cur: read by
+ * rq_refread in a files repository, by libgit2 (the reftable refdb) in a
+ * reftable one. 0, or -1 with err set. */
+static int ref_value(const update_run *u, const char *ref, rq_oid *cur, rq_error *err)
+{
+	rq_refread rd = {.common = u->m->common, .own = u->m->own, .algo = u->algo};
+	char why[RQ_ERROR_MSG_MAX];
+	git_oid id;
+	int r;
+
+	if (u->rt) {
+		r = git_reference_name_to_id(&id, u->repo, ref);
+		if (r < 0 && r != GIT_ENOTFOUND)
+			return rq_error_git(err, "cannot read ref");
+		memset(cur, 0, sizeof(*cur));
+		if (r == 0)
+			rq_oid_from_git(cur, &id);
+		return 0;
+	}
+	if ((r = rq_refread_resolve(&rd, ref, cur, err)) == RQ_REFREAD_MISSING)
+		memset(cur, 0, sizeof(*cur));
+	if (r >= 0)
+		return 0;
+	snprintf(why, sizeof(why), "%s", err->msg);
+	return rq_error_set(err, err->code, "cannot read ref: %s", why);
+}
+
+/* Where up's ref is, under its lock: 0 at its old id (to move), 1 at its
+ * new id already, -1 elsewhere (RQ_E_REF_MOVED) or unreadable. */
+static int ref_state(const update_run *u, const rq_ref_update *up, rq_error *err)
+{
+	char have[RQ_OID_MAX_HEXSZ + 1], want[RQ_OID_MAX_HEXSZ + 1];
+	rq_oid c, o, n;
+
+	if (ref_value(u, up->ref, &c, err) < 0)
+		return -1;
+	rq_oid_from_git(&o, &up->old_id);
+	rq_oid_from_git(&n, &up->new_id);
+	if (rq_oid_eq(&c, &n))
+		return 1;
+	if (rq_oid_eq(&c, &o))
+		return 0;
+	return rq_error_set(err, RQ_E_REF_MOVED, "cannot lock ref '%s': is at %s but expected %s",
+			    up->ref, rq_oid_fmt(have, &c, u->algo), rq_oid_fmt(want, &o, u->algo));
+}
+
 /* Whether update i gets reflog entries, and the entry (the move from its
  * old id, which the ref holds under its lock, to its new one). */
 static int log_prepare(update_run *u, size_t i, rq_error *err)
@@ -345,7 +391,7 @@ static int lock_one(update_run *u, size_t i, rq_error *err)
 
 	if (rq_reffile_lock(&f->lock, ref_dir(u, up->ref), up->ref, err) < 0)
 		return lock_failed(u->repo, up->ref, err);
-	if ((r = ref_state(u->repo, up, err)) < 0)
+	if ((r = ref_state(u, up, err)) < 0)
 		return -1;
 	if (r == 1) {
 		rq_reffile_release(&f->lock);
@@ -379,11 +425,13 @@ static int lock_all(update_run *u, rq_error *err)
 }
 
 /* 1 when ref holds id. */
-static int ref_at(git_repository *repo, const char *ref, const git_oid *id)
+static int ref_at(const update_run *u, const char *ref, const git_oid *id)
 {
-	git_oid cur;
+	rq_oid cur, want;
+	rq_error err;
 
-	return git_reference_name_to_id(&cur, repo, ref) == 0 && git_oid_equal(&cur, id);
+	rq_oid_from_git(&want, id);
+	return ref_value(u, ref, &cur, &err) == 0 && rq_oid_eq(&cur, &want);
 }
 
 /* Commit update i: its reflog entry (and HEAD's, when HEAD points at it),
@@ -424,7 +472,7 @@ static int commit_all(update_run *u, size_t *moved, rq_error *err)
 				rq_testhook_hold("refs-committed");
 			continue;
 		}
-		if (u->space && !ref_at(u->repo, res->updates[i].ref, &res->updates[i].new_id))
+		if (u->space && !ref_at(u, res->updates[i].ref, &res->updates[i].new_id))
 			rq_refspace_undo(u->space, i);
 		snprintf(why, sizeof(why), "%s", err->msg);
 		return rq_error_set(err, err->code,
@@ -546,7 +594,7 @@ static int rt_lock(update_run *u, rq_refmark *m, rq_error *err)
 	rt->who.time = u->who->time;
 	rt->who.tz = u->who->tz;
 	for (size_t i = 0; i < u->res->nupdates; i++) {
-		int r = ref_state(u->repo, &u->res->updates[i], err);
+		int r = ref_state(u, &u->res->updates[i], err);
 		if (r < 0)
 			return -1;
 		if (r == 0)

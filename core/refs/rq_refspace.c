@@ -16,6 +16,7 @@
 
 #include "rq_fs.h"
 #include "rq_reffile.h"
+#include "rq_refread.h"
 #include "rq_rttx.h"
 
 /* A reflog given room: the directory that holds it (-1: none), its name
@@ -43,7 +44,7 @@ struct rq_refspace {
 
 int rq_refspace_own_dir(const char *ref)
 {
-	return strncmp(ref, "refs/", 5) != 0 || !strncmp(ref, "refs/bisect/", 12);
+	return rq_refread_own(ref);
 }
 
 int rq_refspace_new(rq_refspace **out, git_repository *repo, int common, int own, size_t n,

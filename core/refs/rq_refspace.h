@@ -33,8 +33,9 @@
 typedef struct rq_refspace rq_refspace;
 
 /* 1 when ref lives in the repository's own git directory, not the common
- * one, as libgit2 1.5 kept it: HEAD and the other pseudo-refs,
- * refs/bisect/ (their reflogs: rq_reffile_log_own). */
+ * one, as git splits them (rq_refread_own: HEAD and the other names
+ * outside refs/, refs/bisect/, refs/worktree/, refs/rewritten/; their
+ * reflogs: rq_reffile_log_own). */
 int rq_refspace_own_dir(const char *ref);
 
 /* For n updates of repo, whose common and own git directories are open
