@@ -8,6 +8,7 @@
  * path is judged by rq_confine_scope.
  */
 #include "rq_confine.h"
+#include "rq_refname.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -277,9 +278,7 @@ int rq_confine_ref(git_repository *repo, const char *name, rq_error *err)
 {
 	char logs[PATH_MAX];
 	/* HEAD and the per-worktree refs live in the git directory */
-	int own = !strncmp(name, "refs/", 5)
-		      ? !strncmp(name, "refs/worktree/", 14) || !strncmp(name, "refs/bisect/", 12)
-		      : 1;
+	int own = !strncmp(name, "refs/", 5) ? rq_refname_worktree_prefix(name) : 1;
 	const char *base = own ? git_repository_path(repo) : git_repository_commondir(repo);
 	char b[PATH_MAX], dir[PATH_MAX + 16], list[PATH_MAX + 32];
 	struct stat st;

@@ -63,3 +63,9 @@ int rq_refname_lockable(const char *name)
 		return 1;
 	return !strncmp(name, "refs/", 5) && rq_refname_format_ok(name);
 }
+
+int rq_refname_worktree_prefix(const char *name)
+{
+	return !strncmp(name, "refs/worktree/", 14) || !strncmp(name, "refs/bisect/", 12) ||
+	       !strncmp(name, "refs/rewritten/", 15);
+}

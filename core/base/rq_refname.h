@@ -22,4 +22,10 @@ int rq_refname_format_ok(const char *name);
  * "refs/" that rq_refname_format_ok takes. */
 int rq_refname_lockable(const char *name);
 
+/* 1 when name is under one of the prefixes whose refs each worktree keeps
+ * for itself (git's is_per_worktree_ref: refs/worktree/, refs/bisect/,
+ * refs/rewritten/); names outside refs/ (HEAD, pseudo-refs) are the
+ * worktree's own too, which the callers decide by their own rules. */
+int rq_refname_worktree_prefix(const char *name);
+
 #endif

@@ -5,6 +5,7 @@
  * rq_refdb_rt: libgit2's refdb over reftables (see rq_refdb_rt.h).
  */
 #include "rq_refdb_rt.h"
+#include "rq_refname.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -86,8 +87,7 @@ static int pseudo(const char *name)
 
 int rq_refdb_rt_worktree_ref(const char *name)
 {
-	return pseudo(name) || !strncmp(name, "refs/worktree/", 14) ||
-	       !strncmp(name, "refs/bisect/", 12) || !strncmp(name, "refs/rewritten/", 15);
+	return pseudo(name) || rq_refname_worktree_prefix(name);
 }
 
 int rq_refdb_rt_which(const rq_refdb_rt_backend *b, const char **name)

@@ -38,8 +38,7 @@ static int ws(char c)
 
 int rq_refread_own(const char *ref)
 {
-	return strncmp(ref, "refs/", 5) != 0 || !strncmp(ref, "refs/bisect/", 12) ||
-	       !strncmp(ref, "refs/worktree/", 14) || !strncmp(ref, "refs/rewritten/", 15);
+	return strncmp(ref, "refs/", 5) != 0 || rq_refname_worktree_prefix(ref);
 }
 
 /* 1 when name may be read: git's check-ref-format with --allow-onelevel. */

@@ -20,8 +20,10 @@
 #include <unistd.h>
 
 #include "rq_fs.h"
+#include "rq_refdb_rt.h"
 #include "rq_refread.h"
 #include "rq_refs.h"
+#include "rq_refspace.h"
 
 static char g_up[PATH_MAX]; /* upstream git, "" when absent */
 static tu_repo *tmpl;
@@ -299,6 +301,31 @@ static void test_sha256(void **state)
 	assert_string_equal(resolve(r->gitdir, NULL, &rq_oid_sha1, "refs/heads/side"), "broken");
 }
 
+/* One split of a worktree's own refs from the shared ones: the reader,
+ * the writer's directories and the reftable stack agree (git's
+ * is_per_worktree_ref). */
+static void test_own_split(void **state)
+{
+	static const struct {
+		const char *name;
+		int own;
+	} cases[] = {{"HEAD", 1},
+		     {"refs/heads/x", 0},
+		     {"refs/worktree/a", 1},
+		     {"refs/bisect/b", 1},
+		     {"refs/rewritten/c", 1},
+		     {"refs/tags/t", 0},
+		     {"refs/worktreex/d", 0},
+		     {"refs/rewritten", 0}};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(rq_refread_own(cases[i].name), cases[i].own);
+		assert_int_equal(rq_refspace_own_dir(cases[i].name), cases[i].own);
+		assert_int_equal(rq_refdb_rt_worktree_ref(cases[i].name), cases[i].own);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -309,6 +336,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_worktree, setup, tu_copy_teardown),
 	    cmocka_unit_test_setup_teardown(test_apply_worktree_ref, setup, tu_copy_teardown),
 	    cmocka_unit_test_setup_teardown(test_sha256, setup, tu_copy_teardown),
+	    cmocka_unit_test(test_own_split),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
