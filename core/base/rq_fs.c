@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -187,6 +189,29 @@ int rq_fs_open_regular(const char *path, int follow, struct stat *st)
 		return -1;
 	}
 	return fd;
+}
+
+int rq_fs_map_regular(const char *path, int follow, size_t max, const unsigned char **p,
+		      size_t *len)
+{
+	struct stat st;
+	int fd = rq_fs_open_regular(path, follow, &st), e = 0;
+	void *m = MAP_FAILED;
+
+	if (fd < 0)
+		return -1;
+	if (st.st_size <= 0 || (uint64_t)st.st_size > max)
+		e = st.st_size <= 0 ? EINVAL : EFBIG;
+	else if ((m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) == MAP_FAILED)
+		e = errno;
+	close(fd);
+	if (e) {
+		errno = e;
+		return -1;
+	}
+	*p = m;
+	*len = (size_t)st.st_size;
+	return 0;
 }
 
 int rq_fs_read_regular(const char *path, int follow, size_t max, char **out, size_t *len)

@@ -68,6 +68,14 @@ int rq_fs_open_regular(const char *path, int follow, struct stat *st);
  */
 int rq_fs_read_regular(const char *path, int follow, size_t max, char **out, size_t *len);
 
+/*
+ * Map the whole regular file path (1 to max bytes) read-only, opened as
+ * rq_fs_open_regular opens it: 0 with *p and *len (munmap them), or -1 with
+ * errno (ENOENT: it does not exist; EFBIG: over max; EINVAL: empty).
+ */
+int rq_fs_map_regular(const char *path, int follow, size_t max, const unsigned char **p,
+		      size_t *len);
+
 /* Write all n bytes of p to fd, through short writes and EINTR: 0, or -1
  * with errno set (ENOSPC when a write took nothing). */
 int rq_fs_write_all(int fd, const void *p, size_t n);

@@ -4,6 +4,7 @@
  * follows git's Documentation/gitformat-pack.txt and gitformat-chunk.txt.
  */
 #include "rq_odb_midx.h"
+#include "rq_fs.h"
 #include "rq_odb_pack.h"
 
 #include <fcntl.h>
@@ -117,28 +118,6 @@ static int parse(rq_odb_midx *m)
 	return r;
 }
 
-static int map_midx(const char *path, const unsigned char **map, size_t *len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	struct stat st;
-	void *m;
-
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
-	    (uint64_t)st.st_size > SIZE_MAX / 2) {
-		close(fd);
-		return -1;
-	}
-	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (m == MAP_FAILED)
-		return -1;
-	*map = m;
-	*len = (size_t)st.st_size;
-	return 0;
-}
-
 int rq_odb_midx_open(rq_odb_midx **out, const char *pack_dir, size_t rawsz)
 {
 	char path[PATH_MAX];
@@ -151,7 +130,7 @@ int rq_odb_midx_open(rq_odb_midx **out, const char *pack_dir, size_t rawsz)
 	if (!(m = calloc(1, sizeof(*m))))
 		return -1;
 	m->rawsz = rawsz;
-	if (map_midx(path, &m->map, &m->len) < 0) {
+	if (rq_fs_map_regular(path, 0, SIZE_MAX / 2, &m->map, &m->len) < 0) {
 		free(m);
 		return 0;
 	}

@@ -70,25 +70,13 @@ struct rq_odb_packset {
 	char err[PATH_MAX + 64];
 };
 
+/* The whole file (a pack or its index; a symbolic link followed, as git
+ * follows it): MAP_OK, MAP_GONE or MAP_BAD. */
 static int map_file(const char *path, const unsigned char **p, size_t *len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	struct stat st;
-	void *m;
-
-	if (fd < 0)
-		return errno == ENOENT ? MAP_GONE : MAP_BAD;
-	if (fstat(fd, &st) < 0 || st.st_size <= 0 || (uint64_t)st.st_size > SIZE_MAX / 2) {
-		close(fd);
-		return MAP_BAD;
-	}
-	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (m == MAP_FAILED)
-		return MAP_BAD;
-	*p = m;
-	*len = (size_t)st.st_size;
-	return MAP_OK;
+	if (rq_fs_map_regular(path, 1, SIZE_MAX / 2, p, len) == 0)
+		return MAP_OK;
+	return errno == ENOENT ? MAP_GONE : MAP_BAD;
 }
 
 rq_odb_packset *rq_odb_packset_open(const char *pack_dir, const char *shown,
