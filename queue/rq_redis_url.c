@@ -3,6 +3,7 @@
  * rq_redis_url: parsing and showing Redis URLs (see rq_redis_url.h).
  */
 #include "rq_redis_url.h"
+#include "rq_oid.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -35,17 +36,6 @@ static int parse_int(const char *s, size_t n, int min, int max, int *out)
 	return 0;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Copy src[0..n) into dst, decoding %XX: -1 too long, -2 a bad escape or a
  * NUL byte. */
 static int copy_decoded(char *dst, size_t size, const char *src, size_t n)
@@ -55,8 +45,8 @@ static int copy_decoded(char *dst, size_t size, const char *src, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		int c = (unsigned char)src[i], hi, lo;
 		if (c == '%') {
-			if (i + 2 >= n || (hi = hexval(src[i + 1])) < 0 ||
-			    (lo = hexval(src[i + 2])) < 0)
+			if (i + 2 >= n || (hi = rq_oid_hex_digit(src[i + 1])) < 0 ||
+			    (lo = rq_oid_hex_digit(src[i + 2])) < 0)
 				return -2;
 			c = hi * 16 + lo;
 			i += 2;

@@ -3,6 +3,7 @@
  * rq_result_json: serialise replay results with jansson.
  */
 #include "rq_result_json.h"
+#include "rq_oid.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -79,17 +80,6 @@ json_t *rq_result_json_refname(const char *name)
 	return escaped(name, strlen(name), 1);
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 char *rq_result_json_refname_bytes(const json_t *v)
 {
 	const char *s = json_string_value(v);
@@ -104,8 +94,8 @@ char *rq_result_json_refname_bytes(const json_t *v)
 			out[o++] = s[i];
 			continue;
 		}
-		if (n - i < 4 || s[i + 1] != 'x' || (hi = hexval(s[i + 2])) < 0 ||
-		    (lo = hexval(s[i + 3])) < 0 || (hi | lo) == 0)
+		if (n - i < 4 || s[i + 1] != 'x' || (hi = rq_oid_hex_digit(s[i + 2])) < 0 ||
+		    (lo = rq_oid_hex_digit(s[i + 3])) < 0 || (hi | lo) == 0)
 			break;
 		out[o++] = (char)(hi << 4 | lo);
 		i += 3;

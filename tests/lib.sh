@@ -308,6 +308,18 @@ upstream_git() {
 	echo "# notice: upstream git with 'git replay' not found (set RQ_UPSTREAM_GIT): oracle checks skipped" >&2
 	return 1
 }
+# pick_repo dir n: main at base, and branches p-1..p-n off base, each
+# adding its own file (so that any order of picks applies cleanly)
+pick_repo() {
+	git init -q -b main "$1"
+	commit_file "$1" base.txt base base
+	git -C "$1" tag base
+	for i in $(seq 1 "$2"); do
+		git -C "$1" checkout -q -b "p-$i" base
+		commit_file "$1" "p$i.txt" "p $i" "pick $i"
+	done
+	git -C "$1" checkout -q main
+}
 # Every git this test runs is upstream's (after upstream_git): first in
 # PATH, its own exec path, an empty template directory.
 upstream_only() {

@@ -68,14 +68,21 @@ char *rq_oid_fmt(char out[RQ_OID_MAX_HEXSZ + 1], const rq_oid *id, const rq_oid_
 	return out;
 }
 
-/* A lower-case hex digit's value, or -1. */
-static int hexval(char c)
+int rq_oid_hex_digit(char c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
 	if (c >= 'a' && c <= 'f')
 		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
 	return -1;
+}
+
+/* A lower-case hex digit's value, or -1 (ids are written in lower case). */
+static int hexval(char c)
+{
+	return c >= 'A' && c <= 'F' ? -1 : rq_oid_hex_digit(c);
 }
 
 /* len digits of s into out's front (an odd last one in a high half), the

@@ -67,6 +67,9 @@ void rq_oid_from_raw(rq_oid *out, const rq_oid_algo *algo, const unsigned char *
  * out. */
 char *rq_oid_fmt(char out[RQ_OID_MAX_HEXSZ + 1], const rq_oid *id, const rq_oid_algo *algo);
 
+/* A hex digit's value, either case (0-15), or -1. */
+int rq_oid_hex_digit(char c);
+
 /* s[0..len) as an id of that format: exactly algo->hexsz lower-case hex
  * digits. 0, or -1 (out untouched). */
 int rq_oid_parse(rq_oid *out, const rq_oid_algo *algo, const char *s, size_t len);

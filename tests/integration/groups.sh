@@ -24,18 +24,6 @@ ROOT=$T/root
 mkdir -p "$ROOT"
 C='"committer":{"name":"Bot","email":"bot@example.com","time":1800000000,"tz":"+0000"}'
 
-# pick_repo dir n: main at base, and branches p-1..p-n off base, each
-# adding its own file (so that any order of picks applies cleanly)
-pick_repo() {
-	git init -q -b main "$1"
-	commit_file "$1" base.txt base base
-	git -C "$1" tag base
-	for i in $(seq 1 "$2"); do
-		git -C "$1" checkout -q -b "p-$i" base
-		commit_file "$1" "p$i.txt" "p $i" "pick $i"
-	done
-	git -C "$1" checkout -q main
-}
 # pick ID REPO BRANCH I [GROUP]: cherry-pick p-I onto BRANCH, applied
 pick() {
 	echo '{"id":"'"$1"'","repo":"'"$2"'","mode":"advance","target":"'"$3"'","revisions":["base..p-'"$4"'"],"ref_action":"update",'"$C${5:+,\"group\":\"$5\"}"'}'

@@ -28,16 +28,10 @@ mkdir -p "$ROOT"
 C='"committer":{"name":"Bot","email":"bot@example.com","time":1800000000,"tz":"+0000"}'
 export GIT_COMMITTER_NAME=Bot GIT_COMMITTER_EMAIL=bot@example.com
 
-# pick_repo dir n: main at base; branches p-1..p-n off base, each adding
-# its own file; mv: 6 commits on base that main can be moved along
-pick_repo() {
-	git init -q -b main "$1"
-	commit_file "$1" base.txt base base
-	git -C "$1" tag base
-	for i in $(seq 1 "$2"); do
-		git -C "$1" checkout -q -b "p-$i" base
-		commit_file "$1" "p$i.txt" "p $i" "pick $i"
-	done
+# retry_repo dir n: pick_repo's, and mv: 6 commits on base that main can
+# be moved along
+retry_repo() {
+	pick_repo "$1" "$2"
 	git -C "$1" checkout -q -b mv base
 	for i in 1 2 3 4 5 6; do commit_file "$1" "m$i.txt" "m $i" "moved $i"; done
 	git -C "$1" checkout -q main
@@ -88,7 +82,7 @@ stop_workers() {
 
 # --- on_ref_moved: retry, fail, and the bound ---------------------------------
 section "a moved target: retry replays on the new tip"
-pick_repo "$ROOT/m" 3
+retry_repo "$ROOT/m" 3
 worker wm qm REPLAYQ_TEST_HOLD=refs-start
 pick r1 m 1 "$RETRY" | "$REPLAYQ" submit --queue=qm - >/dev/null
 pid=$(hold_pid refs-start)
@@ -139,7 +133,7 @@ check_eq "5 moves: no lock left" "" "$(ref_locks "$ROOT/m")"
 stop_workers
 
 section "killed past its intent, the target moved: the next delivery replays"
-pick_repo "$ROOT/d" 1
+retry_repo "$ROOT/d" 1
 VIS=1 worker wd qd REPLAYQ_TEST_HOLD=refs-start REPLAYQ_TEST_HOLD_ONCE=1
 pick d1 d 1 "$RETRY" | "$REPLAYQ" submit --queue=qd - >/dev/null
 kid=$(hold_pid refs-start)
@@ -158,7 +152,7 @@ stop_workers
 
 # --- ref_locked without a stall -----------------------------------------------
 section "a lock held by a live process is waited for"
-pick_repo "$ROOT/k" 3
+retry_repo "$ROOT/k" 3
 worker wk qk REPLAYQ_TEST_HOLD=refs-lock-wait REPLAYQ_TEST_HOLD_ONCE=1
 lock=$(foreign_lock "$ROOT/k" refs/heads/main)
 : >"$lock"
@@ -196,7 +190,7 @@ stop_workers
 
 # --- 10 ungrouped jobs with retry onto one branch -----------------------------
 section "10 ungrouped picks with retry onto one branch"
-pick_repo "$ROOT/ten" 10
+retry_repo "$ROOT/ten" 10
 for i in $(seq 1 10); do pick "t-$i" ten "$i" "$RETRY"; done >"$T/t.jobs"
 for w in t1 t2; do start_worker "$w" --queue=qt --repo-root="$ROOT" --jobs=2 --visibility-timeout=600; done
 run_rq submit --queue=qt --wait=120 "$T/t.jobs"
