@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "rq_oid.h"
 #include "rq_refdb_rt.h"
 #include "rq_refdb_rt_log.h"
 #include "rq_repofmt.h"
@@ -95,16 +96,22 @@ static tu_repo *rt_repo(void)
 	return r;
 }
 
-static rq_rtstack *rt_stack(tu_repo *r)
+/* r's stack, read at the object format algo. */
+static rq_rtstack *rt_stack_at(tu_repo *r, const rq_oid_algo *algo)
 {
 	char dir[PATH_MAX + 16];
 	rq_rtstack *st;
 	rq_error err;
 
 	snprintf(dir, sizeof(dir), "%s/reftable", r->gitdir);
-	if (rq_rtstack_open(&st, dir, &err) < 0)
+	if (rq_rtstack_open(&st, dir, algo, &err) < 0)
 		fail_msg("open stack: %s", err.msg);
 	return st;
+}
+
+static rq_rtstack *rt_stack(tu_repo *r)
+{
+	return rt_stack_at(r, &rq_oid_sha1);
 }
 
 static git_repository *rt_open(tu_repo *r)
@@ -116,13 +123,36 @@ static git_repository *rt_open(tu_repo *r)
 	return r->repo;
 }
 
-static void oid_of(tu_repo *r, const char *rev, git_oid *out)
+/* The id git gives rev, of r's object format algo. */
+static void oid_at(tu_repo *r, const rq_oid_algo *algo, const char *rev, rq_oid *out)
 {
 	char *hex = tu_capture(r, "git rev-parse --verify '%s'", rev);
 
 	assert_non_null(hex);
-	assert_int_equal(git_oid_fromstr(out, hex), 0);
+	assert_int_equal(rq_oid_parse(out, algo, hex, strlen(hex)), 0);
 	free(hex);
+}
+
+static void oid_of(tu_repo *r, const char *rev, rq_oid *out)
+{
+	oid_at(r, &rq_oid_sha1, rev, out);
+}
+
+/* libgit2's id of rev (a SHA-1 repository). */
+static void git_oid_of(tu_repo *r, const char *rev, git_oid *out)
+{
+	rq_oid id;
+
+	oid_of(r, rev, &id);
+	assert_int_equal(rq_oid_to_git(out, &id, &rq_oid_sha1), 0);
+}
+
+/* An id's hex digits (a static buffer: one at a time). */
+static const char *hex_of(const rq_oid *id, const rq_oid_algo *algo)
+{
+	static char buf[RQ_OID_MAX_HEXSZ + 1];
+
+	return rq_oid_fmt(buf, id, algo);
 }
 
 /* The stack's refs under refs/ as "<name> <id>" lines (git for-each-ref's
@@ -137,10 +167,10 @@ static char *stack_refs(rq_rtstack *st)
 
 	assert_int_equal(rq_rtstack_refs(&it, st, "refs/", &err), 0);
 	while ((k = rq_rtstack_next_ref(it, &r, &err)) == 0) {
-		char hex[GIT_OID_HEXSZ + 1];
+		char hex[RQ_OID_MAX_HEXSZ + 1];
 		rq_buf_str(&b, r->name);
 		rq_buf_add(&b, " ", 1);
-		rq_buf_str(&b, git_oid_tostr(hex, sizeof(hex), &r->value));
+		rq_buf_str(&b, rq_oid_fmt(hex, &r->value, rq_rtstack_algo(st)));
 		rq_buf_add(&b, "\n", 1);
 	}
 	assert_int_equal(k, 1);
@@ -163,10 +193,10 @@ static char *stack_reflog(rq_rtstack *st, const char *ref)
 
 	assert_int_equal(rq_rtstack_logs(&it, st, ref, &err), 0);
 	while ((k = rq_rtstack_next_log(it, &l, &err)) == 0) {
-		char hex[GIT_OID_HEXSZ + 1];
+		char hex[RQ_OID_MAX_HEXSZ + 1];
 		size_t ml = strlen(l->message);
 		snprintf(line, sizeof(line), "%s %s %s %llu %+05d %.*s\n",
-			 git_oid_tostr(hex, sizeof(hex), &l->new_id), l->name, l->email,
+			 rq_oid_fmt(hex, &l->new_id, rq_rtstack_algo(st)), l->name, l->email,
 			 (unsigned long long)l->time, l->tz,
 			 (int)(ml && l->message[ml - 1] == '\n' ? ml - 1 : ml), l->message);
 		rq_buf_str(&b, line);
@@ -242,7 +272,7 @@ static void assert_reads_as_git(tu_repo *r, rq_rtstack *st)
 static void test_read_upstream_tables(void **state)
 {
 	rq_rtstack_ref ref = {0};
-	git_oid tag, peeled;
+	rq_oid tag, peeled;
 	rq_rtstack *st;
 	rq_error err;
 	int made = -1, deleted = -1;
@@ -268,7 +298,7 @@ static void test_read_upstream_tables(void **state)
 	oid_of(r, "v1^{}", &peeled);
 	assert_int_equal(rq_rtstack_read(st, "refs/tags/v1", &ref, &err), 1);
 	assert_int_equal(ref.type, RQ_RTABLE_VAL2);
-	assert_true(git_oid_equal(&ref.value, &tag) && git_oid_equal(&ref.peeled, &peeled));
+	assert_true(rq_oid_eq(&ref.value, &tag) && rq_oid_eq(&ref.peeled, &peeled));
 	/* the tombstone in the newest tables hides the branch an older one has */
 	assert_int_equal(rq_rtstack_read(st, "refs/heads/gone", &ref, &err), 0);
 	for (size_t i = 0; i < rq_rtstack_ntables(st); i++) {
@@ -330,7 +360,7 @@ static void test_read_upstream_100k(void **state)
 	const rq_rtable_ref *ref;
 	rq_rtstack *st;
 	rq_error err;
-	git_oid head;
+	rq_oid head;
 	size_t n = 0;
 	int k;
 
@@ -368,8 +398,8 @@ static void test_read_upstream_100k(void **state)
 
 static const rq_rttx_ident who = {"Re Player", "replay@example.com", 1800000000, -450};
 
-static rq_rttx_update upd(const char *name, int type, const git_oid *id, int check,
-			  const git_oid *old)
+static rq_rttx_update upd(const char *name, int type, const rq_oid *id, int check,
+			  const rq_oid *old)
 {
 	rq_rttx_update u;
 
@@ -377,10 +407,10 @@ static rq_rttx_update upd(const char *name, int type, const git_oid *id, int che
 	u.name = name;
 	u.new_type = type;
 	if (id)
-		git_oid_cpy(&u.new_id, id);
+		u.new_id = *id;
 	u.check = check;
 	if (old)
-		git_oid_cpy(&u.old_id, old);
+		u.old_id = *old;
 	u.who = &who;
 	u.message = "moved  by\nreplayq ";
 	return u;
@@ -390,15 +420,15 @@ static const rq_rttx_opts normal = {.log_policy = RQ_RTTX_LOG_NORMAL};
 
 /* r's reflogs of main and HEAD are those git writes in twin (r before
  * the update) when it moves main from c2 to c1 with the same identity. */
-static void assert_logs_as_git(tu_repo *r, tu_repo *twin, const git_oid *c1, const git_oid *c2)
+static void assert_logs_as_git(tu_repo *r, tu_repo *twin, const rq_oid *c1, const rq_oid *c2)
 {
-	char *want, *got;
+	char *want, *got, h1[RQ_OID_MAX_HEXSZ + 1], h2[RQ_OID_MAX_HEXSZ + 1];
 
 	tu_git(twin,
 	       "GIT_COMMITTER_NAME='Re Player' GIT_COMMITTER_EMAIL=replay@example.com "
 	       "GIT_COMMITTER_DATE='@1800000000 -0730' "
 	       "git update-ref -m \"$(printf 'moved  by\\nreplayq ')\" refs/heads/main %s %s",
-	       tu_hex(c1), tu_hex(c2));
+	       rq_oid_fmt(h1, c1, &rq_oid_sha1), rq_oid_fmt(h2, c2, &rq_oid_sha1));
 	for (int i = 0; i < 2; i++) {
 		const char *ref = i ? "HEAD" : "refs/heads/main";
 		want = upstream_reflog(twin, ref);
@@ -416,7 +446,8 @@ static void assert_logs_as_git(tu_repo *r, tu_repo *twin, const git_oid *c1, con
  * and the reflog entry is the one git writes for the same update. */
 static void test_write_read_by_upstream(void **state)
 {
-	git_oid c1, c2;
+	rq_oid c1, c2;
+	char h1[RQ_OID_MAX_HEXSZ + 1], h2[RQ_OID_MAX_HEXSZ + 1];
 	rq_rttx_update u[4];
 	rq_rtstack *st;
 	rq_error err;
@@ -442,7 +473,7 @@ static void test_write_read_by_upstream(void **state)
 	want = tu_capture(r,
 			  "printf '%%s\\n' 'refs/heads/main %s' 'refs/heads/new %s' "
 			  "'refs/tags/t %s'",
-			  tu_hex(&c1), tu_hex(&c1), tu_hex(&c2));
+			  rq_oid_fmt(h1, &c1, &rq_oid_sha1), h1, rq_oid_fmt(h2, &c2, &rq_oid_sha1));
 	got = tu_capture(r, "git for-each-ref --format='%%(refname) %%(objectname)'");
 	assert_string_equal(got, want);
 	free(want);
@@ -531,7 +562,7 @@ static void test_atomic_and_locked(void **state)
 {
 	char dir[PATH_MAX + 16], list[PATH_MAX + 32], lock[PATH_MAX + 40], *before;
 	rq_rtstack_ref ref = {0};
-	git_oid c1, c2;
+	rq_oid c1, c2;
 	rq_rttx_update u[2];
 	rq_rtstack *st;
 	rq_error err;
@@ -571,7 +602,7 @@ static void test_atomic_and_locked(void **state)
 	assert_int_equal(rq_rttx_apply(st, u, 2, &normal, &err), 0);
 	assert_int_equal(rq_rtstack_read(st, "refs/heads/a", &ref, &err), 1);
 	assert_int_equal(rq_rtstack_read(st, "refs/heads/main", &ref, &err), 1);
-	assert_true(git_oid_equal(&ref.value, &c1));
+	assert_true(rq_oid_eq(&ref.value, &c1));
 	assert_git_ok(r);
 	free(before);
 	rq_rtstack_ref_release(&ref);
@@ -586,7 +617,7 @@ static void test_compaction(void **state)
 {
 	char dir[PATH_MAX + 16], name[64];
 	rq_rttx_opts off = normal;
-	git_oid c;
+	rq_oid c;
 	rq_rttx_update u;
 	rq_rtstack *st;
 	rq_error err;
@@ -636,7 +667,7 @@ static void test_write_30k(void **state)
 	enum { N = 30000 };
 	rq_rttx_update *u = calloc(N, sizeof(*u));
 	char *names = malloc((size_t)N * 24), *out;
-	git_oid c;
+	rq_oid c;
 	rq_rtstack *st;
 	rq_error err;
 	size_t n = 0;
@@ -664,7 +695,7 @@ static void test_write_30k(void **state)
 	assert_string_equal(out, "30001");
 	free(out);
 	out = tu_capture(r, "git rev-parse b014321 && git reflog -1 --format=%%gs b029999");
-	assert_non_null(strstr(out, tu_hex(&c)));
+	assert_non_null(strstr(out, hex_of(&c, &rq_oid_sha1)));
 	assert_non_null(strstr(out, "moved by replayq"));
 	free(out);
 	tu_git(r, "git refs verify");
@@ -691,10 +722,17 @@ static uint64_t mix(uint64_t x)
 	return x ^ (x >> 31);
 }
 
-static void fake_id(git_oid *id, uint64_t k)
+/* A made-up id of the format algo. */
+static void fake_id_at(rq_oid *id, const rq_oid_algo *algo, uint64_t k)
 {
-	for (int i = 0; i < GIT_OID_RAWSZ; i++)
+	memset(id, 0, sizeof(*id));
+	for (size_t i = 0; i < algo->rawsz; i++)
 		id->id[i] = (unsigned char)(mix(k * 31 + (uint64_t)i) >> 24);
+}
+
+static void fake_id(rq_oid *id, uint64_t k)
+{
+	fake_id_at(id, &rq_oid_sha1, k);
 }
 
 /* A table in memory: nrefs refs (ids from a pool of npool, every 7th an
@@ -703,7 +741,7 @@ static void fake_id(git_oid *id, uint64_t k)
 static void build_table(rq_buf *out, int nrefs, int npool, int nlogs, uint32_t block)
 {
 	rq_rtwrite_opts o = {.block_size = block};
-	rq_rtwrite *w = rq_rtwrite_new(&o, 1, 9);
+	rq_rtwrite *w = rq_rtwrite_new(&o, &rq_oid_sha1, 1, 9);
 	char name[64];
 	rq_error err;
 
@@ -765,19 +803,19 @@ static void test_obj_index(void **state)
 
 	(void)state;
 	build_table(&b, 5000, 1500, 0, 256);
-	assert_int_equal(rq_rtable_open_mem(&t, b.p, b.len, "mem", &err), 0);
+	assert_int_equal(rq_rtable_open_mem(&t, b.p, b.len, "mem", &rq_oid_sha1, &err), 0);
 	assert_int_equal(rq_rtable_verify(t, &err), 0);
 	rq_rtable_iter_init(&it);
 	for (int k = 0; k < 1500; k += 37) {
 		namelist via = {0}, scan = {0};
-		git_oid id;
+		rq_oid id;
 		fake_id(&id, (uint64_t)k);
 		assert_int_equal(rq_rtable_refs_for(t, &id, collect, &via, &err), 0);
 		assert_int_equal(rq_rtable_seek_ref(&it, t, "", &err), 0);
 		while (rq_rtable_next_ref(&it, &ref, &err) == 0)
 			if ((ref.type == RQ_RTABLE_VAL1 || ref.type == RQ_RTABLE_VAL2) &&
-			    (git_oid_equal(&ref.value, &id) ||
-			     (ref.type == RQ_RTABLE_VAL2 && git_oid_equal(&ref.peeled, &id))))
+			    (rq_oid_eq(&ref.value, &id) ||
+			     (ref.type == RQ_RTABLE_VAL2 && rq_oid_eq(&ref.peeled, &id))))
 				collect(&scan, &ref);
 		found += via.n;
 		assert_int_equal(via.n, scan.n);
@@ -798,11 +836,11 @@ static int read_around(const uint8_t *p, size_t len)
 	rq_rtable_ref ref;
 	rq_rtable_log log;
 	rq_error err;
-	git_oid id;
+	rq_oid id;
 	size_t n = 0;
 	int ok;
 
-	if (rq_rtable_open_mem(&t, p, len, "fuzz", &err) < 0) {
+	if (rq_rtable_open_mem(&t, p, len, "fuzz", &rq_oid_sha1, &err) < 0) {
 		assert_true(err.code == RQ_E_BAD_REPO || err.code == RQ_E_NOMEM);
 		return 0;
 	}
@@ -937,7 +975,7 @@ static long read_all_refs(const uint8_t *p, size_t len, rq_error *err)
 	long n = 0;
 	int k = 0;
 
-	assert_int_equal(rq_rtable_open_mem(&t, p, len, "keys", err), 0);
+	assert_int_equal(rq_rtable_open_mem(&t, p, len, "keys", &rq_oid_sha1, err), 0);
 	rq_rtable_iter_init(&it);
 	if (rq_rtable_seek_ref(&it, t, "", err) < 0)
 		k = -1;
@@ -969,7 +1007,7 @@ static void test_hostile_keys(void **state)
 		fail_msg("%s", err.msg);
 	free(b);
 	b = growing_keys(1, UINT64_MAX, &len);
-	assert_int_equal(rq_rtable_open_mem(&t, b, len, "wrap", &err), -1);
+	assert_int_equal(rq_rtable_open_mem(&t, b, len, "wrap", &rq_oid_sha1, &err), -1);
 	if (!strstr(err.msg, "2^64-1"))
 		fail_msg("%s", err.msg);
 	free(b);
@@ -989,7 +1027,7 @@ static void test_log_only_table(void **state)
 
 	(void)state;
 	build_table(&b, 0, 1, 90, 256);
-	assert_int_equal(rq_rtable_open_mem(&t, b.p, b.len, "logs", &err), 0);
+	assert_int_equal(rq_rtable_open_mem(&t, b.p, b.len, "logs", &rq_oid_sha1, &err), 0);
 	assert_int_equal(rq_rtable_verify(t, &err), 0);
 	rq_rtable_iter_init(&it);
 	assert_int_equal(rq_rtable_seek_ref(&it, t, "", &err), 0);
@@ -1012,7 +1050,7 @@ static void assert_rev(git_repository *repo, const char *spec, tu_repo *r, const
 
 	if (git_revparse_single(&o, repo, spec) < 0)
 		fail_msg("%s: %s", spec, git_error_last()->message);
-	oid_of(r, as, &want);
+	git_oid_of(r, as, &want);
 	assert_true(git_oid_equal(git_object_id(o), &want));
 	git_object_free(o);
 }
@@ -1101,6 +1139,7 @@ static void test_backend_writes(void **state)
 	git_repository *repo;
 	git_reference *ref;
 	git_oid c1, c2;
+	rq_oid r1, r2;
 	rq_rtstack *st;
 	rq_error err;
 	char *log;
@@ -1112,14 +1151,16 @@ static void test_backend_writes(void **state)
 	tu_commit_file(r, "a", "1\n", "one");
 	tu_git(r, "git branch topic");
 	tu_commit_file(r, "a", "2\n", "two");
-	oid_of(r, "HEAD~", &c1);
-	oid_of(r, "HEAD", &c2);
+	git_oid_of(r, "HEAD~", &c1);
+	git_oid_of(r, "HEAD", &c2);
+	rq_oid_from_git(&r1, &c1);
+	rq_oid_from_git(&r2, &c2);
 	repo = rt_open(r);
 	swap(repo, &c1, &c2);
 	st = rt_stack(r);
 	assert_int_equal(rq_rtstack_read(st, "refs/heads/main", &a, &err), 1);
 	assert_int_equal(rq_rtstack_read(st, "refs/heads/topic", &b, &err), 1);
-	assert_true(git_oid_equal(&a.value, &c1) && git_oid_equal(&b.value, &c2));
+	assert_true(rq_oid_eq(&a.value, &r1) && rq_oid_eq(&b.value, &r2));
 	assert_true(a.update_index == b.update_index);
 	log = tu_capture(r, "git reflog -1 --date=raw --format='%%gn %%gd %%gs' HEAD");
 	assert_string_equal(log, "Re Player HEAD@{1800000000 +0130} swap");
@@ -1208,7 +1249,7 @@ static void expect_stack_error(tu_repo *r, const char *what)
 	rq_error err;
 
 	snprintf(dir, sizeof(dir), "%s/reftable", r->gitdir);
-	assert_int_equal(rq_rtstack_open(&st, dir, &err), -1);
+	assert_int_equal(rq_rtstack_open(&st, dir, &rq_oid_sha1, &err), -1);
 	assert_null(st);
 	assert_int_equal(err.code, RQ_E_BAD_REPO);
 	if (!strstr(err.msg, what))
@@ -1276,7 +1317,7 @@ static void test_lock_owned(void **state)
 	char lock[PATH_MAX + 40], *list, *line;
 	rq_rttx_opts o = normal;
 	noted nt = {0};
-	git_oid c;
+	rq_oid c;
 	rq_rttx_update u;
 	rq_rtstack *st;
 	rq_error err;
