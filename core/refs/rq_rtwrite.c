@@ -12,7 +12,8 @@
 
 #include "rq_mem.h"
 
-#define MAX_BLOCK 0xffffff
+#define MAX_BLOCK    0xffffff
+#define MAX_RESTARTS 0xffff /* a block's restart count is 2 bytes */
 
 typedef struct idxent {
 	size_t key_off, key_len; /* in ikeys */
@@ -32,8 +33,7 @@ typedef struct wblock {
 	rq_buf data; /* its block header, then its records */
 	uint32_t *restart;
 	size_t nrestart, caprestart, nrec;
-	unsigned since; /* records since the last restart point */
-	rq_buf last;	/* the last key */
+	rq_buf last; /* the last key */
 } wblock;
 
 struct rq_rtwrite {
@@ -163,20 +163,23 @@ static void block_begin(rq_rtwrite *w, uint8_t typ, int padded)
 	w->b.data.len = 0;
 	rq_buf_add(&w->b.data, "\0\0\0\0", 4); /* its header, filled at the end */
 	w->b.nrestart = w->b.nrec = 0;
-	w->b.since = 0;
 	w->b.last.len = 0;
 }
 
-/* The record's encoding into rec: its key against the last one. */
+/* The record's encoding into rec: its key against the last one (none at
+ * a restart point). A key that shares nothing with the last one is a
+ * restart point too (*restart set), as git's writer makes it, unless the
+ * block has all the restart points its 2-byte count can hold. */
 static void encode(rq_rtwrite *w, rq_buf *rec, const char *key, size_t klen, unsigned extra,
-		   const rq_buf *value, int restart)
+		   const rq_buf *value, int *restart)
 {
 	size_t prefix = 0;
 
-	if (!restart)
+	if (!*restart)
 		while (prefix < klen && prefix < w->b.last.len &&
 		       key[prefix] == w->b.last.p[prefix])
 			prefix++;
+	*restart = prefix == 0 && w->b.nrestart < MAX_RESTARTS;
 	rec->len = 0;
 	put_varint(rec, prefix);
 	put_varint(rec, (uint64_t)(klen - prefix) << 3 | extra);
@@ -201,16 +204,17 @@ static int block_add(rq_rtwrite *w, const char *key, size_t klen, unsigned extra
 		     const rq_buf *value, rq_error *err)
 {
 	rq_buf rec = {0};
-	int restart = w->b.nrec == 0 || w->b.since >= w->o.restart_interval;
+	int restart = w->b.nrec % w->o.restart_interval == 0;
 
-	encode(w, &rec, key, klen, extra, value, restart);
+	encode(w, &rec, key, klen, extra, value, &restart);
 	if (!fits(w, rec.len, restart) && w->b.nrec) {
 		if (block_flush(w, err) < 0) {
 			free(rec.p);
 			return -1;
 		}
 		block_begin(w, w->b.typ, w->b.padded);
-		encode(w, &rec, key, klen, extra, value, restart = 1);
+		restart = 1;
+		encode(w, &rec, key, klen, extra, value, &restart);
 	}
 	if (!fits(w, rec.len, restart)) {
 		free(rec.p);
@@ -232,7 +236,6 @@ static int block_add(rq_rtwrite *w, const char *key, size_t klen, unsigned extra
 	w->b.last.len = 0;
 	rq_buf_add(&w->b.last, key, klen);
 	w->b.nrec++;
-	w->b.since = restart ? 1 : w->b.since + 1;
 	return w->b.data.oom || w->b.last.oom || rec.oom ? nomem(err) : 0;
 }
 

@@ -6,8 +6,9 @@
  * Records come in order, refs first (by name), then logs (by name, newest
  * update first); rq_rtwrite_finish lays out what git's writer lays out:
  * ref blocks of the block size (4096 by default), padded with zeros, a
- * restart point every 16 records; a ref index (in as many levels as it
- * takes to end in one block) when there is more than one ref block; then,
+ * restart point every 16 records and at every key that shares no prefix
+ * with the one before; a ref index (in as many levels as it takes to end
+ * in one block) when there is more than one ref block; then,
  * when there is a ref index, obj blocks (object id, abbreviated to the
  * shortest length that tells the table's ids apart, to the ref blocks that
  * hold it) with their own index; then zlib-deflated log blocks, unpadded,

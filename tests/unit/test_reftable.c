@@ -87,13 +87,22 @@ static int group_setup(void **state)
 			skip();                                                                    \
 	} while (0)
 
-/* A non-bare reftable repository, branch main, no commit. */
-static tu_repo *rt_repo(void)
+/* A non-bare reftable repository of the object format algo, branch
+ * main, no commit. */
+static tu_repo *rt_repo_at(const rq_oid_algo *algo)
 {
 	tu_repo *r = tu_repo_new(0);
 
-	tu_git(r, "rm -rf .git && git init -q -b main --template= --ref-format=reftable .");
+	tu_git(r,
+	       "rm -rf .git && git init -q -b main --template= --ref-format=reftable "
+	       "--object-format=%s .",
+	       algo->name);
 	return r;
+}
+
+static tu_repo *rt_repo(void)
+{
+	return rt_repo_at(&rq_oid_sha1);
 }
 
 /* r's stack, read at the object format algo. */
@@ -266,10 +275,71 @@ static void assert_reads_as_git(tu_repo *r, rq_rtstack *st)
 		assert_int_equal(rq_rtable_verify(rq_rtstack_table(st, i), &err), 0);
 }
 
-/* Tables git wrote, several before a compaction: HEAD a symbolic ref, an
- * annotated tag with its peeled id, a branch deleted in a newer table
- * than the one that made it, reflogs with their identities and zones. */
-static void test_read_upstream_tables(void **state)
+/* The whole file at path (malloc'ed), its length in *len. */
+static uint8_t *read_bytes(const char *path, size_t *len)
+{
+	struct stat sb;
+	uint8_t *p;
+	FILE *f = fopen(path, "rbe");
+
+	assert_non_null(f);
+	assert_int_equal(fstat(fileno(f), &sb), 0);
+	p = malloc((size_t)sb.st_size + 1);
+	assert_non_null(p);
+	*len = fread(p, 1, (size_t)sb.st_size, f);
+	assert_int_equal(*len, (size_t)sb.st_size);
+	fclose(f);
+	return p;
+}
+
+/* Every record of table i of st (refs and logs, deletions too) written
+ * again by rq_rtwrite, with the table's update indexes and format: git's
+ * bytes, byte for byte. */
+static void assert_rewrites_as_git(rq_rtstack *st, size_t i)
+{
+	const rq_rtable *t = rq_rtstack_table(st, i);
+	rq_rtwrite *w = rq_rtwrite_new(NULL, rq_rtstack_algo(st), rq_rtable_min_update_index(t),
+				       rq_rtable_max_update_index(t));
+	char path[PATH_MAX + 300];
+	rq_rtable_iter it;
+	rq_rtable_ref ref;
+	rq_rtable_log log;
+	rq_buf out = {0};
+	rq_error err;
+	uint8_t *git;
+	size_t len, at = 0;
+	int k;
+
+	assert_non_null(w);
+	rq_rtable_iter_init(&it);
+	assert_int_equal(rq_rtable_seek_ref(&it, t, "", &err), 0);
+	while ((k = rq_rtable_next_ref(&it, &ref, &err)) == 0)
+		assert_int_equal(rq_rtwrite_add_ref(w, &ref, &err), 0);
+	assert_int_equal(k, 1);
+	assert_int_equal(rq_rtable_seek_log(&it, t, "", UINT64_MAX, &err), 0);
+	while ((k = rq_rtable_next_log(&it, &log, &err)) == 0)
+		assert_int_equal(rq_rtwrite_add_log(w, &log, &err), 0);
+	assert_int_equal(k, 1);
+	rq_rtable_iter_release(&it);
+	assert_int_equal(rq_rtwrite_finish(w, &out, &err), 0);
+	rq_rtwrite_free(w);
+	snprintf(path, sizeof(path), "%s/%s", rq_rtstack_dir(st), rq_rtable_name(t));
+	git = read_bytes(path, &len);
+	while (at < len && at < out.len && git[at] == (uint8_t)out.p[at])
+		at++;
+	if (at != len || out.len != len)
+		fail_msg("%s: %zu bytes rewritten as %zu, first difference at %zu",
+			 rq_rtable_name(t), len, out.len, at);
+	free(git);
+	free(out.p);
+}
+
+/* Tables git wrote in a repository of the format algo, several before a
+ * compaction: HEAD a symbolic ref, an annotated tag with its peeled id, a
+ * branch deleted in a newer table than the one that made it, reflogs
+ * with their identities and zones; each written again byte for byte;
+ * then the same after git pack-refs (one table). */
+static void read_upstream_tables(const rq_oid_algo *algo)
 {
 	rq_rtstack_ref ref = {0};
 	rq_oid tag, peeled;
@@ -278,9 +348,7 @@ static void test_read_upstream_tables(void **state)
 	int made = -1, deleted = -1;
 	tu_repo *r;
 
-	(void)state;
-	NEED_UPSTREAM();
-	r = rt_repo();
+	r = rt_repo_at(algo);
 	setenv("GIT_TEST_REFTABLE_AUTOCOMPACTION", "false", 1);
 	tu_commit_file(r, "a", "1\n", "one");
 	tu_git(r, "git tag -a -m 'a tag' v1 && git branch gone && git branch keep");
@@ -289,13 +357,13 @@ static void test_read_upstream_tables(void **state)
 	tu_git(r, "GIT_COMMITTER_DATE='@1700000999 -0730' git update-ref -m 'odd  zone' "
 		  "refs/heads/keep HEAD");
 	unsetenv("GIT_TEST_REFTABLE_AUTOCOMPACTION");
-	st = rt_stack(r);
+	st = rt_stack_at(r, algo);
 	assert_true(rq_rtstack_ntables(st) >= 5);
 	assert_int_equal(rq_rtstack_read(st, "HEAD", &ref, &err), 1);
 	assert_int_equal(ref.type, RQ_RTABLE_SYMREF);
 	assert_string_equal(ref.target.p, "refs/heads/main");
-	oid_of(r, "v1", &tag);
-	oid_of(r, "v1^{}", &peeled);
+	oid_at(r, algo, "v1", &tag);
+	oid_at(r, algo, "v1^{}", &peeled);
 	assert_int_equal(rq_rtstack_read(st, "refs/tags/v1", &ref, &err), 1);
 	assert_int_equal(ref.type, RQ_RTABLE_VAL2);
 	assert_true(rq_oid_eq(&ref.value, &tag) && rq_oid_eq(&ref.peeled, &peeled));
@@ -310,9 +378,32 @@ static void test_read_upstream_tables(void **state)
 	}
 	assert_true(made >= 0 && deleted > made);
 	assert_reads_as_git(r, st);
+	for (size_t i = 0; i < rq_rtstack_ntables(st); i++)
+		assert_rewrites_as_git(st, i);
+	tu_git(r, "git pack-refs --all");
+	assert_int_equal(rq_rtstack_reload(st, 0, &err), 0);
+	assert_int_equal(rq_rtstack_ntables(st), 1);
+	assert_reads_as_git(r, st);
+	assert_rewrites_as_git(st, 0);
 	rq_rtstack_ref_release(&ref);
 	rq_rtstack_free(st);
 	tu_repo_free(r);
+}
+
+static void test_read_upstream_tables(void **state)
+{
+	(void)state;
+	NEED_UPSTREAM();
+	read_upstream_tables(&rq_oid_sha1);
+}
+
+/* The same in a SHA-256 repository: version 2 tables, hash id "s256",
+ * 32-byte ids in ref and log records. */
+static void test_read_upstream_sha256(void **state)
+{
+	(void)state;
+	NEED_UPSTREAM();
+	read_upstream_tables(&rq_oid_sha256);
 }
 
 static int count_refs(void *arg, const rq_rtable_ref *ref)
@@ -1387,6 +1478,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_read_upstream_tables),
+	    cmocka_unit_test(test_read_upstream_sha256),
 	    cmocka_unit_test(test_read_upstream_100k),
 	    cmocka_unit_test(test_write_read_by_upstream),
 	    cmocka_unit_test(test_write_symrefs),
