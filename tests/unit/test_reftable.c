@@ -578,6 +578,96 @@ static void test_write_read_by_upstream(void **state)
 	tu_repo_free(r);
 }
 
+/* The newest table of r's stack, as bytes. */
+static uint8_t *newest_table(tu_repo *r, size_t *len)
+{
+	char *name = tu_capture(r, "tail -1 .git/reftable/tables.list"), path[PATH_MAX + 300];
+	uint8_t *p;
+
+	snprintf(path, sizeof(path), "%s/reftable/%s", r->gitdir, name);
+	p = read_bytes(path, len);
+	free(name);
+	return p;
+}
+
+/*
+ * The same updates in one transaction, by replayq in r and by git in its
+ * twin (update-ref --stdin, the same identity, time and message; no
+ * automatic compaction on either side): a branch made, one moved (HEAD's
+ * reflog with it), one deleted (its reflog too), a tag, an annotated tag
+ * (with its peeled id). The two new tables are the same bytes, and git
+ * finds the repository sound.
+ */
+static void write_as_git(const rq_oid_algo *algo)
+{
+	rq_oid c1, c2, tag;
+	char h1[RQ_OID_MAX_HEXSZ + 1], h2[RQ_OID_MAX_HEXSZ + 1], ht[RQ_OID_MAX_HEXSZ + 1];
+	rq_rttx_opts o = normal;
+	rq_rttx_update u[5];
+	rq_rtstack *st;
+	rq_error err;
+	uint8_t *mine, *theirs;
+	size_t ml, tl;
+	tu_repo *r, *twin;
+
+	r = rt_repo_at(algo);
+	setenv("GIT_TEST_REFTABLE_AUTOCOMPACTION", "false", 1);
+	tu_commit_file(r, "a", "1\n", "one");
+	tu_git(r, "git branch old");
+	tu_commit_file(r, "a", "2\n", "two");
+	tu_git(r, "git tag -a -m 'a tag' gone");
+	oid_at(r, algo, "gone", &tag);
+	tu_git(r, "git tag -d gone");
+	oid_at(r, algo, "HEAD~", &c1);
+	oid_at(r, algo, "HEAD", &c2);
+	twin = tu_repo_copy(r);
+	rq_oid_fmt(h1, &c1, algo);
+	rq_oid_fmt(h2, &c2, algo);
+	rq_oid_fmt(ht, &tag, algo);
+	tu_git(twin,
+	       "printf 'create refs/heads/new %s\\nupdate refs/heads/main %s %s\\n"
+	       "delete refs/heads/old %s\\ncreate refs/tags/t %s\\ncreate refs/tags/ann %s\\n' | "
+	       "GIT_COMMITTER_NAME='Re Player' GIT_COMMITTER_EMAIL=replay@example.com "
+	       "GIT_COMMITTER_DATE='@1800000000 -0730' "
+	       "git update-ref -m \"$(printf 'moved  by\\nreplayq ')\" --stdin",
+	       h1, h1, h2, h1, h2, ht);
+	unsetenv("GIT_TEST_REFTABLE_AUTOCOMPACTION");
+	st = rt_stack_at(r, algo);
+	u[0] = upd("refs/heads/new", RQ_RTABLE_VAL1, &c1, RQ_RTTX_ABSENT, NULL);
+	u[1] = upd("refs/heads/main", RQ_RTABLE_VAL1, &c1, RQ_RTTX_ID, &c2);
+	u[2] = upd("refs/heads/old", RQ_RTABLE_DELETION, NULL, RQ_RTTX_ID, &c1);
+	u[3] = upd("refs/tags/t", RQ_RTABLE_VAL1, &c2, RQ_RTTX_ABSENT, NULL);
+	u[4] = upd("refs/tags/ann", RQ_RTABLE_VAL2, &tag, RQ_RTTX_ABSENT, NULL);
+	u[4].new_peeled = c2;
+	o.no_auto_compact = 1;
+	if (rq_rttx_apply(st, u, 5, &o, &err) < 0)
+		fail_msg("%s", err.msg);
+	mine = newest_table(r, &ml);
+	theirs = newest_table(twin, &tl);
+	assert_int_equal(ml, tl);
+	assert_memory_equal(mine, theirs, ml);
+	assert_git_ok(r);
+	free(mine);
+	free(theirs);
+	rq_rtstack_free(st);
+	tu_repo_free(twin);
+	tu_repo_free(r);
+}
+
+static void test_write_as_git(void **state)
+{
+	(void)state;
+	NEED_UPSTREAM();
+	write_as_git(&rq_oid_sha1);
+}
+
+static void test_write_as_git_sha256(void **state)
+{
+	(void)state;
+	NEED_UPSTREAM();
+	write_as_git(&rq_oid_sha256);
+}
+
 /* Symbolic refs written: made, moved with their old target checked (a
  * wrong one refused), HEAD moved with the reflog entry git writes. */
 static void test_write_symrefs(void **state)
@@ -829,10 +919,11 @@ static void fake_id(rq_oid *id, uint64_t k)
 /* A table in memory: nrefs refs (ids from a pool of npool, every 7th an
  * annotated tag, every 50th a symbolic ref), nlogs reflog entries, small
  * blocks so that every section has several and an index. */
-static void build_table(rq_buf *out, int nrefs, int npool, int nlogs, uint32_t block)
+static void build_table_at(rq_buf *out, const rq_oid_algo *algo, int nrefs, int npool, int nlogs,
+			   uint32_t block)
 {
 	rq_rtwrite_opts o = {.block_size = block};
-	rq_rtwrite *w = rq_rtwrite_new(&o, &rq_oid_sha1, 1, 9);
+	rq_rtwrite *w = rq_rtwrite_new(&o, algo, 1, 9);
 	char name[64];
 	rq_error err;
 
@@ -845,8 +936,8 @@ static void build_table(rq_buf *out, int nrefs, int npool, int nlogs, uint32_t b
 		r.type = i % 50 == 49 ? RQ_RTABLE_SYMREF
 			 : i % 7 == 3 ? RQ_RTABLE_VAL2
 				      : RQ_RTABLE_VAL1;
-		fake_id(&r.value, (uint64_t)(i % npool));
-		fake_id(&r.peeled, (uint64_t)((i + 1) % npool));
+		fake_id_at(&r.value, algo, (uint64_t)(i % npool));
+		fake_id_at(&r.peeled, algo, (uint64_t)((i + 1) % npool));
 		r.target = "refs/x/00000";
 		assert_int_equal(rq_rtwrite_add_ref(w, &r, &err), 0);
 	}
@@ -856,7 +947,7 @@ static void build_table(rq_buf *out, int nrefs, int npool, int nlogs, uint32_t b
 		l.refname = name;
 		l.update_index = 9 - (uint64_t)(i % 3);
 		l.type = i % 11 == 5 ? RQ_RTABLE_LOG_DELETION : RQ_RTABLE_LOG_UPDATE;
-		fake_id(&l.new_id, (uint64_t)i);
+		fake_id_at(&l.new_id, algo, (uint64_t)i);
 		l.name = "N";
 		l.email = "n@x";
 		l.time = 1700000000 + (uint64_t)i;
@@ -866,6 +957,11 @@ static void build_table(rq_buf *out, int nrefs, int npool, int nlogs, uint32_t b
 	}
 	assert_int_equal(rq_rtwrite_finish(w, out, &err), 0);
 	rq_rtwrite_free(w);
+}
+
+static void build_table(rq_buf *out, int nrefs, int npool, int nlogs, uint32_t block)
+{
+	build_table_at(out, &rq_oid_sha1, nrefs, npool, nlogs, block);
 }
 
 typedef struct namelist {
@@ -882,8 +978,9 @@ static int collect(void *arg, const rq_rtable_ref *ref)
 	return 0;
 }
 
-/* The refs of an id through the obj blocks are those a scan finds. */
-static void test_obj_index(void **state)
+/* The refs of an id through the obj blocks are those a scan finds, with
+ * ids of the format algo. */
+static void obj_index(const rq_oid_algo *algo)
 {
 	rq_buf b = {0};
 	rq_rtable *t;
@@ -892,15 +989,14 @@ static void test_obj_index(void **state)
 	rq_error err;
 	int found = 0;
 
-	(void)state;
-	build_table(&b, 5000, 1500, 0, 256);
-	assert_int_equal(rq_rtable_open_mem(&t, b.p, b.len, "mem", &rq_oid_sha1, &err), 0);
+	build_table_at(&b, algo, 5000, 1500, 0, 256);
+	assert_int_equal(rq_rtable_open_mem(&t, b.p, b.len, "mem", algo, &err), 0);
 	assert_int_equal(rq_rtable_verify(t, &err), 0);
 	rq_rtable_iter_init(&it);
 	for (int k = 0; k < 1500; k += 37) {
 		namelist via = {0}, scan = {0};
 		rq_oid id;
-		fake_id(&id, (uint64_t)k);
+		fake_id_at(&id, algo, (uint64_t)k);
 		assert_int_equal(rq_rtable_refs_for(t, &id, collect, &via, &err), 0);
 		assert_int_equal(rq_rtable_seek_ref(&it, t, "", &err), 0);
 		while (rq_rtable_next_ref(&it, &ref, &err) == 0)
@@ -917,6 +1013,92 @@ static void test_obj_index(void **state)
 	rq_rtable_iter_release(&it);
 	rq_rtable_free(t);
 	free(b.p);
+}
+
+static void test_obj_index(void **state)
+{
+	(void)state;
+	obj_index(&rq_oid_sha1);
+	obj_index(&rq_oid_sha256);
+}
+
+/* A table whose header names the hash id, its footer's copy too, the CRC
+ * made right: then only the hash id is wrong. */
+static void set_hash_id(rq_buf *b, const char *id)
+{
+	size_t body = b->len - 72;
+	uint32_t crc;
+
+	memcpy(b->p + 24, id, 4);
+	memcpy(b->p + body + 24, id, 4);
+	crc = (uint32_t)crc32(0, (const uint8_t *)b->p + body, 68);
+	for (int i = 0; i < 4; i++)
+		b->p[b->len - 4 + i] = (char)(crc >> (24 - 8 * i));
+}
+
+static void expect_refused(const rq_buf *b, const rq_oid_algo *algo, const char *what)
+{
+	rq_rtable *t = NULL;
+	rq_error err;
+
+	assert_int_equal(rq_rtable_open_mem(&t, b->p, b->len, "t.ref", algo, &err), -1);
+	assert_null(t);
+	assert_int_equal(err.code, RQ_E_BAD_REPO);
+	if (!strstr(err.msg, what))
+		fail_msg("'%s' does not say '%s'", err.msg, what);
+}
+
+/* A table of one object format is refused in a repository of the other,
+ * naming both: version 1 (SHA-1) read as SHA-256, "s256" read as SHA-1,
+ * from memory and from a stack git wrote; an unknown hash id is damage. */
+static void test_format_mismatch(void **state)
+{
+	rq_buf b1 = {0}, b2 = {0};
+	char dir[PATH_MAX + 16];
+	rq_rtstack *st = NULL;
+	rq_rtable *t;
+	rq_error err;
+	tu_repo *r;
+
+	(void)state;
+	build_table_at(&b1, &rq_oid_sha1, 50, 20, 10, 256);
+	build_table_at(&b2, &rq_oid_sha256, 50, 20, 10, 256);
+	assert_memory_equal(b1.p, "REFT\1", 5);
+	assert_memory_equal(b2.p, "REFT\2", 5);
+	assert_memory_equal(b2.p + 24, "s256", 4);
+	expect_refused(&b1, &rq_oid_sha256,
+		       "holds object ids of the format sha1 (version 1), but the repository's "
+		       "object format is sha256");
+	expect_refused(&b2, &rq_oid_sha1,
+		       "holds object ids of the format sha256, but the repository's object "
+		       "format is sha1");
+	assert_int_equal(rq_rtable_open_mem(&t, b2.p, b2.len, "t.ref", &rq_oid_sha256, &err), 0);
+	assert_int_equal(rq_rtable_verify(t, &err), 0);
+	rq_rtable_free(t);
+	set_hash_id(&b2, "sha1");
+	expect_refused(&b2, &rq_oid_sha256, "format sha1, but");
+	set_hash_id(&b2, "md5!");
+	expect_refused(&b2, &rq_oid_sha256, "is damaged: unknown hash id 6d643521");
+	free(b1.p);
+	free(b2.p);
+	if (!have_ug)
+		skip();
+	r = rt_repo_at(&rq_oid_sha256);
+	tu_commit_file(r, "a", "1\n", "one");
+	snprintf(dir, sizeof(dir), "%s/reftable", r->gitdir);
+	assert_int_equal(rq_rtstack_open(&st, dir, &rq_oid_sha1, &err), -1);
+	assert_null(st);
+	assert_int_equal(err.code, RQ_E_BAD_REPO);
+	assert_non_null(
+	    strstr(err.msg, "format sha256, but the repository's object format is sha1"));
+	tu_repo_free(r);
+	r = rt_repo();
+	tu_commit_file(r, "a", "1\n", "one");
+	snprintf(dir, sizeof(dir), "%s/reftable", r->gitdir);
+	assert_int_equal(rq_rtstack_open(&st, dir, &rq_oid_sha256, &err), -1);
+	assert_non_null(strstr(err.msg, "format sha1 (version 1), but the repository's object "
+					"format is sha256"));
+	tu_repo_free(r);
 }
 
 /* Read all one can of a table; errors are fine, crashes and loops not. */
@@ -1481,11 +1663,14 @@ int main(void)
 	    cmocka_unit_test(test_read_upstream_sha256),
 	    cmocka_unit_test(test_read_upstream_100k),
 	    cmocka_unit_test(test_write_read_by_upstream),
+	    cmocka_unit_test(test_write_as_git),
+	    cmocka_unit_test(test_write_as_git_sha256),
 	    cmocka_unit_test(test_write_symrefs),
 	    cmocka_unit_test(test_atomic_and_locked),
 	    cmocka_unit_test(test_compaction),
 	    cmocka_unit_test(test_write_30k),
 	    cmocka_unit_test(test_obj_index),
+	    cmocka_unit_test(test_format_mismatch),
 	    cmocka_unit_test(test_fuzz),
 	    cmocka_unit_test(test_log_only_table),
 	    cmocka_unit_test(test_hostile_keys),
