@@ -1457,6 +1457,66 @@ static void test_backend_writes(void **state)
 	tu_repo_free(r);
 }
 
+static void expect_no_sha256(int rc)
+{
+	const git_error *e = git_error_last();
+
+	assert_true(rc < 0);
+	if (!e || !strstr(e->message, "libgit2 cannot carry the sha256 object ids"))
+		fail_msg("'%s'", e ? e->message : "(no error)");
+}
+
+/* libgit2 over a SHA-256 reftable repository: what needs no id works (a
+ * symbolic HEAD, existence), every id to or from libgit2 is refused by
+ * name (lookup, iteration, reflog, writes), nothing is misread or
+ * written. */
+static void test_backend_sha256(void **state)
+{
+	static const char *ext[] = {"refstorage", "objectformat"};
+	git_reference_iterator *it;
+	git_repository *repo;
+	git_reference *ref;
+	git_reflog *log;
+	git_oid any;
+	rq_error err;
+	char *before, *after;
+	int exists = 0;
+	tu_repo *r;
+
+	(void)state;
+	NEED_UPSTREAM();
+	r = rt_repo_at(&rq_oid_sha256);
+	tu_commit_file(r, "a", "1\n", "one");
+	tu_git(r, "git tag -a -m 'a tag' v1");
+	before = tu_capture(r, "git for-each-ref && ls .git/reftable");
+	assert_int_equal(git_libgit2_opts(GIT_OPT_SET_EXTENSIONS, ext, 2), 0);
+	assert_int_equal(
+	    git_repository_open_ext(&repo, r->path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL), 0);
+	assert_int_equal(rq_refdb_rt_install(repo, &rq_oid_sha256, &err), 0);
+	assert_int_equal(git_reference_lookup(&ref, repo, "HEAD"), 0);
+	assert_string_equal(git_reference_symbolic_target(ref), "refs/heads/main");
+	git_reference_free(ref);
+	assert_int_equal(git_reference_name_is_valid(&exists, "refs/heads/main"), 0);
+	expect_no_sha256(git_reference_lookup(&ref, repo, "refs/heads/main"));
+	expect_no_sha256(git_reference_lookup(&ref, repo, "refs/tags/v1"));
+	assert_int_equal(git_reference_iterator_new(&it, repo), 0);
+	expect_no_sha256(git_reference_next(&ref, it));
+	git_reference_iterator_free(it);
+	expect_no_sha256(git_reflog_read(&log, repo, "refs/heads/main"));
+	memset(&any, 7, sizeof(any));
+	/* (libgit2 would look the id up in its own odb first, in vain) */
+	assert_int_equal(git_libgit2_opts(GIT_OPT_ENABLE_STRICT_OBJECT_CREATION, 0), 0);
+	expect_no_sha256(git_reference_create(&ref, repo, "refs/heads/x", &any, 0, "x"));
+	expect_no_sha256(git_reference_create(&ref, repo, "refs/heads/main", &any, 1, "x"));
+	assert_int_equal(git_libgit2_opts(GIT_OPT_ENABLE_STRICT_OBJECT_CREATION, 1), 0);
+	after = tu_capture(r, "git for-each-ref && ls .git/reftable");
+	assert_string_equal(after, before);
+	git_repository_free(repo);
+	free(before);
+	free(after);
+	tu_repo_free(r);
+}
+
 /* The git_reflog rq_refdb_rt builds has the layout of libgit2's own. */
 static void test_reflog_layout(void **state)
 {
@@ -1676,6 +1736,7 @@ int main(void)
 	    cmocka_unit_test(test_hostile_keys),
 	    cmocka_unit_test(test_backend_reads),
 	    cmocka_unit_test(test_backend_writes),
+	    cmocka_unit_test(test_backend_sha256),
 	    cmocka_unit_test(test_reflog_layout),
 	    cmocka_unit_test(test_unsupported_formats),
 	    cmocka_unit_test(test_hostile_stack),
