@@ -595,7 +595,8 @@ static uint8_t *newest_table(tu_repo *r, size_t *len)
  * twin (update-ref --stdin, the same identity, time and message; no
  * automatic compaction on either side): a branch made, one moved (HEAD's
  * reflog with it), one deleted (its reflog too), a tag, an annotated tag
- * (with its peeled id). The two new tables are the same bytes, and git
+ * (with its peeled id). The two new tables are the same bytes; so are
+ * the stacks compacted into one (rq_rtcompact, git pack-refs); and git
  * finds the repository sound.
  */
 static void write_as_git(const rq_oid_algo *algo)
@@ -642,6 +643,16 @@ static void write_as_git(const rq_oid_algo *algo)
 	o.no_auto_compact = 1;
 	if (rq_rttx_apply(st, u, 5, &o, &err) < 0)
 		fail_msg("%s", err.msg);
+	mine = newest_table(r, &ml);
+	theirs = newest_table(twin, &tl);
+	assert_int_equal(ml, tl);
+	assert_memory_equal(mine, theirs, ml);
+	free(mine);
+	free(theirs);
+	/* all the tables compacted into one: git pack-refs's bytes */
+	assert_int_equal(rq_rtcompact_run(st, &o, 1, &err), 0);
+	tu_git(twin, "git pack-refs --all");
+	assert_int_equal(rq_rtstack_ntables(st), 1);
 	mine = newest_table(r, &ml);
 	theirs = newest_table(twin, &tl);
 	assert_int_equal(ml, tl);
