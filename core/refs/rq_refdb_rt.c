@@ -30,7 +30,7 @@
 typedef struct held {
 	char *name;
 	int found, type; /* its value when locked */
-	git_oid id;
+	rq_oid id;
 	char *target;
 	int released;
 	int outcome; /* 0 dropped, 1 update, 2 delete */
@@ -42,6 +42,7 @@ typedef struct held {
 struct rq_refdb_rt_backend {
 	git_refdb_backend parent;
 	git_repository *repo;
+	const rq_oid_algo *algo; /* the repository's object format */
 	char *gitdir, *commondir;
 	int linked;	   /* a linked worktree: refs of its own in gitdir */
 	rq_rtstack *st[2]; /* the common stack, the worktree's */
@@ -63,6 +64,29 @@ int rq_refdb_rt_fail_str(int code, const char *msg)
 {
 	git_error_set_str(GIT_ERROR_REFERENCE, msg);
 	return code;
+}
+
+/* libgit2 1.5's git_oid holds 20 bytes: the ids of a SHA-256 repository
+ * are refused by name at this boundary, never cut. */
+static int lg2_refused(const rq_oid_algo *algo, rq_error *err)
+{
+	return rq_error_set(err, RQ_E_UNSUPPORTED_REPO,
+			    "libgit2 cannot carry the %s object ids of this reftable repository",
+			    algo->name);
+}
+
+int rq_refdb_rt_to_git(git_oid *out, const rq_oid *id, const rq_oid_algo *algo, rq_error *err)
+{
+	return rq_oid_to_git(out, id, algo) < 0 ? lg2_refused(algo, err) : 0;
+}
+
+/* A libgit2 id as the stack's (SHA-1 only): 0, or -1 with err set. */
+static int from_git(const rq_refdb_rt_backend *b, rq_oid *out, const git_oid *id, rq_error *err)
+{
+	if (b->algo->rawsz != rq_oid_sha1.rawsz)
+		return lg2_refused(b->algo, err);
+	rq_oid_from_git(out, id);
+	return 0;
 }
 
 static char *trimmed(const char *path)
@@ -113,7 +137,7 @@ int rq_refdb_rt_stack(rq_refdb_rt_backend *b, int k, rq_rtstack **out, rq_error 
 		if (snprintf(dir, sizeof(dir), "%s/reftable", k ? b->gitdir : b->commondir) >=
 		    (int)sizeof(dir))
 			return rq_error_set(err, RQ_E_BAD_REPO, "repository path too long");
-		if (rq_rtstack_open(&b->st[k], dir, err) < 0)
+		if (rq_rtstack_open(&b->st[k], dir, b->algo, err) < 0)
 			return -1;
 	} else if (!b->tx && rq_rtstack_reload(b->st[k], 0, err) < 0) {
 		return -1;
@@ -128,9 +152,10 @@ int rq_refdb_rt_stack(rq_refdb_rt_backend *b, int k, rq_rtstack **out, rq_error 
  * object id, read from a regular file reached without a symbolic link
  * (neither a FIFO nor a link out of the repository is read). 1, 0
  * (none), -1 (not one of them), -2 (err set). */
-static int special_file(const rq_refdb_rt_backend *b, const char *name, git_oid *id, rq_error *err)
+static int special_file(const rq_refdb_rt_backend *b, const char *name, rq_oid *id, rq_error *err)
 {
-	char path[4096], hex[GIT_OID_HEXSZ + 1];
+	char path[4096], hex[RQ_OID_MAX_HEXSZ + 1];
+	size_t want = b->algo->hexsz;
 	ssize_t n;
 	int fd;
 
@@ -144,10 +169,9 @@ static int special_file(const rq_refdb_rt_backend *b, const char *name, git_oid 
 			     errno == ELOOP ? "a symbolic link" : rq_fs_strerror(errno));
 		return -2;
 	}
-	n = read(fd, hex, GIT_OID_HEXSZ);
+	n = read(fd, hex, want);
 	close(fd);
-	hex[n > 0 ? n : 0] = '\0';
-	return n == GIT_OID_HEXSZ && git_oid_fromstr(id, hex) == 0 ? 1 : 0;
+	return n == (ssize_t)want && rq_oid_parse(id, b->algo, hex, want) == 0 ? 1 : 0;
 }
 
 /* Look name up: 1 (r filled), 0 not found, -1 (err). */
@@ -170,11 +194,20 @@ static int read_ref(rq_refdb_rt_backend *b, const char *name, rq_rtstack_ref *r,
 	return rq_rtstack_read(st, name, r, err);
 }
 
-git_reference *rq_refdb_rt_make_ref(const char *name, const rq_rtstack_ref *r)
+int rq_refdb_rt_make_ref(git_reference **out, const rq_refdb_rt_backend *b, const char *name,
+			 const rq_rtstack_ref *r, rq_error *err)
 {
+	git_oid value, peeled;
+
 	if (r->type == RQ_RTABLE_SYMREF)
-		return git_reference__alloc_symbolic(name, r->target.p);
-	return git_reference__alloc(name, &r->value, r->type == RQ_RTABLE_VAL2 ? &r->peeled : NULL);
+		*out = git_reference__alloc_symbolic(name, r->target.p);
+	else if (rq_refdb_rt_to_git(&value, &r->value, b->algo, err) < 0 ||
+		 rq_refdb_rt_to_git(&peeled, &r->peeled, b->algo, err) < 0)
+		return -1;
+	else
+		*out =
+		    git_reference__alloc(name, &value, r->type == RQ_RTABLE_VAL2 ? &peeled : NULL);
+	return *out ? 0 : rq_error_set(err, RQ_E_NOMEM, "out of memory");
 }
 
 static int be_exists(int *exists, git_refdb_backend *_b, const char *name)
@@ -198,8 +231,8 @@ static int be_lookup(git_reference **out, git_refdb_backend *_b, const char *nam
 	char msg[300];
 
 	*out = NULL;
-	if (k == 1 && !(*out = rq_refdb_rt_make_ref(name, &r)))
-		k = rq_error_set(&err, RQ_E_NOMEM, "out of memory");
+	if (k == 1 && rq_refdb_rt_make_ref(out, (rq_refdb_rt_backend *)_b, name, &r, &err) < 0)
+		k = -1;
 	rq_rtstack_ref_release(&r);
 	if (k < 0)
 		return rq_refdb_rt_fail(&err);
@@ -254,16 +287,26 @@ static int peel(rq_refdb_rt_backend *b, const git_oid *id, git_oid *peeled)
 	return rc;
 }
 
-/* The update's new value from a libgit2 reference. */
-static void set_new(rq_refdb_rt_backend *b, rq_rttx_update *u, const git_reference *ref)
+/* The update's new value from a libgit2 reference: 0, or -1 with err
+ * set. */
+static int set_new(rq_refdb_rt_backend *b, rq_rttx_update *u, const git_reference *ref,
+		   rq_error *err)
 {
+	git_oid peeled;
+
 	if (git_reference_type(ref) == GIT_REFERENCE_SYMBOLIC) {
 		u->new_type = RQ_RTABLE_SYMREF;
 		u->new_target = git_reference_symbolic_target(ref);
-		return;
+		return 0;
 	}
-	git_oid_cpy(&u->new_id, git_reference_target(ref));
-	u->new_type = peel(b, &u->new_id, &u->new_peeled) ? RQ_RTABLE_VAL2 : RQ_RTABLE_VAL1;
+	if (from_git(b, &u->new_id, git_reference_target(ref), err) < 0)
+		return -1;
+	u->new_type = RQ_RTABLE_VAL1;
+	if (peel(b, git_reference_target(ref), &peeled)) {
+		u->new_type = RQ_RTABLE_VAL2;
+		rq_oid_from_git(&u->new_peeled, &peeled);
+	}
+	return 0;
 }
 
 static void set_who(rq_rttx_ident *id, const git_signature *sig)
@@ -304,19 +347,19 @@ static int be_write(git_refdb_backend *_b, const git_reference *ref, int force,
 	rq_refdb_rt_backend *b = (rq_refdb_rt_backend *)_b;
 	rq_rttx_update u = {0};
 	rq_rttx_ident id;
+	rq_error err;
 
 	if (b->tx)
 		return rq_refdb_rt_fail_str(GIT_ELOCKED, "the refs are locked by a transaction");
 	u.name = git_reference_name(ref);
-	set_new(b, &u, ref);
+	if (set_new(b, &u, ref, &err) < 0 || (old && from_git(b, &u.old_id, old, &err) < 0))
+		return rq_refdb_rt_fail(&err);
 	/* as libgit2's files backend: without force the ref must not exist;
 	 * with it, an old value given is checked */
 	u.check = !force       ? RQ_RTTX_ABSENT
 		  : old	       ? RQ_RTTX_ID
 		  : old_target ? RQ_RTTX_SYMREF
 			       : RQ_RTTX_ANY;
-	if (old)
-		git_oid_cpy(&u.old_id, old);
 	u.old_target = old_target;
 	if (who) {
 		set_who(&id, who);
@@ -331,14 +374,15 @@ static int be_del(git_refdb_backend *_b, const char *name, const git_oid *old_id
 {
 	rq_refdb_rt_backend *b = (rq_refdb_rt_backend *)_b;
 	rq_rttx_update u = {0};
+	rq_error err;
 
 	if (b->tx)
 		return rq_refdb_rt_fail_str(GIT_ELOCKED, "the refs are locked by a transaction");
+	if (old_id && from_git(b, &u.old_id, old_id, &err) < 0)
+		return rq_refdb_rt_fail(&err);
 	u.name = name;
 	u.new_type = RQ_RTABLE_DELETION;
 	u.check = old_id ? RQ_RTTX_ID : old_target ? RQ_RTTX_SYMREF : RQ_RTTX_ANY;
-	if (old_id)
-		git_oid_cpy(&u.old_id, old_id);
 	u.old_target = old_target;
 	return write_one(b, &u);
 }
@@ -437,7 +481,7 @@ static held *hold(rq_refdb_rt_backend *b, rq_rtstack *st, const char *name, rq_e
 		return NULL;
 	}
 	h->type = r.type;
-	git_oid_cpy(&h->id, &r.value);
+	h->id = r.value;
 	rq_rtstack_ref_release(&r);
 	b->held[b->nheld++] = h;
 	return h;
@@ -478,35 +522,36 @@ static int be_lock(void **payload, git_refdb_backend *_b, const char *refname)
 }
 
 /* The held ref's update: the new value, checked against the one it had
- * when locked. */
+ * when locked. 0, or -1 with err set. */
 static int set_update(rq_refdb_rt_backend *b, held *h, int success, int update_reflog,
-		      const git_reference *ref, const git_signature *sig, const char *message)
+		      const git_reference *ref, const git_signature *sig, const char *message,
+		      rq_error *err)
 {
 	rq_rttx_update *u = &h->u;
 
 	u->name = h->name;
 	if (success == 2)
 		u->new_type = RQ_RTABLE_DELETION;
-	else
-		set_new(b, u, ref);
-	if (u->new_target && !(u->new_target = h->new_target = strdup(u->new_target)))
+	else if (set_new(b, u, ref, err) < 0)
 		return -1;
+	if (u->new_target && !(u->new_target = h->new_target = strdup(u->new_target)))
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	u->check = !h->found			 ? RQ_RTTX_ABSENT
 		   : h->type == RQ_RTABLE_SYMREF ? RQ_RTTX_SYMREF
 						 : RQ_RTTX_ID;
-	git_oid_cpy(&u->old_id, &h->id);
+	u->old_id = h->id;
 	u->old_target = h->target;
 	u->log = update_reflog ? RQ_RTTX_LOG_AUTO : RQ_RTTX_LOG_SKIP;
 	if (sig) {
 		if (!(h->who_name = strdup(sig->name)) || !(h->who_email = strdup(sig->email)))
-			return -1;
+			return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 		set_who(&h->who, sig);
 		h->who.name = h->who_name;
 		h->who.email = h->who_email;
 		u->who = &h->who;
 	}
 	if (message && !(u->message = h->msg = strdup(message)))
-		return -1;
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	return 0;
 }
 
@@ -535,12 +580,13 @@ static int be_unlock(git_refdb_backend *_b, void *payload, int success, int upda
 {
 	rq_refdb_rt_backend *b = (rq_refdb_rt_backend *)_b;
 	held *h = payload;
+	rq_error err;
 	int rc = 0;
 
 	if (!h || h->released || !b->nlocked)
 		return rq_refdb_rt_fail_str(-1, "no such lock");
-	if (success && set_update(b, h, success, update_reflog, ref, sig, message) < 0) {
-		rc = rq_refdb_rt_fail_str(-1, "out of memory");
+	if (success && set_update(b, h, success, update_reflog, ref, sig, message, &err) < 0) {
+		rc = rq_refdb_rt_fail(&err);
 		b->batch_failed = 1; /* then nothing is written */
 	}
 	h->released = 1;
@@ -569,7 +615,7 @@ static void be_free(git_refdb_backend *_b)
 	free(b);
 }
 
-int rq_refdb_rt_install(git_repository *repo, rq_error *err)
+int rq_refdb_rt_install(git_repository *repo, const rq_oid_algo *algo, rq_error *err)
 {
 	rq_refdb_rt_backend *b = calloc(1, sizeof(*b));
 	git_refdb *db = NULL;
@@ -594,6 +640,7 @@ int rq_refdb_rt_install(git_repository *repo, rq_error *err)
 	b->parent.lock = be_lock;
 	b->parent.unlock = be_unlock;
 	b->repo = repo;
+	b->algo = algo ? algo : &rq_oid_sha1;
 	b->policy = -1;
 	b->gitdir = trimmed(git_repository_path(repo));
 	b->commondir = trimmed(git_repository_commondir(repo));

@@ -27,6 +27,13 @@
  *
  * The stack is opened at the first ref read, not at installation: a
  * caller checks the repository's paths (rq_confine) first.
+ *
+ * The tables are read at the repository's object format (given at
+ * installation). libgit2 1.5's git_oid holds 20 bytes: in a SHA-256
+ * repository every callback that would pass an id to or from libgit2
+ * fails with RQ_E_UNSUPPORTED_REPO's message ("libgit2 cannot carry the
+ * sha256 object ids of this reftable repository"), never cutting an id;
+ * replayq's own readers (rq_rtstack) serve such a repository.
  */
 #ifndef RQ_REFDB_RT_H
 #define RQ_REFDB_RT_H
@@ -34,10 +41,12 @@
 #include <git2.h>
 
 #include "rq_error.h"
+#include "rq_oid.h"
 #include "rq_rtstack.h"
 
-/* Give repo a reftable ref database. 0, or -1 with err set. */
-int rq_refdb_rt_install(git_repository *repo, rq_error *err);
+/* Give repo a reftable ref database whose tables hold ids of the object
+ * format algo (NULL: SHA-1). 0, or -1 with err set. */
+int rq_refdb_rt_install(git_repository *repo, const rq_oid_algo *algo, rq_error *err);
 
 /* 1 when name is one of a worktree's own refs, kept in its own stack in
  * a linked worktree (git's per-worktree refs and pseudo-refs: HEAD,
@@ -64,7 +73,12 @@ int rq_refdb_rt_linked(const rq_refdb_rt_backend *b);
 /* The stack k, opened at first use, read again when it changed (not
  * while a transaction holds it). 0, or -1 with err set. */
 int rq_refdb_rt_stack(rq_refdb_rt_backend *b, int k, rq_rtstack **out, rq_error *err);
-/* libgit2's reference for the record r of name; NULL out of memory. */
-git_reference *rq_refdb_rt_make_ref(const char *name, const rq_rtstack_ref *r);
+/* id as libgit2's: 0, or -1 with err set (RQ_E_UNSUPPORTED_REPO for the
+ * ids of a SHA-256 repository). */
+int rq_refdb_rt_to_git(git_oid *out, const rq_oid *id, const rq_oid_algo *algo, rq_error *err);
+/* libgit2's reference for the record r of name into *out: 0, or -1 with
+ * err set (out of memory, or ids libgit2 cannot carry). */
+int rq_refdb_rt_make_ref(git_reference **out, const rq_refdb_rt_backend *b, const char *name,
+			 const rq_rtstack_ref *r, rq_error *err);
 
 #endif

@@ -66,8 +66,8 @@ static int iter_step(iter *it, rq_error *err)
 	it->name.len = 0;
 	rq_buf_str(&it->name, r->name);
 	it->cur.type = r->type;
-	git_oid_cpy(&it->cur.value, &r->value);
-	git_oid_cpy(&it->cur.peeled, &r->peeled);
+	it->cur.value = r->value;
+	it->cur.peeled = r->peeled;
 	it->cur.target.len = 0;
 	if (r->type == RQ_RTABLE_SYMREF)
 		rq_buf_str(&it->cur.target, r->target);
@@ -85,8 +85,8 @@ static int it_next(git_reference **out, git_reference_iterator *_it)
 	*out = NULL;
 	if ((k = iter_step(it, &err)) != 0)
 		return k == GIT_ITEROVER ? k : rq_refdb_rt_fail(&err);
-	if (!(*out = rq_refdb_rt_make_ref(it->name.p, &it->cur)))
-		return rq_refdb_rt_fail_str(-1, "out of memory");
+	if (rq_refdb_rt_make_ref(out, it->b, it->name.p, &it->cur, &err) < 0)
+		return rq_refdb_rt_fail(&err);
 	return 0;
 }
 

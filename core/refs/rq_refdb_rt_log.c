@@ -111,8 +111,11 @@ static int entries_read(rq_rtstack *st, const char *name, entry **out, size_t *n
 		*out = v;
 		e = &v[(*n)++];
 		memset(e, 0, sizeof(*e));
-		e->old_id = l->old_id;
-		e->new_id = l->new_id;
+		if (rq_refdb_rt_to_git(&e->old_id, &l->old_id, rq_rtstack_algo(st), err) < 0 ||
+		    rq_refdb_rt_to_git(&e->new_id, &l->new_id, rq_rtstack_algo(st), err) < 0) {
+			r = -1;
+			break;
+		}
 		e->time = (int64_t)l->time;
 		e->tz = l->tz;
 		e->name = strdup(l->name);

@@ -538,7 +538,8 @@ static rt_update *rt_new(git_repository *repo, const rq_ref_updates *res, rq_err
 			return NULL;
 		}
 	if (join(dir, sizeof(dir), k ? own : common, "reftable") < 0 ||
-	    rq_rtstack_open(&rt->st, dir, err) < 0) {
+	    rq_rtstack_open(&rt->st, dir, &rq_oid_sha1 /* wave 2: the repository's format */, err) <
+		0) {
 		if (!rt->st)
 			rq_error_set(err, RQ_E_BAD_REPO, "cannot open the reftable stack");
 		rt_free(rt);
@@ -562,9 +563,9 @@ static void rt_add(rt_update *rt, const rq_ref_update *r, const char *msg)
 	memset(x, 0, sizeof(*x));
 	x->name = r->ref;
 	x->new_type = RQ_RTABLE_VAL1;
-	git_oid_cpy(&x->new_id, &r->new_id);
+	rq_oid_from_git(&x->new_id, &r->new_id);
 	x->check = RQ_RTTX_ID;
-	git_oid_cpy(&x->old_id, &r->old_id);
+	rq_oid_from_git(&x->old_id, &r->old_id);
 	x->log = RQ_RTTX_LOG_AUTO;
 	x->who = &rt->who;
 	x->message = msg;

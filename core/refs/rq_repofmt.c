@@ -230,7 +230,8 @@ static int check_open(git_repository *repo, rq_error *err)
 		return rq_error_git(err, "cannot read the repository's config");
 	rc = check_extensions(cfg, err);
 	if (rc == 0 && reftable_refs(cfg))
-		rc = rq_refdb_rt_install(repo, err);
+		rc = rq_refdb_rt_install(repo, &rq_oid_sha1 /* wave 2: the repository's format */,
+					 err);
 	git_config_free(cfg);
 	return rc;
 }

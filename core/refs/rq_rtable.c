@@ -36,14 +36,45 @@ static int parse_positions(rq_rtable *t, const uint8_t *f, rq_error *err)
 	if (t->ref_index >= t->body_end || t->obj_pos >= t->body_end ||
 	    t->obj_index >= t->body_end || t->log_pos >= t->body_end || t->log_index >= t->body_end)
 		return rq_rtblock_damaged(err, t, t->body_end, "a section position past the end");
-	if (t->obj_pos && (t->obj_id_len < 2 || t->obj_id_len > RQ_RTABLE_HASH))
+	if (t->obj_pos && (t->obj_id_len < 2 || t->obj_id_len > t->hash))
 		return rq_rtblock_damaged(err, t, t->body_end, "object id length %u",
 					  t->obj_id_len);
 	return 0;
 }
 
+const char *rq_rtable_hash_id(const rq_oid_algo *algo)
+{
+	return algo->rawsz == rq_oid_sha256.rawsz ? "s256" : "sha1";
+}
+
+/* The format the header gives (version 1: SHA-1; version 2: its hash id)
+ * is the repository's: 0, or -1 (RQ_E_BAD_REPO naming both). */
+static int check_format(rq_rtable *t, rq_error *err)
+{
+	const uint8_t *id = t->data + 24;
+	const char *has;
+
+	if (t->version == 1)
+		has = "sha1 (version 1)";
+	else if (!memcmp(id, "sha1", 4))
+		has = "sha1";
+	else if (!memcmp(id, "s256", 4))
+		has = "sha256";
+	else
+		return rq_rtblock_damaged(err, t, 24, "unknown hash id %02x%02x%02x%02x", id[0],
+					  id[1], id[2], id[3]);
+	if (t->version == 2 && !memcmp(id, rq_rtable_hash_id(t->algo), 4))
+		return 0;
+	if (t->version == 1 && t->hash == rq_oid_sha1.rawsz)
+		return 0;
+	return rq_error_set(err, RQ_E_BAD_REPO,
+			    "reftable '%s' holds object ids of the format %s, but the "
+			    "repository's object format is %s",
+			    t->name, has, t->algo->name);
+}
+
 /* The header (first bytes) and the footer (last bytes): magic, version,
- * the footer's copy of the header, its CRC-32. */
+ * the hash, the footer's copy of the header, its CRC-32. */
 static int parse_frame(rq_rtable *t, rq_error *err)
 {
 	const uint8_t *d = t->data, *f;
@@ -57,10 +88,8 @@ static int parse_frame(rq_rtable *t, rq_error *err)
 	t->fsize = t->version == 1 ? 68 : 72;
 	if (t->size < t->hsize + t->fsize)
 		return rq_rtblock_damaged(err, t, 0, "too short");
-	if (t->version == 2 && memcmp(d + 24, "sha1", 4) != 0)
-		return rq_error_set(
-		    err, RQ_E_BAD_REPO,
-		    "reftable '%s' holds object ids other than SHA-1 (not supported)", t->name);
+	if (check_format(t, err) < 0)
+		return -1;
 	t->body_end = t->size - t->fsize;
 	f = d + t->body_end;
 	if (memcmp(f, d, t->hsize) != 0)
@@ -83,8 +112,10 @@ static int parse_frame(rq_rtable *t, rq_error *err)
 	return 0;
 }
 
-static int open_common(rq_rtable *t, const char *name, rq_error *err)
+static int open_common(rq_rtable *t, const char *name, const rq_oid_algo *algo, rq_error *err)
 {
+	t->algo = algo ? algo : &rq_oid_sha1;
+	t->hash = t->algo->rawsz;
 	if (!(t->name = strdup(name))) {
 		rq_rtable_free(t);
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
@@ -96,7 +127,8 @@ static int open_common(rq_rtable *t, const char *name, rq_error *err)
 	return 0;
 }
 
-int rq_rtable_open(rq_rtable **out, const char *path, const char *name, rq_error *err)
+int rq_rtable_open(rq_rtable **out, const char *path, const char *name, const rq_oid_algo *algo,
+		   rq_error *err)
 {
 	rq_rtable *t;
 	struct stat st;
@@ -132,14 +164,14 @@ int rq_rtable_open(rq_rtable **out, const char *path, const char *name, rq_error
 	t->data = m;
 	t->size = (size_t)st.st_size;
 	t->mapped = 1;
-	if (open_common(t, name, err) < 0)
+	if (open_common(t, name, algo, err) < 0)
 		return -1;
 	*out = t;
 	return 0;
 }
 
 int rq_rtable_open_mem(rq_rtable **out, const void *data, size_t len, const char *name,
-		       rq_error *err)
+		       const rq_oid_algo *algo, rq_error *err)
 {
 	rq_rtable *t = calloc(1, sizeof(*t));
 	uint8_t *copy = malloc(len ? len : 1);
@@ -154,7 +186,7 @@ int rq_rtable_open_mem(rq_rtable **out, const void *data, size_t len, const char
 		memcpy(copy, data, len);
 	t->data = copy;
 	t->size = len;
-	if (open_common(t, name, err) < 0)
+	if (open_common(t, name, algo, err) < 0)
 		return -1;
 	*out = t;
 	return 0;
@@ -175,6 +207,11 @@ void rq_rtable_free(rq_rtable *t)
 const char *rq_rtable_name(const rq_rtable *t)
 {
 	return t->name;
+}
+
+const rq_oid_algo *rq_rtable_algo(const rq_rtable *t)
+{
+	return t->algo;
 }
 
 uint64_t rq_rtable_min_update_index(const rq_rtable *t)
@@ -334,15 +371,15 @@ int rq_rtable_next_log(rq_rtable_iter *it, rq_rtable_log *out, rq_error *err)
 
 /* ---- refs by object id ---- */
 
-static int ref_matches(const rq_rtable_ref *r, const git_oid *id)
+static int ref_matches(const rq_rtable_ref *r, const rq_oid *id)
 {
 	return (r->type == RQ_RTABLE_VAL1 || r->type == RQ_RTABLE_VAL2) &&
-	       (git_oid_equal(&r->value, id) ||
-		(r->type == RQ_RTABLE_VAL2 && git_oid_equal(&r->peeled, id)));
+	       (rq_oid_eq(&r->value, id) ||
+		(r->type == RQ_RTABLE_VAL2 && rq_oid_eq(&r->peeled, id)));
 }
 
 /* Every ref of the table: the answer without obj blocks. */
-static int refs_for_all(const rq_rtable *t, const git_oid *id,
+static int refs_for_all(const rq_rtable *t, const rq_oid *id,
 			int (*fn)(void *arg, const rq_rtable_ref *ref), void *arg, rq_error *err)
 {
 	rq_rtable_iter it;
@@ -359,7 +396,7 @@ static int refs_for_all(const rq_rtable *t, const git_oid *id,
 }
 
 /* The refs of the one ref block at off. */
-static int refs_in_block(const rq_rtable *t, uint64_t off, const git_oid *id,
+static int refs_in_block(const rq_rtable *t, uint64_t off, const rq_oid *id,
 			 int (*fn)(void *arg, const rq_rtable_ref *ref), void *arg, rq_error *err)
 {
 	rq_rtable_iter it;
@@ -377,7 +414,7 @@ static int refs_in_block(const rq_rtable *t, uint64_t off, const git_oid *id,
 	return r < 0 ? -1 : rc;
 }
 
-static int refs_for_positions(const rq_rtable *t, const uint64_t *pos, size_t n, const git_oid *id,
+static int refs_for_positions(const rq_rtable *t, const uint64_t *pos, size_t n, const rq_oid *id,
 			      int (*fn)(void *arg, const rq_rtable_ref *ref), void *arg,
 			      rq_error *err)
 {
@@ -390,7 +427,7 @@ static int refs_for_positions(const rq_rtable *t, const uint64_t *pos, size_t n,
 
 /* The positions the obj record of id lists: *found 0 when there is no
  * such record, *n 0 when it lists none (too many refs to list). */
-static int obj_lookup(const rq_rtable *t, const git_oid *id, int *found, uint64_t **pos, size_t *n,
+static int obj_lookup(const rq_rtable *t, const rq_oid *id, int *found, uint64_t **pos, size_t *n,
 		      rq_error *err)
 {
 	rq_rtable_iter it;
@@ -412,7 +449,7 @@ static int obj_lookup(const rq_rtable *t, const git_oid *id, int *found, uint64_
 	return r < 0 ? -1 : 0;
 }
 
-int rq_rtable_refs_for(const rq_rtable *t, const git_oid *id,
+int rq_rtable_refs_for(const rq_rtable *t, const rq_oid *id,
 		       int (*fn)(void *arg, const rq_rtable_ref *ref), void *arg, rq_error *err)
 {
 	uint64_t *pos = NULL;

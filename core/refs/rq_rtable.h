@@ -20,8 +20,13 @@
  * (RQ_E_BAD_REPO, "reftable '<name>' is damaged: ... at offset N"), never
  * a crash and never a loop: every step moves forward in the file.
  *
- * Object ids are SHA-1 (version 1 tables, or version 2 with hash "sha1");
- * a SHA-256 table is refused.
+ * Object ids are of the repository's object format, given when the table
+ * is opened: SHA-1 (a version 1 table, 24-byte header and 68-byte footer,
+ * or version 2 with hash id "sha1") or SHA-256 (version 2, 28-byte header
+ * with hash id "s256", 72-byte footer); ref and log records carry ids of
+ * that width. A table of the other format (a version 1 table in a SHA-256
+ * repository, "s256" in a SHA-1 one, an unknown hash id) is refused
+ * (RQ_E_BAD_REPO, naming both formats), never misread.
  */
 #ifndef RQ_RTABLE_H
 #define RQ_RTABLE_H
@@ -29,12 +34,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <git2.h>
-
 #include "rq_buf.h"
 #include "rq_error.h"
+#include "rq_oid.h"
 
-#define RQ_RTABLE_HASH	  20	/* bytes of an object id */
 #define RQ_RTABLE_KEY_MAX 65536 /* a longer key is damage (a ref name is far shorter) */
 
 /* A ref record's value type, as stored. */
@@ -56,8 +59,8 @@ typedef struct rq_rtable_ref {
 	size_t name_len;
 	uint64_t update_index;
 	int type;	    /* enum rq_rtable_ref_type */
-	git_oid value;	    /* VAL1, VAL2 */
-	git_oid peeled;	    /* VAL2 */
+	rq_oid value;	    /* VAL1, VAL2 */
+	rq_oid peeled;	    /* VAL2 */
 	const char *target; /* SYMREF */
 } rq_rtable_ref;
 
@@ -66,7 +69,7 @@ typedef struct rq_rtable_log {
 	const char *refname;
 	uint64_t update_index;
 	int type; /* enum rq_rtable_log_type; the rest only for UPDATE */
-	git_oid old_id, new_id;
+	rq_oid old_id, new_id;
 	const char *name, *email;
 	uint64_t time;
 	/* the zone as git writes it: the number of the "+HHMM" text
@@ -98,19 +101,26 @@ typedef struct rq_rtable_iter {
 } rq_rtable_iter;
 
 /*
- * Open the table at path (mapped, read-only); name is what messages call
- * it (its file name). 0, or -1 with err set (RQ_E_BAD_REPO when damaged,
- * RQ_E_IO when unreadable; errno ENOENT is kept for a missing file).
+ * Open the table at path (mapped, read-only) of a repository whose object
+ * format is algo; name is what messages call it (its file name). 0, or -1
+ * with err set (RQ_E_BAD_REPO when damaged or of another format, RQ_E_IO
+ * when unreadable; errno ENOENT is kept for a missing file).
  */
-int rq_rtable_open(rq_rtable **out, const char *path, const char *name, rq_error *err);
+int rq_rtable_open(rq_rtable **out, const char *path, const char *name, const rq_oid_algo *algo,
+		   rq_error *err);
 
 /* The same over bytes in memory (copied). */
 int rq_rtable_open_mem(rq_rtable **out, const void *data, size_t len, const char *name,
-		       rq_error *err);
+		       const rq_oid_algo *algo, rq_error *err);
+
+/* The 4 bytes a version 2 table names algo's hash with: "sha1", "s256". */
+const char *rq_rtable_hash_id(const rq_oid_algo *algo);
 
 void rq_rtable_free(rq_rtable *t);
 
 const char *rq_rtable_name(const rq_rtable *t);
+/* The object format of its ids (the one it was opened with). */
+const rq_oid_algo *rq_rtable_algo(const rq_rtable *t);
 uint64_t rq_rtable_min_update_index(const rq_rtable *t);
 uint64_t rq_rtable_max_update_index(const rq_rtable *t);
 /* The file's size in bytes. */
@@ -142,7 +152,7 @@ int rq_rtable_next_log(rq_rtable_iter *it, rq_rtable_log *out, rq_error *err);
  * every ref. fn returns 0 to go on, anything else stops (and is returned).
  * 0, or -1 with err set.
  */
-int rq_rtable_refs_for(const rq_rtable *t, const git_oid *id,
+int rq_rtable_refs_for(const rq_rtable *t, const rq_oid *id,
 		       int (*fn)(void *arg, const rq_rtable_ref *ref), void *arg, rq_error *err);
 
 /*

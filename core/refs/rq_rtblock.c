@@ -181,13 +181,16 @@ static int read_key(rq_rtable_iter *it, unsigned *extra, rq_error *err)
 	return 0;
 }
 
-static int read_id(rq_rtable_iter *it, git_oid *id, rq_error *err)
+/* An id of the table's width (the bytes past it stay zero). */
+static int read_id(rq_rtable_iter *it, rq_oid *id, rq_error *err)
 {
-	if (it->rend - it->pos < RQ_RTABLE_HASH)
+	size_t n = it->t->hash;
+
+	if (it->rend - it->pos < n)
 		return rq_rtblock_damaged(err, it->t, it->off + it->pos,
 					  "object id runs past the block");
-	memcpy(id->id, it->blk + it->pos, RQ_RTABLE_HASH);
-	it->pos += RQ_RTABLE_HASH;
+	rq_oid_from_raw(id, it->t->algo, it->blk + it->pos);
+	it->pos += n;
 	return 0;
 }
 

@@ -28,9 +28,11 @@ struct rq_rtable {
 	size_t size;
 	int mapped;
 	int version;
-	size_t hsize, fsize; /* header and footer sizes */
-	size_t body_end;     /* where the footer starts */
-	uint32_t block_size; /* 0: unaligned */
+	const rq_oid_algo *algo; /* the ids' format */
+	size_t hash;		 /* bytes of an id: algo->rawsz */
+	size_t hsize, fsize;	 /* header and footer sizes */
+	size_t body_end;	 /* where the footer starts */
+	uint32_t block_size;	 /* 0: unaligned */
 	uint64_t min_ui, max_ui;
 	uint64_t ref_index, obj_pos, obj_index, log_pos, log_index;
 	unsigned obj_id_len;

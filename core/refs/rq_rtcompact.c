@@ -158,7 +158,7 @@ static int merge_write(rq_rttx *tx, crange *c, rq_error *err)
 			max = rq_rtable_max_update_index(t);
 	}
 	c->table[0] = '\0';
-	if (!(w = rq_rtwrite_new(NULL, min, max)))
+	if (!(w = rq_rtwrite_new(NULL, rq_rtstack_algo(tx->st), min, max)))
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	rc = merge_into(tx, c, w, err);
 	if (rc == 0 && !rq_rtwrite_empty(w) && (rc = rq_rtwrite_finish(w, &bytes, err)) == 0)

@@ -27,6 +27,7 @@ typedef struct tab {
 
 struct rq_rtstack {
 	char *dir, *list;
+	const rq_oid_algo *algo; /* the repository's object format */
 	tab **tabs;
 	size_t n;
 	int have_list; /* tables.list existed at the last read */
@@ -175,7 +176,7 @@ static int open_tables(rq_rtstack *st, char **names, size_t n, tab **out, const 
 			return rq_error_set(err, RQ_E_BAD_REPO, "reftable path too long");
 		if (!(x = calloc(1, sizeof(*x))))
 			return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-		if (rq_rtable_open(&x->t, path, names[i], err) < 0) {
+		if (rq_rtable_open(&x->t, path, names[i], st->algo, err) < 0) {
 			int gone = err->code == RQ_E_IO && errno == ENOENT;
 			free(x);
 			*missing = names[i];
@@ -255,14 +256,16 @@ int rq_rtstack_reload(rq_rtstack *st, int force, rq_error *err)
 	return r == 1 ? rq_error_set(err, RQ_E_BAD_REPO, "'%s' keeps changing", st->list) : r;
 }
 
-int rq_rtstack_open(rq_rtstack **out, const char *dir, rq_error *err)
+int rq_rtstack_open(rq_rtstack **out, const char *dir, const rq_oid_algo *algo, rq_error *err)
 {
 	rq_rtstack *st = calloc(1, sizeof(*st));
 	size_t dl = strlen(dir);
 
 	*out = NULL;
-	if (st)
+	if (st) {
 		st->list_fd = -1;
+		st->algo = algo ? algo : &rq_oid_sha1;
+	}
 	if (!st || !(st->dir = strdup(dir)) || !(st->list = malloc(dl + sizeof("/tables.list")))) {
 		rq_rtstack_free(st);
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
@@ -298,6 +301,11 @@ const char *rq_rtstack_dir(const rq_rtstack *st)
 	return st->dir;
 }
 
+const rq_oid_algo *rq_rtstack_algo(const rq_rtstack *st)
+{
+	return st->algo;
+}
+
 size_t rq_rtstack_ntables(const rq_rtstack *st)
 {
 	return st->n;
@@ -319,8 +327,8 @@ static int fill_ref(rq_rtstack_ref *out, const rq_rtable_ref *r, rq_error *err)
 {
 	out->type = r->type;
 	out->update_index = r->update_index;
-	git_oid_cpy(&out->value, &r->value);
-	git_oid_cpy(&out->peeled, &r->peeled);
+	out->value = r->value;
+	out->peeled = r->peeled;
 	out->target.len = 0;
 	if (r->type == RQ_RTABLE_SYMREF)
 		rq_buf_str(&out->target, r->target);

@@ -20,6 +20,9 @@
  *
  * Table names must be plain file names; tables and tables.list are not
  * read through symbolic links.
+ *
+ * The stack is opened with the repository's object format: every table
+ * must be of it (rq_rtable), and the tables written on it are.
  */
 #ifndef RQ_RTSTACK_H
 #define RQ_RTSTACK_H
@@ -27,23 +30,24 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <git2.h>
-
 #include "rq_buf.h"
 #include "rq_error.h"
+#include "rq_oid.h"
 #include "rq_rtable.h"
 
 typedef struct rq_rtstack rq_rtstack;
 
-/* The stack of dir (a repository's reftable directory). 0, or -1 with
- * err set. */
-int rq_rtstack_open(rq_rtstack **out, const char *dir, rq_error *err);
+/* The stack of dir (a repository's reftable directory), of a repository
+ * whose object format is algo (NULL: SHA-1). 0, or -1 with err set. */
+int rq_rtstack_open(rq_rtstack **out, const char *dir, const rq_oid_algo *algo, rq_error *err);
 void rq_rtstack_free(rq_rtstack *st);
 
 /* Read tables.list again when it changed (always when force). 0, or -1. */
 int rq_rtstack_reload(rq_rtstack *st, int force, rq_error *err);
 
 const char *rq_rtstack_dir(const rq_rtstack *st);
+/* The object format it was opened with. */
+const rq_oid_algo *rq_rtstack_algo(const rq_rtstack *st);
 size_t rq_rtstack_ntables(const rq_rtstack *st);
 const rq_rtable *rq_rtstack_table(const rq_rtstack *st, size_t i);
 /* The update index of the next table: the newest table's maximum + 1. */
@@ -52,7 +56,7 @@ uint64_t rq_rtstack_next_update_index(const rq_rtstack *st);
 /* A ref as the stack has it. */
 typedef struct rq_rtstack_ref {
 	int type; /* RQ_RTABLE_VAL1, VAL2 or SYMREF */
-	git_oid value, peeled;
+	rq_oid value, peeled;
 	rq_buf target; /* SYMREF: the target, NUL-terminated */
 	uint64_t update_index;
 } rq_rtstack_ref;

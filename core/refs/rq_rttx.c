@@ -63,8 +63,8 @@ typedef struct upd {
 	rq_rttx_update *u;
 	int found;
 	rq_rtstack_ref cur;
-	git_oid old_res, new_res; /* the ids before and after, through symbolic refs */
-	char *msg;		  /* the reflog message as written */
+	rq_oid old_res, new_res; /* the ids before and after, through symbolic refs */
+	char *msg;		 /* the reflog message as written */
 } upd;
 
 typedef struct logvec {
@@ -72,10 +72,10 @@ typedef struct logvec {
 	size_t n, cap;
 } logvec;
 
-static const git_oid zero_id;
+static const rq_oid zero_id;
 
 /* What name resolves to, through symbolic refs: 1, 0 (nothing), -1. */
-static int resolve(rq_rtstack *st, const char *name, git_oid *out, rq_error *err)
+static int resolve(rq_rtstack *st, const char *name, rq_oid *out, rq_error *err)
 {
 	rq_rtstack_ref r = {0};
 	char *n = strdup(name);
@@ -89,7 +89,7 @@ static int resolve(rq_rtstack *st, const char *name, git_oid *out, rq_error *err
 		k = 0;
 	}
 	if (k == 1 && r.type != RQ_RTABLE_SYMREF)
-		git_oid_cpy(out, &r.value);
+		*out = r.value;
 	else if (k >= 0)
 		k = 0;
 	if (!n)
@@ -99,16 +99,17 @@ static int resolve(rq_rtstack *st, const char *name, git_oid *out, rq_error *err
 	return k;
 }
 
-static int moved(rq_error *err, const char *name, const git_oid *have, const git_oid *want)
+static int moved(rq_error *err, const rq_oid_algo *algo, const char *name, const rq_oid *have,
+		 const rq_oid *want)
 {
-	char h[GIT_OID_HEXSZ + 1], w[GIT_OID_HEXSZ + 1];
+	char h[RQ_OID_MAX_HEXSZ + 1], w[RQ_OID_MAX_HEXSZ + 1];
 
-	git_oid_tostr(h, sizeof(h), have);
-	git_oid_tostr(w, sizeof(w), want);
-	if (git_oid_is_zero(want))
+	rq_oid_fmt(h, have, algo);
+	rq_oid_fmt(w, want, algo);
+	if (rq_oid_is_zero(want))
 		return rq_error_set(err, RQ_E_REF_MOVED,
 				    "cannot lock ref '%s': reference already exists", name);
-	if (git_oid_is_zero(have))
+	if (rq_oid_is_zero(have))
 		return rq_error_set(err, RQ_E_REF_MOVED,
 				    "cannot lock ref '%s': reference is missing but expected %s",
 				    name, w);
@@ -116,19 +117,20 @@ static int moved(rq_error *err, const char *name, const git_oid *have, const git
 			    name, h, w);
 }
 
-/* The update's old-value check against what the stack holds. */
-static int check_old(const upd *x, rq_error *err)
+/* The update's old-value check against what the stack holds (ids of
+ * the format algo). */
+static int check_old(const upd *x, const rq_oid_algo *algo, rq_error *err)
 {
 	const rq_rttx_update *u = x->u;
 	int sym = x->found && x->cur.type == RQ_RTABLE_SYMREF;
 
 	switch (u->check) {
 	case RQ_RTTX_ABSENT:
-		return x->found ? moved(err, u->name, &x->old_res, &zero_id) : 0;
+		return x->found ? moved(err, algo, u->name, &x->old_res, &zero_id) : 0;
 	case RQ_RTTX_ID:
-		return git_oid_equal(&x->old_res, &u->old_id)
+		return rq_oid_eq(&x->old_res, &u->old_id)
 			   ? 0
-			   : moved(err, u->name, &x->old_res, &u->old_id);
+			   : moved(err, algo, u->name, &x->old_res, &u->old_id);
 	case RQ_RTTX_SYMREF:
 		if (!sym)
 			return rq_error_set(err, RQ_E_REF_MOVED,
@@ -157,25 +159,25 @@ static int check_one(rq_rttx *tx, upd *x, rq_error *err)
 	    (r = resolve(tx->st, u->name, &x->old_res, err)) < 0)
 		return -1;
 	if (r == 0)
-		git_oid_cpy(&x->old_res, &zero_id);
-	if (check_old(x, err) < 0)
+		x->old_res = zero_id;
+	if (check_old(x, rq_rtstack_algo(tx->st), err) < 0)
 		return -1;
 	if (u->new_type == RQ_RTABLE_SYMREF) {
 		if ((r = resolve(tx->st, u->new_target, &x->new_res, err)) < 0)
 			return -1;
 		if (r == 0)
-			git_oid_cpy(&x->new_res, &zero_id);
+			x->new_res = zero_id;
 	} else if (u->new_type == RQ_RTABLE_DELETION) {
-		git_oid_cpy(&x->new_res, &zero_id);
+		x->new_res = zero_id;
 	} else {
-		git_oid_cpy(&x->new_res, &u->new_id);
+		x->new_res = u->new_id;
 	}
 	/* a move to where it is changes nothing, and logs nothing (git) */
 	u->unchanged = u->new_type == RQ_RTABLE_DELETION
 			   ? !x->found
 			   : u->new_type != RQ_RTABLE_SYMREF && x->found &&
 				 x->cur.type != RQ_RTABLE_SYMREF &&
-				 git_oid_equal(&x->cur.value, &u->new_id);
+				 rq_oid_eq(&x->cur.value, &u->new_id);
 	return 0;
 }
 
@@ -253,8 +255,8 @@ static int log_entry(logvec *lv, const char *refname, const upd *x, uint64_t ui)
 	l->refname = refname;
 	l->update_index = ui;
 	l->type = RQ_RTABLE_LOG_UPDATE;
-	git_oid_cpy(&l->old_id, &x->old_res);
-	git_oid_cpy(&l->new_id, &x->new_res);
+	l->old_id = x->old_res;
+	l->new_id = x->new_res;
 	l->name = who->name ? who->name : "";
 	l->email = who->email ? who->email : "";
 	l->time = who->time > 0 ? (uint64_t)who->time : 0;
@@ -325,7 +327,7 @@ static int collect_logs(rq_rttx *tx, upd *v, size_t n, uint64_t ui, logvec *lv, 
 				return -1;
 			continue;
 		}
-		if (!u->who || (u->new_type == RQ_RTABLE_SYMREF && git_oid_is_zero(&v[i].new_res)))
+		if (!u->who || (u->new_type == RQ_RTABLE_SYMREF && rq_oid_is_zero(&v[i].new_res)))
 			continue; /* git logs no dangling symbolic ref */
 		if ((r = should_log(tx, u->name, u->log, err)) < 0)
 			return -1;
@@ -358,8 +360,8 @@ static int add_refs(rq_rtwrite *w, const upd *v, size_t n, uint64_t ui, rq_error
 		r.name = u->name;
 		r.update_index = ui;
 		r.type = u->new_type;
-		git_oid_cpy(&r.value, &u->new_id);
-		git_oid_cpy(&r.peeled, &u->new_peeled);
+		r.value = u->new_id;
+		r.peeled = u->new_peeled;
 		r.target = u->new_target;
 		if (rq_rtwrite_add_ref(w, &r, err) < 0)
 			return -1;
@@ -370,7 +372,7 @@ static int add_refs(rq_rtwrite *w, const upd *v, size_t n, uint64_t ui, rq_error
 /* The new table's bytes: 0, 1 when there is nothing to write, -1. */
 static int build(rq_rttx *tx, upd *v, size_t n, uint64_t ui, rq_buf *table, rq_error *err)
 {
-	rq_rtwrite *w = rq_rtwrite_new(NULL, ui, ui);
+	rq_rtwrite *w = rq_rtwrite_new(NULL, rq_rtstack_algo(tx->st), ui, ui);
 	logvec lv = {0};
 	int rc;
 

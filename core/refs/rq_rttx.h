@@ -51,6 +51,7 @@
 #include <git2.h>
 
 #include "rq_error.h"
+#include "rq_oid.h"
 #include "rq_rtstack.h"
 
 /* core.logAllRefUpdates */
@@ -79,11 +80,11 @@ typedef struct rq_rttx_ident {
 
 typedef struct rq_rttx_update {
 	const char *name;
-	int new_type; /* RQ_RTABLE_VAL1, VAL2 (with new_peeled), SYMREF or DELETION */
-	git_oid new_id, new_peeled;
+	int new_type;		   /* RQ_RTABLE_VAL1, VAL2 (with new_peeled), SYMREF or DELETION */
+	rq_oid new_id, new_peeled; /* of the stack's object format */
 	const char *new_target;
 	int check; /* enum rq_rttx_check */
-	git_oid old_id;
+	rq_oid old_id;
 	const char *old_target;
 	int log; /* enum rq_rttx_log */
 	const rq_rttx_ident *who;

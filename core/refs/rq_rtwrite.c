@@ -12,8 +12,8 @@
 
 #include "rq_mem.h"
 
-#define HSIZE	  24 /* version 1 header */
-#define MAX_BLOCK 0xffffff
+#define MAX_BLOCK    0xffffff
+#define MAX_RESTARTS 0xffff /* a block's restart count is 2 bytes */
 
 typedef struct idxent {
 	size_t key_off, key_len; /* in ikeys */
@@ -21,7 +21,7 @@ typedef struct idxent {
 } idxent;
 
 typedef struct objent {
-	git_oid id;
+	rq_oid id;
 	uint64_t pos;
 } objent;
 
@@ -33,12 +33,14 @@ typedef struct wblock {
 	rq_buf data; /* its block header, then its records */
 	uint32_t *restart;
 	size_t nrestart, caprestart, nrec;
-	unsigned since; /* records since the last restart point */
-	rq_buf last;	/* the last key */
+	rq_buf last; /* the last key */
 } wblock;
 
 struct rq_rtwrite {
 	rq_rtwrite_opts o;
+	const rq_oid_algo *algo;
+	size_t hash;  /* bytes of an id */
+	size_t hsize; /* of the header: 24 (version 1), 28 (version 2) */
 	uint64_t min, max;
 	rq_buf out;
 	size_t pad;	/* zeros owed before the next aligned block */
@@ -92,16 +94,20 @@ static int nomem(rq_error *err)
 	return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 }
 
+/* Version 1 for SHA-1, version 2 with its hash id for SHA-256, as git
+ * writes them. */
 static void header(rq_buf *b, const rq_rtwrite *w)
 {
-	rq_buf_add(b, "REFT\1", 5);
+	rq_buf_add(b, w->hsize == 24 ? "REFT\1" : "REFT\2", 5);
 	put_be(b, w->o.block_size, 3);
 	put_be(b, w->min, 8);
 	put_be(b, w->max, 8);
+	if (w->hsize == 28)
+		rq_buf_add(b, rq_rtable_hash_id(w->algo), 4);
 }
 
-rq_rtwrite *rq_rtwrite_new(const rq_rtwrite_opts *opts, uint64_t min_update_index,
-			   uint64_t max_update_index)
+rq_rtwrite *rq_rtwrite_new(const rq_rtwrite_opts *opts, const rq_oid_algo *algo,
+			   uint64_t min_update_index, uint64_t max_update_index)
 {
 	rq_rtwrite *w = calloc(1, sizeof(*w));
 
@@ -109,6 +115,9 @@ rq_rtwrite *rq_rtwrite_new(const rq_rtwrite_opts *opts, uint64_t min_update_inde
 		return NULL;
 	if (opts)
 		w->o = *opts;
+	w->algo = algo ? algo : &rq_oid_sha1;
+	w->hash = w->algo->rawsz;
+	w->hsize = w->hash == rq_oid_sha1.rawsz ? 24 : 28;
 	if (!w->o.block_size || w->o.block_size > MAX_BLOCK)
 		w->o.block_size = 4096;
 	if (!w->o.restart_interval || w->o.restart_interval > 0xffff)
@@ -150,24 +159,27 @@ static void block_begin(rq_rtwrite *w, uint8_t typ, int padded)
 {
 	w->b.typ = typ;
 	w->b.padded = padded;
-	w->b.hoff = w->nblocks == 0 ? HSIZE : 0;
+	w->b.hoff = w->nblocks == 0 ? w->hsize : 0;
 	w->b.data.len = 0;
 	rq_buf_add(&w->b.data, "\0\0\0\0", 4); /* its header, filled at the end */
 	w->b.nrestart = w->b.nrec = 0;
-	w->b.since = 0;
 	w->b.last.len = 0;
 }
 
-/* The record's encoding into rec: its key against the last one. */
+/* The record's encoding into rec: its key against the last one (none at
+ * a restart point). A key that shares nothing with the last one is a
+ * restart point too (*restart set), as git's writer makes it, unless the
+ * block has all the restart points its 2-byte count can hold. */
 static void encode(rq_rtwrite *w, rq_buf *rec, const char *key, size_t klen, unsigned extra,
-		   const rq_buf *value, int restart)
+		   const rq_buf *value, int *restart)
 {
 	size_t prefix = 0;
 
-	if (!restart)
+	if (!*restart)
 		while (prefix < klen && prefix < w->b.last.len &&
 		       key[prefix] == w->b.last.p[prefix])
 			prefix++;
+	*restart = prefix == 0 && w->b.nrestart < MAX_RESTARTS;
 	rec->len = 0;
 	put_varint(rec, prefix);
 	put_varint(rec, (uint64_t)(klen - prefix) << 3 | extra);
@@ -192,16 +204,17 @@ static int block_add(rq_rtwrite *w, const char *key, size_t klen, unsigned extra
 		     const rq_buf *value, rq_error *err)
 {
 	rq_buf rec = {0};
-	int restart = w->b.nrec == 0 || w->b.since >= w->o.restart_interval;
+	int restart = w->b.nrec % w->o.restart_interval == 0;
 
-	encode(w, &rec, key, klen, extra, value, restart);
+	encode(w, &rec, key, klen, extra, value, &restart);
 	if (!fits(w, rec.len, restart) && w->b.nrec) {
 		if (block_flush(w, err) < 0) {
 			free(rec.p);
 			return -1;
 		}
 		block_begin(w, w->b.typ, w->b.padded);
-		encode(w, &rec, key, klen, extra, value, restart = 1);
+		restart = 1;
+		encode(w, &rec, key, klen, extra, value, &restart);
 	}
 	if (!fits(w, rec.len, restart)) {
 		free(rec.p);
@@ -223,7 +236,6 @@ static int block_add(rq_rtwrite *w, const char *key, size_t klen, unsigned extra
 	w->b.last.len = 0;
 	rq_buf_add(&w->b.last, key, klen);
 	w->b.nrec++;
-	w->b.since = restart ? 1 : w->b.since + 1;
 	return w->b.data.oom || w->b.last.oom || rec.oom ? nomem(err) : 0;
 }
 
@@ -330,14 +342,14 @@ static int write_index(rq_rtwrite *w, int padded, uint64_t *root, rq_error *err)
 
 /* ---- refs ---- */
 
-static int push_obj(rq_rtwrite *w, const git_oid *id)
+static int push_obj(rq_rtwrite *w, const rq_oid *id)
 {
 	objent *v = rq_mem_grow(w->obj, &w->capobj, w->nobj + 1, sizeof(*v), 256);
 
 	if (!v)
 		return -1;
 	w->obj = v;
-	git_oid_cpy(&v[w->nobj].id, id);
+	v[w->nobj].id = *id;
 	v[w->nobj++].pos = 0;
 	return 0;
 }
@@ -372,9 +384,9 @@ int rq_rtwrite_add_ref(rq_rtwrite *w, const rq_rtable_ref *ref, rq_error *err)
 	}
 	put_varint(&val, ref->update_index - w->min);
 	if (ref->type == RQ_RTABLE_VAL1 || ref->type == RQ_RTABLE_VAL2)
-		rq_buf_add(&val, (const char *)ref->value.id, RQ_RTABLE_HASH);
+		rq_buf_add(&val, (const char *)ref->value.id, w->hash);
 	if (ref->type == RQ_RTABLE_VAL2)
-		rq_buf_add(&val, (const char *)ref->peeled.id, RQ_RTABLE_HASH);
+		rq_buf_add(&val, (const char *)ref->peeled.id, w->hash);
 	if (ref->type == RQ_RTABLE_SYMREF)
 		put_str(&val, ref->target);
 	rc = val.oom ? nomem(err) : block_add(w, ref->name, klen, (unsigned)ref->type, &val, err);
@@ -392,22 +404,22 @@ int rq_rtwrite_add_ref(rq_rtwrite *w, const rq_rtable_ref *ref, rq_error *err)
 static int objcmp(const void *a, const void *b)
 {
 	const objent *x = a, *y = b;
-	int c = git_oid_cmp(&x->id, &y->id);
+	int c = rq_oid_cmp(&x->id, &y->id);
 
 	return c ? c : (x->pos > y->pos) - (x->pos < y->pos);
 }
 
 /* The shortest abbreviation (at least 2 bytes) that tells the sorted ids
  * apart. */
-static unsigned id_len(const objent *v, size_t n)
+static unsigned id_len(const objent *v, size_t n, size_t hash)
 {
 	unsigned len = 2;
 
 	for (size_t i = 1; i < n; i++) {
 		unsigned common = 0;
-		while (common < RQ_RTABLE_HASH && v[i].id.id[common] == v[i - 1].id.id[common])
+		while (common < hash && v[i].id.id[common] == v[i - 1].id.id[common])
 			common++;
-		if (common < RQ_RTABLE_HASH && common + 1 > len)
+		if (common < hash && common + 1 > len)
 			len = common + 1;
 	}
 	return len;
@@ -445,11 +457,11 @@ static int write_objs(rq_rtwrite *w, rq_error *err)
 	size_t i = 0;
 
 	qsort(w->obj, w->nobj, sizeof(*w->obj), objcmp);
-	w->obj_id_len = id_len(w->obj, w->nobj);
+	w->obj_id_len = id_len(w->obj, w->nobj, w->hash);
 	block_begin(w, 'o', 1);
 	while (i < w->nobj) {
 		size_t j = i + 1;
-		while (j < w->nobj && git_oid_equal(&w->obj[j].id, &w->obj[i].id))
+		while (j < w->nobj && rq_oid_eq(&w->obj[j].id, &w->obj[i].id))
 			j++;
 		if (obj_record(w, w->obj + i, j - i, err) < 0)
 			return -1;
@@ -484,15 +496,15 @@ static void log_key(rq_buf *k, const rq_rtable_log *log)
 	put_be(k, UINT64_MAX - log->update_index, 8);
 }
 
-static void log_value(rq_buf *v, const rq_rtable_log *log)
+static void log_value(const rq_rtwrite *w, rq_buf *v, const rq_rtable_log *log)
 {
 	v->len = 0;
 	if (log->type != RQ_RTABLE_LOG_UPDATE) {
 		rq_buf_add(v, "", 0);
 		return;
 	}
-	rq_buf_add(v, (const char *)log->old_id.id, RQ_RTABLE_HASH);
-	rq_buf_add(v, (const char *)log->new_id.id, RQ_RTABLE_HASH);
+	rq_buf_add(v, (const char *)log->old_id.id, w->hash);
+	rq_buf_add(v, (const char *)log->new_id.id, w->hash);
 	put_str(v, log->name);
 	put_str(v, log->email);
 	put_varint(v, log->time);
@@ -517,7 +529,7 @@ int rq_rtwrite_add_log(rq_rtwrite *w, const rq_rtable_log *log, rq_error *err)
 		block_begin(w, 'g', 0);
 	}
 	log_key(&key, log);
-	log_value(&val, log);
+	log_value(w, &val, log);
 	rc = key.oom || val.oom ? nomem(err) : in_order(w, key.p, key.len, err);
 	if (rc == 0)
 		rc = block_add(w, key.p, key.len, (unsigned)log->type, &val, err);

@@ -6,13 +6,16 @@
  * Records come in order, refs first (by name), then logs (by name, newest
  * update first); rq_rtwrite_finish lays out what git's writer lays out:
  * ref blocks of the block size (4096 by default), padded with zeros, a
- * restart point every 16 records; a ref index (in as many levels as it
- * takes to end in one block) when there is more than one ref block; then,
+ * restart point every 16 records and at every key that shares no prefix
+ * with the one before; a ref index (in as many levels as it takes to end
+ * in one block) when there is more than one ref block; then,
  * when there is a ref index, obj blocks (object id, abbreviated to the
  * shortest length that tells the table's ids apart, to the ref blocks that
  * hold it) with their own index; then zlib-deflated log blocks, unpadded,
- * with their index; then the footer and its CRC-32. The version is 1
- * (SHA-1), as git writes.
+ * with their index; then the footer and its CRC-32. Ids are of the format
+ * given (its width in every ref and log record); the version is 1 for
+ * SHA-1 (24-byte header) and 2 with hash id "s256" for SHA-256 (28-byte
+ * header), as git writes them.
  */
 #ifndef RQ_RTWRITE_H
 #define RQ_RTWRITE_H
@@ -32,9 +35,10 @@ typedef struct rq_rtwrite_opts {
 	int no_obj_index;	   /* leave the obj blocks out */
 } rq_rtwrite_opts;
 
-/* A writer for a table of update indexes min..max. NULL out of memory. */
-rq_rtwrite *rq_rtwrite_new(const rq_rtwrite_opts *opts, uint64_t min_update_index,
-			   uint64_t max_update_index);
+/* A writer for a table of update indexes min..max whose ids are of the
+ * format algo (NULL: SHA-1). NULL out of memory. */
+rq_rtwrite *rq_rtwrite_new(const rq_rtwrite_opts *opts, const rq_oid_algo *algo,
+			   uint64_t min_update_index, uint64_t max_update_index);
 void rq_rtwrite_free(rq_rtwrite *w);
 
 /*

@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "rq_oid.h"
 #include "rq_refdb_rt.h"
 #include "rq_refdb_rt_log.h"
 #include "rq_repofmt.h"
@@ -86,25 +87,40 @@ static int group_setup(void **state)
 			skip();                                                                    \
 	} while (0)
 
-/* A non-bare reftable repository, branch main, no commit. */
-static tu_repo *rt_repo(void)
+/* A non-bare reftable repository of the object format algo, branch
+ * main, no commit. */
+static tu_repo *rt_repo_at(const rq_oid_algo *algo)
 {
 	tu_repo *r = tu_repo_new(0);
 
-	tu_git(r, "rm -rf .git && git init -q -b main --template= --ref-format=reftable .");
+	tu_git(r,
+	       "rm -rf .git && git init -q -b main --template= --ref-format=reftable "
+	       "--object-format=%s .",
+	       algo->name);
 	return r;
 }
 
-static rq_rtstack *rt_stack(tu_repo *r)
+static tu_repo *rt_repo(void)
+{
+	return rt_repo_at(&rq_oid_sha1);
+}
+
+/* r's stack, read at the object format algo. */
+static rq_rtstack *rt_stack_at(tu_repo *r, const rq_oid_algo *algo)
 {
 	char dir[PATH_MAX + 16];
 	rq_rtstack *st;
 	rq_error err;
 
 	snprintf(dir, sizeof(dir), "%s/reftable", r->gitdir);
-	if (rq_rtstack_open(&st, dir, &err) < 0)
+	if (rq_rtstack_open(&st, dir, algo, &err) < 0)
 		fail_msg("open stack: %s", err.msg);
 	return st;
+}
+
+static rq_rtstack *rt_stack(tu_repo *r)
+{
+	return rt_stack_at(r, &rq_oid_sha1);
 }
 
 static git_repository *rt_open(tu_repo *r)
@@ -116,13 +132,36 @@ static git_repository *rt_open(tu_repo *r)
 	return r->repo;
 }
 
-static void oid_of(tu_repo *r, const char *rev, git_oid *out)
+/* The id git gives rev, of r's object format algo. */
+static void oid_at(tu_repo *r, const rq_oid_algo *algo, const char *rev, rq_oid *out)
 {
 	char *hex = tu_capture(r, "git rev-parse --verify '%s'", rev);
 
 	assert_non_null(hex);
-	assert_int_equal(git_oid_fromstr(out, hex), 0);
+	assert_int_equal(rq_oid_parse(out, algo, hex, strlen(hex)), 0);
 	free(hex);
+}
+
+static void oid_of(tu_repo *r, const char *rev, rq_oid *out)
+{
+	oid_at(r, &rq_oid_sha1, rev, out);
+}
+
+/* libgit2's id of rev (a SHA-1 repository). */
+static void git_oid_of(tu_repo *r, const char *rev, git_oid *out)
+{
+	rq_oid id;
+
+	oid_of(r, rev, &id);
+	assert_int_equal(rq_oid_to_git(out, &id, &rq_oid_sha1), 0);
+}
+
+/* An id's hex digits (a static buffer: one at a time). */
+static const char *hex_of(const rq_oid *id, const rq_oid_algo *algo)
+{
+	static char buf[RQ_OID_MAX_HEXSZ + 1];
+
+	return rq_oid_fmt(buf, id, algo);
 }
 
 /* The stack's refs under refs/ as "<name> <id>" lines (git for-each-ref's
@@ -137,10 +176,10 @@ static char *stack_refs(rq_rtstack *st)
 
 	assert_int_equal(rq_rtstack_refs(&it, st, "refs/", &err), 0);
 	while ((k = rq_rtstack_next_ref(it, &r, &err)) == 0) {
-		char hex[GIT_OID_HEXSZ + 1];
+		char hex[RQ_OID_MAX_HEXSZ + 1];
 		rq_buf_str(&b, r->name);
 		rq_buf_add(&b, " ", 1);
-		rq_buf_str(&b, git_oid_tostr(hex, sizeof(hex), &r->value));
+		rq_buf_str(&b, rq_oid_fmt(hex, &r->value, rq_rtstack_algo(st)));
 		rq_buf_add(&b, "\n", 1);
 	}
 	assert_int_equal(k, 1);
@@ -163,10 +202,10 @@ static char *stack_reflog(rq_rtstack *st, const char *ref)
 
 	assert_int_equal(rq_rtstack_logs(&it, st, ref, &err), 0);
 	while ((k = rq_rtstack_next_log(it, &l, &err)) == 0) {
-		char hex[GIT_OID_HEXSZ + 1];
+		char hex[RQ_OID_MAX_HEXSZ + 1];
 		size_t ml = strlen(l->message);
 		snprintf(line, sizeof(line), "%s %s %s %llu %+05d %.*s\n",
-			 git_oid_tostr(hex, sizeof(hex), &l->new_id), l->name, l->email,
+			 rq_oid_fmt(hex, &l->new_id, rq_rtstack_algo(st)), l->name, l->email,
 			 (unsigned long long)l->time, l->tz,
 			 (int)(ml && l->message[ml - 1] == '\n' ? ml - 1 : ml), l->message);
 		rq_buf_str(&b, line);
@@ -236,21 +275,80 @@ static void assert_reads_as_git(tu_repo *r, rq_rtstack *st)
 		assert_int_equal(rq_rtable_verify(rq_rtstack_table(st, i), &err), 0);
 }
 
-/* Tables git wrote, several before a compaction: HEAD a symbolic ref, an
- * annotated tag with its peeled id, a branch deleted in a newer table
- * than the one that made it, reflogs with their identities and zones. */
-static void test_read_upstream_tables(void **state)
+/* The whole file at path (malloc'ed), its length in *len. */
+static uint8_t *read_bytes(const char *path, size_t *len)
+{
+	struct stat sb;
+	uint8_t *p;
+	FILE *f = fopen(path, "rbe");
+
+	assert_non_null(f);
+	assert_int_equal(fstat(fileno(f), &sb), 0);
+	p = malloc((size_t)sb.st_size + 1);
+	assert_non_null(p);
+	*len = fread(p, 1, (size_t)sb.st_size, f);
+	assert_int_equal(*len, (size_t)sb.st_size);
+	fclose(f);
+	return p;
+}
+
+/* Every record of table i of st (refs and logs, deletions too) written
+ * again by rq_rtwrite, with the table's update indexes and format: git's
+ * bytes, byte for byte. */
+static void assert_rewrites_as_git(rq_rtstack *st, size_t i)
+{
+	const rq_rtable *t = rq_rtstack_table(st, i);
+	rq_rtwrite *w = rq_rtwrite_new(NULL, rq_rtstack_algo(st), rq_rtable_min_update_index(t),
+				       rq_rtable_max_update_index(t));
+	char path[PATH_MAX + 300];
+	rq_rtable_iter it;
+	rq_rtable_ref ref;
+	rq_rtable_log log;
+	rq_buf out = {0};
+	rq_error err;
+	uint8_t *git;
+	size_t len, at = 0;
+	int k;
+
+	assert_non_null(w);
+	rq_rtable_iter_init(&it);
+	assert_int_equal(rq_rtable_seek_ref(&it, t, "", &err), 0);
+	while ((k = rq_rtable_next_ref(&it, &ref, &err)) == 0)
+		assert_int_equal(rq_rtwrite_add_ref(w, &ref, &err), 0);
+	assert_int_equal(k, 1);
+	assert_int_equal(rq_rtable_seek_log(&it, t, "", UINT64_MAX, &err), 0);
+	while ((k = rq_rtable_next_log(&it, &log, &err)) == 0)
+		assert_int_equal(rq_rtwrite_add_log(w, &log, &err), 0);
+	assert_int_equal(k, 1);
+	rq_rtable_iter_release(&it);
+	assert_int_equal(rq_rtwrite_finish(w, &out, &err), 0);
+	rq_rtwrite_free(w);
+	snprintf(path, sizeof(path), "%s/%s", rq_rtstack_dir(st), rq_rtable_name(t));
+	git = read_bytes(path, &len);
+	while (at < len && at < out.len && git[at] == (uint8_t)out.p[at])
+		at++;
+	if (at != len || out.len != len)
+		fail_msg("%s: %zu bytes rewritten as %zu, first difference at %zu",
+			 rq_rtable_name(t), len, out.len, at);
+	free(git);
+	free(out.p);
+}
+
+/* Tables git wrote in a repository of the format algo, several before a
+ * compaction: HEAD a symbolic ref, an annotated tag with its peeled id, a
+ * branch deleted in a newer table than the one that made it, reflogs
+ * with their identities and zones; each written again byte for byte;
+ * then the same after git pack-refs (one table). */
+static void read_upstream_tables(const rq_oid_algo *algo)
 {
 	rq_rtstack_ref ref = {0};
-	git_oid tag, peeled;
+	rq_oid tag, peeled;
 	rq_rtstack *st;
 	rq_error err;
 	int made = -1, deleted = -1;
 	tu_repo *r;
 
-	(void)state;
-	NEED_UPSTREAM();
-	r = rt_repo();
+	r = rt_repo_at(algo);
 	setenv("GIT_TEST_REFTABLE_AUTOCOMPACTION", "false", 1);
 	tu_commit_file(r, "a", "1\n", "one");
 	tu_git(r, "git tag -a -m 'a tag' v1 && git branch gone && git branch keep");
@@ -259,16 +357,16 @@ static void test_read_upstream_tables(void **state)
 	tu_git(r, "GIT_COMMITTER_DATE='@1700000999 -0730' git update-ref -m 'odd  zone' "
 		  "refs/heads/keep HEAD");
 	unsetenv("GIT_TEST_REFTABLE_AUTOCOMPACTION");
-	st = rt_stack(r);
+	st = rt_stack_at(r, algo);
 	assert_true(rq_rtstack_ntables(st) >= 5);
 	assert_int_equal(rq_rtstack_read(st, "HEAD", &ref, &err), 1);
 	assert_int_equal(ref.type, RQ_RTABLE_SYMREF);
 	assert_string_equal(ref.target.p, "refs/heads/main");
-	oid_of(r, "v1", &tag);
-	oid_of(r, "v1^{}", &peeled);
+	oid_at(r, algo, "v1", &tag);
+	oid_at(r, algo, "v1^{}", &peeled);
 	assert_int_equal(rq_rtstack_read(st, "refs/tags/v1", &ref, &err), 1);
 	assert_int_equal(ref.type, RQ_RTABLE_VAL2);
-	assert_true(git_oid_equal(&ref.value, &tag) && git_oid_equal(&ref.peeled, &peeled));
+	assert_true(rq_oid_eq(&ref.value, &tag) && rq_oid_eq(&ref.peeled, &peeled));
 	/* the tombstone in the newest tables hides the branch an older one has */
 	assert_int_equal(rq_rtstack_read(st, "refs/heads/gone", &ref, &err), 0);
 	for (size_t i = 0; i < rq_rtstack_ntables(st); i++) {
@@ -280,9 +378,32 @@ static void test_read_upstream_tables(void **state)
 	}
 	assert_true(made >= 0 && deleted > made);
 	assert_reads_as_git(r, st);
+	for (size_t i = 0; i < rq_rtstack_ntables(st); i++)
+		assert_rewrites_as_git(st, i);
+	tu_git(r, "git pack-refs --all");
+	assert_int_equal(rq_rtstack_reload(st, 0, &err), 0);
+	assert_int_equal(rq_rtstack_ntables(st), 1);
+	assert_reads_as_git(r, st);
+	assert_rewrites_as_git(st, 0);
 	rq_rtstack_ref_release(&ref);
 	rq_rtstack_free(st);
 	tu_repo_free(r);
+}
+
+static void test_read_upstream_tables(void **state)
+{
+	(void)state;
+	NEED_UPSTREAM();
+	read_upstream_tables(&rq_oid_sha1);
+}
+
+/* The same in a SHA-256 repository: version 2 tables, hash id "s256",
+ * 32-byte ids in ref and log records. */
+static void test_read_upstream_sha256(void **state)
+{
+	(void)state;
+	NEED_UPSTREAM();
+	read_upstream_tables(&rq_oid_sha256);
 }
 
 static int count_refs(void *arg, const rq_rtable_ref *ref)
@@ -330,7 +451,7 @@ static void test_read_upstream_100k(void **state)
 	const rq_rtable_ref *ref;
 	rq_rtstack *st;
 	rq_error err;
-	git_oid head;
+	rq_oid head;
 	size_t n = 0;
 	int k;
 
@@ -368,8 +489,8 @@ static void test_read_upstream_100k(void **state)
 
 static const rq_rttx_ident who = {"Re Player", "replay@example.com", 1800000000, -450};
 
-static rq_rttx_update upd(const char *name, int type, const git_oid *id, int check,
-			  const git_oid *old)
+static rq_rttx_update upd(const char *name, int type, const rq_oid *id, int check,
+			  const rq_oid *old)
 {
 	rq_rttx_update u;
 
@@ -377,10 +498,10 @@ static rq_rttx_update upd(const char *name, int type, const git_oid *id, int che
 	u.name = name;
 	u.new_type = type;
 	if (id)
-		git_oid_cpy(&u.new_id, id);
+		u.new_id = *id;
 	u.check = check;
 	if (old)
-		git_oid_cpy(&u.old_id, old);
+		u.old_id = *old;
 	u.who = &who;
 	u.message = "moved  by\nreplayq ";
 	return u;
@@ -390,15 +511,15 @@ static const rq_rttx_opts normal = {.log_policy = RQ_RTTX_LOG_NORMAL};
 
 /* r's reflogs of main and HEAD are those git writes in twin (r before
  * the update) when it moves main from c2 to c1 with the same identity. */
-static void assert_logs_as_git(tu_repo *r, tu_repo *twin, const git_oid *c1, const git_oid *c2)
+static void assert_logs_as_git(tu_repo *r, tu_repo *twin, const rq_oid *c1, const rq_oid *c2)
 {
-	char *want, *got;
+	char *want, *got, h1[RQ_OID_MAX_HEXSZ + 1], h2[RQ_OID_MAX_HEXSZ + 1];
 
 	tu_git(twin,
 	       "GIT_COMMITTER_NAME='Re Player' GIT_COMMITTER_EMAIL=replay@example.com "
 	       "GIT_COMMITTER_DATE='@1800000000 -0730' "
 	       "git update-ref -m \"$(printf 'moved  by\\nreplayq ')\" refs/heads/main %s %s",
-	       tu_hex(c1), tu_hex(c2));
+	       rq_oid_fmt(h1, c1, &rq_oid_sha1), rq_oid_fmt(h2, c2, &rq_oid_sha1));
 	for (int i = 0; i < 2; i++) {
 		const char *ref = i ? "HEAD" : "refs/heads/main";
 		want = upstream_reflog(twin, ref);
@@ -416,7 +537,8 @@ static void assert_logs_as_git(tu_repo *r, tu_repo *twin, const git_oid *c1, con
  * and the reflog entry is the one git writes for the same update. */
 static void test_write_read_by_upstream(void **state)
 {
-	git_oid c1, c2;
+	rq_oid c1, c2;
+	char h1[RQ_OID_MAX_HEXSZ + 1], h2[RQ_OID_MAX_HEXSZ + 1];
 	rq_rttx_update u[4];
 	rq_rtstack *st;
 	rq_error err;
@@ -442,7 +564,7 @@ static void test_write_read_by_upstream(void **state)
 	want = tu_capture(r,
 			  "printf '%%s\\n' 'refs/heads/main %s' 'refs/heads/new %s' "
 			  "'refs/tags/t %s'",
-			  tu_hex(&c1), tu_hex(&c1), tu_hex(&c2));
+			  rq_oid_fmt(h1, &c1, &rq_oid_sha1), h1, rq_oid_fmt(h2, &c2, &rq_oid_sha1));
 	got = tu_capture(r, "git for-each-ref --format='%%(refname) %%(objectname)'");
 	assert_string_equal(got, want);
 	free(want);
@@ -454,6 +576,107 @@ static void test_write_read_by_upstream(void **state)
 	rq_rtstack_free(st);
 	tu_repo_free(twin);
 	tu_repo_free(r);
+}
+
+/* The newest table of r's stack, as bytes. */
+static uint8_t *newest_table(tu_repo *r, size_t *len)
+{
+	char *name = tu_capture(r, "tail -1 .git/reftable/tables.list"), path[PATH_MAX + 300];
+	uint8_t *p;
+
+	snprintf(path, sizeof(path), "%s/reftable/%s", r->gitdir, name);
+	p = read_bytes(path, len);
+	free(name);
+	return p;
+}
+
+/*
+ * The same updates in one transaction, by replayq in r and by git in its
+ * twin (update-ref --stdin, the same identity, time and message; no
+ * automatic compaction on either side): a branch made, one moved (HEAD's
+ * reflog with it), one deleted (its reflog too), a tag, an annotated tag
+ * (with its peeled id). The two new tables are the same bytes; so are
+ * the stacks compacted into one (rq_rtcompact, git pack-refs); and git
+ * finds the repository sound.
+ */
+static void write_as_git(const rq_oid_algo *algo)
+{
+	rq_oid c1, c2, tag;
+	char h1[RQ_OID_MAX_HEXSZ + 1], h2[RQ_OID_MAX_HEXSZ + 1], ht[RQ_OID_MAX_HEXSZ + 1];
+	rq_rttx_opts o = normal;
+	rq_rttx_update u[5];
+	rq_rtstack *st;
+	rq_error err;
+	uint8_t *mine, *theirs;
+	size_t ml, tl;
+	tu_repo *r, *twin;
+
+	r = rt_repo_at(algo);
+	setenv("GIT_TEST_REFTABLE_AUTOCOMPACTION", "false", 1);
+	tu_commit_file(r, "a", "1\n", "one");
+	tu_git(r, "git branch old");
+	tu_commit_file(r, "a", "2\n", "two");
+	tu_git(r, "git tag -a -m 'a tag' gone");
+	oid_at(r, algo, "gone", &tag);
+	tu_git(r, "git tag -d gone");
+	oid_at(r, algo, "HEAD~", &c1);
+	oid_at(r, algo, "HEAD", &c2);
+	twin = tu_repo_copy(r);
+	rq_oid_fmt(h1, &c1, algo);
+	rq_oid_fmt(h2, &c2, algo);
+	rq_oid_fmt(ht, &tag, algo);
+	tu_git(twin,
+	       "printf 'create refs/heads/new %s\\nupdate refs/heads/main %s %s\\n"
+	       "delete refs/heads/old %s\\ncreate refs/tags/t %s\\ncreate refs/tags/ann %s\\n' | "
+	       "GIT_COMMITTER_NAME='Re Player' GIT_COMMITTER_EMAIL=replay@example.com "
+	       "GIT_COMMITTER_DATE='@1800000000 -0730' "
+	       "git update-ref -m \"$(printf 'moved  by\\nreplayq ')\" --stdin",
+	       h1, h1, h2, h1, h2, ht);
+	unsetenv("GIT_TEST_REFTABLE_AUTOCOMPACTION");
+	st = rt_stack_at(r, algo);
+	u[0] = upd("refs/heads/new", RQ_RTABLE_VAL1, &c1, RQ_RTTX_ABSENT, NULL);
+	u[1] = upd("refs/heads/main", RQ_RTABLE_VAL1, &c1, RQ_RTTX_ID, &c2);
+	u[2] = upd("refs/heads/old", RQ_RTABLE_DELETION, NULL, RQ_RTTX_ID, &c1);
+	u[3] = upd("refs/tags/t", RQ_RTABLE_VAL1, &c2, RQ_RTTX_ABSENT, NULL);
+	u[4] = upd("refs/tags/ann", RQ_RTABLE_VAL2, &tag, RQ_RTTX_ABSENT, NULL);
+	u[4].new_peeled = c2;
+	o.no_auto_compact = 1;
+	if (rq_rttx_apply(st, u, 5, &o, &err) < 0)
+		fail_msg("%s", err.msg);
+	mine = newest_table(r, &ml);
+	theirs = newest_table(twin, &tl);
+	assert_int_equal(ml, tl);
+	assert_memory_equal(mine, theirs, ml);
+	free(mine);
+	free(theirs);
+	/* all the tables compacted into one: git pack-refs's bytes */
+	assert_int_equal(rq_rtcompact_run(st, &o, 1, &err), 0);
+	tu_git(twin, "git pack-refs --all");
+	assert_int_equal(rq_rtstack_ntables(st), 1);
+	mine = newest_table(r, &ml);
+	theirs = newest_table(twin, &tl);
+	assert_int_equal(ml, tl);
+	assert_memory_equal(mine, theirs, ml);
+	assert_git_ok(r);
+	free(mine);
+	free(theirs);
+	rq_rtstack_free(st);
+	tu_repo_free(twin);
+	tu_repo_free(r);
+}
+
+static void test_write_as_git(void **state)
+{
+	(void)state;
+	NEED_UPSTREAM();
+	write_as_git(&rq_oid_sha1);
+}
+
+static void test_write_as_git_sha256(void **state)
+{
+	(void)state;
+	NEED_UPSTREAM();
+	write_as_git(&rq_oid_sha256);
 }
 
 /* Symbolic refs written: made, moved with their old target checked (a
@@ -531,7 +754,7 @@ static void test_atomic_and_locked(void **state)
 {
 	char dir[PATH_MAX + 16], list[PATH_MAX + 32], lock[PATH_MAX + 40], *before;
 	rq_rtstack_ref ref = {0};
-	git_oid c1, c2;
+	rq_oid c1, c2;
 	rq_rttx_update u[2];
 	rq_rtstack *st;
 	rq_error err;
@@ -571,7 +794,7 @@ static void test_atomic_and_locked(void **state)
 	assert_int_equal(rq_rttx_apply(st, u, 2, &normal, &err), 0);
 	assert_int_equal(rq_rtstack_read(st, "refs/heads/a", &ref, &err), 1);
 	assert_int_equal(rq_rtstack_read(st, "refs/heads/main", &ref, &err), 1);
-	assert_true(git_oid_equal(&ref.value, &c1));
+	assert_true(rq_oid_eq(&ref.value, &c1));
 	assert_git_ok(r);
 	free(before);
 	rq_rtstack_ref_release(&ref);
@@ -586,7 +809,7 @@ static void test_compaction(void **state)
 {
 	char dir[PATH_MAX + 16], name[64];
 	rq_rttx_opts off = normal;
-	git_oid c;
+	rq_oid c;
 	rq_rttx_update u;
 	rq_rtstack *st;
 	rq_error err;
@@ -636,7 +859,7 @@ static void test_write_30k(void **state)
 	enum { N = 30000 };
 	rq_rttx_update *u = calloc(N, sizeof(*u));
 	char *names = malloc((size_t)N * 24), *out;
-	git_oid c;
+	rq_oid c;
 	rq_rtstack *st;
 	rq_error err;
 	size_t n = 0;
@@ -664,7 +887,7 @@ static void test_write_30k(void **state)
 	assert_string_equal(out, "30001");
 	free(out);
 	out = tu_capture(r, "git rev-parse b014321 && git reflog -1 --format=%%gs b029999");
-	assert_non_null(strstr(out, tu_hex(&c)));
+	assert_non_null(strstr(out, hex_of(&c, &rq_oid_sha1)));
 	assert_non_null(strstr(out, "moved by replayq"));
 	free(out);
 	tu_git(r, "git refs verify");
@@ -691,19 +914,27 @@ static uint64_t mix(uint64_t x)
 	return x ^ (x >> 31);
 }
 
-static void fake_id(git_oid *id, uint64_t k)
+/* A made-up id of the format algo. */
+static void fake_id_at(rq_oid *id, const rq_oid_algo *algo, uint64_t k)
 {
-	for (int i = 0; i < GIT_OID_RAWSZ; i++)
+	memset(id, 0, sizeof(*id));
+	for (size_t i = 0; i < algo->rawsz; i++)
 		id->id[i] = (unsigned char)(mix(k * 31 + (uint64_t)i) >> 24);
+}
+
+static void fake_id(rq_oid *id, uint64_t k)
+{
+	fake_id_at(id, &rq_oid_sha1, k);
 }
 
 /* A table in memory: nrefs refs (ids from a pool of npool, every 7th an
  * annotated tag, every 50th a symbolic ref), nlogs reflog entries, small
  * blocks so that every section has several and an index. */
-static void build_table(rq_buf *out, int nrefs, int npool, int nlogs, uint32_t block)
+static void build_table_at(rq_buf *out, const rq_oid_algo *algo, int nrefs, int npool, int nlogs,
+			   uint32_t block)
 {
 	rq_rtwrite_opts o = {.block_size = block};
-	rq_rtwrite *w = rq_rtwrite_new(&o, 1, 9);
+	rq_rtwrite *w = rq_rtwrite_new(&o, algo, 1, 9);
 	char name[64];
 	rq_error err;
 
@@ -716,8 +947,8 @@ static void build_table(rq_buf *out, int nrefs, int npool, int nlogs, uint32_t b
 		r.type = i % 50 == 49 ? RQ_RTABLE_SYMREF
 			 : i % 7 == 3 ? RQ_RTABLE_VAL2
 				      : RQ_RTABLE_VAL1;
-		fake_id(&r.value, (uint64_t)(i % npool));
-		fake_id(&r.peeled, (uint64_t)((i + 1) % npool));
+		fake_id_at(&r.value, algo, (uint64_t)(i % npool));
+		fake_id_at(&r.peeled, algo, (uint64_t)((i + 1) % npool));
 		r.target = "refs/x/00000";
 		assert_int_equal(rq_rtwrite_add_ref(w, &r, &err), 0);
 	}
@@ -727,7 +958,7 @@ static void build_table(rq_buf *out, int nrefs, int npool, int nlogs, uint32_t b
 		l.refname = name;
 		l.update_index = 9 - (uint64_t)(i % 3);
 		l.type = i % 11 == 5 ? RQ_RTABLE_LOG_DELETION : RQ_RTABLE_LOG_UPDATE;
-		fake_id(&l.new_id, (uint64_t)i);
+		fake_id_at(&l.new_id, algo, (uint64_t)i);
 		l.name = "N";
 		l.email = "n@x";
 		l.time = 1700000000 + (uint64_t)i;
@@ -737,6 +968,11 @@ static void build_table(rq_buf *out, int nrefs, int npool, int nlogs, uint32_t b
 	}
 	assert_int_equal(rq_rtwrite_finish(w, out, &err), 0);
 	rq_rtwrite_free(w);
+}
+
+static void build_table(rq_buf *out, int nrefs, int npool, int nlogs, uint32_t block)
+{
+	build_table_at(out, &rq_oid_sha1, nrefs, npool, nlogs, block);
 }
 
 typedef struct namelist {
@@ -753,8 +989,9 @@ static int collect(void *arg, const rq_rtable_ref *ref)
 	return 0;
 }
 
-/* The refs of an id through the obj blocks are those a scan finds. */
-static void test_obj_index(void **state)
+/* The refs of an id through the obj blocks are those a scan finds, with
+ * ids of the format algo. */
+static void obj_index(const rq_oid_algo *algo)
 {
 	rq_buf b = {0};
 	rq_rtable *t;
@@ -763,21 +1000,20 @@ static void test_obj_index(void **state)
 	rq_error err;
 	int found = 0;
 
-	(void)state;
-	build_table(&b, 5000, 1500, 0, 256);
-	assert_int_equal(rq_rtable_open_mem(&t, b.p, b.len, "mem", &err), 0);
+	build_table_at(&b, algo, 5000, 1500, 0, 256);
+	assert_int_equal(rq_rtable_open_mem(&t, b.p, b.len, "mem", algo, &err), 0);
 	assert_int_equal(rq_rtable_verify(t, &err), 0);
 	rq_rtable_iter_init(&it);
 	for (int k = 0; k < 1500; k += 37) {
 		namelist via = {0}, scan = {0};
-		git_oid id;
-		fake_id(&id, (uint64_t)k);
+		rq_oid id;
+		fake_id_at(&id, algo, (uint64_t)k);
 		assert_int_equal(rq_rtable_refs_for(t, &id, collect, &via, &err), 0);
 		assert_int_equal(rq_rtable_seek_ref(&it, t, "", &err), 0);
 		while (rq_rtable_next_ref(&it, &ref, &err) == 0)
 			if ((ref.type == RQ_RTABLE_VAL1 || ref.type == RQ_RTABLE_VAL2) &&
-			    (git_oid_equal(&ref.value, &id) ||
-			     (ref.type == RQ_RTABLE_VAL2 && git_oid_equal(&ref.peeled, &id))))
+			    (rq_oid_eq(&ref.value, &id) ||
+			     (ref.type == RQ_RTABLE_VAL2 && rq_oid_eq(&ref.peeled, &id))))
 				collect(&scan, &ref);
 		found += via.n;
 		assert_int_equal(via.n, scan.n);
@@ -790,6 +1026,92 @@ static void test_obj_index(void **state)
 	free(b.p);
 }
 
+static void test_obj_index(void **state)
+{
+	(void)state;
+	obj_index(&rq_oid_sha1);
+	obj_index(&rq_oid_sha256);
+}
+
+/* A table whose header names the hash id, its footer's copy too, the CRC
+ * made right: then only the hash id is wrong. */
+static void set_hash_id(rq_buf *b, const char *id)
+{
+	size_t body = b->len - 72;
+	uint32_t crc;
+
+	memcpy(b->p + 24, id, 4);
+	memcpy(b->p + body + 24, id, 4);
+	crc = (uint32_t)crc32(0, (const uint8_t *)b->p + body, 68);
+	for (int i = 0; i < 4; i++)
+		b->p[b->len - 4 + i] = (char)(crc >> (24 - 8 * i));
+}
+
+static void expect_refused(const rq_buf *b, const rq_oid_algo *algo, const char *what)
+{
+	rq_rtable *t = NULL;
+	rq_error err;
+
+	assert_int_equal(rq_rtable_open_mem(&t, b->p, b->len, "t.ref", algo, &err), -1);
+	assert_null(t);
+	assert_int_equal(err.code, RQ_E_BAD_REPO);
+	if (!strstr(err.msg, what))
+		fail_msg("'%s' does not say '%s'", err.msg, what);
+}
+
+/* A table of one object format is refused in a repository of the other,
+ * naming both: version 1 (SHA-1) read as SHA-256, "s256" read as SHA-1,
+ * from memory and from a stack git wrote; an unknown hash id is damage. */
+static void test_format_mismatch(void **state)
+{
+	rq_buf b1 = {0}, b2 = {0};
+	char dir[PATH_MAX + 16];
+	rq_rtstack *st = NULL;
+	rq_rtable *t;
+	rq_error err;
+	tu_repo *r;
+
+	(void)state;
+	build_table_at(&b1, &rq_oid_sha1, 50, 20, 10, 256);
+	build_table_at(&b2, &rq_oid_sha256, 50, 20, 10, 256);
+	assert_memory_equal(b1.p, "REFT\1", 5);
+	assert_memory_equal(b2.p, "REFT\2", 5);
+	assert_memory_equal(b2.p + 24, "s256", 4);
+	expect_refused(&b1, &rq_oid_sha256,
+		       "holds object ids of the format sha1 (version 1), but the repository's "
+		       "object format is sha256");
+	expect_refused(&b2, &rq_oid_sha1,
+		       "holds object ids of the format sha256, but the repository's object "
+		       "format is sha1");
+	assert_int_equal(rq_rtable_open_mem(&t, b2.p, b2.len, "t.ref", &rq_oid_sha256, &err), 0);
+	assert_int_equal(rq_rtable_verify(t, &err), 0);
+	rq_rtable_free(t);
+	set_hash_id(&b2, "sha1");
+	expect_refused(&b2, &rq_oid_sha256, "format sha1, but");
+	set_hash_id(&b2, "md5!");
+	expect_refused(&b2, &rq_oid_sha256, "is damaged: unknown hash id 6d643521");
+	free(b1.p);
+	free(b2.p);
+	if (!have_ug)
+		skip();
+	r = rt_repo_at(&rq_oid_sha256);
+	tu_commit_file(r, "a", "1\n", "one");
+	snprintf(dir, sizeof(dir), "%s/reftable", r->gitdir);
+	assert_int_equal(rq_rtstack_open(&st, dir, &rq_oid_sha1, &err), -1);
+	assert_null(st);
+	assert_int_equal(err.code, RQ_E_BAD_REPO);
+	assert_non_null(
+	    strstr(err.msg, "format sha256, but the repository's object format is sha1"));
+	tu_repo_free(r);
+	r = rt_repo();
+	tu_commit_file(r, "a", "1\n", "one");
+	snprintf(dir, sizeof(dir), "%s/reftable", r->gitdir);
+	assert_int_equal(rq_rtstack_open(&st, dir, &rq_oid_sha256, &err), -1);
+	assert_non_null(strstr(err.msg, "format sha1 (version 1), but the repository's object "
+					"format is sha256"));
+	tu_repo_free(r);
+}
+
 /* Read all one can of a table; errors are fine, crashes and loops not. */
 static int read_around(const uint8_t *p, size_t len)
 {
@@ -798,11 +1120,11 @@ static int read_around(const uint8_t *p, size_t len)
 	rq_rtable_ref ref;
 	rq_rtable_log log;
 	rq_error err;
-	git_oid id;
+	rq_oid id;
 	size_t n = 0;
 	int ok;
 
-	if (rq_rtable_open_mem(&t, p, len, "fuzz", &err) < 0) {
+	if (rq_rtable_open_mem(&t, p, len, "fuzz", &rq_oid_sha1, &err) < 0) {
 		assert_true(err.code == RQ_E_BAD_REPO || err.code == RQ_E_NOMEM);
 		return 0;
 	}
@@ -937,7 +1259,7 @@ static long read_all_refs(const uint8_t *p, size_t len, rq_error *err)
 	long n = 0;
 	int k = 0;
 
-	assert_int_equal(rq_rtable_open_mem(&t, p, len, "keys", err), 0);
+	assert_int_equal(rq_rtable_open_mem(&t, p, len, "keys", &rq_oid_sha1, err), 0);
 	rq_rtable_iter_init(&it);
 	if (rq_rtable_seek_ref(&it, t, "", err) < 0)
 		k = -1;
@@ -969,7 +1291,7 @@ static void test_hostile_keys(void **state)
 		fail_msg("%s", err.msg);
 	free(b);
 	b = growing_keys(1, UINT64_MAX, &len);
-	assert_int_equal(rq_rtable_open_mem(&t, b, len, "wrap", &err), -1);
+	assert_int_equal(rq_rtable_open_mem(&t, b, len, "wrap", &rq_oid_sha1, &err), -1);
 	if (!strstr(err.msg, "2^64-1"))
 		fail_msg("%s", err.msg);
 	free(b);
@@ -989,7 +1311,7 @@ static void test_log_only_table(void **state)
 
 	(void)state;
 	build_table(&b, 0, 1, 90, 256);
-	assert_int_equal(rq_rtable_open_mem(&t, b.p, b.len, "logs", &err), 0);
+	assert_int_equal(rq_rtable_open_mem(&t, b.p, b.len, "logs", &rq_oid_sha1, &err), 0);
 	assert_int_equal(rq_rtable_verify(t, &err), 0);
 	rq_rtable_iter_init(&it);
 	assert_int_equal(rq_rtable_seek_ref(&it, t, "", &err), 0);
@@ -1012,7 +1334,7 @@ static void assert_rev(git_repository *repo, const char *spec, tu_repo *r, const
 
 	if (git_revparse_single(&o, repo, spec) < 0)
 		fail_msg("%s: %s", spec, git_error_last()->message);
-	oid_of(r, as, &want);
+	git_oid_of(r, as, &want);
 	assert_true(git_oid_equal(git_object_id(o), &want));
 	git_object_free(o);
 }
@@ -1101,6 +1423,7 @@ static void test_backend_writes(void **state)
 	git_repository *repo;
 	git_reference *ref;
 	git_oid c1, c2;
+	rq_oid r1, r2;
 	rq_rtstack *st;
 	rq_error err;
 	char *log;
@@ -1112,14 +1435,16 @@ static void test_backend_writes(void **state)
 	tu_commit_file(r, "a", "1\n", "one");
 	tu_git(r, "git branch topic");
 	tu_commit_file(r, "a", "2\n", "two");
-	oid_of(r, "HEAD~", &c1);
-	oid_of(r, "HEAD", &c2);
+	git_oid_of(r, "HEAD~", &c1);
+	git_oid_of(r, "HEAD", &c2);
+	rq_oid_from_git(&r1, &c1);
+	rq_oid_from_git(&r2, &c2);
 	repo = rt_open(r);
 	swap(repo, &c1, &c2);
 	st = rt_stack(r);
 	assert_int_equal(rq_rtstack_read(st, "refs/heads/main", &a, &err), 1);
 	assert_int_equal(rq_rtstack_read(st, "refs/heads/topic", &b, &err), 1);
-	assert_true(git_oid_equal(&a.value, &c1) && git_oid_equal(&b.value, &c2));
+	assert_true(rq_oid_eq(&a.value, &r1) && rq_oid_eq(&b.value, &r2));
 	assert_true(a.update_index == b.update_index);
 	log = tu_capture(r, "git reflog -1 --date=raw --format='%%gn %%gd %%gs' HEAD");
 	assert_string_equal(log, "Re Player HEAD@{1800000000 +0130} swap");
@@ -1140,6 +1465,66 @@ static void test_backend_writes(void **state)
 	rq_rtstack_ref_release(&a);
 	rq_rtstack_ref_release(&b);
 	rq_rtstack_free(st);
+	tu_repo_free(r);
+}
+
+static void expect_no_sha256(int rc)
+{
+	const git_error *e = git_error_last();
+
+	assert_true(rc < 0);
+	if (!e || !strstr(e->message, "libgit2 cannot carry the sha256 object ids"))
+		fail_msg("'%s'", e ? e->message : "(no error)");
+}
+
+/* libgit2 over a SHA-256 reftable repository: what needs no id works (a
+ * symbolic HEAD, existence), every id to or from libgit2 is refused by
+ * name (lookup, iteration, reflog, writes), nothing is misread or
+ * written. */
+static void test_backend_sha256(void **state)
+{
+	static const char *ext[] = {"refstorage", "objectformat"};
+	git_reference_iterator *it;
+	git_repository *repo;
+	git_reference *ref;
+	git_reflog *log;
+	git_oid any;
+	rq_error err;
+	char *before, *after;
+	int exists = 0;
+	tu_repo *r;
+
+	(void)state;
+	NEED_UPSTREAM();
+	r = rt_repo_at(&rq_oid_sha256);
+	tu_commit_file(r, "a", "1\n", "one");
+	tu_git(r, "git tag -a -m 'a tag' v1");
+	before = tu_capture(r, "git for-each-ref && ls .git/reftable");
+	assert_int_equal(git_libgit2_opts(GIT_OPT_SET_EXTENSIONS, ext, 2), 0);
+	assert_int_equal(
+	    git_repository_open_ext(&repo, r->path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL), 0);
+	assert_int_equal(rq_refdb_rt_install(repo, &rq_oid_sha256, &err), 0);
+	assert_int_equal(git_reference_lookup(&ref, repo, "HEAD"), 0);
+	assert_string_equal(git_reference_symbolic_target(ref), "refs/heads/main");
+	git_reference_free(ref);
+	assert_int_equal(git_reference_name_is_valid(&exists, "refs/heads/main"), 0);
+	expect_no_sha256(git_reference_lookup(&ref, repo, "refs/heads/main"));
+	expect_no_sha256(git_reference_lookup(&ref, repo, "refs/tags/v1"));
+	assert_int_equal(git_reference_iterator_new(&it, repo), 0);
+	expect_no_sha256(git_reference_next(&ref, it));
+	git_reference_iterator_free(it);
+	expect_no_sha256(git_reflog_read(&log, repo, "refs/heads/main"));
+	memset(&any, 7, sizeof(any));
+	/* (libgit2 would look the id up in its own odb first, in vain) */
+	assert_int_equal(git_libgit2_opts(GIT_OPT_ENABLE_STRICT_OBJECT_CREATION, 0), 0);
+	expect_no_sha256(git_reference_create(&ref, repo, "refs/heads/x", &any, 0, "x"));
+	expect_no_sha256(git_reference_create(&ref, repo, "refs/heads/main", &any, 1, "x"));
+	assert_int_equal(git_libgit2_opts(GIT_OPT_ENABLE_STRICT_OBJECT_CREATION, 1), 0);
+	after = tu_capture(r, "git for-each-ref && ls .git/reftable");
+	assert_string_equal(after, before);
+	git_repository_free(repo);
+	free(before);
+	free(after);
 	tu_repo_free(r);
 }
 
@@ -1208,7 +1593,7 @@ static void expect_stack_error(tu_repo *r, const char *what)
 	rq_error err;
 
 	snprintf(dir, sizeof(dir), "%s/reftable", r->gitdir);
-	assert_int_equal(rq_rtstack_open(&st, dir, &err), -1);
+	assert_int_equal(rq_rtstack_open(&st, dir, &rq_oid_sha1, &err), -1);
 	assert_null(st);
 	assert_int_equal(err.code, RQ_E_BAD_REPO);
 	if (!strstr(err.msg, what))
@@ -1276,7 +1661,7 @@ static void test_lock_owned(void **state)
 	char lock[PATH_MAX + 40], *list, *line;
 	rq_rttx_opts o = normal;
 	noted nt = {0};
-	git_oid c;
+	rq_oid c;
 	rq_rttx_update u;
 	rq_rtstack *st;
 	rq_error err;
@@ -1346,18 +1731,23 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_read_upstream_tables),
+	    cmocka_unit_test(test_read_upstream_sha256),
 	    cmocka_unit_test(test_read_upstream_100k),
 	    cmocka_unit_test(test_write_read_by_upstream),
+	    cmocka_unit_test(test_write_as_git),
+	    cmocka_unit_test(test_write_as_git_sha256),
 	    cmocka_unit_test(test_write_symrefs),
 	    cmocka_unit_test(test_atomic_and_locked),
 	    cmocka_unit_test(test_compaction),
 	    cmocka_unit_test(test_write_30k),
 	    cmocka_unit_test(test_obj_index),
+	    cmocka_unit_test(test_format_mismatch),
 	    cmocka_unit_test(test_fuzz),
 	    cmocka_unit_test(test_log_only_table),
 	    cmocka_unit_test(test_hostile_keys),
 	    cmocka_unit_test(test_backend_reads),
 	    cmocka_unit_test(test_backend_writes),
+	    cmocka_unit_test(test_backend_sha256),
 	    cmocka_unit_test(test_reflog_layout),
 	    cmocka_unit_test(test_unsupported_formats),
 	    cmocka_unit_test(test_hostile_stack),
