@@ -309,13 +309,14 @@ static int exists_one(rq_odb_read *rd, const bk *k, const rq_oid *id)
 	git_oid gid;
 	size_t len;
 	git_object_t type;
+	int r;
 
 	switch (k->kind) {
 	case BK_MEM:
 		return rq_odb_mem_backend_read(k->b, id, NULL, &len, &type) > 0;
-	case BK_PACKS:
-		if (rq_odb_packread_has(k->pr, id) > 0)
-			return 1;
+	case BK_PACKS: /* libgit2's pack backend only when ours cannot tell */
+		if ((r = rq_odb_packread_has(k->pr, id)) >= 0)
+			return r;
 		return rq_odb_packs_fallback(k->b, id, NULL, &len, &type) == 0;
 	case BK_LOOSE:
 		return rq_odb_loose_exists(k->b, id);
