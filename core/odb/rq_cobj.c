@@ -235,6 +235,8 @@ struct rq_cobj_cache {
 	const rq_oid_algo *algo;
 	rq_cobj_read_fn read;
 	void *ctx;
+	rq_cobj_graft_fn graft;
+	void *graft_ctx;
 	block *blocks;		 /* the arena, the current block first */
 	rq_cobj_commit **chunks; /* PER_CHUNK commits each: their addresses stay */
 	size_t nchunks, capchunks, n;
@@ -302,6 +304,31 @@ void rq_cobj_cache_free(rq_cobj_cache *c)
 	free(c);
 }
 
+void rq_cobj_cache_grafts(rq_cobj_cache *c, rq_cobj_graft_fn fn, void *ctx)
+{
+	c->graft = fn;
+	c->graft_ctx = ctx;
+}
+
+/* Commit slot's graft, when it has one, in place of its parents. 0 or
+ * -1 (out of memory). */
+static int apply_graft(rq_cobj_cache *c, rq_cobj_commit *slot)
+{
+	const rq_oid *g = NULL;
+	long n = c->graft ? c->graft(c->graft_ctx, &slot->id, &g) : -1;
+	rq_oid *v = NULL;
+
+	if (n < 0)
+		return 0;
+	if (n && !(v = arena_alloc(c, (size_t)n * sizeof(*v))))
+		return -1;
+	if (n)
+		memcpy(v, g, (size_t)n * sizeof(*v));
+	slot->parents = v;
+	slot->nparents = (size_t)n;
+	return 0;
+}
+
 size_t rq_cobj_cache_count(const rq_cobj_cache *c)
 {
 	return c->n;
@@ -359,6 +386,8 @@ static int add_commit(rq_cobj_cache *c, const rq_oid *id, const rq_odb_read_obj 
 	if (rq_cobj_parse_commit(slot, c->algo, id, (const char *)o->data, o->len, arena_alloc, c,
 				 err) < 0)
 		return -1;
+	if (apply_graft(c, slot) < 0)
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	rq_hindex_add(&c->index, rq_hindex_hash_id(id->id), c->n++);
 	*out = slot;
 	return 0;

@@ -23,7 +23,7 @@
  * and parents in an arena of large blocks and an index by id (rq_hindex):
  * no allocation per commit, pointers that stay valid until the cache is
  * freed. It reads through a callback (rq_cobj_read_odb over rq_odb_read,
- * or anything else in a test).
+ * or anything else in a test), and takes grafts through another.
  */
 #ifndef RQ_COBJ_H
 #define RQ_COBJ_H
@@ -102,6 +102,15 @@ typedef struct rq_cobj_cache rq_cobj_cache;
  * NULL: out of memory. */
 rq_cobj_cache *rq_cobj_cache_new(const rq_oid_algo *algo, rq_cobj_read_fn read, void *ctx);
 void rq_cobj_cache_free(rq_cobj_cache *c);
+/*
+ * Grafts (git's commit_graft: the info/grafts file, a shallow clone's
+ * boundary): fn(ctx, id, &parents) gives -1 when commit id has none, else
+ * the number of parents that replace its own (0: a shallow boundary) with
+ * *parents. A commit's own parent lines are checked all the same, as git
+ * checks them. Before the first rq_cobj_get.
+ */
+typedef long (*rq_cobj_graft_fn)(void *ctx, const rq_oid *id, const rq_oid **parents);
+void rq_cobj_cache_grafts(rq_cobj_cache *c, rq_cobj_graft_fn fn, void *ctx);
 /* The commits it holds. */
 size_t rq_cobj_cache_count(const rq_cobj_cache *c);
 

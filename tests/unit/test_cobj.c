@@ -410,6 +410,72 @@ static void test_peel_sha256(void **state)
 	peel(&g_fx[1]);
 }
 
+/* Grafts: main grafted onto b0 and b1, b2 a shallow boundary. */
+typedef struct grafts {
+	rq_oid main, b2, parents[2];
+} grafts;
+
+static long graft_of(void *ctx, const rq_oid *id, const rq_oid **parents)
+{
+	const grafts *g = ctx;
+
+	*parents = g->parents;
+	if (rq_oid_eq(id, &g->main))
+		return 2;
+	return rq_oid_eq(id, &g->b2) ? 0 : -1;
+}
+
+/* The parents "%P" git gives rev in repository r. */
+static void git_parents(fx *f, tu_repo *r, const char *rev, const rq_cobj_commit *c)
+{
+	char buf[512] = "", *git = tu_capture(r, "'%s' log -1 --format=%%P %s", g_up, rev);
+	size_t n = 0;
+
+	for (size_t i = 0; i < c->nparents; i++)
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s", i ? " " : "",
+				      hex_of(f, &c->parents[i]));
+	assert_non_null(git);
+	assert_string_equal(buf, git);
+	free(git);
+}
+
+static void grafted(fx *f)
+{
+	rq_cobj_cache *c = rq_cobj_cache_new(f->algo, rq_cobj_read_odb, f->rd);
+	tu_repo *r = tu_repo_copy(f->r);
+	const rq_cobj_commit *m;
+	rq_error err;
+	grafts g;
+
+	rev(f, "main", &g.main);
+	rev(f, "b2", &g.b2);
+	rev(f, "b0", &g.parents[0]);
+	rev(f, "b1", &g.parents[1]);
+	rq_cobj_cache_grafts(c, graft_of, &g);
+	tu_git(r, "mkdir -p .git/info && echo %s %s %s >.git/info/grafts && echo %s >.git/shallow",
+	       hex_of(f, &g.main), hex_of(f, &g.parents[0]), hex_of(f, &g.parents[1]),
+	       hex_of(f, &g.b2));
+	assert_int_equal(rq_cobj_get(c, &g.main, &m, &err), 0);
+	assert_int_equal(m->nparents, 2);
+	git_parents(f, r, "main", m);
+	assert_int_equal(rq_cobj_get(c, &g.b2, &m, &err), 0);
+	assert_int_equal(m->nparents, 0);
+	git_parents(f, r, "b2", m);
+	assert_int_equal(rq_cobj_get(c, &g.parents[0], &m, &err), 0);
+	assert_int_equal(m->nparents, 1);
+	git_parents(f, r, "b0", m);
+	tu_repo_free(r);
+	rq_cobj_cache_free(c);
+}
+
+static void test_grafts(void **state)
+{
+	(void)state;
+	need_upstream();
+	grafted(&g_fx[0]);
+	grafted(&g_fx[1]);
+}
+
 /* The parser alone: a commit of many parents from bytes. */
 static void *bump(void *ctx, size_t n)
 {
@@ -460,7 +526,7 @@ int main(void)
 	    cmocka_unit_test(test_odd_sha1),	 cmocka_unit_test(test_odd_sha256),
 	    cmocka_unit_test(test_damaged_sha1), cmocka_unit_test(test_damaged_sha256),
 	    cmocka_unit_test(test_peel_sha1),	 cmocka_unit_test(test_peel_sha256),
-	    cmocka_unit_test(test_parse_alone),
+	    cmocka_unit_test(test_grafts),	 cmocka_unit_test(test_parse_alone),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
