@@ -8,6 +8,7 @@
 #include "rq_odb_loose.h"
 #include "rq_odb_packread.h"
 #include "rq_odb_packset.h"
+#include "rq_odb_read.h"
 #include "rq_odb_view.h"
 #include "rq_hindex.h"
 #include "rq_mem.h"
@@ -55,7 +56,15 @@ typedef struct packs {
 	char *dir;		 /* the objects directory */
 	char *shown;		 /* the pack directory as messages name it */
 	int no_dedup;		 /* a new object is written even when a pack has it */
+	const rq_oid_algo *algo; /* the packs' object format */
 } packs;
+
+/* libgit2's callbacks take 20-byte ids: in a SHA-256 database they fail,
+ * naming the call, instead of misreading (0 in SHA-1). */
+static int refused(const git_odb_backend *be, const char *what)
+{
+	return rq_odb_read_refused(((const packs *)be)->algo, what);
+}
 
 static int pack_failed(packs *b, const git_oid *id, int rc)
 {
@@ -132,6 +141,8 @@ static int packs_read(void **data, size_t *len, git_object_t *type, git_odb_back
 	rq_oid rid;
 	int rc;
 
+	if (refused(be, "read of a packed object"))
+		return GIT_ERROR;
 	rq_oid_from_git(&rid, id);
 	rc = rq_odb_packread_read(b->direct, &rid, data_alloc, be, data, len, type);
 
@@ -154,6 +165,8 @@ static int packs_read_header(size_t *len, git_object_t *type, git_odb_backend *b
 	rq_oid rid;
 	int rc;
 
+	if (refused(be, "read_header of a packed object"))
+		return GIT_ERROR;
 	rq_oid_from_git(&rid, id);
 	rc = rq_odb_packread_read_header(b->direct, &rid, len, type);
 
@@ -170,8 +183,11 @@ static int packs_read_header(size_t *len, git_object_t *type, git_odb_backend *b
 static int packs_exists_prefix(git_oid *full, git_odb_backend *be, const git_oid *prefix,
 			       size_t hexlen)
 {
-	git_odb_backend *in = inner(be);
+	git_odb_backend *in;
 
+	if (refused(be, "exists_prefix in the packs"))
+		return GIT_ERROR;
+	in = inner(be);
 	return in ? in->exists_prefix(full, in, prefix, hexlen) : GIT_ERROR;
 }
 
@@ -179,9 +195,11 @@ static int packs_exists_prefix(git_oid *full, git_odb_backend *be, const git_oid
 static int packs_read_prefix(git_oid *full, void **data, size_t *len, git_object_t *type,
 			     git_odb_backend *be, const git_oid *prefix, size_t hexlen)
 {
-	int rc = packs_exists_prefix(full, be, prefix, hexlen);
+	int rc;
 
-	if (rc < 0)
+	if (refused(be, "read_prefix in the packs"))
+		return GIT_ERROR;
+	if ((rc = packs_exists_prefix(full, be, prefix, hexlen)) < 0)
 		return pack_failed((packs *)be, prefix, rc);
 	return packs_read(data, len, type, be, full);
 }
@@ -195,6 +213,8 @@ static int packs_exists(git_odb_backend *be, const git_oid *id)
 	rq_oid rid;
 	int r;
 
+	if (refused(be, "exists of a packed object"))
+		return 0; /* libgit2 takes any answer for yes: the error is set */
 	rq_oid_from_git(&rid, id);
 	r = rq_odb_packread_has(b->direct, &rid);
 
@@ -221,6 +241,8 @@ static int packs_freshen(git_odb_backend *be, const git_oid *id)
 	rq_oid rid;
 	int r;
 
+	if (refused(be, "freshen of a packed object"))
+		return GIT_ERROR;
 	rq_oid_from_git(&rid, id);
 	r = rq_odb_packread_freshen(b->direct, &rid);
 
@@ -251,7 +273,7 @@ int rq_odb_dedup(const git_odb_backend *b)
 }
 
 static int packs_new(git_odb_backend **out, const char *dir, const char *shown, int depth,
-		     const rq_odb_opts *o)
+		     const rq_odb_opts *o, const rq_oid_algo *algo)
 {
 	packs *b = calloc(1, sizeof(*b));
 	char pd[PATH_MAX + 8], spd[PATH_MAX + 8];
@@ -260,14 +282,15 @@ static int packs_new(git_odb_backend **out, const char *dir, const char *shown, 
 	snprintf(spd, sizeof(spd), "%s/pack", shown);
 	if (!b || git_odb_init_backend(&b->parent, GIT_ODB_BACKEND_VERSION) < 0 ||
 	    !(b->shown = strdup(spd)) || !(b->dir = strdup(dir)) ||
-	    !(b->direct = rq_odb_packread_open_set(pd, spd, &rq_oid_sha1,
-						   depth ? 0 : RQ_ODB_PACKSET_WRITE))) {
+	    !(b->direct =
+		  rq_odb_packread_open_set(pd, spd, algo, depth ? 0 : RQ_ODB_PACKSET_WRITE))) {
 		if (b)
 			packs_free(&b->parent);
 		git_error_set_oom();
 		return -1;
 	}
 	b->no_dedup = o && o->keep_pack;
+	b->algo = rq_odb_packread_algo(b->direct);
 	b->parent.read = packs_read;
 	b->parent.read_header = packs_read_header;
 	b->parent.read_prefix = packs_read_prefix;
@@ -357,7 +380,8 @@ typedef struct build {
 	git_odb *odb;
 	const rq_odb_opts *o;
 	rq_error *err;
-	char **dirs; /* the directories taken, resolved */
+	const rq_oid_algo *algo; /* the object format of every directory */
+	char **dirs;		 /* the directories taken, resolved */
 	size_t n, cap;
 	rq_hindex seen;
 } build;
@@ -462,13 +486,13 @@ static int add_dir(build *bd, const char *dir, const char *shown, int depth)
 	git_odb_backend *lb = NULL, *pb = NULL;
 	git_odb *odb = bd->odb;
 
-	if (rq_odb_loose_new(&lb, dir, shown) < 0)
+	if (rq_odb_loose_open(&lb, dir, shown, bd->algo) < 0)
 		return rq_error_git(bd->err, "cannot read loose objects");
 	if ((depth ? git_odb_add_alternate(odb, lb, 1) : git_odb_add_backend(odb, lb, 1)) < 0) {
 		lb->free(lb);
 		return rq_error_git(bd->err, "cannot read loose objects");
 	}
-	if (packs_new(&pb, dir, shown, depth, bd->o) < 0)
+	if (packs_new(&pb, dir, shown, depth, bd->o, bd->algo) < 0)
 		return rq_error_git(bd->err, "cannot read packs");
 	if ((depth ? git_odb_add_alternate(odb, pb, 2) : git_odb_add_backend(odb, pb, 2)) < 0) {
 		pb->free(pb);
@@ -479,9 +503,9 @@ static int add_dir(build *bd, const char *dir, const char *shown, int depth)
 
 /* The repository's objects directory dir and its alternates into odb. */
 static int add_all(git_odb *odb, const char *dir, const char *shown, const rq_odb_opts *o,
-		   rq_error *err)
+		   const rq_oid_algo *algo, rq_error *err)
 {
-	build bd = {.odb = odb, .o = o, .err = err};
+	build bd = {.odb = odb, .o = o, .err = err, .algo = algo};
 	char real[PATH_MAX];
 	int rc = 0;
 
@@ -493,7 +517,11 @@ static int add_all(git_odb *odb, const char *dir, const char *shown, const rq_od
 	return rc;
 }
 
-int rq_odb_new(git_odb **out, git_repository *repo, const rq_odb_opts *opts, rq_error *err)
+/* The database in the object format algo (NULL: SHA-1): its packs and
+ * loose objects read at that width (rq_odb_read), libgit2's callbacks
+ * refused when it is not SHA-1. */
+int rq_odb_new_at(git_odb **out, git_repository *repo, const rq_odb_opts *opts,
+		  const rq_oid_algo *algo, rq_error *err)
 {
 	git_buf dir = GIT_BUF_INIT;
 	git_odb *odb = NULL;
@@ -511,8 +539,12 @@ int rq_odb_new(git_odb **out, git_repository *repo, const rq_odb_opts *opts, rq_
 		rq_error_git(err, "cannot make an object database");
 		goto out;
 	}
-	if (add_all(odb, dir.ptr, shown, opts, err) < 0 ||
-	    rq_odb_view_add(odb, repo, opts ? opts->root : NULL, err) < 0)
+	if (!algo)
+		algo = &rq_oid_sha1;
+	/* the view reads replace refs and grafts through libgit2: SHA-1 only
+	 * until they are read at the width */
+	if (add_all(odb, dir.ptr, shown, opts, algo, err) < 0 ||
+	    (algo == &rq_oid_sha1 && rq_odb_view_add(odb, repo, opts ? opts->root : NULL, err) < 0))
 		goto out;
 	*out = odb;
 	odb = NULL;
@@ -521,6 +553,11 @@ out:
 	git_odb_free(odb);
 	git_buf_dispose(&dir);
 	return rc;
+}
+
+int rq_odb_new(git_odb **out, git_repository *repo, const rq_odb_opts *opts, rq_error *err)
+{
+	return rq_odb_new_at(out, repo, opts, NULL, err);
 }
 
 int rq_odb_install(git_repository *repo, const rq_odb_opts *opts, rq_error *err)
@@ -534,4 +571,50 @@ int rq_odb_install(git_repository *repo, const rq_odb_opts *opts, rq_error *err)
 		rc = rq_error_git(err, "cannot use the object database");
 	git_odb_free(odb);
 	return rc;
+}
+
+struct rq_odb_packread *rq_odb_packs_reader(const git_odb_backend *b)
+{
+	return b && b->read == packs_read ? ((const packs *)b)->direct : NULL;
+}
+
+int rq_odb_packs_failed(const git_odb_backend *be, const rq_oid *id, int rc)
+{
+	const packs *b = (const packs *)be;
+	char hex[RQ_OID_MAX_HEXSZ + 1], msg[PATH_MAX + 160];
+
+	if (rc == RQ_ODB_PACKREAD_BADPACK) {
+		git_error_set_str(RQ_ERROR_GIT_CORRUPT, rq_odb_packread_error(b->direct));
+		return GIT_ERROR;
+	}
+	if (rc != RQ_ODB_PACKREAD_DAMAGED) {
+		git_error_set_oom();
+		return GIT_ERROR;
+	}
+	rq_oid_fmt(hex, id, b->algo);
+	snprintf(msg, sizeof(msg), "packed object %s (stored in %s) is corrupt", hex, b->shown);
+	git_error_set_str(RQ_ERROR_GIT_CORRUPT, msg);
+	return GIT_ERROR;
+}
+
+int rq_odb_packs_fallback(git_odb_backend *be, const rq_oid *id, void **data, size_t *len,
+			  git_object_t *type)
+{
+	packs *b = (packs *)be;
+	git_odb_backend *in;
+	git_oid gid;
+	int rc;
+
+	/* libgit2's pack backend reads only what our reader leaves: SHA-1 */
+	if (rq_oid_to_git(&gid, id, b->algo) < 0)
+		return GIT_ENOTFOUND;
+	if (!(in = inner(be)))
+		return GIT_ERROR;
+	if (!data) {
+		rc = in->read_header(len, type, in, &gid);
+		return rc < 0 ? pack_failed(b, &gid, rc) : rc;
+	}
+	if ((rc = in->read(data, len, type, in, &gid)) < 0)
+		return pack_failed(b, &gid, rc);
+	return hash_checked(b, &gid, data, *len, *type);
 }

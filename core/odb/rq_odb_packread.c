@@ -394,6 +394,36 @@ int rq_odb_packread_read(rq_odb_packread *pr, const rq_oid *id, rq_odb_packread_
 	return 1;
 }
 
+/* rq_odb_packread_read into the buffer the inflation made (malloc'd),
+ * copied only when it is a cached base's. */
+int rq_odb_packread_take(rq_odb_packread *pr, const rq_oid *id, unsigned char **data, size_t *len,
+			 git_object_t *type)
+{
+	const unsigned char *borrowed;
+	unsigned char *content;
+	uint64_t off;
+	size_t k;
+	int r = locate(pr, id, &k, &off);
+
+	if (r <= 0)
+		return r;
+	r = read_entry(pr, k, off, &content, len, type, &borrowed);
+	if (r <= 0)
+		return r;
+	if (!content_is(pr, id, *type, borrowed ? borrowed : content, *len, RQ_SHA1_CHECK_MAX)) {
+		free(content);
+		return RQ_ODB_PACKREAD_DAMAGED;
+	}
+	if (borrowed) {
+		if (!(content = malloc(*len + 1)))
+			return -1;
+		memcpy(content, borrowed, *len);
+	}
+	content[*len] = '\0';
+	*data = content;
+	return 1;
+}
+
 /* The size of the object a delta entry makes, from its delta's header:
  * only the first bytes are inflated (a rename search asks the size of
  * every candidate, to read as few blobs as it can). 1, -1, or damaged. */
@@ -512,4 +542,10 @@ int rq_odb_packread_freshen(rq_odb_packread *pr, const rq_oid *id)
 const char *rq_odb_packread_error(const rq_odb_packread *pr)
 {
 	return rq_odb_packset_error(pr->set);
+}
+
+int rq_odb_packread_find_prefix(rq_odb_packread *pr, const rq_oid *prefix, size_t nhex,
+				rq_oid *full)
+{
+	return rq_odb_packset_find_prefix(pr->set, prefix, nhex, full);
 }

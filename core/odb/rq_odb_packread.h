@@ -76,6 +76,14 @@ const char *rq_odb_packread_error(const rq_odb_packread *pr);
  */
 int rq_odb_packread_read(rq_odb_packread *pr, const rq_oid *id, rq_odb_packread_alloc alloc,
 			 void *ctx, void **data, size_t *len, git_object_t *type);
+/* The same without a copy: *data malloc'd (the buffer its inflation
+ * made; the content and a NUL). 1, 0, -1 or as rq_odb_packread_read. */
+int rq_odb_packread_take(rq_odb_packread *pr, const rq_oid *id, unsigned char **data, size_t *len,
+			 git_object_t *type);
+/* The ids of these packs that start with the first nhex digits of
+ * prefix: 0, 1 (*full), 2 (more than one), -1 (rq_odb_packset's). */
+int rq_odb_packread_find_prefix(rq_odb_packread *pr, const rq_oid *prefix, size_t nhex,
+				rq_oid *full);
 /* The type and size of object id, as a read would give them (a delta's
  * size from its header): 1, 0, -1 or RQ_ODB_PACKREAD_DAMAGED as a read. */
 int rq_odb_packread_read_header(rq_odb_packread *pr, const rq_oid *id, size_t *len,

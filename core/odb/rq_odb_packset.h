@@ -76,6 +76,10 @@ int rq_odb_packset_has(rq_odb_packset *ps, const unsigned char *id);
  * longer): 1 (held), 0 (not held), -1. */
 int rq_odb_packset_freshen(rq_odb_packset *ps, const unsigned char *id);
 
+/* The ids of these packs that start with the first nhex digits of prefix
+ * (rq_oid_parse_prefix's), every listed pack's index searched: 0 none, 1
+ * one (*full), 2 more than one, -1 out of memory. */
+int rq_odb_packset_find_prefix(rq_odb_packset *ps, const rq_oid *prefix, size_t nhex, rq_oid *full);
 /* List the directory again (git's reprepare). 0, or -1 out of memory. */
 int rq_odb_packset_rescan(rq_odb_packset *ps);
 

@@ -5,6 +5,7 @@
 #include "rq_odb_view.h"
 #include "rq_buf.h"
 #include "rq_mem.h"
+#include "rq_odb_read.h"
 #include "rq_oidmap.h"
 #include "rq_repofile.h"
 
@@ -698,4 +699,21 @@ int rq_odb_view_add(git_odb *odb, git_repository *repo, const char *root, rq_err
 		return rq_error_git(err, "cannot add the object view");
 	}
 	return 0;
+}
+
+int rq_odb_view_redirect(const git_odb_backend *b, const rq_oid *id, rq_oid *to)
+{
+	const view *v = (const view *)b;
+	git_oid gid, target;
+
+	if (!b || b->read != view_read)
+		return 0;
+	*to = *id;
+	/* its replacements are SHA-1 ids (read through libgit2) */
+	if (!v->nrepl || rq_oid_to_git(&gid, id, &rq_oid_sha1) < 0 || id->id[20])
+		return 1;
+	if (replacement(v, &gid, &target) < 0)
+		return -1;
+	rq_oid_from_git(to, &target);
+	return 1;
 }
