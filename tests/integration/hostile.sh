@@ -158,7 +158,7 @@ damage() {
 		git -C "$r" repack -adq
 		p=$(ls "$r"/.git/objects/pack/*.pack) && i=${p%.pack}.idx && chmod u+w "$p" "$i"
 		case $1 in
-		pack-truncated) s=$(stat -c %s "$p") && head -c $((s - 40)) "$p" >"$T/x" && mv "$T/x" "$p" ;;
+		pack-truncated) s=$(stat -c %s "$p") && head -c $((s - HEXSZ / 2 - 20)) "$p" >"$T/x" && mv "$T/x" "$p" ;;
 		index-truncated) s=$(stat -c %s "$i") && head -c $((s / 2)) "$i" >"$T/x" && mv "$T/x" "$i" ;;
 		pack-flipped) s=$(stat -c %s "$p") && printf '\377\377\377\377' | dd of="$p" bs=1 seek=$((s / 2)) conv=notrunc 2>/dev/null ;;
 		esac

@@ -470,7 +470,7 @@ run_seed() {
 			check_eq "seed $SEED: a conflict says nothing, as git replay" "" "$err"
 			run_rq -C "$r" replay --ref-action=print --format=json --onto upstream "$@"
 			json=$OUT
-			rq_conflict=$(printf '%s' "$json" | sed -n 's/.*"commit":"\([0-9a-f]\{40\}\)".*/\1/p')
+			rq_conflict=$(printf '%s' "$json" | sed -n "s/.*\"commit\":\"\\($OID_BRE\\)\".*/\\1/p")
 			check_eq "seed $SEED: json exit status" 1 "$RC"
 			check_eq "seed $SEED: json conflict.commit" "$G_CONFLICT" "$rq_conflict"
 			check_contains "seed $SEED: json status" '"status":"conflict"' "$json"
