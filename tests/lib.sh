@@ -935,9 +935,11 @@ if [ "${RQ_REF_FORMAT:-files}" = reftable ]; then
 	REFTABLE=1
 fi
 # check_ref_format repo: on a reftable run, a check that repo keeps its
-# refs in reftables (the run tests what it says it tests)
+# refs in reftables; on a SHA-256 run, that its objects are SHA-256 (the
+# run tests what it says it tests)
 check_ref_format() {
 	[ $REFTABLE = 0 ] || check_eq "$1: refs in reftables" reftable "$(git -C "$1" rev-parse --show-ref-format)"
+	[ $SHA256 = 0 ] || check_object_format "$1"
 }
 # locks_of n: how many lock files an update of n refs holds (files: one a
 # ref; reftable: tables.list.lock alone)

@@ -12,6 +12,7 @@ mkdir -p "$ROOT" "$OUTSIDE"
 
 # the outside repository a hostile one points at: nothing may change in it
 make_repo "$OUTSIDE/victim" v
+check_ref_format "$OUTSIDE/victim"
 snapshot() { (cd "$1" && find . -path ./.git/index -prune -o -type f -print0 | sort -z | xargs -0 sha1sum); }
 VICTIM_BEFORE=$(snapshot "$OUTSIDE/victim")
 victim_untouched() {

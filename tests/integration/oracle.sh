@@ -342,7 +342,9 @@ gen_repo() {
 		LC_ALL=C awk -v SEED="$1" -v DIRREN="$DIRREN" -v BINMODE="$BINMODE" -v ADDMODE="$ADDMODE" \
 			-v TMAX="$TMAX" \
 			"$GEN_AWK" </dev/null |
-		tr '\001' '\000' | git -C "$2" fast-import --quiet
+		tr '\001' '\000' | git -C "$2" fast-import --quiet || return 1
+	# the first seed's repository is in the run's formats
+	[ "$1" != "$FIRST" ] || check_ref_format "$2"
 }
 
 # pick_with_git repo flags...: cherry-pick the topic commits ($COMMITS) one

@@ -25,6 +25,7 @@ make_cli_repo() {
 
 R=$T/repo
 make_cli_repo "$R"
+check_ref_format "$R"
 # every replay (and the git commands that give the expected ids) commits at this date
 export RQ_DATE="@1800000000 +0000"
 cd "$R" || exit 1
