@@ -37,9 +37,10 @@ sha256) HEXSZ=64 ;;
 	exit 1
 	;;
 esac
-ZERO_OID=$(printf '%0*d' "$HEXSZ" 0)
+# shellcheck disable=SC2034 # for the tests
+ZERO_OID=$(printf '%0*d' "$HEXSZ" 0) OID_ERE="[0-9a-f]{$HEXSZ}"
+# shellcheck disable=SC2034 # for the tests
 OID_BRE="[0-9a-f]\\{$HEXSZ\\}"
-OID_ERE="[0-9a-f]{$HEXSZ}"
 SHA256=0
 [ "$OBJECT_FORMAT" = sha256 ] && SHA256=1
 # object_format repo: the format of an existing repository, as git reads it
