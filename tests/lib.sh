@@ -20,6 +20,40 @@ export GIT_COMMITTER_NAME="C O Mitter" GIT_COMMITTER_EMAIL="committer@example.co
 export GIT_AUTHOR_DATE="@1700000000 +0000" GIT_COMMITTER_DATE="@1700000000 +0000"
 export GIT_CONFIG_NOSYSTEM=1 HOME="$T" GIT_CONFIG_GLOBAL=/dev/null
 unset GIT_DIR GIT_WORK_TREE
+
+# --- object format ------------------------------------------------------------
+# The repositories a test makes with `git init` have git's default format,
+# GIT_DEFAULT_HASH (sha1 when unset; the @sha256 pass of tests/CMakeLists.txt
+# sets sha256, and the installed git and upstream's both honour it for init,
+# clone of a repository of that format and fast-import). OBJECT_FORMAT is it,
+# HEXSZ its width in hex digits, ZERO_OID its zero id; OID_BRE and OID_ERE
+# match exactly one id (basic and extended regular expressions).
+OBJECT_FORMAT=${GIT_DEFAULT_HASH:-sha1}
+case $OBJECT_FORMAT in
+sha1) HEXSZ=40 ;;
+sha256) HEXSZ=64 ;;
+*)
+	echo "FAIL: GIT_DEFAULT_HASH=$OBJECT_FORMAT is no object format git knows" >&2
+	exit 1
+	;;
+esac
+# shellcheck disable=SC2034 # for the tests
+ZERO_OID=$(printf '%0*d' "$HEXSZ" 0) OID_ERE="[0-9a-f]{$HEXSZ}"
+# shellcheck disable=SC2034 # for the tests
+OID_BRE="[0-9a-f]\\{$HEXSZ\\}"
+SHA256=0
+[ "$OBJECT_FORMAT" = sha256 ] && SHA256=1
+# object_format repo: the format of an existing repository, as git reads it
+object_format() { git -C "$1" rev-parse --show-object-format; }
+# oid_hexsz repo: the width of its ids in hex digits
+oid_hexsz() { case $(object_format "$1") in sha256) echo 64 ;; *) echo 40 ;; esac; }
+# zero_oid repo: its zero id
+zero_oid() { printf '%0*d' "$(oid_hexsz "$1")" 0; }
+# check_object_format repo: a check that repo is in OBJECT_FORMAT (on the
+# @sha256 pass: that the run tests what it says it tests)
+check_object_format() {
+	check_eq "$1: object format" "$OBJECT_FORMAT" "$(object_format "$1")"
+}
 # A clock for test commits: tick advances both dates by a minute.
 TICK=1700000000
 tick() {
@@ -153,6 +187,156 @@ require() {
 			finish
 		}
 	done
+}
+
+# --- the corpus --------------------------------------------------------------
+# CORPUS: ../shared/corpus beside the checkout, else /work/shared/corpus
+CORPUS=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/../shared/corpus
+[ -d "$CORPUS" ] || CORPUS=/work/shared/corpus
+# corpus_repo name dir: a bare repository of the corpus bundle
+# $CORPUS/<name>.bundle at dir, in OBJECT_FORMAT. The bundles are SHA-1:
+# for SHA-256, a copy converted once by upstream git (fast-export of every
+# ref, signatures of tags and commits kept verbatim, no re-encoding, into
+# fast-import in a SHA-256 repository) and checked by corpus_verify, kept
+# in RQ_CORPUS_CACHE (the build directory's corpus-sha256/ in the @sha256
+# pass, else under $T) by the bundle's digest. Needs upstream_git first.
+corpus_repo() {
+	local name=$1 dest=$2 bundle=$CORPUS/$1.bundle cache c tmp
+	if [ "$SHA256" = 0 ]; then
+		git clone -q --bare "$bundle" "$dest"
+		return
+	fi
+	cache=${RQ_CORPUS_CACHE:-$T/corpus-cache}
+	c=$cache/$name-$(sha256sum <"$bundle" | cut -c1-16).git
+	if [ ! -f "$c/rq-verified" ]; then
+		mkdir -p "$cache" && tmp=$(mktemp -d "$cache/tmp.XXXXXX") || return 1
+		stamp "corpus: converting $name to SHA-256"
+		git clone -q --bare "$bundle" "$tmp/old.git" &&
+			"$UPSTREAM_GIT" init -q --bare --object-format=sha256 "$tmp/new.git" 2>/dev/null &&
+			"$UPSTREAM_GIT" -C "$tmp/old.git" fast-export --all --signed-tags=verbatim \
+				--signed-commits=verbatim --reencode=no --export-marks="$tmp/old.marks" |
+			"$UPSTREAM_GIT" -C "$tmp/new.git" fast-import --quiet --export-marks="$tmp/new.marks" &&
+			corpus_verify "$tmp/old.git" "$tmp/new.git" "$tmp/old.marks" "$tmp/new.marks" || {
+			rm -rf "$tmp"
+			return 1
+		}
+		stamp "corpus: $name converted and checked"
+		: >"$tmp/new.git/rq-verified"
+		# another test's conversion may have won: either is the same
+		mv -T "$tmp/new.git" "$c" 2>/dev/null || true
+		rm -rf "$tmp"
+	fi
+	cp -a "$c" "$dest" && rm -f "$dest/rq-verified"
+}
+# corpus_verify old new old.marks new.marks: the SHA-256 copy new holds the
+# SHA-1 repository old exactly, every id aside: every commit reachable from
+# a ref byte for byte with its tree and parent ids mapped (signatures,
+# encodings and extra headers included), every tree of theirs entry by
+# entry (mode, name; each blob's content hashed in SHA-256 is the id the
+# copy names), every ref at its commit's copy, each annotated tag byte for
+# byte with its object id mapped. No submodule entries (the corpus has none).
+corpus_verify() {
+	python3 - "$@" "$UPSTREAM_GIT" <<'PY'
+import hashlib, subprocess, sys
+
+old_dir, new_dir, marks_old, marks_new = sys.argv[1:5]
+git = sys.argv[5] if len(sys.argv) > 5 else "git"
+
+
+def marks(path):
+    return dict(line.split() for line in open(path) if line.strip())
+
+
+m1, m2 = marks(marks_old), marks(marks_new)
+idmap = {m1[k]: m2[k] for k in m1}
+
+
+class Odb:
+    def __init__(self, d):
+        self.p = subprocess.Popen([git, "-C", d, "cat-file", "--batch"], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE)
+
+    def read(self, oid):
+        self.p.stdin.write(oid.encode() + b"\n")
+        self.p.stdin.flush()
+        head = self.p.stdout.readline().split()
+        data = self.p.stdout.read(int(head[2]) + 1)[:-1]
+        return head[1].decode(), data
+
+
+def lines(d, *args):
+    return subprocess.run([git, "-C", d] + list(args), check=True, capture_output=True,
+                          text=True).stdout.split("\n")[:-1]
+
+
+old, new = Odb(old_dir), Odb(new_dir)
+bad = []
+trees = []
+for c in lines(old_dir, "rev-list", "--all"):
+    _, raw = old.read(c)
+    _, nraw = new.read(idmap[c])
+    head, sep, rest = raw.partition(b"\n\n")
+    out = []
+    for ln in head.split(b"\n"):
+        if ln.startswith(b"tree "):
+            nt = nraw.split(b"\n", 1)[0][5:]
+            trees.append((ln[5:].decode(), nt.decode()))
+            ln = b"tree " + nt
+        elif ln.startswith(b"parent "):
+            ln = b"parent " + idmap[ln[7:].decode()].encode()
+        out.append(ln)
+    if b"\n".join(out) + sep + rest != nraw:
+        bad.append("commit " + c)
+
+
+def entries(data, w):
+    i, out = 0, []
+    while i < len(data):
+        sp, nul = data.index(b" ", i), data.index(b"\0", i)
+        out.append((data[i:sp], data[sp + 1:nul], data[nul + 1:nul + 1 + w].hex()))
+        i = nul + 1 + w
+    return out
+
+
+seen = set()
+while trees:
+    ot, nt = trees.pop()
+    if (ot, nt) in seen:
+        continue
+    seen.add((ot, nt))
+    oe = entries(old.read(ot)[1], 20)
+    ne = entries(new.read(nt)[1], 32)
+    if [e[:2] for e in oe] != [e[:2] for e in ne]:
+        bad.append("tree " + ot)
+        continue
+    for (mode, name, oid), (_, _, nid) in zip(oe, ne):
+        if mode.startswith(b"4") or mode.startswith(b"04"):
+            trees.append((oid, nid))
+        elif mode == b"160000":
+            bad.append("gitlink %s in tree %s" % (name, ot))
+        else:
+            data = old.read(oid)[1]
+            if hashlib.sha256(b"blob %d\0" % len(data) + data).hexdigest() != nid:
+                bad.append("blob %s in tree %s" % (name, ot))
+for ln in lines(old_dir, "for-each-ref", "--format=%(refname) %(objectname) %(objecttype)"):
+    ref, oid, kind = ln.split()
+    nid = lines(new_dir, "rev-parse", ref)[0]
+    if kind == "commit":
+        ok = idmap[oid] == nid
+    elif kind == "tag":
+        raw = old.read(oid)[1]
+        first, rest = raw.split(b"\n", 1)
+        ok = b"object " + idmap[first[7:].decode()].encode() + b"\n" + rest == new.read(nid)[1]
+    else:
+        ok = False
+    if not ok:
+        bad.append("ref " + ref)
+print("%d commits, %d trees, %d refs compared" % (len(idmap), len(seen),
+                                                 len(lines(old_dir, "for-each-ref"))))
+for b in bad[:20]:
+    print("differs: " + b, file=sys.stderr)
+sys.exit(1 if bad else 0)
+PY
 }
 
 # --- a private redis-server -------------------------------------------------
@@ -752,9 +936,11 @@ if [ "${RQ_REF_FORMAT:-files}" = reftable ]; then
 	REFTABLE=1
 fi
 # check_ref_format repo: on a reftable run, a check that repo keeps its
-# refs in reftables (the run tests what it says it tests)
+# refs in reftables; on a SHA-256 run, that its objects are SHA-256 (the
+# run tests what it says it tests)
 check_ref_format() {
 	[ $REFTABLE = 0 ] || check_eq "$1: refs in reftables" reftable "$(git -C "$1" rev-parse --show-ref-format)"
+	[ $SHA256 = 0 ] || check_object_format "$1"
 }
 # locks_of n: how many lock files an update of n refs holds (files: one a
 # ref; reftable: tables.list.lock alone)

@@ -12,6 +12,7 @@ mkdir -p "$ROOT" "$OUTSIDE"
 
 # the outside repository a hostile one points at: nothing may change in it
 make_repo "$OUTSIDE/victim" v
+check_ref_format "$OUTSIDE/victim"
 snapshot() { (cd "$1" && find . -path ./.git/index -prune -o -type f -print0 | sort -z | xargs -0 sha1sum); }
 VICTIM_BEFORE=$(snapshot "$OUTSIDE/victim")
 victim_untouched() {
@@ -158,7 +159,7 @@ damage() {
 		git -C "$r" repack -adq
 		p=$(ls "$r"/.git/objects/pack/*.pack) && i=${p%.pack}.idx && chmod u+w "$p" "$i"
 		case $1 in
-		pack-truncated) s=$(stat -c %s "$p") && head -c $((s - 40)) "$p" >"$T/x" && mv "$T/x" "$p" ;;
+		pack-truncated) s=$(stat -c %s "$p") && head -c $((s - HEXSZ / 2 - 20)) "$p" >"$T/x" && mv "$T/x" "$p" ;;
 		index-truncated) s=$(stat -c %s "$i") && head -c $((s / 2)) "$i" >"$T/x" && mv "$T/x" "$i" ;;
 		pack-flipped) s=$(stat -c %s "$p") && printf '\377\377\377\377' | dd of="$p" bs=1 seek=$((s / 2)) conv=notrunc 2>/dev/null ;;
 		esac

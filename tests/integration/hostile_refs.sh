@@ -18,6 +18,7 @@ wait "$DEAD"
 
 # one template repository, copied for each case (make_repo's layout)
 make_repo "$T/template" t
+check_ref_format "$T/template"
 git -C "$T/template" config user.name "Tem Plate"
 git -C "$T/template" config user.email tem@plate
 fresh() {

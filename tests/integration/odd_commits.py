@@ -35,6 +35,7 @@ same seed always writes the same objects.
 import hashlib
 import os
 import random
+import subprocess
 import sys
 import zlib
 
@@ -63,13 +64,23 @@ ENCODINGS = [
 ODD_FILE_MODES = ["100664", "100600", "100775", "100700", "100644", "100755", "100640"]
 
 
+# the repository's object format (sha1 or sha256), set by main()
+ALGO = "sha1"
+
+
+def oid_of(data):
+    """An id of the repository's format for data (also for ids of objects
+    that are not in the repository: a gitlink, a mergetag's object)."""
+    return hashlib.new(ALGO, data).hexdigest()
+
+
 class Repo:
     def __init__(self, gitdir):
         self.objdir = os.path.join(gitdir, "objects")
 
     def write(self, kind, data):
         raw = b"%s %d\0" % (kind, len(data)) + data
-        oid = hashlib.sha1(raw).hexdigest()
+        oid = oid_of(raw)
         path = os.path.join(self.objdir, oid[:2], oid[2:])
         if not os.path.exists(path):
             os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -131,7 +142,7 @@ class Gen:
             t["f%d.txt" % i] = (self.odd_mode(), self.lines(8))
         t["link"] = ("120000", b"f0.txt")
         if r.random() < 0.5:
-            t["sub"] = ("160000", hashlib.sha1(b"sub%d" % r.randrange(99)).hexdigest())
+            t["sub"] = ("160000", oid_of(b"sub%d" % r.randrange(99)))
         for d in ("d1", "d2", "d3"):
             sub = {"g%d.c" % i: (self.odd_mode(), self.lines(6)) for i in range(r.randrange(2, 5))}
             if r.random() < 0.5:
@@ -260,12 +271,13 @@ class Gen:
             kind = r.choice(["change-id", "mergetag", "unknown", "nospace", "empty", "gpgsig",
                              "gpgsig-sha256", "latin1", "cont"])
             if kind == "change-id":
+                # a Gerrit Change-Id: 40 digits whatever the format
                 out += b"change-id I%s\n" % hashlib.sha1(b"%d" % r.randrange(9999)).hexdigest().encode()
             elif kind == "mergetag":
                 out += (b"mergetag object %s\n type commit\n tag v1.%d\n tagger T <t@x> %s\n \n"
                         b" tag message\n -----BEGIN PGP SIGNATURE-----\n \n iQEz\n"
                         b" -----END PGP SIGNATURE-----\n" % (
-                            hashlib.sha1(b"x").hexdigest().encode(), r.randrange(9), self.when()))
+                            oid_of(b"x").encode(), r.randrange(9), self.when()))
             elif kind == "unknown":
                 out += b"x-origin %d\n" % r.randrange(999)
             elif kind == "nospace":
@@ -320,7 +332,10 @@ def history(repo, seed):
 
 
 def main():
+    global ALGO
     gitdir, first, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    ALGO = subprocess.run(["git", "--git-dir", gitdir, "rev-parse", "--show-object-format"],
+                          check=True, capture_output=True, text=True).stdout.strip()
     repo = Repo(gitdir)
     for seed in range(first, first + count):
         for ref, oid in history(repo, seed):

@@ -342,7 +342,9 @@ gen_repo() {
 		LC_ALL=C awk -v SEED="$1" -v DIRREN="$DIRREN" -v BINMODE="$BINMODE" -v ADDMODE="$ADDMODE" \
 			-v TMAX="$TMAX" \
 			"$GEN_AWK" </dev/null |
-		tr '\001' '\000' | git -C "$2" fast-import --quiet
+		tr '\001' '\000' | git -C "$2" fast-import --quiet || return 1
+	# the first seed's repository is in the run's formats
+	[ "$1" != "$FIRST" ] || check_ref_format "$2"
 }
 
 # pick_with_git repo flags...: cherry-pick the topic commits ($COMMITS) one
@@ -470,7 +472,7 @@ run_seed() {
 			check_eq "seed $SEED: a conflict says nothing, as git replay" "" "$err"
 			run_rq -C "$r" replay --ref-action=print --format=json --onto upstream "$@"
 			json=$OUT
-			rq_conflict=$(printf '%s' "$json" | sed -n 's/.*"commit":"\([0-9a-f]\{40\}\)".*/\1/p')
+			rq_conflict=$(printf '%s' "$json" | sed -n "s/.*\"commit\":\"\\($OID_BRE\\)\".*/\\1/p")
 			check_eq "seed $SEED: json exit status" 1 "$RC"
 			check_eq "seed $SEED: json conflict.commit" "$G_CONFLICT" "$rq_conflict"
 			check_contains "seed $SEED: json status" '"status":"conflict"' "$json"

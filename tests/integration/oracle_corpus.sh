@@ -21,14 +21,14 @@
 # RQ_CORPUS_STRIDE=S (default 3), --onto for every S-th parent, --revert for
 # every 2S-th chain and --advance for every 4S-th (offset: other chains);
 # RQ_CORPUS_ALL=1 (S=1, every chain in every mode: 1,329 calls) runs all.
-# Skipped with a notice where the corpus or upstream git is absent.
+# Skipped with a notice where the corpus or upstream git is absent. In the
+# @sha256 pass the corpus is a SHA-256 copy of the bundles (corpus_repo in
+# tests/lib.sh: converted once, checked object by object, cached).
 . "$(dirname "$0")/../lib.sh"
 
 if ! upstream_git; then
 	finish
 fi
-CORPUS=$(cd "$(dirname "$0")/../.." && pwd)/../shared/corpus
-[ -d "$CORPUS" ] || CORPUS=/work/shared/corpus
 S=${RQ_CORPUS_STRIDE:-3}
 ONTO_S=$S REV_S=$((2 * S)) ADV_S=$((4 * S)) ADV_OFF=$S
 [ "${RQ_CORPUS_ALL:-0}" = 1 ] && ONTO_S=1 REV_S=1 ADV_S=1 ADV_OFF=0
@@ -77,7 +77,11 @@ for name in jansson hiredis; do
 		continue
 	fi
 	R=$T/$name.git
-	git clone -q --bare "$CORPUS/$name.bundle" "$R"
+	corpus_repo "$name" "$R" || {
+		not_ok "$name: the corpus in $OBJECT_FORMAT"
+		continue
+	}
+	check_object_format "$R"
 	chains "$R" >"$T/chains"
 	awk '{ print "create refs/heads/c/" NR " " $3; print "create refs/heads/a/" NR " " $1 }' \
 		"$T/chains" | git -C "$R" update-ref --stdin

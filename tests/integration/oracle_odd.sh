@@ -63,6 +63,7 @@ R=$T/odd.git
 git init -q --bare -b main "$R"
 python3 "$GEN" "$R" "$FIRST" "$SEEDS" | git -C "$R" update-ref --stdin ||
 	not_ok "the generator"
+check_ref_format "$R"
 for SEED in $(seq "$FIRST" $((FIRST + SEEDS - 1))); do
 	CFG=()
 	[ $((SEED % 5)) = 0 ] && CFG+=(-c i18n.commitEncoding=ISO-8859-1)

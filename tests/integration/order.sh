@@ -133,7 +133,9 @@ gen_repo() {
 		S+="reset refs/heads/side/$k"$'\n'"from :${ALLMARKS[RANDOM % ${#ALLMARKS[@]}]}"$'\n\n'
 	done
 	S+="reset refs/heads/old"$'\n'"from :1"$'\n\n'
-	git init -q "$r" && printf '%s' "$S" | git -C "$r" fast-import --quiet
+	git init -q "$r" && printf '%s' "$S" | git -C "$r" fast-import --quiet || return 1
+	# the first seed's repository is in the run's formats
+	[ "$SEED" != "$FIRST" ] || check_ref_format "$r"
 }
 
 # --- helpers

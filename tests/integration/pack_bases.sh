@@ -46,6 +46,7 @@ delta_base() { awk -v id="$2" '$1 == id && NF == 7 { print $7 }' "$1"; }
 
 R=$T/repo
 make_repo "$R"
+check_ref_format "$R"
 export RQ_DATE="@1800000000 +0000"
 P=$R/.git/objects/pack
 BEFORE=$(ls "$P"/*.idx | sort)

@@ -65,6 +65,7 @@ branches() { for b in $(seq 1 "$1"); do echo "b$b"; done; }
 
 R=$T/par
 gen_repo "$R" 40 0
+check_ref_format "$R"
 mapfile -t BR < <(branches 40)
 export RQ_DATE="@1800000000 +0000"
 run_rq -C "$R" replay --ref-action=print --jobs=1 --onto main ^base "${BR[@]}"

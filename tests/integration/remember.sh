@@ -72,6 +72,7 @@ SAME=0 CLEANS=0
 for s in $(seq 1 "$N"); do
 	r=$T/s$s
 	make_sequence "$r" "$s"
+	[ "$s" != 1 ] || check_ref_format "$r"
 	for dr in "" true false; do
 		if [ -n "$dr" ]; then git -C "$r" config merge.directoryRenames "$dr"; fi
 		want=$("$UPSTREAM_GIT" -C "$r" replay --ref-action=print --onto main main~1..topic 2>"$T/g.err")

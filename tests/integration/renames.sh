@@ -20,6 +20,7 @@ lines() { # lines PREFIX N: N distinct lines
 
 R=$T/repo
 git init -q -b main "$R"
+check_ref_format "$R"
 cd "$R" || exit 1
 lines "core" 40 >core.txt
 lines "util" 30 >util.txt

@@ -25,6 +25,7 @@ make_cli_repo() {
 
 R=$T/repo
 make_cli_repo "$R"
+check_ref_format "$R"
 # every replay (and the git commands that give the expected ids) commits at this date
 export RQ_DATE="@1800000000 +0000"
 cd "$R" || exit 1
@@ -70,7 +71,7 @@ git branch -D -q tcopy
 run_rq replay --ref-action=print --onto "$(git rev-parse --short main)" "^v1" topic
 check_eq "short id onto, tag negative" "update refs/heads/topic $EXP_TOPIC $TOPIC" "$OUT"
 run_rq replay --ref-action=print --onto main --ref=refs/heads/newtopic "$(git rev-parse main~2)..$TOPIC"
-check_eq "raw ids with --ref" "update refs/heads/newtopic $EXP_TOPIC 0000000000000000000000000000000000000000" "$OUT"
+check_eq "raw ids with --ref" "update refs/heads/newtopic $EXP_TOPIC $ZERO_OID" "$OUT"
 
 # --- --onto, update (the default) -------------------------------------------
 git branch t3 topic
@@ -213,7 +214,7 @@ check_contains "revert of a merge: its code" '"code":"merge_commit"' "$OUT"
 
 # --- --ref -------------------------------------------------------------------------
 run_rq replay --ref-action=print --onto main --ref=refs/heads/out main..topic
-check_eq "ref: receives the result" "update refs/heads/out $EXP_TOPIC 0000000000000000000000000000000000000000" "$OUT"
+check_eq "ref: receives the result" "update refs/heads/out $EXP_TOPIC $ZERO_OID" "$OUT"
 run_rq replay --onto main --ref=refs/heads/out main..topic
 check_eq "ref: created by update" "$EXP_TOPIC" "$(git rev-parse out)"
 run_rq replay --ref-action=print --advance target --ref=refs/heads/out main..topic

@@ -10,6 +10,7 @@
 export GIT_COMMITTER_DATE="@1800000000 +0000"
 R=$T/r
 git init -q -b main "$R"
+check_ref_format "$R"
 commit_file "$R" f1 1 c1
 commit_file "$R" f2 2 c2
 git -C "$R" tag base

@@ -16,6 +16,7 @@
 export GIT_COMMITTER_DATE="@1800000000 +0000"
 R=$T/r
 git init -q -b main "$R"
+check_ref_format "$R"
 commit_file "$R" a a "base a"
 commit_file "$R" b b "base b"
 git -C "$R" checkout -q -b t1

@@ -20,6 +20,7 @@ lines() { seq 1 "$1" | sed "${2:-}"; }
 # renames b.txt, mr-5 is stacked on mr-4, mr-6 edits a.txt near mr-1
 R=$T/train
 git init -q -b main "$R"
+check_ref_format "$R"
 commit_file "$R" a.txt "$(lines 40)" "base a"
 commit_file "$R" b.txt "$(lines 30 's/^/b /')" "base b"
 commit_file "$R" f.txt "f" "base f"

@@ -17,6 +17,7 @@ export REPLAYQ_QUEUE=wtest
 make_repo "$ROOT/r0" zero "$N"
 make_repo "$ROOT/r1" one "$N"
 git clone -q --bare --no-local "$ROOT/r1" "$ROOT/r2.git"
+check_ref_format "$ROOT/r2.git"
 
 REPOS=(r0 r1 r2.git)
 
