@@ -10,25 +10,24 @@
 
 #include <stdio.h>
 
-/* id as libgit2's: 0, or -1 with libgit2's error set (not SHA-1). */
-static int to_git(git_oid *out, const rq_oid *id, const rq_oid_algo *algo)
+/* libgit2's odb takes SHA-1 ids only: 0, or -1 with libgit2's error set. */
+static int git_width(const rq_oid_algo *algo)
 {
 	char msg[80];
 
-	if (rq_oid_to_git(out, id, algo) == 0)
+	if (algo->rawsz == GIT_OID_RAWSZ)
 		return 0;
 	snprintf(msg, sizeof(msg), "libgit2's object database has no %s", algo->name);
 	git_error_set_str(GIT_ERROR_ODB, msg);
 	return -1;
 }
 
-/* The same check before a write, whose id is still to come. */
-static int is_git(const rq_oid_algo *algo)
+/* id as libgit2's: 0, or -1 with libgit2's error set (not SHA-1). */
+static int to_git(git_oid *out, const rq_oid *id, const rq_oid_algo *algo)
 {
-	rq_oid zero = {{0}};
-	git_oid unused;
-
-	return to_git(&unused, &zero, algo);
+	if (git_width(algo) < 0)
+		return -1;
+	return rq_oid_to_git(out, id, algo);
 }
 
 int rq_ortodb_write(rq_oid *out, git_odb *odb, const rq_oid_algo *algo, const void *data,
@@ -37,7 +36,7 @@ int rq_ortodb_write(rq_oid *out, git_odb *odb, const rq_oid_algo *algo, const vo
 	git_oid g;
 	int rc;
 
-	if (is_git(algo) < 0)
+	if (git_width(algo) < 0)
 		return -1;
 	if ((rc = rq_odb_mem_write(&g, odb, data, len, type)) >= 0)
 		rq_oid_from_git(out, &g);
@@ -52,7 +51,7 @@ int rq_ortodb_write_like(rq_oid *out, git_odb *odb, const rq_oid_algo *algo, con
 	const git_oid *palt[2] = {NULL, NULL};
 	int rc;
 
-	if (is_git(algo) < 0)
+	if (git_width(algo) < 0)
 		return -1;
 	if (nalt > 2) {
 		git_error_set_str(GIT_ERROR_INVALID, "too many earlier versions");
