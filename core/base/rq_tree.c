@@ -37,18 +37,21 @@ int rq_tree_name_cmp(const char *a, size_t alen, int a_dir, const char *b, size_
 }
 
 /*
- * One entry at p (size bytes left): "<octal mode> <name>\0<20-byte id>".
- * Its length, or 0 with *why set. git's checks, in git's order: room for
- * at least a one-digit mode, a one-byte name and the id with the NUL
- * before it; then the mode; then a name that is not empty.
+ * One entry at p (size bytes left): "<octal mode> <name>\0<id>", the id of
+ * rawsz bytes. Its length, or 0 with *why set. git's checks, in git's
+ * order: room for at least a one-digit mode, a one-byte name and the id
+ * with the NUL before it; then the mode; then a name that is not empty.
+ * Inline, called with a constant rawsz from entry_sized: each width gets
+ * its own copy, the SHA-1 one with the 20-byte copy it always had.
  */
-static size_t entry_at(const unsigned char *p, size_t size, rq_tree_entry *e, const char **why)
+static inline size_t entry_at(const unsigned char *p, size_t size, size_t rawsz, rq_tree_entry *e,
+			      const char **why)
 {
 	const unsigned char *nul, *q = p;
 	uint32_t mode = 0;
 
-	if (size < GIT_OID_RAWSZ + 3 || !(nul = memchr(p, '\0', size)) ||
-	    (size_t)(nul - p) + 1 + GIT_OID_RAWSZ > size) {
+	if (size < rawsz + 3 || !(nul = memchr(p, '\0', size)) ||
+	    (size_t)(nul - p) + 1 + rawsz > size) {
 		*why = "too-short tree object";
 		return 0;
 	}
@@ -74,8 +77,17 @@ static size_t entry_at(const unsigned char *p, size_t size, rq_tree_entry *e, co
 	e->name = (const char *)q;
 	e->len = (size_t)(nul - q);
 	e->mode = rq_tree_canon_mode(mode & 0xffffu); /* git keeps 16 bits */
-	git_oid_fromraw(&e->id, nul + 1);
-	return (size_t)(nul - p) + 1 + GIT_OID_RAWSZ;
+	memcpy(e->id.id, nul + 1, rawsz);
+	memset(e->id.id + rawsz, 0, RQ_OID_MAX_RAWSZ - rawsz);
+	return (size_t)(nul - p) + 1 + rawsz;
+}
+
+/* entry_at at the tree's width, one branch per entry. */
+static size_t entry_sized(const rq_tree *t, size_t pos, rq_tree_entry *e, const char **why)
+{
+	if (t->rawsz == 20)
+		return entry_at(t->data + pos, t->size - pos, 20, e, why);
+	return entry_at(t->data + pos, t->size - pos, RQ_OID_MAX_RAWSZ, e, why);
 }
 
 void rq_tree_close(rq_tree *t)
@@ -86,25 +98,19 @@ void rq_tree_close(rq_tree *t)
 	memset(t, 0, sizeof(*t));
 }
 
-int rq_tree_open(rq_tree *t, git_odb *odb, const git_oid *id, rq_error *err)
+int rq_tree_open_data(rq_tree *t, const rq_oid_algo *algo, const void *data, size_t size,
+		      rq_error *err)
 {
 	rq_tree_entry e;
 	const char *why = NULL;
 	size_t pos = 0;
 
 	memset(t, 0, sizeof(*t));
-	if (git_odb_read(&t->obj, odb, id) < 0)
-		return rq_error_git(err, "cannot read tree");
-	if (git_odb_object_type(t->obj) != GIT_OBJECT_TREE) {
-		char hex[GIT_OID_HEXSZ + 1];
-		rq_tree_close(t);
-		git_oid_tostr(hex, sizeof(hex), id);
-		return rq_error_set(err, RQ_E_CORRUPT_OBJECT, "object %s is not a tree", hex);
-	}
-	t->data = git_odb_object_data(t->obj);
-	t->size = git_odb_object_size(t->obj);
+	t->data = data;
+	t->size = size;
+	t->rawsz = algo->rawsz;
 	while (pos < t->size) {
-		size_t len = entry_at(t->data + pos, t->size - pos, &e, &why);
+		size_t len = entry_sized(t, pos, &e, &why);
 		if (!len) {
 			rq_tree_close(t);
 			return rq_error_set(err, RQ_E_CORRUPT_OBJECT, "%s", why);
@@ -115,6 +121,33 @@ int rq_tree_open(rq_tree *t, git_odb *odb, const git_oid *id, rq_error *err)
 	return 0;
 }
 
+int rq_tree_open(rq_tree *t, git_odb *odb, const rq_oid_algo *algo, const rq_oid *id, rq_error *err)
+{
+	git_odb_object *obj = NULL;
+	git_oid gid;
+
+	memset(t, 0, sizeof(*t));
+	if (rq_oid_to_git(&gid, id, algo) < 0)
+		return rq_error_set(err, RQ_E_GIT,
+				    "cannot read tree: libgit2's object database has no %s",
+				    algo->name);
+	if (git_odb_read(&obj, odb, &gid) < 0)
+		return rq_error_git(err, "cannot read tree");
+	if (git_odb_object_type(obj) != GIT_OBJECT_TREE) {
+		char hex[RQ_OID_MAX_HEXSZ + 1];
+		git_odb_object_free(obj);
+		rq_oid_fmt(hex, id, algo);
+		return rq_error_set(err, RQ_E_CORRUPT_OBJECT, "object %s is not a tree", hex);
+	}
+	if (rq_tree_open_data(t, algo, git_odb_object_data(obj), git_odb_object_size(obj), err) <
+	    0) {
+		git_odb_object_free(obj);
+		return -1;
+	}
+	t->obj = obj;
+	return 0;
+}
+
 int rq_tree_next(const rq_tree *t, size_t *pos, rq_tree_entry *e)
 {
 	const char *why;
@@ -122,7 +155,7 @@ int rq_tree_next(const rq_tree *t, size_t *pos, rq_tree_entry *e)
 
 	if (*pos >= t->size)
 		return 0;
-	len = entry_at(t->data + *pos, t->size - *pos, e, &why);
+	len = entry_sized(t, *pos, e, &why);
 	if (!len) /* checked when opened: cannot happen */
 		return 0;
 	*pos += len;

@@ -15,7 +15,8 @@
  * 100644 or 100755, anything of no known kind a gitlink).
  *
  * The entries point into the object's data: they live as long as the
- * rq_tree is open.
+ * rq_tree is open. Ids are of the repository's object format (rq_oid.h):
+ * 20 bytes for SHA-1, 32 for SHA-256; each width has its own inline copy.
  */
 #ifndef RQ_TREE_H
 #define RQ_TREE_H
@@ -25,6 +26,7 @@
 #include <stdint.h>
 
 #include "rq_error.h"
+#include "rq_oid.h"
 
 /* git's default core.maxTreeDepth (git 2.55): a walk that must open a
  * directory nested deeper fails (RQ_E_TREE_TOO_DEEP). */
@@ -34,14 +36,15 @@ typedef struct rq_tree {
 	git_odb_object *obj;
 	const unsigned char *data;
 	size_t size;
-	size_t n; /* entries */
+	size_t n;     /* entries */
+	size_t rawsz; /* the width of its ids (the repository's format) */
 } rq_tree;
 
 typedef struct rq_tree_entry {
 	const char *name; /* NUL-terminated, inside the object */
 	size_t len;
 	uint32_t mode; /* canonical */
-	git_oid id;
+	rq_oid id;
 } rq_tree_entry;
 
 /* git's canon_mode(). */
@@ -53,11 +56,22 @@ uint32_t rq_tree_canon_mode(uint32_t mode);
 int rq_tree_name_cmp(const char *a, size_t alen, int a_dir, const char *b, size_t blen, int b_dir);
 
 /*
- * Read tree id from odb and check all its entries. 0, or -1 with err set
+ * Read tree id from odb and check all its entries, whose ids are of algo's
+ * width ("<mode> <name>\0<rawsz-byte id>"). 0, or -1 with err set
  * (RQ_E_CORRUPT_OBJECT for a damaged tree or an object that is no tree;
  * what rq_error_git says for a read that failed); t is closed then.
+ *
+ * Issue 42: the object is still read through libgit2's odb, which takes a
+ * 20-byte id: a SHA-256 tree fails here with RQ_E_GIT (libgit2 has no
+ * SHA-256) until core/odb's direct read replaces that call.
  */
-int rq_tree_open(rq_tree *t, git_odb *odb, const git_oid *id, rq_error *err);
+int rq_tree_open(rq_tree *t, git_odb *odb, const rq_oid_algo *algo, const rq_oid *id,
+		 rq_error *err);
+
+/* The same over a tree's bytes already read (data, size bytes; kept by the
+ * caller as long as t is open). */
+int rq_tree_open_data(rq_tree *t, const rq_oid_algo *algo, const void *data, size_t size,
+		      rq_error *err);
 
 /* The entry at *pos (start at 0) into e, *pos moved past it: 1, or 0 at
  * the end. */

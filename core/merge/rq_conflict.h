@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rq_oid.h"
+
 typedef enum {
 	RQ_CONFLICT_CONTENT,
 	RQ_CONFLICT_ADD_ADD,
@@ -47,7 +49,7 @@ typedef struct rq_conflicts {
 
 /* One version of a conflicting path (mode 0: absent). */
 typedef struct rq_conflict_version {
-	git_oid oid;
+	rq_oid oid;
 	uint32_t mode;
 } rq_conflict_version;
 

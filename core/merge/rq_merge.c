@@ -75,7 +75,8 @@
  * resolved unopened (=true), 2 renames whose source was gone on the other
  * side, 1 rename/add of a file and a symlink; all 9 agreed with git. The
  * fallback knows nothing of remembered renames: a pick that falls back
- * breaks their chain.
+ * breaks their chain. libgit2 has no SHA-256: in a SHA-256 repository such
+ * a pick fails (RQ_E_UNSUPPORTED_REPO, naming the state) instead.
  *
  * Deliberate difference: when a renamed file collides with a file the other
  * side added at its destination and the content merge of the rename
@@ -197,9 +198,10 @@ out:
 	git_config_free(cfg);
 }
 
-int rq_merger_new(rq_merger **out, git_repository *repo, const char *root, rq_error *err)
+int rq_merger_new(rq_merger **out, git_repository *repo, const rq_merger_opts *opts, rq_error *err)
 {
 	rq_merger *m = calloc(1, sizeof(*m));
+	const char *root = opts ? opts->root : NULL;
 
 	*out = NULL;
 	if (!m || rq_treemerge_memory_init(&m->memory) < 0) {
@@ -207,8 +209,9 @@ int rq_merger_new(rq_merger **out, git_repository *repo, const char *root, rq_er
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	}
 	m->repo = repo;
+	m->config.algo = opts && opts->algo ? opts->algo : &rq_oid_sha1;
 	read_config(m);
-	if (rq_attr_new(&m->config.attr, repo, root, err) < 0) {
+	if (rq_attr_new(&m->config.attr, repo, m->config.algo, root, err) < 0) {
 		rq_merger_free(m);
 		return -1;
 	}
@@ -230,6 +233,11 @@ void rq_merger_free(rq_merger *m)
 	rq_treemerge_memory_release(&m->memory);
 	rq_attr_free(m->config.attr);
 	free(m);
+}
+
+const rq_oid_algo *rq_merger_algo(const rq_merger *m)
+{
+	return m->config.algo;
 }
 
 const rq_merge_stats *rq_merger_stats(const rq_merger *m)
@@ -274,19 +282,42 @@ static int collect_conflicts(git_index *index, rq_conflicts *conflicts, rq_error
 	return 0;
 }
 
+/*
+ * The fallback is libgit2's, which has no SHA-256: in another format the
+ * pick fails with the state the tree merge met, never a misread.
+ * 0 (SHA-1 ids into g[3], absent base NULL), or -1 with err set.
+ */
+static int fallback_ids(rq_merger *m, const rq_oid *const ids[3], git_oid g[3], rq_error *err)
+{
+	const rq_oid_algo *algo = m->config.algo;
+
+	for (int i = 0; i < 3; i++)
+		if (ids[i] && rq_oid_to_git(&g[i], ids[i], algo) < 0)
+			return rq_error_set(
+			    err, RQ_E_UNSUPPORTED_REPO,
+			    "cannot merge in a %s repository: the tree merge hands this pick to "
+			    "libgit2's merge (%s), which has no %s",
+			    algo->name, m->memory.fall_back_why ? m->memory.fall_back_why : "",
+			    algo->name);
+	return 0;
+}
+
 /* libgit2's merge, for the picks the tree merge hands back (see the list at
  * the top of this file). Returns 0 clean, 1 conflict, -1 error. */
-static int fallback_merge(rq_merger *m, const git_oid *base, const git_oid *ours,
-			  const git_oid *theirs, git_oid *out, rq_conflicts *conflicts,
-			  rq_error *err)
+static int fallback_merge(rq_merger *m, const rq_oid *base, const rq_oid *ours,
+			  const rq_oid *theirs, rq_oid *out, rq_conflicts *conflicts, rq_error *err)
 {
+	const rq_oid *ids[3] = {base, ours, theirs};
 	git_tree *tb = NULL, *to = NULL, *tt = NULL;
 	git_index *index = NULL;
+	git_oid g[3], merged;
 	int rc = -1;
 
 	m->stats.fallback++;
-	if ((base && git_tree_lookup(&tb, m->repo, base) < 0) ||
-	    git_tree_lookup(&to, m->repo, ours) < 0 || git_tree_lookup(&tt, m->repo, theirs) < 0) {
+	if (fallback_ids(m, ids, g, err) < 0)
+		return -1;
+	if ((base && git_tree_lookup(&tb, m->repo, &g[0]) < 0) ||
+	    git_tree_lookup(&to, m->repo, &g[1]) < 0 || git_tree_lookup(&tt, m->repo, &g[2]) < 0) {
 		rq_error_git(err, "cannot read tree");
 		goto out;
 	}
@@ -298,10 +329,11 @@ static int fallback_merge(rq_merger *m, const git_oid *base, const git_oid *ours
 		rc = collect_conflicts(index, conflicts, err) < 0 ? -1 : 1;
 		goto out;
 	}
-	if (git_index_write_tree_to(out, index, m->repo) < 0) {
+	if (git_index_write_tree_to(&merged, index, m->repo) < 0) {
 		rq_error_git(err, "cannot write merged tree");
 		goto out;
 	}
+	rq_oid_from_git(out, &merged);
 	rc = 0;
 out:
 	git_index_free(index);
@@ -319,20 +351,17 @@ out:
  * such case: merge-ort opens every directory the sides changed and writes
  * it again (with canonical modes), which the full merge does too.
  */
-static int trivial_result(const git_oid *base, const git_oid *ours, const git_oid *theirs,
-			  git_oid *out)
+static int trivial_result(const rq_oid_algo *algo, const rq_oid *base, const rq_oid *ours,
+			  const rq_oid *theirs, rq_oid *out)
 {
-	git_oid empty;
-
-	git_oid_fromstr(&empty, RQ_EMPTY_TREE_HEX);
 	if (!base) /* a root commit: picked against the empty tree */
-		base = &empty;
-	if (git_oid_equal(base, theirs)) {
-		git_oid_cpy(out, ours); /* the pick changes nothing */
+		base = &algo->empty_tree;
+	if (rq_oid_eq(base, theirs)) {
+		*out = *ours; /* the pick changes nothing */
 		return 1;
 	}
-	if (git_oid_equal(base, ours)) {
-		git_oid_cpy(out, theirs); /* ours is the base */
+	if (rq_oid_eq(base, ours)) {
+		*out = *theirs; /* ours is the base */
 		return 1;
 	}
 	return 0;
@@ -346,18 +375,17 @@ void rq_merger_forget_renames(rq_merger *m)
 
 /* A tree merge of the merger with mode (NULL: a pick), through the
  * trivial cases and the fallback as a pick goes. */
-static int merge_with(rq_merger *m, const rq_ort_mode *mode, const git_oid *base,
-		      const git_oid *ours, const git_oid *theirs, git_oid *out,
-		      rq_conflicts *conflicts, rq_error *err)
+static int merge_with(rq_merger *m, const rq_ort_mode *mode, const rq_oid *base, const rq_oid *ours,
+		      const rq_oid *theirs, rq_oid *out, rq_conflicts *conflicts, rq_error *err)
 {
 	git_odb *odb = NULL;
 	int rc;
 
 	if (git_repository_odb(&odb, m->repo) < 0)
 		return rq_error_git(err, "cannot open the object database");
-	if (trivial_result(base, ours, theirs, out)) {
+	if (trivial_result(m->config.algo, base, ours, theirs, out)) {
 		m->stats.trivial++;
-		rc = rq_canon_root(odb, out, out, err);
+		rc = rq_canon_root(odb, m->config.algo, out, out, err);
 		git_odb_free(odb);
 		if (rc < 0)
 			return -1;
@@ -385,8 +413,8 @@ static int merge_with(rq_merger *m, const rq_ort_mode *mode, const git_oid *base
 	return rc == 1 && mode && mode->accept ? RQ_MERGE_NO_TREE : rc;
 }
 
-int rq_merger_merge(rq_merger *m, const git_oid *base, const git_oid *ours, const git_oid *theirs,
-		    git_oid *out, rq_conflicts *conflicts, rq_error *err)
+int rq_merger_merge(rq_merger *m, const rq_oid *base, const rq_oid *ours, const rq_oid *theirs,
+		    rq_oid *out, rq_conflicts *conflicts, rq_error *err)
 {
 	return merge_with(m, NULL, base, ours, theirs, out, conflicts, err);
 }
@@ -399,8 +427,8 @@ static void set_marks(rq_ort_mode *mode, const rq_merge_marks *marks)
 	mode->marks.size = marks->size;
 }
 
-int rq_merger_merge_accept(rq_merger *m, const git_oid *base, const git_oid *ours,
-			   const git_oid *theirs, const rq_merge_marks *marks, git_oid *out,
+int rq_merger_merge_accept(rq_merger *m, const rq_oid *base, const rq_oid *ours,
+			   const rq_oid *theirs, const rq_merge_marks *marks, rq_oid *out,
 			   rq_conflicts *conflicts, rq_conflict_details *details, rq_error *err)
 {
 	rq_ort_mode mode;
@@ -420,10 +448,10 @@ int rq_merger_merge_accept(rq_merger *m, const git_oid *base, const git_oid *our
 	return rc;
 }
 
-int rq_merger_merge_remerge(rq_merger *m, const git_oid *base, const git_oid *ours,
-			    const git_oid *theirs, const rq_merge_marks *marks,
-			    const rq_oidmap *base_marked, const rq_oidmap *ours_marked,
-			    git_oid *out, rq_conflicts *conflicts, rq_error *err)
+int rq_merger_merge_remerge(rq_merger *m, const rq_oid *base, const rq_oid *ours,
+			    const rq_oid *theirs, const rq_merge_marks *marks,
+			    const rq_oidmap *base_marked, const rq_oidmap *ours_marked, rq_oid *out,
+			    rq_conflicts *conflicts, rq_error *err)
 {
 	rq_ort_mode mode;
 	int rc;

@@ -27,10 +27,8 @@
 
 #include "rq_conflict.h" /* rq_conflicts, the conflicts a merge reports */
 #include "rq_error.h"
+#include "rq_oid.h"
 #include "rq_oidmap.h"
-
-/* The id of the empty tree. */
-#define RQ_EMPTY_TREE_HEX "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 typedef struct rq_merge_stats {
 	size_t trivial;	 /* picks resolved from the tree ids (one side unchanged) */
@@ -42,17 +40,26 @@ typedef struct rq_merge_stats {
 
 typedef struct rq_merger rq_merger;
 
-/*
- * A merger for repo. root (NULL: none): the worker's root, which every
- * attribute file the merge reads must resolve inside; a job's merge reads
- * no global or system attribute file (core/merge/ort/rq_attr.h).
- */
-int rq_merger_new(rq_merger **out, git_repository *repo, const char *root, rq_error *err);
+typedef struct rq_merger_opts {
+	/* the worker's root (NULL: none), which every attribute file the merge
+	 * reads must resolve inside; a job's merge reads no global or system
+	 * attribute file (core/merge/ort/rq_attr.h) */
+	const char *root;
+	/* the repository's object format, read once by the caller (NULL:
+	 * SHA-1): the width of every id the merge takes, reads and writes */
+	const rq_oid_algo *algo;
+} rq_merger_opts;
+
+/* A merger for repo; opts NULL: all defaults. The empty tree of the
+ * format is algo->empty_tree (rq_oid.h). */
+int rq_merger_new(rq_merger **out, git_repository *repo, const rq_merger_opts *opts, rq_error *err);
 void rq_merger_free(rq_merger *m);
 const rq_merge_stats *rq_merger_stats(const rq_merger *m);
+/* The object format of the merger's ids (never NULL). */
+const rq_oid_algo *rq_merger_algo(const rq_merger *m);
 
-int rq_merger_merge(rq_merger *m, const git_oid *base, const git_oid *ours, const git_oid *theirs,
-		    git_oid *out, rq_conflicts *conflicts, rq_error *err);
+int rq_merger_merge(rq_merger *m, const rq_oid *base, const rq_oid *ours, const rq_oid *theirs,
+		    rq_oid *out, rq_conflicts *conflicts, rq_error *err);
 
 /* ---- the merges of a remerge (core/merge/rq_remerge.h) -------------------- */
 
@@ -76,8 +83,8 @@ typedef struct rq_merge_marks {
  * no tree: conflicts listed, no details), -1. Remembered renames are not
  * used; the chain is broken.
  */
-int rq_merger_merge_accept(rq_merger *m, const git_oid *base, const git_oid *ours,
-			   const git_oid *theirs, const rq_merge_marks *marks, git_oid *out,
+int rq_merger_merge_accept(rq_merger *m, const rq_oid *base, const rq_oid *ours,
+			   const rq_oid *theirs, const rq_merge_marks *marks, rq_oid *out,
 			   rq_conflicts *conflicts, rq_conflict_details *details, rq_error *err);
 
 /*
@@ -89,10 +96,10 @@ int rq_merger_merge_accept(rq_merger *m, const git_oid *base, const git_oid *our
  * otherwise (a fallback to libgit2 merges plainly: the caller decides
  * whether that can stand, by rq_merger_stats' fallback count).
  */
-int rq_merger_merge_remerge(rq_merger *m, const git_oid *base, const git_oid *ours,
-			    const git_oid *theirs, const rq_merge_marks *marks,
-			    const rq_oidmap *base_marked, const rq_oidmap *ours_marked,
-			    git_oid *out, rq_conflicts *conflicts, rq_error *err);
+int rq_merger_merge_remerge(rq_merger *m, const rq_oid *base, const rq_oid *ours,
+			    const rq_oid *theirs, const rq_merge_marks *marks,
+			    const rq_oidmap *base_marked, const rq_oidmap *ours_marked, rq_oid *out,
+			    rq_conflicts *conflicts, rq_error *err);
 
 /*
  * Forget the renames remembered along the current chain of picks (as a

@@ -15,9 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rq_reach.h"
-#include "rq_odb_mem.h"
 #include "rq_oidmap.h"
+#include "rq_ortodb.h"
+#include "rq_reach.h"
+#include "rq_tree.h"
 
 /* Deeper recursion of virtual merge bases than this is refused. */
 #define VIRTUAL_DEPTH_MAX 32
@@ -32,21 +33,38 @@
 /* merge-ort's inner merges (of merge bases) write markers two longer. */
 #define INNER_MARKER_SIZE 9
 /* The base's label of conflict markers: an id, or git's words. */
-#define LABEL_MAX (GIT_OID_HEXSZ + 32)
+#define LABEL_MAX (RQ_OID_MAX_HEXSZ + 32)
 
 typedef struct remerge {
 	rq_merger *m;
 	git_repository *repo;
-	const rq_oidmap *ranks; /* the replay's new commits (rq_reach.h) */
+	git_odb *odb;
+	const rq_oid_algo *algo; /* the merger's object format */
+	const rq_oidmap *ranks;	 /* the replay's new commits (rq_reach.h) */
 	rq_error *err;
-	git_oid empty_tree;
+	rq_oid empty_tree;
 	size_t inner; /* inner merges made so far */
 } remerge;
+
+/*
+ * id as libgit2's, for the commit reads and rq_reach that still take it
+ * (issue 42, wave 2: core/odb's commit reader): 0, or -1 with err set in
+ * another format than SHA-1.
+ */
+static int git_id(remerge *rm, const rq_oid *id, git_oid *g)
+{
+	if (rq_oid_to_git(g, id, rm->algo) == 0)
+		return 0;
+	return rq_error_set(rm->err, RQ_E_UNSUPPORTED_REPO,
+			    "cannot replay a merge commit in a %s repository: its commits are read "
+			    "by libgit2, which has no %s",
+			    rm->algo->name, rm->algo->name);
+}
 
 /* ---- merge bases ---------------------------------------------------------- */
 
 typedef struct dated {
-	git_oid id;
+	rq_oid id;
 	int64_t time;
 	size_t order; /* as libgit2 listed it */
 } dated;
@@ -60,24 +78,30 @@ static int cmp_newest(const void *pa, const void *pb)
 	return a->order < b->order ? -1 : a->order > b->order;
 }
 
-static int tree_of(remerge *rm, const git_oid *commit, git_oid *tree)
+static int tree_of(remerge *rm, const rq_oid *commit, rq_oid *tree)
 {
 	git_commit *c = NULL;
+	git_oid g;
 
-	if (git_commit_lookup(&c, rm->repo, commit) < 0)
+	if (git_id(rm, commit, &g) < 0)
+		return -1;
+	if (git_commit_lookup(&c, rm->repo, &g) < 0)
 		return rq_error_git(rm->err, "cannot read commit");
-	git_oid_cpy(tree, git_commit_tree_id(c));
+	rq_oid_from_git(tree, git_commit_tree_id(c));
 	git_commit_free(c);
 	return 0;
 }
 
 /* The commit times of ids into out, sorted oldest first (git lists merge
  * bases newest first, and merge-ort reverses the list). */
-static int date_bases(remerge *rm, const git_oid *ids, size_t n, dated *out)
+static int date_bases(remerge *rm, const rq_oid *ids, size_t n, dated *out)
 {
 	for (size_t i = 0; i < n; i++) {
 		git_commit *c = NULL;
-		if (git_commit_lookup(&c, rm->repo, &ids[i]) < 0)
+		git_oid g;
+		if (git_id(rm, &ids[i], &g) < 0)
+			return -1;
+		if (git_commit_lookup(&c, rm->repo, &g) < 0)
 			return rq_error_git(rm->err, "cannot read a merge base");
 		out[i] = (dated){ids[i], git_commit_time(c), i};
 		git_commit_free(c);
@@ -95,17 +119,50 @@ static int date_bases(remerge *rm, const git_oid *ids, size_t n, dated *out)
  * The merge bases of b and the merge of leaves (one commit, or the
  * commits merged so far), oldest first: *out (to free), *n (0: none).
  */
-static int merge_bases(remerge *rm, const git_oid *leaves, size_t nleaves, const git_oid *b,
-		       dated **out, size_t *n)
+/*
+ * rq_reach_bases over libgit2's ids (rq_reach's, for now): the bases of b
+ * and leaves into *ids (to free), *count. 0, or -1 with err set.
+ */
+static int reach_bases(remerge *rm, const rq_oid *leaves, size_t nleaves, const rq_oid *b,
+		       rq_oid **ids, size_t *count)
 {
 	rq_reach_reader rd = rq_reach_git2_reader(rm->repo);
-	git_oid *ids = NULL;
+	git_oid gb, *gleaves = calloc(nleaves + 1, sizeof(*gleaves)), *gids = NULL;
+	int rc = gleaves ? git_id(rm, b, &gb) : rq_error_set(rm->err, RQ_E_NOMEM, "out of memory");
+
+	for (size_t i = 0; i < nleaves && rc == 0; i++)
+		rc = git_id(rm, &leaves[i], &gleaves[i]);
+	if (rc == 0)
+		rc = rq_reach_bases(&rd, rm->ranks, &gb, gleaves, nleaves, &gids, count, rm->err);
+	free(gleaves);
+	if (rc < 0 || !*count) {
+		free(gids);
+		return rc < 0 ? -1 : 0;
+	}
+	if (!(*ids = calloc(*count, sizeof(**ids)))) {
+		free(gids);
+		return rq_error_set(rm->err, RQ_E_NOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < *count; i++)
+		rq_oid_from_git(&(*ids)[i], &gids[i]);
+	free(gids);
+	return 0;
+}
+
+/*
+ * The merge bases of b and the merge of leaves (one commit, or the
+ * commits merged so far), oldest first: *out (to free), *n (0: none).
+ */
+static int merge_bases(remerge *rm, const rq_oid *leaves, size_t nleaves, const rq_oid *b,
+		       dated **out, size_t *n)
+{
+	rq_oid *ids = NULL;
 	size_t count = 0;
 	int rc;
 
 	*out = NULL;
 	*n = 0;
-	if (rq_reach_bases(&rd, rm->ranks, b, leaves, nleaves, &ids, &count, rm->err) < 0)
+	if (reach_bases(rm, leaves, nleaves, b, &ids, &count) < 0)
 		return -1;
 	if (!count)
 		return 0;
@@ -119,8 +176,8 @@ static int merge_bases(remerge *rm, const git_oid *leaves, size_t nleaves, const
 	return rc;
 }
 
-static int base_tree(remerge *rm, const git_oid *leaves, size_t nleaves, const git_oid *b,
-		     int depth, git_oid *out, char *label);
+static int base_tree(remerge *rm, const rq_oid *leaves, size_t nleaves, const rq_oid *b, int depth,
+		     rq_oid *out, char *label);
 
 /*
  * A virtual merge base (merge_ort_internal): the bases, oldest first,
@@ -129,17 +186,17 @@ static int base_tree(remerge *rm, const git_oid *leaves, size_t nleaves, const g
  * merge gave no tree: no remerge), OVER_BUDGET (INNER_MERGES_MAX inner
  * merges made), -1.
  */
-static int virtual_base(remerge *rm, const dated *bases, size_t n, int depth, git_oid *out)
+static int virtual_base(remerge *rm, const dated *bases, size_t n, int depth, rq_oid *out)
 {
 	static const rq_merge_marks inner = {"Temporary merge branch 1", NULL,
 					     "Temporary merge branch 2", INNER_MARKER_SIZE};
-	git_oid *leaves = malloc(n * sizeof(*leaves)), ib, tb, merged;
+	rq_oid *leaves = malloc(n * sizeof(*leaves)), ib, tb, merged;
 	char label[LABEL_MAX];
 	int rc = leaves ? tree_of(rm, &bases[0].id, out)
 			: rq_error_set(rm->err, RQ_E_NOMEM, "out of memory");
 
 	for (size_t k = 0; k < n && rc == 0; k++)
-		git_oid_cpy(&leaves[k], &bases[k].id);
+		leaves[k] = bases[k].id;
 	for (size_t k = 1; k < n && rc == 0; k++) {
 		rq_conflicts conf = {0};
 		rq_conflict_details det = {0};
@@ -157,7 +214,7 @@ static int virtual_base(remerge *rm, const dated *bases, size_t n, int depth, gi
 		rq_conflicts_free(&conf);
 		rq_conflict_details_free(&det);
 		if (rc == 0 || rc == 1) {
-			git_oid_cpy(out, &merged);
+			*out = merged;
 			rc = 0;
 		} else if (rc == RQ_MERGE_NO_TREE) {
 			rc = 1;
@@ -174,8 +231,8 @@ static int virtual_base(remerge *rm, const dated *bases, size_t n, int depth, gi
  * ancestors"), the empty tree for none ("empty tree"), as merge-ort labels
  * them. 0, 1 (no virtual base: see virtual_base), OVER_BUDGET, -1.
  */
-static int base_tree(remerge *rm, const git_oid *leaves, size_t nleaves, const git_oid *b,
-		     int depth, git_oid *out, char *label)
+static int base_tree(remerge *rm, const rq_oid *leaves, size_t nleaves, const rq_oid *b, int depth,
+		     rq_oid *out, char *label)
 {
 	dated *bases = NULL;
 	size_t n = 0;
@@ -189,7 +246,7 @@ static int base_tree(remerge *rm, const git_oid *leaves, size_t nleaves, const g
 		return -1;
 	}
 	if (n == 0) {
-		git_oid_cpy(out, &rm->empty_tree);
+		*out = rm->empty_tree;
 		rc = 0;
 	} else if (n == 1) {
 		rc = tree_of(rm, &bases[0].id, out);
@@ -197,7 +254,7 @@ static int base_tree(remerge *rm, const git_oid *leaves, size_t nleaves, const g
 		rc = virtual_base(rm, bases, n, depth, out);
 	}
 	if (label && n == 1)
-		git_oid_tostr(label, LABEL_MAX, &bases[0].id);
+		rq_oid_fmt(label, &bases[0].id, rm->algo);
 	else if (label)
 		snprintf(label, LABEL_MAX, "%s", n ? "merged common ancestors" : "empty tree");
 	free(bases);
@@ -208,8 +265,8 @@ static int base_tree(remerge *rm, const git_oid *leaves, size_t nleaves, const g
 
 /* R or N: a merge of two commits with its conflicts accepted. */
 typedef struct side_merge {
-	git_oid base, ours, theirs; /* trees */
-	git_oid tree;
+	rq_oid base, ours, theirs; /* trees */
+	rq_oid tree;
 	int rc;	     /* 0 clean, 1 conflicts (tree), RQ_MERGE_NO_TREE, 1 + a missing base */
 	int no_base; /* 1: no virtual base; OVER_BUDGET: its inner merges past the budget */
 	rq_conflicts conflicts;
@@ -223,7 +280,7 @@ static void side_merge_free(side_merge *s)
 }
 
 /* The trees of a remerge of two commits, and its base's label. 0, -1. */
-static int side_prepare(remerge *rm, const git_oid *parents, side_merge *s, char *label)
+static int side_prepare(remerge *rm, const rq_oid *parents, side_merge *s, char *label)
 {
 	int rc = base_tree(rm, &parents[0], 1, &parents[1], 0, &s->base, label);
 
@@ -274,7 +331,7 @@ static int conflict_at(const side_merge *s, const char *path)
 
 static int same_version(const rq_conflict_version *a, const rq_conflict_version *b)
 {
-	return a->mode == b->mode && (!a->mode || git_oid_equal(&a->oid, &b->oid));
+	return a->mode == b->mode && (!a->mode || rq_oid_eq(&a->oid, &b->oid));
 }
 
 /* Does other have conflict k of s alike: same kind, same three versions
@@ -319,26 +376,44 @@ static int untextual(remerge *rm, const side_merge *r, const side_merge *n, rq_c
 	return 0;
 }
 
-/* The version tree holds at path (mode 0: none). 0, -1. */
-static int version_at(remerge *rm, const git_oid *tree_id, const char *path, rq_conflict_version *v)
+/* The entry name (n bytes) of tree id into *e: 1, 0 when absent, -1. */
+static int entry_of(remerge *rm, const rq_oid *id, const char *name, size_t n, rq_tree_entry *e)
 {
-	git_tree *tree = NULL;
-	git_tree_entry *e = NULL;
-	int rc;
+	rq_tree t;
+	size_t pos = 0;
+	int found = 0;
+
+	if (rq_tree_open(&t, rm->odb, rm->algo, id, rm->err) < 0)
+		return -1;
+	while (!found && rq_tree_next(&t, &pos, e))
+		found = e->len == n && !memcmp(e->name, name, n);
+	rq_tree_close(&t); /* e's name is gone with it: its id and mode stay */
+	return found;
+}
+
+/* The version tree holds at path (mode 0: none), read with rq_tree one
+ * directory at a time. 0, -1. */
+static int version_at(remerge *rm, const rq_oid *tree_id, const char *path, rq_conflict_version *v)
+{
+	rq_oid id = *tree_id;
+	rq_tree_entry e;
 
 	memset(v, 0, sizeof(*v));
-	if (git_tree_lookup(&tree, rm->repo, tree_id) < 0)
-		return rq_error_git(rm->err, "cannot read tree");
-	rc = git_tree_entry_bypath(&e, tree, path);
-	if (rc == 0) {
-		git_oid_cpy(&v->oid, git_tree_entry_id(e));
-		v->mode = (uint32_t)git_tree_entry_filemode(e);
+	for (const char *p = path;;) {
+		size_t n = strcspn(p, "/");
+		int rc = entry_of(rm, &id, p, n, &e);
+		if (rc <= 0)
+			return rc;
+		if (!p[n]) {
+			v->oid = e.id;
+			v->mode = e.mode;
+			return 0;
+		}
+		if ((e.mode & 0170000u) != 0040000u)
+			return 0;
+		id = e.id;
+		p += n + 1;
 	}
-	git_tree_entry_free(e);
-	git_tree_free(tree);
-	if (rc < 0 && rc != GIT_ENOTFOUND)
-		return rq_error_git(rm->err, "cannot read tree");
-	return 0;
 }
 
 /*
@@ -347,7 +422,7 @@ static int version_at(remerge *rm, const git_oid *tree_id, const char *path, rq_
  * the replay unless R had the very same text (the author kept it).
  */
 static int untouched_text(remerge *rm, const side_merge *r, const side_merge *n,
-			  const git_oid *orig_tree, rq_conflicts *out)
+			  const rq_oid *orig_tree, rq_conflicts *out)
 {
 	for (size_t k = 0; k < n->conflicts.n; k++) {
 		const rq_conflict *c = &n->conflicts.v[k];
@@ -366,13 +441,19 @@ static int untouched_text(remerge *rm, const side_merge *r, const side_merge *n,
 	return 0;
 }
 
-/* The blobs of s's text conflicts (they hold its conflict hunks). */
+/* The blobs of s's text conflicts (they hold its conflict hunks). The
+ * set's keys are still libgit2's ids (issue 42: rq_oidmap's change). */
 static int marked_blobs(remerge *rm, const side_merge *s, rq_oidmap *set)
 {
-	for (size_t k = 0; k < s->conflicts.n; k++)
-		if (s->details.v[k].textual &&
-		    rq_oidmap_put(set, &s->details.v[k].result.oid, k) < 0)
+	for (size_t k = 0; k < s->conflicts.n; k++) {
+		git_oid g;
+		if (!s->details.v[k].textual)
+			continue;
+		if (git_id(rm, &s->details.v[k].result.oid, &g) < 0)
+			return -1;
+		if (rq_oidmap_put(set, &g, k) < 0)
 			return rq_error_set(rm->err, RQ_E_NOMEM, "out of memory");
+	}
 	return 0;
 }
 
@@ -397,7 +478,7 @@ static int no_tree(remerge *rm, const side_merge *s, int is_r, rq_conflicts *out
  * its conflicts join those found before. 0 clean, 1 conflict, -1.
  */
 static int third_merge(remerge *rm, const side_merge *r, const side_merge *n,
-		       const git_oid *orig_tree, const rq_merge_marks *marks, git_oid *out,
+		       const rq_oid *orig_tree, const rq_merge_marks *marks, rq_oid *out,
 		       rq_conflicts *conflicts)
 {
 	rq_oidmap rset, nset;
@@ -419,14 +500,14 @@ static int third_merge(remerge *rm, const side_merge *r, const side_merge *n,
 }
 
 /* R and N, their labels N's (full ids of the new parents, N's base). */
-static int both_sides(remerge *rm, const git_oid *orig_parents, const git_oid *new_parents,
+static int both_sides(remerge *rm, const rq_oid *orig_parents, const rq_oid *new_parents,
 		      side_merge *r, side_merge *n, rq_merge_marks *marks, char *hex1, char *hex2,
 		      char *base_label)
 {
 	char unused[LABEL_MAX];
 
-	git_oid_tostr(hex1, GIT_OID_HEXSZ + 1, &new_parents[0]);
-	git_oid_tostr(hex2, GIT_OID_HEXSZ + 1, &new_parents[1]);
+	rq_oid_fmt(hex1, &new_parents[0], rm->algo);
+	rq_oid_fmt(hex2, &new_parents[1], rm->algo);
 	if (side_prepare(rm, new_parents, n, base_label) < 0 ||
 	    side_prepare(rm, orig_parents, r, unused) < 0)
 		return -1;
@@ -439,10 +520,10 @@ static int both_sides(remerge *rm, const git_oid *orig_parents, const git_oid *n
 	return 0;
 }
 
-static int remerge_two(remerge *rm, const git_oid *orig_parents, const git_oid *new_parents,
-		       const git_oid *orig_tree, git_oid *out, rq_conflicts *conflicts)
+static int remerge_two(remerge *rm, const rq_oid *orig_parents, const rq_oid *new_parents,
+		       const rq_oid *orig_tree, rq_oid *out, rq_conflicts *conflicts)
 {
-	char hex1[GIT_OID_HEXSZ + 1], hex2[GIT_OID_HEXSZ + 1], base_label[LABEL_MAX];
+	char hex1[RQ_OID_MAX_HEXSZ + 1], hex2[RQ_OID_MAX_HEXSZ + 1], base_label[LABEL_MAX];
 	side_merge r, n;
 	rq_merge_marks marks;
 	size_t before = conflicts->n;
@@ -474,7 +555,7 @@ static int remerge_two(remerge *rm, const git_oid *orig_parents, const git_oid *
  * the merge of those before it, against their merge bases. 0 (*tree), 1
  * (a conflict: conflicts appended, "resolution" for O's own parents), -1.
  */
-static int octopus_side(remerge *rm, const git_oid *parents, size_t np, int is_r, git_oid *tree,
+static int octopus_side(remerge *rm, const rq_oid *parents, size_t np, int is_r, rq_oid *tree,
 			rq_conflicts *out)
 {
 	static const rq_merge_marks marks = {NULL, NULL, NULL, 0};
@@ -483,14 +564,14 @@ static int octopus_side(remerge *rm, const git_oid *parents, size_t np, int is_r
 	for (size_t j = 1; j < np && rc == 0; j++) {
 		rq_conflicts conf = {0};
 		rq_conflict_details det = {0};
-		git_oid b, t, merged;
+		rq_oid b, t, merged;
 		int budget =
 		    (rc = base_tree(rm, parents, j, &parents[j], 0, &b, NULL)) == OVER_BUDGET;
 		if (rc == 0 && (rc = tree_of(rm, &parents[j], &t)) == 0)
 			rc = rq_merger_merge_accept(rm->m, &b, tree, &t, &marks, &merged, &conf,
 						    &det, rm->err);
 		if (rc == 0)
-			git_oid_cpy(tree, &merged);
+			*tree = merged;
 		for (size_t k = 0; rc > 0 && k < conf.n; k++)
 			if (add_conflict(rm, out, conf.v[k].path,
 					 is_r ? RQ_CONFLICT_RESOLUTION : conf.v[k].kind) < 0)
@@ -509,12 +590,11 @@ static int octopus_side(remerge *rm, const git_oid *parents, size_t np, int is_r
 	return rc;
 }
 
-static int remerge_octopus(remerge *rm, const git_oid *orig_parents, const git_oid *new_parents,
-			   size_t np, const git_oid *orig_tree, git_oid *out,
-			   rq_conflicts *conflicts)
+static int remerge_octopus(remerge *rm, const rq_oid *orig_parents, const rq_oid *new_parents,
+			   size_t np, const rq_oid *orig_tree, rq_oid *out, rq_conflicts *conflicts)
 {
 	static const rq_merge_marks marks = {NULL, NULL, NULL, 0};
-	git_oid rtree, ntree;
+	rq_oid rtree, ntree;
 	int rc = octopus_side(rm, orig_parents, np, 1, &rtree, conflicts), rn;
 
 	if (rc < 0)
@@ -527,27 +607,26 @@ static int remerge_octopus(remerge *rm, const git_oid *orig_parents, const git_o
 }
 
 int rq_remerge(rq_merger *m, git_repository *repo, const rq_oidmap *ranks,
-	       const git_oid *orig_parents, const git_oid *new_parents, size_t nparents,
-	       const git_oid *orig_tree, git_oid *out, rq_conflicts *conflicts, rq_error *err)
+	       const rq_oid *orig_parents, const rq_oid *new_parents, size_t nparents,
+	       const rq_oid *orig_tree, rq_oid *out, rq_conflicts *conflicts, rq_error *err)
 {
-	remerge rm = {m, repo, ranks, err, {{0}}, 0};
-	git_odb *odb = NULL;
+	remerge rm = {m, repo, NULL, rq_merger_algo(m), ranks, err, {{0}}, 0};
 	int rc;
 
 	if (nparents < 2)
 		return rq_error_set(err, RQ_E_INTERNAL, "a remerge needs two parents");
 	/* the base of unrelated histories, written for the trees that use it */
-	if (git_repository_odb(&odb, repo) < 0 ||
-	    rq_odb_mem_write(&rm.empty_tree, odb, "", 0, GIT_OBJECT_TREE) < 0) {
-		git_odb_free(odb);
+	if (git_repository_odb(&rm.odb, repo) < 0 ||
+	    rq_ortodb_write(&rm.empty_tree, rm.odb, rm.algo, "", 0, GIT_OBJECT_TREE) < 0) {
+		git_odb_free(rm.odb);
 		return rq_error_git(err, "cannot write the empty tree");
 	}
-	git_odb_free(odb);
 	if (nparents == 2)
 		rc = remerge_two(&rm, orig_parents, new_parents, orig_tree, out, conflicts);
 	else
 		rc = remerge_octopus(&rm, orig_parents, new_parents, nparents, orig_tree, out,
 				     conflicts);
 	rq_merger_forget_renames(m);
+	git_odb_free(rm.odb);
 	return rc;
 }

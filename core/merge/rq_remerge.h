@@ -61,10 +61,13 @@
  * for merge bases (rq_reach.h). 0 clean (*out: the result tree), 1 conflict
  * (conflicts appended, one per path), -1 with err set. Objects are written
  * through the repository's object database (the replay's store): R's and
- * N's conflicted trees too, which only the pack's size sees.
+ * N's conflicted trees too, which only the pack's size sees. Ids are of
+ * the merger's format (rq_merger_algo); the commits are still read by
+ * libgit2 and rq_reach with 20-byte ids (issue 42, wave 2): in a SHA-256
+ * repository a remerge fails with RQ_E_UNSUPPORTED_REPO, naming why.
  */
 int rq_remerge(rq_merger *m, git_repository *repo, const rq_oidmap *ranks,
-	       const git_oid *orig_parents, const git_oid *new_parents, size_t nparents,
-	       const git_oid *orig_tree, git_oid *out, rq_conflicts *conflicts, rq_error *err);
+	       const rq_oid *orig_parents, const rq_oid *new_parents, size_t nparents,
+	       const rq_oid *orig_tree, rq_oid *out, rq_conflicts *conflicts, rq_error *err);
 
 #endif

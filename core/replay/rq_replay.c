@@ -467,8 +467,10 @@ static int prepare_picks(rq_replay_state *rp)
 		return -1;
 	if (rp->opts->shared)
 		rp->merger = rp->opts->shared->merger;
-	else if (rq_merger_new(&rp->merger, rp->repo,
-			       rp->opts->objects ? rp->opts->objects->root : NULL, rp->err) < 0)
+	else if (rq_merger_new(
+		     &rp->merger, rp->repo,
+		     &(rq_merger_opts){rp->opts->objects ? rp->opts->objects->root : NULL, NULL},
+		     rp->err) < 0)
 		return -1;
 	rp->merges0 = *rq_merger_stats(rp->merger);
 	RQ_TRACE_AT("merger");

@@ -64,7 +64,8 @@ static int find_sides(rq_replay_state *rp, size_t i, const git_oid *last, const 
 		ps->ours_tree = last_tree;
 	} else if (!have_parent && rq_parents_keeps_root(rp->parents, i)) {
 		ps->ours_id = NULL; /* a root stays a root */
-		git_oid_fromstr(&ps->kept, RQ_EMPTY_TREE_HEX);
+		rq_oid_to_git(&ps->kept, &rq_merger_algo(rp->merger)->empty_tree,
+			      rq_merger_algo(rp->merger));
 		ps->ours_tree = &ps->kept;
 	} else if (have_parent && rq_oidmap_get(&rp->map, git_commit_parent_id(c, 0), &pidx)) {
 		ps->ours_id = &rp->new_ids[pidx];
@@ -80,6 +81,26 @@ static int find_sides(rq_replay_state *rp, size_t i, const git_oid *last, const 
 	return 0;
 }
 
+/* rq_merger_merge with libgit2's ids (issue 42: core/merge takes rq_oid;
+ * converted at the call until the replay carries rq_oid). */
+static int merge_git(rq_replay_state *rp, const git_oid *base, const git_oid *ours,
+		     const git_oid *theirs, git_oid *out)
+{
+	const rq_oid_algo *algo = rq_merger_algo(rp->merger);
+	rq_oid b, o, t, r = {{0}};
+	int rc;
+
+	if (base)
+		rq_oid_from_git(&b, base);
+	rq_oid_from_git(&o, ours);
+	rq_oid_from_git(&t, theirs);
+	rc =
+	    rq_merger_merge(rp->merger, base ? &b : NULL, &o, &t, &r, &rp->res->conflicts, rp->err);
+	if (rc == 0 && rq_oid_to_git(out, &r, algo) < 0)
+		return rq_error_set(rp->err, RQ_E_UNSUPPORTED_REPO, "no %s here yet", algo->name);
+	return rc;
+}
+
 /* The tree merge of one pick; 0 clean (*merged), 1 conflict, -1 error. */
 static int merge_sides(rq_replay_state *rp, const git_commit *c, const pick_sides *ps,
 		       const git_oid *empty, git_oid *merged)
@@ -90,12 +111,10 @@ static int merge_sides(rq_replay_state *rp, const git_commit *c, const pick_side
 	if (rp->opts->mode == RQ_MODE_REVERT) {
 		if (!ps->base_tree && ensure_empty_tree(rp) < 0)
 			return -1;
-		rc = rq_merger_merge(rp->merger, pick_tree, ps->ours_tree,
-				     ps->base_tree ? ps->base_tree : empty, merged,
-				     &rp->res->conflicts, rp->err);
+		rc = merge_git(rp, pick_tree, ps->ours_tree, ps->base_tree ? ps->base_tree : empty,
+			       merged);
 	} else {
-		rc = rq_merger_merge(rp->merger, ps->base_tree, ps->ours_tree, pick_tree, merged,
-				     &rp->res->conflicts, rp->err);
+		rc = merge_git(rp, ps->base_tree, ps->ours_tree, pick_tree, merged);
 	}
 	if (rc == 1) {
 		rp->res->conflicted = 1;
@@ -232,6 +251,30 @@ static int write_merge(rq_replay_state *rp, size_t i, git_oid *parents, size_t n
  * its tree the remerge's, its commit with all of its new parents. 0 done
  * (the commit map has it), 1 conflict, -1 error.
  */
+/* rq_remerge with libgit2's ids (issue 42: converted at the call, as
+ * merge_git). */
+static int remerge_git(rq_replay_state *rp, const git_oid *orig, const git_oid *nw, size_t np,
+		       const git_oid *orig_tree, git_oid *out)
+{
+	const rq_oid_algo *algo = rq_merger_algo(rp->merger);
+	rq_oid *v = calloc(2 * np + 1, sizeof(*v)), t, r = {{0}};
+	int rc;
+
+	if (!v)
+		return rq_error_set(rp->err, RQ_E_NOMEM, "out of memory");
+	for (size_t k = 0; k < np; k++) {
+		rq_oid_from_git(&v[k], &orig[k]);
+		rq_oid_from_git(&v[np + k], &nw[k]);
+	}
+	rq_oid_from_git(&t, orig_tree);
+	rc = rq_remerge(rp->merger, rp->repo, &rp->ranks, v, v + np, np, &t, &r,
+			&rp->res->conflicts, rp->err);
+	free(v);
+	if (rc == 0 && rq_oid_to_git(out, &r, algo) < 0)
+		return rq_error_set(rp->err, RQ_E_UNSUPPORTED_REPO, "no %s here yet", algo->name);
+	return rc;
+}
+
 static int pick_merge(rq_replay_state *rp, size_t i)
 {
 	git_commit *c = rp->walk.commits[i];
@@ -245,8 +288,7 @@ static int pick_merge(rq_replay_state *rp, size_t i)
 		rc = new_parent(rp, i, k, &nw[k], k ? &t : &first_tree);
 	}
 	if (rc == 0)
-		rc = rq_remerge(rp->merger, rp->repo, &rp->ranks, orig, nw, np,
-				git_commit_tree_id(c), &tree, &rp->res->conflicts, rp->err);
+		rc = remerge_git(rp, orig, nw, np, git_commit_tree_id(c), &tree);
 	if (rc == 1) {
 		rp->res->conflicted = 1;
 		rp->res->conflict_merge = 1;
@@ -278,7 +320,7 @@ int rq_replay_pick_one(rq_replay_state *rp, size_t i, const git_oid *last, const
 	rq_odb_tmpdir_keepalive(rp->tmpdir, RQ_ODB_TMPDIR_KEEPALIVE_SECONDS);
 	if (git_commit_parentcount(c) > 1)
 		return pick_merge(rp, i);
-	git_oid_fromstr(&empty, RQ_EMPTY_TREE_HEX);
+	rq_oid_to_git(&empty, &rq_merger_algo(rp->merger)->empty_tree, rq_merger_algo(rp->merger));
 	if (find_sides(rp, i, last, last_tree, &ps) < 0)
 		return -1;
 	if ((rc = merge_sides(rp, c, &ps, &empty, &merged)) != 0)

@@ -125,6 +125,7 @@ typedef struct frame {
 typedef struct walker {
 	rq_pathfilter *pf;
 	git_odb *odb;
+	const rq_oid_algo *algo; /* the trees' object format */
 	rq_buf path;
 	frame *v;
 	size_t n, cap;
@@ -159,7 +160,7 @@ static void pop(walker *w)
  * diff refuses a directory more than core.maxTreeDepth levels down (the
  * frames below are its depth). 0, or -1.
  */
-static int push(walker *w, const git_oid *old, const git_oid *new, size_t plen)
+static int push(walker *w, const rq_oid *old, const rq_oid *new, size_t plen)
 {
 	frame *f;
 
@@ -171,9 +172,9 @@ static int push(walker *w, const git_oid *old, const git_oid *new, size_t plen)
 	w->v = f;
 	f = &w->v[w->n];
 	memset(f, 0, sizeof(*f));
-	if (old && rq_tree_open(&f->t[0], w->odb, old, w->err) < 0)
+	if (old && rq_tree_open(&f->t[0], w->odb, w->algo, old, w->err) < 0)
 		return -1;
-	if (new &&rq_tree_open(&f->t[1], w->odb, new, w->err) < 0) {
+	if (new &&rq_tree_open(&f->t[1], w->odb, w->algo, new, w->err) < 0) {
 		rq_tree_close(&f->t[0]);
 		return -1;
 	}
@@ -225,7 +226,7 @@ static int step(walker *w)
 	}
 	advance(f, 0);
 	advance(f, 1);
-	if (a.mode == b.mode && git_oid_equal(&a.id, &b.id))
+	if (a.mode == b.mode && rq_oid_eq(&a.id, &b.id))
 		return 0;
 	return differs(w, plen, &a, &b);
 }
@@ -246,7 +247,10 @@ static void read_max_depth(rq_pathfilter *pf, git_repository *repo)
 int rq_pathfilter_changes(rq_pathfilter *pf, git_repository *repo, const git_oid *old_tree,
 			  const git_oid *new_tree, rq_error *err)
 {
-	walker w = {pf, NULL, {NULL, 0, 0, 0}, NULL, 0, 0, err};
+	/* the trees are libgit2's ids: SHA-1 (issue 42: rq_revfilter passes
+	 * rq_oid and the repository's format once it reads commits itself) */
+	walker w = {pf, NULL, &rq_oid_sha1, {NULL, 0, 0, 0}, NULL, 0, 0, err};
+	rq_oid old_id, new_id;
 	int rc;
 
 	if (old_tree && git_oid_equal(old_tree, new_tree))
@@ -255,7 +259,10 @@ int rq_pathfilter_changes(rq_pathfilter *pf, git_repository *repo, const git_oid
 		read_max_depth(pf, repo);
 	if (git_repository_odb(&w.odb, repo) < 0)
 		return rq_error_git(err, "cannot open the object database");
-	rc = push(&w, old_tree, new_tree, 0);
+	if (old_tree)
+		rq_oid_from_git(&old_id, old_tree);
+	rq_oid_from_git(&new_id, new_tree);
+	rc = push(&w, old_tree ? &old_id : NULL, &new_id, 0);
 	while (rc == 0 && w.n) {
 		frame *f = &w.v[w.n - 1];
 		if (!f->have[0] && !f->have[1])

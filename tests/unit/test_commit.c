@@ -11,7 +11,9 @@
 
 #include "rq_commit.h"
 #include "rq_i18n.h"
-#include "rq_merge.h" /* RQ_EMPTY_TREE_HEX */
+
+/* git's empty tree in a SHA-1 repository (rq_oid_sha1.empty_tree) */
+#define EMPTY_TREE_HEX "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 #define HEX40 "0123456789abcdef0123456789abcdef01234567"
 
@@ -363,7 +365,7 @@ static char *pick_raw(tu_repo *r, git_odb *odb, const rq_commit_cfg *cfg, const 
 	char *text, *after;
 
 	hash_raw(r, raw, len, &orig);
-	git_oid_fromstr(&tree, RQ_EMPTY_TREE_HEX);
+	git_oid_fromstr(&tree, EMPTY_TREE_HEX);
 	rq_error_clear(&err);
 	*rc = author ? rq_commit_revert(odb, cfg, &orig, &tree, NULL, author, "C <c@x> 2 +0000",
 					&out, &err)
@@ -376,7 +378,7 @@ static char *pick_raw(tu_repo *r, git_odb *odb, const rq_commit_cfg *cfg, const 
 	return after;
 }
 
-#define TREE_LINE "tree " RQ_EMPTY_TREE_HEX "\n"
+#define TREE_LINE "tree " EMPTY_TREE_HEX "\n"
 
 static void test_pick_encodings(void **state)
 {

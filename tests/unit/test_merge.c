@@ -9,7 +9,7 @@
  * side editing the renamed file or not), directory renames, mode changes,
  * symlinks, binary files, submodule entries, files replaced by directories
  * and back. `git merge-tree --write-tree --stdin` (merge-ort) merges every
- * pair; rq_merger_merge() merges the same trees; the outcomes must agree:
+ * pair; merge_git() merges the same trees; the outcomes must agree:
  * the same tree when clean, a conflict when git reports one. Every object of
  * a clean result must exist in the repository (written by rq_merge, which
  * runs before git).
@@ -652,6 +652,24 @@ static void add_memory_backend(git_repository *g)
 	git_odb_free(odb);
 }
 
+/* rq_merger_merge over libgit2's ids (the tests read their trees with
+ * libgit2 and git): converted at the call, SHA-1. */
+static int merge_git(rq_merger *m, const git_oid *base, const git_oid *ours, const git_oid *theirs,
+		     git_oid *out, rq_conflicts *conf, rq_error *err)
+{
+	rq_oid b, o, t, r = {{0}};
+	int rc;
+
+	if (base)
+		rq_oid_from_git(&b, base);
+	rq_oid_from_git(&o, ours);
+	rq_oid_from_git(&t, theirs);
+	rc = rq_merger_merge(m, base ? &b : NULL, &o, &t, &r, conf, err);
+	if (rc == 0)
+		assert_int_equal(rq_oid_to_git(out, &r, &rq_oid_sha1), 0);
+	return rc;
+}
+
 /* rq_merge's merge of situation k (a root-commit base for every other
  * empty base), checked for consistency on its own. */
 static void merge_one(batch *b, rq_merger *m, int k)
@@ -667,8 +685,8 @@ static void merge_one(batch *b, rq_merger *m, int k)
 		git_oid_cpy(&trees[s], git_commit_tree_id(c));
 		git_commit_free(c);
 	}
-	b->mine_rc[k] = rq_merger_merge(m, b->sc[k].empty_base && (k & 1) ? NULL : &trees[0],
-					&trees[1], &trees[2], &b->mine[k], &conf, &err);
+	b->mine_rc[k] = merge_git(m, b->sc[k].empty_base && (k & 1) ? NULL : &trees[0], &trees[1],
+				  &trees[2], &b->mine[k], &conf, &err);
 	if (rq_merger_stats(m)->fallback != fb && getenv("RQ_MERGE_VERBOSE")) {
 		char h[3][GIT_OID_HEXSZ + 1];
 		for (int s = 0; s < 3; s++)
@@ -899,7 +917,7 @@ static int merge_both(tu_repo *r, const char *base, const char *ours, const char
 		git_commit_free(cm);
 	}
 	assert_int_equal(rq_merger_new(&m, g, NULL, &err), 0);
-	rc = rq_merger_merge(m, &t[0], &t[1], &t[2], out, &conf, &err);
+	rc = merge_git(m, &t[0], &t[1], &t[2], out, &conf, &err);
 	if (stats)
 		*stats = *rq_merger_stats(m);
 	rq_merger_free(m);
@@ -999,17 +1017,17 @@ static void test_trivial_and_conflicts(void **state)
 	tu_rev_parse(r, "base^{tree}", &t[0]);
 	tu_rev_parse(r, "ours^{tree}", &t[1]);
 	tu_rev_parse(r, "theirs^{tree}", &t[2]);
-	assert_int_equal(git_oid_fromstr(&empty, RQ_EMPTY_TREE_HEX), 0);
+	git_oid_fromraw(&empty, rq_oid_sha1.empty_tree.id);
 	assert_int_equal(rq_merger_new(&m, g, NULL, &err), 0);
-	assert_int_equal(rq_merger_merge(m, &t[0], &t[1], &t[0], &out, &conf, &err), 0);
+	assert_int_equal(merge_git(m, &t[0], &t[1], &t[0], &out, &conf, &err), 0);
 	assert_true(git_oid_equal(&out, &t[1]));
-	assert_int_equal(rq_merger_merge(m, &t[0], &t[0], &t[2], &out, &conf, &err), 0);
+	assert_int_equal(merge_git(m, &t[0], &t[0], &t[2], &out, &conf, &err), 0);
 	assert_true(git_oid_equal(&out, &t[2]));
-	assert_int_equal(rq_merger_merge(m, NULL, &empty, &t[2], &out, &conf, &err), 0);
+	assert_int_equal(merge_git(m, NULL, &empty, &t[2], &out, &conf, &err), 0);
 	assert_true(git_oid_equal(&out, &t[2]));
 	assert_int_equal(rq_merger_stats(m)->trivial, 3);
 	assert_int_equal(rq_merger_stats(m)->full, 0);
-	assert_int_equal(rq_merger_merge(m, &t[0], &t[1], &t[2], &out, &conf, &err), 1);
+	assert_int_equal(merge_git(m, &t[0], &t[1], &t[2], &out, &conf, &err), 1);
 	assert_int_equal(rq_merger_stats(m)->full, 1);
 	assert_int_equal(rq_merger_stats(m)->fallback, 0);
 	assert_int_equal(conf.n, 2);
@@ -1103,12 +1121,49 @@ static void test_summary(void **state)
 	assert_true(grand.compared > 0);
 }
 
+/* A merger of SHA-256 ids: the empty tree of a root pick is the format's
+ * (a trivial pick here, where the SHA-1 empty tree would make it a full
+ * merge), and every read through libgit2 fails by name, never misread. */
+static void test_sha256_merger(void **state)
+{
+	tu_repo *r = tu_repo_new(0);
+	rq_merger_opts opts = {NULL, &rq_oid_sha256};
+	rq_merger *m = NULL;
+	rq_conflicts conf = {0};
+	rq_error err;
+	rq_oid a, b, c, out;
+	(void)state;
+	memset(&a, 0x11, sizeof(a));
+	memset(&b, 0x22, sizeof(b));
+	memset(&c, 0x33, sizeof(c));
+	assert_int_equal(rq_merger_new(&m, tu_repo_open(r), &opts, &err), 0);
+	assert_ptr_equal(rq_merger_algo(m), &rq_oid_sha256);
+	rq_error_clear(&err);
+	assert_int_equal(rq_merger_merge(m, NULL, &rq_oid_sha256.empty_tree, &c, &out, &conf, &err),
+			 -1);
+	assert_int_equal(rq_merger_stats(m)->trivial, 1);
+	assert_non_null(strstr(err.msg, "no sha256"));
+	rq_error_clear(&err);
+	assert_int_equal(rq_merger_merge(m, &a, &b, &c, &out, &conf, &err), -1);
+	assert_int_equal(rq_merger_stats(m)->full, 1);
+	assert_int_equal(err.code, RQ_E_GIT);
+	assert_non_null(strstr(err.msg, "no sha256"));
+	assert_int_equal(conf.n, 0);
+	rq_merger_free(m);
+	/* NULL options: SHA-1 */
+	assert_int_equal(rq_merger_new(&m, tu_repo_open(r), NULL, &err), 0);
+	assert_ptr_equal(rq_merger_algo(m), &rq_oid_sha1);
+	rq_merger_free(m);
+	tu_repo_free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_histogram_content_merge),
 	    cmocka_unit_test(test_rename_takes_the_edit),
 	    cmocka_unit_test(test_trivial_and_conflicts),
+	    cmocka_unit_test(test_sha256_merger),
 	    cmocka_unit_test(test_conflict_list),
 	    cmocka_unit_test(test_differential_default),
 	    cmocka_unit_test(test_differential_dir_renames_true),

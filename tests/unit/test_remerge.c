@@ -176,21 +176,25 @@ static int rq_accept(git_repository *g, rq_merger *m, const git_oid *c, git_oid 
 	git_object *base = NULL;
 	git_buf shortid = GIT_BUF_INIT;
 	git_oid t[3];
+	rq_oid rt[3], rout = {{0}};
 	rq_conflicts conf = {0};
 	rq_conflict_details det = {0};
 	rq_merge_marks marks;
 	rq_error err;
 	int rc;
 
-	for (int s = 0; s < 3; s++)
+	for (int s = 0; s < 3; s++) {
 		tree_of(g, &c[s], &t[s]);
+		rq_oid_from_git(&rt[s], &t[s]);
+	}
 	git_oid_tostr(ours, sizeof(ours), &c[1]);
 	git_oid_tostr(theirs, sizeof(theirs), &c[2]);
 	assert_int_equal(git_object_lookup(&base, g, &c[0], GIT_OBJECT_COMMIT), 0);
 	assert_int_equal(git_object_short_id(&shortid, base), 0);
 	marks = (rq_merge_marks){ours, shortid.ptr, theirs, 0};
-	rc = rq_merger_merge_accept(m, &t[0], &t[1], &t[2], &marks, out, &conf, &det, &err);
+	rc = rq_merger_merge_accept(m, &rt[0], &rt[1], &rt[2], &marks, &rout, &conf, &det, &err);
 	assert_true(rc == 0 || rc == 1);
+	assert_int_equal(rq_oid_to_git(out, &rout, &rq_oid_sha1), 0);
 	assert_int_equal(conf.n, rc ? det.n : 0);
 	rq_conflicts_free(&conf);
 	rq_conflict_details_free(&det);
@@ -412,6 +416,7 @@ static int remerge(const char *o, const char *const *np, size_t n, git_oid *tree
 {
 	git_repository *g = tu_repo_open(rules);
 	git_oid orig[4], nw[4], otree;
+	rq_oid rorig[4], rnw[4], rotree, rtree = {{0}};
 	rq_merger *m = NULL;
 	rq_error err;
 	char rev[64];
@@ -424,10 +429,17 @@ static int remerge(const char *o, const char *const *np, size_t n, git_oid *tree
 	}
 	snprintf(rev, sizeof(rev), "%s^{tree}", o);
 	tu_rev_parse(rules, rev, &otree);
+	for (size_t k = 0; k < n; k++) {
+		rq_oid_from_git(&rorig[k], &orig[k]);
+		rq_oid_from_git(&rnw[k], &nw[k]);
+	}
+	rq_oid_from_git(&rotree, &otree);
 	assert_int_equal(rq_merger_new(&m, g, NULL, &err), 0);
-	rc = rq_remerge(m, g, NULL, orig, nw, n, &otree, tree, conf, &err);
+	rc = rq_remerge(m, g, NULL, rorig, rnw, n, &rotree, &rtree, conf, &err);
 	if (rc < 0)
 		fail_msg("remerge failed: %s", err.msg);
+	if (rc == 0)
+		assert_int_equal(rq_oid_to_git(tree, &rtree, &rq_oid_sha1), 0);
 	rq_merger_free(m);
 	return rc;
 }

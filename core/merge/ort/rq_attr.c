@@ -7,6 +7,7 @@
 #include "rq_attr.h"
 #include "rq_hindex.h"
 #include "rq_mem.h"
+#include "rq_ortodb.h"
 #include "rq_repofile.h"
 #include "rq_tree.h"
 #include "rq_wildmatch.h"
@@ -53,9 +54,10 @@ typedef struct user_driver {
 
 struct rq_attr {
 	git_repository *repo;
+	const rq_oid_algo *algo; /* the repository's object format */
 	char *root, *workdir, *common;
 	int ignorecase, loaded, source_known, have_source;
-	git_oid source; /* attr.tree / GIT_ATTR_SOURCE */
+	rq_oid source; /* attr.tree / GIT_ATTR_SOURCE */
 	char *merge_default, *attr_tree, *global_file;
 	user_driver *drivers;
 	size_t ndrivers, capdrivers;
@@ -434,7 +436,8 @@ static int find_source(rq_attr *a, rq_error *err)
 		return 0;
 	if (git_revparse_single(&obj, a->repo, name) == 0 &&
 	    git_object_peel(&tree, obj, GIT_OBJECT_TREE) == 0) {
-		git_oid_cpy(&a->source, git_object_id(tree));
+		/* libgit2's revision parser: a SHA-1 id (issue 42: rq_revparse) */
+		rq_oid_from_git(&a->source, git_object_id(tree));
 		a->have_source = 1;
 	}
 	git_object_free(tree);
@@ -446,12 +449,12 @@ static int find_source(rq_attr *a, rq_error *err)
 
 /* The entry name (n bytes) of tree id: 1 with *e (the tree stays open in
  * t for e's name), 0 when absent, -1 with err. */
-static int tree_entry(git_odb *odb, const git_oid *id, const char *name, size_t n, rq_tree *t,
-		      rq_tree_entry *e, rq_error *err)
+static int tree_entry(git_odb *odb, const rq_oid_algo *algo, const rq_oid *id, const char *name,
+		      size_t n, rq_tree *t, rq_tree_entry *e, rq_error *err)
 {
 	size_t pos = 0;
 
-	if (rq_tree_open(t, odb, id, err) < 0)
+	if (rq_tree_open(t, odb, algo, id, err) < 0)
 		return -1;
 	while (rq_tree_next(t, &pos, e))
 		if (e->len == n && !memcmp(e->name, name, n))
@@ -462,19 +465,19 @@ static int tree_entry(git_odb *odb, const git_oid *id, const char *name, size_t 
 
 /* The tree of directory dir under the source tree: 1 with *id, 0 when
  * there is no such directory, -1 with err. */
-static int source_dir(rq_attr *a, git_odb *odb, const char *dir, git_oid *id, rq_error *err)
+static int source_dir(rq_attr *a, git_odb *odb, const char *dir, rq_oid *id, rq_error *err)
 {
 	rq_tree t;
 	rq_tree_entry e;
 
-	git_oid_cpy(id, &a->source);
+	*id = a->source;
 	for (const char *p = dir; *p;) {
 		size_t n = strcspn(p, "/");
-		int rc = tree_entry(odb, id, p, n, &t, &e, err), is_dir;
+		int rc = tree_entry(odb, a->algo, id, p, n, &t, &e, err), is_dir;
 		if (rc <= 0)
 			return rc;
 		is_dir = (e.mode & 0170000u) == 0040000u;
-		git_oid_cpy(id, &e.id);
+		*id = e.id;
 		rq_tree_close(&t);
 		if (!is_dir)
 			return 0;
@@ -484,17 +487,18 @@ static int source_dir(rq_attr *a, git_odb *odb, const char *dir, git_oid *id, rq
 }
 
 /* The .gitattributes blob of tree id (a regular file) into f. 0, or -1. */
-static int read_blob_attrs(git_odb *odb, const git_oid *id, frame *f, int macro_ok, rq_error *err)
+static int read_blob_attrs(git_odb *odb, const rq_oid_algo *algo, const rq_oid *id, frame *f,
+			   int macro_ok, rq_error *err)
 {
 	git_odb_object *blob = NULL;
 	rq_tree t;
 	rq_tree_entry e;
 	char *text = NULL;
-	int rc = tree_entry(odb, id, ".gitattributes", 14, &t, &e, err);
+	int rc = tree_entry(odb, algo, id, ".gitattributes", 14, &t, &e, err);
 
 	if (rc <= 0)
 		return rc;
-	if ((e.mode & 0170000u) == 0100000u && git_odb_read(&blob, odb, &e.id) == 0 &&
+	if ((e.mode & 0170000u) == 0100000u && rq_ortodb_read(&blob, odb, algo, &e.id) == 0 &&
 	    git_odb_object_size(blob) <= ATTR_FILE_MAX) {
 		size_t n = git_odb_object_size(blob);
 		if (!(text = malloc(n + 1)))
@@ -515,14 +519,14 @@ static int read_blob_attrs(git_odb *odb, const git_oid *id, frame *f, int macro_
 static int read_from_tree(rq_attr *a, frame *f, const char *dir, int macro_ok, rq_error *err)
 {
 	git_odb *odb = NULL;
-	git_oid id;
+	rq_oid id;
 	int rc;
 
 	if (git_repository_odb(&odb, a->repo) < 0)
 		return rq_error_git(err, "cannot open the object database");
 	rc = source_dir(a, odb, dir, &id, err);
 	if (rc > 0)
-		rc = read_blob_attrs(odb, &id, f, macro_ok, err);
+		rc = read_blob_attrs(odb, a->algo, &id, f, macro_ok, err);
 	git_odb_free(odb);
 	return rc < 0 ? -1 : 0;
 }
@@ -726,7 +730,8 @@ static char *dup_dir(const char *dir)
 	return dir ? strndup(dir, n) : NULL;
 }
 
-int rq_attr_new(rq_attr **out, git_repository *repo, const char *root, rq_error *err)
+int rq_attr_new(rq_attr **out, git_repository *repo, const rq_oid_algo *algo, const char *root,
+		rq_error *err)
 {
 	rq_attr *a = calloc(1, sizeof(*a));
 	const char *wd = git_repository_workdir(repo);
@@ -735,6 +740,7 @@ int rq_attr_new(rq_attr **out, git_repository *repo, const char *root, rq_error 
 	if (!a)
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	a->repo = repo;
+	a->algo = algo;
 	a->common = dup_dir(git_repository_commondir(repo));
 	if ((root && !(a->root = strdup(root))) || (wd && !(a->workdir = strdup(wd))) ||
 	    !a->common) {

@@ -36,6 +36,7 @@
 #include <git2.h>
 
 #include "rq_error.h"
+#include "rq_oid.h"
 
 typedef enum {
 	RQ_ATTR_DRIVER_TEXT,	  /* the 3-way line merge */
@@ -47,9 +48,10 @@ typedef enum {
 
 typedef struct rq_attr rq_attr;
 
-/* The attribute sources of repo (read when first needed); root: see
- * above (NULL: none). 0, or -1 with err set. */
-int rq_attr_new(rq_attr **out, git_repository *repo, const char *root, rq_error *err);
+/* The attribute sources of repo (read when first needed), whose object
+ * format is algo; root: see above (NULL: none). 0, or -1 with err set. */
+int rq_attr_new(rq_attr **out, git_repository *repo, const rq_oid_algo *algo, const char *root,
+		rq_error *err);
 void rq_attr_free(rq_attr *a);
 
 /*

@@ -6,23 +6,25 @@
  */
 #include "rq_canon.h"
 #include "rq_buf.h"
-#include "rq_odb_mem.h"
+#include "rq_ortodb.h"
 #include "rq_tree.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 /*
- * The entry at p (of a raw tree ending at end): its mode text's length
- * and value, its whole length. 0, or -1 when it is malformed.
+ * The entry at p (of a raw tree ending at end, ids of rawsz bytes): its
+ * mode text's length and value, its whole length. 0, or -1 when it is
+ * malformed.
  */
-static int entry_at(const char *p, const char *end, size_t *mode_len, uint32_t *mode, size_t *len)
+static int entry_at(const char *p, const char *end, size_t rawsz, size_t *mode_len, uint32_t *mode,
+		    size_t *len)
 {
 	const char *sp = memchr(p, ' ', (size_t)(end - p)), *nul;
 	uint32_t m = 0;
 
 	if (!sp || sp == p || !(nul = memchr(sp, '\0', (size_t)(end - sp))) ||
-	    (size_t)(end - nul) < 1 + GIT_OID_RAWSZ)
+	    (size_t)(end - nul) < 1 + rawsz)
 		return -1;
 	for (const char *q = p; q < sp; q++) {
 		if (*q < '0' || *q > '7' || m > 0xffffff)
@@ -31,7 +33,7 @@ static int entry_at(const char *p, const char *end, size_t *mode_len, uint32_t *
 	}
 	*mode_len = (size_t)(sp - p);
 	*mode = m;
-	*len = (size_t)(nul + 1 + GIT_OID_RAWSZ - p);
+	*len = (size_t)(nul + 1 + rawsz - p);
 	return 0;
 }
 
@@ -63,7 +65,7 @@ static const char *canon_text(uint32_t mode, size_t *len)
 
 /* raw written again with canonical modes into b (NULL: only looked at);
  * 1 when that changes a byte, 0 when not, -1 when raw is malformed. */
-static int canonical_copy(const char *raw, size_t size, rq_buf *b)
+static int canonical_copy(const char *raw, size_t size, size_t rawsz, rq_buf *b)
 {
 	const char *p = raw, *end = raw + size;
 	int changed = 0;
@@ -72,7 +74,7 @@ static int canonical_copy(const char *raw, size_t size, rq_buf *b)
 		size_t ml, len, tl;
 		uint32_t mode;
 		const char *text;
-		if (entry_at(p, end, &ml, &mode, &len) < 0)
+		if (entry_at(p, end, rawsz, &ml, &mode, &len) < 0)
 			return -1;
 		text = canon_text(mode, &tl);
 		if (tl != ml || memcmp(text, p, ml) != 0)
@@ -86,25 +88,26 @@ static int canonical_copy(const char *raw, size_t size, rq_buf *b)
 	return changed;
 }
 
-int rq_canon_root(git_odb *odb, const git_oid *tree, git_oid *out, rq_error *err)
+int rq_canon_root(git_odb *odb, const rq_oid_algo *algo, const rq_oid *tree, rq_oid *out,
+		  rq_error *err)
 {
 	git_odb_object *obj = NULL;
 	rq_buf b = {0};
 	int rc;
 
-	git_oid_cpy(out, tree);
-	if (git_odb_read(&obj, odb, tree) < 0)
+	*out = *tree;
+	if (rq_ortodb_read(&obj, odb, algo, tree) < 0)
 		return rq_error_git(err, "cannot read tree");
 	/* a malformed tree is left to the merge as it is */
-	rc = canonical_copy(git_odb_object_data(obj), git_odb_object_size(obj), NULL);
+	rc = canonical_copy(git_odb_object_data(obj), git_odb_object_size(obj), algo->rawsz, NULL);
 	if (rc == 1)
-		canonical_copy(git_odb_object_data(obj), git_odb_object_size(obj), &b);
+		canonical_copy(git_odb_object_data(obj), git_odb_object_size(obj), algo->rawsz, &b);
 	git_odb_object_free(obj);
 	if (rc <= 0)
 		return 0;
 	if (b.oom)
 		rc = rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	else if (rq_odb_mem_write(out, odb, b.p, b.len, GIT_OBJECT_TREE) < 0)
+	else if (rq_ortodb_write(out, odb, algo, b.p, b.len, GIT_OBJECT_TREE) < 0)
 		rc = rq_error_git(err, "cannot write tree");
 	free(b.p);
 	return rc;

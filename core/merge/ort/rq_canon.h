@@ -18,13 +18,15 @@
 #include <stdint.h>
 
 #include "rq_error.h"
+#include "rq_oid.h"
 
 /*
  * The top-level tree a merge-ort merge that opens only the top level
  * writes for tree: its entries with their modes written canonically.
  * 0: tree is written so already (*out = *tree); 1: *out is the tree
- * written again (into odb); -1: error.
+ * written again (into odb); -1: error. Ids of algo's format.
  */
-int rq_canon_root(git_odb *odb, const git_oid *tree, git_oid *out, rq_error *err);
+int rq_canon_root(git_odb *odb, const rq_oid_algo *algo, const rq_oid *tree, rq_oid *out,
+		  rq_error *err);
 
 #endif

@@ -127,9 +127,10 @@ static inline int rq_ort_mode_is_reg(uint32_t mode)
 
 /* ---- entries ------------------------------------------------------------------ */
 
-/* One version of a path: merge-ort's struct version_info. */
+/* One version of a path: merge-ort's struct version_info. 36 bytes (an id
+ * of either format, 32, and the mode; 24 with libgit2's 20-byte ids). */
 typedef struct rq_ort_stage {
-	git_oid oid;
+	rq_oid oid;
 	uint32_t mode; /* 0: the path is absent */
 } rq_ort_stage;
 
@@ -231,6 +232,7 @@ typedef struct rq_ort_config {
 	rq_xmerge_style conflict_style; /* merge.conflictStyle */
 	int max_tree_depth;		/* core.maxTreeDepth (git's default: 2048) */
 	struct rq_attr *attr;		/* the merge drivers of paths; NULL: text everywhere */
+	const rq_oid_algo *algo;	/* the repository's object format (never NULL) */
 } rq_ort_config;
 
 /* ---- merges that are not picks ------------------------------------------- */
@@ -329,6 +331,6 @@ rq_ort_entry *rq_ort_entry_insert(rq_ort_merge *merge, const char *path);
 int rq_ort_pair_push(rq_ort_merge *merge, rq_ort_pairs *pairs, rq_ort_pair *pair);
 
 /* Read a blob. 0, or -1 with the error set. */
-int rq_ort_read_blob(rq_ort_merge *merge, const git_oid *id, git_blob **out);
+int rq_ort_read_blob(rq_ort_merge *merge, const rq_oid *id, git_blob **out);
 
 #endif

@@ -36,7 +36,7 @@ typedef struct tree_item {
 	size_t len;
 	unsigned sides; /* the trees (mask bits) whose entry this is */
 	uint32_t mode;
-	git_oid oid;
+	rq_oid oid;
 } tree_item;
 
 /* The entries of a directory in the (up to) three trees, sorted. */
@@ -96,7 +96,7 @@ static void insertion_sort_items(tree_item *v, size_t n)
  * reads them (rq_tree: names of any length, git's errors for a damaged
  * entry). *total: the entry count of the trees read. 0, or -1 (error set).
  */
-static int lookup_trees(rq_ort_merge *merge, const git_oid *const oids[3], dir_listing *listing,
+static int lookup_trees(rq_ort_merge *merge, const rq_oid *const oids[3], dir_listing *listing,
 			size_t *total)
 {
 	*total = 0;
@@ -105,11 +105,12 @@ static int lookup_trees(rq_ort_merge *merge, const git_oid *const oids[3], dir_l
 		if (!oids[i])
 			continue;
 		for (int j = 0; j < i; j++)
-			if (oids[j] && git_oid_equal(oids[i], oids[j]))
+			if (oids[j] && rq_oid_eq(oids[i], oids[j]))
 				dup = 1;
 		if (dup)
 			continue;
-		if (rq_tree_open(&listing->trees[i], merge->odb, oids[i], merge->err) < 0)
+		if (rq_tree_open(&listing->trees[i], merge->odb, merge->config->algo, oids[i],
+				 merge->err) < 0)
 			return -1;
 		*total += listing->trees[i].n;
 	}
@@ -120,7 +121,7 @@ static int lookup_trees(rq_ort_merge *merge, const git_oid *const oids[3], dir_l
  * Copy tree i's entries to run, each marked with every side that has this
  * same tree, and sort them into traverse order. Returns the count.
  */
-static size_t fill_run(const dir_listing *listing, const git_oid *const oids[3], int i,
+static size_t fill_run(const dir_listing *listing, const rq_oid *const oids[3], int i,
 		       tree_item *run)
 {
 	unsigned sides = 0;
@@ -128,7 +129,7 @@ static size_t fill_run(const dir_listing *listing, const git_oid *const oids[3],
 	rq_tree_entry te;
 
 	for (int j = 0; j < 3; j++)
-		if (oids[j] && git_oid_equal(oids[i], oids[j]))
+		if (oids[j] && rq_oid_eq(oids[i], oids[j]))
 			sides |= rq_ort_mask(j);
 	while (rq_tree_next(&listing->trees[i], &pos, &te)) {
 		tree_item *it = &run[cnt++];
@@ -136,7 +137,7 @@ static size_t fill_run(const dir_listing *listing, const git_oid *const oids[3],
 		it->len = te.len;
 		it->sides = sides;
 		it->mode = te.mode;
-		git_oid_cpy(&it->oid, &te.id);
+		it->oid = te.id;
 	}
 	insertion_sort_items(run, cnt);
 	return cnt;
@@ -171,7 +172,7 @@ static void merge_runs(const tree_item *runs, const size_t start[4], tree_item *
  * merge's arena (a malloc per directory was a tenth of a small pick). 0, or
  * -1 on error (listing freed).
  */
-static int dir_listing_load(rq_ort_merge *merge, const git_oid *const oids[3], dir_listing *listing)
+static int dir_listing_load(rq_ort_merge *merge, const rq_oid *const oids[3], dir_listing *listing)
 {
 	size_t total, k = 0, start[4] = {0, 0, 0, 0};
 	tree_item *runs;
@@ -236,11 +237,11 @@ static int add_pair(rq_ort_merge *merge, const item_group *group, const char *pa
 	p->collected_at = path;
 	if (is_add) {
 		p->dst_path = path;
-		git_oid_cpy(&p->dst.oid, &group->item[tree]->oid);
+		p->dst.oid = group->item[tree]->oid;
 		p->dst.mode = group->item[tree]->mode;
 	} else {
 		p->src_path = path;
-		git_oid_cpy(&p->src.oid, &group->item[tree]->oid);
+		p->src.oid = group->item[tree]->oid;
 		p->src.mode = group->item[tree]->mode;
 	}
 	return rq_ort_pair_push(merge, &merge->pairs[side], p);
@@ -324,7 +325,7 @@ static int collect_rename_info(rq_ort_merge *merge, const item_group *group, con
 static void stage_set(rq_ort_stage *st, const tree_item *it)
 {
 	if (it) {
-		git_oid_cpy(&st->oid, &it->oid);
+		st->oid = it->oid;
 		st->mode = it->mode;
 	} else {
 		memset(st, 0, sizeof(*st));
@@ -337,7 +338,7 @@ static void stage_set(rq_ort_stage *st, const tree_item *it)
  */
 static int same_item(const tree_item *a, const tree_item *b)
 {
-	return a && b && a->mode == b->mode && git_oid_equal(&a->oid, &b->oid);
+	return a && b && a->mode == b->mode && rq_oid_eq(&a->oid, &b->oid);
 }
 
 /*
@@ -550,7 +551,7 @@ typedef struct walk_stack {
  * every path of the directory matters to directory renames, and that must be
  * known before the first name is handled. 0, or -1 (listing freed).
  */
-static int load_frame(rq_ort_merge *merge, walk_frame *f, const git_oid *const oids[3])
+static int load_frame(rq_ort_merge *merge, walk_frame *f, const rq_oid *const oids[3])
 {
 	if (dir_listing_load(merge, oids, &f->listing) < 0)
 		return -1;
@@ -583,7 +584,7 @@ static int load_frame(rq_ort_merge *merge, walk_frame *f, const git_oid *const o
 static int open_frame(rq_ort_merge *merge, walk_stack *st, rq_ort_entry *e, int restore,
 		      unsigned restore_mask)
 {
-	const git_oid *oids[3];
+	const rq_oid *oids[3];
 	walk_frame *nv;
 
 	if ((long long)st->n > (long long)merge->config->max_tree_depth)

@@ -31,7 +31,8 @@
 #include "rq_ort_content.h"
 #include "rq_attr.h"
 
-#include "rq_odb_mem.h"
+#include "rq_hash.h"
+#include "rq_ortodb.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -45,17 +46,18 @@
  * stops, and the id still decides equal-content comparisons later).
  */
 static int write_blob(rq_ort_merge *merge, const char *buf, size_t n, const rq_ort_stage *base,
-		      const rq_ort_stage *side1, const rq_ort_stage *side2, git_oid *out)
+		      const rq_ort_stage *side1, const rq_ort_stage *side2, rq_oid *out)
 {
 	/* a delta against side 1's version: usually the blob the pick before
 	 * wrote; else against a version the repository holds whole */
-	const git_oid *alts[2] = {&side2->oid, &base->oid};
+	const rq_oid *alts[2] = {&side2->oid, &base->oid};
 
 	if (merge->write_objects) {
-		if (rq_odb_mem_write_like(out, merge->odb, buf, n, GIT_OBJECT_BLOB, &side1->oid,
-					  alts, 2) < 0)
+		if (rq_ortodb_write_like(out, merge->odb, merge->config->algo, buf, n,
+					 GIT_OBJECT_BLOB, &side1->oid, alts, 2) < 0)
 			return rq_error_git(merge->err, "cannot write blob");
-	} else if (git_odb_hash(out, buf, n, GIT_OBJECT_BLOB) < 0) {
+	} else if (rq_hash_object(merge->config->algo, GIT_OBJECT_BLOB, buf, n, out) < 0) {
+		/* SHA-1: libgit2's collision-detecting hash, as before */
 		return rq_error_git(merge->err, "cannot hash blob");
 	}
 	return 0;
@@ -165,11 +167,14 @@ static int path_marks(rq_ort_merge *merge, const char *const *paths, rq_xmerge_m
 	return 0;
 }
 
-/* Is id among the blobs of set (a remerge's R or N blobs with hunks)? */
-static int marked(const rq_oidmap *set, const git_oid *id)
+/* Is id among the blobs of set (a remerge's R or N blobs with hunks)?
+ * rq_oidmap's keys are still libgit2's ids (issue 42: core/base's change):
+ * no SHA-256 id is in a set (rq_remerge cannot put one there). */
+static int marked(const rq_oidmap *set, const rq_oid_algo *algo, const rq_oid *id)
 {
+	git_oid g;
 	size_t v;
-	return set && rq_oidmap_get(set, id, &v);
+	return set && rq_oid_to_git(&g, id, algo) == 0 && rq_oidmap_get(set, &g, &v);
 }
 
 /*
@@ -201,10 +206,11 @@ static rq_xmerge_result line_merge(rq_ort_merge *merge, const three_blobs *b,
 		return rq_xmerge_marked(b->buf[0], b->size[0], b->buf[1], b->size[1], b->buf[2],
 					b->size[2], style, &marks, out, outlen);
 	}
-	base_marked = marked(mode->base_marked, &stages[0]->oid);
+	base_marked = marked(mode->base_marked, merge->config->algo, &stages[0]->oid);
 	r = rq_xmerge_remerge(b->buf[0], b->size[0], base_marked, b->buf[1], b->size[1],
-			      marked(mode->ours_marked, &stages[1]->oid), b->buf[2], b->size[2],
-			      style, favor_union, &mode->marks, out, outlen, &kept);
+			      marked(mode->ours_marked, merge->config->algo, &stages[1]->oid),
+			      b->buf[2], b->size[2], style, favor_union, &mode->marks, out, outlen,
+			      &kept);
 	if (r == RQ_XMERGE_CLEAN && kept) {
 		free(*out);
 		*out = NULL;
@@ -242,7 +248,7 @@ static int merge_text_buffers(rq_ort_merge *merge, const three_blobs *blobs,
 			rc = write_blob(merge, out, outlen, stages[0], stages[1], stages[2],
 					&result->oid);
 		else
-			git_oid_cpy(&result->oid, &stages[1]->oid);
+			result->oid = stages[1]->oid;
 		break;
 	case RQ_XMERGE_TOO_COMPLEX:
 		rq_ort_fall_back(merge, "xdiff hash chain overflow"); /* git fails here */
@@ -263,7 +269,7 @@ static void keep_side1(const rq_ort_stage *side1, rq_ort_stage *result, int *cle
 {
 	*why |= kind;
 	*clean = 0;
-	git_oid_cpy(&result->oid, &side1->oid);
+	result->oid = side1->oid;
 }
 
 /*
@@ -339,14 +345,15 @@ int rq_ort_content_merge(rq_ort_merge *merge, const char *path, const rq_ort_sta
 	*clean = 1;
 	*why = 0;
 	merge_modes(merge, base, side1, side2, result, clean, why);
-	if (git_oid_equal(&side1->oid, &side2->oid) || git_oid_equal(&side1->oid, &base->oid)) {
-		git_oid_cpy(&result->oid, &side2->oid);
-	} else if (git_oid_equal(&side2->oid, &base->oid)) {
-		git_oid_cpy(&result->oid, &side1->oid);
-		if (merge->mode && marked(merge->mode->ours_marked, &side1->oid)) {
+	if (rq_oid_eq(&side1->oid, &side2->oid) || rq_oid_eq(&side1->oid, &base->oid)) {
+		result->oid = side2->oid;
+	} else if (rq_oid_eq(&side2->oid, &base->oid)) {
+		result->oid = side1->oid;
+		if (merge->mode &&
+		    marked(merge->mode->ours_marked, merge->config->algo, &side1->oid)) {
 			*clean = 0;
 			*why |= RQ_ORT_CONTENT_CONFLICT;
-			if (marked(merge->mode->base_marked, &base->oid))
+			if (marked(merge->mode->base_marked, merge->config->algo, &base->oid))
 				*why |= RQ_ORT_CONTENT_RESOLUTION;
 		}
 	} else if (rq_ort_mode_is_reg(side1->mode)) {
@@ -359,7 +366,7 @@ int rq_ort_content_merge(rq_ort_merge *merge, const char *path, const rq_ort_sta
 		/* submodules are not merged (none is checked out); symlinks conflict */
 		*why |= RQ_ORT_CONTENT_CONFLICT;
 		*clean = 0;
-		git_oid_cpy(&result->oid, &side1->oid);
+		result->oid = side1->oid;
 	} else {
 		rq_ort_fall_back(merge, "content merge of an unknown type");
 		*why |= RQ_ORT_CONTENT_OTHER;

@@ -25,7 +25,7 @@
 #include "rq_ort_content.h"
 #include "rq_tree.h"
 
-#include "rq_odb_mem.h"
+#include "rq_ortodb.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -294,6 +294,7 @@ static void sort_tree_out(tree_out *v, size_t n)
  */
 static size_t gather_tree_out(const rq_ort_entry *d, tree_out *v, size_t *size)
 {
+	/* sized for the widest id (a few bytes more than a SHA-1 tree needs) */
 	size_t n = 0;
 
 	*size = 0;
@@ -304,7 +305,7 @@ static size_t gather_tree_out(const rq_ort_entry *d, tree_out *v, size_t *size)
 		v[n].name = k->path + k->basename_offset;
 		v[n].len = strlen(v[n].name);
 		v[n].st = &k->result;
-		*size += v[n].len + 8 + GIT_OID_RAWSZ;
+		*size += v[n].len + 8 + RQ_OID_MAX_RAWSZ;
 		n++;
 	}
 	return n;
@@ -332,6 +333,7 @@ static char *put_octal(char *p, uint32_t mode)
  * for one name make an invalid tree: merge-ort would have died on the way. */
 static size_t serialize_tree(rq_ort_merge *merge, const tree_out *v, size_t n, char *buf)
 {
+	const size_t rawsz = merge->config->algo->rawsz;
 	char *p = buf;
 
 	for (size_t i = 0; i < n; i++) {
@@ -342,8 +344,11 @@ static size_t serialize_tree(rq_ort_merge *merge, const tree_out *v, size_t n, c
 		memcpy(p, v[i].name, v[i].len);
 		p += v[i].len;
 		*p++ = '\0';
-		memcpy(p, v[i].st->oid.id, GIT_OID_RAWSZ);
-		p += GIT_OID_RAWSZ;
+		if (rawsz == 20) /* a constant-size copy for SHA-1 */
+			memcpy(p, v[i].st->oid.id, 20);
+		else
+			memcpy(p, v[i].st->oid.id, RQ_OID_MAX_RAWSZ);
+		p += rawsz;
 	}
 	return (size_t)(p - buf);
 }
@@ -356,26 +361,28 @@ static size_t serialize_tree(rq_ort_merge *merge, const tree_out *v, size_t n, c
  */
 static int store_tree(rq_ort_merge *merge, rq_ort_entry *d, const char *buf, size_t len)
 {
-	git_oid id;
+	rq_oid id;
 	int exists = 0, plain;
 
 	/* hashed once: the plain SHA-1 while the compressor runs, checked
 	 * for collisions by it, or here when the tree is not written (a
 	 * side's, or the merge has a conflict) */
-	if ((plain = rq_odb_mem_hash(&id, merge->odb, buf, len, GIT_OBJECT_TREE)) < 0)
+	if ((plain = rq_ortodb_hash(&id, merge->odb, merge->config->algo, buf, len,
+				    GIT_OBJECT_TREE)) < 0)
 		return rq_error_git(merge->err, "cannot hash tree");
 	for (int i = 0; i < 3; i++)
-		if (rq_ort_mode_is_dir(d->stages[i].mode) && git_oid_equal(&id, &d->stages[i].oid))
+		if (rq_ort_mode_is_dir(d->stages[i].mode) && rq_oid_eq(&id, &d->stages[i].oid))
 			exists = 1;
 	if (plain && (exists || !merge->write_objects) &&
-	    rq_odb_mem_check(&id, buf, len, GIT_OBJECT_TREE) < 0)
+	    rq_ortodb_check(&id, merge->config->algo, buf, len, GIT_OBJECT_TREE) < 0)
 		return rq_error_git(merge->err, "cannot hash tree");
 	if (merge->write_objects && !exists &&
-	    rq_odb_mem_write_hashed(&id, merge->odb, buf, len, GIT_OBJECT_TREE) < 0)
+	    rq_ortodb_write_hashed(&id, merge->odb, merge->config->algo, buf, len,
+				   GIT_OBJECT_TREE) < 0)
 		return rq_error_git(merge->err, "cannot write tree");
 	d->is_null = 0;
 	d->result.mode = RQ_ORT_TYPE_DIR;
-	git_oid_cpy(&d->result.oid, &id);
+	d->result.oid = id;
 	return 0;
 }
 

@@ -14,8 +14,8 @@
 struct rq_rename_cache {
 	rq_rename_cache_entry *renames; /* side 1's renames along the chain */
 	size_t nrenames, caprenames;
-	int chain;			/* a chain is going on: the next merge continues it when */
-	git_oid chain_base, chain_ours; /* ... its base and side 1 are these */
+	int chain;		       /* a chain is going on: the next merge continues it when */
+	rq_oid chain_base, chain_ours; /* ... its base and side 1 are these */
 };
 
 /* A new cache holds no chain: the first merge cannot continue one. */
@@ -57,12 +57,12 @@ void rq_rename_cache_chain_break(rq_rename_cache *cache)
  * the same replay has base = theirs (the commit just picked) and ours =
  * result (where it lands): that is what continues the chain.
  */
-void rq_rename_cache_chain_advance(rq_rename_cache *cache, const git_oid *theirs,
-				   const git_oid *result)
+void rq_rename_cache_chain_advance(rq_rename_cache *cache, const rq_oid *theirs,
+				   const rq_oid *result)
 {
 	cache->chain = 1;
-	git_oid_cpy(&cache->chain_base, theirs);
-	git_oid_cpy(&cache->chain_ours, result);
+	cache->chain_base = *theirs;
+	cache->chain_ours = *result;
 }
 
 /*
@@ -70,11 +70,10 @@ void rq_rename_cache_chain_advance(rq_rename_cache *cache, const git_oid *theirs
  * reuse for it either. A merge that does not continue the chain forgets it
  * at once, so that a later merge cannot pick it up by accident.
  */
-int rq_rename_cache_chain_continues(rq_rename_cache *cache, const git_oid *base,
-				    const git_oid *ours)
+int rq_rename_cache_chain_continues(rq_rename_cache *cache, const rq_oid *base, const rq_oid *ours)
 {
-	if (cache->chain && base && git_oid_equal(base, &cache->chain_base) &&
-	    git_oid_equal(ours, &cache->chain_ours))
+	if (cache->chain && base && rq_oid_eq(base, &cache->chain_base) &&
+	    rq_oid_eq(ours, &cache->chain_ours))
 		return 1;
 	rq_rename_cache_chain_break(cache);
 	return 0;

@@ -26,6 +26,8 @@
 #include <git2.h>
 #include <stddef.h>
 
+#include "rq_oid.h"
+
 typedef struct rq_rename_cache rq_rename_cache;
 
 /* A rename of side 1: from the path src to the path dst. */
@@ -42,11 +44,10 @@ void rq_rename_cache_free(rq_rename_cache *c);
  * merge's side 2 and ours its result)? When it does not, the remembered
  * renames are forgotten. A root pick (no base) never continues it.
  */
-int rq_rename_cache_chain_continues(rq_rename_cache *c, const git_oid *base, const git_oid *ours);
+int rq_rename_cache_chain_continues(rq_rename_cache *c, const rq_oid *base, const rq_oid *ours);
 /* A merge ended clean with result: the next merge continues the chain when
  * its base is theirs and its side 1 is result. */
-void rq_rename_cache_chain_advance(rq_rename_cache *c, const git_oid *theirs,
-				   const git_oid *result);
+void rq_rename_cache_chain_advance(rq_rename_cache *c, const rq_oid *theirs, const rq_oid *result);
 /* Forget the chain and its renames. */
 void rq_rename_cache_chain_break(rq_rename_cache *c);
 

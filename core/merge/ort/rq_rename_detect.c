@@ -57,16 +57,13 @@
 #define MAX_IDENTICAL_CANDIDATES 100
 
 /*
- * The empty blob (e69de29...). git leaves empty files out of rename
- * detection: every empty file is identical to every other, so pairing them
- * says nothing about where a file went.
+ * The empty blob of the repository's format. git leaves empty files out of
+ * rename detection: every empty file is identical to every other, so
+ * pairing them says nothing about where a file went.
  */
-static int is_empty_blob(const git_oid *id)
+static int is_empty_blob(const rq_rename_search *search, const rq_oid *id)
 {
-	static const unsigned char empty[GIT_OID_RAWSZ] = {0xe6, 0x9d, 0xe2, 0x9b, 0xb2, 0xd1, 0xd6,
-							   0x43, 0x4b, 0x8b, 0x29, 0xae, 0x77, 0x5a,
-							   0xd8, 0xc2, 0xe4, 0x8c, 0x53, 0x91};
-	return !memcmp(id->id, empty, GIT_OID_RAWSZ);
+	return rq_oid_eq(id, &search->merge->config->algo->empty_blob);
 }
 
 /* ---- passes 0 and 1: remembered and exact renames -------------------------- */
@@ -110,11 +107,11 @@ static long best_identical_source(const rq_rename_search *search, const long *he
 	long best = -1;
 	int best_score = -1, left = MAX_IDENTICAL_CANDIDATES;
 
-	for (long j = head[rq_hindex_hash_oid(&target->oid) & (nbuckets - 1)]; j >= 0;
+	for (long j = head[rq_hindex_hash_id(target->oid.id) & (nbuckets - 1)]; j >= 0;
 	     j = next[j]) {
 		const rq_ort_pair *sp = search->sources[j];
 		int score;
-		if (!git_oid_equal(&sp->src.oid, &target->oid))
+		if (!rq_oid_eq(&sp->src.oid, &target->oid))
 			continue;
 		if ((!rq_ort_mode_is_reg(sp->src.mode) || !rq_ort_mode_is_reg(target->mode)) &&
 		    sp->src.mode != target->mode)
@@ -156,7 +153,7 @@ static int find_exact_renames(rq_rename_search *search)
 	for (size_t b = 0; b < nbuckets; b++)
 		head[b] = -1;
 	for (size_t j = search->nsources; j-- > 0;) {
-		size_t b = rq_hindex_hash_oid(&search->sources[j]->src.oid) & (nbuckets - 1);
+		size_t b = rq_hindex_hash_id(search->sources[j]->src.oid.id) & (nbuckets - 1);
 		next[j] = head[b];
 		head[b] = (long)j;
 	}
@@ -205,10 +202,10 @@ static int gather_candidates(rq_rename_search *search, const rq_ort_pairs *pairs
 	for (size_t i = 0; i < pairs->n; i++) {
 		rq_ort_pair *p = pairs->v[i];
 		if (!p->src_path) {
-			if (!is_empty_blob(&p->dst.oid))
+			if (!is_empty_blob(search, &p->dst.oid))
 				search->dests[search->ndests++].pair = p;
 		} else if (!p->dst_path) {
-			if (!is_empty_blob(&p->src.oid))
+			if (!is_empty_blob(search, &p->src.oid))
 				search->sources[search->nsources++] = p;
 		}
 	}

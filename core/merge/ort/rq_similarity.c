@@ -17,6 +17,7 @@
  * pair of blob ids. Neither changes a score.
  */
 #include "rq_similarity.h"
+#include "rq_ortodb.h"
 
 #include "rq_hindex.h"
 #include "rq_mem.h"
@@ -47,7 +48,7 @@ typedef struct span {
 
 /* What the cache knows of one blob. */
 typedef struct blob_info {
-	git_oid oid;
+	rq_oid oid;
 	size_t size;
 	span *spans; /* sorted by hashval; NULL until computed */
 	size_t nspans;
@@ -56,7 +57,7 @@ typedef struct blob_info {
 
 /* A score computed: src's similarity to dst, asked with min_score. */
 typedef struct pair_score {
-	git_oid src, dst;
+	rq_oid src, dst;
 	int min_score, score;
 } pair_score;
 
@@ -129,9 +130,9 @@ void rq_similarity_cache_stats(const rq_similarity_cache *cache, size_t *compute
  * uniform already) and the minimum score, mixed so that (a, b) and (b, a)
  * land apart.
  */
-static size_t score_hash(const git_oid *src, const git_oid *dst, int min_score)
+static size_t score_hash(const rq_oid *src, const rq_oid *dst, int min_score)
 {
-	return rq_hindex_hash_oid(src) ^ (rq_hindex_hash_oid(dst) * 0x9e3779b97f4a7c15ull) ^
+	return rq_hindex_hash_id(src->id) ^ (rq_hindex_hash_id(dst->id) * 0x9e3779b97f4a7c15ull) ^
 	       (size_t)min_score;
 }
 
@@ -144,8 +145,8 @@ static size_t score_hash_at(const void *ctx, size_t i)
 static int score_is(const void *ctx, size_t i, const void *key)
 {
 	const pair_score *p = &((const rq_similarity_cache *)ctx)->scores[i], *k = key;
-	return p->min_score == k->min_score && git_oid_equal(&p->src, &k->src) &&
-	       git_oid_equal(&p->dst, &k->dst);
+	return p->min_score == k->min_score && rq_oid_eq(&p->src, &k->src) &&
+	       rq_oid_eq(&p->dst, &k->dst);
 }
 
 /* The remembered score for key's pair and minimum score, or -1. */
@@ -186,12 +187,12 @@ static void score_put(rq_similarity_cache *cache, const pair_score *key)
 /* rq_hindex's callbacks for the blob entries, keyed by blob id. */
 static size_t blob_hash_at(const void *ctx, size_t i)
 {
-	return rq_hindex_hash_oid(&((const rq_similarity_cache *)ctx)->blobs[i].oid);
+	return rq_hindex_hash_id(((const rq_similarity_cache *)ctx)->blobs[i].oid.id);
 }
 
 static int blob_is(const void *ctx, size_t i, const void *key)
 {
-	return git_oid_equal(&((const rq_similarity_cache *)ctx)->blobs[i].oid, key);
+	return rq_oid_eq(&((const rq_similarity_cache *)ctx)->blobs[i].oid, key);
 }
 
 /*
@@ -199,9 +200,9 @@ static int blob_is(const void *ctx, size_t i, const void *key)
  * of memory. Entries move when the array grows: callers hold indices across
  * calls that may add entries, and take pointers only after.
  */
-static long blob_entry(rq_similarity_cache *cache, const git_oid *id)
+static long blob_entry(rq_similarity_cache *cache, const rq_oid *id)
 {
-	long i = rq_hindex_find(&cache->blob_index, rq_hindex_hash_oid(id), blob_is, cache, id);
+	long i = rq_hindex_find(&cache->blob_index, rq_hindex_hash_id(id->id), blob_is, cache, id);
 	blob_info *nv;
 
 	if (i >= 0)
@@ -214,8 +215,8 @@ static long blob_entry(rq_similarity_cache *cache, const git_oid *id)
 			      cache) < 0)
 		return -1;
 	memset(&cache->blobs[cache->nblobs], 0, sizeof(*cache->blobs));
-	git_oid_cpy(&cache->blobs[cache->nblobs].oid, id);
-	rq_hindex_add(&cache->blob_index, rq_hindex_hash_oid(id), cache->nblobs);
+	cache->blobs[cache->nblobs].oid = *id;
+	rq_hindex_add(&cache->blob_index, rq_hindex_hash_id(id->id), cache->nblobs);
 	return (long)cache->nblobs++;
 }
 
@@ -337,7 +338,7 @@ static int blob_size(rq_ort_merge *merge, blob_info *info)
 
 	if (info->have_size)
 		return 0;
-	if (git_odb_read_header(&len, &type, merge->odb, &info->oid) < 0)
+	if (rq_ortodb_read_header(&len, &type, merge->odb, merge->config->algo, &info->oid) < 0)
 		return rq_error_git(merge->err, "cannot read blob header");
 	info->size = len;
 	info->have_size = 1;
@@ -441,8 +442,8 @@ int rq_similarity_estimate(rq_ort_merge *merge, const rq_ort_stage *src, const r
 	if (!rq_ort_mode_is_reg(src->mode) || !rq_ort_mode_is_reg(dst->mode))
 		return 0;
 	memset(&key, 0, sizeof(key));
-	git_oid_cpy(&key.src, &src->oid);
-	git_oid_cpy(&key.dst, &dst->oid);
+	key.src = src->oid;
+	key.dst = dst->oid;
 	key.min_score = minimum_score;
 	if ((score = score_get(cache, &key)) >= 0) {
 		cache->scores_reused++;

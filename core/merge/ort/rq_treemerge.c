@@ -27,7 +27,7 @@
 #include "rq_rename_cache.h"
 #include "rq_similarity.h"
 
-#include "rq_odb_mem.h"
+#include "rq_ortodb.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -72,8 +72,8 @@ void rq_treemerge_memory_stats(const rq_treemerge_memory *mem, size_t *computed,
  * remembered (tests/integration/remember.sh checks such sequences against
  * upstream git replay).
  */
-void rq_treemerge_trivial(rq_treemerge_memory *mem, const git_oid *base, const git_oid *ours,
-			  const git_oid *theirs, const git_oid *result)
+void rq_treemerge_trivial(rq_treemerge_memory *mem, const rq_oid *base, const rq_oid *ours,
+			  const rq_oid *theirs, const rq_oid *result)
 {
 	(void)rq_rename_cache_chain_continues(mem->renames, base, ours); /* forgets a broken one */
 	rq_rename_cache_chain_advance(mem->renames, theirs, result);
@@ -84,7 +84,7 @@ void rq_treemerge_trivial(rq_treemerge_memory *mem, const git_oid *base, const g
  * base, for a root commit, has mode 0), opened, as merge-ort's top level
  * always is.
  */
-static int make_root(rq_ort_merge *merge, const git_oid *const oids[3])
+static int make_root(rq_ort_merge *merge, const rq_oid *const oids[3])
 {
 	rq_ort_entry *root = rq_arena_alloc(&merge->arena, sizeof(*root));
 
@@ -96,7 +96,7 @@ static int make_root(rq_ort_merge *merge, const git_oid *const oids[3])
 	root->dirmask = RQ_ORT_MASK_ALL;
 	for (int i = 0; i < 3; i++) {
 		if (oids[i]) {
-			git_oid_cpy(&root->stages[i].oid, oids[i]);
+			root->stages[i].oid = *(oids[i]);
 			root->stages[i].mode = RQ_ORT_TYPE_DIR;
 		}
 	}
@@ -111,7 +111,7 @@ static int make_root(rq_ort_merge *merge, const git_oid *const oids[3])
  * give the arena the chunks kept from the previous merge.
  */
 static void merge_setup(rq_ort_merge *merge, rq_treemerge_memory *mem, const rq_ort_config *config,
-			const git_oid *base, const git_oid *ours)
+			const rq_oid *base, const rq_oid *ours)
 {
 	rq_similarity_cache_trim(mem->similarity);
 	memset(merge, 0, sizeof(*merge));
@@ -165,20 +165,20 @@ static int run_phases(rq_ort_merge *merge)
 }
 
 /* The root's tree, or the empty tree (written) when nothing is left. */
-static int root_tree(rq_ort_merge *merge, git_oid *out)
+static int root_tree(rq_ort_merge *merge, rq_oid *out)
 {
 	if (!merge->root->is_null) {
-		git_oid_cpy(out, &merge->root->result.oid);
+		*out = merge->root->result.oid;
 		return 0;
 	}
-	if (rq_odb_mem_write(out, merge->odb, "", 0, GIT_OBJECT_TREE) < 0)
+	if (rq_ortodb_write(out, merge->odb, merge->config->algo, "", 0, GIT_OBJECT_TREE) < 0)
 		return rq_error_git(merge->err, "cannot write the empty tree");
 	return 0;
 }
 
 static void version_of(rq_conflict_version *v, const rq_ort_stage *st)
 {
-	git_oid_cpy(&v->oid, &st->oid);
+	v->oid = st->oid;
 	v->mode = st->mode;
 }
 
@@ -214,7 +214,7 @@ static int accept_details(rq_ort_merge *merge, size_t from)
  * reported at the top level), else the root tree. A merge that keeps its
  * conflicts gives its tree in both cases, and the conflicts' versions.
  */
-static int finish(rq_ort_merge *merge, size_t nconflicts_before, git_oid *out)
+static int finish(rq_ort_merge *merge, size_t nconflicts_before, rq_oid *out)
 {
 	int accept = merge->mode && merge->mode->accept;
 
@@ -238,11 +238,11 @@ static int finish(rq_ort_merge *merge, size_t nconflicts_before, git_oid *out)
  * (anything else), and the arena's chunks go back to the merger.
  */
 int rq_treemerge(git_repository *repo, git_odb *odb, const rq_ort_config *config,
-		 rq_treemerge_memory *mem, const rq_ort_mode *mode, const git_oid *base,
-		 const git_oid *ours, const git_oid *theirs, git_oid *out, rq_conflicts *conflicts,
+		 rq_treemerge_memory *mem, const rq_ort_mode *mode, const rq_oid *base,
+		 const rq_oid *ours, const rq_oid *theirs, rq_oid *out, rq_conflicts *conflicts,
 		 rq_error *err)
 {
-	const git_oid *oids[3] = {base, ours, theirs};
+	const rq_oid *oids[3] = {base, ours, theirs};
 	size_t nconflicts_before = conflicts->n;
 	rq_ort_merge merge;
 	int rc;
@@ -258,6 +258,8 @@ int rq_treemerge(git_repository *repo, git_odb *odb, const rq_ort_config *config
 		rc = run_phases(&merge);
 	if (rc == 0)
 		rc = finish(&merge, nconflicts_before, out);
+	if (rc == RQ_TREEMERGE_FALL_BACK)
+		mem->fall_back_why = merge.fall_back_why;
 	if (rc == RQ_TREEMERGE_FALL_BACK || (rc < 0 && mode && mode->accept)) {
 		/* drop what this attempt reported; the fallback reports its own */
 		while (conflicts->n > nconflicts_before) {

@@ -22,6 +22,8 @@ typedef struct rq_treemerge_memory {
 	rq_rename_cache *renames;	 /* rq_rename_cache.h */
 	rq_similarity_cache *similarity; /* rq_similarity.h */
 	rq_arena_chunk *spare_chunks;	 /* arena chunks for the next merge */
+	/* the state the last RQ_TREEMERGE_FALL_BACK met (a static string) */
+	const char *fall_back_why;
 } rq_treemerge_memory;
 
 /* 0, or -1 out of memory (nothing to free then). */
@@ -35,8 +37,8 @@ void rq_treemerge_memory_stats(const rq_treemerge_memory *mem, size_t *computed,
  * for the chain of remembered renames it is a clean merge like any other
  * (it continues the chain, or starts one).
  */
-void rq_treemerge_trivial(rq_treemerge_memory *mem, const git_oid *base, const git_oid *ours,
-			  const git_oid *theirs, const git_oid *result);
+void rq_treemerge_trivial(rq_treemerge_memory *mem, const rq_oid *base, const rq_oid *ours,
+			  const rq_oid *theirs, const rq_oid *result);
 
 /* What rq_treemerge returns, besides a negative error. */
 enum {
@@ -58,8 +60,8 @@ enum {
  * conflicts before the call).
  */
 int rq_treemerge(git_repository *repo, git_odb *odb, const rq_ort_config *config,
-		 rq_treemerge_memory *mem, const rq_ort_mode *mode, const git_oid *base,
-		 const git_oid *ours, const git_oid *theirs, git_oid *out, rq_conflicts *conflicts,
+		 rq_treemerge_memory *mem, const rq_ort_mode *mode, const rq_oid *base,
+		 const rq_oid *ours, const rq_oid *theirs, rq_oid *out, rq_conflicts *conflicts,
 		 rq_error *err);
 
 #endif

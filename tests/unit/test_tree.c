@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * rq_tree at both object formats: the entries of real trees written by git
+ * in SHA-1 and SHA-256 repositories (names, canonical modes, ids of 20 and
+ * 32 bytes, zero past the width) against `git ls-tree`; a SHA-256 tree read
+ * at the SHA-1 width (and the reverse) refused, never misread; git's words
+ * for a tree cut inside its last id; and the read through libgit2's
+ * object database refused for SHA-256 with a message that names it.
+ */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rq_oid.h"
+#include "rq_tree.h"
+
+/* A repository of that format with a file, an executable, a symlink and a
+ * directory, committed by the installed git (which makes SHA-256
+ * repositories too). */
+static tu_repo *repo_of(const rq_oid_algo *algo)
+{
+	tu_repo *r = tu_repo_new(0);
+
+	tu_git(r,
+	       "rm -rf .git && git init -q --object-format=%s . && "
+	       "printf 'a\\n' >f && printf 'x' >run && chmod +x run && ln -s f link && "
+	       "mkdir d && printf 'g\\n' >d/g && git add f run link d && "
+	       "git -c maintenance.auto=false commit -q -m one",
+	       algo->name);
+	return r;
+}
+
+/* `git ls-tree` of HEAD's tree, one line per entry, as rq_tree reads it:
+ * "<octal mode> <hex id> <name>\n". */
+static char *listing_of(const rq_tree *t, const rq_oid_algo *algo)
+{
+	char *out = calloc(1, 4096), hex[RQ_OID_MAX_HEXSZ + 1];
+	rq_tree_entry e;
+	size_t pos = 0, n = 0;
+
+	assert_non_null(out);
+	while (rq_tree_next(t, &pos, &e)) {
+		for (size_t i = algo->rawsz; i < RQ_OID_MAX_RAWSZ; i++)
+			assert_int_equal(e.id.id[i], 0); /* zero past the width */
+		n += (size_t)snprintf(out + n, 4096 - n, "%06o %s %.*s\n", e.mode,
+				      rq_oid_fmt(hex, &e.id, algo), (int)e.len, e.name);
+	}
+	return out;
+}
+
+static void check_format(const rq_oid_algo *algo, const rq_oid_algo *other)
+{
+	tu_repo *r = repo_of(algo);
+	size_t len;
+	char *raw = tu_capture_raw(r, &len, "git cat-file tree HEAD^{tree}");
+	char *want = tu_capture_raw(r, NULL, "git ls-tree HEAD | sed 's/ [a-z]* / /; s/\t/ /'");
+	char *got;
+	rq_tree t;
+	rq_error err;
+
+	assert_non_null(raw);
+	assert_non_null(want);
+	assert_int_equal(rq_tree_open_data(&t, algo, raw, len, &err), 0);
+	assert_int_equal(t.n, 4);
+	got = listing_of(&t, algo);
+	assert_string_equal(got, want);
+	rq_tree_close(&t);
+
+	/* the other width: the ids do not end where a name starts */
+	rq_error_clear(&err);
+	assert_int_equal(rq_tree_open_data(&t, other, raw, len, &err), -1);
+	assert_int_equal(err.code, RQ_E_CORRUPT_OBJECT);
+
+	/* cut inside the last id: git's words */
+	rq_error_clear(&err);
+	assert_int_equal(rq_tree_open_data(&t, algo, raw, len - 1, &err), -1);
+	assert_int_equal(err.code, RQ_E_CORRUPT_OBJECT);
+	assert_string_equal(err.msg, "too-short tree object");
+	free(got);
+	free(want);
+	free(raw);
+	tu_repo_free(r);
+}
+
+static void test_sha1_tree(void **state)
+{
+	(void)state;
+	check_format(&rq_oid_sha1, &rq_oid_sha256);
+}
+
+static void test_sha256_tree(void **state)
+{
+	(void)state;
+	check_format(&rq_oid_sha256, &rq_oid_sha1);
+}
+
+/* Through libgit2's object database: SHA-1 reads; SHA-256 is refused by
+ * name (libgit2 would take the first 20 bytes of the id). */
+static void test_open_through_libgit2(void **state)
+{
+	tu_repo *r = repo_of(&rq_oid_sha1);
+	git_repository *g = tu_repo_open(r);
+	git_odb *odb = NULL;
+	git_oid id;
+	rq_oid rid, wide;
+	rq_tree t;
+	rq_error err;
+
+	(void)state;
+	tu_rev_parse(r, "HEAD^{tree}", &id);
+	rq_oid_from_git(&rid, &id);
+	assert_int_equal(git_repository_odb(&odb, g), 0);
+	assert_int_equal(rq_tree_open(&t, odb, &rq_oid_sha1, &rid, &err), 0);
+	assert_int_equal(t.n, 4);
+	rq_tree_close(&t);
+
+	wide = rid;
+	memset(wide.id + 20, 0xab, 12);
+	rq_error_clear(&err);
+	assert_int_equal(rq_tree_open(&t, odb, &rq_oid_sha256, &wide, &err), -1);
+	assert_int_equal(err.code, RQ_E_GIT);
+	assert_non_null(strstr(err.msg, "no sha256"));
+	assert_null(t.obj);
+	git_odb_free(odb);
+	tu_repo_free(r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_sha1_tree),
+	    cmocka_unit_test(test_sha256_tree),
+	    cmocka_unit_test(test_open_through_libgit2),
+	};
+	return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
+}
