@@ -100,12 +100,25 @@ static int merge_bases(remerge *rm, const git_oid *leaves, size_t nleaves, const
 {
 	rq_reach_reader rd = rq_reach_git2_reader(rm->repo);
 	git_oid *ids = NULL;
+	rq_oid rb, *rleaves = calloc(nleaves + 1, sizeof(*rleaves)), *rids = NULL;
 	size_t count = 0;
 	int rc;
 
 	*out = NULL;
 	*n = 0;
-	if (rq_reach_bases(&rd, rm->ranks, b, leaves, nleaves, &ids, &count, rm->err) < 0)
+	if (!rleaves)
+		return rq_error_set(rm->err, RQ_E_NOMEM, "out of memory");
+	rq_oid_from_git(&rb, b);
+	for (size_t i = 0; i < nleaves; i++)
+		rq_oid_from_git(&rleaves[i], &leaves[i]);
+	rc = rq_reach_bases(&rd, rm->ranks, &rb, rleaves, nleaves, &rids, &count, rm->err);
+	free(rleaves);
+	if (rc == 0 && count && !(ids = calloc(count, sizeof(*ids))))
+		rc = rq_error_set(rm->err, RQ_E_NOMEM, "out of memory");
+	for (size_t i = 0; rc == 0 && i < count; i++)
+		rq_oid_to_git(&ids[i], &rids[i], &rq_oid_sha1);
+	free(rids);
+	if (rc < 0)
 		return -1;
 	if (!count)
 		return 0;
@@ -369,10 +382,12 @@ static int untouched_text(remerge *rm, const side_merge *r, const side_merge *n,
 /* The blobs of s's text conflicts (they hold its conflict hunks). */
 static int marked_blobs(remerge *rm, const side_merge *s, rq_oidmap *set)
 {
-	for (size_t k = 0; k < s->conflicts.n; k++)
-		if (s->details.v[k].textual &&
-		    rq_oidmap_put(set, &s->details.v[k].result.oid, k) < 0)
+	for (size_t k = 0; k < s->conflicts.n; k++) {
+		rq_oid id;
+		rq_oid_from_git(&id, &s->details.v[k].result.oid);
+		if (s->details.v[k].textual && rq_oidmap_put(set, &id, k) < 0)
 			return rq_error_set(rm->err, RQ_E_NOMEM, "out of memory");
+	}
 	return 0;
 }
 
@@ -532,16 +547,18 @@ int rq_remerge(rq_merger *m, git_repository *repo, const rq_oidmap *ranks,
 {
 	remerge rm = {m, repo, ranks, err, {{0}}, 0};
 	git_odb *odb = NULL;
+	rq_oid empty;
 	int rc;
 
 	if (nparents < 2)
 		return rq_error_set(err, RQ_E_INTERNAL, "a remerge needs two parents");
 	/* the base of unrelated histories, written for the trees that use it */
 	if (git_repository_odb(&odb, repo) < 0 ||
-	    rq_odb_mem_write(&rm.empty_tree, odb, "", 0, GIT_OBJECT_TREE) < 0) {
+	    rq_odb_mem_write(&empty, odb, "", 0, GIT_OBJECT_TREE) < 0) {
 		git_odb_free(odb);
 		return rq_error_git(err, "cannot write the empty tree");
 	}
+	rq_oid_to_git(&rm.empty_tree, &empty, &rq_oid_sha1);
 	git_odb_free(odb);
 	if (nparents == 2)
 		rc = remerge_two(&rm, orig_parents, new_parents, orig_tree, out, conflicts);

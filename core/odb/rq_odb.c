@@ -55,6 +55,7 @@ typedef struct packs {
 	char *dir;		 /* the objects directory */
 	char *shown;		 /* the pack directory as messages name it */
 	int no_dedup;		 /* a new object is written even when a pack has it */
+	const rq_oid_algo *algo; /* the database's object format (rq_odb_algo) */
 } packs;
 
 static int pack_failed(packs *b, const git_oid *id, int rc)
@@ -258,10 +259,12 @@ static int packs_new(git_odb_backend **out, const char *dir, const char *shown, 
 
 	snprintf(pd, sizeof(pd), "%s/pack", dir);
 	snprintf(spd, sizeof(spd), "%s/pack", shown);
+	if (b)
+		b->algo = o && o->algo ? o->algo : &rq_oid_sha1;
 	if (!b || git_odb_init_backend(&b->parent, GIT_ODB_BACKEND_VERSION) < 0 ||
 	    !(b->shown = strdup(spd)) || !(b->dir = strdup(dir)) ||
-	    !(b->direct = rq_odb_packread_open_set(pd, spd, &rq_oid_sha1,
-						   depth ? 0 : RQ_ODB_PACKSET_WRITE))) {
+	    !(b->direct =
+		  rq_odb_packread_open_set(pd, spd, b->algo, depth ? 0 : RQ_ODB_PACKSET_WRITE))) {
 		if (b)
 			packs_free(&b->parent);
 		git_error_set_oom();
@@ -294,26 +297,34 @@ static rq_odb_packread *shared_reader(git_odb *from, const char *dir)
 	return NULL;
 }
 
-int rq_odb_whole_blob(git_odb *odb, const git_oid *id, size_t min, size_t max,
-		      unsigned char **entry, size_t *entry_len, unsigned char **content,
-		      size_t *len)
+int rq_odb_whole_blob(git_odb *odb, const rq_oid *id, size_t min, size_t max, unsigned char **entry,
+		      size_t *entry_len, unsigned char **content, size_t *len)
 {
 	size_t n = git_odb_num_backends(odb);
-	rq_oid rid;
-
-	rq_oid_from_git(&rid, id);
 	for (size_t i = 0; i < n; i++) {
 		git_odb_backend *b = NULL;
 		int r;
 		if (git_odb_get_backend(&b, odb, i) < 0 || !b || b->read != packs_read ||
 		    !((packs *)b)->direct)
 			continue;
-		r = rq_odb_packread_whole_blob(((packs *)b)->direct, &rid, min, max, entry,
-					       entry_len, content, len);
+		r = rq_odb_packread_whole_blob(((packs *)b)->direct, id, min, max, entry, entry_len,
+					       content, len);
 		if (r != 0)
 			return r > 0 ? 1 : -1;
 	}
 	return 0;
+}
+
+const rq_oid_algo *rq_odb_algo(git_odb *odb)
+{
+	size_t n = odb ? git_odb_num_backends(odb) : 0;
+
+	for (size_t i = 0; i < n; i++) {
+		git_odb_backend *b = NULL;
+		if (git_odb_get_backend(&b, odb, i) == 0 && b && b->read == packs_read)
+			return ((packs *)b)->algo;
+	}
+	return &rq_oid_sha1;
 }
 
 void rq_odb_share_packs(git_odb *odb, git_odb *from)

@@ -98,14 +98,14 @@ static void test_revert_message_like_git(void **state)
 }
 
 /* The raw text of a commit, as git cat-file prints it. */
-static char *cat_commit(tu_repo *r, const git_oid *id)
+static char *cat_commit(tu_repo *r, const rq_oid *id)
 {
-	char *raw = tu_capture_raw(r, NULL, "git cat-file commit %s", tu_hex(id));
+	char *raw = tu_capture_raw(r, NULL, "git cat-file commit %s", tu_oid_hex(id));
 	assert_non_null(raw);
 	return raw;
 }
 
-static char *hash_commit(tu_repo *r, const char *text, git_oid *out)
+static char *hash_commit(tu_repo *r, const char *text, rq_oid *out)
 {
 	char path[PATH_MAX + 16], *hex;
 	FILE *f;
@@ -117,7 +117,7 @@ static char *hash_commit(tu_repo *r, const char *text, git_oid *out)
 	assert_int_equal(fclose(f), 0);
 	hex = tu_capture(r, "git hash-object -t commit -w --stdin <'%s'", path);
 	assert_non_null(hex);
-	assert_int_equal(git_oid_fromstr(out, hex), 0);
+	assert_int_equal(rq_oid_parse(out, &rq_oid_sha1, hex, strlen(hex)), 0);
 	return hex;
 }
 
@@ -131,7 +131,7 @@ static char *hash_commit(tu_repo *r, const char *text, git_oid *out)
 static void test_pick_extra_headers(void **state)
 {
 	tu_repo *r = *state;
-	git_oid base, tree1, tree2, orig, out;
+	rq_oid base, tree1, tree2, orig, out;
 	git_odb *odb;
 	rq_error err;
 	char text[4096], want[4096], *raw, *hex;
@@ -139,9 +139,9 @@ static void test_pick_extra_headers(void **state)
 
 	tu_commit_file(r, "a.txt", "1\n", "base");
 	tu_commit_file(r, "a.txt", "2\n", "second");
-	tu_rev_parse(r, "HEAD~1", &base);
-	tu_rev_parse(r, "HEAD~1^{tree}", &tree1);
-	tu_rev_parse(r, "HEAD^{tree}", &tree2);
+	tu_rev_oid(r, "HEAD~1", &base);
+	tu_rev_oid(r, "HEAD~1^{tree}", &tree1);
+	tu_rev_oid(r, "HEAD^{tree}", &tree2);
 
 	/* an original with a signature, extra headers and leading blank lines */
 	snprintf(text, sizeof(text),
@@ -158,7 +158,7 @@ static void test_pick_extra_headers(void **state)
 		 "\n"
 		 "  \n"
 		 "Subject line\n\nBody  \n\n",
-		 tu_hex(&tree1), tu_hex(&base));
+		 tu_oid_hex(&tree1), tu_oid_hex(&base));
 	hex = hash_commit(r, text, &orig);
 	free(hex);
 	assert_int_equal(git_repository_odb(&odb, tu_repo_open(r)), 0);
@@ -176,7 +176,7 @@ static void test_pick_extra_headers(void **state)
 		 "x-after value\n"
 		 "\n"
 		 "Subject line\n\nBody  \n\n",
-		 tu_hex(&tree2), tu_hex(&base), committer);
+		 tu_oid_hex(&tree2), tu_oid_hex(&base), committer);
 	assert_string_equal(raw, want);
 	free(raw);
 	assert_int_equal(tu_run(r, "git fsck --strict --no-dangling 2>&1"), 0);
@@ -194,10 +194,10 @@ static void test_pick_extra_headers(void **state)
 
 	/* the same inputs give the same id */
 	{
-		git_oid again;
+		rq_oid again;
 		assert_int_equal(
 		    rq_commit_pick(odb, NULL, &orig, &tree1, NULL, committer, &again, &err), 0);
-		assert_true(git_oid_equal(&again, &out));
+		assert_true(rq_oid_eq(&again, &out));
 	}
 
 	/* not a commit */
@@ -207,8 +207,8 @@ static void test_pick_extra_headers(void **state)
 	assert_int_equal(err.code, RQ_E_BAD_REVISION);
 	/* missing object */
 	{
-		git_oid missing;
-		git_oid_fromstr(&missing, HEX40);
+		rq_oid missing;
+		rq_oid_parse(&missing, &rq_oid_sha1, HEX40, strlen(HEX40));
 		rq_error_clear(&err);
 		assert_int_equal(
 		    rq_commit_pick(odb, NULL, &missing, &tree1, NULL, committer, &out, &err), -1);
@@ -221,21 +221,21 @@ static void test_pick_extra_headers(void **state)
 static void test_pick_identity(void **state)
 {
 	tu_repo *r = *state;
-	git_oid head, parent, tree, out;
+	rq_oid head, parent, tree, out;
 	git_odb *odb;
 	char *committer;
 
 	tu_commit_file(r, "a.txt", "1\n", "one");
 	tu_commit_file(r, "a.txt", "2\n", "two\n\nwith a body\n");
-	tu_rev_parse(r, "HEAD", &head);
-	tu_rev_parse(r, "HEAD~1", &parent);
-	tu_rev_parse(r, "HEAD^{tree}", &tree);
+	tu_rev_oid(r, "HEAD", &head);
+	tu_rev_oid(r, "HEAD~1", &parent);
+	tu_rev_oid(r, "HEAD^{tree}", &tree);
 	committer = tu_capture(r, "git cat-file commit HEAD | sed -n 's/^committer //p'");
 	assert_non_null(committer);
 	assert_int_equal(git_repository_odb(&odb, tu_repo_open(r)), 0);
 	assert_int_equal(rq_commit_pick(odb, NULL, &head, &tree, &parent, committer, &out, NULL),
 			 0);
-	assert_string_equal(tu_hex(&out), tu_hex(&head));
+	assert_string_equal(tu_oid_hex(&out), tu_oid_hex(&head));
 	git_odb_free(odb);
 	free(committer);
 }
@@ -243,7 +243,7 @@ static void test_pick_identity(void **state)
 static void test_revert_commit(void **state)
 {
 	tu_repo *r = *state;
-	git_oid head, tree, out;
+	rq_oid head, tree, out;
 	git_odb *odb;
 	rq_error err;
 	char want[2048], *raw;
@@ -251,8 +251,8 @@ static void test_revert_commit(void **state)
 
 	tu_commit_file(r, "a.txt", "1\n", "one");
 	tu_commit_file(r, "a.txt", "2\n", "Revert \"something\"\n\nbody\n");
-	tu_rev_parse(r, "HEAD", &head);
-	tu_rev_parse(r, "HEAD~1^{tree}", &tree);
+	tu_rev_oid(r, "HEAD", &head);
+	tu_rev_oid(r, "HEAD~1^{tree}", &tree);
 	assert_int_equal(git_repository_odb(&odb, tu_repo_open(r)), 0);
 	rq_error_clear(&err);
 	assert_int_equal(
@@ -261,7 +261,7 @@ static void test_revert_commit(void **state)
 	snprintf(want, sizeof(want),
 		 "tree %s\nparent %s\nauthor %s\ncommitter %s\n\n"
 		 "Reapply \"something\"\n\nThis reverts commit %s.\n",
-		 tu_hex(&tree), tu_hex(&head), committer, committer, tu_hex(&head));
+		 tu_oid_hex(&tree), tu_oid_hex(&head), committer, committer, tu_oid_hex(&head));
 	assert_string_equal(raw, want);
 	free(raw);
 	/* a root revert */
@@ -337,7 +337,7 @@ static void test_encoding_names(void **state)
 }
 
 /* A commit object from raw bytes (NUL bytes and all), as old tools wrote them. */
-static void hash_raw(tu_repo *r, const char *text, size_t len, git_oid *out)
+static void hash_raw(tu_repo *r, const char *text, size_t len, rq_oid *out)
 {
 	char path[PATH_MAX + 16], *hex;
 	FILE *f;
@@ -349,7 +349,7 @@ static void hash_raw(tu_repo *r, const char *text, size_t len, git_oid *out)
 	assert_int_equal(fclose(f), 0);
 	hex = tu_capture(r, "git hash-object -t commit -w --literally --stdin <'%s'", path);
 	assert_non_null(hex);
-	assert_int_equal(git_oid_fromstr(out, hex), 0);
+	assert_int_equal(rq_oid_parse(out, &rq_oid_sha1, hex, strlen(hex)), 0);
 	free(hex);
 }
 
@@ -358,18 +358,18 @@ static void hash_raw(tu_repo *r, const char *text, size_t len, git_oid *out)
 static char *pick_raw(tu_repo *r, git_odb *odb, const rq_commit_cfg *cfg, const char *raw,
 		      size_t len, const char *author, int *rc)
 {
-	git_oid orig, tree, out;
+	rq_oid orig, tree, out;
 	rq_error err;
 	char *text, *after;
 
 	hash_raw(r, raw, len, &orig);
-	git_oid_fromstr(&tree, RQ_EMPTY_TREE_HEX);
+	rq_oid_parse(&tree, &rq_oid_sha1, RQ_EMPTY_TREE_HEX, strlen(RQ_EMPTY_TREE_HEX));
 	rq_error_clear(&err);
 	*rc = author ? rq_commit_revert(odb, cfg, &orig, &tree, NULL, author, "C <c@x> 2 +0000",
 					&out, &err)
 		     : rq_commit_pick(odb, cfg, &orig, &tree, NULL, "C <c@x> 2 +0000", &out, &err);
 	assert_true(*rc >= 0);
-	text = tu_capture_raw(r, NULL, "git cat-file commit %s", tu_hex(&out));
+	text = tu_capture_raw(r, NULL, "git cat-file commit %s", tu_oid_hex(&out));
 	assert_non_null(text);
 	after = strdup(strstr(text, "\nauthor ") + 1);
 	free(text);
@@ -384,7 +384,7 @@ static void test_pick_encodings(void **state)
 	git_odb *odb;
 	char *got;
 	int rc;
-	rq_commit_cfg latin = {"ISO-8859-1", NULL};
+	rq_commit_cfg latin = {"ISO-8859-1", NULL, &rq_oid_sha1};
 	static const char iso[] = TREE_LINE "author D\xe9j\xe0 <d@x> 1 +0000\n"
 					    "committer C <c@x> 1 +0000\nencoding iso-8859-1\n"
 					    "change-id I1\n\ncaf\xe9\n";
@@ -443,7 +443,7 @@ static void test_pick_odd_headers(void **state)
 					    " \n"
 					    "\n"
 					    "\f\n \t\nSubject\n";
-	rq_commit_cfg author = {NULL, "Now <n@x> 5 +0000"};
+	rq_commit_cfg author = {NULL, "Now <n@x> 5 +0000", &rq_oid_sha1};
 	static const char noauthor[] = TREE_LINE "committer C <c@x> 1 +0000\n\nm\n";
 
 	assert_int_equal(git_repository_odb(&odb, tu_repo_open(r)), 0);

@@ -92,8 +92,8 @@ static void add_update(rq_replay_result *res, const char *ref, const char *o, co
 	res->upd.updates = v;
 	v += res->upd.nupdates++;
 	v->ref = strdup(ref);
-	assert_int_equal(git_oid_fromstr(&v->old_id, o), 0);
-	assert_int_equal(git_oid_fromstr(&v->new_id, n), 0);
+	assert_int_equal(rq_oid_parse(&v->old_id, &rq_oid_sha1, o, strlen(o)), 0);
+	assert_int_equal(rq_oid_parse(&v->new_id, &rq_oid_sha1, n, strlen(n)), 0);
 }
 
 static void test_intent_round_trip(void **state)
@@ -113,20 +113,21 @@ static void test_intent_round_trip(void **state)
 	assert_non_null(j);
 	text = json_dumps(j, JSON_COMPACT);
 	json_decref(j);
-	assert_int_equal(rq_refproto_intent_parse(text, &in, &err), 0);
+	assert_int_equal(rq_refproto_intent_parse(text, &rq_oid_sha1, &in, &err), 0);
 	assert_int_equal(in.upd.nupdates, 2);
 	assert_string_equal(in.upd.updates[0].ref, "refs/heads/b\xe9");
-	assert_true(git_oid_equal(&in.upd.updates[0].old_id, &res.upd.updates[0].old_id));
-	assert_true(git_oid_equal(&in.upd.updates[1].new_id, &res.upd.updates[1].new_id));
+	assert_true(rq_oid_eq(&in.upd.updates[0].old_id, &res.upd.updates[0].old_id));
+	assert_true(rq_oid_eq(&in.upd.updates[1].new_id, &res.upd.updates[1].new_id));
 	assert_string_equal(in.upd.reflog_msg, res.upd.reflog_msg);
 	assert_null(json_object_get(in.result, "reflog_msg"));
 	assert_string_equal(json_string_value(json_object_get(in.result, "status")), "ok");
 	assert_false(in.prior);
 	rq_refproto_intent_free(&in);
 	free(text);
-	assert_int_equal(rq_refproto_intent_parse("[1]", &in, &err), -1);
-	assert_int_equal(rq_refproto_intent_parse("{\"updates\":[{\"ref\":\"x\"}]}", &in, &err),
-			 -1);
+	assert_int_equal(rq_refproto_intent_parse("[1]", &rq_oid_sha1, &in, &err), -1);
+	assert_int_equal(
+	    rq_refproto_intent_parse("{\"updates\":[{\"ref\":\"x\"}]}", &rq_oid_sha1, &in, &err),
+	    -1);
 	rq_replay_result_free(&res);
 }
 
@@ -168,7 +169,7 @@ static void test_intent_todo(void **state)
 	j = rq_refproto_intent_json(rq_result_to_json(&res, 0, NULL, 1), &res);
 	text = json_dumps(j, JSON_COMPACT);
 	json_decref(j);
-	assert_int_equal(rq_refproto_intent_parse(text, &in, &err), 0);
+	assert_int_equal(rq_refproto_intent_parse(text, &rq_oid_sha1, &in, &err), 0);
 	assert_int_equal(rq_refproto_intent_todo(tu_repo_open(r), &in, &todo, &err), 1);
 	assert_int_equal(todo.upd.nupdates, 1);
 	assert_string_equal(todo.upd.updates[0].ref, "refs/heads/y\xe9");

@@ -88,6 +88,7 @@ static int canonical_copy(const char *raw, size_t size, rq_buf *b)
 
 int rq_canon_root(git_odb *odb, const git_oid *tree, git_oid *out, rq_error *err)
 {
+	rq_oid id;
 	git_odb_object *obj = NULL;
 	rq_buf b = {0};
 	int rc;
@@ -104,8 +105,10 @@ int rq_canon_root(git_odb *odb, const git_oid *tree, git_oid *out, rq_error *err
 		return 0;
 	if (b.oom)
 		rc = rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	else if (rq_odb_mem_write(out, odb, b.p, b.len, GIT_OBJECT_TREE) < 0)
+	else if (rq_odb_mem_write(&id, odb, b.p, b.len, GIT_OBJECT_TREE) < 0)
 		rc = rq_error_git(err, "cannot write tree");
+	else
+		rq_oid_to_git(out, &id, &rq_oid_sha1);
 	free(b.p);
 	return rc;
 }

@@ -49,12 +49,17 @@ static int write_blob(rq_ort_merge *merge, const char *buf, size_t n, const rq_o
 {
 	/* a delta against side 1's version: usually the blob the pick before
 	 * wrote; else against a version the repository holds whole */
-	const git_oid *alts[2] = {&side2->oid, &base->oid};
+	rq_oid ids[4];
+	const rq_oid *alts[2] = {&ids[2], &ids[3]};
 
 	if (merge->write_objects) {
-		if (rq_odb_mem_write_like(out, merge->odb, buf, n, GIT_OBJECT_BLOB, &side1->oid,
+		rq_oid_from_git(&ids[1], &side1->oid);
+		rq_oid_from_git(&ids[2], &side2->oid);
+		rq_oid_from_git(&ids[3], &base->oid);
+		if (rq_odb_mem_write_like(&ids[0], merge->odb, buf, n, GIT_OBJECT_BLOB, &ids[1],
 					  alts, 2) < 0)
 			return rq_error_git(merge->err, "cannot write blob");
+		rq_oid_to_git(out, &ids[0], &rq_oid_sha1);
 	} else if (git_odb_hash(out, buf, n, GIT_OBJECT_BLOB) < 0) {
 		return rq_error_git(merge->err, "cannot hash blob");
 	}
@@ -169,7 +174,9 @@ static int path_marks(rq_ort_merge *merge, const char *const *paths, rq_xmerge_m
 static int marked(const rq_oidmap *set, const git_oid *id)
 {
 	size_t v;
-	return set && rq_oidmap_get(set, id, &v);
+	rq_oid rid;
+	rq_oid_from_git(&rid, id);
+	return set && rq_oidmap_get(set, &rid, &v);
 }
 
 /*

@@ -357,21 +357,23 @@ static size_t serialize_tree(rq_ort_merge *merge, const tree_out *v, size_t n, c
 static int store_tree(rq_ort_merge *merge, rq_ort_entry *d, const char *buf, size_t len)
 {
 	git_oid id;
+	rq_oid rid;
 	int exists = 0, plain;
 
 	/* hashed once: the plain SHA-1 while the compressor runs, checked
 	 * for collisions by it, or here when the tree is not written (a
 	 * side's, or the merge has a conflict) */
-	if ((plain = rq_odb_mem_hash(&id, merge->odb, buf, len, GIT_OBJECT_TREE)) < 0)
+	if ((plain = rq_odb_mem_hash(&rid, merge->odb, buf, len, GIT_OBJECT_TREE)) < 0)
 		return rq_error_git(merge->err, "cannot hash tree");
+	rq_oid_to_git(&id, &rid, &rq_oid_sha1);
 	for (int i = 0; i < 3; i++)
 		if (rq_ort_mode_is_dir(d->stages[i].mode) && git_oid_equal(&id, &d->stages[i].oid))
 			exists = 1;
 	if (plain && (exists || !merge->write_objects) &&
-	    rq_odb_mem_check(&id, buf, len, GIT_OBJECT_TREE) < 0)
+	    rq_odb_mem_check(&rid, buf, len, GIT_OBJECT_TREE) < 0)
 		return rq_error_git(merge->err, "cannot hash tree");
 	if (merge->write_objects && !exists &&
-	    rq_odb_mem_write_hashed(&id, merge->odb, buf, len, GIT_OBJECT_TREE) < 0)
+	    rq_odb_mem_write_hashed(&rid, merge->odb, buf, len, GIT_OBJECT_TREE) < 0)
 		return rq_error_git(merge->err, "cannot write tree");
 	d->is_null = 0;
 	d->result.mode = RQ_ORT_TYPE_DIR;

@@ -110,7 +110,7 @@ static long best_identical_source(const rq_rename_search *search, const long *he
 	long best = -1;
 	int best_score = -1, left = MAX_IDENTICAL_CANDIDATES;
 
-	for (long j = head[rq_hindex_hash_oid(&target->oid) & (nbuckets - 1)]; j >= 0;
+	for (long j = head[rq_hindex_hash_id(target->oid.id) & (nbuckets - 1)]; j >= 0;
 	     j = next[j]) {
 		const rq_ort_pair *sp = search->sources[j];
 		int score;
@@ -156,7 +156,7 @@ static int find_exact_renames(rq_rename_search *search)
 	for (size_t b = 0; b < nbuckets; b++)
 		head[b] = -1;
 	for (size_t j = search->nsources; j-- > 0;) {
-		size_t b = rq_hindex_hash_oid(&search->sources[j]->src.oid) & (nbuckets - 1);
+		size_t b = rq_hindex_hash_id(search->sources[j]->src.oid.id) & (nbuckets - 1);
 		next[j] = head[b];
 		head[b] = (long)j;
 	}

@@ -131,7 +131,7 @@ void rq_similarity_cache_stats(const rq_similarity_cache *cache, size_t *compute
  */
 static size_t score_hash(const git_oid *src, const git_oid *dst, int min_score)
 {
-	return rq_hindex_hash_oid(src) ^ (rq_hindex_hash_oid(dst) * 0x9e3779b97f4a7c15ull) ^
+	return rq_hindex_hash_id(src->id) ^ (rq_hindex_hash_id(dst->id) * 0x9e3779b97f4a7c15ull) ^
 	       (size_t)min_score;
 }
 
@@ -186,7 +186,7 @@ static void score_put(rq_similarity_cache *cache, const pair_score *key)
 /* rq_hindex's callbacks for the blob entries, keyed by blob id. */
 static size_t blob_hash_at(const void *ctx, size_t i)
 {
-	return rq_hindex_hash_oid(&((const rq_similarity_cache *)ctx)->blobs[i].oid);
+	return rq_hindex_hash_id(((const rq_similarity_cache *)ctx)->blobs[i].oid.id);
 }
 
 static int blob_is(const void *ctx, size_t i, const void *key)
@@ -201,7 +201,7 @@ static int blob_is(const void *ctx, size_t i, const void *key)
  */
 static long blob_entry(rq_similarity_cache *cache, const git_oid *id)
 {
-	long i = rq_hindex_find(&cache->blob_index, rq_hindex_hash_oid(id), blob_is, cache, id);
+	long i = rq_hindex_find(&cache->blob_index, rq_hindex_hash_id(id->id), blob_is, cache, id);
 	blob_info *nv;
 
 	if (i >= 0)
@@ -215,7 +215,7 @@ static long blob_entry(rq_similarity_cache *cache, const git_oid *id)
 		return -1;
 	memset(&cache->blobs[cache->nblobs], 0, sizeof(*cache->blobs));
 	git_oid_cpy(&cache->blobs[cache->nblobs].oid, id);
-	rq_hindex_add(&cache->blob_index, rq_hindex_hash_oid(id), cache->nblobs);
+	rq_hindex_add(&cache->blob_index, rq_hindex_hash_id(id->id), cache->nblobs);
 	return (long)cache->nblobs++;
 }
 

@@ -171,8 +171,11 @@ static int root_tree(rq_ort_merge *merge, git_oid *out)
 		git_oid_cpy(out, &merge->root->result.oid);
 		return 0;
 	}
-	if (rq_odb_mem_write(out, merge->odb, "", 0, GIT_OBJECT_TREE) < 0)
+	rq_oid id;
+
+	if (rq_odb_mem_write(&id, merge->odb, "", 0, GIT_OBJECT_TREE) < 0)
 		return rq_error_git(merge->err, "cannot write the empty tree");
+	rq_oid_to_git(out, &id, &rq_oid_sha1);
 	return 0;
 }
 
