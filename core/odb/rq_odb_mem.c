@@ -414,12 +414,12 @@ int rq_odb_mem_write_like(rq_oid *out, git_odb *odb, const void *data, size_t le
 			  git_object_t type, const rq_oid *like, const rq_oid *const *alts,
 			  size_t nalt)
 {
-	git_oid g, glike, galt[8], *pa[8];
+	git_oid g, glike, galt[RQ_ODB_MEM_ALTS_MAX], *pa[RQ_ODB_MEM_ALTS_MAX];
 	const git_oid *const *ga = (const git_oid *const *)pa;
 	int rc;
 
-	if (nalt > 8)
-		nalt = 8; /* other versions past the eighth are not tried */
+	if (nalt > RQ_ODB_MEM_ALTS_MAX)
+		nalt = RQ_ODB_MEM_ALTS_MAX;
 	if (like)
 		rq_oid_to_git(&glike, like, &rq_oid_sha1);
 	for (size_t i = 0; i < nalt; i++) {

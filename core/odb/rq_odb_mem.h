@@ -46,8 +46,9 @@ int rq_odb_mem_write(rq_oid *out, git_odb *odb, const void *data, size_t len, gi
  * alts[0..nalt) (other versions; NULL entries skipped) that the
  * repository's packs hold whole is taken into the store as they hold it
  * (its entry copied, no compression) and becomes the base: the pack then
- * holds that blob too.
+ * holds that blob too. Of alts, the first RQ_ODB_MEM_ALTS_MAX are tried.
  */
+#define RQ_ODB_MEM_ALTS_MAX 8
 int rq_odb_mem_write_like(rq_oid *out, git_odb *odb, const void *data, size_t len,
 			  git_object_t type, const rq_oid *like, const rq_oid *const *alts,
 			  size_t nalt);

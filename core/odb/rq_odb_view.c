@@ -43,14 +43,6 @@ typedef struct stored_backend {
 	view *v;
 } stored_backend;
 
-/* The maps' key of a libgit2 id (the view's backends read SHA-1 only). */
-static rq_oid key_of(const git_oid *id)
-{
-	rq_oid k;
-	rq_oid_from_git(&k, id);
-	return k;
-}
-
 static int set_error(int klass, const char *fmt, const git_oid *a, const git_oid *b)
 {
 	char ha[GIT_OID_HEXSZ + 1], hb[GIT_OID_HEXSZ + 1], msg[256];
@@ -87,7 +79,7 @@ static int replacement(const view *v, const git_oid *id, git_oid *out)
 
 	git_oid_cpy(out, id);
 	for (int depth = 0; depth < REPLACE_DEPTH; depth++) {
-		if (!rq_oidmap_get(&v->replaced, (const rq_oid[]){key_of(out)}, &k))
+		if (!rq_oidmap_get(&v->replaced, RQ_GIT_ID(out), &k))
 			return 0;
 		git_oid_cpy(out, &v->repl[k]);
 	}
@@ -307,7 +299,7 @@ static uint64_t ident_date(const char *v, const char *e)
 static const graft *graft_of(const view *v, const git_oid *id)
 {
 	size_t k;
-	return rq_oidmap_get(&v->grafted, (const rq_oid[]){key_of(id)}, &k) ? &v->grafts[k] : NULL;
+	return rq_oidmap_get(&v->grafted, RQ_GIT_ID(id), &k) ? &v->grafts[k] : NULL;
 }
 
 /* The parent lines: the graft's when there is one, else the commit's. */
@@ -390,8 +382,8 @@ static int view_read_header(size_t *len, git_object_t *type, git_odb_backend *be
 	void *data = NULL;
 	int rc;
 
-	if (!rq_oidmap_get(&v->replaced, (const rq_oid[]){key_of(id)}, &k) &&
-	    !rq_oidmap_get(&v->grafted, (const rq_oid[]){key_of(id)}, &k))
+	if (!rq_oidmap_get(&v->replaced, RQ_GIT_ID(id), &k) &&
+	    !rq_oidmap_get(&v->grafted, RQ_GIT_ID(id), &k))
 		return GIT_PASSTHROUGH;
 	rc = view_read(&data, len, type, be, id);
 	git_odb_backend_data_free(be, data);
@@ -464,7 +456,7 @@ static int add_replacement(view *v, const git_oid *from, const git_oid *to)
 		return -1;
 	v->repl = nv;
 	git_oid_cpy(&v->repl[v->nrepl], to);
-	if (rq_oidmap_put(&v->replaced, (const rq_oid[]){key_of(from)}, v->nrepl) < 0)
+	if (rq_oidmap_put(&v->replaced, RQ_GIT_ID(from), v->nrepl) < 0)
 		return -1;
 	v->nrepl++;
 	return 0;
@@ -502,7 +494,7 @@ static int take_replace_ref(view *v, git_reference *ref, size_t baselen, rq_erro
 
 	if (strlen(hex) < GIT_OID_HEXSZ || git_oid_fromstrn(&from, hex, GIT_OID_HEXSZ) < 0)
 		return 0;
-	if (rq_oidmap_get(&v->replaced, (const rq_oid[]){key_of(&from)}, &k))
+	if (rq_oidmap_get(&v->replaced, RQ_GIT_ID(&from), &k))
 		return rq_error_set(err, RQ_E_BAD_REPO, "duplicate replace ref: %s", name);
 	if (git_reference_resolve(&resolved, ref) < 0)
 		return 0; /* a broken symbolic ref names no object */
@@ -547,7 +539,7 @@ static int add_graft(view *v, const git_oid *id, int nparents, const git_oid *pa
 	graft *nv;
 	size_t k;
 
-	if (rq_oidmap_get(&v->grafted, (const rq_oid[]){key_of(id)}, &k)) {
+	if (rq_oidmap_get(&v->grafted, RQ_GIT_ID(id), &k)) {
 		if (nparents >= 0)
 			return 0;
 		v->grafts[k].nparents = -1;
@@ -563,7 +555,7 @@ static int add_graft(view *v, const git_oid *id, int nparents, const git_oid *pa
 			return -1;
 		memcpy(nv[v->ngrafts].parents, parents, (size_t)nparents * sizeof(git_oid));
 	}
-	if (rq_oidmap_put(&v->grafted, (const rq_oid[]){key_of(id)}, v->ngrafts) < 0) {
+	if (rq_oidmap_put(&v->grafted, RQ_GIT_ID(id), v->ngrafts) < 0) {
 		free(nv[v->ngrafts].parents);
 		return -1;
 	}

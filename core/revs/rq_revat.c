@@ -181,14 +181,6 @@ typedef struct search_list {
 	rq_oidmap seen;
 } search_list;
 
-/* libgit2's id as the seen set's key */
-static rq_oid git_key(const git_oid *id)
-{
-	rq_oid k;
-	rq_oid_from_git(&k, id);
-	return k;
-}
-
 static void search_list_free(search_list *l)
 {
 	for (size_t i = 0; i < l->n; i++)
@@ -214,7 +206,7 @@ static int insert_by_date(search_list *l, git_commit *c)
 	memmove(v + i + 1, v + i, (l->n - i) * sizeof(*v));
 	v[i] = c;
 	l->n++;
-	return rq_oidmap_put(&l->seen, (const rq_oid[]){git_key(git_commit_id(c))}, 0);
+	return rq_oidmap_put(&l->seen, RQ_GIT_ID(git_commit_id(c)), 0);
 }
 
 /* Take the youngest out and put its parents not seen yet in: the commit
@@ -226,8 +218,7 @@ static git_commit *pop_youngest(search_list *l, int *failed)
 
 	for (unsigned i = 0; !*failed && i < git_commit_parentcount(c); i++) {
 		git_commit *parent = NULL;
-		if (rq_oidmap_get(&l->seen, (const rq_oid[]){git_key(git_commit_parent_id(c, i))},
-				  &dummy))
+		if (rq_oidmap_get(&l->seen, RQ_GIT_ID(git_commit_parent_id(c, i)), &dummy))
 			continue;
 		if (git_commit_parent(&parent, c, i) < 0 || insert_by_date(l, parent) < 0)
 			*failed = 1;

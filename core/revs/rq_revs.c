@@ -44,14 +44,6 @@ int rq_revs_resolve_commit(git_repository *repo, const rq_oid_algo *algo, const 
 	return rq_revname_resolve(repo, algo, NULL, expr, out, NULL, NULL, err);
 }
 
-/* libgit2's id as replayq's (libgit2 reads SHA-1 repositories only). */
-static rq_oid git_id(const git_oid *id)
-{
-	rq_oid o;
-	rq_oid_from_git(&o, id);
-	return o;
-}
-
 void rq_revs_free(rq_revs *revs)
 {
 	if (!revs)
@@ -185,10 +177,9 @@ static int parse_parent_shorthand(git_repository *repo, const rq_revname_refs *r
 	for (unsigned i = 0; i < git_commit_parentcount(c) && rc == 0; i++)
 		if (kind != '-' || i + 1 == (unsigned)nth)
 			rc = push_rev(repo, refs, revs, cap, arg, len, kind != '@',
-				      (const rq_oid[]){git_id(git_commit_parent_id(c, i))}, err);
+				      RQ_GIT_ID(git_commit_parent_id(c, i)), err);
 	if (rc == 0 && kind != '@')
-		rc = push_rev(repo, refs, revs, cap, arg, len, 0,
-			      (const rq_oid[]){git_id(git_commit_id(c))}, err);
+		rc = push_rev(repo, refs, revs, cap, arg, len, 0, RQ_GIT_ID(git_commit_id(c)), err);
 	git_commit_free(c);
 	return rc < 0 ? -1 : 1;
 }
@@ -305,7 +296,7 @@ static int push_set(git_repository *repo, rq_revs *revs, size_t *cap, refsel *se
 		    git_object_lookup(&o, repo, &target, GIT_OBJECT_ANY) == 0 &&
 		    git_object_peel(&c, o, GIT_OBJECT_COMMIT) == 0) {
 			rc = push_rev(repo, NULL, revs, cap, names[i], strlen(names[i]),
-				      sel->negate, (const rq_oid[]){git_id(git_object_id(c))}, err);
+				      sel->negate, RQ_GIT_ID(git_object_id(c)), err);
 			if (rc == 0 && !(revs->v[revs->n - 1].fullref = strdup(names[i])))
 				rc = rq_error_set(err, RQ_E_NOMEM, "out of memory");
 		}

@@ -11,6 +11,8 @@
 
 #include "rq_commit.h"
 #include "rq_i18n.h"
+#include "rq_odb.h"
+#include "rq_repofmt.h"
 #include "rq_merge.h" /* RQ_EMPTY_TREE_HEX */
 
 #define HEX40 "0123456789abcdef0123456789abcdef01234567"
@@ -460,6 +462,49 @@ static void test_pick_odd_headers(void **state)
 	git_odb_free(odb);
 }
 
+/* The ids of a commit's lines take its format's width (rq_commit_merge's
+ * algo; a pick's rq_commit_cfg.algo), and the database says its format. */
+static void test_formats(void **state)
+{
+	tu_repo *r = *state;
+	git_repository *repo = tu_repo_open(r);
+	rq_odb_opts opts = {.algo = &rq_oid_sha256};
+	rq_oid tree, parent, out;
+	git_odb *odb = NULL, *plain = NULL;
+	git_odb_object *obj = NULL;
+	git_oid g;
+	char want[300];
+	rq_error err;
+
+	memset(tree.id, 0x11, 32);
+	memset(parent.id, 0x22, 32);
+	assert_int_equal(git_repository_odb(&odb, repo), 0);
+	assert_int_equal(rq_commit_merge(odb, &rq_oid_sha256, &tree, &parent, 1, "A <a@x> 1 +0000",
+					 "C <c@x> 2 +0000", "m", &out, &err),
+			 0);
+	assert_int_equal(rq_oid_to_git(&g, &out, &rq_oid_sha1), 0);
+	assert_int_equal(git_odb_read(&obj, odb, &g), 0);
+	snprintf(want, sizeof(want),
+		 "tree %s\nparent %s\nauthor A <a@x> 1 +0000\ncommitter C <c@x> 2 +0000\n\nm\n",
+		 "1111111111111111111111111111111111111111111111111111111111111111",
+		 "2222222222222222222222222222222222222222222222222222222222222222");
+	assert_int_equal(git_odb_object_size(obj), strlen(want));
+	assert_memory_equal(git_odb_object_data(obj), want, strlen(want));
+	git_odb_object_free(obj);
+	git_odb_free(odb);
+	/* the format a database was made with; SHA-1 for any other */
+	assert_ptr_equal(rq_repofmt_algo(repo), &rq_oid_sha1);
+	assert_int_equal(rq_odb_new(&odb, repo, &opts, &err), 0);
+	assert_ptr_equal(rq_odb_algo(odb), &rq_oid_sha256);
+	git_odb_free(odb);
+	assert_int_equal(rq_odb_new(&odb, repo, NULL, &err), 0);
+	assert_ptr_equal(rq_odb_algo(odb), &rq_oid_sha1);
+	git_odb_free(odb);
+	assert_int_equal(git_odb_new(&plain), 0);
+	assert_ptr_equal(rq_odb_algo(plain), &rq_oid_sha1);
+	git_odb_free(plain);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -472,6 +517,7 @@ int main(void)
 	    cmocka_unit_test(test_encoding_names),
 	    cmocka_unit_test_setup_teardown(test_pick_encodings, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_pick_odd_headers, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_formats, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
 }

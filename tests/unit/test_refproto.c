@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "rq_refproto.h"
+#include "rq_refs.h"
 #include "rq_result_json.h"
 
 #define HEX_A "1111111111111111111111111111111111111111"
@@ -131,6 +132,55 @@ static void test_intent_round_trip(void **state)
 	rq_replay_result_free(&res);
 }
 
+/* A SHA-256 result: its JSON, its intent and its update lines carry 64
+ * digits; an intent is read back only at the repository's width. */
+static void test_intent_sha256(void **state)
+{
+	static const char a64[] =
+	    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+	rq_replay_result res;
+	rq_refproto_intent in;
+	rq_ref_update *u;
+	rq_error err;
+	json_t *j;
+	char *text, *lines, want[200];
+
+	(void)state;
+	memset(&res, 0, sizeof(res));
+	res.upd.algo = &rq_oid_sha256;
+	assert_non_null(u = calloc(1, sizeof(*u)));
+	res.upd.updates = u;
+	res.upd.nupdates = 1;
+	u->ref = strdup("refs/heads/main");
+	memset(u->new_id.id, 0xaa, 32);
+	j = rq_refproto_intent_json(rq_result_to_json(&res, 0, NULL, 1), &res);
+	assert_non_null(j);
+	text = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	assert_non_null(strstr(text, a64));
+	assert_int_equal(rq_refproto_intent_parse(text, &rq_oid_sha1, &in, &err), -1);
+	assert_int_equal(rq_refproto_intent_parse(text, &rq_oid_sha256, &in, &err), 0);
+	assert_true(rq_oid_eq(&in.upd.updates[0].new_id, &u->new_id));
+	assert_true(rq_oid_is_zero(&in.upd.updates[0].old_id));
+	assert_ptr_equal(in.upd.algo, &rq_oid_sha256);
+	rq_refproto_intent_free(&in);
+	free(text);
+	snprintf(want, sizeof(want), "update refs/heads/main %s %064d\n", a64, 0);
+	assert_non_null(lines = rq_refs_format_updates(&res.upd));
+	assert_string_equal(lines, want);
+	free(lines);
+	rq_replay_result_free(&res);
+	/* a SHA-1 intent is no SHA-256 one */
+	memset(&res, 0, sizeof(res));
+	add_update(&res, "refs/heads/main", HEX_A, HEX_B);
+	j = rq_refproto_intent_json(rq_result_to_json(&res, 0, NULL, 1), &res);
+	text = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	assert_int_equal(rq_refproto_intent_parse(text, &rq_oid_sha256, &in, &err), -1);
+	free(text);
+	rq_replay_result_free(&res);
+}
+
 static void test_applies(void **state)
 {
 	rq_replay_result res;
@@ -191,8 +241,8 @@ static void test_intent_todo(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_refname_lossless), cmocka_unit_test(test_refname_bad),
-	    cmocka_unit_test(test_intent_round_trip), cmocka_unit_test(test_applies),
-	    cmocka_unit_test(test_intent_todo)};
+	    cmocka_unit_test(test_refname_lossless),  cmocka_unit_test(test_refname_bad),
+	    cmocka_unit_test(test_intent_round_trip), cmocka_unit_test(test_intent_sha256),
+	    cmocka_unit_test(test_applies),	      cmocka_unit_test(test_intent_todo)};
 	return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
 }
