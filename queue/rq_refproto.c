@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rq_odb.h"
 #include "rq_result_json.h"
 #include "rq_testhook.h"
 
@@ -46,19 +47,21 @@ void rq_refproto_intent_free(rq_refproto_intent *in)
 	memset(in, 0, sizeof(*in));
 }
 
-/* One update of a stored intent: 0, or -1 when it is not one. */
-static int update_parse(json_t *u, rq_ref_update *out)
+/* One update of a stored intent, its ids exactly of algo's width: 0, or
+ * -1 when it is not one. */
+static int update_parse(json_t *u, const rq_oid_algo *algo, rq_ref_update *out)
 {
-	const char *o = json_string_value(json_object_get(u, "old"));
-	const char *n = json_string_value(json_object_get(u, "new"));
+	json_t *o = json_object_get(u, "old"), *n = json_object_get(u, "new");
 
-	if (!o || !n || git_oid_fromstr(&out->old_id, o) < 0 ||
-	    git_oid_fromstr(&out->new_id, n) < 0)
+	if (!json_is_string(o) || !json_is_string(n) ||
+	    rq_oid_parse(&out->old_id, algo, json_string_value(o), json_string_length(o)) < 0 ||
+	    rq_oid_parse(&out->new_id, algo, json_string_value(n), json_string_length(n)) < 0)
 		return -1;
 	return (out->ref = rq_result_json_refname_bytes(json_object_get(u, "ref"))) ? 0 : -1;
 }
 
-int rq_refproto_intent_parse(const char *text, rq_refproto_intent *out, rq_error *err)
+int rq_refproto_intent_parse(const char *text, const rq_oid_algo *algo, rq_refproto_intent *out,
+			     rq_error *err)
 {
 	json_t *o = json_loads(text, 0, NULL), *ups = json_object_get(o, "updates"), *u;
 	char *msg = NULL;
@@ -70,11 +73,12 @@ int rq_refproto_intent_parse(const char *text, rq_refproto_intent *out, rq_error
 		return rq_error_set(err, RQ_E_INTERNAL, "a stored intent that is not one");
 	}
 	out->result = o;
+	out->upd.algo = algo;
 	if (!(out->upd.updates = calloc(json_array_size(ups) + 1, sizeof(*out->upd.updates))))
 		goto nomem;
 	json_array_foreach(ups, i, u)
 	{
-		if (update_parse(u, &out->upd.updates[i]) < 0) {
+		if (update_parse(u, algo, &out->upd.updates[i]) < 0) {
 			free(out->upd.updates[i].ref);
 			rq_refproto_intent_free(out);
 			return rq_error_set(err, RQ_E_INTERNAL,
@@ -98,31 +102,33 @@ nomem:
 /* Where one update's ref stands: 0 at its new id, 1 at its old id with
  * its new commit there (to do), -1 elsewhere (err set), -2 unusable (it
  * cannot be read, or its commit is gone). */
-static int update_where(git_repository *repo, const rq_ref_update *u, rq_error *err)
+static int update_where(git_repository *repo, const rq_oid_algo *algo, const rq_ref_update *u,
+			rq_error *err)
 {
-	char at[GIT_OID_HEXSZ + 1], o[GIT_OID_HEXSZ + 1], n[GIT_OID_HEXSZ + 1];
+	char at[RQ_OID_MAX_HEXSZ + 1], o[RQ_OID_MAX_HEXSZ + 1], n[RQ_OID_MAX_HEXSZ + 1];
 	git_odb *odb = NULL;
-	git_oid cur;
-	int r = git_reference_name_to_id(&cur, repo, u->ref), have;
+	git_oid g;
+	rq_oid cur = {{0}};
+	int r = git_reference_name_to_id(&g, repo, u->ref), have;
 
-	if (r == GIT_ENOTFOUND)
-		memset(&cur, 0, sizeof(cur));
-	else if (r < 0)
+	if (r < 0 && r != GIT_ENOTFOUND)
 		return -2;
-	if (git_oid_equal(&cur, &u->new_id))
+	if (r == 0)
+		rq_oid_from_git(&cur, &g);
+	if (rq_oid_eq(&cur, &u->new_id))
 		return 0;
-	if (!git_oid_equal(&cur, &u->old_id)) {
+	if (!rq_oid_eq(&cur, &u->old_id)) {
 		rq_error_set(err, RQ_E_REF_MOVED,
 			     "ref '%s' is at %s; an earlier attempt of this job was to move it "
 			     "from %s to %s",
-			     u->ref, git_oid_tostr(at, sizeof(at), &cur),
-			     git_oid_tostr(o, sizeof(o), &u->old_id),
-			     git_oid_tostr(n, sizeof(n), &u->new_id));
+			     u->ref, rq_oid_fmt(at, &cur, algo), rq_oid_fmt(o, &u->old_id, algo),
+			     rq_oid_fmt(n, &u->new_id, algo));
 		return -1;
 	}
-	if (git_repository_odb(&odb, repo) < 0)
+	/* (libgit2's odb API: SHA-1 ids only) */
+	if (rq_oid_to_git(&g, &u->new_id, algo) < 0 || git_repository_odb(&odb, repo) < 0)
 		return -2;
-	have = git_odb_exists(odb, &u->new_id);
+	have = git_odb_exists(odb, &g);
 	git_odb_free(odb);
 	return have ? 1 : -2;
 }
@@ -131,15 +137,17 @@ int rq_refproto_intent_todo(git_repository *repo, const rq_refproto_intent *in,
 			    rq_replay_result *todo, rq_error *err)
 {
 	memset(todo, 0, sizeof(*todo));
+	todo->upd.algo = in->upd.algo;
 	if (!in->upd.nupdates)
 		return 0;
 	if (!(todo->upd.updates = calloc(in->upd.nupdates, sizeof(*todo->upd.updates))))
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	for (size_t i = 0; i < in->upd.nupdates; i++) {
-		int r = update_where(repo, &in->upd.updates[i], err);
+		int r = update_where(repo, rq_ref_updates_algo(&in->upd), &in->upd.updates[i], err);
 		if (r < 0) {
 			free(todo->upd.updates);
-			memset(todo, 0, sizeof(*todo));
+			todo->upd.updates = NULL;
+			todo->upd.nupdates = 0;
 			return r == -1 ? -1 : 0;
 		}
 		if (r == 1)
@@ -250,7 +258,8 @@ static int prior_holds(git_repository *repo, rq_refproto_intent *in, json_t **ou
 	rq_error ignored;
 
 	for (size_t i = 0; i < in->upd.nupdates; i++)
-		if (update_where(repo, &in->upd.updates[i], &ignored) != 0)
+		if (update_where(repo, rq_ref_updates_algo(&in->upd), &in->upd.updates[i],
+				 &ignored) != 0)
 			return 0;
 	json_object_del(in->result, "recovered");
 	*out = in->result;
@@ -273,6 +282,7 @@ static int finish_intent(const rq_refproto_link *link, git_repository *repo, rq_
 		memset(&all, 0, sizeof(all));
 		all.upd.updates = in->upd.updates;
 		all.upd.nupdates = in->upd.nupdates;
+		all.upd.algo = in->upd.algo;
 		memcpy(all.upd.reflog_msg, in->upd.reflog_msg, sizeof(all.upd.reflog_msg));
 		*how = rq_refproto_apply(link, repo,
 					 rq_refproto_intent_json(json_deep_copy(in->result), &all),
@@ -297,11 +307,16 @@ int rq_refproto_answer_stored(const rq_refproto_link *link, git_repository *repo
 {
 	rq_refproto_intent in;
 	rq_error ignored;
+	git_odb *odb = NULL;
+	const rq_oid_algo *algo;
 	int rc;
 
 	*out = NULL;
 	*how = RQ_REFPROTO_FAILED;
-	if (!stored || rq_refproto_intent_parse(stored, &in, &ignored) < 0)
+	/* the ids at the width the opener installed the database with */
+	algo = git_repository_odb(&odb, repo) == 0 ? rq_odb_algo(odb) : &rq_oid_sha1;
+	git_odb_free(odb);
+	if (!stored || rq_refproto_intent_parse(stored, algo, &in, &ignored) < 0)
 		return 0; /* of no use: replay */
 	rc = in.prior ? prior_holds(repo, &in, out)
 		      : finish_intent(link, repo, &in, committer, out, how, err);

@@ -101,9 +101,11 @@ typedef struct rq_refproto_intent {
  */
 json_t *rq_refproto_intent_json(json_t *result, const rq_replay_result *res);
 
-/* A stored intent (or a prior result) read back: 0, or -1 with err set
- * when it is not one (RQ_E_INTERNAL) or memory runs out. */
-int rq_refproto_intent_parse(const char *text, rq_refproto_intent *out, rq_error *err);
+/* A stored intent (or a prior result) read back, its ids exactly of
+ * algo's width (the repository's): 0, or -1 with err set when it is not
+ * one (RQ_E_INTERNAL) or memory runs out. */
+int rq_refproto_intent_parse(const char *text, const rq_oid_algo *algo, rq_refproto_intent *out,
+			     rq_error *err);
 void rq_refproto_intent_free(rq_refproto_intent *in);
 
 /*

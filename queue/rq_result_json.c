@@ -121,11 +121,11 @@ static json_t *ref_json(const char *s)
 	return s ? rq_result_json_refname(s) : json_null();
 }
 
-static json_t *oid_json(const git_oid *oid)
+/* An id as hex of the result's format (rq_ref_updates.algo). */
+static json_t *oid_json(const rq_oid *oid, const rq_oid_algo *algo)
 {
-	char hex[GIT_OID_HEXSZ + 1];
-	git_oid_tostr(hex, sizeof(hex), oid);
-	return json_string(hex);
+	char hex[RQ_OID_MAX_HEXSZ + 1];
+	return json_string(rq_oid_fmt(hex, oid, algo));
 }
 
 /* v when every part of it went in (bad 0), else NULL (v freed). */
@@ -168,14 +168,16 @@ static json_t *stats_json(const rq_replay_stats *s)
 
 json_t *rq_result_json_updates(const rq_replay_result *res)
 {
+	const rq_oid_algo *algo = rq_ref_updates_algo(&res->upd);
 	json_t *updates = json_array();
 	int bad = !updates;
 
 	for (size_t i = 0; !bad && i < res->upd.nupdates; i++) {
 		const rq_ref_update *u = &res->upd.updates[i];
-		bad |= json_array_append_new(
-		    updates, json_pack("{s:o, s:o, s:o}", "ref", ref_json(u->ref), "old",
-				       oid_json(&u->old_id), "new", oid_json(&u->new_id)));
+		bad |= json_array_append_new(updates,
+					     json_pack("{s:o, s:o, s:o}", "ref", ref_json(u->ref),
+						       "old", oid_json(&u->old_id, algo), "new",
+						       oid_json(&u->new_id, algo)));
 	}
 	return whole(updates, bad);
 }
@@ -183,10 +185,11 @@ json_t *rq_result_json_updates(const rq_replay_result *res)
 /* {"commit": <id>, "paths": [{"path", "kind"}]}, and for a merge commit
  * "merge": true with the command that shows what its author did by hand
  * ("hint"); NULL when memory runs out. */
-static json_t *conflict_json(const git_oid *commit, int merge, const rq_conflicts *conflicts)
+static json_t *conflict_json(const rq_oid *commit, const rq_oid_algo *algo, int merge,
+			     const rq_conflicts *conflicts)
 {
 	json_t *paths = json_array(), *o;
-	char hex[GIT_OID_HEXSZ + 1], hint[GIT_OID_HEXSZ + 32];
+	char hex[RQ_OID_MAX_HEXSZ + 1], hint[RQ_OID_MAX_HEXSZ + 32];
 	int bad = !paths;
 
 	for (size_t i = 0; !bad && i < conflicts->n; i++)
@@ -195,10 +198,10 @@ static json_t *conflict_json(const git_oid *commit, int merge, const rq_conflict
 				     rq_conflict_kind_name(conflicts->v[i].kind)));
 	if (!whole(paths, bad))
 		return NULL;
-	o = json_pack("{s:o, s:o}", "commit", oid_json(commit), "paths", paths);
+	o = json_pack("{s:o, s:o}", "commit", oid_json(commit, algo), "paths", paths);
 	if (!o || !merge)
 		return o;
-	git_oid_tostr(hex, sizeof(hex), commit);
+	rq_oid_fmt(hex, commit, algo);
 	snprintf(hint, sizeof(hint), "git show --remerge-diff %s", hex);
 	bad = json_object_set_new(o, "merge", json_true());
 	bad |= json_object_set_new(o, "hint", json_string(hint));
@@ -210,18 +213,19 @@ static json_t *conflict_json(const git_oid *commit, int merge, const rq_conflict
 static json_t *ref_outcome_json(const rq_replay_result *res, const rq_ref_outcome *r)
 {
 	const rq_pick_conflict *f = r->status != RQ_REF_OK ? &res->failed[r->failed] : NULL;
+	const rq_oid_algo *algo = res ? rq_ref_updates_algo(&res->upd) : &rq_oid_sha1;
 	json_t *o = json_pack("{s:o, s:s, s:o, s:o}", "ref", ref_json(r->ref), "status",
-			      rq_outcome_status_name(r->status), "old", oid_json(&r->old_id), "new",
-			      f ? json_null() : oid_json(&r->new_id));
+			      rq_outcome_status_name(r->status), "old", oid_json(&r->old_id, algo),
+			      "new", f ? json_null() : oid_json(&r->new_id, algo));
 	int bad = !o;
 
 	if (f && r->status == RQ_REF_CONFLICT)
-		bad |= json_object_set_new(o, "conflict",
-					   conflict_json(&f->commit, f->merge, &f->conflicts));
+		bad |= json_object_set_new(
+		    o, "conflict", conflict_json(&f->commit, algo, f->merge, &f->conflicts));
 	if (f && r->status == RQ_REF_BLOCKED)
 		bad |= json_object_set_new(o, "blocked_by",
 					   json_pack("{s:o, s:o}", "ref", ref_json(r->blocked_by),
-						     "commit", oid_json(&f->commit)));
+						     "commit", oid_json(&f->commit, algo)));
 	return whole(o, bad);
 }
 
@@ -239,6 +243,7 @@ static json_t *refs_json(const rq_replay_result *res)
 json_t *rq_result_to_json(const rq_replay_result *res, int rc, const rq_error *err, int applied)
 {
 	static const rq_replay_result none;
+	const rq_oid_algo *algo = rq_ref_updates_algo(res ? &res->upd : &none.upd);
 	json_t *o = json_object();
 	const char *status = rc < 0 ? "error" : rc == 1 ? "conflict" : "ok";
 	int bad = !o;
@@ -255,9 +260,9 @@ json_t *rq_result_to_json(const rq_replay_result *res, int rc, const rq_error *e
 	if (rc >= 0 && res->keep_going)
 		bad |= json_object_set_new(o, "refs", refs_json(res));
 	if (rc == 1)
-		bad |= json_object_set_new(
-		    o, "conflict",
-		    conflict_json(&res->conflict_commit, res->conflict_merge, &res->conflicts));
+		bad |= json_object_set_new(o, "conflict",
+					   conflict_json(&res->conflict_commit, algo,
+							 res->conflict_merge, &res->conflicts));
 	if (rc < 0)
 		bad |= json_object_set_new(
 		    o, "error",
@@ -334,21 +339,23 @@ char *rq_result_error_text(const char *id, const char *repo, rq_code code, const
  * ref and counts, or its conflict. */
 static json_t *car_json(const rq_train_result *res, const rq_car_result *c)
 {
-	json_t *o = json_pack("{s:o, s:s, s:o}", "name", bytes_json(c->name), "status",
-			      rq_train_car_status_name(c->status), "onto", oid_json(&c->onto));
+	const rq_oid_algo *algo = rq_ref_updates_algo(&res->replay.upd);
+	json_t *o =
+	    json_pack("{s:o, s:s, s:o}", "name", bytes_json(c->name), "status",
+		      rq_train_car_status_name(c->status), "onto", oid_json(&c->onto, algo));
 	int bad = !o;
 
 	if (c->status == RQ_CAR_SKIPPED)
 		return o;
-	if (!git_oid_is_zero(&c->tip))
-		bad |= json_object_set_new(o, "tip", oid_json(&c->tip));
+	if (!rq_oid_is_zero(&c->tip))
+		bad |= json_object_set_new(o, "tip", oid_json(&c->tip, algo));
 	if (c->status == RQ_CAR_OK) {
-		bad |= json_object_set_new(o, "commit", oid_json(&c->commit));
+		bad |= json_object_set_new(o, "commit", oid_json(&c->commit, algo));
 		bad |= json_object_set_new(o, "ref", ref_json(c->ref));
 	} else {
 		bad |= json_object_set_new(
 		    o, "conflict",
-		    conflict_json(&c->conflict_commit, c->conflict_merge, &c->conflicts));
+		    conflict_json(&c->conflict_commit, algo, c->conflict_merge, &c->conflicts));
 	}
 	if (res->method == RQ_TRAIN_REBASE)
 		bad |= json_object_set_new(o, "commits", json_integer((json_int_t)c->commits)) |
@@ -364,6 +371,7 @@ static json_t *car_json(const rq_train_result *res, const rq_car_result *c)
 /* The train: its target, method, base and head, and every car. */
 static int train_fields(json_t *o, const rq_train_result *res)
 {
+	const rq_oid_algo *algo = rq_ref_updates_algo(&res->replay.upd);
 	json_t *cars = json_array();
 	int bad = !cars;
 
@@ -374,8 +382,8 @@ static int train_fields(json_t *o, const rq_train_result *res)
 	bad |= json_object_set_new(
 	    o, "train",
 	    json_pack("{s:o, s:s, s:o, s:o, s:I}", "target", ref_json(res->target_ref), "method",
-		      rq_train_method_name(res->method), "base", oid_json(&res->base), "head",
-		      oid_json(&res->head), "virtual_fallbacks",
+		      rq_train_method_name(res->method), "base", oid_json(&res->base, algo), "head",
+		      oid_json(&res->head, algo), "virtual_fallbacks",
 		      (json_int_t)res->virtual_fallbacks));
 	bad |= json_object_set_new(o, "cars", cars);
 	return bad ? -1 : 0;

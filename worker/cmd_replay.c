@@ -27,6 +27,7 @@
 #include "rq_parallel.h"
 #include "rq_refproto.h"
 #include "rq_refs.h"
+#include "rq_repofmt.h"
 #include "rq_replay.h"
 #include "rq_result_json.h"
 #include "rq_revfilter.h"
@@ -278,6 +279,7 @@ static int replay_setup(const replay_cli *c, replay_run *run)
 		return -1;
 	rq_error_clear(&run->err);
 	run->odb_opts.objects_shown = objects_shown(run->repo, &run->objects_dir);
+	run->odb_opts.algo = rq_repofmt_algo(run->repo);
 	/* the pack is kept from git's repack and gc until its refs moved */
 	run->odb_opts.keep_pack = !run->print;
 	o->objects = &run->odb_opts;
@@ -339,11 +341,11 @@ static int report_error(const rq_error *err)
 
 /* A conflicting merge commit: git's command that shows what its author did
  * by hand (the remerge diff), which the replay could not carry. */
-static void merge_hint(const git_oid *commit)
+static void merge_hint(const rq_oid *commit, const rq_oid_algo *algo)
 {
-	char hex[GIT_OID_HEXSZ + 1];
+	char hex[RQ_OID_MAX_HEXSZ + 1];
 
-	git_oid_tostr(hex, sizeof(hex), commit);
+	rq_oid_fmt(hex, commit, algo);
 	fprintf(stderr,
 		"hint: %s is a merge; 'git show --remerge-diff %s' shows what its author "
 		"did by hand\n",
@@ -358,10 +360,10 @@ static void report_refs(const rq_replay_result *res)
 	for (size_t i = 0; i < res->nrefs; i++) {
 		const rq_ref_outcome *r = &res->refs[i];
 		const rq_pick_conflict *f = &res->failed[r->failed];
-		char hex[GIT_OID_HEXSZ + 1];
+		char hex[RQ_OID_MAX_HEXSZ + 1];
 		if (r->status == RQ_REF_OK)
 			continue;
-		git_oid_tostr(hex, sizeof(hex), &f->commit);
+		rq_oid_fmt(hex, &f->commit, rq_ref_updates_algo(&res->upd));
 		if (r->status == RQ_REF_BLOCKED) {
 			fprintf(stderr, "blocked %s by %s at %s\n", r->ref, r->blocked_by, hex);
 			continue;
@@ -372,7 +374,7 @@ static void report_refs(const rq_replay_result *res)
 				rq_conflict_kind_name(f->conflicts.v[k].kind));
 		fputc('\n', stderr);
 		if (f->merge)
-			merge_hint(&f->commit);
+			merge_hint(&f->commit, rq_ref_updates_algo(&res->upd));
 	}
 }
 
@@ -392,7 +394,7 @@ static int report(const replay_run *run, int rc)
 				 * has the commit, the paths and their kinds); git
 				 * replay cannot replay a merge: for one, a hint */
 		if (run->res.conflict_merge && !run->json)
-			merge_hint(&run->res.conflict_commit);
+			merge_hint(&run->res.conflict_commit, rq_ref_updates_algo(&run->res.upd));
 		return 1;
 	}
 	if (!run->print || run->json)

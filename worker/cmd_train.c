@@ -25,6 +25,7 @@
 #include "opt.h"
 #include "rq_refproto.h"
 #include "rq_refs.h"
+#include "rq_repofmt.h"
 #include "rq_result_json.h"
 #include "rq_testhook.h"
 #include "rq_train.h"
@@ -269,6 +270,7 @@ static int open_repository(const train_cli *c, train_run *run)
 	run->opts.committer = &run->committer;
 	/* the pack is kept from git's repack and gc until its refs moved */
 	run->odb_opts.keep_pack = !run->print;
+	run->odb_opts.algo = rq_repofmt_algo(run->repo);
 	run->opts.objects = &run->odb_opts;
 	return 0;
 }
@@ -278,13 +280,13 @@ static void print_cars(const rq_train_result *res)
 {
 	for (size_t k = 0; k < res->ncars; k++) {
 		const rq_car_result *car = &res->cars[k];
-		char hex[GIT_OID_HEXSZ + 1];
+		char hex[RQ_OID_MAX_HEXSZ + 1];
 		if (car->status == RQ_CAR_SKIPPED) {
 			printf("skipped %s\n", car->name);
 			continue;
 		}
-		git_oid_tostr(hex, sizeof(hex),
-			      car->status == RQ_CAR_OK ? &car->commit : &car->conflict_commit);
+		rq_oid_fmt(hex, car->status == RQ_CAR_OK ? &car->commit : &car->conflict_commit,
+			   rq_ref_updates_algo(&res->replay.upd));
 		printf("%s %s %s", rq_train_car_status_name(car->status), car->name, hex);
 		for (size_t i = 0; i < car->conflicts.n; i++)
 			printf("%s %s (%s)", i ? "," : ":", car->conflicts.v[i].path,

@@ -83,6 +83,7 @@ int rq_jobrepo_open(const rq_jobrun_env *env, const rq_job *job, char *path, cha
 	oo->objects_shown = shown;
 	/* the pack is kept from git's repack and gc until its refs moved */
 	oo->keep_pack = job->ref_update;
+	oo->algo = rq_repofmt_algo(*repo);
 	return rq_odb_install(*repo, oo, err);
 }
 

@@ -24,7 +24,8 @@
 #ifndef RQ_HINDEX_H
 #define RQ_HINDEX_H
 
-#include <git2.h>
+#include "rq_oid.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -41,7 +42,7 @@ typedef int (*rq_hindex_eq_fn)(const void *ctx, size_t i, const void *key);
 /* The hash of entry i's key (used when rebuilding). */
 typedef size_t (*rq_hindex_hash_fn)(const void *ctx, size_t i);
 
-static inline size_t rq_hindex_hash_oid(const git_oid *id)
+static inline size_t rq_hindex_hash_oid(const rq_oid *id)
 {
 	size_t h;
 	memcpy(&h, id->id, sizeof(h));

@@ -92,4 +92,16 @@ struct git_oid;
 void rq_oid_from_git(rq_oid *out, const struct git_oid *id);
 int rq_oid_to_git(struct git_oid *out, const rq_oid *id, const rq_oid_algo *algo);
 
+/* libgit2's id as replayq's, by value; RQ_GIT_ID(g) the same as a
+ * pointer to a temporary (for an argument: rq_oidmap_get(m,
+ * RQ_GIT_ID(git_commit_id(c)), &i)), until the engine reads objects
+ * itself (issue 42, wave 2). */
+static inline rq_oid rq_oid_of_git(const struct git_oid *id)
+{
+	rq_oid o;
+	rq_oid_from_git(&o, id);
+	return o;
+}
+#define RQ_GIT_ID(g) ((const rq_oid[]){rq_oid_of_git(g)})
+
 #endif

@@ -25,7 +25,7 @@ void rq_oidmap_free(rq_oidmap *m)
 
 static int key_eq(const void *ctx, size_t i, const void *key)
 {
-	return git_oid_equal(&((const rq_oidmap *)ctx)->keys[i], key);
+	return rq_oid_eq(&((const rq_oidmap *)ctx)->keys[i], key);
 }
 
 static size_t key_hash(const void *ctx, size_t i)
@@ -38,7 +38,7 @@ static int reserve(rq_oidmap *m)
 {
 	if (m->len == m->cap) {
 		size_t kcap = m->cap, vcap = m->cap;
-		git_oid *k = rq_mem_grow(m->keys, &kcap, m->len + 1, sizeof(*k), 32);
+		rq_oid *k = rq_mem_grow(m->keys, &kcap, m->len + 1, sizeof(*k), 32);
 		if (!k)
 			return -1;
 		m->keys = k;
@@ -51,7 +51,7 @@ static int reserve(rq_oidmap *m)
 	return rq_hindex_reserve(&m->index, 64, m->len, key_hash, m);
 }
 
-int rq_oidmap_put(rq_oidmap *m, const git_oid *key, size_t val)
+int rq_oidmap_put(rq_oidmap *m, const rq_oid *key, size_t val)
 {
 	size_t h = rq_hindex_hash_oid(key);
 	long k = rq_hindex_find(&m->index, h, key_eq, m, key);
@@ -62,14 +62,14 @@ int rq_oidmap_put(rq_oidmap *m, const git_oid *key, size_t val)
 	}
 	if (reserve(m) < 0)
 		return -1;
-	git_oid_cpy(&m->keys[m->len], key);
+	m->keys[m->len] = *key;
 	m->vals[m->len] = val;
 	rq_hindex_add(&m->index, h, m->len);
 	m->len++;
 	return 0;
 }
 
-int rq_oidmap_get(const rq_oidmap *m, const git_oid *key, size_t *val)
+int rq_oidmap_get(const rq_oidmap *m, const rq_oid *key, size_t *val)
 {
 	long k = rq_hindex_find(&m->index, rq_hindex_hash_oid(key), key_eq, m, key);
 

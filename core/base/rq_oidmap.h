@@ -8,12 +8,12 @@
 #define RQ_OIDMAP_H
 
 #include "rq_hindex.h"
+#include "rq_oid.h"
 
-#include <git2.h>
 #include <stddef.h>
 
 typedef struct rq_oidmap {
-	git_oid *keys; /* len entries in insertion order, cap allocated */
+	rq_oid *keys; /* len entries in insertion order, cap allocated */
 	size_t *vals;
 	size_t len, cap;
 	rq_hindex index; /* over keys */
@@ -22,8 +22,8 @@ typedef struct rq_oidmap {
 void rq_oidmap_init(rq_oidmap *m);
 void rq_oidmap_free(rq_oidmap *m);
 /* Insert or overwrite; 0 on success, -1 out of memory. */
-int rq_oidmap_put(rq_oidmap *m, const git_oid *key, size_t val);
+int rq_oidmap_put(rq_oidmap *m, const rq_oid *key, size_t val);
 /* 1 and *val set if present, else 0. */
-int rq_oidmap_get(const rq_oidmap *m, const git_oid *key, size_t *val);
+int rq_oidmap_get(const rq_oidmap *m, const rq_oid *key, size_t *val);
 
 #endif

@@ -17,10 +17,10 @@ enum { SIDE1 = 1, SIDE2 = 2, STALE = 4, RESULT = 8 };
 #define NO_NODE ((size_t)-1)
 
 typedef struct rc_node {
-	git_oid id;
+	rq_oid id;
 	int64_t date;
 	size_t rank; /* 0: not written by the replay */
-	git_oid *parents;
+	rq_oid *parents;
 	size_t np;
 	unsigned flags;
 } rc_node;
@@ -116,7 +116,7 @@ static int has_nonstale(const rc_walk *w)
 }
 
 /* The node of commit id (read the first time: its date and parents). */
-static int node_of(rc_walk *w, const git_oid *id, size_t *out)
+static int node_of(rc_walk *w, const rq_oid *id, size_t *out)
 {
 	rc_node *nv, nd = {0};
 	size_t r;
@@ -131,7 +131,7 @@ static int node_of(rc_walk *w, const git_oid *id, size_t *out)
 		return nomem(w->err);
 	}
 	w->nodes = nv;
-	git_oid_cpy(&nd.id, id);
+	nd.id = *id;
 	nd.rank = w->ranks && rq_oidmap_get(w->ranks, id, &r) ? r + 1 : 0;
 	nv[w->n] = nd;
 	*out = w->n++;
@@ -139,7 +139,7 @@ static int node_of(rc_walk *w, const git_oid *id, size_t *out)
 }
 
 /* Queue commit id with flags (a side, STALE). */
-static int mark(rc_walk *w, const git_oid *id, unsigned flags)
+static int mark(rc_walk *w, const rq_oid *id, unsigned flags)
 {
 	size_t k;
 
@@ -155,7 +155,7 @@ static int mark(rc_walk *w, const git_oid *id, unsigned flags)
  * parents array itself stays). */
 static int mark_parents(rc_walk *w, size_t k, unsigned flags)
 {
-	const git_oid *parents = w->nodes[k].parents;
+	const rq_oid *parents = w->nodes[k].parents;
 	size_t np = w->nodes[k].np;
 	int rc = 0;
 
@@ -182,7 +182,7 @@ static int add_result(rc_walk *w, size_t k, size_t **res, size_t *nres, size_t *
  * (node indices, *nres of them; res NULL: none kept). Every flag is
  * cleared first.
  */
-static int paint(rc_walk *w, const git_oid *one, const git_oid *twos, size_t ntwos, size_t **res,
+static int paint(rc_walk *w, const rq_oid *one, const rq_oid *twos, size_t ntwos, size_t **res,
 		 size_t *nres)
 {
 	size_t cap = 0;
@@ -241,7 +241,7 @@ static void by_date(const rc_walk *w, size_t *v, size_t n)
 /* Is candidate i reachable from another, or another from it? Marks the
  * redundant (one paint from v[i] against the others not yet redundant). */
 static int redundant_of(rc_walk *w, const size_t *v, size_t n, size_t i, unsigned char *red,
-			git_oid *work)
+			rq_oid *work)
 {
 	size_t nw = 0, *idx = malloc(n * sizeof(*idx));
 	int rc;
@@ -251,7 +251,7 @@ static int redundant_of(rc_walk *w, const size_t *v, size_t n, size_t i, unsigne
 	for (size_t j = 0; j < n; j++)
 		if (j != i && !red[j]) {
 			idx[nw] = j;
-			git_oid_cpy(&work[nw++], &w->nodes[v[j]].id);
+			work[nw++] = w->nodes[v[j]].id;
 		}
 	rc = paint(w, &w->nodes[v[i]].id, work, nw, NULL, NULL);
 	if (rc == 0 && (w->nodes[v[i]].flags & SIDE2))
@@ -268,7 +268,7 @@ static int redundant_of(rc_walk *w, const size_t *v, size_t n, size_t i, unsigne
 static int remove_redundant(rc_walk *w, size_t *v, size_t *n)
 {
 	unsigned char *red = calloc(*n, 1);
-	git_oid *work = malloc(*n * sizeof(*work));
+	rq_oid *work = malloc(*n * sizeof(*work));
 	size_t k = 0;
 	int rc = 0;
 
@@ -288,8 +288,8 @@ static int remove_redundant(rc_walk *w, size_t *v, size_t *n)
 }
 
 /* The bases as node indices (*res, *nres), in git's order. */
-static int walk_bases(rc_walk *w, const git_oid *one, const git_oid *twos, size_t ntwos,
-		      size_t **res, size_t *nres)
+static int walk_bases(rc_walk *w, const rq_oid *one, const rq_oid *twos, size_t ntwos, size_t **res,
+		      size_t *nres)
 {
 	int rc = paint(w, one, twos, ntwos, res, nres);
 
@@ -329,7 +329,7 @@ static void walk_free(rc_walk *w)
 	rq_oidmap_free(&w->index);
 }
 
-static int copy_ids(const rc_walk *w, const size_t *res, size_t nres, git_oid **out, size_t *n,
+static int copy_ids(const rc_walk *w, const size_t *res, size_t nres, rq_oid **out, size_t *n,
 		    rq_error *err)
 {
 	if (!nres)
@@ -337,13 +337,13 @@ static int copy_ids(const rc_walk *w, const size_t *res, size_t nres, git_oid **
 	if (!(*out = malloc(nres * sizeof(**out))))
 		return nomem(err);
 	for (size_t i = 0; i < nres; i++)
-		git_oid_cpy(&(*out)[i], &w->nodes[res[i]].id);
+		(*out)[i] = w->nodes[res[i]].id;
 	*n = nres;
 	return 0;
 }
 
-int rq_reach_bases(const rq_reach_reader *rd, const rq_oidmap *ranks, const git_oid *one,
-		   const git_oid *twos, size_t ntwos, git_oid **out, size_t *n, rq_error *err)
+int rq_reach_bases(const rq_reach_reader *rd, const rq_oidmap *ranks, const rq_oid *one,
+		   const rq_oid *twos, size_t ntwos, rq_oid **out, size_t *n, rq_error *err)
 {
 	rc_walk w;
 	size_t *res = NULL, nres = 0;
@@ -354,10 +354,10 @@ int rq_reach_bases(const rq_reach_reader *rd, const rq_oidmap *ranks, const git_
 	if (!ntwos)
 		return 0;
 	for (size_t i = 0; i < ntwos; i++)
-		if (git_oid_equal(one, &twos[i])) { /* git: one of them is the base */
+		if (rq_oid_eq(one, &twos[i])) { /* git: one of them is the base */
 			if (!(*out = malloc(sizeof(**out))))
 				return nomem(err);
-			git_oid_cpy(*out, one);
+			**out = *one;
 			*n = 1;
 			return 0;
 		}
@@ -370,13 +370,13 @@ int rq_reach_bases(const rq_reach_reader *rd, const rq_oidmap *ranks, const git_
 	return rc;
 }
 
-int rq_reach_descends(const rq_reach_reader *rd, const git_oid *commit, const git_oid *ancestor,
+int rq_reach_descends(const rq_reach_reader *rd, const rq_oid *commit, const rq_oid *ancestor,
 		      rq_error *err)
 {
 	rc_walk w;
 	int rc;
 
-	if (git_oid_equal(commit, ancestor))
+	if (rq_oid_eq(commit, ancestor))
 		return 0;
 	walk_init(&w, rd, NULL, err);
 	rc = node_of(&w, ancestor, &w.stop);
@@ -389,15 +389,19 @@ int rq_reach_descends(const rq_reach_reader *rd, const git_oid *commit, const gi
 }
 
 /* The libgit2 reader: one commit lookup, its time and parents. */
-static int git2_read(void *ctx, const git_oid *id, int64_t *date, git_oid **parents,
-		     size_t *nparents, rq_error *err)
+static int git2_read(void *ctx, const rq_oid *id, int64_t *date, rq_oid **parents, size_t *nparents,
+		     rq_error *err)
 {
 	git_commit *c = NULL;
+	git_oid gid;
 	size_t np;
 
 	*parents = NULL;
 	*nparents = 0;
-	if (git_commit_lookup(&c, ctx, id) < 0)
+	/* libgit2 reads SHA-1 repositories only (issue 42's commit reader
+	 * replaces this reader) */
+	rq_oid_to_git(&gid, id, &rq_oid_sha1);
+	if (git_commit_lookup(&c, ctx, &gid) < 0)
 		return rq_error_git(err, "cannot read a commit");
 	*date = (int64_t)git_commit_time(c);
 	np = git_commit_parentcount(c);
@@ -406,7 +410,7 @@ static int git2_read(void *ctx, const git_oid *id, int64_t *date, git_oid **pare
 		return nomem(err);
 	}
 	for (size_t p = 0; p < np; p++)
-		git_oid_cpy(&(*parents)[p], git_commit_parent_id(c, (unsigned)p));
+		rq_oid_from_git(&(*parents)[p], git_commit_parent_id(c, (unsigned)p));
 	*nparents = np;
 	git_commit_free(c);
 	return 0;

@@ -35,13 +35,14 @@
 #include <stdint.h>
 
 #include "rq_error.h"
+#include "rq_oid.h"
 #include "rq_oidmap.h"
 
 typedef struct rq_reach_reader {
 	/* Commit id's committer date (*date) and parents (*parents, malloc'ed
 	 * or NULL for none, *nparents of them). 0, or -1 with err set. */
-	int (*read)(void *ctx, const git_oid *id, int64_t *date, git_oid **parents,
-		    size_t *nparents, rq_error *err);
+	int (*read)(void *ctx, const rq_oid *id, int64_t *date, rq_oid **parents, size_t *nparents,
+		    rq_error *err);
 	void *ctx;
 } rq_reach_reader;
 
@@ -54,15 +55,15 @@ rq_reach_reader rq_reach_git2_reader(git_repository *repo);
  * *out (malloc'ed, NULL for none) and *n (0: unrelated histories). ranks:
  * see above (NULL: none). 0, or -1 with err set.
  */
-int rq_reach_bases(const rq_reach_reader *rd, const rq_oidmap *ranks, const git_oid *one,
-		   const git_oid *twos, size_t ntwos, git_oid **out, size_t *n, rq_error *err);
+int rq_reach_bases(const rq_reach_reader *rd, const rq_oidmap *ranks, const rq_oid *one,
+		   const rq_oid *twos, size_t ntwos, rq_oid **out, size_t *n, rq_error *err);
 
 /*
  * Does commit descend from ancestor? 1 yes, 0 no (and 0 when they are the
  * same commit, as libgit2's git_graph_descendant_of answers), -1 with err
  * set.
  */
-int rq_reach_descends(const rq_reach_reader *rd, const git_oid *commit, const git_oid *ancestor,
+int rq_reach_descends(const rq_reach_reader *rd, const rq_oid *commit, const rq_oid *ancestor,
 		      rq_error *err);
 
 #endif

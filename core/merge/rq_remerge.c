@@ -119,50 +119,17 @@ static int date_bases(remerge *rm, const rq_oid *ids, size_t n, dated *out)
  * The merge bases of b and the merge of leaves (one commit, or the
  * commits merged so far), oldest first: *out (to free), *n (0: none).
  */
-/*
- * rq_reach_bases over libgit2's ids (rq_reach's, for now): the bases of b
- * and leaves into *ids (to free), *count. 0, or -1 with err set.
- */
-static int reach_bases(remerge *rm, const rq_oid *leaves, size_t nleaves, const rq_oid *b,
-		       rq_oid **ids, size_t *count)
-{
-	rq_reach_reader rd = rq_reach_git2_reader(rm->repo);
-	git_oid gb, *gleaves = calloc(nleaves + 1, sizeof(*gleaves)), *gids = NULL;
-	int rc = gleaves ? git_id(rm, b, &gb) : rq_error_set(rm->err, RQ_E_NOMEM, "out of memory");
-
-	for (size_t i = 0; i < nleaves && rc == 0; i++)
-		rc = git_id(rm, &leaves[i], &gleaves[i]);
-	if (rc == 0)
-		rc = rq_reach_bases(&rd, rm->ranks, &gb, gleaves, nleaves, &gids, count, rm->err);
-	free(gleaves);
-	if (rc < 0 || !*count) {
-		free(gids);
-		return rc < 0 ? -1 : 0;
-	}
-	if (!(*ids = calloc(*count, sizeof(**ids)))) {
-		free(gids);
-		return rq_error_set(rm->err, RQ_E_NOMEM, "out of memory");
-	}
-	for (size_t i = 0; i < *count; i++)
-		rq_oid_from_git(&(*ids)[i], &gids[i]);
-	free(gids);
-	return 0;
-}
-
-/*
- * The merge bases of b and the merge of leaves (one commit, or the
- * commits merged so far), oldest first: *out (to free), *n (0: none).
- */
 static int merge_bases(remerge *rm, const rq_oid *leaves, size_t nleaves, const rq_oid *b,
 		       dated **out, size_t *n)
 {
+	rq_reach_reader rd = rq_reach_git2_reader(rm->repo);
 	rq_oid *ids = NULL;
 	size_t count = 0;
 	int rc;
 
 	*out = NULL;
 	*n = 0;
-	if (reach_bases(rm, leaves, nleaves, b, &ids, &count) < 0)
+	if (rq_reach_bases(&rd, rm->ranks, b, leaves, nleaves, &ids, &count, rm->err) < 0)
 		return -1;
 	if (!count)
 		return 0;
@@ -441,17 +408,13 @@ static int untouched_text(remerge *rm, const side_merge *r, const side_merge *n,
 	return 0;
 }
 
-/* The blobs of s's text conflicts (they hold its conflict hunks). The
- * set's keys are still libgit2's ids (issue 42: rq_oidmap's change). */
+/* The blobs of s's text conflicts (they hold its conflict hunks). */
 static int marked_blobs(remerge *rm, const side_merge *s, rq_oidmap *set)
 {
 	for (size_t k = 0; k < s->conflicts.n; k++) {
-		git_oid g;
 		if (!s->details.v[k].textual)
 			continue;
-		if (git_id(rm, &s->details.v[k].result.oid, &g) < 0)
-			return -1;
-		if (rq_oidmap_put(set, &g, k) < 0)
+		if (rq_oidmap_put(set, &s->details.v[k].result.oid, k) < 0)
 			return rq_error_set(rm->err, RQ_E_NOMEM, "out of memory");
 	}
 	return 0;

@@ -56,7 +56,7 @@ typedef struct packs {
 	char *dir;		 /* the objects directory */
 	char *shown;		 /* the pack directory as messages name it */
 	int no_dedup;		 /* a new object is written even when a pack has it */
-	const rq_oid_algo *algo; /* the packs' object format */
+	const rq_oid_algo *algo; /* the database's object format (rq_odb_algo) */
 } packs;
 
 /* libgit2's callbacks take 20-byte ids: in a SHA-256 database they fail,
@@ -317,26 +317,34 @@ static rq_odb_packread *shared_reader(git_odb *from, const char *dir)
 	return NULL;
 }
 
-int rq_odb_whole_blob(git_odb *odb, const git_oid *id, size_t min, size_t max,
-		      unsigned char **entry, size_t *entry_len, unsigned char **content,
-		      size_t *len)
+int rq_odb_whole_blob(git_odb *odb, const rq_oid *id, size_t min, size_t max, unsigned char **entry,
+		      size_t *entry_len, unsigned char **content, size_t *len)
 {
 	size_t n = git_odb_num_backends(odb);
-	rq_oid rid;
-
-	rq_oid_from_git(&rid, id);
 	for (size_t i = 0; i < n; i++) {
 		git_odb_backend *b = NULL;
 		int r;
 		if (git_odb_get_backend(&b, odb, i) < 0 || !b || b->read != packs_read ||
 		    !((packs *)b)->direct)
 			continue;
-		r = rq_odb_packread_whole_blob(((packs *)b)->direct, &rid, min, max, entry,
-					       entry_len, content, len);
+		r = rq_odb_packread_whole_blob(((packs *)b)->direct, id, min, max, entry, entry_len,
+					       content, len);
 		if (r != 0)
 			return r > 0 ? 1 : -1;
 	}
 	return 0;
+}
+
+const rq_oid_algo *rq_odb_algo(git_odb *odb)
+{
+	size_t n = odb ? git_odb_num_backends(odb) : 0;
+
+	for (size_t i = 0; i < n; i++) {
+		git_odb_backend *b = NULL;
+		if (git_odb_get_backend(&b, odb, i) == 0 && b && b->read == packs_read)
+			return ((packs *)b)->algo;
+	}
+	return &rq_oid_sha1;
 }
 
 void rq_odb_share_packs(git_odb *odb, git_odb *from)
@@ -557,7 +565,7 @@ out:
 
 int rq_odb_new(git_odb **out, git_repository *repo, const rq_odb_opts *opts, rq_error *err)
 {
-	return rq_odb_new_at(out, repo, opts, NULL, err);
+	return rq_odb_new_at(out, repo, opts, opts ? opts->algo : NULL, err);
 }
 
 int rq_odb_install(git_repository *repo, const rq_odb_opts *opts, rq_error *err)

@@ -50,6 +50,7 @@
 #include <git2.h>
 
 #include "rq_error.h"
+#include "rq_oid.h"
 
 typedef struct rq_odb_opts {
 	const char *root;	   /* alternates must resolve under it (NULL: no rule) */
@@ -60,6 +61,8 @@ typedef struct rq_odb_opts {
 	 * Its new objects all go into it, also those a pack holds already (see
 	 * rq_odb_dedup) */
 	int keep_pack;
+	/* the repository's object format (rq_repofmt_algo); NULL: SHA-1 */
+	const rq_oid_algo *algo;
 } rq_odb_opts;
 
 /*
@@ -76,6 +79,13 @@ int rq_odb_new(git_odb **out, git_repository *repo, const rq_odb_opts *opts, rq_
 int rq_odb_install(git_repository *repo, const rq_odb_opts *opts, rq_error *err);
 
 /*
+ * The object format odb was made with (rq_odb_opts.algo): SHA-1 for any
+ * other database. It walks the backends: read it once per job, replay or
+ * merge, never per object.
+ */
+const rq_oid_algo *rq_odb_algo(git_odb *odb);
+
+/*
  * Let odb read packs through the readers `from` has for the same
  * directories (both rq_odb databases, before odb reads anything): a
  * replay's database and the one installed before it share their mappings
@@ -89,9 +99,8 @@ void rq_odb_share_packs(git_odb *odb, git_odb *from);
  * when no pack of odb holds it whole (or odb is no rq_odb database), -1
  * out of memory or damaged.
  */
-int rq_odb_whole_blob(git_odb *odb, const git_oid *id, size_t min, size_t max,
-		      unsigned char **entry, size_t *entry_len, unsigned char **content,
-		      size_t *len);
+int rq_odb_whole_blob(git_odb *odb, const rq_oid *id, size_t min, size_t max, unsigned char **entry,
+		      size_t *entry_len, unsigned char **content, size_t *len);
 /* 0 when b is the packs backend of a database made with keep_pack: a new
  * object that a pack already holds is written into the replay's pack all
  * the same (an unreachable object a `git repack -ad` may drop before the

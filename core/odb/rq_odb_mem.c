@@ -297,17 +297,19 @@ static int hash_for(const struct rq_odb_mem *m, git_oid *out, const void *data, 
 	return git_odb_hash(out, data, len, type) < 0 ? -1 : 0;
 }
 
-int rq_odb_mem_hash(git_oid *out, git_odb *odb, const void *data, size_t len, git_object_t type)
+int rq_odb_mem_hash(rq_oid *out, git_odb *odb, const void *data, size_t len, git_object_t type)
 {
-	return hash_for(mem_of(odb), out, data, len, type);
+	git_oid g;
+	int rc = hash_for(mem_of(odb), &g, data, len, type);
+
+	if (rc >= 0)
+		rq_oid_from_git(out, &g);
+	return rc;
 }
 
-int rq_odb_mem_check(const git_oid *id, const void *data, size_t len, git_object_t type)
+int rq_odb_mem_check(const rq_oid *id, const void *data, size_t len, git_object_t type)
 {
-	rq_oid rid;
-
-	rq_oid_from_git(&rid, id);
-	return rq_odb_store_check_id(&rid, data, len, type);
+	return rq_odb_store_check_id(id, data, len, type);
 }
 
 /*
@@ -333,10 +335,12 @@ static size_t borrow_base(struct rq_odb_mem *m, git_odb *odb, const git_oid *id,
 	rq_odb_store_obj *o;
 	rq_oid rid;
 
-	if (!id || find(m, id) ||
-	    rq_odb_whole_blob(odb, id, near / 2, near * 2, &entry, &entry_len, &content, &len) != 1)
+	if (!id || find(m, id))
 		return 0;
 	rq_oid_from_git(&rid, id);
+	if (rq_odb_whole_blob(odb, &rid, near / 2, near * 2, &entry, &entry_len, &content, &len) !=
+	    1)
+		return 0;
 	if (!(o = rq_odb_store_append(&m->store, &rid))) {
 		free(entry);
 		free(content);
@@ -374,6 +378,14 @@ static size_t base_for(struct rq_odb_mem *m, git_odb *odb, size_t len, git_objec
 	return k;
 }
 
+static int check_git(const git_oid *id, const void *data, size_t len, git_object_t type)
+{
+	rq_oid rid;
+
+	rq_oid_from_git(&rid, id);
+	return rq_odb_store_check_id(&rid, data, len, type);
+}
+
 /* Write the object whose id (from rq_odb_mem_hash) is *id. */
 static int write_hashed(struct rq_odb_mem *m, git_odb *odb, git_oid *id, const void *data,
 			size_t len, git_object_t type, const git_oid *like,
@@ -382,7 +394,7 @@ static int write_hashed(struct rq_odb_mem *m, git_odb *odb, git_oid *id, const v
 	int ahead = ahead_of(m);
 
 	if (find(m, id))
-		return ahead ? rq_odb_mem_check(id, data, len, type) : 0;
+		return ahead ? check_git(id, data, len, type) : 0;
 	/* a packed object: git_odb_write() freshens its pack, as git does */
 	if (exists_packed(odb, id))
 		return git_odb_write(id, odb, data, len, type);
@@ -390,20 +402,22 @@ static int write_hashed(struct rq_odb_mem *m, git_odb *odb, git_oid *id, const v
 		       base_for(m, odb, len, type, like, alts, nalt));
 }
 
-int rq_odb_mem_write_hashed(const git_oid *id, git_odb *odb, const void *data, size_t len,
+/* The memory store's ids are libgit2's (SHA-1) until the odb's own API
+ * (issue 42, wave 2): the public functions convert here. */
+int rq_odb_mem_write_hashed(const rq_oid *id, git_odb *odb, const void *data, size_t len,
 			    git_object_t type)
 {
 	struct rq_odb_mem *m = mem_of(odb);
-	git_oid copy = *id;
+	git_oid copy;
 
+	rq_oid_to_git(&copy, id, &rq_oid_sha1);
 	if (!m)
 		return git_odb_write(&copy, odb, data, len, type);
 	return write_hashed(m, odb, &copy, data, len, type, NULL, NULL, 0);
 }
 
-int rq_odb_mem_write_like(git_oid *out, git_odb *odb, const void *data, size_t len,
-			  git_object_t type, const git_oid *like, const git_oid *const *alts,
-			  size_t nalt)
+static int write_like(git_oid *out, git_odb *odb, const void *data, size_t len, git_object_t type,
+		      const git_oid *like, const git_oid *const *alts, size_t nalt)
 {
 	struct rq_odb_mem *m = mem_of(odb);
 
@@ -414,9 +428,37 @@ int rq_odb_mem_write_like(git_oid *out, git_odb *odb, const void *data, size_t l
 	return write_hashed(m, odb, out, data, len, type, like, alts, nalt);
 }
 
-int rq_odb_mem_write(git_oid *out, git_odb *odb, const void *data, size_t len, git_object_t type)
+int rq_odb_mem_write_like(rq_oid *out, git_odb *odb, const void *data, size_t len,
+			  git_object_t type, const rq_oid *like, const rq_oid *const *alts,
+			  size_t nalt)
 {
-	return rq_odb_mem_write_like(out, odb, data, len, type, NULL, NULL, 0);
+	git_oid g, glike, galt[RQ_ODB_MEM_ALTS_MAX], *pa[RQ_ODB_MEM_ALTS_MAX];
+	const git_oid *const *ga = (const git_oid *const *)pa;
+	int rc;
+
+	if (nalt > RQ_ODB_MEM_ALTS_MAX)
+		nalt = RQ_ODB_MEM_ALTS_MAX;
+	if (like)
+		rq_oid_to_git(&glike, like, &rq_oid_sha1);
+	for (size_t i = 0; i < nalt; i++) {
+		pa[i] = alts[i] ? &galt[i] : NULL;
+		if (alts[i])
+			rq_oid_to_git(&galt[i], alts[i], &rq_oid_sha1);
+	}
+	rc = write_like(&g, odb, data, len, type, like ? &glike : NULL, nalt ? ga : NULL, nalt);
+	if (rc == 0)
+		rq_oid_from_git(out, &g);
+	return rc;
+}
+
+int rq_odb_mem_write(rq_oid *out, git_odb *odb, const void *data, size_t len, git_object_t type)
+{
+	git_oid g;
+	int rc = write_like(&g, odb, data, len, type, NULL, NULL, 0);
+
+	if (rc == 0)
+		rq_oid_from_git(out, &g);
+	return rc;
 }
 
 int rq_odb_mem_new(git_odb_backend **out)

@@ -21,6 +21,7 @@
 #include <stddef.h>
 
 #include "rq_error.h"
+#include "rq_oid.h"
 #include "rq_odb_pack.h"
 
 typedef struct rq_odb_mem rq_odb_mem;
@@ -36,7 +37,7 @@ int rq_odb_mem_new(git_odb_backend **out);
  * new object. Objects the database has go through git_odb_write(), which
  * freshens them as git does. Any other odb: git_odb_write().
  */
-int rq_odb_mem_write(git_oid *out, git_odb *odb, const void *data, size_t len, git_object_t type);
+int rq_odb_mem_write(rq_oid *out, git_odb *odb, const void *data, size_t len, git_object_t type);
 /*
  * The same for a new version of a file whose earlier version is the blob
  * `like` (NULL: none): when the store holds that blob, the new one is
@@ -45,10 +46,11 @@ int rq_odb_mem_write(git_oid *out, git_odb *odb, const void *data, size_t len, g
  * alts[0..nalt) (other versions; NULL entries skipped) that the
  * repository's packs hold whole is taken into the store as they hold it
  * (its entry copied, no compression) and becomes the base: the pack then
- * holds that blob too.
+ * holds that blob too. Of alts, the first RQ_ODB_MEM_ALTS_MAX are tried.
  */
-int rq_odb_mem_write_like(git_oid *out, git_odb *odb, const void *data, size_t len,
-			  git_object_t type, const git_oid *like, const git_oid *const *alts,
+#define RQ_ODB_MEM_ALTS_MAX 8
+int rq_odb_mem_write_like(rq_oid *out, git_odb *odb, const void *data, size_t len,
+			  git_object_t type, const rq_oid *like, const rq_oid *const *alts,
 			  size_t nalt);
 
 /*
@@ -57,12 +59,12 @@ int rq_odb_mem_write_like(git_oid *out, git_odb *odb, const void *data, size_t l
  * to run, which rq_odb_mem_write_hashed does for a new object), else
  * libgit2's collision-detecting one (returns 0). -1: libgit2's error.
  */
-int rq_odb_mem_hash(git_oid *out, git_odb *odb, const void *data, size_t len, git_object_t type);
+int rq_odb_mem_hash(rq_oid *out, git_odb *odb, const void *data, size_t len, git_object_t type);
 /* libgit2's collision-detecting SHA-1 of the object must be id: 0, or -1
  * with libgit2's error ("SHA1 collision attack detected"). */
-int rq_odb_mem_check(const git_oid *id, const void *data, size_t len, git_object_t type);
+int rq_odb_mem_check(const rq_oid *id, const void *data, size_t len, git_object_t type);
 /* rq_odb_mem_write of an object whose id rq_odb_mem_hash gave. */
-int rq_odb_mem_write_hashed(const git_oid *id, git_odb *odb, const void *data, size_t len,
+int rq_odb_mem_write_hashed(const rq_oid *id, git_odb *odb, const void *data, size_t len,
 			    git_object_t type);
 
 /* The number of objects held; objects are numbered 0.. in write order. */

@@ -117,26 +117,6 @@ int rq_odb_read_refused(const rq_oid_algo *algo, const char *what);
  * memory or unreadable (set). -2: b is no memory store. */
 int rq_odb_mem_backend_read(git_odb_backend *b, const rq_oid *id, void **data, size_t *len,
 			    git_object_t *type);
-/* What a read of pack reader b's failed with (rc < 0:
- * RQ_ODB_PACKREAD_DAMAGED, _BADPACK, -1) as the packs backend says it:
- * GIT_ERROR with git's words set. */
-int rq_odb_packs_failed(const git_odb_backend *b, const rq_oid *id, int rc);
-/* Object id as libgit2's pack backend reads what our reader leaves (an
- * index of version 1; SHA-1 only, else GIT_ENOTFOUND): the content
- * (from git_odb_backend_data_alloc) or, data NULL, its type and size. 0,
- * GIT_ENOTFOUND, GIT_ERROR. */
-int rq_odb_packs_fallback(git_odb_backend *b, const rq_oid *id, void **data, size_t *len,
-			  git_object_t *type);
-/* rq_odb_new in the object format algo (NULL: SHA-1): its packs and loose
- * objects at that width, libgit2's callbacks refused when it is not SHA-1
- * (rq_odb_read_refused) and no view (it reads replace refs and grafts
- * through libgit2). What rq_odb_opts.algo is given to. */
-struct rq_odb_opts;
-int rq_odb_new_at(git_odb **out, git_repository *repo, const struct rq_odb_opts *opts,
-		  const rq_oid_algo *algo, rq_error *err);
-/* The tripwire of the backends' libgit2 callbacks: 0 when algo is SHA-1
- * (or NULL), else GIT_ERROR with "libgit2 has no SHA-256: <what>" set. */
-int rq_odb_read_refused(const rq_oid_algo *algo, const char *what);
 /* When b is a memory store: its one object whose id starts with the
  * nhex digits of prefix: 1 with *full, 0 none, GIT_EAMBIGUOUS. -2: no
  * memory store. */

@@ -435,9 +435,11 @@ static int add_entry(merged *m, source *s, size_t i, const char *name, rq_error 
 	uint32_t crc = rq_odb_pack_be32(s->ix.crcs + (size_t)se->pos * 4);
 	unsigned code = (p[0] >> 4) & 7;
 	git_oid id;
+	rq_oid rid;
 
 	git_oid_fromraw(&id, s->ix.ids + (size_t)se->pos * 20);
-	if (rq_oidmap_get(&m->ids, &id, &have)) {
+	rq_oid_from_git(&rid, &id);
+	if (rq_oidmap_get(&m->ids, &rid, &have)) {
 		se->new_off = m->at[have];
 		return 0;
 	}
@@ -446,11 +448,11 @@ static int add_entry(merged *m, source *s, size_t i, const char *name, rq_error 
 		return rq_error_set(err, RQ_E_CORRUPT_OBJECT,
 				    "packed object %s (stored in %s) is corrupt",
 				    git_oid_tostr_s(&id), name);
-	if (merged_grow(m) < 0 || rq_oidmap_put(&m->ids, &id, m->n) < 0)
+	if (merged_grow(m) < 0 || rq_oidmap_put(&m->ids, &rid, m->n) < 0)
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	m->v[m->n] = (rq_odb_pack_entry){
 	    .data = data, .len = len, .crc = data == p ? crc : rq_odb_pack_crc32(data, len)};
-	rq_oid_from_git(&m->v[m->n].id, &id);
+	m->v[m->n].id = rid;
 	m->at[m->n++] = se->new_off = m->next;
 	m->next += len;
 	return 0;
@@ -463,12 +465,12 @@ static int bases_inside(const merged *m)
 	for (size_t k = 0; k < m->n; k++) {
 		const rq_odb_pack_entry *e = &m->v[k];
 		size_t hl = header_len(e->data, e->len), at;
-		git_oid base;
+		rq_oid base;
 		if (((e->data[0] >> 4) & 7) != 7)
 			continue;
 		if (!hl || e->len < hl + 20)
 			return 0;
-		git_oid_fromraw(&base, e->data + hl);
+		rq_oid_from_raw(&base, &rq_oid_sha1, e->data + hl);
 		if (!rq_oidmap_get(&m->ids, &base, &at))
 			return 0;
 	}

@@ -5,6 +5,7 @@
 #include "rq_odb_view.h"
 #include "rq_buf.h"
 #include "rq_mem.h"
+#include "rq_odb.h"
 #include "rq_odb_read.h"
 #include "rq_oidmap.h"
 #include "rq_repofile.h"
@@ -79,7 +80,7 @@ static int replacement(const view *v, const git_oid *id, git_oid *out)
 
 	git_oid_cpy(out, id);
 	for (int depth = 0; depth < REPLACE_DEPTH; depth++) {
-		if (!rq_oidmap_get(&v->replaced, out, &k))
+		if (!rq_oidmap_get(&v->replaced, RQ_GIT_ID(out), &k))
 			return 0;
 		git_oid_cpy(out, &v->repl[k]);
 	}
@@ -299,7 +300,7 @@ static uint64_t ident_date(const char *v, const char *e)
 static const graft *graft_of(const view *v, const git_oid *id)
 {
 	size_t k;
-	return rq_oidmap_get(&v->grafted, id, &k) ? &v->grafts[k] : NULL;
+	return rq_oidmap_get(&v->grafted, RQ_GIT_ID(id), &k) ? &v->grafts[k] : NULL;
 }
 
 /* The parent lines: the graft's when there is one, else the commit's. */
@@ -382,7 +383,8 @@ static int view_read_header(size_t *len, git_object_t *type, git_odb_backend *be
 	void *data = NULL;
 	int rc;
 
-	if (!rq_oidmap_get(&v->replaced, id, &k) && !rq_oidmap_get(&v->grafted, id, &k))
+	if (!rq_oidmap_get(&v->replaced, RQ_GIT_ID(id), &k) &&
+	    !rq_oidmap_get(&v->grafted, RQ_GIT_ID(id), &k))
 		return GIT_PASSTHROUGH;
 	rc = view_read(&data, len, type, be, id);
 	git_odb_backend_data_free(be, data);
@@ -422,9 +424,15 @@ static void stored_free(git_odb_backend *be)
 	free(be);
 }
 
-int rq_odb_view_read_stored(git_odb_object **out, git_odb *odb, const git_oid *id)
+int rq_odb_view_read_stored(git_odb_object **out, git_odb *odb, const rq_oid *oid)
 {
 	size_t n = git_odb_num_backends(odb);
+	git_oid gid, *id = &gid;
+
+	if (rq_oid_to_git(&gid, oid, rq_odb_algo(odb)) < 0) {
+		git_error_set_str(GIT_ERROR_ODB, "libgit2 reads SHA-1 objects only");
+		return GIT_ERROR;
+	}
 
 	for (size_t i = 0; i < n; i++) {
 		git_odb_backend *b = NULL;
@@ -449,7 +457,7 @@ static int add_replacement(view *v, const git_oid *from, const git_oid *to)
 		return -1;
 	v->repl = nv;
 	git_oid_cpy(&v->repl[v->nrepl], to);
-	if (rq_oidmap_put(&v->replaced, from, v->nrepl) < 0)
+	if (rq_oidmap_put(&v->replaced, RQ_GIT_ID(from), v->nrepl) < 0)
 		return -1;
 	v->nrepl++;
 	return 0;
@@ -487,7 +495,7 @@ static int take_replace_ref(view *v, git_reference *ref, size_t baselen, rq_erro
 
 	if (strlen(hex) < GIT_OID_HEXSZ || git_oid_fromstrn(&from, hex, GIT_OID_HEXSZ) < 0)
 		return 0;
-	if (rq_oidmap_get(&v->replaced, &from, &k))
+	if (rq_oidmap_get(&v->replaced, RQ_GIT_ID(&from), &k))
 		return rq_error_set(err, RQ_E_BAD_REPO, "duplicate replace ref: %s", name);
 	if (git_reference_resolve(&resolved, ref) < 0)
 		return 0; /* a broken symbolic ref names no object */
@@ -532,7 +540,7 @@ static int add_graft(view *v, const git_oid *id, int nparents, const git_oid *pa
 	graft *nv;
 	size_t k;
 
-	if (rq_oidmap_get(&v->grafted, id, &k)) {
+	if (rq_oidmap_get(&v->grafted, RQ_GIT_ID(id), &k)) {
 		if (nparents >= 0)
 			return 0;
 		v->grafts[k].nparents = -1;
@@ -548,7 +556,7 @@ static int add_graft(view *v, const git_oid *id, int nparents, const git_oid *pa
 			return -1;
 		memcpy(nv[v->ngrafts].parents, parents, (size_t)nparents * sizeof(git_oid));
 	}
-	if (rq_oidmap_put(&v->grafted, id, v->ngrafts) < 0) {
+	if (rq_oidmap_put(&v->grafted, RQ_GIT_ID(id), v->ngrafts) < 0) {
 		free(nv[v->ngrafts].parents);
 		return -1;
 	}

@@ -43,6 +43,7 @@
 #include <git2.h>
 
 #include "rq_error.h"
+#include "rq_oid.h"
 
 /*
  * Put the view on odb, over every reader odb has now (call once they are
@@ -59,6 +60,6 @@ int rq_odb_view_add(git_odb *odb, git_repository *repo, const char *root, rq_err
  * know (new ones, or odb without a view) come from odb itself. As
  * git_odb_read.
  */
-int rq_odb_view_read_stored(git_odb_object **out, git_odb *odb, const git_oid *id);
+int rq_odb_view_read_stored(git_odb_object **out, git_odb *odb, const rq_oid *id);
 
 #endif

@@ -8,13 +8,14 @@
 #ifndef RQ_REF_UPDATE_H
 #define RQ_REF_UPDATE_H
 
-#include <git2.h>
 #include <stddef.h>
+
+#include "rq_oid.h"
 
 typedef struct rq_ref_update {
 	char *ref;
-	git_oid old_id; /* zero: the ref must not exist yet */
-	git_oid new_id;
+	rq_oid old_id; /* zero: the ref must not exist yet */
+	rq_oid new_id;
 } rq_ref_update;
 
 /* The updates, in order, and the reflog message every one is written with
@@ -23,6 +24,15 @@ typedef struct rq_ref_updates {
 	rq_ref_update *updates;
 	size_t nupdates;
 	char reflog_msg[300];
+	/* the repository's object format, the ids' width in every text form
+	 * (update lines, markers, JSON); NULL: SHA-1 */
+	const rq_oid_algo *algo;
 } rq_ref_updates;
+
+/* The format of u's ids (SHA-1 when unset). */
+static inline const rq_oid_algo *rq_ref_updates_algo(const rq_ref_updates *u)
+{
+	return u->algo ? u->algo : &rq_oid_sha1;
+}
 
 #endif

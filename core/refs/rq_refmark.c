@@ -22,6 +22,7 @@
 #include "rq_oid.h"
 #include "rq_refname.h"
 #include "rq_refspace.h"
+#include "rq_repofmt.h"
 #include "rq_rtlock.h"
 
 #define GUARD_NAME "replayq-refs.guard"
@@ -31,9 +32,6 @@
 /* The owner takes every lock right after writing its marker: a lock made
  * much later is someone else's. */
 #define LOCK_WINDOW_S 60
-/* The object format of the ids in markers and locks: the repository's,
- * SHA-1 until SHA-256 repositories are opened (issue 42). */
-#define MARK_ALGO (&rq_oid_sha1)
 
 /* ---- the directories and the guard ---- */
 
@@ -44,6 +42,7 @@ int rq_refmark_open(rq_refmark *m, git_repository *repo, rq_error *err)
 
 	memset(m, 0, sizeof(*m));
 	m->guard = m->mark.fd = -1;
+	m->algo = rq_repofmt_algo(repo);
 	m->common = rq_fs_opendir(c);
 	m->own = rq_fs_opendir(git_repository_path(repo));
 	while (n > 1 && c[n - 1] == '/')
@@ -150,15 +149,13 @@ static int write_line(rq_refmark *m, const char *a, const char *b, rq_error *err
 int rq_refmark_refs(rq_refmark *m, const rq_ref_updates *res, rq_error *err)
 {
 	char hex[RQ_OID_MAX_HEXSZ + 1];
-	rq_oid id;
 
 	if (!rq_refmark_token(m, err))
 		return -1;
-	for (size_t i = 0; i < res->nupdates; i++) {
-		rq_oid_from_git(&id, &res->updates[i].new_id);
-		if (write_line(m, res->updates[i].ref, rq_oid_fmt(hex, &id, MARK_ALGO), err) < 0)
+	for (size_t i = 0; i < res->nupdates; i++)
+		if (write_line(m, res->updates[i].ref,
+			       rq_oid_fmt(hex, &res->updates[i].new_id, m->algo), err) < 0)
 			return -1;
-	}
 	return 0;
 }
 
@@ -234,7 +231,7 @@ static void clean_ref_lock(const rq_refmark *m, const char *ref, const char *hex
 	if (fstatat(dir, leaf, &lst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(lst.st_mode) &&
 	    made_after(&lst.st_mtim, &mst->st_mtim) &&
 	    (lst.st_size == 0 ? lst.st_mtim.tv_sec <= mst->st_mtim.tv_sec + LOCK_WINDOW_S
-			      : lock_holds(dir, leaf, hex, MARK_ALGO)))
+			      : lock_holds(dir, leaf, hex, m->algo)))
 		unlinkat(dir, leaf, 0);
 	close(dir);
 }

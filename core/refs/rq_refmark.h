@@ -51,10 +51,11 @@
 #define RQ_REFMARK_PREFIX "replayq-refs-"
 
 typedef struct rq_refmark {
-	int common, own;   /* the common and the own git directory, open */
-	char *common_path; /* the common directory's path, no '/' at its end */
-	int guard;	   /* the guard while held, else -1 */
-	rq_owner mark;	   /* this process's marker (fd -1: none yet) */
+	int common, own;	 /* the common and the own git directory, open */
+	char *common_path;	 /* the common directory's path, no '/' at its end */
+	int guard;		 /* the guard while held, else -1 */
+	rq_owner mark;		 /* this process's marker (fd -1: none yet) */
+	const rq_oid_algo *algo; /* the repository's format: ids in markers, locks */
 } rq_refmark;
 
 /* The git directories of repo, opened. 0, or -1 with err set. */

@@ -51,12 +51,11 @@ void rq_refs_clean_stale(git_repository *repo)
 	rq_refmark_close(&m);
 }
 
-/* The repository's object format: SHA-1 (rq_repofmt refuses SHA-256
- * repositories until they are read through; issue 42). */
+/* The repository's object format, which its refs are read and written
+ * at (read once per call of this module's API). */
 static const rq_oid_algo *repo_algo(git_repository *repo)
 {
-	(void)repo;
-	return &rq_oid_sha1;
+	return rq_repofmt_algo(repo);
 }
 
 /* ---- refs that cannot be created: directory/file conflicts ---- */
@@ -225,7 +224,6 @@ static int dir_of(const char *a, const char *b)
 
 int rq_refs_check_creatable(git_repository *repo, const rq_ref_updates *result, rq_error *err)
 {
-	static const git_oid zero;
 	rq_refmark d;
 	rq_refread rd;
 	int rc = 0, files = !rq_repofmt_reftable(repo);
@@ -235,7 +233,7 @@ int rq_refs_check_creatable(git_repository *repo, const rq_ref_updates *result, 
 	rd = (rq_refread){.common = d.common, .own = d.own, .algo = repo_algo(repo)};
 	for (size_t i = 0; rc == 0 && i < result->nupdates; i++) {
 		const rq_ref_update *u = &result->updates[i];
-		if (!git_oid_equal(&u->old_id, &zero) || strncmp(u->ref, "refs/", 5))
+		if (!rq_oid_is_zero(&u->old_id) || strncmp(u->ref, "refs/", 5))
 			continue; /* it exists: nothing stands in its way */
 		for (size_t k = 0; rc == 0 && k < result->nupdates; k++)
 			if (dir_of(u->ref, result->updates[k].ref) ||
@@ -343,18 +341,17 @@ static int ref_value(const update_run *u, const char *ref, rq_oid *cur, rq_error
 static int ref_state(const update_run *u, const rq_ref_update *up, rq_error *err)
 {
 	char have[RQ_OID_MAX_HEXSZ + 1], want[RQ_OID_MAX_HEXSZ + 1];
-	rq_oid c, o, n;
+	rq_oid c;
 
 	if (ref_value(u, up->ref, &c, err) < 0)
 		return -1;
-	rq_oid_from_git(&o, &up->old_id);
-	rq_oid_from_git(&n, &up->new_id);
-	if (rq_oid_eq(&c, &n))
+	if (rq_oid_eq(&c, &up->new_id))
 		return 1;
-	if (rq_oid_eq(&c, &o))
+	if (rq_oid_eq(&c, &up->old_id))
 		return 0;
 	return rq_error_set(err, RQ_E_REF_MOVED, "cannot lock ref '%s': is at %s but expected %s",
-			    up->ref, rq_oid_fmt(have, &c, u->algo), rq_oid_fmt(want, &o, u->algo));
+			    up->ref, rq_oid_fmt(have, &c, u->algo),
+			    rq_oid_fmt(want, &up->old_id, u->algo));
 }
 
 /* Whether update i gets reflog entries, and the entry (the move from its
@@ -363,16 +360,13 @@ static int log_prepare(update_run *u, size_t i, rq_error *err)
 {
 	const rq_ref_update *up = &u->res->updates[i];
 	file_update *f = &u->f[i];
-	rq_oid o, n;
 
 	f->logged = rq_reffile_logged(u->policy, up->ref,
 				      rq_reffile_log_exists(log_dir(u, up->ref), up->ref));
 	if (!f->logged)
 		return 0;
-	rq_oid_from_git(&o, &up->old_id);
-	rq_oid_from_git(&n, &up->new_id);
-	return rq_reffile_log_entry(&f->entry, &f->len, &o, &n, u->algo, u->who, u->res->reflog_msg,
-				    err);
+	return rq_reffile_log_entry(&f->entry, &f->len, &up->old_id, &up->new_id, u->algo, u->who,
+				    u->res->reflog_msg, err);
 }
 
 /*
@@ -386,7 +380,6 @@ static int lock_one(update_run *u, size_t i, rq_error *err)
 {
 	const rq_ref_update *up = &u->res->updates[i];
 	file_update *f = &u->f[i];
-	rq_oid id;
 	int r;
 
 	if (rq_reffile_lock(&f->lock, ref_dir(u, up->ref), up->ref, err) < 0)
@@ -397,8 +390,7 @@ static int lock_one(update_run *u, size_t i, rq_error *err)
 		rq_reffile_release(&f->lock);
 		return 0;
 	}
-	rq_oid_from_git(&id, &up->new_id);
-	if (rq_reffile_write(&f->lock, &id, u->algo, u->sync, err) < 0)
+	if (rq_reffile_write(&f->lock, &up->new_id, u->algo, u->sync, err) < 0)
 		return -1;
 	f->todo = 1;
 	return log_prepare(u, i, err);
@@ -425,13 +417,12 @@ static int lock_all(update_run *u, rq_error *err)
 }
 
 /* 1 when ref holds id. */
-static int ref_at(const update_run *u, const char *ref, const git_oid *id)
+static int ref_at(const update_run *u, const char *ref, const rq_oid *id)
 {
-	rq_oid cur, want;
+	rq_oid cur;
 	rq_error err;
 
-	rq_oid_from_git(&want, id);
-	return ref_value(u, ref, &cur, &err) == 0 && rq_oid_eq(&cur, &want);
+	return ref_value(u, ref, &cur, &err) == 0 && rq_oid_eq(&cur, id);
 }
 
 /* Commit update i: its reflog entry (and HEAD's, when HEAD points at it),
@@ -558,17 +549,18 @@ static int rt_note(void *arg, const char *path)
 /* One ref that changes, checked again at the commit. */
 static void rt_add(rt_update *rt, const rq_ref_update *r, const char *msg)
 {
-	rq_rttx_update *x = &rt->u[rt->n++];
+	rq_rttx_update *x = &rt->u[rt->n];
 
 	memset(x, 0, sizeof(*x));
 	x->name = r->ref;
 	x->new_type = RQ_RTABLE_VAL1;
-	rq_oid_from_git(&x->new_id, &r->new_id);
+	x->new_id = r->new_id;
+	x->old_id = r->old_id;
 	x->check = RQ_RTTX_ID;
-	rq_oid_from_git(&x->old_id, &r->old_id);
 	x->log = RQ_RTTX_LOG_AUTO;
 	x->who = &rt->who;
 	x->message = msg;
+	rt->n++;
 }
 
 /* Under the guard: tables.list.lock taken (noted in the marker first,
@@ -768,7 +760,7 @@ int rq_refs_apply_fenced(git_repository *repo, const rq_ref_updates *result,
 
 char *rq_refs_format_updates(const rq_ref_updates *result)
 {
-	const rq_oid_algo *algo = repo_algo(NULL); /* (the result's format) */
+	const rq_oid_algo *algo = rq_ref_updates_algo(result);
 	size_t line = 8 + 2 * (algo->hexsz + 1) + 1;
 	size_t size = 1;
 	char *out, *p;
@@ -781,11 +773,9 @@ char *rq_refs_format_updates(const rq_ref_updates *result)
 	*p = '\0';
 	for (size_t i = 0; i < result->nupdates; i++) {
 		char n[RQ_OID_MAX_HEXSZ + 1], o[RQ_OID_MAX_HEXSZ + 1];
-		rq_oid nid, oid;
-		rq_oid_from_git(&nid, &result->updates[i].new_id);
-		rq_oid_from_git(&oid, &result->updates[i].old_id);
-		p += sprintf(p, "update %s %s %s\n", result->updates[i].ref,
-			     rq_oid_fmt(n, &nid, algo), rq_oid_fmt(o, &oid, algo));
+		const rq_ref_update *up = &result->updates[i];
+		p += sprintf(p, "update %s %s %s\n", up->ref, rq_oid_fmt(n, &up->new_id, algo),
+			     rq_oid_fmt(o, &up->old_id, algo));
 	}
 	return out;
 }

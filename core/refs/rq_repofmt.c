@@ -220,6 +220,36 @@ int rq_repofmt_reftable(git_repository *repo)
 	return r;
 }
 
+/* extensions.objectFormat of a repository of version 1 (git reads it
+ * there only), as handled() accepted it; SHA-1 when unset. */
+static const rq_oid_algo *object_format(git_config *cfg)
+{
+	const rq_oid_algo *algo = &rq_oid_sha1;
+	const char *v;
+	int32_t version = 0;
+
+	if (git_config_get_int32(&version, cfg, "core.repositoryformatversion") == 0 &&
+	    version >= 1 && git_config_get_string(&v, cfg, "extensions.objectformat") == 0 &&
+	    handled("objectformat", v))
+		algo = rq_oid_algo_by_name(v);
+	git_error_clear();
+	return algo;
+}
+
+const rq_oid_algo *rq_repofmt_algo(git_repository *repo)
+{
+	const rq_oid_algo *algo;
+	git_config *cfg;
+
+	if (own_config(&cfg, repo) < 0) {
+		git_error_clear();
+		return &rq_oid_sha1;
+	}
+	algo = object_format(cfg);
+	git_config_free(cfg);
+	return algo;
+}
+
 /* The format of an opened repository: checked, and its refs set up. */
 static int check_open(git_repository *repo, rq_error *err)
 {

@@ -23,6 +23,7 @@
 #include <git2.h>
 
 #include "rq_error.h"
+#include "rq_oid.h"
 
 /*
  * git_repository_open_ext(out, path, flags, NULL), then the format check,
@@ -35,5 +36,10 @@ int rq_repofmt_open(git_repository **out, const char *path, unsigned int flags, 
 /* 1 when an opened repository keeps its refs in reftables
  * (extensions.refStorage = reftable), else 0. */
 int rq_repofmt_reftable(git_repository *repo);
+
+/* The object format of a repository rq_repofmt_open accepted (its
+ * extensions.objectFormat; SHA-1 when unset, the only one accepted
+ * today). For the openers' rq_odb_opts.algo: read once per job. */
+const rq_oid_algo *rq_repofmt_algo(git_repository *repo);
 
 #endif

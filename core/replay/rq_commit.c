@@ -266,16 +266,22 @@ static void write_extras(rq_buf *b, const char *data, size_t size)
 
 /* ---- writing ---- */
 
-static void buf_oid_line(rq_buf *b, const char *key, const git_oid *oid)
+static void buf_oid_line(rq_buf *b, const char *key, const rq_oid *oid, const rq_oid_algo *algo)
 {
-	char hex[GIT_OID_HEXSZ + 1];
-	git_oid_tostr(hex, sizeof(hex), oid);
+	char hex[RQ_OID_MAX_HEXSZ + 1];
+	rq_oid_fmt(hex, oid, algo);
 	rq_buf_str(b, key);
-	rq_buf_add(b, hex, GIT_OID_HEXSZ);
+	rq_buf_add(b, hex, algo->hexsz);
 	rq_buf_add(b, "\n", 1);
 }
 
-static int read_raw(git_odb *odb, const git_oid *id, git_odb_object **obj, rq_error *err)
+/* The format cfg writes ids at (SHA-1 without a cfg or format). */
+static const rq_oid_algo *cfg_algo(const rq_commit_cfg *cfg)
+{
+	return cfg && cfg->algo ? cfg->algo : &rq_oid_sha1;
+}
+
+static int read_raw(git_odb *odb, const rq_oid *id, git_odb_object **obj, rq_error *err)
 {
 	/* as git reads it: replacements applied, headers as they are */
 	if (rq_odb_view_read_stored(obj, odb, id) < 0)
@@ -289,7 +295,7 @@ static int read_raw(git_odb *odb, const git_oid *id, git_odb_object **obj, rq_er
 }
 
 /* Write the commit made in b (freed): 0, or -1. */
-static int write_commit(git_odb *odb, rq_buf *b, git_oid *out, rq_error *err)
+static int write_commit(git_odb *odb, rq_buf *b, rq_oid *out, rq_error *err)
 {
 	int rc = 0;
 	if (b->oom)
@@ -304,14 +310,14 @@ static int write_commit(git_odb *odb, rq_buf *b, git_oid *out, rq_error *err)
 
 /* The header lines up to the committer's, as commit_tree_extended()
  * writes them, and the "encoding" header i18n.commitEncoding asks for. */
-static void write_head(rq_buf *b, const rq_commit_cfg *cfg, const git_oid *tree,
-		       const git_oid *parents, size_t nparents, span author, const char *committer)
+static void write_head(rq_buf *b, const rq_commit_cfg *cfg, const rq_oid *tree,
+		       const rq_oid *parents, size_t nparents, span author, const char *committer)
 {
 	const char *enc = cfg ? cfg->encoding : NULL;
 
-	buf_oid_line(b, "tree ", tree);
+	buf_oid_line(b, "tree ", tree, cfg_algo(cfg));
 	for (size_t i = 0; i < nparents; i++)
-		buf_oid_line(b, "parent ", &parents[i]);
+		buf_oid_line(b, "parent ", &parents[i], cfg_algo(cfg));
 	rq_buf_str(b, "author ");
 	rq_buf_add(b, author.p, author.len);
 	rq_buf_str(b, "\ncommitter ");
@@ -327,7 +333,7 @@ static void write_head(rq_buf *b, const rq_commit_cfg *cfg, const git_oid *tree,
 /* The extra headers, the blank line and the message, then git's UTF-8
  * check; the commit written. 0, 1 (converted: git warns), or -1. */
 static int finish_commit(git_odb *odb, const rq_commit_cfg *cfg, rq_buf *b, git_odb_object *orig,
-			 span message, git_oid *out, rq_error *err)
+			 span message, rq_oid *out, rq_error *err)
 {
 	int valid = 1;
 
@@ -343,7 +349,7 @@ static int finish_commit(git_odb *odb, const rq_commit_cfg *cfg, rq_buf *b, git_
 }
 
 /* The original, re-encoded: *obj and *m (both for the caller to free). */
-static int read_original(git_odb *odb, const rq_commit_cfg *cfg, const git_oid *orig,
+static int read_original(git_odb *odb, const rq_commit_cfg *cfg, const rq_oid *orig,
 			 git_odb_object **obj, rq_buf *m, rq_error *err)
 {
 	const char *to = cfg && cfg->encoding ? cfg->encoding : "UTF-8";
@@ -358,16 +364,16 @@ static int read_original(git_odb *odb, const rq_commit_cfg *cfg, const git_oid *
 	return 0;
 }
 
-int rq_commit_pick(git_odb *odb, const rq_commit_cfg *cfg, const git_oid *orig, const git_oid *tree,
-		   const git_oid *parent, const char *committer, git_oid *out, rq_error *err)
+int rq_commit_pick(git_odb *odb, const rq_commit_cfg *cfg, const rq_oid *orig, const rq_oid *tree,
+		   const rq_oid *parent, const char *committer, rq_oid *out, rq_error *err)
 {
 	return rq_commit_pick_parents(odb, cfg, orig, tree, parent, parent ? 1 : 0, committer, out,
 				      err);
 }
 
-int rq_commit_pick_parents(git_odb *odb, const rq_commit_cfg *cfg, const git_oid *orig,
-			   const git_oid *tree, const git_oid *parents, size_t nparents,
-			   const char *committer, git_oid *out, rq_error *err)
+int rq_commit_pick_parents(git_odb *odb, const rq_commit_cfg *cfg, const rq_oid *orig,
+			   const rq_oid *tree, const rq_oid *parents, size_t nparents,
+			   const char *committer, rq_oid *out, rq_error *err)
 {
 	git_odb_object *obj = NULL;
 	rq_buf m, b = {0};
@@ -421,12 +427,12 @@ char *rq_commit_revert_message(const char *message, size_t len, const char *hex)
 	return b.p;
 }
 
-int rq_commit_revert(git_odb *odb, const rq_commit_cfg *cfg, const git_oid *orig,
-		     const git_oid *tree, const git_oid *parent, const char *author,
-		     const char *committer, git_oid *out, rq_error *err)
+int rq_commit_revert(git_odb *odb, const rq_commit_cfg *cfg, const rq_oid *orig, const rq_oid *tree,
+		     const rq_oid *parent, const char *author, const char *committer, rq_oid *out,
+		     rq_error *err)
 {
 	git_odb_object *obj = NULL;
-	char hex[GIT_OID_HEXSZ + 1];
+	char hex[RQ_OID_MAX_HEXSZ + 1];
 	const char *subject;
 	span a = {author, strlen(author)}, message;
 	rq_buf m, b = {0};
@@ -435,7 +441,7 @@ int rq_commit_revert(git_odb *odb, const rq_commit_cfg *cfg, const git_oid *orig
 
 	if (read_original(odb, cfg, orig, &obj, &m, err) < 0)
 		return -1;
-	git_oid_tostr(hex, sizeof(hex), orig);
+	rq_oid_fmt(hex, orig, cfg_algo(cfg));
 	subject = message_start(m.p, m.len);
 	text = rq_commit_revert_message(subject, (size_t)(m.p + m.len - subject), hex);
 	free(m.p);
@@ -452,16 +458,16 @@ int rq_commit_revert(git_odb *odb, const rq_commit_cfg *cfg, const git_oid *orig
 	return rc;
 }
 
-int rq_commit_merge(git_odb *odb, const git_oid *tree, const git_oid *parents, size_t nparents,
-		    const char *author, const char *committer, const char *message, git_oid *out,
-		    rq_error *err)
+int rq_commit_merge(git_odb *odb, const rq_oid_algo *algo, const rq_oid *tree,
+		    const rq_oid *parents, size_t nparents, const char *author,
+		    const char *committer, const char *message, rq_oid *out, rq_error *err)
 {
 	size_t mlen = strlen(message);
 	rq_buf b = {0};
 
-	buf_oid_line(&b, "tree ", tree);
+	buf_oid_line(&b, "tree ", tree, algo);
 	for (size_t i = 0; i < nparents; i++)
-		buf_oid_line(&b, "parent ", &parents[i]);
+		buf_oid_line(&b, "parent ", &parents[i], algo);
 	rq_buf_str(&b, "author ");
 	rq_buf_str(&b, author);
 	rq_buf_str(&b, "\ncommitter ");

@@ -31,20 +31,23 @@
 #include <git2.h>
 
 #include "rq_error.h"
+#include "rq_oid.h"
 
 /* git's warning for a commit whose bytes were not UTF-8, word for word. */
 extern const char rq_commit_utf8_warning[];
 
 /* What a commit's bytes depend on beyond the commit and its inputs. */
 typedef struct rq_commit_cfg {
-	char *encoding;	    /* i18n.commitEncoding; NULL: UTF-8 */
-	const char *author; /* the current author line (without "author "), for
-			     * an original whose author cannot be read after
-			     * re-encoding (git: the current author); NULL: an
-			     * error then */
+	char *encoding;		 /* i18n.commitEncoding; NULL: UTF-8 */
+	const char *author;	 /* the current author line (without "author "), for
+				  * an original whose author cannot be read after
+				  * re-encoding (git: the current author); NULL: an
+				  * error then */
+	const rq_oid_algo *algo; /* the repository's object format (NULL: SHA-1):
+				  * the width of the tree and parent lines */
 } rq_commit_cfg;
 
-/* The repository's i18n.commitEncoding into cfg (author untouched): 0, or
+/* The repository's i18n.commitEncoding into cfg (author, algo untouched): 0, or
  * -1 (out of memory). rq_commit_cfg_free frees what it set. */
 int rq_commit_cfg_load(rq_commit_cfg *cfg, git_repository *repo, rq_error *err);
 void rq_commit_cfg_free(rq_commit_cfg *cfg);
@@ -55,28 +58,29 @@ void rq_commit_cfg_free(rq_commit_cfg *cfg);
  * no current author. 0, 1 (written; it was not valid UTF-8 and was
  * converted: git warns), or -1.
  */
-int rq_commit_pick(git_odb *odb, const rq_commit_cfg *cfg, const git_oid *orig, const git_oid *tree,
-		   const git_oid *parent, const char *committer, git_oid *out, rq_error *err);
+int rq_commit_pick(git_odb *odb, const rq_commit_cfg *cfg, const rq_oid *orig, const rq_oid *tree,
+		   const rq_oid *parent, const char *committer, rq_oid *out, rq_error *err);
 
 /* The same with the given parents, in order: a replayed merge commit. */
-int rq_commit_pick_parents(git_odb *odb, const rq_commit_cfg *cfg, const git_oid *orig,
-			   const git_oid *tree, const git_oid *parents, size_t nparents,
-			   const char *committer, git_oid *out, rq_error *err);
+int rq_commit_pick_parents(git_odb *odb, const rq_commit_cfg *cfg, const rq_oid *orig,
+			   const rq_oid *tree, const rq_oid *parents, size_t nparents,
+			   const char *committer, rq_oid *out, rq_error *err);
 
 /* The revert of orig; author: the revert's author line (git revert's: the
  * current author). 0, 1 or -1 as rq_commit_pick. */
-int rq_commit_revert(git_odb *odb, const rq_commit_cfg *cfg, const git_oid *orig,
-		     const git_oid *tree, const git_oid *parent, const char *author,
-		     const char *committer, git_oid *out, rq_error *err);
+int rq_commit_revert(git_odb *odb, const rq_commit_cfg *cfg, const rq_oid *orig, const rq_oid *tree,
+		     const rq_oid *parent, const char *author, const char *committer, rq_oid *out,
+		     rq_error *err);
 
 /*
  * A commit with the given parents (in order), identity lines (without
  * the "author "/"committer " prefix) and message (a newline is added when
- * it does not end with one, as git commit-tree -m does).
+ * it does not end with one, as git commit-tree -m does), its ids of algo's
+ * width.
  */
-int rq_commit_merge(git_odb *odb, const git_oid *tree, const git_oid *parents, size_t nparents,
-		    const char *author, const char *committer, const char *message, git_oid *out,
-		    rq_error *err);
+int rq_commit_merge(git_odb *odb, const rq_oid_algo *algo, const rq_oid *tree,
+		    const rq_oid *parents, size_t nparents, const char *author,
+		    const char *committer, const char *message, rq_oid *out, rq_error *err);
 
 /*
  * The revert message for a commit message: 'Revert "<subject>"' (or

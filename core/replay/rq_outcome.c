@@ -23,7 +23,7 @@ static int fill_parents(rq_outcome *o, git_commit *const *commits, const rq_oidm
 		o->first[i] = k;
 		for (unsigned j = 0; j < np; j++) {
 			size_t p, *nv;
-			if (!rq_oidmap_get(idx, git_commit_parent_id(commits[i], j), &p))
+			if (!rq_oidmap_get(idx, RQ_GIT_ID(git_commit_parent_id(commits[i], j)), &p))
 				continue;
 			if (!(nv = rq_mem_grow(o->parents, &cap, k + 1, sizeof(*nv), 64)))
 				return rq_error_set(err, RQ_E_NOMEM, "out of memory");
@@ -48,7 +48,7 @@ int rq_outcome_init(rq_outcome *o, git_commit *const *commits, size_t n, rq_erro
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	rq_oidmap_init(&idx);
 	for (size_t i = 0; i < n && rc == 0; i++)
-		if (rq_oidmap_put(&idx, git_commit_id(commits[i]), i) < 0)
+		if (rq_oidmap_put(&idx, RQ_GIT_ID(git_commit_id(commits[i])), i) < 0)
 			rc = rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	if (rc == 0)
 		rc = fill_parents(o, commits, &idx, err);
@@ -86,7 +86,7 @@ void rq_outcome_mark(rq_outcome *o, size_t i, int r)
 	o->state[i] = r == 0 ? RQ_OUTCOME_OK : RQ_OUTCOME_CONFLICT;
 }
 
-int rq_outcome_add_failure(rq_replay_result *res, size_t index, const git_oid *commit, int merge,
+int rq_outcome_add_failure(rq_replay_result *res, size_t index, const rq_oid *commit, int merge,
 			   rq_conflicts *conf, rq_error *err)
 {
 	rq_pick_conflict *v =
@@ -100,7 +100,7 @@ int rq_outcome_add_failure(rq_replay_result *res, size_t index, const git_oid *c
 	v += res->nfailed++;
 	v->index = index;
 	v->merge = merge;
-	git_oid_cpy(&v->commit, commit);
+	v->commit = *commit;
 	v->conflicts = *conf;
 	memset(conf, 0, sizeof(*conf));
 	return 0;
@@ -130,8 +130,8 @@ void rq_outcome_settle(rq_outcome *o, rq_replay_result *res)
 	}
 }
 
-int rq_outcome_add_ref(rq_replay_result *res, const char *ref, const git_oid *old_id,
-		       const git_oid *new_id, size_t at, rq_error *err)
+int rq_outcome_add_ref(rq_replay_result *res, const char *ref, const rq_oid *old_id,
+		       const rq_oid *new_id, size_t at, rq_error *err)
 {
 	rq_ref_outcome *v = rq_mem_grow(res->refs, &res->refs_cap, res->nrefs + 1, sizeof(*v), 8);
 
@@ -143,9 +143,9 @@ int rq_outcome_add_ref(rq_replay_result *res, const char *ref, const git_oid *ol
 	if (!(v->ref = strdup(ref)))
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	res->nrefs++;
-	git_oid_cpy(&v->old_id, old_id);
+	v->old_id = *old_id;
 	if (new_id)
-		git_oid_cpy(&v->new_id, new_id);
+		v->new_id = *new_id;
 	v->status = new_id ? RQ_REF_OK : RQ_REF_CONFLICT;
 	v->at = at;
 	return 0;
@@ -220,7 +220,7 @@ static int copy_first(rq_replay_result *res, rq_error *err)
 	rq_conflicts_free(&res->conflicts);
 	res->conflicted = 1;
 	res->conflict_merge = f->merge;
-	git_oid_cpy(&res->conflict_commit, &f->commit);
+	res->conflict_commit = f->commit;
 	for (size_t k = 0; k < f->conflicts.n; k++)
 		if (rq_conflicts_add(&res->conflicts, f->conflicts.v[k].path,
 				     f->conflicts.v[k].kind) < 0)

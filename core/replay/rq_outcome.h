@@ -62,7 +62,7 @@ void rq_outcome_mark(rq_outcome *o, size_t i, int r);
 /* Append a conflicting pick to res->failed, taking *conf (left empty);
  * merge: the commit is a merge commit. 0, or -1 with err set (*conf
  * freed). */
-int rq_outcome_add_failure(rq_replay_result *res, size_t index, const git_oid *commit, int merge,
+int rq_outcome_add_failure(rq_replay_result *res, size_t index, const rq_oid *commit, int merge,
 			   rq_conflicts *conf, rq_error *err);
 
 /*
@@ -77,8 +77,8 @@ void rq_outcome_settle(rq_outcome *o, rq_replay_result *res);
  * at (SIZE_MAX: a --ref/--advance/--revert ref, at the end), and its new
  * id when it moves (NULL: it does not). 0, or -1 with err set.
  */
-int rq_outcome_add_ref(rq_replay_result *res, const char *ref, const git_oid *old_id,
-		       const git_oid *new_id, size_t at, rq_error *err);
+int rq_outcome_add_ref(rq_replay_result *res, const char *ref, const rq_oid *old_id,
+		       const rq_oid *new_id, size_t at, rq_error *err);
 
 /*
  * Every ref's status (and blocked_by) from the states o holds (NULL: no

@@ -164,7 +164,7 @@ static void parallel_free(rq_parallel *p)
 unsigned rq_parallel_fork(rq_parallel **out, int jobs, git_odb *odb, const rq_parallel_hooks *hooks)
 {
 	rq_parallel *p = parallel_new(jobs);
-	git_oid zero;
+	git_oid zero; /* (a lookup through libgit2's odb API) */
 
 	*out = NULL;
 	if (!p)

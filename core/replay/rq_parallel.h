@@ -86,8 +86,9 @@ typedef struct rq_parallel_job {
 	void *arg;
 	/* the commit map: the new commit and tree of every commit picked, by
 	 * any worker, once rq_parallel_run() returns 0 */
-	git_oid *new_ids, *new_trees;
-	unsigned char *warned; /* and whether it was not UTF-8 (rq_commit) */
+	rq_oid *new_ids, *new_trees;
+	const rq_oid_algo *algo; /* their format (the reports carry them as hex) */
+	unsigned char *warned;	 /* and whether it was not UTF-8 (rq_commit) */
 	rq_odb_tmpdir *tmpdir;
 	const volatile int *cancel; /* set to stop (RQ_E_INTERRUPTED) */
 	int keep_going;		    /* a conflict does not stop the replay */

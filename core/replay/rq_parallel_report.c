@@ -7,6 +7,7 @@
  */
 #include "rq_parallel_report.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -36,11 +37,11 @@ void rq_parallel_report_fmt(rq_buf *b, char type, const char *fmt, ...)
 void rq_parallel_report_picks(rq_buf *b, const rq_parallel_job *job, const unsigned char *did)
 {
 	for (size_t i = 0; i < job->n; i++) {
-		char a[GIT_OID_HEXSZ + 1], t[GIT_OID_HEXSZ + 1];
+		char a[RQ_OID_MAX_HEXSZ + 1], t[RQ_OID_MAX_HEXSZ + 1];
 		if (!did[i])
 			continue;
-		git_oid_tostr(a, sizeof(a), &job->new_ids[i]);
-		git_oid_tostr(t, sizeof(t), &job->new_trees[i]);
+		rq_oid_fmt(a, &job->new_ids[i], job->algo);
+		rq_oid_fmt(t, &job->new_trees[i], job->algo);
 		rq_parallel_report_fmt(b, 'N', "%zu %s %s %d", i, a, t, job->warned[i]);
 	}
 }
@@ -114,14 +115,25 @@ int rq_parallel_report_complete(const rq_child_in *in)
 /* Where the P messages that follow go. */
 enum { PATHS_DROP, PATHS_FIRST, PATHS_KEPT };
 
+/* "N <index> <new id> <new tree> <warned>": the ids exactly of the job's
+ * width. */
 static int take_pick(const rq_parallel_job *job, const rq_child_msg *m)
 {
-	size_t i;
-	int warned;
-	char a[GIT_OID_HEXSZ + 1], t[GIT_OID_HEXSZ + 1];
+	size_t i, hexsz = job->algo->hexsz;
+	int warned, used = 0;
+	const char *a, *t;
+	char *end;
 
-	if (sscanf(m->data, "%zu %40s %40s %d", &i, a, t, &warned) != 4 || i >= job->n ||
-	    git_oid_fromstr(&job->new_ids[i], a) < 0 || git_oid_fromstr(&job->new_trees[i], t) < 0)
+	errno = 0;
+	i = (size_t)strtoull(m->data, &end, 10);
+	if (errno || end == m->data || *end != ' ' || i >= job->n)
+		return -1;
+	a = end + 1;
+	t = a + hexsz + 1;
+	if (strnlen(a, 2 * hexsz + 2) < 2 * hexsz + 2 || a[hexsz] != ' ' || t[hexsz] != ' ' ||
+	    rq_oid_parse(&job->new_ids[i], job->algo, a, hexsz) < 0 ||
+	    rq_oid_parse(&job->new_trees[i], job->algo, t, hexsz) < 0 ||
+	    sscanf(t + hexsz + 1, "%d%n", &warned, &used) != 1 || t[hexsz + 1 + used] != '\0')
 		return -1;
 	job->warned[i] = warned == 1;
 	return 0;

@@ -20,7 +20,7 @@
 /* A boundary parent of a component, and whether it is a bottom. */
 typedef struct candidate {
 	size_t comp;
-	git_oid id;
+	rq_oid id;
 	int bottom;
 } candidate;
 
@@ -57,7 +57,7 @@ static size_t components(rq_parents *pl, const rq_walk *walk, const rq_oidmap *i
 		const git_commit *c = walk->commits[i];
 		for (unsigned j = 0; j < git_commit_parentcount(c); j++) {
 			size_t p;
-			if (rq_oidmap_get(idx, git_commit_parent_id(c, j), &p))
+			if (rq_oidmap_get(idx, RQ_GIT_ID(git_commit_parent_id(c, j)), &p))
 				uf[uf_find(uf, i)] = uf_find(uf, p);
 		}
 	}
@@ -72,7 +72,7 @@ static size_t components(rq_parents *pl, const rq_walk *walk, const rq_oidmap *i
 
 /* A boundary parent of component comp, once (seen: its latest entry; one
  * in two components may come twice, which changes nothing). */
-static int add_candidate(rq_parents *pl, rq_oidmap *seen, size_t comp, const git_oid *id)
+static int add_candidate(rq_parents *pl, rq_oidmap *seen, size_t comp, const rq_oid *id)
 {
 	candidate *nv;
 	size_t k;
@@ -84,7 +84,7 @@ static int add_candidate(rq_parents *pl, rq_oidmap *seen, size_t comp, const git
 		return -1;
 	pl->v = nv;
 	pl->v[pl->nv].comp = comp;
-	git_oid_cpy(&pl->v[pl->nv].id, id);
+	pl->v[pl->nv].id = *id;
 	pl->v[pl->nv++].bottom = 0;
 	return 0;
 }
@@ -97,7 +97,7 @@ static int gather(rq_parents *pl, const rq_walk *walk, const rq_oidmap *idx, rq_
 		if (!pl->has[pl->comp[i]])
 			continue;
 		for (unsigned j = 0; j < git_commit_parentcount(c); j++) {
-			const git_oid *p = git_commit_parent_id(c, j);
+			const rq_oid *p = RQ_GIT_ID(git_commit_parent_id(c, j));
 			size_t v;
 			if (!rq_oidmap_get(idx, p, &v) && rq_oidmap_get(&walk->boundary, p, &v) &&
 			    add_candidate(pl, seen, pl->comp[i], p) < 0)
@@ -114,23 +114,23 @@ static int cmp_comp(const void *a, const void *b)
 }
 
 /* Mark the candidates of component c that are among bases. */
-static void mark_bases(rq_parents *pl, size_t c, const git_oid *bases, size_t n)
+static void mark_bases(rq_parents *pl, size_t c, const rq_oid *bases, size_t n)
 {
 	for (size_t j = pl->first[c]; j < pl->first[c + 1]; j++)
 		for (size_t k = 0; k < n; k++)
-			if (git_oid_equal(&pl->v[j].id, &bases[k]))
+			if (rq_oid_eq(&pl->v[j].id, &bases[k]))
 				pl->v[j].bottom = 1;
 }
 
 /* The merge bases of every negative revision with the positive tip t,
  * marked among component c's candidates. 0, -1. */
 static int bottoms_of(rq_parents *pl, git_repository *repo, const rq_revs *revs, size_t c,
-		      const git_oid *t, rq_error *err)
+		      const rq_oid *t, rq_error *err)
 {
 	rq_reach_reader rd = rq_reach_git2_reader(repo);
 
 	for (size_t a = 0; a < revs->n; a++) {
-		git_oid *bases = NULL;
+		rq_oid *bases = NULL;
 		size_t n = 0;
 		if (!revs->v[a].negative)
 			continue;
@@ -147,7 +147,7 @@ static int bottoms_of(rq_parents *pl, git_repository *repo, const rq_revs *revs,
  * there are some (several negative revisions: a merge base with one the
  * new base does not hold is a branch merged in). 0, -1.
  */
-static int prefer_onto(rq_parents *pl, git_repository *repo, size_t c, const git_oid *onto,
+static int prefer_onto(rq_parents *pl, git_repository *repo, size_t c, const rq_oid *onto,
 		       rq_error *err)
 {
 	rq_reach_reader rd = rq_reach_git2_reader(repo);
@@ -161,9 +161,8 @@ static int prefer_onto(rq_parents *pl, git_repository *repo, size_t c, const git
 		int r;
 		if (!pl->v[j].bottom)
 			continue;
-		r = git_oid_equal(&pl->v[j].id, onto)
-			? 1
-			: rq_reach_descends(&rd, onto, &pl->v[j].id, err);
+		r = rq_oid_eq(&pl->v[j].id, onto) ? 1
+						  : rq_reach_descends(&rd, onto, &pl->v[j].id, err);
 		if (r < 0)
 			return -1;
 		pl->v[j].bottom = r ? 2 : 1;
@@ -181,7 +180,7 @@ static int prefer_onto(rq_parents *pl, git_repository *repo, size_t c, const git
  * first.
  */
 static int find_bottoms(rq_parents *pl, git_repository *repo, const rq_revs *revs,
-			const rq_oidmap *idx, size_t ncomp, const git_oid *onto, rq_error *err)
+			const rq_oidmap *idx, size_t ncomp, const rq_oid *onto, rq_error *err)
 {
 	if (pl->nv > 1)
 		qsort(pl->v, pl->nv, sizeof(*pl->v), cmp_comp);
@@ -235,13 +234,13 @@ static int plan_alloc(rq_parents *pl, const rq_walk *walk, rq_oidmap *idx, size_
 	if (!pl->comp || !pl->has || !pl->first || !*uf)
 		return -1;
 	for (size_t i = 0; i < walk->n; i++)
-		if (rq_oidmap_put(idx, git_commit_id(walk->commits[i]), i) < 0)
+		if (rq_oidmap_put(idx, RQ_GIT_ID(git_commit_id(walk->commits[i])), i) < 0)
 			return -1;
 	return 0;
 }
 
 int rq_parents_plan(rq_parents **out, git_repository *repo, const rq_revs *revs,
-		    const rq_walk *walk, const git_oid *onto, rq_error *err)
+		    const rq_walk *walk, const rq_oid *onto, rq_error *err)
 {
 	rq_parents *pl;
 	rq_oidmap idx, seen;
@@ -279,7 +278,7 @@ done:
 	return rc;
 }
 
-int rq_parents_onto(const rq_parents *plan, size_t i, unsigned k, const git_oid *parent)
+int rq_parents_onto(const rq_parents *plan, size_t i, unsigned k, const rq_oid *parent)
 {
 	size_t c;
 
@@ -288,7 +287,7 @@ int rq_parents_onto(const rq_parents *plan, size_t i, unsigned k, const git_oid 
 	c = plan->comp[i];
 	if (plan->has[c])
 		for (size_t j = plan->first[c]; j < plan->first[c + 1]; j++)
-			if (git_oid_equal(&plan->v[j].id, parent))
+			if (rq_oid_eq(&plan->v[j].id, parent))
 				return plan->v[j].bottom;
 	return k == 0; /* left out by a walk option (or a component without merges) */
 }

@@ -48,13 +48,13 @@ typedef struct rq_parents rq_parents;
  * NULL (nothing to plan) when the range holds no merge commit. 0, or -1
  * with err set. */
 int rq_parents_plan(rq_parents **out, git_repository *repo, const rq_revs *revs,
-		    const rq_walk *walk, const git_oid *onto, rq_error *err);
+		    const rq_walk *walk, const rq_oid *onto, rq_error *err);
 
 /*
  * Parent k (outside the range) of walk commit i: 1 when it goes onto the
  * new base, 0 when it stays. plan NULL: git replay's rule (1).
  */
-int rq_parents_onto(const rq_parents *plan, size_t i, unsigned k, const git_oid *parent);
+int rq_parents_onto(const rq_parents *plan, size_t i, unsigned k, const rq_oid *parent);
 
 /* Root commit i: 1 when it stays a root (in a component with a merge), 0
  * when it is picked onto the new base (git replay's rule; plan NULL). */

@@ -57,7 +57,7 @@ static void tips_free(ref_tips *tips)
 	memset(tips, 0, sizeof(*tips));
 }
 
-static int tips_add(ref_tips *tips, const char *ref, const git_oid *oid, rq_error *err)
+static int tips_add(ref_tips *tips, const char *ref, const rq_oid *oid, rq_error *err)
 {
 	ref_tip *v = rq_mem_grow(tips->v, &tips->cap, tips->n + 1, sizeof(*v), 32);
 
@@ -66,7 +66,7 @@ static int tips_add(ref_tips *tips, const char *ref, const git_oid *oid, rq_erro
 	tips->v = v;
 	if (!(tips->v[tips->n].ref = strdup(ref)))
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	git_oid_cpy(&tips->v[tips->n].oid, oid);
+	tips->v[tips->n].oid = *oid;
 	tips->n++;
 	return 0;
 }
@@ -92,7 +92,8 @@ static int load_tips(git_repository *repo, int with_head, ref_tips *tips, rq_err
 		return rq_error_git(err, "cannot list branches");
 	while ((rc = git_reference_next(&ref, it)) == 0) {
 		if (git_reference_type(ref) == GIT_REFERENCE_DIRECT &&
-		    tips_add(tips, git_reference_name(ref), git_reference_target(ref), err) < 0) {
+		    tips_add(tips, git_reference_name(ref), RQ_GIT_ID(git_reference_target(ref)),
+			     err) < 0) {
 			git_reference_free(ref);
 			git_reference_iterator_free(it);
 			return -1;
@@ -108,7 +109,7 @@ static int load_tips(git_repository *repo, int with_head, ref_tips *tips, rq_err
 		ref_tip h;
 		if (git_reference_name_to_id(&head, repo, "HEAD") != 0)
 			return 0;
-		if (tips_add(tips, "HEAD", &head, err) < 0)
+		if (tips_add(tips, "HEAD", RQ_GIT_ID(&head), err) < 0)
 			return -1;
 		h = tips->v[tips->n - 1];
 		memmove(tips->v + 1, tips->v, (tips->n - 1) * sizeof(*tips->v));
@@ -160,7 +161,7 @@ static size_t distinct_tips(const rq_revs *revs)
 		if (revs->v[i].negative)
 			continue;
 		while (k < i &&
-		       (revs->v[k].negative || !git_oid_equal(&revs->v[k].oid, &revs->v[i].oid)))
+		       (revs->v[k].negative || !rq_oid_eq(&revs->v[k].oid, &revs->v[i].oid)))
 			k++;
 		n += k == i;
 	}
@@ -175,7 +176,7 @@ static int resolve_target(rq_replay_state *rp)
 	if (!rp->revs.npositive)
 		return rq_error_set(err, RQ_E_NOTHING, "need some commits to replay");
 	if (o->mode == RQ_MODE_ONTO) {
-		if (rq_revs_resolve_commit(rp->repo, o->target, &rp->onto, err) < 0) {
+		if (rq_revs_resolve_commit(rp->repo, rp->algo, o->target, &rp->onto, err) < 0) {
 			if (err->code == RQ_E_BAD_REVISION) /* git's words */
 				rq_error_set(err, RQ_E_BAD_REVISION,
 					     "'%s' is not a valid commit-ish for --onto",
@@ -198,7 +199,7 @@ static int resolve_target(rq_replay_state *rp)
 			return rq_error_set(err, RQ_E_NOT_A_REF,
 					    "argument to %s must be a reference",
 					    mode_option(o->mode));
-		if (rq_revs_resolve_commit(rp->repo, o->target, &rp->onto, err) < 0)
+		if (rq_revs_resolve_commit(rp->repo, rp->algo, o->target, &rp->onto, err) < 0)
 			return -1;
 		if (rp->revs.npositive > 1)
 			return rq_error_set(err, RQ_E_USAGE,
@@ -206,19 +207,19 @@ static int resolve_target(rq_replay_state *rp)
 					    "because the ordering would be ill-defined",
 					    mode_option(o->mode));
 	}
-	return rq_replay_pick_commit_tree(rp->repo, &rp->onto, &rp->onto_tree, err);
+	return rq_replay_pick_commit_tree(rp, &rp->onto, &rp->onto_tree);
 }
 
 /* The refs at walk.commits[i] that move (with --keep-going, whose outcome
  * is listed: they move when the commit replayed). */
 static int tip_updates(rq_replay_state *rp, size_t i)
 {
-	const git_oid *id = git_commit_id(rp->walk.commits[i]), *new_id = &rp->new_ids[i];
+	const rq_oid *id = RQ_GIT_ID(git_commit_id(rp->walk.commits[i])), *new_id = &rp->new_ids[i];
 	int moves = !rp->kg || rp->outcome.state[i] == RQ_OUTCOME_OK;
 
 	for (size_t t = 0; t < rp->tips.n; t++) {
 		const ref_tip *tip = &rp->tips.v[t];
-		if (!git_oid_equal(&tip->oid, id))
+		if (!rq_oid_eq(&tip->oid, id))
 			continue;
 		if (!rp->opts->contained && !is_positive_ref(&rp->revs, tip->ref))
 			continue;
@@ -237,12 +238,12 @@ static void resolution_digest(const rq_replay_state *rp, unsigned char out[20])
 {
 	rq_sha1 h;
 	rq_sha1_init(&h);
-	rq_sha1_update(&h, rp->onto.id, GIT_OID_RAWSZ);
+	rq_sha1_update(&h, rp->onto.id, rp->algo->rawsz);
 	for (size_t i = 0; i < rp->revs.n; i++) {
 		const rq_rev *r = &rp->revs.v[i];
 		unsigned char neg = (unsigned char)r->negative;
 		rq_sha1_update(&h, &neg, 1);
-		rq_sha1_update(&h, r->oid.id, GIT_OID_RAWSZ);
+		rq_sha1_update(&h, r->oid.id, rp->algo->rawsz);
 		if (r->fullref)
 			rq_sha1_update(&h, r->fullref, strlen(r->fullref) + 1);
 	}
@@ -267,22 +268,25 @@ static size_t positive_args(const rq_replay_opts *o)
 
 /* The --ref, --advance or --revert ref (with --keep-going, its outcome:
  * it moves when no pick conflicted). */
-static int final_updates(rq_replay_state *rp, const git_oid *last)
+static int final_updates(rq_replay_state *rp, const rq_oid *last)
 {
 	const char *ref = rp->opts->ref ? rp->opts->ref : rp->branch;
 	int moves = !rp->res->nfailed;
-	git_oid old;
+	rq_oid old;
 
 	if (!ref) /* with nothing replayed too: the ref goes to onto, as in git */
 		return 0;
 	if (rp->opts->ref) {
-		int r = git_reference_name_to_id(&old, rp->repo, ref);
+		git_oid g;
+		int r = git_reference_name_to_id(&g, rp->repo, ref);
 		if (r == GIT_ENOTFOUND)
 			memset(&old, 0, sizeof(old));
 		else if (r < 0)
 			return rq_error_git(rp->err, "cannot read ref");
+		else
+			rq_oid_from_git(&old, &g);
 	} else {
-		git_oid_cpy(&old, &rp->onto);
+		old = rp->onto;
 	}
 	if (rp->opts->keep_going &&
 	    rq_outcome_add_ref(rp->res, ref, &old, moves ? last : NULL, SIZE_MAX, rp->err) < 0)
@@ -355,17 +359,40 @@ static int fork_workers(rq_replay_state *rp)
 	return 0;
 }
 
+/* The repository's object format, read once, where the replay writes ids
+ * as text (commits, the result, the workers' reports). */
+static void set_algo(rq_replay_state *rp, const rq_oid_algo *algo)
+{
+	rp->algo = algo;
+	rp->res->upd.algo = algo;
+	rp->commit_cfg.algo = algo;
+}
+
+/* The format of the database the repository reads through now. */
+static const rq_oid_algo *installed_algo(git_repository *repo)
+{
+	git_odb *odb = NULL;
+	const rq_oid_algo *algo =
+	    git_repository_odb(&odb, repo) == 0 ? rq_odb_algo(odb) : &rq_oid_sha1;
+
+	git_odb_free(odb);
+	return algo;
+}
+
 /* Phase 1: the options, the checked read side, identities, the workers. */
 static int start(rq_replay_state *rp)
 {
 	if (validate(rp->opts, rp->err) < 0)
 		return -1;
 	rp->kg = rp->opts->keep_going && rp->opts->mode == RQ_MODE_ONTO && !rp->opts->ref;
-	if (rp->opts->shared) /* the train installed the reader and owns the objects */
+	if (rp->opts->shared) { /* the train installed the reader and owns the objects */
+		set_algo(rp, installed_algo(rp->repo));
 		return set_identities(rp);
+	}
 	/* every read goes through the checking loose reader (rq_odb) */
 	if (rq_odb_install(rp->repo, rp->opts->objects, rp->err) < 0)
 		return -1;
+	set_algo(rp, installed_algo(rp->repo));
 	if (set_identities(rp) < 0 || fork_workers(rp) < 0)
 		return -1;
 	RQ_TRACE_AT("forked");
@@ -378,8 +405,8 @@ static void set_reflog_message(rq_replay_state *rp)
 	rq_replay_result *res = rp->res;
 
 	if (o->mode == RQ_MODE_ONTO) {
-		char hex[GIT_OID_HEXSZ + 1];
-		git_oid_tostr(hex, sizeof(hex), &rp->onto);
+		char hex[RQ_OID_MAX_HEXSZ + 1];
+		rq_oid_fmt(hex, &rp->onto, rp->algo);
 		snprintf(res->upd.reflog_msg, sizeof(res->upd.reflog_msg), "replay --onto %s", hex);
 	} else {
 		/* the branch as the user gave it, as git does */
@@ -393,8 +420,8 @@ static int resolve(rq_replay_state *rp)
 {
 	unsigned char digest[20];
 
-	if (rq_revs_parse(rp->repo, rp->opts->revisions, rp->opts->nrevisions, &rp->revs, rp->err) <
-	    0)
+	if (rq_revs_parse(rp->repo, rp->algo, rp->opts->revisions, rp->opts->nrevisions, &rp->revs,
+			  rp->err) < 0)
 		return -1;
 	RQ_TRACE_AT("parsed");
 	if (resolve_target(rp) < 0)
@@ -419,10 +446,10 @@ static int resolve(rq_replay_state *rp)
 static int refuse_merge_revert(rq_replay_state *rp)
 {
 	for (size_t i = 0; i < rp->walk.n; i++) {
-		char hex[GIT_OID_HEXSZ + 1];
+		char hex[RQ_OID_MAX_HEXSZ + 1];
 		if (git_commit_parentcount(rp->walk.commits[i]) < 2)
 			continue;
-		git_oid_tostr(hex, sizeof(hex), git_commit_id(rp->walk.commits[i]));
+		rq_oid_fmt(hex, RQ_GIT_ID(git_commit_id(rp->walk.commits[i])), rp->algo);
 		return rq_error_set(rp->err, RQ_E_MERGE_COMMIT,
 				    "commit %s is a merge but no -m option was given.", hex);
 	}
@@ -508,7 +535,7 @@ static int make_updates(rq_replay_state *rp)
 {
 	rq_replay_result *res = rp->res;
 
-	git_oid_cpy(&res->tip, rp->walk.n ? &rp->new_ids[rp->walk.n - 1] : &rp->onto);
+	res->tip = *(rp->walk.n ? &rp->new_ids[rp->walk.n - 1] : &rp->onto);
 	if (rp->opts->mode == RQ_MODE_ONTO && !rp->opts->ref)
 		for (size_t i = 0; i < rp->walk.n; i++)
 			if (tip_updates(rp, i) < 0)
@@ -551,6 +578,7 @@ static void replay_init(rq_replay_state *rp, git_repository *repo, const rq_repl
 	rp->opts = opts;
 	rp->res = result;
 	rp->err = err;
+	set_algo(rp, opts->objects && opts->objects->algo ? opts->objects->algo : &rq_oid_sha1);
 	rp->t0 = rq_clock_mono_fms();
 	rq_oidmap_init(&rp->map);
 	rq_oidmap_init(&rp->ranks);

@@ -15,20 +15,33 @@
 #include "rq_remerge.h"
 #include "rq_testhook.h"
 
-int rq_replay_pick_commit_tree(git_repository *repo, const git_oid *commit, git_oid *tree,
-			       rq_error *err)
+/* libgit2's id of id (its API takes SHA-1 only): 0, or -1 with rp->err
+ * set. Issue 42's commit reader (wave 2) replaces these calls. */
+static int to_git(rq_replay_state *rp, const rq_oid *id, git_oid *out)
+{
+	if (rq_oid_to_git(out, id, rp->algo) < 0)
+		return rq_error_set(rp->err, RQ_E_UNSUPPORTED_REPO,
+				    "libgit2 cannot read objects of format %s", rp->algo->name);
+	return 0;
+}
+
+int rq_replay_pick_commit_tree(rq_replay_state *rp, const rq_oid *commit, rq_oid *tree)
 {
 	git_commit *c = NULL;
-	if (git_commit_lookup(&c, repo, commit) < 0)
-		return rq_error_git(err, "cannot read commit");
-	git_oid_cpy(tree, git_commit_tree_id(c));
+	git_oid g;
+
+	if (to_git(rp, commit, &g) < 0)
+		return -1;
+	if (git_commit_lookup(&c, rp->repo, &g) < 0)
+		return rq_error_git(rp->err, "cannot read commit");
+	rq_oid_from_git(tree, git_commit_tree_id(c));
 	git_commit_free(c);
 	return 0;
 }
 
 static int ensure_empty_tree(rq_replay_state *rp)
 {
-	git_oid id;
+	rq_oid id;
 	if (rq_odb_mem_write(&id, rp->odb, "", 0, GIT_OBJECT_TREE) < 0)
 		return rq_error_git(rp->err, "cannot write the empty tree");
 	return 0;
@@ -36,16 +49,16 @@ static int ensure_empty_tree(rq_replay_state *rp)
 
 /* The three sides of one pick (a revert swaps base and theirs). */
 typedef struct pick_sides {
-	const git_oid *base_tree;	    /* the picked commit's parent's tree; NULL: none */
-	const git_oid *ours_id, *ours_tree; /* where the pick lands */
-	git_oid parent_tree;
-	git_oid kept; /* the parent itself, where it stays (rq_parents) */
+	const rq_oid *base_tree;	   /* the picked commit's parent's tree; NULL: none */
+	const rq_oid *ours_id, *ours_tree; /* where the pick lands */
+	rq_oid parent_tree;
+	rq_oid kept; /* the parent itself, where it stays (rq_parents) */
 } pick_sides;
 
 /* base: the commit's first parent; ours: the new form of that parent when
  * it was replayed, else the target (a revert: the last commit made), or,
  * in a range with merges, the parent itself where rq_parents keeps it. */
-static int find_sides(rq_replay_state *rp, size_t i, const git_oid *last, const git_oid *last_tree,
+static int find_sides(rq_replay_state *rp, size_t i, const rq_oid *last, const rq_oid *last_tree,
 		      pick_sides *ps)
 {
 	const git_commit *c = rp->walk.commits[i];
@@ -54,8 +67,8 @@ static int find_sides(rq_replay_state *rp, size_t i, const git_oid *last, const 
 
 	ps->base_tree = NULL;
 	if (have_parent) {
-		if (rq_replay_pick_commit_tree(rp->repo, git_commit_parent_id(c, 0),
-					       &ps->parent_tree, rp->err) < 0)
+		if (rq_replay_pick_commit_tree(rp, RQ_GIT_ID(git_commit_parent_id(c, 0)),
+					       &ps->parent_tree) < 0)
 			return -1;
 		ps->base_tree = &ps->parent_tree;
 	}
@@ -64,14 +77,14 @@ static int find_sides(rq_replay_state *rp, size_t i, const git_oid *last, const 
 		ps->ours_tree = last_tree;
 	} else if (!have_parent && rq_parents_keeps_root(rp->parents, i)) {
 		ps->ours_id = NULL; /* a root stays a root */
-		rq_oid_to_git(&ps->kept, &rq_merger_algo(rp->merger)->empty_tree,
-			      rq_merger_algo(rp->merger));
-		ps->ours_tree = &ps->kept;
-	} else if (have_parent && rq_oidmap_get(&rp->map, git_commit_parent_id(c, 0), &pidx)) {
+		ps->ours_tree = &rp->algo->empty_tree;
+	} else if (have_parent &&
+		   rq_oidmap_get(&rp->map, RQ_GIT_ID(git_commit_parent_id(c, 0)), &pidx)) {
 		ps->ours_id = &rp->new_ids[pidx];
 		ps->ours_tree = &rp->new_trees[pidx];
-	} else if (have_parent && !rq_parents_onto(rp->parents, i, 0, git_commit_parent_id(c, 0))) {
-		git_oid_cpy(&ps->kept, git_commit_parent_id(c, 0));
+	} else if (have_parent &&
+		   !rq_parents_onto(rp->parents, i, 0, RQ_GIT_ID(git_commit_parent_id(c, 0)))) {
+		rq_oid_from_git(&ps->kept, git_commit_parent_id(c, 0));
 		ps->ours_id = &ps->kept;
 		ps->ours_tree = &ps->parent_tree;
 	} else {
@@ -81,45 +94,27 @@ static int find_sides(rq_replay_state *rp, size_t i, const git_oid *last, const 
 	return 0;
 }
 
-/* rq_merger_merge with libgit2's ids (issue 42: core/merge takes rq_oid;
- * converted at the call until the replay carries rq_oid). */
-static int merge_git(rq_replay_state *rp, const git_oid *base, const git_oid *ours,
-		     const git_oid *theirs, git_oid *out)
-{
-	const rq_oid_algo *algo = rq_merger_algo(rp->merger);
-	rq_oid b, o, t, r = {{0}};
-	int rc;
-
-	if (base)
-		rq_oid_from_git(&b, base);
-	rq_oid_from_git(&o, ours);
-	rq_oid_from_git(&t, theirs);
-	rc =
-	    rq_merger_merge(rp->merger, base ? &b : NULL, &o, &t, &r, &rp->res->conflicts, rp->err);
-	if (rc == 0 && rq_oid_to_git(out, &r, algo) < 0)
-		return rq_error_set(rp->err, RQ_E_UNSUPPORTED_REPO, "no %s here yet", algo->name);
-	return rc;
-}
-
 /* The tree merge of one pick; 0 clean (*merged), 1 conflict, -1 error. */
 static int merge_sides(rq_replay_state *rp, const git_commit *c, const pick_sides *ps,
-		       const git_oid *empty, git_oid *merged)
+		       const rq_oid *empty, rq_oid *merged)
 {
-	const git_oid *pick_tree = git_commit_tree_id(c);
+	const rq_oid *pick_tree = RQ_GIT_ID(git_commit_tree_id(c));
 	int rc;
 
 	if (rp->opts->mode == RQ_MODE_REVERT) {
 		if (!ps->base_tree && ensure_empty_tree(rp) < 0)
 			return -1;
-		rc = merge_git(rp, pick_tree, ps->ours_tree, ps->base_tree ? ps->base_tree : empty,
-			       merged);
+		rc = rq_merger_merge(rp->merger, pick_tree, ps->ours_tree,
+				     ps->base_tree ? ps->base_tree : empty, merged, &rp->res->conflicts,
+				     rp->err);
 	} else {
-		rc = merge_git(rp, ps->base_tree, ps->ours_tree, pick_tree, merged);
+		rc = rq_merger_merge(rp->merger, ps->base_tree, ps->ours_tree, pick_tree, merged,
+				     &rp->res->conflicts, rp->err);
 	}
 	if (rc == 1) {
 		rp->res->conflicted = 1;
 		rp->res->conflict_merge = 0;
-		git_oid_cpy(&rp->res->conflict_commit, git_commit_id(c));
+		rq_oid_from_git(&rp->res->conflict_commit, git_commit_id(c));
 	}
 	return rc;
 }
@@ -127,16 +122,16 @@ static int merge_sides(rq_replay_state *rp, const git_commit *c, const pick_side
 /* A pick that changed something but became empty: 1 dropped (as --empty
  * says), 0 kept, -1 aborted (RQ_E_EMPTY_COMMIT). */
 static int drop_empty(rq_replay_state *rp, const git_commit *c, const pick_sides *ps,
-		      const git_oid *empty, const git_oid *merged)
+		      const rq_oid *empty, const rq_oid *merged)
 {
-	const git_oid *pick_tree = git_commit_tree_id(c);
-	int was_empty = git_oid_equal(pick_tree, ps->base_tree ? ps->base_tree : empty);
+	const rq_oid *pick_tree = RQ_GIT_ID(git_commit_tree_id(c));
+	int was_empty = rq_oid_eq(pick_tree, ps->base_tree ? ps->base_tree : empty);
 
-	if (!git_oid_equal(merged, ps->ours_tree) || was_empty)
+	if (!rq_oid_eq(merged, ps->ours_tree) || was_empty)
 		return 0;
 	if (rp->opts->empty == RQ_EMPTY_ABORT) {
-		char hex[GIT_OID_HEXSZ + 1];
-		git_oid_tostr(hex, sizeof(hex), git_commit_id(c));
+		char hex[RQ_OID_MAX_HEXSZ + 1];
+		rq_oid_fmt(hex, RQ_GIT_ID(git_commit_id(c)), rp->algo);
 		return rq_error_set(rp->err, RQ_E_EMPTY_COMMIT, "commit %s became empty", hex);
 	}
 	return rp->opts->empty == RQ_EMPTY_DROP;
@@ -149,28 +144,28 @@ static int drop_empty(rq_replay_state *rp, const git_commit *c, const pick_sides
  * the new base or itself, as rq_parents decides (the new base whenever
  * the range holds no merge: git replay's rule). *tree: its tree.
  */
-static int new_parent(rq_replay_state *rp, size_t i, unsigned k, git_oid *out, git_oid *tree)
+static int new_parent(rq_replay_state *rp, size_t i, unsigned k, rq_oid *out, rq_oid *tree)
 {
-	const git_oid *p = git_commit_parent_id(rp->walk.commits[i], k);
+	const rq_oid *p = RQ_GIT_ID(git_commit_parent_id(rp->walk.commits[i], k));
 	size_t idx;
 
 	if (rq_oidmap_get(&rp->map, p, &idx)) {
-		git_oid_cpy(out, &rp->new_ids[idx]);
-		git_oid_cpy(tree, &rp->new_trees[idx]);
+		*out = rp->new_ids[idx];
+		*tree = rp->new_trees[idx];
 		return 0;
 	}
 	if (rq_parents_onto(rp->parents, i, k, p)) {
-		git_oid_cpy(out, &rp->onto);
-		git_oid_cpy(tree, &rp->onto_tree);
+		*out = rp->onto;
+		*tree = rp->onto_tree;
 		return 0;
 	}
-	git_oid_cpy(out, p);
-	return rq_replay_pick_commit_tree(rp->repo, p, tree, rp->err);
+	*out = *p;
+	return rq_replay_pick_commit_tree(rp, p, tree);
 }
 
 /* A commit the replay wrote, ranked for rq_remerge's merge bases: its walk
  * index (a commit written twice keeps its first). 0, -1. */
-static int written(rq_replay_state *rp, const git_oid *id, size_t i)
+static int written(rq_replay_state *rp, const rq_oid *id, size_t i)
 {
 	size_t v;
 
@@ -180,16 +175,16 @@ static int written(rq_replay_state *rp, const git_oid *id, size_t i)
 }
 
 /* Drop repeated parents (git commit-tree's "duplicate parent ignored"). */
-static size_t unique_parents(git_oid *v, size_t n)
+static size_t unique_parents(rq_oid *v, size_t n)
 {
 	size_t k = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		size_t j = 0;
-		while (j < k && !git_oid_equal(&v[j], &v[i]))
+		while (j < k && !rq_oid_eq(&v[j], &v[i]))
 			j++;
 		if (j == k)
-			git_oid_cpy(&v[k++], &v[i]);
+			v[k++] = v[i];
 	}
 	return k;
 }
@@ -199,10 +194,10 @@ static size_t unique_parents(git_oid *v, size_t n)
  * every other parent is already in the first (rebase-merges skips such a
  * merge: "skip merging an ancestor of HEAD"). 1 when so, 0, -1.
  */
-static int merge_became_empty(rq_replay_state *rp, const git_oid *parents, size_t n,
-			      const git_oid *tree, const git_oid *first_tree)
+static int merge_became_empty(rq_replay_state *rp, const rq_oid *parents, size_t n,
+			      const rq_oid *tree, const rq_oid *first_tree)
 {
-	if (!git_oid_equal(tree, first_tree))
+	if (!rq_oid_eq(tree, first_tree))
 		return 0;
 	rq_reach_reader rd = rq_reach_git2_reader(rp->repo);
 
@@ -219,8 +214,8 @@ static int merge_became_empty(rq_replay_state *rp, const git_oid *parents, size_
 /* The merge's new commit (1), or the first parent when it became empty
  * and --empty drops it (0). -1: --empty=abort (RQ_E_EMPTY_COMMIT), or an
  * error. */
-static int write_merge(rq_replay_state *rp, size_t i, git_oid *parents, size_t np,
-		       const git_oid *tree, const git_oid *first_tree, git_oid *new_id)
+static int write_merge(rq_replay_state *rp, size_t i, rq_oid *parents, size_t np,
+		       const rq_oid *tree, const rq_oid *first_tree, rq_oid *new_id)
 {
 	const git_commit *c = rp->walk.commits[i];
 	int empty = merge_became_empty(rp, parents, np, tree, first_tree), rc;
@@ -228,17 +223,17 @@ static int write_merge(rq_replay_state *rp, size_t i, git_oid *parents, size_t n
 	if (empty < 0)
 		return -1;
 	if (empty && rp->opts->empty == RQ_EMPTY_ABORT) {
-		char hex[GIT_OID_HEXSZ + 1];
-		git_oid_tostr(hex, sizeof(hex), git_commit_id(c));
+		char hex[RQ_OID_MAX_HEXSZ + 1];
+		rq_oid_fmt(hex, RQ_GIT_ID(git_commit_id(c)), rp->algo);
 		return rq_error_set(rp->err, RQ_E_EMPTY_COMMIT, "commit %s became empty", hex);
 	}
 	if (empty && rp->opts->empty == RQ_EMPTY_DROP) {
-		git_oid_cpy(new_id, &parents[0]);
+		*new_id = parents[0];
 		rp->res->stats.dropped++;
 		return 0;
 	}
-	rc = rq_commit_pick_parents(rp->odb, &rp->commit_cfg, git_commit_id(c), tree, parents, np,
-				    rp->committer, new_id, rp->err);
+	rc = rq_commit_pick_parents(rp->odb, &rp->commit_cfg, RQ_GIT_ID(git_commit_id(c)), tree,
+				    parents, np, rp->committer, new_id, rp->err);
 	if (rc < 0)
 		return -1;
 	rp->warned[i] = (unsigned char)rc;
@@ -251,57 +246,35 @@ static int write_merge(rq_replay_state *rp, size_t i, git_oid *parents, size_t n
  * its tree the remerge's, its commit with all of its new parents. 0 done
  * (the commit map has it), 1 conflict, -1 error.
  */
-/* rq_remerge with libgit2's ids (issue 42: converted at the call, as
- * merge_git). */
-static int remerge_git(rq_replay_state *rp, const git_oid *orig, const git_oid *nw, size_t np,
-		       const git_oid *orig_tree, git_oid *out)
-{
-	const rq_oid_algo *algo = rq_merger_algo(rp->merger);
-	rq_oid *v = calloc(2 * np + 1, sizeof(*v)), t, r = {{0}};
-	int rc;
-
-	if (!v)
-		return rq_error_set(rp->err, RQ_E_NOMEM, "out of memory");
-	for (size_t k = 0; k < np; k++) {
-		rq_oid_from_git(&v[k], &orig[k]);
-		rq_oid_from_git(&v[np + k], &nw[k]);
-	}
-	rq_oid_from_git(&t, orig_tree);
-	rc = rq_remerge(rp->merger, rp->repo, &rp->ranks, v, v + np, np, &t, &r,
-			&rp->res->conflicts, rp->err);
-	free(v);
-	if (rc == 0 && rq_oid_to_git(out, &r, algo) < 0)
-		return rq_error_set(rp->err, RQ_E_UNSUPPORTED_REPO, "no %s here yet", algo->name);
-	return rc;
-}
 
 static int pick_merge(rq_replay_state *rp, size_t i)
 {
 	git_commit *c = rp->walk.commits[i];
 	size_t np = git_commit_parentcount(c);
-	git_oid *v = malloc(2 * np * sizeof(*v)), *orig = v, *nw = v + np, first_tree, tree, id;
+	rq_oid *v = malloc(2 * np * sizeof(*v)), *orig = v, *nw = v + np, first_tree, tree, id;
 	int rc = v ? 0 : rq_error_set(rp->err, RQ_E_NOMEM, "out of memory");
 
 	for (unsigned k = 0; k < np && rc == 0; k++) {
-		git_oid t;
-		git_oid_cpy(&orig[k], git_commit_parent_id(c, k));
+		rq_oid t;
+		rq_oid_from_git(&orig[k], git_commit_parent_id(c, k));
 		rc = new_parent(rp, i, k, &nw[k], k ? &t : &first_tree);
 	}
 	if (rc == 0)
-		rc = remerge_git(rp, orig, nw, np, git_commit_tree_id(c), &tree);
+		rc = rq_remerge(rp->merger, rp->repo, &rp->ranks, orig, nw, np,
+				RQ_GIT_ID(git_commit_tree_id(c)), &tree, &rp->res->conflicts, rp->err);
 	if (rc == 1) {
 		rp->res->conflicted = 1;
 		rp->res->conflict_merge = 1;
-		git_oid_cpy(&rp->res->conflict_commit, git_commit_id(c));
+		rq_oid_from_git(&rp->res->conflict_commit, git_commit_id(c));
 	}
 	if (rc == 0 &&
 	    (rc = write_merge(rp, i, nw, unique_parents(nw, np), &tree, &first_tree, &id)) == 1)
 		rc = written(rp, &id, i);
 	if (rc == 0) {
 		rp->res->stats.merge_commits++;
-		git_oid_cpy(&rp->new_ids[i], &id);
-		git_oid_cpy(&rp->new_trees[i], &tree);
-		if (rq_oidmap_put(&rp->map, git_commit_id(c), i) < 0)
+		rp->new_ids[i] = id;
+		rp->new_trees[i] = tree;
+		if (rq_oidmap_put(&rp->map, RQ_GIT_ID(git_commit_id(c)), i) < 0)
 			rc = rq_error_set(rp->err, RQ_E_NOMEM, "out of memory");
 	}
 	free(v);
@@ -310,42 +283,42 @@ static int pick_merge(rq_replay_state *rp, size_t i)
 
 /* Pick (or revert) walk.commits[i]: 0 done (the commit map has it), 1
  * conflict, -1 error. */
-int rq_replay_pick_one(rq_replay_state *rp, size_t i, const git_oid *last, const git_oid *last_tree)
+int rq_replay_pick_one(rq_replay_state *rp, size_t i, const rq_oid *last, const rq_oid *last_tree)
 {
 	git_commit *c = rp->walk.commits[i];
-	git_oid merged, new_id, empty;
+	const rq_oid *empty = &rp->algo->empty_tree;
+	rq_oid merged, new_id;
 	pick_sides ps;
 	int rc;
 
 	rq_odb_tmpdir_keepalive(rp->tmpdir, RQ_ODB_TMPDIR_KEEPALIVE_SECONDS);
 	if (git_commit_parentcount(c) > 1)
 		return pick_merge(rp, i);
-	rq_oid_to_git(&empty, &rq_merger_algo(rp->merger)->empty_tree, rq_merger_algo(rp->merger));
 	if (find_sides(rp, i, last, last_tree, &ps) < 0)
 		return -1;
-	if ((rc = merge_sides(rp, c, &ps, &empty, &merged)) != 0)
+	if ((rc = merge_sides(rp, c, &ps, empty, &merged)) != 0)
 		return rc;
-	if ((rc = drop_empty(rp, c, &ps, &empty, &merged)) < 0)
+	if ((rc = drop_empty(rp, c, &ps, empty, &merged)) < 0)
 		return -1;
 	if (rc == 1) {
-		git_oid_cpy(&new_id, ps.ours_id);
+		new_id = *ps.ours_id;
 		rp->res->stats.dropped++;
 	} else {
 		if (rp->opts->mode == RQ_MODE_REVERT)
-			rc = rq_commit_revert(rp->odb, &rp->commit_cfg, git_commit_id(c), &merged,
-					      ps.ours_id, rp->author, rp->committer, &new_id,
-					      rp->err);
+			rc = rq_commit_revert(rp->odb, &rp->commit_cfg, RQ_GIT_ID(git_commit_id(c)),
+					      &merged, ps.ours_id, rp->author, rp->committer,
+					      &new_id, rp->err);
 		else
-			rc = rq_commit_pick(rp->odb, &rp->commit_cfg, git_commit_id(c), &merged,
-					    ps.ours_id, rp->committer, &new_id, rp->err);
+			rc = rq_commit_pick(rp->odb, &rp->commit_cfg, RQ_GIT_ID(git_commit_id(c)),
+					    &merged, ps.ours_id, rp->committer, &new_id, rp->err);
 		if (rc < 0 || (rp->parents && written(rp, &new_id, i) < 0))
 			return -1;
 		rp->warned[i] = (unsigned char)rc;
 		rp->res->stats.picked++;
 	}
-	git_oid_cpy(&rp->new_ids[i], &new_id);
-	git_oid_cpy(&rp->new_trees[i], &merged);
-	if (rq_oidmap_put(&rp->map, git_commit_id(c), i) < 0)
+	rp->new_ids[i] = new_id;
+	rp->new_trees[i] = merged;
+	if (rq_oidmap_put(&rp->map, RQ_GIT_ID(git_commit_id(c)), i) < 0)
 		return rq_error_set(rp->err, RQ_E_NOMEM, "out of memory");
 	return 0;
 }
@@ -356,10 +329,10 @@ int rq_replay_pick_one(rq_replay_state *rp, size_t i, const git_oid *last, const
  */
 int rq_replay_pick_range(rq_replay_state *rp, size_t *fail)
 {
-	git_oid last, last_tree;
+	rq_oid last, last_tree;
 
-	git_oid_cpy(&last, &rp->onto);
-	git_oid_cpy(&last_tree, &rp->onto_tree);
+	last = rp->onto;
+	last_tree = rp->onto_tree;
 	if (rp->walk.n)
 		rq_testhook_hold("pick");
 	for (size_t i = 0; i < rp->walk.n; i++) {
@@ -373,8 +346,8 @@ int rq_replay_pick_range(rq_replay_state *rp, size_t *fail)
 			*fail = i;
 			return r;
 		}
-		git_oid_cpy(&last, &rp->new_ids[i]);
-		git_oid_cpy(&last_tree, &rp->new_trees[i]);
+		last = rp->new_ids[i];
+		last_tree = rp->new_trees[i];
 	}
 	return 0;
 }

@@ -12,15 +12,13 @@
 #include "rq_error.h"
 #include "rq_replay_state.h"
 
-/* The tree of commit. 0, or -1 with err set. */
-int rq_replay_pick_commit_tree(git_repository *repo, const git_oid *commit, git_oid *tree,
-			       rq_error *err);
+/* The tree of commit. 0, or -1 with rp->err set. */
+int rq_replay_pick_commit_tree(rq_replay_state *rp, const rq_oid *commit, rq_oid *tree);
 
 /* Pick (or revert) walk.commits[i] onto last (its tree: last_tree, for a
  * revert) or its parent's new form: 0 done (the commit map has it), 1
  * conflict, -1 error. */
-int rq_replay_pick_one(rq_replay_state *rp, size_t i, const git_oid *last,
-		       const git_oid *last_tree);
+int rq_replay_pick_one(rq_replay_state *rp, size_t i, const rq_oid *last, const rq_oid *last_tree);
 
 /* Pick every commit, in order. 0 clean, 1 conflict, -1 error; *fail is
  * the index of the failing pick. */

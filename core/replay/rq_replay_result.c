@@ -9,7 +9,7 @@
 #include "rq_outcome.h"
 
 int rq_replay_result_add_update(rq_replay_result *r, size_t *cap, const char *ref,
-				const git_oid *new_id, const git_oid *old_id, rq_error *err)
+				const rq_oid *new_id, const rq_oid *old_id, rq_error *err)
 {
 	rq_ref_update *v = rq_mem_grow(r->upd.updates, cap, r->upd.nupdates + 1, sizeof(*v), 8);
 
@@ -18,8 +18,8 @@ int rq_replay_result_add_update(rq_replay_result *r, size_t *cap, const char *re
 	r->upd.updates = v;
 	if (!(r->upd.updates[r->upd.nupdates].ref = strdup(ref)))
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	git_oid_cpy(&r->upd.updates[r->upd.nupdates].new_id, new_id);
-	git_oid_cpy(&r->upd.updates[r->upd.nupdates].old_id, old_id);
+	r->upd.updates[r->upd.nupdates].new_id = *new_id;
+	r->upd.updates[r->upd.nupdates].old_id = *old_id;
 	r->upd.nupdates++;
 	return 0;
 }

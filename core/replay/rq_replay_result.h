@@ -25,17 +25,17 @@ typedef enum {
 
 /* A pick that conflicted, with --keep-going. */
 typedef struct rq_pick_conflict {
-	size_t index;	/* in the walk (replay order) */
-	git_oid commit; /* the original commit */
-	int merge;	/* it is a merge commit (rq_remerge) */
+	size_t index;  /* in the walk (replay order) */
+	rq_oid commit; /* the original commit */
+	int merge;     /* it is a merge commit (rq_remerge) */
 	rq_conflicts conflicts;
 } rq_pick_conflict;
 
 typedef struct rq_ref_outcome {
 	char *ref;
 	rq_ref_status status;
-	git_oid old_id;
-	git_oid new_id;	  /* zero unless RQ_REF_OK */
+	rq_oid old_id;
+	rq_oid new_id;	  /* zero unless RQ_REF_OK */
 	size_t at;	  /* the walk index of the commit it points at (SIZE_MAX: the end) */
 	size_t failed;	  /* conflict, blocked: the pick it waits on, in result->failed */
 	char *blocked_by; /* blocked: the ref that owns that pick */
@@ -60,11 +60,11 @@ typedef struct rq_replay_stats {
 typedef struct rq_replay_result {
 	rq_ref_updates upd; /* the updates and their reflog message (rq_refs applies them) */
 	int conflicted;
-	git_oid conflict_commit; /* the commit whose pick conflicted */
-	int conflict_merge;	 /* it is a merge commit: see rq_remerge.h */
+	rq_oid conflict_commit; /* the commit whose pick conflicted */
+	int conflict_merge;	/* it is a merge commit: see rq_remerge.h */
 	rq_conflicts conflicts;
 	rq_replay_stats stats;
-	git_oid tip; /* the new form of the last commit replayed (the new base: none) */
+	rq_oid tip; /* the new form of the last commit replayed (the new base: none) */
 	/* with keep_going: every ref's outcome, in update order, and every
 	 * conflicting pick, in replay order (the first is also in conflict_*) */
 	int keep_going;
@@ -77,7 +77,7 @@ typedef struct rq_replay_result {
 /* Add the update of ref (new_id over old_id) to r->upd; cap is its room.
  * 0, or -1 with err set. */
 int rq_replay_result_add_update(rq_replay_result *r, size_t *cap, const char *ref,
-				const git_oid *new_id, const git_oid *old_id, rq_error *err);
+				const rq_oid *new_id, const rq_oid *old_id, rq_error *err);
 /* Free r's updates and leave it with none (a replay that failed). */
 void rq_replay_result_free_updates(rq_replay_result *r);
 void rq_replay_result_free(rq_replay_result *result);

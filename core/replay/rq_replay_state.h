@@ -36,7 +36,7 @@
 
 /* Local branches (and a detached HEAD) by the commit they point at. */
 typedef struct ref_tip {
-	git_oid oid;
+	rq_oid oid;
 	char *ref;
 } ref_tip;
 
@@ -48,6 +48,7 @@ typedef struct ref_tips {
 /* Everything one rq_replay_run() call holds. */
 typedef struct rq_replay_state {
 	git_repository *repo;
+	const rq_oid_algo *algo; /* the repository's object format (rq_odb_algo) */
 	const rq_replay_opts *opts;
 	rq_replay_result *res;
 	rq_error *err;
@@ -56,13 +57,13 @@ typedef struct rq_replay_state {
 	ref_tips tips;	       /* --onto: the refs a replay may move, by their commit */
 	rq_odb_tmpdir *tmpdir; /* where the new objects go until the pack */
 	rq_merger *merger;
-	git_odb *odb;	  /* the repository's, writing into tmpdir's memory store */
-	rq_oidmap map;	  /* original commit -> index in new_ids */
-	git_oid *new_ids; /* replayed form of walk.commits[i] */
-	git_oid *new_trees;
+	git_odb *odb;	 /* the repository's, writing into tmpdir's memory store */
+	rq_oidmap map;	 /* original commit -> index in new_ids */
+	rq_oid *new_ids; /* replayed form of walk.commits[i] */
+	rq_oid *new_trees;
 	unsigned char *warned; /* walk.commits[i]'s new commit was not UTF-8 (git warns) */
 	rq_commit_cfg commit_cfg;
-	git_oid onto, onto_tree;
+	rq_oid onto, onto_tree;
 	char *branch; /* --advance/--revert: full name */
 	char committer[2 * RQ_IDENT_FIELD_MAX + 64];
 	char author[2 * RQ_IDENT_FIELD_MAX + 64]; /* of a revert */

@@ -32,6 +32,7 @@
 /* Everything one rq_train_run() call holds. */
 typedef struct train {
 	git_repository *repo;
+	const rq_oid_algo *algo; /* the repository's object format (rq_odb_algo) */
 	const rq_train_opts *opts;
 	rq_train_result *res;
 	rq_error *err;
@@ -40,10 +41,20 @@ typedef struct train {
 	char ident[2 * RQ_IDENT_FIELD_MAX + 64]; /* the committer line (and a merge's author) */
 	char target_short[RQ_TRAIN_PREFIX_MAX];	 /* "main" for refs/heads/main */
 	char prefix[RQ_TRAIN_PREFIX_MAX + 64];	 /* the cars' ref prefix */
-	git_oid empty_tree;
+	rq_oid empty_tree;
 	size_t merges_made; /* merge commits written */
 	double t0;
 } train;
+
+/* libgit2's id of id (its API takes SHA-1 only): 0, or -1 with t->err
+ * set. Issue 42's commit reader (wave 2) replaces these calls. */
+static int to_git(train *t, const rq_oid *id, git_oid *out)
+{
+	if (rq_oid_to_git(out, id, t->algo) < 0)
+		return rq_error_set(t->err, RQ_E_UNSUPPORTED_REPO,
+				    "libgit2 cannot read objects of format %s", t->algo->name);
+	return 0;
+}
 
 /* ---- names ---- */
 
@@ -150,9 +161,9 @@ static int resolve_target(train *t)
 					"the train's target '%s' must be a branch", target);
 	}
 	t->res->target_ref = full;
-	if (rq_revs_resolve_commit(t->repo, full, &t->res->base, t->err) < 0)
+	if (rq_revs_resolve_commit(t->repo, t->algo, full, &t->res->base, t->err) < 0)
 		return -1;
-	git_oid_cpy(&t->res->head, &t->res->base);
+	t->res->head = t->res->base;
 	s = !strncmp(full, "refs/heads/", 11) ? full + 11 : full + 5;
 	if (strlen(s) >= sizeof(t->target_short))
 		return rq_error_set(t->err, RQ_E_BAD_REF, "the target's name is too long");
@@ -181,11 +192,16 @@ static int set_up(train *t)
 {
 	rq_replay_shared *sh = &t->shared;
 
-	if (validate(t->opts, t->err) < 0 ||
-	    rq_odb_install(t->repo, t->opts->objects, t->err) < 0 || resolve_target(t) < 0 ||
-	    set_identity(t) < 0)
+	if (validate(t->opts, t->err) < 0 || rq_odb_install(t->repo, t->opts->objects, t->err) < 0)
 		return -1;
-	if (rq_odb_tmpdir_open(&sh->tmpdir, t->repo, t->opts->objects, t->err) < 0)
+	if (git_repository_odb(&sh->odb, t->repo) < 0)
+		return rq_error_git(t->err, "cannot open the object database");
+	t->algo = rq_odb_algo(sh->odb); /* as installed: read once */
+	t->res->replay.upd.algo = t->algo;
+	git_odb_free(sh->odb); /* taken again once the replay's store is in */
+	sh->odb = NULL;
+	if (resolve_target(t) < 0 || set_identity(t) < 0 ||
+	    rq_odb_tmpdir_open(&sh->tmpdir, t->repo, t->opts->objects, t->err) < 0)
 		return -1;
 	if (git_repository_odb(&sh->odb, t->repo) < 0)
 		return rq_error_git(t->err, "cannot open the object database");
@@ -230,7 +246,7 @@ static int car_revisions(train *t, const rq_train_car *c, char *neg, const char 
 	if (!(*argv = calloc(*n + 1, sizeof(**argv))))
 		return rq_error_set(t->err, RQ_E_NOMEM, "out of memory");
 	neg[0] = '^';
-	git_oid_tostr(neg + 1, GIT_OID_HEXSZ + 1, &t->res->base);
+	rq_oid_fmt(neg + 1, &t->res->base, t->algo);
 	if (alone)
 		(*argv)[0] = neg;
 	for (size_t i = 0; i < c->nrevisions; i++)
@@ -239,17 +255,17 @@ static int car_revisions(train *t, const rq_train_car *c, char *neg, const char 
 }
 
 /* The car's one tip (its positive revisions must name one commit). */
-static int car_tip(train *t, const rq_train_car *c, git_oid *tip)
+static int car_tip(train *t, const rq_train_car *c, rq_oid *tip)
 {
 	rq_revs revs;
 	size_t found = 0;
 
-	if (rq_revs_parse(t->repo, c->revisions, c->nrevisions, &revs, t->err) < 0)
+	if (rq_revs_parse(t->repo, t->algo, c->revisions, c->nrevisions, &revs, t->err) < 0)
 		return -1;
 	for (size_t i = 0; i < revs.n; i++) {
-		if (revs.v[i].negative || (found && git_oid_equal(tip, &revs.v[i].oid)))
+		if (revs.v[i].negative || (found && rq_oid_eq(tip, &revs.v[i].oid)))
 			continue;
-		git_oid_cpy(tip, &revs.v[i].oid);
+		*tip = revs.v[i].oid;
 		found++;
 	}
 	rq_revs_free(&revs);
@@ -266,10 +282,10 @@ static void car_ref(const train *t, const rq_train_car *c, char *out, size_t siz
 }
 
 /* A replay's conflict (rebase) becomes the car's. */
-static void take_conflict(rq_car_result *car, rq_replay_result *r, const git_oid *commit)
+static void take_conflict(rq_car_result *car, rq_replay_result *r, const rq_oid *commit)
 {
 	car->status = RQ_CAR_CONFLICT;
-	git_oid_cpy(&car->conflict_commit, commit);
+	car->conflict_commit = *commit;
 	car->conflict_merge = r->conflict_merge;
 	car->conflicts = r->conflicts;
 	memset(&r->conflicts, 0, sizeof(r->conflicts));
@@ -287,13 +303,13 @@ static int rebase_error(train *t, const rq_train_car *c)
  * `git replay --onto <previous> <range>` would. 0 ok, 1 conflict, -1. */
 static int rebase_car(train *t, const rq_train_car *c, rq_car_result *car)
 {
-	char onto[GIT_OID_HEXSZ + 1], neg[GIT_OID_HEXSZ + 2], ref[RQ_TRAIN_PREFIX_MAX + 80];
+	char onto[RQ_OID_MAX_HEXSZ + 1], neg[RQ_OID_MAX_HEXSZ + 2], ref[RQ_TRAIN_PREFIX_MAX + 80];
 	rq_replay_opts o = {.mode = RQ_MODE_ONTO, .target = onto, .ref = ref, .jobs = 1};
 	rq_replay_result r;
 	const char **argv = NULL;
 	int rc;
 
-	git_oid_tostr(onto, sizeof(onto), &t->res->head);
+	rq_oid_fmt(onto, &t->res->head, t->algo);
 	car_ref(t, c, ref, sizeof(ref));
 	if (car_tip(t, c, &car->tip) < 0 || car_revisions(t, c, neg, &argv, &o.nrevisions) < 0 ||
 	    break_chain(t) < 0) {
@@ -313,7 +329,7 @@ static int rebase_car(train *t, const rq_train_car *c, rq_car_result *car)
 	car->picked = r.stats.picked;
 	car->dropped = r.stats.dropped;
 	if (rc == 0)
-		git_oid_cpy(&car->commit, &r.tip);
+		car->commit = r.tip;
 	else if (rc == 1)
 		take_conflict(car, &r, &r.conflict_commit);
 	rq_replay_result_free(&r);
@@ -323,7 +339,7 @@ static int rebase_car(train *t, const rq_train_car *c, rq_car_result *car)
 /* ---- a car by merge ---- */
 
 typedef struct dated {
-	git_oid id;
+	rq_oid id;
 	int64_t time;
 	size_t order; /* as libgit2 listed it */
 } dated;
@@ -343,11 +359,11 @@ static int cmp_newest(const void *pa, const void *pb)
  * them (git lists them newest first and reverses the list). *out (to
  * free), *n (0: none).
  */
-static int merge_bases(train *t, const git_oid *leaves, size_t nleaves, const git_oid *b,
-		       dated **out, size_t *n)
+static int merge_bases(train *t, const rq_oid *leaves, size_t nleaves, const rq_oid *b, dated **out,
+		       size_t *n)
 {
 	rq_reach_reader rd = rq_reach_git2_reader(t->repo);
-	git_oid *ids = NULL;
+	rq_oid *ids = NULL;
 	size_t count = 0;
 
 	*out = NULL;
@@ -362,7 +378,8 @@ static int merge_bases(train *t, const git_oid *leaves, size_t nleaves, const gi
 	}
 	for (size_t i = 0; i < count; i++) {
 		git_commit *c = NULL;
-		if (git_commit_lookup(&c, t->repo, &ids[i]) < 0) {
+		git_oid g;
+		if (to_git(t, &ids[i], &g) < 0 || git_commit_lookup(&c, t->repo, &g) < 0) {
 			free(ids);
 			return rq_error_git(t->err, "cannot read a merge base");
 		}
@@ -380,40 +397,46 @@ static int merge_bases(train *t, const git_oid *leaves, size_t nleaves, const gi
 	return 0;
 }
 
-static int tree_of(train *t, const git_oid *commit, git_oid *tree)
+static int tree_of(train *t, const rq_oid *commit, rq_oid *tree)
 {
 	git_commit *c = NULL;
+	git_oid g;
 
-	if (git_commit_lookup(&c, t->repo, commit) < 0)
+	if (to_git(t, commit, &g) < 0 || git_commit_lookup(&c, t->repo, &g) < 0)
 		return rq_error_git(t->err, "cannot read commit");
-	git_oid_cpy(tree, git_commit_tree_id(c));
+	rq_oid_from_git(tree, git_commit_tree_id(c));
 	git_commit_free(c);
 	return 0;
 }
 
 /* libgit2's merge in virtual-base mode (conflicts kept with markers), for
  * an inner merge that conflicts (rq_train.h: the known difference). */
-static int virtual_fallback(train *t, const git_oid *base, const git_oid *ours,
-			    const git_oid *theirs, git_oid *out)
+static int virtual_fallback(train *t, const rq_oid *base, const rq_oid *ours, const rq_oid *theirs,
+			    rq_oid *out)
 {
 	git_tree *tb = NULL, *to = NULL, *tt = NULL;
 	git_index *index = NULL;
 	git_merge_options mo;
+	git_oid gb, go, gt, gout;
 	int rc = -1;
 
 	git_merge_options_init(&mo, GIT_MERGE_OPTIONS_VERSION);
 	mo.flags = GIT_MERGE_FIND_RENAMES | GIT_MERGE_VIRTUAL_BASE;
 	mo.rename_threshold = 50;
 	t->res->virtual_fallbacks++;
-	if (git_tree_lookup(&tb, t->repo, base) < 0 || git_tree_lookup(&to, t->repo, ours) < 0 ||
-	    git_tree_lookup(&tt, t->repo, theirs) < 0)
+	if (to_git(t, base, &gb) < 0 || to_git(t, ours, &go) < 0 || to_git(t, theirs, &gt) < 0)
+		;
+	else if (git_tree_lookup(&tb, t->repo, &gb) < 0 || git_tree_lookup(&to, t->repo, &go) < 0 ||
+		 git_tree_lookup(&tt, t->repo, &gt) < 0)
 		rq_error_git(t->err, "cannot read tree");
 	else if (git_merge_trees(&index, t->repo, tb, to, tt, &mo) < 0)
 		rq_error_git(t->err, "cannot merge the merge bases");
-	else if (git_index_write_tree_to(out, index, t->repo) < 0)
+	else if (git_index_write_tree_to(&gout, index, t->repo) < 0)
 		rq_error_git(t->err, "cannot write the virtual merge base");
-	else
+	else {
+		rq_oid_from_git(out, &gout);
 		rc = 0;
+	}
 	git_index_free(index);
 	git_tree_free(tb);
 	git_tree_free(to);
@@ -423,43 +446,31 @@ static int virtual_fallback(train *t, const git_oid *base, const git_oid *ours,
 
 /* One merge of trees with its own chain of renames: 0 clean, 1 conflict
  * (conf filled), -1. */
-static int merge_trees(train *t, const git_oid *base, const git_oid *ours, const git_oid *theirs,
-		       git_oid *out, rq_conflicts *conf)
+static int merge_trees(train *t, const rq_oid *base, const rq_oid *ours, const rq_oid *theirs,
+		       rq_oid *out, rq_conflicts *conf)
 {
-	rq_oid b, o, th, r = {{0}};
-	int rc;
-
 	if (break_chain(t) < 0)
 		return -1;
-	/* issue 42: core/merge takes rq_oid; converted at the call until the
-	 * train carries rq_oid */
-	if (base)
-		rq_oid_from_git(&b, base);
-	rq_oid_from_git(&o, ours);
-	rq_oid_from_git(&th, theirs);
-	rc = rq_merger_merge(t->shared.merger, base ? &b : NULL, &o, &th, &r, conf, t->err);
-	if (rc == 0 && rq_oid_to_git(out, &r, rq_merger_algo(t->shared.merger)) < 0)
-		return rq_error_set(t->err, RQ_E_UNSUPPORTED_REPO, "no sha256 here yet");
-	return rc;
+	return rq_merger_merge(t->shared.merger, base, ours, theirs, out, conf, t->err);
 }
 
-static int base_tree(train *t, const git_oid *leaves, size_t nleaves, const git_oid *b, int depth,
-		     git_oid *out, size_t *nbases);
+static int base_tree(train *t, const rq_oid *leaves, size_t nleaves, const rq_oid *b, int depth,
+		     rq_oid *out, size_t *nbases);
 
 /*
  * A virtual merge base: the bases (oldest first) merged pairwise, each
  * inner merge against the merge bases of what it merges (recursively);
  * a conflicting inner merge keeps its markers (virtual_fallback).
  */
-static int virtual_base(train *t, const dated *bases, size_t n, int depth, git_oid *out)
+static int virtual_base(train *t, const dated *bases, size_t n, int depth, rq_oid *out)
 {
-	git_oid *leaves = malloc(n * sizeof(*leaves)), vb, tb, merged;
+	rq_oid *leaves = malloc(n * sizeof(*leaves)), vb, tb, merged;
 	int rc = tree_of(t, &bases[0].id, out);
 
 	if (!leaves)
 		return rq_error_set(t->err, RQ_E_NOMEM, "out of memory");
 	for (size_t k = 0; k < n; k++)
-		git_oid_cpy(&leaves[k], &bases[k].id);
+		leaves[k] = bases[k].id;
 	for (size_t k = 1; k < n && rc == 0; k++) {
 		rq_conflicts conf = {0};
 		rc = base_tree(t, leaves, k, &leaves[k], depth + 1, &vb, NULL);
@@ -471,7 +482,7 @@ static int virtual_base(train *t, const dated *bases, size_t n, int depth, git_o
 		if (rc == 1)
 			rc = virtual_fallback(t, &vb, out, &tb, &merged);
 		if (rc == 0)
-			git_oid_cpy(out, &merged);
+			*out = merged;
 	}
 	free(leaves);
 	return rc;
@@ -479,8 +490,8 @@ static int virtual_base(train *t, const dated *bases, size_t n, int depth, git_o
 
 /* The tree to merge b and the merge of leaves against: their merge base's,
  * a virtual base's for several, the empty tree for none. */
-static int base_tree(train *t, const git_oid *leaves, size_t nleaves, const git_oid *b, int depth,
-		     git_oid *out, size_t *nbases)
+static int base_tree(train *t, const rq_oid *leaves, size_t nleaves, const rq_oid *b, int depth,
+		     rq_oid *out, size_t *nbases)
 {
 	dated *bases = NULL;
 	size_t n = 0;
@@ -494,7 +505,7 @@ static int base_tree(train *t, const git_oid *leaves, size_t nleaves, const git_
 	if (nbases)
 		*nbases = n;
 	if (n == 0) {
-		git_oid_cpy(out, &t->empty_tree);
+		*out = t->empty_tree;
 		rc = 0;
 	} else if (n == 1) {
 		rc = tree_of(t, &bases[0].id, out);
@@ -532,18 +543,18 @@ static char *merge_message(const train *t, const rq_train_car *c)
 }
 
 /* The merge commit of a clean car: parents the previous result and the tip. */
-static int write_merge(train *t, const rq_train_car *c, const git_oid *tree, rq_car_result *car)
+static int write_merge(train *t, const rq_train_car *c, const rq_oid *tree, rq_car_result *car)
 {
-	git_oid parents[2];
+	rq_oid parents[2];
 	char *msg = merge_message(t, c);
 	int rc;
 
 	if (!msg)
 		return rq_error_set(t->err, RQ_E_NOMEM, "out of memory");
-	git_oid_cpy(&parents[0], &car->onto);
-	git_oid_cpy(&parents[1], &car->tip);
-	rc = rq_commit_merge(t->shared.odb, tree, parents, 2, t->ident, t->ident, msg, &car->commit,
-			     t->err);
+	parents[0] = car->onto;
+	parents[1] = car->tip;
+	rc = rq_commit_merge(t->shared.odb, t->algo, tree, parents, 2, t->ident, t->ident, msg,
+			     &car->commit, t->err);
 	free(msg);
 	t->merges_made += rc == 0;
 	return rc;
@@ -554,20 +565,20 @@ static int write_merge(train *t, const rq_train_car *c, const git_oid *tree, rq_
 static int merge_car(train *t, const rq_train_car *c, rq_car_result *car)
 {
 	rq_reach_reader rd = rq_reach_git2_reader(t->repo);
-	git_oid base, ours, theirs, tree;
+	rq_oid base, ours, theirs, tree;
 	rq_conflicts conf = {0};
 	int rc;
 
 	if (car_tip(t, c, &car->tip) < 0)
 		return -1;
-	rc = git_oid_equal(&car->tip, &car->onto)
+	rc = rq_oid_eq(&car->tip, &car->onto)
 		 ? 1
 		 : rq_reach_descends(&rd, &car->onto, &car->tip, t->err);
 	if (rc < 0)
 		return -1;
 	if (rc) {
 		car->up_to_date = 1; /* git: "Already up to date." */
-		git_oid_cpy(&car->commit, &car->onto);
+		car->commit = car->onto;
 		return 0;
 	}
 	if (base_tree(t, &car->onto, 1, &car->tip, 0, &base, &car->merge_bases) < 0 ||
@@ -578,7 +589,7 @@ static int merge_car(train *t, const rq_train_car *c, rq_car_result *car)
 	rc = merge_trees(t, &base, &ours, &theirs, &tree, &conf);
 	if (rc == 1) {
 		car->status = RQ_CAR_CONFLICT;
-		git_oid_cpy(&car->conflict_commit, &car->tip);
+		car->conflict_commit = car->tip;
 		car->conflicts = conf;
 		return 1;
 	}
@@ -596,7 +607,7 @@ static int run_car(train *t, size_t k)
 	rq_car_result *car = &t->res->cars[k];
 	int rc;
 
-	git_oid_cpy(&car->onto, &t->res->head);
+	car->onto = t->res->head;
 	if (!(car->name = strdup(c->name)))
 		return rq_error_set(t->err, RQ_E_NOMEM, "out of memory");
 	if (c->skip) {
@@ -614,7 +625,7 @@ static int run_car(train *t, size_t k)
 	}
 	if (rc == 0) {
 		car->status = RQ_CAR_OK;
-		git_oid_cpy(&t->res->head, &car->commit);
+		t->res->head = car->commit;
 	}
 	return rc;
 }
@@ -629,16 +640,19 @@ static int car_updates(train *t)
 	for (size_t k = 0; k < t->res->ncars && !t->opts->no_refs; k++) {
 		rq_car_result *car = &t->res->cars[k];
 		char ref[RQ_TRAIN_PREFIX_MAX + 80];
-		git_oid old = {{0}};
+		rq_oid old = {{0}};
+		git_oid g;
 		int rc;
 		if (car->status != RQ_CAR_OK)
 			continue;
 		car_ref(t, &t->opts->cars[k], ref, sizeof(ref));
 		if (!(car->ref = strdup(ref)))
 			return rq_error_set(t->err, RQ_E_NOMEM, "out of memory");
-		rc = git_reference_name_to_id(&old, t->repo, ref);
+		rc = git_reference_name_to_id(&g, t->repo, ref);
 		if (rc < 0 && rc != GIT_ENOTFOUND)
 			return rq_error_git(t->err, "cannot read ref");
+		if (rc == 0)
+			rq_oid_from_git(&old, &g);
 		if (rq_replay_result_add_update(r, &cap, ref, &car->commit, &old, t->err) < 0)
 			return -1;
 	}
@@ -702,7 +716,7 @@ static int first_conflict(train *t)
 		if (car->status != RQ_CAR_CONFLICT)
 			continue;
 		r->conflicted = 1;
-		git_oid_cpy(&r->conflict_commit, &car->conflict_commit);
+		r->conflict_commit = car->conflict_commit;
 		r->conflict_merge = car->conflict_merge;
 		for (size_t i = 0; i < car->conflicts.n; i++)
 			if (rq_conflicts_add(&r->conflicts, car->conflicts.v[i].path,

@@ -94,11 +94,11 @@ typedef enum { RQ_CAR_OK, RQ_CAR_CONFLICT, RQ_CAR_SKIPPED } rq_car_status;
 typedef struct rq_car_result {
 	char *name;
 	rq_car_status status;
-	git_oid commit; /* ok: the car's result */
-	git_oid onto;	/* the result it was built on (the target's commit for the first) */
-	git_oid tip;	/* the candidate's tip */
-	git_oid conflict_commit; /* conflict: the commit whose pick (rebase) or merge conflicted */
-	int conflict_merge;	 /* rebase: that commit is a merge (see rq_remerge.h) */
+	rq_oid commit;		/* ok: the car's result */
+	rq_oid onto;		/* the result it was built on (the target's commit for the first) */
+	rq_oid tip;		/* the candidate's tip */
+	rq_oid conflict_commit; /* conflict: the commit whose pick (rebase) or merge conflicted */
+	int conflict_merge;	/* rebase: that commit is a merge (see rq_remerge.h) */
 	rq_conflicts conflicts;
 	size_t commits, picked, dropped; /* rebase: the car's commits */
 	size_t merge_bases;		 /* merge: how many (2 or more: a virtual base) */
@@ -111,8 +111,8 @@ typedef struct rq_train_result {
 	size_t ncars;
 	rq_train_method method;
 	char *target_ref; /* the target's full name */
-	git_oid base;	  /* the target's commit */
-	git_oid head;	  /* the last good car's result (base: none) */
+	rq_oid base;	  /* the target's commit */
+	rq_oid head;	  /* the last good car's result (base: none) */
 	size_t virtual_fallbacks;
 	/* the cars' ref updates and reflog message, the first conflicting car's
 	 * conflict, the statistics of the whole train */

@@ -83,16 +83,21 @@ static int at_ref(git_repository *repo, const rq_revname_refs *known, const rq_r
 
 /* The entry of ref's reflog p names ("@{N}", "@{<date>}") into *out: 0;
  * 1 none; -1 error. */
-static int reflog_entry(git_repository *repo, const char *ref, const rq_revparse *p, git_oid *out,
+static int reflog_entry(git_repository *repo, const char *ref, const rq_revparse *p, rq_oid *out,
 			rq_error *err)
 {
+	git_oid g;
 	const git_reflog_entry *e = NULL;
 	git_reflog *log = NULL;
 	int64_t when = 0;
 	size_t n;
 
-	if (p->at == RQ_REVPARSE_AT_REFLOG && p->at_n == 0)
-		return git_reference_name_to_id(out, repo, ref) < 0;
+	if (p->at == RQ_REVPARSE_AT_REFLOG && p->at_n == 0) {
+		if (git_reference_name_to_id(&g, repo, ref) < 0)
+			return 1;
+		rq_oid_from_git(out, &g);
+		return 0;
+	}
 	if (p->at == RQ_REVPARSE_AT_DATE) {
 		char *text = strndup(p->at_text, p->at_len);
 		int bad = !text || rq_approxidate(text, rq_approxidate_now(), &when) < 0;
@@ -112,21 +117,24 @@ static int reflog_entry(git_repository *repo, const char *ref, const rq_revparse
 			break;
 	}
 	if (e)
-		git_oid_cpy(out, git_reflog_entry_id_new(e));
+		rq_oid_from_git(out, git_reflog_entry_id_new(e));
 	git_reflog_free(log);
 	return !e;
 }
 
 /* The upstream of branch (a full name) into *out: 0; 1 none; -1 error. */
-static int upstream(git_repository *repo, const char *branch, git_oid *out, char **fullname,
+static int upstream(git_repository *repo, const char *branch, rq_oid *out, char **fullname,
 		    int *named, rq_error *err)
 {
 	git_buf up = {0};
+	git_oid g;
 	int rc;
 
 	if (strncmp(branch, "refs/heads/", 11) || git_branch_upstream_name(&up, repo, branch) < 0)
 		return 1;
-	rc = git_reference_name_to_id(out, repo, up.ptr) < 0;
+	rc = git_reference_name_to_id(&g, repo, up.ptr) < 0;
+	if (rc == 0)
+		rq_oid_from_git(out, &g);
 	if (rc == 0 && fullname) {
 		if (!(*fullname = strdup(up.ptr)))
 			rc = rq_error_set(err, RQ_E_NOMEM, "out of memory");
@@ -138,7 +146,7 @@ static int upstream(git_repository *repo, const char *branch, git_oid *out, char
 }
 
 int rq_revat_resolve(git_repository *repo, const rq_revname_refs *known, const char *expr,
-		     const rq_revparse *p, git_oid *out, char **fullname, int *named, rq_error *err)
+		     const rq_revparse *p, rq_oid *out, char **fullname, int *named, rq_error *err)
 {
 	char *ref = NULL;
 	int rc;
@@ -198,7 +206,7 @@ static int insert_by_date(search_list *l, git_commit *c)
 	memmove(v + i + 1, v + i, (l->n - i) * sizeof(*v));
 	v[i] = c;
 	l->n++;
-	return rq_oidmap_put(&l->seen, git_commit_id(c), 0);
+	return rq_oidmap_put(&l->seen, RQ_GIT_ID(git_commit_id(c)), 0);
 }
 
 /* Take the youngest out and put its parents not seen yet in: the commit
@@ -210,7 +218,7 @@ static git_commit *pop_youngest(search_list *l, int *failed)
 
 	for (unsigned i = 0; !*failed && i < git_commit_parentcount(c); i++) {
 		git_commit *parent = NULL;
-		if (rq_oidmap_get(&l->seen, git_commit_parent_id(c, i), &dummy))
+		if (rq_oidmap_get(&l->seen, RQ_GIT_ID(git_commit_parent_id(c, i)), &dummy))
 			continue;
 		if (git_commit_parent(&parent, c, i) < 0 || insert_by_date(l, parent) < 0)
 			*failed = 1;
@@ -298,17 +306,21 @@ static int start_all(search_list *l, git_repository *repo)
 	return rc;
 }
 
-static int start_one(search_list *l, git_repository *repo, const git_oid *from)
+static int start_one(search_list *l, git_repository *repo, const rq_oid *from)
 {
 	git_commit *c = NULL;
+	git_oid g;
 
-	if (git_commit_lookup(&c, repo, from) < 0)
+	/* libgit2 reads SHA-1 repositories only: the commit reader of issue 42
+	 * replaces these lookups */
+	rq_oid_to_git(&g, from, &rq_oid_sha1);
+	if (git_commit_lookup(&c, repo, &g) < 0)
 		return -1;
 	return insert_by_date(l, c);
 }
 
-int rq_revat_search(git_repository *repo, const git_oid *from, const char *text, size_t len,
-		    git_oid *out)
+int rq_revat_search(git_repository *repo, const rq_oid *from, const char *text, size_t len,
+		    rq_oid *out)
 {
 	search_list l = {0};
 	char *pattern = strndup(text, len);
@@ -332,7 +344,7 @@ int rq_revat_search(git_repository *repo, const git_oid *from, const char *text,
 			break;
 		}
 		if (!regexec(&re, git_commit_message(c), 0, NULL, 0)) {
-			git_oid_cpy(out, git_commit_id(c));
+			rq_oid_from_git(out, git_commit_id(c));
 			rc = 0;
 		}
 		git_commit_free(c);

@@ -24,8 +24,7 @@
  * git), and then *named set.
  */
 int rq_revat_resolve(git_repository *repo, const rq_revname_refs *known, const char *expr,
-		     const rq_revparse *p, git_oid *out, char **fullname, int *named,
-		     rq_error *err);
+		     const rq_revparse *p, rq_oid *out, char **fullname, int *named, rq_error *err);
 
 /* The nth (>= 1) branch (or id) checked out before, from HEAD's reflog
  * ("checkout: moving from <name> to ..."), into *name (to free): 0; 1
@@ -38,7 +37,7 @@ int rq_revat_prior(git_repository *repo, long nth, char **name, rq_error *err);
  * extended regular expression text[0..len), into *out: 0; 1 none (or a
  * bad expression); -1 an error reading the history.
  */
-int rq_revat_search(git_repository *repo, const git_oid *from, const char *text, size_t len,
-		    git_oid *out);
+int rq_revat_search(git_repository *repo, const rq_oid *from, const char *text, size_t len,
+		    rq_oid *out);
 
 #endif

@@ -64,7 +64,7 @@ static int refset_add(rq_revname_refs *rs, const git_reference *ref)
 		return -1;
 	if (git_reference_type(ref) == GIT_REFERENCE_DIRECT && git_reference_target(ref)) {
 		e->direct = 1;
-		git_oid_cpy(&e->oid, git_reference_target(ref));
+		rq_oid_from_git(&e->oid, git_reference_target(ref));
 	}
 	rq_hindex_add(&rs->index, h, rs->n);
 	rs->n++;
@@ -171,7 +171,7 @@ static int is_pseudoref_like(const char *name)
 }
 
 int rq_revname_dwim(git_repository *repo, const rq_revname_refs *known, const char *name,
-		    char **fullname, git_oid *oid, rq_error *err)
+		    char **fullname, rq_oid *oid, rq_error *err)
 {
 	int found = 0;
 	size_t len = strlen(name);
@@ -196,7 +196,7 @@ int rq_revname_dwim(git_repository *repo, const rq_revname_refs *known, const ch
 		if (e && e->direct) {
 			/* as read by the iterator: no second lookup */
 			if (!found && oid)
-				git_oid_cpy(oid, &e->oid);
+				*oid = e->oid;
 			if (!found && fullname && !(*fullname = strdup(cand)))
 				return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 			found++;
@@ -213,7 +213,7 @@ int rq_revname_dwim(git_repository *repo, const rq_revname_refs *known, const ch
 			continue; /* dangling symref: ignored, as git does */
 		if (!found) {
 			if (oid)
-				git_oid_cpy(oid, git_reference_target(resolved));
+				rq_oid_from_git(oid, git_reference_target(resolved));
 			if (fullname) {
 				*fullname = strdup(git_reference_name(resolved));
 				if (!*fullname) {
@@ -239,27 +239,22 @@ int rq_revname_unknown(rq_error *err, const char *expr)
 	    "ambiguous argument '%s': unknown revision or path not in the working tree.", expr);
 }
 
-/* The repository's object format, which ids are read at: SHA-1 until the
- * repository handle carries its format (issue 42). */
-static const rq_oid_algo *repo_algo(git_repository *repo)
-{
-	(void)repo;
-	return &rq_oid_sha1;
-}
-
-/* A full object id: the object must exist. */
-static int resolve_full_id(git_repository *repo, const char *expr, const rq_oid *id, git_oid *out,
-			   rq_error *err)
+/* A full object id: the object must exist. (algo: the repository's
+ * object format, which ids are read at.) */
+static int resolve_full_id(git_repository *repo, const rq_oid_algo *algo, const char *expr,
+			   const rq_oid *id, rq_oid *out, rq_error *err)
 {
 	git_odb *odb = NULL;
+	git_oid g;
 	int exists = 0;
 
-	if (rq_oid_to_git(out, id, repo_algo(repo)) < 0)
+	if (rq_oid_to_git(&g, id, algo) < 0)
 		return rq_revname_unknown(err, expr);
 	if (git_repository_odb(&odb, repo) == 0) {
-		exists = git_odb_exists(odb, out);
+		exists = git_odb_exists(odb, &g);
 		git_odb_free(odb);
 	}
+	*out = *id;
 	return exists ? 0 : rq_revname_unknown(err, expr);
 }
 
@@ -269,23 +264,25 @@ static int resolve_full_id(git_repository *repo, const char *expr, const rq_oid 
  * the object database's view of replaced and grafted objects gives:
  * rq_odb_view.h). The object is read by its full id later.
  */
-static int resolve_abbrev(git_repository *repo, const char *expr, const char *name,
-			  const rq_oid *id, size_t len, git_oid *out, rq_error *err)
+static int resolve_abbrev(git_repository *repo, const rq_oid_algo *algo, const char *expr,
+			  const char *name, const rq_oid *id, size_t len, rq_oid *out,
+			  rq_error *err)
 {
 	git_odb *odb = NULL;
-	git_oid prefix;
+	git_oid prefix, found;
 	int rc;
 
-	if (rq_oid_to_git(&prefix, id, repo_algo(repo)) < 0)
+	if (rq_oid_to_git(&prefix, id, algo) < 0)
 		return rq_revname_unknown(err, expr);
 	if (git_repository_odb(&odb, repo) < 0)
 		return rq_error_git(err, "cannot open the object database");
-	rc = git_odb_exists_prefix(out, odb, &prefix, len);
+	rc = git_odb_exists_prefix(&found, odb, &prefix, len);
 	git_odb_free(odb);
 	if (rc == GIT_EAMBIGUOUS)
 		return rq_error_set(err, RQ_E_AMBIGUOUS, "short object ID %s is ambiguous", name);
 	if (rc < 0)
 		return rq_revname_unknown(err, expr);
+	rq_oid_from_git(out, &found);
 	return 0;
 }
 
@@ -295,8 +292,9 @@ static int resolve_abbrev(git_repository *repo, const char *expr, const char *na
  * *fullname (when not NULL): the ref the name resolved through, when it
  * was looked up as a ref (*named set); NULL if it named no ref.
  */
-static int resolve_name(git_repository *repo, const rq_revname_refs *known, const char *expr,
-			const char *name, git_oid *out, char **fullname, int *named, rq_error *err)
+static int resolve_name(git_repository *repo, const rq_oid_algo *algo, const rq_revname_refs *known,
+			const char *expr, const char *name, rq_oid *out, char **fullname,
+			int *named, rq_error *err)
 {
 	size_t len = strlen(name);
 	rq_oid id;
@@ -307,9 +305,9 @@ static int resolve_name(git_repository *repo, const rq_revname_refs *known, cons
 		len = 4;
 		fullname = NULL; /* "@" itself names no ref */
 	}
-	hex = rq_revparse_hex(repo_algo(repo), name, len, &id);
+	hex = rq_revparse_hex(algo, name, len, &id);
 	if (hex == 2)
-		return resolve_full_id(repo, expr, &id, out, err);
+		return resolve_full_id(repo, algo, expr, &id, out, err);
 	n = rq_revname_dwim(repo, known, name, fullname, out, err);
 	if (n < 0)
 		return -1;
@@ -320,14 +318,14 @@ static int resolve_name(git_repository *repo, const rq_revname_refs *known, cons
 	if (n == 1)
 		return 0;
 	if (hex == 1)
-		return resolve_abbrev(repo, expr, name, &id, len, out, err);
+		return resolve_abbrev(repo, algo, expr, name, &id, len, out, err);
 	return rq_revname_unknown(err, expr);
 }
 
 /* The base of a parsed name to an object id (see resolve_name). */
-static int resolve_base(git_repository *repo, const rq_revname_refs *known, const char *expr,
-			const rq_revparse *p, git_oid *out, char **fullname, int *named,
-			rq_error *err)
+static int resolve_base(git_repository *repo, const rq_oid_algo *algo, const rq_revname_refs *known,
+			const char *expr, const rq_revparse *p, rq_oid *out, char **fullname,
+			int *named, rq_error *err)
 {
 	char *name;
 	int rc;
@@ -342,7 +340,7 @@ static int resolve_base(git_repository *repo, const rq_revname_refs *known, cons
 	} else if (!(name = strndup(p->base, p->base_len))) {
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	}
-	rc = resolve_name(repo, known, expr, name, out, fullname, named, err);
+	rc = resolve_name(repo, algo, known, expr, name, out, fullname, named, err);
 	free(name);
 	return rc;
 }
@@ -361,11 +359,25 @@ static int peel_to(git_object *obj, rq_revparse_type type, git_object **out)
 	return git_object_peel(out, obj, types[type]);
 }
 
+/* ":/text" after commit c: the youngest commit from c whose message
+ * matches, into *out: 0, or -1. */
+static int search_step(git_repository *repo, const rq_revparse_step *st, git_object *c,
+		       git_object **out)
+{
+	rq_oid from, found;
+	git_oid g;
+
+	rq_oid_from_git(&from, git_object_id(c));
+	if (rq_revat_search(repo, &from, st->text, st->len, &found) != 0)
+		return -1;
+	rq_oid_to_git(&g, &found, &rq_oid_sha1); /* libgit2: SHA-1 only */
+	return git_object_lookup(out, repo, &g, GIT_OBJECT_COMMIT);
+}
+
 /* One suffix applied to *obj (replaced): 0, or -1 (it names nothing). */
 static int apply_step(git_repository *repo, const rq_revparse_step *st, git_object **obj)
 {
 	git_object *next = NULL, *c = NULL;
-	git_oid found;
 	int rc = -1;
 
 	if (st->kind == RQ_REVPARSE_PEEL)
@@ -380,8 +392,8 @@ static int apply_step(git_repository *repo, const rq_revparse_step *st, git_obje
 	else if (st->kind == RQ_REVPARSE_ANCESTOR)
 		rc = git_commit_nth_gen_ancestor((git_commit **)&next, (git_commit *)c,
 						 (unsigned int)st->n);
-	else if (rq_revat_search(repo, git_object_id(c), st->text, st->len, &found) == 0)
-		rc = git_object_lookup(&next, repo, &found, GIT_OBJECT_COMMIT);
+	else
+		rc = search_step(repo, st, c, &next);
 	git_object_free(c);
 	if (rc < 0)
 		return -1;
@@ -391,7 +403,7 @@ static int apply_step(git_repository *repo, const rq_revparse_step *st, git_obje
 }
 
 /* What obj peels to as a commit into *out: 0, or -1 (err set). */
-static int peel_commit(git_object *obj, const char *expr, git_oid *out, rq_error *err)
+static int peel_commit(git_object *obj, const char *expr, rq_oid *out, rq_error *err)
 {
 	git_object *peeled = NULL;
 	int rc = git_object_peel(&peeled, obj, GIT_OBJECT_COMMIT);
@@ -400,7 +412,7 @@ static int peel_commit(git_object *obj, const char *expr, git_oid *out, rq_error
 		return -1;
 	if (rc < 0)
 		return rq_error_set(err, RQ_E_BAD_REVISION, "'%s' does not name a commit", expr);
-	git_oid_cpy(out, git_object_id(peeled));
+	rq_oid_from_git(out, git_object_id(peeled));
 	git_object_free(peeled);
 	return 0;
 }
@@ -412,12 +424,13 @@ static int peel_commit(git_object *obj, const char *expr, git_oid *out, rq_error
  * back set, *fullref is what rq_revname_dwim() gives for the whole
  * expression (a plain name was looked up once for both).
  */
-int rq_revname_resolve(git_repository *repo, const rq_revname_refs *known, const char *expr,
-		       git_oid *out, char **fullref, int *named, rq_error *err)
+int rq_revname_resolve(git_repository *repo, const rq_oid_algo *algo, const rq_revname_refs *known,
+		       const char *expr, rq_oid *out, char **fullref, int *named, rq_error *err)
 {
 	rq_revparse p;
 	git_object *obj = NULL;
-	git_oid oid;
+	rq_oid oid;
+	git_oid g;
 	int rc, n = 0;
 
 	if (!*expr || expr[0] == '-' || (strchr(expr, ':') && strncmp(expr, ":/", 2)))
@@ -425,9 +438,10 @@ int rq_revname_resolve(git_repository *repo, const rq_revname_refs *known, const
 	if ((rc = rq_revparse_read(expr, &p)) != 0)
 		return rc < 0 ? rq_error_set(err, RQ_E_NOMEM, "out of memory")
 			      : rq_revname_unknown(err, expr);
-	rc = resolve_base(repo, known, expr, &p, &oid, fullref && !p.nsteps ? fullref : NULL, &n,
-			  err);
-	if (rc == 0 && git_object_lookup(&obj, repo, &oid, GIT_OBJECT_ANY) < 0)
+	rc = resolve_base(repo, algo, known, expr, &p, &oid, fullref && !p.nsteps ? fullref : NULL,
+			  &n, err);
+	if (rc == 0 && (rq_oid_to_git(&g, &oid, algo) < 0 ||
+			git_object_lookup(&obj, repo, &g, GIT_OBJECT_ANY) < 0))
 		rc = rq_revname_unknown(err, expr);
 	for (size_t i = 0; rc == 0 && i < p.nsteps; i++)
 		if (apply_step(repo, &p.steps[i], &obj) < 0)

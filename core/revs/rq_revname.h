@@ -19,6 +19,7 @@
 
 #include "rq_error.h"
 #include "rq_hindex.h"
+#include "rq_oid.h"
 
 /*
  * The names of all refs, read once when many names are to be resolved: a
@@ -31,7 +32,7 @@
 typedef struct rq_revname_ref {
 	char *name;
 	int direct; /* a direct ref: oid is its target */
-	git_oid oid;
+	rq_oid oid;
 } rq_revname_ref;
 
 typedef struct rq_revname_refs {
@@ -47,13 +48,14 @@ void rq_revname_refs_free(rq_revname_refs *rs);
 
 /* DWIM name to refs (known: the set of refs, or NULL): as rq_revs_dwim_ref. */
 int rq_revname_dwim(git_repository *repo, const rq_revname_refs *known, const char *name,
-		    char **fullname, git_oid *oid, rq_error *err);
+		    char **fullname, rq_oid *oid, rq_error *err);
 
 /* The commit expr (no range) names into *out (known: the set of refs, or
- * NULL): 0, or -1 with err set. *named (may be NULL): whether expr was
+ * NULL; algo: the repository's object format, ids are read at its
+ * width): 0, or -1 with err set. *named (may be NULL): whether expr was
  * looked up as a ref, and then *fullref (may be NULL) the ref. */
-int rq_revname_resolve(git_repository *repo, const rq_revname_refs *known, const char *expr,
-		       git_oid *out, char **fullref, int *named, rq_error *err);
+int rq_revname_resolve(git_repository *repo, const rq_oid_algo *algo, const rq_revname_refs *known,
+		       const char *expr, rq_oid *out, char **fullref, int *named, rq_error *err);
 
 /* git's error for a name that resolves to nothing (RQ_E_BAD_REVISION),
  * unless a damaged object was read: -1. */

@@ -32,15 +32,16 @@ int rq_revs_refname_valid(const char *s)
 	return valid;
 }
 
-int rq_revs_dwim_ref(git_repository *repo, const char *name, char **fullname, git_oid *oid,
+int rq_revs_dwim_ref(git_repository *repo, const char *name, char **fullname, rq_oid *oid,
 		     rq_error *err)
 {
 	return rq_revname_dwim(repo, NULL, name, fullname, oid, err);
 }
 
-int rq_revs_resolve_commit(git_repository *repo, const char *expr, git_oid *out, rq_error *err)
+int rq_revs_resolve_commit(git_repository *repo, const rq_oid_algo *algo, const char *expr,
+			   rq_oid *out, rq_error *err)
 {
-	return rq_revname_resolve(repo, NULL, expr, out, NULL, NULL, err);
+	return rq_revname_resolve(repo, algo, NULL, expr, out, NULL, NULL, err);
 }
 
 void rq_revs_free(rq_revs *revs)
@@ -57,7 +58,7 @@ void rq_revs_free(rq_revs *revs)
 }
 
 static int push_rev(git_repository *repo, const rq_revname_refs *refs, rq_revs *revs, size_t *cap,
-		    const char *name, size_t len, int negative, const git_oid *known, rq_error *err)
+		    const char *name, size_t len, int negative, const rq_oid *known, rq_error *err)
 {
 	rq_rev *r;
 	int n = 0;
@@ -78,10 +79,10 @@ static int push_rev(git_repository *repo, const rq_revname_refs *refs, rq_revs *
 	else
 		revs->npositive++;
 	if (known) {
-		git_oid_cpy(&r->oid, known);
+		r->oid = *known;
 		return 0;
 	}
-	if (rq_revname_resolve(repo, refs, r->name, &r->oid, &r->fullref, &n, err) < 0)
+	if (rq_revname_resolve(repo, revs->algo, refs, r->name, &r->oid, &r->fullref, &n, err) < 0)
 		return -1;
 	if (n) /* looked up as a ref already */
 		return 0;
@@ -95,18 +96,18 @@ static int push_rev(git_repository *repo, const rq_revname_refs *refs, rq_revs *
 	return 0;
 }
 
-static int add_merge_bases(git_repository *repo, rq_revs *revs, size_t *cap, const git_oid *a,
-			   const git_oid *b, rq_error *err)
+static int add_merge_bases(git_repository *repo, rq_revs *revs, size_t *cap, const rq_oid *a,
+			   const rq_oid *b, rq_error *err)
 {
 	rq_reach_reader rd = rq_reach_git2_reader(repo);
-	git_oid *bases = NULL;
+	rq_oid *bases = NULL;
 	size_t n = 0;
 	int rc = rq_reach_bases(&rd, NULL, a, b, 1, &bases, &n, err);
 
 	for (size_t i = 0; rc == 0 && i < n; i++) {
-		char hex[GIT_OID_HEXSZ + 1];
-		git_oid_tostr(hex, sizeof(hex), &bases[i]);
-		rc = push_rev(repo, NULL, revs, cap, hex, GIT_OID_HEXSZ, 1, &bases[i], err);
+		char hex[RQ_OID_MAX_HEXSZ + 1];
+		rq_oid_fmt(hex, &bases[i], revs->algo);
+		rc = push_rev(repo, NULL, revs, cap, hex, revs->algo->hexsz, 1, &bases[i], err);
 	}
 	free(bases);
 	return rc < 0 ? -1 : 0;
@@ -121,21 +122,22 @@ static int whole_arg(rq_error *err, const char *arg)
 }
 
 /* The commit an expression names, by id (its name counts as no ref). */
-static int commit_of(git_repository *repo, const rq_revname_refs *refs, const char *expr,
-		     size_t len, git_commit **out, rq_error *err)
+static int commit_of(git_repository *repo, const rq_oid_algo *algo, const rq_revname_refs *refs,
+		     const char *expr, size_t len, git_commit **out, rq_error *err)
 {
 	char *name = strndup(expr, len);
-	git_oid oid;
+	rq_oid oid;
+	git_oid g;
 	int n = 0, rc;
 
 	*out = NULL;
 	if (!name)
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	rc = rq_revname_resolve(repo, refs, name, &oid, NULL, &n, err);
+	rc = rq_revname_resolve(repo, algo, refs, name, &oid, NULL, &n, err);
 	free(name);
 	if (rc < 0)
 		return -1;
-	if (git_commit_lookup(out, repo, &oid) < 0)
+	if (rq_oid_to_git(&g, &oid, algo) < 0 || git_commit_lookup(out, repo, &g) < 0)
 		return rq_error_git(err, "cannot read commit");
 	return 0;
 }
@@ -166,7 +168,7 @@ static int parse_parent_shorthand(git_repository *repo, const rq_revname_refs *r
 	} else {
 		return 0;
 	}
-	if (commit_of(repo, refs, arg, base, &c, err) < 0)
+	if (commit_of(repo, revs->algo, refs, arg, base, &c, err) < 0)
 		return whole_arg(err, arg);
 	if (kind == '-' && (nth < 1 || (unsigned long)nth > git_commit_parentcount(c))) {
 		git_commit_free(c);
@@ -175,9 +177,9 @@ static int parse_parent_shorthand(git_repository *repo, const rq_revname_refs *r
 	for (unsigned i = 0; i < git_commit_parentcount(c) && rc == 0; i++)
 		if (kind != '-' || i + 1 == (unsigned)nth)
 			rc = push_rev(repo, refs, revs, cap, arg, len, kind != '@',
-				      git_commit_parent_id(c, i), err);
+				      RQ_GIT_ID(git_commit_parent_id(c, i)), err);
 	if (rc == 0 && kind != '@')
-		rc = push_rev(repo, refs, revs, cap, arg, len, 0, git_commit_id(c), err);
+		rc = push_rev(repo, refs, revs, cap, arg, len, 0, RQ_GIT_ID(git_commit_id(c)), err);
 	git_commit_free(c);
 	return rc < 0 ? -1 : 1;
 }
@@ -294,7 +296,7 @@ static int push_set(git_repository *repo, rq_revs *revs, size_t *cap, refsel *se
 		    git_object_lookup(&o, repo, &target, GIT_OBJECT_ANY) == 0 &&
 		    git_object_peel(&c, o, GIT_OBJECT_COMMIT) == 0) {
 			rc = push_rev(repo, NULL, revs, cap, names[i], strlen(names[i]),
-				      sel->negate, git_object_id(c), err);
+				      sel->negate, RQ_GIT_ID(git_object_id(c)), err);
 			if (rc == 0 && !(revs->v[revs->n - 1].fullref = strdup(names[i])))
 				rc = rq_error_set(err, RQ_E_NOMEM, "out of memory");
 		}
@@ -451,8 +453,8 @@ int rq_revs_is_option(const char *arg)
 	return arg[0] == '-' && arg[1] != '\0';
 }
 
-int rq_revs_parse(git_repository *repo, const char *const *args, size_t nargs, rq_revs *out,
-		  rq_error *err)
+int rq_revs_parse(git_repository *repo, const rq_oid_algo *algo, const char *const *args,
+		  size_t nargs, rq_revs *out, rq_error *err)
 {
 	size_t cap = 0;
 	rq_revname_refs refs;
@@ -461,6 +463,7 @@ int rq_revs_parse(git_repository *repo, const char *const *args, size_t nargs, r
 	    rc = 0;
 
 	memset(out, 0, sizeof(*out));
+	out->algo = algo;
 	rq_revfilter_init(&out->filter);
 	for (size_t i = 0; i < nargs && rc == 0; i++) {
 		size_t before = out->n;

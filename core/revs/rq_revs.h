@@ -16,18 +16,20 @@
 #include <stddef.h>
 
 #include "rq_error.h"
+#include "rq_oid.h"
 #include "rq_revfilter.h"
 
 typedef struct rq_rev {
 	char *name;    /* the expression for this side, without '^' */
 	int negative;  /* excluded ("^A", left of "A..B", a merge base) */
-	git_oid oid;   /* the commit it names */
+	rq_oid oid;    /* the commit it names */
 	char *fullref; /* full ref name when name is exactly one ref, else NULL */
 } rq_rev;
 
 typedef struct rq_revs {
 	rq_rev *v;
 	size_t n;
+	const rq_oid_algo *algo; /* the repository's object format */
 	size_t npositive;
 	size_t nnegative;
 	rq_revfilter filter; /* the walk options among the arguments */
@@ -41,8 +43,8 @@ typedef struct rq_revs {
  * each a ref to update), --not (inverts the sense of what follows), or a
  * walk option of rq_revfilter. Anything else is RQ_E_USAGE.
  */
-int rq_revs_parse(git_repository *repo, const char *const *args, size_t nargs, rq_revs *out,
-		  rq_error *err);
+int rq_revs_parse(git_repository *repo, const rq_oid_algo *algo, const char *const *args,
+		  size_t nargs, rq_revs *out, rq_error *err);
 void rq_revs_free(rq_revs *revs);
 
 /* 1 if a revision argument is an option (for rq_revs_parse to take). */
@@ -67,11 +69,13 @@ int rq_revs_syntax_option(const char *arg, int syntax);
  * wanted) receives the first match's full name, with symbolic refs
  * followed (HEAD -> refs/heads/main), and *oid its target.
  */
-int rq_revs_dwim_ref(git_repository *repo, const char *name, char **fullname, git_oid *oid,
+int rq_revs_dwim_ref(git_repository *repo, const char *name, char **fullname, rq_oid *oid,
 		     rq_error *err);
 
-/* Resolve a commit-ish expression (no ranges) to a commit id. */
-int rq_revs_resolve_commit(git_repository *repo, const char *expr, git_oid *out, rq_error *err);
+/* Resolve a commit-ish expression (no ranges) to a commit id (algo: the
+ * repository's object format). */
+int rq_revs_resolve_commit(git_repository *repo, const rq_oid_algo *algo, const char *expr,
+			   rq_oid *out, rq_error *err);
 
 /* 1 if s is a valid, fully qualified ref name ("refs/..." or "HEAD"), by
  * git's rules (rq_refname) and libgit2's. */

@@ -24,7 +24,7 @@
 #define SLOP 5
 
 typedef struct node {
-	git_oid oid;
+	rq_oid oid;
 	int64_t date;
 	size_t *parents;
 	unsigned nparents;
@@ -47,6 +47,7 @@ typedef struct qent {
 
 typedef struct walker {
 	git_repository *repo;
+	const rq_oid_algo *algo; /* the repository's object format */
 	node *nodes;
 	size_t n, cap;
 	rq_oidmap map;
@@ -126,7 +127,7 @@ static size_t queue_pop(walker *w)
 	return ni;
 }
 
-static int get_node(walker *w, const git_oid *oid, size_t *out)
+static int get_node(walker *w, const rq_oid *oid, size_t *out)
 {
 	if (rq_oidmap_get(&w->map, oid, out))
 		return 0;
@@ -135,7 +136,7 @@ static int get_node(walker *w, const git_oid *oid, size_t *out)
 		return rq_error_set(w->err, RQ_E_NOMEM, "out of memory");
 	w->nodes = nn;
 	memset(&w->nodes[w->n], 0, sizeof(node));
-	git_oid_cpy(&w->nodes[w->n].oid, oid);
+	w->nodes[w->n].oid = *oid;
 	if (rq_oidmap_put(&w->map, oid, w->n) < 0)
 		return rq_error_set(w->err, RQ_E_NOMEM, "out of memory");
 	*out = w->n++;
@@ -147,14 +148,16 @@ static int parse_node(walker *w, size_t i)
 	git_commit *c = NULL;
 	unsigned np;
 	size_t *parents = NULL;
+	git_oid g;
 
 	if (w->nodes[i].flags & F_PARSED)
 		return 0;
-	if (git_commit_lookup(&c, w->repo, &w->nodes[i].oid) < 0) {
-		char hex[GIT_OID_HEXSZ + 1];
+	if (rq_oid_to_git(&g, &w->nodes[i].oid, w->algo) < 0 ||
+	    git_commit_lookup(&c, w->repo, &g) < 0) {
+		char hex[RQ_OID_MAX_HEXSZ + 1];
 		if (rq_error_git_corrupt(w->err) < 0)
 			return -1;
-		git_oid_tostr(hex, sizeof(hex), &w->nodes[i].oid);
+		rq_oid_fmt(hex, &w->nodes[i].oid, w->algo);
 		return rq_error_set(w->err, RQ_E_BAD_REVISION, "could not parse commit %s", hex);
 	}
 	np = git_commit_parentcount(c);
@@ -169,7 +172,9 @@ static int parse_node(walker *w, size_t i)
 	}
 	for (unsigned k = 0; k < np; k++) {
 		size_t pi;
-		if (get_node(w, git_commit_parent_id(c, k), &pi) < 0) {
+		rq_oid pid;
+		rq_oid_from_git(&pid, git_commit_parent_id(c, k));
+		if (get_node(w, &pid, &pi) < 0) {
 			free(parents);
 			git_commit_free(c);
 			return -1;
@@ -450,13 +455,14 @@ static int ancestry_bottoms(walker *w, const rq_revs *revs, size_t **out, size_t
 	if (!(*out = malloc((n + 1) * sizeof(**out))))
 		return rq_error_set(w->err, RQ_E_NOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++) {
-		git_oid id;
+		rq_oid id;
 		size_t ni;
 		if (f->ancestry_path & 2) {
-			if (rq_revs_resolve_commit(w->repo, f->ancestry[i], &id, w->err) < 0)
+			if (rq_revs_resolve_commit(w->repo, w->algo, f->ancestry[i], &id, w->err) <
+			    0)
 				return -1;
 		} else if (revs->v[i].negative) {
-			git_oid_cpy(&id, &revs->v[i].oid);
+			id = revs->v[i].oid;
 		} else {
 			continue;
 		}
@@ -555,6 +561,7 @@ int rq_walk_run(git_repository *repo, const rq_revs *revs, int newest_first, siz
 	rq_oidmap_init(&out->boundary);
 	memset(&w, 0, sizeof(w));
 	w.repo = repo;
+	w.algo = revs->algo ? revs->algo : &rq_oid_sha1;
 	w.err = err;
 	w.first_parent = revs->filter.first_parent;
 	rq_oidmap_init(&w.map);

@@ -11,6 +11,8 @@
 
 #include "rq_commit.h"
 #include "rq_i18n.h"
+#include "rq_odb.h"
+#include "rq_repofmt.h"
 
 /* git's empty tree in a SHA-1 repository (rq_oid_sha1.empty_tree) */
 #define EMPTY_TREE_HEX "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -100,14 +102,14 @@ static void test_revert_message_like_git(void **state)
 }
 
 /* The raw text of a commit, as git cat-file prints it. */
-static char *cat_commit(tu_repo *r, const git_oid *id)
+static char *cat_commit(tu_repo *r, const rq_oid *id)
 {
-	char *raw = tu_capture_raw(r, NULL, "git cat-file commit %s", tu_hex(id));
+	char *raw = tu_capture_raw(r, NULL, "git cat-file commit %s", tu_oid_hex(id));
 	assert_non_null(raw);
 	return raw;
 }
 
-static char *hash_commit(tu_repo *r, const char *text, git_oid *out)
+static char *hash_commit(tu_repo *r, const char *text, rq_oid *out)
 {
 	char path[PATH_MAX + 16], *hex;
 	FILE *f;
@@ -119,7 +121,7 @@ static char *hash_commit(tu_repo *r, const char *text, git_oid *out)
 	assert_int_equal(fclose(f), 0);
 	hex = tu_capture(r, "git hash-object -t commit -w --stdin <'%s'", path);
 	assert_non_null(hex);
-	assert_int_equal(git_oid_fromstr(out, hex), 0);
+	assert_int_equal(rq_oid_parse(out, &rq_oid_sha1, hex, strlen(hex)), 0);
 	return hex;
 }
 
@@ -133,7 +135,7 @@ static char *hash_commit(tu_repo *r, const char *text, git_oid *out)
 static void test_pick_extra_headers(void **state)
 {
 	tu_repo *r = *state;
-	git_oid base, tree1, tree2, orig, out;
+	rq_oid base, tree1, tree2, orig, out;
 	git_odb *odb;
 	rq_error err;
 	char text[4096], want[4096], *raw, *hex;
@@ -141,9 +143,9 @@ static void test_pick_extra_headers(void **state)
 
 	tu_commit_file(r, "a.txt", "1\n", "base");
 	tu_commit_file(r, "a.txt", "2\n", "second");
-	tu_rev_parse(r, "HEAD~1", &base);
-	tu_rev_parse(r, "HEAD~1^{tree}", &tree1);
-	tu_rev_parse(r, "HEAD^{tree}", &tree2);
+	tu_rev_oid(r, "HEAD~1", &base);
+	tu_rev_oid(r, "HEAD~1^{tree}", &tree1);
+	tu_rev_oid(r, "HEAD^{tree}", &tree2);
 
 	/* an original with a signature, extra headers and leading blank lines */
 	snprintf(text, sizeof(text),
@@ -160,7 +162,7 @@ static void test_pick_extra_headers(void **state)
 		 "\n"
 		 "  \n"
 		 "Subject line\n\nBody  \n\n",
-		 tu_hex(&tree1), tu_hex(&base));
+		 tu_oid_hex(&tree1), tu_oid_hex(&base));
 	hex = hash_commit(r, text, &orig);
 	free(hex);
 	assert_int_equal(git_repository_odb(&odb, tu_repo_open(r)), 0);
@@ -178,7 +180,7 @@ static void test_pick_extra_headers(void **state)
 		 "x-after value\n"
 		 "\n"
 		 "Subject line\n\nBody  \n\n",
-		 tu_hex(&tree2), tu_hex(&base), committer);
+		 tu_oid_hex(&tree2), tu_oid_hex(&base), committer);
 	assert_string_equal(raw, want);
 	free(raw);
 	assert_int_equal(tu_run(r, "git fsck --strict --no-dangling 2>&1"), 0);
@@ -196,10 +198,10 @@ static void test_pick_extra_headers(void **state)
 
 	/* the same inputs give the same id */
 	{
-		git_oid again;
+		rq_oid again;
 		assert_int_equal(
 		    rq_commit_pick(odb, NULL, &orig, &tree1, NULL, committer, &again, &err), 0);
-		assert_true(git_oid_equal(&again, &out));
+		assert_true(rq_oid_eq(&again, &out));
 	}
 
 	/* not a commit */
@@ -209,8 +211,8 @@ static void test_pick_extra_headers(void **state)
 	assert_int_equal(err.code, RQ_E_BAD_REVISION);
 	/* missing object */
 	{
-		git_oid missing;
-		git_oid_fromstr(&missing, HEX40);
+		rq_oid missing;
+		rq_oid_parse(&missing, &rq_oid_sha1, HEX40, strlen(HEX40));
 		rq_error_clear(&err);
 		assert_int_equal(
 		    rq_commit_pick(odb, NULL, &missing, &tree1, NULL, committer, &out, &err), -1);
@@ -223,21 +225,21 @@ static void test_pick_extra_headers(void **state)
 static void test_pick_identity(void **state)
 {
 	tu_repo *r = *state;
-	git_oid head, parent, tree, out;
+	rq_oid head, parent, tree, out;
 	git_odb *odb;
 	char *committer;
 
 	tu_commit_file(r, "a.txt", "1\n", "one");
 	tu_commit_file(r, "a.txt", "2\n", "two\n\nwith a body\n");
-	tu_rev_parse(r, "HEAD", &head);
-	tu_rev_parse(r, "HEAD~1", &parent);
-	tu_rev_parse(r, "HEAD^{tree}", &tree);
+	tu_rev_oid(r, "HEAD", &head);
+	tu_rev_oid(r, "HEAD~1", &parent);
+	tu_rev_oid(r, "HEAD^{tree}", &tree);
 	committer = tu_capture(r, "git cat-file commit HEAD | sed -n 's/^committer //p'");
 	assert_non_null(committer);
 	assert_int_equal(git_repository_odb(&odb, tu_repo_open(r)), 0);
 	assert_int_equal(rq_commit_pick(odb, NULL, &head, &tree, &parent, committer, &out, NULL),
 			 0);
-	assert_string_equal(tu_hex(&out), tu_hex(&head));
+	assert_string_equal(tu_oid_hex(&out), tu_oid_hex(&head));
 	git_odb_free(odb);
 	free(committer);
 }
@@ -245,7 +247,7 @@ static void test_pick_identity(void **state)
 static void test_revert_commit(void **state)
 {
 	tu_repo *r = *state;
-	git_oid head, tree, out;
+	rq_oid head, tree, out;
 	git_odb *odb;
 	rq_error err;
 	char want[2048], *raw;
@@ -253,8 +255,8 @@ static void test_revert_commit(void **state)
 
 	tu_commit_file(r, "a.txt", "1\n", "one");
 	tu_commit_file(r, "a.txt", "2\n", "Revert \"something\"\n\nbody\n");
-	tu_rev_parse(r, "HEAD", &head);
-	tu_rev_parse(r, "HEAD~1^{tree}", &tree);
+	tu_rev_oid(r, "HEAD", &head);
+	tu_rev_oid(r, "HEAD~1^{tree}", &tree);
 	assert_int_equal(git_repository_odb(&odb, tu_repo_open(r)), 0);
 	rq_error_clear(&err);
 	assert_int_equal(
@@ -263,7 +265,7 @@ static void test_revert_commit(void **state)
 	snprintf(want, sizeof(want),
 		 "tree %s\nparent %s\nauthor %s\ncommitter %s\n\n"
 		 "Reapply \"something\"\n\nThis reverts commit %s.\n",
-		 tu_hex(&tree), tu_hex(&head), committer, committer, tu_hex(&head));
+		 tu_oid_hex(&tree), tu_oid_hex(&head), committer, committer, tu_oid_hex(&head));
 	assert_string_equal(raw, want);
 	free(raw);
 	/* a root revert */
@@ -339,7 +341,7 @@ static void test_encoding_names(void **state)
 }
 
 /* A commit object from raw bytes (NUL bytes and all), as old tools wrote them. */
-static void hash_raw(tu_repo *r, const char *text, size_t len, git_oid *out)
+static void hash_raw(tu_repo *r, const char *text, size_t len, rq_oid *out)
 {
 	char path[PATH_MAX + 16], *hex;
 	FILE *f;
@@ -351,7 +353,7 @@ static void hash_raw(tu_repo *r, const char *text, size_t len, git_oid *out)
 	assert_int_equal(fclose(f), 0);
 	hex = tu_capture(r, "git hash-object -t commit -w --literally --stdin <'%s'", path);
 	assert_non_null(hex);
-	assert_int_equal(git_oid_fromstr(out, hex), 0);
+	assert_int_equal(rq_oid_parse(out, &rq_oid_sha1, hex, strlen(hex)), 0);
 	free(hex);
 }
 
@@ -360,18 +362,18 @@ static void hash_raw(tu_repo *r, const char *text, size_t len, git_oid *out)
 static char *pick_raw(tu_repo *r, git_odb *odb, const rq_commit_cfg *cfg, const char *raw,
 		      size_t len, const char *author, int *rc)
 {
-	git_oid orig, tree, out;
+	rq_oid orig, tree, out;
 	rq_error err;
 	char *text, *after;
 
 	hash_raw(r, raw, len, &orig);
-	git_oid_fromstr(&tree, EMPTY_TREE_HEX);
+	tree = rq_oid_sha1.empty_tree;
 	rq_error_clear(&err);
 	*rc = author ? rq_commit_revert(odb, cfg, &orig, &tree, NULL, author, "C <c@x> 2 +0000",
 					&out, &err)
 		     : rq_commit_pick(odb, cfg, &orig, &tree, NULL, "C <c@x> 2 +0000", &out, &err);
 	assert_true(*rc >= 0);
-	text = tu_capture_raw(r, NULL, "git cat-file commit %s", tu_hex(&out));
+	text = tu_capture_raw(r, NULL, "git cat-file commit %s", tu_oid_hex(&out));
 	assert_non_null(text);
 	after = strdup(strstr(text, "\nauthor ") + 1);
 	free(text);
@@ -386,7 +388,7 @@ static void test_pick_encodings(void **state)
 	git_odb *odb;
 	char *got;
 	int rc;
-	rq_commit_cfg latin = {"ISO-8859-1", NULL};
+	rq_commit_cfg latin = {"ISO-8859-1", NULL, &rq_oid_sha1};
 	static const char iso[] = TREE_LINE "author D\xe9j\xe0 <d@x> 1 +0000\n"
 					    "committer C <c@x> 1 +0000\nencoding iso-8859-1\n"
 					    "change-id I1\n\ncaf\xe9\n";
@@ -445,7 +447,7 @@ static void test_pick_odd_headers(void **state)
 					    " \n"
 					    "\n"
 					    "\f\n \t\nSubject\n";
-	rq_commit_cfg author = {NULL, "Now <n@x> 5 +0000"};
+	rq_commit_cfg author = {NULL, "Now <n@x> 5 +0000", &rq_oid_sha1};
 	static const char noauthor[] = TREE_LINE "committer C <c@x> 1 +0000\n\nm\n";
 
 	assert_int_equal(git_repository_odb(&odb, tu_repo_open(r)), 0);
@@ -462,6 +464,49 @@ static void test_pick_odd_headers(void **state)
 	git_odb_free(odb);
 }
 
+/* The ids of a commit's lines take its format's width (rq_commit_merge's
+ * algo; a pick's rq_commit_cfg.algo), and the database says its format. */
+static void test_formats(void **state)
+{
+	tu_repo *r = *state;
+	git_repository *repo = tu_repo_open(r);
+	rq_odb_opts opts = {.algo = &rq_oid_sha256};
+	rq_oid tree, parent, out;
+	git_odb *odb = NULL, *plain = NULL;
+	git_odb_object *obj = NULL;
+	git_oid g;
+	char want[300];
+	rq_error err;
+
+	memset(tree.id, 0x11, 32);
+	memset(parent.id, 0x22, 32);
+	assert_int_equal(git_repository_odb(&odb, repo), 0);
+	assert_int_equal(rq_commit_merge(odb, &rq_oid_sha256, &tree, &parent, 1, "A <a@x> 1 +0000",
+					 "C <c@x> 2 +0000", "m", &out, &err),
+			 0);
+	assert_int_equal(rq_oid_to_git(&g, &out, &rq_oid_sha1), 0);
+	assert_int_equal(git_odb_read(&obj, odb, &g), 0);
+	snprintf(want, sizeof(want),
+		 "tree %s\nparent %s\nauthor A <a@x> 1 +0000\ncommitter C <c@x> 2 +0000\n\nm\n",
+		 "1111111111111111111111111111111111111111111111111111111111111111",
+		 "2222222222222222222222222222222222222222222222222222222222222222");
+	assert_int_equal(git_odb_object_size(obj), strlen(want));
+	assert_memory_equal(git_odb_object_data(obj), want, strlen(want));
+	git_odb_object_free(obj);
+	git_odb_free(odb);
+	/* the format a database was made with; SHA-1 for any other */
+	assert_ptr_equal(rq_repofmt_algo(repo), &rq_oid_sha1);
+	assert_int_equal(rq_odb_new(&odb, repo, &opts, &err), 0);
+	assert_ptr_equal(rq_odb_algo(odb), &rq_oid_sha256);
+	git_odb_free(odb);
+	assert_int_equal(rq_odb_new(&odb, repo, NULL, &err), 0);
+	assert_ptr_equal(rq_odb_algo(odb), &rq_oid_sha1);
+	git_odb_free(odb);
+	assert_int_equal(git_odb_new(&plain), 0);
+	assert_ptr_equal(rq_odb_algo(plain), &rq_oid_sha1);
+	git_odb_free(plain);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -474,6 +519,7 @@ int main(void)
 	    cmocka_unit_test(test_encoding_names),
 	    cmocka_unit_test_setup_teardown(test_pick_encodings, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_pick_odd_headers, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_formats, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
 }

@@ -110,7 +110,7 @@ static void write_tree(git_odb *odb, const git_oid *blobs, int n, git_oid *out)
 		memcpy(buf + len, blobs[i].id, GIT_OID_RAWSZ);
 		len += GIT_OID_RAWSZ;
 	}
-	assert_int_equal(rq_odb_mem_write(out, odb, buf, len, GIT_OBJECT_TREE), 0);
+	assert_int_equal(tu_mem_write(out, odb, buf, len, GIT_OBJECT_TREE), 0);
 }
 
 /*
@@ -134,8 +134,7 @@ static void test_pack_deltas(void **state)
 	for (int i = 0; i < 40; i++) {
 		char c[32];
 		int n = snprintf(c, sizeof(c), "content %d\n", i);
-		assert_int_equal(rq_odb_mem_write(&blobs[i], odb, c, (size_t)n, GIT_OBJECT_BLOB),
-				 0);
+		assert_int_equal(tu_mem_write(&blobs[i], odb, c, (size_t)n, GIT_OBJECT_BLOB), 0);
 	}
 	for (int t = 0; t < 120; t++) {
 		git_oid b = blobs[t % 40];
@@ -632,12 +631,12 @@ static void test_odb_write_existing(void **state)
 	free(loose);
 	assert_int_equal(rq_odb_tmpdir_open(&od, repo, NULL, NULL), 0);
 	assert_int_equal(git_repository_odb(&odb, repo), 0);
-	assert_int_equal(rq_odb_mem_write(&id, odb, "packed\n", 7, GIT_OBJECT_BLOB), 0);
+	assert_int_equal(tu_mem_write(&id, odb, "packed\n", 7, GIT_OBJECT_BLOB), 0);
 	assert_int_equal(rq_odb_tmpdir_mark(od), 0);
-	assert_int_equal(rq_odb_mem_write(&id, odb, "loose\n", 6, GIT_OBJECT_BLOB), 0);
+	assert_int_equal(tu_mem_write(&id, odb, "loose\n", 6, GIT_OBJECT_BLOB), 0);
 	assert_int_equal(rq_odb_tmpdir_mark(od), 1);
-	assert_int_equal(rq_odb_mem_write(&id, odb, "loose\n", 6, GIT_OBJECT_BLOB), 0);
-	assert_int_equal(rq_odb_mem_write(&id, odb, "new\n", 4, GIT_OBJECT_BLOB), 0);
+	assert_int_equal(tu_mem_write(&id, odb, "loose\n", 6, GIT_OBJECT_BLOB), 0);
+	assert_int_equal(tu_mem_write(&id, odb, "new\n", 4, GIT_OBJECT_BLOB), 0);
 	assert_int_equal(rq_odb_tmpdir_mark(od), 2);
 	git_odb_free(odb);
 	assert_int_equal(rq_odb_tmpdir_finish(od, &stats, NULL), 0);

@@ -518,7 +518,6 @@ static void test_memory_store(void **state)
 	git_odb_backend *mem;
 	rq_odb_read_obj got;
 	rq_oid id, full;
-	git_oid gid;
 	copy c;
 
 	(void)state;
@@ -526,8 +525,7 @@ static void test_memory_store(void **state)
 	copy_open(&c, f);
 	assert_int_equal(rq_odb_mem_new(&mem), 0);
 	assert_int_equal(git_odb_add_backend(c.odb, mem, 10), 0);
-	assert_int_equal(rq_odb_mem_write(&gid, c.odb, "a new object\n", 13, GIT_OBJECT_BLOB), 0);
-	rq_oid_from_git(&id, &gid);
+	assert_int_equal(rq_odb_mem_write(&id, c.odb, "a new object\n", 13, GIT_OBJECT_BLOB), 0);
 	assert_int_equal(rq_odb_read_object(c.rd, &id, &got), 0);
 	assert_int_equal(got.len, 13);
 	assert_int_equal(got.type, GIT_OBJECT_BLOB);

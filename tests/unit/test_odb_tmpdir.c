@@ -228,15 +228,15 @@ static char *compress_ahead_run(tu_repo *r, git_oid *ids, size_t n, size_t size)
 			buf[i] = (char)('a' + (i * 7 + i / 61 + (k / 2) * (i % 997 == 0)) % 26);
 		snprintf(buf, 32, "version %zu\n", k);
 		/* odd k: a new version of k - 1's file */
-		assert_int_equal(rq_odb_mem_write_like(&ids[k], odb, buf, size, GIT_OBJECT_BLOB,
-						       k % 2 ? &ids[k - 1] : NULL, NULL, 0),
+		assert_int_equal(tu_mem_write_like(&ids[k], odb, buf, size, GIT_OBJECT_BLOB,
+						   k % 2 ? &ids[k - 1] : NULL),
 				 0);
 		if (k % 5 == 4) { /* read back an earlier one, and write it again */
 			git_odb_object *o = NULL;
 			assert_int_equal(git_odb_read(&o, odb, &ids[k - 3]), 0);
 			assert_int_equal(git_odb_object_size(o), size);
-			assert_int_equal(rq_odb_mem_write(&ids[k - 3], odb, git_odb_object_data(o),
-							  size, GIT_OBJECT_BLOB),
+			assert_int_equal(tu_mem_write(&ids[k - 3], odb, git_odb_object_data(o),
+						      size, GIT_OBJECT_BLOB),
 					 0);
 			git_odb_object_free(o);
 		}
@@ -299,8 +299,7 @@ static char *write_against(tu_repo *r, const git_oid *side, const char *content,
 
 	assert_int_equal(rq_odb_tmpdir_open(&od, repo, NULL, NULL), 0);
 	assert_int_equal(git_repository_odb(&odb, repo), 0);
-	assert_int_equal(
-	    rq_odb_mem_write_like(id, odb, content, len, GIT_OBJECT_BLOB, side, NULL, 0), 0);
+	assert_int_equal(tu_mem_write_like(id, odb, content, len, GIT_OBJECT_BLOB, side), 0);
 	git_odb_free(odb);
 	assert_int_equal(rq_odb_tmpdir_finish(od, stats, NULL), 0);
 	rq_odb_tmpdir_free(od);
@@ -423,9 +422,8 @@ static void test_check_and_delta_race(void **state)
 		v[i] = "abcdefgh \n"[(i * 2654435761u >> 7) % 10];
 	for (int k = 0; k < 3; k++) {
 		v[1000 + 7000 * k] ^= 1; /* version k: another byte changed */
-		assert_int_equal(rq_odb_mem_write_like(&id[k], odb, v, LEN + (size_t)k,
-						       GIT_OBJECT_BLOB, k ? &id[k - 1] : NULL, NULL,
-						       0),
+		assert_int_equal(tu_mem_write_like(&id[k], odb, v, LEN + (size_t)k, GIT_OBJECT_BLOB,
+						   k ? &id[k - 1] : NULL),
 				 0);
 	}
 	assert_int_equal(rq_odb_mem_encode(mem, enc, 0), 0);

@@ -11,15 +11,17 @@
 #include "rq_oidmap.h"
 
 /* A real SHA-1 id: the hash of "key <i>" as a blob. */
-static void key_of(size_t i, git_oid *out)
+static void key_of(size_t i, rq_oid *out)
 {
 	char buf[64];
 	int n = snprintf(buf, sizeof(buf), "key %zu", i);
-	assert_int_equal(git_odb_hash(out, buf, (size_t)n, GIT_OBJECT_BLOB), 0);
+	git_oid g;
+	assert_int_equal(git_odb_hash(&g, buf, (size_t)n, GIT_OBJECT_BLOB), 0);
+	rq_oid_from_git(out, &g);
 }
 
 /* Ids that share their first 8 bytes (the map's hash): all collide. */
-static void colliding_key(size_t i, git_oid *out)
+static void colliding_key(size_t i, rq_oid *out)
 {
 	memset(out, 0, sizeof(*out));
 	memset(out->id, 0xab, 8);
@@ -31,7 +33,7 @@ static void colliding_key(size_t i, git_oid *out)
 static void test_empty_map(void **state)
 {
 	rq_oidmap m;
-	git_oid k;
+	rq_oid k;
 	size_t v = 77;
 
 	(void)state;
@@ -50,7 +52,7 @@ static void test_empty_map(void **state)
 static void test_put_get_overwrite(void **state)
 {
 	rq_oidmap m;
-	git_oid a, b, c;
+	rq_oid a, b, c;
 	size_t v = 0;
 
 	(void)state;
@@ -94,7 +96,7 @@ static void test_growth(void **state)
 {
 	const size_t n = 20000;
 	rq_oidmap m;
-	git_oid k;
+	rq_oid k;
 	size_t v;
 
 	(void)state;
@@ -110,7 +112,7 @@ static void test_growth(void **state)
 	assert_int_equal(m.index.n, n);
 	/* entries stay in insertion order */
 	key_of(n / 3, &k);
-	assert_true(git_oid_equal(&m.keys[n / 3], &k));
+	assert_true(rq_oid_eq(&m.keys[n / 3], &k));
 	for (size_t i = 0; i < n; i++) {
 		key_of(i, &k);
 		v = 0;
@@ -140,7 +142,7 @@ static void test_collisions(void **state)
 {
 	const size_t n = 3000;
 	rq_oidmap m;
-	git_oid k;
+	rq_oid k;
 	size_t v;
 
 	(void)state;
@@ -167,13 +169,35 @@ static void test_collisions(void **state)
 	rq_oidmap_free(&m);
 }
 
+/* SHA-256 ids that differ only past the 20th byte are different keys. */
+static void test_sha256_width(void **state)
+{
+	rq_oidmap m;
+	rq_oid a, b;
+	size_t v = 0;
+
+	(void)state;
+	rq_oidmap_init(&m);
+	memset(&a, 0x5c, sizeof(a));
+	b = a;
+	b.id[31] = 0x5d;
+	assert_int_equal(rq_oidmap_put(&m, &a, 1), 0);
+	assert_int_equal(rq_oidmap_get(&m, &b, &v), 0);
+	assert_int_equal(rq_oidmap_put(&m, &b, 2), 0);
+	assert_int_equal(m.len, 2);
+	assert_int_equal(rq_oidmap_get(&m, &a, &v), 1);
+	assert_int_equal(v, 1);
+	assert_int_equal(rq_oidmap_get(&m, &b, &v), 1);
+	assert_int_equal(v, 2);
+	rq_oidmap_free(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_empty_map),
-	    cmocka_unit_test(test_put_get_overwrite),
-	    cmocka_unit_test(test_growth),
-	    cmocka_unit_test(test_collisions),
+	    cmocka_unit_test(test_empty_map),	 cmocka_unit_test(test_put_get_overwrite),
+	    cmocka_unit_test(test_growth),	 cmocka_unit_test(test_collisions),
+	    cmocka_unit_test(test_sha256_width),
 	};
 	return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
 }

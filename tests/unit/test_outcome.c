@@ -45,7 +45,7 @@ static void make(rq_outcome *o)
 /* Pick in order, with the commits in `conflicts` conflicting. */
 static void pick_all(rq_outcome *o, rq_replay_result *res, const int *conflicts)
 {
-	git_oid id;
+	rq_oid id;
 	rq_error err;
 
 	memset(&id, 0, sizeof(id));
@@ -68,7 +68,7 @@ static void add_refs(rq_outcome *o, rq_replay_result *res)
 		const char *ref;
 		size_t at;
 	} refs[] = {{"A", 1}, {"B", 3}, {"C", 4}, {"D", 6}, {"E", 8}, {"F", 9}};
-	git_oid z;
+	rq_oid z;
 	rq_error err;
 
 	memset(&z, 0, sizeof(z));
@@ -161,7 +161,7 @@ static void test_end_ref(void **state)
 {
 	rq_replay_result res;
 	rq_conflicts c = {0};
-	git_oid z;
+	rq_oid z;
 	rq_error err;
 
 	(void)state;

@@ -47,22 +47,22 @@ static void mk(tu_repo *r, const char *name, long date, const char *ps)
 static void check_bases(tu_repo *r, const char *one, const char *twos)
 {
 	rq_reach_reader rd = rq_reach_git2_reader(tu_repo_open(r));
-	git_oid o, t[8], *out = NULL;
+	rq_oid o, t[8], *out = NULL;
 	char list[128], *tok, *save = NULL, got[8 * 42 + 1] = "", *want;
 	size_t nt = 0, n = 9;
 	rq_error err;
 
 	rq_error_clear(&err);
-	tu_rev_parse(r, one, &o);
+	tu_rev_oid(r, one, &o);
 	snprintf(list, sizeof(list), "%s", twos);
 	for (tok = strtok_r(list, " ", &save); tok; tok = strtok_r(NULL, " ", &save))
-		tu_rev_parse(r, tok, &t[nt++]);
+		tu_rev_oid(r, tok, &t[nt++]);
 	if (rq_reach_bases(&rd, NULL, &o, t, nt, &out, &n, &err) < 0)
 		fail_msg("rq_reach_bases(%s, %s): %s", one, twos, err.msg);
 	for (size_t i = 0; i < n; i++) {
 		if (i)
 			strcat(got, "\n");
-		strcat(got, tu_hex(&out[i]));
+		strcat(got, tu_oid_hex(&out[i]));
 	}
 	free(out);
 	want = tu_capture(r, "git merge-base --all %s %s", one, twos);
@@ -82,10 +82,10 @@ static void check_ancestry(tu_repo *r, const char *const *names, size_t nn)
 	rq_error_clear(&err);
 	for (size_t i = 0; i < nn; i++)
 		for (size_t j = 0; j < nn; j++) {
-			git_oid a, b;
+			rq_oid a, b;
 			int want, got;
-			tu_rev_parse(r, names[i], &a);
-			tu_rev_parse(r, names[j], &b);
+			tu_rev_oid(r, names[i], &a);
+			tu_rev_oid(r, names[j], &b);
 			want = i != j && tu_run(r, "git merge-base --is-ancestor %s %s", names[j],
 						names[i]) == 0;
 			got = rq_reach_descends(&rd, &a, &b, &err);
@@ -236,7 +236,7 @@ static void test_ranks(void **state)
 {
 	tu_repo *r = *state;
 	rq_reach_reader rd;
-	git_oid x, y, m1, *a = NULL, *b = NULL;
+	rq_oid x, y, m1, *a = NULL, *b = NULL;
 	size_t na = 0, nb = 0;
 	rq_oidmap ranks;
 	rq_error err;
@@ -244,9 +244,9 @@ static void test_ranks(void **state)
 	criss_cross(r, TU_EPOCH + 200, TU_EPOCH + 200);
 	rd = rq_reach_git2_reader(tu_repo_open(r));
 	rq_error_clear(&err);
-	tu_rev_parse(r, "X", &x);
-	tu_rev_parse(r, "Y", &y);
-	tu_rev_parse(r, "M1", &m1);
+	tu_rev_oid(r, "X", &x);
+	tu_rev_oid(r, "Y", &y);
+	tu_rev_oid(r, "M1", &m1);
 	rq_oidmap_init(&ranks);
 	assert_int_equal(rq_oidmap_put(&ranks, &m1, 0), 0);
 	assert_int_equal(rq_oidmap_put(&ranks, &x, 1), 0);
@@ -264,15 +264,16 @@ static void test_missing_commit(void **state)
 {
 	tu_repo *r = *state;
 	rq_reach_reader rd;
-	git_oid a, bad, *out = NULL;
+	rq_oid a, bad, *out = NULL;
 	size_t n = 0;
 	rq_error err;
 
 	mk(r, "A", TU_EPOCH, "");
 	rd = rq_reach_git2_reader(tu_repo_open(r));
 	rq_error_clear(&err);
-	tu_rev_parse(r, "A", &a);
-	assert_int_equal(git_oid_fromstr(&bad, "1111111111111111111111111111111111111111"), 0);
+	tu_rev_oid(r, "A", &a);
+	assert_int_equal(
+	    rq_oid_parse(&bad, &rq_oid_sha1, "1111111111111111111111111111111111111111", 40), 0);
 	assert_int_equal(rq_reach_bases(&rd, NULL, &a, &bad, 1, &out, &n, &err), -1);
 	assert_null(out);
 	assert_int_equal(rq_reach_descends(&rd, &bad, &a, &err), -1);

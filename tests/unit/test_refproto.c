@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "rq_refproto.h"
+#include "rq_refs.h"
 #include "rq_result_json.h"
 
 #define HEX_A "1111111111111111111111111111111111111111"
@@ -92,8 +93,8 @@ static void add_update(rq_replay_result *res, const char *ref, const char *o, co
 	res->upd.updates = v;
 	v += res->upd.nupdates++;
 	v->ref = strdup(ref);
-	assert_int_equal(git_oid_fromstr(&v->old_id, o), 0);
-	assert_int_equal(git_oid_fromstr(&v->new_id, n), 0);
+	assert_int_equal(rq_oid_parse(&v->old_id, &rq_oid_sha1, o, strlen(o)), 0);
+	assert_int_equal(rq_oid_parse(&v->new_id, &rq_oid_sha1, n, strlen(n)), 0);
 }
 
 static void test_intent_round_trip(void **state)
@@ -113,20 +114,70 @@ static void test_intent_round_trip(void **state)
 	assert_non_null(j);
 	text = json_dumps(j, JSON_COMPACT);
 	json_decref(j);
-	assert_int_equal(rq_refproto_intent_parse(text, &in, &err), 0);
+	assert_int_equal(rq_refproto_intent_parse(text, &rq_oid_sha1, &in, &err), 0);
 	assert_int_equal(in.upd.nupdates, 2);
 	assert_string_equal(in.upd.updates[0].ref, "refs/heads/b\xe9");
-	assert_true(git_oid_equal(&in.upd.updates[0].old_id, &res.upd.updates[0].old_id));
-	assert_true(git_oid_equal(&in.upd.updates[1].new_id, &res.upd.updates[1].new_id));
+	assert_true(rq_oid_eq(&in.upd.updates[0].old_id, &res.upd.updates[0].old_id));
+	assert_true(rq_oid_eq(&in.upd.updates[1].new_id, &res.upd.updates[1].new_id));
 	assert_string_equal(in.upd.reflog_msg, res.upd.reflog_msg);
 	assert_null(json_object_get(in.result, "reflog_msg"));
 	assert_string_equal(json_string_value(json_object_get(in.result, "status")), "ok");
 	assert_false(in.prior);
 	rq_refproto_intent_free(&in);
 	free(text);
-	assert_int_equal(rq_refproto_intent_parse("[1]", &in, &err), -1);
-	assert_int_equal(rq_refproto_intent_parse("{\"updates\":[{\"ref\":\"x\"}]}", &in, &err),
-			 -1);
+	assert_int_equal(rq_refproto_intent_parse("[1]", &rq_oid_sha1, &in, &err), -1);
+	assert_int_equal(
+	    rq_refproto_intent_parse("{\"updates\":[{\"ref\":\"x\"}]}", &rq_oid_sha1, &in, &err),
+	    -1);
+	rq_replay_result_free(&res);
+}
+
+/* A SHA-256 result: its JSON, its intent and its update lines carry 64
+ * digits; an intent is read back only at the repository's width. */
+static void test_intent_sha256(void **state)
+{
+	static const char a64[] =
+	    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+	rq_replay_result res;
+	rq_refproto_intent in;
+	rq_ref_update *u;
+	rq_error err;
+	json_t *j;
+	char *text, *lines, want[200];
+
+	(void)state;
+	memset(&res, 0, sizeof(res));
+	res.upd.algo = &rq_oid_sha256;
+	assert_non_null(u = calloc(1, sizeof(*u)));
+	res.upd.updates = u;
+	res.upd.nupdates = 1;
+	u->ref = strdup("refs/heads/main");
+	memset(u->new_id.id, 0xaa, 32);
+	j = rq_refproto_intent_json(rq_result_to_json(&res, 0, NULL, 1), &res);
+	assert_non_null(j);
+	text = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	assert_non_null(strstr(text, a64));
+	assert_int_equal(rq_refproto_intent_parse(text, &rq_oid_sha1, &in, &err), -1);
+	assert_int_equal(rq_refproto_intent_parse(text, &rq_oid_sha256, &in, &err), 0);
+	assert_true(rq_oid_eq(&in.upd.updates[0].new_id, &u->new_id));
+	assert_true(rq_oid_is_zero(&in.upd.updates[0].old_id));
+	assert_ptr_equal(in.upd.algo, &rq_oid_sha256);
+	rq_refproto_intent_free(&in);
+	free(text);
+	snprintf(want, sizeof(want), "update refs/heads/main %s %064d\n", a64, 0);
+	assert_non_null(lines = rq_refs_format_updates(&res.upd));
+	assert_string_equal(lines, want);
+	free(lines);
+	rq_replay_result_free(&res);
+	/* a SHA-1 intent is no SHA-256 one */
+	memset(&res, 0, sizeof(res));
+	add_update(&res, "refs/heads/main", HEX_A, HEX_B);
+	j = rq_refproto_intent_json(rq_result_to_json(&res, 0, NULL, 1), &res);
+	text = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	assert_int_equal(rq_refproto_intent_parse(text, &rq_oid_sha256, &in, &err), -1);
+	free(text);
 	rq_replay_result_free(&res);
 }
 
@@ -168,7 +219,7 @@ static void test_intent_todo(void **state)
 	j = rq_refproto_intent_json(rq_result_to_json(&res, 0, NULL, 1), &res);
 	text = json_dumps(j, JSON_COMPACT);
 	json_decref(j);
-	assert_int_equal(rq_refproto_intent_parse(text, &in, &err), 0);
+	assert_int_equal(rq_refproto_intent_parse(text, &rq_oid_sha1, &in, &err), 0);
 	assert_int_equal(rq_refproto_intent_todo(tu_repo_open(r), &in, &todo, &err), 1);
 	assert_int_equal(todo.upd.nupdates, 1);
 	assert_string_equal(todo.upd.updates[0].ref, "refs/heads/y\xe9");
@@ -190,8 +241,8 @@ static void test_intent_todo(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_refname_lossless), cmocka_unit_test(test_refname_bad),
-	    cmocka_unit_test(test_intent_round_trip), cmocka_unit_test(test_applies),
-	    cmocka_unit_test(test_intent_todo)};
+	    cmocka_unit_test(test_refname_lossless),  cmocka_unit_test(test_refname_bad),
+	    cmocka_unit_test(test_intent_round_trip), cmocka_unit_test(test_intent_sha256),
+	    cmocka_unit_test(test_applies),	      cmocka_unit_test(test_intent_todo)};
 	return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
 }

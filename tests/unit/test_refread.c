@@ -267,13 +267,13 @@ static void test_apply_worktree_ref(void **state)
 	       "git worktree add -q -b wtb '%s' side && cd '%s' && git update-ref "
 	       "refs/worktree/mine side",
 	       wt, wt);
-	tu_rev_parse(r, "side", &u.old_id);
-	tu_rev_parse(r, "main", &u.new_id);
+	tu_rev_oid(r, "side", &u.old_id);
+	tu_rev_oid(r, "main", &u.new_id);
 	assert_int_equal(git_repository_open(&repo, wt), 0);
 	assert_int_equal(rq_refs_apply(repo, &res, &who, &err), 0);
 	git_repository_free(repo);
 	got = tu_capture(r, "cd '%s' && git rev-parse refs/worktree/mine", wt);
-	assert_string_equal(got, tu_hex(&u.new_id));
+	assert_string_equal(got, tu_oid_hex(&u.new_id));
 	free(got);
 	assert_int_not_equal(tu_run(r, "git rev-parse -q --verify refs/worktree/mine"), 0);
 }

@@ -23,7 +23,7 @@
 
 static tu_repo *tmpl;
 static rq_ident committer;
-static git_oid zero_oid;
+static rq_oid zero_oid;
 
 /*
  * main:   c1 - c2 - c3            (c3 edits line 1 of a.txt, adds n.txt)
@@ -170,16 +170,16 @@ static void run_fails(tu_repo *r, const rq_replay_opts *o, rq_code code)
 }
 
 /* git cherry-pick <range> on a detached <onto>; the new HEAD. */
-static void oracle_cherry_pick(tu_repo *r, const char *onto, const char *range, git_oid *out)
+static void oracle_cherry_pick(tu_repo *r, const char *onto, const char *range, rq_oid *out)
 {
 	char *hex = tu_worktree_head(r, onto, "git cherry-pick %s", range);
 	assert_non_null(hex);
-	assert_int_equal(git_oid_fromstr(out, hex), 0);
+	assert_int_equal(rq_oid_parse(out, &rq_oid_sha1, hex, strlen(hex)), 0);
 	free(hex);
 }
 
 /* git revert <range> on <onto> with the committer as author; the new HEAD. */
-static void oracle_revert(tu_repo *r, const char *onto, const char *range, git_oid *out)
+static void oracle_revert(tu_repo *r, const char *onto, const char *range, rq_oid *out)
 {
 	char *hex = tu_worktree_head(r, onto,
 				     "GIT_AUTHOR_NAME=\"$GIT_COMMITTER_NAME\" "
@@ -188,20 +188,20 @@ static void oracle_revert(tu_repo *r, const char *onto, const char *range, git_o
 				     "git revert --no-edit %s",
 				     range);
 	assert_non_null(hex);
-	assert_int_equal(git_oid_fromstr(out, hex), 0);
+	assert_int_equal(rq_oid_parse(out, &rq_oid_sha1, hex, strlen(hex)), 0);
 	free(hex);
 }
 
-static void assert_oid_eq(const git_oid *a, const git_oid *b)
+static void assert_oid_eq(const rq_oid *a, const rq_oid *b)
 {
-	if (!git_oid_equal(a, b))
-		fail_msg("%s != %s", tu_hex(a), tu_hex(b));
+	if (!rq_oid_eq(a, b))
+		fail_msg("%s != %s", tu_oid_hex(a), tu_oid_hex(b));
 }
 
-static void assert_ref_is(tu_repo *r, const char *ref, const git_oid *want)
+static void assert_ref_is(tu_repo *r, const char *ref, const rq_oid *want)
 {
-	git_oid cur;
-	tu_rev_parse(r, ref, &cur);
+	rq_oid cur;
+	tu_rev_oid(r, ref, &cur);
 	assert_oid_eq(&cur, want);
 }
 
@@ -211,19 +211,19 @@ static void test_onto(void **state)
 	const char *revs[] = {"main..topic"};
 	rq_replay_opts o = make_opts(RQ_MODE_ONTO, "main", revs, 1);
 	rq_replay_result res;
-	git_oid topic, c3, want;
+	rq_oid topic, c3, want;
 	char msg[128], pack[2 * PATH_MAX];
 	int packs = pack_count(r);
 
-	tu_rev_parse(r, "topic", &topic);
-	tu_rev_parse(r, "main", &c3);
+	tu_rev_oid(r, "topic", &topic);
+	tu_rev_oid(r, "main", &c3);
 	run(r, &o, &res, 0);
 	assert_int_equal(res.conflicted, 0);
 	assert_int_equal(res.conflicts.n, 0);
 	assert_int_equal(res.upd.nupdates, 1);
 	assert_string_equal(res.upd.updates[0].ref, "refs/heads/topic");
 	assert_oid_eq(&res.upd.updates[0].old_id, &topic);
-	snprintf(msg, sizeof(msg), "replay --onto %s", tu_hex(&c3));
+	snprintf(msg, sizeof(msg), "replay --onto %s", tu_oid_hex(&c3));
 	assert_string_equal(res.upd.reflog_msg, msg);
 	assert_int_equal(res.stats.commits, 2);
 	assert_int_equal(res.stats.picked, 2);
@@ -243,10 +243,10 @@ static void test_onto(void **state)
 	/* the new commits are complete and valid */
 	assert_int_equal(tu_run(r, "git fsck --strict --no-dangling 2>&1"), 0);
 	{
-		git_oid pp;
+		rq_oid pp;
 		char expr[64];
-		snprintf(expr, sizeof(expr), "%s~2", tu_hex(&res.upd.updates[0].new_id));
-		tu_rev_parse(r, expr, &pp);
+		snprintf(expr, sizeof(expr), "%s~2", tu_oid_hex(&res.upd.updates[0].new_id));
+		tu_rev_oid(r, expr, &pp);
 		assert_oid_eq(&pp, &c3);
 	}
 	/* the same commit git cherry-pick makes */
@@ -262,7 +262,7 @@ static void test_onto_bare_same_ids(void **state)
 	const char *revs[] = {"main..topic", "main..topic2"};
 	rq_replay_opts o = make_opts(RQ_MODE_ONTO, "main", revs, 2);
 	rq_replay_result res, res2;
-	git_oid want;
+	rq_oid want;
 
 	tu_git(r, "git clone -q --bare . ../bare.git");
 	bare = calloc(1, sizeof(*bare));
@@ -296,9 +296,9 @@ static void test_advance(void **state)
 	const char *revs[] = {"main..topic"};
 	rq_replay_opts o = make_opts(RQ_MODE_ADVANCE, "main", revs, 1);
 	rq_replay_result res;
-	git_oid c3, want;
+	rq_oid c3, want;
 
-	tu_rev_parse(r, "main", &c3);
+	tu_rev_oid(r, "main", &c3);
 	run(r, &o, &res, 0);
 	assert_int_equal(res.upd.nupdates, 1);
 	assert_string_equal(res.upd.updates[0].ref, "refs/heads/main");
@@ -338,12 +338,12 @@ static void test_revert(void **state)
 	const char *revs[] = {"main~2..main"};
 	rq_replay_opts o = make_opts(RQ_MODE_REVERT, "main", revs, 1);
 	rq_replay_result res;
-	git_oid c1, c2, c3, want, tree, c1tree;
+	rq_oid c1, c2, c3, want, tree, c1tree;
 	char *raw, expect[1024], ident[256];
 
-	tu_rev_parse(r, "main~2", &c1);
-	tu_rev_parse(r, "main~1", &c2);
-	tu_rev_parse(r, "main", &c3);
+	tu_rev_oid(r, "main~2", &c1);
+	tu_rev_oid(r, "main~1", &c2);
+	tu_rev_oid(r, "main", &c3);
 	run(r, &o, &res, 0);
 	assert_int_equal(res.upd.nupdates, 1);
 	assert_string_equal(res.upd.updates[0].ref, "refs/heads/main");
@@ -353,18 +353,19 @@ static void test_revert(void **state)
 	/* c3 reverted first, then c2: the tree is c1's again */
 	{
 		char expr[64];
-		snprintf(expr, sizeof(expr), "%s^{tree}", tu_hex(&res.upd.updates[0].new_id));
-		tu_rev_parse(r, expr, &tree);
-		tu_rev_parse(r, "main~2^{tree}", &c1tree);
+		snprintf(expr, sizeof(expr), "%s^{tree}", tu_oid_hex(&res.upd.updates[0].new_id));
+		tu_rev_oid(r, expr, &tree);
+		tu_rev_oid(r, "main~2^{tree}", &c1tree);
 		assert_oid_eq(&tree, &c1tree);
 	}
 	/* the last revert: message, author = committer */
 	assert_int_equal(rq_ident_format(&committer, ident, sizeof(ident)), 0);
-	raw = tu_capture_raw(r, NULL, "git cat-file commit %s", tu_hex(&res.upd.updates[0].new_id));
+	raw = tu_capture_raw(r, NULL, "git cat-file commit %s",
+			     tu_oid_hex(&res.upd.updates[0].new_id));
 	assert_non_null(raw);
 	snprintf(expect, sizeof(expect),
 		 "author %s\ncommitter %s\n\nRevert \"second\"\n\nThis reverts commit %s.\n", ident,
-		 ident, tu_hex(&c2));
+		 ident, tu_oid_hex(&c2));
 	assert_non_null(strstr(raw, expect));
 	free(raw);
 	/* the same commits git revert makes */
@@ -376,12 +377,12 @@ static void test_revert(void **state)
 	{
 		const char *revs2[] = {"main~1..main"};
 		char *hex;
-		tu_git(r, "git update-ref refs/heads/main %s", tu_hex(&want));
+		tu_git(r, "git update-ref refs/heads/main %s", tu_oid_hex(&want));
 		o = make_opts(RQ_MODE_REVERT, "main", revs2, 1);
 		run(r, &o, &res, 0);
 		hex = tu_capture(r, "git rev-parse main");
 		raw = tu_capture_raw(r, NULL, "git cat-file commit %s | sed '1,/^$/d'",
-				     tu_hex(&res.upd.updates[0].new_id));
+				     tu_oid_hex(&res.upd.updates[0].new_id));
 		assert_non_null(raw);
 		snprintf(expect, sizeof(expect), "Reapply \"second\"\n\nThis reverts commit %s.\n",
 			 hex);
@@ -399,13 +400,13 @@ static void check_conflict(tu_repo *r, const char *branch, const char *path, rq_
 	const char *revs[] = {range};
 	rq_replay_opts o;
 	rq_replay_result res;
-	git_oid conflicting;
+	rq_oid conflicting;
 	int packs = pack_count(r), loose = tu_loose_count(r);
 
 	snprintf(range, sizeof(range), "main..%s", branch);
 	snprintf(tip, sizeof(tip), "%s", branch);
 	o = make_opts(RQ_MODE_ONTO, "main", revs, 1);
-	tu_rev_parse(r, tip, &conflicting);
+	tu_rev_oid(r, tip, &conflicting);
 	run(r, &o, &res, 1);
 	assert_int_equal(res.conflicted, 1);
 	assert_oid_eq(&res.conflict_commit, &conflicting);
@@ -458,7 +459,7 @@ static void test_rename(void **state)
 	const char *revs[] = {"main..rt"};
 	rq_replay_opts o = make_opts(RQ_MODE_ONTO, "main", revs, 1);
 	rq_replay_result res;
-	git_oid want;
+	rq_oid want;
 	char *content;
 
 	tu_git(r, "git checkout -q -b rt main~1");
@@ -469,13 +470,13 @@ static void test_rename(void **state)
 	setenv("GIT_COMMITTER_DATE", RQ_DATE, 1);
 	run(r, &o, &res, 0);
 	assert_int_equal(res.upd.nupdates, 1);
-	content = tu_capture(r, "git show %s:moved.txt", tu_hex(&res.upd.updates[0].new_id));
+	content = tu_capture(r, "git show %s:moved.txt", tu_oid_hex(&res.upd.updates[0].new_id));
 	assert_non_null(content);
 	assert_string_equal(content, "A1\na2\na3\na4\nA5");
 	free(content);
-	assert_int_not_equal(
-	    tu_run(r, "git cat-file -e %s:a.txt 2>/dev/null", tu_hex(&res.upd.updates[0].new_id)),
-	    0);
+	assert_int_not_equal(tu_run(r, "git cat-file -e %s:a.txt 2>/dev/null",
+				    tu_oid_hex(&res.upd.updates[0].new_id)),
+			     0);
 	oracle_cherry_pick(r, "main", "main..rt", &want);
 	assert_oid_eq(&res.upd.updates[0].new_id, &want);
 	rq_replay_result_free(&res);
@@ -609,11 +610,11 @@ static void test_empty_modes(void **state)
 	const char *revs[] = {"main..dupe"};
 	rq_replay_opts o = make_opts(RQ_MODE_ADVANCE, "main", revs, 1);
 	rq_replay_result res;
-	git_oid c3, c3tree, tree, parent, want;
+	rq_oid c3, c3tree, tree, parent, want;
 	char expr[64];
 
-	tu_rev_parse(r, "main", &c3);
-	tu_rev_parse(r, "main^{tree}", &c3tree);
+	tu_rev_oid(r, "main", &c3);
+	tu_rev_oid(r, "main^{tree}", &c3tree);
 	/* drop: main stays where it is */
 	o.empty = RQ_EMPTY_DROP;
 	run(r, &o, &res, 0);
@@ -628,11 +629,11 @@ static void test_empty_modes(void **state)
 	run(r, &o, &res, 0);
 	assert_int_equal(res.stats.dropped, 0);
 	assert_int_equal(res.stats.picked, 1);
-	snprintf(expr, sizeof(expr), "%s^{tree}", tu_hex(&res.upd.updates[0].new_id));
-	tu_rev_parse(r, expr, &tree);
+	snprintf(expr, sizeof(expr), "%s^{tree}", tu_oid_hex(&res.upd.updates[0].new_id));
+	tu_rev_oid(r, expr, &tree);
 	assert_oid_eq(&tree, &c3tree);
-	snprintf(expr, sizeof(expr), "%s^", tu_hex(&res.upd.updates[0].new_id));
-	tu_rev_parse(r, expr, &parent);
+	snprintf(expr, sizeof(expr), "%s^", tu_oid_hex(&res.upd.updates[0].new_id));
+	tu_rev_oid(r, expr, &parent);
 	assert_oid_eq(&parent, &c3);
 	oracle_cherry_pick(r, "main", "--keep-redundant-commits main..dupe", &want);
 	assert_oid_eq(&res.upd.updates[0].new_id, &want);
@@ -658,11 +659,11 @@ static void test_contained(void **state)
 	const char *revs[] = {"main..s2"};
 	rq_replay_opts o = make_opts(RQ_MODE_ONTO, "main", revs, 1);
 	rq_replay_result res;
-	git_oid s1, s2, want, parent;
+	rq_oid s1, s2, want, parent;
 	char expr[64];
 
-	tu_rev_parse(r, "s1", &s1);
-	tu_rev_parse(r, "s2", &s2);
+	tu_rev_oid(r, "s1", &s1);
+	tu_rev_oid(r, "s2", &s2);
 	oracle_cherry_pick(r, "main", "main..s2", &want);
 	/* without --contained: only the positive ref */
 	run(r, &o, &res, 0);
@@ -679,8 +680,8 @@ static void test_contained(void **state)
 	assert_oid_eq(&res.upd.updates[0].old_id, &s1);
 	assert_oid_eq(&res.upd.updates[1].old_id, &s2);
 	assert_oid_eq(&res.upd.updates[1].new_id, &want);
-	snprintf(expr, sizeof(expr), "%s^", tu_hex(&want));
-	tu_rev_parse(r, expr, &parent);
+	snprintf(expr, sizeof(expr), "%s^", tu_oid_hex(&want));
+	tu_rev_oid(r, expr, &parent);
 	assert_oid_eq(&res.upd.updates[0].new_id, &parent);
 	rq_replay_result_free(&res);
 	/* two positive refs: both updated */
@@ -702,13 +703,13 @@ static void test_apply(void **state)
 	rq_replay_opts o = make_opts(RQ_MODE_ONTO, "main", revs, 1);
 	rq_replay_result res;
 	rq_error err;
-	git_oid newid;
+	rq_oid newid;
 	char *s, ident[600];
 
 	run(r, &o, &res, 0);
 	rq_error_clear(&err);
 	assert_int_equal(rq_refs_apply(tu_repo_open(r), &res.upd, &committer, &err), 0);
-	git_oid_cpy(&newid, &res.upd.updates[0].new_id);
+	newid = res.upd.updates[0].new_id;
 	assert_ref_is(r, "refs/heads/topic", &newid);
 	/* the reflog entry: message and identity */
 	s = tu_capture(r, "git reflog show -n1 --format=%%gs refs/heads/topic");
@@ -722,7 +723,7 @@ static void test_apply(void **state)
 	free(s);
 	s = tu_capture(r, "git reflog show -n1 --format=%%H refs/heads/topic");
 	assert_non_null(s);
-	assert_string_equal(s, tu_hex(&newid));
+	assert_string_equal(s, tu_oid_hex(&newid));
 	free(s);
 	assert_int_equal(tu_run(r, "git fsck --strict --no-dangling 2>&1"), 0);
 
@@ -744,9 +745,9 @@ static void test_apply(void **state)
 	}
 	/* a ref moved elsewhere after the run: refused, left where it is */
 	{
-		git_oid c1;
-		tu_rev_parse(r, "main~2", &c1);
-		tu_git(r, "git update-ref refs/heads/topic %s", tu_hex(&c1));
+		rq_oid c1;
+		tu_rev_oid(r, "main~2", &c1);
+		tu_git(r, "git update-ref refs/heads/topic %s", tu_oid_hex(&c1));
 		rq_error_clear(&err);
 		assert_int_equal(rq_refs_apply(tu_repo_open(r), &res.upd, &committer, &err), -1);
 		assert_int_equal(err.code, RQ_E_REF_MOVED);
@@ -767,15 +768,15 @@ static void test_apply_ref_moved(void **state)
 	rq_replay_opts o = make_opts(RQ_MODE_ONTO, "main", revs, 2);
 	rq_replay_result res;
 	rq_error err;
-	git_oid c1, first_old;
+	rq_oid c1, first_old;
 	char refs_heads[PATH_MAX + 16], *log_before, *log_after;
 
-	tu_rev_parse(r, "main~2", &c1);
+	tu_rev_oid(r, "main~2", &c1);
 	run(r, &o, &res, 0);
 	assert_int_equal(res.upd.nupdates, 2);
 	/* another writer moves the last ref after the run */
-	tu_git(r, "git update-ref %s %s", res.upd.updates[1].ref, tu_hex(&c1));
-	git_oid_cpy(&first_old, &res.upd.updates[0].old_id);
+	tu_git(r, "git update-ref %s %s", res.upd.updates[1].ref, tu_oid_hex(&c1));
+	first_old = res.upd.updates[0].old_id;
 	log_before = tu_capture(r, "git reflog show --format=%%H%%gs %s", res.upd.updates[0].ref);
 	assert_non_null(log_before);
 	rq_error_clear(&err);
@@ -835,7 +836,7 @@ static void test_ref_option(void **state)
 	const char *revs[] = {"main..topic"};
 	rq_replay_opts o = make_opts(RQ_MODE_ONTO, "main", revs, 1);
 	rq_replay_result res;
-	git_oid want, topic;
+	rq_oid want, topic;
 	char *text, expect[256];
 
 	oracle_cherry_pick(r, "main", "main..topic", &want);
@@ -851,7 +852,7 @@ static void test_ref_option(void **state)
 	assert_non_null(text);
 	snprintf(expect, sizeof(expect),
 		 "update refs/heads/rebased %s 0000000000000000000000000000000000000000\n",
-		 tu_hex(&want));
+		 tu_oid_hex(&want));
 	assert_string_equal(text, expect);
 	free(text);
 	assert_int_equal(rq_refs_apply(tu_repo_open(r), &res.upd, &committer, NULL), 0);
@@ -861,7 +862,7 @@ static void test_ref_option(void **state)
 	o.ref = "refs/heads/topic2";
 	run(r, &o, &res, 0);
 	assert_int_equal(res.upd.nupdates, 1);
-	tu_rev_parse(r, "topic2", &topic);
+	tu_rev_oid(r, "topic2", &topic);
 	assert_oid_eq(&res.upd.updates[0].old_id, &topic);
 	assert_oid_eq(&res.upd.updates[0].new_id, &want);
 	rq_replay_result_free(&res);
@@ -880,7 +881,8 @@ static void test_format_updates(void **state)
 	for (size_t i = 0; i < res.upd.nupdates; i++) {
 		char line[400];
 		snprintf(line, sizeof(line), "update %s %s %s\n", res.upd.updates[i].ref,
-			 tu_hex(&res.upd.updates[i].new_id), tu_hex(&res.upd.updates[i].old_id));
+			 tu_oid_hex(&res.upd.updates[i].new_id),
+			 tu_oid_hex(&res.upd.updates[i].old_id));
 		strcat(expect, line);
 	}
 	text = rq_refs_format_updates(&res.upd);
@@ -954,7 +956,7 @@ static void test_parallel(void **state)
 	const char *revs[] = {"main..p0", "main..p1", "main..p2", "main..p3", "main..p4"};
 	rq_replay_opts o = make_opts(RQ_MODE_ONTO, "main", revs, 5);
 	rq_replay_result seq, par;
-	git_oid want;
+	rq_oid want;
 
 	make_parallel_branches(r);
 	o.jobs = 1;
@@ -1181,12 +1183,12 @@ static void test_keep_going(void **state)
 	rq_replay_opts o = make_opts(RQ_MODE_ONTO, "main", revs, 5);
 	rq_replay_result seq, par;
 	const rq_ref_outcome *ro;
-	git_oid k2, want;
+	rq_oid k2, want;
 
 	make_parallel_branches(r);
 	tu_git(r, "git checkout -q -b cs conf && echo c >cs.txt && git add cs.txt && "
 		  "git commit -q -m cs && git checkout -q main");
-	tu_rev_parse(r, "conf", &k2);
+	tu_rev_oid(r, "conf", &k2);
 	o.keep_going = 1;
 	o.jobs = 1;
 	run(r, &o, &seq, 1);
@@ -1201,7 +1203,7 @@ static void test_keep_going(void **state)
 	ro = outcome_of(&seq, "refs/heads/cs");
 	assert_int_equal(ro->status, RQ_REF_BLOCKED);
 	assert_string_equal(ro->blocked_by, "refs/heads/conf");
-	assert_true(git_oid_is_zero(&ro->new_id));
+	assert_true(rq_oid_is_zero(&ro->new_id));
 	ro = outcome_of(&seq, "refs/heads/p1");
 	assert_int_equal(ro->status, RQ_REF_OK);
 	oracle_cherry_pick(r, "main", "main..p1", &want);

@@ -25,8 +25,10 @@ static void add_update(rq_replay_result *res, const char *ref, const char *old_h
 	res->upd.updates = nv;
 	nv[res->upd.nupdates].ref = strdup(ref);
 	assert_non_null(nv[res->upd.nupdates].ref);
-	assert_int_equal(git_oid_fromstr(&nv[res->upd.nupdates].old_id, old_hex), 0);
-	assert_int_equal(git_oid_fromstr(&nv[res->upd.nupdates].new_id, new_hex), 0);
+	assert_int_equal(
+	    rq_oid_parse(&nv[res->upd.nupdates].old_id, &rq_oid_sha1, old_hex, strlen(old_hex)), 0);
+	assert_int_equal(
+	    rq_oid_parse(&nv[res->upd.nupdates].new_id, &rq_oid_sha1, new_hex, strlen(new_hex)), 0);
 	res->upd.nupdates++;
 }
 
@@ -184,7 +186,7 @@ static void test_conflict(void **state)
 	(void)state;
 	memset(&res, 0, sizeof(res));
 	res.conflicted = 1;
-	assert_int_equal(git_oid_fromstr(&res.conflict_commit, HEX_D), 0);
+	assert_int_equal(rq_oid_parse(&res.conflict_commit, &rq_oid_sha1, HEX_D, strlen(HEX_D)), 0);
 	add_conflict(&res, "a.txt", RQ_CONFLICT_CONTENT);
 	add_conflict(&res, "dir/n.txt", RQ_CONFLICT_ADD_ADD);
 	add_conflict(&res, "gone.c", RQ_CONFLICT_MODIFY_DELETE);
@@ -389,9 +391,9 @@ static void test_real_runs(void **state)
 	assert_int_equal(json_array_size(u), 1);
 	assert_string_equal(str_at(json_array_get(u, 0), "ref"), "refs/heads/topic");
 	assert_string_equal(str_at(json_array_get(u, 0), "new"),
-			    tu_hex(&res.upd.updates[0].new_id));
+			    tu_oid_hex(&res.upd.updates[0].new_id));
 	assert_string_equal(str_at(json_array_get(u, 0), "old"),
-			    tu_hex(&res.upd.updates[0].old_id));
+			    tu_oid_hex(&res.upd.updates[0].old_id));
 	assert_int_equal(int_at(json_object_get(j, "stats"), "commits"), 1);
 	assert_int_equal(int_at(json_object_get(j, "stats"), "picked"), 1);
 	assert_string_equal(str_at(json_object_get(j, "stats"), "pack"), res.stats.pack_name);
@@ -405,9 +407,9 @@ static void test_real_runs(void **state)
 	check_common(j, "conflict", 0);
 	{
 		json_t *c = json_object_get(j, "conflict");
-		git_oid conf;
-		tu_rev_parse(r, "conf", &conf);
-		assert_string_equal(str_at(c, "commit"), tu_hex(&conf));
+		rq_oid conf;
+		tu_rev_oid(r, "conf", &conf);
+		assert_string_equal(str_at(c, "commit"), tu_oid_hex(&conf));
 		assert_int_equal(json_array_size(json_object_get(c, "paths")), 1);
 		assert_string_equal(str_at(json_array_get(json_object_get(c, "paths"), 0), "path"),
 				    "a.txt");
@@ -435,16 +437,16 @@ static void test_keep_going(void **state)
 {
 	rq_replay_result res;
 	rq_conflicts conf = {0};
-	git_oid a, b, c, d;
+	rq_oid a, b, c, d;
 	rq_error err;
 	json_t *o, *refs, *r;
 
 	(void)state;
 	memset(&res, 0, sizeof(res));
-	git_oid_fromstr(&a, HEX_A);
-	git_oid_fromstr(&b, HEX_B);
-	git_oid_fromstr(&c, HEX_C);
-	git_oid_fromstr(&d, HEX_D);
+	rq_oid_parse(&a, &rq_oid_sha1, HEX_A, strlen(HEX_A));
+	rq_oid_parse(&b, &rq_oid_sha1, HEX_B, strlen(HEX_B));
+	rq_oid_parse(&c, &rq_oid_sha1, HEX_C, strlen(HEX_C));
+	rq_oid_parse(&d, &rq_oid_sha1, HEX_D, strlen(HEX_D));
 	add_update(&res, "refs/heads/ok", HEX_A, HEX_B);
 	assert_int_equal(rq_conflicts_add(&conf, "x.c", RQ_CONFLICT_MODIFY_DELETE), 0);
 	assert_int_equal(rq_outcome_add_failure(&res, 3, &c, 0, &conf, &err), 0);
@@ -507,17 +509,17 @@ static void test_train(void **state)
 	res.ncars = 3;
 	res.cars = calloc(3, sizeof(*res.cars));
 	assert_non_null(res.cars);
-	git_oid_fromstr(&res.base, HEX_A);
-	git_oid_fromstr(&res.head, HEX_B);
+	rq_oid_parse(&res.base, &rq_oid_sha1, HEX_A, strlen(HEX_A));
+	rq_oid_parse(&res.head, &rq_oid_sha1, HEX_B, strlen(HEX_B));
 	res.cars[0] = (rq_car_result){.name = strdup("mr-1"),
 				      .status = RQ_CAR_OK,
 				      .ref = strdup("refs/train/main/mr-1"),
 				      .merge_bases = 2};
-	git_oid_fromstr(&res.cars[0].commit, HEX_B);
-	git_oid_fromstr(&res.cars[0].onto, HEX_A);
-	git_oid_fromstr(&res.cars[0].tip, HEX_C);
+	rq_oid_parse(&res.cars[0].commit, &rq_oid_sha1, HEX_B, strlen(HEX_B));
+	rq_oid_parse(&res.cars[0].onto, &rq_oid_sha1, HEX_A, strlen(HEX_A));
+	rq_oid_parse(&res.cars[0].tip, &rq_oid_sha1, HEX_C, strlen(HEX_C));
 	res.cars[1] = (rq_car_result){.name = strdup("mr-2"), .status = RQ_CAR_CONFLICT};
-	git_oid_fromstr(&res.cars[1].conflict_commit, HEX_D);
+	rq_oid_parse(&res.cars[1].conflict_commit, &rq_oid_sha1, HEX_D, strlen(HEX_D));
 	assert_int_equal(rq_conflicts_add(&res.cars[1].conflicts, "f", RQ_CONFLICT_CONTENT), 0);
 	res.cars[2] = (rq_car_result){.name = strdup("mr-3"), .status = RQ_CAR_SKIPPED};
 	add_update(&res.replay, "refs/train/main/mr-1", "0000000000000000000000000000000000000000",

@@ -51,7 +51,7 @@ static int group_teardown(void **state)
 static void check_dwim(const char *name, int count, const char *full, const char *target_rev)
 {
 	char *fullname = (char *)"unset";
-	git_oid oid, want;
+	rq_oid oid, want;
 	rq_error err;
 	int n;
 
@@ -65,14 +65,14 @@ static void check_dwim(const char *name, int count, const char *full, const char
 	}
 	assert_non_null(fullname);
 	assert_string_equal(fullname, full);
-	tu_rev_parse(repo, target_rev, &want);
-	assert_string_equal(tu_hex(&oid), tu_hex(&want));
+	tu_rev_oid(repo, target_rev, &want);
+	assert_string_equal(tu_oid_hex(&oid), tu_oid_hex(&want));
 	free(fullname);
 }
 
 static void test_dwim_ref(void **state)
 {
-	git_oid oid;
+	rq_oid oid;
 	char *full;
 
 	(void)state;
@@ -110,20 +110,20 @@ static void test_dwim_ref(void **state)
 /* expr resolved in r as git rev-parse resolves it. */
 static void check_resolve_in(tu_repo *r, const char *expr)
 {
-	git_oid got, want;
+	rq_oid got, want;
 	rq_error err;
 	char *hex;
 
 	rq_error_clear(&err);
-	if (rq_revs_resolve_commit(tu_repo_open(r), expr, &got, &err) != 0)
+	if (rq_revs_resolve_commit(tu_repo_open(r), &rq_oid_sha1, expr, &got, &err) != 0)
 		fail_msg("rq_revs_resolve_commit(%s): %s", expr, err.msg);
 	/* ":/text" takes the rest as its text: it names a commit already */
 	hex = tu_capture(r, "git rev-parse --verify -q '%s%s'", expr,
 			 strncmp(expr, ":/", 2) ? "^{commit}" : "");
 	assert_non_null(hex);
-	assert_int_equal(git_oid_fromstr(&want, hex), 0);
-	if (!git_oid_equal(&got, &want))
-		fail_msg("%s: rq %s, git %s", expr, tu_hex(&got), hex);
+	assert_int_equal(rq_oid_parse(&want, &rq_oid_sha1, hex, strlen(hex)), 0);
+	if (!rq_oid_eq(&got, &want))
+		fail_msg("%s: rq %s, git %s", expr, tu_oid_hex(&got), hex);
 	free(hex);
 }
 
@@ -134,11 +134,11 @@ static void check_resolve(const char *expr)
 
 static void check_resolve_fails(const char *expr, rq_code code)
 {
-	git_oid got;
+	rq_oid got;
 	rq_error err;
 
 	rq_error_clear(&err);
-	if (rq_revs_resolve_commit(tu_repo_open(repo), expr, &got, &err) != -1)
+	if (rq_revs_resolve_commit(tu_repo_open(repo), &rq_oid_sha1, expr, &got, &err) != -1)
 		fail_msg("rq_revs_resolve_commit(%s) succeeded", expr);
 	if (err.code != code)
 		fail_msg("rq_revs_resolve_commit(%s): code %s, want %s (%s)", expr,
@@ -292,7 +292,7 @@ static void test_resolve_ambiguous_prefix(void **state)
 {
 	tu_repo *r = tu_repo_new(1);
 	char *prefix;
-	git_oid oid;
+	rq_oid oid;
 	rq_error err;
 
 	(void)state;
@@ -307,7 +307,8 @@ static void test_resolve_ambiguous_prefix(void **state)
 	/* git agrees it is ambiguous */
 	assert_int_not_equal(tu_run(r, "git rev-parse --verify -q %s 2>/dev/null", prefix), 0);
 	rq_error_clear(&err);
-	assert_int_equal(rq_revs_resolve_commit(tu_repo_open(r), prefix, &oid, &err), -1);
+	assert_int_equal(rq_revs_resolve_commit(tu_repo_open(r), &rq_oid_sha1, prefix, &oid, &err),
+			 -1);
 	assert_int_equal(err.code, RQ_E_AMBIGUOUS);
 	assert_non_null(strstr(err.msg, prefix));
 	free(prefix);
@@ -327,7 +328,7 @@ static char *revs_as_text(const rq_revs *revs)
 		lines[i] = malloc(43);
 		assert_non_null(lines[i]);
 		snprintf(lines[i], 43, "%s%s", revs->v[i].negative ? "^" : "",
-			 tu_hex(&revs->v[i].oid));
+			 tu_oid_hex(&revs->v[i].oid));
 	}
 	/* insertion sort, bytewise like sort(1) with LC_ALL=C */
 	for (size_t i = 1; i < n; i++)
@@ -354,7 +355,7 @@ static void parse_like_git(const char *const *args, size_t nargs, rq_revs *revs)
 	char *ours, *theirs;
 
 	rq_error_clear(&err);
-	if (rq_revs_parse(tu_repo_open(repo), args, nargs, revs, &err) != 0)
+	if (rq_revs_parse(tu_repo_open(repo), &rq_oid_sha1, args, nargs, revs, &err) != 0)
 		fail_msg("rq_revs_parse(%s...): %s", args[0], err.msg);
 	for (size_t i = 0; i < nargs; i++) {
 		strcat(cmd, " '");
@@ -373,12 +374,12 @@ static void parse_like_git(const char *const *args, size_t nargs, rq_revs *revs)
 static void test_revs_parse_ranges(void **state)
 {
 	rq_revs revs;
-	git_oid c1, c3, s1, base;
+	rq_oid c1, c3, s1, base;
 
 	(void)state;
-	tu_rev_parse(repo, "main~2", &c1);
-	tu_rev_parse(repo, "main", &c3);
-	tu_rev_parse(repo, "side", &s1);
+	tu_rev_oid(repo, "main~2", &c1);
+	tu_rev_oid(repo, "main", &c3);
+	tu_rev_oid(repo, "side", &s1);
 
 	/* A..B */
 	{
@@ -389,11 +390,11 @@ static void test_revs_parse_ranges(void **state)
 		assert_int_equal(revs.nnegative, 1);
 		assert_string_equal(revs.v[0].name, "main~2");
 		assert_true(revs.v[0].negative);
-		assert_true(git_oid_equal(&revs.v[0].oid, &c1));
+		assert_true(rq_oid_eq(&revs.v[0].oid, &c1));
 		assert_null(revs.v[0].fullref);
 		assert_string_equal(revs.v[1].name, "main");
 		assert_false(revs.v[1].negative);
-		assert_true(git_oid_equal(&revs.v[1].oid, &c3));
+		assert_true(rq_oid_eq(&revs.v[1].oid, &c3));
 		assert_non_null(revs.v[1].fullref);
 		assert_string_equal(revs.v[1].fullref, "refs/heads/main");
 		rq_revs_free(&revs);
@@ -410,23 +411,24 @@ static void test_revs_parse_ranges(void **state)
 		assert_string_equal(revs.v[0].name, "side");
 		assert_true(revs.v[0].negative);
 		assert_string_equal(revs.v[0].fullref, "refs/heads/side");
-		assert_true(git_oid_equal(&revs.v[0].oid, &s1));
+		assert_true(rq_oid_eq(&revs.v[0].oid, &s1));
 		assert_string_equal(revs.v[2].fullref, "refs/tags/lw");
-		assert_true(git_oid_equal(&revs.v[2].oid, &c1));
+		assert_true(rq_oid_eq(&revs.v[2].oid, &c1));
 		rq_revs_free(&revs);
 	}
 	/* an annotated tag: peeled to its commit, fullref the tag */
 	{
 		const char *args[] = {"v1", "^v1~1"};
-		git_oid c2, tagobj;
-		tu_rev_parse(repo, "v1^{commit}", &c2);
-		tu_rev_parse(repo, "v1", &tagobj);
-		assert_false(git_oid_equal(&c2, &tagobj));
-		assert_int_equal(rq_revs_parse(tu_repo_open(repo), args, 2, &revs, NULL), 0);
+		rq_oid c2, tagobj;
+		tu_rev_oid(repo, "v1^{commit}", &c2);
+		tu_rev_oid(repo, "v1", &tagobj);
+		assert_false(rq_oid_eq(&c2, &tagobj));
+		assert_int_equal(
+		    rq_revs_parse(tu_repo_open(repo), &rq_oid_sha1, args, 2, &revs, NULL), 0);
 		assert_int_equal(revs.n, 2);
-		assert_true(git_oid_equal(&revs.v[0].oid, &c2));
+		assert_true(rq_oid_eq(&revs.v[0].oid, &c2));
 		assert_string_equal(revs.v[0].fullref, "refs/tags/v1");
-		assert_true(git_oid_equal(&revs.v[1].oid, &c1));
+		assert_true(rq_oid_eq(&revs.v[1].oid, &c1));
 		assert_true(revs.v[1].negative);
 		assert_null(revs.v[1].fullref);
 		rq_revs_free(&revs);
@@ -446,11 +448,11 @@ static void test_revs_parse_ranges(void **state)
 		{
 			char *mb = tu_capture(repo, "git merge-base side main");
 			assert_non_null(mb);
-			assert_int_equal(git_oid_fromstr(&base, mb), 0);
+			assert_int_equal(rq_oid_parse(&base, &rq_oid_sha1, mb, strlen(mb)), 0);
 			free(mb);
 		}
-		assert_true(git_oid_equal(&revs.v[2].oid, &base));
-		assert_true(git_oid_equal(&base, &c1));
+		assert_true(rq_oid_eq(&revs.v[2].oid, &base));
+		assert_true(rq_oid_eq(&base, &c1));
 		assert_null(revs.v[2].fullref);
 		rq_revs_free(&revs);
 	}
@@ -469,7 +471,7 @@ static void test_revs_parse_ranges(void **state)
 		assert_int_equal(revs.n, 2);
 		assert_string_equal(revs.v[0].name, "HEAD");
 		assert_true(revs.v[0].negative);
-		assert_true(git_oid_equal(&revs.v[0].oid, &c3));
+		assert_true(rq_oid_eq(&revs.v[0].oid, &c3));
 		assert_string_equal(revs.v[0].fullref, "refs/heads/main");
 		assert_string_equal(revs.v[1].name, "side");
 		rq_revs_free(&revs);
@@ -501,7 +503,7 @@ static void test_revs_parse_ranges(void **state)
 		free(hex);
 	}
 	/* no arguments: empty */
-	assert_int_equal(rq_revs_parse(tu_repo_open(repo), NULL, 0, &revs, NULL), 0);
+	assert_int_equal(rq_revs_parse(tu_repo_open(repo), &rq_oid_sha1, NULL, 0, &revs, NULL), 0);
 	assert_int_equal(revs.n, 0);
 	rq_revs_free(&revs);
 }
@@ -513,7 +515,7 @@ static void check_parse_fails(const char *const *args, size_t nargs, rq_code cod
 
 	memset(&revs, 0x5a, sizeof(revs));
 	rq_error_clear(&err);
-	if (rq_revs_parse(tu_repo_open(repo), args, nargs, &revs, &err) != -1)
+	if (rq_revs_parse(tu_repo_open(repo), &rq_oid_sha1, args, nargs, &revs, &err) != -1)
 		fail_msg("rq_revs_parse(%s) succeeded", args[nargs - 1]);
 	if (err.code != code)
 		fail_msg("rq_revs_parse(%s): code %s, want %s (%s)", args[nargs - 1],
@@ -613,19 +615,19 @@ static void test_revs_parse_many(void **state)
 	assert_non_null(hex);
 	assert_true(nargs >= 16);
 	rq_error_clear(&aerr);
-	if (rq_revs_parse(tu_repo_open(repo), args, nargs, &all, &aerr) != 0)
+	if (rq_revs_parse(tu_repo_open(repo), &rq_oid_sha1, args, nargs, &all, &aerr) != 0)
 		fail_msg("rq_revs_parse: %s", aerr.msg);
 	for (size_t i = 0; i < nargs; i++) {
 		rq_revs one;
 		rq_error err;
 		rq_error_clear(&err);
-		if (rq_revs_parse(tu_repo_open(repo), &args[i], 1, &one, &err) != 0)
+		if (rq_revs_parse(tu_repo_open(repo), &rq_oid_sha1, &args[i], 1, &one, &err) != 0)
 			fail_msg("rq_revs_parse(%s): %s", args[i], err.msg);
 		for (size_t j = 0; j < one.n; j++, k++) {
 			assert_true(k < all.n);
 			assert_string_equal(one.v[j].name, all.v[k].name);
 			assert_int_equal(one.v[j].negative, all.v[k].negative);
-			assert_string_equal(tu_hex(&one.v[j].oid), tu_hex(&all.v[k].oid));
+			assert_string_equal(tu_oid_hex(&one.v[j].oid), tu_oid_hex(&all.v[k].oid));
 			if (!one.v[j].fullref)
 				assert_null(all.v[k].fullref);
 			else
@@ -663,7 +665,7 @@ static void test_revs_symmetric_many_bases(void **state)
 		  "mk D 1700000200 -p A && mk M1 1700000400 -p B -p C -p D && "
 		  "mk M2 1700000400 -p D -p B -p C");
 	rq_error_clear(&err);
-	if (rq_revs_parse(tu_repo_open(r), args, 1, &revs, &err) != 0)
+	if (rq_revs_parse(tu_repo_open(r), &rq_oid_sha1, args, 1, &revs, &err) != 0)
 		fail_msg("rq_revs_parse(M2...M1): %s", err.msg);
 	for (size_t i = 0; i < revs.n; i++) {
 		if (!revs.v[i].negative)
@@ -671,7 +673,7 @@ static void test_revs_symmetric_many_bases(void **state)
 		if (*got)
 			strcat(got, "\n");
 		strcat(got, "^");
-		strcat(got, tu_hex(&revs.v[i].oid));
+		strcat(got, tu_oid_hex(&revs.v[i].oid));
 	}
 	want = tu_capture(r, "git rev-parse M2...M1 | grep '^\\^'");
 	assert_non_null(want);

@@ -107,20 +107,21 @@ static int run(tu_repo *r, const rq_train_opts *o, rq_train_result *res, int wan
 	return rc;
 }
 
-static void assert_oid_hex(const git_oid *id, const char *hex)
+static void assert_oid_hex(const rq_oid *id, const char *hex)
 {
-	if (!hex || strcmp(tu_hex(id), hex))
-		fail_msg("%s != %s", tu_hex(id), hex ? hex : "(none)");
+	if (!hex || strcmp(tu_oid_hex(id), hex))
+		fail_msg("%s != %s", tu_oid_hex(id), hex ? hex : "(none)");
 }
 
 /* git cherry-pick of main..<branch> onto onto: the commit git replay makes. */
-static char *pick_oracle(tu_repo *r, const git_oid *onto, const char *branch)
+static char *pick_oracle(tu_repo *r, const rq_oid *onto, const char *branch)
 {
-	return tu_worktree_head(r, tu_hex(onto), "git cherry-pick --allow-empty main..%s", branch);
+	return tu_worktree_head(r, tu_oid_hex(onto), "git cherry-pick --allow-empty main..%s",
+				branch);
 }
 
 /* git merge-tree --write-tree + git commit-tree, as the train's merge. */
-static char *merge_oracle(tu_repo *r, const git_oid *onto, const char *branch)
+static char *merge_oracle(tu_repo *r, const rq_oid *onto, const char *branch)
 {
 	return tu_capture(r,
 			  "t=$(git merge-tree --write-tree %s %s) && "
@@ -128,14 +129,14 @@ static char *merge_oracle(tu_repo *r, const git_oid *onto, const char *branch)
 			  "GIT_AUTHOR_EMAIL=\"$GIT_COMMITTER_EMAIL\" "
 			  "GIT_AUTHOR_DATE=\"$GIT_COMMITTER_DATE\" "
 			  "git commit-tree $t -p %s -p %s -m \"Merge branch '%s' into main\"",
-			  tu_hex(onto), branch, tu_hex(onto), branch, branch);
+			  tu_oid_hex(onto), branch, tu_oid_hex(onto), branch, branch);
 }
 
 /* The train of test_rebase and test_merge: mr-1, mr-3 (it conflicts with
  * mr-1), mr-2, mr-4 (mr-1's commits and one more), run by method (1: a
  * car conflicted); *main_id: main, the train's target. */
 static void four_cars(tu_repo *r, cars *c, rq_train_method method, rq_train_result *res,
-		      git_oid *main_id)
+		      rq_oid *main_id)
 {
 	rq_train_opts o;
 
@@ -145,7 +146,7 @@ static void four_cars(tu_repo *r, cars *c, rq_train_method method, rq_train_resu
 	add_car(c, "mr-4", 0);
 	o = make_opts(c, method);
 	run(r, &o, res, 1);
-	tu_rev_parse(r, "main", main_id);
+	tu_rev_oid(r, "main", main_id);
 }
 
 static void test_rebase(void **state)
@@ -153,7 +154,7 @@ static void test_rebase(void **state)
 	tu_repo *r = *state;
 	cars c = {0};
 	rq_train_result res;
-	git_oid main_id;
+	rq_oid main_id;
 	char *want;
 
 	four_cars(r, &c, RQ_TRAIN_REBASE, &res, &main_id);
@@ -165,7 +166,7 @@ static void test_rebase(void **state)
 	assert_oid_hex(&res.cars[0].commit, want);
 	free(want);
 	/* mr-3 conflicted: mr-2 goes onto mr-1's result */
-	assert_true(git_oid_equal(&res.cars[2].onto, &res.cars[0].commit));
+	assert_true(rq_oid_eq(&res.cars[2].onto, &res.cars[0].commit));
 	assert_string_equal(res.cars[1].conflicts.v[0].path, "f.txt");
 	want = pick_oracle(r, &res.cars[0].commit, "mr-2");
 	assert_oid_hex(&res.cars[2].commit, want);
@@ -174,7 +175,7 @@ static void test_rebase(void **state)
 	assert_int_equal(res.cars[3].commits, 3);
 	assert_int_equal(res.cars[3].dropped, 2);
 	assert_int_equal(res.cars[3].picked, 1);
-	assert_true(git_oid_equal(&res.head, &res.cars[3].commit));
+	assert_true(rq_oid_eq(&res.head, &res.cars[3].commit));
 	/* the first conflict is the train's; the updates are the cars' refs */
 	assert_int_equal(res.replay.conflicted, 1);
 	assert_int_equal(res.replay.upd.nupdates, 3);
@@ -193,7 +194,7 @@ static void test_merge(void **state)
 	cars c = {0};
 	rq_train_opts o;
 	rq_train_result res;
-	git_oid main_id;
+	rq_oid main_id;
 	char *want;
 
 	four_cars(r, &c, RQ_TRAIN_MERGE, &res, &main_id);
@@ -218,7 +219,7 @@ static void test_merge(void **state)
 	o = make_opts(&c, RQ_TRAIN_MERGE);
 	run(r, &o, &res, 0);
 	assert_int_equal(res.cars[1].up_to_date, 1);
-	assert_true(git_oid_equal(&res.cars[1].commit, &res.cars[0].commit));
+	assert_true(rq_oid_eq(&res.cars[1].commit, &res.cars[0].commit));
 	rq_train_result_free(&res);
 }
 
@@ -241,8 +242,8 @@ static void test_skip(void **state)
 		o = make_opts(&without, (rq_train_method)m);
 		run(r, &o, &b, 0);
 		assert_int_equal(a.cars[1].status, RQ_CAR_SKIPPED);
-		assert_true(git_oid_equal(&a.cars[0].commit, &b.cars[0].commit));
-		assert_true(git_oid_equal(&a.cars[2].commit, &b.cars[1].commit));
+		assert_true(rq_oid_eq(&a.cars[0].commit, &b.cars[0].commit));
+		assert_true(rq_oid_eq(&a.cars[2].commit, &b.cars[1].commit));
 		assert_int_equal(a.replay.upd.nupdates, 2);
 		rq_train_result_free(&a);
 		rq_train_result_free(&b);
@@ -256,7 +257,7 @@ static void test_criss_cross(void **state)
 	cars c = {0};
 	rq_train_opts o;
 	rq_train_result res;
-	git_oid main_id;
+	rq_oid main_id;
 	char *want;
 
 	tu_git(r, "git checkout -q -b side mr-2 && git merge -q --no-edit mr-1 && "
@@ -271,7 +272,7 @@ static void test_criss_cross(void **state)
 	run(r, &o, &res, 0);
 	assert_int_equal(res.cars[0].merge_bases, 2);
 	assert_int_equal(res.virtual_fallbacks, 0);
-	tu_rev_parse(r, "main", &main_id);
+	tu_rev_oid(r, "main", &main_id);
 	want = merge_oracle(r, &main_id, "side");
 	assert_oid_hex(&res.cars[0].commit, want);
 	free(want);
@@ -358,7 +359,7 @@ static void test_refs(void **state)
 	rq_train_opts o;
 	rq_train_result res;
 	rq_error err;
-	git_oid got;
+	rq_oid got;
 
 	add_car(&c, "mr-1", 0);
 	add_car(&c, "mr-2", 0);
@@ -366,11 +367,11 @@ static void test_refs(void **state)
 	o.ref_prefix = "refs/ci/train-7/";
 	run(r, &o, &res, 0);
 	assert_string_equal(res.replay.upd.updates[0].ref, "refs/ci/train-7/mr-1");
-	assert_true(git_oid_is_zero(&res.replay.upd.updates[0].old_id));
+	assert_true(rq_oid_is_zero(&res.replay.upd.updates[0].old_id));
 	rq_error_clear(&err);
 	assert_int_equal(rq_refs_apply(tu_repo_open(r), &res.replay.upd, &committer, &err), 0);
-	tu_rev_parse(r, "refs/ci/train-7/mr-2", &got);
-	assert_true(git_oid_equal(&got, &res.cars[1].commit));
+	tu_rev_oid(r, "refs/ci/train-7/mr-2", &got);
+	assert_true(rq_oid_eq(&got, &res.cars[1].commit));
 	assert_string_equal(res.replay.upd.reflog_msg, "train --merge main");
 	rq_train_result_free(&res);
 	o.no_refs = 1;

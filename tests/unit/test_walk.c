@@ -36,7 +36,7 @@ static char *walk_text(tu_repo *r, const char *const *args, size_t nargs, int ne
 	char *out;
 
 	rq_error_clear(&err);
-	if (rq_revs_parse(tu_repo_open(r), args, nargs, &revs, &err) != 0)
+	if (rq_revs_parse(tu_repo_open(r), &rq_oid_sha1, args, nargs, &revs, &err) != 0)
 		fail_msg("rq_revs_parse: %s", err.msg);
 	if (rq_walk_run(tu_repo_open(r), &revs, newest_first, 0, &w, &err) != 0)
 		fail_msg("rq_walk_run(%s...): %s", args[0], err.msg);
@@ -150,7 +150,7 @@ static void check_walk_fails(tu_repo *r, const char *const *args, size_t nargs, 
 	rq_walk w;
 	rq_error err;
 
-	assert_int_equal(rq_revs_parse(tu_repo_open(r), args, nargs, &revs, NULL), 0);
+	assert_int_equal(rq_revs_parse(tu_repo_open(r), &rq_oid_sha1, args, nargs, &revs, NULL), 0);
 	rq_error_clear(&err);
 	memset(&w, 0x5a, sizeof(w));
 	assert_int_equal(rq_walk_run(tu_repo_open(r), &revs, 0, max_commits, &w, &err), -1);
@@ -193,7 +193,7 @@ static void test_linear(void **state)
 
 	/* no negative: the root commit is included, first */
 	tu_rev_parse(r, "main~5", &root);
-	assert_int_equal(rq_revs_parse(tu_repo_open(r), all, 1, &revs, NULL), 0);
+	assert_int_equal(rq_revs_parse(tu_repo_open(r), &rq_oid_sha1, all, 1, &revs, NULL), 0);
 	assert_int_equal(rq_walk_run(tu_repo_open(r), &revs, 0, 0, &w, NULL), 0);
 	assert_int_equal(w.n, 6);
 	assert_true(git_oid_equal(git_commit_id(w.commits[0]), &root));
@@ -222,7 +222,7 @@ static void test_max_commits(void **state)
 	make_linear(r, 5);
 	check_walk_fails(r, all, 1, 4, RQ_E_TOO_MANY_COMMITS);
 	check_walk_fails(r, all, 1, 1, RQ_E_TOO_MANY_COMMITS);
-	assert_int_equal(rq_revs_parse(tu_repo_open(r), all, 1, &revs, NULL), 0);
+	assert_int_equal(rq_revs_parse(tu_repo_open(r), &rq_oid_sha1, all, 1, &revs, NULL), 0);
 	assert_int_equal(rq_walk_run(tu_repo_open(r), &revs, 0, 5, &w, NULL), 0);
 	assert_int_equal(w.n, 5);
 	rq_walk_free(&w);
@@ -230,7 +230,7 @@ static void test_max_commits(void **state)
 	assert_int_equal(w.n, 5);
 	rq_walk_free(&w);
 	rq_revs_free(&revs);
-	assert_int_equal(rq_revs_parse(tu_repo_open(r), some, 1, &revs, NULL), 0);
+	assert_int_equal(rq_revs_parse(tu_repo_open(r), &rq_oid_sha1, some, 1, &revs, NULL), 0);
 	assert_int_equal(rq_walk_run(tu_repo_open(r), &revs, 0, 2, &w, NULL), 0);
 	assert_int_equal(w.n, 2);
 	rq_walk_free(&w);
@@ -354,10 +354,11 @@ static size_t boundary_of(tu_repo *r, const char *arg, int fp, const char *rev, 
 	rq_walk w;
 	size_t v, n;
 
-	assert_int_equal(rq_revs_parse(tu_repo_open(r), args, fp ? 2 : 1, &revs, NULL), 0);
+	assert_int_equal(
+	    rq_revs_parse(tu_repo_open(r), &rq_oid_sha1, args, fp ? 2 : 1, &revs, NULL), 0);
 	assert_int_equal(rq_walk_run(tu_repo_open(r), &revs, 0, 0, &w, NULL), 0);
 	assert_int_equal(git_revparse_single(&obj, tu_repo_open(r), rev), 0);
-	*has = rq_oidmap_get(&w.boundary, git_object_id(obj), &v);
+	*has = rq_oidmap_get(&w.boundary, tu_rq_oid(git_object_id(obj)), &v);
 	git_object_free(obj);
 	n = w.boundary.len;
 	rq_walk_free(&w);

@@ -6,6 +6,8 @@
 #define _XOPEN_SOURCE 700 /* nftw */
 #include "testutil.h"
 
+#include "rq_odb_mem.h"
+
 #include "rq_fs.h"
 
 #include <dirent.h>
@@ -441,6 +443,39 @@ const rq_oid *tu_rq_oid(const git_oid *oid)
 
 	rq_oid_from_git(o, oid);
 	return o;
+}
+
+void tu_rev_oid(tu_repo *r, const char *rev, rq_oid *out)
+{
+	git_oid g;
+
+	tu_rev_parse(r, rev, &g);
+	rq_oid_from_git(out, &g);
+}
+
+const char *tu_oid_hex(const rq_oid *oid)
+{
+	static char bufs[4][RQ_OID_MAX_HEXSZ + 1];
+	static unsigned next;
+
+	return rq_oid_fmt(bufs[next++ % 4], oid, &rq_oid_sha1);
+}
+
+int tu_mem_write_like(git_oid *out, git_odb *odb, const void *data, size_t len, git_object_t type,
+		      const git_oid *like)
+{
+	rq_oid id;
+	int rc = rq_odb_mem_write_like(&id, odb, data, len, type, like ? tu_rq_oid(like) : NULL,
+				       NULL, 0);
+
+	if (rc == 0)
+		rq_oid_to_git(out, &id, &rq_oid_sha1);
+	return rc;
+}
+
+int tu_mem_write(git_oid *out, git_odb *odb, const void *data, size_t len, git_object_t type)
+{
+	return tu_mem_write_like(out, odb, data, len, type, NULL);
 }
 
 int tu_loose_count(tu_repo *r)

@@ -96,6 +96,15 @@ void tu_rev_parse(tu_repo *r, const char *rev, git_oid *out);
 const char *tu_hex(const git_oid *oid);
 /* A libgit2 id as replayq's (rq_oid), in one of 4 rotating buffers. */
 const rq_oid *tu_rq_oid(const git_oid *oid);
+/* tu_rev_parse as replayq's id (a SHA-1 repository's). */
+void tu_rev_oid(tu_repo *r, const char *rev, rq_oid *out);
+/* Hex of a SHA-1 rq_oid (one of 4 rotating buffers). */
+const char *tu_oid_hex(const rq_oid *oid);
+/* rq_odb_mem_write(_like) with libgit2's ids (like may be NULL): the
+ * tests that read the objects back through libgit2. */
+int tu_mem_write(git_oid *out, git_odb *odb, const void *data, size_t len, git_object_t type);
+int tu_mem_write_like(git_oid *out, git_odb *odb, const void *data, size_t len, git_object_t type,
+		      const git_oid *like);
 
 /* Number of loose objects in the repository (objects/xx/...). */
 int tu_loose_count(tu_repo *r);

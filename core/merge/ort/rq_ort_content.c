@@ -167,14 +167,11 @@ static int path_marks(rq_ort_merge *merge, const char *const *paths, rq_xmerge_m
 	return 0;
 }
 
-/* Is id among the blobs of set (a remerge's R or N blobs with hunks)?
- * rq_oidmap's keys are still libgit2's ids (issue 42: core/base's change):
- * no SHA-256 id is in a set (rq_remerge cannot put one there). */
-static int marked(const rq_oidmap *set, const rq_oid_algo *algo, const rq_oid *id)
+/* Is id among the blobs of set (a remerge's R or N blobs with hunks)? */
+static int marked(const rq_oidmap *set, const rq_oid *id)
 {
-	git_oid g;
 	size_t v;
-	return set && rq_oid_to_git(&g, id, algo) == 0 && rq_oidmap_get(set, &g, &v);
+	return set && rq_oidmap_get(set, id, &v);
 }
 
 /*
@@ -206,9 +203,9 @@ static rq_xmerge_result line_merge(rq_ort_merge *merge, const three_blobs *b,
 		return rq_xmerge_marked(b->buf[0], b->size[0], b->buf[1], b->size[1], b->buf[2],
 					b->size[2], style, &marks, out, outlen);
 	}
-	base_marked = marked(mode->base_marked, merge->config->algo, &stages[0]->oid);
+	base_marked = marked(mode->base_marked, &stages[0]->oid);
 	r = rq_xmerge_remerge(b->buf[0], b->size[0], base_marked, b->buf[1], b->size[1],
-			      marked(mode->ours_marked, merge->config->algo, &stages[1]->oid),
+			      marked(mode->ours_marked, &stages[1]->oid),
 			      b->buf[2], b->size[2], style, favor_union, &mode->marks, out, outlen,
 			      &kept);
 	if (r == RQ_XMERGE_CLEAN && kept) {
@@ -350,10 +347,10 @@ int rq_ort_content_merge(rq_ort_merge *merge, const char *path, const rq_ort_sta
 	} else if (rq_oid_eq(&side2->oid, &base->oid)) {
 		result->oid = side1->oid;
 		if (merge->mode &&
-		    marked(merge->mode->ours_marked, merge->config->algo, &side1->oid)) {
+		    marked(merge->mode->ours_marked, &side1->oid)) {
 			*clean = 0;
 			*why |= RQ_ORT_CONTENT_CONFLICT;
-			if (marked(merge->mode->base_marked, merge->config->algo, &base->oid))
+			if (marked(merge->mode->base_marked, &base->oid))
 				*why |= RQ_ORT_CONTENT_RESOLUTION;
 		}
 	} else if (rq_ort_mode_is_reg(side1->mode)) {

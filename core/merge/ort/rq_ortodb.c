@@ -33,74 +33,42 @@ static int to_git(git_oid *out, const rq_oid *id, const rq_oid_algo *algo)
 int rq_ortodb_write(rq_oid *out, git_odb *odb, const rq_oid_algo *algo, const void *data,
 		    size_t len, git_object_t type)
 {
-	git_oid g;
-	int rc;
-
 	if (git_width(algo) < 0)
 		return -1;
-	if ((rc = rq_odb_mem_write(&g, odb, data, len, type)) >= 0)
-		rq_oid_from_git(out, &g);
-	return rc;
+	return rq_odb_mem_write(out, odb, data, len, type);
 }
 
 int rq_ortodb_write_like(rq_oid *out, git_odb *odb, const rq_oid_algo *algo, const void *data,
 			 size_t len, git_object_t type, const rq_oid *like,
 			 const rq_oid *const *alts, size_t nalt)
 {
-	git_oid g, glike, galt[2];
-	const git_oid *palt[2] = {NULL, NULL};
-	int rc;
-
 	if (git_width(algo) < 0)
 		return -1;
-	if (nalt > 2) {
-		git_error_set_str(GIT_ERROR_INVALID, "too many earlier versions");
-		return -1;
-	}
-	if (like)
-		to_git(&glike, like, algo);
-	for (size_t i = 0; i < nalt; i++)
-		if (alts[i] && to_git(&galt[i], alts[i], algo) == 0)
-			palt[i] = &galt[i];
-	rc = rq_odb_mem_write_like(&g, odb, data, len, type, like ? &glike : NULL, palt, nalt);
-	if (rc >= 0)
-		rq_oid_from_git(out, &g);
-	return rc;
+	return rq_odb_mem_write_like(out, odb, data, len, type, like, alts, nalt);
 }
 
 int rq_ortodb_hash(rq_oid *out, git_odb *odb, const rq_oid_algo *algo, const void *data, size_t len,
 		   git_object_t type)
 {
-	git_oid g;
-	int rc;
-
 	if (algo->rawsz != GIT_OID_RAWSZ) /* no libgit2 needed: nothing to check */
 		return rq_hash_object(algo, type, data, len, out);
-	if ((rc = rq_odb_mem_hash(&g, odb, data, len, type)) >= 0)
-		rq_oid_from_git(out, &g);
-	return rc;
+	return rq_odb_mem_hash(out, odb, data, len, type);
 }
 
 int rq_ortodb_check(const rq_oid *id, const rq_oid_algo *algo, const void *data, size_t len,
 		    git_object_t type)
 {
-	git_oid g;
-
 	if (algo->rawsz != GIT_OID_RAWSZ) /* SHA-256: hashed once, fully */
 		return 0;
-	if (to_git(&g, id, algo) < 0)
-		return -1;
-	return rq_odb_mem_check(&g, data, len, type);
+	return rq_odb_mem_check(id, data, len, type);
 }
 
 int rq_ortodb_write_hashed(const rq_oid *id, git_odb *odb, const rq_oid_algo *algo,
 			   const void *data, size_t len, git_object_t type)
 {
-	git_oid g;
-
-	if (to_git(&g, id, algo) < 0)
+	if (git_width(algo) < 0)
 		return -1;
-	return rq_odb_mem_write_hashed(&g, odb, data, len, type);
+	return rq_odb_mem_write_hashed(id, odb, data, len, type);
 }
 
 int rq_ortodb_read(git_odb_object **out, git_odb *odb, const rq_oid_algo *algo, const rq_oid *id)
