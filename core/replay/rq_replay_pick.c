@@ -105,8 +105,8 @@ static int merge_sides(rq_replay_state *rp, const git_commit *c, const pick_side
 		if (!ps->base_tree && ensure_empty_tree(rp) < 0)
 			return -1;
 		rc = rq_merger_merge(rp->merger, pick_tree, ps->ours_tree,
-				     ps->base_tree ? ps->base_tree : empty, merged, &rp->res->conflicts,
-				     rp->err);
+				     ps->base_tree ? ps->base_tree : empty, merged,
+				     &rp->res->conflicts, rp->err);
 	} else {
 		rc = rq_merger_merge(rp->merger, ps->base_tree, ps->ours_tree, pick_tree, merged,
 				     &rp->res->conflicts, rp->err);
@@ -261,7 +261,8 @@ static int pick_merge(rq_replay_state *rp, size_t i)
 	}
 	if (rc == 0)
 		rc = rq_remerge(rp->merger, rp->repo, &rp->ranks, orig, nw, np,
-				RQ_GIT_ID(git_commit_tree_id(c)), &tree, &rp->res->conflicts, rp->err);
+				RQ_GIT_ID(git_commit_tree_id(c)), &tree, &rp->res->conflicts,
+				rp->err);
 	if (rc == 1) {
 		rp->res->conflicted = 1;
 		rp->res->conflict_merge = 1;

@@ -205,9 +205,8 @@ static rq_xmerge_result line_merge(rq_ort_merge *merge, const three_blobs *b,
 	}
 	base_marked = marked(mode->base_marked, &stages[0]->oid);
 	r = rq_xmerge_remerge(b->buf[0], b->size[0], base_marked, b->buf[1], b->size[1],
-			      marked(mode->ours_marked, &stages[1]->oid),
-			      b->buf[2], b->size[2], style, favor_union, &mode->marks, out, outlen,
-			      &kept);
+			      marked(mode->ours_marked, &stages[1]->oid), b->buf[2], b->size[2],
+			      style, favor_union, &mode->marks, out, outlen, &kept);
 	if (r == RQ_XMERGE_CLEAN && kept) {
 		free(*out);
 		*out = NULL;
@@ -346,8 +345,7 @@ int rq_ort_content_merge(rq_ort_merge *merge, const char *path, const rq_ort_sta
 		result->oid = side2->oid;
 	} else if (rq_oid_eq(&side2->oid, &base->oid)) {
 		result->oid = side1->oid;
-		if (merge->mode &&
-		    marked(merge->mode->ours_marked, &side1->oid)) {
+		if (merge->mode && marked(merge->mode->ours_marked, &side1->oid)) {
 			*clean = 0;
 			*why |= RQ_ORT_CONTENT_CONFLICT;
 			if (marked(merge->mode->base_marked, &base->oid))
