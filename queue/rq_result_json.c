@@ -381,10 +381,9 @@ static int train_fields(json_t *o, const rq_train_result *res)
 		return -1;
 	bad |= json_object_set_new(
 	    o, "train",
-	    json_pack("{s:o, s:s, s:o, s:o, s:I}", "target", ref_json(res->target_ref), "method",
+	    json_pack("{s:o, s:s, s:o, s:o}", "target", ref_json(res->target_ref), "method",
 		      rq_train_method_name(res->method), "base", oid_json(&res->base, algo), "head",
-		      oid_json(&res->head, algo), "virtual_fallbacks",
-		      (json_int_t)res->virtual_fallbacks));
+		      oid_json(&res->head, algo)));
 	bad |= json_object_set_new(o, "cars", cars);
 	return bad ? -1 : 0;
 }

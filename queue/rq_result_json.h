@@ -35,7 +35,7 @@ json_t *rq_result_to_json(const rq_replay_result *res, int rc, const rq_error *e
 /*
  * A train's result: the fields above (updates: the cars' refs, also with
  * status "conflict"; conflict: the first conflicting car's) and
- * "train": {"target", "method", "base", "head", "virtual_fallbacks"},
+ * "train": {"target", "method", "base", "head"},
  * "cars": [{"name", "status": "ok"|"conflict"|"skipped", "onto", "tip",
  * "commit", "ref", "conflict", rebase: "commits", "picked", "dropped";
  * merge: "merge_bases", "up_to_date"}]. NULL when memory runs out.

@@ -94,7 +94,8 @@ void rq_tree_close(rq_tree *t)
 {
 	if (!t)
 		return;
-	git_odb_object_free(t->obj);
+	if (t->rd && t->rd->release)
+		t->rd->release(t->rd->ctx, t->mem, t->owner);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -121,30 +122,72 @@ int rq_tree_open_data(rq_tree *t, const rq_oid_algo *algo, const void *data, siz
 	return 0;
 }
 
-int rq_tree_open(rq_tree *t, git_odb *odb, const rq_oid_algo *algo, const rq_oid *id, rq_error *err)
+/* libgit2's odb as an rq_tree_reader (SHA-1 ids only). */
+static int git2_read(void *ctx, const rq_oid *id, const unsigned char **data, size_t *len,
+		     git_object_t *type, void **mem, void **owner)
 {
 	git_odb_object *obj = NULL;
 	git_oid gid;
 
+	if (rq_oid_to_git(&gid, id, &rq_oid_sha1) < 0 || git_odb_read(&obj, ctx, &gid) < 0)
+		return -1;
+	*data = git_odb_object_data(obj);
+	*len = git_odb_object_size(obj);
+	*type = git_odb_object_type(obj);
+	*mem = obj;
+	*owner = NULL;
+	return 0;
+}
+
+static void git2_release(void *ctx, void *mem, void *owner)
+{
+	(void)ctx;
+	(void)owner;
+	git_odb_object_free(mem);
+}
+
+int rq_tree_open(rq_tree *t, git_odb *odb, const rq_oid_algo *algo, const rq_oid *id, rq_error *err)
+{
+	/* the object outlives rd: its release needs no context */
+	static const rq_tree_reader release_only = {NULL, git2_release, NULL};
+	rq_tree_reader rd = {git2_read, git2_release, odb};
+	int rc;
+
 	memset(t, 0, sizeof(*t));
-	if (rq_oid_to_git(&gid, id, algo) < 0)
+	if (algo->rawsz != GIT_OID_RAWSZ)
 		return rq_error_set(err, RQ_E_GIT,
 				    "cannot read tree: libgit2's object database has no %s",
 				    algo->name);
-	if (git_odb_read(&obj, odb, &gid) < 0)
+	rc = rq_tree_open_with(t, &rd, algo, id, err);
+	if (rc == 0)
+		t->rd = &release_only;
+	return rc;
+}
+
+int rq_tree_open_with(rq_tree *t, const rq_tree_reader *rd, const rq_oid_algo *algo,
+		      const rq_oid *id, rq_error *err)
+{
+	const unsigned char *data;
+	size_t len;
+	git_object_t type;
+	void *mem = NULL, *owner = NULL;
+
+	memset(t, 0, sizeof(*t));
+	if (rd->read(rd->ctx, id, &data, &len, &type, &mem, &owner) < 0)
 		return rq_error_git(err, "cannot read tree");
-	if (git_odb_object_type(obj) != GIT_OBJECT_TREE) {
+	if (type != GIT_OBJECT_TREE) {
 		char hex[RQ_OID_MAX_HEXSZ + 1];
-		git_odb_object_free(obj);
+		rd->release(rd->ctx, mem, owner);
 		rq_oid_fmt(hex, id, algo);
 		return rq_error_set(err, RQ_E_CORRUPT_OBJECT, "object %s is not a tree", hex);
 	}
-	if (rq_tree_open_data(t, algo, git_odb_object_data(obj), git_odb_object_size(obj), err) <
-	    0) {
-		git_odb_object_free(obj);
+	if (rq_tree_open_data(t, algo, data, len, err) < 0) {
+		rd->release(rd->ctx, mem, owner);
 		return -1;
 	}
-	t->obj = obj;
+	t->rd = rd;
+	t->mem = mem;
+	t->owner = owner;
 	return 0;
 }
 

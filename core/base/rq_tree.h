@@ -32,8 +32,23 @@
  * directory nested deeper fails (RQ_E_TREE_TOO_DEEP). */
 #define RQ_TREE_MAX_DEPTH 2048
 
+/*
+ * Where rq_tree_open_with reads a tree (core/base reads no object database
+ * itself: core/merge gives one over core/odb/rq_odb_read.h). read: object
+ * id's bytes (*data, *len, *type) and what release needs to free them
+ * (*mem, *owner): 0, or < 0 with libgit2's last error set (GIT_ENOTFOUND,
+ * GIT_ERROR).
+ */
+typedef struct rq_tree_reader {
+	int (*read)(void *ctx, const rq_oid *id, const unsigned char **data, size_t *len,
+		    git_object_t *type, void **mem, void **owner);
+	void (*release)(void *ctx, void *mem, void *owner);
+	void *ctx;
+} rq_tree_reader;
+
 typedef struct rq_tree {
-	git_odb_object *obj;
+	const rq_tree_reader *rd; /* who read it (NULL: opened from data) */
+	void *mem, *owner;	  /* what rd->release frees */
 	const unsigned char *data;
 	size_t size;
 	size_t n;     /* entries */
@@ -61,12 +76,18 @@ int rq_tree_name_cmp(const char *a, size_t alen, int a_dir, const char *b, size_
  * (RQ_E_CORRUPT_OBJECT for a damaged tree or an object that is no tree;
  * what rq_error_git says for a read that failed); t is closed then.
  *
- * Issue 42: the object is still read through libgit2's odb, which takes a
+ * Issue 42: the object is read through libgit2's odb, which takes a
  * 20-byte id: a SHA-256 tree fails here with RQ_E_GIT (libgit2 has no
- * SHA-256) until core/odb's direct read replaces that call.
+ * SHA-256). The merge reads through rq_tree_open_with; this one stays for
+ * the pathspec filter (core/revs) until it has a reader of its own.
  */
 int rq_tree_open(rq_tree *t, git_odb *odb, const rq_oid_algo *algo, const rq_oid *id,
 		 rq_error *err);
+
+/* The same through rd (which must outlive t), with the same errors
+ * ("cannot read tree: <libgit2's last error>" for a read that failed). */
+int rq_tree_open_with(rq_tree *t, const rq_tree_reader *rd, const rq_oid_algo *algo,
+		      const rq_oid *id, rq_error *err);
 
 /* The same over a tree's bytes already read (data, size bytes; kept by the
  * caller as long as t is open). */

@@ -104,6 +104,8 @@
 #include "rq_merge.h"
 #include "rq_attr.h"
 #include "rq_canon.h"
+#include "rq_cobj.h"
+#include "rq_ortodb.h"
 #include "rq_tree.h"
 #include "rq_rename_cache.h"
 #include "rq_treemerge.h"
@@ -114,7 +116,9 @@
 
 struct rq_merger {
 	git_repository *repo;
-	git_merge_options fallback_opts; /* libgit2's merge, for the fallback */
+	git_odb *odb; /* the database config.reader reads (not a reference) */
+	rq_cobj_cache *commits, *own_commits; /* rq_merger_commits */
+	git_merge_options fallback_opts;      /* libgit2's merge, for the fallback */
 	rq_ort_config config;
 	rq_treemerge_memory memory; /* kept across the merges: see rq_treemerge.h */
 	rq_merge_stats stats;
@@ -198,6 +202,29 @@ out:
 	git_config_free(cfg);
 }
 
+/*
+ * The reader of the repository's object database, made once per merger
+ * (again only if the repository's database was replaced since). No
+ * reference is kept: the database lives as long as the repository holds
+ * it, and whoever installed it (rq_odb_tmpdir) decides when it goes.
+ */
+int rq_merger_sync(rq_merger *m, rq_error *err)
+{
+	git_odb *odb = NULL;
+
+	if (git_repository_odb(&odb, m->repo) < 0)
+		return rq_error_git(err, "cannot open the object database");
+	git_odb_free(odb); /* (the repository's reference stays) */
+	if (odb == m->odb && m->config.reader)
+		return 0;
+	rq_odb_read_free(m->config.reader);
+	m->config.reader = NULL;
+	m->odb = odb;
+	if (rq_odb_read_open(&m->config.reader, odb) < 0)
+		return rq_error_git(err, "cannot open the object database");
+	return 0;
+}
+
 int rq_merger_new(rq_merger **out, git_repository *repo, const rq_merger_opts *opts, rq_error *err)
 {
 	rq_merger *m = calloc(1, sizeof(*m));
@@ -210,8 +237,11 @@ int rq_merger_new(rq_merger **out, git_repository *repo, const rq_merger_opts *o
 	}
 	m->repo = repo;
 	m->config.algo = opts && opts->algo ? opts->algo : &rq_oid_sha1;
+	m->config.trees = rq_ortodb_tree_reader(&m->config.reader);
 	read_config(m);
-	if (rq_attr_new(&m->config.attr, repo, m->config.algo, root, err) < 0) {
+	if (rq_merger_sync(m, err) < 0 ||
+	    rq_attr_new(&m->config.attr, repo, m->config.algo, &m->config.reader, &m->config.trees,
+			root, err) < 0) {
 		rq_merger_free(m);
 		return -1;
 	}
@@ -232,12 +262,42 @@ void rq_merger_free(rq_merger *m)
 		return;
 	rq_treemerge_memory_release(&m->memory);
 	rq_attr_free(m->config.attr);
+	rq_cobj_cache_free(m->own_commits);
+	rq_odb_read_free(m->config.reader);
 	free(m);
 }
 
 const rq_oid_algo *rq_merger_algo(const rq_merger *m)
 {
 	return m->config.algo;
+}
+
+const rq_tree_reader *rq_merger_trees(const rq_merger *m)
+{
+	return &m->config.trees;
+}
+
+/* rq_cobj's read over the merger's current reader. */
+static int commit_read(void *ctx, const rq_oid *id, rq_odb_read_alloc alloc, void *actx,
+		       rq_odb_read_obj *out)
+{
+	return rq_odb_read_into(*(rq_odb_read **)ctx, id, alloc, actx, out);
+}
+
+void rq_merger_use_commits(rq_merger *m, rq_cobj_cache *c)
+{
+	if (!m->own_commits)
+		m->commits = c;
+}
+
+rq_cobj_cache *rq_merger_commits(rq_merger *m, rq_error *err)
+{
+	if (m->commits)
+		return m->commits;
+	m->own_commits = rq_cobj_cache_new(m->config.algo, commit_read, &m->config.reader);
+	if (!m->own_commits)
+		rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	return m->commits = m->own_commits;
 }
 
 const rq_merge_stats *rq_merger_stats(const rq_merger *m)
@@ -381,12 +441,12 @@ static int merge_with(rq_merger *m, const rq_ort_mode *mode, const rq_oid *base,
 	git_odb *odb = NULL;
 	int rc;
 
-	if (git_repository_odb(&odb, m->repo) < 0)
-		return rq_error_git(err, "cannot open the object database");
+	if (rq_merger_sync(m, err) < 0)
+		return -1;
+	odb = m->odb;
 	if (trivial_result(m->config.algo, base, ours, theirs, out)) {
 		m->stats.trivial++;
-		rc = rq_canon_root(odb, m->config.algo, out, out, err);
-		git_odb_free(odb);
+		rc = rq_canon_root(odb, m->config.reader, m->config.algo, out, out, err);
 		if (rc < 0)
 			return -1;
 		rq_treemerge_trivial(&m->memory, base, ours, theirs, out);
@@ -395,7 +455,6 @@ static int merge_with(rq_merger *m, const rq_ort_mode *mode, const rq_oid *base,
 	m->stats.full++;
 	rc = rq_treemerge(m->repo, odb, &m->config, &m->memory, mode, base, ours, theirs, out,
 			  conflicts, err);
-	git_odb_free(odb);
 	if (rc != RQ_TREEMERGE_FALL_BACK)
 		return rc;
 	if (mode && !mode->accept &&

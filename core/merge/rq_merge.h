@@ -29,6 +29,7 @@
 #include "rq_error.h"
 #include "rq_oid.h"
 #include "rq_oidmap.h"
+#include "rq_tree.h"
 
 typedef struct rq_merge_stats {
 	size_t trivial;	 /* picks resolved from the tree ids (one side unchanged) */
@@ -57,6 +58,23 @@ void rq_merger_free(rq_merger *m);
 const rq_merge_stats *rq_merger_stats(const rq_merger *m);
 /* The object format of the merger's ids (never NULL). */
 const rq_oid_algo *rq_merger_algo(const rq_merger *m);
+/* Follow the repository's object database if it was replaced since the
+ * merger last read (every merge does this first; a caller that reads
+ * through the two below before a merge calls it). 0, or -1 with err set. */
+int rq_merger_sync(rq_merger *m, rq_error *err);
+/* The merger's reader of trees (core/odb/rq_odb_read.h underneath), for
+ * rq_tree_open_with; valid while m lives. */
+const rq_tree_reader *rq_merger_trees(const rq_merger *m);
+/* The commit cache the merger reads commits through (the virtual bases
+ * and remerges, core/merge/rq_vbase.h): the one given to
+ * rq_merger_use_commits, else its own (made the first time, over its
+ * reader). NULL with err set: out of memory. */
+struct rq_cobj_cache *rq_merger_commits(rq_merger *m, rq_error *err);
+/* Read commits through the job's cache c (core/odb/rq_cobj.h, in the
+ * merger's format; it must outlive the merger) rather than a cache of the
+ * merger's own: the replay's, so that a commit is parsed once per job.
+ * Before the merger's first commit read. */
+void rq_merger_use_commits(rq_merger *m, struct rq_cobj_cache *c);
 
 int rq_merger_merge(rq_merger *m, const rq_oid *base, const rq_oid *ours, const rq_oid *theirs,
 		    rq_oid *out, rq_conflicts *conflicts, rq_error *err);

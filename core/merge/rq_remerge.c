@@ -17,215 +17,34 @@
 
 #include "rq_oidmap.h"
 #include "rq_ortodb.h"
-#include "rq_reach.h"
 #include "rq_tree.h"
+#include "rq_vbase.h"
 
-/* Deeper recursion of virtual merge bases than this is refused. */
-#define VIRTUAL_DEPTH_MAX 32
-/* The inner merges (of merge bases) one remerge may make. Their number
- * grows exponentially with the depth of a history whose merges share
- * several bases at each level (a ladder of octopus merges: 2^depth), and
- * the depth limit above does not bound it; past the budget the merge is a
- * conflict of kind "merge bases". */
-#define INNER_MERGES_MAX 256
-/* base_tree's outcome past that budget. */
-#define OVER_BUDGET 3
-/* merge-ort's inner merges (of merge bases) write markers two longer. */
-#define INNER_MARKER_SIZE 9
 /* The base's label of conflict markers: an id, or git's words. */
-#define LABEL_MAX (RQ_OID_MAX_HEXSZ + 32)
+#define LABEL_MAX RQ_VBASE_LABEL_MAX
 
 typedef struct remerge {
 	rq_merger *m;
 	git_repository *repo;
 	git_odb *odb;
 	const rq_oid_algo *algo; /* the merger's object format */
-	const rq_oidmap *ranks;	 /* the replay's new commits (rq_reach.h) */
 	rq_error *err;
 	rq_oid empty_tree;
-	size_t inner; /* inner merges made so far */
+	rq_vbase vb; /* merge bases, virtual ones, and the count of inner merges */
 } remerge;
 
-/*
- * id as libgit2's, for the commit reads and rq_reach that still take it
- * (issue 42, wave 2: core/odb's commit reader): 0, or -1 with err set in
- * another format than SHA-1.
- */
-static int git_id(remerge *rm, const rq_oid *id, git_oid *g)
-{
-	if (rq_oid_to_git(g, id, rm->algo) == 0)
-		return 0;
-	return rq_error_set(rm->err, RQ_E_UNSUPPORTED_REPO,
-			    "cannot replay a merge commit in a %s repository: its commits are read "
-			    "by libgit2, which has no %s",
-			    rm->algo->name, rm->algo->name);
-}
-
-/* ---- merge bases ---------------------------------------------------------- */
-
-typedef struct dated {
-	rq_oid id;
-	int64_t time;
-	size_t order; /* as libgit2 listed it */
-} dated;
-
-/* Newest first, in listed order among equals (git's commit list by date). */
-static int cmp_newest(const void *pa, const void *pb)
-{
-	const dated *a = pa, *b = pb;
-	if (a->time != b->time)
-		return a->time > b->time ? -1 : 1;
-	return a->order < b->order ? -1 : a->order > b->order;
-}
-
+/* Commit id's tree (the merger's commit cache). */
 static int tree_of(remerge *rm, const rq_oid *commit, rq_oid *tree)
 {
-	git_commit *c = NULL;
-	git_oid g;
-
-	if (git_id(rm, commit, &g) < 0)
-		return -1;
-	if (git_commit_lookup(&c, rm->repo, &g) < 0)
-		return rq_error_git(rm->err, "cannot read commit");
-	rq_oid_from_git(tree, git_commit_tree_id(c));
-	git_commit_free(c);
-	return 0;
+	return rq_vbase_commit_tree(rm->m, commit, tree, rm->err);
 }
 
-/* The commit times of ids into out, sorted oldest first (git lists merge
- * bases newest first, and merge-ort reverses the list). */
-static int date_bases(remerge *rm, const rq_oid *ids, size_t n, dated *out)
-{
-	for (size_t i = 0; i < n; i++) {
-		git_commit *c = NULL;
-		git_oid g;
-		if (git_id(rm, &ids[i], &g) < 0)
-			return -1;
-		if (git_commit_lookup(&c, rm->repo, &g) < 0)
-			return rq_error_git(rm->err, "cannot read a merge base");
-		out[i] = (dated){ids[i], git_commit_time(c), i};
-		git_commit_free(c);
-	}
-	qsort(out, n, sizeof(*out), cmp_newest);
-	for (size_t i = 0; i < n / 2; i++) {
-		dated t = out[i];
-		out[i] = out[n - 1 - i];
-		out[n - 1 - i] = t;
-	}
-	return 0;
-}
-
-/*
- * The merge bases of b and the merge of leaves (one commit, or the
- * commits merged so far), oldest first: *out (to free), *n (0: none).
- */
-static int merge_bases(remerge *rm, const rq_oid *leaves, size_t nleaves, const rq_oid *b,
-		       dated **out, size_t *n)
-{
-	rq_reach_reader rd = rq_reach_git2_reader(rm->repo);
-	rq_oid *ids = NULL;
-	size_t count = 0;
-	int rc;
-
-	*out = NULL;
-	*n = 0;
-	if (rq_reach_bases(&rd, rm->ranks, b, leaves, nleaves, &ids, &count, rm->err) < 0)
-		return -1;
-	if (!count)
-		return 0;
-	if (!(*out = calloc(count + 1, sizeof(**out)))) {
-		free(ids);
-		return rq_error_set(rm->err, RQ_E_NOMEM, "out of memory");
-	}
-	rc = date_bases(rm, ids, count, *out);
-	*n = count;
-	free(ids);
-	return rc;
-}
-
-static int base_tree(remerge *rm, const rq_oid *leaves, size_t nleaves, const rq_oid *b, int depth,
-		     rq_oid *out, char *label);
-
-/*
- * A virtual merge base (merge_ort_internal): the bases, oldest first,
- * merged one by one into the merge of those before, each inner merge
- * against its own merge bases and keeping its conflicts. 0, 1 (an inner
- * merge gave no tree: no remerge), OVER_BUDGET (INNER_MERGES_MAX inner
- * merges made), -1.
- */
-static int virtual_base(remerge *rm, const dated *bases, size_t n, int depth, rq_oid *out)
-{
-	static const rq_merge_marks inner = {"Temporary merge branch 1", NULL,
-					     "Temporary merge branch 2", INNER_MARKER_SIZE};
-	rq_oid *leaves = malloc(n * sizeof(*leaves)), ib, tb, merged;
-	char label[LABEL_MAX];
-	int rc = leaves ? tree_of(rm, &bases[0].id, out)
-			: rq_error_set(rm->err, RQ_E_NOMEM, "out of memory");
-
-	for (size_t k = 0; k < n && rc == 0; k++)
-		leaves[k] = bases[k].id;
-	for (size_t k = 1; k < n && rc == 0; k++) {
-		rq_conflicts conf = {0};
-		rq_conflict_details det = {0};
-		rq_merge_marks marks = inner;
-		if (++rm->inner > INNER_MERGES_MAX)
-			rc = OVER_BUDGET;
-		else
-			rc = base_tree(rm, leaves, k, &leaves[k], depth + 1, &ib, label);
-		if (rc != 0)
-			break; /* (an inner one gave no tree, or the budget is spent) */
-		marks.base = label;
-		if ((rc = tree_of(rm, &leaves[k], &tb)) == 0)
-			rc = rq_merger_merge_accept(rm->m, &ib, out, &tb, &marks, &merged, &conf,
-						    &det, rm->err);
-		rq_conflicts_free(&conf);
-		rq_conflict_details_free(&det);
-		if (rc == 0 || rc == 1) {
-			*out = merged;
-			rc = 0;
-		} else if (rc == RQ_MERGE_NO_TREE) {
-			rc = 1;
-		}
-	}
-	free(leaves);
-	return rc;
-}
-
-/*
- * The tree to merge b and the merge of leaves against, and the label of
- * conflict markers for it (label: LABEL_MAX bytes, or NULL): the merge
- * base's (its id), a virtual base's for several ("merged common
- * ancestors"), the empty tree for none ("empty tree"), as merge-ort labels
- * them. 0, 1 (no virtual base: see virtual_base), OVER_BUDGET, -1.
- */
-static int base_tree(remerge *rm, const rq_oid *leaves, size_t nleaves, const rq_oid *b, int depth,
+/* The tree to merge b and the merge of leaves against, and its label
+ * (rq_vbase.h): 0, 1 (no virtual base), RQ_VBASE_OVER_BUDGET, -1. */
+static int base_tree(remerge *rm, const rq_oid *leaves, size_t nleaves, const rq_oid *b,
 		     rq_oid *out, char *label)
 {
-	dated *bases = NULL;
-	size_t n = 0;
-	int rc;
-
-	if (depth > VIRTUAL_DEPTH_MAX)
-		return rq_error_set(rm->err, RQ_E_USAGE, "merge bases nested deeper than %d levels",
-				    VIRTUAL_DEPTH_MAX);
-	if (merge_bases(rm, leaves, nleaves, b, &bases, &n) < 0) {
-		free(bases);
-		return -1;
-	}
-	if (n == 0) {
-		*out = rm->empty_tree;
-		rc = 0;
-	} else if (n == 1) {
-		rc = tree_of(rm, &bases[0].id, out);
-	} else {
-		rc = virtual_base(rm, bases, n, depth, out);
-	}
-	if (label && n == 1)
-		rq_oid_fmt(label, &bases[0].id, rm->algo);
-	else if (label)
-		snprintf(label, LABEL_MAX, "%s", n ? "merged common ancestors" : "empty tree");
-	free(bases);
-	return rc;
+	return rq_vbase_tree(&rm->vb, leaves, nleaves, b, out, label, NULL);
 }
 
 /* ---- the two remerges --------------------------------------------------------- */
@@ -235,7 +54,8 @@ typedef struct side_merge {
 	rq_oid base, ours, theirs; /* trees */
 	rq_oid tree;
 	int rc;	     /* 0 clean, 1 conflicts (tree), RQ_MERGE_NO_TREE, 1 + a missing base */
-	int no_base; /* 1: no virtual base; OVER_BUDGET: its inner merges past the budget */
+	int no_base; /* 1: no virtual base; RQ_VBASE_OVER_BUDGET: its inner merges past the budget
+		      */
 	rq_conflicts conflicts;
 	rq_conflict_details details;
 } side_merge;
@@ -249,11 +69,11 @@ static void side_merge_free(side_merge *s)
 /* The trees of a remerge of two commits, and its base's label. 0, -1. */
 static int side_prepare(remerge *rm, const rq_oid *parents, side_merge *s, char *label)
 {
-	int rc = base_tree(rm, &parents[0], 1, &parents[1], 0, &s->base, label);
+	int rc = base_tree(rm, &parents[0], 1, &parents[1], &s->base, label);
 
 	if (rc < 0)
 		return -1;
-	s->no_base = rc; /* 0, 1 or OVER_BUDGET */
+	s->no_base = rc; /* 0, 1 or RQ_VBASE_OVER_BUDGET */
 	if (tree_of(rm, &parents[0], &s->ours) < 0 || tree_of(rm, &parents[1], &s->theirs) < 0)
 		return -1;
 	return 0;
@@ -264,8 +84,9 @@ static int side_run(remerge *rm, side_merge *s, const rq_merge_marks *marks)
 	if (s->no_base) {
 		s->rc = RQ_MERGE_NO_TREE;
 		return rq_conflicts_add(&s->conflicts, "",
-					s->no_base == OVER_BUDGET ? RQ_CONFLICT_MERGE_BASES
-								  : RQ_CONFLICT_CONTENT) < 0
+					s->no_base == RQ_VBASE_OVER_BUDGET
+					    ? RQ_CONFLICT_MERGE_BASES
+					    : RQ_CONFLICT_CONTENT) < 0
 			   ? rq_error_set(rm->err, RQ_E_NOMEM, "out of memory")
 			   : 0;
 	}
@@ -350,7 +171,7 @@ static int entry_of(remerge *rm, const rq_oid *id, const char *name, size_t n, r
 	size_t pos = 0;
 	int found = 0;
 
-	if (rq_tree_open(&t, rm->odb, rm->algo, id, rm->err) < 0)
+	if (rq_tree_open_with(&t, rq_merger_trees(rm->m), rm->algo, id, rm->err) < 0)
 		return -1;
 	while (!found && rq_tree_next(&t, &pos, e))
 		found = e->len == n && !memcmp(e->name, name, n);
@@ -529,7 +350,7 @@ static int octopus_side(remerge *rm, const rq_oid *parents, size_t np, int is_r,
 		rq_conflict_details det = {0};
 		rq_oid b, t, merged;
 		int budget =
-		    (rc = base_tree(rm, parents, j, &parents[j], 0, &b, NULL)) == OVER_BUDGET;
+		    (rc = base_tree(rm, parents, j, &parents[j], &b, NULL)) == RQ_VBASE_OVER_BUDGET;
 		if (rc == 0 && (rc = tree_of(rm, &parents[j], &t)) == 0)
 			rc = rq_merger_merge_accept(rm->m, &b, tree, &t, &marks, &merged, &conf,
 						    &det, rm->err);
@@ -573,11 +394,14 @@ int rq_remerge(rq_merger *m, git_repository *repo, const rq_oidmap *ranks,
 	       const rq_oid *orig_parents, const rq_oid *new_parents, size_t nparents,
 	       const rq_oid *orig_tree, rq_oid *out, rq_conflicts *conflicts, rq_error *err)
 {
-	remerge rm = {m, repo, NULL, rq_merger_algo(m), ranks, err, {{0}}, 0};
+	remerge rm = {m, repo, NULL, rq_merger_algo(m), err, {{0}}, {m, ranks, NULL, 0, err}};
 	int rc;
 
+	rm.vb.empty_tree = &rm.empty_tree;
 	if (nparents < 2)
 		return rq_error_set(err, RQ_E_INTERNAL, "a remerge needs two parents");
+	if (rq_merger_sync(m, err) < 0)
+		return -1;
 	/* the base of unrelated histories, written for the trees that use it */
 	if (git_repository_odb(&rm.odb, repo) < 0 ||
 	    rq_ortodb_write(&rm.empty_tree, rm.odb, rm.algo, "", 0, GIT_OBJECT_TREE) < 0) {

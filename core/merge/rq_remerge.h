@@ -36,9 +36,8 @@
  * other keeps its own kind.
  *
  * Merge bases: several are merged into a virtual base first, oldest first,
- * as merge-ort's recursive merge does (inner merges keep their conflicts,
- * with markers two longer and git's "Temporary merge branch" labels); none
- * (unrelated histories): the empty tree.
+ * as merge-ort's recursive merge does (core/merge/rq_vbase.h, which merge
+ * trains share); none (unrelated histories): the empty tree.
  *
  * Renames remembered along a chain of picks are forgotten at a merge: the
  * pick after it detects renames afresh.
@@ -62,9 +61,8 @@
  * (conflicts appended, one per path), -1 with err set. Objects are written
  * through the repository's object database (the replay's store): R's and
  * N's conflicted trees too, which only the pack's size sees. Ids are of
- * the merger's format (rq_merger_algo); the commits are still read by
- * libgit2 and rq_reach with 20-byte ids (issue 42, wave 2): in a SHA-256
- * repository a remerge fails with RQ_E_UNSUPPORTED_REPO, naming why.
+ * the merger's format (rq_merger_algo); commits are read through the
+ * merger's commit cache (rq_merger_commits), objects through its reader.
  */
 int rq_remerge(rq_merger *m, git_repository *repo, const rq_oidmap *ranks,
 	       const rq_oid *orig_parents, const rq_oid *new_parents, size_t nparents,

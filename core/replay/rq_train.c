@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* the merge of several merge bases follows git's merge-ort.c (merge_ort_internal) */
 /*
  * rq_train: a merge train in one call (see rq_train.h). The parts, in the
  * order a train meets them: the options; the set-up (the target, the
@@ -25,9 +24,7 @@
 #include "rq_odb_tmpdir.h"
 #include "rq_revs.h"
 #include "rq_sign.h"
-
-/* Deeper recursion of virtual merge bases than this is refused. */
-#define VIRTUAL_DEPTH_MAX 32
+#include "rq_vbase.h"
 
 /* Everything one rq_train_run() call holds. */
 typedef struct train {
@@ -338,65 +335,6 @@ static int rebase_car(train *t, const rq_train_car *c, rq_car_result *car)
 
 /* ---- a car by merge ---- */
 
-typedef struct dated {
-	rq_oid id;
-	int64_t time;
-	size_t order; /* as libgit2 listed it */
-} dated;
-
-/* Newest first, in listed order among equals (git's commit_list_insert_by_date). */
-static int cmp_newest(const void *pa, const void *pb)
-{
-	const dated *a = pa, *b = pb;
-	if (a->time != b->time)
-		return a->time > b->time ? -1 : 1;
-	return a->order < b->order ? -1 : a->order > b->order;
-}
-
-/*
- * The merge bases of b and the merge of leaves (one commit, or the
- * commits a virtual base was made of), oldest first, as merge-ort takes
- * them (git lists them newest first and reverses the list). *out (to
- * free), *n (0: none).
- */
-static int merge_bases(train *t, const rq_oid *leaves, size_t nleaves, const rq_oid *b, dated **out,
-		       size_t *n)
-{
-	rq_reach_reader rd = rq_reach_git2_reader(t->repo);
-	rq_oid *ids = NULL;
-	size_t count = 0;
-
-	*out = NULL;
-	*n = 0;
-	if (rq_reach_bases(&rd, NULL, b, leaves, nleaves, &ids, &count, t->err) < 0)
-		return -1;
-	if (!count)
-		return 0;
-	if (!(*out = calloc(count + 1, sizeof(**out)))) {
-		free(ids);
-		return rq_error_set(t->err, RQ_E_NOMEM, "out of memory");
-	}
-	for (size_t i = 0; i < count; i++) {
-		git_commit *c = NULL;
-		git_oid g;
-		if (to_git(t, &ids[i], &g) < 0 || git_commit_lookup(&c, t->repo, &g) < 0) {
-			free(ids);
-			return rq_error_git(t->err, "cannot read a merge base");
-		}
-		(*out)[i] = (dated){ids[i], git_commit_time(c), i};
-		git_commit_free(c);
-	}
-	*n = count;
-	free(ids);
-	qsort(*out, *n, sizeof(**out), cmp_newest);
-	for (size_t i = 0; i < *n / 2; i++) {
-		dated tmp = (*out)[i];
-		(*out)[i] = (*out)[*n - 1 - i];
-		(*out)[*n - 1 - i] = tmp;
-	}
-	return 0;
-}
-
 static int tree_of(train *t, const rq_oid *commit, rq_oid *tree)
 {
 	git_commit *c = NULL;
@@ -409,41 +347,6 @@ static int tree_of(train *t, const rq_oid *commit, rq_oid *tree)
 	return 0;
 }
 
-/* libgit2's merge in virtual-base mode (conflicts kept with markers), for
- * an inner merge that conflicts (rq_train.h: the known difference). */
-static int virtual_fallback(train *t, const rq_oid *base, const rq_oid *ours, const rq_oid *theirs,
-			    rq_oid *out)
-{
-	git_tree *tb = NULL, *to = NULL, *tt = NULL;
-	git_index *index = NULL;
-	git_merge_options mo;
-	git_oid gb, go, gt, gout;
-	int rc = -1;
-
-	git_merge_options_init(&mo, GIT_MERGE_OPTIONS_VERSION);
-	mo.flags = GIT_MERGE_FIND_RENAMES | GIT_MERGE_VIRTUAL_BASE;
-	mo.rename_threshold = 50;
-	t->res->virtual_fallbacks++;
-	if (to_git(t, base, &gb) < 0 || to_git(t, ours, &go) < 0 || to_git(t, theirs, &gt) < 0)
-		;
-	else if (git_tree_lookup(&tb, t->repo, &gb) < 0 || git_tree_lookup(&to, t->repo, &go) < 0 ||
-		 git_tree_lookup(&tt, t->repo, &gt) < 0)
-		rq_error_git(t->err, "cannot read tree");
-	else if (git_merge_trees(&index, t->repo, tb, to, tt, &mo) < 0)
-		rq_error_git(t->err, "cannot merge the merge bases");
-	else if (git_index_write_tree_to(&gout, index, t->repo) < 0)
-		rq_error_git(t->err, "cannot write the virtual merge base");
-	else {
-		rq_oid_from_git(out, &gout);
-		rc = 0;
-	}
-	git_index_free(index);
-	git_tree_free(tb);
-	git_tree_free(to);
-	git_tree_free(tt);
-	return rc;
-}
-
 /* One merge of trees with its own chain of renames: 0 clean, 1 conflict
  * (conf filled), -1. */
 static int merge_trees(train *t, const rq_oid *base, const rq_oid *ours, const rq_oid *theirs,
@@ -454,66 +357,20 @@ static int merge_trees(train *t, const rq_oid *base, const rq_oid *ours, const r
 	return rq_merger_merge(t->shared.merger, base, ours, theirs, out, conf, t->err);
 }
 
-static int base_tree(train *t, const rq_oid *leaves, size_t nleaves, const rq_oid *b, int depth,
-		     rq_oid *out, size_t *nbases);
-
-/*
- * A virtual merge base: the bases (oldest first) merged pairwise, each
- * inner merge against the merge bases of what it merges (recursively);
- * a conflicting inner merge keeps its markers (virtual_fallback).
- */
-static int virtual_base(train *t, const dated *bases, size_t n, int depth, rq_oid *out)
+/* The tree to merge the car's tip into the previous result against: their
+ * merge base's, a virtual one for several (core/merge/rq_vbase.h, as
+ * merge-ort makes it), the empty tree for none; *nbases: how many. 0, 1
+ * (a conflict: no virtual base, conf says why), -1. */
+static int car_base(train *t, rq_car_result *car, rq_oid *base, rq_conflicts *conf)
 {
-	rq_oid *leaves = malloc(n * sizeof(*leaves)), vb, tb, merged;
-	int rc = tree_of(t, &bases[0].id, out);
+	rq_vbase vb = {t->shared.merger, NULL, &t->empty_tree, 0, t->err};
+	int rc = rq_vbase_tree(&vb, &car->onto, 1, &car->tip, base, NULL, &car->merge_bases);
 
-	if (!leaves)
+	if (rc <= 0)
+		return rc;
+	if (rq_conflicts_add(conf, "", RQ_CONFLICT_MERGE_BASES) < 0)
 		return rq_error_set(t->err, RQ_E_NOMEM, "out of memory");
-	for (size_t k = 0; k < n; k++)
-		leaves[k] = bases[k].id;
-	for (size_t k = 1; k < n && rc == 0; k++) {
-		rq_conflicts conf = {0};
-		rc = base_tree(t, leaves, k, &leaves[k], depth + 1, &vb, NULL);
-		if (rc == 0)
-			rc = tree_of(t, &leaves[k], &tb);
-		if (rc == 0)
-			rc = merge_trees(t, &vb, out, &tb, &merged, &conf);
-		rq_conflicts_free(&conf);
-		if (rc == 1)
-			rc = virtual_fallback(t, &vb, out, &tb, &merged);
-		if (rc == 0)
-			*out = merged;
-	}
-	free(leaves);
-	return rc;
-}
-
-/* The tree to merge b and the merge of leaves against: their merge base's,
- * a virtual base's for several, the empty tree for none. */
-static int base_tree(train *t, const rq_oid *leaves, size_t nleaves, const rq_oid *b, int depth,
-		     rq_oid *out, size_t *nbases)
-{
-	dated *bases = NULL;
-	size_t n = 0;
-	int rc;
-
-	if (depth > VIRTUAL_DEPTH_MAX)
-		return rq_error_set(t->err, RQ_E_USAGE, "merge bases nested deeper than %d levels",
-				    VIRTUAL_DEPTH_MAX);
-	if (merge_bases(t, leaves, nleaves, b, &bases, &n) < 0)
-		return -1;
-	if (nbases)
-		*nbases = n;
-	if (n == 0) {
-		*out = t->empty_tree;
-		rc = 0;
-	} else if (n == 1) {
-		rc = tree_of(t, &bases[0].id, out);
-	} else {
-		rc = virtual_base(t, bases, n, depth, out);
-	}
-	free(bases);
-	return rc;
+	return 1;
 }
 
 /* The merge message: the template with {name} and {target} filled in
@@ -581,12 +438,15 @@ static int merge_car(train *t, const rq_train_car *c, rq_car_result *car)
 		car->commit = car->onto;
 		return 0;
 	}
-	if (base_tree(t, &car->onto, 1, &car->tip, 0, &base, &car->merge_bases) < 0 ||
-	    tree_of(t, &car->onto, &ours) < 0 || tree_of(t, &car->tip, &theirs) < 0)
+	if ((rc = car_base(t, car, &base, &conf)) < 0 || tree_of(t, &car->onto, &ours) < 0 ||
+	    tree_of(t, &car->tip, &theirs) < 0) {
+		rq_conflicts_free(&conf);
 		return -1;
+	}
 	if (!car->merge_bases) /* git merge and git merge-tree's words */
 		return rq_error_set(t->err, RQ_E_USAGE, "refusing to merge unrelated histories");
-	rc = merge_trees(t, &base, &ours, &theirs, &tree, &conf);
+	if (rc == 0)
+		rc = merge_trees(t, &base, &ours, &theirs, &tree, &conf);
 	if (rc == 1) {
 		car->status = RQ_CAR_CONFLICT;
 		car->conflict_commit = car->tip;

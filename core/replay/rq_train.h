@@ -36,12 +36,13 @@
  * (default prefix refs/train/<target>/), in car order, in result->replay
  * (apply with rq_refs_apply, print with rq_refs_format_updates).
  *
- * Known difference from git: when the merge of two merge bases itself
- * conflicts (the virtual base would hold conflict markers), that inner
- * merge is made by libgit2's merge in virtual-base mode (counted in
- * result->virtual_fallbacks), whose markers and choices differ from
- * merge-ort's; the outer merge is unaffected wherever the conflicting
- * paths resolve the same way on both sides.
+ * Several merge bases are merged into a virtual base as merge-ort does
+ * (core/merge/rq_vbase.h, shared with the replay of merge commits): an
+ * inner merge that conflicts keeps its conflicts in the virtual base, as
+ * git's does. Where the tree merge cannot make an inner merge itself (it
+ * would hand it to libgit2) or a history needs more than
+ * RQ_VBASE_INNER_MAX inner merges, the car is a conflict of kind "merge
+ * bases" at the top level.
  *
  * Returns 0 (every car that is not skipped went in), 1 (some car
  * conflicted: the others' results and updates are there) or -1 with err
@@ -113,7 +114,6 @@ typedef struct rq_train_result {
 	char *target_ref; /* the target's full name */
 	rq_oid base;	  /* the target's commit */
 	rq_oid head;	  /* the last good car's result (base: none) */
-	size_t virtual_fallbacks;
 	/* the cars' ref updates and reflog message, the first conflicting car's
 	 * conflict, the statistics of the whole train */
 	rq_replay_result replay;

@@ -143,7 +143,37 @@ for kind in clean clash; do
 		[ "$(jq -r .cars[0].commit <<<"$OUT")" = "$theirs" ] || { ORACLE_DIFF=$((ORACLE_DIFF + 1)); echo "  criss-cross $kind: $(jq -r .cars[0].commit <<<"$OUT") vs $theirs" >&2; }
 	fi
 done
-check_eq "criss-cross (clash): the inner merge kept its markers (libgit2)" 1 "$(jq .train.virtual_fallbacks <<<"$OUT")"
+check_eq "criss-cross (clash): no virtual_fallbacks any more" null "$(jq .train.virtual_fallbacks <<<"$OUT")"
+# criss-cross whose inner merge is a modify/delete: main deletes d.txt,
+# side edits it, both criss-cross merges resolve by deleting it. merge-ort's
+# virtual base keeps the edited d.txt (a conflict of the inner merge), so
+# the outer merge deletes it cleanly: the commit git merge makes.
+R2=$T/cc-delete
+git init -q -b main "$R2"
+commit_file "$R2" a.txt "$(lines 30)" base
+commit_file "$R2" d.txt "$(lines 10)" "base d"
+git -C "$R2" branch side
+tick && git -C "$R2" rm -q d.txt && git -C "$R2" commit -q -m "main: rm d"
+M1=$(git -C "$R2" rev-parse main)
+git -C "$R2" checkout -q side
+commit_file "$R2" d.txt "$(lines 10 's/^5$/five/')" "side: d"
+S1=$(git -C "$R2" rev-parse side)
+for pair in "main $S1" "side $M1"; do
+	set -- $pair
+	git -C "$R2" checkout -q "$1" && tick
+	git -C "$R2" merge -q --no-edit "$2" >/dev/null 2>&1
+	git -C "$R2" rm -q d.txt && git -C "$R2" commit -q -m "merge into $1"
+done
+commit_file "$R2" a.txt "$(lines 30 's/^20$/twenty/')" "side: 20"
+git -C "$R2" checkout -q main
+commit_file "$R2" a.txt "$(lines 30 's/^10$/ten/')" "main: 10"
+run_rq -C "$R2" train --target=main --method=merge --ref-action=print --format=json side
+check_eq "criss-cross (modify/delete inside): exit 0" 0 "$RC"
+check_eq "criss-cross (modify/delete inside): two merge bases" 2 "$(jq .cars[0].merge_bases <<<"$OUT")"
+if [ -n "${UPSTREAM_GIT:-}" ]; then
+	check_eq "criss-cross (modify/delete inside): git merge-tree's merge" \
+		"$(merge_oracle main side side)" "$(jq -r .cars[0].commit <<<"$OUT")"
+fi
 if [ -n "${UPSTREAM_GIT:-}" ]; then
 	check_eq "oracle: every car equals the upstream tools' result" 0 "$ORACLE_DIFF"
 	echo "# oracle: $ORACLE_N cars compared with git replay / git merge-tree + commit-tree, $ORACLE_DIFF differences"

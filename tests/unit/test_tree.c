@@ -122,8 +122,91 @@ static void test_open_through_libgit2(void **state)
 	assert_int_equal(rq_tree_open(&t, odb, &rq_oid_sha256, &wide, &err), -1);
 	assert_int_equal(err.code, RQ_E_GIT);
 	assert_non_null(strstr(err.msg, "no sha256"));
-	assert_null(t.obj);
+	assert_null(t.rd);
 	git_odb_free(odb);
+	tu_repo_free(r);
+}
+
+/* A reader that serves one object (raw, of type type) and counts what it
+ * hands out and gets back. */
+typedef struct one_obj {
+	rq_oid id;
+	const char *raw;
+	size_t len;
+	git_object_t type;
+	int out; /* read, not yet released */
+} one_obj;
+
+static int one_read(void *ctx, const rq_oid *id, const unsigned char **data, size_t *len,
+		    git_object_t *type, void **mem, void **owner)
+{
+	one_obj *o = ctx;
+	char *copy;
+
+	if (!rq_oid_eq(id, &o->id)) {
+		git_error_set_str(GIT_ERROR_ODB, "object not found - no match for id (x)");
+		return GIT_ENOTFOUND;
+	}
+	assert_non_null(copy = malloc(o->len + 1));
+	memcpy(copy, o->raw, o->len);
+	*data = (const unsigned char *)copy;
+	*len = o->len;
+	*type = o->type;
+	*mem = copy;
+	*owner = o;
+	o->out++;
+	return 0;
+}
+
+static void one_release(void *ctx, void *mem, void *owner)
+{
+	one_obj *o = ctx;
+
+	assert_ptr_equal(owner, o);
+	free(mem);
+	o->out--;
+}
+
+/* Through a reader (the merge's over core/odb): a SHA-256 tree opened,
+ * listed and released; an object that is no tree and one that is missing
+ * give rq_tree_open's errors, nothing kept. */
+static void test_open_with_reader(void **state)
+{
+	tu_repo *r = repo_of(&rq_oid_sha256);
+	size_t len;
+	char *raw = tu_capture_raw(r, &len, "git cat-file tree HEAD^{tree}");
+	char *hex = tu_capture(r, "git rev-parse HEAD^{tree}");
+	one_obj o = {.raw = raw, .len = len, .type = GIT_OBJECT_TREE};
+	rq_tree_reader rd = {one_read, one_release, &o};
+	rq_oid other;
+	rq_tree t;
+	rq_error err;
+
+	(void)state;
+	assert_int_equal(rq_oid_parse(&o.id, &rq_oid_sha256, hex, strlen(hex)), 0);
+	assert_int_equal(rq_tree_open_with(&t, &rd, &rq_oid_sha256, &o.id, &err), 0);
+	assert_int_equal(t.n, 4);
+	assert_int_equal(o.out, 1);
+	rq_tree_close(&t);
+	assert_int_equal(o.out, 0);
+
+	o.type = GIT_OBJECT_BLOB;
+	rq_error_clear(&err);
+	assert_int_equal(rq_tree_open_with(&t, &rd, &rq_oid_sha256, &o.id, &err), -1);
+	assert_int_equal(err.code, RQ_E_CORRUPT_OBJECT);
+	assert_non_null(strstr(err.msg, "is not a tree"));
+	assert_non_null(strstr(err.msg, hex));
+	assert_int_equal(o.out, 0);
+
+	other = o.id;
+	other.id[31] ^= 1;
+	rq_error_clear(&err);
+	assert_int_equal(rq_tree_open_with(&t, &rd, &rq_oid_sha256, &other, &err), -1);
+	assert_string_equal(err.msg, "cannot read tree: object not found - no match for id (x)");
+	rq_tree_close(&t);
+	assert_int_equal(o.out, 0);
+	free(hex);
+	free(raw);
 	tu_repo_free(r);
 }
 
@@ -133,6 +216,7 @@ int main(void)
 	    cmocka_unit_test(test_sha1_tree),
 	    cmocka_unit_test(test_sha256_tree),
 	    cmocka_unit_test(test_open_through_libgit2),
+	    cmocka_unit_test(test_open_with_reader),
 	};
 	return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
 }

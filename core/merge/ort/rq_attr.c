@@ -54,7 +54,9 @@ typedef struct user_driver {
 
 struct rq_attr {
 	git_repository *repo;
-	const rq_oid_algo *algo; /* the repository's object format */
+	const rq_oid_algo *algo;    /* the repository's object format */
+	rq_odb_read *const *reader; /* the merger's (rq_ortodb.h) */
+	const rq_tree_reader *trees;
 	char *root, *workdir, *common;
 	int ignorecase, loaded, source_known, have_source;
 	rq_oid source; /* attr.tree / GIT_ATTR_SOURCE */
@@ -449,12 +451,12 @@ static int find_source(rq_attr *a, rq_error *err)
 
 /* The entry name (n bytes) of tree id: 1 with *e (the tree stays open in
  * t for e's name), 0 when absent, -1 with err. */
-static int tree_entry(git_odb *odb, const rq_oid_algo *algo, const rq_oid *id, const char *name,
-		      size_t n, rq_tree *t, rq_tree_entry *e, rq_error *err)
+static int tree_entry(const rq_tree_reader *trees, const rq_oid_algo *algo, const rq_oid *id,
+		      const char *name, size_t n, rq_tree *t, rq_tree_entry *e, rq_error *err)
 {
 	size_t pos = 0;
 
-	if (rq_tree_open(t, odb, algo, id, err) < 0)
+	if (rq_tree_open_with(t, trees, algo, id, err) < 0)
 		return -1;
 	while (rq_tree_next(t, &pos, e))
 		if (e->len == n && !memcmp(e->name, name, n))
@@ -465,7 +467,7 @@ static int tree_entry(git_odb *odb, const rq_oid_algo *algo, const rq_oid *id, c
 
 /* The tree of directory dir under the source tree: 1 with *id, 0 when
  * there is no such directory, -1 with err. */
-static int source_dir(rq_attr *a, git_odb *odb, const char *dir, rq_oid *id, rq_error *err)
+static int source_dir(rq_attr *a, const char *dir, rq_oid *id, rq_error *err)
 {
 	rq_tree t;
 	rq_tree_entry e;
@@ -473,7 +475,7 @@ static int source_dir(rq_attr *a, git_odb *odb, const char *dir, rq_oid *id, rq_
 	*id = a->source;
 	for (const char *p = dir; *p;) {
 		size_t n = strcspn(p, "/");
-		int rc = tree_entry(odb, a->algo, id, p, n, &t, &e, err), is_dir;
+		int rc = tree_entry(a->trees, a->algo, id, p, n, &t, &e, err), is_dir;
 		if (rc <= 0)
 			return rc;
 		is_dir = (e.mode & 0170000u) == 0040000u;
@@ -487,30 +489,29 @@ static int source_dir(rq_attr *a, git_odb *odb, const char *dir, rq_oid *id, rq_
 }
 
 /* The .gitattributes blob of tree id (a regular file) into f. 0, or -1. */
-static int read_blob_attrs(git_odb *odb, const rq_oid_algo *algo, const rq_oid *id, frame *f,
-			   int macro_ok, rq_error *err)
+static int read_blob_attrs(rq_attr *a, const rq_oid *id, frame *f, int macro_ok, rq_error *err)
 {
-	git_odb_object *blob = NULL;
+	rq_odb_read_obj blob = {0};
 	rq_tree t;
 	rq_tree_entry e;
 	char *text = NULL;
-	int rc = tree_entry(odb, algo, id, ".gitattributes", 14, &t, &e, err);
+	int rc = tree_entry(a->trees, a->algo, id, ".gitattributes", 14, &t, &e, err);
 
 	if (rc <= 0)
 		return rc;
-	if ((e.mode & 0170000u) == 0100000u && rq_ortodb_read(&blob, odb, algo, &e.id) == 0 &&
-	    git_odb_object_size(blob) <= ATTR_FILE_MAX) {
-		size_t n = git_odb_object_size(blob);
+	if ((e.mode & 0170000u) == 0100000u && rq_ortodb_read(&blob, *a->reader, &e.id) == 0 &&
+	    blob.len <= ATTR_FILE_MAX) {
+		size_t n = blob.len;
 		if (!(text = malloc(n + 1)))
 			rc = -1;
 		else {
-			memcpy(text, git_odb_object_data(blob), n);
+			memcpy(text, blob.data, n);
 			text[n] = '\0';
 			rc = parse_text(f, text, n, macro_ok);
 		}
 	}
 	free(text);
-	git_odb_object_free(blob);
+	rq_odb_read_obj_free(&blob);
 	rq_tree_close(&t);
 	return rc < 0 ? rq_error_set(err, RQ_E_NOMEM, "out of memory") : 0;
 }
@@ -518,16 +519,11 @@ static int read_blob_attrs(git_odb *odb, const rq_oid_algo *algo, const rq_oid *
 /* dir/.gitattributes from the source tree into f. 0, or -1 with err. */
 static int read_from_tree(rq_attr *a, frame *f, const char *dir, int macro_ok, rq_error *err)
 {
-	git_odb *odb = NULL;
 	rq_oid id;
-	int rc;
+	int rc = source_dir(a, dir, &id, err);
 
-	if (git_repository_odb(&odb, a->repo) < 0)
-		return rq_error_git(err, "cannot open the object database");
-	rc = source_dir(a, odb, dir, &id, err);
 	if (rc > 0)
-		rc = read_blob_attrs(odb, a->algo, &id, f, macro_ok, err);
-	git_odb_free(odb);
+		rc = read_blob_attrs(a, &id, f, macro_ok, err);
 	return rc < 0 ? -1 : 0;
 }
 
@@ -730,7 +726,8 @@ static char *dup_dir(const char *dir)
 	return dir ? strndup(dir, n) : NULL;
 }
 
-int rq_attr_new(rq_attr **out, git_repository *repo, const rq_oid_algo *algo, const char *root,
+int rq_attr_new(rq_attr **out, git_repository *repo, const rq_oid_algo *algo,
+		rq_odb_read *const *reader, const rq_tree_reader *trees, const char *root,
 		rq_error *err)
 {
 	rq_attr *a = calloc(1, sizeof(*a));
@@ -741,6 +738,8 @@ int rq_attr_new(rq_attr **out, git_repository *repo, const rq_oid_algo *algo, co
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	a->repo = repo;
 	a->algo = algo;
+	a->reader = reader;
+	a->trees = trees;
 	a->common = dup_dir(git_repository_commondir(repo));
 	if ((root && !(a->root = strdup(root))) || (wd && !(a->workdir = strdup(wd))) ||
 	    !a->common) {

@@ -36,7 +36,9 @@
 #include <git2.h>
 
 #include "rq_error.h"
+#include "rq_odb_read.h"
 #include "rq_oid.h"
+#include "rq_tree.h"
 
 typedef enum {
 	RQ_ATTR_DRIVER_TEXT,	  /* the 3-way line merge */
@@ -49,8 +51,11 @@ typedef enum {
 typedef struct rq_attr rq_attr;
 
 /* The attribute sources of repo (read when first needed), whose object
- * format is algo; root: see above (NULL: none). 0, or -1 with err set. */
-int rq_attr_new(rq_attr **out, git_repository *repo, const rq_oid_algo *algo, const char *root,
+ * format is algo, its objects read through *reader and trees (the
+ * merger's, rq_ortodb.h; they must outlive a); root: see above (NULL:
+ * none). 0, or -1 with err set. */
+int rq_attr_new(rq_attr **out, git_repository *repo, const rq_oid_algo *algo,
+		rq_odb_read *const *reader, const rq_tree_reader *trees, const char *root,
 		rq_error *err);
 void rq_attr_free(rq_attr *a);
 

@@ -88,21 +88,21 @@ static int canonical_copy(const char *raw, size_t size, size_t rawsz, rq_buf *b)
 	return changed;
 }
 
-int rq_canon_root(git_odb *odb, const rq_oid_algo *algo, const rq_oid *tree, rq_oid *out,
-		  rq_error *err)
+int rq_canon_root(git_odb *odb, rq_odb_read *rd, const rq_oid_algo *algo, const rq_oid *tree,
+		  rq_oid *out, rq_error *err)
 {
-	git_odb_object *obj = NULL;
+	rq_odb_read_obj obj;
 	rq_buf b = {0};
 	int rc;
 
 	*out = *tree;
-	if (rq_ortodb_read(&obj, odb, algo, tree) < 0)
+	if (rq_ortodb_read(&obj, rd, tree) < 0)
 		return rq_error_git(err, "cannot read tree");
 	/* a malformed tree is left to the merge as it is */
-	rc = canonical_copy(git_odb_object_data(obj), git_odb_object_size(obj), algo->rawsz, NULL);
+	rc = canonical_copy((const char *)obj.data, obj.len, algo->rawsz, NULL);
 	if (rc == 1)
-		canonical_copy(git_odb_object_data(obj), git_odb_object_size(obj), algo->rawsz, &b);
-	git_odb_object_free(obj);
+		canonical_copy((const char *)obj.data, obj.len, algo->rawsz, &b);
+	rq_odb_read_obj_free(&obj);
 	if (rc <= 0)
 		return 0;
 	if (b.oom)

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "rq_error.h"
+#include "rq_odb_read.h"
 #include "rq_oid.h"
 
 /*
@@ -26,7 +27,7 @@
  * 0: tree is written so already (*out = *tree); 1: *out is the tree
  * written again (into odb); -1: error. Ids of algo's format.
  */
-int rq_canon_root(git_odb *odb, const rq_oid_algo *algo, const rq_oid *tree, rq_oid *out,
-		  rq_error *err);
+int rq_canon_root(git_odb *odb, rq_odb_read *rd, const rq_oid_algo *algo, const rq_oid *tree,
+		  rq_oid *out, rq_error *err);
 
 #endif

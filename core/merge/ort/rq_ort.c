@@ -176,9 +176,9 @@ int rq_ort_pair_push(rq_ort_merge *merge, rq_ort_pairs *pairs, rq_ort_pair *pair
  * earlier picks wrote (the replay's in-memory store is one of its backends,
  * core/odb/rq_odb_mem.h).
  */
-int rq_ort_read_blob(rq_ort_merge *merge, const rq_oid *id, git_blob **out)
+int rq_ort_read_blob(rq_ort_merge *merge, const rq_oid *id, rq_odb_read_obj *out)
 {
-	if (rq_ortodb_blob(out, merge->repo, merge->config->algo, id) < 0)
+	if (rq_ortodb_blob(out, merge->config->reader, id) < 0)
 		return rq_error_git(merge->err, "cannot read blob");
 	return 0;
 }

@@ -62,7 +62,9 @@
 #include "rq_error.h"
 #include "rq_conflict.h"
 #include "rq_oidmap.h"
+#include "rq_odb_read.h"
 #include "rq_pathmap.h"
+#include "rq_tree.h"
 #include "rq_xmerge.h"
 
 /* ---- the three trees ----------------------------------------------------- */
@@ -233,6 +235,10 @@ typedef struct rq_ort_config {
 	int max_tree_depth;		/* core.maxTreeDepth (git's default: 2048) */
 	struct rq_attr *attr;		/* the merge drivers of paths; NULL: text everywhere */
 	const rq_oid_algo *algo;	/* the repository's object format (never NULL) */
+	/* the merger's reader (core/odb/rq_odb_read.h), made once per merger,
+	 * and the rq_tree_reader over it */
+	rq_odb_read *reader;
+	rq_tree_reader trees;
 } rq_ort_config;
 
 /* ---- merges that are not picks ------------------------------------------- */
@@ -331,6 +337,6 @@ rq_ort_entry *rq_ort_entry_insert(rq_ort_merge *merge, const char *path);
 int rq_ort_pair_push(rq_ort_merge *merge, rq_ort_pairs *pairs, rq_ort_pair *pair);
 
 /* Read a blob. 0, or -1 with the error set. */
-int rq_ort_read_blob(rq_ort_merge *merge, const rq_oid *id, git_blob **out);
+int rq_ort_read_blob(rq_ort_merge *merge, const rq_oid *id, rq_odb_read_obj *out);
 
 #endif

@@ -109,8 +109,8 @@ static int lookup_trees(rq_ort_merge *merge, const rq_oid *const oids[3], dir_li
 				dup = 1;
 		if (dup)
 			continue;
-		if (rq_tree_open(&listing->trees[i], merge->odb, merge->config->algo, oids[i],
-				 merge->err) < 0)
+		if (rq_tree_open_with(&listing->trees[i], &merge->config->trees,
+				      merge->config->algo, oids[i], merge->err) < 0)
 			return -1;
 		*total += listing->trees[i].n;
 	}
@@ -192,7 +192,7 @@ static int dir_listing_load(rq_ort_merge *merge, const rq_oid *const oids[3], di
 	runs = listing->items + total;
 	for (int i = 0; i < 3; i++) {
 		start[i] = k;
-		if (listing->trees[i].obj)
+		if (listing->trees[i].rd)
 			k += fill_run(listing, oids, i, runs + k);
 	}
 	start[3] = k;

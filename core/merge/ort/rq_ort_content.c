@@ -89,7 +89,7 @@ static void merge_modes(rq_ort_merge *merge, const rq_ort_stage *base, const rq_
 /* The three blobs of a text merge, as buffers (base empty for a two-way
  * merge). */
 typedef struct three_blobs {
-	git_blob *blob[3];
+	rq_odb_read_obj blob[3];
 	const char *buf[3];
 	size_t size[3];
 } three_blobs;
@@ -98,7 +98,7 @@ typedef struct three_blobs {
 static void three_blobs_free(three_blobs *blobs)
 {
 	for (int i = 0; i < 3; i++)
-		git_blob_free(blobs->blob[i]);
+		rq_odb_read_obj_free(&blobs->blob[i]);
 }
 
 /*
@@ -116,8 +116,8 @@ static int three_blobs_read(rq_ort_merge *merge, const rq_ort_stage *const stage
 			continue;
 		if (rq_ort_read_blob(merge, &stages[i]->oid, &blobs->blob[i]) < 0)
 			return -1;
-		blobs->buf[i] = git_blob_rawcontent(blobs->blob[i]);
-		blobs->size[i] = (size_t)git_blob_rawsize(blobs->blob[i]);
+		blobs->buf[i] = (const char *)blobs->blob[i].data;
+		blobs->size[i] = blobs->blob[i].len;
 	}
 	return 0;
 }
@@ -301,7 +301,7 @@ static int merge_regular_files(rq_ort_merge *merge, const char *path, const rq_o
 {
 	const rq_ort_stage *stages[3] = {base, side1, side2};
 	int two_way = rq_ort_mode_type(base->mode) != rq_ort_mode_type(side1->mode);
-	three_blobs blobs = {{NULL, NULL, NULL}, {"", "", ""}, {0, 0, 0}};
+	three_blobs blobs = {{{0}}, {"", "", ""}, {0, 0, 0}};
 	rq_attr_driver drv;
 	int rc = -1;
 

@@ -22,14 +22,6 @@ static int git_width(const rq_oid_algo *algo)
 	return -1;
 }
 
-/* id as libgit2's: 0, or -1 with libgit2's error set (not SHA-1). */
-static int to_git(git_oid *out, const rq_oid *id, const rq_oid_algo *algo)
-{
-	if (git_width(algo) < 0)
-		return -1;
-	return rq_oid_to_git(out, id, algo);
-}
-
 int rq_ortodb_write(rq_oid *out, git_odb *odb, const rq_oid_algo *algo, const void *data,
 		    size_t len, git_object_t type)
 {
@@ -71,30 +63,53 @@ int rq_ortodb_write_hashed(const rq_oid *id, git_odb *odb, const rq_oid_algo *al
 	return rq_odb_mem_write_hashed(id, odb, data, len, type);
 }
 
-int rq_ortodb_read(git_odb_object **out, git_odb *odb, const rq_oid_algo *algo, const rq_oid *id)
+int rq_ortodb_read(rq_odb_read_obj *out, rq_odb_read *rd, const rq_oid *id)
 {
-	git_oid g;
-
-	if (to_git(&g, id, algo) < 0)
-		return -1;
-	return git_odb_read(out, odb, &g);
+	return rq_odb_read_object(rd, id, out);
 }
 
-int rq_ortodb_read_header(size_t *len, git_object_t *type, git_odb *odb, const rq_oid_algo *algo,
-			  const rq_oid *id)
+int rq_ortodb_read_header(size_t *len, git_object_t *type, rq_odb_read *rd, const rq_oid *id)
 {
-	git_oid g;
-
-	if (to_git(&g, id, algo) < 0)
-		return -1;
-	return git_odb_read_header(len, type, odb, &g);
+	return rq_odb_read_header(rd, id, len, type);
 }
 
-int rq_ortodb_blob(git_blob **out, git_repository *repo, const rq_oid_algo *algo, const rq_oid *id)
+int rq_ortodb_blob(rq_odb_read_obj *out, rq_odb_read *rd, const rq_oid *id)
 {
-	git_oid g;
+	int rc = rq_odb_read_object(rd, id, out);
 
-	if (to_git(&g, id, algo) < 0)
-		return -1;
-	return git_blob_lookup(out, repo, &g);
+	if (rc < 0 || out->type == GIT_OBJECT_BLOB)
+		return rc;
+	rq_odb_read_obj_free(out);
+	git_error_set_str(GIT_ERROR_INVALID,
+			  "the requested type does not match the type in the ODB");
+	return GIT_ENOTFOUND;
+}
+
+static int tree_read(void *ctx, const rq_oid *id, const unsigned char **data, size_t *len,
+		     git_object_t *type, void **mem, void **owner)
+{
+	rq_odb_read_obj o;
+	int rc = rq_odb_read_object(*(rq_odb_read **)ctx, id, &o);
+
+	if (rc < 0)
+		return rc;
+	*data = o.data;
+	*len = o.len;
+	*type = o.type;
+	*mem = o.data;
+	*owner = o.owner;
+	return 0;
+}
+
+static void tree_release(void *ctx, void *mem, void *owner)
+{
+	rq_odb_read_obj o = {mem, 0, GIT_OBJECT_INVALID, owner};
+
+	(void)ctx;
+	rq_odb_read_obj_free(&o);
+}
+
+rq_tree_reader rq_ortodb_tree_reader(rq_odb_read **rd)
+{
+	return (rq_tree_reader){tree_read, tree_release, rd};
 }

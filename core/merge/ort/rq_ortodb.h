@@ -1,15 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * rq_ortodb: the tree merge's object reads and writes, with replayq's ids
- * (rq_oid) and the repository's object format, over the APIs that still
- * take libgit2's 20-byte git_oid (git_odb_read, git_blob_lookup, and
- * core/odb/rq_odb_mem.h's writers).
+ * (rq_oid) and the repository's object format: reads through the
+ * merger's core/odb/rq_odb_read.h reader (either width, no libgit2
+ * object API), writes through core/odb/rq_odb_mem.h.
  *
- * Issue 42: the one place in core/merge where ids are converted for those
- * calls. For SHA-1 a conversion is a 20-byte copy; for SHA-256 every
- * function fails with libgit2's error set to "libgit2's object database has
- * no sha256" (never a misread id) until core/odb's direct API replaces the
- * calls below (wave 2: only these bodies change).
+ * Issue 42: the memory store's writers still keep SHA-1 ids (libgit2's
+ * git_oid inside rq_odb_mem.c), so in another format every write fails
+ * with libgit2's error set to "libgit2's object database has no sha256"
+ * (never a misread id); the reads take either width.
  *
  * Each returns what the call it wraps returns (0, or < 0 with libgit2's
  * error set); the rq_odb_mem ones return as rq_odb_mem.h says.
@@ -20,7 +19,9 @@
 #include <git2.h>
 #include <stddef.h>
 
+#include "rq_odb_read.h"
 #include "rq_oid.h"
+#include "rq_tree.h"
 
 /* rq_odb_mem_write */
 int rq_ortodb_write(rq_oid *out, git_odb *odb, const rq_oid_algo *algo, const void *data,
@@ -40,10 +41,20 @@ int rq_ortodb_check(const rq_oid *id, const rq_oid_algo *algo, const void *data,
 int rq_ortodb_write_hashed(const rq_oid *id, git_odb *odb, const rq_oid_algo *algo,
 			   const void *data, size_t len, git_object_t type);
 
-/* git_odb_read, git_odb_read_header, git_blob_lookup */
-int rq_ortodb_read(git_odb_object **out, git_odb *odb, const rq_oid_algo *algo, const rq_oid *id);
-int rq_ortodb_read_header(size_t *len, git_object_t *type, git_odb *odb, const rq_oid_algo *algo,
-			  const rq_oid *id);
-int rq_ortodb_blob(git_blob **out, git_repository *repo, const rq_oid_algo *algo, const rq_oid *id);
+/*
+ * The reads, through the merger's reader over the same database
+ * (core/odb/rq_odb_read.h: by rq_oid, at either width, libgit2's errors),
+ * made once per merger: *rd is the merger's current reader (a pointer
+ * whose address stays, so that the rq_tree_reader below follows it).
+ */
+/* rq_odb_read_object, rq_odb_read_header */
+int rq_ortodb_read(rq_odb_read_obj *out, rq_odb_read *rd, const rq_oid *id);
+int rq_ortodb_read_header(size_t *len, git_object_t *type, rq_odb_read *rd, const rq_oid *id);
+/* A blob: as rq_ortodb_read, and libgit2's git_blob_lookup error ("the
+ * requested type does not match the type in the ODB", GIT_ENOTFOUND) for
+ * another type. */
+int rq_ortodb_blob(rq_odb_read_obj *out, rq_odb_read *rd, const rq_oid *id);
+/* The rq_tree_reader over *rd (rq_tree_open_with): rd must outlive it. */
+rq_tree_reader rq_ortodb_tree_reader(rq_odb_read **rd);
 
 #endif

@@ -338,7 +338,7 @@ static int blob_size(rq_ort_merge *merge, blob_info *info)
 
 	if (info->have_size)
 		return 0;
-	if (rq_ortodb_read_header(&len, &type, merge->odb, merge->config->algo, &info->oid) < 0)
+	if (rq_ortodb_read_header(&len, &type, merge->config->reader, &info->oid) < 0)
 		return rq_error_git(merge->err, "cannot read blob header");
 	info->size = len;
 	info->have_size = 1;
@@ -351,22 +351,21 @@ static int blob_size(rq_ort_merge *merge, blob_info *info)
  */
 static int blob_spans(rq_ort_merge *merge, blob_info *info)
 {
-	git_blob *blob;
+	rq_odb_read_obj blob;
 
 	if (info->have_spans)
 		return 0;
 	if (rq_ort_read_blob(merge, &info->oid, &blob) < 0)
 		return -1;
-	if (hash_chars(git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob), &info->spans,
-		       &info->nspans) < 0) {
-		git_blob_free(blob);
+	if (hash_chars(blob.data, blob.len, &info->spans, &info->nspans) < 0) {
+		rq_odb_read_obj_free(&blob);
 		return rq_ort_nomem(merge);
 	}
-	info->size = (size_t)git_blob_rawsize(blob);
+	info->size = blob.len;
 	info->have_size = 1;
 	info->have_spans = 1;
 	merge->similarity->bytes += info->nspans * sizeof(span) + sizeof(*info);
-	git_blob_free(blob);
+	rq_odb_read_obj_free(&blob);
 	return 0;
 }
 
