@@ -529,8 +529,7 @@ static rt_update *rt_new(git_repository *repo, const rq_ref_updates *res, rq_err
 			return NULL;
 		}
 	if (join(dir, sizeof(dir), k ? own : common, "reftable") < 0 ||
-	    rq_rtstack_open(&rt->st, dir, &rq_oid_sha1 /* wave 2: the repository's format */, err) <
-		0) {
+	    rq_rtstack_open(&rt->st, dir, repo_algo(repo), err) < 0) {
 		if (!rt->st)
 			rq_error_set(err, RQ_E_BAD_REPO, "cannot open the reftable stack");
 		rt_free(rt);
