@@ -180,6 +180,28 @@ int rq_refdb_resolve(rq_refdb *db, const char *name, rq_oid *id, char **full, rq
 			    RQ_REFREAD_MAXDEPTH - 1);
 }
 
+int rq_refdb_lookup(git_repository *repo, const char *name, rq_oid *id, rq_error *err)
+{
+	rq_refdb *db;
+	int rc;
+
+	if (rq_refdb_open(&db, repo, err) < 0)
+		return -1;
+	rc = rq_refdb_resolve(db, name, id, NULL, err);
+	rq_refdb_free(db);
+	return rc;
+}
+
+int rq_refdb_fail(rq_error *err, const char *what)
+{
+	char msg[sizeof(err->msg)];
+
+	if (err->code == RQ_E_NOMEM)
+		return -1;
+	snprintf(msg, sizeof(msg), "%s", err->msg);
+	return rq_error_set(err, RQ_E_GIT, "%s: %s", what, msg);
+}
+
 /* ---- iteration ---- */
 
 typedef struct entry {
@@ -435,6 +457,38 @@ int rq_refdb_each(rq_refdb *db, const char *prefix, const char *glob, rq_refdb_e
 		rc = fn(&r, arg);
 	}
 	list_free(&l);
+	return rc;
+}
+
+typedef struct odb_refs {
+	rq_refdb *db;
+	int (*fn)(const char *name, const rq_oid *id, void *fn_arg);
+	void *fn_arg;
+} odb_refs;
+
+static int odb_ref_one(const rq_refdb_ref *ref, void *arg)
+{
+	odb_refs *o = arg;
+	rq_oid id = ref->id;
+	rq_error e;
+
+	if (ref->broken ||
+	    (ref->target && rq_refdb_resolve(o->db, ref->name, &id, NULL, &e) != RQ_REFDB_FOUND))
+		return 0;
+	return o->fn(ref->name, &id, o->fn_arg);
+}
+
+int rq_refdb_odb_refs(void *repo, const char *prefix,
+		      int (*fn)(const char *name, const rq_oid *id, void *fn_arg), void *fn_arg,
+		      rq_error *err)
+{
+	odb_refs o = {.fn = fn, .fn_arg = fn_arg};
+	int rc;
+
+	if (rq_refdb_open(&o.db, repo, err) < 0)
+		return -1;
+	rc = rq_refdb_each(o.db, prefix, NULL, odb_ref_one, &o, err);
+	rq_refdb_free(o.db);
 	return rc;
 }
 

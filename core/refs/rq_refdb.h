@@ -53,6 +53,14 @@ int rq_refdb_read(rq_refdb *db, const char *name, rq_oid *id, char **target, rq_
  * (malloc'ed). A symbolic ref to nothing is RQ_REFDB_MISSING. */
 int rq_refdb_resolve(rq_refdb *db, const char *name, rq_oid *id, char **full, rq_error *err);
 
+/* rq_refdb_resolve of name in repo, for one read (opens and frees a
+ * database). */
+int rq_refdb_lookup(git_repository *repo, const char *name, rq_oid *id, rq_error *err);
+
+/* err (set by a read) as "<what>: <its message>" with RQ_E_GIT, the code
+ * libgit2's ref errors had (out of memory stays itself). Returns -1. */
+int rq_refdb_fail(rq_error *err, const char *what);
+
 /* One ref of an iteration; valid during the callback. */
 typedef struct rq_refdb_ref {
 	const char *name;
@@ -70,6 +78,13 @@ typedef struct rq_refdb_ref {
 typedef int (*rq_refdb_each_fn)(const rq_refdb_ref *ref, void *arg);
 int rq_refdb_each(rq_refdb *db, const char *prefix, const char *glob, rq_refdb_each_fn fn,
 		  void *arg, rq_error *err);
+
+/* rq_odb_opts.refs for the object database's view (core/odb reads no
+ * refs): each ref of repo (the git_repository, as arg) under prefix with
+ * the id it resolves to, broken and dangling ones left out. */
+int rq_refdb_odb_refs(void *repo, const char *prefix,
+		      int (*fn)(const char *name, const rq_oid *id, void *fn_arg), void *fn_arg,
+		      rq_error *err);
 
 /* One reflog entry; valid during the callback. */
 typedef struct rq_refdb_log {
