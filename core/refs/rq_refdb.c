@@ -199,7 +199,8 @@ int rq_refdb_fail(rq_error *err, const char *what)
 	if (err->code == RQ_E_NOMEM)
 		return -1;
 	snprintf(msg, sizeof(msg), "%s", err->msg);
-	return rq_error_set(err, RQ_E_GIT, "%s: %s", what, msg);
+	return rq_error_set(err, err->code == RQ_E_BAD_REPO ? RQ_E_BAD_REPO : RQ_E_GIT, "%s: %s",
+			    what, msg);
 }
 
 /* ---- iteration ---- */

@@ -58,7 +58,8 @@ int rq_refdb_resolve(rq_refdb *db, const char *name, rq_oid *id, char **full, rq
 int rq_refdb_lookup(git_repository *repo, const char *name, rq_oid *id, rq_error *err);
 
 /* err (set by a read) as "<what>: <its message>" with RQ_E_GIT, the code
- * libgit2's ref errors had (out of memory stays itself). Returns -1. */
+ * libgit2's ref errors had (out of memory and a damaged repository,
+ * RQ_E_BAD_REPO, stay themselves). Returns -1. */
 int rq_refdb_fail(rq_error *err, const char *what);
 
 /* One ref of an iteration; valid during the callback. */

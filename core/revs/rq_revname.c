@@ -181,7 +181,7 @@ static int dwim_read(rq_refdb *db, const char *cand, int found, char **fullname,
 	if (rc == RQ_REFDB_MISSING || (rc < 0 && err->code == RQ_E_BAD_REF))
 		return 0;
 	if (rc < 0)
-		return rq_refdb_fail(err, "cannot read ref");
+		return -1; /* a broken ref, a link out of refs/: the reader's words */
 	if (target) {
 		free(target);
 		rq_error e;

@@ -6,7 +6,8 @@
  * tags; a prefix and a glob), the resolution of HEAD and a symbolic chain,
  * and HEAD's and a branch's reflog are what git itself says
  * (for-each-ref, rev-parse, log -g). A loose ref of the other width is a
- * broken ref. Skipped with a notice without upstream git (RQ_UPSTREAM_GIT,
+ * broken ref; libgit2's ref database with the tripwire fails by name. The
+ * upstream-git ones are skipped with a notice without upstream git (RQ_UPSTREAM_GIT,
  * or /work/shared/upstream-git/git).
  */
 #define _GNU_SOURCE
@@ -157,6 +158,42 @@ static void same_log(tu_repo *r, rq_refdb *db, const char *ref)
 	free(l.out.p);
 }
 
+/* A linked worktree: its own HEAD and refs/worktree/ beside the shared
+ * refs, as git in the worktree lists and resolves them. */
+static void linked(tu_repo *r, const rq_oid_algo *algo, int reftable)
+{
+	char own[PATH_MAX + 32], wt[PATH_MAX + 8], hex[RQ_OID_MAX_HEXSZ + 1], *want;
+	rq_refdb *db;
+	rq_oid id;
+	rq_error err;
+
+	snprintf(wt, sizeof(wt), "%s/../wt", r->path);
+	snprintf(own, sizeof(own), "%s/worktrees/wt", r->gitdir);
+	/* (worktree add runs "git": upstream's, which knows reftables) */
+	tu_git(r,
+	       "PATH=\"$(dirname '%s'):$PATH\" && git worktree add -q -b lw '%s' side && "
+	       "cd '%s' && git update-ref refs/worktree/mine HEAD~0",
+	       g_up, wt, wt);
+	if (rq_refdb_open_dirs(&db, r->gitdir, own, algo, reftable, &err) < 0)
+		fail_msg("rq_refdb_open_dirs: %s", err.msg);
+	want = tu_capture(r,
+			  "cd '%s' && '%s' for-each-ref --format='%%(refname) %%(objectname)' "
+			  "refs/worktree/",
+			  wt, g_up);
+	listing l = {.db = db};
+	assert_int_equal(rq_refdb_each(db, "refs/worktree/", NULL, list_one, &l, &err), 0);
+	assert_non_null(l.out.p);
+	l.out.p[strlen(l.out.p) - 2] = '\0'; /* the empty peeled column */
+	assert_string_equal(l.out.p, want);
+	free(l.out.p);
+	free(want);
+	assert_int_equal(rq_refdb_resolve(db, "HEAD", &id, NULL, &err), RQ_REFDB_FOUND);
+	want = tu_capture(r, "cd '%s' && '%s' rev-parse HEAD", wt, g_up);
+	assert_string_equal(rq_oid_fmt(hex, &id, algo), want);
+	free(want);
+	rq_refdb_free(db);
+}
+
 static void check(const char *fmt, const char *refs)
 {
 	const rq_oid_algo *algo = strcmp(fmt, "sha1") ? &rq_oid_sha256 : &rq_oid_sha1;
@@ -185,6 +222,7 @@ static void check(const char *fmt, const char *refs)
 	same_log(r, db, "HEAD");
 	same_log(r, db, "refs/heads/main");
 	rq_refdb_free(db);
+	linked(r, algo, reftable);
 	tu_repo_free(r);
 }
 
@@ -231,12 +269,39 @@ static void test_other_width(void **state)
 	tu_repo_free(r);
 }
 
+/* libgit2's ref database replaced by the tripwire: every read fails
+ * naming the reason, none finds nothing. */
+static void test_tripwire(void **state)
+{
+	tu_repo *r = tu_repo_new(0);
+	git_repository *repo;
+	git_reference *ref = NULL;
+	git_reference_iterator *it = NULL;
+	git_reflog *log = NULL;
+	git_oid id;
+	rq_error err;
+
+	(void)state;
+	tu_commit_file(r, "a", "a\n", "one");
+	repo = tu_repo_open(r);
+	assert_int_equal(git_reference_name_to_id(&id, repo, "HEAD"), 0);
+	assert_int_equal(rq_refdb_tripwire_install(repo, &err), 0);
+	assert_true(git_reference_lookup(&ref, repo, "refs/heads/main") < 0);
+	assert_string_equal(git_error_last()->message, "libgit2 has no SHA-256");
+	assert_true(git_reference_name_to_id(&id, repo, "HEAD") < 0);
+	assert_int_not_equal(git_reference_name_to_id(&id, repo, "HEAD"), GIT_ENOTFOUND);
+	assert_true(git_reference_iterator_new(&it, repo) < 0);
+	assert_true(git_reflog_read(&log, repo, "HEAD") < 0);
+	assert_string_equal(git_error_last()->message, "libgit2 has no SHA-256");
+	tu_repo_free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_sha1_files),	  cmocka_unit_test(test_sha256_files),
 	    cmocka_unit_test(test_sha1_reftable), cmocka_unit_test(test_sha256_reftable),
-	    cmocka_unit_test(test_other_width),
+	    cmocka_unit_test(test_other_width),	  cmocka_unit_test(test_tripwire),
 	};
 	return cmocka_run_group_tests(tests, group_setup, tu_group_teardown);
 }
