@@ -423,14 +423,34 @@ static int cmp_entry(const void *a, const void *b)
 	return c ? c : y->loose - x->loose;
 }
 
+/* The directory under refs/ that holds every loose ref l wants (its
+ * prefix, else its glob's part before the first special character, cut
+ * after its last '/') into path: its length. */
+static size_t walk_start(const list *l, char *path, size_t size)
+{
+	const char *from = *l->prefix ? l->prefix : l->glob ? l->glob : "";
+	size_t n = *l->prefix ? strlen(from) : l->glob ? strcspn(from, "*?[\\") : 0;
+
+	while (n && from[n - 1] != '/')
+		n--;
+	if (n < 5 || n >= size || strncmp(from, "refs/", 5)) {
+		strcpy(path, "refs/");
+		return 5;
+	}
+	memcpy(path, from, n);
+	path[n] = '\0';
+	return n;
+}
+
 static int files_collect(rq_refdb *db, list *l, rq_error *err)
 {
-	char path[4096] = "refs/";
+	char path[4096];
+	size_t n = walk_start(l, path, sizeof(path));
 
-	if (loose_walk(db, l, db->rd.common, path, 5, db->linked ? 0 : -1, err) < 0)
+	if (loose_walk(db, l, db->rd.common, path, n, db->linked ? 0 : -1, err) < 0)
 		return -1;
-	strcpy(path, "refs/");
-	if (db->linked && loose_walk(db, l, db->rd.own, path, 5, 1, err) < 0)
+	n = walk_start(l, path, sizeof(path));
+	if (db->linked && loose_walk(db, l, db->rd.own, path, n, 1, err) < 0)
 		return -1;
 	if (loose_read(db, l, err) < 0)
 		return -1;
