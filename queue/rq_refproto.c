@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "rq_odb.h"
+#include "rq_refdb.h"
 #include "rq_result_json.h"
 #include "rq_testhook.h"
 
@@ -109,12 +110,13 @@ static int update_where(git_repository *repo, const rq_oid_algo *algo, const rq_
 	git_odb *odb = NULL;
 	git_oid g;
 	rq_oid cur = {{0}};
-	int r = git_reference_name_to_id(&g, repo, u->ref), have;
+	rq_error e;
+	int r = rq_refdb_lookup(repo, u->ref, &cur, &e), have;
 
-	if (r < 0 && r != GIT_ENOTFOUND)
+	if (r < 0)
 		return -2;
-	if (r == 0)
-		rq_oid_from_git(&cur, &g);
+	if (r == RQ_REFDB_MISSING)
+		memset(&cur, 0, sizeof(cur));
 	if (rq_oid_eq(&cur, &u->new_id))
 		return 0;
 	if (!rq_oid_eq(&cur, &u->old_id)) {

@@ -27,6 +27,7 @@
 #include "rq_parallel.h"
 #include "rq_refproto.h"
 #include "rq_refs.h"
+#include "rq_refdb.h"
 #include "rq_repofmt.h"
 #include "rq_replay.h"
 #include "rq_result_json.h"
@@ -280,6 +281,8 @@ static int replay_setup(const replay_cli *c, replay_run *run)
 	rq_error_clear(&run->err);
 	run->odb_opts.objects_shown = objects_shown(run->repo, &run->objects_dir);
 	run->odb_opts.algo = rq_repofmt_algo(run->repo);
+	run->odb_opts.refs = rq_refdb_odb_refs;
+	run->odb_opts.refs_arg = run->repo;
 	/* the pack is kept from git's repack and gc until its refs moved */
 	run->odb_opts.keep_pack = !run->print;
 	o->objects = &run->odb_opts;

@@ -25,6 +25,7 @@
 #include "opt.h"
 #include "rq_refproto.h"
 #include "rq_refs.h"
+#include "rq_refdb.h"
 #include "rq_repofmt.h"
 #include "rq_result_json.h"
 #include "rq_testhook.h"
@@ -271,6 +272,8 @@ static int open_repository(const train_cli *c, train_run *run)
 	/* the pack is kept from git's repack and gc until its refs moved */
 	run->odb_opts.keep_pack = !run->print;
 	run->odb_opts.algo = rq_repofmt_algo(run->repo);
+	run->odb_opts.refs = rq_refdb_odb_refs;
+	run->odb_opts.refs_arg = run->repo;
 	run->opts.objects = &run->odb_opts;
 	return 0;
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "rq_confine.h"
+#include "rq_refdb.h"
 #include "rq_repofmt.h"
 
 int rq_jobrepo_resolve(const char *root, const char *rel, char *out, rq_error *err)
@@ -84,6 +85,8 @@ int rq_jobrepo_open(const rq_jobrun_env *env, const rq_job *job, char *path, cha
 	/* the pack is kept from git's repack and gc until its refs moved */
 	oo->keep_pack = job->ref_update;
 	oo->algo = rq_repofmt_algo(*repo);
+	oo->refs = rq_refdb_odb_refs;
+	oo->refs_arg = *repo;
 	return rq_odb_install(*repo, oo, err);
 }
 

@@ -151,7 +151,7 @@ int main(int argc, char **argv)
 	BEST(t, git2_iterate(repo, &count));
 	printf("iterate %.3f\n", t);
 	snprintf(dir, sizeof(dir), "%s/reftable", git_repository_commondir(repo));
-	if (rq_rtstack_open(&st, dir, &rq_oid_sha1, &err) == 0 && rq_rtstack_ntables(st)) {
+	if (rq_rtstack_open(&st, dir, rq_repofmt_algo(repo), &err) == 0 && rq_rtstack_ntables(st)) {
 		BEST(t, stack_lookups(st, n, nrefs));
 		printf("direct-lookup %.3f\n", t);
 		BEST(t, stack_iterate(st));

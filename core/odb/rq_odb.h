@@ -52,6 +52,14 @@
 #include "rq_error.h"
 #include "rq_oid.h"
 
+/* Each ref whose name starts with prefix, in name order, with the id it
+ * resolves to (symbolic refs followed; broken and dangling ones left out),
+ * given to fn(name, id, fn_arg) until fn answers non-zero (returned). 0,
+ * or -1 with err set. */
+typedef int (*rq_odb_ref_fn)(const char *name, const rq_oid *id, void *fn_arg);
+typedef int (*rq_odb_refs_fn)(void *arg, const char *prefix, rq_odb_ref_fn fn, void *fn_arg,
+			      rq_error *err);
+
 typedef struct rq_odb_opts {
 	const char *root;	   /* alternates must resolve under it (NULL: no rule) */
 	int alternates_anywhere;   /* follow alternates outside root as well */
@@ -63,6 +71,11 @@ typedef struct rq_odb_opts {
 	int keep_pack;
 	/* the repository's object format (rq_repofmt_algo); NULL: SHA-1 */
 	const rq_oid_algo *algo;
+	/* the refs the view reads (its replace refs: core/odb reads no refs
+	 * itself; core/refs' rq_refdb_odb_refs with the repository as
+	 * refs_arg); NULL: no replace refs */
+	rq_odb_refs_fn refs;
+	void *refs_arg;
 } rq_odb_opts;
 
 /*

@@ -479,58 +479,56 @@ static int replace_refs_on(git_repository *repo)
 	return on;
 }
 
+typedef struct replace_load {
+	view *v;
+	size_t baselen;
+	rq_error *err;
+} replace_load;
+
 /*
- * One replace ref (git's register_replace_ref): the replaced id is the hex at
- * the start of the name's last component (a name without one is skipped, as
- * git warns and skips it); two refs for one id are git's fatal error.
+ * One replace ref (git's register_replace_ref) and the id it resolves to:
+ * the replaced id is the hex at the start of the name's last component (a
+ * name without one is skipped, as git warns and skips it); two refs for
+ * one id are git's fatal error.
  */
-static int take_replace_ref(view *v, git_reference *ref, size_t baselen, rq_error *err)
+static int take_replace_ref(const char *refname, const rq_oid *to, void *arg)
 {
-	const char *name = git_reference_name(ref) + baselen, *slash = strrchr(name, '/');
+	replace_load *l = arg;
+	const char *name = refname + l->baselen, *slash = strrchr(name, '/');
 	const char *hex = slash ? slash + 1 : name;
-	git_reference *resolved = NULL;
-	git_oid from;
+	git_oid from, target;
 	size_t k;
-	int rc = 0;
 
 	if (strlen(hex) < GIT_OID_HEXSZ || git_oid_fromstrn(&from, hex, GIT_OID_HEXSZ) < 0)
 		return 0;
-	if (rq_oidmap_get(&v->replaced, RQ_GIT_ID(&from), &k))
-		return rq_error_set(err, RQ_E_BAD_REPO, "duplicate replace ref: %s", name);
-	if (git_reference_resolve(&resolved, ref) < 0)
-		return 0; /* a broken symbolic ref names no object */
-	if (add_replacement(v, &from, git_reference_target(resolved)) < 0)
-		rc = rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	git_reference_free(resolved);
-	return rc;
+	if (rq_oidmap_get(&l->v->replaced, RQ_GIT_ID(&from), &k))
+		return rq_error_set(l->err, RQ_E_BAD_REPO, "duplicate replace ref: %s", name);
+	/* (the view is SHA-1 only: rq_odb_new) */
+	if (rq_oid_to_git(&target, to, &rq_oid_sha1) < 0 ||
+	    add_replacement(l->v, &from, &target) < 0)
+		return rq_error_set(l->err, RQ_E_NOMEM, "out of memory");
+	return 0;
 }
 
-static int load_replace_refs(view *v, git_repository *repo, rq_error *err)
+static int load_replace_refs(view *v, git_repository *repo, rq_odb_refs_fn refs, void *refs_arg,
+			     rq_error *err)
 {
 	const char *base = getenv("GIT_REPLACE_REF_BASE");
-	git_reference_iterator *it = NULL;
-	git_reference *ref;
-	char glob[1024];
-	size_t baselen;
-	int rc = 0, r;
+	replace_load l = {.v = v, .err = err};
+	int rc;
 
 	if (!base || !*base)
 		base = "refs/replace/";
-	baselen = strlen(base);
-	if (!replace_refs_on(repo) || baselen + 2 > sizeof(glob))
+	l.baselen = strlen(base);
+	if (!refs || !replace_refs_on(repo) || l.baselen + 2 > 1024)
 		return 0;
-	snprintf(glob, sizeof(glob), "%s*", base);
-	if (git_reference_iterator_glob_new(&it, repo, glob) < 0)
-		return rq_error_git(err, "cannot read the replace refs");
-	while (rc == 0 && (r = git_reference_next(&ref, it)) == 0) {
-		if (!strncmp(git_reference_name(ref), base, baselen))
-			rc = take_replace_ref(v, ref, baselen, err);
-		git_reference_free(ref);
+	rc = refs(refs_arg, base, take_replace_ref, &l, err);
+	if (rc < 0 && err->code != RQ_E_BAD_REPO && err->code != RQ_E_NOMEM) {
+		char msg[RQ_ERROR_MSG_MAX];
+		snprintf(msg, sizeof(msg), "%s", err->msg);
+		return rq_error_set(err, RQ_E_GIT, "cannot read the replace refs: %s", msg);
 	}
-	git_reference_iterator_free(it);
-	if (rc == 0 && r != GIT_ITEROVER)
-		rc = rq_error_git(err, "cannot read the replace refs");
-	return rc;
+	return rc < 0 ? -1 : 0;
 }
 
 /* Register a graft: a shallow one (nparents -1) replaces a graft of the
@@ -684,7 +682,8 @@ static int take_readers(view *v, git_odb *odb, rq_error *err)
 	return 0;
 }
 
-int rq_odb_view_add(git_odb *odb, git_repository *repo, const char *root, rq_error *err)
+int rq_odb_view_add(git_odb *odb, git_repository *repo, const char *root, rq_odb_refs_fn refs,
+		    void *refs_arg, rq_error *err)
 {
 	view *v = calloc(1, sizeof(*v));
 
@@ -697,7 +696,7 @@ int rq_odb_view_add(git_odb *odb, git_repository *repo, const char *root, rq_err
 	v->parent.read_header = view_read_header;
 	v->parent.refresh = view_refresh;
 	v->parent.free = view_free;
-	if (take_readers(v, odb, err) < 0 || load_replace_refs(v, repo, err) < 0 ||
+	if (take_readers(v, odb, err) < 0 || load_replace_refs(v, repo, refs, refs_arg, err) < 0 ||
 	    load_grafts(v, repo, root, err) < 0 || make_stored(v, err) < 0) {
 		view_free(&v->parent);
 		return -1;

@@ -43,16 +43,18 @@
 #include <git2.h>
 
 #include "rq_error.h"
+#include "rq_odb.h"
 #include "rq_oid.h"
 
 /*
  * Put the view on odb, over every reader odb has now (call once they are
- * all there). The repository gives the replace refs, the configuration and
- * where the shallow and graft files are; root (NULL: none): those files
- * must resolve inside it (RQ_E_BAD_REPO), and GIT_GRAFT_FILE is not
- * followed. 0, or -1 with err set.
+ * all there). refs (with refs_arg; NULL: none) gives the replace refs, the
+ * repository the configuration and where the shallow and graft files are; root (NULL: none): those
+ * files must resolve inside it (RQ_E_BAD_REPO), and GIT_GRAFT_FILE is not followed. 0, or -1 with
+ * err set.
  */
-int rq_odb_view_add(git_odb *odb, git_repository *repo, const char *root, rq_error *err);
+int rq_odb_view_add(git_odb *odb, git_repository *repo, const char *root, rq_odb_refs_fn refs,
+		    void *refs_arg, rq_error *err);
 
 /*
  * The object as git's read of it gives it (replacements applied; no graft,

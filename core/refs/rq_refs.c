@@ -21,6 +21,7 @@
 #include "rq_reffile.h"
 #include "rq_refname.h"
 #include "rq_refread.h"
+#include "rq_refdb.h"
 #include "rq_refdb_rt.h"
 #include "rq_refmark.h"
 #include "rq_refs.h"
@@ -104,35 +105,38 @@ static int holds_files(int fd, int depth)
 	return found;
 }
 
+/* The first ref of an iteration (the smallest name) into *clash. */
+static int first_ref(const rq_refdb_ref *ref, void *arg)
+{
+	char **clash = arg;
+
+	return (*clash = strdup(ref->name)) ? 1 : -1;
+}
+
 /* The smallest existing ref under name/ (loose or packed), into *clash
  * (malloc'ed): 1, 0 when there is none, -1 on error. */
 static int ref_below(git_repository *repo, const char *name, char **clash, rq_error *err)
 {
-	git_reference_iterator *it;
-	const char *n;
 	size_t len = strlen(name);
-	char *glob = malloc(len + 3);
+	char *prefix = malloc(len + 2);
+	rq_refdb *db = NULL;
 	int r;
 
-	if (!glob)
+	if (!prefix)
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	memcpy(glob, name, len);
-	memcpy(glob + len, "/*", 3); /* name holds no glob character: git refuses them */
-	r = git_reference_iterator_glob_new(&it, repo, glob);
-	free(glob);
-	if (r < 0)
-		return rq_error_git(err, "cannot list the refs");
-	while ((r = git_reference_next_name(&n, it)) == 0)
-		if (!strncmp(n, name, len) && n[len] == '/' && (!*clash || strcmp(n, *clash) < 0)) {
-			free(*clash);
-			if (!(*clash = strdup(n))) {
-				git_reference_iterator_free(it);
-				return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-			}
-		}
-	git_reference_iterator_free(it);
-	if (r != GIT_ITEROVER)
-		return rq_error_git(err, "cannot list the refs");
+	memcpy(prefix, name, len);
+	memcpy(prefix + len, "/", 2);
+	free(*clash);
+	*clash = NULL;
+	r = rq_refdb_open(&db, repo, err) < 0
+		? -1
+		: rq_refdb_each(db, prefix, NULL, first_ref, clash, err);
+	rq_refdb_free(db);
+	free(prefix);
+	if (r == -1 && !*clash && err->code != RQ_E_NOMEM)
+		return rq_refdb_fail(err, "cannot list the refs");
+	if (r == -1)
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	return *clash != NULL;
 }
 
@@ -141,15 +145,17 @@ static int ref_below(git_repository *repo, const char *name, char **clash, rq_er
  * cannot be read does not count. */
 static int ref_exists(git_repository *repo, const rq_refread *rd, const char *name)
 {
-	git_reference *ref = NULL;
+	rq_refdb *db = NULL;
 	char *target = NULL;
 	rq_oid id;
 	rq_error err;
 	int r;
 
 	if (!rd) {
-		r = git_reference_lookup(&ref, repo, name) == 0;
-		git_reference_free(ref);
+		r = rq_refdb_open(&db, repo, &err) == 0 &&
+		    rq_refdb_read(db, name, &id, &target, &err) == RQ_REFDB_FOUND;
+		rq_refdb_free(db);
+		free(target);
 		return r;
 	}
 	r = rq_refread_raw(rd, name, &id, &target, &err) == RQ_REFREAD_FOUND;
@@ -316,16 +322,14 @@ static int ref_value(const update_run *u, const char *ref, rq_oid *cur, rq_error
 {
 	rq_refread rd = {.common = u->m->common, .own = u->m->own, .algo = u->algo};
 	char why[RQ_ERROR_MSG_MAX];
-	git_oid id;
 	int r;
 
 	if (u->rt) {
-		r = git_reference_name_to_id(&id, u->repo, ref);
-		if (r < 0 && r != GIT_ENOTFOUND)
-			return rq_error_git(err, "cannot read ref");
-		memset(cur, 0, sizeof(*cur));
-		if (r == 0)
-			rq_oid_from_git(cur, &id);
+		r = rq_refdb_lookup(u->repo, ref, cur, err);
+		if (r < 0)
+			return rq_refdb_fail(err, "cannot read ref");
+		if (r == RQ_REFDB_MISSING)
+			memset(cur, 0, sizeof(*cur));
 		return 0;
 	}
 	if ((r = rq_refread_resolve(&rd, ref, cur, err)) == RQ_REFREAD_MISSING)
@@ -529,8 +533,7 @@ static rt_update *rt_new(git_repository *repo, const rq_ref_updates *res, rq_err
 			return NULL;
 		}
 	if (join(dir, sizeof(dir), k ? own : common, "reftable") < 0 ||
-	    rq_rtstack_open(&rt->st, dir, &rq_oid_sha1 /* wave 2: the repository's format */, err) <
-		0) {
+	    rq_rtstack_open(&rt->st, dir, repo_algo(repo), err) < 0) {
 		if (!rt->st)
 			rq_error_set(err, RQ_E_BAD_REPO, "cannot open the reftable stack");
 		rt_free(rt);

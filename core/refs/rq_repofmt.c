@@ -18,6 +18,7 @@
 #include "rq_fs.h"
 #include "rq_gitconfig.h"
 #include "rq_oid.h"
+#include "rq_refdb.h"
 #include "rq_refdb_rt.h"
 
 #define DIAGNOSE_MAX (4 << 20) /* a config file read for its format */
@@ -260,8 +261,9 @@ static int check_open(git_repository *repo, rq_error *err)
 		return rq_error_git(err, "cannot read the repository's config");
 	rc = check_extensions(cfg, err);
 	if (rc == 0 && reftable_refs(cfg))
-		rc = rq_refdb_rt_install(repo, &rq_oid_sha1 /* wave 2: the repository's format */,
-					 err);
+		rc = rq_refdb_rt_install(repo, object_format(cfg), err);
+	else if (rc == 0 && object_format(cfg) != &rq_oid_sha1)
+		rc = rq_refdb_tripwire_install(repo, err);
 	git_config_free(cfg);
 	return rc;
 }

@@ -30,6 +30,7 @@
 
 #include "rq_mem.h"
 #include "rq_odb.h"
+#include "rq_refdb.h"
 #include "rq_replay_groups.h"
 #include "rq_replay_pick.h"
 #include "rq_replay_state.h"
@@ -82,40 +83,51 @@ static int cmp_tip_desc(const void *a, const void *b)
  * detached HEAD comes first, then the branches in descending name order
  * (as upstream git replay prints them).
  */
+typedef struct tips_load {
+	ref_tips *tips;
+	rq_error *err;
+} tips_load;
+
+/* A branch as a tip (a symbolic or broken one is none, as in git). */
+static int tip_one(const rq_refdb_ref *ref, void *arg)
+{
+	tips_load *t = arg;
+
+	if (ref->target || ref->broken)
+		return 0;
+	return tips_add(t->tips, ref->name, &ref->id, t->err);
+}
+
 static int load_tips(git_repository *repo, int with_head, ref_tips *tips, rq_error *err)
 {
-	git_reference_iterator *it = NULL;
-	git_reference *ref;
+	tips_load t = {tips, err};
+	rq_refdb *db;
+	char *target = NULL;
+	rq_oid head;
 	int rc;
 
-	if (git_reference_iterator_glob_new(&it, repo, "refs/heads/*") < 0)
-		return rq_error_git(err, "cannot list branches");
-	while ((rc = git_reference_next(&ref, it)) == 0) {
-		if (git_reference_type(ref) == GIT_REFERENCE_DIRECT &&
-		    tips_add(tips, git_reference_name(ref), RQ_GIT_ID(git_reference_target(ref)),
-			     err) < 0) {
-			git_reference_free(ref);
-			git_reference_iterator_free(it);
-			return -1;
-		}
-		git_reference_free(ref);
-	}
-	git_reference_iterator_free(it);
-	if (rc != GIT_ITEROVER)
-		return rq_error_git(err, "cannot list branches");
-	qsort(tips->v, tips->n, sizeof(*tips->v), cmp_tip_desc);
-	if (with_head && git_repository_head_detached(repo) == 1) {
-		git_oid head;
+	if (rq_refdb_open(&db, repo, err) < 0)
+		return -1;
+	rc = rq_refdb_each(db, NULL, "refs/heads/*", tip_one, &t, err);
+	if (rc < 0)
+		rq_refdb_fail(err, "cannot list branches");
+	if (rc == 0)
+		qsort(tips->v, tips->n, sizeof(*tips->v), cmp_tip_desc);
+	/* a detached HEAD: HEAD holds an id */
+	if (rc == 0 && with_head && rq_refdb_read(db, "HEAD", &head, &target, err) == 0 &&
+	    !target) {
 		ref_tip h;
-		if (git_reference_name_to_id(&head, repo, "HEAD") != 0)
-			return 0;
-		if (tips_add(tips, "HEAD", RQ_GIT_ID(&head), err) < 0)
-			return -1;
-		h = tips->v[tips->n - 1];
-		memmove(tips->v + 1, tips->v, (tips->n - 1) * sizeof(*tips->v));
-		tips->v[0] = h;
+		if (tips_add(tips, "HEAD", &head, err) < 0)
+			rc = -1;
+		else {
+			h = tips->v[tips->n - 1];
+			memmove(tips->v + 1, tips->v, (tips->n - 1) * sizeof(*tips->v));
+			tips->v[0] = h;
+		}
 	}
-	return 0;
+	free(target);
+	rq_refdb_free(db);
+	return rc;
 }
 
 static int is_positive_ref(const rq_revs *revs, const char *ref)
@@ -277,14 +289,11 @@ static int final_updates(rq_replay_state *rp, const rq_oid *last)
 	if (!ref) /* with nothing replayed too: the ref goes to onto, as in git */
 		return 0;
 	if (rp->opts->ref) {
-		git_oid g;
-		int r = git_reference_name_to_id(&g, rp->repo, ref);
-		if (r == GIT_ENOTFOUND)
+		int r = rq_refdb_lookup(rp->repo, ref, &old, rp->err);
+		if (r == RQ_REFDB_MISSING)
 			memset(&old, 0, sizeof(old));
 		else if (r < 0)
-			return rq_error_git(rp->err, "cannot read ref");
-		else
-			rq_oid_from_git(&old, &g);
+			return rq_refdb_fail(rp->err, "cannot read ref");
 	} else {
 		old = rp->onto;
 	}

@@ -22,6 +22,7 @@
 #include "rq_mem.h"
 #include "rq_odb_mem.h"
 #include "rq_odb_tmpdir.h"
+#include "rq_refdb.h"
 #include "rq_revs.h"
 #include "rq_sign.h"
 #include "rq_vbase.h"
@@ -501,18 +502,17 @@ static int car_updates(train *t)
 		rq_car_result *car = &t->res->cars[k];
 		char ref[RQ_TRAIN_PREFIX_MAX + 80];
 		rq_oid old = {{0}};
-		git_oid g;
 		int rc;
 		if (car->status != RQ_CAR_OK)
 			continue;
 		car_ref(t, &t->opts->cars[k], ref, sizeof(ref));
 		if (!(car->ref = strdup(ref)))
 			return rq_error_set(t->err, RQ_E_NOMEM, "out of memory");
-		rc = git_reference_name_to_id(&g, t->repo, ref);
-		if (rc < 0 && rc != GIT_ENOTFOUND)
-			return rq_error_git(t->err, "cannot read ref");
-		if (rc == 0)
-			rq_oid_from_git(&old, &g);
+		rc = rq_refdb_lookup(t->repo, ref, &old, t->err);
+		if (rc < 0)
+			return rq_refdb_fail(t->err, "cannot read ref");
+		if (rc == RQ_REFDB_MISSING)
+			memset(&old, 0, sizeof(old));
 		if (rq_replay_result_add_update(r, &cap, ref, &car->commit, &old, t->err) < 0)
 			return -1;
 	}

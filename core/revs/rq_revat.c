@@ -8,31 +8,51 @@
 #include "rq_approxidate.h"
 #include "rq_mem.h"
 #include "rq_oidmap.h"
+#include "rq_refdb.h"
+#include "rq_repofmt.h"
 
 #include <regex.h>
 #include <stdlib.h>
 #include <string.h>
 
-int rq_revat_prior(git_repository *repo, long nth, char **name, rq_error *err)
+typedef struct prior {
+	long nth;
+	char *name;
+	int nomem;
+} prior;
+
+/* One entry of HEAD's reflog, newest first: 1 (stop) at the nth
+ * "checkout: moving from <name> to ...". */
+static int prior_one(const rq_refdb_log *e, void *arg)
 {
 	static const char from[] = "checkout: moving from ";
-	git_reflog *log = NULL;
-	int rc = 1;
+	prior *p = arg;
+	const char *msg = e->message, *to;
+
+	if (!msg || strncmp(msg, from, sizeof(from) - 1) ||
+	    !(to = strstr(msg + sizeof(from) - 1, " to ")) || --p->nth > 0)
+		return 0;
+	msg += sizeof(from) - 1;
+	p->name = strndup(msg, (size_t)(to - msg));
+	p->nomem = !p->name;
+	return 1;
+}
+
+int rq_revat_prior(git_repository *repo, long nth, char **name, rq_error *err)
+{
+	prior p = {.nth = nth};
+	rq_refdb *db;
+	rq_error e;
 
 	*name = NULL;
-	if (git_reflog_read(&log, repo, "HEAD") < 0)
-		return 1;
-	for (size_t i = 0; rc == 1 && i < git_reflog_entrycount(log); i++) {
-		const char *msg = git_reflog_entry_message(git_reflog_entry_byindex(log, i)), *to;
-		if (!msg || strncmp(msg, from, sizeof(from) - 1) ||
-		    !(to = strstr(msg + sizeof(from) - 1, " to ")) || --nth > 0)
-			continue;
-		msg += sizeof(from) - 1;
-		*name = strndup(msg, (size_t)(to - msg));
-		rc = *name ? 0 : rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	}
-	git_reflog_free(log);
-	return rc;
+	if (rq_refdb_open(&db, repo, &e) < 0)
+		return e.code == RQ_E_NOMEM ? rq_error_set(err, RQ_E_NOMEM, "out of memory") : 1;
+	rq_refdb_reflog(db, "HEAD", prior_one, &p, &e);
+	rq_refdb_free(db);
+	if (p.nomem)
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	*name = p.name;
+	return p.name ? 0 : 1;
 }
 
 /* base[0..len) as "@{-N}": 1 with *nth, else 0. */
@@ -81,45 +101,58 @@ static int at_ref(git_repository *repo, const rq_revname_refs *known, const rq_r
 	return rc < 0 ? -1 : rc == 0;
 }
 
+typedef struct log_pick {
+	const rq_revparse *p;
+	int64_t when;
+	long i;
+	int have;
+	rq_oid id;
+} log_pick;
+
+/* One reflog entry, newest first: 1 (stop) once the one wanted is seen
+ * ("@{N}": the Nth; by date: the newest made by then, else the oldest). */
+static int log_pick_one(const rq_refdb_log *e, void *arg)
+{
+	log_pick *k = arg;
+
+	if (k->p->at == RQ_REVPARSE_AT_REFLOG) {
+		if (k->i++ < k->p->at_n)
+			return 0;
+		k->id = e->new_id;
+		k->have = 1;
+		return 1;
+	}
+	k->id = e->new_id;
+	k->have = 1;
+	return e->time <= k->when;
+}
+
 /* The entry of ref's reflog p names ("@{N}", "@{<date>}") into *out: 0;
  * 1 none; -1 error. */
 static int reflog_entry(git_repository *repo, const char *ref, const rq_revparse *p, rq_oid *out,
 			rq_error *err)
 {
-	git_oid g;
-	const git_reflog_entry *e = NULL;
-	git_reflog *log = NULL;
-	int64_t when = 0;
-	size_t n;
+	log_pick k = {.p = p};
+	rq_refdb *db;
+	rq_error e;
 
-	if (p->at == RQ_REVPARSE_AT_REFLOG && p->at_n == 0) {
-		if (git_reference_name_to_id(&g, repo, ref) < 0)
-			return 1;
-		rq_oid_from_git(out, &g);
-		return 0;
-	}
+	if (p->at == RQ_REVPARSE_AT_REFLOG && p->at_n == 0)
+		return rq_refdb_lookup(repo, ref, out, &e) == RQ_REFDB_FOUND ? 0 : 1;
 	if (p->at == RQ_REVPARSE_AT_DATE) {
 		char *text = strndup(p->at_text, p->at_len);
-		int bad = !text || rq_approxidate(text, rq_approxidate_now(), &when) < 0;
+		int bad = !text || rq_approxidate(text, rq_approxidate_now(), &k.when) < 0;
 		free(text);
 		if (bad)
 			return text ? 1 : rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	}
-	if (git_reflog_read(&log, repo, ref) < 0)
+	if (rq_refdb_open(&db, repo, &e) < 0)
 		return 1;
-	n = git_reflog_entrycount(log);
-	if (p->at == RQ_REVPARSE_AT_REFLOG)
-		e = (size_t)p->at_n < n ? git_reflog_entry_byindex(log, (size_t)p->at_n) : NULL;
-	/* by date: the newest entry made by then, else the oldest */
-	for (size_t i = 0; p->at == RQ_REVPARSE_AT_DATE && i < n; i++) {
-		e = git_reflog_entry_byindex(log, i);
-		if (git_reflog_entry_committer(e)->when.time <= when)
-			break;
-	}
-	if (e)
-		rq_oid_from_git(out, git_reflog_entry_id_new(e));
-	git_reflog_free(log);
-	return !e;
+	if (rq_refdb_reflog(db, ref, log_pick_one, &k, &e) < 0)
+		k.have = 0;
+	rq_refdb_free(db);
+	if (k.have)
+		*out = k.id;
+	return !k.have;
 }
 
 /* The upstream of branch (a full name) into *out: 0; 1 none; -1 error. */
@@ -127,14 +160,12 @@ static int upstream(git_repository *repo, const char *branch, rq_oid *out, char 
 		    int *named, rq_error *err)
 {
 	git_buf up = {0};
-	git_oid g;
+	rq_error e;
 	int rc;
 
 	if (strncmp(branch, "refs/heads/", 11) || git_branch_upstream_name(&up, repo, branch) < 0)
 		return 1;
-	rc = git_reference_name_to_id(&g, repo, up.ptr) < 0;
-	if (rc == 0)
-		rq_oid_from_git(out, &g);
+	rc = rq_refdb_lookup(repo, up.ptr, out, &e) != RQ_REFDB_FOUND;
 	if (rc == 0 && fullname) {
 		if (!(*fullname = strdup(up.ptr)))
 			rc = rq_error_set(err, RQ_E_NOMEM, "out of memory");
@@ -236,8 +267,11 @@ static git_commit *ref_commit(git_repository *repo, const char *name)
 {
 	git_object *o = NULL, *c = NULL;
 	git_oid id;
+	rq_oid rid;
+	rq_error e;
 
-	if (git_reference_name_to_id(&id, repo, name) == 0 &&
+	if (rq_refdb_lookup(repo, name, &rid, &e) == RQ_REFDB_FOUND &&
+	    rq_oid_to_git(&id, &rid, rq_repofmt_algo(repo)) == 0 &&
 	    git_object_lookup(&o, repo, &id, GIT_OBJECT_ANY) == 0)
 		git_object_peel(&c, o, GIT_OBJECT_COMMIT);
 	git_object_free(o);
@@ -246,37 +280,37 @@ static git_commit *ref_commit(git_repository *repo, const char *name)
 	return (git_commit *)c;
 }
 
-static int cmp_names(const void *a, const void *b)
+typedef struct name_list {
+	char **v;
+	size_t n, cap;
+} name_list;
+
+static int name_one(const rq_refdb_ref *ref, void *arg)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	name_list *l = arg;
+	char **v = rq_mem_grow(l->v, &l->cap, l->n + 1, sizeof(*v), 64);
+
+	if (v)
+		l->v = v;
+	if (!v || !(v[l->n] = strdup(ref->name)))
+		return -1;
+	l->n++;
+	return 0;
 }
 
 /* The names of all refs, sorted as git lists them. */
 static int ref_names(git_repository *repo, char ***out, size_t *n)
 {
-	git_reference_iterator *it = NULL;
-	const char *name;
-	size_t cap = 0;
-	int rc = 0, next;
+	name_list l = {0};
+	rq_refdb *db;
+	rq_error e;
+	int rc = rq_refdb_open(&db, repo, &e);
 
-	*out = NULL;
-	*n = 0;
-	if (git_reference_iterator_new(&it, repo) < 0)
-		return -1;
-	while (rc == 0 && (next = git_reference_next_name(&name, it)) == 0) {
-		char **v = rq_mem_grow(*out, &cap, *n + 1, sizeof(*v), 64);
-		if (!v || !(v[*n] = strdup(name)))
-			rc = -1;
-		if (v)
-			*out = v;
-		if (rc == 0)
-			(*n)++;
-	}
-	git_reference_iterator_free(it);
-	if (rc == 0 && next != GIT_ITEROVER)
-		rc = -1;
-	if (*n)
-		qsort(*out, *n, sizeof(**out), cmp_names);
+	if (rc == 0)
+		rc = rq_refdb_each(db, NULL, NULL, name_one, &l, &e) != 0 ? -1 : 0;
+	rq_refdb_free(db);
+	*out = l.v;
+	*n = l.n;
 	return rc;
 }
 

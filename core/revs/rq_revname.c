@@ -6,6 +6,7 @@
  */
 #include "rq_revname.h"
 #include "rq_mem.h"
+#include "rq_refdb.h"
 #include "rq_revat.h"
 #include "rq_revparse.h"
 
@@ -48,23 +49,25 @@ static int refset_reserve(rq_revname_refs *rs)
 	return rq_hindex_reserve(&rs->index, 256, rs->n, refent_hash, rs);
 }
 
-static int refset_add(rq_revname_refs *rs, const git_reference *ref)
+/* One ref into the set (a broken one is left out, as libgit2's iterator
+ * left it). 0, or -1 out of memory. */
+static int refset_add(const rq_refdb_ref *ref, void *arg)
 {
-	const char *name = git_reference_name(ref);
-	size_t h = rq_hindex_hash_str(name);
+	rq_revname_refs *rs = arg;
+	size_t h = rq_hindex_hash_str(ref->name);
 	rq_revname_ref *e;
 
-	if (rq_hindex_find(&rs->index, h, refent_eq, rs, name) >= 0)
+	if (ref->broken || rq_hindex_find(&rs->index, h, refent_eq, rs, ref->name) >= 0)
 		return 0;
 	if (refset_reserve(rs) < 0)
 		return -1;
 	e = &rs->v[rs->n];
 	memset(e, 0, sizeof(*e));
-	if (!(e->name = strdup(name)))
+	if (!(e->name = strdup(ref->name)))
 		return -1;
-	if (git_reference_type(ref) == GIT_REFERENCE_DIRECT && git_reference_target(ref)) {
+	if (!ref->target) {
 		e->direct = 1;
-		rq_oid_from_git(&e->oid, git_reference_target(ref));
+		e->oid = ref->id;
 	}
 	rq_hindex_add(&rs->index, h, rs->n);
 	rs->n++;
@@ -112,21 +115,16 @@ static int packed_stamp_eq(const packed_stamp *a, const packed_stamp *b)
 
 static int refset_iterate(git_repository *repo, rq_revname_refs *rs)
 {
-	git_reference_iterator *it = NULL;
-	git_reference *ref;
+	rq_refdb *db;
+	rq_error err;
 	int rc;
 
 	memset(rs, 0, sizeof(*rs));
-	if (git_reference_iterator_new(&it, repo) < 0)
+	if (rq_refdb_open(&db, repo, &err) < 0)
 		return -1;
-	while ((rc = git_reference_next(&ref, it)) == 0) {
-		int bad = refset_add(rs, ref) < 0;
-		git_reference_free(ref);
-		if (bad)
-			break;
-	}
-	git_reference_iterator_free(it);
-	if (rc != GIT_ITEROVER || !rs->n) {
+	rc = rq_refdb_each(db, NULL, NULL, refset_add, rs, &err);
+	rq_refdb_free(db);
+	if (rc != 0 || !rs->n) {
 		rq_revname_refs_free(rs);
 		return -1;
 	}
@@ -136,7 +134,7 @@ static int refset_iterate(git_repository *repo, rq_revname_refs *rs)
 /*
  * 0, or -1: no set (the caller then looks every candidate up).
  *
- * The iterator reads packed-refs, then the loose refs: a concurrent `git
+ * The iteration reads the loose refs, then packed-refs: a concurrent `git
  * pack-refs` (run by `git gc`) that writes packed-refs and deletes the
  * loose files in between makes refs vanish from the set. Such a set is not
  * used: packed-refs must be the same file before and after the iteration
@@ -170,19 +168,48 @@ static int is_pseudoref_like(const char *name)
 	return 1;
 }
 
+/* cand read from db as a DWIM candidate: 1 a ref (its id and last name
+ * stored unless *found), 0 none (missing, a bad name, a symbolic ref to
+ * nothing: ignored, as git does), -1 error. */
+static int dwim_read(rq_refdb *db, const char *cand, int found, char **fullname, rq_oid *oid,
+		     rq_error *err)
+{
+	char *target = NULL, *full = NULL;
+	rq_oid id;
+	int rc = rq_refdb_read(db, cand, &id, &target, err);
+
+	if (rc == RQ_REFDB_MISSING || (rc < 0 && err->code == RQ_E_BAD_REF))
+		return 0;
+	if (rc < 0)
+		return -1; /* a broken ref, a link out of refs/: the reader's words */
+	if (target) {
+		free(target);
+		rq_error e;
+		if (rq_refdb_resolve(db, cand, &id, fullname && !found ? &full : NULL, &e) != 0)
+			return e.code == RQ_E_NOMEM ? rq_error_set(err, RQ_E_NOMEM, "out of memory")
+						    : 0;
+	} else if (fullname && !found && !(full = strdup(cand)))
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	if (!found && oid)
+		*oid = id;
+	if (!found && fullname)
+		*fullname = full;
+	return 1;
+}
+
 int rq_revname_dwim(git_repository *repo, const rq_revname_refs *known, const char *name,
 		    char **fullname, rq_oid *oid, rq_error *err)
 {
-	int found = 0;
+	int found = 0, rc = 0;
 	size_t len = strlen(name);
+	rq_refdb *db = NULL;
 
 	if (fullname)
 		*fullname = NULL;
 	if (!len || len > 4096)
 		return 0;
-	for (size_t i = 0; i < sizeof(dwim_rules) / sizeof(dwim_rules[0]); i++) {
+	for (size_t i = 0; rc >= 0 && i < sizeof(dwim_rules) / sizeof(dwim_rules[0]); i++) {
 		char cand[4200];
-		git_reference *ref = NULL, *resolved = NULL;
 		int valid = 0;
 
 		if (i == 0 && strncmp(name, "refs/", 5) != 0 && !is_pseudoref_like(name))
@@ -194,38 +221,21 @@ int rq_revname_dwim(git_repository *repo, const rq_revname_refs *known, const ch
 		if ((in_set && !e) || git_reference_name_is_valid(&valid, cand) < 0 || !valid)
 			continue;
 		if (e && e->direct) {
-			/* as read by the iterator: no second lookup */
+			/* as read by the iteration: no second lookup */
 			if (!found && oid)
 				*oid = e->oid;
 			if (!found && fullname && !(*fullname = strdup(cand)))
-				return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+				rc = rq_error_set(err, RQ_E_NOMEM, "out of memory");
 			found++;
 			continue;
 		}
-		int rc = git_reference_lookup(&ref, repo, cand);
-		if (rc == GIT_ENOTFOUND || rc == GIT_EINVALIDSPEC)
-			continue;
-		if (rc < 0)
-			return rq_error_git(err, "cannot read ref");
-		rc = git_reference_resolve(&resolved, ref);
-		git_reference_free(ref);
-		if (rc < 0)
-			continue; /* dangling symref: ignored, as git does */
-		if (!found) {
-			if (oid)
-				rq_oid_from_git(oid, git_reference_target(resolved));
-			if (fullname) {
-				*fullname = strdup(git_reference_name(resolved));
-				if (!*fullname) {
-					git_reference_free(resolved);
-					return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-				}
-			}
-		}
-		found++;
-		git_reference_free(resolved);
+		if (!db && rq_refdb_open(&db, repo, err) < 0)
+			rc = -1;
+		else if ((rc = dwim_read(db, cand, found, fullname, oid, err)) > 0)
+			found++;
 	}
-	return found;
+	rq_refdb_free(db);
+	return rc < 0 ? -1 : found;
 }
 
 /* A name that resolves to nothing, unless what failed was reading a

@@ -7,6 +7,7 @@
 #include "rq_revs.h"
 #include "rq_mem.h"
 #include "rq_reach.h"
+#include "rq_refdb.h"
 #include "rq_refname.h"
 #include "rq_revname.h"
 #include "rq_pattern.h"
@@ -232,11 +233,6 @@ static int has_glob(const char *p)
 	return strpbrk(p, "?*[") != NULL;
 }
 
-static int cmp_names(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static int excluded(const refsel *sel, const char *name, size_t prefix)
 {
 	for (size_t i = 0; i < sel->nexclude; i++)
@@ -245,37 +241,63 @@ static int excluded(const refsel *sel, const char *name, size_t prefix)
 	return 0;
 }
 
-/* The refs under prefix matching pattern, sorted by name (git's order). */
-static int matching_refs(git_repository *repo, const char *pattern, char ***out, size_t *n,
+typedef struct ref_match {
+	rq_refdb *db;
+	char **names;
+	rq_oid *ids; /* what each resolves to; zero: nothing (broken, dangling) */
+	size_t n, cap, idcap;
+	rq_error *err;
+} ref_match;
+
+static int match_one(const rq_refdb_ref *ref, void *arg)
+{
+	ref_match *m = arg;
+	char **nv = rq_mem_grow(m->names, &m->cap, m->n + 1, sizeof(*nv), 16);
+	rq_oid *iv = nv ? rq_mem_grow(m->ids, &m->idcap, m->n + 1, sizeof(*iv), 16) : NULL;
+	rq_error e;
+
+	if (nv)
+		m->names = nv;
+	if (iv)
+		m->ids = iv;
+	if (!nv || !iv || !(m->names[m->n] = strdup(ref->name)))
+		return rq_error_set(m->err, RQ_E_NOMEM, "out of memory");
+	memset(&m->ids[m->n], 0, sizeof(*m->ids));
+	if (!ref->broken && !ref->target)
+		m->ids[m->n] = ref->id;
+	else if (!ref->broken && rq_refdb_resolve(m->db, ref->name, &m->ids[m->n], NULL, &e) != 0)
+		memset(&m->ids[m->n], 0, sizeof(*m->ids));
+	m->n++;
+	return 0;
+}
+
+/* The refs matching pattern and what they resolve to, sorted by name
+ * (git's order). */
+static int matching_refs(rq_refdb *db, const char *pattern, char ***out, rq_oid **ids, size_t *n,
 			 rq_error *err)
 {
-	git_reference_iterator *it = NULL;
-	const char *name;
-	size_t cap = 0;
-	int rc = 0;
+	ref_match m = {.db = db, .err = err};
+	int rc = rq_refdb_each(db, NULL, pattern, match_one, &m, err);
 
-	*out = NULL;
-	*n = 0;
-	if (git_reference_iterator_new(&it, repo) < 0)
-		return rq_error_git(err, "cannot list refs");
-	while (rc == 0 && git_reference_next_name(&name, it) == 0) {
-		if (fnmatch(pattern, name, 0))
-			continue;
-		char **nv = rq_mem_grow(*out, &cap, *n + 1, sizeof(*nv), 16);
-		if (!nv) {
-			rc = rq_error_set(err, RQ_E_NOMEM, "out of memory");
-			break;
-		}
-		*out = nv;
-		if (!((*out)[*n] = strdup(name)))
-			rc = rq_error_set(err, RQ_E_NOMEM, "out of memory");
-		else
-			(*n)++;
-	}
-	git_reference_iterator_free(it);
-	if (*n)
-		qsort(*out, *n, sizeof(**out), cmp_names);
-	return rc;
+	if (rc < 0)
+		rq_refdb_fail(err, "cannot list refs");
+	*out = m.names;
+	*ids = m.ids;
+	*n = m.n;
+	return rc < 0 ? -1 : 0;
+}
+
+/* 1 when HEAD is a symbolic ref to a branch yet to be born. */
+static int head_unborn(rq_refdb *db)
+{
+	char *target = NULL;
+	rq_oid id;
+	rq_error e;
+	int unborn = rq_refdb_read(db, "HEAD", &id, &target, &e) == RQ_REFDB_FOUND && target &&
+		     rq_refdb_resolve(db, "HEAD", &id, NULL, &e) == RQ_REFDB_MISSING;
+
+	free(target);
+	return unborn;
 }
 
 /* Push every ref of a set (prefix: what --exclude patterns are relative
@@ -283,16 +305,20 @@ static int matching_refs(git_repository *repo, const char *pattern, char ***out,
 static int push_set(git_repository *repo, rq_revs *revs, size_t *cap, refsel *sel,
 		    const char *pattern, size_t prefix, int with_head, rq_error *err)
 {
-	char **names;
-	size_t n;
-	int rc = matching_refs(repo, pattern, &names, &n, err);
+	char **names = NULL;
+	rq_oid *ids = NULL;
+	size_t n = 0;
+	rq_refdb *db = NULL;
+	int rc = rq_refdb_open(&db, repo, err) < 0
+		     ? -1
+		     : matching_refs(db, pattern, &names, &ids, &n, err);
 
 	for (size_t i = 0; i < n; i++) {
 		git_object *o = NULL, *c = NULL;
 		git_oid target;
 		/* a full ref name: its target, symbolic refs followed */
-		if (rc == 0 && !excluded(sel, names[i], prefix) &&
-		    git_reference_name_to_id(&target, repo, names[i]) == 0 &&
+		if (rc == 0 && !excluded(sel, names[i], prefix) && !rq_oid_is_zero(&ids[i]) &&
+		    rq_oid_to_git(&target, &ids[i], rq_refdb_algo(db)) == 0 &&
 		    git_object_lookup(&o, repo, &target, GIT_OBJECT_ANY) == 0 &&
 		    git_object_peel(&c, o, GIT_OBJECT_COMMIT) == 0) {
 			rc = push_rev(repo, NULL, revs, cap, names[i], strlen(names[i]),
@@ -305,13 +331,15 @@ static int push_set(git_repository *repo, rq_revs *revs, size_t *cap, refsel *se
 		free(names[i]);
 	}
 	free(names);
-	if (rc == 0 && with_head && git_repository_head_unborn(repo) != 1)
+	free(ids);
+	if (rc == 0 && with_head && !head_unborn(db))
 		rc = push_rev(repo, NULL, revs, cap, "HEAD", 4, sel->negate, NULL, err);
 	for (size_t i = 0; i < sel->nexclude; i++)
 		free(sel->exclude[i]);
 	free(sel->exclude);
 	sel->exclude = NULL;
 	sel->nexclude = 0;
+	rq_refdb_free(db);
 	return rc;
 }
 

@@ -23,6 +23,7 @@
 #include "rq_odb_mem.h"
 #include "rq_odb_read.h"
 #include "rq_oid.h"
+#include "rq_refdb.h"
 
 static char g_up[PATH_MAX]; /* upstream git, "" when absent */
 
@@ -493,7 +494,9 @@ static void test_replace_ref(void **state)
 	c.r->repo = NULL;
 	{
 		rq_error err;
-		assert_int_equal(rq_odb_new_at(&c.odb, tu_repo_open(c.r), NULL, NULL, &err), 0);
+		/* the view's replace refs come from core/refs' reader */
+		rq_odb_opts o = {.refs = rq_refdb_odb_refs, .refs_arg = tu_repo_open(c.r)};
+		assert_int_equal(rq_odb_new_at(&c.odb, tu_repo_open(c.r), &o, NULL, &err), 0);
 		assert_int_equal(rq_odb_read_open(&c.rd, c.odb), 0);
 	}
 	git = tu_capture_raw(c.r, &len, "'%s' cat-file blob %s", g_up, hex);
