@@ -40,7 +40,7 @@ int rq_cli_open_repo(git_repository **out, rq_error *why)
 			    &err, RQ_E_BAD_REPO,
 			    "not a git repository (or any of the parent directories): .git");
 		rq_error_set(why, err.code, "%s", err.msg);
-		fprintf(stderr, "fatal: %s\n", err.msg);
+		rq_repofmt_print(stderr, err.msg);
 		return 128;
 	}
 	/* replayq -c name=value (git's command-line configuration) */

@@ -45,7 +45,7 @@ static int open_repo(const rq_opt_args *args, git_repository **repo)
 	if (rq_repofmt_open(repo, args->v[0], GIT_REPOSITORY_OPEN_NO_SEARCH, &err) < 0) {
 		*repo = NULL;
 		if (err.code == RQ_E_UNSUPPORTED_REPO)
-			fprintf(stderr, "fatal: %s\n", err.msg);
+			rq_repofmt_print(stderr, err.msg);
 		else
 			fprintf(stderr, "fatal: '%s' is not a git repository\n", args->v[0]);
 		return 128;

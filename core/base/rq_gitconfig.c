@@ -290,7 +290,8 @@ int rq_gitconfig_parse(const char *text, size_t len, rq_gitconfig_fn fn, void *a
 		if (rc == -1) {
 			*line = at;
 			*why = r.why;
-		}
+		} else if (rc > 0)
+			*line = r.line; /* the variable's last line, as git counts */
 	}
 	free(r.section);
 	return oom ? -2 : rc;

@@ -25,7 +25,9 @@ typedef int (*rq_gitconfig_fn)(const char *name, const char *value, void *arg);
 
 /*
  * Every variable of text (len bytes), in order, through fn. 0, fn's
- * return when it stopped, or -1 with *line the number of the first line
+ * return when it stopped (when positive, with *line the number of the
+ * variable's last line, where git says a bad value is), or -1 with *line
+ * the number of the first line
  * libgit2 would refuse (or that holds a NUL byte), and *why what is wrong
  * with it; -2 when memory runs out.
  */

@@ -13,14 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rq_odb.h"
 #include "rq_signprog.h"
 #include "rq_sshagent.h"
 #include "rq_sshkey.h"
 #include "rq_sshsig.h"
 #include "rq_sshwire.h"
 
-#define NAMESPACE  "git"
-#define SIG_HEADER "gpgsig" /* SHA-1 repositories' (SHA-256: gpgsig-sha256) */
+#define NAMESPACE "git"
 
 struct rq_sign {
 	rq_sign_format format;
@@ -318,19 +318,25 @@ static size_t lines_of(const rq_buf *b)
 	return n;
 }
 
-/* b's header up to at, the "gpgsig" header of sig's lines, the rest of b:
+const char *rq_sign_header(const rq_oid_algo *algo)
+{
+	/* git's commit.c: the signature of the repository's hash algorithm */
+	return algo == &rq_oid_sha256 ? "gpgsig-sha256" : "gpgsig";
+}
+
+/* b's header up to at, the header (name) of sig's lines, the rest of b:
  * the signed commit in out. */
-static void put_signed(const rq_buf *b, size_t at, const rq_buf *sig, rq_buf *out)
+static void put_signed(const rq_buf *b, size_t at, const char *name, const rq_buf *sig, rq_buf *out)
 {
 	/* room for all of it at once: the header's name, a space a line */
-	out->cap = b->len + strlen(SIG_HEADER) + sig->len + lines_of(sig) + 1;
+	out->cap = b->len + strlen(name) + sig->len + lines_of(sig) + 1;
 	if (!(out->p = malloc(out->cap))) {
 		out->cap = 0;
 		out->oom = 1;
 		return;
 	}
 	rq_buf_add(out, b->p, at);
-	rq_buf_str(out, SIG_HEADER);
+	rq_buf_str(out, name);
 	for (const char *line = sig->p, *end = sig->p + sig->len; line < end;) {
 		const char *nl = memchr(line, '\n', (size_t)(end - line));
 		size_t n = nl ? (size_t)(nl - line) + 1 : (size_t)(end - line);
@@ -342,7 +348,8 @@ static void put_signed(const rq_buf *b, size_t at, const rq_buf *sig, rq_buf *ou
 
 /* In process (SSH, no program): the header's lines written where they go,
  * as the armour is made, without a copy of the signature in between. */
-static int sign_in_place(rq_sign *s, const rq_buf *b, size_t at, rq_buf *out, rq_error *err)
+static int sign_in_place(rq_sign *s, const rq_buf *b, size_t at, const char *name, rq_buf *out,
+			 rq_error *err)
 {
 	/* the signature's header of an Ed25519 key is 356 bytes */
 	out->cap = b->len + 512;
@@ -351,20 +358,21 @@ static int sign_in_place(rq_sign *s, const rq_buf *b, size_t at, rq_buf *out, rq
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	}
 	rq_buf_add(out, b->p, at);
-	rq_buf_str(out, SIG_HEADER);
+	rq_buf_str(out, name);
 	return sign_ssh(s, b->p, b->len, " ", out, err);
 }
 
-int rq_sign_commit(rq_sign *s, rq_buf *b, rq_error *err)
+int rq_sign_commit(rq_sign *s, const rq_oid_algo *algo, rq_buf *b, rq_error *err)
 {
 	rq_buf sig = {0}, out = {0};
 	size_t at = header_end(b);
+	const char *name = rq_sign_header(algo);
 	int rc = 0;
 
 	if (!s->program)
-		rc = sign_in_place(s, b, at, &out, err);
+		rc = sign_in_place(s, b, at, name, &out, err);
 	else if ((rc = rq_sign_buffer(s, b->p, b->len, &sig, err)) == 0)
-		put_signed(b, at, &sig, &out);
+		put_signed(b, at, name, &sig, &out);
 	free(sig.p);
 	if (rc == 0)
 		rq_buf_add(&out, b->p + at, b->len - at);
@@ -384,6 +392,7 @@ int rq_sign_commit(rq_sign *s, rq_buf *b, rq_error *err)
 typedef struct sign_carrier {
 	git_odb_backend parent; /* no function but free: libgit2 passes it over */
 	rq_sign *sign;
+	const rq_oid_algo *algo; /* the database's format: its signature header */
 } sign_carrier;
 
 static void carrier_free(git_odb_backend *b)
@@ -402,6 +411,7 @@ int rq_sign_attach(git_odb *odb, rq_sign *s, rq_error *err)
 	git_odb_init_backend(&c->parent, GIT_ODB_BACKEND_VERSION);
 	c->parent.free = carrier_free;
 	c->sign = s;
+	c->algo = rq_odb_algo(odb);			   /* read once, before the carrier is in */
 	if (git_odb_add_backend(odb, &c->parent, 0) < 0) { /* the lowest priority: last */
 		free(c);
 		return rq_error_git(err, "cannot attach the signer");
@@ -416,7 +426,8 @@ int rq_sign_odb_commit(git_odb *odb, rq_buf *b, rq_error *err)
 	for (size_t i = n; i-- > 0;) {
 		git_odb_backend *be = NULL;
 		if (git_odb_get_backend(&be, odb, i) == 0 && be && be->free == carrier_free)
-			return rq_sign_commit(((sign_carrier *)be)->sign, b, err);
+			return rq_sign_commit(((sign_carrier *)be)->sign,
+					      ((sign_carrier *)be)->algo, b, err);
 	}
 	return 0;
 }

@@ -5,7 +5,8 @@
  *
  * core/sign is one family of modules:
  *   rq_sign       the signer (this file): made once from its options, it
- *                 signs a commit's buffer by adding git's "gpgsig" header;
+ *                 signs a commit's buffer by adding git's "gpgsig" header
+ *                 ("gpgsig-sha256" in a SHA-256 repository);
  *                 and its attachment to a replay's object database;
  *   rq_signcfg    the options from the configuration a user or operator
  *                 controls (never a repository's own);
@@ -48,6 +49,7 @@
 
 #include "rq_buf.h"
 #include "rq_error.h"
+#include "rq_oid.h"
 
 typedef enum { RQ_SIGN_OPENPGP, RQ_SIGN_X509, RQ_SIGN_SSH } rq_sign_format;
 
@@ -78,16 +80,23 @@ void rq_sign_free(rq_sign *s);
  * RQ_E_SIGN_FAILED (RQ_E_NOMEM). */
 int rq_sign_buffer(rq_sign *s, const void *payload, size_t len, rq_buf *sig, rq_error *err);
 
-/*
- * Sign the commit in b (a whole commit object's data): its signature, of
- * the commit as it is, becomes a "gpgsig" header at the end of its
- * header, its lines continued with a space, as git writes it. The
- * unsigned and the signed commit differ only in that header. 0, or -1
- * with err set (b unchanged).
- */
-int rq_sign_commit(rq_sign *s, rq_buf *b, rq_error *err);
+/* The header a commit's signature goes under in a repository of object
+ * format algo, as git writes it: "gpgsig" in SHA-1 (NULL too),
+ * "gpgsig-sha256" in SHA-256. */
+const char *rq_sign_header(const rq_oid_algo *algo);
 
-/* s signs what is written into odb from now on (NULL: nothing to do); s
+/*
+ * Sign the commit in b (a whole commit object's data, in a repository of
+ * object format algo; NULL: SHA-1): its signature, of the commit as it is,
+ * becomes a rq_sign_header(algo) header at the end of its header, its
+ * lines continued with a space, as git writes it. The unsigned and the
+ * signed commit differ only in that header. 0, or -1 with err set (b
+ * unchanged).
+ */
+int rq_sign_commit(rq_sign *s, const rq_oid_algo *algo, rq_buf *b, rq_error *err);
+
+/* s signs what is written into odb from now on (NULL: nothing to do),
+ * under the header of odb's object format (rq_odb_algo, read here once); s
  * must outlive odb. 0, or -1 with err set. */
 int rq_sign_attach(git_odb *odb, rq_sign *s, rq_error *err);
 /* rq_sign_commit by the signer attached to odb, if any (none: 0, b

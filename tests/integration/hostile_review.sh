@@ -144,7 +144,8 @@ replay_in "$ROOT/fmt"
 check_eq "replay: a commondir FIFO beside an unknown extension: exit 128" 128 "$RC"
 rm "$ROOT/fmt/.git/commondir"
 replay_in "$ROOT/fmt"
-check_contains "... without it: the extension is named" "extensions.frobnicate=yes" "$ERR"
+check_eq "... without it: the extension is named, in git's words" "fatal: unknown repository extension found:
+	frobnicate" "$ERR"
 
 section "5. a job's directories are its repository's"
 fresh V.git bare

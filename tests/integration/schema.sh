@@ -16,7 +16,10 @@
 # `replayq replay --format=json` and `replayq train --format=json`; the jobs
 # of docs/jobs.md and of the quickstart, parsed by `replayq run`; jobs the
 # program refuses must fail the job schema too. And the check itself fails
-# on a result and a job that break the schemas, naming their test.
+# on a result and a job that break the schemas, naming their test. Ids and
+# pack names of either width (issue 42): every result made here validates
+# with its 40-digit ids made 64 digits long (a SHA-256 repository's), and
+# fails with 39, 41, 63 or 65 digits, or upper case.
 . "$(dirname "$0")/../lib.sh"
 require jq redis-server
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
@@ -187,6 +190,47 @@ mkdir -p "$T/mine" && ln -s "$REPLAYQ_TEST_JSON_DIR" "$T/mine/integration-schema
 out=$("$PY" "$TOP/tests/schema_check.py" "$TOP/docs/schema" "$T/mine" 2>&1)
 echo "$out" | tail -20
 check_contains "every job and result validates; the refused jobs fail the job schema" "schema check ok" "$out"
+
+section "ids of either width"
+out=$("$PY" - "$TOP/docs/schema/result.schema.json" "$T"/results-*.jsonl <<'PY' 2>&1
+import json, re, sys
+from jsonschema import Draft202012Validator
+v = Draft202012Validator(json.load(open(sys.argv[1])))
+ID = re.compile(r"^(pack-)?[0-9a-f]{40}$")
+def widen(x, f):
+    """x with every 40-digit id (and pack name) through f; the count in n."""
+    if isinstance(x, dict):
+        return {k: widen(y, f) for k, y in x.items()}
+    if isinstance(x, list):
+        return [widen(y, f) for y in x]
+    if isinstance(x, str) and ID.match(x):
+        widen.n += 1
+        return f(x)
+    return x
+ids = ok = bad = 0
+for name in sys.argv[2:]:
+    for line in open(name):
+        if not line.startswith("{"):
+            continue
+        r = json.loads(line)
+        widen.n = 0
+        long = widen(r, lambda s: s + s[-24:])
+        if not widen.n:
+            continue
+        ids += widen.n
+        errs = list(v.iter_errors(long))
+        assert not errs, "64 digits refused: %s" % errs[0].message
+        ok += 1
+        for f in (lambda s: s[:-1], lambda s: s + "0", lambda s: s + s[-23:],
+                  lambda s: s + s[-25:], lambda s: s[:-1] + "A", lambda s: s + s[-23:] + "A"):
+            assert list(v.iter_errors(widen(r, f))), "a wrong width validates"
+            bad += 1
+assert ok >= 10, "too few results with ids: %d" % ok
+print("widths ok: %d results, %d ids at 64 digits; %d wrong widths refused" % (ok, ids, bad))
+PY
+)
+echo "$out" | tail -3
+check_contains "results validate with ids and pack names of 40 and 64 digits, and no other" "widths ok:" "$out"
 
 # the check fails, naming the test, on a result and a job that break the
 # schemas

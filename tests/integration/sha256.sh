@@ -7,8 +7,10 @@
 # SHA-256 repository itself, compatObjectFormat=sha256, objectFormat=SHA1
 # and version 0):
 #   - objectFormat=sha512, =sha-256 and empty, and compatObjectFormat=md5:
-#     refused with upstream's exit status (128), the message naming the
-#     setting and its value, nothing printed, nothing changed;
+#     refused as upstream refuses them (exit status 128, stderr byte for
+#     byte: "error: invalid value for 'extensions.objectformat': 'sha512'"
+#     and "fatal: bad config line N in file .git/config"), nothing printed,
+#     nothing changed;
 #   - version 0 with objectFormat=sha256 and compatObjectFormat: stderr
 #     and exit status byte for byte as upstream's;
 #   - in a SHA-1 repository, a 64-digit id (a SHA-1 id and 24 more digits)
@@ -75,9 +77,9 @@ same() {
 
 # --- formats refused ---------------------------------------------------------
 section "formats replayq refuses"
-# refused_as_upstream name setting value: exit status as upstream's (which
-# refuses too), replayq's message names the setting and the value, nothing
-# printed or changed
+# refused_as_upstream name setting value: exit status and stderr as
+# upstream's (which refuses too: git's "invalid value" for the setting, in
+# lower case, and its value), nothing printed or changed
 refused_as_upstream() {
 	local name=$1 set=$2 val=$3 before grc
 	before=$(files "$name")
@@ -86,7 +88,8 @@ refused_as_upstream() {
 	check_eq "$name: upstream refuses it" 128 "$grc"
 	run_rq -C "$ROOT/$name" replay --onto main main..topic
 	check_eq "$name: exit status as upstream's" "$grc" "$RC"
-	check_eq "$name: named" "fatal: unsupported repository format: extensions.$set=$val" "$ERR"
+	check_eq "$name: stderr as upstream's" "$(cat "$T/g.err")" "$ERR"
+	check_contains "$name: named" "error: invalid value for 'extensions.${set,,}': '$val'" "$ERR"
 	check_eq "$name: nothing printed" "" "$OUT"
 	check_eq "$name: nothing changed" "$before" "$(files "$name")"
 }

@@ -10,7 +10,10 @@
 # leave a mark is never run); an encrypted key, a missing program and a
 # failing program give their error codes and change nothing; train signs
 # its merges; worker jobs with "sign": true give verified commits and
-# "signed": true, and a worker without a key refuses them.
+# "signed": true, and a worker without a key refuses them. With
+# RQ_TEST_SHA256=1 (rq_repofmt.h's RQ_REPOFMT_SHA256 is 1), in a SHA-256
+# repository: the signature goes under "gpgsig-sha256", the commits
+# verify with upstream git, and equal upstream `git commit-tree -S`'s.
 . "$(dirname "$0")/../lib.sh"
 require jq ssh-keygen ssh-agent ssh-add gpg gpgconf redis-server
 GITS=(git)
@@ -236,4 +239,28 @@ check_eq "worker with an encrypted key: exit 128, said at start" "128" "$RC"
 check_contains "... saying to use an agent" "load it into an ssh-agent" "$ERR"
 run_rq run --repo-root="$ROOT" --sign-format=pgp </dev/null
 check_eq "--sign-format=pgp: a usage error" "129" "$RC"
+
+if [ "${RQ_TEST_SHA256:-0}" = 1 ] && upstream_git; then
+	section "a SHA-256 repository: gpgsig-sha256"
+	S=$ROOT/s256
+	"$UPSTREAM_GIT" init -q -b main --object-format=sha256 "$S"
+	commit_file "$S" a.txt a "base"
+	"$UPSTREAM_GIT" -C "$S" checkout -q -b topic
+	commit_file "$S" t1.txt t1 "topic one"
+	"$UPSTREAM_GIT" -C "$S" checkout -q main
+	commit_file "$S" m.txt m "main moves"
+	run_rq -C "$S" -c gpg.format=ssh -c user.signingKey="$T/ed" replay -S --onto main main..topic
+	check_eq "sha256: exit 0" "0|" "$RC|$ERR"
+	c=$("$UPSTREAM_GIT" -C "$S" rev-parse topic)
+	check_eq "sha256: a 64-digit id" 64 "${#c}"
+	check_eq "sha256: the header is gpgsig-sha256" "committer|gpgsig-sha256" \
+		"$("$UPSTREAM_GIT" -C "$S" cat-file commit "$c" | awk '/^$/{exit} /^[a-z]/{print $1}' | tail -2 | paste -sd'|')"
+	check "sha256: upstream git verify-commit" "$UPSTREAM_GIT" -C "$S" \
+		-c gpg.ssh.allowedSignersFile="$T/allowed" verify-commit "$c"
+	tip_git=$(GIT_COMMITTER_DATE="$("$UPSTREAM_GIT" -C "$S" log -1 --format=%cd --date=raw "$c")" \
+		GIT_AUTHOR_DATE="$("$UPSTREAM_GIT" -C "$S" log -1 --format=%ad --date=raw "$c")" \
+		"$UPSTREAM_GIT" -C "$S" -c gpg.format=ssh -c user.signingKey="$T/ed" commit-tree -S \
+		-p main -m "topic one" "$c^{tree}")
+	check_eq "sha256: the signed commit is upstream commit-tree -S's, byte for byte" "$tip_git" "$c"
+fi
 finish

@@ -6,17 +6,22 @@
  * are refused with RQ_E_SIGN_KEY and a message that says what to do; a
  * signing program gets git's arguments and is checked as git checks it
  * (exit status, the SIG_CREATED status line), a missing or failing one is
- * RQ_E_SIGN_FAILED; the gpgsig header is written as git writes it; the
+ * RQ_E_SIGN_FAILED; the gpgsig header is written as git writes it (under
+ * "gpgsig-sha256" in a SHA-256 repository, where upstream git's
+ * verify-commit accepts it and refuses it under "gpgsig"); the
  * configuration comes from the command line, the global and the system
  * files only; a signer rides on an object database. The SSH wire reader
  * never reads past its end.
  */
 #include "testutil.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "rq_odb.h"
 #include "rq_sign.h"
 #include "rq_signcfg.h"
 #include "rq_sshwire.h"
@@ -189,18 +194,19 @@ static void test_damaged_keys(void **state)
  * each after a space, at the end of the header; without it the commit
  * is what it was. (In process, the header's lines are written as the
  * armour is made: an RSA key's are more than the room first made.) */
-static void check_commit_header(const char *key)
+static void check_commit_header(const char *key, const rq_oid_algo *algo)
 {
 	rq_sign *s = ssh_signer(path_of(key));
 	rq_buf b = {0}, sig = {0}, want = {0};
 	rq_error err;
 	const char *eoh = strstr(commit_text, "\n\n") + 1;
+	char first[64];
 
 	rq_buf_str(&b, commit_text);
 	assert_int_equal(rq_sign_buffer(s, commit_text, strlen(commit_text), &sig, &err), 0);
-	assert_int_equal(rq_sign_commit(s, &b, &err), 0);
+	assert_int_equal(rq_sign_commit(s, algo, &b, &err), 0);
 	rq_buf_add(&want, commit_text, (size_t)(eoh - commit_text));
-	rq_buf_str(&want, "gpgsig");
+	rq_buf_str(&want, algo == &rq_oid_sha256 ? "gpgsig-sha256" : "gpgsig");
 	for (char *line = strtok(sig.p, "\n"); line; line = strtok(NULL, "\n")) {
 		rq_buf_str(&want, " ");
 		rq_buf_str(&want, line);
@@ -208,7 +214,9 @@ static void check_commit_header(const char *key)
 	}
 	rq_buf_str(&want, eoh);
 	assert_string_equal(b.p, want.p);
-	assert_non_null(strstr(b.p, "\ngpgsig -----BEGIN SSH SIGNATURE-----\n "));
+	snprintf(first, sizeof(first), "\n%s -----BEGIN SSH SIGNATURE-----\n ",
+		 algo == &rq_oid_sha256 ? "gpgsig-sha256" : "gpgsig");
+	assert_non_null(strstr(b.p, first));
 	assert_non_null(strstr(b.p, "\n -----END SSH SIGNATURE-----\n\nsubject\n"));
 	free(b.p);
 	free(sig.p);
@@ -219,8 +227,97 @@ static void check_commit_header(const char *key)
 static void test_commit_header(void **state)
 {
 	(void)state;
-	check_commit_header("ed");
-	check_commit_header("rsa");
+	check_commit_header("ed", NULL);
+	check_commit_header("rsa", &rq_oid_sha1);
+	check_commit_header("ed", &rq_oid_sha256);
+	check_commit_header("rsa", &rq_oid_sha256);
+}
+
+/* The header by object format, as git's commit.c picks it. */
+static void test_header_by_format(void **state)
+{
+	(void)state;
+	assert_string_equal(rq_sign_header(NULL), "gpgsig");
+	assert_string_equal(rq_sign_header(&rq_oid_sha1), "gpgsig");
+	assert_string_equal(rq_sign_header(&rq_oid_sha256), "gpgsig-sha256");
+}
+
+/* Upstream git (RQ_UPSTREAM_GIT, ../shared/upstream-git/git beside the
+ * source tree, /work/shared/upstream-git/git) into out: 1, or 0. */
+static int find_upstream(char *out)
+{
+	const char *cand[3] = {getenv("RQ_UPSTREAM_GIT"), NULL, "/work/shared/upstream-git/git"};
+	char here[PATH_MAX];
+
+	snprintf(here, sizeof(here), "%s", __FILE__);
+	*strrchr(here, '/') = '\0';
+	strncat(here, "/../../../shared/upstream-git/git", sizeof(here) - strlen(here) - 1);
+	cand[1] = here;
+	for (int i = 0; i < 3; i++)
+		if (cand[i] && *cand[i] && realpath(cand[i], out) && access(out, X_OK) == 0)
+			return 1;
+	return 0;
+}
+
+/* The commit_text of a SHA-256 repository (its empty tree), signed under
+ * header, written by upstream git into repo: `git verify-commit`'s exit
+ * status and output (in out). */
+static int verify_sha256(const char *ug, tu_repo *r, const char *header, char **out)
+{
+	rq_sign *s = ssh_signer(path_of("ed"));
+	const char *tree =
+	    "tree 6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321\n";
+	const char *rest = strchr(commit_text, '\n') + 1;
+	rq_buf b = {0};
+	rq_error err;
+	char *id;
+	int rc;
+
+	rq_buf_str(&b, tree);
+	rq_buf_str(&b, rest);
+	assert_int_equal(rq_sign_commit(s, &rq_oid_sha256, &b, &err), 0);
+	if (strcmp(header, "gpgsig-sha256")) { /* the same signature under another name */
+		char *at = strstr(b.p, "\ngpgsig-sha256 ");
+		memmove(at + 7, at + 14, strlen(at + 14) + 1);
+	}
+	write_file("signed-commit", b.p);
+	id = tu_capture(r, "'%s' hash-object -t commit -w --stdin <'%s'", ug,
+			path_of("signed-commit"));
+	assert_non_null(id);
+	assert_int_equal(strlen(id), 64);
+	write_file("allowed", "ed ");
+	rc = tu_run(r,
+		    "cat '%s' >>'%s' && '%s' -c gpg.ssh.allowedSignersFile='%s' verify-commit %s "
+		    ">'%s' 2>&1",
+		    path_of("ed.pub"), path_of("allowed"), ug, path_of("allowed"), id,
+		    path_of("verify-out"));
+	*out = read_text("verify-out");
+	free(id);
+	free(b.p);
+	rq_sign_free(s);
+	return rc;
+}
+
+/* In a SHA-256 repository (made by upstream git 2.55), upstream's
+ * verify-commit accepts a commit signed here (gpgsig-sha256), and finds no
+ * signature under "gpgsig", the SHA-1 header. */
+static void test_sha256_verifies_upstream(void **state)
+{
+	char ug[PATH_MAX], *out;
+	tu_repo *r;
+
+	(void)state;
+	if (!find_upstream(ug))
+		skip();
+	r = tu_repo_new(0);
+	tu_git(r, "rm -rf .git && '%s' init -q --object-format=sha256 .", ug);
+	assert_int_equal(verify_sha256(ug, r, "gpgsig-sha256", &out), 0);
+	if (!strstr(out, "Good \"git\" signature for ed with"))
+		fail_msg("verify-commit: %s", out);
+	free(out);
+	assert_int_not_equal(verify_sha256(ug, r, "gpgsig", &out), 0);
+	free(out);
+	tu_repo_free(r);
 }
 
 /* ---- programs ---- */
@@ -442,6 +539,31 @@ static void test_attached_to_odb(void **state)
 	free(b.p);
 }
 
+/* On a database of SHA-256 (rq_odb_opts.algo), the attached signer writes
+ * the SHA-256 header. */
+static void test_attached_to_sha256_odb(void **state)
+{
+	rq_odb_opts o = {.algo = &rq_oid_sha256};
+	rq_sign *s = ssh_signer(path_of("ed"));
+	tu_repo *r = tu_repo_new(0);
+	git_odb *odb = NULL;
+	rq_buf b = {0};
+	rq_error err;
+
+	(void)state;
+	assert_int_equal(rq_odb_new(&odb, tu_repo_open(r), &o, &err), 0);
+	assert_ptr_equal(rq_odb_algo(odb), &rq_oid_sha256);
+	assert_int_equal(rq_sign_attach(odb, s, &err), 0);
+	rq_buf_str(&b, commit_text);
+	assert_int_equal(rq_sign_odb_commit(odb, &b, &err), 0);
+	assert_non_null(strstr(b.p, "\ngpgsig-sha256 -----BEGIN SSH SIGNATURE-----\n"));
+	assert_null(strstr(b.p, "\ngpgsig "));
+	git_odb_free(odb);
+	rq_sign_free(s);
+	tu_repo_free(r);
+	free(b.p);
+}
+
 /* ---- the wire ---- */
 
 static void test_wire_reader_bounds(void **state)
@@ -471,12 +593,15 @@ int main(void)
 	    cmocka_unit_test(test_keys_that_cannot_sign_here),
 	    cmocka_unit_test(test_damaged_keys),
 	    cmocka_unit_test(test_commit_header),
+	    cmocka_unit_test(test_header_by_format),
+	    cmocka_unit_test(test_sha256_verifies_upstream),
 	    cmocka_unit_test(test_gpg_arguments_and_checks),
 	    cmocka_unit_test(test_program_failures),
 	    cmocka_unit_test(test_ssh_program),
 	    cmocka_unit_test(test_config_trusted_places),
 	    cmocka_unit_test(test_config_openpgp_default_key),
 	    cmocka_unit_test(test_attached_to_odb),
+	    cmocka_unit_test(test_attached_to_sha256_odb),
 	    cmocka_unit_test(test_wire_reader_bounds),
 	};
 	return cmocka_run_group_tests(tests, group_setup, tu_group_teardown);
