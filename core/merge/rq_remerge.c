@@ -38,6 +38,7 @@
 typedef struct remerge {
 	rq_merger *m;
 	git_repository *repo;
+	rq_cobj_cache *commits; /* the replay's (rq_reach's reader) */
 	git_odb *odb;
 	const rq_oid_algo *algo; /* the merger's object format */
 	const rq_oidmap *ranks;	 /* the replay's new commits (rq_reach.h) */
@@ -122,7 +123,7 @@ static int date_bases(remerge *rm, const rq_oid *ids, size_t n, dated *out)
 static int merge_bases(remerge *rm, const rq_oid *leaves, size_t nleaves, const rq_oid *b,
 		       dated **out, size_t *n)
 {
-	rq_reach_reader rd = rq_reach_git2_reader(rm->repo);
+	rq_reach_reader rd = rq_cobj_reach_reader(rm->commits);
 	rq_oid *ids = NULL;
 	size_t count = 0;
 	int rc;
@@ -569,11 +570,11 @@ static int remerge_octopus(remerge *rm, const rq_oid *orig_parents, const rq_oid
 				       conflicts, rm->err);
 }
 
-int rq_remerge(rq_merger *m, git_repository *repo, const rq_oidmap *ranks,
+int rq_remerge(rq_merger *m, git_repository *repo, rq_cobj_cache *commits, const rq_oidmap *ranks,
 	       const rq_oid *orig_parents, const rq_oid *new_parents, size_t nparents,
 	       const rq_oid *orig_tree, rq_oid *out, rq_conflicts *conflicts, rq_error *err)
 {
-	remerge rm = {m, repo, NULL, rq_merger_algo(m), ranks, err, {{0}}, 0};
+	remerge rm = {m, repo, commits, NULL, rq_merger_algo(m), ranks, err, {{0}}, 0};
 	int rc;
 
 	if (nparents < 2)

@@ -49,6 +49,7 @@
 #include <git2.h>
 #include <stddef.h>
 
+#include "rq_cobj.h"
 #include "rq_error.h"
 #include "rq_merge.h"
 #include "rq_oidmap.h"
@@ -61,12 +62,13 @@
  * for merge bases (rq_reach.h). 0 clean (*out: the result tree), 1 conflict
  * (conflicts appended, one per path), -1 with err set. Objects are written
  * through the repository's object database (the replay's store): R's and
- * N's conflicted trees too, which only the pack's size sees. Ids are of
+ * N's conflicted trees too, which only the pack's size sees. commits:
+ * the replay's commit cache (the merge bases are read through it). Ids are of
  * the merger's format (rq_merger_algo); the commits are still read by
  * libgit2 and rq_reach with 20-byte ids (issue 42, wave 2): in a SHA-256
  * repository a remerge fails with RQ_E_UNSUPPORTED_REPO, naming why.
  */
-int rq_remerge(rq_merger *m, git_repository *repo, const rq_oidmap *ranks,
+int rq_remerge(rq_merger *m, git_repository *repo, rq_cobj_cache *commits, const rq_oidmap *ranks,
 	       const rq_oid *orig_parents, const rq_oid *new_parents, size_t nparents,
 	       const rq_oid *orig_tree, rq_oid *out, rq_conflicts *conflicts, rq_error *err);
 

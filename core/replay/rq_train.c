@@ -23,6 +23,7 @@
 #include "rq_mem.h"
 #include "rq_odb_mem.h"
 #include "rq_odb_tmpdir.h"
+#include "rq_commits.h"
 #include "rq_revs.h"
 #include "rq_sign.h"
 
@@ -37,6 +38,7 @@ typedef struct train {
 	rq_train_result *res;
 	rq_error *err;
 	rq_replay_shared shared; /* one object store and merger for every car */
+	rq_commits *commits;	 /* the train's commits (merge bases, trees) */
 	rq_ident committer;
 	char ident[2 * RQ_IDENT_FIELD_MAX + 64]; /* the committer line (and a merge's author) */
 	char target_short[RQ_TRAIN_PREFIX_MAX];	 /* "main" for refs/heads/main */
@@ -207,6 +209,8 @@ static int set_up(train *t)
 		return rq_error_git(t->err, "cannot open the object database");
 	if (rq_sign_attach(sh->odb, t->opts->sign, t->err) < 0) /* cars' picks and merges */
 		return -1;
+	if (rq_commits_open(&t->commits, t->repo, t->algo, t->err) < 0)
+		return -1;
 	if (rq_odb_mem_write(&t->empty_tree, sh->odb, "", 0, GIT_OBJECT_TREE) < 0)
 		return rq_error_git(t->err, "cannot write the empty tree");
 	if (rq_merger_new(&sh->merger, t->repo,
@@ -362,7 +366,7 @@ static int cmp_newest(const void *pa, const void *pb)
 static int merge_bases(train *t, const rq_oid *leaves, size_t nleaves, const rq_oid *b, dated **out,
 		       size_t *n)
 {
-	rq_reach_reader rd = rq_reach_git2_reader(t->repo);
+	rq_reach_reader rd = rq_cobj_reach_reader(rq_commits_cache(t->commits));
 	rq_oid *ids = NULL;
 	size_t count = 0;
 
@@ -377,14 +381,12 @@ static int merge_bases(train *t, const rq_oid *leaves, size_t nleaves, const rq_
 		return rq_error_set(t->err, RQ_E_NOMEM, "out of memory");
 	}
 	for (size_t i = 0; i < count; i++) {
-		git_commit *c = NULL;
-		git_oid g;
-		if (to_git(t, &ids[i], &g) < 0 || git_commit_lookup(&c, t->repo, &g) < 0) {
+		const rq_cobj_commit *c = NULL;
+		if (rq_cobj_get(rq_commits_cache(t->commits), &ids[i], &c, t->err) < 0) {
 			free(ids);
-			return rq_error_git(t->err, "cannot read a merge base");
+			return -1;
 		}
-		(*out)[i] = (dated){ids[i], git_commit_time(c), i};
-		git_commit_free(c);
+		(*out)[i] = (dated){ids[i], c->date > INT64_MAX ? INT64_MAX : (int64_t)c->date, i};
 	}
 	*n = count;
 	free(ids);
@@ -399,13 +401,11 @@ static int merge_bases(train *t, const rq_oid *leaves, size_t nleaves, const rq_
 
 static int tree_of(train *t, const rq_oid *commit, rq_oid *tree)
 {
-	git_commit *c = NULL;
-	git_oid g;
+	const rq_cobj_commit *c = NULL;
 
-	if (to_git(t, commit, &g) < 0 || git_commit_lookup(&c, t->repo, &g) < 0)
-		return rq_error_git(t->err, "cannot read commit");
-	rq_oid_from_git(tree, git_commit_tree_id(c));
-	git_commit_free(c);
+	if (rq_cobj_get(rq_commits_cache(t->commits), commit, &c, t->err) < 0)
+		return -1;
+	*tree = c->tree;
 	return 0;
 }
 
@@ -564,7 +564,7 @@ static int write_merge(train *t, const rq_train_car *c, const rq_oid *tree, rq_c
  * (git merge-tree --write-tree, then git commit-tree). 0 ok, 1 conflict, -1. */
 static int merge_car(train *t, const rq_train_car *c, rq_car_result *car)
 {
-	rq_reach_reader rd = rq_reach_git2_reader(t->repo);
+	rq_reach_reader rd = rq_cobj_reach_reader(rq_commits_cache(t->commits));
 	rq_oid base, ours, theirs, tree;
 	rq_conflicts conf = {0};
 	int rc;
@@ -695,6 +695,7 @@ static int write_pack(train *t)
 		any |= t->res->cars[k].status == RQ_CAR_OK;
 	if (!any)
 		return 0;
+	rq_commits_release(t->commits);
 	git_odb_free(t->shared.odb);
 	t->shared.odb = NULL;
 	if (rq_odb_tmpdir_finish(t->shared.tmpdir, &os, t->err) < 0)
@@ -764,6 +765,7 @@ int rq_train_run(git_repository *repo, const rq_train_opts *opts, rq_train_resul
 		rc = write_pack(&t);
 	if (rc == 0)
 		rc = first_conflict(&t);
+	rq_commits_free(t.commits);
 	git_odb_free(t.shared.odb);
 	rq_odb_tmpdir_free(t.shared.tmpdir);
 	rq_merger_free(t.shared.merger);

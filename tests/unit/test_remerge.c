@@ -25,6 +25,7 @@
 
 #include <git2/sys/mempack.h>
 
+#include "rq_commits.h"
 #include "rq_remerge.h"
 
 /* ---- 1. conflicted text against git ---------------------------------------------- */
@@ -418,6 +419,7 @@ static int remerge(const char *o, const char *const *np, size_t n, git_oid *tree
 	git_oid orig[4], nw[4], otree;
 	rq_oid rorig[4], rnw[4], rotree, rtree = {{0}};
 	rq_merger *m = NULL;
+	rq_commits *commits = NULL;
 	rq_error err;
 	char rev[64];
 	int rc;
@@ -435,7 +437,10 @@ static int remerge(const char *o, const char *const *np, size_t n, git_oid *tree
 	}
 	rq_oid_from_git(&rotree, &otree);
 	assert_int_equal(rq_merger_new(&m, g, NULL, &err), 0);
-	rc = rq_remerge(m, g, NULL, rorig, rnw, n, &rotree, &rtree, conf, &err);
+	assert_int_equal(rq_commits_open(&commits, g, NULL, &err), 0);
+	rc = rq_remerge(m, g, rq_commits_cache(commits), NULL, rorig, rnw, n, &rotree, &rtree, conf,
+			&err);
+	rq_commits_free(commits);
 	if (rc < 0)
 		fail_msg("remerge failed: %s", err.msg);
 	if (rc == 0)
