@@ -387,36 +387,3 @@ int rq_reach_descends(const rq_reach_reader *rd, const rq_oid *commit, const rq_
 	walk_free(&w);
 	return rc;
 }
-
-/* The libgit2 reader: one commit lookup, its time and parents. */
-static int git2_read(void *ctx, const rq_oid *id, int64_t *date, rq_oid **parents, size_t *nparents,
-		     rq_error *err)
-{
-	git_commit *c = NULL;
-	git_oid gid;
-	size_t np;
-
-	*parents = NULL;
-	*nparents = 0;
-	/* libgit2 reads SHA-1 repositories only (issue 42's commit reader
-	 * replaces this reader) */
-	rq_oid_to_git(&gid, id, &rq_oid_sha1);
-	if (git_commit_lookup(&c, ctx, &gid) < 0)
-		return rq_error_git(err, "cannot read a commit");
-	*date = (int64_t)git_commit_time(c);
-	np = git_commit_parentcount(c);
-	if (np && !(*parents = malloc(np * sizeof(**parents)))) {
-		git_commit_free(c);
-		return nomem(err);
-	}
-	for (size_t p = 0; p < np; p++)
-		rq_oid_from_git(&(*parents)[p], git_commit_parent_id(c, (unsigned)p));
-	*nparents = np;
-	git_commit_free(c);
-	return 0;
-}
-
-rq_reach_reader rq_reach_git2_reader(git_repository *repo)
-{
-	return (rq_reach_reader){git2_read, repo};
-}

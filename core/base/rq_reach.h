@@ -24,8 +24,8 @@
  * plain date-ordered walk, so that their order is git's.
  *
  * Commits are read through a reader (rq_reach_reader): its date and its
- * parents, once per commit and walk. rq_reach_git2_reader reads them with
- * libgit2 for now; the own commit reader of issue 42 replaces it.
+ * parents, once per commit and walk: rq_cobj_reach_reader reads them from
+ * a job's commit cache (core/odb's rq_cobj).
  */
 #ifndef RQ_REACH_H
 #define RQ_REACH_H
@@ -45,9 +45,6 @@ typedef struct rq_reach_reader {
 		    rq_error *err);
 	void *ctx;
 } rq_reach_reader;
-
-/* A reader over libgit2's commits of repo. */
-rq_reach_reader rq_reach_git2_reader(git_repository *repo);
 
 /*
  * The merge bases of one and the merge of twos[0..ntwos) (git merge-base

@@ -48,6 +48,7 @@
 #include <git2.h>
 #include <stddef.h>
 
+#include "rq_cobj.h"
 #include "rq_error.h"
 #include "rq_merge.h"
 #include "rq_oidmap.h"

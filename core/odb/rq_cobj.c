@@ -473,3 +473,27 @@ int rq_cobj_peel(rq_cobj_cache *c, const rq_oid *id, git_object_t want, const ch
 	return rq_error_set(err, RQ_E_CORRUPT_OBJECT, "%s: a chain of tags that does not end",
 			    name);
 }
+
+/* rq_reach's read: the cached commit's date and a copy of its parents. */
+static int reach_read(void *ctx, const rq_oid *id, int64_t *date, rq_oid **parents,
+		      size_t *nparents, rq_error *err)
+{
+	const rq_cobj_commit *c = NULL;
+
+	*parents = NULL;
+	*nparents = 0;
+	if (rq_cobj_get(ctx, id, &c, err) < 0)
+		return -1;
+	*date = c->date > INT64_MAX ? INT64_MAX : (int64_t)c->date;
+	if (c->nparents && !(*parents = malloc(c->nparents * sizeof(**parents))))
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	if (c->nparents)
+		memcpy(*parents, c->parents, c->nparents * sizeof(**parents));
+	*nparents = c->nparents;
+	return 0;
+}
+
+rq_reach_reader rq_cobj_reach_reader(rq_cobj_cache *c)
+{
+	return (rq_reach_reader){reach_read, c};
+}

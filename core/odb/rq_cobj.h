@@ -35,6 +35,7 @@
 #include "rq_error.h"
 #include "rq_odb_read.h"
 #include "rq_oid.h"
+#include "rq_reach.h"
 
 /* A commit as parsed; the pointers are into its bytes (raw). */
 typedef struct rq_cobj_commit {
@@ -132,5 +133,8 @@ int rq_cobj_get(rq_cobj_cache *c, const rq_oid *id, const rq_cobj_commit **out, 
  */
 int rq_cobj_peel(rq_cobj_cache *c, const rq_oid *id, git_object_t want, const char *name,
 		 rq_oid *out, rq_error *err);
+
+/* rq_reach's reader over cache c (its commits' dates and parents). */
+rq_reach_reader rq_cobj_reach_reader(rq_cobj_cache *c);
 
 #endif

@@ -724,3 +724,37 @@ int rq_odb_view_redirect(const git_odb_backend *b, const rq_oid *id, rq_oid *to)
 	rq_oid_from_git(to, &target);
 	return 1;
 }
+
+git_odb_backend *rq_odb_view_find(git_odb *odb)
+{
+	size_t n = odb ? git_odb_num_backends(odb) : 0;
+
+	for (size_t i = 0; i < n; i++) {
+		git_odb_backend *b = NULL;
+		if (git_odb_get_backend(&b, odb, i) == 0 && b && b->read == view_read)
+			return b;
+	}
+	return NULL;
+}
+
+long rq_odb_view_graft(const git_odb_backend *b, const rq_oid *id, rq_oid *parents, size_t max)
+{
+	const view *v = (const view *)b;
+	size_t k;
+
+	if (!b || b->read != view_read || !v->ngrafts)
+		return -1;
+	if (!id) {
+		long most = 0;
+		for (size_t j = 0; j < v->ngrafts; j++)
+			most = v->grafts[j].nparents > most ? v->grafts[j].nparents : most;
+		return most;
+	}
+	if (!rq_oidmap_get(&v->grafted, id, &k))
+		return -1;
+	if (v->grafts[k].nparents < 0)
+		return 0;
+	for (size_t j = 0; j < (size_t)v->grafts[k].nparents && j < max; j++)
+		rq_oid_from_git(&parents[j], &v->grafts[k].parents[j]);
+	return v->grafts[k].nparents;
+}

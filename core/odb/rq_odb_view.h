@@ -64,4 +64,15 @@ int rq_odb_view_add(git_odb *odb, git_repository *repo, const char *root, rq_odb
  */
 int rq_odb_view_read_stored(git_odb_object **out, git_odb *odb, const rq_oid *id);
 
+/* odb's view backend, NULL when it has none. */
+git_odb_backend *rq_odb_view_find(git_odb *odb);
+/*
+ * Commit id's graft in view b (the shallow file's boundary, info/grafts),
+ * for a commit parser (rq_cobj_cache_grafts): -1 when it has none (or b is
+ * no view), else the number of parents that replace its own (0: shallow),
+ * the first max of them copied to parents. id NULL: the most parents any
+ * graft has (-1: no graft at all).
+ */
+long rq_odb_view_graft(const git_odb_backend *b, const rq_oid *id, rq_oid *parents, size_t max);
+
 #endif

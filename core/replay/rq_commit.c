@@ -281,9 +281,20 @@ static const rq_oid_algo *cfg_algo(const rq_commit_cfg *cfg)
 	return cfg && cfg->algo ? cfg->algo : &rq_oid_sha1;
 }
 
-static int read_raw(git_odb *odb, const rq_oid *id, git_odb_object **obj, rq_error *err)
+/* The original as git reads it (replacements applied, headers as they
+ * are): from the job's commits, else from odb (*obj, to free). */
+static int read_raw(git_odb *odb, const rq_commit_cfg *cfg, const rq_oid *id, span *raw,
+		    git_odb_object **obj, rq_error *err)
 {
-	/* as git reads it: replacements applied, headers as they are */
+	const rq_cobj_commit *c = NULL;
+
+	*obj = NULL;
+	if (cfg && cfg->commits) {
+		if (rq_cobj_get(cfg->commits, id, &c, err) < 0)
+			return -1;
+		*raw = (span){c->raw, c->len};
+		return 0;
+	}
 	if (rq_odb_view_read_stored(obj, odb, id) < 0)
 		return rq_error_git(err, "cannot read commit");
 	if (git_odb_object_type(*obj) != GIT_OBJECT_COMMIT) {
@@ -291,6 +302,7 @@ static int read_raw(git_odb *odb, const rq_oid *id, git_odb_object **obj, rq_err
 		*obj = NULL;
 		return rq_error_set(err, RQ_E_BAD_REVISION, "object is not a commit");
 	}
+	*raw = (span){git_odb_object_data(*obj), git_odb_object_size(*obj)};
 	return 0;
 }
 
@@ -332,12 +344,12 @@ static void write_head(rq_buf *b, const rq_commit_cfg *cfg, const rq_oid *tree,
 
 /* The extra headers, the blank line and the message, then git's UTF-8
  * check; the commit written. 0, 1 (converted: git warns), or -1. */
-static int finish_commit(git_odb *odb, const rq_commit_cfg *cfg, rq_buf *b, git_odb_object *orig,
-			 span message, rq_oid *out, rq_error *err)
+static int finish_commit(git_odb *odb, const rq_commit_cfg *cfg, rq_buf *b, span orig, span message,
+			 rq_oid *out, rq_error *err)
 {
 	int valid = 1;
 
-	write_extras(b, git_odb_object_data(orig), git_odb_object_size(orig));
+	write_extras(b, orig.p, orig.len);
 	rq_buf_add(b, "\n", 1);
 	rq_buf_add(b, message.p, message.len);
 	if (!b->oom && rq_i18n_is_utf8(cfg ? cfg->encoding : NULL) &&
@@ -348,15 +360,16 @@ static int finish_commit(git_odb *odb, const rq_commit_cfg *cfg, rq_buf *b, git_
 	return !valid;
 }
 
-/* The original, re-encoded: *obj and *m (both for the caller to free). */
-static int read_original(git_odb *odb, const rq_commit_cfg *cfg, const rq_oid *orig,
+/* The original (*raw, in *obj when read from odb) re-encoded: *obj and
+ * *m (both for the caller to free). */
+static int read_original(git_odb *odb, const rq_commit_cfg *cfg, const rq_oid *orig, span *raw,
 			 git_odb_object **obj, rq_buf *m, rq_error *err)
 {
 	const char *to = cfg && cfg->encoding ? cfg->encoding : "UTF-8";
 
-	if (read_raw(odb, orig, obj, err) < 0)
+	if (read_raw(odb, cfg, orig, raw, obj, err) < 0)
 		return -1;
-	if (reencoded(git_odb_object_data(*obj), git_odb_object_size(*obj), to, m) < 0) {
+	if (reencoded(raw->p, raw->len, to, m) < 0) {
 		git_odb_object_free(*obj);
 		free(m->p);
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
@@ -377,10 +390,10 @@ int rq_commit_pick_parents(git_odb *odb, const rq_commit_cfg *cfg, const rq_oid 
 {
 	git_odb_object *obj = NULL;
 	rq_buf m, b = {0};
-	span author, message;
+	span author, message, raw;
 	int rc;
 
-	if (read_original(odb, cfg, orig, &obj, &m, err) < 0)
+	if (read_original(odb, cfg, orig, &raw, &obj, &m, err) < 0)
 		return -1;
 	if (!find_header(m.p, m.len, "author", &author)) {
 		if (!cfg || !cfg->author) {
@@ -394,7 +407,7 @@ int rq_commit_pick_parents(git_odb *odb, const rq_commit_cfg *cfg, const rq_oid 
 	message.p = message_start(m.p, m.len);
 	message.len = (size_t)(m.p + m.len - message.p);
 	write_head(&b, cfg, tree, parents, nparents, author, committer);
-	rc = finish_commit(odb, cfg, &b, obj, message, out, err);
+	rc = finish_commit(odb, cfg, &b, raw, message, out, err);
 	git_odb_object_free(obj);
 	free(m.p);
 	return rc;
@@ -434,12 +447,12 @@ int rq_commit_revert(git_odb *odb, const rq_commit_cfg *cfg, const rq_oid *orig,
 	git_odb_object *obj = NULL;
 	char hex[RQ_OID_MAX_HEXSZ + 1];
 	const char *subject;
-	span a = {author, strlen(author)}, message;
+	span a = {author, strlen(author)}, message, raw;
 	rq_buf m, b = {0};
 	char *text;
 	int rc;
 
-	if (read_original(odb, cfg, orig, &obj, &m, err) < 0)
+	if (read_original(odb, cfg, orig, &raw, &obj, &m, err) < 0)
 		return -1;
 	rq_oid_fmt(hex, orig, cfg_algo(cfg));
 	subject = message_start(m.p, m.len);
@@ -452,7 +465,7 @@ int rq_commit_revert(git_odb *odb, const rq_commit_cfg *cfg, const rq_oid *orig,
 	message.p = text;
 	message.len = strlen(text);
 	write_head(&b, cfg, tree, parent, parent ? 1 : 0, a, committer);
-	rc = finish_commit(odb, cfg, &b, obj, message, out, err);
+	rc = finish_commit(odb, cfg, &b, raw, message, out, err);
 	git_odb_object_free(obj);
 	free(text);
 	return rc;

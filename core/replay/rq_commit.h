@@ -30,6 +30,7 @@
 
 #include <git2.h>
 
+#include "rq_cobj.h"
 #include "rq_error.h"
 #include "rq_oid.h"
 
@@ -45,6 +46,9 @@ typedef struct rq_commit_cfg {
 				  * error then */
 	const rq_oid_algo *algo; /* the repository's object format (NULL: SHA-1):
 				  * the width of the tree and parent lines */
+	rq_cobj_cache *commits;	 /* the job's commits, where the original is read
+				  * (as git reads it: replacements applied);
+				  * NULL: from odb (rq_odb_view_read_stored) */
 } rq_commit_cfg;
 
 /* The repository's i18n.commitEncoding into cfg (author, algo untouched): 0, or

@@ -13,17 +13,17 @@
 #include "rq_oidmap.h"
 
 /* Number the parents of every commit that are in the range (walk order). */
-static int fill_parents(rq_outcome *o, git_commit *const *commits, const rq_oidmap *idx,
+static int fill_parents(rq_outcome *o, const rq_cobj_commit *const *commits, const rq_oidmap *idx,
 			rq_error *err)
 {
 	size_t k = 0, cap = 0;
 
 	for (size_t i = 0; i < o->n; i++) {
-		unsigned np = git_commit_parentcount(commits[i]);
+		size_t np = commits[i]->nparents;
 		o->first[i] = k;
-		for (unsigned j = 0; j < np; j++) {
+		for (size_t j = 0; j < np; j++) {
 			size_t p, *nv;
-			if (!rq_oidmap_get(idx, RQ_GIT_ID(git_commit_parent_id(commits[i], j)), &p))
+			if (!rq_oidmap_get(idx, &commits[i]->parents[j], &p))
 				continue;
 			if (!(nv = rq_mem_grow(o->parents, &cap, k + 1, sizeof(*nv), 64)))
 				return rq_error_set(err, RQ_E_NOMEM, "out of memory");
@@ -35,7 +35,7 @@ static int fill_parents(rq_outcome *o, git_commit *const *commits, const rq_oidm
 	return 0;
 }
 
-int rq_outcome_init(rq_outcome *o, git_commit *const *commits, size_t n, rq_error *err)
+int rq_outcome_init(rq_outcome *o, const rq_cobj_commit *const *commits, size_t n, rq_error *err)
 {
 	rq_oidmap idx;
 	int rc = 0;
@@ -48,7 +48,7 @@ int rq_outcome_init(rq_outcome *o, git_commit *const *commits, size_t n, rq_erro
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	rq_oidmap_init(&idx);
 	for (size_t i = 0; i < n && rc == 0; i++)
-		if (rq_oidmap_put(&idx, RQ_GIT_ID(git_commit_id(commits[i])), i) < 0)
+		if (rq_oidmap_put(&idx, &commits[i]->id, i) < 0)
 			rc = rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	if (rc == 0)
 		rc = fill_parents(o, commits, &idx, err);

@@ -34,6 +34,7 @@
 #include <git2.h>
 #include <stddef.h>
 
+#include "rq_cobj.h"
 #include "rq_error.h"
 #include "rq_replay_result.h"
 
@@ -49,7 +50,7 @@ typedef struct rq_outcome {
 } rq_outcome;
 
 /* For the walk's commits (replay order). 0, or -1 with err set. */
-int rq_outcome_init(rq_outcome *o, git_commit *const *commits, size_t n, rq_error *err);
+int rq_outcome_init(rq_outcome *o, const rq_cobj_commit *const *commits, size_t n, rq_error *err);
 void rq_outcome_free(rq_outcome *o);
 
 /* Before the pick of commit i: 1 when a parent of it conflicted or was

@@ -54,10 +54,10 @@ static size_t components(rq_parents *pl, const rq_walk *walk, const rq_oidmap *i
 		label[i] = SIZE_MAX;
 	}
 	for (size_t i = 0; i < walk->n; i++) {
-		const git_commit *c = walk->commits[i];
-		for (unsigned j = 0; j < git_commit_parentcount(c); j++) {
+		const rq_cobj_commit *c = walk->commits[i];
+		for (size_t j = 0; j < c->nparents; j++) {
 			size_t p;
-			if (rq_oidmap_get(idx, RQ_GIT_ID(git_commit_parent_id(c, j)), &p))
+			if (rq_oidmap_get(idx, &c->parents[j], &p))
 				uf[uf_find(uf, i)] = uf_find(uf, p);
 		}
 	}
@@ -93,11 +93,11 @@ static int add_candidate(rq_parents *pl, rq_oidmap *seen, size_t comp, const rq_
 static int gather(rq_parents *pl, const rq_walk *walk, const rq_oidmap *idx, rq_oidmap *seen)
 {
 	for (size_t i = 0; i < walk->n; i++) {
-		const git_commit *c = walk->commits[i];
+		const rq_cobj_commit *c = walk->commits[i];
 		if (!pl->has[pl->comp[i]])
 			continue;
-		for (unsigned j = 0; j < git_commit_parentcount(c); j++) {
-			const rq_oid *p = RQ_GIT_ID(git_commit_parent_id(c, j));
+		for (size_t j = 0; j < c->nparents; j++) {
+			const rq_oid *p = &c->parents[j];
 			size_t v;
 			if (!rq_oidmap_get(idx, p, &v) && rq_oidmap_get(&walk->boundary, p, &v) &&
 			    add_candidate(pl, seen, pl->comp[i], p) < 0)
@@ -124,10 +124,10 @@ static void mark_bases(rq_parents *pl, size_t c, const rq_oid *bases, size_t n)
 
 /* The merge bases of every negative revision with the positive tip t,
  * marked among component c's candidates. 0, -1. */
-static int bottoms_of(rq_parents *pl, git_repository *repo, const rq_revs *revs, size_t c,
+static int bottoms_of(rq_parents *pl, rq_cobj_cache *commits, const rq_revs *revs, size_t c,
 		      const rq_oid *t, rq_error *err)
 {
-	rq_reach_reader rd = rq_reach_git2_reader(repo);
+	rq_reach_reader rd = rq_cobj_reach_reader(commits);
 
 	for (size_t a = 0; a < revs->n; a++) {
 		rq_oid *bases = NULL;
@@ -147,10 +147,10 @@ static int bottoms_of(rq_parents *pl, git_repository *repo, const rq_revs *revs,
  * there are some (several negative revisions: a merge base with one the
  * new base does not hold is a branch merged in). 0, -1.
  */
-static int prefer_onto(rq_parents *pl, git_repository *repo, size_t c, const rq_oid *onto,
+static int prefer_onto(rq_parents *pl, rq_cobj_cache *commits, size_t c, const rq_oid *onto,
 		       rq_error *err)
 {
-	rq_reach_reader rd = rq_reach_git2_reader(repo);
+	rq_reach_reader rd = rq_cobj_reach_reader(commits);
 	size_t nb = 0, held = 0;
 
 	for (size_t j = pl->first[c]; j < pl->first[c + 1]; j++)
@@ -179,7 +179,7 @@ static int prefer_onto(rq_parents *pl, git_repository *repo, size_t c, const rq_
  * none is: a walk option left its tip out), those the new base holds
  * first.
  */
-static int find_bottoms(rq_parents *pl, git_repository *repo, const rq_revs *revs,
+static int find_bottoms(rq_parents *pl, rq_cobj_cache *commits, const rq_revs *revs,
 			const rq_oidmap *idx, size_t ncomp, const rq_oid *onto, rq_error *err)
 {
 	if (pl->nv > 1)
@@ -199,7 +199,7 @@ static int find_bottoms(rq_parents *pl, git_repository *repo, const rq_revs *rev
 			continue;
 		pl->has[c] = 2;
 		if (pl->first[c] < pl->first[c + 1] &&
-		    bottoms_of(pl, repo, revs, c, &revs->v[b].oid, err) < 0)
+		    bottoms_of(pl, commits, revs, c, &revs->v[b].oid, err) < 0)
 			return -1;
 	}
 	for (size_t c = 0; c < ncomp; c++) {
@@ -207,9 +207,9 @@ static int find_bottoms(rq_parents *pl, git_repository *repo, const rq_revs *rev
 			continue;
 		for (size_t b = 0; pl->has[c] != 2 && b < revs->n; b++)
 			if (!revs->v[b].negative &&
-			    bottoms_of(pl, repo, revs, c, &revs->v[b].oid, err) < 0)
+			    bottoms_of(pl, commits, revs, c, &revs->v[b].oid, err) < 0)
 				return -1;
-		if (prefer_onto(pl, repo, c, onto, err) < 0)
+		if (prefer_onto(pl, commits, c, onto, err) < 0)
 			return -1;
 	}
 	return 0;
@@ -218,7 +218,7 @@ static int find_bottoms(rq_parents *pl, git_repository *repo, const rq_revs *rev
 static int has_merge(const rq_walk *walk)
 {
 	for (size_t i = 0; i < walk->n; i++)
-		if (git_commit_parentcount(walk->commits[i]) > 1)
+		if (walk->commits[i]->nparents > 1)
 			return 1;
 	return 0;
 }
@@ -234,13 +234,13 @@ static int plan_alloc(rq_parents *pl, const rq_walk *walk, rq_oidmap *idx, size_
 	if (!pl->comp || !pl->has || !pl->first || !*uf)
 		return -1;
 	for (size_t i = 0; i < walk->n; i++)
-		if (rq_oidmap_put(idx, RQ_GIT_ID(git_commit_id(walk->commits[i])), i) < 0)
+		if (rq_oidmap_put(idx, &walk->commits[i]->id, i) < 0)
 			return -1;
 	return 0;
 }
 
-int rq_parents_plan(rq_parents **out, git_repository *repo, const rq_revs *revs,
-		    const rq_walk *walk, const rq_oid *onto, rq_error *err)
+int rq_parents_plan(rq_parents **out, const rq_revs *revs, const rq_walk *walk, const rq_oid *onto,
+		    rq_error *err)
 {
 	rq_parents *pl;
 	rq_oidmap idx, seen;
@@ -260,13 +260,13 @@ int rq_parents_plan(rq_parents **out, git_repository *repo, const rq_revs *revs,
 	}
 	ncomp = components(pl, walk, &idx, uf);
 	for (size_t i = 0; i < walk->n; i++)
-		if (git_commit_parentcount(walk->commits[i]) > 1)
+		if (walk->commits[i]->nparents > 1)
 			pl->has[pl->comp[i]] = 1;
 	if (gather(pl, walk, &idx, &seen) < 0) {
 		rq_error_set(err, RQ_E_NOMEM, "out of memory");
 		goto done;
 	}
-	rc = find_bottoms(pl, repo, revs, &idx, ncomp, onto, err);
+	rc = find_bottoms(pl, rq_commits_cache(revs->commits), revs, &idx, ncomp, onto, err);
 done:
 	free(uf);
 	rq_oidmap_free(&idx);

@@ -47,8 +47,8 @@ typedef struct rq_parents rq_parents;
 /* The plan for a walk's commits (of revs, onto the new base onto); *out
  * NULL (nothing to plan) when the range holds no merge commit. 0, or -1
  * with err set. */
-int rq_parents_plan(rq_parents **out, git_repository *repo, const rq_revs *revs,
-		    const rq_walk *walk, const rq_oid *onto, rq_error *err);
+int rq_parents_plan(rq_parents **out, const rq_revs *revs, const rq_walk *walk, const rq_oid *onto,
+		    rq_error *err);
 
 /*
  * Parent k (outside the range) of walk commit i: 1 when it goes onto the

@@ -226,7 +226,7 @@ static int resolve_target(rq_replay_state *rp)
  * is listed: they move when the commit replayed). */
 static int tip_updates(rq_replay_state *rp, size_t i)
 {
-	const rq_oid *id = RQ_GIT_ID(git_commit_id(rp->walk.commits[i])), *new_id = &rp->new_ids[i];
+	const rq_oid *id = &rp->walk.commits[i]->id, *new_id = &rp->new_ids[i];
 	int moves = !rp->kg || rp->outcome.state[i] == RQ_OUTCOME_OK;
 
 	for (size_t t = 0; t < rp->tips.n; t++) {
@@ -320,6 +320,8 @@ static int open_objects(rq_replay_state *rp)
 		return -1;
 	if (git_repository_odb(&rp->odb, rp->repo) < 0)
 		return rq_error_git(rp->err, "cannot open the object database");
+	if (rq_commits_reopen(rp->revs.commits, rp->repo, rp->err) < 0)
+		return -1;
 	return rq_sign_attach(rp->odb, rp->opts->sign, rp->err);
 }
 
@@ -432,6 +434,8 @@ static int resolve(rq_replay_state *rp)
 	if (rq_revs_parse(rp->repo, rp->algo, rp->opts->revisions, rp->opts->nrevisions, &rp->revs,
 			  rp->err) < 0)
 		return -1;
+	rp->commits = rq_commits_cache(rp->revs.commits);
+	rp->commit_cfg.commits = rp->commits;
 	RQ_TRACE_AT("parsed");
 	if (resolve_target(rp) < 0)
 		return -1;
@@ -456,9 +460,9 @@ static int refuse_merge_revert(rq_replay_state *rp)
 {
 	for (size_t i = 0; i < rp->walk.n; i++) {
 		char hex[RQ_OID_MAX_HEXSZ + 1];
-		if (git_commit_parentcount(rp->walk.commits[i]) < 2)
+		if (rp->walk.commits[i]->nparents < 2)
 			continue;
-		rq_oid_fmt(hex, RQ_GIT_ID(git_commit_id(rp->walk.commits[i])), rp->algo);
+		rq_oid_fmt(hex, &rp->walk.commits[i]->id, rp->algo);
 		return rq_error_set(rp->err, RQ_E_MERGE_COMMIT,
 				    "commit %s is a merge but no -m option was given.", hex);
 	}
@@ -476,7 +480,7 @@ static int walk_commits(rq_replay_state *rp)
 		return -1;
 	if (o->mode == RQ_MODE_REVERT && refuse_merge_revert(rp) < 0)
 		return -1;
-	if (rq_parents_plan(&rp->parents, rp->repo, &rp->revs, &rp->walk, &rp->onto, rp->err) < 0)
+	if (rq_parents_plan(&rp->parents, &rp->revs, &rp->walk, &rp->onto, rp->err) < 0)
 		return -1;
 	rp->res->stats.commits = rp->walk.n;
 	if (o->mode == RQ_MODE_ONTO && !o->ref && !rq_parallel_is_child(rp->par) &&
@@ -503,11 +507,13 @@ static int prepare_picks(rq_replay_state *rp)
 		return -1;
 	if (rp->opts->shared)
 		rp->merger = rp->opts->shared->merger;
-	else if (rq_merger_new(
-		     &rp->merger, rp->repo,
-		     &(rq_merger_opts){rp->opts->objects ? rp->opts->objects->root : NULL, NULL},
-		     rp->err) < 0)
+	else if (rq_merger_new(&rp->merger, rp->repo,
+			       &(rq_merger_opts){rp->opts->objects ? rp->opts->objects->root : NULL,
+						 rp->algo},
+			       rp->err) < 0)
 		return -1;
+	else /* one parse of a commit per job (the cache outlives the merger) */
+		rq_merger_use_commits(rp->merger, rq_commits_cache(rp->revs.commits));
 	rp->merges0 = *rq_merger_stats(rp->merger);
 	RQ_TRACE_AT("merger");
 	return 0;
@@ -566,6 +572,7 @@ static int write_pack(rq_replay_state *rp)
 	double t = rq_clock_mono_fms();
 	rq_odb_tmpdir_stats os;
 
+	rq_commits_release(rp->revs.commits);
 	git_odb_free(rp->odb);
 	rp->odb = NULL;
 	if (rq_odb_tmpdir_finish(rp->tmpdir, &os, rp->err) < 0)
@@ -600,6 +607,7 @@ static void replay_end(rq_replay_state *rp, int rc)
 	rq_parallel_end(rp->par);
 	if (rc < 0 || (rc == 1 && !rp->opts->keep_going))
 		rq_replay_result_free_updates(rp->res);
+	rq_commits_release(rp->revs.commits);
 	if (!rp->opts->shared) {
 		git_odb_free(rp->odb);
 		rq_odb_tmpdir_free(rp->tmpdir);

@@ -50,17 +50,17 @@ static size_t compute_groups(rq_replay_state *rp, size_t *group, rq_error *err)
 	for (size_t i = 0; i < n; i++) {
 		uf[i] = i;
 		label[i] = SIZE_MAX;
-		if (rq_oidmap_put(&idx, RQ_GIT_ID(git_commit_id(rp->walk.commits[i])), i) < 0) {
+		if (rq_oidmap_put(&idx, &rp->walk.commits[i]->id, i) < 0) {
 			rq_error_set(err, RQ_E_NOMEM, "out of memory");
 			k = 0;
 			goto out;
 		}
 	}
 	for (size_t i = 0; i < n; i++) {
-		git_commit *c = rp->walk.commits[i];
-		for (unsigned j = 0; j < git_commit_parentcount(c); j++) {
+		const rq_cobj_commit *c = rp->walk.commits[i];
+		for (size_t j = 0; j < c->nparents; j++) {
 			size_t p;
-			if (rq_oidmap_get(&idx, RQ_GIT_ID(git_commit_parent_id(c, j)), &p))
+			if (rq_oidmap_get(&idx, &c->parents[j], &p))
 				uf[uf_find(uf, i)] = uf_find(uf, p);
 		}
 	}
@@ -109,9 +109,8 @@ static int take_kept(rq_replay_state *rp, rq_parallel_kept *kept)
 
 	for (size_t k = 0; k < kept->n && rc == 0; k++) {
 		size_t i = kept->v[k].index;
-		rc = rq_outcome_add_failure(rp->res, i,
-					    RQ_GIT_ID(git_commit_id(rp->walk.commits[i])),
-					    git_commit_parentcount(rp->walk.commits[i]) > 1,
+		rc = rq_outcome_add_failure(rp->res, i, &rp->walk.commits[i]->id,
+					    rp->walk.commits[i]->nparents > 1,
 					    &kept->v[k].conflicts, rp->err);
 	}
 	rq_parallel_kept_free(kept);
@@ -181,9 +180,8 @@ int rq_replay_groups_pick(rq_replay_state *rp, const size_t *group, size_t ngrou
 		r = -1;
 	if (r == 1) {
 		rp->res->conflicted = 1;
-		rq_oid_from_git(&rp->res->conflict_commit,
-				git_commit_id(rp->walk.commits[out.fail]));
-		rp->res->conflict_merge = git_commit_parentcount(rp->walk.commits[out.fail]) > 1;
+		rp->res->conflict_commit = rp->walk.commits[out.fail]->id;
+		rp->res->conflict_merge = rp->walk.commits[out.fail]->nparents > 1;
 		rp->res->conflicts = out.conflicts;
 	}
 	if (r != 0) {

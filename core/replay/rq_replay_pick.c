@@ -15,27 +15,13 @@
 #include "rq_remerge.h"
 #include "rq_testhook.h"
 
-/* libgit2's id of id (its API takes SHA-1 only): 0, or -1 with rp->err
- * set. Issue 42's commit reader (wave 2) replaces these calls. */
-static int to_git(rq_replay_state *rp, const rq_oid *id, git_oid *out)
-{
-	if (rq_oid_to_git(out, id, rp->algo) < 0)
-		return rq_error_set(rp->err, RQ_E_UNSUPPORTED_REPO,
-				    "libgit2 cannot read objects of format %s", rp->algo->name);
-	return 0;
-}
-
 int rq_replay_pick_commit_tree(rq_replay_state *rp, const rq_oid *commit, rq_oid *tree)
 {
-	git_commit *c = NULL;
-	git_oid g;
+	const rq_cobj_commit *c = NULL;
 
-	if (to_git(rp, commit, &g) < 0)
+	if (rq_cobj_get(rp->commits, commit, &c, rp->err) < 0)
 		return -1;
-	if (git_commit_lookup(&c, rp->repo, &g) < 0)
-		return rq_error_git(rp->err, "cannot read commit");
-	rq_oid_from_git(tree, git_commit_tree_id(c));
-	git_commit_free(c);
+	*tree = c->tree;
 	return 0;
 }
 
@@ -61,14 +47,13 @@ typedef struct pick_sides {
 static int find_sides(rq_replay_state *rp, size_t i, const rq_oid *last, const rq_oid *last_tree,
 		      pick_sides *ps)
 {
-	const git_commit *c = rp->walk.commits[i];
-	int have_parent = git_commit_parentcount(c) > 0;
+	const rq_cobj_commit *c = rp->walk.commits[i];
+	int have_parent = c->nparents > 0;
 	size_t pidx;
 
 	ps->base_tree = NULL;
 	if (have_parent) {
-		if (rq_replay_pick_commit_tree(rp, RQ_GIT_ID(git_commit_parent_id(c, 0)),
-					       &ps->parent_tree) < 0)
+		if (rq_replay_pick_commit_tree(rp, &c->parents[0], &ps->parent_tree) < 0)
 			return -1;
 		ps->base_tree = &ps->parent_tree;
 	}
@@ -78,13 +63,11 @@ static int find_sides(rq_replay_state *rp, size_t i, const rq_oid *last, const r
 	} else if (!have_parent && rq_parents_keeps_root(rp->parents, i)) {
 		ps->ours_id = NULL; /* a root stays a root */
 		ps->ours_tree = &rp->algo->empty_tree;
-	} else if (have_parent &&
-		   rq_oidmap_get(&rp->map, RQ_GIT_ID(git_commit_parent_id(c, 0)), &pidx)) {
+	} else if (have_parent && rq_oidmap_get(&rp->map, &c->parents[0], &pidx)) {
 		ps->ours_id = &rp->new_ids[pidx];
 		ps->ours_tree = &rp->new_trees[pidx];
-	} else if (have_parent &&
-		   !rq_parents_onto(rp->parents, i, 0, RQ_GIT_ID(git_commit_parent_id(c, 0)))) {
-		rq_oid_from_git(&ps->kept, git_commit_parent_id(c, 0));
+	} else if (have_parent && !rq_parents_onto(rp->parents, i, 0, &c->parents[0])) {
+		ps->kept = c->parents[0];
 		ps->ours_id = &ps->kept;
 		ps->ours_tree = &ps->parent_tree;
 	} else {
@@ -95,10 +78,10 @@ static int find_sides(rq_replay_state *rp, size_t i, const rq_oid *last, const r
 }
 
 /* The tree merge of one pick; 0 clean (*merged), 1 conflict, -1 error. */
-static int merge_sides(rq_replay_state *rp, const git_commit *c, const pick_sides *ps,
+static int merge_sides(rq_replay_state *rp, const rq_cobj_commit *c, const pick_sides *ps,
 		       const rq_oid *empty, rq_oid *merged)
 {
-	const rq_oid *pick_tree = RQ_GIT_ID(git_commit_tree_id(c));
+	const rq_oid *pick_tree = &c->tree;
 	int rc;
 
 	if (rp->opts->mode == RQ_MODE_REVERT) {
@@ -114,24 +97,24 @@ static int merge_sides(rq_replay_state *rp, const git_commit *c, const pick_side
 	if (rc == 1) {
 		rp->res->conflicted = 1;
 		rp->res->conflict_merge = 0;
-		rq_oid_from_git(&rp->res->conflict_commit, git_commit_id(c));
+		rp->res->conflict_commit = c->id;
 	}
 	return rc;
 }
 
 /* A pick that changed something but became empty: 1 dropped (as --empty
  * says), 0 kept, -1 aborted (RQ_E_EMPTY_COMMIT). */
-static int drop_empty(rq_replay_state *rp, const git_commit *c, const pick_sides *ps,
+static int drop_empty(rq_replay_state *rp, const rq_cobj_commit *c, const pick_sides *ps,
 		      const rq_oid *empty, const rq_oid *merged)
 {
-	const rq_oid *pick_tree = RQ_GIT_ID(git_commit_tree_id(c));
+	const rq_oid *pick_tree = &c->tree;
 	int was_empty = rq_oid_eq(pick_tree, ps->base_tree ? ps->base_tree : empty);
 
 	if (!rq_oid_eq(merged, ps->ours_tree) || was_empty)
 		return 0;
 	if (rp->opts->empty == RQ_EMPTY_ABORT) {
 		char hex[RQ_OID_MAX_HEXSZ + 1];
-		rq_oid_fmt(hex, RQ_GIT_ID(git_commit_id(c)), rp->algo);
+		rq_oid_fmt(hex, &c->id, rp->algo);
 		return rq_error_set(rp->err, RQ_E_EMPTY_COMMIT, "commit %s became empty", hex);
 	}
 	return rp->opts->empty == RQ_EMPTY_DROP;
@@ -146,7 +129,7 @@ static int drop_empty(rq_replay_state *rp, const git_commit *c, const pick_sides
  */
 static int new_parent(rq_replay_state *rp, size_t i, unsigned k, rq_oid *out, rq_oid *tree)
 {
-	const rq_oid *p = RQ_GIT_ID(git_commit_parent_id(rp->walk.commits[i], k));
+	const rq_oid *p = &rp->walk.commits[i]->parents[k];
 	size_t idx;
 
 	if (rq_oidmap_get(&rp->map, p, &idx)) {
@@ -199,7 +182,7 @@ static int merge_became_empty(rq_replay_state *rp, const rq_oid *parents, size_t
 {
 	if (!rq_oid_eq(tree, first_tree))
 		return 0;
-	rq_reach_reader rd = rq_reach_git2_reader(rp->repo);
+	rq_reach_reader rd = rq_cobj_reach_reader(rp->commits);
 
 	for (size_t k = 1; k < n; k++) {
 		int r = rq_reach_descends(&rd, &parents[0], &parents[k], rp->err);
@@ -217,14 +200,14 @@ static int merge_became_empty(rq_replay_state *rp, const rq_oid *parents, size_t
 static int write_merge(rq_replay_state *rp, size_t i, rq_oid *parents, size_t np,
 		       const rq_oid *tree, const rq_oid *first_tree, rq_oid *new_id)
 {
-	const git_commit *c = rp->walk.commits[i];
+	const rq_cobj_commit *c = rp->walk.commits[i];
 	int empty = merge_became_empty(rp, parents, np, tree, first_tree), rc;
 
 	if (empty < 0)
 		return -1;
 	if (empty && rp->opts->empty == RQ_EMPTY_ABORT) {
 		char hex[RQ_OID_MAX_HEXSZ + 1];
-		rq_oid_fmt(hex, RQ_GIT_ID(git_commit_id(c)), rp->algo);
+		rq_oid_fmt(hex, &c->id, rp->algo);
 		return rq_error_set(rp->err, RQ_E_EMPTY_COMMIT, "commit %s became empty", hex);
 	}
 	if (empty && rp->opts->empty == RQ_EMPTY_DROP) {
@@ -232,8 +215,8 @@ static int write_merge(rq_replay_state *rp, size_t i, rq_oid *parents, size_t np
 		rp->res->stats.dropped++;
 		return 0;
 	}
-	rc = rq_commit_pick_parents(rp->odb, &rp->commit_cfg, RQ_GIT_ID(git_commit_id(c)), tree,
-				    parents, np, rp->committer, new_id, rp->err);
+	rc = rq_commit_pick_parents(rp->odb, &rp->commit_cfg, &c->id, tree, parents, np,
+				    rp->committer, new_id, rp->err);
 	if (rc < 0)
 		return -1;
 	rp->warned[i] = (unsigned char)rc;
@@ -249,24 +232,23 @@ static int write_merge(rq_replay_state *rp, size_t i, rq_oid *parents, size_t np
 
 static int pick_merge(rq_replay_state *rp, size_t i)
 {
-	git_commit *c = rp->walk.commits[i];
-	size_t np = git_commit_parentcount(c);
+	const rq_cobj_commit *c = rp->walk.commits[i];
+	size_t np = c->nparents;
 	rq_oid *v = malloc(2 * np * sizeof(*v)), *orig = v, *nw = v + np, first_tree, tree, id;
 	int rc = v ? 0 : rq_error_set(rp->err, RQ_E_NOMEM, "out of memory");
 
 	for (unsigned k = 0; k < np && rc == 0; k++) {
 		rq_oid t;
-		rq_oid_from_git(&orig[k], git_commit_parent_id(c, k));
+		orig[k] = c->parents[k];
 		rc = new_parent(rp, i, k, &nw[k], k ? &t : &first_tree);
 	}
 	if (rc == 0)
-		rc = rq_remerge(rp->merger, rp->repo, &rp->ranks, orig, nw, np,
-				RQ_GIT_ID(git_commit_tree_id(c)), &tree, &rp->res->conflicts,
-				rp->err);
+		rc = rq_remerge(rp->merger, rp->repo, &rp->ranks, orig, nw, np, &c->tree, &tree,
+				&rp->res->conflicts, rp->err);
 	if (rc == 1) {
 		rp->res->conflicted = 1;
 		rp->res->conflict_merge = 1;
-		rq_oid_from_git(&rp->res->conflict_commit, git_commit_id(c));
+		rp->res->conflict_commit = c->id;
 	}
 	if (rc == 0 &&
 	    (rc = write_merge(rp, i, nw, unique_parents(nw, np), &tree, &first_tree, &id)) == 1)
@@ -275,7 +257,7 @@ static int pick_merge(rq_replay_state *rp, size_t i)
 		rp->res->stats.merge_commits++;
 		rp->new_ids[i] = id;
 		rp->new_trees[i] = tree;
-		if (rq_oidmap_put(&rp->map, RQ_GIT_ID(git_commit_id(c)), i) < 0)
+		if (rq_oidmap_put(&rp->map, &c->id, i) < 0)
 			rc = rq_error_set(rp->err, RQ_E_NOMEM, "out of memory");
 	}
 	free(v);
@@ -286,14 +268,14 @@ static int pick_merge(rq_replay_state *rp, size_t i)
  * conflict, -1 error. */
 int rq_replay_pick_one(rq_replay_state *rp, size_t i, const rq_oid *last, const rq_oid *last_tree)
 {
-	git_commit *c = rp->walk.commits[i];
+	const rq_cobj_commit *c = rp->walk.commits[i];
 	const rq_oid *empty = &rp->algo->empty_tree;
 	rq_oid merged, new_id;
 	pick_sides ps;
 	int rc;
 
 	rq_odb_tmpdir_keepalive(rp->tmpdir, RQ_ODB_TMPDIR_KEEPALIVE_SECONDS);
-	if (git_commit_parentcount(c) > 1)
+	if (c->nparents > 1)
 		return pick_merge(rp, i);
 	if (find_sides(rp, i, last, last_tree, &ps) < 0)
 		return -1;
@@ -306,12 +288,11 @@ int rq_replay_pick_one(rq_replay_state *rp, size_t i, const rq_oid *last, const 
 		rp->res->stats.dropped++;
 	} else {
 		if (rp->opts->mode == RQ_MODE_REVERT)
-			rc = rq_commit_revert(rp->odb, &rp->commit_cfg, RQ_GIT_ID(git_commit_id(c)),
-					      &merged, ps.ours_id, rp->author, rp->committer,
-					      &new_id, rp->err);
+			rc = rq_commit_revert(rp->odb, &rp->commit_cfg, &c->id, &merged, ps.ours_id,
+					      rp->author, rp->committer, &new_id, rp->err);
 		else
-			rc = rq_commit_pick(rp->odb, &rp->commit_cfg, RQ_GIT_ID(git_commit_id(c)),
-					    &merged, ps.ours_id, rp->committer, &new_id, rp->err);
+			rc = rq_commit_pick(rp->odb, &rp->commit_cfg, &c->id, &merged, ps.ours_id,
+					    rp->committer, &new_id, rp->err);
 		if (rc < 0 || (rp->parents && written(rp, &new_id, i) < 0))
 			return -1;
 		rp->warned[i] = (unsigned char)rc;
@@ -319,7 +300,7 @@ int rq_replay_pick_one(rq_replay_state *rp, size_t i, const rq_oid *last, const 
 	}
 	rp->new_ids[i] = new_id;
 	rp->new_trees[i] = merged;
-	if (rq_oidmap_put(&rp->map, RQ_GIT_ID(git_commit_id(c)), i) < 0)
+	if (rq_oidmap_put(&rp->map, &c->id, i) < 0)
 		return rq_error_set(rp->err, RQ_E_NOMEM, "out of memory");
 	return 0;
 }

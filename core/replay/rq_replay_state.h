@@ -54,8 +54,9 @@ typedef struct rq_replay_state {
 	rq_error *err;
 	rq_revs revs;
 	rq_walk walk;
-	ref_tips tips;	       /* --onto: the refs a replay may move, by their commit */
-	rq_odb_tmpdir *tmpdir; /* where the new objects go until the pack */
+	rq_cobj_cache *commits; /* the job's commits (revs.commits' cache) */
+	ref_tips tips;		/* --onto: the refs a replay may move, by their commit */
+	rq_odb_tmpdir *tmpdir;	/* where the new objects go until the pack */
 	rq_merger *merger;
 	git_odb *odb;	 /* the repository's, writing into tmpdir's memory store */
 	rq_oidmap map;	 /* original commit -> index in new_ids */

@@ -22,6 +22,7 @@
 #include "rq_mem.h"
 #include "rq_odb_mem.h"
 #include "rq_odb_tmpdir.h"
+#include "rq_commits.h"
 #include "rq_refdb.h"
 #include "rq_revs.h"
 #include "rq_sign.h"
@@ -35,6 +36,7 @@ typedef struct train {
 	rq_train_result *res;
 	rq_error *err;
 	rq_replay_shared shared; /* one object store and merger for every car */
+	rq_commits *commits;	 /* the train's commits (merge bases, trees) */
 	rq_ident committer;
 	char ident[2 * RQ_IDENT_FIELD_MAX + 64]; /* the committer line (and a merge's author) */
 	char target_short[RQ_TRAIN_PREFIX_MAX];	 /* "main" for refs/heads/main */
@@ -43,16 +45,6 @@ typedef struct train {
 	size_t merges_made; /* merge commits written */
 	double t0;
 } train;
-
-/* libgit2's id of id (its API takes SHA-1 only): 0, or -1 with t->err
- * set. Issue 42's commit reader (wave 2) replaces these calls. */
-static int to_git(train *t, const rq_oid *id, git_oid *out)
-{
-	if (rq_oid_to_git(out, id, t->algo) < 0)
-		return rq_error_set(t->err, RQ_E_UNSUPPORTED_REPO,
-				    "libgit2 cannot read objects of format %s", t->algo->name);
-	return 0;
-}
 
 /* ---- names ---- */
 
@@ -205,12 +197,16 @@ static int set_up(train *t)
 		return rq_error_git(t->err, "cannot open the object database");
 	if (rq_sign_attach(sh->odb, t->opts->sign, t->err) < 0) /* cars' picks and merges */
 		return -1;
+	if (rq_commits_open(&t->commits, t->repo, t->algo, t->err) < 0)
+		return -1;
 	if (rq_odb_mem_write(&t->empty_tree, sh->odb, "", 0, GIT_OBJECT_TREE) < 0)
 		return rq_error_git(t->err, "cannot write the empty tree");
-	if (rq_merger_new(&sh->merger, t->repo,
-			  &(rq_merger_opts){t->opts->objects ? t->opts->objects->root : NULL, NULL},
-			  t->err) < 0)
+	if (rq_merger_new(
+		&sh->merger, t->repo,
+		&(rq_merger_opts){t->opts->objects ? t->opts->objects->root : NULL, t->algo},
+		t->err) < 0)
 		return -1;
+	rq_merger_use_commits(sh->merger, rq_commits_cache(t->commits)); /* freed after it */
 	t->res->ncars = t->opts->ncars;
 	if (!(t->res->cars = calloc(t->opts->ncars + 1, sizeof(*t->res->cars))))
 		return rq_error_set(t->err, RQ_E_NOMEM, "out of memory");
@@ -338,13 +334,11 @@ static int rebase_car(train *t, const rq_train_car *c, rq_car_result *car)
 
 static int tree_of(train *t, const rq_oid *commit, rq_oid *tree)
 {
-	git_commit *c = NULL;
-	git_oid g;
+	const rq_cobj_commit *c = NULL;
 
-	if (to_git(t, commit, &g) < 0 || git_commit_lookup(&c, t->repo, &g) < 0)
-		return rq_error_git(t->err, "cannot read commit");
-	rq_oid_from_git(tree, git_commit_tree_id(c));
-	git_commit_free(c);
+	if (rq_cobj_get(rq_commits_cache(t->commits), commit, &c, t->err) < 0)
+		return -1;
+	*tree = c->tree;
 	return 0;
 }
 
@@ -422,7 +416,7 @@ static int write_merge(train *t, const rq_train_car *c, const rq_oid *tree, rq_c
  * (git merge-tree --write-tree, then git commit-tree). 0 ok, 1 conflict, -1. */
 static int merge_car(train *t, const rq_train_car *c, rq_car_result *car)
 {
-	rq_reach_reader rd = rq_reach_git2_reader(t->repo);
+	rq_reach_reader rd = rq_cobj_reach_reader(rq_commits_cache(t->commits));
 	rq_oid base, ours, theirs, tree;
 	rq_conflicts conf = {0};
 	int rc;
@@ -555,6 +549,7 @@ static int write_pack(train *t)
 		any |= t->res->cars[k].status == RQ_CAR_OK;
 	if (!any)
 		return 0;
+	rq_commits_release(t->commits);
 	git_odb_free(t->shared.odb);
 	t->shared.odb = NULL;
 	if (rq_odb_tmpdir_finish(t->shared.tmpdir, &os, t->err) < 0)
@@ -627,6 +622,7 @@ int rq_train_run(git_repository *repo, const rq_train_opts *opts, rq_train_resul
 	git_odb_free(t.shared.odb);
 	rq_odb_tmpdir_free(t.shared.tmpdir);
 	rq_merger_free(t.shared.merger);
+	rq_commits_free(t.commits); /* after the merger that reads through it */
 	result->replay.stats.ms_total = rq_clock_mono_fms() - t.t0;
 	return rc;
 }

@@ -244,25 +244,19 @@ static void read_max_depth(rq_pathfilter *pf, git_repository *repo)
 	pf->depth_known = 1;
 }
 
-int rq_pathfilter_changes(rq_pathfilter *pf, git_repository *repo, const git_oid *old_tree,
-			  const git_oid *new_tree, rq_error *err)
+int rq_pathfilter_changes(rq_pathfilter *pf, git_repository *repo, const rq_oid_algo *algo,
+			  const rq_oid *old_tree, const rq_oid *new_tree, rq_error *err)
 {
-	/* the trees are libgit2's ids: SHA-1 (issue 42: rq_revfilter passes
-	 * rq_oid and the repository's format once it reads commits itself) */
-	walker w = {pf, NULL, &rq_oid_sha1, {NULL, 0, 0, 0}, NULL, 0, 0, err};
-	rq_oid old_id, new_id;
+	walker w = {pf, NULL, algo, {NULL, 0, 0, 0}, NULL, 0, 0, err};
 	int rc;
 
-	if (old_tree && git_oid_equal(old_tree, new_tree))
+	if (old_tree && rq_oid_eq(old_tree, new_tree))
 		return 0;
 	if (!pf->depth_known)
 		read_max_depth(pf, repo);
 	if (git_repository_odb(&w.odb, repo) < 0)
 		return rq_error_git(err, "cannot open the object database");
-	if (old_tree)
-		rq_oid_from_git(&old_id, old_tree);
-	rq_oid_from_git(&new_id, new_tree);
-	rc = push(&w, old_tree ? &old_id : NULL, &new_id, 0);
+	rc = push(&w, old_tree, new_tree, 0);
 	while (rc == 0 && w.n) {
 		frame *f = &w.v[w.n - 1];
 		if (!f->have[0] && !f->have[1])

@@ -27,6 +27,7 @@
 #include <stddef.h>
 
 #include "rq_error.h"
+#include "rq_oid.h"
 
 typedef struct rq_pathfilter rq_pathfilter;
 
@@ -39,7 +40,7 @@ void rq_pathfilter_free(rq_pathfilter *pf);
  * the pathspecs name, 0 when not, -1 with err set. The repository's
  * core.maxTreeDepth is read at the first call.
  */
-int rq_pathfilter_changes(rq_pathfilter *pf, git_repository *repo, const git_oid *old_tree,
-			  const git_oid *new_tree, rq_error *err);
+int rq_pathfilter_changes(rq_pathfilter *pf, git_repository *repo, const rq_oid_algo *algo,
+			  const rq_oid *old_tree, const rq_oid *new_tree, rq_error *err);
 
 #endif

@@ -321,22 +321,20 @@ int rq_revfilter_path(rq_revfilter *f, const char *path, rq_error *err)
  * to what went wrong (the walk reports libgit2's errors: a tree too deep or
  * damaged keeps its code there).
  */
-static int touches_paths(const compiled *cp, const git_commit *c)
+static int touches_paths(const compiled *cp, git_repository *repo, rq_cobj_cache *cache,
+			 const rq_oid_algo *algo, const rq_cobj_commit *c)
 {
-	git_repository *repo = git_commit_owner(c);
-	const git_oid *parent_tree = NULL;
-	git_commit *parent = NULL;
+	const rq_cobj_commit *parent = NULL;
 	rq_error err;
 	int rc;
 
 	rq_error_clear(&err);
-	if (git_commit_parentcount(c)) {
-		if (git_commit_parent(&parent, c, 0) < 0)
-			return -1;
-		parent_tree = git_commit_tree_id(parent);
+	if (c->nparents && rq_cobj_get(cache, &c->parents[0], &parent, &err) < 0) {
+		rq_error_to_git(&err);
+		return -1;
 	}
-	rc = rq_pathfilter_changes(cp->paths, repo, parent_tree, git_commit_tree_id(c), &err);
-	git_commit_free(parent);
+	rc = rq_pathfilter_changes(cp->paths, repo, algo, parent ? &parent->tree : NULL, &c->tree,
+				   &err);
 	if (rc < 0)
 		rq_error_to_git(&err);
 	return rc;
@@ -407,22 +405,27 @@ int rq_revfilter_git_only(const char *a)
 	return 0;
 }
 
-/* git matches --author/--committer against "Name <email>". */
-static int who_matches(const regex_t *r, size_t n, const git_signature *sig)
+/* git matches --author/--committer against "Name <email>" (the ident
+ * line up to its last '>', as libgit2's signature gave it). */
+static int who_matches(const regex_t *r, size_t n, const char *who, size_t len)
 {
 	char buf[1024];
+	size_t end = len;
 
 	if (!n)
 		return 1;
-	snprintf(buf, sizeof(buf), "%s <%s>", sig->name, sig->email);
+	while (end && who[end - 1] != '>')
+		end--;
+	snprintf(buf, sizeof(buf), "%.*s", (int)(end ? end : len), who ? who : "");
 	return any(r, n, buf);
 }
 
-int rq_revfilter_match(const rq_revfilter *f, const git_commit *c)
+int rq_revfilter_match(const rq_revfilter *f, git_repository *repo, rq_cobj_cache *cache,
+		       const rq_oid_algo *algo, const rq_cobj_commit *c)
 {
 	const compiled *cp = f->compiled;
-	int64_t t = (int64_t)git_commit_time(c);
-	unsigned np = git_commit_parentcount(c);
+	int64_t t = c->date > INT64_MAX ? INT64_MAX : (int64_t)c->date;
+	size_t np = c->nparents;
 
 	if ((f->merges == 1 && np < 2) || (f->merges == 2 && np > 1))
 		return 0;
@@ -430,15 +433,17 @@ int rq_revfilter_match(const rq_revfilter *f, const git_commit *c)
 		return 0;
 	if (!cp)
 		return f->npaths ? -1 : 1; /* rq_revfilter_ready() did not run */
-	if (!who_matches(cp->author, f->nauthor, git_commit_author(c)) ||
-	    !who_matches(cp->committer, f->ncommitter, git_commit_committer(c)))
+	if (!who_matches(cp->author, f->nauthor, c->author, c->author_len) ||
+	    !who_matches(cp->committer, f->ncommitter, c->committer, c->committer_len))
 		return 0;
 	if (f->ngrep) {
-		const char *msg = git_commit_message(c);
-		int m = f->all_match ? every(cp->grep, f->ngrep, msg ? msg : "")
-				     : any(cp->grep, f->ngrep, msg ? msg : "");
+		const char *msg = c->message;
+		while (*msg == '\n')
+			msg++; /* as libgit2's git_commit_message */
+		int m =
+		    f->all_match ? every(cp->grep, f->ngrep, msg) : any(cp->grep, f->ngrep, msg);
 		if (m == f->invert_grep)
 			return 0;
 	}
-	return f->npaths ? touches_paths(cp, c) : 1;
+	return f->npaths ? touches_paths(cp, repo, cache, algo, c) : 1;
 }

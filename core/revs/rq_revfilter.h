@@ -29,6 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rq_cobj.h"
 #include "rq_error.h"
 
 typedef struct rq_revfilter {
@@ -85,6 +86,7 @@ int rq_revfilter_path(rq_revfilter *f, const char *path, rq_error *err);
  * changes a path a pathspec names (git's TREESAME rule without history
  * simplification: compared with its first parent, a root with the empty
  * tree); -1 when its trees cannot be read. */
-int rq_revfilter_match(const rq_revfilter *f, const git_commit *c);
+int rq_revfilter_match(const rq_revfilter *f, git_repository *repo, rq_cobj_cache *cache,
+		       const rq_oid_algo *algo, const rq_cobj_commit *c);
 
 #endif

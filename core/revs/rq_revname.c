@@ -434,8 +434,26 @@ static int peel_commit(git_object *obj, const char *expr, rq_oid *out, rq_error 
  * back set, *fullref is what rq_revname_dwim() gives for the whole
  * expression (a plain name was looked up once for both).
  */
-int rq_revname_resolve(git_repository *repo, const rq_oid_algo *algo, const rq_revname_refs *known,
-		       const char *expr, rq_oid *out, char **fullref, int *named, rq_error *err)
+/* A plain name's object peeled to a commit through the job's commits,
+ * with the errors of the lookup below. */
+static int peel_cached(rq_cobj_cache *commits, const rq_oid_algo *algo, const rq_oid *oid,
+		       const char *expr, rq_oid *out, rq_error *err)
+{
+	char hex[RQ_OID_MAX_HEXSZ + 1], missing[RQ_OID_MAX_HEXSZ + 16];
+
+	if (rq_cobj_peel(commits, oid, GIT_OBJECT_COMMIT, expr, out, err) == 0)
+		return 0;
+	if (!err || err->code == RQ_E_CORRUPT_OBJECT || err->code == RQ_E_NOMEM)
+		return -1;
+	snprintf(missing, sizeof(missing), "bad object %s", rq_oid_fmt(hex, oid, algo));
+	if (!strcmp(err->msg, missing)) /* the name's own object */
+		return rq_revname_unknown(err, expr);
+	return rq_error_set(err, RQ_E_BAD_REVISION, "'%s' does not name a commit", expr);
+}
+
+int rq_revname_resolve(git_repository *repo, rq_cobj_cache *commits, const rq_oid_algo *algo,
+		       const rq_revname_refs *known, const char *expr, rq_oid *out, char **fullref,
+		       int *named, rq_error *err)
 {
 	rq_revparse p;
 	git_object *obj = NULL;
@@ -450,6 +468,8 @@ int rq_revname_resolve(git_repository *repo, const rq_oid_algo *algo, const rq_r
 			      : rq_revname_unknown(err, expr);
 	rc = resolve_base(repo, algo, known, expr, &p, &oid, fullref && !p.nsteps ? fullref : NULL,
 			  &n, err);
+	if (rc == 0 && commits && !p.nsteps) /* the job's commit cache reads it */
+		rc = peel_cached(commits, algo, &oid, expr, out, err) < 0 ? -1 : 1;
 	if (rc == 0 && (rq_oid_to_git(&g, &oid, algo) < 0 ||
 			git_object_lookup(&obj, repo, &g, GIT_OBJECT_ANY) < 0))
 		rc = rq_revname_unknown(err, expr);
@@ -459,6 +479,8 @@ int rq_revname_resolve(git_repository *repo, const rq_oid_algo *algo, const rq_r
 	rq_revparse_free(&p);
 	if (rc == 0)
 		rc = peel_commit(obj, expr, out, err);
+	else if (rc == 1)
+		rc = 0;
 	git_object_free(obj);
 	if (rc < 0 && fullref) {
 		free(*fullref);

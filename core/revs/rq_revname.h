@@ -17,6 +17,7 @@
 #include <git2.h>
 #include <stddef.h>
 
+#include "rq_cobj.h"
 #include "rq_error.h"
 #include "rq_hindex.h"
 #include "rq_oid.h"
@@ -53,9 +54,12 @@ int rq_revname_dwim(git_repository *repo, const rq_revname_refs *known, const ch
 /* The commit expr (no range) names into *out (known: the set of refs, or
  * NULL; algo: the repository's object format, ids are read at its
  * width): 0, or -1 with err set. *named (may be NULL): whether expr was
- * looked up as a ref, and then *fullref (may be NULL) the ref. */
-int rq_revname_resolve(git_repository *repo, const rq_oid_algo *algo, const rq_revname_refs *known,
-		       const char *expr, rq_oid *out, char **fullref, int *named, rq_error *err);
+ * looked up as a ref, and then *fullref (may be NULL) the ref. commits:
+ * the job's commits, which read a plain name's object (NULL, or a name
+ * with suffixes: libgit2 reads them). */
+int rq_revname_resolve(git_repository *repo, rq_cobj_cache *commits, const rq_oid_algo *algo,
+		       const rq_revname_refs *known, const char *expr, rq_oid *out, char **fullref,
+		       int *named, rq_error *err);
 
 /* git's error for a name that resolves to nothing (RQ_E_BAD_REVISION),
  * unless a damaged object was read: -1. */

@@ -5,6 +5,7 @@
  * resolved by rq_revname.
  */
 #include "rq_revs.h"
+#include "rq_cobj.h"
 #include "rq_mem.h"
 #include "rq_reach.h"
 #include "rq_refdb.h"
@@ -42,7 +43,7 @@ int rq_revs_dwim_ref(git_repository *repo, const char *name, char **fullname, rq
 int rq_revs_resolve_commit(git_repository *repo, const rq_oid_algo *algo, const char *expr,
 			   rq_oid *out, rq_error *err)
 {
-	return rq_revname_resolve(repo, algo, NULL, expr, out, NULL, NULL, err);
+	return rq_revname_resolve(repo, NULL, algo, NULL, expr, out, NULL, NULL, err);
 }
 
 void rq_revs_free(rq_revs *revs)
@@ -55,6 +56,7 @@ void rq_revs_free(rq_revs *revs)
 	}
 	free(revs->v);
 	rq_revfilter_free(&revs->filter);
+	rq_commits_free(revs->commits);
 	memset(revs, 0, sizeof(*revs));
 }
 
@@ -83,7 +85,8 @@ static int push_rev(git_repository *repo, const rq_revname_refs *refs, rq_revs *
 		r->oid = *known;
 		return 0;
 	}
-	if (rq_revname_resolve(repo, revs->algo, refs, r->name, &r->oid, &r->fullref, &n, err) < 0)
+	if (rq_revname_resolve(repo, rq_commits_cache(revs->commits), revs->algo, refs, r->name,
+			       &r->oid, &r->fullref, &n, err) < 0)
 		return -1;
 	if (n) /* looked up as a ref already */
 		return 0;
@@ -100,7 +103,7 @@ static int push_rev(git_repository *repo, const rq_revname_refs *refs, rq_revs *
 static int add_merge_bases(git_repository *repo, rq_revs *revs, size_t *cap, const rq_oid *a,
 			   const rq_oid *b, rq_error *err)
 {
-	rq_reach_reader rd = rq_reach_git2_reader(repo);
+	rq_reach_reader rd = rq_cobj_reach_reader(rq_commits_cache(revs->commits));
 	rq_oid *bases = NULL;
 	size_t n = 0;
 	int rc = rq_reach_bases(&rd, NULL, a, b, 1, &bases, &n, err);
@@ -123,24 +126,22 @@ static int whole_arg(rq_error *err, const char *arg)
 }
 
 /* The commit an expression names, by id (its name counts as no ref). */
-static int commit_of(git_repository *repo, const rq_oid_algo *algo, const rq_revname_refs *refs,
-		     const char *expr, size_t len, git_commit **out, rq_error *err)
+static int commit_of(git_repository *repo, const rq_revs *revs, const rq_revname_refs *refs,
+		     const char *expr, size_t len, const rq_cobj_commit **out, rq_error *err)
 {
 	char *name = strndup(expr, len);
 	rq_oid oid;
-	git_oid g;
 	int n = 0, rc;
 
 	*out = NULL;
 	if (!name)
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	rc = rq_revname_resolve(repo, algo, refs, name, &oid, NULL, &n, err);
+	rc = rq_revname_resolve(repo, rq_commits_cache(revs->commits), revs->algo, refs, name, &oid,
+				NULL, &n, err);
 	free(name);
 	if (rc < 0)
 		return -1;
-	if (rq_oid_to_git(&g, &oid, algo) < 0 || git_commit_lookup(out, repo, &g) < 0)
-		return rq_error_git(err, "cannot read commit");
-	return 0;
+	return rq_cobj_get(rq_commits_cache(revs->commits), &oid, out, err);
 }
 
 /*
@@ -154,7 +155,7 @@ static int parse_parent_shorthand(git_repository *repo, const rq_revname_refs *r
 {
 	size_t len = strlen(arg), base;
 	long nth = -1;
-	git_commit *c = NULL;
+	const rq_cobj_commit *c = NULL;
 	int rc = 0, kind;
 	char *end;
 
@@ -169,19 +170,16 @@ static int parse_parent_shorthand(git_repository *repo, const rq_revname_refs *r
 	} else {
 		return 0;
 	}
-	if (commit_of(repo, revs->algo, refs, arg, base, &c, err) < 0)
+	if (commit_of(repo, revs, refs, arg, base, &c, err) < 0)
 		return whole_arg(err, arg);
-	if (kind == '-' && (nth < 1 || (unsigned long)nth > git_commit_parentcount(c))) {
-		git_commit_free(c);
+	if (kind == '-' && (nth < 1 || (unsigned long)nth > c->nparents))
 		return rq_revname_unknown(err, arg);
-	}
-	for (unsigned i = 0; i < git_commit_parentcount(c) && rc == 0; i++)
-		if (kind != '-' || i + 1 == (unsigned)nth)
-			rc = push_rev(repo, refs, revs, cap, arg, len, kind != '@',
-				      RQ_GIT_ID(git_commit_parent_id(c, i)), err);
+	for (size_t i = 0; i < c->nparents && rc == 0; i++)
+		if (kind != '-' || i + 1 == (size_t)nth)
+			rc = push_rev(repo, refs, revs, cap, arg, len, kind != '@', &c->parents[i],
+				      err);
 	if (rc == 0 && kind != '@')
-		rc = push_rev(repo, refs, revs, cap, arg, len, 0, RQ_GIT_ID(git_commit_id(c)), err);
-	git_commit_free(c);
+		rc = push_rev(repo, refs, revs, cap, arg, len, 0, &c->id, err);
 	return rc < 0 ? -1 : 1;
 }
 
@@ -314,20 +312,16 @@ static int push_set(git_repository *repo, rq_revs *revs, size_t *cap, refsel *se
 		     : matching_refs(db, pattern, &names, &ids, &n, err);
 
 	for (size_t i = 0; i < n; i++) {
-		git_object *o = NULL, *c = NULL;
-		git_oid target;
+		rq_oid c;
 		/* a full ref name: its target, symbolic refs followed */
 		if (rc == 0 && !excluded(sel, names[i], prefix) && !rq_oid_is_zero(&ids[i]) &&
-		    rq_oid_to_git(&target, &ids[i], rq_refdb_algo(db)) == 0 &&
-		    git_object_lookup(&o, repo, &target, GIT_OBJECT_ANY) == 0 &&
-		    git_object_peel(&c, o, GIT_OBJECT_COMMIT) == 0) {
+		    rq_cobj_peel(rq_commits_cache(revs->commits), &ids[i], GIT_OBJECT_COMMIT,
+				 names[i], &c, NULL) == 0) {
 			rc = push_rev(repo, NULL, revs, cap, names[i], strlen(names[i]),
-				      sel->negate, RQ_GIT_ID(git_object_id(c)), err);
+				      sel->negate, &c, err);
 			if (rc == 0 && !(revs->v[revs->n - 1].fullref = strdup(names[i])))
 				rc = rq_error_set(err, RQ_E_NOMEM, "out of memory");
 		}
-		git_object_free(c);
-		git_object_free(o);
 		free(names[i]);
 	}
 	free(names);
@@ -491,8 +485,13 @@ int rq_revs_parse(git_repository *repo, const rq_oid_algo *algo, const char *con
 	    rc = 0;
 
 	memset(out, 0, sizeof(*out));
-	out->algo = algo;
+	out->algo = algo ? algo : &rq_oid_sha1;
 	rq_revfilter_init(&out->filter);
+	if (rq_commits_open(&out->commits, repo, out->algo, err) < 0) {
+		if (have_refs)
+			rq_revname_refs_free(&refs);
+		return -1;
+	}
 	for (size_t i = 0; i < nargs && rc == 0; i++) {
 		size_t before = out->n;
 		if (!strcmp(args[i], "--")) { /* the rest are pathspecs */

@@ -15,6 +15,7 @@
 #include <git2.h>
 #include <stddef.h>
 
+#include "rq_commits.h"
 #include "rq_error.h"
 #include "rq_oid.h"
 #include "rq_revfilter.h"
@@ -33,6 +34,9 @@ typedef struct rq_revs {
 	size_t npositive;
 	size_t nnegative;
 	rq_revfilter filter; /* the walk options among the arguments */
+	/* the job's commits (rq_commits: made by rq_revs_parse, read by the
+	 * walk and the replay, freed by rq_revs_free) */
+	rq_commits *commits;
 } rq_revs;
 
 /*

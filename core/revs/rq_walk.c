@@ -30,7 +30,7 @@ typedef struct node {
 	unsigned nparents;
 	unsigned flags;
 	unsigned indegree;
-	git_commit *commit;
+	const rq_cobj_commit *commit; /* in the job's cache */
 } node;
 
 /*
@@ -48,6 +48,7 @@ typedef struct qent {
 typedef struct walker {
 	git_repository *repo;
 	const rq_oid_algo *algo; /* the repository's object format */
+	rq_cobj_cache *cache;	 /* the job's commits (rq_revs') */
 	node *nodes;
 	size_t n, cap;
 	rq_oidmap map;
@@ -145,47 +146,34 @@ static int get_node(walker *w, const rq_oid *oid, size_t *out)
 
 static int parse_node(walker *w, size_t i)
 {
-	git_commit *c = NULL;
-	unsigned np;
-	size_t *parents = NULL;
-	git_oid g;
+	const rq_cobj_commit *c = NULL;
+	size_t np, *parents = NULL;
 
 	if (w->nodes[i].flags & F_PARSED)
 		return 0;
-	if (rq_oid_to_git(&g, &w->nodes[i].oid, w->algo) < 0 ||
-	    git_commit_lookup(&c, w->repo, &g) < 0) {
+	if (rq_cobj_get(w->cache, &w->nodes[i].oid, &c, w->err) < 0) {
 		char hex[RQ_OID_MAX_HEXSZ + 1];
-		if (rq_error_git_corrupt(w->err) < 0)
+		if (w->err && (w->err->code == RQ_E_CORRUPT_OBJECT || w->err->code == RQ_E_NOMEM))
 			return -1;
 		rq_oid_fmt(hex, &w->nodes[i].oid, w->algo);
 		return rq_error_set(w->err, RQ_E_BAD_REVISION, "could not parse commit %s", hex);
 	}
-	np = git_commit_parentcount(c);
+	np = c->nparents;
 	if (w->first_parent && np > 1)
 		np = 1;
-	if (np) {
-		parents = malloc(np * sizeof(*parents));
-		if (!parents) {
-			git_commit_free(c);
-			return rq_error_set(w->err, RQ_E_NOMEM, "out of memory");
-		}
-	}
-	for (unsigned k = 0; k < np; k++) {
-		size_t pi;
-		rq_oid pid;
-		rq_oid_from_git(&pid, git_commit_parent_id(c, k));
-		if (get_node(w, &pid, &pi) < 0) {
+	if (np && !(parents = malloc(np * sizeof(*parents))))
+		return rq_error_set(w->err, RQ_E_NOMEM, "out of memory");
+	for (size_t k = 0; k < np; k++) {
+		if (get_node(w, &c->parents[k], &parents[k]) < 0) {
 			free(parents);
-			git_commit_free(c);
 			return -1;
 		}
-		parents[k] = pi;
 	}
 	/* get_node may have moved the array */
 	w->nodes[i].commit = c;
 	w->nodes[i].parents = parents;
-	w->nodes[i].nparents = np;
-	w->nodes[i].date = (int64_t)git_commit_time(c);
+	w->nodes[i].nparents = (unsigned)np;
+	w->nodes[i].date = c->date > INT64_MAX ? INT64_MAX : (int64_t)c->date;
 	w->nodes[i].flags |= F_PARSED;
 	return 0;
 }
@@ -402,10 +390,8 @@ static int topo_sort(walker *w, size_t *orig, size_t n, size_t *sorted)
 
 static void walker_free(walker *w)
 {
-	for (size_t i = 0; i < w->n; i++) {
+	for (size_t i = 0; i < w->n; i++)
 		free(w->nodes[i].parents);
-		git_commit_free(w->nodes[i].commit);
-	}
 	free(w->nodes);
 	rq_oidmap_free(&w->map);
 	free(w->heap);
@@ -490,8 +476,9 @@ static int apply_filters(walker *w, const rq_revs *revs, size_t *sorted, size_t 
 		free(b);
 	}
 	for (size_t i = 0; i < *n; i++) {
-		int m =
-		    rq_revfilter_active(f) ? rq_revfilter_match(f, w->nodes[sorted[i]].commit) : 1;
+		int m = rq_revfilter_active(f) ? rq_revfilter_match(f, w->repo, w->cache, w->algo,
+								    w->nodes[sorted[i]].commit)
+					       : 1;
 		if (m < 0)
 			return rq_error_git(w->err, "cannot compare a commit's trees");
 		if (!m)
@@ -544,7 +531,6 @@ static int hand_over(walker *w, const size_t *sorted, size_t n, int newest_first
 	for (size_t i = 0; i < n; i++) {
 		size_t ni = sorted[newest_first ? i : n - 1 - i];
 		out->commits[i] = w->nodes[ni].commit;
-		w->nodes[ni].commit = NULL;
 	}
 	out->n = n;
 	return 0;
@@ -562,6 +548,7 @@ int rq_walk_run(git_repository *repo, const rq_revs *revs, int newest_first, siz
 	memset(&w, 0, sizeof(w));
 	w.repo = repo;
 	w.algo = revs->algo ? revs->algo : &rq_oid_sha1;
+	w.cache = rq_commits_cache(revs->commits);
 	w.err = err;
 	w.first_parent = revs->filter.first_parent;
 	rq_oidmap_init(&w.map);
@@ -593,8 +580,6 @@ void rq_walk_free(rq_walk *walk)
 {
 	if (!walk)
 		return;
-	for (size_t i = 0; i < walk->n; i++)
-		git_commit_free(walk->commits[i]);
 	free(walk->commits);
 	rq_oidmap_free(&walk->boundary);
 	memset(walk, 0, sizeof(*walk));

@@ -20,7 +20,9 @@
 #include "rq_revs.h"
 
 typedef struct rq_walk {
-	git_commit **commits; /* owned; replay order */
+	/* replay order; the commits are the job's (revs->commits' cache) and
+	 * live as long as the rq_revs the walk was run with */
+	const rq_cobj_commit **commits;
 	size_t n;
 	/*
 	 * The parents of these commits that a negative revision excludes

@@ -388,7 +388,7 @@ static void test_pick_encodings(void **state)
 	git_odb *odb;
 	char *got;
 	int rc;
-	rq_commit_cfg latin = {"ISO-8859-1", NULL, &rq_oid_sha1};
+	rq_commit_cfg latin = {"ISO-8859-1", NULL, &rq_oid_sha1, NULL};
 	static const char iso[] = TREE_LINE "author D\xe9j\xe0 <d@x> 1 +0000\n"
 					    "committer C <c@x> 1 +0000\nencoding iso-8859-1\n"
 					    "change-id I1\n\ncaf\xe9\n";
@@ -447,7 +447,7 @@ static void test_pick_odd_headers(void **state)
 					    " \n"
 					    "\n"
 					    "\f\n \t\nSubject\n";
-	rq_commit_cfg author = {NULL, "Now <n@x> 5 +0000", &rq_oid_sha1};
+	rq_commit_cfg author = {NULL, "Now <n@x> 5 +0000", &rq_oid_sha1, NULL};
 	static const char noauthor[] = TREE_LINE "committer C <c@x> 1 +0000\n\nm\n";
 
 	assert_int_equal(git_repository_odb(&odb, tu_repo_open(r)), 0);

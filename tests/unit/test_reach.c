@@ -12,7 +12,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rq_cobj.h"
+#include "rq_commits.h"
 #include "rq_reach.h"
+
+/* the commit cache the reader reads (one per test) */
+static rq_commits *commits;
+
+static rq_reach_reader reader(tu_repo *r)
+{
+	rq_error err;
+
+	rq_commits_free(commits);
+	assert_int_equal(rq_commits_open(&commits, tu_repo_open(r), NULL, &err), 0);
+	return rq_cobj_reach_reader(rq_commits_cache(commits));
+}
 
 static int setup(void **state)
 {
@@ -22,6 +36,8 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
+	rq_commits_free(commits);
+	commits = NULL;
 	tu_repo_free(*state);
 	*state = NULL;
 	return 0;
@@ -46,7 +62,7 @@ static void mk(tu_repo *r, const char *name, long date, const char *ps)
 /* rq_reach_bases(one, twos) as hex lines, and git's answer, compared. */
 static void check_bases(tu_repo *r, const char *one, const char *twos)
 {
-	rq_reach_reader rd = rq_reach_git2_reader(tu_repo_open(r));
+	rq_reach_reader rd = reader(r);
 	rq_oid o, t[8], *out = NULL;
 	char list[128], *tok, *save = NULL, got[8 * 42 + 1] = "", *want;
 	size_t nt = 0, n = 9;
@@ -76,7 +92,7 @@ static void check_bases(tu_repo *r, const char *one, const char *twos)
 /* rq_reach_descends against --is-ancestor, every pair of names. */
 static void check_ancestry(tu_repo *r, const char *const *names, size_t nn)
 {
-	rq_reach_reader rd = rq_reach_git2_reader(tu_repo_open(r));
+	rq_reach_reader rd = reader(r);
 	rq_error err;
 
 	rq_error_clear(&err);
@@ -242,7 +258,7 @@ static void test_ranks(void **state)
 	rq_error err;
 
 	criss_cross(r, TU_EPOCH + 200, TU_EPOCH + 200);
-	rd = rq_reach_git2_reader(tu_repo_open(r));
+	rd = reader(r);
 	rq_error_clear(&err);
 	tu_rev_oid(r, "X", &x);
 	tu_rev_oid(r, "Y", &y);
@@ -269,7 +285,7 @@ static void test_missing_commit(void **state)
 	rq_error err;
 
 	mk(r, "A", TU_EPOCH, "");
-	rd = rq_reach_git2_reader(tu_repo_open(r));
+	rd = reader(r);
 	rq_error_clear(&err);
 	tu_rev_oid(r, "A", &a);
 	assert_int_equal(

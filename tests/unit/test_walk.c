@@ -45,7 +45,8 @@ static char *walk_text(tu_repo *r, const char *const *args, size_t nargs, int ne
 	for (size_t i = 0; i < w.n; i++) {
 		if (i)
 			strcat(out, "\n");
-		strcat(out, tu_hex(git_commit_id(w.commits[i])));
+		char hex[RQ_OID_MAX_HEXSZ + 1];
+		strcat(out, rq_oid_fmt(hex, &w.commits[i]->id, &rq_oid_sha1));
 	}
 	*count = w.n;
 	rq_walk_free(&w);
@@ -196,17 +197,16 @@ static void test_linear(void **state)
 	assert_int_equal(rq_revs_parse(tu_repo_open(r), &rq_oid_sha1, all, 1, &revs, NULL), 0);
 	assert_int_equal(rq_walk_run(tu_repo_open(r), &revs, 0, 0, &w, NULL), 0);
 	assert_int_equal(w.n, 6);
-	assert_true(git_oid_equal(git_commit_id(w.commits[0]), &root));
-	assert_int_equal(git_commit_parentcount(w.commits[0]), 0);
+	assert_true(rq_oid_eq(&w.commits[0]->id, RQ_GIT_ID(&root)));
+	assert_int_equal(w.commits[0]->nparents, 0);
 	/* each commit's parent comes right before it */
 	for (size_t i = 1; i < w.n; i++)
-		assert_true(git_oid_equal(git_commit_parent_id(w.commits[i], 0),
-					  git_commit_id(w.commits[i - 1])));
+		assert_true(rq_oid_eq(&w.commits[i]->parents[0], &w.commits[i - 1]->id));
 	rq_walk_free(&w);
 	/* newest first: the root last */
 	assert_int_equal(rq_walk_run(tu_repo_open(r), &revs, 1, 0, &w, NULL), 0);
 	assert_int_equal(w.n, 6);
-	assert_true(git_oid_equal(git_commit_id(w.commits[5]), &root));
+	assert_true(rq_oid_eq(&w.commits[5]->id, RQ_GIT_ID(&root)));
 	rq_walk_free(&w);
 	rq_revs_free(&revs);
 }
