@@ -44,8 +44,7 @@ static const char *next_line(const char *p, const char *end)
 	return nl ? nl + 1 : end;
 }
 
-/* strtoumax's reading of the date: a sign wraps, an overflow saturates. */
-static uint64_t timestamp(const char *p, const char *e)
+uint64_t rq_cobj_timestamp(const char *p, const char *e)
 {
 	uint64_t n = 0;
 	int neg = 0;
@@ -61,8 +60,7 @@ static uint64_t timestamp(const char *p, const char *e)
 	return neg ? (uint64_t)0 - n : n;
 }
 
-/* git's parse_commit_date from the line after the parents. */
-static uint64_t commit_date(const char *buf, const char *tail)
+uint64_t rq_cobj_commit_date(const char *buf, const char *tail)
 {
 	const char *eol, *p;
 
@@ -81,7 +79,7 @@ static uint64_t commit_date(const char *buf, const char *tail)
 		p++;
 	if (!isdigit((unsigned char)*p) && *p != '-')
 		return 0;
-	return timestamp(p, eol);
+	return rq_cobj_timestamp(p, eol);
 }
 
 /* The zone at the end of an ident value ("... +0130"): as an integer. */
@@ -172,7 +170,7 @@ int rq_cobj_parse_commit(rq_cobj_commit *out, const rq_oid_algo *algo, const rq_
 	parent_lines(&p, tail, algo, ids);
 	out->parents = ids;
 	out->nparents = (size_t)n;
-	out->date = commit_date(p, tail);
+	out->date = rq_cobj_commit_date(p, tail);
 	split_rest(out, p, tail);
 	return 0;
 }

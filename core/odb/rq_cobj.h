@@ -76,6 +76,14 @@ int rq_cobj_parse_commit(rq_cobj_commit *out, const rq_oid_algo *algo, const rq_
  * continuation lines, which start with a space, included), *len its
  * length; NULL when none. */
 const char *rq_cobj_header(const rq_cobj_commit *c, const char *key, size_t *len);
+/* git's parse_commit_date() over a commit's text from the line after its
+ * parents to tail: the author line must come first and the committer line
+ * next; the date after the committer line's last '>', read as strtoumax
+ * reads it (a sign wraps, an overflow saturates); anything else 0. */
+uint64_t rq_cobj_commit_date(const char *after_parents, const char *tail);
+/* A date's digits in [p, e) read as strtoumax reads them (git's
+ * parse_timestamp): a sign wraps, an overflow saturates. */
+uint64_t rq_cobj_timestamp(const char *p, const char *e);
 
 /* A tag's `object` and `type` lines. */
 typedef struct rq_cobj_tag {

@@ -4,6 +4,7 @@
  */
 #include "rq_odb_view.h"
 #include "rq_buf.h"
+#include "rq_cobj.h"
 #include "rq_mem.h"
 #include "rq_odb.h"
 #include "rq_odb_read.h"
@@ -200,52 +201,6 @@ static int ident_canonical(const char *v, const char *e)
 	       isdigit((unsigned char)d[4]) && isdigit((unsigned char)d[5]);
 }
 
-/* strtoumax() on [p, e): wraps a negative number, saturates an overflow. */
-static uint64_t parse_timestamp(const char *p, const char *e)
-{
-	int neg = 0, over = 0;
-	uint64_t n = 0;
-
-	if (p < e && (*p == '-' || *p == '+'))
-		neg = *p++ == '-';
-	for (; p < e && isdigit((unsigned char)*p); p++) {
-		unsigned d = (unsigned)(*p - '0');
-		if (n > (UINT64_MAX - d) / 10)
-			over = 1;
-		n = n * 10 + d;
-	}
-	if (over)
-		return UINT64_MAX;
-	return neg ? (uint64_t)0 - n : n;
-}
-
-/*
- * git's parse_commit_date() from the line after the parents: the author line
- * must come first and the committer line next, the date is read after the
- * last '>' of the committer line; anything else is 0.
- */
-static uint64_t git_commit_date(const char *buf, const char *tail)
-{
-	const char *eol, *p;
-
-	if (buf + 6 >= tail || memcmp(buf, "author", 6))
-		return 0;
-	buf = next_line(buf, tail);
-	if (buf + 9 >= tail || memcmp(buf, "committer", 9))
-		return 0;
-	if (!(eol = memchr(buf, '\n', (size_t)(tail - buf))))
-		return 0;
-	for (p = eol; p > buf && p[-1] != '>'; p--)
-		;
-	if (p == buf)
-		return 0;
-	while (p < eol && isspace((unsigned char)*p))
-		p++;
-	if (!isdigit((unsigned char)*p) && *p != '-')
-		return 0;
-	return parse_timestamp(p, eol);
-}
-
 /* The last c in [v, e), or NULL (v NULL: none). */
 static const char *last_of(const char *v, const char *e, char c)
 {
@@ -294,7 +249,7 @@ static uint64_t ident_date(const char *v, const char *e)
 		return 0;
 	while (p < e && isspace((unsigned char)*p))
 		p++;
-	return p < e && (isdigit((unsigned char)*p) || *p == '-') ? parse_timestamp(p, e) : 0;
+	return p < e && (isdigit((unsigned char)*p) || *p == '-') ? rq_cobj_timestamp(p, e) : 0;
 }
 
 static const graft *graft_of(const view *v, const git_oid *id)
@@ -343,7 +298,7 @@ static int fix_commit(git_odb_backend *be, const git_oid *id, void **data, size_
 	put_parents(&b, &cp, g);
 	put_ident(&b, "author ", cp.author, cp.author_end, ident_date(cp.author, cp.author_end));
 	put_ident(&b, "committer ", cp.committer, cp.committer_end,
-		  git_commit_date(cp.parents_end, end));
+		  rq_cobj_commit_date(cp.parents_end, end));
 	rq_buf_add(&b, cp.rest, (size_t)(end - cp.rest));
 	if (b.oom || !(out = git_odb_backend_data_alloc(be, b.len + 1))) {
 		free(b.p);
