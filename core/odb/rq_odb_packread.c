@@ -365,24 +365,37 @@ static int content_is(const rq_odb_packread *pr, const rq_oid *id, git_object_t 
 	return rq_hash_object_is(pr->algo, git_object_type2string(type), data, len, id->id);
 }
 
-int rq_odb_packread_read(rq_odb_packread *pr, const rq_oid *id, rq_odb_packread_alloc alloc,
-			 void *ctx, void **data, size_t *len, git_object_t *type)
+/* Object id's entry inflated and checked: 1 with *content (malloc'd, to
+ * free) or *borrowed (a cached base's, *content NULL), 0 not here, <0 as
+ * rq_odb_packread_read. */
+static int read_checked(rq_odb_packread *pr, const rq_oid *id, unsigned char **content, size_t *len,
+			git_object_t *type, const unsigned char **borrowed)
 {
-	const unsigned char *borrowed;
-	unsigned char *content, *out;
 	uint64_t off;
 	size_t k;
 	int r = locate(pr, id, &k, &off);
 
 	if (r <= 0)
 		return r;
-	r = read_entry(pr, k, off, &content, len, type, &borrowed);
+	r = read_entry(pr, k, off, content, len, type, borrowed);
 	if (r <= 0)
 		return r;
-	if (!content_is(pr, id, *type, borrowed ? borrowed : content, *len, RQ_SHA1_CHECK_MAX)) {
-		free(content);
+	if (!content_is(pr, id, *type, *borrowed ? *borrowed : *content, *len, RQ_SHA1_CHECK_MAX)) {
+		free(*content);
 		return RQ_ODB_PACKREAD_DAMAGED;
 	}
+	return 1;
+}
+
+int rq_odb_packread_read(rq_odb_packread *pr, const rq_oid *id, rq_odb_packread_alloc alloc,
+			 void *ctx, void **data, size_t *len, git_object_t *type)
+{
+	const unsigned char *borrowed;
+	unsigned char *content, *out;
+	int r = read_checked(pr, id, &content, len, type, &borrowed);
+
+	if (r <= 0)
+		return r;
 	if (!(out = alloc(ctx, *len + 1))) {
 		free(content);
 		return -1;
@@ -401,19 +414,10 @@ int rq_odb_packread_take(rq_odb_packread *pr, const rq_oid *id, unsigned char **
 {
 	const unsigned char *borrowed;
 	unsigned char *content;
-	uint64_t off;
-	size_t k;
-	int r = locate(pr, id, &k, &off);
+	int r = read_checked(pr, id, &content, len, type, &borrowed);
 
 	if (r <= 0)
 		return r;
-	r = read_entry(pr, k, off, &content, len, type, &borrowed);
-	if (r <= 0)
-		return r;
-	if (!content_is(pr, id, *type, borrowed ? borrowed : content, *len, RQ_SHA1_CHECK_MAX)) {
-		free(content);
-		return RQ_ODB_PACKREAD_DAMAGED;
-	}
 	if (borrowed) {
 		if (!(content = malloc(*len + 1)))
 			return -1;
