@@ -746,3 +746,31 @@ int rq_odb_pack_idx_find(const rq_odb_pack_idx *ix, const unsigned char *id, uin
 				       &pos) &&
 	       rq_odb_pack_idx_offset(ix, pos, off) == 0;
 }
+
+void rq_odb_pack_idx_prefix(const rq_odb_pack_idx *ix, const rq_oid_algo *algo,
+			    const rq_oid *prefix, size_t nhex, rq_oid *full, int *found)
+{
+	unsigned b = prefix->id[0];
+	uint32_t lo = b ? rq_odb_pack_be32(ix->fanout + 4 * (b - 1)) : 0;
+	uint32_t hi = rq_odb_pack_be32(ix->fanout + 4 * b);
+
+	if (hi > ix->nr || lo > hi)
+		return;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (memcmp(ix->ids + (size_t)mid * ix->rawsz, prefix->id, ix->rawsz) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < ix->nr && *found < 2; lo++) {
+		rq_oid id;
+		rq_oid_from_raw(&id, algo, ix->ids + (size_t)lo * ix->rawsz);
+		if (!rq_oid_has_prefix(&id, prefix, nhex))
+			break;
+		if (*found && rq_oid_eq(&id, full))
+			continue;
+		if (!(*found)++)
+			*full = id;
+	}
+}

@@ -161,6 +161,12 @@ int rq_odb_pack_idx_offset(const rq_odb_pack_idx *ix, uint32_t pos, uint64_t *of
 /* Where id is in the index's pack: 1 with *off, or 0. */
 int rq_odb_pack_idx_find(const rq_odb_pack_idx *ix, const unsigned char *id, uint64_t *off);
 
+/* The ids of index ix that start with the nhex digits of prefix (zero past
+ * them: the first such id is where a binary search for prefix lands),
+ * counted into *found (at most 2: more than one), the first in *full. */
+void rq_odb_pack_idx_prefix(const rq_odb_pack_idx *ix, const rq_oid_algo *algo,
+			    const rq_oid *prefix, size_t nhex, rq_oid *full, int *found);
+
 uint32_t rq_odb_pack_be32(const unsigned char *p);
 
 #endif

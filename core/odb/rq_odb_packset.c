@@ -801,37 +801,6 @@ void rq_odb_packset_stats_get(rq_odb_packset *ps, rq_odb_packset_stats *out)
 
 /* ---- abbreviated ids ---- */
 
-/* The ids of index ix that start with the nhex digits of prefix (zero past
- * them: the first such id is where a binary search for prefix lands),
- * counted into *found (at most 2: more than one), the first in *full. */
-static void idx_prefix(const rq_odb_pack_idx *ix, const rq_oid_algo *algo, const rq_oid *prefix,
-		       size_t nhex, rq_oid *full, int *found)
-{
-	unsigned b = prefix->id[0];
-	uint32_t lo = b ? rq_odb_pack_be32(ix->fanout + 4 * (b - 1)) : 0;
-	uint32_t hi = rq_odb_pack_be32(ix->fanout + 4 * b);
-
-	if (hi > ix->nr || lo > hi)
-		return;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (memcmp(ix->ids + (size_t)mid * ix->rawsz, prefix->id, ix->rawsz) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (; lo < ix->nr && *found < 2; lo++) {
-		rq_oid id;
-		rq_oid_from_raw(&id, algo, ix->ids + (size_t)lo * ix->rawsz);
-		if (!rq_oid_has_prefix(&id, prefix, nhex))
-			break;
-		if (*found && rq_oid_eq(&id, full))
-			continue;
-		if (!(*found)++)
-			*full = id;
-	}
-}
-
 int rq_odb_packset_find_prefix(rq_odb_packset *ps, const rq_oid *prefix, size_t nhex, rq_oid *full)
 {
 	int found = 0;
@@ -842,7 +811,7 @@ int rq_odb_packset_find_prefix(rq_odb_packset *ps, const rq_oid *prefix, size_t 
 	for (size_t k = 0; k < ps->n && found < 2; k++) {
 		slot *s = &ps->slots[k];
 		if (s->listed && usable(s) && need_idx(ps, s) == MAP_OK)
-			idx_prefix(&s->pair.ix, ps->algo, prefix, nhex, full, &found);
+			rq_odb_pack_idx_prefix(&s->pair.ix, ps->algo, prefix, nhex, full, &found);
 	}
 	return found;
 }
