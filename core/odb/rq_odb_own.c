@@ -6,6 +6,7 @@
  */
 #include "rq_odb_own.h"
 #include "rq_fs.h"
+#include "rq_mem.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -340,6 +341,42 @@ size_t rq_odb_own_sweep(int objects, int dirfd, char **tmps, size_t n, char **ke
 	for (size_t i = 0; i < m; i++)
 		removed += sweep_keep(dirfd, keeps[i]);
 	return removed;
+}
+
+static void note(char ***v, size_t *n, size_t *cap, const char *name)
+{
+	char **g = rq_mem_grow(*v, cap, *n + 1, sizeof(**v), 8);
+
+	if (g && (*v = g) && (g[*n] = strdup(name)))
+		(*n)++;
+}
+
+void rq_odb_own_leftover(rq_odb_own_leftovers *l, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (!strncmp(name, "tmp_" RQ_ODB_OWN_TMP, strlen("tmp_" RQ_ODB_OWN_TMP)))
+		note(&l->tmps, &l->ntmps, &l->tmps_cap, name);
+	else if (n > 10 && !strcmp(name + n - 5, ".keep"))
+		note(&l->keeps, &l->nkeeps, &l->keeps_cap, name);
+}
+
+void rq_odb_own_leftovers_sweep(rq_odb_own_leftovers *l, const char *objects_dir, int pack_dir)
+{
+	if (pack_dir >= 0 && (l->ntmps || l->nkeeps)) {
+		/* the temporary files' owner markers are in the objects directory */
+		int objects = l->ntmps ? rq_fs_opendir(objects_dir) : -1;
+		rq_odb_own_sweep(objects, pack_dir, l->tmps, l->ntmps, l->keeps, l->nkeeps);
+		if (objects >= 0)
+			close(objects);
+	}
+	for (size_t i = 0; i < l->ntmps; i++)
+		free(l->tmps[i]);
+	for (size_t i = 0; i < l->nkeeps; i++)
+		free(l->keeps[i]);
+	free(l->tmps);
+	free(l->keeps);
+	memset(l, 0, sizeof(*l));
 }
 
 /* ---- the consolidation's lock ---- */

@@ -105,6 +105,22 @@ int rq_odb_own_tmp_clean_gone(int objects);
  * a reader). The number removed. */
 size_t rq_odb_own_sweep(int objects, int pack_dir, char **tmps, size_t n, char **keeps, size_t m);
 
+/* What a listing of a pack directory found for rq_odb_own_sweep: the
+ * names of temporary files of ours and of .keep files. */
+typedef struct rq_odb_own_leftovers {
+	char **tmps, **keeps;
+	size_t ntmps, nkeeps, tmps_cap, keeps_cap;
+} rq_odb_own_leftovers;
+
+/* Note a directory entry's name when it is a leftover of either kind (an
+ * out-of-memory only loses it from this sweep). */
+void rq_odb_own_leftover(rq_odb_own_leftovers *l, const char *name);
+
+/* rq_odb_own_sweep of what l noted in pack_dir (objects_dir: the objects
+ * directory's path, where the markers are; pack_dir -1: nothing swept),
+ * then l emptied. */
+void rq_odb_own_leftovers_sweep(rq_odb_own_leftovers *l, const char *objects_dir, int pack_dir);
+
 /* How many packs replayq marked (a listing of objects/replayq). */
 size_t rq_odb_own_count(const char *objects);
 

@@ -265,30 +265,9 @@ static size_t slot_for(rq_odb_packset *ps, const char *name, size_t len)
 	return ps->n++;
 }
 
-/* Names of the listing kept for the sweep. */
-typedef struct names {
-	char **v;
-	size_t n, cap;
-} names;
-
-static void names_add(names *l, const char *name)
-{
-	char **v = rq_mem_grow(l->v, &l->cap, l->n + 1, sizeof(*v), 8);
-
-	if (v && (l->v = v) && (v[l->n] = strdup(name)))
-		l->n++;
-}
-
-static void names_free(names *l)
-{
-	for (size_t i = 0; i < l->n; i++)
-		free(l->v[i]);
-	free(l->v);
-}
-
 /* One entry of the listing: a pack's index (its slot marked listed), or,
  * for the sweep, a temporary file or a .keep. 0 or -1. */
-static int list_entry(rq_odb_packset *ps, const char *name, names *tmps, names *keeps)
+static int list_entry(rq_odb_packset *ps, const char *name, rq_odb_own_leftovers *lo)
 {
 	size_t n = strlen(name), k;
 
@@ -297,12 +276,8 @@ static int list_entry(rq_odb_packset *ps, const char *name, names *tmps, names *
 			return -1;
 		ps->slots[k].listed = 1;
 		ps->odd_names += !ps->slots[k].has_hex;
-	} else if (!(ps->flags & RQ_ODB_PACKSET_WRITE)) {
-		return 0;
-	} else if (!strncmp(name, "tmp_" RQ_ODB_OWN_TMP, strlen("tmp_" RQ_ODB_OWN_TMP))) {
-		names_add(tmps, name);
-	} else if (n > 10 && !strcmp(name + n - 5, ".keep")) {
-		names_add(keeps, name);
+	} else if (ps->flags & RQ_ODB_PACKSET_WRITE) {
+		rq_odb_own_leftover(lo, name);
 	}
 	return 0;
 }
@@ -316,7 +291,7 @@ static int list_entry(rq_odb_packset *ps, const char *name, names *tmps, names *
  */
 static int list_dir(rq_odb_packset *ps)
 {
-	names tmps = {0}, keeps = {0};
+	rq_odb_own_leftovers lo = {0};
 	struct dirent *d;
 	DIR *dh;
 	int rc = 0;
@@ -327,17 +302,12 @@ static int list_dir(rq_odb_packset *ps)
 	if (!(dh = opendir(ps->dir)))
 		return 0;
 	while (rc == 0 && (d = readdir(dh)))
-		rc = list_entry(ps, d->d_name, &tmps, &keeps);
-	if (rc == 0 && (tmps.n || keeps.n)) {
-		/* the temporary files' owner markers are in the objects directory */
-		int objects = tmps.n ? rq_fs_opendir(ps->objects) : -1;
-		rq_odb_own_sweep(objects, dirfd(dh), tmps.v, tmps.n, keeps.v, keeps.n);
-		if (objects >= 0)
-			close(objects);
-	}
+		rc = list_entry(ps, d->d_name, &lo);
+	if (rc == 0)
+		rq_odb_own_leftovers_sweep(&lo, ps->objects, dirfd(dh));
+	else
+		rq_odb_own_leftovers_sweep(&lo, NULL, -1); /* (frees it) */
 	closedir(dh);
-	names_free(&tmps);
-	names_free(&keeps);
 	return rc;
 }
 
