@@ -38,9 +38,10 @@ int rq_odb_mem_new(git_odb_backend **out);
 /*
  * Write an object to `odb`. When the odb's first backend is an rq_odb_mem
  * and the object is not in the database, it goes straight into the memory
- * store; this skips git_odb_write()'s rescan of the pack directory on every
- * new object. Objects the database has go through git_odb_write(), which
- * freshens them as git does. Any other odb: git_odb_write().
+ * store, its id of the store's format; this skips git_odb_write()'s rescan
+ * of the pack directory on every new object. An object the database's
+ * packs have freshens its pack, as git does. Any other odb:
+ * git_odb_write() (SHA-1).
  */
 int rq_odb_mem_write(rq_oid *out, git_odb *odb, const void *data, size_t len, git_object_t type);
 /*
