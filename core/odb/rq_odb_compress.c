@@ -308,8 +308,11 @@ static int help_one(rq_odb_compress *bg, const rq_odb_store_obj *o, int check, i
 		return -2;
 	if (!whole)
 		return 0;
-	if (!*enc && !(*enc = rq_odb_pack_encoder_new_level(rq_odb_pack_encoder_level(bg->enc))))
-		return -1;
+	if (!*enc) {
+		if (!(*enc = rq_odb_pack_encoder_new_level(rq_odb_pack_encoder_level(bg->enc))))
+			return -1;
+		rq_odb_pack_encoder_set_algo(*enc, rq_odb_store_algo(bg->store));
+	}
 	return rq_odb_store_encode(*enc, o->type, o->data, o->len, NULL, 0, e) < 0 ? -1 : 0;
 }
 

@@ -13,8 +13,10 @@
 #include <string.h>
 
 #include "rq_odb.h"
+#include "rq_hash.h"
 #include "rq_odb_compress.h"
 #include "rq_odb_loose.h"
+#include "rq_odb_packread.h"
 #include "rq_odb_read.h"
 #include "rq_odb_store.h"
 #include "rq_sha1.h"
@@ -26,19 +28,26 @@ struct rq_odb_mem {
 	rq_odb_compress bg;
 };
 
-/* libgit2's ids (SHA-1) as the store's: the converters are here, at the
- * boundary of the backend and of rq_odb_mem's API */
-static rq_odb_store_obj *find(struct rq_odb_mem *m, const git_oid *id)
+static rq_odb_store_obj *find(struct rq_odb_mem *m, const rq_oid *id)
 {
-	rq_oid rid;
+	return rq_odb_store_find(&m->store, id);
+}
 
-	rq_oid_from_git(&rid, id);
-	return rq_odb_store_find(&m->store, &rid);
+/* libgit2's callbacks take its 20-byte ids: SHA-1 only (a SHA-256 store
+ * refuses them first, see refused), converted at the callback */
+static rq_odb_store_obj *find_git(struct rq_odb_mem *m, const git_oid *id)
+{
+	return rq_odb_store_find(&m->store, RQ_GIT_ID(id));
 }
 
 static void to_git(git_oid *out, const rq_oid *id)
 {
 	memcpy(out->id, id->id, GIT_OID_RAWSZ);
+}
+
+static int is_sha256(const struct rq_odb_mem *m)
+{
+	return rq_odb_store_algo(&m->store)->rawsz == rq_oid_sha256.rawsz;
 }
 
 static int copy_locked(void **out, size_t *len, git_object_t *type, git_odb_backend *b,
@@ -96,7 +105,7 @@ static int mem_read(void **out, size_t *len, git_object_t *type, git_odb_backend
 
 	if (refused(b, "read of a new object"))
 		return GIT_ERROR;
-	if (!(o = find((struct rq_odb_mem *)b, id)))
+	if (!(o = find_git((struct rq_odb_mem *)b, id)))
 		return GIT_ENOTFOUND;
 	return copy_out(out, len, type, b, o);
 }
@@ -107,31 +116,21 @@ static int mem_read_header(size_t *len, git_object_t *type, git_odb_backend *b, 
 
 	if (refused(b, "read_header of a new object"))
 		return GIT_ERROR;
-	if (!(o = find((struct rq_odb_mem *)b, id)))
+	if (!(o = find_git((struct rq_odb_mem *)b, id)))
 		return GIT_ENOTFOUND;
 	*len = o->len;
 	*type = o->type;
 	return 0;
 }
 
-static int prefix_match(const rq_oid *id, const git_oid *prefix, size_t hexlen)
-{
-	size_t full = hexlen / 2;
-	if (memcmp(id->id, prefix->id, full))
-		return 0;
-	if (hexlen & 1)
-		return (id->id[full] & 0xf0) == (prefix->id[full] & 0xf0);
-	return 1;
-}
-
-/* The one object whose id starts with the prefix: 0, GIT_ENOTFOUND or
- * GIT_EAMBIGUOUS. */
-static int find_prefix(struct rq_odb_mem *m, const git_oid *prefix, size_t hexlen,
+/* The one object whose id starts with the first hexlen digits of prefix:
+ * 0, GIT_ENOTFOUND or GIT_EAMBIGUOUS. */
+static int find_prefix(struct rq_odb_mem *m, const rq_oid *prefix, size_t hexlen,
 		       rq_odb_store_obj **out)
 {
 	*out = NULL;
 	for (size_t k = 0; k < m->store.n; k++) {
-		if (!prefix_match(&m->store.objs[k].id, prefix, hexlen))
+		if (!rq_oid_has_prefix(&m->store.objs[k].id, prefix, hexlen))
 			continue;
 		if (*out)
 			return GIT_EAMBIGUOUS;
@@ -146,7 +145,7 @@ static int mem_read_prefix(git_oid *out_id, void **out, size_t *len, git_object_
 	rq_odb_store_obj *o;
 	int r = refused(b, "read_prefix among the new objects");
 
-	if (r < 0 || (r = find_prefix((struct rq_odb_mem *)b, prefix, hexlen, &o)) < 0)
+	if (r < 0 || (r = find_prefix((struct rq_odb_mem *)b, RQ_GIT_ID(prefix), hexlen, &o)) < 0)
 		return r;
 	to_git(out_id, &o->id);
 	return copy_out(out, len, type, b, o);
@@ -156,8 +155,9 @@ static int mem_exists_prefix(git_oid *out_id, git_odb_backend *b, const git_oid 
 			     size_t hexlen)
 {
 	rq_odb_store_obj *o;
-	int r = find_prefix((struct rq_odb_mem *)b, prefix, hexlen, &o);
-	if (r < 0)
+	int r = refused(b, "exists_prefix among the new objects");
+
+	if (r < 0 || (r = find_prefix((struct rq_odb_mem *)b, RQ_GIT_ID(prefix), hexlen, &o)) < 0)
 		return r;
 	to_git(out_id, &o->id);
 	return 0;
@@ -167,18 +167,15 @@ static int mem_exists(git_odb_backend *b, const git_oid *id)
 {
 	if (refused(b, "exists of a new object"))
 		return 0; /* libgit2 takes any answer for yes: the error is set */
-	return find((struct rq_odb_mem *)b, id) != NULL;
+	return find_git((struct rq_odb_mem *)b, id) != NULL;
 }
 
 /* Add a new object (a copy of data) and hand it to the compressor. 0, or
  * -1 out of memory (set). */
-static int add_new(struct rq_odb_mem *m, const git_oid *id, const void *data, size_t len,
+static int add_new(struct rq_odb_mem *m, const rq_oid *id, const void *data, size_t len,
 		   git_object_t type, int unchecked, size_t like)
 {
-	rq_oid rid;
-
-	rq_oid_from_git(&rid, id);
-	if (rq_odb_store_add(&m->store, &rid, data, len, type, 0, unchecked, like) < 0) {
+	if (rq_odb_store_add(&m->store, id, data, len, type, 0, unchecked, like) < 0) {
 		git_error_set_oom();
 		return -1;
 	}
@@ -192,14 +189,17 @@ static int mem_write(git_odb_backend *b, const git_oid *id, const void *data, si
 	struct rq_odb_mem *m = (struct rq_odb_mem *)b;
 	if (refused(b, "write of a new object"))
 		return GIT_ERROR;
-	if (find(m, id))
+	if (find_git(m, id))
 		return 0;
-	return add_new(m, id, data, len, type, 0, 0);
+	return add_new(m, RQ_GIT_ID(id), data, len, type, 0, 0);
 }
 
 static int mem_foreach(git_odb_backend *b, git_odb_foreach_cb cb, void *payload)
 {
 	struct rq_odb_mem *m = (struct rq_odb_mem *)b;
+
+	if (refused(b, "foreach of the new objects"))
+		return GIT_ERROR;
 	for (size_t k = 0; k < m->store.n; k++) {
 		git_oid id;
 		int r;
@@ -222,39 +222,70 @@ static void mem_free(git_odb_backend *b)
 }
 
 /*
- * Is the object in one of the odb's backends other than the memory store
- * (backend 0) and the loose-object backends? A loose object is not looked
- * for: that costs a system call per new object, and when the object is
- * there, writing it once more into the replay's pack does no harm (and
- * keeps it fresh, as git's freshening would). Nor are the packs of a
- * replay that moves refs (rq_odb_dedup): its pack must hold all it needs.
+ * Is the object in one of the odb's packs (the backends after the memory
+ * store, backend 0, other than the loose objects)? 1 with *pr the pack
+ * reader that holds it (NULL: a backend of libgit2's, SHA-1 only), else 0.
+ * A loose object is not looked for: that costs a system call per new
+ * object, and when the object is there, writing it once more into the
+ * replay's pack does no harm (and keeps it fresh, as git's freshening
+ * would). Nor are the packs of a replay that moves refs (rq_odb_dedup):
+ * its pack must hold all it needs.
  */
-static int exists_packed(git_odb *odb, const git_oid *id)
+static int exists_packed(const struct rq_odb_mem *m, git_odb *odb, const rq_oid *id,
+			 rq_odb_packread **pr)
 {
-	size_t n = git_odb_num_backends(odb);
+	size_t n = git_odb_num_backends(odb), len;
+	git_object_t type;
+	git_oid g;
 
 	for (size_t i = 1; i < n; i++) {
 		git_odb_backend *b = NULL;
-		if (git_odb_get_backend(&b, odb, i) < 0 || !b || !b->exists)
+		int r = -1;
+		if (git_odb_get_backend(&b, odb, i) < 0 || !b || rq_odb_loose_is(b) ||
+		    !rq_odb_dedup(b))
 			continue;
-		if (rq_odb_loose_is(b) || !rq_odb_dedup(b))
+		/* our indexes answer; libgit2's when they cannot tell */
+		if ((*pr = rq_odb_packs_reader(b)) && (r = rq_odb_packread_has(*pr, id)) >= 0) {
+			if (r)
+				return 1;
 			continue;
-		if (b->exists(b, id))
+		}
+		if (*pr && rq_odb_packs_fallback(b, id, NULL, &len, &type) == 0)
+			return 1;
+		*pr = NULL;
+		if (!is_sha256(m) && b->exists && (to_git(&g, id), b->exists(b, &g)))
 			return 1;
 	}
 	return 0;
 }
 
+/* An object the packs hold: git's freshening of the pack (libgit2's
+ * git_odb_write for a pack only libgit2 reads, SHA-1), else (the pack went
+ * away) into the store after all. */
+static int write_packed(struct rq_odb_mem *m, git_odb *odb, rq_odb_packread *pr, const rq_oid *id,
+			const void *data, size_t len, git_object_t type)
+{
+	git_oid g;
+
+	if (pr && rq_odb_packread_freshen(pr, id) == 1)
+		return 0;
+	if (pr || is_sha256(m))
+		return add_new(m, id, data, len, type, 0, 0);
+	to_git(&g, id);
+	return git_odb_write(&g, odb, data, len, type);
+}
+
 /* An object's id with the plain SHA-1 (the CPU's SHA instructions where
  * there are: about 2 GB/s here, 6 times libgit2's collision-detecting
  * SHA-1). */
-static void plain_id(git_oid *out, const void *data, size_t len, git_object_t type)
+static void plain_id(rq_oid *out, const void *data, size_t len, git_object_t type)
 {
 	rq_sha1_object(git_object_type2string(type), data, len, out->id);
+	memset(out->id + GIT_OID_RAWSZ, 0, sizeof(out->id) - GIT_OID_RAWSZ);
 }
 
 /* 1 + the index of the blob `like` names in the store, 0 if none. */
-static size_t like_index(struct rq_odb_mem *m, const git_oid *like, git_object_t type)
+static size_t like_index(struct rq_odb_mem *m, const rq_oid *like, git_object_t type)
 {
 	const rq_odb_store_obj *o;
 
@@ -274,37 +305,39 @@ static struct rq_odb_mem *mem_of(git_odb *odb)
 	return (struct rq_odb_mem *)b;
 }
 
-static int ahead_of(const struct rq_odb_mem *m)
+/* New ids are plain SHA-1s (collision detection later): a SHA-1 store
+ * whose compressor runs ahead. */
+static int plain_ids(const struct rq_odb_mem *m)
 {
-	return m && rq_odb_compress_on(&m->bg);
+	return m && rq_odb_compress_on(&m->bg) && !is_sha256(m);
 }
 
 /*
- * With a compressor ahead (rq_odb_mem_compress_ahead), a new object's id
- * is its plain SHA-1, and the thread runs libgit2's collision detection
- * later (rq_odb_mem_encode fails when it finds a collision). An object the
- * database has already is checked at once: that is where a collision
- * would swap contents.
+ * With a compressor ahead (rq_odb_mem_compress_ahead) in SHA-1, a new
+ * object's id is its plain SHA-1, and the thread runs libgit2's collision
+ * detection later (rq_odb_mem_encode fails when it finds a collision). An
+ * object the database has already is checked at once: that is where a
+ * collision would swap contents. SHA-256 ids are made whole at once
+ * (rq_hash_object; git has no collision check there either).
  */
-/* The id as the store m (NULL: none) gives it: see rq_odb_mem_hash. */
-static int hash_for(const struct rq_odb_mem *m, git_oid *out, const void *data, size_t len,
+/* The id as the store m (NULL: none, libgit2's SHA-1) gives it: see
+ * rq_odb_mem_hash. */
+static int hash_for(const struct rq_odb_mem *m, rq_oid *out, const void *data, size_t len,
 		    git_object_t type)
 {
-	if (ahead_of(m)) {
+	if (plain_ids(m)) {
 		plain_id(out, data, len, type);
 		return 1;
 	}
-	return git_odb_hash(out, data, len, type) < 0 ? -1 : 0;
+	return rq_hash_object(m ? rq_odb_store_algo(&m->store) : &rq_oid_sha1, type, data, len,
+			      out) < 0
+		   ? -1
+		   : 0;
 }
 
 int rq_odb_mem_hash(rq_oid *out, git_odb *odb, const void *data, size_t len, git_object_t type)
 {
-	git_oid g;
-	int rc = hash_for(mem_of(odb), &g, data, len, type);
-
-	if (rc >= 0)
-		rq_oid_from_git(out, &g);
-	return rc;
+	return hash_for(mem_of(odb), out, data, len, type);
 }
 
 int rq_odb_mem_check(const rq_oid *id, const void *data, size_t len, git_object_t type)
@@ -328,20 +361,17 @@ int rq_odb_mem_check(const rq_oid *id, const void *data, size_t len, git_object_
  * (encoded already), when its size is within half to twice `near` (a base
  * much larger than the new blob would cost more than compressing it, one
  * much smaller would make no delta): 1 + its index, or 0 when not. */
-static size_t borrow_base(struct rq_odb_mem *m, git_odb *odb, const git_oid *id, size_t near)
+static size_t borrow_base(struct rq_odb_mem *m, git_odb *odb, const rq_oid *id, size_t near)
 {
 	unsigned char *entry, *content;
 	size_t entry_len, len;
 	rq_odb_store_obj *o;
-	rq_oid rid;
 
 	if (!id || find(m, id))
 		return 0;
-	rq_oid_from_git(&rid, id);
-	if (rq_odb_whole_blob(odb, &rid, near / 2, near * 2, &entry, &entry_len, &content, &len) !=
-	    1)
+	if (rq_odb_whole_blob(odb, id, near / 2, near * 2, &entry, &entry_len, &content, &len) != 1)
 		return 0;
-	if (!(o = rq_odb_store_append(&m->store, &rid))) {
+	if (!(o = rq_odb_store_append(&m->store, id))) {
 		free(entry);
 		free(content);
 		return 0;
@@ -364,13 +394,15 @@ static size_t borrow_base(struct rq_odb_mem *m, git_odb *odb, const git_oid *id,
  * borrowed, or an alt the store has (borrowed for an earlier blob). 1 +
  * its index, or 0. */
 static size_t base_for(struct rq_odb_mem *m, git_odb *odb, size_t len, git_object_t type,
-		       const git_oid *like, const git_oid *const *alts, size_t nalt)
+		       const rq_oid *like, const rq_oid *const *alts, size_t nalt)
 {
 	size_t k = like_index(m, like, type);
 
 	if (k || type != GIT_OBJECT_BLOB || len < BORROW_MIN)
 		return k;
 	k = borrow_base(m, odb, like, len);
+	if (nalt > RQ_ODB_MEM_ALTS_MAX)
+		nalt = RQ_ODB_MEM_ALTS_MAX;
 	/* another version: in the store already (borrowed before), or not */
 	for (size_t i = 0; !k && i < nalt; i++)
 		if (!(k = like_index(m, alts[i], type)))
@@ -378,90 +410,68 @@ static size_t base_for(struct rq_odb_mem *m, git_odb *odb, size_t len, git_objec
 	return k;
 }
 
-static int check_git(const git_oid *id, const void *data, size_t len, git_object_t type)
+/* Write the object whose id (from hash_for) is *id; unchecked: a plain
+ * SHA-1, its collision check still to run. */
+static int write_hashed(struct rq_odb_mem *m, git_odb *odb, const rq_oid *id, int unchecked,
+			const void *data, size_t len, git_object_t type, const rq_oid *like,
+			const rq_oid *const *alts, size_t nalt)
 {
-	rq_oid rid;
-
-	rq_oid_from_git(&rid, id);
-	return rq_odb_store_check_id(&rid, data, len, type);
-}
-
-/* Write the object whose id (from rq_odb_mem_hash) is *id. */
-static int write_hashed(struct rq_odb_mem *m, git_odb *odb, git_oid *id, const void *data,
-			size_t len, git_object_t type, const git_oid *like,
-			const git_oid *const *alts, size_t nalt)
-{
-	int ahead = ahead_of(m);
+	rq_odb_packread *pr;
 
 	if (find(m, id))
-		return ahead ? check_git(id, data, len, type) : 0;
-	/* a packed object: git_odb_write() freshens its pack, as git does */
-	if (exists_packed(odb, id))
-		return git_odb_write(id, odb, data, len, type);
-	return add_new(m, id, data, len, type, ahead,
+		return unchecked ? rq_odb_store_check_id(id, data, len, type) : 0;
+	/* a packed object: its pack is freshened, as git does */
+	if (exists_packed(m, odb, id, &pr)) {
+		if (unchecked && rq_odb_store_check_id(id, data, len, type) < 0)
+			return -1;
+		return write_packed(m, odb, pr, id, data, len, type);
+	}
+	return add_new(m, id, data, len, type, unchecked,
 		       base_for(m, odb, len, type, like, alts, nalt));
 }
 
-/* The memory store's ids are libgit2's (SHA-1) until the odb's own API
- * (issue 42, wave 2): the public functions convert here. */
+/* An odb without a memory store: libgit2's (SHA-1). */
+static int write_git(rq_oid *out, git_odb *odb, const void *data, size_t len, git_object_t type)
+{
+	git_oid g;
+
+	if (git_odb_write(&g, odb, data, len, type) < 0)
+		return -1;
+	if (out)
+		rq_oid_from_git(out, &g);
+	return 0;
+}
+
 int rq_odb_mem_write_hashed(const rq_oid *id, git_odb *odb, const void *data, size_t len,
 			    git_object_t type)
 {
 	struct rq_odb_mem *m = mem_of(odb);
-	git_oid copy;
-
-	rq_oid_to_git(&copy, id, &rq_oid_sha1);
-	if (!m)
-		return git_odb_write(&copy, odb, data, len, type);
-	return write_hashed(m, odb, &copy, data, len, type, NULL, NULL, 0);
-}
-
-static int write_like(git_oid *out, git_odb *odb, const void *data, size_t len, git_object_t type,
-		      const git_oid *like, const git_oid *const *alts, size_t nalt)
-{
-	struct rq_odb_mem *m = mem_of(odb);
 
 	if (!m)
-		return git_odb_write(out, odb, data, len, type);
-	if (hash_for(m, out, data, len, type) < 0)
-		return -1;
-	return write_hashed(m, odb, out, data, len, type, like, alts, nalt);
+		return write_git(NULL, odb, data, len, type);
+	return write_hashed(m, odb, id, plain_ids(m), data, len, type, NULL, NULL, 0);
 }
 
 int rq_odb_mem_write_like(rq_oid *out, git_odb *odb, const void *data, size_t len,
 			  git_object_t type, const rq_oid *like, const rq_oid *const *alts,
 			  size_t nalt)
 {
-	git_oid g, glike, galt[RQ_ODB_MEM_ALTS_MAX], *pa[RQ_ODB_MEM_ALTS_MAX];
-	const git_oid *const *ga = (const git_oid *const *)pa;
+	struct rq_odb_mem *m = mem_of(odb);
 	int rc;
 
-	if (nalt > RQ_ODB_MEM_ALTS_MAX)
-		nalt = RQ_ODB_MEM_ALTS_MAX;
-	if (like)
-		rq_oid_to_git(&glike, like, &rq_oid_sha1);
-	for (size_t i = 0; i < nalt; i++) {
-		pa[i] = alts[i] ? &galt[i] : NULL;
-		if (alts[i])
-			rq_oid_to_git(&galt[i], alts[i], &rq_oid_sha1);
-	}
-	rc = write_like(&g, odb, data, len, type, like ? &glike : NULL, nalt ? ga : NULL, nalt);
-	if (rc == 0)
-		rq_oid_from_git(out, &g);
-	return rc;
+	if (!m)
+		return write_git(out, odb, data, len, type);
+	if ((rc = hash_for(m, out, data, len, type)) < 0)
+		return -1;
+	return write_hashed(m, odb, out, rc, data, len, type, like, alts, nalt);
 }
 
 int rq_odb_mem_write(rq_oid *out, git_odb *odb, const void *data, size_t len, git_object_t type)
 {
-	git_oid g;
-	int rc = write_like(&g, odb, data, len, type, NULL, NULL, 0);
-
-	if (rc == 0)
-		rq_oid_from_git(out, &g);
-	return rc;
+	return rq_odb_mem_write_like(out, odb, data, len, type, NULL, NULL, 0);
 }
 
-int rq_odb_mem_new(git_odb_backend **out)
+int rq_odb_mem_new_at(git_odb_backend **out, const rq_oid_algo *algo)
 {
 	struct rq_odb_mem *m = calloc(1, sizeof(*m));
 
@@ -470,6 +480,7 @@ int rq_odb_mem_new(git_odb_backend **out)
 		free(m);
 		return -1;
 	}
+	m->store.algo = algo ? algo : &rq_oid_sha1;
 	m->parent.read = mem_read;
 	m->parent.read_prefix = mem_read_prefix;
 	m->parent.read_header = mem_read_header;
@@ -480,6 +491,11 @@ int rq_odb_mem_new(git_odb_backend **out)
 	m->parent.free = mem_free;
 	*out = &m->parent;
 	return 0;
+}
+
+int rq_odb_mem_new(git_odb_backend **out)
+{
+	return rq_odb_mem_new_at(out, NULL);
 }
 
 size_t rq_odb_mem_count(git_odb_backend *b)

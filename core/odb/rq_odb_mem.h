@@ -26,16 +26,22 @@
 
 typedef struct rq_odb_mem rq_odb_mem;
 
-/* A new, empty backend. Owned by the odb it is added to, else by the caller
- * (free it with its ->free). Returns 0 or -1 (out of memory). */
+/* A new, empty backend for objects of the format algo (NULL: SHA-1; the
+ * database's, rq_odb_algo). Owned by the odb it is added to, else by the
+ * caller (free it with its ->free). Returns 0 or -1 (out of memory).
+ * libgit2's callbacks (git_odb_read and the like) are refused in SHA-256
+ * (rq_odb_read_refused): rq_odb_read reads it there. */
+int rq_odb_mem_new_at(git_odb_backend **out, const rq_oid_algo *algo);
+/* rq_odb_mem_new_at in SHA-1. */
 int rq_odb_mem_new(git_odb_backend **out);
 
 /*
  * Write an object to `odb`. When the odb's first backend is an rq_odb_mem
  * and the object is not in the database, it goes straight into the memory
- * store; this skips git_odb_write()'s rescan of the pack directory on every
- * new object. Objects the database has go through git_odb_write(), which
- * freshens them as git does. Any other odb: git_odb_write().
+ * store, its id of the store's format; this skips git_odb_write()'s rescan
+ * of the pack directory on every new object. An object the database's
+ * packs have freshens its pack, as git does. Any other odb:
+ * git_odb_write() (SHA-1).
  */
 int rq_odb_mem_write(rq_oid *out, git_odb *odb, const void *data, size_t len, git_object_t type);
 /*
@@ -54,14 +60,16 @@ int rq_odb_mem_write_like(rq_oid *out, git_odb *odb, const void *data, size_t le
 			  size_t nalt);
 
 /*
- * The id rq_odb_mem_write would give the object: the plain SHA-1 while a
- * compressor runs ahead (returns 1: libgit2's collision detection is still
- * to run, which rq_odb_mem_write_hashed does for a new object), else
- * libgit2's collision-detecting one (returns 0). -1: libgit2's error.
+ * The id rq_odb_mem_write would give the object, in the store's format
+ * (no store: SHA-1): in SHA-1 the plain SHA-1 while a compressor runs
+ * ahead (returns 1: libgit2's collision detection is still to run, which
+ * rq_odb_mem_write_hashed does for a new object), else libgit2's
+ * collision-detecting one (returns 0); in SHA-256 the id (0), which has no
+ * collision check (as in git). -1: libgit2's error.
  */
 int rq_odb_mem_hash(rq_oid *out, git_odb *odb, const void *data, size_t len, git_object_t type);
-/* libgit2's collision-detecting SHA-1 of the object must be id: 0, or -1
- * with libgit2's error ("SHA1 collision attack detected"). */
+/* libgit2's collision-detecting SHA-1 of the object must be id (SHA-1
+ * only): 0, or -1 with libgit2's error ("SHA1 collision attack detected"). */
 int rq_odb_mem_check(const rq_oid *id, const void *data, size_t len, git_object_t type);
 /* rq_odb_mem_write of an object whose id rq_odb_mem_hash gave. */
 int rq_odb_mem_write_hashed(const rq_oid *id, git_odb *odb, const void *data, size_t len,

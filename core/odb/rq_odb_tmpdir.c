@@ -38,6 +38,7 @@ struct rq_odb_tmpdir {
 	git_odb *odb;	      /* ours: repository + temporary directory */
 	git_odb_backend *mem; /* the new objects; owned by odb */
 	rq_odb_pack_encoder *enc;
+	const rq_oid_algo *algo; /* the database's object format */
 	char objects[DIR_MAX];
 	char path[DIR_MAX]; /* objects/<its owner marker's name less .owner>; "" before */
 	rq_owner owner;	    /* the marker this process holds while it has files here */
@@ -139,11 +140,13 @@ int rq_odb_tmpdir_open(rq_odb_tmpdir **out, git_repository *repo, const rq_odb_o
 	if (rq_odb_new(&od->odb, repo, opts, err) < 0)
 		goto fail;
 	rq_odb_share_packs(od->odb, od->orig_odb);
+	od->algo = rq_odb_algo(od->odb);
 	if (!(od->enc = rq_odb_pack_encoder_new_level(rq_odb_pack_compression_level(repo))) ||
-	    rq_odb_mem_new(&od->mem) < 0) {
+	    rq_odb_mem_new_at(&od->mem, od->algo) < 0) {
 		rq_error_set(err, RQ_E_NOMEM, "out of memory");
 		goto fail;
 	}
+	rq_odb_pack_encoder_set_algo(od->enc, od->algo);
 	/* above the packs (2) and loose objects (1): it takes every write */
 	if (git_odb_add_backend(od->odb, od->mem, 10) < 0) {
 		od->mem->free(od->mem);
@@ -330,7 +333,7 @@ static int write_pack(rq_odb_tmpdir *od, rq_odb_tmpdir_stats *stats, rq_error *e
 	snprintf(packdir, sizeof(packdir), "%s/pack", od->objects);
 	snprintf(prefix, sizeof(prefix), "tmp_%.180s-", strrchr(od->path, '/') + 1);
 	if (make_dir(packdir, err) == 0 &&
-	    rq_odb_packwrite_hooked(packdir, prefix, &rq_oid_sha1, e, stats->objects, before_move,
+	    rq_odb_packwrite_hooked(packdir, prefix, od->algo, e, stats->objects, before_move,
 				    after_fail, od, stats->pack_name, &stats->pack_bytes, err) == 0)
 		rc = 0;
 	if (rc == 0 && od->kept && !od->keep) { /* nothing to wait for */

@@ -18,14 +18,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "rq_hash.h"
+#include "rq_odb.h"
 #include "rq_odb_loose.h"
+#include "rq_odb_mem.h"
 #include "rq_odb_pack.h"
 #include "rq_odb_packread.h"
 #include "rq_odb_packset.h"
 #include "rq_odb_packwrite.h"
+#include "rq_odb_read.h"
+#include "rq_odb_tmpdir.h"
 #include "rq_oid.h"
 
 static char g_up[PATH_MAX]; /* upstream git, "" when absent */
@@ -422,6 +427,181 @@ static void test_other_format_refused(void **state)
 	free(idx256);
 }
 
+/* ---- the memory store of a replay in SHA-256 (rq_odb_mem, rq_odb_tmpdir) ---- */
+
+/* A tree of five files f0..f4: blob ids[i] each (raw entries, 32 bytes). */
+static size_t tree_of(unsigned char *buf, const rq_oid *const ids[5])
+{
+	size_t n = 0;
+
+	for (int i = 0; i < 5; i++) {
+		n += (size_t)sprintf((char *)buf + n, "100644 file-%d.txt", i) + 1;
+		memcpy(buf + n, ids[i]->id, 32);
+		n += 32;
+	}
+	return n;
+}
+
+/* A 24 KiB text, version v (a line changed per version). */
+static char *big_text(int v, size_t *len)
+{
+	char *t = malloc(30000);
+	size_t n = 0;
+
+	assert_non_null(t);
+	for (int i = 0; i < 800; i++)
+		n += (size_t)sprintf(t + n, "line %d of a large file%s\n", i,
+				     i == 100 + v ? " (changed)" : "");
+	*len = n;
+	return t;
+}
+
+/* The objects one side writes: a small blob, a large blob as a new version
+ * of `like` (borrowed from the packs, or the store's), two trees (the
+ * second a delta of the first) and a commit on parent: ids[0..5). */
+static void write_side(git_odb *odb, int side, const rq_oid *like, const char *parent,
+		       rq_oid ids[5])
+{
+	unsigned char tree[512];
+	const rq_oid *ent[5];
+	char small[64], msg[512], hex[RQ_OID_MAX_HEXSZ + 1];
+	size_t len, n;
+	char *big = big_text(side + 1, &len);
+
+	assert_int_equal(
+	    rq_odb_mem_write_like(&ids[0], odb, big, len, GIT_OBJECT_BLOB, like, NULL, 0), 0);
+	free(big);
+	n = (size_t)sprintf(small, "a small file of side %d\n", side);
+	assert_int_equal(rq_odb_mem_write(&ids[1], odb, small, n, GIT_OBJECT_BLOB), 0);
+	for (int i = 0; i < 5; i++)
+		ent[i] = i == 2 ? &ids[0] : &ids[1];
+	n = tree_of(tree, ent);
+	assert_int_equal(rq_odb_mem_write(&ids[2], odb, tree, n, GIT_OBJECT_TREE), 0);
+	ent[4] = &ids[0];
+	n = tree_of(tree, ent);
+	assert_int_equal(rq_odb_mem_write(&ids[3], odb, tree, n, GIT_OBJECT_TREE), 0);
+	n = (size_t)snprintf(msg, sizeof(msg),
+			     "tree %s\nparent %s\nauthor A <a@x> 1700000000 +0000\n"
+			     "committer A <a@x> 1700000000 +0000\n\nside %d\n",
+			     rq_oid_fmt(hex, &ids[3], &rq_oid_sha256), parent, side);
+	assert_int_equal(rq_odb_mem_write(&ids[4], odb, msg, n, GIT_OBJECT_COMMIT), 0);
+}
+
+/* Every object of ids reads back through rq_odb_read from odb, its
+ * content hashing to its id; with r, as `git cat-file` gives it too. */
+static void read_back(git_odb *odb, const rq_oid *ids, size_t n, tu_repo *r)
+{
+	rq_odb_read *rd;
+
+	assert_int_equal(rq_odb_read_open(&rd, odb), 0);
+	assert_ptr_equal(rq_odb_read_algo(rd), &rq_oid_sha256);
+	for (size_t i = 0; i < n; i++) {
+		rq_odb_read_obj o;
+		rq_oid again;
+		char hex[RQ_OID_MAX_HEXSZ + 1], *git;
+		size_t len;
+		assert_int_equal(rq_odb_read_object(rd, &ids[i], &o), 0);
+		assert_int_equal(rq_hash_object(&rq_oid_sha256, o.type, o.data, o.len, &again), 0);
+		assert_true(rq_oid_eq(&again, &ids[i]));
+		if (r) {
+			git = tu_capture_raw(r, &len, "'%s' cat-file %s %s", g_up,
+					     git_object_type2string(o.type),
+					     rq_oid_fmt(hex, &ids[i], &rq_oid_sha256));
+			assert_non_null(git);
+			assert_int_equal(len, o.len);
+			assert_memory_equal(git, o.data, len);
+			free(git);
+		}
+		rq_odb_read_obj_free(&o);
+	}
+	rq_odb_read_free(rd);
+}
+
+/* The new pack: `git index-pack` makes the same index of it, and
+ * verify-pack takes it. */
+static void check_pack(tu_repo *r, const char *name)
+{
+	char dir[PATH_MAX + 32], *out;
+
+	assert_int_equal(strlen(name), 5 + 64);
+	snprintf(dir, sizeof(dir), "%s/objects/pack", r->gitdir);
+	out = tu_capture(r, "'%s' index-pack --object-format=sha256 -o %s/check.idx %s/%s.pack",
+			 g_up, r->root, dir, name);
+	assert_non_null(out);
+	assert_string_equal(out, name + 5);
+	free(out);
+	assert_int_equal(tu_run(r, "cmp %s/check.idx %s/%s.idx", r->root, dir, name), 0);
+	assert_int_equal(tu_run(r, "'%s' verify-pack %s/%s.idx", g_up, dir, name), 0);
+}
+
+/*
+ * A replay's objects in a SHA-256 repository: the tmpdir's memory store
+ * gives git's SHA-256 ids, a forked child's objects come over in a part
+ * file (RQPART3 of width 32), everything reads back through rq_odb_read,
+ * and the one pack (REF_DELTA bases of 32 bytes: a blob borrowed from the
+ * packs, tree deltas, a blob delta against a loaded object) is what `git
+ * index-pack` makes of it, and `git cat-file` gives the bytes written.
+ */
+static void test_memory_store(void **state)
+{
+	const char *ext[] = {"objectformat"};
+	rq_odb_opts opts = {.algo = &rq_oid_sha256};
+	rq_odb_tmpdir_stats st;
+	rq_odb_tmpdir *od;
+	git_odb *odb;
+	rq_oid ids[10], packed;
+	rq_error err;
+	char *hex;
+	int status;
+	size_t mark;
+	pid_t pid;
+	tu_repo *r;
+
+	(void)state;
+	need_upstream();
+	git_libgit2_opts(GIT_OPT_SET_EXTENSIONS, ext, 1);
+	r = tu_repo_new(0);
+	tu_git(r,
+	       "rm -rf .git && '%s' init -q --template= -b main --object-format=sha256 . && "
+	       "awk 'BEGIN{for(i=0;i<800;i++) print \"line \" i \" of a large file\"}' >big && "
+	       "'%s' add big && '%s' commit -q -m big && '%s' repack -adq",
+	       g_up, g_up, g_up, g_up);
+	hex = tu_capture(r, "'%s' rev-parse HEAD:big", g_up);
+	assert_int_equal(rq_oid_parse(&packed, &rq_oid_sha256, hex, strlen(hex)), 0);
+	free(hex);
+	hex = tu_capture(r, "'%s' rev-parse HEAD", g_up);
+	assert_int_equal(rq_odb_tmpdir_open(&od, tu_repo_open(r), &opts, &err), 0);
+	assert_int_equal(rq_odb_tmpdir_make(od, &err), 0);
+	assert_int_equal(git_repository_odb(&odb, tu_repo_open(r)), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) { /* a worker: its objects into part 0 */
+		write_side(odb, 1, &packed, hex, ids);
+		_exit(rq_odb_tmpdir_save_part(od, 0, 0, &err) == 0 ? 0 : 1);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_int_equal(rq_odb_tmpdir_load_part(od, 0, &err), 0);
+	mark = rq_odb_tmpdir_mark(od);
+	assert_true(mark >= 5);
+	/* the child's objects, held already: the same ids, nothing added */
+	write_side(odb, 1, &packed, hex, ids);
+	assert_int_equal(rq_odb_tmpdir_mark(od), mark);
+	write_side(odb, 2, &ids[0], hex, ids + 5);
+	assert_int_equal(rq_odb_tmpdir_mark(od), mark + 5);
+	read_back(odb, ids, 10, NULL);
+	git_odb_free(odb);
+	assert_int_equal(rq_odb_tmpdir_finish(od, &st, &err), 0);
+	rq_odb_tmpdir_free(od);
+	check_pack(r, st.pack_name);
+	/* the pack as replayq and git read it */
+	assert_int_equal(rq_odb_new_at(&odb, tu_repo_open(r), NULL, &rq_oid_sha256, &err), 0);
+	read_back(odb, ids, 10, r);
+	git_odb_free(odb);
+	free(hex);
+	tu_repo_free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -430,6 +610,7 @@ int main(void)
 	    cmocka_unit_test(test_loose),
 	    cmocka_unit_test(test_write_pack),
 	    cmocka_unit_test(test_other_format_refused),
+	    cmocka_unit_test(test_memory_store),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
