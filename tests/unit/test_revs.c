@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rq_odb.h"
 #include "rq_revs.h"
 
 static tu_repo *repo;
@@ -107,6 +108,19 @@ static void test_dwim_ref(void **state)
 	free(full);
 }
 
+/* r opened as a job opens it: its objects read through rq_odb
+ * (rq_odb_install, as rq_replay_run and the worker do), installed again
+ * for what the test wrote since. */
+static git_repository *job_repo(tu_repo *r)
+{
+	git_repository *g = tu_repo_open(r);
+	rq_error err;
+
+	if (rq_odb_install(g, NULL, &err) != 0)
+		fail_msg("rq_odb_install: %s", err.msg);
+	return g;
+}
+
 /* expr resolved in r as git rev-parse resolves it. */
 static void check_resolve_in(tu_repo *r, const char *expr)
 {
@@ -115,7 +129,7 @@ static void check_resolve_in(tu_repo *r, const char *expr)
 	char *hex;
 
 	rq_error_clear(&err);
-	if (rq_revs_resolve_commit(tu_repo_open(r), &rq_oid_sha1, expr, &got, &err) != 0)
+	if (rq_revs_resolve_commit(job_repo(r), NULL, &rq_oid_sha1, expr, &got, &err) != 0)
 		fail_msg("rq_revs_resolve_commit(%s): %s", expr, err.msg);
 	/* ":/text" takes the rest as its text: it names a commit already */
 	hex = tu_capture(r, "git rev-parse --verify -q '%s%s'", expr,
@@ -138,7 +152,7 @@ static void check_resolve_fails(const char *expr, rq_code code)
 	rq_error err;
 
 	rq_error_clear(&err);
-	if (rq_revs_resolve_commit(tu_repo_open(repo), &rq_oid_sha1, expr, &got, &err) != -1)
+	if (rq_revs_resolve_commit(job_repo(repo), NULL, &rq_oid_sha1, expr, &got, &err) != -1)
 		fail_msg("rq_revs_resolve_commit(%s) succeeded", expr);
 	if (err.code != code)
 		fail_msg("rq_revs_resolve_commit(%s): code %s, want %s (%s)", expr,
@@ -307,8 +321,8 @@ static void test_resolve_ambiguous_prefix(void **state)
 	/* git agrees it is ambiguous */
 	assert_int_not_equal(tu_run(r, "git rev-parse --verify -q %s 2>/dev/null", prefix), 0);
 	rq_error_clear(&err);
-	assert_int_equal(rq_revs_resolve_commit(tu_repo_open(r), &rq_oid_sha1, prefix, &oid, &err),
-			 -1);
+	assert_int_equal(
+	    rq_revs_resolve_commit(job_repo(r), NULL, &rq_oid_sha1, prefix, &oid, &err), -1);
 	assert_int_equal(err.code, RQ_E_AMBIGUOUS);
 	assert_non_null(strstr(err.msg, prefix));
 	free(prefix);
