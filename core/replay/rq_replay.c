@@ -188,7 +188,8 @@ static int resolve_target(rq_replay_state *rp)
 	if (!rp->revs.npositive)
 		return rq_error_set(err, RQ_E_NOTHING, "need some commits to replay");
 	if (o->mode == RQ_MODE_ONTO) {
-		if (rq_revs_resolve_commit(rp->repo, rp->algo, o->target, &rp->onto, err) < 0) {
+		if (rq_revs_resolve_commit(rp->repo, rp->revs.commits, rp->algo, o->target,
+					   &rp->onto, err) < 0) {
 			if (err->code == RQ_E_BAD_REVISION) /* git's words */
 				rq_error_set(err, RQ_E_BAD_REVISION,
 					     "'%s' is not a valid commit-ish for --onto",
@@ -211,7 +212,8 @@ static int resolve_target(rq_replay_state *rp)
 			return rq_error_set(err, RQ_E_NOT_A_REF,
 					    "argument to %s must be a reference",
 					    mode_option(o->mode));
-		if (rq_revs_resolve_commit(rp->repo, rp->algo, o->target, &rp->onto, err) < 0)
+		if (rq_revs_resolve_commit(rp->repo, rp->revs.commits, rp->algo, o->target,
+					   &rp->onto, err) < 0)
 			return -1;
 		if (rp->revs.npositive > 1)
 			return rq_error_set(err, RQ_E_USAGE,

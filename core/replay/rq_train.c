@@ -151,7 +151,7 @@ static int resolve_target(train *t)
 					"the train's target '%s' must be a branch", target);
 	}
 	t->res->target_ref = full;
-	if (rq_revs_resolve_commit(t->repo, t->algo, full, &t->res->base, t->err) < 0)
+	if (rq_revs_resolve_commit(t->repo, NULL, t->algo, full, &t->res->base, t->err) < 0)
 		return -1;
 	t->res->head = t->res->base;
 	s = !strncmp(full, "refs/heads/", 11) ? full + 11 : full + 5;

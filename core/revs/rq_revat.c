@@ -9,7 +9,6 @@
 #include "rq_mem.h"
 #include "rq_oidmap.h"
 #include "rq_refdb.h"
-#include "rq_repofmt.h"
 
 #include <regex.h>
 #include <stdlib.h>
@@ -176,14 +175,15 @@ static int upstream(git_repository *repo, const char *branch, rq_oid *out, char 
 	return rc;
 }
 
-int rq_revat_resolve(git_repository *repo, const rq_revname_refs *known, const char *expr,
-		     const rq_revparse *p, rq_oid *out, char **fullname, int *named, rq_error *err)
+int rq_revat_resolve(git_repository *repo, rq_commits *commits, const rq_revname_refs *known,
+		     const char *expr, const rq_revparse *p, rq_oid *out, char **fullname,
+		     int *named, rq_error *err)
 {
 	char *ref = NULL;
 	int rc;
 
 	if (p->search_all)
-		rc = rq_revat_search(repo, NULL, p->base, p->base_len, out);
+		rc = rq_revat_search(repo, commits, NULL, p->base, p->base_len, out);
 	else if (p->at == RQ_REVPARSE_AT_PUSH) /* not supported: as before */
 		rc = 1;
 	else if ((rc = at_ref(repo, known, p, p->at != RQ_REVPARSE_AT_UPSTREAM, &ref, err)) != 0)
@@ -204,80 +204,73 @@ int rq_revat_resolve(git_repository *repo, const rq_revname_refs *known, const c
  * out, looked at, and its parents not seen yet go in after every commit at
  * least as young (commit_list_insert_by_date). Commits of the same date
  * (scripts, imports) are so looked at in git's order. Here the list is an
- * array with its head at the end.
+ * array with its head at the end. The commits are the job's (rq_commits:
+ * read once, at the repository's width, valid until the job ends).
  */
 typedef struct search_list {
-	git_commit **v;
+	const rq_cobj_commit **v;
 	size_t n, cap;
 	rq_oidmap seen;
+	rq_cobj_cache *cache;
 } search_list;
 
 static void search_list_free(search_list *l)
 {
-	for (size_t i = 0; i < l->n; i++)
-		git_commit_free(l->v[i]);
 	free(l->v);
 	rq_oidmap_free(&l->seen);
 }
 
-/* c (taken) in at its date, after the commits at least as young. */
-static int insert_by_date(search_list *l, git_commit *c)
+/* c in at its date, after the commits at least as young. */
+static int insert_by_date(search_list *l, const rq_cobj_commit *c)
 {
-	git_commit **v = rq_mem_grow(l->v, &l->cap, l->n + 1, sizeof(*v), 64);
-	git_time_t t = git_commit_time(c);
+	const rq_cobj_commit **v = rq_mem_grow(l->v, &l->cap, l->n + 1, sizeof(*v), 64);
 	size_t i = l->n;
 
-	if (!v) {
-		git_commit_free(c);
+	if (!v)
 		return -1;
-	}
 	l->v = v;
-	while (i > 0 && git_commit_time(v[i - 1]) >= t)
+	while (i > 0 && v[i - 1]->date >= c->date)
 		i--;
 	memmove(v + i + 1, v + i, (l->n - i) * sizeof(*v));
 	v[i] = c;
 	l->n++;
-	return rq_oidmap_put(&l->seen, RQ_GIT_ID(git_commit_id(c)), 0);
+	return rq_oidmap_put(&l->seen, &c->id, 0);
 }
 
-/* Take the youngest out and put its parents not seen yet in: the commit
- * (to free), or NULL (none left, or an error: *failed set). */
-static git_commit *pop_youngest(search_list *l, int *failed)
+/* Take the youngest out and put its parents not seen yet in: the commit,
+ * or NULL (an error reading a parent). */
+static const rq_cobj_commit *pop_youngest(search_list *l)
 {
-	git_commit *c = l->v[--l->n];
+	const rq_cobj_commit *c = l->v[--l->n];
 	size_t dummy;
 
-	for (unsigned i = 0; !*failed && i < git_commit_parentcount(c); i++) {
-		git_commit *parent = NULL;
-		if (rq_oidmap_get(&l->seen, RQ_GIT_ID(git_commit_parent_id(c, i)), &dummy))
+	for (size_t i = 0; i < c->nparents; i++) {
+		const rq_cobj_commit *parent;
+		rq_error e;
+		if (rq_oidmap_get(&l->seen, &c->parents[i], &dummy))
 			continue;
-		if (git_commit_parent(&parent, c, i) < 0 || insert_by_date(l, parent) < 0)
-			*failed = 1;
-	}
-	if (*failed) {
-		git_commit_free(c);
-		return NULL;
+		if (rq_cobj_get(l->cache, &c->parents[i], &parent, &e) < 0 ||
+		    insert_by_date(l, parent) < 0)
+			return NULL;
 	}
 	return c;
 }
 
 /* The commit a full ref name names, tags peeled, or NULL when it names
  * none (a dangling symbolic ref, a tag of a tree: skipped, as in git). */
-static git_commit *ref_commit(git_repository *repo, const char *name)
+static const rq_cobj_commit *ref_commit(git_repository *repo, rq_cobj_cache *cache,
+					const char *name)
 {
-	git_object *o = NULL, *c = NULL;
-	git_oid id;
-	rq_oid rid;
+	const rq_cobj_commit *c = NULL;
+	rq_oid rid, cid;
 	rq_error e;
 
 	if (rq_refdb_lookup(repo, name, &rid, &e) == RQ_REFDB_FOUND &&
-	    rq_oid_to_git(&id, &rid, rq_repofmt_algo(repo)) == 0 &&
-	    git_object_lookup(&o, repo, &id, GIT_OBJECT_ANY) == 0)
-		git_object_peel(&c, o, GIT_OBJECT_COMMIT);
-	git_object_free(o);
-	if (!c)
-		git_error_clear();
-	return (git_commit *)c;
+	    rq_cobj_peel(cache, &rid, GIT_OBJECT_COMMIT, name, &cid, &e) == 0 &&
+	    rq_cobj_get(cache, &cid, &c, &e) < 0)
+		c = NULL;
+	git_error_clear();
+	return c;
 }
 
 typedef struct name_list {
@@ -326,12 +319,12 @@ static int start_all(search_list *l, git_repository *repo)
 	char **names;
 	size_t n;
 	int rc = ref_names(repo, &names, &n);
-	git_commit *head = rc == 0 ? ref_commit(repo, "HEAD") : NULL;
+	const rq_cobj_commit *head = rc == 0 ? ref_commit(repo, l->cache, "HEAD") : NULL;
 
 	if (head)
 		rc = insert_by_date(l, head);
 	for (size_t i = n; i-- > 0;) {
-		git_commit *c = rc == 0 ? ref_commit(repo, names[i]) : NULL;
+		const rq_cobj_commit *c = rc == 0 ? ref_commit(repo, l->cache, names[i]) : NULL;
 		if (c)
 			rc = insert_by_date(l, c);
 		free(names[i]);
@@ -340,26 +333,34 @@ static int start_all(search_list *l, git_repository *repo)
 	return rc;
 }
 
-static int start_one(search_list *l, git_repository *repo, const rq_oid *from)
+static int start_one(search_list *l, const rq_oid *from)
 {
-	git_commit *c = NULL;
-	git_oid g;
+	const rq_cobj_commit *c;
+	rq_error e;
 
-	/* libgit2 reads SHA-1 repositories only: the commit reader of issue 42
-	 * replaces these lookups */
-	rq_oid_to_git(&g, from, &rq_oid_sha1);
-	if (git_commit_lookup(&c, repo, &g) < 0)
+	if (rq_cobj_get(l->cache, from, &c, &e) < 0)
 		return -1;
 	return insert_by_date(l, c);
 }
 
-int rq_revat_search(git_repository *repo, const rq_oid *from, const char *text, size_t len,
-		    rq_oid *out)
+/* What the search matches c's message from: after its leading newlines
+ * (as libgit2's git_commit_message gave it). */
+static const char *search_text(const rq_cobj_commit *c)
 {
-	search_list l = {0};
+	const char *m = c->message;
+
+	while (*m == '\n')
+		m++;
+	return m;
+}
+
+int rq_revat_search(git_repository *repo, rq_commits *commits, const rq_oid *from, const char *text,
+		    size_t len, rq_oid *out)
+{
+	search_list l = {.cache = rq_commits_cache(commits)};
 	char *pattern = strndup(text, len);
 	regex_t re;
-	int rc = 1, failed = 0;
+	int rc = 1;
 
 	if (!pattern)
 		return -1;
@@ -369,19 +370,18 @@ int rq_revat_search(git_repository *repo, const rq_oid *from, const char *text, 
 	}
 	free(pattern);
 	rq_oidmap_init(&l.seen);
-	if ((from ? start_one(&l, repo, from) : start_all(&l, repo)) < 0)
+	if ((from ? start_one(&l, from) : start_all(&l, repo)) < 0)
 		rc = -1;
 	while (rc == 1 && l.n) {
-		git_commit *c = pop_youngest(&l, &failed);
+		const rq_cobj_commit *c = pop_youngest(&l);
 		if (!c) {
 			rc = -1;
 			break;
 		}
-		if (!regexec(&re, git_commit_message(c), 0, NULL, 0)) {
-			rq_oid_from_git(out, git_commit_id(c));
+		if (!regexec(&re, search_text(c), 0, NULL, 0)) {
+			*out = c->id;
 			rc = 0;
 		}
-		git_commit_free(c);
 	}
 	search_list_free(&l);
 	regfree(&re);

@@ -249,23 +249,21 @@ int rq_revname_unknown(rq_error *err, const char *expr)
 	    "ambiguous argument '%s': unknown revision or path not in the working tree.", expr);
 }
 
+/* The job's reader (NULL once the job let go of its database). */
+static rq_odb_read *reader_of(rq_commits *commits)
+{
+	return commits ? rq_commits_reader(commits) : NULL;
+}
+
 /* A full object id: the object must exist. (algo: the repository's
  * object format, which ids are read at.) */
-static int resolve_full_id(git_repository *repo, const rq_oid_algo *algo, const char *expr,
-			   const rq_oid *id, rq_oid *out, rq_error *err)
+static int resolve_full_id(rq_commits *commits, const char *expr, const rq_oid *id, rq_oid *out,
+			   rq_error *err)
 {
-	git_odb *odb = NULL;
-	git_oid g;
-	int exists = 0;
+	rq_odb_read *rd = reader_of(commits);
 
-	if (rq_oid_to_git(&g, id, algo) < 0)
-		return rq_revname_unknown(err, expr);
-	if (git_repository_odb(&odb, repo) == 0) {
-		exists = git_odb_exists(odb, &g);
-		git_odb_free(odb);
-	}
 	*out = *id;
-	return exists ? 0 : rq_revname_unknown(err, expr);
+	return rd && rq_odb_read_exists(rd, id) ? 0 : rq_revname_unknown(err, expr);
 }
 
 /*
@@ -274,26 +272,18 @@ static int resolve_full_id(git_repository *repo, const rq_oid_algo *algo, const 
  * the object database's view of replaced and grafted objects gives:
  * rq_odb_view.h). The object is read by its full id later.
  */
-static int resolve_abbrev(git_repository *repo, const rq_oid_algo *algo, const char *expr,
-			  const char *name, const rq_oid *id, size_t len, rq_oid *out,
-			  rq_error *err)
+static int resolve_abbrev(rq_commits *commits, const char *expr, const char *name, const rq_oid *id,
+			  size_t len, rq_oid *out, rq_error *err)
 {
-	git_odb *odb = NULL;
-	git_oid prefix, found;
+	rq_odb_read *rd = reader_of(commits);
 	int rc;
 
-	if (rq_oid_to_git(&prefix, id, algo) < 0)
+	if (!rd)
 		return rq_revname_unknown(err, expr);
-	if (git_repository_odb(&odb, repo) < 0)
-		return rq_error_git(err, "cannot open the object database");
-	rc = git_odb_exists_prefix(&found, odb, &prefix, len);
-	git_odb_free(odb);
+	rc = rq_odb_read_prefix(rd, id, len, out);
 	if (rc == GIT_EAMBIGUOUS)
 		return rq_error_set(err, RQ_E_AMBIGUOUS, "short object ID %s is ambiguous", name);
-	if (rc < 0)
-		return rq_revname_unknown(err, expr);
-	rq_oid_from_git(out, &found);
-	return 0;
+	return rc < 0 ? rq_revname_unknown(err, expr) : 0;
 }
 
 /*
@@ -302,9 +292,9 @@ static int resolve_abbrev(git_repository *repo, const rq_oid_algo *algo, const c
  * *fullname (when not NULL): the ref the name resolved through, when it
  * was looked up as a ref (*named set); NULL if it named no ref.
  */
-static int resolve_name(git_repository *repo, const rq_oid_algo *algo, const rq_revname_refs *known,
-			const char *expr, const char *name, rq_oid *out, char **fullname,
-			int *named, rq_error *err)
+static int resolve_name(git_repository *repo, rq_commits *commits, const rq_oid_algo *algo,
+			const rq_revname_refs *known, const char *expr, const char *name,
+			rq_oid *out, char **fullname, int *named, rq_error *err)
 {
 	size_t len = strlen(name);
 	rq_oid id;
@@ -317,7 +307,7 @@ static int resolve_name(git_repository *repo, const rq_oid_algo *algo, const rq_
 	}
 	hex = rq_revparse_hex(algo, name, len, &id);
 	if (hex == 2)
-		return resolve_full_id(repo, algo, expr, &id, out, err);
+		return resolve_full_id(commits, expr, &id, out, err);
 	n = rq_revname_dwim(repo, known, name, fullname, out, err);
 	if (n < 0)
 		return -1;
@@ -328,14 +318,14 @@ static int resolve_name(git_repository *repo, const rq_oid_algo *algo, const rq_
 	if (n == 1)
 		return 0;
 	if (hex == 1)
-		return resolve_abbrev(repo, algo, expr, name, &id, len, out, err);
+		return resolve_abbrev(commits, expr, name, &id, len, out, err);
 	return rq_revname_unknown(err, expr);
 }
 
 /* The base of a parsed name to an object id (see resolve_name). */
-static int resolve_base(git_repository *repo, const rq_oid_algo *algo, const rq_revname_refs *known,
-			const char *expr, const rq_revparse *p, rq_oid *out, char **fullname,
-			int *named, rq_error *err)
+static int resolve_base(git_repository *repo, rq_commits *commits, const rq_oid_algo *algo,
+			const rq_revname_refs *known, const char *expr, const rq_revparse *p,
+			rq_oid *out, char **fullname, int *named, rq_error *err)
 {
 	char *name;
 	int rc;
@@ -346,96 +336,146 @@ static int resolve_base(git_repository *repo, const rq_oid_algo *algo, const rq_
 		if ((rc = rq_revat_prior(repo, p->at_n, &name, err)) != 0)
 			return rc < 0 ? -1 : rq_revname_unknown(err, expr);
 	} else if (p->search_all || p->at != RQ_REVPARSE_AT_NONE) {
-		return rq_revat_resolve(repo, known, expr, p, out, fullname, named, err);
+		return rq_revat_resolve(repo, commits, known, expr, p, out, fullname, named, err);
 	} else if (!(name = strndup(p->base, p->base_len))) {
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	}
-	rc = resolve_name(repo, algo, known, expr, name, out, fullname, named, err);
+	rc = resolve_name(repo, commits, algo, known, expr, name, out, fullname, named, err);
 	free(name);
 	return rc;
 }
 
-/* ^{type} and ^{}: obj peeled into *out. */
-static int peel_to(git_object *obj, rq_revparse_type type, git_object **out)
-{
-	static const git_object_t types[] = {[RQ_REVPARSE_COMMIT] = GIT_OBJECT_COMMIT,
-					     [RQ_REVPARSE_TREE] = GIT_OBJECT_TREE,
-					     [RQ_REVPARSE_BLOB] = GIT_OBJECT_BLOB,
-					     [RQ_REVPARSE_TAG] = GIT_OBJECT_TAG};
+/*
+ * An object on the way through the suffixes, read whole as libgit2's
+ * lookup read it (a damaged one is found out): its type, and where
+ * peeling it leads (a commit's parse, the job's; a tag's object).
+ */
+typedef struct rev_obj {
+	rq_oid id;
+	git_object_t type;
+	const rq_cobj_commit *commit; /* a commit */
+	rq_oid tagged;		      /* a tag */
+} rev_obj;
 
-	if (type == RQ_REVPARSE_NONTAG)
-		return git_object_type(obj) == GIT_OBJECT_TAG ? git_tag_peel(out, (git_tag *)obj)
-							      : git_object_dup(out, obj);
-	return git_object_peel(out, obj, types[type]);
+/* Object id into *o: 0, or -1 with err set. */
+static int obj_load(rq_commits *commits, const rq_oid_algo *algo, const rq_oid *id, rev_obj *o,
+		    rq_error *err)
+{
+	rq_odb_read *rd = reader_of(commits);
+	rq_odb_read_obj raw;
+	rq_cobj_tag tag;
+	size_t len;
+	int rc = 0;
+
+	memset(o, 0, sizeof(*o));
+	o->id = *id;
+	if (!rd)
+		return rq_error_set(err, RQ_E_INTERNAL, "the object database was closed");
+	if (rq_odb_read_header(rd, id, &len, &o->type) < 0)
+		return rq_error_git(err, "cannot read an object");
+	if (o->type == GIT_OBJECT_COMMIT)
+		return rq_cobj_get(rq_commits_cache(commits), id, &o->commit, err);
+	if (rq_odb_read_object(rd, id, &raw) < 0)
+		return rq_error_git(err, "cannot read an object");
+	if (o->type == GIT_OBJECT_TAG &&
+	    (rc = rq_cobj_parse_tag(&tag, algo, id, (const char *)raw.data, raw.len, err)) == 0)
+		o->tagged = tag.object;
+	rq_odb_read_obj_free(&raw);
+	return rc;
 }
 
-/* ":/text" after commit c: the youngest commit from c whose message
- * matches, into *out: 0, or -1. */
-static int search_step(git_repository *repo, const rq_revparse_step *st, git_object *c,
-		       git_object **out)
+/* *o peeled to type as git's peel_to_type peels (tags followed, a commit
+ * to its tree; ^{}: every tag and nothing else): 0, or -1 (err set). */
+static int obj_peel(rq_commits *commits, const rq_oid_algo *algo, rev_obj *o, rq_revparse_type type,
+		    rq_error *err)
 {
-	rq_oid from, found;
-	git_oid g;
+	static const git_object_t want[] = {[RQ_REVPARSE_NONTAG] = GIT_OBJECT_ANY,
+					    [RQ_REVPARSE_COMMIT] = GIT_OBJECT_COMMIT,
+					    [RQ_REVPARSE_TREE] = GIT_OBJECT_TREE,
+					    [RQ_REVPARSE_BLOB] = GIT_OBJECT_BLOB,
+					    [RQ_REVPARSE_TAG] = GIT_OBJECT_TAG};
 
-	rq_oid_from_git(&from, git_object_id(c));
-	if (rq_revat_search(repo, &from, st->text, st->len, &found) != 0)
+	for (int depth = 0; depth < 1000; depth++) {
+		rq_oid next;
+		if (type == RQ_REVPARSE_NONTAG ? o->type != GIT_OBJECT_TAG : o->type == want[type])
+			return 0;
+		if (o->type == GIT_OBJECT_TAG)
+			next = o->tagged;
+		else if (o->type == GIT_OBJECT_COMMIT && type != RQ_REVPARSE_NONTAG)
+			next = o->commit->tree;
+		else
+			return rq_error_set(err, RQ_E_BAD_REVISION, "no %s under it",
+					    git_object_type2string(want[type]));
+		if (obj_load(commits, algo, &next, o, err) < 0)
+			return -1;
+	}
+	return rq_error_set(err, RQ_E_BAD_REVISION, "a chain of tags that does not end");
+}
+
+/* The nth parent (from 0) of commit *o into *o, a commit: 0, or -1. */
+static int obj_parent(rq_commits *commits, const rq_oid_algo *algo, rev_obj *o, size_t nth,
+		      rq_error *err)
+{
+	if (nth >= o->commit->nparents)
+		return rq_error_set(err, RQ_E_BAD_REVISION, "no such parent");
+	if (obj_load(commits, algo, &o->commit->parents[nth], o, err) < 0)
 		return -1;
-	rq_oid_to_git(&g, &found, &rq_oid_sha1); /* libgit2: SHA-1 only */
-	return git_object_lookup(out, repo, &g, GIT_OBJECT_COMMIT);
+	if (o->type != GIT_OBJECT_COMMIT)
+		return rq_error_set(err, RQ_E_BAD_REVISION, "a parent that is no commit");
+	return 0;
 }
 
-/* One suffix applied to *obj (replaced): 0, or -1 (it names nothing). */
-static int apply_step(git_repository *repo, const rq_revparse_step *st, git_object **obj)
+/* One suffix applied to *o: 0, or -1 (err set). */
+static int apply_step(git_repository *repo, rq_commits *commits, const rq_oid_algo *algo,
+		      const rq_revparse_step *st, rev_obj *o, rq_error *err)
 {
-	git_object *next = NULL, *c = NULL;
-	int rc = -1;
+	rq_oid found;
 
 	if (st->kind == RQ_REVPARSE_PEEL)
-		rc = peel_to(*obj, st->type, &next);
-	else if (git_object_peel(&c, *obj, GIT_OBJECT_COMMIT) < 0)
-		rc = -1;
-	else if (st->kind == RQ_REVPARSE_PARENT && st->n == 0)
-		rc = git_object_dup(&next, c);
-	else if (st->kind == RQ_REVPARSE_PARENT)
-		rc = git_commit_parent((git_commit **)&next, (git_commit *)c,
-				       (unsigned int)(st->n - 1));
-	else if (st->kind == RQ_REVPARSE_ANCESTOR)
-		rc = git_commit_nth_gen_ancestor((git_commit **)&next, (git_commit *)c,
-						 (unsigned int)st->n);
-	else
-		rc = search_step(repo, st, c, &next);
-	git_object_free(c);
-	if (rc < 0)
+		return obj_peel(commits, algo, o, st->type, err);
+	if (obj_peel(commits, algo, o, RQ_REVPARSE_COMMIT, err) < 0)
 		return -1;
-	git_object_free(*obj);
-	*obj = next;
-	return 0;
+	if (st->kind == RQ_REVPARSE_PARENT)
+		return st->n == 0 ? 0 : obj_parent(commits, algo, o, (size_t)(st->n - 1), err);
+	if (st->kind == RQ_REVPARSE_ANCESTOR) {
+		for (long i = 0; i < st->n; i++)
+			if (obj_parent(commits, algo, o, 0, err) < 0)
+				return -1;
+		return 0;
+	}
+	/* ":/text" after the commit: the youngest from it whose message matches */
+	if (rq_revat_search(repo, commits, &o->id, st->text, st->len, &found) != 0)
+		return rq_error_set(err, RQ_E_BAD_REVISION, "no commit matches");
+	return obj_load(commits, algo, &found, o, err);
 }
 
-/* What obj peels to as a commit into *out: 0, or -1 (err set). */
-static int peel_commit(git_object *obj, const char *expr, rq_oid *out, rq_error *err)
+/* The suffixes of p applied in order to *id (replaced): 0, or -1 with
+ * err set (git's "unknown revision" when they name nothing). */
+static int apply_steps(git_repository *repo, rq_commits *commits, const rq_oid_algo *algo,
+		       const char *expr, const rq_revparse *p, rq_oid *id, rq_error *err)
 {
-	git_object *peeled = NULL;
-	int rc = git_object_peel(&peeled, obj, GIT_OBJECT_COMMIT);
+	rev_obj o;
+	rq_error e = {0};
+	int rc;
 
-	if (rc < 0 && rq_error_git_corrupt(err) < 0)
+	git_error_clear(); /* what a read left says if an object was damaged */
+	rc = obj_load(commits, algo, id, &o, &e);
+	for (size_t i = 0; rc == 0 && i < p->nsteps; i++)
+		rc = apply_step(repo, commits, algo, &p->steps[i], &o, &e);
+	if (rc == 0) {
+		*id = o.id;
+		return 0;
+	}
+	if (e.code == RQ_E_CORRUPT_OBJECT || e.code == RQ_E_NOMEM) {
+		if (err)
+			*err = e;
 		return -1;
-	if (rc < 0)
-		return rq_error_set(err, RQ_E_BAD_REVISION, "'%s' does not name a commit", expr);
-	rq_oid_from_git(out, git_object_id(peeled));
-	git_object_free(peeled);
-	return 0;
+	}
+	return rq_revname_unknown(err, expr);
 }
 
-/*
- * The name is read by rq_revparse, its base looked up here (the "@{...}"
- * forms and ":/text" by rq_revat), its suffixes applied in order, and what
- * that gives peeled to a commit. fullref (may be NULL): when *named comes
- * back set, *fullref is what rq_revname_dwim() gives for the whole
- * expression (a plain name was looked up once for both).
- */
-/* A plain name's object peeled to a commit through the job's commits,
- * with the errors of the lookup below. */
+/* The object a name resolved to peeled to a commit through the job's
+ * commits: a missing object names nothing, anything else is no commit. */
 static int peel_cached(rq_cobj_cache *commits, const rq_oid_algo *algo, const rq_oid *oid,
 		       const char *expr, rq_oid *out, rq_error *err)
 {
@@ -451,14 +491,20 @@ static int peel_cached(rq_cobj_cache *commits, const rq_oid_algo *algo, const rq
 	return rq_error_set(err, RQ_E_BAD_REVISION, "'%s' does not name a commit", expr);
 }
 
-int rq_revname_resolve(git_repository *repo, rq_cobj_cache *commits, const rq_oid_algo *algo,
+/*
+ * The name is read by rq_revparse, its base looked up here (the "@{...}"
+ * forms and ":/text" by rq_revat), its suffixes applied in order, and what
+ * that gives peeled to a commit, every object read through the job's
+ * commits. fullref (may be NULL): when *named comes back set, *fullref is
+ * what rq_revname_dwim() gives for the whole expression (a plain name was
+ * looked up once for both).
+ */
+int rq_revname_resolve(git_repository *repo, rq_commits *commits, const rq_oid_algo *algo,
 		       const rq_revname_refs *known, const char *expr, rq_oid *out, char **fullref,
 		       int *named, rq_error *err)
 {
 	rq_revparse p;
-	git_object *obj = NULL;
 	rq_oid oid;
-	git_oid g;
 	int rc, n = 0;
 
 	if (!*expr || expr[0] == '-' || (strchr(expr, ':') && strncmp(expr, ":/", 2)))
@@ -466,22 +512,13 @@ int rq_revname_resolve(git_repository *repo, rq_cobj_cache *commits, const rq_oi
 	if ((rc = rq_revparse_read(expr, &p)) != 0)
 		return rc < 0 ? rq_error_set(err, RQ_E_NOMEM, "out of memory")
 			      : rq_revname_unknown(err, expr);
-	rc = resolve_base(repo, algo, known, expr, &p, &oid, fullref && !p.nsteps ? fullref : NULL,
-			  &n, err);
-	if (rc == 0 && commits && !p.nsteps) /* the job's commit cache reads it */
-		rc = peel_cached(commits, algo, &oid, expr, out, err) < 0 ? -1 : 1;
-	if (rc == 0 && (rq_oid_to_git(&g, &oid, algo) < 0 ||
-			git_object_lookup(&obj, repo, &g, GIT_OBJECT_ANY) < 0))
-		rc = rq_revname_unknown(err, expr);
-	for (size_t i = 0; rc == 0 && i < p.nsteps; i++)
-		if (apply_step(repo, &p.steps[i], &obj) < 0)
-			rc = rq_revname_unknown(err, expr);
+	rc = resolve_base(repo, commits, algo, known, expr, &p, &oid,
+			  fullref && !p.nsteps ? fullref : NULL, &n, err);
+	if (rc == 0 && p.nsteps)
+		rc = apply_steps(repo, commits, algo, expr, &p, &oid, err);
 	rq_revparse_free(&p);
 	if (rc == 0)
-		rc = peel_commit(obj, expr, out, err);
-	else if (rc == 1)
-		rc = 0;
-	git_object_free(obj);
+		rc = peel_cached(rq_commits_cache(commits), algo, &oid, expr, out, err);
 	if (rc < 0 && fullref) {
 		free(*fullref);
 		*fullref = NULL;

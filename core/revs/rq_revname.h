@@ -17,7 +17,7 @@
 #include <git2.h>
 #include <stddef.h>
 
-#include "rq_cobj.h"
+#include "rq_commits.h"
 #include "rq_error.h"
 #include "rq_hindex.h"
 #include "rq_oid.h"
@@ -55,9 +55,9 @@ int rq_revname_dwim(git_repository *repo, const rq_revname_refs *known, const ch
  * NULL; algo: the repository's object format, ids are read at its
  * width): 0, or -1 with err set. *named (may be NULL): whether expr was
  * looked up as a ref, and then *fullref (may be NULL) the ref. commits:
- * the job's commits, which read a plain name's object (NULL, or a name
- * with suffixes: libgit2 reads them). */
-int rq_revname_resolve(git_repository *repo, rq_cobj_cache *commits, const rq_oid_algo *algo,
+ * the job's commits, through which every object is read (ids checked,
+ * abbreviations, suffixes, peeling). */
+int rq_revname_resolve(git_repository *repo, rq_commits *commits, const rq_oid_algo *algo,
 		       const rq_revname_refs *known, const char *expr, rq_oid *out, char **fullref,
 		       int *named, rq_error *err);
 

@@ -40,10 +40,18 @@ int rq_revs_dwim_ref(git_repository *repo, const char *name, char **fullname, rq
 	return rq_revname_dwim(repo, NULL, name, fullname, oid, err);
 }
 
-int rq_revs_resolve_commit(git_repository *repo, const rq_oid_algo *algo, const char *expr,
-			   rq_oid *out, rq_error *err)
+int rq_revs_resolve_commit(git_repository *repo, rq_commits *commits, const rq_oid_algo *algo,
+			   const char *expr, rq_oid *out, rq_error *err)
 {
-	return rq_revname_resolve(repo, NULL, algo, NULL, expr, out, NULL, NULL, err);
+	rq_commits *own = NULL;
+	int rc;
+
+	if (!commits && rq_commits_open(&own, repo, algo, err) < 0)
+		return -1;
+	rc = rq_revname_resolve(repo, commits ? commits : own, algo, NULL, expr, out, NULL, NULL,
+				err);
+	rq_commits_free(own);
+	return rc;
 }
 
 void rq_revs_free(rq_revs *revs)
@@ -85,8 +93,8 @@ static int push_rev(git_repository *repo, const rq_revname_refs *refs, rq_revs *
 		r->oid = *known;
 		return 0;
 	}
-	if (rq_revname_resolve(repo, rq_commits_cache(revs->commits), revs->algo, refs, r->name,
-			       &r->oid, &r->fullref, &n, err) < 0)
+	if (rq_revname_resolve(repo, revs->commits, revs->algo, refs, r->name, &r->oid, &r->fullref,
+			       &n, err) < 0)
 		return -1;
 	if (n) /* looked up as a ref already */
 		return 0;
@@ -136,8 +144,7 @@ static int commit_of(git_repository *repo, const rq_revs *revs, const rq_revname
 	*out = NULL;
 	if (!name)
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	rc = rq_revname_resolve(repo, rq_commits_cache(revs->commits), revs->algo, refs, name, &oid,
-				NULL, &n, err);
+	rc = rq_revname_resolve(repo, revs->commits, revs->algo, refs, name, &oid, NULL, &n, err);
 	free(name);
 	if (rc < 0)
 		return -1;

@@ -76,10 +76,11 @@ int rq_revs_syntax_option(const char *arg, int syntax);
 int rq_revs_dwim_ref(git_repository *repo, const char *name, char **fullname, rq_oid *oid,
 		     rq_error *err);
 
-/* Resolve a commit-ish expression (no ranges) to a commit id (algo: the
- * repository's object format). */
-int rq_revs_resolve_commit(git_repository *repo, const rq_oid_algo *algo, const char *expr,
-			   rq_oid *out, rq_error *err);
+/* Resolve a commit-ish expression (no ranges) to a commit id, reading
+ * through commits (the job's; NULL: commits opened for this one call, for
+ * a caller that has none yet) in the object format algo. */
+int rq_revs_resolve_commit(git_repository *repo, rq_commits *commits, const rq_oid_algo *algo,
+			   const char *expr, rq_oid *out, rq_error *err);
 
 /* 1 if s is a valid, fully qualified ref name ("refs/..." or "HEAD"), by
  * git's rules (rq_refname) and libgit2's. */

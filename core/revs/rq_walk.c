@@ -444,8 +444,8 @@ static int ancestry_bottoms(walker *w, const rq_revs *revs, size_t **out, size_t
 		rq_oid id;
 		size_t ni;
 		if (f->ancestry_path & 2) {
-			if (rq_revs_resolve_commit(w->repo, w->algo, f->ancestry[i], &id, w->err) <
-			    0)
+			if (rq_revs_resolve_commit(w->repo, revs->commits, w->algo, f->ancestry[i],
+						   &id, w->err) < 0)
 				return -1;
 		} else if (revs->v[i].negative) {
 			id = revs->v[i].oid;

@@ -8,7 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include <git2/sys/repository.h>
+
+#include "rq_odb.h"
+#include "rq_odb_read.h"
 #include "rq_revs.h"
 
 static tu_repo *repo;
@@ -107,6 +112,19 @@ static void test_dwim_ref(void **state)
 	free(full);
 }
 
+/* r opened as a job opens it: its objects read through rq_odb
+ * (rq_odb_install, as rq_replay_run and the worker do), installed again
+ * for what the test wrote since. */
+static git_repository *job_repo(tu_repo *r)
+{
+	git_repository *g = tu_repo_open(r);
+	rq_error err;
+
+	if (rq_odb_install(g, NULL, &err) != 0)
+		fail_msg("rq_odb_install: %s", err.msg);
+	return g;
+}
+
 /* expr resolved in r as git rev-parse resolves it. */
 static void check_resolve_in(tu_repo *r, const char *expr)
 {
@@ -115,7 +133,7 @@ static void check_resolve_in(tu_repo *r, const char *expr)
 	char *hex;
 
 	rq_error_clear(&err);
-	if (rq_revs_resolve_commit(tu_repo_open(r), &rq_oid_sha1, expr, &got, &err) != 0)
+	if (rq_revs_resolve_commit(job_repo(r), NULL, &rq_oid_sha1, expr, &got, &err) != 0)
 		fail_msg("rq_revs_resolve_commit(%s): %s", expr, err.msg);
 	/* ":/text" takes the rest as its text: it names a commit already */
 	hex = tu_capture(r, "git rev-parse --verify -q '%s%s'", expr,
@@ -138,7 +156,7 @@ static void check_resolve_fails(const char *expr, rq_code code)
 	rq_error err;
 
 	rq_error_clear(&err);
-	if (rq_revs_resolve_commit(tu_repo_open(repo), &rq_oid_sha1, expr, &got, &err) != -1)
+	if (rq_revs_resolve_commit(job_repo(repo), NULL, &rq_oid_sha1, expr, &got, &err) != -1)
 		fail_msg("rq_revs_resolve_commit(%s) succeeded", expr);
 	if (err.code != code)
 		fail_msg("rq_revs_resolve_commit(%s): code %s, want %s (%s)", expr,
@@ -307,11 +325,66 @@ static void test_resolve_ambiguous_prefix(void **state)
 	/* git agrees it is ambiguous */
 	assert_int_not_equal(tu_run(r, "git rev-parse --verify -q %s 2>/dev/null", prefix), 0);
 	rq_error_clear(&err);
-	assert_int_equal(rq_revs_resolve_commit(tu_repo_open(r), &rq_oid_sha1, prefix, &oid, &err),
-			 -1);
+	assert_int_equal(
+	    rq_revs_resolve_commit(job_repo(r), NULL, &rq_oid_sha1, prefix, &oid, &err), -1);
 	assert_int_equal(err.code, RQ_E_AMBIGUOUS);
 	assert_non_null(strstr(err.msg, prefix));
 	free(prefix);
+	tu_repo_free(r);
+}
+
+/* In a SHA-256 repository made by upstream git, names by id with every
+ * suffix resolve as upstream's rev-parse resolves them (the objects read
+ * through the job's commits, none through libgit2's 20-byte ids). */
+static void test_resolve_sha256(void **state)
+{
+	const char *up = getenv("RQ_UPSTREAM_GIT"), *ext[] = {"objectformat"};
+	static const char *const suffixes[] = {"",     "~1",  "^2",	 "^{commit}", "^0",
+					       "^2~1", "^{}", "^{/one}", "^^{commit}"};
+	char *head, *tag, cmd[256];
+	tu_repo *r;
+	git_odb *odb;
+	rq_error err;
+
+	(void)state;
+	if (!up || access(up, X_OK))
+		up = "/work/shared/upstream-git/git";
+	if (access(up, X_OK))
+		skip();
+	git_libgit2_opts(GIT_OPT_SET_EXTENSIONS, ext, 1);
+	r = tu_repo_new(0);
+	tu_git(r,
+	       "rm -rf .git && G='%s' && $G init -q -b main --object-format=sha256 . && "
+	       "$G config maintenance.auto false && echo a >a && $G add a && $G commit -qm one && "
+	       "$G checkout -qb side && echo b >b && $G add b && $G commit -qm two && "
+	       "$G checkout -q main && echo c >c && $G add c && $G commit -qm three && "
+	       "$G merge -q --no-edit side && $G tag -a -m t t1 HEAD",
+	       up);
+	assert_int_equal(rq_odb_new_at(&odb, tu_repo_open(r), NULL, &rq_oid_sha256, &err), 0);
+	assert_int_equal(git_repository_set_odb(tu_repo_open(r), odb), 0);
+	git_odb_free(odb);
+	snprintf(cmd, sizeof(cmd), "'%s' rev-parse HEAD", up);
+	head = tu_capture(r, "%s", cmd);
+	snprintf(cmd, sizeof(cmd), "'%s' rev-parse t1", up);
+	tag = tu_capture(r, "%s", cmd);
+	assert_int_equal(strlen(head), 64);
+	for (size_t i = 0; i < 2 * sizeof(suffixes) / sizeof(*suffixes); i++) {
+		const char *base = i % 2 ? tag : head, *sfx = suffixes[i / 2];
+		char expr[128], hex[RQ_OID_MAX_HEXSZ + 1], *want;
+		rq_oid got;
+		snprintf(expr, sizeof(expr), "%.*s%s", i % 4 < 2 ? 64 : 9, base, sfx);
+		want = tu_capture(r, "'%s' rev-parse --verify -q '%s^{commit}'", up, expr);
+		if (!want)
+			fail_msg("upstream rev-parse %s", expr);
+		rq_error_clear(&err);
+		if (rq_revs_resolve_commit(tu_repo_open(r), NULL, &rq_oid_sha256, expr, &got,
+					   &err) != 0)
+			fail_msg("%s: %s", expr, err.msg);
+		assert_string_equal(rq_oid_fmt(hex, &got, &rq_oid_sha256), want);
+		free(want);
+	}
+	free(head);
+	free(tag);
 	tu_repo_free(r);
 }
 
@@ -745,6 +818,7 @@ int main(void)
 	    cmocka_unit_test(test_resolve_at_forms),
 	    cmocka_unit_test(test_search_same_date),
 	    cmocka_unit_test(test_resolve_ambiguous_prefix),
+	    cmocka_unit_test(test_resolve_sha256),
 	    cmocka_unit_test(test_revs_parse_ranges),
 	    cmocka_unit_test(test_revs_parse_errors),
 	    cmocka_unit_test(test_revs_parse_many),
