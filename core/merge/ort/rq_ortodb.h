@@ -5,10 +5,10 @@
  * merger's core/odb/rq_odb_read.h reader (either width, no libgit2
  * object API), writes through core/odb/rq_odb_mem.h.
  *
- * Issue 42: the memory store's writers still keep SHA-1 ids (libgit2's
- * git_oid inside rq_odb_mem.c), so in another format every write fails
- * with libgit2's error set to "libgit2's object database has no sha256"
- * (never a misread id); the reads take either width.
+ * Both take either width: the memory store hashes at the database's
+ * format (SHA-1 with libgit2's collision detection, SHA-256 with
+ * rq_hash_object); a database without replayq's store is written through
+ * libgit2, which refuses a SHA-256 one by name (rq_odb_read_refused).
  *
  * Each returns what the call it wraps returns (0, or < 0 with libgit2's
  * error set); the rq_odb_mem ones return as rq_odb_mem.h says.
