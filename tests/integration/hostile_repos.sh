@@ -161,7 +161,7 @@ check_eq "shallow, a job: ok" ok "$CODE"
 check_eq "shallow, a job: upstream's commit" "$(upstream_new "$R")" "$NEW"
 cp -a "$T/src" "$ROOT/grafted"
 echo "$(git -C "$R" rev-parse topic~1) $(git -C "$R" rev-parse main)" >"$ROOT/grafted/.git/info/grafts"
-oracle --update "info/grafts: a parent given by a graft" "$ROOT/grafted" --onto main main..topic
+oracle --stderr --update "info/grafts: a parent given by a graft" "$ROOT/grafted" --onto main main..topic
 echo "not an id" >"$ROOT/grafted/.git/shallow"
 run_rq -C "$ROOT/grafted" replay --format=json --ref-action=print --onto main main..topic
 check_eq "a bad shallow line: bad_repo" bad_repo "$(jq -r .error.code <<<"$OUT")"
