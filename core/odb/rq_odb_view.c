@@ -43,9 +43,8 @@ typedef struct view {
 	git_odb_backend parent;
 	git_odb_backend **lower; /* the readers, in the database's order */
 	size_t nlower;
-	const rq_oid_algo
-	    *algo;	    /* the database's object format: ids read and written at its width */
-	rq_oidmap replaced; /* original -> index in repl */
+	const rq_oid_algo *algo; /* the database's format: the ids' width */
+	rq_oidmap replaced;	 /* original -> index in repl */
 	rq_oid *repl;
 	size_t nrepl, caprepl;
 	rq_oidmap grafted; /* commit -> index in grafts */
@@ -357,6 +356,8 @@ static int view_read_header(size_t *len, git_object_t *type, git_odb_backend *be
 	void *data = NULL;
 	int rc;
 
+	if (v->algo->rawsz != GIT_OID_RAWSZ) /* libgit2's 20-byte ids: SHA-1 only */
+		return GIT_PASSTHROUGH;
 	if (!rq_oidmap_get(&v->replaced, RQ_GIT_ID(id), &k) &&
 	    !rq_oidmap_get(&v->grafted, RQ_GIT_ID(id), &k))
 		return GIT_PASSTHROUGH;
