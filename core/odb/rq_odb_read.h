@@ -102,10 +102,9 @@ int rq_odb_packs_failed(const git_odb_backend *b, const rq_oid *id, int rc);
  * GIT_ENOTFOUND, GIT_ERROR. */
 int rq_odb_packs_fallback(git_odb_backend *b, const rq_oid *id, void **data, size_t *len,
 			  git_object_t *type);
-/* rq_odb_new in the object format algo (NULL: SHA-1): its packs and loose
- * objects at that width, libgit2's callbacks refused when it is not SHA-1
- * (rq_odb_read_refused) and no view (it reads replace refs and grafts
- * through libgit2). What rq_odb_opts.algo is given to. */
+/* rq_odb_new in the object format algo (NULL: SHA-1): its packs, loose
+ * objects and view at that width, libgit2's callbacks refused when it is
+ * not SHA-1 (rq_odb_read_refused). What rq_odb_opts.algo is given to. */
 struct rq_odb_opts;
 int rq_odb_new_at(git_odb **out, git_repository *repo, const struct rq_odb_opts *opts,
 		  const rq_oid_algo *algo, rq_error *err);
