@@ -14,7 +14,8 @@
 #   - version 0 with objectFormat=sha256 and compatObjectFormat: stderr
 #     and exit status byte for byte as upstream's;
 #   - in a SHA-1 repository, a 64-digit id (a SHA-1 id and 24 more digits)
-#     and its 63-digit prefix are no revisions: as upstream, byte for byte.
+#     and its 63-digit prefix are no revisions, a loose ref of 64 digits is
+#     a broken ref (upstream's warnings): as upstream, byte for byte.
 # With RQ_TEST_SHA256=1 (tests/CMakeLists.txt's option RQ_TEST_SHA256 sets
 # it; a notice without), the SHA-256 cases, each byte for byte against
 # upstream (stdout, stderr, exit status; refs and reflogs after updates):
@@ -128,6 +129,18 @@ same s1 "a 64-digit id" --ref-action=print --onto "${id}012345678901234567890123
 check_eq "a 64-digit id: refused" 128 "$RC"
 same s1 "a 63-digit id" --ref-action=print --onto "${id}01234567890123456789012" main..topic
 same s1 "the 40-digit id" --ref-action=print --onto "$id" main~1..topic
+# a loose ref of 64 digits is a broken ref there, a symbolic ref to it a
+# dangling one: skipped with upstream's warnings (twice for a name alone:
+# git looks it up again before it dies), none for its reflog
+printf '%s012345678901234567890123\n' "$id" >"$ROOT/s1/.git/refs/heads/long"
+printf 'ref: refs/heads/long\n' >"$ROOT/s1/.git/refs/heads/tolong"
+same s1 "a 64-digit loose ref" --ref-action=print --onto main main..long
+check_contains "a 64-digit loose ref: warned" "warning: ignoring broken ref refs/heads/long" "$ERR"
+same s1 "a 64-digit loose ref alone" --ref-action=print --onto main long
+same s1 "--onto a 64-digit loose ref" --ref-action=print --onto long main..topic
+same s1 "a symbolic ref to it" --ref-action=print --onto main main..tolong
+same s1 "its reflog" --ref-action=print --onto main long@{1}..topic
+rm "$ROOT/s1/.git/refs/heads/long" "$ROOT/s1/.git/refs/heads/tolong"
 
 # --- the SHA-256 cases -------------------------------------------------------
 if [ "${RQ_TEST_SHA256:-0}" != 1 ]; then
@@ -159,6 +172,7 @@ same r "a conflict" --ref-action=print --onto main main~1..clash
 printf '%s\n' "${topic:0:40}" >"$ROOT/r/.git/refs/heads/short"
 same r "a 40-digit loose ref" --ref-action=print --onto main main..short
 check "a 40-digit loose ref: refused" test "$RC" -ne 0
+same r "--advance a 40-digit loose ref" --ref-action=print --advance short main~1..side
 rm "$ROOT/r/.git/refs/heads/short"
 
 # --ref-action=update: the refs and reflogs upstream leaves, fsck clean
