@@ -21,7 +21,8 @@
 # upstream (stdout, stderr, exit status; refs and reflogs after updates):
 #   - abbreviations: the first 40 digits of a commit (an abbreviation in
 #     SHA-256, not a full id), 12 digits, the full 64;
-#   - a loose ref holding 40 digits is a broken ref, not a padded id;
+#   - a loose ref holding 40 digits is a broken ref, not a padded id (also
+#     as --advance's and --ref's ref);
 #   - `update` lines of 64 digits; --ref creating a ref: the zero id of 64
 #     digits; --advance, --revert, --contained, a conflict;
 #   - --ref-action=update: the same refs and reflogs as upstream's, `git
@@ -173,6 +174,12 @@ printf '%s\n' "${topic:0:40}" >"$ROOT/r/.git/refs/heads/short"
 same r "a 40-digit loose ref" --ref-action=print --onto main main..short
 check "a 40-digit loose ref: refused" test "$RC" -ne 0
 same r "--advance a 40-digit loose ref" --ref-action=print --advance short main~1..side
+# --ref to it: printed from the zero id; updated, refused as git's lock does
+same r "--ref a 40-digit loose ref" --ref-action=print --onto main --ref=refs/heads/short main..topic
+cp -a "$ROOT/r" "$ROOT/rb"
+same rb "--ref a 40-digit loose ref, update" --onto main --ref=refs/heads/short main..topic
+check_eq "--ref a 40-digit loose ref: left as it was" "${topic:0:40}" "$(cat "$ROOT/rb/.git/refs/heads/short")"
+rm -rf "$ROOT/rb"
 rm "$ROOT/r/.git/refs/heads/short"
 
 # --ref-action=update: the refs and reflogs upstream leaves, fsck clean
