@@ -470,6 +470,12 @@ static int replay(replay_cli *c, replay_run *run)
 	return rc;
 }
 
+/* git's warnings about the refs a name met (rq_refdb_set_warn) */
+static void warn_stderr(const char *msg)
+{
+	fprintf(stderr, "warning: %s\n", msg);
+}
+
 /* Does the command line ask for JSON? Its last --format before any "--"
  * (for an error that stopped the parse before it reached it). */
 static int asks_json(int argc, char **argv)
@@ -492,6 +498,7 @@ int cmd_replay(int argc, char **argv)
 	int status;
 
 	cli_init(&c);
+	rq_refdb_set_warn(warn_stderr);
 	memset(&run, 0, sizeof(run));
 	rq_error_clear(&run.err);
 	if (rq_opt_parse(&c.spec, argc, argv, &c.revs, &status) == 0) {

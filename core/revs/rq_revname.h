@@ -47,9 +47,15 @@ typedef struct rq_revname_refs {
 int rq_revname_refs_load(git_repository *repo, rq_revname_refs *rs);
 void rq_revname_refs_free(rq_revname_refs *rs);
 
-/* DWIM name to refs (known: the set of refs, or NULL): as rq_revs_dwim_ref. */
+/* DWIM name to refs (known: the set of refs, or NULL): as rq_revs_dwim_ref.
+ * A broken ref or a symbolic ref to nothing among the candidates is
+ * skipped with git's warning (rq_refdb_warn: "ignoring broken ref <ref>",
+ * "ignoring dangling symref <ref>"), as refs.c's expand_ref does. */
 int rq_revname_dwim(git_repository *repo, const rq_revname_refs *known, const char *name,
 		    char **fullname, rq_oid *oid, rq_error *err);
+/* The same without the warnings: git's dwim_log, for "@{...}" forms. */
+int rq_revname_dwim_log(git_repository *repo, const rq_revname_refs *known, const char *name,
+			char **fullname, rq_error *err);
 
 /* The commit expr (no range) names into *out (known: the set of refs, or
  * NULL; algo: the repository's object format, ids are read at its
