@@ -124,7 +124,8 @@ typedef struct frame {
 
 typedef struct walker {
 	rq_pathfilter *pf;
-	git_odb *odb;
+	rq_odb_read *rd;	 /* the job's reader (core/odb) */
+	rq_tree_reader trees;	 /* over rd */
 	const rq_oid_algo *algo; /* the trees' object format */
 	rq_buf path;
 	frame *v;
@@ -172,9 +173,9 @@ static int push(walker *w, const rq_oid *old, const rq_oid *new, size_t plen)
 	w->v = f;
 	f = &w->v[w->n];
 	memset(f, 0, sizeof(*f));
-	if (old && rq_tree_open(&f->t[0], w->odb, w->algo, old, w->err) < 0)
+	if (old && rq_tree_open_with(&f->t[0], &w->trees, w->algo, old, w->err) < 0)
 		return -1;
-	if (new &&rq_tree_open(&f->t[1], w->odb, w->algo, new, w->err) < 0) {
+	if (new &&rq_tree_open_with(&f->t[1], &w->trees, w->algo, new, w->err) < 0) {
 		rq_tree_close(&f->t[0]);
 		return -1;
 	}
@@ -244,18 +245,18 @@ static void read_max_depth(rq_pathfilter *pf, git_repository *repo)
 	pf->depth_known = 1;
 }
 
-int rq_pathfilter_changes(rq_pathfilter *pf, git_repository *repo, const rq_oid_algo *algo,
-			  const rq_oid *old_tree, const rq_oid *new_tree, rq_error *err)
+int rq_pathfilter_changes(rq_pathfilter *pf, git_repository *repo, rq_odb_read *rd,
+			  const rq_oid_algo *algo, const rq_oid *old_tree, const rq_oid *new_tree,
+			  rq_error *err)
 {
-	walker w = {pf, NULL, algo, {NULL, 0, 0, 0}, NULL, 0, 0, err};
+	walker w = {pf, rd, {NULL, NULL, NULL}, algo, {NULL, 0, 0, 0}, NULL, 0, 0, err};
 	int rc;
 
 	if (old_tree && rq_oid_eq(old_tree, new_tree))
 		return 0;
 	if (!pf->depth_known)
 		read_max_depth(pf, repo);
-	if (git_repository_odb(&w.odb, repo) < 0)
-		return rq_error_git(err, "cannot open the object database");
+	w.trees = rq_odb_read_trees(&w.rd);
 	rc = push(&w, old_tree, new_tree, 0);
 	while (rc == 0 && w.n) {
 		frame *f = &w.v[w.n - 1];
@@ -268,6 +269,5 @@ int rq_pathfilter_changes(rq_pathfilter *pf, git_repository *repo, const rq_oid_
 		pop(&w);
 	free(w.v);
 	free(w.path.p);
-	git_odb_free(w.odb);
 	return rc;
 }
