@@ -35,6 +35,7 @@
 
 #include "rq_error.h"
 #include "rq_oid.h"
+#include "rq_tree.h"
 
 typedef struct rq_odb_read rq_odb_read;
 
@@ -82,6 +83,12 @@ int rq_odb_read_exists(rq_odb_read *rd, const rq_oid *id);
  * when held.
  */
 int rq_odb_read_prefix(rq_odb_read *rd, const rq_oid *prefix, size_t nhex, rq_oid *full);
+
+/* Trees read through *rd (core/base/rq_tree.h's rq_tree_open_with): at
+ * the reader's width, with rq_odb_read_object's errors. rd is followed
+ * where it points at each read (a caller that reopens its reader keeps
+ * the same rq_tree_reader); it must outlive the trees opened. */
+rq_tree_reader rq_odb_read_trees(rq_odb_read **rd);
 
 /*
  * Internal: what the backends of rq_odb's database give this module

@@ -9,6 +9,7 @@
 #include "rq_refdb.h"
 #include "rq_revat.h"
 #include "rq_revparse.h"
+#include "rq_tree.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -551,4 +552,85 @@ int rq_revname_resolve(git_repository *repo, rq_commits *commits, const rq_oid_a
 	if (rc == 0 && named)
 		*named = n;
 	return rc;
+}
+
+/* id (read through commits) peeled to a tree into *id: 0, or -1. */
+static int peel_tree(rq_commits *commits, const rq_oid_algo *algo, rq_oid *id, rq_error *err)
+{
+	rev_obj o;
+
+	if (obj_load(commits, algo, id, &o, err) < 0 ||
+	    obj_peel(commits, algo, &o, RQ_REVPARSE_TREE, err) < 0)
+		return -1;
+	*id = o.id;
+	return 0;
+}
+
+/* The entry name (n bytes) of tree-ish *id into *id: 0, or -1 (none:
+ * RQ_E_BAD_REVISION). */
+static int tree_step(rq_commits *commits, const rq_oid_algo *algo, const char *name, size_t n,
+		     rq_oid *id, rq_error *err)
+{
+	rq_odb_read *rd = reader_of(commits);
+	rq_tree_reader trees = rq_odb_read_trees(&rd);
+	rq_tree t;
+	rq_tree_entry e;
+	size_t pos = 0;
+	int found = 0;
+
+	if (peel_tree(commits, algo, id, err) < 0 ||
+	    rq_tree_open_with(&t, &trees, algo, id, err) < 0)
+		return -1;
+	while (!found && rq_tree_next(&t, &pos, &e))
+		if ((found = e.len == n && !memcmp(e.name, name, n)))
+			*id = e.id;
+	rq_tree_close(&t);
+	return found ? 0 : rq_error_set(err, RQ_E_BAD_REVISION, "no such path in the tree");
+}
+
+/* The entry at path ('/'-separated names) under tree-ish *id into *id:
+ * 0, or -1. */
+static int tree_path(rq_commits *commits, const rq_oid_algo *algo, const char *path, rq_oid *id,
+		     rq_error *err)
+{
+	while (*path) {
+		size_t n = strcspn(path, "/");
+		if (n && tree_step(commits, algo, path, n, id, err) < 0)
+			return -1;
+		path += n + (path[n] == '/');
+	}
+	return 0;
+}
+
+int rq_revname_tree(git_repository *repo, rq_commits *commits, const rq_oid_algo *algo,
+		    const char *expr, rq_oid *out, rq_error *err)
+{
+	const char *colon = strncmp(expr, ":/", 2) ? strchr(expr, ':') : NULL;
+	char *rev = colon ? strndup(expr, (size_t)(colon - expr)) : NULL;
+	rq_revparse p;
+	int rc, named = 0;
+
+	if (colon && !rev)
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	if (!*expr || expr[0] == '-' || (rev && !*rev)) { /* ":path": the index's, not read */
+		free(rev);
+		return rq_revname_unknown(err, expr);
+	}
+	if ((rc = rq_revparse_read(rev ? rev : expr, &p)) != 0) {
+		free(rev);
+		return rc < 0 ? rq_error_set(err, RQ_E_NOMEM, "out of memory")
+			      : rq_revname_unknown(err, expr);
+	}
+	rc = resolve_base(repo, commits, algo, NULL, expr, &p, out, NULL, &named, err);
+	if (rc == 0 && p.nsteps)
+		rc = apply_steps(repo, commits, algo, expr, &p, out, err);
+	rq_revparse_free(&p);
+	free(rev);
+	if (rc == 0 && colon)
+		rc = tree_path(commits, algo, colon + 1, out, err);
+	if (rc < 0)
+		return -1;
+	if (peel_tree(commits, algo, out, err) == 0)
+		return 0;
+	return err && err->code == RQ_E_NOMEM ? -1 : 1;
 }

@@ -67,6 +67,19 @@ int rq_revname_resolve(git_repository *repo, rq_commits *commits, const rq_oid_a
 		       const rq_revname_refs *known, const char *expr, rq_oid *out, char **fullref,
 		       int *named, rq_error *err);
 
+/*
+ * The tree expr names, as git reads attr.tree and GIT_ATTR_SOURCE
+ * (attr.c: repo_get_oid_treeish, then the tree under it): expr resolved
+ * as rq_revname_resolve resolves a name (refs, ids, suffixes; every
+ * object read through commits, at algo's width), or "<rev>:<path>" (the
+ * entry at path in rev's tree), then peeled to a tree (tags followed, a
+ * commit's tree). 0 with *out; 1 when expr names an object with no tree
+ * under it (git then reads no attributes from it: no error); -1 with err
+ * set (RQ_E_BAD_REVISION: a name that names nothing).
+ */
+int rq_revname_tree(git_repository *repo, rq_commits *commits, const rq_oid_algo *algo,
+		    const char *expr, rq_oid *out, rq_error *err);
+
 /* git's error for a name that resolves to nothing (RQ_E_BAD_REVISION),
  * unless a damaged object was read: -1. */
 int rq_revname_unknown(rq_error *err, const char *expr);

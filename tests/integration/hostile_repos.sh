@@ -3,7 +3,8 @@
 # Odd repositories git reads (issue 33, points 10, 12, 13, 15, 16, 17): a
 # tree nested deeper than core.maxTreeDepth, a shallow clone and grafts,
 # commits whose author or committer libgit2 cannot parse, replace refs,
-# merge drivers from attributes, tree entry names of 100,000 characters
+# merge drivers from attributes (attr.tree and GIT_ATTR_SOURCE in a SHA-256
+# repository too, with RQ_TEST_SHA256=1), tree entry names of 100,000 characters
 # and of none. Each is compared with upstream git 2.55's git replay where
 # upstream gives an answer (stdout and exit status, stderr where said,
 # and the refs an update leaves): the same commit ids. Where upstream
@@ -347,6 +348,22 @@ rm "$ROOT/attrs.git/info/attributes"
 git -C "$ROOT/attrs.git" symbolic-ref HEAD refs/heads/attrs
 oracle "bare: HEAD's .gitattributes is not read" "$ROOT/attrs.git" --onto main main..topic
 oracle "bare: attr.tree" "$ROOT/attrs.git" -c attr.tree=attrs --onto main main..topic
+# the same sources in a SHA-256 repository (issue 42): their names read by
+# replayq's revision names and peeled to a tree at the repository's width
+if [ "${RQ_TEST_SHA256:-0}" = 1 ]; then
+	R2=$ROOT/attrs256
+	GIT_DEFAULT_HASH=sha256 attr_repo "$R2"
+	check_eq "SHA-256: the repository is one" sha256 "$(git -C "$R2" rev-parse --show-object-format)"
+	oracle --update "SHA-256: attr.tree" "$R2" -c attr.tree=attrs --onto main main..topic
+	oracle "SHA-256: attr.tree, a tree's 12 digits" "$R2" \
+		-c attr.tree="$(git -C "$R2" rev-parse --short=12 'attrs^{tree}')" --onto main main..topic
+	GIT_ATTR_SOURCE='attrs~0:' oracle "SHA-256: GIT_ATTR_SOURCE, <rev>:<path>" "$R2" --onto main main..topic
+	GIT_ATTR_SOURCE=nosuch oracle --stderr "SHA-256: GIT_ATTR_SOURCE naming nothing" "$R2" --onto main main..topic
+	GIT_ATTR_SOURCE="$(git -C "$R2" rev-parse attrs:.gitattributes)" oracle --stderr \
+		"SHA-256: GIT_ATTR_SOURCE naming a blob: no attributes, no error" "$R2" --onto main main..topic
+else
+	echo "# notice: the SHA-256 attribute sources skipped (RQ_TEST_SHA256=1)" >&2
+fi
 # a job: the worker's own attribute files are not read, and a repository's
 # attribute file outside the root is refused
 mkdir -p "$HOME/.config/git"
