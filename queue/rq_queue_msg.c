@@ -278,7 +278,7 @@ static int claimed_entries(rq_queue *q, redisReply *rep, redisReply *entries, rq
 		else
 			(*msgs)[i].deliveries = d;
 	}
-	if (rc < 0) {
+	if (rc < 0) { /* claimed but not handed on: taken again later */
 		msgs_free(*msgs, *n);
 		*msgs = NULL;
 		*n = 0;
@@ -366,7 +366,8 @@ int rq_queue_msg_own(rq_queue *q, const char *consumer, const char *const *known
 	argv[4] = RQ_QUEUE_GROUP;
 	argv[5] = consumer;
 	argv[6] = cnt;
-	memcpy(argv + 7, known, nknown * sizeof(*argv));
+	if (nknown)
+		memcpy(argv + 7, known, nknown * sizeof(*argv));
 	rep = rq_redis_cmd(rq_queue_redis(q), 0, err, (int)(nknown + 7), argv, NULL);
 	free(argv);
 	if (!(rep = claim_reply(q, rep, "cannot take back the worker's own entries", &rc, err)))
