@@ -262,29 +262,14 @@ static long delivery_count(rq_queue *q, const char *sid, rq_error *err)
 	return d;
 }
 
-int rq_queue_msg_reclaim(rq_queue *q, const char *consumer, long min_idle_ms, size_t count,
-			 rq_queue_msg **msgs, size_t *n, rq_error *err)
+/* The entries of a reply that claimed them for this consumer (entries:
+ * their array in it; rep is freed), with their delivery counts: 0, or -1
+ * with err set and nothing handed on (they stay pending, claimed). */
+static int claimed_entries(rq_queue *q, redisReply *rep, redisReply *entries, rq_queue_msg **msgs,
+			   size_t *n, rq_error *err)
 {
-	char idle[32], cnt[32];
-	redisReply *rep;
-	int rc = 0;
+	int rc = parse_entries(entries, msgs, n, err);
 
-	*msgs = NULL;
-	*n = 0;
-	snprintf(idle, sizeof(idle), "%ld", min_idle_ms);
-	snprintf(cnt, sizeof(cnt), "%zu", count ? count : 1);
-	rep = rq_redis_cmdv(rq_queue_redis(q), 0, err, "XAUTOCLAIM", rq_queue_jobs_key(q),
-			    RQ_QUEUE_GROUP, consumer, idle, "0-0", "COUNT", cnt, NULL);
-	if (!rep)
-		return -1;
-	if (rep->type == REDIS_REPLY_ERROR && !strncmp(rep->str, "NOGROUP", 7)) {
-		freeReplyObject(rep);
-		return rq_queue_ensure_group(q, err) == 0 ? 0 : -1;
-	}
-	if (rq_queue_reply_error(rep, err, "reclaim failed") < 0)
-		return -1;
-	if (rep->type == REDIS_REPLY_ARRAY && rep->elements >= 2)
-		rc = parse_entries(rep->element[1], msgs, n, err);
 	freeReplyObject(rep);
 	for (size_t i = 0; rc == 0 && i < *n; i++) {
 		long d = delivery_count(q, (*msgs)[i].sid, err);
@@ -293,10 +278,99 @@ int rq_queue_msg_reclaim(rq_queue *q, const char *consumer, long min_idle_ms, si
 		else
 			(*msgs)[i].deliveries = d;
 	}
-	if (rc < 0) { /* claimed but not handed on: reclaimed again later */
+	if (rc < 0) { /* claimed but not handed on: taken again later */
 		msgs_free(*msgs, *n);
 		*msgs = NULL;
 		*n = 0;
 	}
 	return rc;
+}
+
+/* A reply of XAUTOCLAIM or of the script below; NULL (err set) a failure,
+ * with *rc: 0 the group was missing and is made again (nothing claimed),
+ * -1 an error. */
+static redisReply *claim_reply(rq_queue *q, redisReply *rep, const char *what, int *rc,
+			       rq_error *err)
+{
+	*rc = -1;
+	if (!rep)
+		return NULL;
+	if (rep->type == REDIS_REPLY_ERROR && !strncmp(rep->str, "NOGROUP", 7)) {
+		freeReplyObject(rep);
+		*rc = rq_queue_ensure_group(q, err) == 0 ? 0 : -1;
+		return NULL;
+	}
+	return rq_queue_reply_error(rep, err, what) < 0 ? NULL : rep;
+}
+
+int rq_queue_msg_reclaim(rq_queue *q, const char *consumer, long min_idle_ms, size_t count,
+			 rq_queue_msg **msgs, size_t *n, rq_error *err)
+{
+	char idle[32], cnt[32];
+	redisReply *rep;
+	int rc;
+
+	*msgs = NULL;
+	*n = 0;
+	snprintf(idle, sizeof(idle), "%ld", min_idle_ms);
+	snprintf(cnt, sizeof(cnt), "%zu", count ? count : 1);
+	rep = rq_redis_cmdv(rq_queue_redis(q), 0, err, "XAUTOCLAIM", rq_queue_jobs_key(q),
+			    RQ_QUEUE_GROUP, consumer, idle, "0-0", "COUNT", cnt, NULL);
+	if (!(rep = claim_reply(q, rep, "reclaim failed", &rc, err)))
+		return rc;
+	if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 2) {
+		freeReplyObject(rep);
+		return 0;
+	}
+	return claimed_entries(q, rep, rep->element[1], msgs, n, err);
+}
+
+/*
+ * The consumer's own pending entries that are not among the known ones
+ * (ARGV[4...]), at most ARGV[3], claimed again by it (XCLAIM: a new
+ * delivery, the idle time reset), in one script: an entry another worker
+ * reclaimed meanwhile is not this consumer's any more and is left alone.
+ * Its first XPENDING looks at count + known entries, so that count
+ * unknown ones are among them when there are that many. Entries deleted
+ * from the stream meanwhile leave the pending list with the XCLAIM.
+ */
+static const char own_lua[] =
+    "local known = {}\n"
+    "for i = 4, #ARGV do known[ARGV[i]] = true end\n"
+    "local want = tonumber(ARGV[3])\n"
+    "local p = redis.call('XPENDING', KEYS[1], ARGV[1], '-', '+', want + #ARGV - 3, ARGV[2])\n"
+    "local ids = {}\n"
+    "for _, e in ipairs(p) do\n"
+    "  if not known[e[1]] and #ids < want then ids[#ids + 1] = e[1] end\n"
+    "end\n"
+    "if #ids == 0 then return {} end\n"
+    "return redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, unpack(ids))\n";
+
+int rq_queue_msg_own(rq_queue *q, const char *consumer, const char *const *known, size_t nknown,
+		     size_t count, rq_queue_msg **msgs, size_t *n, rq_error *err)
+{
+	char cnt[32];
+	const char **argv = calloc(nknown + 7, sizeof(*argv));
+	redisReply *rep;
+	int rc;
+
+	*msgs = NULL;
+	*n = 0;
+	if (!argv)
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	snprintf(cnt, sizeof(cnt), "%zu", count ? count : 1);
+	argv[0] = "EVAL";
+	argv[1] = own_lua;
+	argv[2] = "1";
+	argv[3] = rq_queue_jobs_key(q);
+	argv[4] = RQ_QUEUE_GROUP;
+	argv[5] = consumer;
+	argv[6] = cnt;
+	if (nknown)
+		memcpy(argv + 7, known, nknown * sizeof(*argv));
+	rep = rq_redis_cmd(rq_queue_redis(q), 0, err, (int)(nknown + 7), argv, NULL);
+	free(argv);
+	if (!(rep = claim_reply(q, rep, "cannot take back the worker's own entries", &rc, err)))
+		return rc;
+	return claimed_entries(q, rep, rep, msgs, n, err);
 }

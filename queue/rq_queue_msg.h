@@ -62,6 +62,18 @@ int rq_queue_msg_read_recv(rq_queue *q, rq_queue_msg **msgs, size_t *n, rq_error
 int rq_queue_msg_reclaim(rq_queue *q, const char *consumer, long min_idle_ms, size_t count,
 			 rq_queue_msg **msgs, size_t *n, rq_error *err);
 
+/*
+ * The entries pending under this consumer's name that it is not handling
+ * (known: the entry ids of the tasks it holds, nknown of them), at most
+ * count, claimed again by it (a new delivery each, as a reclaim is),
+ * whatever their idle time: what a worker left pending when Redis went
+ * away (a read whose answer was lost, a claim that failed), taken back
+ * once Redis answers instead of after the visibility timeout. An entry
+ * another consumer took meanwhile is not taken. 0 (*msgs, *n set), -1.
+ */
+int rq_queue_msg_own(rq_queue *q, const char *consumer, const char *const *known, size_t nknown,
+		     size_t count, rq_queue_msg **msgs, size_t *n, rq_error *err);
+
 /* Free what one message holds (it is left empty). */
 void rq_queue_msg_clear(rq_queue_msg *m);
 

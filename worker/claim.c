@@ -17,6 +17,7 @@
 #include "rq_job.h"
 #include "rq_refproto.h"
 #include "rq_result_json.h"
+#include "rq_testhook.h"
 
 /* The job's reply list, read even from a job that is not valid (its
  * error result goes there too): 0 (*out NULL when it has none, or none
@@ -123,8 +124,29 @@ static void claim_settled(rq_tasks *ts, rq_task *t, int r, const char *owner, co
 		json_object_set_new(f, "error",
 				    json_string(r == RQ_QUEUE_CLAIM_RESULT ? e2.msg : err->msg));
 		rq_log(RQ_LOG_WARN, "cannot claim the job id; the job is left for a retry", f);
+		/* Redis away or busy: the entry stays pending under this
+		 * worker's name, which takes it back once Redis answers */
+		if (r == -1)
+			ts->own_lost = 1;
 	}
 	rq_task_free(t);
+}
+
+/* The test hold points "claim:<id>" and "claim:<id>@<delivery>": the
+ * entry is this worker's (pending under its name), its id not claimed
+ * yet (core/base/rq_testhook.h). */
+static void hold_before_claim(const rq_task *t)
+{
+#ifdef RQ_TEST_HOOKS
+	char point[RQ_JOB_ID_MAX + 48];
+
+	snprintf(point, sizeof(point), "claim:%s", t->id);
+	rq_testhook_hold(point);
+	snprintf(point, sizeof(point), "claim:%s@%ld", t->id, t->msg.deliveries);
+	rq_testhook_hold(point);
+#else
+	(void)t;
+#endif
 }
 
 /*
@@ -139,6 +161,7 @@ static int msg_claim(rq_tasks *ts, rq_task *t, const rq_job *job)
 	rq_error err;
 	int r = -1;
 
+	hold_before_claim(t);
 	if (t->msg.job)
 		rq_job_digest(t->msg.job, t->msg.job_len, digest);
 	snprintf(msg, sizeof(msg),
@@ -292,6 +315,8 @@ static int msg_group_wait(rq_tasks *ts, rq_task *t)
 	} else {
 		json_object_set_new(f, "error", json_string(err.msg));
 		rq_log(RQ_LOG_WARN, "cannot check the job's group; the job is left for a retry", f);
+		if (r == -1) /* taken back once Redis answers (as in claim_settled) */
+			ts->own_lost = 1;
 	}
 	rq_task_free(t);
 	return 1;

@@ -94,6 +94,30 @@ int rq_tasks_is_running(const rq_tasks *ts, const char *sid)
 	return 0;
 }
 
+long rq_tasks_entries(const rq_tasks *ts, const char ***out)
+{
+	size_t n = (size_t)ts->cap, k = 0;
+	const rq_task *t;
+
+	*out = NULL;
+	for (t = ts->held; t; t = t->next)
+		n++;
+	for (t = ts->waiting; t; t = t->next)
+		n++;
+	if (n == 0)
+		return 0;
+	if (!(*out = calloc(n, sizeof(**out))))
+		return -1;
+	for (int i = 0; i < ts->cap; i++)
+		if (ts->running[i])
+			(*out)[k++] = ts->running[i]->msg.sid;
+	for (t = ts->held; t; t = t->next)
+		(*out)[k++] = t->msg.sid;
+	for (t = ts->waiting; t; t = t->next)
+		(*out)[k++] = t->msg.sid;
+	return (long)k;
+}
+
 void rq_tasks_hold(rq_tasks *ts, rq_task *t)
 {
 	rq_task **pp = &ts->held;

@@ -49,6 +49,11 @@ typedef struct rq_tasks {
 	 * was busy): started again when a child ends, or at held_retry */
 	rq_task *held;
 	long long held_retry;
+	/* a Redis failure (a read, a reclaim, a claim that failed, a
+	 * reconnect) may have left entries pending under this worker's name
+	 * with no task for them: the worker looks for them and takes them
+	 * back (worker_loop) */
+	int own_lost;
 	unsigned long done_ok, done_conflict, done_error;
 } rq_tasks;
 
@@ -68,6 +73,11 @@ json_t *rq_tasks_log_fields(const rq_task *t);
 /* A task whose child started; 1 if entry sid is one of them (or held). */
 void rq_tasks_run_add(rq_tasks *ts, rq_task *t);
 int rq_tasks_is_running(const rq_tasks *ts, const char *sid);
+
+/* The entry ids of the tasks in the store (running, held, waiting to be
+ * stored), in *out (malloc'ed, borrowing the tasks' strings; NULL when
+ * there are none): their number, or -1 out of memory. */
+long rq_tasks_entries(const rq_tasks *ts, const char ***out);
 
 /* A task the pool could not start now: held, its claim kept fresh, until
  * it can (rq_claim_start_held), not left for a redelivery, which would

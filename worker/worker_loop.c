@@ -56,6 +56,7 @@ static void read_fired(void *arg, int fd, short revents)
 	if (r < 0) {
 		rq_log(RQ_LOG_WARN, "read failed", json_pack("{s:s}", "error", err.msg));
 		w->next_read = rq_clock_mono_ms() + 200;
+		w->tasks.own_lost = 1; /* what it read may be pending under our name */
 		return;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -79,6 +80,7 @@ static void read_send(rq_worker_loop *w, long long now)
 				   (int)block, &err) < 0) {
 		rq_log(RQ_LOG_WARN, "read failed", json_pack("{s:s}", "error", err.msg));
 		w->next_read = now + 200;
+		w->tasks.own_lost = 1;
 		return;
 	}
 	w->reading = 1;
@@ -96,6 +98,7 @@ static long long read_expired(void *arg, long long now)
 	(void)now;
 	rq_log(RQ_LOG_WARN, "read failed", json_pack("{s:s}", "error", "no answer in time"));
 	read_abandon(w);
+	w->tasks.own_lost = 1;
 	return -1;
 }
 
@@ -131,6 +134,7 @@ static void reclaim(rq_worker_loop *w, long long now)
 	if (rq_queue_msg_reclaim(w->q, w->name, w->visibility_ms,
 				 (size_t)rq_pool_idle_count(w->pool), &msgs, &n, &err) < 0) {
 		rq_log(RQ_LOG_WARN, "reclaim failed", json_pack("{s:s}", "error", err.msg));
+		w->tasks.own_lost = 1; /* it may have claimed entries for us */
 		return;
 	}
 	sweep_groups(w);
@@ -147,12 +151,75 @@ static void reclaim(rq_worker_loop *w, long long now)
 	free(msgs);
 }
 
-/* The fetch timer: the reclaim when it is due, then a read for the free
- * slots when one may start. */
+/* ---- the worker's own entries, taken back after a Redis failure ---- */
+
+/* how long after a look that failed (or one more failure) it looks again */
+#define RQ_WORKER_OWN_RETRY_MS 1000
+
+/* The reconnects of both connections: a command sent on one that broke
+ * may have been done without its answer arriving (an entry read or
+ * claimed for this worker). */
+static unsigned reconnects(rq_worker_loop *w)
+{
+	return rq_redis_reconnects(rq_queue_redis(w->q)) +
+	       rq_redis_reconnects(rq_queue_redis(w->qread));
+}
+
+/*
+ * After a Redis failure (tasks.h, own_lost): the entries pending under
+ * this worker's name that it holds no task for (a read whose answer was
+ * lost, a claim that failed while Redis was away, a failed job waiting
+ * for its retry) are taken back, as many as there are free slots, and
+ * handled as if read: no other worker would take them before the
+ * visibility timeout. Called with no read outstanding (what that read
+ * gets is pending under our name too and would run twice).
+ */
+static void take_back_own(rq_worker_loop *w, long long now)
+{
+	size_t count = (size_t)rq_pool_idle_count(w->pool), n = 0;
+	const char **known;
+	long nknown = rq_tasks_entries(&w->tasks, &known);
+	rq_queue_msg *msgs = NULL;
+	rq_error err;
+
+	w->next_own = now + RQ_WORKER_OWN_RETRY_MS;
+	if (nknown < 0 ||
+	    rq_queue_msg_own(w->q, w->name, known, (size_t)nknown, count, &msgs, &n, &err) < 0) {
+		free(known);
+		rq_log(RQ_LOG_WARN, "cannot take back the worker's own pending entries",
+		       json_pack("{s:s}", "error", nknown < 0 ? "out of memory" : err.msg));
+		return;
+	}
+	free(known);
+	rq_log(RQ_LOG_DEBUG, "looked for its own pending entries",
+	       json_pack("{s:I, s:I}", "taken", (json_int_t)n, "holding", (json_int_t)nknown));
+	/* a full batch: there may be more, for the next free slots */
+	w->tasks.own_lost = n == count;
+	if (n == count)
+		w->next_own = now;
+	for (size_t i = 0; i < n; i++) {
+		rq_log(RQ_LOG_INFO, "took back its own pending entry",
+		       json_pack("{s:s, s:I}", "entry", msgs[i].sid, "delivery",
+				 (json_int_t)msgs[i].deliveries));
+		rq_claim_handle(&w->tasks, w->pool, &msgs[i]);
+	}
+	free(msgs);
+}
+
+/* The fetch timer: the worker's own entries after a Redis failure, the
+ * reclaim when it is due, then a read for the free slots when one may
+ * start. */
 static long long fetch_due(void *arg, long long now)
 {
 	rq_worker_loop *w = arg;
+	unsigned rc = reconnects(w);
 
+	if (rc != w->reconnects_seen) {
+		w->reconnects_seen = rc;
+		w->tasks.own_lost = 1;
+	}
+	if (w->tasks.own_lost && now >= w->next_own && rq_pool_idle_count(w->pool) > 0)
+		take_back_own(w, now);
 	if (now >= w->next_reclaim)
 		reclaim(w, now);
 	if (rq_pool_idle_count(w->pool) > 0 && now >= w->next_read)
@@ -330,6 +397,7 @@ int rq_worker_loop_run(rq_worker_loop *w)
 		return -1;
 	}
 	w->running_loop = 1;
+	w->reconnects_seen = reconnects(w);
 	for (;;) {
 		long long now = rq_clock_mono_ms();
 		if (rq_stop_requested() && !w->drain_deadline)

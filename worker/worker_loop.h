@@ -34,6 +34,8 @@ typedef struct rq_worker_loop {
 	rq_worker_metrics *metrics; /* --metrics-listen; NULL: none */
 	int reading;		    /* an XREADGROUP is outstanding on qread */
 	long long next_reclaim, next_read, drain_deadline;
+	long long next_own;	  /* the next look for its own entries (tasks.own_lost) */
+	unsigned reconnects_seen; /* both connections' reconnects at the last look */
 	rq_evloop_watch *on_read; /* qread's socket while reading */
 	rq_evloop_timer *beat, *fetch, *read_expiry, *store, *held, *drain, *queue_counts;
 	int running_loop;      /* in rq_worker_loop_run */

@@ -13,6 +13,9 @@
  * getenv per call and does nothing. Points used:
  *   job:<id>        a worker's child, before it runs job <id>
  *   job:<id>@<n>    the same, for delivery <n> only
+ *   claim:<id>      a worker (the parent), an entry of job <id> read or
+ *                   taken back, pending under its name, before it claims
+ *                   the job's id (claim:<id>@<n>: delivery <n> only)
  *   replay-child    a child of a parallel replay, before its first pick
  *   pick            a sequential replay, before its first pick
  *   refs-start, refs-locking, refs-locked, refs-fenced, refs-committed,
