@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "rq_odb.h"
+#include "rq_odb_read.h"
 #include "rq_refdb.h"
 #include "rq_result_json.h"
 #include "rq_testhook.h"
@@ -100,18 +101,47 @@ nomem:
 	return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 }
 
+/* What an intent's updates are checked against, opened once for all of
+ * them: the refs, and the objects through replayq's reader (ids of the
+ * repository's width; libgit2's odb API takes 20-byte ids only). */
+typedef struct where_ctx {
+	rq_refdb *db;
+	git_odb *odb;
+	rq_odb_read *rd;
+} where_ctx;
+
+static void where_close(where_ctx *w)
+{
+	rq_odb_read_free(w->rd);
+	git_odb_free(w->odb);
+	rq_refdb_free(w->db);
+	memset(w, 0, sizeof(*w));
+}
+
+/* 0, or -1 (cannot be opened: the refs cannot be checked). */
+static int where_open(where_ctx *w, git_repository *repo)
+{
+	rq_error e;
+
+	memset(w, 0, sizeof(*w));
+	if (rq_refdb_open(&w->db, repo, &e) < 0 || git_repository_odb(&w->odb, repo) < 0 ||
+	    rq_odb_read_open(&w->rd, w->odb) < 0) {
+		where_close(w);
+		return -1;
+	}
+	return 0;
+}
+
 /* Where one update's ref stands: 0 at its new id, 1 at its old id with
  * its new commit there (to do), -1 elsewhere (err set), -2 unusable (it
  * cannot be read, or its commit is gone). */
-static int update_where(git_repository *repo, const rq_oid_algo *algo, const rq_ref_update *u,
+static int update_where(const where_ctx *w, const rq_oid_algo *algo, const rq_ref_update *u,
 			rq_error *err)
 {
 	char at[RQ_OID_MAX_HEXSZ + 1], o[RQ_OID_MAX_HEXSZ + 1], n[RQ_OID_MAX_HEXSZ + 1];
-	git_odb *odb = NULL;
-	git_oid g;
 	rq_oid cur = {{0}};
 	rq_error e;
-	int r = rq_refdb_lookup(repo, u->ref, &cur, &e), have;
+	int r = rq_refdb_resolve(w->db, u->ref, &cur, NULL, &e);
 
 	if (r < 0)
 		return -2;
@@ -127,33 +157,47 @@ static int update_where(git_repository *repo, const rq_oid_algo *algo, const rq_
 			     rq_oid_fmt(n, &u->new_id, algo));
 		return -1;
 	}
-	/* (libgit2's odb API: SHA-1 ids only) */
-	if (rq_oid_to_git(&g, &u->new_id, algo) < 0 || git_repository_odb(&odb, repo) < 0)
-		return -2;
-	have = git_odb_exists(odb, &g);
-	git_odb_free(odb);
-	return have ? 1 : -2;
+	return rq_odb_read_exists(w->rd, &u->new_id) ? 1 : -2;
+}
+
+/* The updates of in still to make into todo (allocated): as
+ * rq_refproto_intent_todo. */
+static int todo_fill(const where_ctx *w, const rq_refproto_intent *in, rq_replay_result *todo,
+		     rq_error *err)
+{
+	for (size_t i = 0; i < in->upd.nupdates; i++) {
+		int r = update_where(w, rq_ref_updates_algo(&in->upd), &in->upd.updates[i], err);
+		if (r < 0)
+			return r == -1 ? -1 : 0;
+		if (r == 1)
+			todo->upd.updates[todo->upd.nupdates++] = in->upd.updates[i];
+	}
+	return 1;
 }
 
 int rq_refproto_intent_todo(git_repository *repo, const rq_refproto_intent *in,
 			    rq_replay_result *todo, rq_error *err)
 {
+	where_ctx w;
+	int rc;
+
 	memset(todo, 0, sizeof(*todo));
 	todo->upd.algo = in->upd.algo;
 	if (!in->upd.nupdates)
 		return 0;
-	if (!(todo->upd.updates = calloc(in->upd.nupdates, sizeof(*todo->upd.updates))))
+	if (where_open(&w, repo) < 0)
+		return 0; /* the refs cannot be read: replay again */
+	if (!(todo->upd.updates = calloc(in->upd.nupdates, sizeof(*todo->upd.updates)))) {
+		where_close(&w);
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	for (size_t i = 0; i < in->upd.nupdates; i++) {
-		int r = update_where(repo, rq_ref_updates_algo(&in->upd), &in->upd.updates[i], err);
-		if (r < 0) {
-			free(todo->upd.updates);
-			todo->upd.updates = NULL;
-			todo->upd.nupdates = 0;
-			return r == -1 ? -1 : 0;
-		}
-		if (r == 1)
-			todo->upd.updates[todo->upd.nupdates++] = in->upd.updates[i];
+	}
+	rc = todo_fill(&w, in, todo, err);
+	where_close(&w);
+	if (rc != 1) {
+		free(todo->upd.updates);
+		todo->upd.updates = NULL;
+		todo->upd.nupdates = 0;
+		return rc;
 	}
 	snprintf(todo->upd.reflog_msg, sizeof(todo->upd.reflog_msg), "%s", in->upd.reflog_msg);
 	return 1;
@@ -258,11 +302,15 @@ rq_refproto_outcome rq_refproto_apply(const rq_refproto_link *link, git_reposito
 static int prior_holds(git_repository *repo, rq_refproto_intent *in, json_t **out)
 {
 	rq_error ignored;
+	where_ctx w;
+	int holds = where_open(&w, repo) == 0;
 
-	for (size_t i = 0; i < in->upd.nupdates; i++)
-		if (update_where(repo, rq_ref_updates_algo(&in->upd), &in->upd.updates[i],
-				 &ignored) != 0)
-			return 0;
+	for (size_t i = 0; holds && i < in->upd.nupdates; i++)
+		holds = update_where(&w, rq_ref_updates_algo(&in->upd), &in->upd.updates[i],
+				     &ignored) == 0;
+	where_close(&w);
+	if (!holds)
+		return 0;
 	json_object_del(in->result, "recovered");
 	*out = in->result;
 	in->result = NULL;

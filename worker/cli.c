@@ -98,6 +98,6 @@ void rq_cli_consolidate(git_repository *repo)
 		dup2(fd, STDOUT_FILENO);
 		close(fd);
 	}
-	if (rq_odb_repack_auto(repo, &err) < 0)
+	if (rq_odb_repack_auto(repo, rq_repofmt_algo(repo), &err) < 0)
 		fprintf(stderr, "warning: consolidating replayq's packs: %s\n", err.msg);
 }

@@ -91,7 +91,7 @@ static int print_json(const rq_odb_repack_stats *st)
 /* Sweep and consolidate repo's objects directory: the exit status. */
 static int maintain(git_repository *repo, int json)
 {
-	rq_odb_repack_opts o = {0, 1, 0};
+	rq_odb_repack_opts o = {0, 1, 0, rq_repofmt_algo(repo)};
 	rq_odb_repack_stats st;
 	git_buf dir = GIT_BUF_INIT;
 	rq_error err;

@@ -23,6 +23,7 @@
 #include "rq_commit.h"
 #include "rq_trace.h"
 #include "rq_odb.h"
+#include "rq_odb_view.h"
 #include "rq_odb_tmpdir.h"
 #include "rq_parallel.h"
 #include "rq_refproto.h"
@@ -411,6 +412,26 @@ static int report(const replay_run *run, int rc)
 	return rc;
 }
 
+static void say_stderr(void *arg, const char *text)
+{
+	(void)arg;
+	fputs(text, stderr);
+}
+
+/* What git says as it reads a graft file (its deprecation hint, the lines
+ * it skips), once the replay read commits: git reads the file at its
+ * first commit, so not when a revision did not resolve. */
+static void graft_notes(const replay_run *run, int rc)
+{
+	rq_error err;
+
+	if (rc < 0 && run->err.code == RQ_E_BAD_REVISION)
+		return;
+	rq_error_clear(&err);
+	(void)rq_odb_view_graft_notes(run->repo, run->odb_opts.root, run->odb_opts.algo, say_stderr,
+				      NULL, &err);
+}
+
 /* Everything after the command line: the exit status. */
 static int replay(replay_cli *c, replay_run *run)
 {
@@ -430,6 +451,7 @@ static int replay(replay_cli *c, replay_run *run)
 	if (rc == 0) {
 		warn_overridden(c);
 		rc = rq_replay_run(run->repo, &run->opts, &run->res, &run->err);
+		graft_notes(run, rc);
 		/* git warns as it writes each commit that was not UTF-8 */
 		for (size_t i = 0; i < run->res.stats.not_utf8; i++)
 			fputs(rq_commit_utf8_warning, stderr);
@@ -446,6 +468,12 @@ static int replay(replay_cli *c, replay_run *run)
 	rc = report(run, rc);
 	RQ_TRACE_AT("reported");
 	return rc;
+}
+
+/* git's warnings about the refs a name met (rq_refdb_set_warn) */
+static void warn_stderr(const char *msg)
+{
+	fprintf(stderr, "warning: %s\n", msg);
 }
 
 /* Does the command line ask for JSON? Its last --format before any "--"
@@ -470,6 +498,7 @@ int cmd_replay(int argc, char **argv)
 	int status;
 
 	cli_init(&c);
+	rq_refdb_set_warn(warn_stderr);
 	memset(&run, 0, sizeof(run));
 	rq_error_clear(&run.err);
 	if (rq_opt_parse(&c.spec, argc, argv, &c.revs, &status) == 0) {

@@ -463,14 +463,16 @@ static int train_job(const child_job *cj, git_repository *repo, const rq_odb_opt
 typedef struct after_job {
 	int due;
 	unsigned threshold;
+	const rq_oid_algo *algo; /* the repository's object format */
 	char objects[PATH_MAX];
 } after_job;
 
 /* A maintenance job: replayq's packs consolidated as `replayq maintain`
- * does. 0, or -1 with err set. */
-static int maintain_job(git_repository *repo, rq_odb_repack_stats *st, rq_error *err)
+ * does, at the repository's object format algo. 0, or -1 with err set. */
+static int maintain_job(git_repository *repo, const rq_oid_algo *algo, rq_odb_repack_stats *st,
+			rq_error *err)
 {
-	rq_odb_repack_opts o = {0, 1, 0};
+	rq_odb_repack_opts o = {0, 1, 0, algo};
 	git_buf dir = GIT_BUF_INIT;
 	int rc;
 
@@ -495,9 +497,11 @@ static int replay_or_train(const child_job *cj, git_repository *repo, const rq_o
 	const char *pack = cj->job->train ? tres->replay.stats.pack_name : res->stats.pack_name;
 
 	rq_odb_tmpdir_release(repo, pack);
-	if (pack[0] && !cj->env->no_consolidate)
+	if (pack[0] && !cj->env->no_consolidate) {
 		after->due = rq_odb_repack_due(repo, after->objects, sizeof(after->objects),
 					       &after->threshold);
+		after->algo = oo->algo;
+	}
 	return rc;
 }
 
@@ -535,7 +539,7 @@ static char *run_job(const child_job *cj, after_job *after)
 	    rq_jobrepo_open(cj->env, cj->job, path, shown, &oo, &repo, &err) == 0) {
 		rq_odb_tmpdir_clean_stale(repo, 300, NULL);
 		if (maintain)
-			rc = maintain_job(repo, &mst, &err);
+			rc = maintain_job(repo, oo.algo, &mst, &err);
 		else if (rq_jobrepo_committer(repo, cj->task, &ident, &err) == 0 &&
 			 (rc = answer_from_intent(cj, repo, &ident, &j, &err)) == 0)
 			rc = replay_or_train(cj, repo, &oo, &ident, &res, &tres, &applied, after,
@@ -583,7 +587,7 @@ static char *after_text(int rc, const rq_odb_repack_stats *st, const rq_error *e
  */
 static void after_result(const child_job *cj, const after_job *after, pid_t parent)
 {
-	rq_odb_repack_opts o = {after->threshold, 0, RQ_ODB_REPACK_WAIT_MS};
+	rq_odb_repack_opts o = {after->threshold, 0, RQ_ODB_REPACK_WAIT_MS, after->algo};
 	rq_odb_repack_stats st;
 	rq_error err;
 	char *text;
@@ -608,7 +612,7 @@ void rq_jobrun_child(const rq_jobrun_env *env, const rq_jobrun_task *task, pid_t
 {
 	rq_jobrun_env own = *env;
 	child_job cj = {&own, task, task->job, report_fd, answer_fd};
-	after_job after = {0, 0, ""};
+	after_job after = {0, 0, NULL, ""};
 	char *s;
 
 	if (own.signer && !task->job->sign) { /* it holds only what it needs */

@@ -122,48 +122,6 @@ int rq_tree_open_data(rq_tree *t, const rq_oid_algo *algo, const void *data, siz
 	return 0;
 }
 
-/* libgit2's odb as an rq_tree_reader (SHA-1 ids only). */
-static int git2_read(void *ctx, const rq_oid *id, const unsigned char **data, size_t *len,
-		     git_object_t *type, void **mem, void **owner)
-{
-	git_odb_object *obj = NULL;
-	git_oid gid;
-
-	if (rq_oid_to_git(&gid, id, &rq_oid_sha1) < 0 || git_odb_read(&obj, ctx, &gid) < 0)
-		return -1;
-	*data = git_odb_object_data(obj);
-	*len = git_odb_object_size(obj);
-	*type = git_odb_object_type(obj);
-	*mem = obj;
-	*owner = NULL;
-	return 0;
-}
-
-static void git2_release(void *ctx, void *mem, void *owner)
-{
-	(void)ctx;
-	(void)owner;
-	git_odb_object_free(mem);
-}
-
-int rq_tree_open(rq_tree *t, git_odb *odb, const rq_oid_algo *algo, const rq_oid *id, rq_error *err)
-{
-	/* the object outlives rd: its release needs no context */
-	static const rq_tree_reader release_only = {NULL, git2_release, NULL};
-	rq_tree_reader rd = {git2_read, git2_release, odb};
-	int rc;
-
-	memset(t, 0, sizeof(*t));
-	if (algo->rawsz != GIT_OID_RAWSZ)
-		return rq_error_set(err, RQ_E_GIT,
-				    "cannot read tree: libgit2's object database has no %s",
-				    algo->name);
-	rc = rq_tree_open_with(t, &rd, algo, id, err);
-	if (rc == 0)
-		t->rd = &release_only;
-	return rc;
-}
-
 int rq_tree_open_with(rq_tree *t, const rq_tree_reader *rd, const rq_oid_algo *algo,
 		      const rq_oid *id, rq_error *err)
 {

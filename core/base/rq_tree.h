@@ -34,7 +34,7 @@
 
 /*
  * Where rq_tree_open_with reads a tree (core/base reads no object database
- * itself: core/merge gives one over core/odb/rq_odb_read.h). read: object
+ * itself: core/odb gives one over rq_odb_read, rq_odb_read_trees). read: object
  * id's bytes (*data, *len, *type) and what release needs to free them
  * (*mem, *owner): 0, or < 0 with libgit2's last error set (GIT_ENOTFOUND,
  * GIT_ERROR).
@@ -71,21 +71,14 @@ uint32_t rq_tree_canon_mode(uint32_t mode);
 int rq_tree_name_cmp(const char *a, size_t alen, int a_dir, const char *b, size_t blen, int b_dir);
 
 /*
- * Read tree id from odb and check all its entries, whose ids are of algo's
- * width ("<mode> <name>\0<rawsz-byte id>"). 0, or -1 with err set
- * (RQ_E_CORRUPT_OBJECT for a damaged tree or an object that is no tree;
- * what rq_error_git says for a read that failed); t is closed then.
- *
- * Issue 42: the object is read through libgit2's odb, which takes a
- * 20-byte id: a SHA-256 tree fails here with RQ_E_GIT (libgit2 has no
- * SHA-256). The merge reads through rq_tree_open_with; this one stays for
- * the pathspec filter (core/revs) until it has a reader of its own.
+ * Read tree id through rd (which must outlive t) and check all its
+ * entries, whose ids are of algo's width ("<mode> <name>\0<rawsz-byte
+ * id>"). 0, or -1 with err set (RQ_E_CORRUPT_OBJECT for a damaged tree or
+ * an object that is no tree; "cannot read tree: <libgit2's last error>"
+ * for a read that failed); t is closed then. Every reader of replayq's
+ * goes through core/odb/rq_odb_read.h (rq_odb_read_trees), at either
+ * width: no tree is read through libgit2's object database (20-byte ids).
  */
-int rq_tree_open(rq_tree *t, git_odb *odb, const rq_oid_algo *algo, const rq_oid *id,
-		 rq_error *err);
-
-/* The same through rd (which must outlive t), with the same errors
- * ("cannot read tree: <libgit2's last error>" for a read that failed). */
 int rq_tree_open_with(rq_tree *t, const rq_tree_reader *rd, const rq_oid_algo *algo,
 		      const rq_oid *id, rq_error *err);
 

@@ -549,12 +549,10 @@ int rq_odb_new_at(git_odb **out, git_repository *repo, const rq_odb_opts *opts,
 	}
 	if (!algo)
 		algo = &rq_oid_sha1;
-	/* the view is libgit2's backend with 20-byte ids (and reads grafts at
-	 * 40 digits): SHA-1 only until it is at the width */
+	/* the view (replace refs, grafts, shallow) at the database's width */
 	if (add_all(odb, dir.ptr, shown, opts, algo, err) < 0 ||
-	    (algo == &rq_oid_sha1 &&
-	     rq_odb_view_add(odb, repo, opts ? opts->root : NULL, opts ? opts->refs : NULL,
-			     opts ? opts->refs_arg : NULL, err) < 0))
+	    rq_odb_view_add(odb, repo, opts ? opts->root : NULL, opts ? opts->refs : NULL,
+			    opts ? opts->refs_arg : NULL, err) < 0)
 		goto out;
 	*out = odb;
 	odb = NULL;

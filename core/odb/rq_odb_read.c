@@ -429,3 +429,39 @@ int rq_odb_read_prefix(rq_odb_read *rd, const rq_oid *prefix, size_t nhex, rq_oi
 		return ambiguous(rd, prefix, nhex);
 	return found ? 0 : not_found(rd, "no match for id prefix", prefix, nhex);
 }
+
+/* ---- trees, for rq_tree_open_with ---------------------------------------------- */
+
+static int tree_read(void *ctx, const rq_oid *id, const unsigned char **data, size_t *len,
+		     git_object_t *type, void **mem, void **owner)
+{
+	rq_odb_read *rd = *(rq_odb_read **)ctx;
+	rq_odb_read_obj o;
+	int rc;
+
+	if (!rd) {
+		git_error_set_str(GIT_ERROR_ODB, "the object database was closed");
+		return GIT_ERROR;
+	}
+	if ((rc = rq_odb_read_object(rd, id, &o)) < 0)
+		return rc;
+	*data = o.data;
+	*len = o.len;
+	*type = o.type;
+	*mem = o.data;
+	*owner = o.owner;
+	return 0;
+}
+
+static void tree_release(void *ctx, void *mem, void *owner)
+{
+	rq_odb_read_obj o = {mem, 0, GIT_OBJECT_INVALID, owner};
+
+	(void)ctx;
+	rq_odb_read_obj_free(&o);
+}
+
+rq_tree_reader rq_odb_read_trees(rq_odb_read **rd)
+{
+	return (rq_tree_reader){tree_read, tree_release, rd};
+}

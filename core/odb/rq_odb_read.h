@@ -35,6 +35,7 @@
 
 #include "rq_error.h"
 #include "rq_oid.h"
+#include "rq_tree.h"
 
 typedef struct rq_odb_read rq_odb_read;
 
@@ -83,6 +84,12 @@ int rq_odb_read_exists(rq_odb_read *rd, const rq_oid *id);
  */
 int rq_odb_read_prefix(rq_odb_read *rd, const rq_oid *prefix, size_t nhex, rq_oid *full);
 
+/* Trees read through *rd (core/base/rq_tree.h's rq_tree_open_with): at
+ * the reader's width, with rq_odb_read_object's errors. rd is followed
+ * where it points at each read (a caller that reopens its reader keeps
+ * the same rq_tree_reader); it must outlive the trees opened. */
+rq_tree_reader rq_odb_read_trees(rq_odb_read **rd);
+
 /*
  * Internal: what the backends of rq_odb's database give this module
  * (defined in rq_odb.c, rq_odb_mem.c and rq_odb_view.c, next to the
@@ -102,10 +109,9 @@ int rq_odb_packs_failed(const git_odb_backend *b, const rq_oid *id, int rc);
  * GIT_ENOTFOUND, GIT_ERROR. */
 int rq_odb_packs_fallback(git_odb_backend *b, const rq_oid *id, void **data, size_t *len,
 			  git_object_t *type);
-/* rq_odb_new in the object format algo (NULL: SHA-1): its packs and loose
- * objects at that width, libgit2's callbacks refused when it is not SHA-1
- * (rq_odb_read_refused) and no view (it reads replace refs and grafts
- * through libgit2). What rq_odb_opts.algo is given to. */
+/* rq_odb_new in the object format algo (NULL: SHA-1): its packs, loose
+ * objects and view at that width, libgit2's callbacks refused when it is
+ * not SHA-1 (rq_odb_read_refused). What rq_odb_opts.algo is given to. */
 struct rq_odb_opts;
 int rq_odb_new_at(git_odb **out, git_repository *repo, const struct rq_odb_opts *opts,
 		  const rq_oid_algo *algo, rq_error *err);

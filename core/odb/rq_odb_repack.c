@@ -30,9 +30,9 @@
 
 /* One of replayq's packs. */
 typedef struct own_pack {
-	char name[48]; /* "pack-<hex>" */
-	uint32_t nr;   /* its objects */
-	int usable;    /* may be merged */
+	char name[RQ_ODB_PACK_NAME_MAX]; /* "pack-<hex>" */
+	uint32_t nr;			 /* its objects */
+	int usable;			 /* may be merged */
 } own_pack;
 
 typedef struct own_list {
@@ -43,6 +43,7 @@ typedef struct own_list {
 /* The descriptors of the repository's directories a consolidation uses. */
 typedef struct dirs {
 	const char *objects;
+	const rq_oid_algo *algo; /* the repository's object format */
 	char pack[PATH_MAX];
 	int own_fd, pack_fd;
 } dirs;
@@ -155,15 +156,17 @@ static int list_own(dirs *d, own_list *l)
 		return -1;
 	}
 	rewinddir(dh); /* the descriptor is a copy: its offset is shared */
-	if (rq_odb_midx_open(&m, d->pack, 20) < 0)
+	if (rq_odb_midx_open(&m, d->pack, d->algo->rawsz) < 0)
 		rc = -1;
 	while (rc == 0 && (e = readdir(dh))) {
-		size_t n = strlen(e->d_name), ml = strlen(RQ_ODB_OWN_MARK);
-		char name[48];
-		if (n != 45 + ml || strncmp(e->d_name, "pack-", 5) ||
-		    strcmp(e->d_name + 45, RQ_ODB_OWN_MARK))
+		/* "pack-" and the hex of the format's width: another width's
+		 * name is no pack of this repository's */
+		size_t n = strlen(e->d_name), ml = strlen(RQ_ODB_OWN_MARK), nl = 5 + d->algo->hexsz;
+		char name[RQ_ODB_PACK_NAME_MAX];
+		if (n != nl + ml || strncmp(e->d_name, "pack-", 5) ||
+		    strcmp(e->d_name + nl, RQ_ODB_OWN_MARK))
 			continue;
-		snprintf(name, sizeof(name), "%.45s", e->d_name);
+		snprintf(name, sizeof(name), "%.*s", (int)nl, e->d_name);
 		rc = add_own(d, l, m, name);
 	}
 	closedir(dh);
@@ -199,7 +202,8 @@ static size_t geometric_split(own_list *l, size_t *usable)
 			l->v[i] = t;
 		}
 	*usable = n;
-	qsort(l->v, n, sizeof(*l->v), by_count);
+	if (n > 1) /* none: l->v may be NULL, which qsort must not get */
+		qsort(l->v, n, sizeof(*l->v), by_count);
 	/* the largest pack that is not at least FACTOR times the one before it */
 	for (i = n ? n - 1 : 0; i > 0; i--)
 		if ((uint64_t)l->v[i].nr < (uint64_t)l->v[i - 1].nr * FACTOR)
@@ -267,22 +271,24 @@ static int by_offset(const void *a, const void *b)
 	return x->off < y->off ? -1 : x->off > y->off;
 }
 
-/* Pack name mapped with its index, checked as git checks a pair, its
- * entries sorted by offset. 0, or -1 with err set. */
+/* Pack name mapped with its index (ids and trailer of the format's width),
+ * checked as git checks a pair, its entries sorted by offset. 0, or -1
+ * with err set. */
 static int source_open(const dirs *d, const char *name, source *s, rq_error *err)
 {
 	char file[NAME_MAX + 1];
 	const unsigned char *h;
+	size_t sz = d->algo->rawsz;
 
 	snprintf(file, sizeof(file), "%s.idx", name);
 	if (map_at(d->pack_fd, file, &s->idx, &s->idx_len) < 0 ||
-	    rq_odb_pack_idx_parse(s->idx, s->idx_len, 20, &s->ix) < 0)
+	    rq_odb_pack_idx_parse(s->idx, s->idx_len, sz, &s->ix) < 0)
 		return rq_error_set(err, RQ_E_CORRUPT_OBJECT, "index file %s/%s.idx is corrupt",
 				    d->pack, name);
 	snprintf(file, sizeof(file), "%s.pack", name);
-	if (map_at(d->pack_fd, file, &s->pack, &s->pack_len) < 0 || s->pack_len < 32 ||
+	if (map_at(d->pack_fd, file, &s->pack, &s->pack_len) < 0 || s->pack_len < 12 + sz ||
 	    memcmp((h = s->pack), "PACK", 4) || rq_odb_pack_be32(h + 8) != s->ix.nr ||
-	    memcmp(s->ix.pack_sum, h + s->pack_len - 20, 20))
+	    memcmp(s->ix.pack_sum, h + s->pack_len - sz, sz))
 		return rq_error_set(err, RQ_E_CORRUPT_OBJECT,
 				    "packfile %s/%s.pack does not match index", d->pack, name);
 	if (!(s->e = calloc(s->ix.nr + 1, sizeof(*s->e))))
@@ -290,7 +296,7 @@ static int source_open(const dirs *d, const char *name, source *s, rq_error *err
 	for (uint32_t k = 0; k < s->ix.nr; k++) {
 		s->e[k].pos = k;
 		if (rq_odb_pack_idx_offset(&s->ix, k, &s->e[k].off) < 0 || s->e[k].off < 12 ||
-		    s->e[k].off >= s->pack_len - 20)
+		    s->e[k].off >= s->pack_len - sz)
 			return rq_error_set(err, RQ_E_CORRUPT_OBJECT,
 					    "index file %s/%s.idx is corrupt", d->pack, name);
 	}
@@ -317,6 +323,7 @@ static long entry_at(const source *s, uint64_t off)
 
 /* The new pack's entries, growing. */
 typedef struct merged {
+	const rq_oid_algo *algo; /* the ids' format */
 	rq_odb_pack_entry *v;
 	size_t n, cap;
 	uint64_t *at; /* each entry's offset */
@@ -429,16 +436,16 @@ static int moved_delta(merged *m, const source *s, size_t i, const unsigned char
 static int add_entry(merged *m, source *s, size_t i, const char *name, rq_error *err)
 {
 	src_entry *se = &s->e[i];
-	uint64_t end = i + 1 < s->ix.nr ? s->e[i + 1].off : s->pack_len - 20;
+	size_t sz = m->algo->rawsz;
+	uint64_t end = i + 1 < s->ix.nr ? s->e[i + 1].off : s->pack_len - sz;
 	const unsigned char *p = s->pack + se->off, *data = p;
 	size_t len = (size_t)(end - se->off), hl = header_len(p, len), have;
 	uint32_t crc = rq_odb_pack_be32(s->ix.crcs + (size_t)se->pos * 4);
 	unsigned code = (p[0] >> 4) & 7;
-	git_oid id;
+	char hex[RQ_OID_MAX_HEXSZ + 1];
 	rq_oid rid;
 
-	git_oid_fromraw(&id, s->ix.ids + (size_t)se->pos * 20);
-	rq_oid_from_git(&rid, &id);
+	rq_oid_from_raw(&rid, m->algo, s->ix.ids + (size_t)se->pos * sz);
 	if (rq_oidmap_get(&m->ids, &rid, &have)) {
 		se->new_off = m->at[have];
 		return 0;
@@ -447,7 +454,7 @@ static int add_entry(merged *m, source *s, size_t i, const char *name, rq_error 
 	    (code == 6 && moved_delta(m, s, i, p, hl, &data, &len) < 0))
 		return rq_error_set(err, RQ_E_CORRUPT_OBJECT,
 				    "packed object %s (stored in %s) is corrupt",
-				    git_oid_tostr_s(&id), name);
+				    rq_oid_fmt(hex, &rid, m->algo), name);
 	if (merged_grow(m) < 0 || rq_oidmap_put(&m->ids, &rid, m->n) < 0)
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	m->v[m->n] = (rq_odb_pack_entry){
@@ -468,9 +475,9 @@ static int bases_inside(const merged *m)
 		rq_oid base;
 		if (((e->data[0] >> 4) & 7) != 7)
 			continue;
-		if (!hl || e->len < hl + 20)
+		if (!hl || e->len < hl + m->algo->rawsz)
 			return 0;
-		rq_oid_from_raw(&base, &rq_oid_sha1, e->data + hl);
+		rq_oid_from_raw(&base, m->algo, e->data + hl);
 		if (!rq_oidmap_get(&m->ids, &base, &at))
 			return 0;
 	}
@@ -520,7 +527,7 @@ static int write_merged(dirs *d, const own_pack *v, size_t n, rq_odb_repack_stat
 			rq_error *err)
 {
 	source *src = calloc(n, sizeof(*src));
-	merged m = {.next = 12};
+	merged m = {.algo = d->algo, .next = 12};
 	char prefix[NAME_MAX + 8], base[NAME_MAX + 1];
 	rq_owner owner = {.fd = -1};
 	int rc = src ? 0 : rq_error_set(err, RQ_E_NOMEM, "out of memory");
@@ -540,7 +547,7 @@ static int write_merged(dirs *d, const own_pack *v, size_t n, rq_odb_repack_stat
 	    (rc = rq_odb_own_tmp_begin(&owner, d->objects, base, sizeof(base), err)) == 0)
 		snprintf(prefix, sizeof(prefix), "tmp_%s-", base);
 	if (rc == 0)
-		rc = rq_odb_packwrite_hooked(d->pack, prefix, &rq_oid_sha1, m.v, m.n, before_move,
+		rc = rq_odb_packwrite_hooked(d->pack, prefix, d->algo, m.v, m.n, before_move,
 					     after_fail, d, st->pack_name, &st->pack_bytes, err);
 	rq_odb_own_tmp_end(&owner);
 	st->objects = rc == 0 ? m.n : 0;
@@ -616,10 +623,11 @@ static void dirs_close(dirs *d)
 		close(d->pack_fd);
 }
 
-static int dirs_open(dirs *d, const char *objects, rq_error *err)
+static int dirs_open(dirs *d, const char *objects, const rq_oid_algo *algo, rq_error *err)
 {
 	d->objects = objects;
-	d->pack_fd = -1;
+	d->algo = algo ? algo : &rq_oid_sha1;
+	d->own_fd = d->pack_fd = -1;
 	if (snprintf(d->pack, sizeof(d->pack), "%s/pack", objects) >= (int)sizeof(d->pack))
 		return rq_error_set(err, RQ_E_IO, "objects directory path too long");
 	d->own_fd = rq_odb_own_dir(objects, 1);
@@ -679,14 +687,14 @@ static int locked_run(dirs *d, const rq_odb_repack_opts *o, rq_odb_repack_stats 
 int rq_odb_repack_run(const char *objects, const rq_odb_repack_opts *opts, rq_odb_repack_stats *st,
 		      rq_error *err)
 {
-	rq_odb_repack_opts none = {0, 0, 0};
+	rq_odb_repack_opts none = {0, 0, 0, NULL};
 	dirs d;
 	int rc = -1, r, lock = -1;
 
 	memset(st, 0, sizeof(*st));
 	if (!opts)
 		opts = &none;
-	if (dirs_open(&d, objects, err) < 0)
+	if (dirs_open(&d, objects, opts->algo, err) < 0)
 		goto out;
 	if (opts->all)
 		count_packs(&d, &st->packs_before, &st->bytes_before);
@@ -748,9 +756,9 @@ int rq_odb_repack_due(git_repository *repo, char *objects, size_t n, unsigned *t
 	return due;
 }
 
-int rq_odb_repack_auto(git_repository *repo, rq_error *err)
+int rq_odb_repack_auto(git_repository *repo, const rq_oid_algo *algo, rq_error *err)
 {
-	rq_odb_repack_opts o = {0, 0, RQ_ODB_REPACK_WAIT_MS};
+	rq_odb_repack_opts o = {0, 0, RQ_ODB_REPACK_WAIT_MS, algo};
 	rq_odb_repack_stats st;
 	char objects[PATH_MAX];
 

@@ -12,7 +12,10 @@
  * replays leave O(log N) packs. The merge copies the entries as they are
  * (an OFS_DELTA's distance to its base rewritten), each checked against
  * its index's CRC-32, an object held twice written once; nothing is
- * compressed again.
+ * compressed again. It works at the repository's object format
+ * (rq_odb_repack_opts.algo): SHA-1 packs as SHA-1 ("pack-" and 40 hex
+ * digits, 20-byte ids and trailers), SHA-256 ones as SHA-256 (64 digits,
+ * 32 bytes), the multi-pack-index read at that width too.
  *
  * What it never touches: a pack it did not mark (the platform's, git's),
  * a pack with a .keep (a replay whose refs have not moved yet, git's
@@ -48,17 +51,21 @@
 
 #include "rq_error.h"
 #include "rq_odb_packwrite.h"
+#include "rq_oid.h"
 
 /* replayq's packs at which a replay consolidates them (the
  * replayq.consolidateAt setting changes it). */
 #define RQ_ODB_REPACK_THRESHOLD 12
 
 typedef struct rq_odb_repack_opts {
-	unsigned threshold; /* own packs from which to merge; 0: RQ_ODB_REPACK_THRESHOLD */
-	int all;	    /* `replayq maintain`: merge what the progression allows,
-			     * below the threshold too, and count every pack */
-	unsigned wait_ms;   /* wait this long for another process's consolidation
-			     * to end, then look again (0: busy, nothing done) */
+	unsigned threshold;	 /* own packs from which to merge; 0: RQ_ODB_REPACK_THRESHOLD */
+	int all;		 /* `replayq maintain`: merge what the progression allows,
+				  * below the threshold too, and count every pack */
+	unsigned wait_ms;	 /* wait this long for another process's consolidation
+				  * to end, then look again (0: busy, nothing done) */
+	const rq_oid_algo *algo; /* the repository's object format (rq_repofmt_algo,
+				  * known to the caller): its packs' names, ids,
+				  * trailers; NULL: SHA-1 */
 } rq_odb_repack_opts;
 
 typedef struct rq_odb_repack_stats {
@@ -88,11 +95,12 @@ int rq_odb_repack_run(const char *objects, const rq_odb_repack_opts *opts,
 /*
  * After a replay: consolidate when the repository lets it (config
  * replayq.consolidate, default true; replayq.consolidateAt, the threshold)
- * and replayq's packs reached the threshold. Cheap when they have not (a
+ * and replayq's packs reached the threshold, at the repository's object
+ * format algo (rq_repofmt_algo; NULL: SHA-1). Cheap when they have not (a
  * listing of objects/replayq). 1 consolidated, 0 not, -1 failed (err set;
  * the replay's result stands).
  */
-int rq_odb_repack_auto(git_repository *repo, rq_error *err);
+int rq_odb_repack_auto(git_repository *repo, const rq_oid_algo *algo, rq_error *err);
 
 /* The part of rq_odb_repack_auto that needs the repository: 1 when a
  * consolidation is due, with the objects directory (n bytes of room) and

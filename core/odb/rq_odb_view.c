@@ -16,23 +16,36 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <git2/sys/odb_backend.h>
 
 #define REPLACE_DEPTH 5 /* git's MAXREPLACEDEPTH */
 #define VIEW_PRIORITY 5 /* below the memory store (10), above the readers (1, 2) */
+/* git's advice as it reads a graft file (commit.c, read_graft_file), as
+ * git 2.55 words it */
+#define GRAFT_HINT                                                                                 \
+	"hint: Support for <GIT_DIR>/info/grafts is deprecated\n"                                  \
+	"hint: and will be removed in a future Git version.\n"                                     \
+	"hint:\n"                                                                                  \
+	"hint: Please use \"git replace --convert-graft-file\"\n"                                  \
+	"hint: to convert the grafts into replace refs.\n"                                         \
+	"hint:\n"                                                                                  \
+	"hint: Turn this message off by running\n"                                                 \
+	"hint: \"git config set advice.graftFileDeprecated false\"\n"
 
 typedef struct graft {
 	int nparents; /* -1: shallow, no parents at all */
-	git_oid *parents;
+	rq_oid *parents;
 } graft;
 
 typedef struct view {
 	git_odb_backend parent;
 	git_odb_backend **lower; /* the readers, in the database's order */
 	size_t nlower;
-	rq_oidmap replaced; /* original -> index in repl */
-	git_oid *repl;
+	const rq_oid_algo *algo; /* the database's format: the ids' width */
+	rq_oidmap replaced;	 /* original -> index in repl */
+	rq_oid *repl;
 	size_t nrepl, caprepl;
 	rq_oidmap grafted; /* commit -> index in grafts */
 	graft *grafts;
@@ -45,14 +58,14 @@ typedef struct stored_backend {
 	view *v;
 } stored_backend;
 
-static int set_error(int klass, const char *fmt, const git_oid *a, const git_oid *b)
+static int set_error(const view *v, const char *fmt, const rq_oid *a, const rq_oid *b)
 {
-	char ha[GIT_OID_HEXSZ + 1], hb[GIT_OID_HEXSZ + 1], msg[256];
+	char ha[RQ_OID_MAX_HEXSZ + 1], hb[RQ_OID_MAX_HEXSZ + 1], msg[256];
 
-	git_oid_tostr(ha, sizeof(ha), a);
-	git_oid_tostr(hb, sizeof(hb), b ? b : a);
+	rq_oid_fmt(ha, a, v->algo);
+	rq_oid_fmt(hb, b ? b : a, v->algo);
 	snprintf(msg, sizeof(msg), fmt, ha, hb);
-	git_error_set_str(klass, msg);
+	git_error_set_str(RQ_ERROR_GIT_CORRUPT, msg);
 	return GIT_ERROR;
 }
 
@@ -75,33 +88,38 @@ static int lower_read(const view *v, const git_oid *id, void **data, size_t *len
 
 /* The id whose object a read of id gives (git's do_lookup_replace_object).
  * 0, or an error set as git's die(). */
-static int replacement(const view *v, const git_oid *id, git_oid *out)
+static int replacement(const view *v, const rq_oid *id, rq_oid *out)
 {
 	size_t k;
 
-	git_oid_cpy(out, id);
+	*out = *id;
 	for (int depth = 0; depth < REPLACE_DEPTH; depth++) {
-		if (!rq_oidmap_get(&v->replaced, RQ_GIT_ID(out), &k))
+		if (!rq_oidmap_get(&v->replaced, out, &k))
 			return 0;
-		git_oid_cpy(out, &v->repl[k]);
+		*out = v->repl[k];
 	}
 	/* five replacements in a row: git gives up, whatever comes next */
-	return set_error(RQ_ERROR_GIT_CORRUPT, "replace depth too high for object %s", id, NULL);
+	return set_error(v, "replace depth too high for object %s", id, NULL);
 }
 
-/* Object id as git's read gives it: the replacement's data under id. */
+/* Object id as git's read gives it through libgit2's interface (SHA-1:
+ * rq_odb_read reads at any width, rq_odb_view_redirect): the replacement's
+ * data under id. */
 static int read_replaced(const view *v, const git_oid *id, void **data, size_t *len,
 			 git_object_t *type)
 {
-	git_oid target;
+	rq_oid rid, target;
+	git_oid gt;
 	int rc;
 
-	if (replacement(v, id, &target) < 0)
+	if (v->algo->rawsz != GIT_OID_RAWSZ) /* the readers below refuse it in their words */
+		return GIT_PASSTHROUGH;
+	rq_oid_from_git(&rid, id);
+	if (replacement(v, &rid, &target) < 0 || rq_oid_to_git(&gt, &target, v->algo) < 0)
 		return GIT_ERROR;
-	rc = lower_read(v, &target, data, len, type);
-	if (rc == GIT_ENOTFOUND && !git_oid_equal(&target, id))
-		return set_error(RQ_ERROR_GIT_CORRUPT, "replacement %s not found for %s", &target,
-				 id);
+	rc = lower_read(v, &gt, data, len, type);
+	if (rc == GIT_ENOTFOUND && !rq_oid_eq(&target, &rid))
+		return set_error(v, "replacement %s not found for %s", &target, &rid);
 	return rc;
 }
 
@@ -134,11 +152,11 @@ static int starts(const char *p, const char *end, const char *key)
 	return (size_t)(end - p) >= k && !memcmp(p, key, k);
 }
 
-static int hex_line(const char *p, const char *end, size_t keylen)
+static int hex_line(const char *p, const char *end, size_t keylen, size_t hexsz)
 {
-	if (line_end(p, end) - p != (ptrdiff_t)(keylen + GIT_OID_HEXSZ))
+	if (line_end(p, end) - p != (ptrdiff_t)(keylen + hexsz))
 		return 0;
-	for (size_t i = keylen; i < keylen + GIT_OID_HEXSZ; i++)
+	for (size_t i = keylen; i < keylen + hexsz; i++)
 		if (!isxdigit((unsigned char)p[i]))
 			return 0;
 	return 1;
@@ -149,16 +167,16 @@ static int hex_line(const char *p, const char *end, size_t keylen)
  * of author lines, the committer line, in that order. -1 when the tree or a
  * parent line is damaged (git refuses those too: left to libgit2).
  */
-static int split_commit(const char *data, size_t len, commit_parts *cp)
+static int split_commit(const char *data, size_t len, size_t hexsz, commit_parts *cp)
 {
 	const char *end = data + len, *p = data;
 
 	memset(cp, 0, sizeof(*cp));
-	if (!starts(p, end, "tree ") || !hex_line(p, end, 5))
+	if (!starts(p, end, "tree ") || !hex_line(p, end, 5, hexsz))
 		return -1;
 	cp->parents = p = next_line(p, end);
 	while (starts(p, end, "parent ")) {
-		if (!hex_line(p, end, 7))
+		if (!hex_line(p, end, 7, hexsz))
 			return -1;
 		p = next_line(p, end);
 	}
@@ -259,16 +277,16 @@ static const graft *graft_of(const view *v, const git_oid *id)
 }
 
 /* The parent lines: the graft's when there is one, else the commit's. */
-static void put_parents(rq_buf *b, const commit_parts *cp, const graft *g)
+static void put_parents(rq_buf *b, const view *v, const commit_parts *cp, const graft *g)
 {
-	char hex[GIT_OID_HEXSZ + 1];
+	char hex[RQ_OID_MAX_HEXSZ + 1];
 
 	if (!g) {
 		rq_buf_add(b, cp->parents, (size_t)(cp->parents_end - cp->parents));
 		return;
 	}
 	for (int i = 0; i < g->nparents; i++) {
-		git_oid_tostr(hex, sizeof(hex), &g->parents[i]);
+		rq_oid_fmt(hex, &g->parents[i], v->algo);
 		rq_buf_str(b, "parent ");
 		rq_buf_str(b, hex);
 		rq_buf_str(b, "\n");
@@ -289,13 +307,13 @@ static int fix_commit(git_odb_backend *be, const git_oid *id, void **data, size_
 	rq_buf b = {NULL, 0, 0, 0};
 	void *out;
 
-	if (split_commit(d, *len, &cp) < 0)
+	if (split_commit(d, *len, v->algo->hexsz, &cp) < 0)
 		return 0;
 	if (!g && cp.nauthors == 1 && cp.committer && ident_canonical(cp.author, cp.author_end) &&
 	    ident_canonical(cp.committer, cp.committer_end))
 		return 0;
 	rq_buf_add(&b, d, (size_t)(cp.parents - d));
-	put_parents(&b, &cp, g);
+	put_parents(&b, v, &cp, g);
 	put_ident(&b, "author ", cp.author, cp.author_end, ident_date(cp.author, cp.author_end));
 	put_ident(&b, "committer ", cp.committer, cp.committer_end,
 		  rq_cobj_commit_date(cp.parents_end, end));
@@ -338,6 +356,8 @@ static int view_read_header(size_t *len, git_object_t *type, git_odb_backend *be
 	void *data = NULL;
 	int rc;
 
+	if (v->algo->rawsz != GIT_OID_RAWSZ) /* libgit2's 20-byte ids: SHA-1 only */
+		return GIT_PASSTHROUGH;
 	if (!rq_oidmap_get(&v->replaced, RQ_GIT_ID(id), &k) &&
 	    !rq_oidmap_get(&v->grafted, RQ_GIT_ID(id), &k))
 		return GIT_PASSTHROUGH;
@@ -404,15 +424,36 @@ int rq_odb_view_read_stored(git_odb_object **out, git_odb *odb, const rq_oid *oi
 
 /* ---- what the view substitutes -------------------------------------------- */
 
-static int add_replacement(view *v, const git_oid *from, const git_oid *to)
+/*
+ * The id at the start of s (avail characters): the format's number of hex
+ * digits, either case, whatever follows them (git's get_oid_hex). 0, or
+ * -1 when there are fewer or one is no hex digit.
+ */
+static int hex_at(const view *v, const char *s, size_t avail, rq_oid *out)
 {
-	git_oid *nv = rq_mem_grow(v->repl, &v->caprepl, v->nrepl + 1, sizeof(*nv), 8);
+	unsigned char raw[RQ_OID_MAX_RAWSZ];
+
+	if (avail < v->algo->hexsz)
+		return -1;
+	for (size_t i = 0; i < v->algo->rawsz; i++) {
+		int hi = rq_oid_hex_digit(s[2 * i]), lo = rq_oid_hex_digit(s[2 * i + 1]);
+		if (hi < 0 || lo < 0)
+			return -1;
+		raw[i] = (unsigned char)(hi << 4 | lo);
+	}
+	rq_oid_from_raw(out, v->algo, raw);
+	return 0;
+}
+
+static int add_replacement(view *v, const rq_oid *from, const rq_oid *to)
+{
+	rq_oid *nv = rq_mem_grow(v->repl, &v->caprepl, v->nrepl + 1, sizeof(*nv), 8);
 
 	if (!nv)
 		return -1;
 	v->repl = nv;
-	git_oid_cpy(&v->repl[v->nrepl], to);
-	if (rq_oidmap_put(&v->replaced, RQ_GIT_ID(from), v->nrepl) < 0)
+	v->repl[v->nrepl] = *to;
+	if (rq_oidmap_put(&v->replaced, from, v->nrepl) < 0)
 		return -1;
 	v->nrepl++;
 	return 0;
@@ -451,16 +492,14 @@ static int take_replace_ref(const char *refname, const rq_oid *to, void *arg)
 	replace_load *l = arg;
 	const char *name = refname + l->baselen, *slash = strrchr(name, '/');
 	const char *hex = slash ? slash + 1 : name;
-	git_oid from, target;
+	rq_oid from;
 	size_t k;
 
-	if (strlen(hex) < GIT_OID_HEXSZ || git_oid_fromstrn(&from, hex, GIT_OID_HEXSZ) < 0)
+	if (hex_at(l->v, hex, strlen(hex), &from) < 0)
 		return 0;
-	if (rq_oidmap_get(&l->v->replaced, RQ_GIT_ID(&from), &k))
+	if (rq_oidmap_get(&l->v->replaced, &from, &k))
 		return rq_error_set(l->err, RQ_E_BAD_REPO, "duplicate replace ref: %s", name);
-	/* (the view is SHA-1 only: rq_odb_new) */
-	if (rq_oid_to_git(&target, to, &rq_oid_sha1) < 0 ||
-	    add_replacement(l->v, &from, &target) < 0)
+	if (add_replacement(l->v, &from, to) < 0)
 		return rq_error_set(l->err, RQ_E_NOMEM, "out of memory");
 	return 0;
 }
@@ -487,15 +526,16 @@ static int load_replace_refs(view *v, git_repository *repo, rq_odb_refs_fn refs,
 }
 
 /* Register a graft: a shallow one (nparents -1) replaces a graft of the
- * same commit, another keeps the first (git's ignore_dups). */
-static int add_graft(view *v, const git_oid *id, int nparents, const git_oid *parents)
+ * same commit, another keeps the first (git's ignore_dups). 0, 1 when
+ * it was a graft file's second line for the commit, -1 out of memory. */
+static int add_graft(view *v, const rq_oid *id, int nparents, const rq_oid *parents)
 {
 	graft *nv;
 	size_t k;
 
-	if (rq_oidmap_get(&v->grafted, RQ_GIT_ID(id), &k)) {
+	if (rq_oidmap_get(&v->grafted, id, &k)) {
 		if (nparents >= 0)
-			return 0;
+			return 1;
 		v->grafts[k].nparents = -1;
 		return 0;
 	}
@@ -505,11 +545,11 @@ static int add_graft(view *v, const git_oid *id, int nparents, const git_oid *pa
 	nv[v->ngrafts].nparents = nparents;
 	nv[v->ngrafts].parents = NULL;
 	if (nparents > 0) {
-		if (!(nv[v->ngrafts].parents = malloc((size_t)nparents * sizeof(git_oid))))
+		if (!(nv[v->ngrafts].parents = malloc((size_t)nparents * sizeof(rq_oid))))
 			return -1;
-		memcpy(nv[v->ngrafts].parents, parents, (size_t)nparents * sizeof(git_oid));
+		memcpy(nv[v->ngrafts].parents, parents, (size_t)nparents * sizeof(rq_oid));
 	}
-	if (rq_oidmap_put(&v->grafted, RQ_GIT_ID(id), v->ngrafts) < 0) {
+	if (rq_oidmap_put(&v->grafted, id, v->ngrafts) < 0) {
 		free(nv[v->ngrafts].parents);
 		return -1;
 	}
@@ -519,53 +559,109 @@ static int add_graft(view *v, const git_oid *id, int nparents, const git_oid *pa
 
 /*
  * One line of the graft file (git's read_graft_line): "<commit>
- * <parent>...", the ids 40 hex digits apart by one white-space character;
- * blank lines and '#' comments are nothing, a bad line is skipped (git
- * says "bad graft data" and goes on). 0, or -1 out of memory.
+ * <parent>...", ids of the format's width (a 40-digit line in a SHA-256
+ * repository is bad data, as in git) apart by one white-space character;
+ * blank lines and '#' comments are nothing. n: the line without its
+ * trailing white space. 0 taken or nothing, GRAFT_BAD (git says "bad
+ * graft data" and goes on), GRAFT_DUP (git's "duplicate graft data": the
+ * first graft stays), -1 out of memory.
  */
+enum { GRAFT_BAD = 1, GRAFT_DUP = 2 };
 static int graft_line(view *v, const char *line, size_t n)
 {
-	git_oid id, *parents;
-	size_t k;
+	size_t hx = v->algo->hexsz, k;
+	rq_oid id, *parents;
 	int rc;
 
-	while (n && isspace((unsigned char)line[n - 1]))
-		n--;
-	if (!n || line[0] == '#' || n < GIT_OID_HEXSZ || (n - GIT_OID_HEXSZ) % 41)
+	if (!n || line[0] == '#')
 		return 0;
-	k = (n - GIT_OID_HEXSZ) / 41;
-	if (git_oid_fromstrn(&id, line, GIT_OID_HEXSZ) < 0)
-		return 0;
-	if (!(parents = malloc((k ? k : 1) * sizeof(*parents))))
+	if (n < hx || (n - hx) % (hx + 1) || hex_at(v, line, n, &id) < 0)
+		return GRAFT_BAD;
+	k = (n - hx) / (hx + 1);
+	if (k > INT32_MAX || !(parents = malloc((k ? k : 1) * sizeof(*parents))))
 		return -1;
 	for (size_t i = 0; i < k; i++) {
-		const char *p = line + GIT_OID_HEXSZ + i * 41;
-		if (!isspace((unsigned char)p[0]) ||
-		    git_oid_fromstrn(&parents[i], p + 1, GIT_OID_HEXSZ) < 0) {
+		const char *p = line + hx + i * (hx + 1);
+		if (!isspace((unsigned char)p[0]) || hex_at(v, p + 1, hx, &parents[i]) < 0) {
 			free(parents);
-			return 0;
+			return GRAFT_BAD;
 		}
 	}
-	rc = k > INT32_MAX ? 0 : add_graft(v, &id, (int)k, parents);
+	rc = add_graft(v, &id, (int)k, parents);
 	free(parents);
-	return rc;
+	return rc == 1 ? GRAFT_DUP : rc;
 }
 
-/* A shallow line (shallow.c): an id at its start, or git's fatal error. */
-static int shallow_line(view *v, const char *line, size_t n, rq_error *err)
+/* A shallow line (shallow.c): an id at its start, or git's fatal error
+ * (the line as git's fgets gives it, with its newline). */
+static int shallow_line(view *v, const char *line, size_t n, int nl, rq_error *err)
 {
-	git_oid id;
+	rq_oid id;
 
-	if (n < GIT_OID_HEXSZ || git_oid_fromstrn(&id, line, GIT_OID_HEXSZ) < 0)
-		return rq_error_set(err, RQ_E_BAD_REPO, "bad shallow line: %.*s",
-				    (int)(n > 200 ? 200 : n), line);
+	if (hex_at(v, line, n, &id) < 0)
+		return rq_error_set(err, RQ_E_BAD_REPO, "bad shallow line: %.*s%s",
+				    (int)(n > 200 ? 200 : n), line, nl ? "\n" : "");
 	return add_graft(v, &id, -1, NULL) < 0 ? rq_error_set(err, RQ_E_NOMEM, "out of memory") : 0;
 }
 
-/* Each line of the file at path (absent: nothing), to graft_line or
- * shallow_line. 0, or -1 with err set. */
+/* What a graft line said (graft_line's GRAFT_BAD, GRAFT_DUP), in git's
+ * words, to say (NULL: nothing). */
+static void say_graft(rq_odb_view_say_fn say, void *arg, int what, const char *line, size_t n)
+{
+	char msg[RQ_OID_MAX_HEXSZ * 4 + 64];
+
+	if (!say || !what)
+		return;
+	snprintf(msg, sizeof(msg), "error: %s graft data: %.*s\n",
+		 what == GRAFT_BAD ? "bad" : "duplicate", (int)(n > 512 ? 512 : n), line);
+	say(arg, msg);
+}
+
+/* Each line of the file text (len bytes) to graft_line (what it says to
+ * say) or shallow_line. 0, or -1 with err set. */
+static int read_lines(view *v, const char *text, size_t len, int shallow, rq_odb_view_say_fn say,
+		      void *arg, rq_error *err)
+{
+	int rc = 0;
+
+	for (const char *p = text, *end = text + len; rc == 0 && p < end;) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p)), *e = nl ? nl : end;
+		size_t n = (size_t)(e - p);
+		if (shallow) {
+			rc = shallow_line(v, p, n, nl != NULL, err);
+		} else {
+			while (n && isspace((unsigned char)p[n - 1]))
+				n--;
+			if ((rc = graft_line(v, p, n)) < 0)
+				return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+			say_graft(say, arg, rc, p, n);
+			rc = 0;
+		}
+		p = nl ? nl + 1 : end;
+	}
+	return rc;
+}
+
+/* GIT_ADVICE as git's git_env_bool reads it: advice is on unless it is
+ * false, no, off, an empty value or a number that is 0. */
+static int advice_on(void)
+{
+	const char *e = getenv("GIT_ADVICE");
+	char *end;
+	long n;
+
+	if (!e)
+		return 1;
+	if (!*e || !strcasecmp(e, "false") || !strcasecmp(e, "no") || !strcasecmp(e, "off"))
+		return 0;
+	n = strtol(e, &end, 10);
+	return end == e || *end || n != 0;
+}
+
+/* The file at path (absent: nothing) read as above. 1 when it was there,
+ * 0 when not, -1 with err set. */
 static int read_graft_file(view *v, const char *path, const char *root, const char *shown,
-			   int shallow, rq_error *err)
+			   int shallow, rq_odb_view_say_fn say, void *arg, rq_error *err)
 {
 	char *text;
 	size_t len;
@@ -573,35 +669,59 @@ static int read_graft_file(view *v, const char *path, const char *root, const ch
 
 	if (rc <= 0)
 		return rc;
-	rc = 0;
-	for (const char *p = text, *end = text + len; rc == 0 && p < end;) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p)), *e = nl ? nl : end;
-		if (shallow)
-			rc = shallow_line(v, p, (size_t)(e - p), err);
-		else if (graft_line(v, p, (size_t)(e - p)) < 0)
-			rc = rq_error_set(err, RQ_E_NOMEM, "out of memory");
-		p = nl ? nl + 1 : end;
-	}
+	if (!shallow && say && advice_on()) /* git's advice as it opens the file */
+		say(arg, GRAFT_HINT);
+	rc = read_lines(v, text, len, shallow, say, arg, err);
 	free(text);
-	return rc;
+	return rc < 0 ? -1 : 1;
+}
+
+/* The graft file's path (GIT_GRAFT_FILE, when no root): 0, or -1 when the
+ * repository has no common directory. */
+static int graft_path(git_repository *repo, const char *root, char *path, size_t size)
+{
+	const char *common = git_repository_commondir(repo), *env = getenv("GIT_GRAFT_FILE");
+
+	if (!common)
+		return -1;
+	if (!root && env && *env)
+		snprintf(path, size, "%s", env);
+	else
+		snprintf(path, size, "%s/info/grafts", common);
+	return 0;
 }
 
 /* git's prepare_commit_graft(): the graft file, then the shallow file. */
 static int load_grafts(view *v, git_repository *repo, const char *root, rq_error *err)
 {
-	const char *common = git_repository_commondir(repo), *env = getenv("GIT_GRAFT_FILE");
 	char path[4096];
 
-	if (!common)
+	if (graft_path(repo, root, path, sizeof(path)) < 0)
 		return 0;
-	if (!root && env && *env)
-		snprintf(path, sizeof(path), "%s", env);
-	else
-		snprintf(path, sizeof(path), "%s/info/grafts", common);
-	if (read_graft_file(v, path, root, "info/grafts", 0, err) < 0)
+	if (read_graft_file(v, path, root, "info/grafts", 0, NULL, NULL, err) < 0)
 		return -1;
-	snprintf(path, sizeof(path), "%s/shallow", common);
-	return read_graft_file(v, path, root, "shallow", 1, err);
+	snprintf(path, sizeof(path), "%s/shallow", git_repository_commondir(repo));
+	return read_graft_file(v, path, root, "shallow", 1, NULL, NULL, err) < 0 ? -1 : 0;
+}
+
+int rq_odb_view_graft_notes(git_repository *repo, const char *root, const rq_oid_algo *algo,
+			    rq_odb_view_say_fn say, void *arg, rq_error *err)
+{
+	view v;
+	char path[4096];
+	int rc;
+
+	memset(&v, 0, sizeof(v));
+	v.algo = algo ? algo : &rq_oid_sha1;
+	rq_oidmap_init(&v.grafted);
+	if (graft_path(repo, root, path, sizeof(path)) < 0)
+		return 0;
+	rc = read_graft_file(&v, path, root, "info/grafts", 0, say, arg, err);
+	rq_oidmap_free(&v.grafted);
+	for (size_t i = 0; i < v.ngrafts; i++)
+		free(v.grafts[i].parents);
+	free(v.grafts);
+	return rc < 0 ? -1 : 0;
 }
 
 static int make_stored(view *v, rq_error *err)
@@ -646,6 +766,7 @@ int rq_odb_view_add(git_odb *odb, git_repository *repo, const char *root, rq_odb
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	rq_oidmap_init(&v->replaced);
 	rq_oidmap_init(&v->grafted);
+	v->algo = rq_odb_algo(odb); /* ids at the database's width */
 	v->parent.version = GIT_ODB_BACKEND_VERSION;
 	v->parent.read = view_read;
 	v->parent.read_header = view_read_header;
@@ -666,18 +787,13 @@ int rq_odb_view_add(git_odb *odb, git_repository *repo, const char *root, rq_odb
 int rq_odb_view_redirect(const git_odb_backend *b, const rq_oid *id, rq_oid *to)
 {
 	const view *v = (const view *)b;
-	git_oid gid, target;
 
 	if (!b || b->read != view_read)
 		return 0;
 	*to = *id;
-	/* its replacements are SHA-1 ids (read through libgit2) */
-	if (!v->nrepl || rq_oid_to_git(&gid, id, &rq_oid_sha1) < 0 || id->id[20])
+	if (!v->nrepl)
 		return 1;
-	if (replacement(v, &gid, &target) < 0)
-		return -1;
-	rq_oid_from_git(to, &target);
-	return 1;
+	return replacement(v, id, to) < 0 ? -1 : 1;
 }
 
 git_odb_backend *rq_odb_view_find(git_odb *odb)
@@ -710,6 +826,6 @@ long rq_odb_view_graft(const git_odb_backend *b, const rq_oid *id, rq_oid *paren
 	if (v->grafts[k].nparents < 0)
 		return 0;
 	for (size_t j = 0; j < (size_t)v->grafts[k].nparents && j < max; j++)
-		rq_oid_from_git(&parents[j], &v->grafts[k].parents[j]);
+		parents[j] = v->grafts[k].parents[j];
 	return v->grafts[k].nparents;
 }

@@ -17,7 +17,17 @@
  *    shallow file has no parents (a shallow clone's boundary); one listed
  *    in info/grafts (GIT_GRAFT_FILE) has the parents the line gives. The
  *    shallow file wins, as in git. A bad shallow line is git's error
- *    ("bad shallow line: ..."), a bad graft line is skipped.
+ *    ("bad shallow line: ..."), a bad graft line is skipped (what git
+ *    says of it: rq_odb_view_graft_notes).
+ *
+ * Ids are read at the database's width (rq_odb_algo: SHA-1 or SHA-256),
+ * as git reads them with the repository's hash: in a SHA-256 repository
+ * a graft line of 40-digit ids is bad data, a 40-digit shallow line is
+ * "bad shallow line", a replace ref named by 40 digits is no replace ref.
+ * The engine's reads (rq_odb_read, rq_cobj through rq_commits) take the
+ * replacements (rq_odb_view_redirect) and grafts (rq_odb_view_graft) at
+ * either width; the libgit2 backend below (view_read) serves SHA-1 only,
+ * as libgit2 does.
  *  - commit headers git reads and libgit2 1.5 refuses: an author or
  *    committer without "<...>", a date that does not fit 64 bits, a
  *    missing or doubled ident line. git reads such a commit (its walk only
@@ -74,5 +84,18 @@ git_odb_backend *rq_odb_view_find(git_odb *odb);
  * graft has (-1: no graft at all).
  */
 long rq_odb_view_graft(const git_odb_backend *b, const rq_oid *id, rq_oid *parents, size_t max);
+
+/*
+ * What git says on stderr as it reads the repository's graft file (the
+ * path as rq_odb_view_add takes it), each message whole to say(arg,
+ * text): its deprecation hint (git 2.55's words; none with GIT_ADVICE
+ * false), then "error: bad graft data: <line>\n" for a line it skips and
+ * "error: duplicate graft data: <line>\n" for a commit's second graft.
+ * Nothing without a graft file. algo: the repository's format (NULL:
+ * SHA-1). 0, or -1 with err set.
+ */
+typedef void (*rq_odb_view_say_fn)(void *arg, const char *text);
+int rq_odb_view_graft_notes(git_repository *repo, const char *root, const rq_oid_algo *algo,
+			    rq_odb_view_say_fn say, void *arg, rq_error *err);
 
 #endif

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,6 +191,31 @@ int rq_refdb_lookup(git_repository *repo, const char *name, rq_oid *id, rq_error
 	rc = rq_refdb_resolve(db, name, id, NULL, err);
 	rq_refdb_free(db);
 	return rc;
+}
+
+int rq_refdb_broken(const rq_error *err)
+{
+	return rq_refread_is_broken(err);
+}
+
+static rq_refdb_warn_fn warn_sink;
+
+void rq_refdb_set_warn(rq_refdb_warn_fn fn)
+{
+	warn_sink = fn;
+}
+
+void rq_refdb_warn(const char *fmt, ...)
+{
+	char msg[4400];
+	va_list ap;
+
+	if (!warn_sink)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	warn_sink(msg);
 }
 
 int rq_refdb_fail(rq_error *err, const char *what)

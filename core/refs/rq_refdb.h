@@ -57,6 +57,23 @@ int rq_refdb_resolve(rq_refdb *db, const char *name, rq_oid *id, char **full, rq
  * database). */
 int rq_refdb_lookup(git_repository *repo, const char *name, rq_oid *id, rq_error *err);
 
+/* 1 when err (set by a read) says the ref is broken: a loose file that
+ * holds neither a symbolic ref nor an id of the repository's width (git's
+ * REF_ISBROKEN; rq_refread_is_broken). */
+int rq_refdb_broken(const rq_error *err);
+
+/*
+ * git's warnings about refs met while resolving a name ("ignoring broken
+ * ref <ref>", "ignoring dangling symref <ref>"): the library prints
+ * nothing, a program that prints git's warnings sets where they go (the
+ * `replay` command: standard error). fn NULL (the default): none. Set once
+ * before any read; forked children keep it.
+ */
+typedef void (*rq_refdb_warn_fn)(const char *msg);
+void rq_refdb_set_warn(rq_refdb_warn_fn fn);
+/* A warning to the sink set, if any (printf-style). */
+void rq_refdb_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* err (set by a read) as "<what>: <its message>" with RQ_E_GIT, the code
  * libgit2's ref errors had (out of memory and a damaged repository,
  * RQ_E_BAD_REPO, stay themselves). Returns -1. */

@@ -67,10 +67,18 @@ static int parse_hex(rq_oid *id, const rq_oid_algo *algo, const char *s, size_t 
 	return rq_oid_parse(id, algo, low, algo->hexsz);
 }
 
+#define BROKEN ": reference broken"
+
 static int broken(rq_error *err, const char *ref)
 {
-	return rq_error_set(err, RQ_E_BAD_REPO,
-			    "unable to resolve reference '%s': reference broken", ref);
+	return rq_error_set(err, RQ_E_BAD_REPO, "unable to resolve reference '%s'" BROKEN, ref);
+}
+
+int rq_refread_is_broken(const rq_error *err)
+{
+	size_t n = strlen(err->msg), k = strlen(BROKEN);
+
+	return err->code == RQ_E_BAD_REPO && n > k && !strcmp(err->msg + n - k, BROKEN);
 }
 
 static int io_error(rq_error *err, const char *ref, const char *what, int e)

@@ -63,4 +63,10 @@ int rq_refread_raw(const rq_refread *r, const char *ref, rq_oid *id, char **targ
  */
 int rq_refread_resolve(const rq_refread *r, const char *ref, rq_oid *id, rq_error *err);
 
+/* 1 when err is a read's "reference broken": a loose file that holds no
+ * ref (not "ref: <name>", not an id of the repository's width: in a
+ * SHA-256 repository a 40-digit id is one), which git reads as a broken
+ * ref (REF_ISBROKEN); else 0. */
+int rq_refread_is_broken(const rq_error *err);
+
 #endif

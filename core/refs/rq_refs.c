@@ -337,6 +337,10 @@ static int ref_value(const update_run *u, const char *ref, rq_oid *cur, rq_error
 	if (r >= 0)
 		return 0;
 	snprintf(why, sizeof(why), "%s", err->msg);
+	if (rq_refread_is_broken(err)) /* git's words */
+		return rq_error_set(err, err->code,
+				    "failed to commit ref transaction: cannot lock ref '%s': %s",
+				    ref, why);
 	return rq_error_set(err, err->code, "cannot read ref: %s", why);
 }
 

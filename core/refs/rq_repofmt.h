@@ -45,7 +45,7 @@
  * rq_oid_sha256), 0 refuses it by name. tests/CMakeLists.txt reads this
  * line: 1 also turns on the SHA-256 test pass (RQ_TEST_SHA256).
  */
-#define RQ_REPOFMT_SHA256 0
+#define RQ_REPOFMT_SHA256 1
 
 /*
  * git_repository_open_ext(out, path, flags, NULL), then the format check,

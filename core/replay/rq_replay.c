@@ -292,7 +292,9 @@ static int final_updates(rq_replay_state *rp, const rq_oid *last)
 		return 0;
 	if (rp->opts->ref) {
 		int r = rq_refdb_lookup(rp->repo, ref, &old, rp->err);
-		if (r == RQ_REFDB_MISSING)
+		/* a broken ref reads as none, as git's: the update then fails
+		 * to lock it, or prints it from zero */
+		if (r == RQ_REFDB_MISSING || (r < 0 && rq_refdb_broken(rp->err)))
 			memset(&old, 0, sizeof(old));
 		else if (r < 0)
 			return rq_refdb_fail(rp->err, "cannot read ref");

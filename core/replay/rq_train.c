@@ -485,32 +485,44 @@ static int run_car(train *t, size_t k)
 	return rc;
 }
 
-/* The ref of every car that went in, in car order (its old value as it
- * is now; zero: it does not exist yet). */
+/* car k's update into r: its ref's old value as db reads it now (zero:
+ * it does not exist yet). 0, or -1. */
+static int car_update(train *t, rq_refdb *db, size_t k, size_t *cap)
+{
+	rq_car_result *car = &t->res->cars[k];
+	char ref[RQ_TRAIN_PREFIX_MAX + 80];
+	rq_oid old = {{0}};
+	int rc;
+
+	car_ref(t, &t->opts->cars[k], ref, sizeof(ref));
+	if (!(car->ref = strdup(ref)))
+		return rq_error_set(t->err, RQ_E_NOMEM, "out of memory");
+	rc = rq_refdb_resolve(db, ref, &old, NULL, t->err);
+	if (rc < 0)
+		return rq_refdb_fail(t->err, "cannot read ref");
+	if (rc == RQ_REFDB_MISSING)
+		memset(&old, 0, sizeof(old));
+	return rq_replay_result_add_update(&t->res->replay, cap, ref, &car->commit, &old, t->err);
+}
+
+/* The ref of every car that went in, in car order (one ref database for
+ * them all). */
 static int car_updates(train *t)
 {
-	rq_replay_result *r = &t->res->replay;
+	rq_refdb *db = NULL;
 	size_t cap = 0;
+	int rc = 0;
 
-	for (size_t k = 0; k < t->res->ncars && !t->opts->no_refs; k++) {
-		rq_car_result *car = &t->res->cars[k];
-		char ref[RQ_TRAIN_PREFIX_MAX + 80];
-		rq_oid old = {{0}};
-		int rc;
-		if (car->status != RQ_CAR_OK)
+	for (size_t k = 0; rc == 0 && k < t->res->ncars && !t->opts->no_refs; k++) {
+		if (t->res->cars[k].status != RQ_CAR_OK)
 			continue;
-		car_ref(t, &t->opts->cars[k], ref, sizeof(ref));
-		if (!(car->ref = strdup(ref)))
-			return rq_error_set(t->err, RQ_E_NOMEM, "out of memory");
-		rc = rq_refdb_lookup(t->repo, ref, &old, t->err);
-		if (rc < 0)
-			return rq_refdb_fail(t->err, "cannot read ref");
-		if (rc == RQ_REFDB_MISSING)
-			memset(&old, 0, sizeof(old));
-		if (rq_replay_result_add_update(r, &cap, ref, &car->commit, &old, t->err) < 0)
-			return -1;
+		if (!db && rq_refdb_open(&db, t->repo, t->err) < 0)
+			rc = rq_refdb_fail(t->err, "cannot read ref");
+		else
+			rc = car_update(t, db, k, &cap);
 	}
-	return 0;
+	rq_refdb_free(db);
+	return rc;
 }
 
 /* The whole train's statistics: the cars' commits, the merges (the

@@ -4,7 +4,7 @@
  * through replayq's own object reader (rq_odb_read) over the repository's
  * object database, parsed as git parses them (an rq_cobj cache at the
  * database's width), with the shallow and graft files' parents as
- * rq_odb_view reads them (SHA-1). Made once where the job's state is made
+ * rq_odb_view reads them (at the same width). Made once where the job's state is made
  * (rq_revs_parse), freed with it; the commits it gives stay valid until
  * then.
  */

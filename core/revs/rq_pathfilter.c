@@ -21,11 +21,33 @@ typedef struct item {
 	int wild, all;
 } item;
 
+/*
+ * The trees read lately, kept by id: a walk compares each commit with its
+ * parent, and the next commit it compares is mostly that parent, so half
+ * of the trees a comparison opens the one before opened too (as libgit2's
+ * object cache served them again). The least recently used one not open
+ * goes for a new one; a tree larger than KEEP_MAX is not kept.
+ */
+#define KEEP_TREES 32
+#define KEEP_MAX   (256u * 1024u)
+
+typedef struct kept_tree {
+	rq_oid id;
+	unsigned char *data; /* malloc'd; NULL: a free slot */
+	size_t len;
+	uint64_t used; /* when last read */
+	int refs;      /* rq_trees open over it */
+} kept_tree;
+
 struct rq_pathfilter {
 	git_pathspec *ps;
 	item *items;
 	size_t n;
 	int max_depth, depth_known;
+	rq_odb_read *rd;      /* the reader of the call under way (NULL between) */
+	rq_tree_reader trees; /* the kept trees, else rd */
+	kept_tree kept[KEEP_TREES];
+	uint64_t clock;
 };
 
 static int item_init(item *it, const char *p)
@@ -52,7 +74,87 @@ void rq_pathfilter_free(rq_pathfilter *pf)
 		free(pf->items[i].lit);
 	free(pf->items);
 	git_pathspec_free(pf->ps);
+	for (size_t i = 0; i < KEEP_TREES; i++)
+		free(pf->kept[i].data);
 	free(pf);
+}
+
+/* ---- the kept trees (an rq_tree_reader over rd) ------------------------------ */
+
+static kept_tree *kept_find(rq_pathfilter *pf, const rq_oid *id)
+{
+	for (size_t i = 0; i < KEEP_TREES; i++)
+		if (pf->kept[i].data && rq_oid_eq(&pf->kept[i].id, id))
+			return &pf->kept[i];
+	return NULL;
+}
+
+/* Tree o (read as id) kept, its data taken (o emptied): the slot, or NULL
+ * (too large, every slot open, out of memory: o left as it is). */
+static kept_tree *kept_add(rq_pathfilter *pf, const rq_oid *id, rq_odb_read_obj *o)
+{
+	kept_tree *k = NULL;
+	unsigned char *data = o->data;
+
+	for (size_t i = 0; i < KEEP_TREES; i++)
+		if (!pf->kept[i].refs && (!k || pf->kept[i].used < k->used))
+			k = &pf->kept[i];
+	if (!k || o->len > KEEP_MAX)
+		return NULL;
+	if (o->owner) { /* a backend's buffer: a copy of our own */
+		if (!(data = malloc(o->len + 1)))
+			return NULL;
+		memcpy(data, o->data, o->len + 1);
+		rq_odb_read_obj_free(o);
+	}
+	free(k->data);
+	k->id = *id;
+	k->data = data;
+	k->len = o->len;
+	o->data = NULL;
+	return k;
+}
+
+static int kept_read(void *ctx, const rq_oid *id, const unsigned char **data, size_t *len,
+		     git_object_t *type, void **mem, void **owner)
+{
+	rq_pathfilter *pf = ctx;
+	kept_tree *k = kept_find(pf, id);
+	rq_odb_read_obj o;
+	int rc;
+
+	if (!k && !pf->rd) {
+		git_error_set_str(GIT_ERROR_ODB, "the object database was closed");
+		return GIT_ERROR;
+	}
+	if (!k && (rc = rq_odb_read_object(pf->rd, id, &o)) < 0)
+		return rc;
+	if (!k && (o.type != GIT_OBJECT_TREE || !(k = kept_add(pf, id, &o)))) {
+		*data = o.data; /* handed over as read */
+		*len = o.len;
+		*type = o.type;
+		*mem = o.data;
+		*owner = o.owner;
+		return 0;
+	}
+	k->refs++;
+	k->used = ++pf->clock;
+	*data = k->data;
+	*len = k->len;
+	*type = GIT_OBJECT_TREE;
+	*mem = k;
+	*owner = pf; /* (no backend is the filter) */
+	return 0;
+}
+
+static void kept_release(void *ctx, void *mem, void *owner)
+{
+	rq_odb_read_obj o = {mem, 0, GIT_OBJECT_INVALID, owner};
+
+	if (owner == ctx)
+		((kept_tree *)mem)->refs--;
+	else
+		rq_odb_read_obj_free(&o);
 }
 
 int rq_pathfilter_new(rq_pathfilter **out, char *const *paths, size_t n, rq_error *err)
@@ -65,6 +167,7 @@ int rq_pathfilter_new(rq_pathfilter **out, char *const *paths, size_t n, rq_erro
 		free(pf);
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	}
+	pf->trees = (rq_tree_reader){kept_read, kept_release, pf};
 	for (; pf->n < n; pf->n++)
 		if (item_init(&pf->items[pf->n], paths[pf->n]) < 0) {
 			rq_pathfilter_free(pf);
@@ -124,7 +227,6 @@ typedef struct frame {
 
 typedef struct walker {
 	rq_pathfilter *pf;
-	git_odb *odb;
 	const rq_oid_algo *algo; /* the trees' object format */
 	rq_buf path;
 	frame *v;
@@ -172,9 +274,9 @@ static int push(walker *w, const rq_oid *old, const rq_oid *new, size_t plen)
 	w->v = f;
 	f = &w->v[w->n];
 	memset(f, 0, sizeof(*f));
-	if (old && rq_tree_open(&f->t[0], w->odb, w->algo, old, w->err) < 0)
+	if (old && rq_tree_open_with(&f->t[0], &w->pf->trees, w->algo, old, w->err) < 0)
 		return -1;
-	if (new &&rq_tree_open(&f->t[1], w->odb, w->algo, new, w->err) < 0) {
+	if (new &&rq_tree_open_with(&f->t[1], &w->pf->trees, w->algo, new, w->err) < 0) {
 		rq_tree_close(&f->t[0]);
 		return -1;
 	}
@@ -244,18 +346,18 @@ static void read_max_depth(rq_pathfilter *pf, git_repository *repo)
 	pf->depth_known = 1;
 }
 
-int rq_pathfilter_changes(rq_pathfilter *pf, git_repository *repo, const rq_oid_algo *algo,
-			  const rq_oid *old_tree, const rq_oid *new_tree, rq_error *err)
+int rq_pathfilter_changes(rq_pathfilter *pf, git_repository *repo, rq_odb_read *rd,
+			  const rq_oid_algo *algo, const rq_oid *old_tree, const rq_oid *new_tree,
+			  rq_error *err)
 {
-	walker w = {pf, NULL, algo, {NULL, 0, 0, 0}, NULL, 0, 0, err};
+	walker w = {pf, algo, {NULL, 0, 0, 0}, NULL, 0, 0, err};
 	int rc;
 
 	if (old_tree && rq_oid_eq(old_tree, new_tree))
 		return 0;
 	if (!pf->depth_known)
 		read_max_depth(pf, repo);
-	if (git_repository_odb(&w.odb, repo) < 0)
-		return rq_error_git(err, "cannot open the object database");
+	pf->rd = rd;
 	rc = push(&w, old_tree, new_tree, 0);
 	while (rc == 0 && w.n) {
 		frame *f = &w.v[w.n - 1];
@@ -268,6 +370,6 @@ int rq_pathfilter_changes(rq_pathfilter *pf, git_repository *repo, const rq_oid_
 		pop(&w);
 	free(w.v);
 	free(w.path.p);
-	git_odb_free(w.odb);
+	pf->rd = NULL;
 	return rc;
 }

@@ -13,7 +13,8 @@
  *  - a directory nested deeper than core.maxTreeDepth (2048) is an error
  *    when the walk has to open it, as in git ("exceeded maximum allowed
  *    tree depth", RQ_E_TREE_TOO_DEEP);
- *  - trees are read as git reads them (rq_tree: names of any length);
+ *  - trees are read as git reads them (rq_tree: names of any length),
+ *    through replayq's reader (rq_odb_read), at the repository's width;
  *    directories wait on a stack of our own, never the C stack.
  *
  * A path matches as libgit2's pathspecs match (git_pathspec: a path, a
@@ -27,6 +28,7 @@
 #include <stddef.h>
 
 #include "rq_error.h"
+#include "rq_odb_read.h"
 #include "rq_oid.h"
 
 typedef struct rq_pathfilter rq_pathfilter;
@@ -37,10 +39,13 @@ void rq_pathfilter_free(rq_pathfilter *pf);
 
 /*
  * 1 when new_tree differs from old_tree (NULL: the empty tree) in a path
- * the pathspecs name, 0 when not, -1 with err set. The repository's
+ * the pathspecs name, 0 when not, -1 with err set. The trees are read
+ * through rd (the job's reader, rq_commits_reader: either object format,
+ * algo's; NULL: the database was let go of, an error). repo's
  * core.maxTreeDepth is read at the first call.
  */
-int rq_pathfilter_changes(rq_pathfilter *pf, git_repository *repo, const rq_oid_algo *algo,
-			  const rq_oid *old_tree, const rq_oid *new_tree, rq_error *err);
+int rq_pathfilter_changes(rq_pathfilter *pf, git_repository *repo, rq_odb_read *rd,
+			  const rq_oid_algo *algo, const rq_oid *old_tree, const rq_oid *new_tree,
+			  rq_error *err);
 
 #endif

@@ -95,7 +95,7 @@ static int at_ref(git_repository *repo, const rq_revname_refs *known, const rq_r
 		name = strndup(p->base, p->base_len);
 	if (!name)
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
-	rc = rq_revname_dwim(repo, known, name, ref, NULL, err);
+	rc = rq_revname_dwim_log(repo, known, name, ref, err); /* (git warns not) */
 	free(name);
 	return rc < 0 ? -1 : rc == 0;
 }

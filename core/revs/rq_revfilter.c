@@ -322,7 +322,7 @@ int rq_revfilter_path(rq_revfilter *f, const char *path, rq_error *err)
  * damaged keeps its code there).
  */
 static int touches_paths(const compiled *cp, git_repository *repo, rq_cobj_cache *cache,
-			 const rq_oid_algo *algo, const rq_cobj_commit *c)
+			 rq_odb_read *rd, const rq_oid_algo *algo, const rq_cobj_commit *c)
 {
 	const rq_cobj_commit *parent = NULL;
 	rq_error err;
@@ -333,8 +333,8 @@ static int touches_paths(const compiled *cp, git_repository *repo, rq_cobj_cache
 		rq_error_to_git(&err);
 		return -1;
 	}
-	rc = rq_pathfilter_changes(cp->paths, repo, algo, parent ? &parent->tree : NULL, &c->tree,
-				   &err);
+	rc = rq_pathfilter_changes(cp->paths, repo, rd, algo, parent ? &parent->tree : NULL,
+				   &c->tree, &err);
 	if (rc < 0)
 		rq_error_to_git(&err);
 	return rc;
@@ -421,7 +421,7 @@ static int who_matches(const regex_t *r, size_t n, const char *who, size_t len)
 }
 
 int rq_revfilter_match(const rq_revfilter *f, git_repository *repo, rq_cobj_cache *cache,
-		       const rq_oid_algo *algo, const rq_cobj_commit *c)
+		       rq_odb_read *rd, const rq_oid_algo *algo, const rq_cobj_commit *c)
 {
 	const compiled *cp = f->compiled;
 	int64_t t = c->date > INT64_MAX ? INT64_MAX : (int64_t)c->date;
@@ -445,5 +445,5 @@ int rq_revfilter_match(const rq_revfilter *f, git_repository *repo, rq_cobj_cach
 		if (m == f->invert_grep)
 			return 0;
 	}
-	return f->npaths ? touches_paths(cp, repo, cache, algo, c) : 1;
+	return f->npaths ? touches_paths(cp, repo, cache, rd, algo, c) : 1;
 }

@@ -85,8 +85,10 @@ int rq_revfilter_path(rq_revfilter *f, const char *path, rq_error *err);
 /* 1 if the commit passes --author, --committer, --grep, dates, merges, and
  * changes a path a pathspec names (git's TREESAME rule without history
  * simplification: compared with its first parent, a root with the empty
- * tree); -1 when its trees cannot be read. */
+ * tree); -1 when its trees cannot be read. Commits come from cache, trees
+ * are read through rd (the job's reader, rq_commits_reader), of format
+ * algo. */
 int rq_revfilter_match(const rq_revfilter *f, git_repository *repo, rq_cobj_cache *cache,
-		       const rq_oid_algo *algo, const rq_cobj_commit *c);
+		       rq_odb_read *rd, const rq_oid_algo *algo, const rq_cobj_commit *c);
 
 #endif

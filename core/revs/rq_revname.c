@@ -9,6 +9,7 @@
 #include "rq_refdb.h"
 #include "rq_revat.h"
 #include "rq_revparse.h"
+#include "rq_tree.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -49,15 +50,16 @@ static int refset_reserve(rq_revname_refs *rs)
 	return rq_hindex_reserve(&rs->index, 256, rs->n, refent_hash, rs);
 }
 
-/* One ref into the set (a broken one is left out, as libgit2's iterator
- * left it). 0, or -1 out of memory. */
+/* One ref into the set (a broken one as a name only: a DWIM candidate
+ * that is read, to be warned about as git does). 0, or -1 out of
+ * memory. */
 static int refset_add(const rq_refdb_ref *ref, void *arg)
 {
 	rq_revname_refs *rs = arg;
 	size_t h = rq_hindex_hash_str(ref->name);
 	rq_revname_ref *e;
 
-	if (ref->broken || rq_hindex_find(&rs->index, h, refent_eq, rs, ref->name) >= 0)
+	if (rq_hindex_find(&rs->index, h, refent_eq, rs, ref->name) >= 0)
 		return 0;
 	if (refset_reserve(rs) < 0)
 		return -1;
@@ -65,7 +67,7 @@ static int refset_add(const rq_refdb_ref *ref, void *arg)
 	memset(e, 0, sizeof(*e));
 	if (!(e->name = strdup(ref->name)))
 		return -1;
-	if (!ref->target) {
+	if (!ref->target && !ref->broken) {
 		e->direct = 1;
 		e->oid = ref->id;
 	}
@@ -169,10 +171,11 @@ static int is_pseudoref_like(const char *name)
 }
 
 /* cand read from db as a DWIM candidate: 1 a ref (its id and last name
- * stored unless *found), 0 none (missing, a bad name, a symbolic ref to
- * nothing: ignored, as git does), -1 error. */
+ * stored unless *found), 0 none (missing, a bad name: ignored; a broken
+ * ref, a symbolic ref to nothing: ignored with git's warning, as refs.c's
+ * expand_ref says them), -1 error. */
 static int dwim_read(rq_refdb *db, const char *cand, int found, char **fullname, rq_oid *oid,
-		     rq_error *err)
+		     int warn, rq_error *err)
 {
 	char *target = NULL, *full = NULL;
 	rq_oid id;
@@ -180,14 +183,24 @@ static int dwim_read(rq_refdb *db, const char *cand, int found, char **fullname,
 
 	if (rc == RQ_REFDB_MISSING || (rc < 0 && err->code == RQ_E_BAD_REF))
 		return 0;
+	if (rc < 0 && rq_refdb_broken(err)) {
+		if (warn && strchr(cand, '/'))
+			rq_refdb_warn("ignoring broken ref %s", cand);
+		rq_error_clear(err);
+		return 0;
+	}
 	if (rc < 0)
-		return -1; /* a broken ref, a link out of refs/: the reader's words */
+		return -1; /* a link out of refs/, an unreadable file: the reader's words */
 	if (target) {
 		free(target);
 		rq_error e;
-		if (rq_refdb_resolve(db, cand, &id, fullname && !found ? &full : NULL, &e) != 0)
-			return e.code == RQ_E_NOMEM ? rq_error_set(err, RQ_E_NOMEM, "out of memory")
-						    : 0;
+		if (rq_refdb_resolve(db, cand, &id, fullname && !found ? &full : NULL, &e) != 0) {
+			if (e.code == RQ_E_NOMEM)
+				return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+			if (warn && strcmp(cand, "HEAD")) /* an unborn HEAD is no news */
+				rq_refdb_warn("ignoring dangling symref %s", cand);
+			return 0;
+		}
 	} else if (fullname && !found && !(full = strdup(cand)))
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	if (!found && oid)
@@ -197,8 +210,9 @@ static int dwim_read(rq_refdb *db, const char *cand, int found, char **fullname,
 	return 1;
 }
 
-int rq_revname_dwim(git_repository *repo, const rq_revname_refs *known, const char *name,
-		    char **fullname, rq_oid *oid, rq_error *err)
+/* rq_revname_dwim, with git's warnings or without (warn 0). */
+static int dwim(git_repository *repo, const rq_revname_refs *known, const char *name,
+		char **fullname, rq_oid *oid, int warn, rq_error *err)
 {
 	int found = 0, rc = 0;
 	size_t len = strlen(name);
@@ -231,11 +245,23 @@ int rq_revname_dwim(git_repository *repo, const rq_revname_refs *known, const ch
 		}
 		if (!db && rq_refdb_open(&db, repo, err) < 0)
 			rc = -1;
-		else if ((rc = dwim_read(db, cand, found, fullname, oid, err)) > 0)
+		else if ((rc = dwim_read(db, cand, found, fullname, oid, warn, err)) > 0)
 			found++;
 	}
 	rq_refdb_free(db);
 	return rc < 0 ? -1 : found;
+}
+
+int rq_revname_dwim(git_repository *repo, const rq_revname_refs *known, const char *name,
+		    char **fullname, rq_oid *oid, rq_error *err)
+{
+	return dwim(repo, known, name, fullname, oid, 1, err);
+}
+
+int rq_revname_dwim_log(git_repository *repo, const rq_revname_refs *known, const char *name,
+			char **fullname, rq_error *err)
+{
+	return dwim(repo, known, name, fullname, NULL, 0, err);
 }
 
 /* A name that resolves to nothing, unless what failed was reading a
@@ -526,4 +552,85 @@ int rq_revname_resolve(git_repository *repo, rq_commits *commits, const rq_oid_a
 	if (rc == 0 && named)
 		*named = n;
 	return rc;
+}
+
+/* id (read through commits) peeled to a tree into *id: 0, or -1. */
+static int peel_tree(rq_commits *commits, const rq_oid_algo *algo, rq_oid *id, rq_error *err)
+{
+	rev_obj o;
+
+	if (obj_load(commits, algo, id, &o, err) < 0 ||
+	    obj_peel(commits, algo, &o, RQ_REVPARSE_TREE, err) < 0)
+		return -1;
+	*id = o.id;
+	return 0;
+}
+
+/* The entry name (n bytes) of tree-ish *id into *id: 0, or -1 (none:
+ * RQ_E_BAD_REVISION). */
+static int tree_step(rq_commits *commits, const rq_oid_algo *algo, const char *name, size_t n,
+		     rq_oid *id, rq_error *err)
+{
+	rq_odb_read *rd = reader_of(commits);
+	rq_tree_reader trees = rq_odb_read_trees(&rd);
+	rq_tree t;
+	rq_tree_entry e;
+	size_t pos = 0;
+	int found = 0;
+
+	if (peel_tree(commits, algo, id, err) < 0 ||
+	    rq_tree_open_with(&t, &trees, algo, id, err) < 0)
+		return -1;
+	while (!found && rq_tree_next(&t, &pos, &e))
+		if ((found = e.len == n && !memcmp(e.name, name, n)))
+			*id = e.id;
+	rq_tree_close(&t);
+	return found ? 0 : rq_error_set(err, RQ_E_BAD_REVISION, "no such path in the tree");
+}
+
+/* The entry at path ('/'-separated names) under tree-ish *id into *id:
+ * 0, or -1. */
+static int tree_path(rq_commits *commits, const rq_oid_algo *algo, const char *path, rq_oid *id,
+		     rq_error *err)
+{
+	while (*path) {
+		size_t n = strcspn(path, "/");
+		if (n && tree_step(commits, algo, path, n, id, err) < 0)
+			return -1;
+		path += n + (path[n] == '/');
+	}
+	return 0;
+}
+
+int rq_revname_tree(git_repository *repo, rq_commits *commits, const rq_oid_algo *algo,
+		    const char *expr, rq_oid *out, rq_error *err)
+{
+	const char *colon = strncmp(expr, ":/", 2) ? strchr(expr, ':') : NULL;
+	char *rev = colon ? strndup(expr, (size_t)(colon - expr)) : NULL;
+	rq_revparse p;
+	int rc, named = 0;
+
+	if (colon && !rev)
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	if (!*expr || expr[0] == '-' || (rev && !*rev)) { /* ":path": the index's, not read */
+		free(rev);
+		return rq_revname_unknown(err, expr);
+	}
+	if ((rc = rq_revparse_read(rev ? rev : expr, &p)) != 0) {
+		free(rev);
+		return rc < 0 ? rq_error_set(err, RQ_E_NOMEM, "out of memory")
+			      : rq_revname_unknown(err, expr);
+	}
+	rc = resolve_base(repo, commits, algo, NULL, expr, &p, out, NULL, &named, err);
+	if (rc == 0 && p.nsteps)
+		rc = apply_steps(repo, commits, algo, expr, &p, out, err);
+	rq_revparse_free(&p);
+	free(rev);
+	if (rc == 0 && colon)
+		rc = tree_path(commits, algo, colon + 1, out, err);
+	if (rc < 0)
+		return -1;
+	if (peel_tree(commits, algo, out, err) == 0)
+		return 0;
+	return err && err->code == RQ_E_NOMEM ? -1 : 1;
 }

@@ -47,9 +47,15 @@ typedef struct rq_revname_refs {
 int rq_revname_refs_load(git_repository *repo, rq_revname_refs *rs);
 void rq_revname_refs_free(rq_revname_refs *rs);
 
-/* DWIM name to refs (known: the set of refs, or NULL): as rq_revs_dwim_ref. */
+/* DWIM name to refs (known: the set of refs, or NULL): as rq_revs_dwim_ref.
+ * A broken ref or a symbolic ref to nothing among the candidates is
+ * skipped with git's warning (rq_refdb_warn: "ignoring broken ref <ref>",
+ * "ignoring dangling symref <ref>"), as refs.c's expand_ref does. */
 int rq_revname_dwim(git_repository *repo, const rq_revname_refs *known, const char *name,
 		    char **fullname, rq_oid *oid, rq_error *err);
+/* The same without the warnings: git's dwim_log, for "@{...}" forms. */
+int rq_revname_dwim_log(git_repository *repo, const rq_revname_refs *known, const char *name,
+			char **fullname, rq_error *err);
 
 /* The commit expr (no range) names into *out (known: the set of refs, or
  * NULL; algo: the repository's object format, ids are read at its
@@ -60,6 +66,19 @@ int rq_revname_dwim(git_repository *repo, const rq_revname_refs *known, const ch
 int rq_revname_resolve(git_repository *repo, rq_commits *commits, const rq_oid_algo *algo,
 		       const rq_revname_refs *known, const char *expr, rq_oid *out, char **fullref,
 		       int *named, rq_error *err);
+
+/*
+ * The tree expr names, as git reads attr.tree and GIT_ATTR_SOURCE
+ * (attr.c: repo_get_oid_treeish, then the tree under it): expr resolved
+ * as rq_revname_resolve resolves a name (refs, ids, suffixes; every
+ * object read through commits, at algo's width), or "<rev>:<path>" (the
+ * entry at path in rev's tree), then peeled to a tree (tags followed, a
+ * commit's tree). 0 with *out; 1 when expr names an object with no tree
+ * under it (git then reads no attributes from it: no error); -1 with err
+ * set (RQ_E_BAD_REVISION: a name that names nothing).
+ */
+int rq_revname_tree(git_repository *repo, rq_commits *commits, const rq_oid_algo *algo,
+		    const char *expr, rq_oid *out, rq_error *err);
 
 /* git's error for a name that resolves to nothing (RQ_E_BAD_REVISION),
  * unless a damaged object was read: -1. */

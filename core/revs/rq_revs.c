@@ -190,6 +190,25 @@ static int parse_parent_shorthand(git_repository *repo, const rq_revname_refs *r
 	return rc < 0 ? -1 : 1;
 }
 
+/* A plain argument that named nothing: git looks it up once more before
+ * it dies (setup_revisions, maybe_die_on_misspelt_object_name), and says
+ * its warnings about refs again. -1. */
+static int plain_unknown(git_repository *repo, const rq_revname_refs *refs, rq_revs *revs,
+			 const char *arg, rq_error *err)
+{
+	rq_error e;
+	rq_oid id;
+	char *full = NULL;
+	int named = 0;
+
+	if (err->code == RQ_E_BAD_REVISION && !strncmp(err->msg, "ambiguous argument", 18)) {
+		(void)rq_revname_resolve(repo, revs->commits, revs->algo, refs, arg, &id, &full,
+					 &named, &e);
+		free(full);
+	}
+	return -1;
+}
+
 static int parse_one(git_repository *repo, const rq_revname_refs *refs, rq_revs *revs, size_t *cap,
 		     const char *arg, rq_error *err)
 {
@@ -222,7 +241,9 @@ static int parse_one(git_repository *repo, const rq_revname_refs *refs, rq_revs 
 			return rq_revname_unknown(err, arg);
 		return push_rev(repo, refs, revs, cap, arg + 1, strlen(arg + 1), 1, NULL, err);
 	}
-	return push_rev(repo, refs, revs, cap, arg, strlen(arg), 0, NULL, err);
+	if (push_rev(repo, refs, revs, cap, arg, strlen(arg), 0, NULL, err) < 0)
+		return plain_unknown(repo, refs, revs, arg, err);
+	return 0;
 }
 
 /* --- ref sets: --all, --branches, --tags, --remotes, --glob ----------------- */

@@ -49,6 +49,7 @@ typedef struct walker {
 	git_repository *repo;
 	const rq_oid_algo *algo; /* the repository's object format */
 	rq_cobj_cache *cache;	 /* the job's commits (rq_revs') */
+	rq_odb_read *reader;	 /* and their reader (the filters' trees) */
 	node *nodes;
 	size_t n, cap;
 	rq_oidmap map;
@@ -476,9 +477,10 @@ static int apply_filters(walker *w, const rq_revs *revs, size_t *sorted, size_t 
 		free(b);
 	}
 	for (size_t i = 0; i < *n; i++) {
-		int m = rq_revfilter_active(f) ? rq_revfilter_match(f, w->repo, w->cache, w->algo,
-								    w->nodes[sorted[i]].commit)
-					       : 1;
+		int m = rq_revfilter_active(f)
+			    ? rq_revfilter_match(f, w->repo, w->cache, w->reader, w->algo,
+						 w->nodes[sorted[i]].commit)
+			    : 1;
 		if (m < 0)
 			return rq_error_git(w->err, "cannot compare a commit's trees");
 		if (!m)
@@ -549,6 +551,7 @@ int rq_walk_run(git_repository *repo, const rq_revs *revs, int newest_first, siz
 	w.repo = repo;
 	w.algo = revs->algo ? revs->algo : &rq_oid_sha1;
 	w.cache = rq_commits_cache(revs->commits);
+	w.reader = rq_commits_reader(revs->commits);
 	w.err = err;
 	w.first_parent = revs->filter.first_parent;
 	rq_oidmap_init(&w.map);

@@ -3,7 +3,8 @@
 # Odd repositories git reads (issue 33, points 10, 12, 13, 15, 16, 17): a
 # tree nested deeper than core.maxTreeDepth, a shallow clone and grafts,
 # commits whose author or committer libgit2 cannot parse, replace refs,
-# merge drivers from attributes, tree entry names of 100,000 characters
+# merge drivers from attributes (attr.tree and GIT_ATTR_SOURCE in a SHA-256
+# repository too, with RQ_TEST_SHA256=1), tree entry names of 100,000 characters
 # and of none. Each is compared with upstream git 2.55's git replay where
 # upstream gives an answer (stdout and exit status, stderr where said,
 # and the refs an update leaves): the same commit ids. Where upstream
@@ -161,11 +162,70 @@ check_eq "shallow, a job: ok" ok "$CODE"
 check_eq "shallow, a job: upstream's commit" "$(upstream_new "$R")" "$NEW"
 cp -a "$T/src" "$ROOT/grafted"
 echo "$(git -C "$R" rev-parse topic~1) $(git -C "$R" rev-parse main)" >"$ROOT/grafted/.git/info/grafts"
-oracle --update "info/grafts: a parent given by a graft" "$ROOT/grafted" --onto main main..topic
+oracle --stderr --update "info/grafts: a parent given by a graft" "$ROOT/grafted" --onto main main..topic
 echo "not an id" >"$ROOT/grafted/.git/shallow"
 run_rq -C "$ROOT/grafted" replay --format=json --ref-action=print --onto main main..topic
 check_eq "a bad shallow line: bad_repo" bad_repo "$(jq -r .error.code <<<"$OUT")"
 oracle "... exit status as upstream's" "$ROOT/grafted" --onto main main..topic
+
+# ---------------------------------------------------------------------------
+section "12 in SHA-256: a shallow clone, grafts, replace refs (RQ_TEST_SHA256)"
+# The same at the width of a SHA-256 repository made by upstream git (init
+# --object-format=sha256, clone --depth): stdout, stderr and exit status
+# as upstream's; 40-digit lines there as upstream reads them (a bad graft
+# line, a bad shallow line, no replace ref)
+# ugit: every git upstream's (a clone's upload-pack too), in a subshell
+ugit() {
+	mkdir -p "$T/ubin" "$T/tmpl"
+	ln -sf "$UPSTREAM_GIT" "$T/ubin/git"
+	(PATH="$T/ubin:$PATH" GIT_EXEC_PATH="$T/ubin" GIT_TEMPLATE_DIR="$T/tmpl" "$@")
+}
+sha256_src() {
+	git init -q -b main --object-format=sha256 "$1"
+	git -C "$1" config gc.auto 0
+	for i in 1 2 3; do commit_file "$1" "f$i" "$i" "c$i"; done
+	git -C "$1" checkout -q -b topic
+	commit_file "$1" t1 t1 t1
+	commit_file "$1" t2 t2 t2
+	git -C "$1" checkout -q main
+	commit_file "$1" m m "main moves"
+}
+if [ "${RQ_TEST_SHA256:-0}" = 1 ]; then
+	S=$T/src256
+	ugit sha256_src "$S"
+	fixed_date
+	ugit git clone -q --depth 2 --no-single-branch "file://$S" "$ROOT/shallow256"
+	R=$ROOT/shallow256
+	ugit git -C "$R" branch -q topic origin/topic
+	check_eq "SHA-256: the clone is SHA-256" sha256 "$(ugit git -C "$R" rev-parse --show-object-format)"
+	check_eq "SHA-256: the clone is shallow (two 64-digit lines)" "2 130" "$(wc -lc <"$R/.git/shallow" | xargs)"
+	oracle --stderr --update "SHA-256 shallow: main..topic" "$R" --onto main main..topic
+	oracle --stderr "SHA-256 shallow: topic down to its shallow root" "$R" --onto main topic
+	oracle --stderr "SHA-256 shallow: --advance" "$R" --advance main main..topic
+	job shallow256 shallow256
+	check_eq "SHA-256 shallow, a job: upstream's commit" "$(upstream_new "$R")" "$NEW"
+	cp -a "$S" "$ROOT/grafted256"
+	G=$ROOT/grafted256
+	t1=$(git -C "$S" rev-parse topic~1) m=$(git -C "$S" rev-parse main)
+	mkdir -p "$G/.git/info"
+	printf '# a comment\n\n%s %s\n' "$t1" "$m" >"$G/.git/info/grafts"
+	oracle --stderr --update "SHA-256 info/grafts: a parent given by a graft" "$G" --onto main main..topic
+	ungrafted=$(cd "$S" && "$UPSTREAM_GIT" replay --ref-action=print --onto main main..topic)
+	grafted=$(cd "$G" && "$REPLAYQ" replay --ref-action=print --onto main main..topic 2>/dev/null)
+	check "... the graft changes the result" test "$ungrafted" != "$grafted"
+	printf '%s %s\n%s\n' "${t1:0:40}" "${m:0:40}" "$t1" >>"$G/.git/info/grafts"
+	oracle --stderr "SHA-256 info/grafts: a 40-digit line (bad graft data), a duplicate" \
+		"$G" --onto main main..topic
+	GIT_ADVICE=0 oracle --stderr "... with GIT_ADVICE=0" "$G" --onto main main..topic
+	echo "${t1:0:40}" >"$G/.git/shallow"
+	oracle --stderr "SHA-256 shallow file of a 40-digit line: bad shallow line" "$G" --onto main main..topic
+	rm -f "$G/.git/shallow" "$G/.git/info/grafts"
+	other=$(ugit git -C "$G" commit-tree -p main~1 -m "t1 replaced" "$(git -C "$G" rev-parse "main^{tree}")")
+	ugit git -C "$G" replace "$t1" "$other"
+	oracle --stderr --update "SHA-256 replace ref: a replaced commit in the range" "$G" --onto main main..topic
+else
+	echo "# notice: SHA-256 cases skipped (RQ_TEST_SHA256=1, the CMake option RQ_TEST_SHA256)" >&2
+fi
 
 # ---------------------------------------------------------------------------
 section "13. author and committer lines libgit2 cannot read"
@@ -288,6 +348,22 @@ rm "$ROOT/attrs.git/info/attributes"
 git -C "$ROOT/attrs.git" symbolic-ref HEAD refs/heads/attrs
 oracle "bare: HEAD's .gitattributes is not read" "$ROOT/attrs.git" --onto main main..topic
 oracle "bare: attr.tree" "$ROOT/attrs.git" -c attr.tree=attrs --onto main main..topic
+# the same sources in a SHA-256 repository (issue 42): their names read by
+# replayq's revision names and peeled to a tree at the repository's width
+if [ "${RQ_TEST_SHA256:-0}" = 1 ]; then
+	R2=$ROOT/attrs256
+	GIT_DEFAULT_HASH=sha256 attr_repo "$R2"
+	check_eq "SHA-256: the repository is one" sha256 "$(git -C "$R2" rev-parse --show-object-format)"
+	oracle --update "SHA-256: attr.tree" "$R2" -c attr.tree=attrs --onto main main..topic
+	oracle "SHA-256: attr.tree, a tree's 12 digits" "$R2" \
+		-c attr.tree="$(git -C "$R2" rev-parse --short=12 'attrs^{tree}')" --onto main main..topic
+	GIT_ATTR_SOURCE='attrs~0:' oracle "SHA-256: GIT_ATTR_SOURCE, <rev>:<path>" "$R2" --onto main main..topic
+	GIT_ATTR_SOURCE=nosuch oracle --stderr "SHA-256: GIT_ATTR_SOURCE naming nothing" "$R2" --onto main main..topic
+	GIT_ATTR_SOURCE="$(git -C "$R2" rev-parse attrs:.gitattributes)" oracle --stderr \
+		"SHA-256: GIT_ATTR_SOURCE naming a blob: no attributes, no error" "$R2" --onto main main..topic
+else
+	echo "# notice: the SHA-256 attribute sources skipped (RQ_TEST_SHA256=1)" >&2
+fi
 # a job: the worker's own attribute files are not read, and a repository's
 # attribute file outside the root is refused
 mkdir -p "$HOME/.config/git"

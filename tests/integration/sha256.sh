@@ -14,13 +14,15 @@
 #   - version 0 with objectFormat=sha256 and compatObjectFormat: stderr
 #     and exit status byte for byte as upstream's;
 #   - in a SHA-1 repository, a 64-digit id (a SHA-1 id and 24 more digits)
-#     and its 63-digit prefix are no revisions: as upstream, byte for byte.
+#     and its 63-digit prefix are no revisions, a loose ref of 64 digits is
+#     a broken ref (upstream's warnings): as upstream, byte for byte.
 # With RQ_TEST_SHA256=1 (tests/CMakeLists.txt's option RQ_TEST_SHA256 sets
 # it; a notice without), the SHA-256 cases, each byte for byte against
 # upstream (stdout, stderr, exit status; refs and reflogs after updates):
 #   - abbreviations: the first 40 digits of a commit (an abbreviation in
 #     SHA-256, not a full id), 12 digits, the full 64;
-#   - a loose ref holding 40 digits is a broken ref, not a padded id;
+#   - a loose ref holding 40 digits is a broken ref, not a padded id (also
+#     as --advance's and --ref's ref);
 #   - `update` lines of 64 digits; --ref creating a ref: the zero id of 64
 #     digits; --advance, --revert, --contained, a conflict;
 #   - --ref-action=update: the same refs and reflogs as upstream's, `git
@@ -128,6 +130,18 @@ same s1 "a 64-digit id" --ref-action=print --onto "${id}012345678901234567890123
 check_eq "a 64-digit id: refused" 128 "$RC"
 same s1 "a 63-digit id" --ref-action=print --onto "${id}01234567890123456789012" main..topic
 same s1 "the 40-digit id" --ref-action=print --onto "$id" main~1..topic
+# a loose ref of 64 digits is a broken ref there, a symbolic ref to it a
+# dangling one: skipped with upstream's warnings (twice for a name alone:
+# git looks it up again before it dies), none for its reflog
+printf '%s012345678901234567890123\n' "$id" >"$ROOT/s1/.git/refs/heads/long"
+printf 'ref: refs/heads/long\n' >"$ROOT/s1/.git/refs/heads/tolong"
+same s1 "a 64-digit loose ref" --ref-action=print --onto main main..long
+check_contains "a 64-digit loose ref: warned" "warning: ignoring broken ref refs/heads/long" "$ERR"
+same s1 "a 64-digit loose ref alone" --ref-action=print --onto main long
+same s1 "--onto a 64-digit loose ref" --ref-action=print --onto long main..topic
+same s1 "a symbolic ref to it" --ref-action=print --onto main main..tolong
+same s1 "its reflog" --ref-action=print --onto main long@{1}..topic
+rm "$ROOT/s1/.git/refs/heads/long" "$ROOT/s1/.git/refs/heads/tolong"
 
 # --- the SHA-256 cases -------------------------------------------------------
 if [ "${RQ_TEST_SHA256:-0}" != 1 ]; then
@@ -159,6 +173,13 @@ same r "a conflict" --ref-action=print --onto main main~1..clash
 printf '%s\n' "${topic:0:40}" >"$ROOT/r/.git/refs/heads/short"
 same r "a 40-digit loose ref" --ref-action=print --onto main main..short
 check "a 40-digit loose ref: refused" test "$RC" -ne 0
+same r "--advance a 40-digit loose ref" --ref-action=print --advance short main~1..side
+# --ref to it: printed from the zero id; updated, refused as git's lock does
+same r "--ref a 40-digit loose ref" --ref-action=print --onto main --ref=refs/heads/short main..topic
+cp -a "$ROOT/r" "$ROOT/rb"
+same rb "--ref a 40-digit loose ref, update" --onto main --ref=refs/heads/short main..topic
+check_eq "--ref a 40-digit loose ref: left as it was" "${topic:0:40}" "$(cat "$ROOT/rb/.git/refs/heads/short")"
+rm -rf "$ROOT/rb"
 rm "$ROOT/r/.git/refs/heads/short"
 
 # --ref-action=update: the refs and reflogs upstream leaves, fsck clean

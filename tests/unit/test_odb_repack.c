@@ -6,10 +6,14 @@
  * once, and git fsck is clean; the geometric split leaves a progression
  * alone and merges what breaks it; a damaged pack stops the merge with
  * nothing removed; leftovers of killed runs go; a live lock is waited for
- * or reported busy; packs that are not replayq's to merge stay.
+ * or reported busy; packs that are not replayq's to merge stay. In a
+ * SHA-256 repository made by upstream git 2.55 (RQ_UPSTREAM_GIT, or
+ * /work/shared/upstream-git/git; without it that test is skipped), the
+ * same at 32-byte ids and 64-digit names, upstream git satisfied.
  */
 #include "testutil.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +27,8 @@
 #include "rq_odb_repack.h"
 
 static tu_repo *g_tmpl;
+static char g_up[3 * PATH_MAX]; /* the command of upstream git, "" when absent */
+static tu_repo *g_s256;		/* a SHA-256 repository of upstream git's packs */
 
 /* n commits, each changing one line of a 30 KB file (deltas between its
  * versions), packed by `git repack -d` every two commits: packs that hold
@@ -36,6 +42,43 @@ static void add_packs(tu_repo *r, int from, int n)
 		       i % 10, i, i, i, i % 2 ? "&& git repack -dq" : "");
 }
 
+/* The same in a SHA-256 repository, by upstream git: n commits, a pack
+ * every two, the odd packs' deltas REF_DELTA (as replayq's packs hold
+ * them), the others' OFS_DELTA. */
+static void add_packs256(tu_repo *r, int from, int n)
+{
+	for (int i = from; i < from + n; i++)
+		tu_git(r,
+		       "seq 1 4000 | sed 's/^1%d$/changed %d/' >big.txt && echo %d >>small.txt && "
+		       "%s add -A && %s commit -q -m c%d && if [ %d = 1 ]; then %s -c "
+		       "repack.usedeltabaseoffset=%s repack -dq; fi",
+		       i % 10, i, i, g_up, g_up, i, i % 2, g_up, i % 4 == 1 ? "false" : "true");
+}
+
+/* Upstream git as g_up runs it: with its own exec path (its fsck runs
+ * `git refs verify`), a directory of the scratch space with a link to it. */
+static void find_upstream(void)
+{
+	const char *cand[2] = {getenv("RQ_UPSTREAM_GIT"), "/work/shared/upstream-git/git"};
+	char path[PATH_MAX], bin[PATH_MAX + 8];
+
+	g_up[0] = '\0';
+	for (int i = 0; i < 2 && !g_up[0]; i++)
+		if (cand[i] && *cand[i] && realpath(cand[i], path) && !access(path, X_OK)) {
+			snprintf(bin, sizeof(bin), "%.*s/ubin", PATH_MAX - 8, tu_scratch());
+			if ((mkdir(bin, 0700) == 0 || errno == EEXIST) &&
+			    snprintf(g_up, sizeof(g_up), "%s/git", bin) < (int)sizeof(g_up) &&
+			    (symlink(path, g_up) == 0 || errno == EEXIST))
+				snprintf(g_up, sizeof(g_up), "GIT_EXEC_PATH='%s' '%s/git'", bin,
+					 bin);
+			else
+				g_up[0] = '\0';
+		}
+	if (!g_up[0])
+		fprintf(stderr, "# notice: upstream git not found (set RQ_UPSTREAM_GIT): "
+				"the SHA-256 repack test is skipped\n");
+}
+
 static int group_setup(void **state)
 {
 	int rc = tu_group_setup(state);
@@ -44,13 +87,37 @@ static int group_setup(void **state)
 		return rc;
 	g_tmpl = tu_repo_new(0);
 	add_packs(g_tmpl, 0, 28); /* 14 packs */
+	find_upstream();
+	if (g_up[0]) {
+		g_s256 = tu_repo_new(0);
+		tu_git(g_s256,
+		       "rm -rf .git && %s init -q --template= -b main --object-format=sha256 . "
+		       "&& %s config maintenance.auto false && %s config gc.auto 0",
+		       g_up, g_up, g_up);
+		add_packs256(g_s256, 0, 12); /* 6 packs */
+	}
 	return 0;
 }
 
 static int group_teardown(void **state)
 {
 	tu_repo_free(g_tmpl);
+	tu_repo_free(g_s256);
 	return tu_group_teardown(state);
+}
+
+static int setup256(void **state)
+{
+	if (!g_s256) {
+		*state = NULL;
+		return 0;
+	}
+	return tu_copy_setup(state, g_s256, "@1800000000 +0000");
+}
+
+static int teardown256(void **state)
+{
+	return *state ? tu_copy_teardown(state) : 0;
 }
 
 static int setup(void **state)
@@ -112,7 +179,7 @@ static void test_merge_git_packs(void **state)
 {
 	tu_repo *r = *state;
 	char objects[PATH_MAX], *before = objects_now(r);
-	rq_odb_repack_opts o = {0, 0, 0};
+	rq_odb_repack_opts o = {0, 0, 0, NULL};
 	rq_odb_repack_stats st;
 	rq_error err;
 
@@ -140,7 +207,7 @@ static void test_duplicates(void **state)
 {
 	tu_repo *r = *state;
 	char objects[PATH_MAX], *before;
-	rq_odb_repack_opts o = {0, 1, 0};
+	rq_odb_repack_opts o = {0, 1, 0, NULL};
 	rq_odb_repack_stats st;
 	rq_error err;
 
@@ -162,7 +229,7 @@ static void test_geometric(void **state)
 {
 	tu_repo *r = *state;
 	char objects[PATH_MAX], *before;
-	rq_odb_repack_opts o = {0, 1, 0};
+	rq_odb_repack_opts o = {0, 1, 0, NULL};
 	rq_odb_repack_stats st;
 	rq_error err;
 
@@ -199,7 +266,7 @@ static void test_damaged(void **state)
 {
 	tu_repo *r = *state;
 	char objects[PATH_MAX];
-	rq_odb_repack_opts o = {0, 1, 0};
+	rq_odb_repack_opts o = {0, 1, 0, NULL};
 	rq_odb_repack_stats st;
 	rq_error err;
 
@@ -223,7 +290,7 @@ static void test_left_alone(void **state)
 {
 	tu_repo *r = *state;
 	char objects[PATH_MAX], *kept;
-	rq_odb_repack_opts o = {0, 1, 0};
+	rq_odb_repack_opts o = {0, 1, 0, NULL};
 	rq_odb_repack_stats st;
 	rq_error err;
 
@@ -253,7 +320,7 @@ static void test_leftovers_and_lock(void **state)
 {
 	tu_repo *r = *state;
 	char objects[PATH_MAX], lock[PATH_MAX + 32];
-	rq_odb_repack_opts o = {0, 1, 0};
+	rq_odb_repack_opts o = {0, 1, 0, NULL};
 	rq_odb_repack_stats st;
 	rq_error err;
 	int fd;
@@ -290,6 +357,69 @@ static void test_leftovers_and_lock(void **state)
 	free(host);
 }
 
+/* What upstream git reads of every object: ids, types, sizes and a
+ * checksum of the contents. */
+static char *contents256(tu_repo *r)
+{
+	char *s = tu_capture(r,
+			     "%s cat-file --batch-all-objects --batch-check | sort && "
+			     "%s cat-file --batch-all-objects --batch | cksum",
+			     g_up, g_up);
+
+	assert_non_null(s);
+	return s;
+}
+
+/* A SHA-256 repository: nothing of replayq's yet is nothing to do (and no
+ * sort of an empty list); then its packs, named by 64 digits, their
+ * OFS_DELTA and REF_DELTA entries with 32-byte ids, are merged at that
+ * width, the one upstream's multi-pack-index names left alone; every
+ * object reads as before, and upstream git's fsck and verify-pack are
+ * satisfied. */
+static void test_sha256(void **state)
+{
+	tu_repo *r = *state;
+	char objects[PATH_MAX], cmd[4 * PATH_MAX], *before, *after;
+	rq_odb_repack_opts o = {0, 1, 0, &rq_oid_sha256};
+	rq_odb_repack_stats st;
+	rq_error err;
+
+	if (!r)
+		skip();
+	objects_of(r, objects, sizeof(objects));
+	rq_error_clear(&err);
+	assert_int_equal(rq_odb_repack_run(objects, &o, &st, &err), 0);
+	assert_int_equal(st.own_before, 0);
+	assert_int_equal(st.merged, 0);
+	mark(r, "*");
+	tu_git(r,
+	       "ls .git/objects/pack/*.idx | sed -n 1p | xargs -n1 basename | "
+	       "%s multi-pack-index write --stdin-packs",
+	       g_up);
+	before = contents256(r);
+	assert_int_equal(rq_odb_repack_run(objects, &o, &st, &err), 0);
+	assert_int_equal(st.own_before, 6);
+	assert_int_equal(st.merged, 5);
+	assert_int_equal(st.own_after, 2);
+	assert_int_equal(strlen(st.pack_name), 5 + 64);
+	assert_int_equal(count(r, "ls .git/objects/pack/*.idx | wc -l"), 2);
+	after = contents256(r);
+	assert_string_equal(before, after);
+	assert_int_equal(
+	    tu_run(r,
+		   "%s fsck --strict --no-dangling 2>&1 | grep . && exit 1; "
+		   "%s multi-pack-index verify || exit 1; for i in .git/objects/pack/*.idx; do "
+		   "%s verify-pack $i || exit 1; done",
+		   g_up, g_up, g_up),
+	    0);
+	/* the deltas stay deltas */
+	snprintf(cmd, sizeof(cmd), "%s verify-pack -v .git/objects/pack/%s.idx | grep -c 'chain'",
+		 g_up, st.pack_name);
+	assert_true(count(r, cmd) > 0);
+	free(before);
+	free(after);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -299,6 +429,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_damaged, setup, tu_copy_teardown),
 	    cmocka_unit_test_setup_teardown(test_left_alone, setup, tu_copy_teardown),
 	    cmocka_unit_test_setup_teardown(test_leftovers_and_lock, setup, tu_copy_teardown),
+	    cmocka_unit_test_setup_teardown(test_sha256, setup256, teardown256),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

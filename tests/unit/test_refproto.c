@@ -6,12 +6,16 @@
  */
 #include "testutil.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "rq_odb.h"
 #include "rq_refproto.h"
 #include "rq_refs.h"
+#include "rq_repofmt.h"
 #include "rq_result_json.h"
 
 #define HEX_A "1111111111111111111111111111111111111111"
@@ -86,15 +90,23 @@ static void test_refname_bad(void **state)
 	json_decref(v);
 }
 
-static void add_update(rq_replay_result *res, const char *ref, const char *o, const char *n)
+/* An update of ids at algo's width into res. */
+static void add_update_at(rq_replay_result *res, const rq_oid_algo *algo, const char *ref,
+			  const char *o, const char *n)
 {
 	rq_ref_update *v = realloc(res->upd.updates, (res->upd.nupdates + 1) * sizeof(*v));
 	assert_non_null(v);
 	res->upd.updates = v;
+	res->upd.algo = algo;
 	v += res->upd.nupdates++;
 	v->ref = strdup(ref);
-	assert_int_equal(rq_oid_parse(&v->old_id, &rq_oid_sha1, o, strlen(o)), 0);
-	assert_int_equal(rq_oid_parse(&v->new_id, &rq_oid_sha1, n, strlen(n)), 0);
+	assert_int_equal(rq_oid_parse(&v->old_id, algo, o, strlen(o)), 0);
+	assert_int_equal(rq_oid_parse(&v->new_id, algo, n, strlen(n)), 0);
+}
+
+static void add_update(rq_replay_result *res, const char *ref, const char *o, const char *n)
+{
+	add_update_at(res, &rq_oid_sha1, ref, o, n);
 }
 
 static void test_intent_round_trip(void **state)
@@ -238,11 +250,63 @@ static void test_intent_todo(void **state)
 	tu_repo_free(r);
 }
 
+/* A SHA-256 repository (upstream git's), opened as the worker opens it
+ * (rq_repofmt_open, rq_odb_install at its width): a stored intent's refs
+ * are read and its new commits found at 64 digits; one ref done, one to
+ * do. */
+static void test_intent_todo_sha256(void **state)
+{
+	const char *env = getenv("RQ_UPSTREAM_GIT");
+	char up[PATH_MAX], *c1, *c2, *text;
+	tu_repo *r;
+	git_repository *repo;
+	rq_odb_opts opts = {.algo = &rq_oid_sha256};
+	rq_replay_result res, todo;
+	rq_refproto_intent in;
+	rq_error err;
+	json_t *j;
+
+	(void)state;
+	if (!realpath(env && *env ? env : "/work/shared/upstream-git/git", up) || access(up, X_OK))
+		skip();
+	r = tu_repo_new(0);
+	tu_git(r,
+	       "rm -rf .git && '%s' init -q -b main --object-format=sha256 . && "
+	       "'%s' config maintenance.auto false && "
+	       "'%s' commit -q --allow-empty -m one && '%s' branch x && '%s' branch y && "
+	       "'%s' commit -q --allow-empty -m two",
+	       up, up, up, up, up, up);
+	c1 = tu_capture(r, "'%s' rev-parse x", up);
+	c2 = tu_capture(r, "'%s' rev-parse main", up);
+	tu_git(r, "'%s' branch -f x main", up);
+	assert_int_equal(rq_repofmt_open(&repo, r->path, 0, &err), 0);
+	assert_int_equal(rq_odb_install(repo, &opts, &err), 0);
+	memset(&res, 0, sizeof(res));
+	add_update_at(&res, &rq_oid_sha256, "refs/heads/x", c1, c2); /* done */
+	add_update_at(&res, &rq_oid_sha256, "refs/heads/y", c1, c2); /* to do */
+	j = rq_refproto_intent_json(rq_result_to_json(&res, 0, NULL, 1), &res);
+	text = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	assert_int_equal(rq_refproto_intent_parse(text, &rq_oid_sha256, &in, &err), 0);
+	assert_int_equal(rq_refproto_intent_todo(repo, &in, &todo, &err), 1);
+	assert_int_equal(todo.upd.nupdates, 1);
+	assert_string_equal(todo.upd.updates[0].ref, "refs/heads/y");
+	free(todo.upd.updates);
+	rq_refproto_intent_free(&in);
+	git_repository_free(repo);
+	free(text);
+	free(c1);
+	free(c2);
+	rq_replay_result_free(&res);
+	tu_repo_free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_refname_lossless),  cmocka_unit_test(test_refname_bad),
 	    cmocka_unit_test(test_intent_round_trip), cmocka_unit_test(test_intent_sha256),
-	    cmocka_unit_test(test_applies),	      cmocka_unit_test(test_intent_todo)};
+	    cmocka_unit_test(test_applies),	      cmocka_unit_test(test_intent_todo),
+	    cmocka_unit_test(test_intent_todo_sha256)};
 	return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
 }

@@ -4,8 +4,8 @@
  * in SHA-1 and SHA-256 repositories (names, canonical modes, ids of 20 and
  * 32 bytes, zero past the width) against `git ls-tree`; a SHA-256 tree read
  * at the SHA-1 width (and the reverse) refused, never misread; git's words
- * for a tree cut inside its last id; and the read through libgit2's
- * object database refused for SHA-256 with a message that names it.
+ * for a tree cut inside its last id; and the read through replayq's own
+ * reader of the object database (rq_odb_read) at both widths.
  */
 #include "testutil.h"
 
@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rq_odb.h"
+#include "rq_odb_read.h"
 #include "rq_oid.h"
 #include "rq_tree.h"
 
@@ -96,35 +98,61 @@ static void test_sha256_tree(void **state)
 	check_format(&rq_oid_sha256, &rq_oid_sha1);
 }
 
-/* Through libgit2's object database: SHA-1 reads; SHA-256 is refused by
- * name (libgit2 would take the first 20 bytes of the id). */
-static void test_open_through_libgit2(void **state)
+/* Through replayq's reader over the repository's database (rq_odb_read,
+ * what the pathspec filter and the merge read with): the same tree at
+ * either width, as `git ls-tree` lists it; a missing id and a reader let
+ * go of give rq_tree_open_with's errors, nothing kept. */
+static void open_through_odb(const rq_oid_algo *algo)
 {
-	tu_repo *r = repo_of(&rq_oid_sha1);
-	git_repository *g = tu_repo_open(r);
+	tu_repo *r = repo_of(algo);
+	char *hex = tu_capture(r, "git rev-parse HEAD^{tree}");
+	char *want = tu_capture_raw(r, NULL, "git ls-tree HEAD | sed 's/ [a-z]* / /; s/\t/ /'");
+	char *got;
 	git_odb *odb = NULL;
-	git_oid id;
-	rq_oid rid, wide;
+	rq_odb_read *rd = NULL;
+	rq_tree_reader trees = rq_odb_read_trees(&rd);
+	rq_oid id;
 	rq_tree t;
 	rq_error err;
+	const char *ext[] = {"objectformat"}; /* libgit2 opens SHA-256 repositories */
 
-	(void)state;
-	tu_rev_parse(r, "HEAD^{tree}", &id);
-	rq_oid_from_git(&rid, &id);
-	assert_int_equal(git_repository_odb(&odb, g), 0);
-	assert_int_equal(rq_tree_open(&t, odb, &rq_oid_sha1, &rid, &err), 0);
+	assert_int_equal(git_libgit2_opts(GIT_OPT_SET_EXTENSIONS, ext, 1), 0);
+	assert_int_equal(rq_oid_parse(&id, algo, hex, strlen(hex)), 0);
+	assert_int_equal(rq_odb_new_at(&odb, tu_repo_open(r), NULL, algo, &err), 0);
+	assert_int_equal(rq_odb_read_open(&rd, odb), 0);
+	assert_int_equal(rq_tree_open_with(&t, &trees, algo, &id, &err), 0);
 	assert_int_equal(t.n, 4);
+	got = listing_of(&t, algo);
+	assert_string_equal(got, want);
 	rq_tree_close(&t);
 
-	wide = rid;
-	memset(wide.id + 20, 0xab, 12);
+	id.id[algo->rawsz - 1] ^= 1;
 	rq_error_clear(&err);
-	assert_int_equal(rq_tree_open(&t, odb, &rq_oid_sha256, &wide, &err), -1);
-	assert_int_equal(err.code, RQ_E_GIT);
-	assert_non_null(strstr(err.msg, "no sha256"));
+	assert_int_equal(rq_tree_open_with(&t, &trees, algo, &id, &err), -1);
+	assert_non_null(strstr(err.msg, "cannot read tree: object not found"));
 	assert_null(t.rd);
+	rq_odb_read_free(rd);
+	rd = NULL;
+	rq_error_clear(&err);
+	assert_int_equal(rq_tree_open_with(&t, &trees, algo, &id, &err), -1);
+	assert_string_equal(err.msg, "cannot read tree: the object database was closed");
 	git_odb_free(odb);
+	free(got);
+	free(want);
+	free(hex);
 	tu_repo_free(r);
+}
+
+static void test_open_through_odb_sha1(void **state)
+{
+	(void)state;
+	open_through_odb(&rq_oid_sha1);
+}
+
+static void test_open_through_odb_sha256(void **state)
+{
+	(void)state;
+	open_through_odb(&rq_oid_sha256);
 }
 
 /* A reader that serves one object (raw, of type type) and counts what it
@@ -215,7 +243,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_sha1_tree),
 	    cmocka_unit_test(test_sha256_tree),
-	    cmocka_unit_test(test_open_through_libgit2),
+	    cmocka_unit_test(test_open_through_odb_sha1),
+	    cmocka_unit_test(test_open_through_odb_sha256),
 	    cmocka_unit_test(test_open_with_reader),
 	};
 	return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);

@@ -9,6 +9,7 @@
 #include "rq_mem.h"
 #include "rq_ortodb.h"
 #include "rq_repofile.h"
+#include "rq_revname.h"
 #include "rq_tree.h"
 #include "rq_wildmatch.h"
 
@@ -425,25 +426,32 @@ static int load_fixed(rq_attr *a, rq_error *err)
 
 /*
  * The tree attributes come from (git's compute_default_attr_source):
- * GIT_ATTR_SOURCE, which must name one, else attr.tree when it names one.
- * 0, or -1 with err.
+ * GIT_ATTR_SOURCE, which must name an object, else attr.tree when it
+ * names one (one with no tree under it gives no attributes, as in git).
+ * The name is resolved by replayq's revision names (rq_revname_tree,
+ * either object format), through the repository's database of now. 0,
+ * or -1 with err.
  */
 static int find_source(rq_attr *a, rq_error *err)
 {
 	const char *env = getenv("GIT_ATTR_SOURCE"), *name = env && *env ? env : a->attr_tree;
-	git_object *obj = NULL, *tree = NULL;
+	rq_commits *commits = NULL;
+	rq_error e;
+	int rc;
 
 	a->source_known = 1;
 	if (!name)
 		return 0;
-	if (git_revparse_single(&obj, a->repo, name) == 0 &&
-	    git_object_peel(&tree, obj, GIT_OBJECT_TREE) == 0) {
-		/* libgit2's revision parser: a SHA-1 id (issue 42: rq_revparse) */
-		rq_oid_from_git(&a->source, git_object_id(tree));
-		a->have_source = 1;
-	}
-	git_object_free(tree);
-	git_object_free(obj);
+	if (rq_commits_open(&commits, a->repo, a->algo, err) < 0)
+		return -1;
+	rq_error_clear(&e);
+	rc = rq_revname_tree(a->repo, commits, a->algo, name, &a->source, &e);
+	rq_commits_free(commits);
+	if (rc == 1) /* an object with no tree under it: a source with nothing in it */
+		a->source = a->algo->empty_tree;
+	a->have_source = rc >= 0;
+	if (!a->have_source && e.code == RQ_E_NOMEM)
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	if (!a->have_source && env && *env)
 		return rq_error_set(err, RQ_E_BAD_REVISION, "bad --attr-source or GIT_ATTR_SOURCE");
 	return 0;

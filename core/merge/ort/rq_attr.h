@@ -9,8 +9,10 @@
  *  - $GIT_COMMON_DIR/info/attributes;
  *  - the .gitattributes files of the path's directories, deepest first:
  *    from the tree GIT_ATTR_SOURCE or attr.tree names when one does
- *    (GIT_ATTR_SOURCE must name one: "bad --attr-source or
- *    GIT_ATTR_SOURCE"; a bad attr.tree is ignored), else from the working
+ *    (GIT_ATTR_SOURCE must name an object: "bad --attr-source or
+ *    GIT_ATTR_SOURCE"; a bad attr.tree is ignored; an object with no tree
+ *    under it gives none; the name is read by core/revs' rq_revname_tree,
+ *    at either object format), else from the working
  *    tree of a non-bare repository (a symbolic link is not followed, as
  *    git does not; the index is not read, as git replay does not); a bare
  *    repository has none (git no longer reads HEAD's);

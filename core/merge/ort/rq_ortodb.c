@@ -68,31 +68,7 @@ int rq_ortodb_blob(rq_odb_read_obj *out, rq_odb_read *rd, const rq_oid *id)
 	return GIT_ENOTFOUND;
 }
 
-static int tree_read(void *ctx, const rq_oid *id, const unsigned char **data, size_t *len,
-		     git_object_t *type, void **mem, void **owner)
-{
-	rq_odb_read_obj o;
-	int rc = rq_odb_read_object(*(rq_odb_read **)ctx, id, &o);
-
-	if (rc < 0)
-		return rc;
-	*data = o.data;
-	*len = o.len;
-	*type = o.type;
-	*mem = o.data;
-	*owner = o.owner;
-	return 0;
-}
-
-static void tree_release(void *ctx, void *mem, void *owner)
-{
-	rq_odb_read_obj o = {mem, 0, GIT_OBJECT_INVALID, owner};
-
-	(void)ctx;
-	rq_odb_read_obj_free(&o);
-}
-
 rq_tree_reader rq_ortodb_tree_reader(rq_odb_read **rd)
 {
-	return (rq_tree_reader){tree_read, tree_release, rd};
+	return rq_odb_read_trees(rd);
 }
