@@ -21,12 +21,33 @@ typedef struct bk {
 	int kind;
 } bk;
 
+/*
+ * The trees read lately through rq_odb_read_trees, kept by id (as
+ * libgit2's object cache kept them): a merge opens the same trees again
+ * and again (every branch of a mass replay merges against the new base's
+ * tree; a walk compares each commit with its parent, the next commit it
+ * compares). The least recently used one not open goes for a new one; a
+ * tree larger than KEEP_MAX is not kept.
+ */
+#define KEEP_TREES 32
+#define KEEP_MAX   (256u * 1024u)
+
+typedef struct kept_tree {
+	rq_oid id;
+	unsigned char *data; /* malloc'd; NULL: a free slot */
+	size_t len;
+	uint64_t used; /* when last read */
+	int refs;      /* trees open over it */
+} kept_tree;
+
 struct rq_odb_read {
 	git_odb *odb;
 	bk *v; /* in libgit2's order */
 	size_t n, cap;
 	size_t seen; /* the database's number of backends then */
 	const rq_oid_algo *algo;
+	kept_tree kept[KEEP_TREES];
+	uint64_t clock;
 };
 
 int rq_odb_read_refused(const rq_oid_algo *algo, const char *what)
@@ -116,6 +137,8 @@ void rq_odb_read_free(rq_odb_read *rd)
 {
 	if (!rd)
 		return;
+	for (size_t i = 0; i < KEEP_TREES; i++)
+		free(rd->kept[i].data);
 	free(rd->v);
 	free(rd);
 }
@@ -432,10 +455,48 @@ int rq_odb_read_prefix(rq_odb_read *rd, const rq_oid *prefix, size_t nhex, rq_oi
 
 /* ---- trees, for rq_tree_open_with ---------------------------------------------- */
 
+/* the owner a kept tree is handed out with (no backend is it) */
+static char kept_owner;
+
+static kept_tree *kept_find(rq_odb_read *rd, const rq_oid *id)
+{
+	for (size_t i = 0; i < KEEP_TREES; i++)
+		if (rd->kept[i].data && rq_oid_eq(&rd->kept[i].id, id))
+			return &rd->kept[i];
+	return NULL;
+}
+
+/* Tree o (read as id) kept, its data taken (o emptied): the slot, or NULL
+ * (too large, every slot open, out of memory: o left as it is). */
+static kept_tree *kept_add(rq_odb_read *rd, const rq_oid *id, rq_odb_read_obj *o)
+{
+	kept_tree *k = NULL;
+	unsigned char *data = o->data;
+
+	for (size_t i = 0; i < KEEP_TREES; i++)
+		if (!rd->kept[i].refs && (!k || rd->kept[i].used < k->used))
+			k = &rd->kept[i];
+	if (!k || o->len > KEEP_MAX)
+		return NULL;
+	if (o->owner) { /* a backend's buffer: a copy of our own */
+		if (!(data = malloc(o->len + 1)))
+			return NULL;
+		memcpy(data, o->data, o->len + 1);
+		rq_odb_read_obj_free(o);
+	}
+	free(k->data);
+	k->id = *id;
+	k->data = data;
+	k->len = o->len;
+	o->data = NULL;
+	return k;
+}
+
 static int tree_read(void *ctx, const rq_oid *id, const unsigned char **data, size_t *len,
 		     git_object_t *type, void **mem, void **owner)
 {
 	rq_odb_read *rd = *(rq_odb_read **)ctx;
+	kept_tree *k;
 	rq_odb_read_obj o;
 	int rc;
 
@@ -443,13 +504,25 @@ static int tree_read(void *ctx, const rq_oid *id, const unsigned char **data, si
 		git_error_set_str(GIT_ERROR_ODB, "the object database was closed");
 		return GIT_ERROR;
 	}
-	if ((rc = rq_odb_read_object(rd, id, &o)) < 0)
-		return rc;
-	*data = o.data;
-	*len = o.len;
-	*type = o.type;
-	*mem = o.data;
-	*owner = o.owner;
+	if (!(k = kept_find(rd, id))) {
+		if ((rc = rq_odb_read_object(rd, id, &o)) < 0)
+			return rc;
+		if (o.type != GIT_OBJECT_TREE || !(k = kept_add(rd, id, &o))) {
+			*data = o.data; /* handed over as read */
+			*len = o.len;
+			*type = o.type;
+			*mem = o.data;
+			*owner = o.owner;
+			return 0;
+		}
+	}
+	k->refs++;
+	k->used = ++rd->clock;
+	*data = k->data;
+	*len = k->len;
+	*type = GIT_OBJECT_TREE;
+	*mem = k;
+	*owner = &kept_owner;
 	return 0;
 }
 
@@ -458,7 +531,10 @@ static void tree_release(void *ctx, void *mem, void *owner)
 	rq_odb_read_obj o = {mem, 0, GIT_OBJECT_INVALID, owner};
 
 	(void)ctx;
-	rq_odb_read_obj_free(&o);
+	if (owner == &kept_owner)
+		((kept_tree *)mem)->refs--;
+	else
+		rq_odb_read_obj_free(&o);
 }
 
 rq_tree_reader rq_odb_read_trees(rq_odb_read **rd)

@@ -87,7 +87,9 @@ int rq_odb_read_prefix(rq_odb_read *rd, const rq_oid *prefix, size_t nhex, rq_oi
 /* Trees read through *rd (core/base/rq_tree.h's rq_tree_open_with): at
  * the reader's width, with rq_odb_read_object's errors. rd is followed
  * where it points at each read (a caller that reopens its reader keeps
- * the same rq_tree_reader); it must outlive the trees opened. */
+ * the same rq_tree_reader); it must outlive the trees opened. The last
+ * 32 trees read (each up to 256 KiB) are kept by the reader and handed
+ * out again without a read (as libgit2's object cache kept them). */
 rq_tree_reader rq_odb_read_trees(rq_odb_read **rd);
 
 /*

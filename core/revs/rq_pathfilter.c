@@ -21,33 +21,13 @@ typedef struct item {
 	int wild, all;
 } item;
 
-/*
- * The trees read lately, kept by id: a walk compares each commit with its
- * parent, and the next commit it compares is mostly that parent, so half
- * of the trees a comparison opens the one before opened too (as libgit2's
- * object cache served them again). The least recently used one not open
- * goes for a new one; a tree larger than KEEP_MAX is not kept.
- */
-#define KEEP_TREES 32
-#define KEEP_MAX   (256u * 1024u)
-
-typedef struct kept_tree {
-	rq_oid id;
-	unsigned char *data; /* malloc'd; NULL: a free slot */
-	size_t len;
-	uint64_t used; /* when last read */
-	int refs;      /* rq_trees open over it */
-} kept_tree;
-
 struct rq_pathfilter {
 	git_pathspec *ps;
 	item *items;
 	size_t n;
 	int max_depth, depth_known;
 	rq_odb_read *rd;      /* the reader of the call under way (NULL between) */
-	rq_tree_reader trees; /* the kept trees, else rd */
-	kept_tree kept[KEEP_TREES];
-	uint64_t clock;
+	rq_tree_reader trees; /* over rd (it keeps the trees read lately) */
 };
 
 static int item_init(item *it, const char *p)
@@ -74,87 +54,7 @@ void rq_pathfilter_free(rq_pathfilter *pf)
 		free(pf->items[i].lit);
 	free(pf->items);
 	git_pathspec_free(pf->ps);
-	for (size_t i = 0; i < KEEP_TREES; i++)
-		free(pf->kept[i].data);
 	free(pf);
-}
-
-/* ---- the kept trees (an rq_tree_reader over rd) ------------------------------ */
-
-static kept_tree *kept_find(rq_pathfilter *pf, const rq_oid *id)
-{
-	for (size_t i = 0; i < KEEP_TREES; i++)
-		if (pf->kept[i].data && rq_oid_eq(&pf->kept[i].id, id))
-			return &pf->kept[i];
-	return NULL;
-}
-
-/* Tree o (read as id) kept, its data taken (o emptied): the slot, or NULL
- * (too large, every slot open, out of memory: o left as it is). */
-static kept_tree *kept_add(rq_pathfilter *pf, const rq_oid *id, rq_odb_read_obj *o)
-{
-	kept_tree *k = NULL;
-	unsigned char *data = o->data;
-
-	for (size_t i = 0; i < KEEP_TREES; i++)
-		if (!pf->kept[i].refs && (!k || pf->kept[i].used < k->used))
-			k = &pf->kept[i];
-	if (!k || o->len > KEEP_MAX)
-		return NULL;
-	if (o->owner) { /* a backend's buffer: a copy of our own */
-		if (!(data = malloc(o->len + 1)))
-			return NULL;
-		memcpy(data, o->data, o->len + 1);
-		rq_odb_read_obj_free(o);
-	}
-	free(k->data);
-	k->id = *id;
-	k->data = data;
-	k->len = o->len;
-	o->data = NULL;
-	return k;
-}
-
-static int kept_read(void *ctx, const rq_oid *id, const unsigned char **data, size_t *len,
-		     git_object_t *type, void **mem, void **owner)
-{
-	rq_pathfilter *pf = ctx;
-	kept_tree *k = kept_find(pf, id);
-	rq_odb_read_obj o;
-	int rc;
-
-	if (!k && !pf->rd) {
-		git_error_set_str(GIT_ERROR_ODB, "the object database was closed");
-		return GIT_ERROR;
-	}
-	if (!k && (rc = rq_odb_read_object(pf->rd, id, &o)) < 0)
-		return rc;
-	if (!k && (o.type != GIT_OBJECT_TREE || !(k = kept_add(pf, id, &o)))) {
-		*data = o.data; /* handed over as read */
-		*len = o.len;
-		*type = o.type;
-		*mem = o.data;
-		*owner = o.owner;
-		return 0;
-	}
-	k->refs++;
-	k->used = ++pf->clock;
-	*data = k->data;
-	*len = k->len;
-	*type = GIT_OBJECT_TREE;
-	*mem = k;
-	*owner = pf; /* (no backend is the filter) */
-	return 0;
-}
-
-static void kept_release(void *ctx, void *mem, void *owner)
-{
-	rq_odb_read_obj o = {mem, 0, GIT_OBJECT_INVALID, owner};
-
-	if (owner == ctx)
-		((kept_tree *)mem)->refs--;
-	else
-		rq_odb_read_obj_free(&o);
 }
 
 int rq_pathfilter_new(rq_pathfilter **out, char *const *paths, size_t n, rq_error *err)
@@ -167,7 +67,7 @@ int rq_pathfilter_new(rq_pathfilter **out, char *const *paths, size_t n, rq_erro
 		free(pf);
 		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 	}
-	pf->trees = (rq_tree_reader){kept_read, kept_release, pf};
+	pf->trees = rq_odb_read_trees(&pf->rd);
 	for (; pf->n < n; pf->n++)
 		if (item_init(&pf->items[pf->n], paths[pf->n]) < 0) {
 			rq_pathfilter_free(pf);
