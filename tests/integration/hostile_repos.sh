@@ -142,13 +142,19 @@ check_eq "... a job: corrupt_object" corrupt_object "$CODE"
 
 # ---------------------------------------------------------------------------
 section "12. a shallow clone, and grafts"
-git init -q -b main "$T/src"
-for i in 1 2 3; do commit_file "$T/src" "f$i" "$i" "c$i"; done
-git -C "$T/src" checkout -q -b topic
-commit_file "$T/src" t1 t1 t1
-commit_file "$T/src" t2 t2 t2
-git -C "$T/src" checkout -q main
-commit_file "$T/src" m m "main moves"
+# src_history dir [git init options]: main of three commits, topic of two
+# off it, main moved on by one
+src_history() {
+	git init -q -b main "${@:2}" "$1"
+	git -C "$1" config gc.auto 0
+	for i in 1 2 3; do commit_file "$1" "f$i" "$i" "c$i"; done
+	git -C "$1" checkout -q -b topic
+	commit_file "$1" t1 t1 t1
+	commit_file "$1" t2 t2 t2
+	git -C "$1" checkout -q main
+	commit_file "$1" m m "main moves"
+}
+src_history "$T/src"
 fixed_date
 git clone -q --depth 2 --no-single-branch "file://$T/src" "$ROOT/shallow"
 R=$ROOT/shallow
@@ -180,19 +186,9 @@ ugit() {
 	ln -sf "$UPSTREAM_GIT" "$T/ubin/git"
 	(PATH="$T/ubin:$PATH" GIT_EXEC_PATH="$T/ubin" GIT_TEMPLATE_DIR="$T/tmpl" "$@")
 }
-sha256_src() {
-	git init -q -b main --object-format=sha256 "$1"
-	git -C "$1" config gc.auto 0
-	for i in 1 2 3; do commit_file "$1" "f$i" "$i" "c$i"; done
-	git -C "$1" checkout -q -b topic
-	commit_file "$1" t1 t1 t1
-	commit_file "$1" t2 t2 t2
-	git -C "$1" checkout -q main
-	commit_file "$1" m m "main moves"
-}
 if [ "${RQ_TEST_SHA256:-0}" = 1 ]; then
 	S=$T/src256
-	ugit sha256_src "$S"
+	ugit src_history "$S" --object-format=sha256
 	fixed_date
 	ugit git clone -q --depth 2 --no-single-branch "file://$S" "$ROOT/shallow256"
 	R=$ROOT/shallow256
