@@ -209,6 +209,16 @@ static int plain_unknown(git_repository *repo, const rq_revname_refs *refs, rq_r
 	return -1;
 }
 
+/* A negated name that names nothing: git dies on it at once, without
+ * its hint (setup_revisions: "bad revision '^X'"). -1. */
+static int bad_negated(rq_error *err, const char *arg)
+{
+	if (arg[1] &&
+	    !(err->code == RQ_E_BAD_REVISION && !strncmp(err->msg, "ambiguous argument", 18)))
+		return -1; /* (a damaged object, out of memory: said as itself) */
+	return rq_error_set(err, RQ_E_BAD_REVISION, "bad revision '%s'", arg);
+}
+
 static int parse_one(git_repository *repo, const rq_revname_refs *refs, rq_revs *revs, size_t *cap,
 		     const char *arg, rq_error *err)
 {
@@ -237,9 +247,10 @@ static int parse_one(git_repository *repo, const rq_revname_refs *refs, rq_revs 
 		return 0;
 	}
 	if (arg[0] == '^') {
-		if (!arg[1])
-			return rq_revname_unknown(err, arg);
-		return push_rev(repo, refs, revs, cap, arg + 1, strlen(arg + 1), 1, NULL, err);
+		if (arg[1] &&
+		    push_rev(repo, refs, revs, cap, arg + 1, strlen(arg + 1), 1, NULL, err) == 0)
+			return 0;
+		return bad_negated(err, arg);
 	}
 	if (push_rev(repo, refs, revs, cap, arg, strlen(arg), 0, NULL, err) < 0)
 		return plain_unknown(repo, refs, revs, arg, err);

@@ -24,7 +24,8 @@ TOPIC=$(git -C "$R" rev-parse topic)
 FORMS=("topic^!" "topic^-" "topic^-1" "topic^@" "topic~1^!" "topic^-2" "^topic~2 topic"
 	"topic~2..topic" "$TOPIC" "nosuch" "main..nosuch" "nosuch^!" "main...topic"
 	"main..@{-1}" "topic~1..@{-1}" "main..@{-1}~1" "main@{u}~1..main@{u}" "topic~2..@{upstream}"
-	"main..:/t2" "main..topic^{/t2}" "main..topic@{1}")
+	"main..:/t2" "main..topic^{/t2}" "main..topic@{1}" "^nosuch topic" "topic ^nosuch~1"
+	"^ topic" "^main^{/nothing} topic")
 
 # no oracle needed: X^! replays X alone and, its name being no ref, updates
 # nothing; with --ref it is X alone onto main
