@@ -7,6 +7,7 @@
 #include "rq_revs.h"
 #include "rq_cobj.h"
 #include "rq_mem.h"
+#include "rq_odb_read.h"
 #include "rq_reach.h"
 #include "rq_refdb.h"
 #include "rq_refname.h"
@@ -278,10 +279,17 @@ static int excluded(const refsel *sel, const char *name, size_t prefix)
 	return 0;
 }
 
+/* What a ref of a set resolves to: zero, a dangling symbolic ref (skipped,
+ * as git skips it); broken, a ref that holds no id (git dies on it). */
+typedef struct ref_target {
+	rq_oid id;
+	int broken;
+} ref_target;
+
 typedef struct ref_match {
 	rq_refdb *db;
 	char **names;
-	rq_oid *ids; /* what each resolves to; zero: nothing (broken, dangling) */
+	ref_target *ids; /* what each resolves to */
 	size_t n, cap, idcap;
 	rq_error *err;
 } ref_match;
@@ -290,7 +298,7 @@ static int match_one(const rq_refdb_ref *ref, void *arg)
 {
 	ref_match *m = arg;
 	char **nv = rq_mem_grow(m->names, &m->cap, m->n + 1, sizeof(*nv), 16);
-	rq_oid *iv = nv ? rq_mem_grow(m->ids, &m->idcap, m->n + 1, sizeof(*iv), 16) : NULL;
+	ref_target *iv = nv ? rq_mem_grow(m->ids, &m->idcap, m->n + 1, sizeof(*iv), 16) : NULL;
 	rq_error e;
 
 	if (nv)
@@ -300,18 +308,20 @@ static int match_one(const rq_refdb_ref *ref, void *arg)
 	if (!nv || !iv || !(m->names[m->n] = strdup(ref->name)))
 		return rq_error_set(m->err, RQ_E_NOMEM, "out of memory");
 	memset(&m->ids[m->n], 0, sizeof(*m->ids));
+	m->ids[m->n].broken = ref->broken;
 	if (!ref->broken && !ref->target)
-		m->ids[m->n] = ref->id;
-	else if (!ref->broken && rq_refdb_resolve(m->db, ref->name, &m->ids[m->n], NULL, &e) != 0)
-		memset(&m->ids[m->n], 0, sizeof(*m->ids));
+		m->ids[m->n].id = ref->id;
+	else if (!ref->broken &&
+		 rq_refdb_resolve(m->db, ref->name, &m->ids[m->n].id, NULL, &e) != 0)
+		memset(&m->ids[m->n].id, 0, sizeof(m->ids[m->n].id));
 	m->n++;
 	return 0;
 }
 
 /* The refs matching pattern and what they resolve to, sorted by name
  * (git's order). */
-static int matching_refs(rq_refdb *db, const char *pattern, char ***out, rq_oid **ids, size_t *n,
-			 rq_error *err)
+static int matching_refs(rq_refdb *db, const char *pattern, char ***out, ref_target **ids,
+			 size_t *n, rq_error *err)
 {
 	ref_match m = {.db = db, .err = err};
 	int rc = rq_refdb_each(db, NULL, pattern, match_one, &m, err);
@@ -337,13 +347,39 @@ static int head_unborn(rq_refdb *db)
 	return unborn;
 }
 
-/* Push every ref of a set (prefix: what --exclude patterns are relative
- * to) that points at a commit, as a ref to update. */
+/* One ref of a set (name: as the set names it, prefix bytes into full):
+ * pushed when it leads to a commit; a broken ref or one whose object is
+ * missing is git's "bad object <name>" (setup_revisions dies on it), a
+ * dangling symbolic ref or another object is left out. */
+static int push_member(git_repository *repo, rq_revs *revs, size_t *cap, const refsel *sel,
+		       const char *full, size_t prefix, const ref_target *t, rq_error *err)
+{
+	rq_odb_read *rd;
+	rq_oid c;
+
+	if (excluded(sel, full, prefix) || (!t->broken && rq_oid_is_zero(&t->id)))
+		return 0;
+	rd = rq_commits_reader(revs->commits);
+	if (t->broken || (rd && !rq_odb_read_exists(rd, &t->id)))
+		return rq_error_set(err, RQ_E_BAD_REVISION, "bad object %s", full + prefix);
+	if (rq_cobj_peel(rq_commits_cache(revs->commits), &t->id, GIT_OBJECT_COMMIT, full, &c,
+			 NULL) != 0)
+		return 0;
+	if (push_rev(repo, NULL, revs, cap, full, strlen(full), sel->negate, &c, err) < 0)
+		return -1;
+	if (!(revs->v[revs->n - 1].fullref = strdup(full)))
+		return rq_error_set(err, RQ_E_NOMEM, "out of memory");
+	return 0;
+}
+
+/* Push every ref of a set (prefix: what --exclude patterns and git's
+ * names of the set's refs are relative to) that points at a commit, as a
+ * ref to update. */
 static int push_set(git_repository *repo, rq_revs *revs, size_t *cap, refsel *sel,
 		    const char *pattern, size_t prefix, int with_head, rq_error *err)
 {
 	char **names = NULL;
-	rq_oid *ids = NULL;
+	ref_target *ids = NULL;
 	size_t n = 0;
 	rq_refdb *db = NULL;
 	int rc = rq_refdb_open(&db, repo, err) < 0
@@ -351,16 +387,8 @@ static int push_set(git_repository *repo, rq_revs *revs, size_t *cap, refsel *se
 		     : matching_refs(db, pattern, &names, &ids, &n, err);
 
 	for (size_t i = 0; i < n; i++) {
-		rq_oid c;
-		/* a full ref name: its target, symbolic refs followed */
-		if (rc == 0 && !excluded(sel, names[i], prefix) && !rq_oid_is_zero(&ids[i]) &&
-		    rq_cobj_peel(rq_commits_cache(revs->commits), &ids[i], GIT_OBJECT_COMMIT,
-				 names[i], &c, NULL) == 0) {
-			rc = push_rev(repo, NULL, revs, cap, names[i], strlen(names[i]),
-				      sel->negate, &c, err);
-			if (rc == 0 && !(revs->v[revs->n - 1].fullref = strdup(names[i])))
-				rc = rq_error_set(err, RQ_E_NOMEM, "out of memory");
-		}
+		if (rc == 0)
+			rc = push_member(repo, revs, cap, sel, names[i], prefix, &ids[i], err);
 		free(names[i]);
 	}
 	free(names);

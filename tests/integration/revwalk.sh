@@ -157,6 +157,29 @@ if upstream_git; then
 	check_eq "... and replayq replays the two others" "t1 e|t1 d by Bob" \
 		"$(git -C "$R" log -2 --format=%s "$(echo "$OUT" | cut -d' ' -f3)" | paste -sd'|')"
 fi
+# a broken ref in a set (garbage, an id of no object) is git's "bad object
+# <name as the set names it>" unless excluded; a dangling symref is left out
+if upstream_git; then
+	for kind in garbage missing dangling; do
+		case $kind in
+		garbage) echo garbage >"$R/.git/refs/heads/zz" ;;
+		missing) printf "%0${HEXSZ}d\n" 1 >"$R/.git/refs/heads/zz" ;;
+		dangling) echo "ref: refs/heads/nothing" >"$R/.git/refs/heads/zz" ;;
+		esac
+		# (m, a merge upstream refuses, left out)
+		for c in "--exclude=m --branches ^main" "--exclude=refs/heads/m --all ^main" \
+			"--exclude=refs/heads/m --glob=refs/heads/* ^main" \
+			"--exclude=zz --exclude=m --branches ^main" "--branches=z* ^main"; do
+			# shellcheck disable=SC2086
+			want=$("$UPSTREAM_GIT" -C "$R" replay --ref-action=print --onto main $c 2>"$T/g.err")
+			wrc=$?
+			# shellcheck disable=SC2086
+			run_rq -C "$R" replay --ref-action=print --onto main $c
+			check_eq "$kind ref zz, $c: as upstream's" "$wrc $want $(cat "$T/g.err")" "$RC $OUT $ERR"
+		done
+		rm -f "$R/.git/refs/heads/zz"
+	done
+fi
 # a pathspec keeps the commits that change it (no oracle needed)
 git -C "$R" checkout -q t1
 run_rq -C "$R" replay --ref-action=print --onto main --ref=refs/heads/p main..t1 -- d
