@@ -354,17 +354,17 @@ static int head_unborn(rq_refdb *db)
 static int push_member(git_repository *repo, rq_revs *revs, size_t *cap, const refsel *sel,
 		       const char *full, size_t prefix, const ref_target *t, rq_error *err)
 {
-	rq_odb_read *rd;
+	rq_odb_read *rd = rq_commits_reader(revs->commits);
 	rq_oid c;
 
 	if (excluded(sel, full, prefix) || (!t->broken && rq_oid_is_zero(&t->id)))
 		return 0;
-	rd = rq_commits_reader(revs->commits);
-	if (t->broken || (rd && !rq_odb_read_exists(rd, &t->id)))
-		return rq_error_set(err, RQ_E_BAD_REVISION, "bad object %s", full + prefix);
-	if (rq_cobj_peel(rq_commits_cache(revs->commits), &t->id, GIT_OBJECT_COMMIT, full, &c,
-			 NULL) != 0)
-		return 0;
+	/* (whether the object is there is asked only when the peel failed) */
+	if (t->broken || rq_cobj_peel(rq_commits_cache(revs->commits), &t->id, GIT_OBJECT_COMMIT,
+				      full, &c, NULL) != 0)
+		return t->broken || (rd && !rq_odb_read_exists(rd, &t->id))
+			   ? rq_error_set(err, RQ_E_BAD_REVISION, "bad object %s", full + prefix)
+			   : 0;
 	if (push_rev(repo, NULL, revs, cap, full, strlen(full), sel->negate, &c, err) < 0)
 		return -1;
 	if (!(revs->v[revs->n - 1].fullref = strdup(full)))
