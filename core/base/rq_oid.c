@@ -101,6 +101,22 @@ static int from_hex(rq_oid *out, const char *s, size_t len)
 	return 0;
 }
 
+int rq_oid_parse_git(rq_oid *out, const rq_oid_algo *algo, const char *s, size_t len)
+{
+	rq_oid id = {{0}};
+
+	if (!s || len < algo->hexsz)
+		return -1;
+	for (size_t i = 0; i < algo->rawsz; i++) {
+		int hi = rq_oid_hex_digit(s[2 * i]), lo = rq_oid_hex_digit(s[2 * i + 1]);
+		if (hi < 0 || lo < 0)
+			return -1;
+		id.id[i] = (unsigned char)(hi << 4 | lo);
+	}
+	*out = id;
+	return 0;
+}
+
 int rq_oid_parse(rq_oid *out, const rq_oid_algo *algo, const char *s, size_t len)
 {
 	if (!s || len != algo->hexsz)

@@ -74,6 +74,11 @@ int rq_oid_hex_digit(char c);
  * digits. 0, or -1 (out untouched). */
 int rq_oid_parse(rq_oid *out, const rq_oid_algo *algo, const char *s, size_t len);
 
+/* The first algo->hexsz characters of s[0..len) as an id, hex digits of
+ * either case, whatever follows (git's get_oid_hex: how git reads ids in
+ * objects, refs and side files). 0, or -1 (out untouched). */
+int rq_oid_parse_git(rq_oid *out, const rq_oid_algo *algo, const char *s, size_t len);
+
 /*
  * s[0..len) as an abbreviated id: RQ_OID_MIN_PREFIX to algo->hexsz
  * lower-case hex digits (a full id is a prefix of itself). The digits

@@ -18,19 +18,6 @@
 
 /* ---- parsing ---- */
 
-/* hexsz digits of either case at p as an id (git's get_oid_hex). */
-static int hex_id(rq_oid *out, const rq_oid_algo *algo, const char *p)
-{
-	memset(out, 0, sizeof(*out));
-	for (size_t i = 0; i < algo->rawsz; i++) {
-		int hi = rq_oid_hex_digit(p[2 * i]), lo = rq_oid_hex_digit(p[2 * i + 1]);
-		if (hi < 0 || lo < 0)
-			return -1;
-		out->id[i] = (unsigned char)(hi << 4 | lo);
-	}
-	return 0;
-}
-
 static int corrupt(rq_error *err, const char *what, const rq_oid *id, const rq_oid_algo *algo)
 {
 	char hex[RQ_OID_MAX_HEXSZ + 1];
@@ -134,7 +121,8 @@ static long parent_lines(const char **p, const char *tail, const rq_oid_algo *al
 	rq_oid tmp;
 
 	while (b + plen < tail && !memcmp(b, "parent ", 7)) {
-		if (tail <= b + plen + 1 || hex_id(ids ? &ids[n] : &tmp, algo, b + 7) < 0 ||
+		if (tail <= b + plen + 1 ||
+		    rq_oid_parse_git(ids ? &ids[n] : &tmp, algo, b + 7, algo->hexsz) < 0 ||
 		    b[plen] != '\n')
 			return -1;
 		b += plen + 1;
@@ -159,7 +147,7 @@ int rq_cobj_parse_commit(rq_cobj_commit *out, const rq_oid_algo *algo, const rq_
 	out->len = len;
 	if (len <= tlen + 1 || memcmp(raw, "tree ", 5) || raw[tlen] != '\n')
 		return corrupt(err, "bogus commit object", id, algo);
-	if (hex_id(&out->tree, algo, raw + 5) < 0)
+	if (rq_oid_parse_git(&out->tree, algo, raw + 5, algo->hexsz) < 0)
 		return corrupt(err, "bad tree pointer in commit", id, algo);
 	p = raw + tlen + 1;
 	if ((n = parent_lines(&p, tail, algo, NULL)) < 0)
@@ -201,7 +189,8 @@ int rq_cobj_parse_tag(rq_cobj_tag *out, const rq_oid_algo *algo, const rq_oid *i
 	char hex[RQ_OID_MAX_HEXSZ + 1], type[20];
 
 	if (len < algo->hexsz + 24 || memcmp(raw, "object ", 7) ||
-	    hex_id(&out->object, algo, raw + 7) < 0 || *p++ != '\n' || memcmp(p, "type ", 5))
+	    rq_oid_parse_git(&out->object, algo, raw + 7, algo->hexsz) < 0 || *p++ != '\n' ||
+	    memcmp(p, "type ", 5))
 		return corrupt(err, "bad tag object", id, algo);
 	p += 5;
 	if (!(nl = memchr(p, '\n', (size_t)(tail - p))) || (size_t)(nl - p) >= sizeof(type))

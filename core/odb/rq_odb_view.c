@@ -424,27 +424,6 @@ int rq_odb_view_read_stored(git_odb_object **out, git_odb *odb, const rq_oid *oi
 
 /* ---- what the view substitutes -------------------------------------------- */
 
-/*
- * The id at the start of s (avail characters): the format's number of hex
- * digits, either case, whatever follows them (git's get_oid_hex). 0, or
- * -1 when there are fewer or one is no hex digit.
- */
-static int hex_at(const view *v, const char *s, size_t avail, rq_oid *out)
-{
-	unsigned char raw[RQ_OID_MAX_RAWSZ];
-
-	if (avail < v->algo->hexsz)
-		return -1;
-	for (size_t i = 0; i < v->algo->rawsz; i++) {
-		int hi = rq_oid_hex_digit(s[2 * i]), lo = rq_oid_hex_digit(s[2 * i + 1]);
-		if (hi < 0 || lo < 0)
-			return -1;
-		raw[i] = (unsigned char)(hi << 4 | lo);
-	}
-	rq_oid_from_raw(out, v->algo, raw);
-	return 0;
-}
-
 static int add_replacement(view *v, const rq_oid *from, const rq_oid *to)
 {
 	rq_oid *nv = rq_mem_grow(v->repl, &v->caprepl, v->nrepl + 1, sizeof(*nv), 8);
@@ -495,7 +474,7 @@ static int take_replace_ref(const char *refname, const rq_oid *to, void *arg)
 	rq_oid from;
 	size_t k;
 
-	if (hex_at(l->v, hex, strlen(hex), &from) < 0)
+	if (rq_oid_parse_git(&from, l->v->algo, hex, strlen(hex)) < 0)
 		return 0;
 	if (rq_oidmap_get(&l->v->replaced, &from, &k))
 		return rq_error_set(l->err, RQ_E_BAD_REPO, "duplicate replace ref: %s", name);
@@ -575,14 +554,15 @@ static int graft_line(view *v, const char *line, size_t n)
 
 	if (!n || line[0] == '#')
 		return 0;
-	if (n < hx || (n - hx) % (hx + 1) || hex_at(v, line, n, &id) < 0)
+	if (n < hx || (n - hx) % (hx + 1) || rq_oid_parse_git(&id, v->algo, line, n) < 0)
 		return GRAFT_BAD;
 	k = (n - hx) / (hx + 1);
 	if (k > INT32_MAX || !(parents = malloc((k ? k : 1) * sizeof(*parents))))
 		return -1;
 	for (size_t i = 0; i < k; i++) {
 		const char *p = line + hx + i * (hx + 1);
-		if (!isspace((unsigned char)p[0]) || hex_at(v, p + 1, hx, &parents[i]) < 0) {
+		if (!isspace((unsigned char)p[0]) ||
+		    rq_oid_parse_git(&parents[i], v->algo, p + 1, hx) < 0) {
 			free(parents);
 			return GRAFT_BAD;
 		}
@@ -598,7 +578,7 @@ static int shallow_line(view *v, const char *line, size_t n, int nl, rq_error *e
 {
 	rq_oid id;
 
-	if (hex_at(v, line, n, &id) < 0)
+	if (rq_oid_parse_git(&id, v->algo, line, n) < 0)
 		return rq_error_set(err, RQ_E_BAD_REPO, "bad shallow line: %.*s%s",
 				    (int)(n > 200 ? 200 : n), line, nl ? "\n" : "");
 	return add_graft(v, &id, -1, NULL) < 0 ? rq_error_set(err, RQ_E_NOMEM, "out of memory") : 0;

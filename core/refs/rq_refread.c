@@ -54,19 +54,6 @@ static int name_ok(const char *name)
 	return rq_refname_format_ok(two);
 }
 
-/* The first hexsz characters of s (len of them) as an id: hex digits of
- * either case, as git's get_oid_hex takes them. 0, or -1. */
-static int parse_hex(rq_oid *id, const rq_oid_algo *algo, const char *s, size_t len)
-{
-	char low[RQ_OID_MAX_HEXSZ];
-
-	if (len < algo->hexsz)
-		return -1;
-	for (size_t i = 0; i < algo->hexsz; i++)
-		low[i] = s[i] >= 'A' && s[i] <= 'F' ? (char)(s[i] - 'A' + 'a') : s[i];
-	return rq_oid_parse(id, algo, low, algo->hexsz);
-}
-
 #define BROKEN ": reference broken"
 
 static int broken(rq_error *err, const char *ref)
@@ -107,7 +94,7 @@ static int parse_loose(const rq_refread *r, const char *ref, char *buf, size_t n
 			return rq_error_set(err, RQ_E_NOMEM, "out of memory");
 		return RQ_REFREAD_FOUND;
 	}
-	if (parse_hex(id, r->algo, buf, n) < 0 || (buf[hexsz] && !ws(buf[hexsz])))
+	if (rq_oid_parse_git(id, r->algo, buf, n) < 0 || (buf[hexsz] && !ws(buf[hexsz])))
 		return broken(err, ref);
 	return RQ_REFREAD_FOUND;
 }
@@ -211,7 +198,8 @@ static int record(const packed *k, const char *p, const char *eol, rq_oid *id, i
 	size_t hexsz = k->algo->hexsz, nlen, m;
 	const char *name = p + hexsz + 1;
 
-	if ((size_t)(eol - p) < hexsz + 2 || !ws(p[hexsz]) || parse_hex(id, k->algo, p, hexsz) < 0)
+	if ((size_t)(eol - p) < hexsz + 2 || !ws(p[hexsz]) ||
+	    rq_oid_parse_git(id, k->algo, p, hexsz) < 0)
 		return -1;
 	nlen = (size_t)(eol - name);
 	m = nlen < k->reflen ? nlen : k->reflen;
@@ -227,7 +215,7 @@ static int peeled_ok(const packed *k, const char *p, const char *eol)
 	rq_oid peeled;
 
 	return (size_t)(eol - p) == k->algo->hexsz + 1 &&
-	       parse_hex(&peeled, k->algo, p + 1, k->algo->hexsz) == 0;
+	       rq_oid_parse_git(&peeled, k->algo, p + 1, k->algo->hexsz) == 0;
 }
 
 /* Every line from p on checked, the first record of the ref taken. */
